@@ -1,0 +1,42 @@
+#include "api/registry.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace flotilla::api {
+
+void Registry::Add(Resource r) {
+  assert(Find(r.group, r.version, r.plural) == nullptr);
+  resources_.push_back(std::make_unique<Resource>(std::move(r)));
+}
+
+const Resource* Registry::Find(std::string_view group, std::string_view version,
+                               std::string_view plural) const {
+  for (const auto& r : resources_) {
+    if (r->group == group && r->version == version && r->plural == plural) return r.get();
+  }
+  return nullptr;
+}
+
+const Resource* Registry::FindKind(std::string_view api_version, std::string_view kind) const {
+  for (const auto& r : resources_) {
+    if (r->kind == kind && r->ApiVersion() == api_version) return r.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> Registry::Groups() const {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const auto& r : resources_) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == r->group; });
+    if (it == groups.end()) {
+      groups.push_back({r->group, {r->version}});
+    } else if (std::find(it->second.begin(), it->second.end(), r->version) == it->second.end()) {
+      it->second.push_back(r->version);
+    }
+  }
+  return groups;
+}
+
+}  // namespace flotilla::api

@@ -1,0 +1,89 @@
+// The registry of kinds: everything the API server knows about a resource is
+// data here (DESIGN §2), so later issues add kinds by registration.
+//
+// A Registry is filled at start-up and read-only afterwards; reads are then
+// thread-safe.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/json.h"
+#include "base/status.h"
+
+namespace flotilla::api {
+
+struct TableColumn {
+  std::string name;         // "NAME", "READY", ...
+  std::string type;         // "string", "integer", "date", ...
+  std::string format;       // "name" for the name column, else ""
+  std::string description;
+  int priority = 0;         // 1 = shown only with -o wide
+  // Cell value for one object. `now` is for AGE-like columns.
+  std::function<json::value(const json::object& obj, TimePoint now)> cell;
+};
+
+struct Resource {
+  std::string group;    // "" for the core group
+  std::string version;  // "v1"
+  std::string kind;     // "Deployment"
+  std::string plural;   // "deployments"
+  std::string singular; // "deployment"
+  bool namespaced = true;
+  std::vector<std::string> short_names;
+  std::vector<std::string> categories;  // e.g. "all"
+  bool has_status = false;              // status subresource
+  bool has_scale = false;               // scale subresource (autoscaling/v1 Scale)
+  // Verbs listed in discovery; the default is the full set.
+  std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get",
+                                    "list", "patch", "update", "watch"};
+
+  // The version objects are stored in. Resources sharing group, plural and
+  // storage_version share one storage (autoscaling v1/v2). Empty = `version`.
+  std::string storage_version;
+  // Converts an object between this resource's version and its storage
+  // version (both directions, by apiVersion of the input). Null when they
+  // are the same.
+  std::function<StatusOr<json::object>(json::object obj, std::string_view to_version)> convert;
+
+  // OpenAPI definition name, e.g. "io.k8s.api.apps.v1.Deployment".
+  std::string schema_name;
+
+  // Fills defaults in a new or updated object (spec.replicas = 1, ...).
+  std::function<void(json::object& obj)> default_fn;
+  // Kind-specific validation beyond the schema; `old` is null on create.
+  std::function<std::vector<StatusCause>(const json::object& obj, const json::object* old)>
+      validate_fn;
+  std::vector<TableColumn> columns;  // after NAME; AGE columns included here
+
+  std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
+  std::string StorageVersion() const { return storage_version.empty() ? version : storage_version; }
+  // "deployments.apps" / "namespaces": how errors and storage keys name it.
+  std::string GroupResource() const { return group.empty() ? plural : plural + "." + group; }
+};
+
+class Registry {
+ public:
+  // REQUIRES: no resource with the same group, version and plural exists.
+  void Add(Resource r);
+
+  const Resource* Find(std::string_view group, std::string_view version,
+                       std::string_view plural) const;
+  const Resource* FindKind(std::string_view api_version, std::string_view kind) const;
+  // Every resource, in registration order.
+  const std::vector<std::unique_ptr<Resource>>& All() const { return resources_; }
+  // Groups in registration order, with versions in registration order
+  // (preferred version first).
+  std::vector<std::pair<std::string, std::vector<std::string>>> Groups() const;
+
+ private:
+  std::vector<std::unique_ptr<Resource>> resources_;
+};
+
+}  // namespace flotilla::api

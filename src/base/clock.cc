@@ -1,0 +1,122 @@
+#include "base/clock.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace flotilla {
+namespace {
+
+class SystemClock : public Clock {
+ public:
+  TimePoint Now() const override { return std::chrono::system_clock::now(); }
+  bool WaitUntil(TimePoint deadline) override {
+    std::unique_lock lock(mu_);
+    uint64_t wakes = wakes_;
+    cv_.wait_until(lock, deadline, [&] { return wakes_ != wakes; });
+    return wakes_ == wakes;
+  }
+  void Wake() override {
+    std::lock_guard lock(mu_);
+    ++wakes_;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t wakes_ = 0;
+};
+
+}  // namespace
+
+Clock& RealClock() {
+  static auto* clock = new SystemClock();
+  return *clock;
+}
+
+FakeClock::FakeClock(TimePoint start) : now_(start) {}
+
+TimePoint FakeClock::Now() const {
+  std::lock_guard lock(mu_);
+  return now_;
+}
+
+bool FakeClock::WaitUntil(TimePoint deadline) {
+  std::unique_lock lock(mu_);
+  uint64_t wakes = wakes_;
+  cv_.wait(lock, [&] { return now_ >= deadline || wakes_ != wakes; });
+  return now_ >= deadline;
+}
+
+void FakeClock::Wake() {
+  std::lock_guard lock(mu_);
+  ++wakes_;
+  cv_.notify_all();
+}
+
+void FakeClock::Advance(Duration d) {
+  std::lock_guard lock(mu_);
+  now_ += d;
+  cv_.notify_all();
+}
+
+void FakeClock::Set(TimePoint t) {
+  std::lock_guard lock(mu_);
+  now_ = t;
+  cv_.notify_all();
+}
+
+std::string FormatRfc3339(TimePoint t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string FormatRfc3339Micro(TimePoint t) {
+  auto since = t.time_since_epoch();
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(since);
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(since - secs).count();
+  std::time_t tt = secs.count();
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[48];
+  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", static_cast<long>(micros));
+  return buf;
+}
+
+bool ParseRfc3339(const std::string& s, TimePoint* out) {
+  std::tm tm{};
+  const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (rest == nullptr) return false;
+  long micros = 0;
+  if (*rest == '.') {
+    ++rest;
+    long scale = 100000;
+    while (*rest >= '0' && *rest <= '9') {
+      micros += (*rest - '0') * scale;
+      scale /= 10;
+      ++rest;
+    }
+  }
+  long offset = 0;
+  if (*rest == 'Z' || *rest == 'z') {
+    ++rest;
+  } else if (*rest == '+' || *rest == '-') {
+    int hh = 0, mm = 0;
+    if (std::sscanf(rest + 1, "%2d:%2d", &hh, &mm) != 2) return false;
+    offset = (hh * 3600 + mm * 60) * (*rest == '+' ? 1 : -1);
+    rest += 6;
+  } else {
+    return false;
+  }
+  if (*rest != '\0') return false;
+  std::time_t secs = timegm(&tm) - offset;
+  *out = std::chrono::system_clock::from_time_t(secs) + std::chrono::microseconds(micros);
+  return true;
+}
+
+}  // namespace flotilla

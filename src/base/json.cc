@@ -1,0 +1,114 @@
+#include "base/json.h"
+
+namespace flotilla {
+
+StatusOr<json::value> ParseJson(std::string_view text) {
+  boost::system::error_code ec;
+  json::parse_options opts;
+  opts.allow_invalid_utf8 = false;
+  json::stream_parser parser({}, opts);
+  size_t n = parser.write_some(text.data(), text.size(), ec);
+  if (!ec && n < text.size()) {
+    // Trailing bytes after a complete value: only whitespace is allowed.
+    for (size_t i = n; i < text.size(); ++i) {
+      char c = text[i];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+        return Status::BadRequest("invalid JSON: unexpected data after top-level value at offset " +
+                                  std::to_string(i));
+      }
+    }
+  }
+  if (!ec) parser.finish(ec);
+  if (ec) {
+    return Status::BadRequest("invalid JSON: " + ec.message() + " at offset " +
+                              std::to_string(n));
+  }
+  return parser.release();
+}
+
+StatusOr<json::object> ParseJsonObject(std::string_view text) {
+  FLOTILLA_ASSIGN_OR_RETURN(json::value v, ParseJson(text));
+  if (!v.is_object()) {
+    return Status::BadRequest(std::string("invalid JSON: expected an object, got ") +
+                              std::string(JsonTypeName(v)));
+  }
+  return std::move(v.as_object());
+}
+
+std::string ToJson(const json::value& v) { return json::serialize(v); }
+
+const json::value* Find(const json::value& v, std::string_view dotted_path) {
+  const json::value* cur = &v;
+  while (!dotted_path.empty()) {
+    if (!cur->is_object()) return nullptr;
+    size_t dot = dotted_path.find('.');
+    std::string_view key = dotted_path.substr(0, dot);
+    cur = cur->as_object().if_contains(key);
+    if (cur == nullptr) return nullptr;
+    dotted_path = dot == std::string_view::npos ? "" : dotted_path.substr(dot + 1);
+  }
+  return cur;
+}
+
+const json::value* Find(const json::object& o, std::string_view dotted_path) {
+  size_t dot = dotted_path.find('.');
+  const json::value* first = o.if_contains(dotted_path.substr(0, dot));
+  if (first == nullptr || dot == std::string_view::npos) return first;
+  return Find(*first, dotted_path.substr(dot + 1));
+}
+
+std::optional<std::string_view> GetString(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || !v->is_string()) return std::nullopt;
+  return std::string_view(v->get_string());
+}
+
+std::optional<int64_t> GetInt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64() && v->get_uint64() <= INT64_MAX) return static_cast<int64_t>(v->get_uint64());
+  if (v->is_double()) {
+    double d = v->get_double();
+    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> GetBool(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || !v->is_bool()) return std::nullopt;
+  return v->get_bool();
+}
+
+const json::object* GetObject(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
+}
+
+const json::array* GetArray(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_array() ? &v->get_array() : nullptr;
+}
+
+json::object& EnsureObject(json::object& o, std::string_view key) {
+  json::value& v = o[key];
+  if (!v.is_object()) v = json::object();
+  return v.as_object();
+}
+
+std::string_view JsonTypeName(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "boolean";
+    case json::kind::int64:
+    case json::kind::uint64: return "integer";
+    case json::kind::double_: return "number";
+    case json::kind::string: return "string";
+    case json::kind::array: return "array";
+    case json::kind::object: return "object";
+  }
+  return "unknown";
+}
+
+}  // namespace flotilla

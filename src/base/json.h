@@ -1,0 +1,45 @@
+// JSON helpers over Boost.JSON. Objects are JSON documents (DESIGN §2);
+// these helpers parse untrusted input into Status errors and read nested
+// fields without throwing.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace flotilla {
+
+namespace json = boost::json;
+
+// Parses `text`; a syntax error is BadRequest carrying the parser's message
+// and offset. Duplicate keys keep the last value, as Go's decoder does.
+StatusOr<json::value> ParseJson(std::string_view text);
+// Like ParseJson but requires a JSON object at the top level.
+StatusOr<json::object> ParseJsonObject(std::string_view text);
+
+std::string ToJson(const json::value& v);
+
+// Nested lookup by a dotted path ("metadata.name"); nullptr when any step is
+// missing or not an object.
+const json::value* Find(const json::value& v, std::string_view dotted_path);
+const json::value* Find(const json::object& o, std::string_view dotted_path);
+
+// Typed reads of an object's field; nullopt when absent or of another type.
+std::optional<std::string_view> GetString(const json::object& o, std::string_view key);
+std::optional<int64_t> GetInt(const json::object& o, std::string_view key);
+std::optional<bool> GetBool(const json::object& o, std::string_view key);
+const json::object* GetObject(const json::object& o, std::string_view key);
+const json::array* GetArray(const json::object& o, std::string_view key);
+
+// Returns o[key] as an object, creating (or replacing a non-object with) an
+// empty one.
+json::object& EnsureObject(json::object& o, std::string_view key);
+
+// The JSON type name used in error messages ("string", "object", ...).
+std::string_view JsonTypeName(const json::value& v);
+
+}  // namespace flotilla

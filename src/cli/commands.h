@@ -1,0 +1,11 @@
+// Subcommands of the flotilla binary, one file each. Each Add*Command
+// registers its subcommand, flags and callback on `app`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace flotilla::cli {
+
+void AddVersionCommand(CLI::App& app);
+
+}  // namespace flotilla::cli

@@ -1,0 +1,12 @@
+// flotilla: one binary, subcommands (DESIGN §1). This file only dispatches.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Flotilla: Kubernetes cluster federation"};
+  app.require_subcommand(1);
+  flotilla::cli::AddVersionCommand(app);
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}

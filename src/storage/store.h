@@ -1,0 +1,129 @@
+// The Store: a revisioned key-value store with watch (DESIGN §4).
+//
+// One global revision counter orders every write; an object's resourceVersion
+// is the revision of its last write (mod_revision). Values are opaque bytes
+// (the apiserver stores serialized JSON that already carries the
+// resourceVersion, see Mutation). Keys are "/registry/<resource>/<ns>/<name>".
+//
+// Durability: a write's callback/return happens only once the write is durable
+// for the backend (fsync'd for sqlite), and only then is it visible to reads
+// and delivered to watchers. Concurrent writers share one commit (group
+// commit).
+//
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace flotilla::storage {
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+  int64_t create_revision = 0;
+  int64_t mod_revision = 0;
+};
+
+// Computes the bytes to store given the revision the write will get and the
+// current value (nullopt when the key does not exist). Returning an error
+// aborts the write with that error; nothing is written. Runs under the
+// store's write lock: it must be quick and must not call back into the store.
+using Mutation =
+    std::function<StatusOr<std::string>(int64_t revision, const std::optional<KeyValue>& current)>;
+
+struct ListOptions {
+  // Keys strictly greater than this are returned (continue tokens).
+  std::string start_after;
+  // 0 = no limit.
+  int64_t limit = 0;
+};
+
+struct ListResult {
+  std::vector<KeyValue> items;  // sorted by key
+  int64_t revision = 0;         // store revision the list reflects
+  bool more = false;            // more keys exist past the last item
+};
+
+struct Event {
+  enum class Type { kPut, kDelete };
+  Type type = Type::kPut;
+  // For kPut the new value; for kDelete the deleted value with mod_revision
+  // set to the deletion's revision.
+  KeyValue kv;
+  // The value before this event (absent for a create).
+  std::optional<KeyValue> prev;
+};
+
+// A stream of events for a key prefix. Events arrive in revision order.
+class Watcher {
+ public:
+  virtual ~Watcher() = default;
+  // Stops delivery; after it returns the callback is never called again.
+  virtual void Stop() = 0;
+};
+
+using WatchCallback = std::function<void(const std::vector<Event>& batch)>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // NotFound when absent.
+  virtual StatusOr<KeyValue> Get(std::string_view key) = 0;
+
+  // All live keys with the prefix, from the current state.
+  virtual StatusOr<ListResult> List(std::string_view prefix, const ListOptions& opts) = 0;
+
+  // Creates `key`; AlreadyExists if it exists. Returns the stored KeyValue.
+  virtual StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) = 0;
+
+  // Replaces `key`'s value. NotFound if absent. If expected_mod_revision is
+  // non-zero and differs from the current mod_revision: Conflict.
+  virtual StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
+                                    const Mutation& mutation) = 0;
+
+  // Deletes `key`; NotFound if absent; Conflict on a revision mismatch
+  // (0 = unconditional). Returns the deleted KeyValue with mod_revision set to
+  // the deletion's revision.
+  virtual StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) = 0;
+
+  // Delivers every event on keys with `prefix` after `after_revision` (0 = from
+  // now on), in order, batched. Expired (410) if `after_revision` is older than
+  // the oldest revision still kept (see Compact). The callback runs on a store
+  // thread and must not block for long; it must not call back into the store
+  // for writes.
+  virtual StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix, int64_t after_revision,
+                                                   WatchCallback callback) = 0;
+
+  // The revision of the last durable write (0 for an empty store).
+  virtual int64_t CurrentRevision() = 0;
+
+  // Forgets history at or below `revision` (latest values are kept); watches
+  // from those revisions then get Expired.
+  virtual Status Compact(int64_t revision) = 0;
+
+  // The oldest revision a Watch may start after.
+  virtual int64_t CompactedRevision() = 0;
+};
+
+struct StoreOptions {
+  // Events kept in memory for watch resumption; older history is compacted.
+  int64_t history_events = 100000;
+};
+
+std::unique_ptr<Store> NewMemoryStore(const StoreOptions& opts = {});
+
+// Opens (creating if needed) a SQLite-backed store at `path` in WAL mode with
+// synchronous=FULL: every acknowledged write survives kill -9 and power loss.
+StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                                 const StoreOptions& opts = {});
+
+}  // namespace flotilla::storage
