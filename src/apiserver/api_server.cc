@@ -1,0 +1,155 @@
+#include "apiserver/api_server.h"
+
+#include "apiserver/resource_handler.h"
+#include "apiserver/responses.h"
+#include "base/log.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+bool IsHealthPath(const std::string& p) {
+  return p == "/healthz" || p == "/livez" || p == "/readyz" || p.rfind("/healthz/", 0) == 0 ||
+         p.rfind("/livez/", 0) == 0 || p.rfind("/readyz/", 0) == 0;
+}
+
+void RespondText(Responder& resp, int code, const std::string& body,
+                 const std::string& type = "text/plain; charset=utf-8") {
+  resp.Respond(code, {{"Content-Type", type}, {"Cache-Control", "no-cache, private"}}, body);
+}
+
+const UserInfo& InProcessUser() {
+  static const UserInfo kUser{"system:apiserver", "", {"system:masters", "system:authenticated"}};
+  return kUser;
+}
+
+}  // namespace
+
+ApiServer::ApiServer(const ApiServerOptions& opts)
+    : opts_(opts), objects_(*opts.registry, *opts.store, *opts.clock), discovery_(*opts.registry) {
+  if (opts_.schemas != nullptr) {
+    openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
+    const api::SchemaSet* schemas = opts_.schemas;
+    objects_.SetSchemaChecker([schemas](const api::Resource& res, const json::value& obj,
+                                        std::vector<std::string>* unknown) -> Status {
+      api::CheckResult result;
+      schemas->Check(res.schema_name, obj, &result);
+      if (!result.type_errors.empty()) {
+        const StatusCause& first = result.type_errors.front();
+        return Status::BadRequest(res.kind + " in version \"" + res.version +
+                                  "\" cannot be handled as a " + res.kind + ": " + first.message);
+      }
+      *unknown = std::move(result.unknown_fields);
+      return Status::Ok();
+    });
+    objects_.SetPatchInfo([schemas](const api::Resource& res) { return schemas->PatchInfo(res.schema_name); });
+  }
+}
+
+ApiServer::~ApiServer() = default;
+
+Status ApiServer::EnsureDefaultNamespaces() {
+  const api::Resource* ns = opts_.registry->Find("", "v1", "namespaces");
+  if (ns == nullptr) return Status::Ok();
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    json::object obj{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+    auto created = objects_.Create(*ns, "", std::move(obj), {});
+    if (!created.ok() && !created.status().Is(Reason::kAlreadyExists)) return created.status();
+  }
+  return Status::Ok();
+}
+
+const api::Resource* ApiServer::ResolveResource(const RequestInfo& info) const {
+  return opts_.registry->Find(info.group, info.version, info.resource);
+}
+
+void ApiServer::Handle(Request& req, Responder& resp) {
+  auto start = std::chrono::steady_clock::now();
+  RequestInfo info = ParseRequestInfo(req);
+  std::optional<UserInfo> user;
+  if (opts_.authenticator == nullptr) {
+    user = InProcessUser();
+  } else {
+    user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert);
+  }
+  if (!user && !IsHealthPath(info.path)) {
+    RespondStatus(resp, Status::Unauthorized("Unauthorized"));
+  } else if (info.resource_request) {
+    HandleResource(req, info, *user, resp);
+  } else {
+    HandleNonResource(req, info, resp);
+  }
+  if (info.verb != "watch") {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    metrics_.ObserveRequest(info.resource_request ? info.verb : "get",
+                            info.resource_request ? info.resource : "", 200, secs);
+  }
+}
+
+void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Responder& resp) {
+  const std::string& p = info.path;
+  if (req.method != "GET" && req.method != "HEAD") {
+    return RespondStatus(resp, Status(Reason::kMethodNotAllowed, "the server does not allow this method on the requested resource"));
+  }
+  if (p == "/readyz" || p.rfind("/readyz/", 0) == 0) {
+    return ready_ ? RespondText(resp, 200, "ok") : RespondText(resp, 500, "[-]readyz failed: not ready\n");
+  }
+  if (IsHealthPath(p)) return RespondText(resp, 200, "ok");
+  if (p == "/version" || p == "/version/") {
+    json::object v{{"major", "1"}, {"minor", "32"}, {"gitVersion", opts_.git_version},
+                   {"gitCommit", ""}, {"gitTreeState", "clean"}, {"buildDate", ""},
+                   {"goVersion", "n/a"}, {"compiler", "flotilla"}, {"platform", "linux/amd64"}};
+    return RespondJson(resp, 200, json::serialize(v));
+  }
+  if (p == "/metrics") {
+    return RespondText(resp, 200, metrics_.Render(), "text/plain; version=0.0.4; charset=utf-8");
+  }
+  if (p == "/openapi/v2" || p == "/openapi/v2/") {
+    if (!openapi_) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
+    std::string accept = req.Header("accept");
+    if (accept.find("application/json") == std::string::npos &&
+        accept.find("protobuf") != std::string::npos) {
+      return RespondStatus(resp, Status(Reason::kNotAcceptable, "only application/json is served"));
+    }
+    return RespondJson(resp, 200, openapi_->V2());
+  }
+  if (p == "/openapi/v3" || p == "/openapi/v3/") {
+    if (!openapi_) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
+    return RespondJson(resp, 200, openapi_->V3Index());
+  }
+  if (p.rfind("/openapi/v3/", 0) == 0 && openapi_) {
+    const std::string* doc = openapi_->V3(p.substr(std::string("/openapi/v3/").size()));
+    if (doc == nullptr) return RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
+    return RespondJson(resp, 200, *doc);
+  }
+  if (info.is_discovery) {
+    if ((p == "/api" || p == "/apis" || p == "/api/" || p == "/apis/") &&
+        WantsAggregatedDiscovery(req.Header("accept"))) {
+      return RespondJson(resp, 200, *discovery_.Aggregated(p), {}, kAggregatedDiscoveryContentType);
+    }
+    if (const std::string* doc = discovery_.Legacy(p)) return RespondJson(resp, 200, *doc);
+  }
+  RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
+}
+
+void ApiServer::HandleResource(Request& req, const RequestInfo& info, const UserInfo& user,
+                               Responder& resp) {
+  const api::Resource* res = ResolveResource(info);
+  if (res == nullptr) {
+    return RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
+  }
+  RequestAttributes attrs{info.verb, info.group, info.resource, info.subresource, info.ns,
+                          info.name, true, info.path};
+  Decision decision = Authorize(user, attrs);
+  if (!decision.allowed) {
+    return RespondStatus(resp, Status::Forbidden(ForbiddenMessage(user, attrs)), info.name, res);
+  }
+  if (res->namespaced && info.ns.empty() && info.verb != "list" && info.verb != "watch" &&
+      info.verb != "deletecollection") {
+    return RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
+  }
+  ResourceContext ctx{*res, info, req, resp, objects_, metrics_};
+  if (info.verb == "watch") return ServeWatch(ctx);
+  ServeResourceRequest(ctx);
+}
+
+}  // namespace flotilla::apiserver

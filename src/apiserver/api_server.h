@@ -1,0 +1,62 @@
+// The Kubernetes-compatible API server: authenticates, routes and answers
+// every request (discovery, OpenAPI, health, metrics, and the resource verbs
+// through Objects). Transport-independent: HttpServer feeds it requests.
+//
+// Thread-safe: Handle may run on many threads at once.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "api/registry.h"
+#include "apiserver/auth.h"
+#include "apiserver/discovery.h"
+#include "apiserver/http.h"
+#include "apiserver/metrics.h"
+#include "apiserver/objects.h"
+#include "apiserver/openapi.h"
+#include "apiserver/request_info.h"
+
+namespace flotilla::apiserver {
+
+struct ApiServerOptions {
+  const api::Registry* registry = nullptr;  // REQUIRED
+  storage::Store* store = nullptr;          // REQUIRED
+  Clock* clock = nullptr;                   // REQUIRED
+  const api::SchemaSet* schemas = nullptr;  // null: no schema checks, no OpenAPI
+  // Null: every request runs as an unrestricted in-process user.
+  const Authenticator* authenticator = nullptr;
+  std::string git_version = "v1.32.0";
+};
+
+class ApiServer {
+ public:
+  explicit ApiServer(const ApiServerOptions& opts);
+  ~ApiServer();
+
+  void Handle(Request& req, Responder& resp);
+
+  // Creates default, kube-system, kube-public and kube-node-lease if absent.
+  Status EnsureDefaultNamespaces();
+  // Marks the server ready (/readyz answers ok) or shutting down.
+  void SetReady(bool ready) { ready_ = ready; }
+
+  Objects& objects() { return objects_; }
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  void HandleNonResource(Request& req, const RequestInfo& info, Responder& resp);
+  void HandleResource(Request& req, const RequestInfo& info, const UserInfo& user,
+                      Responder& resp);
+  const api::Resource* ResolveResource(const RequestInfo& info) const;
+
+  ApiServerOptions opts_;
+  Objects objects_;
+  Discovery discovery_;
+  std::unique_ptr<OpenApi> openapi_;
+  Metrics metrics_;
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace flotilla::apiserver

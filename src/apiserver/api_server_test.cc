@@ -1,0 +1,250 @@
+#include "apiserver/api_server.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "apiserver/api_server_test_util.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+using testing::RecordingResponder;
+using testing::TestServer;
+
+const char* kConfigMap = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","labels":{"app":"web"}},"data":{"a":"1"}})";
+const char* kDeployment = R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+  "spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},
+  "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.25"}]}}}})";
+
+json::object Get(TestServer& s, const std::string& path, int* code = nullptr) {
+  RecordingResponder r;
+  s.Do(r, "GET", path);
+  if (code) *code = r.code();
+  return r.Json();
+}
+
+TEST(ApiServerTest, CreateGetAndServerOwnedMetadata) {
+  TestServer s;
+  RecordingResponder r;
+  s.Do(r, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  ASSERT_EQ(r.code(), 201) << r.body();
+  json::object created = r.Json();
+  EXPECT_FALSE(Find(created, "metadata.uid")->as_string().empty());
+  EXPECT_NE(Find(created, "metadata.resourceVersion"), nullptr);
+  EXPECT_NE(Find(created, "metadata.creationTimestamp"), nullptr);
+  int code = 0;
+  json::object got = Get(s, "/api/v1/namespaces/default/configmaps/cfg", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_EQ(got, created);
+}
+
+TEST(ApiServerTest, DuplicateCreateIsAlreadyExists) {
+  TestServer s;
+  RecordingResponder a, b;
+  s.Do(a, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  s.Do(b, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  EXPECT_EQ(b.code(), 409);
+  EXPECT_EQ(*Find(b.Json(), "reason"), "AlreadyExists");
+  EXPECT_EQ(*Find(b.Json(), "message"), "configmaps \"cfg\" already exists");
+}
+
+TEST(ApiServerTest, MissingAndTerminatingNamespaces) {
+  TestServer s;
+  RecordingResponder missing;
+  s.Do(missing, "POST", "/api/v1/namespaces/nope/configmaps", kConfigMap);
+  EXPECT_EQ(missing.code(), 404) << missing.body();
+  EXPECT_EQ(*Find(missing.Json(), "message"), "namespaces \"nope\" not found");
+}
+
+TEST(ApiServerTest, MalformedJsonAndBadNamesAreRejected) {
+  TestServer s;
+  RecordingResponder bad;
+  s.Do(bad, "POST", "/api/v1/namespaces/default/configmaps", R"({"metadata": )");
+  EXPECT_EQ(bad.code(), 400);
+  RecordingResponder name;
+  s.Do(name, "POST", "/api/v1/namespaces/default/configmaps",
+       R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}})");
+  EXPECT_EQ(name.code(), 422) << name.body();
+  EXPECT_EQ(*Find(name.Json(), "reason"), "Invalid");
+}
+
+TEST(ApiServerTest, StaleUpdateConflictsAndGenerationTracksSpec) {
+  TestServer s;
+  RecordingResponder c;
+  s.Do(c, "POST", "/apis/apps/v1/namespaces/default/deployments", kDeployment);
+  ASSERT_EQ(c.code(), 201) << c.body();
+  json::object obj = c.Json();
+  EXPECT_EQ(*Find(obj, "metadata.generation"), 1);
+  EnsureObject(obj, "spec")["replicas"] = 3;
+  RecordingResponder u1;
+  s.Do(u1, "PUT", "/apis/apps/v1/namespaces/default/deployments/web", json::serialize(obj));
+  ASSERT_EQ(u1.code(), 200) << u1.body();
+  EXPECT_EQ(*Find(u1.Json(), "metadata.generation"), 2);
+  RecordingResponder u2;  // same stale resourceVersion again
+  s.Do(u2, "PUT", "/apis/apps/v1/namespaces/default/deployments/web", json::serialize(obj));
+  EXPECT_EQ(u2.code(), 409);
+  EXPECT_EQ(*Find(u2.Json(), "reason"), "Conflict");
+}
+
+TEST(ApiServerTest, StatusSubresourceOnlyChangesStatus) {
+  TestServer s;
+  RecordingResponder c;
+  s.Do(c, "POST", "/apis/apps/v1/namespaces/default/deployments", kDeployment);
+  json::object obj = c.Json();
+  obj["status"] = json::object{{"replicas", 2}};
+  EnsureObject(obj, "spec")["replicas"] = 9;
+  RecordingResponder u;
+  s.Do(u, "PUT", "/apis/apps/v1/namespaces/default/deployments/web/status", json::serialize(obj));
+  ASSERT_EQ(u.code(), 200) << u.body();
+  EXPECT_EQ(*Find(u.Json(), "status.replicas"), 2);
+  EXPECT_EQ(*Find(u.Json(), "spec.replicas"), 2);
+  EXPECT_EQ(*Find(u.Json(), "metadata.generation"), 1);
+}
+
+TEST(ApiServerTest, ScaleSubresource) {
+  TestServer s;
+  RecordingResponder c;
+  s.Do(c, "POST", "/apis/apps/v1/namespaces/default/deployments", kDeployment);
+  json::object scale = Get(s, "/apis/apps/v1/namespaces/default/deployments/web/scale");
+  EXPECT_EQ(*Find(scale, "kind"), "Scale");
+  EXPECT_EQ(*Find(scale, "spec.replicas"), 2);
+  EXPECT_EQ(*Find(scale, "status.selector"), "app=web");
+  RecordingResponder p;
+  s.Do(p, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web/scale",
+       R"({"spec":{"replicas":5}})", "application/merge-patch+json");
+  ASSERT_EQ(p.code(), 200) << p.body();
+  EXPECT_EQ(*Find(Get(s, "/apis/apps/v1/namespaces/default/deployments/web"), "spec.replicas"), 5);
+}
+
+TEST(ApiServerTest, PatchTypes) {
+  TestServer s;
+  RecordingResponder c;
+  s.Do(c, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  RecordingResponder merge, jsonp, smp, bad;
+  s.Do(merge, "PATCH", "/api/v1/namespaces/default/configmaps/cfg", R"({"data":{"b":"2"}})",
+       "application/merge-patch+json");
+  ASSERT_EQ(merge.code(), 200) << merge.body();
+  s.Do(jsonp, "PATCH", "/api/v1/namespaces/default/configmaps/cfg",
+       R"([{"op":"replace","path":"/data/a","value":"x"}])", "application/json-patch+json");
+  ASSERT_EQ(jsonp.code(), 200) << jsonp.body();
+  s.Do(smp, "PATCH", "/api/v1/namespaces/default/configmaps/cfg", R"({"data":{"b":null}})",
+       "application/strategic-merge-patch+json");
+  ASSERT_EQ(smp.code(), 200) << smp.body();
+  json::object data = Find(smp.Json(), "data")->as_object();
+  EXPECT_EQ(data, (json::object{{"a", "x"}}));
+  s.Do(bad, "PATCH", "/api/v1/namespaces/default/configmaps/cfg", "{}", "text/plain");
+  EXPECT_EQ(bad.code(), 415);
+}
+
+TEST(ApiServerTest, ListWithSelectorsAndPagination) {
+  TestServer s;
+  for (int i = 0; i < 5; ++i) {
+    RecordingResponder r;
+    std::string body = R"({"metadata":{"name":"cm)" + std::to_string(i) +
+                       R"(","labels":{"i":")" + std::to_string(i % 2) + R"("}}})";
+    s.Do(r, "POST", "/api/v1/namespaces/default/configmaps", body);
+    ASSERT_EQ(r.code(), 201) << r.body();
+  }
+  EXPECT_EQ(Find(Get(s, "/api/v1/namespaces/default/configmaps?labelSelector=i%3D1"), "items")->as_array().size(), 2u);
+  EXPECT_EQ(Find(Get(s, "/api/v1/configmaps?fieldSelector=metadata.name%3Dcm3"), "items")->as_array().size(), 1u);
+  json::object page = Get(s, "/api/v1/namespaces/default/configmaps?limit=2");
+  EXPECT_EQ(Find(page, "items")->as_array().size(), 2u);
+  std::string token(Find(page, "metadata.continue")->as_string());
+  json::object rest = Get(s, "/api/v1/namespaces/default/configmaps?limit=10&continue=" + token);
+  EXPECT_EQ(Find(rest, "items")->as_array().size(), 3u);
+  EXPECT_EQ(Find(rest, "metadata.continue"), nullptr);
+}
+
+TEST(ApiServerTest, FinalizersHoldDeletion) {
+  TestServer s;
+  RecordingResponder c, d;
+  s.Do(c, "POST", "/api/v1/namespaces/default/configmaps",
+       R"({"metadata":{"name":"held","finalizers":["example.com/hold"]}})");
+  s.Do(d, "DELETE", "/api/v1/namespaces/default/configmaps/held");
+  ASSERT_EQ(d.code(), 200) << d.body();
+  json::object held = Get(s, "/api/v1/namespaces/default/configmaps/held");
+  EXPECT_NE(Find(held, "metadata.deletionTimestamp"), nullptr);
+  RecordingResponder release;
+  s.Do(release, "PATCH", "/api/v1/namespaces/default/configmaps/held",
+       R"({"metadata":{"finalizers":null}})", "application/merge-patch+json");
+  ASSERT_EQ(release.code(), 200) << release.body();
+  int code = 0;
+  Get(s, "/api/v1/namespaces/default/configmaps/held", &code);
+  EXPECT_EQ(code, 404);
+}
+
+TEST(ApiServerTest, WatchFromResourceVersionSeesLaterEventsInOrder) {
+  TestServer s;
+  RecordingResponder c;
+  s.Do(c, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  std::string rv(Find(c.Json(), "metadata.resourceVersion")->as_string());
+  RecordingResponder w;
+  std::thread watcher([&] {
+    s.Do(w, "GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + rv);
+  });
+  RecordingResponder p, d;
+  s.Do(p, "PATCH", "/api/v1/namespaces/default/configmaps/cfg", R"({"data":{"b":"2"}})",
+       "application/merge-patch+json");
+  s.Do(d, "DELETE", "/api/v1/namespaces/default/configmaps/cfg");
+  EXPECT_TRUE(w.WaitFor("\"type\":\"DELETED\""));
+  w.Leave();
+  watcher.join();
+  std::string body = w.body();
+  EXPECT_LT(body.find("MODIFIED"), body.find("DELETED"));
+  EXPECT_EQ(body.find("ADDED"), std::string::npos);
+}
+
+TEST(ApiServerTest, WatchFromCompactedVersionGetsExpired) {
+  TestServer s;
+  for (int i = 0; i < 3; ++i) {
+    RecordingResponder r;
+    s.Do(r, "POST", "/api/v1/namespaces/default/configmaps",
+         R"({"metadata":{"name":"c)" + std::to_string(i) + R"("}})");
+  }
+  ASSERT_TRUE(s.store().Compact(s.store().CurrentRevision()).ok());
+  RecordingResponder w;
+  s.Do(w, "GET", "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1");
+  EXPECT_NE(w.body().find("\"type\":\"ERROR\""), std::string::npos);
+  EXPECT_NE(w.body().find("\"code\":410"), std::string::npos);
+  EXPECT_NE(w.body().find("Expired"), std::string::npos);
+}
+
+TEST(ApiServerTest, TableOutputHasKindColumns) {
+  TestServer s;
+  RecordingResponder c, t;
+  s.Do(c, "POST", "/apis/apps/v1/namespaces/default/deployments", kDeployment);
+  s.Do(t, "GET", "/apis/apps/v1/namespaces/default/deployments", "", "application/json",
+       "application/json;as=Table;v=v1;g=meta.k8s.io,application/json");
+  json::object table = t.Json();
+  EXPECT_EQ(*Find(table, "kind"), "Table");
+  const json::array& cols = Find(table, "columnDefinitions")->as_array();
+  ASSERT_GE(cols.size(), 5u);
+  EXPECT_EQ(cols[1].as_object().at("name"), "Ready");
+  EXPECT_EQ(Find(table, "rows")->as_array().size(), 1u);
+}
+
+TEST(ApiServerTest, DiscoveryListsKindsAndSubresources) {
+  TestServer s;
+  json::object apps = Get(s, "/apis/apps/v1");
+  bool scale = false;
+  for (const auto& r : Find(apps, "resources")->as_array()) {
+    if (r.as_object().at("name") == "deployments/scale") scale = true;
+  }
+  EXPECT_TRUE(scale);
+  RecordingResponder agg;
+  s.Do(agg, "GET", "/apis", "", "application/json",
+       "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json");
+  EXPECT_EQ(*Find(agg.Json(), "kind"), "APIGroupDiscoveryList");
+}
+
+TEST(ApiServerTest, UnknownPathsAreNotFoundStatus) {
+  TestServer s;
+  int code = 0;
+  json::object st = Get(s, "/apis/nope/v1/things", &code);
+  EXPECT_EQ(code, 404);
+  EXPECT_EQ(*Find(st, "kind"), "Status");
+}
+
+}  // namespace
+}  // namespace flotilla::apiserver

@@ -1,0 +1,120 @@
+// Test helpers: an ApiServer over a memory store with the foundation kinds,
+// called directly through Handle() with a recording Responder.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "api/kinds/kinds.h"
+#include "api/schema.h"
+#include "apiserver/api_server.h"
+#include "apiserver/url.h"
+
+namespace flotilla::apiserver::testing {
+
+class RecordingResponder : public Responder {
+ public:
+  void Respond(int code, const Headers& headers, std::string body) override {
+    std::lock_guard lock(mu_);
+    code_ = code;
+    headers_ = headers;
+    body_ = std::move(body);
+    responded_ = true;
+  }
+  bool StartStream(int code, const Headers& headers) override {
+    std::lock_guard lock(mu_);
+    code_ = code;
+    headers_ = headers;
+    responded_ = true;
+    return true;
+  }
+  bool WriteChunk(std::string_view data) override {
+    std::lock_guard lock(mu_);
+    body_ += data;
+    cv_.notify_all();
+    return true;
+  }
+  bool ClientGone() override { return gone_; }
+  bool WaitClientGone(int) override { return gone_; }
+  bool Responded() const override { return responded_; }
+
+  void Leave() { gone_ = true; }
+  int code() const { return code_; }
+  std::string body() {
+    std::lock_guard lock(mu_);
+    return body_;
+  }
+  json::object Json() {
+    auto parsed = ParseJsonObject(body());
+    return parsed.ok() ? *parsed : json::object();
+  }
+  std::string HeaderValue(const std::string& name) const {
+    for (const auto& [k, v] : headers_) {
+      if (k == name) return v;
+    }
+    return "";
+  }
+  // Waits until the streamed body contains `needle` `count` times.
+  bool WaitFor(const std::string& needle, int count = 1) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] {
+      int n = 0;
+      for (size_t p = body_.find(needle); p != std::string::npos; p = body_.find(needle, p + 1)) ++n;
+      return n >= count;
+    });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int code_ = 0;
+  Headers headers_;
+  std::string body_;
+  std::atomic<bool> responded_{false};
+  std::atomic<bool> gone_{false};
+};
+
+class TestServer {
+ public:
+  TestServer() : store_(storage::NewMemoryStore()) {
+    api::RegisterFoundationKinds(registry_);
+    ApiServerOptions opts;
+    opts.registry = &registry_;
+    opts.store = store_.get();
+    opts.clock = &clock_;
+    opts.schemas = &api::SchemaSet::Builtin();
+    server_ = std::make_unique<ApiServer>(opts);
+    server_->SetReady(true);
+    Status s = server_->EnsureDefaultNamespaces();
+    (void)s;
+  }
+
+  // Issues a request; `body` JSON, `content_type` for PATCH.
+  void Do(RecordingResponder& resp, const std::string& method, const std::string& target,
+          const std::string& body = "", const std::string& content_type = "application/json",
+          const std::string& accept = "application/json") {
+    Request req;
+    req.method = method;
+    req.target = target;
+    SplitTarget(target, &req.path, &req.query);
+    req.body = body;
+    req.headers["content-type"] = content_type;
+    req.headers["accept"] = accept;
+    server_->Handle(req, resp);
+  }
+
+  ApiServer& api() { return *server_; }
+  storage::Store& store() { return *store_; }
+  FakeClock& clock() { return clock_; }
+  api::Registry& registry() { return registry_; }
+
+ private:
+  FakeClock clock_;
+  api::Registry registry_;
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<ApiServer> server_;
+};
+
+}  // namespace flotilla::apiserver::testing

@@ -1,0 +1,144 @@
+#include "apiserver/discovery.h"
+
+#include "base/json.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+const std::vector<std::string> kSubresourceVerbs = {"get", "patch", "update"};
+
+json::array Strings(const std::vector<std::string>& v) {
+  json::array a;
+  for (const auto& s : v) a.emplace_back(s);
+  return a;
+}
+
+json::array LegacyResources(const api::Registry& reg, const std::string& group,
+                            const std::string& version) {
+  json::array out;
+  for (const auto& r : reg.All()) {
+    if (r->group != group || r->version != version) continue;
+    json::object e{{"name", r->plural},        {"singularName", r->singular},
+                   {"namespaced", r->namespaced}, {"kind", r->kind},
+                   {"verbs", Strings(r->verbs)}};
+    if (!r->short_names.empty()) e["shortNames"] = Strings(r->short_names);
+    if (!r->categories.empty()) e["categories"] = Strings(r->categories);
+    out.push_back(std::move(e));
+    if (r->has_status) {
+      out.push_back(json::object{{"name", r->plural + "/status"}, {"singularName", ""},
+                                 {"namespaced", r->namespaced}, {"kind", r->kind},
+                                 {"verbs", Strings(kSubresourceVerbs)}});
+    }
+    if (r->has_scale) {
+      out.push_back(json::object{{"name", r->plural + "/scale"}, {"singularName", ""},
+                                 {"namespaced", r->namespaced}, {"group", "autoscaling"},
+                                 {"version", "v1"}, {"kind", "Scale"},
+                                 {"verbs", Strings(kSubresourceVerbs)}});
+    }
+  }
+  return out;
+}
+
+json::object GroupEntry(const std::string& group, const std::vector<std::string>& versions) {
+  json::array vs;
+  for (const auto& v : versions) vs.push_back(json::object{{"groupVersion", group + "/" + v}, {"version", v}});
+  return json::object{{"name", group},
+                      {"versions", vs},
+                      {"preferredVersion", vs.front()}};
+}
+
+json::object AggregatedVersion(const api::Registry& reg, const std::string& group,
+                               const std::string& version) {
+  json::array resources;
+  for (const auto& r : reg.All()) {
+    if (r->group != group || r->version != version) continue;
+    json::array subs;
+    if (r->has_status) {
+      subs.push_back(json::object{{"subresource", "status"},
+                                  {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
+                                  {"verbs", Strings(kSubresourceVerbs)}});
+    }
+    if (r->has_scale) {
+      subs.push_back(json::object{{"subresource", "scale"},
+                                  {"responseKind", {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
+                                  {"verbs", Strings(kSubresourceVerbs)}});
+    }
+    json::object e{{"resource", r->plural},
+                   {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
+                   {"scope", r->namespaced ? "Namespaced" : "Cluster"},
+                   {"singularResource", r->singular},
+                   {"verbs", Strings(r->verbs)}};
+    if (!r->short_names.empty()) e["shortNames"] = Strings(r->short_names);
+    if (!r->categories.empty()) e["categories"] = Strings(r->categories);
+    if (!subs.empty()) e["subresources"] = std::move(subs);
+    resources.push_back(std::move(e));
+  }
+  return json::object{{"version", version}, {"resources", resources}, {"freshness", "Current"}};
+}
+
+std::string AggregatedList(const api::Registry& reg, bool core) {
+  json::array items;
+  for (const auto& [group, versions] : reg.Groups()) {
+    if (group.empty() != core) continue;
+    json::array vs;
+    for (const auto& v : versions) vs.push_back(AggregatedVersion(reg, group, v));
+    items.push_back(json::object{{"metadata", {{"name", group}}}, {"versions", vs}});
+  }
+  return json::serialize(json::object{{"kind", "APIGroupDiscoveryList"},
+                                      {"apiVersion", "apidiscovery.k8s.io/v2"},
+                                      {"metadata", json::object()},
+                                      {"items", items}});
+}
+
+}  // namespace
+
+Discovery::Discovery(const api::Registry& reg) {
+  json::array groups;
+  for (const auto& [group, versions] : reg.Groups()) {
+    for (const auto& v : versions) {
+      std::string gv = group.empty() ? v : group + "/" + v;
+      std::string path = group.empty() ? "/api/" + v : "/apis/" + gv;
+      legacy_[path] = json::serialize(json::object{{"kind", "APIResourceList"},
+                                                   {"apiVersion", "v1"},
+                                                   {"groupVersion", gv},
+                                                   {"resources", LegacyResources(reg, group, v)}});
+    }
+    if (group.empty()) {
+      legacy_["/api"] = json::serialize(json::object{
+          {"kind", "APIVersions"},
+          {"versions", Strings(versions)},
+          {"serverAddressByClientCIDRs",
+           json::array{json::object{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", ""}}}}});
+      continue;
+    }
+    json::object entry = GroupEntry(group, versions);
+    legacy_["/apis/" + group] = json::serialize(json::object{
+        {"kind", "APIGroup"}, {"apiVersion", "v1"}, {"name", group},
+        {"versions", entry["versions"]}, {"preferredVersion", entry["preferredVersion"]}});
+    groups.push_back(std::move(entry));
+  }
+  legacy_["/apis"] = json::serialize(
+      json::object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}});
+  aggregated_["/api"] = AggregatedList(reg, true);
+  aggregated_["/apis"] = AggregatedList(reg, false);
+}
+
+const std::string* Discovery::Legacy(const std::string& path) const {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto it = legacy_.find(p);
+  return it == legacy_.end() ? nullptr : &it->second;
+}
+
+const std::string* Discovery::Aggregated(const std::string& path) const {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto it = aggregated_.find(p);
+  return it == aggregated_.end() ? nullptr : &it->second;
+}
+
+bool WantsAggregatedDiscovery(const std::string& accept) {
+  return accept.find("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList") != std::string::npos;
+}
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,163 @@
+#include "apiserver/gc.h"
+
+#include "apiserver/meta.h"
+#include "base/log.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+std::vector<std::string> SplitKey(const std::string& key) {
+  std::vector<std::string> parts;
+  size_t i = 1;
+  while (i <= key.size()) {
+    size_t j = key.find('/', i);
+    if (j == std::string::npos) j = key.size();
+    parts.push_back(key.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+// The storage-version resource for a key's group and plural.
+const api::Resource* ResourceForKey(const api::Registry& reg, const std::vector<std::string>& parts) {
+  if (parts.size() < 3) return nullptr;
+  std::string group = parts[0] == "core" ? "" : parts[0];
+  for (const auto& r : reg.All()) {
+    if (r->group == group && r->plural == parts[1] && r->version == r->StorageVersion()) {
+      return r.get();
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+GarbageCollector::GarbageCollector(Objects& objects) : objects_(objects) {}
+
+GarbageCollector::~GarbageCollector() { Stop(); }
+
+Status GarbageCollector::Start() {
+  FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult all, objects_.store().List("/", {}));
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& kv : all.items) Index(kv.key, kv.value);
+    for (const auto& [key, node] : nodes_) pending_.insert(key);
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(watcher_, objects_.store().Watch("/", all.revision, [this](const auto& batch) {
+    OnEvents(batch);
+  }));
+  worker_ = std::thread([this] { Run(); });
+  return Status::Ok();
+}
+
+void GarbageCollector::Stop() {
+  if (watcher_) watcher_->Stop();
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  if (worker_.joinable()) worker_.join();
+}
+
+void GarbageCollector::Index(const std::string& key, const std::string& value) {
+  std::vector<std::string> parts = SplitKey(key);
+  const api::Resource* res = ResourceForKey(objects_.registry(), parts);
+  if (res == nullptr) return;
+  auto parsed = ParseJsonObject(value);
+  if (!parsed.ok()) return;
+  Unindex(key);
+  Node node;
+  node.res = res;
+  node.ns = MetaString(*parsed, "namespace");
+  node.name = MetaString(*parsed, "name");
+  node.uid = MetaString(*parsed, "uid");
+  node.deleting = IsBeingDeleted(*parsed);
+  node.orphan = HasFinalizer(*parsed, "orphan");
+  node.foreground = HasFinalizer(*parsed, "foregroundDeletion");
+  node.is_namespace = res->group.empty() && res->plural == "namespaces";
+  const json::object* meta = FindMeta(*parsed);
+  if (const json::array* refs = meta ? GetArray(*meta, "ownerReferences") : nullptr) {
+    for (const auto& ref : *refs) {
+      if (!ref.is_object()) continue;
+      if (auto uid = GetString(ref.as_object(), "uid")) node.owners.emplace_back(*uid);
+    }
+  }
+  for (const auto& owner : node.owners) dependents_[owner].insert(key);
+  uid_to_key_[node.uid] = key;
+  if (node.is_namespace && node.deleting) pending_namespaces_.insert(node.name);
+  if (!node.owners.empty() || node.orphan || node.foreground) pending_.insert(key);
+  nodes_[key] = std::move(node);
+}
+
+void GarbageCollector::Unindex(const std::string& key) {
+  auto it = nodes_.find(key);
+  if (it == nodes_.end()) return;
+  for (const auto& owner : it->second.owners) {
+    auto d = dependents_.find(owner);
+    if (d == dependents_.end()) continue;
+    d->second.erase(key);
+    if (d->second.empty()) dependents_.erase(d);
+  }
+  uid_to_key_.erase(it->second.uid);
+  nodes_.erase(it);
+}
+
+void GarbageCollector::OnEvents(const std::vector<storage::Event>& batch) {
+  std::lock_guard lock(mu_);
+  for (const auto& ev : batch) {
+    if (ev.type == storage::Event::Type::kPut) {
+      Index(ev.kv.key, ev.kv.value);
+      continue;
+    }
+    auto it = nodes_.find(ev.kv.key);
+    if (it == nodes_.end()) continue;
+    Node gone = it->second;
+    Unindex(ev.kv.key);
+    if (auto d = dependents_.find(gone.uid); d != dependents_.end()) {
+      pending_.insert(d->second.begin(), d->second.end());
+    }
+    for (const auto& owner : gone.owners) {
+      if (auto o = uid_to_key_.find(owner); o != uid_to_key_.end()) pending_.insert(o->second);
+    }
+    if (!gone.ns.empty()) {
+      std::string ns_key = "/core/namespaces/" + gone.ns;
+      if (auto n = nodes_.find(ns_key); n != nodes_.end() && n->second.deleting) {
+        pending_namespaces_.insert(gone.ns);
+      }
+    }
+  }
+  cv_.notify_all();
+}
+
+std::optional<GarbageCollector::Node> GarbageCollector::Lookup(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(key);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> GarbageCollector::DependentsOf(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  auto it = dependents_.find(uid);
+  if (it == dependents_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+void GarbageCollector::Run() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait(lock, [&] { return stopping_ || !pending_.empty() || !pending_namespaces_.empty(); });
+    if (stopping_) return;
+    std::set<std::string> keys;
+    std::set<std::string> namespaces;
+    keys.swap(pending_);
+    namespaces.swap(pending_namespaces_);
+    lock.unlock();
+    for (const auto& key : keys) Process(key);
+    for (const auto& ns : namespaces) ProcessNamespace(ns);
+    lock.lock();
+  }
+}
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,69 @@
+// The garbage collector and namespace lifecycle controller that run inside
+// the API server, as kube-controller-manager's do for kube-apiserver:
+// - dependents whose owners are all gone are deleted (Background);
+// - an owner deleted with Foreground keeps its `foregroundDeletion`
+//   finalizer until its dependents are gone;
+// - an owner deleted with Orphan has its owner references stripped from its
+//   dependents, then loses the `orphan` finalizer;
+// - a terminating namespace has its contents deleted, then its `kubernetes`
+//   finalizer removed, which deletes it.
+// It keeps a small ownership index fed by a Store watch on every key.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apiserver/objects.h"
+
+namespace flotilla::apiserver {
+
+class GarbageCollector {
+ public:
+  explicit GarbageCollector(Objects& objects);
+  ~GarbageCollector();
+
+  Status Start();
+  void Stop();
+
+ private:
+  struct Node {
+    const api::Resource* res = nullptr;
+    std::string ns, name, uid;
+    std::vector<std::string> owners;  // owner uids
+    bool deleting = false;
+    bool orphan = false;
+    bool foreground = false;
+    bool is_namespace = false;
+  };
+
+  void OnEvents(const std::vector<storage::Event>& batch);
+  void Index(const std::string& key, const std::string& value);
+  void Unindex(const std::string& key);
+  void Run();
+  void Process(const std::string& key);
+  void ProcessNamespace(const std::string& ns);
+  std::optional<Node> Lookup(const std::string& key);
+  std::vector<std::string> DependentsOf(const std::string& uid);
+  void Retry(const std::string& key);
+
+  Objects& objects_;
+  std::unique_ptr<storage::Watcher> watcher_;
+  std::thread worker_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;                                    // GUARDED_BY(mu_)
+  std::map<std::string, Node> nodes_;                        // GUARDED_BY(mu_) by key
+  std::map<std::string, std::string> uid_to_key_;            // GUARDED_BY(mu_)
+  std::map<std::string, std::set<std::string>> dependents_;  // GUARDED_BY(mu_) owner uid -> keys
+  std::set<std::string> pending_;                            // GUARDED_BY(mu_) keys to check
+  std::set<std::string> pending_namespaces_;                 // GUARDED_BY(mu_)
+};
+
+}  // namespace flotilla::apiserver

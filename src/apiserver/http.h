@@ -1,0 +1,51 @@
+// The HTTP surface the API server's handlers see: a parsed request and a
+// responder that either answers once or streams chunks (watch).
+#pragma once
+
+#include <openssl/x509.h>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace flotilla::apiserver {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as received, e.g. "/api/v1/namespaces?limit=5"
+  std::string path;    // percent-decoded path without the query
+  std::multimap<std::string, std::string> query;  // percent-decoded
+  std::map<std::string, std::string> headers;      // lower-cased names
+  std::string body;
+  X509* peer_cert = nullptr;  // verified TLS client certificate, not owned
+  std::string remote;         // "ip:port"
+
+  // First value of a query parameter ("" when absent).
+  std::string Query(std::string_view name) const;
+  bool HasQuery(std::string_view name) const;
+  // Header value ("" when absent); `name` lower-case.
+  std::string Header(std::string_view name) const;
+};
+
+// Answers one request. Exactly one of Respond or StartStream is called.
+// Not thread-safe: one handler thread uses it.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  virtual void Respond(int code, const Headers& headers, std::string body) = 0;
+  // Starts a chunked response; returns false when the client is gone.
+  virtual bool StartStream(int code, const Headers& headers) = 0;
+  // Sends one chunk; returns false when the client is gone.
+  virtual bool WriteChunk(std::string_view data) = 0;
+  // True once the peer has closed its side (checked without blocking).
+  virtual bool ClientGone() = 0;
+  // Blocks up to `millis` for the peer to close; returns true if it did.
+  virtual bool WaitClientGone(int millis) = 0;
+  virtual bool Responded() const = 0;
+};
+
+}  // namespace flotilla::apiserver

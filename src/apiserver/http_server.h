@@ -1,0 +1,39 @@
+// An HTTPS/1.1 server: one thread per connection with blocking TLS I/O,
+// keep-alive, a request body limit, and optional client certificates.
+//
+// Handlers run on the connection's thread and may block (a write waits for
+// its group commit); a watch keeps its connection's thread until it ends.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "apiserver/http.h"
+#include "base/status.h"
+
+namespace flotilla::apiserver {
+
+struct HttpServerOptions {
+  std::string bind_address = "127.0.0.1";
+  int port = 0;  // 0 picks a free port
+  std::string cert_path, key_path;
+  std::string client_ca_path;  // "" = no client certificates requested
+  size_t max_body_bytes = 3 * 1024 * 1024;
+};
+
+using Handler = std::function<void(Request& request, Responder& responder)>;
+
+class HttpServer {
+ public:
+  // Binds and starts accepting. Thread-safe to Stop from any thread.
+  static StatusOr<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& opts,
+                                                     Handler handler);
+  virtual ~HttpServer() = default;
+  virtual int port() const = 0;
+  // Stops accepting, closes connections and joins every thread.
+  virtual void Stop() = 0;
+};
+
+}  // namespace flotilla::apiserver

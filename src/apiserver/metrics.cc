@@ -1,0 +1,80 @@
+#include "apiserver/metrics.h"
+
+#include <cstdio>
+
+namespace flotilla::apiserver {
+namespace {
+
+const std::vector<double> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                     0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+void RenderHistogram(std::string& out, const std::string& name, const std::string& labels,
+                     const std::vector<uint64_t>& buckets, double sum, uint64_t count) {
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    out += name + "_bucket{" + labels + ",le=\"" + Num(kBounds[i]) + "\"} " +
+           std::to_string(buckets[i]) + "\n";
+  }
+  out += name + "_bucket{" + labels + ",le=\"+Inf\"} " + std::to_string(count) + "\n";
+  out += name + "_sum{" + labels + "} " + Num(sum) + "\n";
+  out += name + "_count{" + labels + "} " + std::to_string(count) + "\n";
+}
+
+}  // namespace
+
+void Metrics::Observe(Histogram& h, double seconds) {
+  if (h.buckets.empty()) h.buckets.assign(kBounds.size(), 0);
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    if (seconds <= kBounds[i]) ++h.buckets[i];
+  }
+  h.sum += seconds;
+  ++h.count;
+}
+
+void Metrics::ObserveRequest(const std::string& verb, const std::string& resource, int code,
+                             double seconds) {
+  std::lock_guard lock(mu_);
+  ++requests_[{verb, resource, code}];
+  Observe(latency_[{verb, resource}], seconds);
+}
+
+void Metrics::ObserveStorage(const std::string& operation, double seconds) {
+  std::lock_guard lock(mu_);
+  Observe(storage_[operation], seconds);
+}
+
+std::string Metrics::Render() const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  out += "# HELP apiserver_request_total Counter of apiserver requests by verb, resource and HTTP code.\n";
+  out += "# TYPE apiserver_request_total counter\n";
+  for (const auto& [key, n] : requests_) {
+    const auto& [verb, resource, code] = key;
+    out += "apiserver_request_total{verb=\"" + verb + "\",resource=\"" + resource + "\",code=\"" +
+           std::to_string(code) + "\"} " + std::to_string(n) + "\n";
+  }
+  out += "# HELP apiserver_request_duration_seconds Response latency by verb and resource.\n";
+  out += "# TYPE apiserver_request_duration_seconds histogram\n";
+  for (const auto& [key, h] : latency_) {
+    RenderHistogram(out, "apiserver_request_duration_seconds",
+                    "verb=\"" + key.first + "\",resource=\"" + key.second + "\"", h.buckets, h.sum,
+                    h.count);
+  }
+  out += "# HELP flotilla_storage_operation_duration_seconds Storage operation latency.\n";
+  out += "# TYPE flotilla_storage_operation_duration_seconds histogram\n";
+  for (const auto& [op, h] : storage_) {
+    RenderHistogram(out, "flotilla_storage_operation_duration_seconds",
+                    "operation=\"" + op + "\"", h.buckets, h.sum, h.count);
+  }
+  out += "# HELP apiserver_registered_watchers Number of currently open watches.\n";
+  out += "# TYPE apiserver_registered_watchers gauge\n";
+  out += "apiserver_registered_watchers " + std::to_string(watchers_.load()) + "\n";
+  return out;
+}
+
+}  // namespace flotilla::apiserver

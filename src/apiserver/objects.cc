@@ -1,0 +1,211 @@
+#include "apiserver/objects.h"
+
+#include "api/patch.h"
+#include "api/validation.h"
+#include "apiserver/meta.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+constexpr int kMaxConflictRetries = 16;
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "Deployment.apps" as the Invalid message names kinds.
+std::string QualifiedKind(const api::Resource& res) {
+  return res.group.empty() ? res.kind : res.kind + "." + res.group;
+}
+
+json::object Decode(const std::string& bytes) {
+  auto parsed = ParseJsonObject(bytes);
+  return parsed.ok() ? std::move(*parsed) : json::object();
+}
+
+}  // namespace
+
+api::ObjectMetaOptions MetaOptions(const api::Resource& res) {
+  api::ObjectMetaOptions opts;
+  opts.namespaced = res.namespaced;
+  if (res.group.empty() && res.plural == "namespaces") opts.validate_name = api::NameIsDNSLabel;
+  if (res.group.empty() && res.plural == "services") opts.validate_name = api::NameIsDNS1035Label;
+  opts.kube_finalizer_names = res.group != "federation";
+  return opts;
+}
+
+Status NotFoundError(const api::Resource& res, std::string_view name) {
+  return Status::NotFound(res.GroupResource() + " \"" + std::string(name) + "\" not found");
+}
+
+Status ConflictError(const api::Resource& res, std::string_view name, std::string_view why) {
+  return Status::Conflict("Operation cannot be fulfilled on " + res.GroupResource() + " \"" +
+                          std::string(name) + "\": " + std::string(why));
+}
+
+Status InvalidError(const api::Resource& res, std::string_view name,
+                    std::vector<StatusCause> causes) {
+  std::string msg = QualifiedKind(res) + " \"" + std::string(name) + "\" is invalid: ";
+  if (causes.size() > 1) msg += "[";
+  for (size_t i = 0; i < causes.size(); ++i) {
+    if (i > 0) msg += ", ";
+    msg += causes[i].field.empty() ? causes[i].message : causes[i].field + ": " + causes[i].message;
+  }
+  if (causes.size() > 1) msg += "]";
+  return Status::Invalid(std::move(msg), std::move(causes));
+}
+
+Objects::Objects(const api::Registry& registry, storage::Store& store, Clock& clock)
+    : registry_(registry), store_(store), clock_(clock) {}
+
+std::string Objects::Prefix(const api::Resource& res, std::string_view ns) {
+  std::string key = "/";
+  key += res.group.empty() ? "core" : res.group;
+  key += "/";
+  key += res.plural;
+  key += "/";
+  if (res.namespaced && !ns.empty()) {
+    key += ns;
+    key += "/";
+  }
+  return key;
+}
+
+std::string Objects::Key(const api::Resource& res, std::string_view ns, std::string_view name) {
+  return Prefix(res, ns) + std::string(name);
+}
+
+StatusOr<json::object> Objects::FromStorage(const api::Resource& res, json::object obj) const {
+  if (res.StorageVersion() == res.version || !res.convert) return obj;
+  return res.convert(std::move(obj), res.version);
+}
+
+StatusOr<json::object> Objects::Get(const api::Resource& res, const std::string& ns,
+                                    const std::string& name) {
+  auto kv = store_.Get(Key(res, ns, name));
+  if (!kv.ok()) {
+    if (kv.status().Is(Reason::kNotFound)) return NotFoundError(res, name);
+    return kv.status();
+  }
+  return FromStorage(res, Decode(kv->value));
+}
+
+Status Objects::CheckSchema(const api::Resource& res, const json::object& obj,
+                            const WriteOptions& opts) {
+  if (!schema_checker_) return Status::Ok();
+  std::vector<std::string> unknown;
+  FLOTILLA_RETURN_IF_ERROR(schema_checker_(res, obj, &unknown));
+  if (unknown.empty() || opts.field_validation == FieldValidation::kIgnore) return Status::Ok();
+  if (opts.field_validation == FieldValidation::kStrict) {
+    std::string msg = "strict decoding error: ";
+    for (size_t i = 0; i < unknown.size(); ++i) {
+      msg += (i > 0 ? ", " : "") + std::string("unknown field \"") + unknown[i] + "\"";
+    }
+    return Status::BadRequest(std::move(msg));
+  }
+  if (opts.warnings != nullptr) {
+    for (const auto& f : unknown) opts.warnings->push_back("unknown field \"" + f + "\"");
+  }
+  return Status::Ok();
+}
+
+Status Objects::CheckNamespace(const api::Resource& res, const std::string& ns) {
+  if (!res.namespaced) return Status::Ok();
+  const api::Resource* ns_res = registry_.Find("", "v1", "namespaces");
+  if (ns_res == nullptr) return Status::Ok();
+  auto kv = store_.Get(Key(*ns_res, "", ns));
+  if (!kv.ok()) {
+    if (kv.status().Is(Reason::kNotFound)) return NotFoundError(*ns_res, ns);
+    return kv.status();
+  }
+  json::object nsobj = Decode(kv->value);
+  if (IsBeingDeleted(nsobj)) {
+    return Status::Forbidden(Lower(res.plural) + " \"" + "\" is forbidden: unable to create new "
+                             "content in namespace " + ns + " because it is being terminated");
+  }
+  return Status::Ok();
+}
+
+StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std::string& ns,
+                                            json::object obj, bool dry_run) {
+  std::string name = MetaString(obj, "name");
+  if (dry_run) {
+    auto existing = store_.Get(Key(res, ns, name));
+    if (existing.ok()) return Status::AlreadyExists(res.GroupResource() + " \"" + name + "\" already exists");
+    return obj;
+  }
+  json::object stored;
+  storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
+    MetaOf(obj)["resourceVersion"] = std::to_string(rev);
+    stored = obj;
+    return StatusOr<std::string>(json::serialize(obj));
+  };
+  auto kv = store_.Create(Key(res, ns, name), encode);
+  if (!kv.ok()) {
+    if (kv.status().Is(Reason::kAlreadyExists)) {
+      return Status::AlreadyExists(res.GroupResource() + " \"" + name + "\" already exists");
+    }
+    return kv.status();
+  }
+  return stored;
+}
+
+StatusOr<json::object> Objects::Create(const api::Resource& res, const std::string& ns,
+                                       json::object obj, const WriteOptions& opts) {
+  FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, obj, opts));
+  json::object& meta = MetaOf(obj);
+  if (res.namespaced) {
+    auto body_ns = GetString(meta, "namespace");
+    if (body_ns && !body_ns->empty() && *body_ns != ns) {
+      return Status::BadRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    }
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  bool generated = false;
+  if (MetaString(obj, "name").empty()) {
+    std::string prefix = MetaString(obj, "generateName");
+    if (prefix.empty()) {
+      return InvalidError(res, "", {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
+    }
+    generated = true;
+  }
+  // Server-owned metadata.
+  meta["uid"] = NewUid();
+  meta["creationTimestamp"] = FormatRfc3339(clock_.Now());
+  for (const char* f : {"deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion",
+                        "selfLink", "generation"}) {
+    meta.erase(f);
+  }
+  if (TracksGeneration(res)) meta["generation"] = 1;
+  if (res.has_status && res.plural != "namespaces") obj.erase("status");
+  obj["apiVersion"] = res.ApiVersion();
+  obj["kind"] = res.kind;
+  if (res.default_fn) res.default_fn(obj);
+  for (int attempt = 0;; ++attempt) {
+    if (generated) MetaOf(obj)["name"] = MetaString(obj, "generateName") + RandomSuffix(5);
+    std::string name = MetaString(obj, "name");
+    std::vector<StatusCause> causes = api::ValidateObjectMeta(obj, MetaOptions(res));
+    if (res.validate_fn) {
+      auto more = res.validate_fn(obj, nullptr);
+      causes.insert(causes.end(), more.begin(), more.end());
+    }
+    if (!causes.empty()) return InvalidError(res, name, std::move(causes));
+    FLOTILLA_RETURN_IF_ERROR(CheckNamespace(res, ns));
+    json::object to_store = obj;
+    if (res.StorageVersion() != res.version && res.convert) {
+      FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));
+    }
+    auto stored = StoreCreate(res, ns, std::move(to_store), opts.dry_run);
+    if (!stored.ok() && generated && attempt < 8 && stored.status().Is(Reason::kAlreadyExists)) {
+      continue;
+    }
+    if (!stored.ok()) return stored.status();
+    return FromStorage(res, std::move(*stored));
+  }
+}
+
+}  // namespace flotilla::apiserver

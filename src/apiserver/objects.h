@@ -1,0 +1,145 @@
+// Objects: create, read, update, patch, delete and list API objects in the
+// Store with Kubernetes semantics (metadata, generation, optimistic
+// concurrency, status and scale subresources, finalizers and deletion
+// propagation, namespace lifecycle). The HTTP handlers and the in-process
+// client both call this; it knows nothing about HTTP.
+//
+// Thread-safe. Objects returned are copies the caller owns.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/patch.h"
+#include "api/registry.h"
+#include "api/validation.h"
+#include "base/clock.h"
+#include "base/json.h"
+#include "storage/store.h"
+
+namespace flotilla::apiserver {
+
+enum class FieldValidation { kIgnore, kWarn, kStrict };
+
+struct WriteOptions {
+  bool dry_run = false;
+  FieldValidation field_validation = FieldValidation::kWarn;
+  std::vector<std::string>* warnings = nullptr;  // filled under kWarn
+};
+
+enum class Propagation { kDefault, kOrphan, kBackground, kForeground };
+
+struct DeleteOptions {
+  Propagation propagation = Propagation::kDefault;
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  std::optional<int64_t> grace_period_seconds;
+  bool dry_run = false;
+};
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 0;
+  std::string continue_token;
+};
+
+struct ListPage {
+  std::vector<json::object> items;
+  int64_t revision = 0;
+  std::string continue_token;  // "" when complete
+  int64_t remaining = -1;      // remainingItemCount when known
+};
+
+// Checks an incoming object against the kind's schema: type errors (returned
+// as a BadRequest) and unknown fields (collected as paths like
+// "spec.replicass"). Null = no schema checks.
+using SchemaChecker = std::function<Status(const api::Resource& res, const json::value& obj,
+                                           std::vector<std::string>* unknown_fields)>;
+
+// Strategic merge patch metadata for a resource (see api/patch.h).
+using PatchInfoProvider = std::function<api::PatchInfoLookup(const api::Resource& res)>;
+
+struct PatchRequest {
+  std::string content_type;
+  std::string body;
+};
+
+class Objects {
+ public:
+  Objects(const api::Registry& registry, storage::Store& store, Clock& clock);
+
+  void SetSchemaChecker(SchemaChecker checker) { schema_checker_ = std::move(checker); }
+  void SetPatchInfo(PatchInfoProvider provider) { patch_info_ = std::move(provider); }
+
+  // Storage key of an object, and the prefix of a resource's (namespace's) objects.
+  static std::string Key(const api::Resource& res, std::string_view ns, std::string_view name);
+  static std::string Prefix(const api::Resource& res, std::string_view ns);
+
+  StatusOr<json::object> Get(const api::Resource& res, const std::string& ns,
+                             const std::string& name);
+  StatusOr<ListPage> List(const api::Resource& res, const std::string& ns,
+                          const ListOptions& opts);
+  StatusOr<json::object> Create(const api::Resource& res, const std::string& ns,
+                                json::object obj, const WriteOptions& opts);
+  // subresource: "" (main resource: status kept), "status" (only status kept
+  // from `obj`).
+  StatusOr<json::object> Update(const api::Resource& res, const std::string& ns,
+                                const std::string& name, const std::string& subresource,
+                                json::object obj, const WriteOptions& opts);
+  StatusOr<json::object> Patch(const api::Resource& res, const std::string& ns,
+                               const std::string& name, const std::string& subresource,
+                               const PatchRequest& patch, const WriteOptions& opts);
+  // Returns the deleted object, or the object now marked for deletion when
+  // finalizers hold it.
+  StatusOr<json::object> Delete(const api::Resource& res, const std::string& ns,
+                                const std::string& name, const DeleteOptions& opts);
+
+  // autoscaling/v1 Scale of a resource with a scale subresource.
+  StatusOr<json::object> GetScale(const api::Resource& res, const std::string& ns,
+                                  const std::string& name);
+  StatusOr<json::object> UpdateScale(const api::Resource& res, const std::string& ns,
+                                     const std::string& name, json::object scale,
+                                     const WriteOptions& opts);
+
+  // Converts a stored object (storage version) to `res`'s version.
+  StatusOr<json::object> FromStorage(const api::Resource& res, json::object obj) const;
+
+  const api::Registry& registry() const { return registry_; }
+  storage::Store& store() { return store_; }
+  Clock& clock() { return clock_; }
+
+ private:
+  using Transform = std::function<StatusOr<json::object>(const json::object& current)>;
+  // Read-modify-write with retries on conflict when `retry` is true.
+  StatusOr<json::object> GuaranteedUpdate(const api::Resource& res, const std::string& ns,
+                                          const std::string& name, const Transform& transform,
+                                          bool retry, const WriteOptions& opts);
+  StatusOr<json::object> PrepareUpdate(const api::Resource& res, const json::object& current,
+                                       json::object obj, const std::string& subresource,
+                                       const WriteOptions& opts);
+  Status CheckSchema(const api::Resource& res, const json::object& obj, const WriteOptions& opts);
+  Status CheckNamespace(const api::Resource& res, const std::string& ns);
+  StatusOr<json::object> StoreCreate(const api::Resource& res, const std::string& ns,
+                                     json::object obj, bool dry_run);
+
+  const api::Registry& registry_;
+  storage::Store& store_;
+  Clock& clock_;
+  SchemaChecker schema_checker_;
+  PatchInfoProvider patch_info_;
+};
+
+// How ObjectMeta is validated for a kind (name rules per kind).
+api::ObjectMetaOptions MetaOptions(const api::Resource& res);
+
+// Errors as kube-apiserver words them.
+Status NotFoundError(const api::Resource& res, std::string_view name);
+Status ConflictError(const api::Resource& res, std::string_view name, std::string_view why);
+Status InvalidError(const api::Resource& res, std::string_view name,
+                    std::vector<StatusCause> causes);
+
+}  // namespace flotilla::apiserver

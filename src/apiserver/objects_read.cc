@@ -1,0 +1,132 @@
+// Objects: list (selectors, limit/continue) and the scale subresource.
+#include "api/fields.h"
+#include "api/labels.h"
+#include "apiserver/meta.h"
+#include "apiserver/objects.h"
+#include "base/base64.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+json::object Decode(const std::string& bytes) {
+  auto parsed = ParseJsonObject(bytes);
+  return parsed.ok() ? std::move(*parsed) : json::object();
+}
+
+std::string EncodeContinue(int64_t rev, std::string_view last_key, std::string_view prefix) {
+  json::object o{{"v", "meta.k8s.io/v1"}, {"rv", rev}, {"start", last_key.substr(prefix.size())}};
+  return Base64Encode(json::serialize(o));
+}
+
+StatusOr<std::string> DecodeContinue(const std::string& token, std::string_view prefix) {
+  auto raw = Base64Decode(token);
+  auto parsed = raw ? ParseJsonObject(*raw) : StatusOr<json::object>(Status::BadRequest(""));
+  auto start = parsed.ok() ? GetString(*parsed, "start") : std::nullopt;
+  if (!start || start->find("..") != std::string_view::npos) {
+    return Status::BadRequest("continue key is not valid: " + token);
+  }
+  return std::string(prefix) + std::string(*start);
+}
+
+// Field values for field selectors: metadata.name, metadata.namespace and any
+// dotted path to a scalar ("status.phase", "spec.nodeName", "type").
+std::optional<std::string> FieldValue(const json::object& obj, std::string_view field) {
+  const json::value* v = Find(obj, field);
+  if (v == nullptr) return std::string();
+  if (v->is_string()) return std::string(v->get_string());
+  if (v->is_bool()) return std::string(v->get_bool() ? "true" : "false");
+  if (v->is_number()) return json::serialize(*v);
+  return std::nullopt;
+}
+
+}  // namespace
+
+StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns,
+                                 const ListOptions& opts) {
+  FLOTILLA_ASSIGN_OR_RETURN(api::LabelSelector labels, api::LabelSelector::Parse(opts.label_selector));
+  FLOTILLA_ASSIGN_OR_RETURN(api::FieldSelector fields, api::FieldSelector::Parse(opts.field_selector));
+  const std::string prefix = Prefix(res, ns);
+  storage::ListOptions page;
+  if (!opts.continue_token.empty()) {
+    FLOTILLA_ASSIGN_OR_RETURN(page.start_after, DecodeContinue(opts.continue_token, prefix));
+  }
+  ListPage out;
+  const bool filtering = !labels.Empty() || !fields.Empty();
+  page.limit = opts.limit > 0 ? (filtering ? std::max<int64_t>(opts.limit, 500) : opts.limit) : 0;
+  std::string last_key;
+  for (;;) {
+    FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, store_.List(prefix, page));
+    if (out.revision == 0) out.revision = chunk.revision;
+    for (auto& kv : chunk.items) {
+      json::object obj = Decode(kv.value);
+      const json::object* meta = FindMeta(obj);
+      const json::object* lbls = meta ? GetObject(*meta, "labels") : nullptr;
+      if (!labels.Matches(lbls)) continue;
+      if (!fields.Matches([&](std::string_view f) { return FieldValue(obj, f); })) continue;
+      FLOTILLA_ASSIGN_OR_RETURN(json::object converted, FromStorage(res, std::move(obj)));
+      out.items.push_back(std::move(converted));
+      last_key = kv.key;
+      if (opts.limit > 0 && static_cast<int64_t>(out.items.size()) >= opts.limit) {
+        bool more = chunk.more || &kv != &chunk.items.back();
+        if (more) out.continue_token = EncodeContinue(out.revision, last_key, prefix);
+        return out;
+      }
+    }
+    if (!chunk.more || page.limit == 0) break;
+    page.start_after = chunk.items.empty() ? page.start_after : chunk.items.back().key;
+  }
+  return out;
+}
+
+StatusOr<json::object> Objects::GetScale(const api::Resource& res, const std::string& ns,
+                                         const std::string& name) {
+  FLOTILLA_ASSIGN_OR_RETURN(json::object obj, Get(res, ns, name));
+  json::object meta;
+  for (const char* f : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
+    std::string v = MetaString(obj, f);
+    if (!v.empty()) meta[f] = v;
+  }
+  const json::value* spec_replicas = Find(obj, "spec.replicas");
+  const json::value* status_replicas = Find(obj, "status.replicas");
+  json::object status{{"replicas", status_replicas ? *status_replicas : json::value(0)}};
+  if (const json::value* sel = Find(obj, "spec.selector"); sel && sel->is_object()) {
+    auto selector = api::LabelSelector::FromJson(sel, "spec.selector");
+    if (selector.ok()) status["selector"] = selector->ToString();
+  }
+  return json::object{{"kind", "Scale"},
+                      {"apiVersion", "autoscaling/v1"},
+                      {"metadata", std::move(meta)},
+                      {"spec", {{"replicas", spec_replicas ? *spec_replicas : json::value(0)}}},
+                      {"status", std::move(status)}};
+}
+
+StatusOr<json::object> Objects::UpdateScale(const api::Resource& res, const std::string& ns,
+                                            const std::string& name, json::object scale,
+                                            const WriteOptions& opts) {
+  const json::value* replicas = Find(scale, "spec.replicas");
+  if (replicas != nullptr && !replicas->is_int64() && !replicas->is_uint64()) {
+    return Status::BadRequest("Scale.spec.replicas must be an integer");
+  }
+  int64_t want = replicas ? replicas->to_number<int64_t>() : 0;
+  if (want < 0) {
+    return Status::Invalid("Scale.autoscaling \"" + name + "\" is invalid: spec.replicas: Invalid value: " +
+                               std::to_string(want) + ": must be greater than or equal to 0",
+                           {{"FieldValueInvalid", "Invalid value: " + std::to_string(want) +
+                                                      ": must be greater than or equal to 0",
+                             "spec.replicas"}});
+  }
+  int64_t want_rv = ResourceVersionOf(scale);
+  Transform transform = [&](const json::object& current) -> StatusOr<json::object> {
+    if (want_rv != 0 && want_rv != ResourceVersionOf(current)) {
+      return ConflictError(res, name, "the object has been modified; please apply your changes "
+                                      "to the latest version and try again");
+    }
+    json::object updated = current;
+    EnsureObject(updated, "spec")["replicas"] = want;
+    return PrepareUpdate(res, current, std::move(updated), "", opts);
+  };
+  FLOTILLA_RETURN_IF_ERROR(GuaranteedUpdate(res, ns, name, transform, want_rv == 0, opts).status());
+  return GetScale(res, ns, name);
+}
+
+}  // namespace flotilla::apiserver

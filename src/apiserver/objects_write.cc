@@ -1,0 +1,247 @@
+// Objects: update, patch, delete and scale (see objects.h).
+#include "api/patch.h"
+#include "api/validation.h"
+#include "apiserver/meta.h"
+#include "apiserver/objects.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+constexpr int kMaxRetries = 32;
+
+json::object Decode(const std::string& bytes) {
+  auto parsed = ParseJsonObject(bytes);
+  return parsed.ok() ? std::move(*parsed) : json::object();
+}
+
+// Whether a marked object may now leave storage: no finalizers remain (and,
+// for namespaces, no spec.finalizers).
+bool ReadyToDelete(const api::Resource& res, const json::object& obj) {
+  if (!IsBeingDeleted(obj)) return false;
+  const json::object* meta = FindMeta(obj);
+  const json::array* fins = meta ? GetArray(*meta, "finalizers") : nullptr;
+  if (fins != nullptr && !fins->empty()) return false;
+  if (res.group.empty() && res.plural == "namespaces") {
+    const json::value* spec_fins = Find(obj, "spec.finalizers");
+    if (spec_fins != nullptr && spec_fins->is_array() && !spec_fins->as_array().empty()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SameIgnoringResourceVersion(json::object a, json::object b) {
+  MetaOf(a).erase("resourceVersion");
+  MetaOf(b).erase("resourceVersion");
+  return a == b;
+}
+
+}  // namespace
+
+StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res,
+                                              const json::object& current, json::object obj,
+                                              const std::string& subresource,
+                                              const WriteOptions& opts) {
+  FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, obj, opts));
+  std::string name = MetaString(current, "name");
+  std::string body_name = MetaString(obj, "name");
+  if (!body_name.empty() && body_name != name) {
+    return Status::BadRequest("the name of the object (" + body_name +
+                              ") does not match the name on the URL (" + name + ")");
+  }
+  json::object result;
+  if (subresource == "status") {
+    result = current;
+    if (const json::value* st = obj.if_contains("status")) {
+      result["status"] = *st;
+    } else {
+      result.erase("status");
+    }
+  } else {
+    result = std::move(obj);
+    result["apiVersion"] = res.ApiVersion();
+    result["kind"] = res.kind;
+    json::object& meta = MetaOf(result);
+    const json::object* old_meta = FindMeta(current);
+    for (const char* f : {"uid", "creationTimestamp", "deletionTimestamp",
+                          "deletionGracePeriodSeconds", "generation", "namespace", "name"}) {
+      const json::value* v = old_meta ? old_meta->if_contains(f) : nullptr;
+      if (v != nullptr) {
+        meta[f] = *v;
+      } else {
+        meta.erase(f);
+      }
+    }
+    if (res.has_status) {
+      if (const json::value* st = current.if_contains("status")) {
+        result["status"] = *st;
+      } else {
+        result.erase("status");
+      }
+    }
+    if (res.default_fn) res.default_fn(result);
+    if (TracksGeneration(res) && SpecChanged(current, result)) {
+      const json::object* m = FindMeta(current);
+      meta["generation"] = (m ? GetInt(*m, "generation").value_or(0) : 0) + 1;
+    }
+  }
+  if (MetaString(result, "resourceVersion").empty()) {
+    MetaOf(result)["resourceVersion"] = MetaString(current, "resourceVersion");
+  }
+  std::vector<StatusCause> causes = api::ValidateObjectMetaUpdate(result, current, MetaOptions(res));
+  if (res.validate_fn) {
+    auto more = res.validate_fn(result, &current);
+    causes.insert(causes.end(), more.begin(), more.end());
+  }
+  if (!causes.empty()) return InvalidError(res, name, std::move(causes));
+  return result;
+}
+
+StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const std::string& ns,
+                                                 const std::string& name,
+                                                 const Transform& transform, bool retry,
+                                                 const WriteOptions& opts) {
+  const std::string key = Key(res, ns, name);
+  for (int attempt = 0;; ++attempt) {
+    auto kv = store_.Get(key);
+    if (!kv.ok()) {
+      return kv.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : kv.status();
+    }
+    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, Decode(kv->value)));
+    FLOTILLA_ASSIGN_OR_RETURN(json::object updated, transform(current));
+    if (SameIgnoringResourceVersion(current, updated) || opts.dry_run) {
+      return opts.dry_run ? updated : current;
+    }
+    if (ReadyToDelete(res, updated)) {
+      auto deleted = store_.Delete(key, kv->mod_revision);
+      if (deleted.ok()) return updated;
+      if (deleted.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
+      return deleted.status();
+    }
+    json::object to_store = updated;
+    if (res.StorageVersion() != res.version && res.convert) {
+      FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));
+    }
+    storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
+      MetaOf(to_store)["resourceVersion"] = std::to_string(rev);
+      return StatusOr<std::string>(json::serialize(to_store));
+    };
+    auto written = store_.Update(key, kv->mod_revision, encode);
+    if (written.ok()) return FromStorage(res, std::move(to_store));
+    if (written.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
+    if (written.status().Is(Reason::kConflict)) {
+      return ConflictError(res, name, "the object has been modified; please apply your changes "
+                                      "to the latest version and try again");
+    }
+    return written.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : written.status();
+  }
+}
+
+StatusOr<json::object> Objects::Update(const api::Resource& res, const std::string& ns,
+                                       const std::string& name, const std::string& subresource,
+                                       json::object obj, const WriteOptions& opts) {
+  int64_t want_rv = ResourceVersionOf(obj);
+  std::string raw_rv = MetaString(obj, "resourceVersion");
+  if (!raw_rv.empty() && want_rv == 0) {
+    return InvalidError(res, name, {{"FieldValueInvalid", "Invalid value: \"" + raw_rv +
+                                     "\": must be a valid resourceVersion", "metadata.resourceVersion"}});
+  }
+  Transform transform = [&](const json::object& current) -> StatusOr<json::object> {
+    if (want_rv != 0 && want_rv != ResourceVersionOf(current)) {
+      return ConflictError(res, name, "the object has been modified; please apply your changes "
+                                      "to the latest version and try again");
+    }
+    return PrepareUpdate(res, current, obj, subresource, opts);
+  };
+  return GuaranteedUpdate(res, ns, name, transform, want_rv == 0, opts);
+}
+
+StatusOr<json::object> Objects::Patch(const api::Resource& res, const std::string& ns,
+                                      const std::string& name, const std::string& subresource,
+                                      const PatchRequest& patch, const WriteOptions& opts) {
+  bool precondition = false;
+  Transform transform = [&](const json::object& current) -> StatusOr<json::object> {
+    api::PatchInfoLookup lookup = patch_info_ ? patch_info_(res) : api::PatchInfoLookup();
+    FLOTILLA_ASSIGN_OR_RETURN(json::value patched,
+                              api::ApplyPatch(patch.content_type, current, patch.body, lookup));
+    if (!patched.is_object()) return Status::BadRequest("patch did not produce an object");
+    json::object obj = std::move(patched.as_object());
+    int64_t rv = ResourceVersionOf(obj);
+    if (rv != ResourceVersionOf(current)) {
+      precondition = true;
+      return ConflictError(res, name, "the object has been modified; please apply your changes "
+                                      "to the latest version and try again");
+    }
+    return PrepareUpdate(res, current, std::move(obj), subresource, opts);
+  };
+  return GuaranteedUpdate(res, ns, name, transform, !precondition, opts);
+}
+
+StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::string& ns,
+                                       const std::string& name, const DeleteOptions& opts) {
+  const std::string key = Key(res, ns, name);
+  for (int attempt = 0;; ++attempt) {
+    auto kv = store_.Get(key);
+    if (!kv.ok()) {
+      return kv.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : kv.status();
+    }
+    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, Decode(kv->value)));
+    std::string uid = MetaString(current, "uid");
+    if (opts.precondition_uid && *opts.precondition_uid != uid) {
+      return ConflictError(res, name, "Precondition failed: UID in precondition: " +
+                                          *opts.precondition_uid + ", UID in object meta: " + uid);
+    }
+    std::string rv = MetaString(current, "resourceVersion");
+    if (opts.precondition_resource_version && *opts.precondition_resource_version != rv) {
+      return ConflictError(res, name, "Precondition failed: ResourceVersion in precondition: " +
+                                          *opts.precondition_resource_version +
+                                          ", ResourceVersion in object meta: " + rv);
+    }
+    json::object marked = current;
+    switch (opts.propagation) {
+      case Propagation::kOrphan:
+        AddFinalizer(marked, "orphan");
+        RemoveFinalizer(marked, "foregroundDeletion");
+        break;
+      case Propagation::kForeground:
+        AddFinalizer(marked, "foregroundDeletion");
+        RemoveFinalizer(marked, "orphan");
+        break;
+      case Propagation::kBackground:
+        RemoveFinalizer(marked, "orphan");
+        RemoveFinalizer(marked, "foregroundDeletion");
+        break;
+      case Propagation::kDefault:
+        break;
+    }
+    if (!IsBeingDeleted(marked)) {
+      MetaOf(marked)["deletionTimestamp"] = FormatRfc3339(clock_.Now());
+      MetaOf(marked)["deletionGracePeriodSeconds"] = opts.grace_period_seconds.value_or(0);
+      if (res.group.empty() && res.plural == "namespaces") {
+        EnsureObject(marked, "status")["phase"] = "Terminating";
+      }
+    }
+    if (opts.dry_run) return marked;
+    if (ReadyToDelete(res, marked)) {
+      auto deleted = store_.Delete(key, kv->mod_revision);
+      if (deleted.ok()) return current;
+      if (deleted.status().Is(Reason::kConflict) && attempt < kMaxRetries) continue;
+      return deleted.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : deleted.status();
+    }
+    if (SameIgnoringResourceVersion(current, marked)) return current;
+    json::object to_store = marked;
+    if (res.StorageVersion() != res.version && res.convert) {
+      FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));
+    }
+    storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
+      MetaOf(to_store)["resourceVersion"] = std::to_string(rev);
+      return StatusOr<std::string>(json::serialize(to_store));
+    };
+    auto written = store_.Update(key, kv->mod_revision, encode);
+    if (written.ok()) return FromStorage(res, std::move(to_store));
+    if (written.status().Is(Reason::kConflict) && attempt < kMaxRetries) continue;
+    return written.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : written.status();
+  }
+}
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,242 @@
+#include "apiserver/resource_handler.h"
+
+#include "apiserver/meta.h"
+#include "apiserver/responses.h"
+#include "apiserver/table.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+bool IsJsonContentType(const std::string& ct) {
+  return ct.empty() || ct.rfind("application/json", 0) == 0 || ct.rfind("*/*", 0) == 0;
+}
+
+StatusOr<WriteOptions> ParseWriteOptions(const Request& req, std::vector<std::string>* warnings) {
+  WriteOptions opts;
+  opts.warnings = warnings;
+  std::string dry = req.Query("dryRun");
+  if (!dry.empty() && dry != "All") {
+    return Status::BadRequest("Invalid dryRun value: \"" + dry + "\"; must be \"All\"");
+  }
+  opts.dry_run = dry == "All";
+  std::string fv = req.Query("fieldValidation");
+  if (fv == "Strict") {
+    opts.field_validation = FieldValidation::kStrict;
+  } else if (fv == "Ignore") {
+    opts.field_validation = FieldValidation::kIgnore;
+  } else if (fv.empty() || fv == "Warn") {
+    opts.field_validation = FieldValidation::kWarn;
+  } else {
+    return Status::BadRequest("fieldValidation: Invalid value: \"" + fv +
+                              "\": must be one of Ignore, Warn or Strict");
+  }
+  return opts;
+}
+
+StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
+                                 const std::string& expected_api_version,
+                                 const std::string& expected_kind) {
+  std::string ct = req.Header("content-type");
+  if (!IsJsonContentType(ct)) {
+    return Status(Reason::kUnsupportedMediaType,
+                  "the body of the request was in an unknown format - accepted media types "
+                  "include: application/json");
+  }
+  auto obj = ParseJsonObject(req.body);
+  if (!obj.ok()) {
+    return Status::BadRequest(expected_kind + " in version \"" + res.version +
+                              "\" cannot be handled as a " + expected_kind + ": " +
+                              obj.status().message());
+  }
+  auto api_version = GetString(*obj, "apiVersion");
+  auto kind = GetString(*obj, "kind");
+  if ((api_version && *api_version != expected_api_version) ||
+      (kind && *kind != expected_kind)) {
+    return Status::BadRequest("the API version in the data (" +
+                              std::string(api_version.value_or("")) +
+                              ") does not match the expected API version (" +
+                              expected_api_version + ")");
+  }
+  return obj;
+}
+
+void RespondObject(ResourceContext& ctx, int code, const json::object& obj,
+                   const std::vector<std::string>& warnings = {}) {
+  std::string accept = ctx.req.Header("accept");
+  if (WantsTable(accept) && obj.if_contains("kind") && obj.at("kind") == json::value(ctx.res.kind)) {
+    json::object table = ToTable(ctx.res, {obj}, ctx.objects.clock().Now(),
+                                 ParseIncludeObject(ctx.req.Query("includeObject")), true);
+    RespondJson(ctx.resp, code, json::serialize(table), warnings);
+    return;
+  }
+  RespondJson(ctx.resp, code, json::serialize(obj), warnings);
+}
+
+void ServeList(ResourceContext& ctx) {
+  ListOptions opts;
+  opts.label_selector = ctx.req.Query("labelSelector");
+  opts.field_selector = ctx.req.Query("fieldSelector");
+  opts.continue_token = ctx.req.Query("continue");
+  std::string limit = ctx.req.Query("limit");
+  if (!limit.empty()) {
+    char* end = nullptr;
+    opts.limit = std::strtoll(limit.c_str(), &end, 10);
+    if (end == nullptr || *end != '\0' || opts.limit < 0) {
+      RespondStatus(ctx.resp, Status::BadRequest("invalid limit: " + limit));
+      return;
+    }
+  }
+  auto page = ctx.objects.List(ctx.res, ctx.info.ns, opts);
+  if (!page.ok()) return RespondStatus(ctx.resp, page.status(), "", &ctx.res);
+  json::object meta{{"resourceVersion", std::to_string(page->revision)}};
+  if (!page->continue_token.empty()) meta["continue"] = page->continue_token;
+  if (WantsTable(ctx.req.Header("accept"))) {
+    json::object table = ToTable(ctx.res, page->items, ctx.objects.clock().Now(),
+                                 ParseIncludeObject(ctx.req.Query("includeObject")), true);
+    table["metadata"] = std::move(meta);
+    RespondJson(ctx.resp, 200, json::serialize(table));
+    return;
+  }
+  json::array items;
+  items.reserve(page->items.size());
+  for (auto& item : page->items) items.emplace_back(std::move(item));
+  json::object list{{"kind", ctx.res.kind + "List"},
+                    {"apiVersion", ctx.res.ApiVersion()},
+                    {"metadata", std::move(meta)},
+                    {"items", std::move(items)}};
+  RespondJson(ctx.resp, 200, json::serialize(list));
+}
+
+StatusOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
+  DeleteOptions opts;
+  std::string policy = req.Query("propagationPolicy");
+  std::string grace = req.Query("gracePeriodSeconds");
+  std::string orphan = req.Query("orphanDependents");
+  if (req.Query("dryRun") == "All") opts.dry_run = true;
+  if (!req.body.empty()) {
+    FLOTILLA_ASSIGN_OR_RETURN(json::object body, ParseJsonObject(req.body));
+    if (auto p = GetString(body, "propagationPolicy")) policy = std::string(*p);
+    if (auto g = GetInt(body, "gracePeriodSeconds")) grace = std::to_string(*g);
+    if (auto o = GetBool(body, "orphanDependents")) orphan = *o ? "true" : "false";
+    if (const json::object* pre = GetObject(body, "preconditions")) {
+      if (auto uid = GetString(*pre, "uid")) opts.precondition_uid = std::string(*uid);
+      if (auto rv = GetString(*pre, "resourceVersion")) {
+        opts.precondition_resource_version = std::string(*rv);
+      }
+    }
+    if (const json::array* dry = GetArray(body, "dryRun"); dry && !dry->empty()) opts.dry_run = true;
+  }
+  if (policy == "Orphan" || orphan == "true") {
+    opts.propagation = Propagation::kOrphan;
+  } else if (policy == "Background" || orphan == "false") {
+    opts.propagation = Propagation::kBackground;
+  } else if (policy == "Foreground") {
+    opts.propagation = Propagation::kForeground;
+  } else if (!policy.empty()) {
+    return Status::BadRequest("propagationPolicy: Unsupported value: \"" + policy +
+                              "\": supported values: \"Foreground\", \"Background\", \"Orphan\"");
+  }
+  if (!grace.empty()) opts.grace_period_seconds = std::strtoll(grace.c_str(), nullptr, 10);
+  return opts;
+}
+
+void ServeDeleteCollection(ResourceContext& ctx, const DeleteOptions& del) {
+  ListOptions opts;
+  opts.label_selector = ctx.req.Query("labelSelector");
+  opts.field_selector = ctx.req.Query("fieldSelector");
+  auto page = ctx.objects.List(ctx.res, ctx.info.ns, opts);
+  if (!page.ok()) return RespondStatus(ctx.resp, page.status(), "", &ctx.res);
+  json::array deleted;
+  for (const auto& item : page->items) {
+    std::string ns = MetaString(item, "namespace");
+    auto d = ctx.objects.Delete(ctx.res, ns, MetaString(item, "name"), del);
+    if (d.ok()) {
+      deleted.emplace_back(std::move(*d));
+    } else if (!d.status().Is(Reason::kNotFound)) {
+      return RespondStatus(ctx.resp, d.status(), MetaString(item, "name"), &ctx.res);
+    }
+  }
+  json::object list{{"kind", ctx.res.kind + "List"},
+                    {"apiVersion", ctx.res.ApiVersion()},
+                    {"metadata", {{"resourceVersion", std::to_string(page->revision)}}},
+                    {"items", std::move(deleted)}};
+  RespondJson(ctx.resp, 200, json::serialize(list));
+}
+
+void ServeScale(ResourceContext& ctx, const std::string& verb, WriteOptions& wopts) {
+  const auto& ns = ctx.info.ns;
+  const auto& name = ctx.info.name;
+  StatusOr<json::object> result = Status::Internal("unreachable");
+  if (verb == "get") {
+    result = ctx.objects.GetScale(ctx.res, ns, name);
+  } else if (verb == "update") {
+    auto body = ParseJsonObject(ctx.req.body);
+    result = body.ok() ? ctx.objects.UpdateScale(ctx.res, ns, name, std::move(*body), wopts)
+                       : StatusOr<json::object>(body.status());
+  } else if (verb == "patch") {
+    auto current = ctx.objects.GetScale(ctx.res, ns, name);
+    if (!current.ok()) return RespondStatus(ctx.resp, current.status(), name, &ctx.res);
+    auto patched = api::ApplyPatch(ctx.req.Header("content-type"), *current, ctx.req.body,
+                                   api::PatchInfoLookup());
+    if (!patched.ok()) return RespondStatus(ctx.resp, patched.status(), name, &ctx.res);
+    if (!patched->is_object()) {
+      return RespondStatus(ctx.resp, Status::BadRequest("patch must produce an object"));
+    }
+    result = ctx.objects.UpdateScale(ctx.res, ns, name, std::move(patched->as_object()), wopts);
+  } else {
+    return RespondStatus(ctx.resp, Status(Reason::kMethodNotAllowed, "method not allowed on scale"));
+  }
+  if (!result.ok()) return RespondStatus(ctx.resp, result.status(), name, &ctx.res);
+  RespondJson(ctx.resp, 200, json::serialize(*result));
+}
+
+}  // namespace
+
+void ServeResourceRequest(ResourceContext& ctx) {
+  const std::string& verb = ctx.info.verb;
+  const std::string& sub = ctx.info.subresource;
+  const auto& ns = ctx.info.ns;
+  const auto& name = ctx.info.name;
+  std::vector<std::string> warnings;
+  auto wopts = ParseWriteOptions(ctx.req, &warnings);
+  if (!wopts.ok()) return RespondStatus(ctx.resp, wopts.status());
+  if (sub == "scale" && ctx.res.has_scale) return ServeScale(ctx, verb, *wopts);
+  if (!sub.empty() && !(sub == "status" && ctx.res.has_status) &&
+      !(sub == "finalize" && ctx.res.plural == "namespaces")) {
+    return RespondStatus(ctx.resp, Status::NotFound("the server could not find the requested resource"));
+  }
+  std::string effective_sub = sub == "finalize" ? "" : sub;
+  StatusOr<json::object> result = Status::Internal("unreachable");
+  int code = 200;
+  if (verb == "get") {
+    result = ctx.objects.Get(ctx.res, ns, name);
+  } else if (verb == "list") {
+    return ServeList(ctx);
+  } else if (verb == "create") {
+    if (!name.empty() || !sub.empty()) {
+      return RespondStatus(ctx.resp, Status(Reason::kMethodNotAllowed, "the server does not allow this method on the requested resource"));
+    }
+    auto body = ParseBody(ctx.req, ctx.res, ctx.res.ApiVersion(), ctx.res.kind);
+    if (!body.ok()) return RespondStatus(ctx.resp, body.status(), "", &ctx.res);
+    result = ctx.objects.Create(ctx.res, ns, std::move(*body), *wopts);
+    code = 201;
+  } else if (verb == "update") {
+    auto body = ParseBody(ctx.req, ctx.res, ctx.res.ApiVersion(), ctx.res.kind);
+    if (!body.ok()) return RespondStatus(ctx.resp, body.status(), name, &ctx.res);
+    result = ctx.objects.Update(ctx.res, ns, name, effective_sub, std::move(*body), *wopts);
+  } else if (verb == "patch") {
+    PatchRequest patch{ctx.req.Header("content-type"), ctx.req.body};
+    result = ctx.objects.Patch(ctx.res, ns, name, effective_sub, patch, *wopts);
+  } else if (verb == "delete" || verb == "deletecollection") {
+    auto del = ParseDeleteOptions(ctx.req);
+    if (!del.ok()) return RespondStatus(ctx.resp, del.status(), name, &ctx.res);
+    if (verb == "deletecollection") return ServeDeleteCollection(ctx, *del);
+    result = ctx.objects.Delete(ctx.res, ns, name, *del);
+  } else {
+    return RespondStatus(ctx.resp, Status(Reason::kMethodNotAllowed, "method not allowed"));
+  }
+  if (!result.ok()) return RespondStatus(ctx.resp, result.status(), name, &ctx.res);
+  RespondObject(ctx, code, *result, warnings);
+}
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,30 @@
+// The HTTP side of the resource verbs: parses query parameters and bodies,
+// calls Objects, and writes objects, lists, tables, watch streams and
+// Status errors as kube-apiserver does.
+#pragma once
+
+#include "api/registry.h"
+#include "apiserver/http.h"
+#include "apiserver/metrics.h"
+#include "apiserver/objects.h"
+#include "apiserver/request_info.h"
+
+namespace flotilla::apiserver {
+
+struct ResourceContext {
+  const api::Resource& res;
+  const RequestInfo& info;
+  Request& req;
+  Responder& resp;
+  Objects& objects;
+  Metrics& metrics;
+};
+
+// Serves get, list, create, update, patch, delete, deletecollection and the
+// status and scale subresources. Returns the HTTP code written.
+void ServeResourceRequest(ResourceContext& ctx);
+// Serves a watch (chunked JSON event stream) until the client leaves, the
+// timeout passes or the server stops.
+void ServeWatch(ResourceContext& ctx);
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,81 @@
+#include "apiserver/server.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "base/log.h"
+
+namespace flotilla::apiserver {
+
+StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
+  std::unique_ptr<Server> s(new Server());
+  s->opts_ = opts;
+  std::error_code ec;
+  std::filesystem::create_directories(opts.data_dir, ec);
+  if (ec) return Status::Internal("creating " + opts.data_dir + ": " + ec.message());
+  ::chmod(opts.data_dir.c_str(), 0700);
+
+  PkiOptions pki_opts;
+  pki_opts.dir = opts.data_dir + "/pki";
+  pki_opts.hosts = opts.extra_sans;
+  if (opts.bind_address != "0.0.0.0" && opts.bind_address != "::") {
+    pki_opts.hosts.push_back(opts.bind_address);
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(s->pki_, EnsurePki(pki_opts));
+
+  if (opts.storage == "memory") {
+    s->store_ = storage::NewMemoryStore(opts.store_options);
+  } else if (opts.storage == "sqlite") {
+    std::filesystem::create_directories(opts.data_dir + "/db", ec);
+    FLOTILLA_ASSIGN_OR_RETURN(s->store_, storage::OpenSqliteStore(opts.data_dir + "/db/state.db",
+                                                                  opts.store_options));
+  } else {
+    return Status::BadRequest("--storage must be sqlite or memory, not " + opts.storage);
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(s->authn_, Authenticator::FromTokenFile(s->pki_.token_file_path));
+
+  ApiServerOptions api_opts;
+  api_opts.registry = opts.registry;
+  api_opts.store = s->store_.get();
+  api_opts.clock = opts.clock != nullptr ? opts.clock : &RealClock();
+  api_opts.schemas = opts.schemas;
+  api_opts.authenticator = s->authn_.get();
+  s->api_ = std::make_unique<ApiServer>(api_opts);
+  FLOTILLA_RETURN_IF_ERROR(s->api_->EnsureDefaultNamespaces());
+  s->gc_ = std::make_unique<GarbageCollector>(s->api_->objects());
+  FLOTILLA_RETURN_IF_ERROR(s->gc_->Start());
+
+  HttpServerOptions http_opts;
+  http_opts.bind_address = opts.bind_address;
+  http_opts.port = opts.port;
+  http_opts.cert_path = s->pki_.serving_cert_path;
+  http_opts.key_path = s->pki_.serving_key_path;
+  http_opts.client_ca_path = s->pki_.ca_cert_path;
+  ApiServer* api = s->api_.get();
+  FLOTILLA_ASSIGN_OR_RETURN(s->http_, HttpServer::Start(http_opts, [api](Request& req, Responder& resp) {
+    api->Handle(req, resp);
+  }));
+  s->api_->SetReady(true);
+  return s;
+}
+
+Server::~Server() { Stop(); }
+
+int Server::port() const { return http_ ? http_->port() : 0; }
+
+std::string Server::url() const {
+  std::string host = opts_.bind_address == "0.0.0.0" ? "127.0.0.1" : opts_.bind_address;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return "https://" + host + ":" + std::to_string(port());
+}
+
+void Server::Stop() {
+  if (api_) api_->SetReady(false);
+  if (http_) http_->Stop();
+  if (gc_) gc_->Stop();
+  http_.reset();
+  gc_.reset();
+}
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,56 @@
+// Server: one API server process assembled from its parts: the data dir
+// with its PKI, the Store (sqlite or memory), the ApiServer, the garbage
+// collector and the HTTPS listener. `flotilla server`, `flotilla member` and
+// the tests start it the same way.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apiserver/api_server.h"
+#include "apiserver/gc.h"
+#include "apiserver/http_server.h"
+#include "apiserver/pki.h"
+#include "base/clock.h"
+
+namespace flotilla::apiserver {
+
+struct ServerOptions {
+  std::string data_dir = "./flotilla-data";
+  std::string bind_address = "127.0.0.1";
+  int port = 6443;                 // 0 picks a free port
+  std::string storage = "sqlite";  // "sqlite" | "memory"
+  std::vector<std::string> extra_sans;
+  const api::Registry* registry = nullptr;  // REQUIRED
+  const api::SchemaSet* schemas = nullptr;  // null: no schema checks, no OpenAPI
+  Clock* clock = nullptr;                   // null: the real clock
+  storage::StoreOptions store_options;
+};
+
+class Server {
+ public:
+  static StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& opts);
+  ~Server();
+
+  int port() const;
+  // "https://127.0.0.1:6443"
+  std::string url() const;
+  const Pki& pki() const { return pki_; }
+  ApiServer& api() { return *api_; }
+  storage::Store& store() { return *store_; }
+  void Stop();
+
+ private:
+  Server() = default;
+
+  ServerOptions opts_;
+  Pki pki_;
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<Authenticator> authn_;
+  std::unique_ptr<ApiServer> api_;
+  std::unique_ptr<GarbageCollector> gc_;
+  std::unique_ptr<HttpServer> http_;
+};
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,93 @@
+#include "apiserver/table.h"
+
+#include "apiserver/meta.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+std::string ShortHumanDuration(std::chrono::seconds d) {
+  long long s = d.count();
+  if (s < 0) return "<invalid>";
+  if (s < 120) return std::to_string(s) + "s";
+  long long m = s / 60;
+  if (m < 10) return std::to_string(m) + "m" + (s % 60 ? std::to_string(s % 60) + "s" : "");
+  if (m < 180) return std::to_string(m) + "m";
+  long long h = m / 60;
+  if (h < 8) return std::to_string(h) + "h" + (m % 60 ? std::to_string(m % 60) + "m" : "");
+  if (h < 48) return std::to_string(h) + "h";
+  if (h < 24 * 8) return std::to_string(h / 24) + "d" + (h % 24 ? std::to_string(h % 24) + "h" : "");
+  if (h < 24 * 365 * 2) return std::to_string(h / 24) + "d";
+  if (h < 24 * 365 * 8) {
+    long long days = h / 24;
+    return std::to_string(days / 365) + "y" + (days % 365 ? std::to_string(days % 365) + "d" : "");
+  }
+  return std::to_string(h / 24 / 365) + "y";
+}
+
+json::object ColumnDefinition(const api::TableColumn& c) {
+  return json::object{{"name", c.name},
+                      {"type", c.type.empty() ? "string" : c.type},
+                      {"format", c.format},
+                      {"description", c.description},
+                      {"priority", c.priority}};
+}
+
+json::value RowObject(const json::object& obj, IncludeObject include) {
+  if (include == IncludeObject::kObject) return obj;
+  const json::object* meta = FindMeta(obj);
+  return json::object{{"kind", "PartialObjectMetadata"},
+                      {"apiVersion", "meta.k8s.io/v1"},
+                      {"metadata", meta ? json::value(*meta) : json::value(json::object())}};
+}
+
+}  // namespace
+
+bool WantsTable(const std::string& accept) {
+  size_t table = accept.find("as=Table");
+  if (table == std::string::npos) return false;
+  // A plain application/json listed before the Table entry wins.
+  size_t plain = accept.find("application/json,");
+  return plain == std::string::npos || plain > table;
+}
+
+IncludeObject ParseIncludeObject(const std::string& value) {
+  if (value == "None") return IncludeObject::kNone;
+  if (value == "Object") return IncludeObject::kObject;
+  return IncludeObject::kMetadata;
+}
+
+std::string AgeOf(const json::object& obj, TimePoint now) {
+  TimePoint created;
+  if (!ParseRfc3339(MetaString(obj, "creationTimestamp"), &created)) return "<unknown>";
+  return ShortHumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - created));
+}
+
+json::object ToTable(const api::Resource& res, const std::vector<json::object>& objects,
+                     TimePoint now, IncludeObject include, bool with_columns) {
+  std::vector<api::TableColumn> columns = res.columns;
+  if (columns.empty()) {
+    columns.push_back({"Name", "string", "name", "Name must be unique within a namespace.", 0,
+                       [](const json::object& o, TimePoint) { return json::value(MetaString(o, "name")); }});
+    columns.push_back({"Age", "date", "", "CreationTimestamp is a timestamp representing the server time when this object was created.", 0,
+                       [](const json::object& o, TimePoint t) { return json::value(AgeOf(o, t)); }});
+  }
+  json::array defs;
+  if (with_columns) {
+    for (const auto& c : columns) defs.push_back(ColumnDefinition(c));
+  }
+  json::array rows;
+  for (const auto& obj : objects) {
+    json::array cells;
+    for (const auto& c : columns) cells.push_back(c.cell ? c.cell(obj, now) : json::value(""));
+    json::object row{{"cells", std::move(cells)}};
+    if (include != IncludeObject::kNone) row["object"] = RowObject(obj, include);
+    rows.push_back(std::move(row));
+  }
+  return json::object{{"kind", "Table"},
+                      {"apiVersion", "meta.k8s.io/v1"},
+                      {"metadata", json::object()},
+                      {"columnDefinitions", std::move(defs)},
+                      {"rows", std::move(rows)}};
+}
+
+}  // namespace flotilla::apiserver
