@@ -1,0 +1,95 @@
+// Authentication and authorization for the API server.
+//
+// Authentication follows kube-apiserver's order: a verified TLS client
+// certificate (CN = user name, each O = a group) first, then a bearer token
+// from the static token file. Anonymous requests are not authenticated; the
+// server answers them 401.
+//
+// Authorization is a fixed policy shaped after Kubernetes' default RBAC roles:
+// group system:masters may do everything (cluster-admin); group
+// flotilla:viewers may read (the "view" role: no Secrets); every
+// authenticated user may read discovery, version, OpenAPI and health paths
+// and ask what they themselves may do. docs/security.md has the table.
+#pragma once
+
+#include <openssl/x509.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apiserver/token_file.h"
+#include "base/status.h"
+
+namespace flotilla::apiserver {
+
+inline constexpr std::string_view kGroupMasters = "system:masters";
+inline constexpr std::string_view kGroupViewers = "flotilla:viewers";
+inline constexpr std::string_view kGroupAuthenticated = "system:authenticated";
+
+struct UserInfo {
+  std::string name;
+  std::string uid;
+  std::vector<std::string> groups;  // includes "system:authenticated"
+};
+
+class Authenticator {
+ public:
+  // Reads a kube-apiserver style static token file (token_file.h). Errors
+  // name the file and line.
+  static StatusOr<std::unique_ptr<Authenticator>> FromTokenFile(const std::string& path);
+  // The same from file contents; `source` names them in errors.
+  static StatusOr<std::unique_ptr<Authenticator>> FromTokenCsv(std::string_view text,
+                                                               std::string_view source);
+
+  // `authorization`: the Authorization header value, "" when absent. The
+  // scheme "Bearer" is case-insensitive; the token is the next space-separated
+  // word. `peer_cert`: the TLS client certificate, already verified against
+  // the CA by the TLS layer, or nullptr; a certificate with an empty CN is not
+  // a credential. Returns nullopt when no valid credential was presented.
+  // Tokens are compared by SHA-256 digest against every known token in
+  // constant time, so timing reveals neither the token nor which one matched.
+  // Thread-safe.
+  std::optional<UserInfo> Authenticate(std::string_view authorization, X509* peer_cert) const;
+
+ private:
+  Authenticator() = default;
+
+  std::optional<UserInfo> FromBearer(std::string_view authorization) const;
+
+  struct Entry {
+    std::string digest;  // SHA-256 of the token
+    UserInfo user;
+  };
+  // One per distinct token; every lookup compares against all of them.
+  std::vector<Entry> entries_;
+};
+
+struct RequestAttributes {
+  // Resource requests: get list watch create update patch delete
+  // deletecollection. Non-resource requests: the lower-cased HTTP method.
+  std::string verb;
+  std::string group;  // "" for the core group
+  std::string resource, subresource, ns, name;
+  bool resource_request = true;
+  std::string path;  // the request path, used for non-resource requests
+};
+
+struct Decision {
+  bool allowed = false;
+  std::string reason;  // why, for logs and SubjectAccessReview status
+};
+
+// Applies the fixed policy described above. Group membership is read from
+// `user.groups` as given.
+Decision Authorize(const UserInfo& user, const RequestAttributes& attrs);
+
+// The Forbidden Status message exactly as kube-apiserver writes it, e.g.
+// `configmaps "x" is forbidden: User "flotilla-viewer" cannot create resource
+// "configmaps" in API group "" in the namespace "default"`, or for paths
+// `forbidden: User "u" cannot get path "/metrics"`.
+std::string ForbiddenMessage(const UserInfo& user, const RequestAttributes& attrs);
+
+}  // namespace flotilla::apiserver

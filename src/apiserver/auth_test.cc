@@ -1,0 +1,250 @@
+#include "apiserver/auth.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "apiserver/certs.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kTokens[] =
+    "admintok,flotilla-admin,admin-uid,\"system:masters\"\n"
+    "viewtok,flotilla-viewer,viewer-uid,\"flotilla:viewers\"\n"
+    "multitok,multi,multi-uid,\"g1,g2\"\n"
+    "plaintok,plain,plain-uid\n";
+
+std::unique_ptr<Authenticator> MakeAuthenticator(std::string_view csv = kTokens) {
+  auto auth = Authenticator::FromTokenCsv(csv, "test tokens");
+  EXPECT_TRUE(auth.ok()) << auth.status().ToString();
+  return auth.ok() ? std::move(*auth) : nullptr;
+}
+
+// A self-signed client certificate with the given subject; the TLS layer's
+// verification is not the authenticator's business.
+certs::X509Ptr ClientCert(const std::string& cn, const std::vector<std::string>& orgs) {
+  auto key = certs::GenerateKey();
+  EXPECT_TRUE(key.ok());
+  FakeClock clock;
+  certs::CertSpec spec{certs::CertKind::kClient,           cn, orgs, {}, clock.Now(),
+                       clock.Now() + std::chrono::hours(1)};
+  auto cert = certs::Issue(spec, key->get(), nullptr, key->get());
+  EXPECT_TRUE(cert.ok()) << cert.status().ToString();
+  return std::move(*cert);
+}
+
+TEST(AuthenticatorTest, BearerTokensWithGroups) {
+  auto auth = MakeAuthenticator();
+  auto admin = auth->Authenticate("Bearer admintok", nullptr);
+  ASSERT_TRUE(admin.has_value());
+  EXPECT_EQ(admin->name, "flotilla-admin");
+  EXPECT_EQ(admin->uid, "admin-uid");
+  EXPECT_THAT(admin->groups, ElementsAre("system:masters", "system:authenticated"));
+  auto multi = auth->Authenticate("Bearer multitok", nullptr);
+  ASSERT_TRUE(multi.has_value());
+  EXPECT_THAT(multi->groups, ElementsAre("g1", "g2", "system:authenticated"));
+  auto plain = auth->Authenticate("Bearer plaintok", nullptr);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_THAT(plain->groups, ElementsAre("system:authenticated"));
+}
+
+TEST(AuthenticatorTest, BearerSchemeIsCaseInsensitive) {
+  auto auth = MakeAuthenticator();
+  for (const char* header : {"bearer viewtok", "BEARER viewtok", "BeArEr viewtok",
+                             "  Bearer viewtok  ", "Bearer viewtok trailing"}) {
+    auto user = auth->Authenticate(header, nullptr);
+    ASSERT_TRUE(user.has_value()) << header;
+    EXPECT_EQ(user->name, "flotilla-viewer") << header;
+  }
+}
+
+TEST(AuthenticatorTest, RejectsMissingOrWrongCredentials) {
+  auto auth = MakeAuthenticator();
+  for (const char* header : {"", "Bearer", "Bearer ", "Bearer  viewtok", "Basic dXNlcjpwdw==",
+                             "Bearer viewtokx", "Bearer VIEWTOK", "Token viewtok", "viewtok"}) {
+    EXPECT_FALSE(auth->Authenticate(header, nullptr).has_value()) << "'" << header << "'";
+  }
+}
+
+TEST(AuthenticatorTest, LaterDuplicateTokenWins) {
+  auto auth = MakeAuthenticator("t,first,1\nt,second,2,\"g\"\n");
+  auto user = auth->Authenticate("Bearer t", nullptr);
+  ASSERT_TRUE(user.has_value());
+  EXPECT_EQ(user->name, "second");
+  EXPECT_THAT(user->groups, ElementsAre("g", "system:authenticated"));
+}
+
+TEST(AuthenticatorTest, ClientCertificateNamesUserAndGroups) {
+  auto auth = MakeAuthenticator();
+  certs::X509Ptr cert = ClientCert("member-a", {"flotilla:members", "system:masters"});
+  auto user = auth->Authenticate("", cert.get());
+  ASSERT_TRUE(user.has_value());
+  EXPECT_EQ(user->name, "member-a");
+  EXPECT_EQ(user->uid, "");
+  EXPECT_THAT(user->groups,
+              ElementsAre("flotilla:members", "system:masters", "system:authenticated"));
+  // As in kube-apiserver, the certificate is tried before the token.
+  auto both = auth->Authenticate("Bearer viewtok", cert.get());
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->name, "member-a");
+}
+
+TEST(AuthenticatorTest, CertificateWithoutCommonNameFallsBackToToken) {
+  auto auth = MakeAuthenticator();
+  certs::X509Ptr cert = ClientCert("", {"system:masters"});
+  EXPECT_FALSE(auth->Authenticate("", cert.get()).has_value());
+  auto user = auth->Authenticate("Bearer viewtok", cert.get());
+  ASSERT_TRUE(user.has_value());
+  EXPECT_EQ(user->name, "flotilla-viewer");
+}
+
+TEST(AuthenticatorTest, TokenFileErrors) {
+  auto missing = Authenticator::FromTokenFile("/nonexistent/flotilla/tokens.csv");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent/flotilla/tokens.csv"));
+
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/auth_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  std::string path = tmpl + "/tokens.csv";
+  std::ofstream(path) << "a,b,c\nbroken\n";
+  auto bad = Authenticator::FromTokenFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr(path + " line 2"));
+}
+
+UserInfo User(std::string name, std::vector<std::string> groups) {
+  groups.emplace_back("system:authenticated");
+  return {std::move(name), "", std::move(groups)};
+}
+
+RequestAttributes Resource(std::string verb, std::string group, std::string resource,
+                           std::string ns = "", std::string name = "") {
+  RequestAttributes a;
+  a.verb = std::move(verb);
+  a.group = std::move(group);
+  a.resource = std::move(resource);
+  a.ns = std::move(ns);
+  a.name = std::move(name);
+  return a;
+}
+
+RequestAttributes Path(std::string verb, std::string path) {
+  RequestAttributes a;
+  a.verb = std::move(verb);
+  a.resource_request = false;
+  a.path = std::move(path);
+  return a;
+}
+
+struct MatrixCase {
+  const char* who;
+  RequestAttributes attrs;
+  bool allowed;
+};
+
+TEST(AuthorizeTest, Matrix) {
+  const UserInfo admin = User("flotilla-admin", {"system:masters"});
+  const UserInfo viewer = User("flotilla-viewer", {"flotilla:viewers"});
+  const UserInfo nobody = User("nobody", {});
+  std::map<std::string, const UserInfo*> users = {
+      {"admin", &admin}, {"viewer", &viewer}, {"nobody", &nobody}};
+  RequestAttributes scale = Resource("update", "apps", "deployments", "default", "web");
+  scale.subresource = "scale";
+  RequestAttributes pod_log = Resource("get", "", "pods", "default", "p");
+  pod_log.subresource = "log";
+  const std::vector<MatrixCase> cases = {
+      {"admin", Resource("create", "", "configmaps", "default"), true},
+      {"admin", Resource("deletecollection", "apps", "deployments", "default"), true},
+      {"admin", Resource("get", "", "secrets", "flotilla-system", "m1"), true},
+      {"admin", scale, true},
+      {"admin", Path("post", "/anything"), true},
+      {"viewer", Resource("get", "", "configmaps", "default", "x"), true},
+      {"viewer", Resource("list", "apps", "deployments", ""), true},
+      {"viewer", Resource("watch", "federation", "clusters", ""), true},
+      {"viewer", pod_log, true},
+      {"viewer", Resource("create", "", "configmaps", "default"), false},
+      {"viewer", Resource("update", "", "configmaps", "default", "x"), false},
+      {"viewer", Resource("patch", "", "configmaps", "default", "x"), false},
+      {"viewer", Resource("delete", "", "configmaps", "default", "x"), false},
+      {"viewer", Resource("deletecollection", "", "configmaps", "default"), false},
+      {"viewer", scale, false},
+      {"viewer", Resource("get", "", "secrets", "flotilla-system", "m1"), false},
+      {"viewer", Resource("list", "", "secrets", ""), false},
+      {"viewer", Path("get", "/metrics"), true},
+      {"viewer", Path("post", "/metrics"), false},
+      {"nobody", Resource("get", "", "configmaps", "default", "x"), false},
+      {"nobody", Resource("list", "", "namespaces", ""), false},
+      {"nobody", Path("get", "/api"), true},
+      {"nobody", Path("get", "/api/v1"), true},
+      {"nobody", Path("get", "/apis/apps/v1"), true},
+      {"nobody", Path("get", "/version"), true},
+      {"nobody", Path("get", "/openapi/v2"), true},
+      {"nobody", Path("get", "/openapi/v3/apis/apps/v1"), true},
+      {"nobody", Path("get", "/healthz"), true},
+      {"nobody", Path("get", "/livez"), true},
+      {"nobody", Path("get", "/readyz"), true},
+      {"nobody", Path("head", "/healthz"), true},
+      {"nobody", Path("post", "/api"), false},
+      {"nobody", Path("get", "/metrics"), false},
+      {"nobody", Path("get", "/apisx"), false},
+      {"nobody", Path("get", "/healthz/etcd"), false},
+      {"nobody", Resource("create", "authorization.k8s.io", "selfsubjectaccessreviews"), true},
+      {"nobody", Resource("create", "authorization.k8s.io", "selfsubjectrulesreviews"), true},
+      {"nobody", Resource("create", "authentication.k8s.io", "selfsubjectreviews"), true},
+      {"nobody", Resource("create", "authorization.k8s.io", "subjectaccessreviews"), false},
+  };
+  for (const auto& c : cases) {
+    Decision d = Authorize(*users.at(c.who), c.attrs);
+    std::string what = std::string(c.who) + " " + c.attrs.verb + " " +
+                       (c.attrs.resource_request ? c.attrs.resource : c.attrs.path);
+    EXPECT_EQ(d.allowed, c.allowed) << what << ": " << d.reason;
+    EXPECT_FALSE(d.reason.empty()) << what;
+  }
+}
+
+TEST(AuthorizeTest, UnauthenticatedGroupsGetNothingPublic) {
+  UserInfo bare{"bare", "", {}};
+  EXPECT_FALSE(Authorize(bare, Path("get", "/version")).allowed);
+}
+
+TEST(AuthorizeTest, DenialReasonSaysWhoAndWhat) {
+  Decision d = Authorize(User("nobody", {}), Resource("delete", "", "configmaps", "default", "x"));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_THAT(d.reason, HasSubstr("\"nobody\""));
+  EXPECT_THAT(d.reason, HasSubstr("delete \"configmaps\""));
+  Decision secrets =
+      Authorize(User("v", {"flotilla:viewers"}), Resource("get", "", "secrets", "a"));
+  EXPECT_THAT(secrets.reason, HasSubstr("secrets"));
+}
+
+TEST(ForbiddenMessageTest, MatchesKubeApiserver) {
+  UserInfo viewer = User("flotilla-viewer", {"flotilla:viewers"});
+  EXPECT_EQ(ForbiddenMessage(viewer, Resource("create", "", "configmaps", "default", "x")),
+            "configmaps \"x\" is forbidden: User \"flotilla-viewer\" cannot create resource "
+            "\"configmaps\" in API group \"\" in the namespace \"default\"");
+  EXPECT_EQ(ForbiddenMessage(viewer, Resource("create", "apps", "deployments", "prod")),
+            "deployments.apps is forbidden: User \"flotilla-viewer\" cannot create resource "
+            "\"deployments\" in API group \"apps\" in the namespace \"prod\"");
+  EXPECT_EQ(ForbiddenMessage(viewer, Resource("list", "", "secrets", "")),
+            "secrets is forbidden: User \"flotilla-viewer\" cannot list resource \"secrets\" in "
+            "API group \"\" at the cluster scope");
+  RequestAttributes scale = Resource("update", "apps", "deployments", "default", "web");
+  scale.subresource = "scale";
+  EXPECT_EQ(ForbiddenMessage(viewer, scale),
+            "deployments.apps \"web\" is forbidden: User \"flotilla-viewer\" cannot update "
+            "resource \"deployments/scale\" in API group \"apps\" in the namespace \"default\"");
+  EXPECT_EQ(ForbiddenMessage(User("nobody", {}), Path("get", "/metrics")),
+            "forbidden: User \"nobody\" cannot get path \"/metrics\"");
+  EXPECT_EQ(ForbiddenMessage(User("we\"ird", {}), Path("get", "/a\nb")),
+            "forbidden: User \"we\\\"ird\" cannot get path \"/a\\nb\"");
+}
+
+}  // namespace
+}  // namespace flotilla::apiserver
