@@ -1,0 +1,40 @@
+// Internal to the planner: the per-cluster working state shared by
+// planner.cc and scale_down.cc. Not part of the planner's interface.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+
+#include "planner/planner.h"
+
+namespace flotilla::planner::internal {
+
+inline constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+
+// One cluster that a preferences entry matches, in planning order.
+struct Slot {
+  int64_t weight = 0;
+  int64_t min_replicas = 0;
+  int64_t max_replicas = kNoLimit;
+  int64_t capacity = kNoLimit;
+  int64_t current = 0;
+  int64_t plan = 0;       // replicas placed so far
+  int64_t min_given = 0;  // replicas placed for minReplicas
+  int64_t wanted = 0;     // running replicas beyond min_given it could keep
+  int64_t kept = 0;       // of those, the ones kept (rebalance false)
+  int64_t prealloc = 0;   // kept replicas the weighted rounds have not yet counted
+  int64_t overflow = 0;
+  uint32_t index = 0;  // position in the caller's cluster list
+  Limit limit = Limit::kNone;
+};
+
+// Rebalance off and a scale-down whose running replicas do not all fit: sets
+// every slot's `kept` (<= `wanted`) so that they sum to `remaining`, taking
+// replicas away from the clusters furthest above their weighted share of
+// `replicas` first, one replica at a time (ties: the cluster later in
+// planning order loses first). Adds `kept` to `plan` and `prealloc`.
+// REQUIRES: 0 <= remaining < sum of wanted.
+void KeepFairlyOnScaleDown(std::span<Slot> slots, int64_t replicas, int64_t remaining);
+
+}  // namespace flotilla::planner::internal
