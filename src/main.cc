@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Flotilla: Kubernetes cluster federation"};
   app.require_subcommand(1);
   flotilla::cli::AddVersionCommand(app);
+  flotilla::cli::AddPlanCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

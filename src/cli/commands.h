@@ -7,5 +7,6 @@
 namespace flotilla::cli {
 
 void AddVersionCommand(CLI::App& app);
+void AddPlanCommand(CLI::App& app);
 
 }  // namespace flotilla::cli
