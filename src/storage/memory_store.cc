@@ -1,0 +1,65 @@
+// The memory backend: the shared State and nothing underneath. A write is
+// visible, and acknowledged, as soon as it is applied; nothing survives the
+// process. For tests and `--storage memory`.
+#include <mutex>
+
+#include "storage/state.h"
+#include "storage/store.h"
+
+namespace flotilla::storage {
+namespace {
+
+class MemoryStore final : public Store {
+ public:
+  explicit MemoryStore(const StoreOptions& opts) : state_(opts.history_events) {}
+
+  StatusOr<KeyValue> Get(std::string_view key) override { return state_.Get(key); }
+
+  StatusOr<ListResult> List(std::string_view prefix, const ListOptions& opts) override {
+    return state_.List(prefix, opts);
+  }
+
+  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) override {
+    return Write({WriteKind::kCreate, key, 0, &mutation});
+  }
+
+  StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
+                            const Mutation& mutation) override {
+    return Write({WriteKind::kUpdate, key, expected_mod_revision, &mutation});
+  }
+
+  StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override {
+    return Write({WriteKind::kDelete, key, expected_mod_revision, nullptr});
+  }
+
+  StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix, int64_t after_revision,
+                                           WatchCallback callback) override {
+    return state_.Watch(prefix, after_revision, std::move(callback));
+  }
+
+  int64_t CurrentRevision() override { return state_.revision(); }
+  Status Compact(int64_t revision) override { return state_.Compact(revision); }
+  int64_t CompactedRevision() override { return state_.compacted(); }
+
+ private:
+  StatusOr<KeyValue> Write(const WriteOp& op) {
+    std::lock_guard lock(write_mu_);
+    StatusOr<HistoryEntry> entry = PrepareWrite(op, state_.revision() + 1, state_.Find(op.key));
+    if (!entry.ok()) return entry.status();
+    KeyValue result = ResultOf(*entry);
+    state_.Apply({std::move(entry).value()});
+    return result;
+  }
+
+  // Serializes writes: read current value, prepare, apply.
+  std::mutex write_mu_;
+  State state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> NewMemoryStore(const StoreOptions& opts) {
+  return std::make_unique<MemoryStore>(opts);
+}
+
+}  // namespace flotilla::storage

@@ -1,0 +1,32 @@
+// Records and history entries: the in-memory form of stored values and of the
+// events between them, shared by the state index, the history and the watch
+// queues so that a value is held once however many of them refer to it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "storage/store.h"
+
+namespace flotilla::storage {
+
+// An immutable stored value. Shared; never modified after creation.
+using RecordPtr = std::shared_ptr<const KeyValue>;
+
+// One applied write. A put has `kv` (the new value); a delete has a null `kv`
+// and its event value is `prev` with mod_revision set to `revision`. `prev` is
+// the value before the write, null for a create.
+struct HistoryEntry {
+  int64_t revision = 0;
+  RecordPtr kv;
+  RecordPtr prev;
+
+  bool is_delete() const { return kv == nullptr; }
+  // The key written. REQUIRES: kv or prev is set.
+  const std::string& key() const { return kv ? kv->key : prev->key; }
+};
+
+// The Event a watcher receives for `entry`.
+Event ToEvent(const HistoryEntry& entry);
+
+}  // namespace flotilla::storage

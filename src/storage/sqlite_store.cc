@@ -1,0 +1,220 @@
+// The sqlite backend: the shared State in front of a durable SqliteLog.
+//
+// Group commit: writers queue their requests and wait. One committer thread
+// takes everything queued, prepares it in order against the state plus the
+// batch's own earlier writes (assigning revisions and running mutations),
+// writes the batch in one transaction (one fsync), and only then applies it
+// to the State, which makes it visible to reads and watchers, and wakes the
+// writers. More concurrent writers mean bigger batches, not more fsyncs.
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "storage/sqlite_log.h"
+#include "storage/state.h"
+#include "storage/store.h"
+
+namespace flotilla::storage {
+namespace {
+
+// How far the database's compaction may lag behind the in-memory history's,
+// in revisions, before a commit carries a compaction with it.
+constexpr int64_t kCompactLag = 1024;
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(std::unique_ptr<SqliteLog> log, const StoreOptions& opts)
+      : log_(std::move(log)), state_(opts.history_events) {}
+
+  ~SqliteStore() override {
+    {
+      std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    work_cv_.notify_one();
+    if (committer_.joinable()) committer_.join();
+  }
+
+  // Rebuilds the state from the log. REQUIRES: before Start.
+  Status Load();
+  void Start() {
+    committer_ = std::thread([this] { CommitLoop(); });
+  }
+
+  StatusOr<KeyValue> Get(std::string_view key) override { return state_.Get(key); }
+
+  StatusOr<ListResult> List(std::string_view prefix, const ListOptions& opts) override {
+    return state_.List(prefix, opts);
+  }
+
+  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) override {
+    Request req{{WriteKind::kCreate, key, 0, &mutation}};
+    return Submit(req);
+  }
+
+  StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
+                            const Mutation& mutation) override {
+    Request req{{WriteKind::kUpdate, key, expected_mod_revision, &mutation}};
+    return Submit(req);
+  }
+
+  StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override {
+    Request req{{WriteKind::kDelete, key, expected_mod_revision, nullptr}};
+    return Submit(req);
+  }
+
+  StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix, int64_t after_revision,
+                                           WatchCallback callback) override {
+    return state_.Watch(prefix, after_revision, std::move(callback));
+  }
+
+  int64_t CurrentRevision() override { return state_.revision(); }
+  int64_t CompactedRevision() override { return state_.compacted(); }
+
+  // Compacts the memory history at once, then records the compaction in the
+  // database before returning.
+  Status Compact(int64_t revision) override {
+    FLOTILLA_RETURN_IF_ERROR(state_.Compact(revision));
+    Request req{{}, /*compact=*/true};
+    return Submit(req).status();
+  }
+
+ private:
+  // A queued write (or, with `compact`, a request to persist the state's
+  // compacted revision). Lives on the writer's stack until `done`.
+  struct Request {
+    WriteOp op;
+    bool compact = false;
+    StatusOr<KeyValue> result = Status::Internal("write was not processed");
+    bool done = false;  // GUARDED_BY(mu_)
+  };
+
+  StatusOr<KeyValue> Submit(Request& req);
+  void CommitLoop();
+  void CommitBatch(const std::vector<Request*>& batch);
+  std::vector<HistoryEntry> PrepareBatch(const std::vector<Request*>& batch);
+  void LoadRow(const SqliteLog::Row& row, int64_t base);
+
+  std::unique_ptr<SqliteLog> log_;  // used by the committer thread only once started
+  State state_;
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // the committer waits for requests
+  std::condition_variable done_cv_;  // writers wait for their request
+  std::vector<Request*> queue_;      // GUARDED_BY(mu_)
+  bool closing_ = false;             // GUARDED_BY(mu_)
+  std::thread committer_;
+};
+
+StatusOr<KeyValue> SqliteStore::Submit(Request& req) {
+  std::unique_lock lock(mu_);
+  if (closing_) return Status::Unavailable("storage is shutting down");
+  queue_.push_back(&req);
+  work_cv_.notify_one();
+  done_cv_.wait(lock, [&req] { return req.done; });
+  return std::move(req.result);
+}
+
+void SqliteStore::CommitLoop() {
+  std::vector<Request*> batch;
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      for (Request* r : batch) r->done = true;
+      if (!batch.empty()) done_cv_.notify_all();
+      batch.clear();
+      work_cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing, and every request answered
+      batch.swap(queue_);
+    }
+    CommitBatch(batch);
+  }
+}
+
+void SqliteStore::CommitBatch(const std::vector<Request*>& batch) {
+  std::vector<HistoryEntry> entries = PrepareBatch(batch);
+  bool forced = false;
+  for (const Request* r : batch) forced |= r->compact;
+  int64_t compact_to = state_.compacted();
+  if (!forced && compact_to - log_->compacted() < kCompactLag) compact_to = 0;
+  Status status = log_->Commit(entries, compact_to);
+  if (!status.ok()) {
+    spdlog::error("storage: commit of {} writes failed: {}", entries.size(), status.ToString());
+    for (Request* r : batch) {
+      if (r->result.ok() || r->compact) r->result = status;
+    }
+    return;
+  }
+  if (forced) {
+    for (Request* r : batch) {
+      if (r->compact) r->result = KeyValue{};
+    }
+  }
+  state_.Apply(std::move(entries));
+}
+
+std::vector<HistoryEntry> SqliteStore::PrepareBatch(const std::vector<Request*>& batch) {
+  // Each key's value after this batch's earlier writes (null: deleted).
+  absl::flat_hash_map<std::string_view, RecordPtr> pending;
+  int64_t revision = state_.revision();
+  std::vector<HistoryEntry> entries;
+  entries.reserve(batch.size());
+  for (Request* r : batch) {
+    if (r->compact) continue;
+    auto it = pending.find(r->op.key);
+    RecordPtr current = it != pending.end() ? it->second : state_.Find(r->op.key);
+    StatusOr<HistoryEntry> entry = PrepareWrite(r->op, revision + 1, current);
+    if (!entry.ok()) {
+      r->result = entry.status();
+      continue;
+    }
+    ++revision;
+    r->result = ResultOf(*entry);
+    pending[r->op.key] = entry->kv;
+    entries.push_back(std::move(entry).value());
+  }
+  return entries;
+}
+
+Status SqliteStore::Load() {
+  const int64_t base = log_->compacted();
+  state_.Start(base);
+  return log_->Scan([&](const SqliteLog::Row& row) { LoadRow(row, base); });
+}
+
+// Rows at or below `base` (the compacted revision) are the state at `base`;
+// rows after it are replayed as events so that watches can resume from them.
+void SqliteStore::LoadRow(const SqliteLog::Row& row, int64_t base) {
+  auto record = [&row](int64_t mod_revision) {
+    return std::make_shared<const KeyValue>(
+        KeyValue{std::string(row.key), std::string(row.value), row.create_revision, mod_revision});
+  };
+  if (row.id <= base) {
+    state_.Seed(row.key, row.deleted ? nullptr : record(row.id));
+    return;
+  }
+  HistoryEntry entry{row.id, nullptr, row.created ? nullptr : state_.Find(row.key)};
+  if (!row.deleted) {
+    entry.kv = record(row.id);
+  } else if (!entry.prev) {
+    entry.prev = record(row.prev_revision);  // the row carries the deleted value
+  }
+  state_.Apply({std::move(entry)});
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                                 const StoreOptions& opts) {
+  FLOTILLA_ASSIGN_OR_RETURN(std::unique_ptr<SqliteLog> log, SqliteLog::Open(path));
+  auto store = std::make_unique<SqliteStore>(std::move(log), opts);
+  FLOTILLA_RETURN_IF_ERROR(store->Load());
+  store->Start();
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace flotilla::storage

@@ -1,0 +1,178 @@
+#include "storage/state.h"
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace flotilla::storage {
+namespace {
+
+std::string Quoted(std::string_view key) { return "\"" + std::string(key) + "\""; }
+
+Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
+  if (op.kind == WriteKind::kCreate) {
+    if (current) return Status::AlreadyExists("key " + Quoted(op.key) + " already exists");
+    return Status::Ok();
+  }
+  if (!current) return Status::NotFound("key " + Quoted(op.key) + " not found");
+  if (op.expected_mod_revision != 0 && op.expected_mod_revision != current->mod_revision) {
+    return Status::Conflict("key " + Quoted(op.key) + " has been modified: expected revision " +
+                            std::to_string(op.expected_mod_revision) + ", found " +
+                            std::to_string(current->mod_revision));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Event ToEvent(const HistoryEntry& entry) {
+  Event event;
+  if (entry.is_delete()) {
+    event.type = Event::Type::kDelete;
+    event.kv = *entry.prev;
+    event.kv.mod_revision = entry.revision;
+  } else {
+    event.kv = *entry.kv;
+  }
+  if (entry.prev) event.prev = *entry.prev;
+  return event;
+}
+
+KeyValue ResultOf(const HistoryEntry& entry) {
+  if (!entry.is_delete()) return *entry.kv;
+  KeyValue kv = *entry.prev;
+  kv.mod_revision = entry.revision;
+  return kv;
+}
+
+StatusOr<HistoryEntry> PrepareWrite(const WriteOp& op, int64_t revision, const RecordPtr& current) {
+  FLOTILLA_RETURN_IF_ERROR(CheckPrecondition(op, current));
+  HistoryEntry entry{revision, nullptr, current};
+  if (op.kind == WriteKind::kDelete) return entry;
+  if (op.mutation == nullptr || !*op.mutation) {
+    return Status::Internal("write to key " + Quoted(op.key) + " has no mutation");
+  }
+  std::optional<KeyValue> before;
+  if (current) before = *current;
+  StatusOr<std::string> value = (*op.mutation)(revision, before);
+  if (!value.ok()) return value.status();
+  entry.kv = std::make_shared<const KeyValue>(
+      KeyValue{std::string(op.key), std::move(value).value(),
+               current ? current->create_revision : revision, revision});
+  return entry;
+}
+
+State::State(int64_t history_limit)
+    : history_limit_(static_cast<size_t>(std::max<int64_t>(history_limit, 1))) {}
+
+RecordPtr State::Find(std::string_view key) const {
+  std::shared_lock lock(mu_);
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : it->kv;
+}
+
+StatusOr<KeyValue> State::Get(std::string_view key) const {
+  RecordPtr kv = Find(key);
+  if (!kv) return Status::NotFound("key " + Quoted(key) + " not found");
+  return *kv;
+}
+
+ListResult State::List(std::string_view prefix, const ListOptions& opts) const {
+  ListResult out;
+  std::shared_lock lock(mu_);
+  out.revision = revision_;
+  std::string_view after = opts.start_after;
+  auto it =
+      after.empty() || after < prefix ? index_.lower_bound(prefix) : index_.upper_bound(after);
+  for (; it != index_.end() && it->kv->key.starts_with(prefix); ++it) {
+    if (opts.limit > 0 && static_cast<int64_t>(out.items.size()) == opts.limit) {
+      out.more = true;
+      break;
+    }
+    out.items.push_back(*it->kv);
+  }
+  return out;
+}
+
+int64_t State::revision() const {
+  std::shared_lock lock(mu_);
+  return revision_;
+}
+
+int64_t State::compacted() const {
+  std::shared_lock lock(mu_);
+  return compacted_;
+}
+
+void State::Apply(std::vector<HistoryEntry> entries) {
+  if (entries.empty()) return;
+  std::unique_lock lock(mu_);
+  for (const HistoryEntry& e : entries) {
+    SetLocked(e.key(), e.kv);
+    revision_ = e.revision;
+    history_.push_back(e);
+  }
+  if (history_.size() > history_limit_) {
+    TrimHistoryLocked(history_[history_.size() - history_limit_ - 1].revision);
+  }
+  hub_.Publish(entries);
+}
+
+Status State::Compact(int64_t revision) {
+  std::unique_lock lock(mu_);
+  if (revision <= compacted_) return Status::Ok();
+  if (revision > revision_) {
+    return Status::BadRequest("cannot compact to revision " + std::to_string(revision) +
+                              ": the store is at revision " + std::to_string(revision_));
+  }
+  TrimHistoryLocked(revision);
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Watcher>> State::Watch(std::string_view prefix, int64_t after_revision,
+                                                WatchCallback callback) {
+  std::shared_lock lock(mu_);
+  if (after_revision != 0 && after_revision < compacted_) {
+    return Status::Expired("too old resource version: " + std::to_string(after_revision) + " (" +
+                           std::to_string(compacted_) + ")");
+  }
+  int64_t from = after_revision == 0 ? revision_ : after_revision;
+  auto it = std::upper_bound(history_.begin(), history_.end(), from,
+                             [](int64_t r, const HistoryEntry& e) { return r < e.revision; });
+  std::vector<HistoryEntry> backlog;
+  for (; it != history_.end(); ++it) {
+    if (it->key().starts_with(prefix)) backlog.push_back(*it);
+  }
+  return hub_.Add(std::string(prefix), from, std::move(callback), std::move(backlog));
+}
+
+void State::Start(int64_t revision) {
+  std::unique_lock lock(mu_);
+  revision_ = revision;
+  compacted_ = revision;
+}
+
+void State::Seed(std::string_view key, RecordPtr kv) {
+  std::unique_lock lock(mu_);
+  SetLocked(key, std::move(kv));
+}
+
+void State::SetLocked(std::string_view key, RecordPtr kv) {
+  auto it = index_.find(key);
+  if (!kv) {
+    if (it != index_.end()) index_.erase(it);
+  } else if (it != index_.end()) {
+    it->kv = std::move(kv);
+  } else {
+    index_.insert(Slot{std::move(kv)});
+  }
+}
+
+void State::TrimHistoryLocked(int64_t upto) {
+  while (!history_.empty() && history_.front().revision <= upto) history_.pop_front();
+  compacted_ = std::max(compacted_, upto);
+}
+
+}  // namespace flotilla::storage

@@ -1,0 +1,359 @@
+// The Store contract, run against every backend.
+#include "storage/store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "storage/test_util.h"
+
+namespace flotilla::storage {
+namespace {
+
+using testing::EventLog;
+using ::testing::HasSubstr;
+using testing::SetValue;
+using testing::TempDir;
+
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { store_ = Open(); }
+
+  std::unique_ptr<Store> Open(const StoreOptions& opts = {}) {
+    if (GetParam() == "memory") return NewMemoryStore(opts);
+    auto store = OpenSqliteStore(dir_.path() + "/state.db", opts);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  KeyValue MustCreate(const std::string& key, const std::string& value) {
+    auto kv = store_->Create(key, SetValue(value));
+    EXPECT_TRUE(kv.ok()) << kv.status().ToString();
+    return kv.ok() ? *kv : KeyValue{};
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreTest, CreateGetUpdateDelete) {
+  EXPECT_EQ(store_->CurrentRevision(), 0);
+  KeyValue created = MustCreate("/registry/pods/ns/a", "v1");
+  EXPECT_EQ(created.key, "/registry/pods/ns/a");
+  EXPECT_EQ(created.value, "v1");
+  EXPECT_EQ(created.create_revision, 1);
+  EXPECT_EQ(created.mod_revision, 1);
+
+  auto got = store_->Get("/registry/pods/ns/a");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->value, "v1");
+  EXPECT_EQ(got->mod_revision, 1);
+
+  MustCreate("/registry/pods/ns/b", "other");
+  auto updated = store_->Update("/registry/pods/ns/a", 1, SetValue("v2"));
+  ASSERT_TRUE(updated.ok());
+  EXPECT_EQ(updated->create_revision, 1);
+  EXPECT_EQ(updated->mod_revision, 3);
+  EXPECT_EQ(store_->Get("/registry/pods/ns/a")->value, "v2");
+
+  auto deleted = store_->Delete("/registry/pods/ns/a", 0);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(deleted->value, "v2");
+  EXPECT_EQ(deleted->create_revision, 1);
+  EXPECT_EQ(deleted->mod_revision, 4);
+  EXPECT_TRUE(store_->Get("/registry/pods/ns/a").status().Is(Reason::kNotFound));
+  EXPECT_EQ(store_->CurrentRevision(), 4);
+
+  KeyValue again = MustCreate("/registry/pods/ns/a", "v3");
+  EXPECT_EQ(again.create_revision, 5);
+  EXPECT_EQ(again.mod_revision, 5);
+}
+
+TEST_P(StoreTest, ErrorsNameTheKeyAndWriteNothing) {
+  MustCreate("/k/a", "v");
+  Status exists = store_->Create("/k/a", SetValue("w")).status();
+  EXPECT_TRUE(exists.Is(Reason::kAlreadyExists)) << exists.ToString();
+  EXPECT_THAT(exists.message(), HasSubstr("/k/a"));
+
+  Status missing = store_->Update("/k/missing", 0, SetValue("w")).status();
+  EXPECT_TRUE(missing.Is(Reason::kNotFound)) << missing.ToString();
+  EXPECT_THAT(missing.message(), HasSubstr("/k/missing"));
+  Status get_missing = store_->Get("/k/missing").status();
+  EXPECT_TRUE(get_missing.Is(Reason::kNotFound));
+  EXPECT_THAT(get_missing.message(), HasSubstr("/k/missing"));
+  EXPECT_TRUE(store_->Delete("/k/missing", 0).status().Is(Reason::kNotFound));
+
+  EXPECT_EQ(store_->CurrentRevision(), 1);
+  EXPECT_EQ(store_->Get("/k/a")->value, "v");
+}
+
+TEST_P(StoreTest, StaleExpectedRevisionConflicts) {
+  MustCreate("/k/a", "v1");
+  ASSERT_TRUE(store_->Update("/k/a", 1, SetValue("v2")).ok());
+
+  Status stale = store_->Update("/k/a", 1, SetValue("v3")).status();
+  EXPECT_TRUE(stale.Is(Reason::kConflict)) << stale.ToString();
+  EXPECT_THAT(stale.message(), HasSubstr("/k/a"));
+  Status stale_delete = store_->Delete("/k/a", 1).status();
+  EXPECT_TRUE(stale_delete.Is(Reason::kConflict)) << stale_delete.ToString();
+  EXPECT_EQ(store_->Get("/k/a")->value, "v2");
+  EXPECT_EQ(store_->CurrentRevision(), 2);
+
+  EXPECT_TRUE(store_->Update("/k/a", 0, SetValue("v4")).ok());  // unconditional
+  EXPECT_TRUE(store_->Delete("/k/a", 3).ok());
+}
+
+TEST_P(StoreTest, MutationSeesRevisionAndCurrentValue) {
+  MustCreate("/k/other", "x");
+  int64_t seen_revision = 0;
+  bool saw_current = true;
+  auto created = store_->Create("/k/a", [&](int64_t rev, const std::optional<KeyValue>& cur) {
+    seen_revision = rev;
+    saw_current = cur.has_value();
+    return StatusOr<std::string>("rv=" + std::to_string(rev));
+  });
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(seen_revision, 2);
+  EXPECT_FALSE(saw_current);
+  EXPECT_EQ(created->value, "rv=2");
+
+  std::optional<KeyValue> current;
+  auto updated = store_->Update("/k/a", 0, [&](int64_t rev, const std::optional<KeyValue>& cur) {
+    current = cur;
+    return StatusOr<std::string>(cur->value + ",rv=" + std::to_string(rev));
+  });
+  ASSERT_TRUE(updated.ok());
+  ASSERT_TRUE(current.has_value());
+  EXPECT_EQ(current->value, "rv=2");
+  EXPECT_EQ(current->mod_revision, 2);
+  EXPECT_EQ(updated->value, "rv=2,rv=3");
+}
+
+TEST_P(StoreTest, MutationErrorAbortsTheWrite) {
+  MustCreate("/k/a", "v1");
+  auto fail = [](int64_t, const std::optional<KeyValue>&) -> StatusOr<std::string> {
+    return Status::Invalid("spec.replicas: must be non-negative");
+  };
+  Status update = store_->Update("/k/a", 0, fail).status();
+  EXPECT_TRUE(update.Is(Reason::kInvalid));
+  EXPECT_EQ(update.message(), "spec.replicas: must be non-negative");
+  EXPECT_TRUE(store_->Create("/k/b", fail).status().Is(Reason::kInvalid));
+  EXPECT_EQ(store_->Get("/k/a")->value, "v1");
+  EXPECT_TRUE(store_->Get("/k/b").status().Is(Reason::kNotFound));
+  EXPECT_EQ(store_->CurrentRevision(), 1);
+  EXPECT_EQ(MustCreate("/k/c", "v").mod_revision, 2);  // no revision was used up
+}
+
+TEST_P(StoreTest, ListIsSortedFilteredAndPaged) {
+  for (const char* key :
+       {"/registry/pods/ns2/b", "/registry/services/ns1/a", "/registry/pods/ns1/b",
+        "/registry/pods/ns1/a", "/registry/podsx/ns1/a", "/registry/pods/ns2/a"}) {
+    MustCreate(key, key);
+  }
+  auto all = store_->List("/registry/pods/", {});
+  ASSERT_TRUE(all.ok());
+  std::vector<std::string> keys;
+  for (const KeyValue& kv : all->items) keys.push_back(kv.key);
+  EXPECT_THAT(keys, ::testing::ElementsAre("/registry/pods/ns1/a", "/registry/pods/ns1/b",
+                                           "/registry/pods/ns2/a", "/registry/pods/ns2/b"));
+  EXPECT_FALSE(all->more);
+  EXPECT_EQ(all->revision, 6);
+  EXPECT_EQ(all->items[0].value, "/registry/pods/ns1/a");
+  EXPECT_EQ(all->items[0].mod_revision, 4);
+
+  auto page1 = store_->List("/registry/pods/", {.limit = 3});
+  ASSERT_EQ(page1->items.size(), 3u);
+  EXPECT_TRUE(page1->more);
+  auto page2 =
+      store_->List("/registry/pods/", {.start_after = page1->items.back().key, .limit = 3});
+  ASSERT_EQ(page2->items.size(), 1u);
+  EXPECT_EQ(page2->items[0].key, "/registry/pods/ns2/b");
+  EXPECT_FALSE(page2->more);
+
+  auto exact = store_->List("/registry/pods/", {.start_after = "", .limit = 4});
+  EXPECT_FALSE(exact->more);  // exactly `limit` items left
+  auto before_prefix = store_->List("/registry/pods/ns2/", {.start_after = "/a"});
+  EXPECT_EQ(before_prefix->items.size(), 2u);
+  EXPECT_EQ(store_->List("", {})->items.size(), 6u);
+  EXPECT_TRUE(store_->List("/registry/nothing/", {})->items.empty());
+}
+
+TEST_P(StoreTest, WatchFromNowSeesPutsAndDeletesUnderPrefix) {
+  MustCreate("/registry/pods/ns/old", "before");
+  EventLog log;
+  auto watcher = store_->Watch("/registry/pods/", 0, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+
+  MustCreate("/registry/services/ns/s", "ignored");
+  MustCreate("/registry/pods/ns/a", "v1");
+  ASSERT_TRUE(store_->Update("/registry/pods/ns/a", 0, SetValue("v2")).ok());
+  ASSERT_TRUE(store_->Delete("/registry/pods/ns/a", 0).ok());
+
+  std::vector<Event> events = log.WaitFor(3);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, Event::Type::kPut);
+  EXPECT_EQ(events[0].kv.value, "v1");
+  EXPECT_EQ(events[0].kv.mod_revision, 3);
+  EXPECT_FALSE(events[0].prev.has_value());
+  EXPECT_EQ(events[1].type, Event::Type::kPut);
+  EXPECT_EQ(events[1].kv.value, "v2");
+  ASSERT_TRUE(events[1].prev.has_value());
+  EXPECT_EQ(events[1].prev->value, "v1");
+  EXPECT_EQ(events[2].type, Event::Type::kDelete);
+  EXPECT_EQ(events[2].kv.value, "v2");
+  EXPECT_EQ(events[2].kv.mod_revision, 5);
+  EXPECT_EQ(events[2].kv.create_revision, 3);
+  ASSERT_TRUE(events[2].prev.has_value());
+  EXPECT_EQ(events[2].prev->mod_revision, 4);
+}
+
+TEST_P(StoreTest, WatchFromPastRevisionReplaysThenFollows) {
+  for (int i = 1; i <= 5; ++i) MustCreate("/k/" + std::to_string(i), "v");
+  EventLog log;
+  auto watcher = store_->Watch("/k/", 2, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  MustCreate("/k/6", "v");
+  MustCreate("/k/7", "v");
+  std::vector<Event> events = log.WaitFor(5);
+  ASSERT_EQ(events.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(events[i].kv.mod_revision, i + 3);
+    EXPECT_EQ(events[i].kv.key, "/k/" + std::to_string(i + 3));
+  }
+}
+
+TEST_P(StoreTest, WatchFromCompactedRevisionIsExpired) {
+  for (int i = 1; i <= 5; ++i) MustCreate("/k/a" + std::to_string(i), "v");
+  ASSERT_TRUE(store_->Update("/k/a1", 0, SetValue("w")).ok());
+  ASSERT_TRUE(store_->Compact(3).ok());
+  EXPECT_EQ(store_->CompactedRevision(), 3);
+
+  Status expired = store_->Watch("/k/", 2, [](const std::vector<Event>&) {}).status();
+  EXPECT_TRUE(expired.Is(Reason::kExpired)) << expired.ToString();
+  EventLog log;
+  auto watcher = store_->Watch("/k/", 3, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  EXPECT_EQ(log.WaitFor(3).size(), 3u);  // revisions 4, 5, 6
+  EXPECT_EQ(log.events().front().kv.mod_revision, 4);
+
+  EXPECT_EQ(store_->Get("/k/a1")->value, "w");  // latest values survive
+  EXPECT_EQ(store_->Get("/k/a2")->value, "v");
+  EXPECT_TRUE(store_->Compact(2).ok());  // already compacted: nothing to do
+  EXPECT_EQ(store_->CompactedRevision(), 3);
+  EXPECT_TRUE(store_->Compact(100).Is(Reason::kBadRequest));
+}
+
+TEST_P(StoreTest, HistoryIsBoundedByHistoryEvents) {
+  store_.reset();
+  store_ = Open({.history_events = 5});
+  for (int i = 1; i <= 20; ++i) MustCreate("/k/" + std::to_string(i), "v");
+  EXPECT_EQ(store_->CompactedRevision(), 15);
+  EXPECT_TRUE(
+      store_->Watch("/k/", 14, [](const std::vector<Event>&) {}).status().Is(Reason::kExpired));
+  EventLog log;
+  auto watcher = store_->Watch("/k/", 15, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  std::vector<Event> events = log.WaitFor(5);
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_EQ(events.front().kv.mod_revision, 16);
+  EXPECT_EQ(store_->List("/k/", {})->items.size(), 20u);
+}
+
+TEST_P(StoreTest, StopFromInsideTheCallbackEndsDelivery) {
+  std::atomic<int> calls = 0;
+  std::promise<void> called;
+  std::unique_ptr<Watcher> watcher;
+  std::mutex mu;
+  std::unique_lock hold(mu);  // the callback waits until `watcher` is assigned
+  auto result = store_->Watch("/k/", 0, [&](const std::vector<Event>&) {
+    std::lock_guard lock(mu);
+    watcher->Stop();
+    if (++calls == 1) called.set_value();
+  });
+  ASSERT_TRUE(result.ok());
+  watcher = std::move(result).value();
+  hold.unlock();
+
+  EventLog witness;
+  auto other = store_->Watch("/k/", 0, witness.Callback());
+  ASSERT_TRUE(other.ok());
+  for (int i = 0; i < 20; ++i) MustCreate("/k/" + std::to_string(i), "v");
+  EXPECT_EQ(witness.WaitFor(20).size(), 20u);
+  called.get_future().wait();
+  watcher->Stop();  // from outside too: waits for a callback in progress
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST_P(StoreTest, NoCallbackAfterStopReturns) {
+  EventLog stopped, witness;
+  auto watcher = store_->Watch("/k/", 0, stopped.Callback());
+  auto other = store_->Watch("/k/", 0, witness.Callback());
+  ASSERT_TRUE(watcher.ok() && other.ok());
+  MustCreate("/k/a", "v");
+  EXPECT_EQ(stopped.WaitFor(1).size(), 1u);
+  (*watcher)->Stop();
+  MustCreate("/k/b", "v");
+  EXPECT_EQ(witness.WaitFor(2).size(), 2u);
+  EXPECT_EQ(stopped.events().size(), 1u);
+}
+
+TEST_P(StoreTest, ConcurrentWritersAndWatchers) {
+  constexpr int kThreads = 8, kWrites = 100;
+  EventLog all, evens;
+  auto w1 = store_->Watch("/c/", 0, all.Callback());
+  auto w2 = store_->Watch("/c/0", 0, evens.Callback());
+  ASSERT_TRUE(w1.ok() && w2.ok());
+  std::vector<std::vector<KeyValue>> acked(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::string key = "/c/" + std::to_string(t % 2) + "/" + std::to_string(t);
+      auto kv = store_->Create(key, SetValue("0"));
+      if (kv.ok()) acked[t].push_back(*kv);
+      for (int i = 1; i < kWrites; ++i) {
+        kv = store_->Update(key, acked[t].back().mod_revision, SetValue(std::to_string(i)));
+        if (!kv.ok()) return;
+        acked[t].push_back(*kv);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+
+  std::set<int64_t> revisions;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(acked[t].size(), static_cast<size_t>(kWrites)) << "thread " << t;
+    for (size_t i = 1; i < acked[t].size(); ++i) {
+      EXPECT_GT(acked[t][i].mod_revision, acked[t][i - 1].mod_revision);
+    }
+    for (const KeyValue& kv : acked[t]) revisions.insert(kv.mod_revision);
+    auto latest = store_->Get(acked[t].back().key);
+    ASSERT_TRUE(latest.ok());
+    EXPECT_EQ(latest->mod_revision, acked[t].back().mod_revision);
+  }
+  constexpr int kTotal = kThreads * kWrites;
+  EXPECT_EQ(revisions.size(), static_cast<size_t>(kTotal));
+  EXPECT_EQ(store_->CurrentRevision(), kTotal);
+
+  std::vector<Event> events = all.WaitFor(kTotal);
+  ASSERT_EQ(events.size(), static_cast<size_t>(kTotal));
+  for (int i = 0; i < kTotal; ++i) EXPECT_EQ(events[i].kv.mod_revision, i + 1);
+  std::vector<Event> even = evens.WaitFor(kTotal / 2);
+  ASSERT_EQ(even.size(), static_cast<size_t>(kTotal / 2));
+  for (size_t i = 1; i < even.size(); ++i) {
+    EXPECT_GT(even[i].kv.mod_revision, even[i - 1].kv.mod_revision);
+    EXPECT_TRUE(even[i].kv.key.starts_with("/c/0/"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("memory", "sqlite"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace flotilla::storage

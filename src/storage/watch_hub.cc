@@ -1,0 +1,163 @@
+#include "storage/watch_hub.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace flotilla::storage {
+
+// One watcher's queue and delivery state. The callback is called only by the
+// delivery thread that set `running`, so one watcher never sees two batches at
+// once and its batches keep their order.
+struct WatchHub::Sink {
+  Sink(std::string p, int64_t after, WatchCallback cb)
+      : prefix(std::move(p)), after_revision(after), callback(std::move(cb)) {}
+
+  const std::string prefix;
+  const int64_t after_revision;
+  std::mutex mu;
+  std::condition_variable idle;    // signalled when `running` turns false
+  WatchCallback callback;          // GUARDED_BY(mu); emptied once stopped
+  std::deque<HistoryEntry> queue;  // GUARDED_BY(mu)
+  bool scheduled = false;          // GUARDED_BY(mu): in ready_ or being delivered
+  bool running = false;            // GUARDED_BY(mu): the callback is executing
+  std::thread::id runner;          // GUARDED_BY(mu): the thread running it
+  bool stopped = false;            // GUARDED_BY(mu)
+};
+
+// The Watcher handed to callers. It holds only its Sink, so it may outlive
+// the hub.
+class WatchHub::Handle final : public Watcher {
+ public:
+  explicit Handle(std::shared_ptr<Sink> sink) : sink_(std::move(sink)) {}
+  ~Handle() override { Stop(); }
+
+  void Stop() override {
+    WatchCallback doomed;  // destroyed after the lock is released
+    std::unique_lock lock(sink_->mu);
+    sink_->stopped = true;
+    sink_->queue.clear();
+    if (sink_->running && sink_->runner == std::this_thread::get_id()) {
+      return;  // Called from the callback: Deliver releases it on return.
+    }
+    sink_->idle.wait(lock, [this] { return !sink_->running; });
+    doomed = std::move(sink_->callback);
+  }
+
+ private:
+  std::shared_ptr<Sink> sink_;
+};
+
+WatchHub::WatchHub(int threads) {
+  for (int i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { Run(); });
+}
+
+WatchHub::~WatchHub() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  ready_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+std::unique_ptr<Watcher> WatchHub::Add(std::string prefix, int64_t after_revision,
+                                       WatchCallback callback, std::vector<HistoryEntry> backlog) {
+  auto sink = std::make_shared<Sink>(std::move(prefix), after_revision, std::move(callback));
+  sink->queue.assign(std::make_move_iterator(backlog.begin()),
+                     std::make_move_iterator(backlog.end()));
+  sink->scheduled = !sink->queue.empty();
+  std::lock_guard lock(mu_);
+  sinks_.push_back(sink);
+  if (sink->scheduled) {
+    ready_.push_back(sink);
+    ready_cv_.notify_one();
+  }
+  return std::make_unique<Handle>(std::move(sink));
+}
+
+void WatchHub::Publish(std::span<const HistoryEntry> entries) {
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < sinks_.size();) {
+    Sink& sink = *sinks_[i];
+    std::lock_guard sink_lock(sink.mu);
+    if (sink.stopped) {  // Forget stopped watchers as we pass by.
+      std::swap(sinks_[i], sinks_.back());
+      sinks_.pop_back();
+      continue;
+    }
+    bool added = false;
+    for (const HistoryEntry& e : entries) {
+      if (e.revision > sink.after_revision && e.key().starts_with(sink.prefix)) {
+        sink.queue.push_back(e);
+        added = true;
+      }
+    }
+    if (added && !sink.scheduled) {
+      sink.scheduled = true;
+      ready_.push_back(sinks_[i]);
+      ready_cv_.notify_one();
+    }
+    ++i;
+  }
+}
+
+void WatchHub::Run() {
+  while (true) {
+    std::shared_ptr<Sink> sink;
+    {
+      std::unique_lock lock(mu_);
+      ready_cv_.wait(lock, [this] { return closing_ || !ready_.empty(); });
+      if (closing_) return;
+      sink = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    Deliver(sink);
+  }
+}
+
+void WatchHub::Deliver(const std::shared_ptr<Sink>& sink) {
+  std::vector<HistoryEntry> batch;
+  {
+    std::lock_guard lock(sink->mu);
+    if (sink->stopped || sink->queue.empty()) {
+      sink->scheduled = false;
+      return;
+    }
+    auto end = sink->queue.begin() + std::min(kMaxBatch, sink->queue.size());
+    batch.assign(std::make_move_iterator(sink->queue.begin()), std::make_move_iterator(end));
+    sink->queue.erase(sink->queue.begin(), end);
+    sink->running = true;
+    sink->runner = std::this_thread::get_id();
+  }
+  // Values are copied outside the lock so that Publish never waits on it.
+  std::vector<Event> events;
+  events.reserve(batch.size());
+  for (const HistoryEntry& e : batch) events.push_back(ToEvent(e));
+  batch.clear();
+  // Only this thread calls or replaces the callback while `running` is set.
+  sink->callback(events);
+  WatchCallback doomed;
+  bool again = false;
+  {
+    std::lock_guard lock(sink->mu);
+    sink->running = false;
+    if (sink->stopped) {
+      doomed = std::move(sink->callback);
+      sink->scheduled = false;
+    } else if (!sink->queue.empty()) {
+      again = true;  // stays scheduled
+    } else {
+      sink->scheduled = false;
+    }
+  }
+  sink->idle.notify_all();
+  if (again) Schedule(sink);
+}
+
+void WatchHub::Schedule(std::shared_ptr<Sink> sink) {
+  std::lock_guard lock(mu_);
+  ready_.push_back(std::move(sink));
+  ready_cv_.notify_one();
+}
+
+}  // namespace flotilla::storage
