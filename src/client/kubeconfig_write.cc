@@ -1,0 +1,121 @@
+// Writing kubeconfigs (kubeconfig.h). Every string value is double-quoted so
+// that a token or name that looks like a number or a boolean stays a string
+// for kubectl's YAML reader.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "base/base64.h"
+#include "client/kubeconfig.h"
+
+namespace flotilla::client {
+namespace {
+
+void Field(YAML::Emitter& out, const char* key, std::string_view value) {
+  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << std::string(value);
+}
+
+void Cluster(YAML::Emitter& out, std::string_view name, std::string_view server,
+             std::string_view ca_pem) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  if (!ca_pem.empty()) Field(out, "certificate-authority-data", Base64Encode(ca_pem));
+  Field(out, "server", server);
+  out << YAML::EndMap;
+  Field(out, "name", name);
+  out << YAML::EndMap;
+}
+
+void Context(YAML::Emitter& out, std::string_view name, std::string_view user,
+             std::string_view ns) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
+  Field(out, "cluster", name);
+  if (!ns.empty()) Field(out, "namespace", ns);
+  Field(out, "user", user);
+  out << YAML::EndMap;
+  Field(out, "name", name);
+  out << YAML::EndMap;
+}
+
+void User(YAML::Emitter& out, std::string_view name, const KubeconfigCredentials& creds) {
+  out << YAML::BeginMap;
+  Field(out, "name", name);
+  out << YAML::Key << "user" << YAML::Value << YAML::BeginMap;
+  if (!creds.client_cert_pem.empty()) {
+    Field(out, "client-certificate-data", Base64Encode(creds.client_cert_pem));
+  }
+  if (!creds.client_key_pem.empty()) {
+    Field(out, "client-key-data", Base64Encode(creds.client_key_pem));
+  }
+  if (!creds.token.empty()) Field(out, "token", creds.token);
+  out << YAML::EndMap << YAML::EndMap;
+}
+
+Status WriteAtomic(const std::string& path, std::string_view content) {
+  auto fail = [&](std::string_view what) {
+    return Status::Internal(std::string(what) + " " + path + ": " + std::strerror(errno));
+  };
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return fail("cannot create");
+  bool ok = ::fchmod(fd, 0600) == 0;
+  for (size_t off = 0; ok && off < content.size();) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) off += static_cast<size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status error = fail("cannot write");
+    ::unlink(tmp.c_str());
+    return error;
+  }
+  return {};
+}
+
+}  // namespace
+
+StatusOr<std::string> RenderKubeconfig(std::string_view cluster_name, std::string_view server,
+                                       std::string_view ca_pem, std::string_view user_name,
+                                       const KubeconfigCredentials& creds, std::string_view ns) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  out << YAML::Key << "kind" << YAML::Value << "Config";
+  out << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq;
+  Cluster(out, cluster_name, server, ca_pem);
+  out << YAML::EndSeq;
+  out << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq;
+  Context(out, cluster_name, user_name, ns);
+  out << YAML::EndSeq;
+  Field(out, "current-context", cluster_name);
+  out << YAML::Key << "preferences" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
+  User(out, user_name, creds);
+  out << YAML::EndSeq;
+  out << YAML::EndMap;
+  if (!out.good()) return Status::Invalid("cannot render kubeconfig: " + out.GetLastError());
+  return std::string(out.c_str()) + "\n";
+}
+
+Status WriteKubeconfig(const std::string& path, std::string_view cluster_name,
+                       std::string_view server, std::string_view ca_pem, std::string_view user_name,
+                       const KubeconfigCredentials& creds, std::string_view ns) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) return Status::Internal("cannot create " + parent.string() + ": " + ec.message());
+  FLOTILLA_ASSIGN_OR_RETURN(std::string text,
+                            RenderKubeconfig(cluster_name, server, ca_pem, user_name, creds, ns));
+  return WriteAtomic(path, text);
+}
+
+}  // namespace flotilla::client
