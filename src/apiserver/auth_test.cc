@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "apiserver/certs.h"
@@ -117,6 +118,7 @@ TEST(AuthenticatorTest, TokenFileErrors) {
   auto bad = Authenticator::FromTokenFile(path);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr(path + " line 2"));
+  std::filesystem::remove_all(tmpl);
 }
 
 UserInfo User(std::string name, std::vector<std::string> groups) {

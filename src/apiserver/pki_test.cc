@@ -74,6 +74,8 @@ bool ChainVerifies(const std::string& leaf_pem, const std::string& ca_pem, TimeP
 
 class PkiTest : public ::testing::Test {
  protected:
+  ~PkiTest() override { std::filesystem::remove_all(dir_); }
+
   PkiOptions Options() {
     PkiOptions opts;
     opts.dir = dir_ + "/pki";

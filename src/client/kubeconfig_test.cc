@@ -28,6 +28,7 @@ class KubeconfigTest : public ::testing::Test {
     dir_ = std::string(base != nullptr ? base : "/tmp") + "/kubeconfig_test.XXXXXX";
     EXPECT_NE(mkdtemp(dir_.data()), nullptr);
   }
+  ~KubeconfigTest() override { std::filesystem::remove_all(dir_); }
 
   std::string Write(const std::string& rel, std::string_view content) {
     std::filesystem::path p = std::filesystem::path(dir_) / rel;
