@@ -58,9 +58,13 @@ StatusOr<HistoryEntry> PrepareWrite(const WriteOp& op, int64_t revision, const R
   if (current) before = *current;
   StatusOr<std::string> value = (*op.mutation)(revision, before);
   if (!value.ok()) return value.status();
+  std::string bytes = std::move(value).value();
+  // A value built by appending can carry up to twice its size in capacity;
+  // it is kept for as long as the object lives, so give the slack back.
+  if (bytes.capacity() - bytes.size() > bytes.size() / 8) bytes.shrink_to_fit();
   entry.kv = std::make_shared<const KeyValue>(
-      KeyValue{std::string(op.key), std::move(value).value(),
-               current ? current->create_revision : revision, revision});
+      KeyValue{std::string(op.key), std::move(bytes), current ? current->create_revision : revision,
+               revision});
   return entry;
 }
 
