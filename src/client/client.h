@@ -1,0 +1,121 @@
+// The Client: how controllers and tools talk to a Kubernetes API (DESIGN
+// §2). Two implementations share these semantics exactly (same errors, same
+// resourceVersions): a REST client configured from a kubeconfig
+// (NewRestClient) and an in-process client that calls an ApiServer's Objects
+// without HTTP (NewInProcessClient).
+//
+// Objects are JSON documents (json::object). Errors are the server's Status:
+// reason, code, message and causes, so callers branch on NotFound,
+// AlreadyExists, Conflict, Gone/Expired, Invalid.
+//
+// Thread-safe: one Client may be used from many threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace flotilla::client {
+
+// Which resource: group ("" for core), version, plural; namespaced or not.
+struct ResourceRef {
+  std::string group;
+  std::string version;
+  std::string resource;  // plural, e.g. "deployments"
+  bool namespaced = true;
+
+  std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
+};
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;        // "" = most recent
+  std::string resource_version_match;  // "", "NotOlderThan", "Exact"
+  int64_t limit = 0;
+  std::string continue_token;
+};
+
+struct ObjectList {
+  std::vector<json::object> items;
+  std::string resource_version;
+  std::string continue_token;
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;  // "" or "0": current objects first as ADDED
+  bool allow_bookmarks = true;
+  int timeout_seconds = 0;  // 0 = server default
+};
+
+struct WatchEvent {
+  enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
+  Type type = Type::kAdded;
+  json::object object;  // for kError the metav1.Status
+};
+
+// An open watch. Events are delivered to the callback given to Watch, in
+// order, on a thread owned by the Watch. The stream ends when the server
+// closes it, on an error (delivered as kError or through `done`), or Stop().
+class Watch {
+ public:
+  virtual ~Watch() = default;
+  // Stops the stream; no callback runs after it returns. Idempotent.
+  virtual void Stop() = 0;
+  // The resourceVersion of the last event seen ("" before any).
+  virtual std::string LastResourceVersion() const = 0;
+};
+
+using WatchCallback = std::function<void(const WatchEvent& event)>;
+// Called once when the stream ends (OK when closed normally or by Stop()).
+using WatchDone = std::function<void(const Status& status)>;
+
+enum class PatchType { kMerge, kJson, kStrategic };
+
+struct DeleteOptions {
+  std::string propagation_policy;  // "", "Orphan", "Background", "Foreground"
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  std::optional<int64_t> grace_period_seconds;
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  virtual StatusOr<json::object> Get(const ResourceRef& res, const std::string& ns,
+                                     const std::string& name) = 0;
+  virtual StatusOr<ObjectList> List(const ResourceRef& res, const std::string& ns,
+                                    const ListOptions& opts) = 0;
+  virtual StatusOr<std::unique_ptr<Watch>> StartWatch(const ResourceRef& res,
+                                                      const std::string& ns,
+                                                      const WatchOptions& opts,
+                                                      WatchCallback on_event,
+                                                      WatchDone on_done) = 0;
+  virtual StatusOr<json::object> Create(const ResourceRef& res, const std::string& ns,
+                                        const json::object& obj) = 0;
+  virtual StatusOr<json::object> Update(const ResourceRef& res, const std::string& ns,
+                                        const json::object& obj) = 0;
+  virtual StatusOr<json::object> UpdateStatus(const ResourceRef& res, const std::string& ns,
+                                              const json::object& obj) = 0;
+  virtual StatusOr<json::object> Patch(const ResourceRef& res, const std::string& ns,
+                                       const std::string& name, PatchType type,
+                                       const std::string& patch,
+                                       const std::string& subresource = "") = 0;
+  virtual Status Delete(const ResourceRef& res, const std::string& ns, const std::string& name,
+                        const DeleteOptions& opts = {}) = 0;
+  // autoscaling/v1 Scale of a workload; `replicas` >= 0 sets it.
+  virtual StatusOr<json::object> GetScale(const ResourceRef& res, const std::string& ns,
+                                          const std::string& name) = 0;
+  virtual StatusOr<json::object> UpdateScale(const ResourceRef& res, const std::string& ns,
+                                             const std::string& name, int64_t replicas) = 0;
+};
+
+}  // namespace flotilla::client
