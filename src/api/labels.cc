@@ -83,8 +83,9 @@ std::vector<Item> Lex(std::string_view s) {
   return items;
 }
 
+// strconv.ParseInt(s, 10, 64): an optional sign, then decimal digits.
 std::optional<int64_t> ParseGoInt(std::string_view s) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-') s.remove_prefix(1);
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
