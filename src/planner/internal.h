@@ -1,16 +1,26 @@
-// Internal to the planner: the per-cluster working state shared by
-// planner.cc and scale_down.cc. Not part of the planner's interface.
+// Internal to the planner: the per-cluster working state and the steps that
+// live in their own files (order.cc, scale_down.cc). Not part of the
+// planner's interface.
 #pragma once
+
+#include <absl/container/inlined_vector.h>
 
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string_view>
+#include <vector>
 
 #include "planner/planner.h"
 
 namespace flotilla::planner::internal {
 
 inline constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+
+// Working arrays of one plan: on the stack for small plans, which are the
+// common case and where a heap allocation costs as much as the planning.
+template <typename T>
+using Scratch = absl::InlinedVector<T, 16>;
 
 // One cluster that a preferences entry matches, in planning order.
 struct Slot {
@@ -28,6 +38,22 @@ struct Slot {
   uint32_t index = 0;  // position in the caller's cluster list
   Limit limit = Limit::kNone;
 };
+
+// A cluster that a preferences entry matches, with its planning-order keys.
+struct Ordered {
+  uint64_t sort_key = 0;  // weight and hash packed, when weights fit in 32 bits
+  uint32_t hash = 0;      // TieBreak(name, workload key)
+  uint32_t index = 0;     // position in the caller's cluster list
+  const ClusterPreferences* prefs = nullptr;
+};
+
+// Step 1: the clusters that a preferences entry matches, in planning order:
+// weight descending, then TieBreak ascending, then name (hash collisions).
+void PlanningOrder(std::span<const ClusterState> clusters, std::string_view workload_key,
+                   const Preferences& prefs, Scratch<Ordered>& order);
+
+// 32-bit FNV-1 over the cluster name's bytes, then the workload key's.
+uint32_t TieBreak(std::string_view cluster, std::string_view workload_key);
 
 // Rebalance off and a scale-down whose running replicas do not all fit: sets
 // every slot's `kept` (<= `wanted`) so that they sum to `remaining`, taking

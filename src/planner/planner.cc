@@ -8,60 +8,29 @@ namespace flotilla::planner {
 namespace {
 
 using internal::kNoLimit;
+using internal::Scratch;
 using internal::Slot;
 using u128 = unsigned __int128;
 
-constexpr uint32_t kFnvOffsetBasis = 2166136261u;
-constexpr uint32_t kFnvPrime = 16777619u;
-
 int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
 
-// A cluster that a preferences entry matches, keyed for sorting.
-struct OrderKey {
-  int64_t weight;
-  uint32_t hash;
-  uint32_t index;
-  const ClusterPreferences* prefs;
-};
-
-// Weight descending, then hash ascending; the name (then the position) only
-// separates the rare hash collisions, so the order never depends on the
-// caller's order of clusters.
-struct PlanningOrder {
-  std::span<const ClusterState> clusters;
-  bool operator()(const OrderKey& a, const OrderKey& b) const {
-    if (a.weight != b.weight) return a.weight > b.weight;
-    if (a.hash != b.hash) return a.hash < b.hash;
-    std::string_view na = clusters[a.index].name, nb = clusters[b.index].name;
-    if (na != nb) return na < nb;
-    return a.index < b.index;
-  }
-};
-
-std::vector<Slot> OrderedSlots(std::span<const ClusterState> clusters, std::string_view key,
-                               const Preferences& prefs) {
-  std::vector<OrderKey> keys;
-  keys.reserve(clusters.size());
-  for (size_t i = 0; i < clusters.size(); ++i) {
-    const ClusterPreferences* p = prefs.For(clusters[i].name);
-    if (p == nullptr) continue;
-    keys.push_back(
-        {NonNegative(p->weight), TieBreakHash(clusters[i].name, key), static_cast<uint32_t>(i), p});
-  }
-  std::sort(keys.begin(), keys.end(), PlanningOrder{clusters});
-  std::vector<Slot> slots(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) {
-    const ClusterPreferences& p = *keys[k].prefs;
-    const ClusterState& c = clusters[keys[k].index];
-    Slot& s = slots[k];
-    s.weight = keys[k].weight;
+// Step 1: the clusters that a preferences entry matches, in planning order.
+void OrderedSlots(std::span<const ClusterState> clusters, std::string_view key,
+                  const Preferences& prefs, Scratch<Slot>& slots) {
+  Scratch<internal::Ordered> order;
+  internal::PlanningOrder(clusters, key, prefs, order);
+  slots.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const ClusterPreferences& p = *order[k].prefs;
+    const ClusterState& c = clusters[order[k].index];
+    Slot& s = slots.emplace_back();
+    s.weight = NonNegative(p.weight);
     s.max_replicas = p.max_replicas ? NonNegative(*p.max_replicas) : kNoLimit;
     s.min_replicas = std::min(NonNegative(p.min_replicas), s.max_replicas);
     s.capacity = c.estimated_capacity ? NonNegative(*c.estimated_capacity) : kNoLimit;
     s.current = NonNegative(c.current_replicas);
-    s.index = keys[k].index;
+    s.index = order[k].index;
   }
-  return slots;
 }
 
 // Step 2: minReplicas, in order, while replicas and capacity last.
@@ -77,8 +46,8 @@ void GiveMinimum(std::span<Slot> slots, int64_t& remaining) {
   }
 }
 
-// How many of its running replicas beyond what it has a slot may keep:
-// bounded by its maxReplicas and capacity.
+// How many running replicas beyond its minReplicas placement a cluster may
+// keep: bounded by its maxReplicas and capacity.
 int64_t Wanted(Slot& s) {
   if (s.current <= s.plan) return 0;
   int64_t target = std::min({s.current, s.max_replicas, s.capacity});
@@ -127,15 +96,22 @@ int64_t CeilShare(int64_t dist, int64_t weight, u128 weight_sum) {
 
 // One round of step 4 over the open clusters; closes the ones capped by
 // maxReplicas or capacity. Returns whether any cluster changed.
-bool DistributeRound(std::span<Slot> slots, std::vector<uint32_t>& open, u128& weight_sum,
+bool DistributeRound(std::span<Slot> slots, Scratch<uint32_t>& open, u128& weight_sum,
                      int64_t& remaining) {
   const int64_t dist = remaining;
   const u128 round_sum = weight_sum;
   bool modified = false;
   size_t still_open = 0;
+  // Slots are sorted by weight, so equal shares come in runs: one division
+  // per run.
+  int64_t share_weight = 0, share = 0;
   for (uint32_t pos : open) {
     Slot& s = slots[pos];
-    int64_t extra = std::min(CeilShare(dist, s.weight, round_sum), remaining);
+    if (s.weight != share_weight) {
+      share_weight = s.weight;
+      share = CeilShare(dist, s.weight, round_sum);
+    }
+    int64_t extra = std::min(share, remaining);
     int64_t used = std::min(extra, s.prealloc);
     s.prealloc -= used;
     extra -= used;
@@ -169,7 +145,7 @@ bool DistributeRound(std::span<Slot> slots, std::vector<uint32_t>& open, u128& w
 // Step 4: rounds until nothing remains, nothing changes or no weight is left.
 // Clusters of weight 0 never receive anything here, so they are left out.
 void DistributeByWeight(std::span<Slot> slots, int64_t& remaining) {
-  std::vector<uint32_t> open;
+  Scratch<uint32_t> open;
   open.reserve(slots.size());
   u128 weight_sum = 0;
   for (uint32_t pos = 0; pos < slots.size(); ++pos) {
@@ -200,17 +176,15 @@ void Explain(std::span<const ClusterState> clusters, std::span<const Slot> slots
 }  // namespace
 
 uint32_t TieBreakHash(std::string_view cluster, std::string_view workload_key) {
-  uint32_t h = kFnvOffsetBasis;
-  for (char c : cluster) h = (h * kFnvPrime) ^ static_cast<uint8_t>(c);
-  for (char c : workload_key) h = (h * kFnvPrime) ^ static_cast<uint8_t>(c);
-  return h;
+  return internal::TieBreak(cluster, workload_key);
 }
 
 Placement PlanPlacement(int64_t replicas, std::span<const ClusterState> clusters,
                         std::string_view workload_key, const Preferences& prefs,
                         std::vector<Explanation>* explanations) {
   replicas = NonNegative(replicas);
-  std::vector<Slot> slots = OrderedSlots(clusters, workload_key, prefs);
+  Scratch<Slot> slots;
+  OrderedSlots(clusters, workload_key, prefs, slots);
   int64_t remaining = replicas;
   GiveMinimum(slots, remaining);
   if (!prefs.rebalance) {
