@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   flotilla::cli::AddVersionCommand(app);
   flotilla::cli::AddPlanCommand(app);
+  flotilla::cli::AddServerCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -17,6 +17,12 @@ void RespondText(Responder& resp, int code, const std::string& body,
   resp.Respond(code, {{"Content-Type", type}, {"Cache-Control", "no-cache, private"}}, body);
 }
 
+bool AuthorizedNonResource(const UserInfo& user, const Request& req, const RequestInfo& info) {
+  std::string verb = req.method == "GET" || req.method == "HEAD" ? "get" : info.verb;
+  RequestAttributes attrs{verb, "", "", "", "", "", false, info.path};
+  return Authorize(user, attrs).allowed;
+}
+
 const UserInfo& InProcessUser() {
   static const UserInfo kUser{"system:apiserver", "", {"system:masters", "system:authenticated"}};
   return kUser;
@@ -30,15 +36,15 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
     openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
     const api::SchemaSet* schemas = opts_.schemas;
     objects_.SetSchemaChecker([schemas](const api::Resource& res, const json::value& obj,
-                                        std::vector<std::string>* unknown) -> Status {
+                                        FieldValidation validation,
+                                        std::vector<std::string>* warnings) -> Status {
       api::CheckResult result;
       schemas->Check(res.schema_name, obj, &result);
-      if (!result.type_errors.empty()) {
-        const StatusCause& first = result.type_errors.front();
-        return Status::BadRequest(res.kind + " in version \"" + res.version +
-                                  "\" cannot be handled as a " + res.kind + ": " + first.message);
+      FLOTILLA_RETURN_IF_ERROR(api::DecodeError(res.kind, res.version, result,
+                                                validation == FieldValidation::kStrict));
+      if (validation == FieldValidation::kWarn && warnings != nullptr) {
+        for (auto& w : api::UnknownFieldWarnings(result)) warnings->push_back(std::move(w));
       }
-      *unknown = std::move(result.unknown_fields);
       return Status::Ok();
     });
     objects_.SetPatchInfo([schemas](const api::Resource& res) { return schemas->PatchInfo(res.schema_name); });
@@ -75,6 +81,9 @@ void ApiServer::Handle(Request& req, Responder& resp) {
     RespondStatus(resp, Status::Unauthorized("Unauthorized"));
   } else if (info.resource_request) {
     HandleResource(req, info, *user, resp);
+  } else if (!IsHealthPath(info.path) && !AuthorizedNonResource(*user, req, info)) {
+    RequestAttributes attrs{"get", "", "", "", "", "", false, info.path};
+    RespondStatus(resp, Status::Forbidden(ForbiddenMessage(*user, attrs)));
   } else {
     HandleNonResource(req, info, resp);
   }

@@ -94,20 +94,7 @@ StatusOr<json::object> Objects::Get(const api::Resource& res, const std::string&
 Status Objects::CheckSchema(const api::Resource& res, const json::object& obj,
                             const WriteOptions& opts) {
   if (!schema_checker_) return Status::Ok();
-  std::vector<std::string> unknown;
-  FLOTILLA_RETURN_IF_ERROR(schema_checker_(res, obj, &unknown));
-  if (unknown.empty() || opts.field_validation == FieldValidation::kIgnore) return Status::Ok();
-  if (opts.field_validation == FieldValidation::kStrict) {
-    std::string msg = "strict decoding error: ";
-    for (size_t i = 0; i < unknown.size(); ++i) {
-      msg += (i > 0 ? ", " : "") + std::string("unknown field \"") + unknown[i] + "\"";
-    }
-    return Status::BadRequest(std::move(msg));
-  }
-  if (opts.warnings != nullptr) {
-    for (const auto& f : unknown) opts.warnings->push_back("unknown field \"" + f + "\"");
-  }
-  return Status::Ok();
+  return schema_checker_(res, obj, opts.field_validation, opts.warnings);
 }
 
 Status Objects::CheckNamespace(const api::Resource& res, const std::string& ns) {

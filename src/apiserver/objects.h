@@ -54,11 +54,13 @@ struct ListPage {
   int64_t remaining = -1;      // remainingItemCount when known
 };
 
-// Checks an incoming object against the kind's schema: type errors (returned
-// as a BadRequest) and unknown fields (collected as paths like
-// "spec.replicass"). Null = no schema checks.
+// Checks an incoming object against the kind's schema as kube-apiserver's
+// decoder does: type errors and, under kStrict, unknown fields are a
+// BadRequest; under kWarn unknown fields are appended to `warnings`. Null =
+// no schema checks.
 using SchemaChecker = std::function<Status(const api::Resource& res, const json::value& obj,
-                                           std::vector<std::string>* unknown_fields)>;
+                                           FieldValidation validation,
+                                           std::vector<std::string>* warnings)>;
 
 // Strategic merge patch metadata for a resource (see api/patch.h).
 using PatchInfoProvider = std::function<api::PatchInfoLookup(const api::Resource& res)>;

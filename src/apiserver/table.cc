@@ -1,28 +1,10 @@
 #include "apiserver/table.h"
 
+#include "api/kinds/kinds.h"
 #include "apiserver/meta.h"
 
 namespace flotilla::apiserver {
 namespace {
-
-std::string ShortHumanDuration(std::chrono::seconds d) {
-  long long s = d.count();
-  if (s < 0) return "<invalid>";
-  if (s < 120) return std::to_string(s) + "s";
-  long long m = s / 60;
-  if (m < 10) return std::to_string(m) + "m" + (s % 60 ? std::to_string(s % 60) + "s" : "");
-  if (m < 180) return std::to_string(m) + "m";
-  long long h = m / 60;
-  if (h < 8) return std::to_string(h) + "h" + (m % 60 ? std::to_string(m % 60) + "m" : "");
-  if (h < 48) return std::to_string(h) + "h";
-  if (h < 24 * 8) return std::to_string(h / 24) + "d" + (h % 24 ? std::to_string(h % 24) + "h" : "");
-  if (h < 24 * 365 * 2) return std::to_string(h / 24) + "d";
-  if (h < 24 * 365 * 8) {
-    long long days = h / 24;
-    return std::to_string(days / 365) + "y" + (days % 365 ? std::to_string(days % 365) + "d" : "");
-  }
-  return std::to_string(h / 24 / 365) + "y";
-}
 
 json::object ColumnDefinition(const api::TableColumn& c) {
   return json::object{{"name", c.name},
@@ -59,7 +41,7 @@ IncludeObject ParseIncludeObject(const std::string& value) {
 std::string AgeOf(const json::object& obj, TimePoint now) {
   TimePoint created;
   if (!ParseRfc3339(MetaString(obj, "creationTimestamp"), &created)) return "<unknown>";
-  return ShortHumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - created));
+  return api::HumanDuration(now - created);
 }
 
 json::object ToTable(const api::Resource& res, const std::vector<json::object>& objects,

@@ -8,5 +8,6 @@ namespace flotilla::cli {
 
 void AddVersionCommand(CLI::App& app);
 void AddPlanCommand(CLI::App& app);
+void AddServerCommand(CLI::App& app);
 
 }  // namespace flotilla::cli

@@ -1,0 +1,86 @@
+// `flotilla server`: the federation control plane's API server with embedded
+// storage. Writes an admin kubeconfig (and a read-only one) into the data dir
+// and runs until SIGINT or SIGTERM.
+#include <csignal>
+#include <iostream>
+
+#include "api/kinds/kinds.h"
+#include "api/schema.h"
+#include "apiserver/server.h"
+#include "base/log.h"
+#include "cli/commands.h"
+#include "cli/signals.h"
+#include "cli/version.h"
+#include "client/kubeconfig.h"
+
+namespace flotilla::cli {
+namespace {
+
+struct ServerFlags {
+  apiserver::ServerOptions server;
+  std::string log_level = "info";
+};
+
+Status WriteKubeconfigs(const apiserver::Server& s, const std::string& dir) {
+  const auto& pki = s.pki();
+  FLOTILLA_RETURN_IF_ERROR(client::WriteKubeconfig(dir + "/kubeconfig", "flotilla", s.url(),
+                                                   pki.ca_cert_pem, "flotilla-admin",
+                                                   {pki.admin_token, "", ""}));
+  return client::WriteKubeconfig(dir + "/readonly.kubeconfig", "flotilla", s.url(),
+                                 pki.ca_cert_pem, "flotilla-viewer", {pki.readonly_token, "", ""});
+}
+
+int RunServer(ServerFlags& flags) {
+  InitLogging(flags.log_level);
+  BlockTerminationSignals();
+  api::Registry registry;
+  api::RegisterFoundationKinds(registry);
+  flags.server.registry = &registry;
+  flags.server.schemas = &api::SchemaSet::Builtin();
+  auto server = apiserver::Server::Start(flags.server);
+  if (!server.ok()) {
+    spdlog::error("starting the API server: {}", server.status().ToString());
+    return 1;
+  }
+  const std::string& dir = flags.server.data_dir;
+  Status written = WriteKubeconfigs(**server, dir);
+  if (!written.ok()) {
+    spdlog::error("writing kubeconfig: {}", written.ToString());
+    return 1;
+  }
+  spdlog::info("Flotilla API server {} listening on {} (storage: {})", kVersion, (*server)->url(),
+               flags.server.storage);
+  std::cout << "Flotilla API server ready at " << (*server)->url() << "\n"
+            << "  export KUBECONFIG=" << dir << "/kubeconfig\n"
+            << "  kubectl get namespaces\n"
+            << std::flush;
+  int sig = WaitForTerminationSignal();
+  spdlog::info("received signal {}, shutting down", sig);
+  (*server)->Stop();
+  return 0;
+}
+
+}  // namespace
+
+void AddServerCommand(CLI::App& app) {
+  auto flags = std::make_shared<ServerFlags>();
+  auto* cmd = app.add_subcommand("server", "Run the federation API server");
+  cmd->add_option("--data-dir", flags->server.data_dir, "Directory for state, certificates and kubeconfigs")
+      ->capture_default_str()->group("Storage");
+  cmd->add_option("--storage", flags->server.storage, "Storage backend: sqlite or memory")
+      ->check(CLI::IsMember({"sqlite", "memory"}))->capture_default_str()->group("Storage");
+  cmd->add_option("--watch-history", flags->server.store_options.history_events,
+                  "Events kept in memory for watch resumption; older resourceVersions get 410 Gone")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group("Storage");
+  cmd->add_option("--bind-address", flags->server.bind_address, "Address to listen on")
+      ->capture_default_str()->group("Serving");
+  cmd->add_option("--secure-port", flags->server.port, "HTTPS port (0 picks a free port)")
+      ->check(CLI::Range(0, 65535))->capture_default_str()->group("Serving");
+  cmd->add_option("--tls-san", flags->server.extra_sans,
+                  "Extra DNS names or IPs for the serving certificate")->group("Serving");
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str()->group("Logging");
+  cmd->callback([flags] { std::exit(RunServer(*flags)); });
+}
+
+}  // namespace flotilla::cli
