@@ -1,0 +1,42 @@
+// The built-in kinds as registry data (DESIGN §2, §3): every Kubernetes kind
+// Flotilla serves, with kube-apiserver's discovery facts (short names,
+// categories, verbs, subresources), the defaults it applies, its
+// kind-specific validation (messages and field paths as Kubernetes v1.32
+// words them) and the Table columns `kubectl get` prints.
+//
+// Generic ObjectMeta and name validation is the server's (api/validation.h);
+// so are the things kube-apiserver does with server state, such as
+// allocating Service cluster IPs and node ports. docs/kinds.md lists what
+// each kind defaults, validates and prints.
+#pragma once
+
+#include <string>
+
+#include "api/registry.h"
+#include "base/clock.h"
+
+namespace flotilla::api {
+
+// Registers the kinds the federation serves, preferred versions first:
+//   v1: namespaces, configmaps, secrets, services, events, serviceaccounts
+//   apps/v1: replicasets, deployments, statefulsets
+//   autoscaling/v2 and autoscaling/v1: horizontalpodautoscalers (stored as v2)
+//   coordination.k8s.io/v1: leases
+//   federation/v1beta1: clusters
+// REQUIRES: none of them is registered yet.
+void RegisterFoundationKinds(Registry& registry);
+
+// Registers the kinds only a (simulated) member cluster serves:
+//   v1: pods, nodes, endpoints, persistentvolumeclaims
+//   discovery.k8s.io/v1: endpointslices
+// Pod subresources such as binding are the server's.
+// REQUIRES: RegisterFoundationKinds ran first on `registry` (the core group
+// is then listed before discovery.k8s.io), and none of them is registered.
+void RegisterMemberKinds(Registry& registry);
+
+// apimachinery's duration.HumanDuration: "0s" for small negative
+// durations, "<invalid>" below -1s, then "59s", "3m2s", "10m", "5h3m",
+// "2d4h", "30d", "2y40d", "9y", with two or three significant figures.
+std::string HumanDuration(Duration d);
+
+}  // namespace flotilla::api

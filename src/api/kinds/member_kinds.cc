@@ -1,0 +1,359 @@
+// The kinds a member cluster serves besides the federated ones: v1 Pod,
+// Node, Endpoints, PersistentVolumeClaim and discovery.k8s.io/v1
+// EndpointSlice. Registration, defaults and columns (the Pod's columns are in
+// pod_status.cc); of validation only the pod spec rules.
+#include <set>
+
+#include "api/kinds/pod_spec.h"
+#include "api/kinds/pod_status.h"
+#include "api/kinds/resources.h"
+
+namespace flotilla::api::kinds {
+namespace {
+
+bool HasRequestsOrLimits(const json::object& c) {
+  for (std::string_view key : {"requests", "limits"}) {
+    const json::object* m = ObjectAt(c, "resources." + std::string(key));
+    if (m != nullptr && (m->contains("cpu") || m->contains("memory"))) return true;
+  }
+  return false;
+}
+
+// A guaranteed container limits cpu and memory and requests what it limits.
+bool IsGuaranteed(const json::object& c) {
+  const json::object* limits = ObjectAt(c, "resources.limits");
+  const json::object* requests = ObjectAt(c, "resources.requests");
+  if (limits == nullptr || requests == nullptr) return false;
+  for (std::string_view r : {"cpu", "memory"}) {
+    const json::value* limit = limits->if_contains(r);
+    if (limit == nullptr || !SemanticEqual(limit, requests->if_contains(r))) return false;
+  }
+  return true;
+}
+
+// qos.GetPodQOS, comparing quantities by their text.
+std::string QosClass(const json::object& spec) {
+  std::vector<const json::object*> all = ObjectsAt(spec, "containers");
+  for (const json::object* c : ObjectsAt(spec, "initContainers")) all.push_back(c);
+  bool any = false;
+  bool guaranteed = !all.empty();
+  for (const json::object* c : all) {
+    any = any || HasRequestsOrLimits(*c);
+    guaranteed = guaranteed && IsGuaranteed(*c);
+  }
+  if (!any) return "BestEffort";
+  return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+json::object Toleration(std::string_view key) {
+  return json::object{
+      {"key", key}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 300}};
+}
+
+// What the default admission plugins add to every pod: its service account,
+// priority 0 and the not-ready/unreachable tolerations.
+void AdmitPod(json::object& spec) {
+  SetIfEmpty(spec, "serviceAccountName", "default");
+  SetIfEmpty(spec, "serviceAccount", StringAt(spec, "serviceAccountName"));
+  SetIfUnset(spec, "priority", 0);
+  SetIfEmpty(spec, "preemptionPolicy", "PreemptLowerPriority");
+  std::set<std::string> keys;
+  for (const json::object* t : ObjectsAt(spec, "tolerations")) keys.insert(StringAt(*t, "key"));
+  for (std::string_view key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    if (keys.contains(std::string(key))) continue;
+    if (MutableArray(spec, "tolerations") == nullptr) spec["tolerations"] = json::array();
+    MutableArray(spec, "tolerations")->push_back(Toleration(key));
+  }
+}
+
+void DefaultPod(json::object& obj) {
+  json::object& spec = EnsureObject(obj, "spec");
+  DefaultPodSpec(spec);
+  DefaultPodOnlySpec(spec);
+  AdmitPod(spec);
+  json::object& status = EnsureObject(obj, "status");
+  SetIfEmpty(status, "phase", "Pending");
+  SetIfEmpty(status, "qosClass", QosClass(spec));
+}
+
+Causes ValidatePod(const json::object& obj, const json::object*) {
+  Causes out;
+  const json::object* spec = GetObject(obj, "spec");
+  ValidatePodSpec(spec ? *spec : EmptyObject(), "spec", out);
+  return out;
+}
+
+// SetDefaults_NodeStatus: allocatable defaults to capacity.
+void DefaultNode(json::object& obj) {
+  json::object* status = MutableObject(obj, "status");
+  if (status == nullptr) return;
+  if (const json::object* capacity = GetObject(*status, "capacity")) {
+    SetIfUnset(*status, "allocatable", *capacity);
+  }
+}
+
+std::string NodeStatus(const json::object& node) {
+  std::string status;
+  for (const json::object* c : ObjectsAt(node, "status.conditions")) {
+    if (StringAt(*c, "type") == "Ready")
+      status = StringAt(*c, "status") == "True" ? "Ready" : "NotReady";
+  }
+  if (status.empty()) status = "Unknown";
+  if (GetBool(ObjectAt(node, "spec") ? *ObjectAt(node, "spec") : EmptyObject(), "unschedulable")
+          .value_or(false)) {
+    status += ",SchedulingDisabled";
+  }
+  return status;
+}
+
+// findNodeRoles: node-role.kubernetes.io/<role> labels and kubernetes.io/role.
+std::string NodeRoles(const json::object& node) {
+  std::set<std::string> roles;
+  if (const json::object* labels = ObjectAt(node, "metadata.labels")) {
+    constexpr std::string_view kPrefix = "node-role.kubernetes.io/";
+    for (const auto& [raw_key, value] : *labels) {
+      std::string_view key(raw_key.data(), raw_key.size());
+      if (key.starts_with(kPrefix) && key.size() > kPrefix.size()) {
+        roles.insert(std::string(key.substr(kPrefix.size())));
+      } else if (key == "kubernetes.io/role" && value.is_string() && !value.get_string().empty()) {
+        roles.insert(std::string(value.get_string()));
+      }
+    }
+  }
+  std::string out;
+  for (const std::string& r : roles) out += (out.empty() ? "" : ",") + r;
+  return out.empty() ? "<none>" : out;
+}
+
+Cell NodeAddress(std::string type) {
+  return [type](const json::object& node, TimePoint) -> json::value {
+    for (const json::object* a : ObjectsAt(node, "status.addresses")) {
+      if (StringAt(*a, "type") == type) return json::string(StringAt(*a, "address"));
+    }
+    return json::string("<none>");
+  };
+}
+
+Cell NodeInfo(std::string field) {
+  return [field](const json::object& node, TimePoint) -> json::value {
+    std::string v = StringAt(node, "status.nodeInfo." + field);
+    return json::string(v.empty() ? "<unknown>" : v);
+  };
+}
+
+// "a,b,c + N more..." after three entries; `empty` when there are none.
+std::string ListWithMore(const std::vector<std::string>& items, std::string_view empty) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < 3; ++i) out += (i > 0 ? "," : "") + items[i];
+  if (items.size() > 3) return out + " + " + std::to_string(items.size() - 3) + " more...";
+  return out.empty() ? std::string(empty) : out;
+}
+
+// formatEndpoints with every port: "ip:port" per address and port.
+json::value EndpointsCell(const json::object& obj, TimePoint) {
+  std::vector<const json::object*> subsets = ObjectsAt(obj, "subsets");
+  if (subsets.empty()) return json::string("<none>");
+  std::vector<std::string> items;
+  for (const json::object* ss : subsets) {
+    std::vector<const json::object*> addresses = ObjectsAt(*ss, "addresses");
+    std::vector<const json::object*> ports = ObjectsAt(*ss, "ports");
+    if (ports.empty()) {
+      for (const json::object* a : addresses) items.push_back(StringAt(*a, "ip"));
+    }
+    for (const json::object* p : ports) {
+      for (const json::object* a : addresses) {
+        std::string ip = StringAt(*a, "ip");
+        std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
+        items.push_back(host + ":" + std::to_string(IntOr(*p, "port", 0)));
+      }
+    }
+  }
+  return json::string(ListWithMore(items, ""));
+}
+
+json::value SlicePorts(const json::object& obj, TimePoint) {
+  std::vector<std::string> items;
+  for (const json::object* p : ObjectsAt(obj, "ports")) {
+    std::optional<int64_t> port = GetInt(*p, "port");
+    std::optional<std::string_view> name = GetString(*p, "name");
+    items.push_back(port ? std::to_string(*port) : name ? std::string(*name) : "*");
+  }
+  return json::string(ListWithMore(items, "<unset>"));
+}
+
+json::value SliceEndpoints(const json::object& obj, TimePoint) {
+  std::vector<std::string> items;
+  for (const json::object* e : ObjectsAt(obj, "endpoints")) {
+    if (const json::array* addresses = GetArray(*e, "addresses")) {
+      for (const json::value& a : *addresses)
+        items.emplace_back(a.is_string() ? a.get_string() : "");
+    }
+  }
+  return json::string(ListWithMore(items, "<unset>"));
+}
+
+// GetAccessModesAsString: RWO, ROX, RWX, RWOP in that order.
+std::string AccessModes(const json::object& obj) {
+  std::set<std::string> modes;
+  if (const json::array* a = ArrayAt(obj, "status.accessModes")) {
+    for (const json::value& m : *a) {
+      if (m.is_string()) modes.insert(std::string(m.get_string()));
+    }
+  }
+  std::string out;
+  for (auto [mode, abbrev] :
+       {std::pair{"ReadWriteOnce", "RWO"}, std::pair{"ReadOnlyMany", "ROX"},
+        std::pair{"ReadWriteMany", "RWX"}, std::pair{"ReadWriteOncePod", "RWOP"}}) {
+    if (modes.contains(mode)) out += (out.empty() ? "" : ",") + std::string(abbrev);
+  }
+  return out;
+}
+
+Cell PvcField(std::string path, std::string unset) {
+  return [path, unset](const json::object& obj, TimePoint) -> json::value {
+    std::string v = StringAt(obj, path);
+    return json::string(v.empty() ? unset : v);
+  };
+}
+
+std::vector<TableColumn> PvcColumns() {
+  auto bound = [](const json::object& obj) { return !StringAt(obj, "spec.volumeName").empty(); };
+  return {
+      NameColumn(),
+      Column("Status", "string", "phase represents the current phase of PersistentVolumeClaim.", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               if (!StringAt(obj, "metadata.deletionTimestamp").empty())
+                 return json::string("Terminating");
+               return json::string(StringAt(obj, "status.phase"));
+             }),
+      Column("Volume", "string",
+             "volumeName is the binding reference to the PersistentVolume backing this claim.", 0,
+             PvcField("spec.volumeName", "")),
+      Column("Capacity", "string",
+             "capacity represents the actual resources of the underlying volume.", 0,
+             [bound](const json::object& obj, TimePoint) -> json::value {
+               if (!bound(obj)) return json::string("");
+               const json::value* q = Find(obj, "status.capacity.storage");
+               return json::string(q ? QuantityString(q) : "0");
+             }),
+      Column("Access Modes", "string",
+             "accessModes contains the actual access modes the volume backing the PVC has.", 0,
+             [bound](const json::object& obj, TimePoint) -> json::value {
+               return json::string(bound(obj) ? AccessModes(obj) : "");
+             }),
+      Column("StorageClass", "string", "StorageClass of the pvc", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               const json::object* a = ObjectAt(obj, "metadata.annotations");
+               std::string beta(
+                   a ? GetString(*a, "volume.beta.kubernetes.io/storage-class").value_or("") : "");
+               return json::string(beta.empty() ? StringAt(obj, "spec.storageClassName") : beta);
+             }),
+      Column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc", 0,
+             PvcField("spec.volumeAttributesClassName", "<unset>")),
+      AgeColumn(),
+      Column("VolumeMode", "string",
+             "volumeMode defines what type of volume is required by the claim.", 1,
+             PvcField("spec.volumeMode", "<unset>"))};
+}
+
+}  // namespace
+
+Resource PodResource() {
+  Resource r = MakeResource("", "v1", "Pod", "pods", true, "io.k8s.api.core.v1.Pod");
+  r.short_names = {"po"};
+  r.categories = {"all"};
+  r.has_status = true;
+  r.default_fn = DefaultPod;
+  r.validate_fn = ValidatePod;
+  r.columns = PodColumns();
+  return r;
+}
+
+Resource NodeResource() {
+  Resource r = MakeResource("", "v1", "Node", "nodes", false, "io.k8s.api.core.v1.Node");
+  r.short_names = {"no"};
+  r.has_status = true;
+  r.default_fn = DefaultNode;
+  r.columns = {
+      NameColumn(),
+      Column("Status", "string", "The status of the node", 0,
+             [](const json::object& n, TimePoint) -> json::value {
+               return json::string(NodeStatus(n));
+             }),
+      Column("Roles", "string", "The roles of the node", 0,
+             [](const json::object& n, TimePoint) -> json::value {
+               return json::string(NodeRoles(n));
+             }),
+      AgeColumn(),
+      Column("Version", "string", "Kubelet Version reported by the node.", 0,
+             [](const json::object& n, TimePoint) -> json::value {
+               return json::string(StringAt(n, "status.nodeInfo.kubeletVersion"));
+             }),
+      Column("Internal-IP", "string", "List of addresses reachable to the node.", 1,
+             NodeAddress("InternalIP")),
+      Column("External-IP", "string", "List of addresses reachable to the node.", 1,
+             NodeAddress("ExternalIP")),
+      Column("OS-Image", "string", "OS Image reported by the node from /etc/os-release.", 1,
+             NodeInfo("osImage")),
+      Column("Kernel-Version", "string", "Kernel Version reported by the node.", 1,
+             NodeInfo("kernelVersion")),
+      Column("Container-Runtime", "string", "ContainerRuntime Version reported by the node.", 1,
+             NodeInfo("containerRuntimeVersion"))};
+  return r;
+}
+
+Resource EndpointsResource() {
+  Resource r =
+      MakeResource("", "v1", "Endpoints", "endpoints", true, "io.k8s.api.core.v1.Endpoints");
+  r.short_names = {"ep"};
+  r.default_fn = [](json::object& obj) {
+    ForEachObject(obj, "subsets", [](json::object& ss) {
+      ForEachObject(ss, "ports", [](json::object& p) { SetIfEmpty(p, "protocol", "TCP"); });
+    });
+  };
+  r.columns = {NameColumn(),
+               Column("Endpoints", "string",
+                      "The set of all endpoints is the union of all subsets.", 0, EndpointsCell),
+               AgeColumn()};
+  return r;
+}
+
+Resource PersistentVolumeClaimResource() {
+  Resource r = MakeResource("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", true,
+                            "io.k8s.api.core.v1.PersistentVolumeClaim");
+  r.short_names = {"pvc"};
+  r.has_status = true;
+  r.default_fn = [](json::object& obj) {
+    SetIfUnset(EnsureObject(obj, "spec"), "volumeMode", "Filesystem");
+    SetIfEmpty(EnsureObject(obj, "status"), "phase", "Pending");
+  };
+  r.columns = PvcColumns();
+  return r;
+}
+
+Resource EndpointSliceResource() {
+  Resource r = MakeResource("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true,
+                            "io.k8s.api.discovery.v1.EndpointSlice");
+  r.default_fn = [](json::object& obj) {
+    ForEachObject(obj, "ports", [](json::object& p) {
+      SetIfUnset(p, "name", "");
+      SetIfUnset(p, "protocol", "TCP");
+    });
+  };
+  r.columns = {
+      NameColumn(),
+      Column("AddressType", "string",
+             "addressType specifies the type of address carried by this EndpointSlice.", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               return json::string(StringAt(obj, "addressType"));
+             }),
+      Column("Ports", "string",
+             "ports specifies the list of network ports exposed by each endpoint in this slice.", 0,
+             SlicePorts),
+      Column("Endpoints", "string", "endpoints is a list of unique endpoints in this slice.", 0,
+             SliceEndpoints),
+      AgeColumn()};
+  return r;
+}
+
+}  // namespace flotilla::api::kinds

@@ -1,0 +1,43 @@
+// One factory per kind, each defined next to that kind's defaults,
+// validation and columns; kinds.cc registers them in discovery order.
+// Internal to src/api/kinds.
+#pragma once
+
+#include <string>
+
+#include "api/registry.h"
+
+namespace flotilla::api::kinds {
+
+// The discovery facts every kind has; singular is the lowercased kind and
+// verbs are the full set.
+Resource MakeResource(std::string group, std::string version, std::string kind, std::string plural,
+                      bool namespaced, std::string schema_name);
+
+// core_kinds.cc
+Resource NamespaceResource();
+Resource ConfigMapResource();
+Resource SecretResource();
+Resource ServiceAccountResource();
+// events.cc
+Resource EventResource();
+// service.cc
+Resource ServiceResource();
+// workloads.cc
+Resource ReplicaSetResource();
+Resource DeploymentResource();
+Resource StatefulSetResource();
+// hpa.cc
+Resource HorizontalPodAutoscalerV2Resource();
+Resource HorizontalPodAutoscalerV1Resource();
+// misc_kinds.cc
+Resource LeaseResource();
+Resource ClusterResource();
+// member_kinds.cc
+Resource PodResource();
+Resource NodeResource();
+Resource EndpointsResource();
+Resource PersistentVolumeClaimResource();
+Resource EndpointSliceResource();
+
+}  // namespace flotilla::api::kinds

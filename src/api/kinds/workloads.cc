@@ -1,0 +1,170 @@
+// apps/v1 ReplicaSet, Deployment and StatefulSet: defaults
+// (pkg/apis/apps/v1/defaults.go), columns and registration.
+#include "api/kinds/pod_spec.h"
+#include "api/kinds/resources.h"
+#include "api/kinds/workload_validation.h"
+#include "api/labels.h"
+
+namespace flotilla::api::kinds {
+namespace {
+
+// The template a workload always has (a Go struct, never nil), defaulted.
+void DefaultTemplate(json::object& spec) {
+  json::object& tmpl = EnsureObject(spec, "template");
+  EnsureObject(tmpl, "spec");
+  DefaultPodTemplate(tmpl);
+}
+
+void DefaultReplicaSet(json::object& obj) {
+  json::object& spec = EnsureObject(obj, "spec");
+  SetIfUnset(spec, "replicas", 1);
+  DefaultTemplate(spec);
+}
+
+void DefaultDeployment(json::object& obj) {
+  json::object& spec = EnsureObject(obj, "spec");
+  SetIfUnset(spec, "replicas", 1);
+  json::object& strategy = EnsureObject(spec, "strategy");
+  SetIfEmpty(strategy, "type", "RollingUpdate");
+  if (StringAt(strategy, "type") == "RollingUpdate") {
+    json::object& ru = EnsureObject(strategy, "rollingUpdate");
+    SetIfUnset(ru, "maxUnavailable", "25%");
+    SetIfUnset(ru, "maxSurge", "25%");
+  }
+  SetIfUnset(spec, "revisionHistoryLimit", 10);
+  SetIfUnset(spec, "progressDeadlineSeconds", 600);
+  DefaultTemplate(spec);
+}
+
+// SetDefaults_PersistentVolumeClaim(Spec), as applied to claim templates.
+void DefaultClaimTemplate(json::object& claim) {
+  SetIfUnset(EnsureObject(claim, "spec"), "volumeMode", "Filesystem");
+  SetIfEmpty(EnsureObject(claim, "status"), "phase", "Pending");
+}
+
+void DefaultStatefulSet(json::object& obj) {
+  json::object& spec = EnsureObject(obj, "spec");
+  SetIfEmpty(spec, "podManagementPolicy", "OrderedReady");
+  json::object& strategy = EnsureObject(spec, "updateStrategy");
+  if (StringAt(strategy, "type").empty()) {
+    strategy["type"] = "RollingUpdate";
+    EnsureObject(strategy, "rollingUpdate");
+  }
+  json::object* ru = MutableObject(strategy, "rollingUpdate");
+  if (StringAt(strategy, "type") == "RollingUpdate" && ru != nullptr) {
+    SetIfUnset(*ru, "partition", 0);
+  }
+  json::object& retention = EnsureObject(spec, "persistentVolumeClaimRetentionPolicy");
+  SetIfEmpty(retention, "whenDeleted", "Retain");
+  SetIfEmpty(retention, "whenScaled", "Retain");
+  SetIfUnset(spec, "replicas", 1);
+  SetIfUnset(spec, "revisionHistoryLimit", 10);
+  DefaultTemplate(spec);
+  ForEachObject(spec, "volumeClaimTemplates", DefaultClaimTemplate);
+}
+
+Cell IntCell(std::string path) {
+  return [path](const json::object& obj, TimePoint) -> json::value { return IntOr(obj, path, 0); };
+}
+
+// "ready/desired", as the READY column of Deployments and StatefulSets.
+json::value ReadyOfDesired(const json::object& obj, TimePoint) {
+  return json::string(std::to_string(IntOr(obj, "status.readyReplicas", 0)) + "/" +
+                      std::to_string(IntOr(obj, "spec.replicas", 0)));
+}
+
+TableColumn ContainersColumn() {
+  return Column("Containers", "string", "Names of each container in the template.", 1,
+                [](const json::object& obj, TimePoint) -> json::value {
+                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).first);
+                });
+}
+
+TableColumn ImagesColumn() {
+  return Column("Images", "string", "Images referenced by each container in the template.", 1,
+                [](const json::object& obj, TimePoint) -> json::value {
+                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).second);
+                });
+}
+
+constexpr std::string_view kSelectorDescription =
+    "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the "
+    "ones affected by this deployment. It must match the pod template's labels.";
+
+}  // namespace
+
+Resource ReplicaSetResource() {
+  Resource r = MakeResource("apps", "v1", "ReplicaSet", "replicasets", true,
+                            "io.k8s.api.apps.v1.ReplicaSet");
+  r.short_names = {"rs"};
+  r.categories = {"all"};
+  r.has_status = true;
+  r.has_scale = true;
+  r.default_fn = DefaultReplicaSet;
+  r.validate_fn = ValidateReplicaSet;
+  r.columns = {
+      NameColumn(),
+      Column("Desired", "integer", "Replicas is the number of desired replicas.", 0,
+             IntCell("spec.replicas")),
+      Column("Current", "integer", "Replicas is the most recently observed number of replicas.", 0,
+             IntCell("status.replicas")),
+      Column("Ready", "integer", "The number of ready replicas for this replica set.", 0,
+             IntCell("status.readyReplicas")),
+      AgeColumn(),
+      ContainersColumn(),
+      ImagesColumn(),
+      Column("Selector", "string", std::string(kSelectorDescription), 1,
+             [](const json::object& obj, TimePoint) -> json::value {
+               return json::string(FormatLabelSelector(Find(obj, "spec.selector")));
+             })};
+  return r;
+}
+
+Resource DeploymentResource() {
+  Resource r = MakeResource("apps", "v1", "Deployment", "deployments", true,
+                            "io.k8s.api.apps.v1.Deployment");
+  r.short_names = {"deploy"};
+  r.categories = {"all"};
+  r.has_status = true;
+  r.has_scale = true;
+  r.default_fn = DefaultDeployment;
+  r.validate_fn = ValidateDeployment;
+  r.columns = {
+      NameColumn(),
+      Column("Ready", "string", "Number of the pod with ready state", 0, ReadyOfDesired),
+      Column("Up-to-date", "string",
+             "Total number of non-terminated pods targeted by this deployment that have the "
+             "desired template spec.",
+             0, IntCell("status.updatedReplicas")),
+      Column("Available", "string",
+             "Total number of available pods (ready for at least minReadySeconds) targeted by "
+             "this deployment.",
+             0, IntCell("status.availableReplicas")),
+      AgeColumn(),
+      ContainersColumn(),
+      ImagesColumn(),
+      Column("Selector", "string", std::string(kSelectorDescription), 1,
+             [](const json::object& obj, TimePoint) -> json::value {
+               StatusOr<LabelSelector> s =
+                   LabelSelector::FromJson(Find(obj, "spec.selector"), "spec.selector");
+               return json::string(s.ok() ? s->ToString() : "<invalid>");
+             })};
+  return r;
+}
+
+Resource StatefulSetResource() {
+  Resource r = MakeResource("apps", "v1", "StatefulSet", "statefulsets", true,
+                            "io.k8s.api.apps.v1.StatefulSet");
+  r.short_names = {"sts"};
+  r.categories = {"all"};
+  r.has_status = true;
+  r.has_scale = true;
+  r.default_fn = DefaultStatefulSet;
+  r.validate_fn = ValidateStatefulSet;
+  r.columns = {NameColumn(),
+               Column("Ready", "string", "Number of the pod with ready state", 0, ReadyOfDesired),
+               AgeColumn(), ContainersColumn(), ImagesColumn()};
+  return r;
+}
+
+}  // namespace flotilla::api::kinds
