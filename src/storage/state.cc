@@ -1,6 +1,7 @@
 #include "storage/state.h"
 
 #include <algorithm>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,6 +24,17 @@ Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
                             std::to_string(current->mod_revision));
   }
   return Status::Ok();
+}
+
+// Mutations are our own code and return errors as values; one that throws
+// anyway must not take down the sqlite store's commit thread.
+StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
+                                  const std::optional<KeyValue>& before) {
+  try {
+    return mutation(revision, before);
+  } catch (const std::exception& e) {
+    return Status::Internal("write to key " + Quoted(key) + " failed: " + e.what());
+  }
 }
 
 }  // namespace
@@ -56,7 +68,7 @@ StatusOr<HistoryEntry> PrepareWrite(const WriteOp& op, int64_t revision, const R
   }
   std::optional<KeyValue> before;
   if (current) before = *current;
-  StatusOr<std::string> value = (*op.mutation)(revision, before);
+  StatusOr<std::string> value = RunMutation(*op.mutation, op.key, revision, before);
   if (!value.ok()) return value.status();
   std::string bytes = std::move(value).value();
   // A value built by appending can carry up to twice its size in capacity;

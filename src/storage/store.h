@@ -35,7 +35,8 @@ struct KeyValue {
 // Computes the bytes to store given the revision the write will get and the
 // current value (nullopt when the key does not exist). Returning an error
 // aborts the write with that error; nothing is written. Runs under the
-// store's write lock: it must be quick and must not call back into the store.
+// store's write lock (for sqlite, on the store's commit thread while the
+// caller waits): it must be quick and must not write to the store.
 using Mutation =
     std::function<StatusOr<std::string>(int64_t revision, const std::optional<KeyValue>& current)>;
 
@@ -62,11 +63,15 @@ struct Event {
   std::optional<KeyValue> prev;
 };
 
-// A stream of events for a key prefix. Events arrive in revision order.
+// A stream of events for a key prefix. Events arrive in revision order, one
+// batch at a time. Destroying a Watcher stops it. A Watcher may outlive its
+// Store.
 class Watcher {
  public:
   virtual ~Watcher() = default;
   // Stops delivery; after it returns the callback is never called again.
+  // From another thread it waits for a callback in progress; from inside the
+  // callback it returns at once and no further batch follows. Idempotent.
   virtual void Stop() = 0;
 };
 
@@ -99,15 +104,20 @@ class Store {
   // now on), in order, batched. Expired (410) if `after_revision` is older than
   // the oldest revision still kept (see Compact). The callback runs on a store
   // thread and must not block for long; it must not call back into the store
-  // for writes.
+  // for writes. A slow callback delays neither writes nor, as a rule, other
+  // watchers. Note that an empty store's revision is 0, which here means
+  // "from now": a List of an empty store followed by a Watch from its
+  // revision can miss a write made in between.
   virtual StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix, int64_t after_revision,
                                                    WatchCallback callback) = 0;
 
-  // The revision of the last durable write (0 for an empty store).
+  // The revision of the last durable write (0 for an empty store). Never
+  // decreases, also across restarts of a durable backend.
   virtual int64_t CurrentRevision() = 0;
 
   // Forgets history at or below `revision` (latest values are kept); watches
-  // from those revisions then get Expired.
+  // from those revisions then get Expired. A no-op at or below
+  // CompactedRevision(); BadRequest past CurrentRevision(). Durable for sqlite.
   virtual Status Compact(int64_t revision) = 0;
 
   // The oldest revision a Watch may start after.

@@ -151,6 +151,16 @@ TEST_P(StoreTest, MutationErrorAbortsTheWrite) {
   EXPECT_EQ(MustCreate("/k/c", "v").mod_revision, 2);  // no revision was used up
 }
 
+TEST_P(StoreTest, ThrowingMutationIsAnInternalError) {
+  auto thrower = [](int64_t, const std::optional<KeyValue>&) -> StatusOr<std::string> {
+    throw std::runtime_error("boom");
+  };
+  Status status = store_->Create("/k/a", thrower).status();
+  EXPECT_TRUE(status.Is(Reason::kInternalError)) << status.ToString();
+  EXPECT_THAT(status.message(), HasSubstr("boom"));
+  EXPECT_EQ(MustCreate("/k/a", "v").mod_revision, 1);  // the store still works
+}
+
 TEST_P(StoreTest, ListIsSortedFilteredAndPaged) {
   for (const char* key :
        {"/registry/pods/ns2/b", "/registry/services/ns1/a", "/registry/pods/ns1/b",
