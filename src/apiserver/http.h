@@ -27,6 +27,9 @@ struct Request {
   // First value of a query parameter ("" when absent).
   std::string Query(std::string_view name) const;
   bool HasQuery(std::string_view name) const;
+  // A boolean parameter as Go's strconv.ParseBool reads it ("true", "True",
+  // "1", "t", ...); false when absent or unparsable.
+  bool QueryBool(std::string_view name) const;
   // Header value ("" when absent); `name` lower-case.
   std::string Header(std::string_view name) const;
 };

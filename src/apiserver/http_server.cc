@@ -309,6 +309,11 @@ bool Request::HasQuery(std::string_view name) const {
   return query.count(std::string(name)) > 0;
 }
 
+bool Request::QueryBool(std::string_view name) const {
+  std::string v = Query(name);
+  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
+}
+
 std::string Request::Header(std::string_view name) const {
   auto it = headers.find(std::string(name));
   return it == headers.end() ? "" : it->second;

@@ -80,7 +80,7 @@ RequestInfo ParseRequestInfo(const Request& req) {
   if (rest.size() >= 2) info.name = rest[1];
   if (rest.size() >= 3) info.subresource = rest[2];
   if (info.resource == "namespaces") info.ns.clear();
-  if (req.Query("watch") == "true" || req.Query("watch") == "1") watch = true;
+  if (req.QueryBool("watch")) watch = true;
   info.verb = VerbFor(req.method, !info.name.empty(), watch);
   return info;
 }

@@ -111,7 +111,9 @@ StatusOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
   DeleteOptions opts;
   std::string policy = req.Query("propagationPolicy");
   std::string grace = req.Query("gracePeriodSeconds");
-  std::string orphan = req.Query("orphanDependents");
+  std::string orphan = req.HasQuery("orphanDependents")
+                           ? (req.QueryBool("orphanDependents") ? "true" : "false")
+                           : "";
   if (req.Query("dryRun") == "All") opts.dry_run = true;
   if (!req.body.empty()) {
     FLOTILLA_ASSIGN_OR_RETURN(json::object body, ParseJsonObject(req.body));

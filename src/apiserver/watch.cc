@@ -181,7 +181,7 @@ void ServeWatch(ResourceContext& ctx) {
   for (const auto& line : initial) ctx.resp.WriteChunk(line);
   std::string timeout_param = ctx.req.Query("timeoutSeconds");
   int timeout = timeout_param.empty() ? kDefaultTimeoutSec : std::atoi(timeout_param.c_str());
-  bool bookmarks = ctx.req.Query("allowWatchBookmarks") == "true";
+  bool bookmarks = ctx.req.QueryBool("allowWatchBookmarks");
   Clock& clock = ctx.objects.clock();
   TimePoint deadline = clock.Now() + std::chrono::seconds(timeout);
   TimePoint next_bookmark = clock.Now() + std::chrono::seconds(kBookmarkEverySec);
