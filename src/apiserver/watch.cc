@@ -67,9 +67,12 @@ struct Filter {
 
 class Encoder {
  public:
-  Encoder(ResourceContext& ctx)
+  Encoder(ResourceContext& ctx, bool raw)
       : ctx_(ctx), table_(WantsTable(ctx.req.Header("accept"))),
-        include_(ParseIncludeObject(ctx.req.Query("includeObject"))) {}
+        include_(ParseIncludeObject(ctx.req.Query("includeObject"))), raw_(raw) {}
+
+  bool table() const { return table_; }
+  bool raw() const { return raw_; }
 
   std::string Line(std::string_view type, const json::object& obj) {
     json::value payload = obj;
@@ -84,6 +87,7 @@ class Encoder {
   ResourceContext& ctx_;
   bool table_;
   IncludeObject include_;
+  bool raw_;
   bool first_ = true;
 };
 
@@ -94,9 +98,30 @@ json::object DecodeStored(ResourceContext& ctx, const std::string& bytes) {
   return converted.ok() ? std::move(*converted) : json::object();
 }
 
+// The common case needs no decoding: no selector, no conversion, no table;
+// the stored bytes (which carry their resourceVersion) are the object.
+bool RawPassthrough(const ResourceContext& ctx, const Filter& filter, bool table) {
+  return filter.labels.Empty() && filter.fields.Empty() && !table &&
+         ctx.res.StorageVersion() == ctx.res.version;
+}
+
+std::string RawLine(std::string_view type, const std::string& object_bytes) {
+  std::string line;
+  line.reserve(object_bytes.size() + 32);
+  line += "{\"type\":\"";
+  line += type;
+  line += "\",\"object\":";
+  line += object_bytes;
+  line += "}\n";
+  return line;
+}
+
 // Turns one store event into zero or one watch lines.
 std::optional<std::string> Translate(ResourceContext& ctx, const Filter& filter, Encoder& enc,
                                      const storage::Event& ev) {
+  if (enc.raw() && ev.type == storage::Event::Type::kPut) {
+    return RawLine(ev.prev ? "MODIFIED" : "ADDED", ev.kv.value);
+  }
   json::object cur = DecodeStored(ctx, ev.kv.value);
   bool prev_match = ev.prev && filter.Matches(DecodeStored(ctx, ev.prev->value));
   if (ev.type == storage::Event::Type::kDelete) {
@@ -133,7 +158,7 @@ void ServeWatch(ResourceContext& ctx) {
     auto by_name = api::FieldSelector::Parse("metadata.name=" + ctx.info.name);
     if (by_name.ok()) filter.fields = std::move(*by_name);
   }
-  Encoder enc(ctx);
+  Encoder enc(ctx, RawPassthrough(ctx, filter, WantsTable(ctx.req.Header("accept"))));
   std::vector<std::string> initial;
   std::string rv_param = ctx.req.Query("resourceVersion");
   int64_t start = 0;
