@@ -67,8 +67,7 @@ TEST(SchemaSetTest, KindsCarryGroupVersionKind) {
            Case{"autoscaling", "v1", "Scale", "io.k8s.api.autoscaling.v1.Scale"},
            Case{"coordination.k8s.io", "v1", "Lease", "io.k8s.api.coordination.v1.Lease"},
            Case{"discovery.k8s.io", "v1", "EndpointSlice", "io.k8s.api.discovery.v1.EndpointSlice"},
-           Case{"federation", "v1beta1", "Cluster",
-                "io.k8s.federation.apis.federation.v1beta1.Cluster"},
+           Case{"federation", "v1beta1", "Cluster", "io.flotilla.federation.v1beta1.Cluster"},
            Case{"", "v1", "Status", "io.k8s.apimachinery.pkg.apis.meta.v1.Status"},
            Case{"apps", "v1", "DeleteOptions",
                 "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"},
@@ -253,7 +252,7 @@ TEST(SchemaCheckTest, FreeFormFieldsAcceptAnything) {
 }
 
 TEST(SchemaCheckTest, ClusterSchema) {
-  CheckResult r = CheckBuiltin("io.k8s.federation.apis.federation.v1beta1.Cluster", R"({
+  CheckResult r = CheckBuiltin("io.flotilla.federation.v1beta1.Cluster", R"({
     "apiVersion": "federation/v1beta1", "kind": "Cluster", "metadata": {"name": "c1"},
     "spec": {"serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "x",
                                              "port": 1}],
@@ -288,11 +287,10 @@ TEST(SchemaPatchInfoTest, WellKnownFields) {
   EXPECT_EQ(
       SchemaSet::Builtin().PatchInfo("io.k8s.api.core.v1.Service")({"spec", "ports"}).merge_key,
       "port");
-  EXPECT_EQ(
-      SchemaSet::Builtin()
-          .PatchInfo("io.k8s.federation.apis.federation.v1beta1.Cluster")({"status", "conditions"})
-          .merge_key,
-      "type");
+  EXPECT_EQ(SchemaSet::Builtin()
+                .PatchInfo("io.flotilla.federation.v1beta1.Cluster")({"status", "conditions"})
+                .merge_key,
+            "type");
 }
 
 TEST(DecodeErrorTest, KubeApiserverWording) {

@@ -37,7 +37,7 @@ api::Registry TestRegistry() {
   reg.Add(MakeResource("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
                        true, "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"));
   reg.Add(MakeResource("federation", "v1beta1", "Cluster", "clusters", false,
-                       "io.k8s.federation.apis.federation.v1beta1.Cluster"));
+                       "io.flotilla.federation.v1beta1.Cluster"));
   api::Resource widget =
       MakeResource("example.com", "v1", "Widget", "widgets", true, "com.example.v1.Widget");
   widget.verbs = {"get", "list"};
@@ -226,7 +226,7 @@ TEST(OpenApiTest, V2IsSwagger) {
   EXPECT_EQ(*GetString(doc, "swagger"), "2.0");
   const json::object& defs = doc.at("definitions").as_object();
   EXPECT_TRUE(defs.contains("io.k8s.api.apps.v1.Deployment"));
-  EXPECT_TRUE(defs.contains("io.k8s.federation.apis.federation.v1beta1.Cluster"));
+  EXPECT_TRUE(defs.contains("io.flotilla.federation.v1beta1.Cluster"));
   const json::object& post = Op(doc, "/apis/apps/v1/namespaces/{namespace}/deployments", "post");
   const json::object& body = post.at("parameters").as_array()[0].as_object();
   EXPECT_EQ(*GetString(body, "in"), "body");
