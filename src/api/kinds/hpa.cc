@@ -71,36 +71,45 @@ void ValidateIdentifier(const json::object& src, const std::string& path, Causes
   }
 }
 
-void ValidateSource(std::string_view key, const json::object& src, const std::string& path,
-                    Causes& out) {
-  const json::object* target_obj = GetObject(src, "target");
-  const json::object& target = target_obj ? *target_obj : EmptyObject();
+const json::object& ObjectOr(const json::object& o, std::string_view key) {
+  const json::object* v = GetObject(o, key);
+  return v ? *v : EmptyObject();
+}
+
+// validateResourceSource and validateContainerResourceSource.
+void ValidateResourceSource(std::string_view key, const json::object& src, const std::string& path,
+                            Causes& out) {
+  const json::object& target = ObjectOr(src, "target");
+  std::string target_path = Child(path, "target");
+  bool average = SetAt(target, "averageValue") != nullptr;
+  bool utilization = SetAt(target, "averageUtilization") != nullptr;
+  if (StringAt(src, "name").empty()) {
+    out.push_back(FieldRequired(Child(path, "name"), "must specify a resource name"));
+  }
+  if (key == "containerResource" && StringAt(src, "container").empty()) {
+    out.push_back(FieldRequired(Child(path, "container"), "must specify a container"));
+  }
+  ValidateTarget(target, target_path, out);
+  if (!utilization && !average) {
+    out.push_back(FieldRequired(Child(target_path, "averageUtilization"),
+                                "must set either a target raw value or a target utilization"));
+  }
+  if (utilization && average) {
+    out.push_back(FieldForbidden(Child(target_path, "averageValue"),
+                                 "may not set both a target raw value and a target utilization"));
+  }
+}
+
+// validateObjectSource, validatePodsSource and validateExternalSource.
+void ValidateMetricSource(std::string_view key, const json::object& src, const std::string& path,
+                          Causes& out) {
+  const json::object& target = ObjectOr(src, "target");
   std::string target_path = Child(path, "target");
   bool value = SetAt(target, "value") != nullptr;
   bool average = SetAt(target, "averageValue") != nullptr;
-  bool utilization = SetAt(target, "averageUtilization") != nullptr;
-  if (key == "resource" || key == "containerResource") {
-    if (StringAt(src, "name").empty()) {
-      out.push_back(FieldRequired(Child(path, "name"), "must specify a resource name"));
-    }
-    if (key == "containerResource" && StringAt(src, "container").empty()) {
-      out.push_back(FieldRequired(Child(path, "container"), "must specify a container"));
-    }
-    ValidateTarget(target, target_path, out);
-    if (!utilization && !average) {
-      out.push_back(FieldRequired(Child(target_path, "averageUtilization"),
-                                  "must set either a target raw value or a target utilization"));
-    }
-    if (utilization && average) {
-      out.push_back(FieldForbidden(Child(target_path, "averageValue"),
-                                   "may not set both a target raw value and a target utilization"));
-    }
-    return;
+  if (key == "object") {
+    ValidateRef(ObjectOr(src, "describedObject"), Child(path, "describedObject"), out);
   }
-  if (key == "object")
-    ValidateRef(
-        GetObject(src, "describedObject") ? *GetObject(src, "describedObject") : EmptyObject(),
-        Child(path, "describedObject"), out);
   ValidateIdentifier(src, path, out);
   ValidateTarget(target, target_path, out);
   if (key == "pods" && !average) {
@@ -119,6 +128,15 @@ void ValidateSource(std::string_view key, const json::object& src, const std::st
     out.push_back(
         FieldForbidden(Child(target_path, "value"),
                        "may not set both a target value for metric and a per-pod target"));
+  }
+}
+
+void ValidateSource(std::string_view key, const json::object& src, const std::string& path,
+                    Causes& out) {
+  if (key == "resource" || key == "containerResource") {
+    ValidateResourceSource(key, src, path, out);
+  } else {
+    ValidateMetricSource(key, src, path, out);
   }
 }
 
@@ -297,6 +315,11 @@ std::string FormatMetrics(const json::object& v2) {
   return out;
 }
 
+json::value ReferenceCell(const json::object& obj, TimePoint) {
+  return json::string(StringAt(obj, "spec.scaleTargetRef.kind") + "/" +
+                      StringAt(obj, "spec.scaleTargetRef.name"));
+}
+
 std::vector<TableColumn> HpaColumns(bool v1) {
   auto as_v2 = [v1](const json::object& obj) { return v1 ? HpaV1ToV2(obj) : obj; };
   return {
@@ -305,11 +328,7 @@ std::vector<TableColumn> HpaColumns(bool v1) {
           "Reference", "string",
           "reference to scaled resource; horizontal pod autoscaler will learn the current resource "
           "consumption and will set the desired number of pods by using its Scale subresource.",
-          0,
-          [](const json::object& obj, TimePoint) -> json::value {
-            return json::string(StringAt(obj, "spec.scaleTargetRef.kind") + "/" +
-                                StringAt(obj, "spec.scaleTargetRef.name"));
-          }),
+          0, ReferenceCell),
       Column("Targets", "string",
              "metrics contains the specifications for which to use to calculate the desired "
              "replica count.",
@@ -328,15 +347,10 @@ std::vector<TableColumn> HpaColumns(bool v1) {
       Column("MaxPods", "string",
              "maxReplicas is the upper limit for the number of pods that can be set by the "
              "autoscaler.",
-             0,
-             [](const json::object& obj, TimePoint) -> json::value {
-               return IntOr(obj, "spec.maxReplicas", 0);
-             }),
+             0, IntCell("spec.maxReplicas")),
       Column("Replicas", "string",
              "currentReplicas is current number of replicas of pods managed by this autoscaler.", 0,
-             [](const json::object& obj, TimePoint) -> json::value {
-               return IntOr(obj, "status.currentReplicas", 0);
-             }),
+             IntCell("status.currentReplicas")),
       AgeColumn()};
 }
 

@@ -131,6 +131,16 @@ PodSummary Summarize(const json::object& pod) {
 
 json::value NoneIfEmpty(std::string s) { return json::string(s.empty() ? "<none>" : s); }
 
+// "2 (5m ago)": restarts and the time since the last one.
+json::value RestartsCell(const json::object& pod, TimePoint now) {
+  PodSummary s = Summarize(pod);
+  std::string out = std::to_string(s.restarts);
+  if (s.restarts != 0 && s.last_restart) {
+    out += " (" + HumanDuration(now - *s.last_restart) + " ago)";
+  }
+  return json::string(out);
+}
+
 json::value ReadinessGates(const json::object& pod, TimePoint) {
   std::vector<const json::object*> gates = ObjectsAt(pod, "spec.readinessGates");
   if (gates.empty()) return json::string("<none>");
@@ -163,15 +173,7 @@ std::vector<TableColumn> PodColumns() {
           Column("Restarts", "string",
                  "The number of times the containers in this pod have been restarted and when "
                  "the last container in this pod has restarted.",
-                 0,
-                 [](const json::object& pod, TimePoint now) -> json::value {
-                   PodSummary s = Summarize(pod);
-                   std::string out = std::to_string(s.restarts);
-                   if (s.restarts != 0 && s.last_restart) {
-                     out += " (" + HumanDuration(now - *s.last_restart) + " ago)";
-                   }
-                   return json::string(out);
-                 }),
+                 0, RestartsCell),
           AgeColumn(),
           Column("IP", "string", "podIP address allocated to the pod.", 1,
                  [](const json::object& pod, TimePoint) -> json::value {

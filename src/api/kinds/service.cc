@@ -379,9 +379,7 @@ Resource ServiceResource() {
   r.columns = {
       NameColumn(),
       Column("Type", "string", "type determines how the Service is exposed.", 0,
-             [](const json::object& obj, TimePoint) -> json::value {
-               return json::string(StringAt(obj, "spec.type"));
-             }),
+             StringCell("spec.type")),
       Column("Cluster-IP", "string", "clusterIP is the IP address of the service.", 0,
              ClusterIPCell),
       Column("External-IP", "string",

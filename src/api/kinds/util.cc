@@ -273,6 +273,12 @@ Cell StringCell(std::string path) {
   };
 }
 
+Cell IntCell(std::string path) {
+  return [path = std::move(path)](const json::object& obj, TimePoint) -> json::value {
+    return IntOr(obj, path, 0);
+  };
+}
+
 TableColumn Column(std::string name, std::string type, std::string description, int priority,
                    Cell cell) {
   return TableColumn{std::move(name),        std::move(type), "",

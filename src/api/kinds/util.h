@@ -74,6 +74,8 @@ TableColumn NameColumn();
 TableColumn AgeColumn();
 // A cell holding the string at `path` ("" when absent).
 Cell StringCell(std::string path);
+// A cell holding the integer at `path` (0 when absent).
+Cell IntCell(std::string path);
 TableColumn Column(std::string name, std::string type, std::string description, int priority,
                    Cell cell);
 // translateTimestampSince: "<unknown>" for an absent or unparsable time.

@@ -63,10 +63,6 @@ void DefaultStatefulSet(json::object& obj) {
   ForEachObject(spec, "volumeClaimTemplates", DefaultClaimTemplate);
 }
 
-Cell IntCell(std::string path) {
-  return [path](const json::object& obj, TimePoint) -> json::value { return IntOr(obj, path, 0); };
-}
-
 // "ready/desired", as the READY column of Deployments and StatefulSets.
 json::value ReadyOfDesired(const json::object& obj, TimePoint) {
   return json::string(std::to_string(IntOr(obj, "status.readyReplicas", 0)) + "/" +
