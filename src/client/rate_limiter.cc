@@ -1,0 +1,34 @@
+// TokenBucket (rate_limiter.h).
+#include "client/rate_limiter.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace flotilla::client {
+
+TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
+    : qps_(qps), burst_(std::max(burst, 1)), clock_(clock), tokens_(burst_), last_(clock.Now()) {}
+
+Duration TokenBucket::Reserve() {
+  if (qps_ <= 0) return Duration::zero();
+  std::lock_guard lock(mu_);
+  TimePoint now = clock_.Now();
+  if (now > last_) {
+    double elapsed = std::chrono::duration<double>(now - last_).count();
+    tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
+    last_ = now;
+  }
+  tokens_ -= 1;
+  if (tokens_ >= 0) return Duration::zero();
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(-tokens_ / qps_));
+}
+
+void TokenBucket::Wait() {
+  Duration wait = Reserve();
+  if (wait <= Duration::zero()) return;
+  TimePoint deadline = clock_.Now() + wait;
+  // A Wake() (shutdown) releases the wait early; the request then goes ahead.
+  clock_.WaitUntil(deadline);
+}
+
+}  // namespace flotilla::client

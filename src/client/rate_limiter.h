@@ -1,0 +1,36 @@
+// Client-side rate limiting: a token bucket, as client-go's flowcontrol
+// limiter. Tokens accrue at `qps` per second up to `burst`; each request takes
+// one, waiting (on the injected Clock) when none is left. Waits are reserved
+// in arrival order: a caller that must wait takes a token that does not
+// exist yet, so later callers wait longer.
+#pragma once
+
+#include <mutex>
+
+#include "base/clock.h"
+
+namespace flotilla::client {
+
+// Thread-safe.
+class TokenBucket {
+ public:
+  // `qps` <= 0 disables limiting. `burst` < 1 counts as 1. The bucket starts
+  // full. `clock` is not owned and must outlive the bucket.
+  TokenBucket(double qps, int burst, Clock& clock);
+
+  // Takes a token and returns how long the caller must wait before using it
+  // (zero when one was available).
+  Duration Reserve();
+  // Reserve() and wait that long on the clock.
+  void Wait();
+
+ private:
+  const double qps_;
+  const double burst_;
+  Clock& clock_;
+  std::mutex mu_;
+  double tokens_;   // GUARDED_BY(mu_); negative when waits are reserved
+  TimePoint last_;  // GUARDED_BY(mu_): when tokens_ was last brought up to date
+};
+
+}  // namespace flotilla::client

@@ -1,0 +1,221 @@
+// The REST transport (rest_client.h): requests over pooled HTTPS
+// connections, with client-side rate limiting, timeouts and retries.
+#include "client/rest_client.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <vector>
+
+#include "client/connection_pool.h"
+#include "client/endpoint.h"
+#include "client/rate_limiter.h"
+#include "client/transport.h"
+
+namespace flotilla::client {
+namespace {
+
+constexpr size_t kStreamBuffer = 64 * 1024;
+constexpr size_t kMaxErrorBody = 1 << 20;
+
+// One attempt's outcome and what it says about trying again.
+struct Attempt {
+  StatusOr<ApiResponse> response = Status::Internal("no attempt made");
+  bool sent = false;        // the request may have reached the server
+  bool retryable = true;    // for failures: another attempt may succeed
+  std::string retry_after;  // the Retry-After header
+};
+
+bool Is2xx(int code) { return code >= 200 && code < 300; }
+
+// Retry-After in seconds; nullopt when absent or an HTTP date.
+std::optional<Duration> ParseRetryAfter(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  char* end = nullptr;
+  long seconds = std::strtol(value.c_str(), &end, 10);
+  if (end == value.c_str() || *end != '\0' || seconds < 0) return std::nullopt;
+  return std::chrono::seconds(seconds);
+}
+
+class RestTransport : public Transport {
+ public:
+  RestTransport(std::shared_ptr<boost::asio::ssl::context> ctx, Endpoint ep,
+                const RestConfig& config, const RestOptions& opts)
+      : opts_(opts),
+        clock_(opts.clock != nullptr ? *opts.clock : RealClock()),
+        endpoint_(ep),
+        token_(config.token),
+        limiter_(opts.qps, opts.burst, clock_),
+        pool_(std::move(ctx), std::move(ep), opts.max_idle_connections, opts.idle_timeout, clock_) {
+  }
+
+  StatusOr<ApiResponse> Do(const ApiRequest& req) override {
+    for (int attempt = 0;; ++attempt) {
+      limiter_.Wait();
+      Attempt result = Once(req);
+      std::optional<Duration> delay;
+      if (attempt < opts_.max_retries) delay = RetryDelay(req, result, attempt);
+      if (!delay) return std::move(result.response);
+      clock_.WaitUntil(clock_.Now() + *delay);
+    }
+  }
+
+  Status Stream(const ApiRequest& req, StreamSink& sink) override;
+
+ private:
+  Attempt Once(const ApiRequest& req);
+  std::optional<Duration> RetryDelay(const ApiRequest& req, const Attempt& result,
+                                     int attempt) const;
+  http::request<http::string_body> MakeHttpRequest(const ApiRequest& req) const;
+  Deadline NewDeadline() const;
+  Status Failure(const ApiRequest& req, const Status& s) const;
+  // Reads the body of a streamed response into `consume` until it ends or
+  // `consume` returns false.
+  Status Pump(Connection& conn, http::response_parser<http::buffer_body>& parser, Deadline deadline,
+              const std::function<bool(std::string_view)>& consume);
+
+  const RestOptions opts_;
+  Clock& clock_;
+  const Endpoint endpoint_;
+  const std::string token_;
+  TokenBucket limiter_;
+  ConnectionPool pool_;
+};
+
+Deadline RestTransport::NewDeadline() const {
+  if (opts_.timeout <= Duration::zero()) return std::nullopt;
+  return clock_.Now() + opts_.timeout;
+}
+
+Status RestTransport::Failure(const ApiRequest& req, const Status& s) const {
+  std::string method = req.method;
+  for (size_t i = 1; i < method.size(); ++i) {
+    method[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(method[i])));
+  }
+  return Status(s.reason(), method + " \"" + endpoint_.origin + endpoint_.path_prefix +
+                                req.Target() + "\": " + s.message());
+}
+
+http::request<http::string_body> RestTransport::MakeHttpRequest(const ApiRequest& req) const {
+  http::request<http::string_body> r;
+  r.method_string(req.method);
+  r.target(endpoint_.path_prefix + req.Target());
+  r.version(11);
+  r.set(http::field::host, endpoint_.host_header);
+  r.set(http::field::user_agent, opts_.user_agent);
+  r.set(http::field::accept, "application/json");
+  if (!token_.empty()) r.set(http::field::authorization, "Bearer " + token_);
+  if (!req.content_type.empty()) r.set(http::field::content_type, req.content_type);
+  r.body() = req.body;
+  r.keep_alive(true);
+  r.prepare_payload();
+  return r;
+}
+
+Attempt RestTransport::Once(const ApiRequest& req) {
+  Attempt result;
+  Deadline deadline = NewDeadline();
+  bool verify_failed = false;
+  auto conn = pool_.Acquire(deadline, &verify_failed);
+  if (!conn.ok()) {
+    result.response = Failure(req, conn.status());
+    result.retryable = !verify_failed && !conn.status().Is(Reason::kTimeout);
+    return result;
+  }
+  result.sent = true;
+  auto http_req = MakeHttpRequest(req);
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(opts_.max_response_bytes);
+  Status s = (*conn)->Write(http_req, deadline);
+  if (s.ok()) s = (*conn)->Read(parser, deadline);
+  if (!s.ok()) {
+    result.response = Failure(req, s);
+    result.retryable = !s.Is(Reason::kTimeout);
+    return result;
+  }
+  auto& msg = parser.get();
+  result.retry_after = std::string(msg[http::field::retry_after]);
+  result.response = ApiResponse{static_cast<int>(msg.result_int()), std::move(msg.body())};
+  if (parser.keep_alive()) pool_.Release(std::move(*conn));
+  return result;
+}
+
+std::optional<Duration> RestTransport::RetryDelay(const ApiRequest& req, const Attempt& result,
+                                                  int attempt) const {
+  Duration backoff = opts_.initial_backoff;
+  for (int i = 0; i < attempt && backoff < opts_.max_backoff; ++i) backoff *= 2;
+  backoff = std::min(backoff, opts_.max_backoff);
+  bool is_get = req.method == "GET";
+  if (!result.response.ok()) {
+    if (!result.retryable || (result.sent && !is_get)) return std::nullopt;
+    return backoff;
+  }
+  int code = result.response->code;
+  if (code != 429 && !(code >= 500 && is_get)) return std::nullopt;
+  if (auto after = ParseRetryAfter(result.retry_after)) {
+    return std::min<Duration>(*after, opts_.max_retry_after);
+  }
+  return backoff;
+}
+
+Status RestTransport::Pump(Connection& conn, http::response_parser<http::buffer_body>& parser,
+                           Deadline deadline,
+                           const std::function<bool(std::string_view)>& consume) {
+  std::vector<char> buf(kStreamBuffer);
+  while (!parser.is_done()) {
+    parser.get().body().data = buf.data();
+    parser.get().body().size = buf.size();
+    Status s = conn.ReadSome(parser, deadline);
+    if (!s.ok()) return s;
+    size_t n = buf.size() - parser.get().body().size;
+    if (n > 0 && !consume(std::string_view(buf.data(), n))) return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status RestTransport::Stream(const ApiRequest& req, StreamSink& sink) {
+  limiter_.Wait();
+  Deadline deadline = NewDeadline();
+  bool verify_failed = false;
+  auto conn = pool_.Acquire(deadline, &verify_failed);
+  if (!conn.ok()) return Failure(req, conn.status());
+  Connection& c = **conn;
+  sink.SetCanceller([&c] { c.Abort(); });
+  struct ClearCanceller {
+    StreamSink& sink;
+    ~ClearCanceller() { sink.SetCanceller(nullptr); }
+  } clear{sink};
+  auto http_req = MakeHttpRequest(req);
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);
+  Status s = c.Write(http_req, deadline);
+  if (s.ok()) s = c.ReadHeader(parser, deadline);
+  if (!s.ok()) return sink.Cancelled() ? Status::Ok() : Failure(req, s);
+  int code = static_cast<int>(parser.get().result_int());
+  if (!Is2xx(code)) {
+    std::string body;
+    s = Pump(c, parser, deadline, [&body](std::string_view data) {
+      body.append(data.substr(0, kMaxErrorBody - body.size()));
+      return body.size() < kMaxErrorBody;
+    });
+    if (!s.ok()) return Failure(req, s);
+    sink.OnHead(code, std::move(body));
+    return Status::Ok();
+  }
+  sink.OnHead(code, "");
+  s = Pump(c, parser, std::nullopt, [&sink](std::string_view data) { return sink.OnData(data); });
+  // As client-go: a stream the server closes, even mid-event, ends normally.
+  if (sink.Cancelled() || c.ClosedByPeer()) return Status::Ok();
+  return s.ok() ? s : Failure(req, s);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Client>> NewRestClient(const RestConfig& config, const RestOptions& opts) {
+  FLOTILLA_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(config));
+  FLOTILLA_ASSIGN_OR_RETURN(auto ctx, MakeTlsContext(config));
+  auto transport = std::make_shared<RestTransport>(std::move(ctx), std::move(ep), config, opts);
+  return NewTransportClient(std::move(transport));
+}
+
+}  // namespace flotilla::client

@@ -1,0 +1,311 @@
+// The REST transport: TLS verification, credentials, configuration errors
+// (against a real API server), and retries, Retry-After, pooling, prefixes,
+// timeouts and streamed watches (against a scripted HTTPS server).
+#include "client/rest_client.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "client/client_test_util.h"
+
+namespace flotilla::client {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::ScriptedServer;
+using testing::TempDir;
+using testing::TestCluster;
+using testing::WatchRecorder;
+
+const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+const ResourceRef kNamespaces{"", "v1", "namespaces", false};
+const apiserver::Headers kJson{{"Content-Type", "application/json"}};
+const char* kConfigMapJson = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"}})";
+
+json::object ConfigMap(const std::string& name) {
+  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}};
+}
+
+std::string StatusJson(int code, const std::string& reason, const std::string& message) {
+  return json::serialize(json::object{{"kind", "Status"},
+                                      {"apiVersion", "v1"},
+                                      {"status", "Failure"},
+                                      {"reason", reason},
+                                      {"message", message},
+                                      {"code", code}});
+}
+
+RestOptions Fast() {
+  RestOptions opts;
+  opts.qps = 0;
+  opts.initial_backoff = milliseconds(1);
+  opts.max_backoff = milliseconds(5);
+  return opts;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST(RestTlsTest, AWrongCaIsRefusedUnlessInsecure) {
+  TestCluster cluster;
+  TempDir other;
+  auto other_pki = apiserver::EnsurePki({other.path() + "/pki"});
+  ASSERT_TRUE(other_pki.ok());
+  RestConfig config = cluster.AdminConfig();
+  config.ca_pem = other_pki->ca_cert_pem;
+  Status refused = cluster.Rest(config, Fast())->Get(kNamespaces, "", "default").status();
+  EXPECT_TRUE(refused.Is(Reason::kServiceUnavailable)) << refused.ToString();
+  EXPECT_TRUE(Contains(refused.message(), "tls: failed to verify certificate"))
+      << refused.message();
+
+  config.ca_pem.clear();  // the system trust store does not know our CA either
+  EXPECT_TRUE(
+      Contains(cluster.Rest(config, Fast())->Get(kNamespaces, "", "default").status().message(),
+               "tls: failed to verify certificate"));
+
+  config.insecure = true;
+  EXPECT_TRUE(cluster.Rest(config, Fast())->Get(kNamespaces, "", "default").ok());
+}
+
+TEST(RestTlsTest, ServerNameOverridesTheVerifiedName) {
+  TestCluster cluster;
+  RestConfig config = cluster.AdminConfig();
+  config.tls_server_name = "localhost";  // a SAN of the serving certificate
+  auto got = cluster.Rest(config, Fast())->Get(kNamespaces, "", "default");
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  config.tls_server_name = "elsewhere.example";
+  Status s = cluster.Rest(config, Fast())->Get(kNamespaces, "", "default").status();
+  EXPECT_TRUE(Contains(s.message(), "hostname mismatch")) << s.ToString();
+}
+
+TEST(RestAuthTest, BearerTokens) {
+  TestCluster cluster;
+  RestConfig config = cluster.AdminConfig();
+  config.token.clear();
+  EXPECT_TRUE(
+      cluster.Rest(config)->Get(kNamespaces, "", "default").status().Is(Reason::kUnauthorized));
+  config.token = cluster.server().pki().readonly_token;
+  auto viewer = cluster.Rest(config);
+  EXPECT_TRUE(viewer->Get(kNamespaces, "", "default").ok());
+  Status forbidden = viewer->Create(kConfigMaps, "default", ConfigMap("cfg")).status();
+  EXPECT_TRUE(forbidden.Is(Reason::kForbidden)) << forbidden.ToString();
+  EXPECT_TRUE(Contains(forbidden.message(), "User \"flotilla-viewer\" cannot create"));
+}
+
+TEST(RestAuthTest, ClientCertificates) {
+  TestCluster cluster;
+  RestConfig config = cluster.AdminConfig();
+  config.token.clear();
+  auto admin = apiserver::IssueClientCert(cluster.server().pki(), "alice", {"system:masters"});
+  ASSERT_TRUE(admin.ok());
+  config.client_cert_pem = admin->first;
+  config.client_key_pem = admin->second;
+  auto created = cluster.Rest(config)->Create(kConfigMaps, "default", ConfigMap("cfg"));
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+
+  auto nobody = apiserver::IssueClientCert(cluster.server().pki(), "bob", {});
+  ASSERT_TRUE(nobody.ok());
+  config.client_cert_pem = nobody->first;
+  config.client_key_pem = nobody->second;
+  Status s = cluster.Rest(config)->Get(kConfigMaps, "default", "cfg").status();
+  EXPECT_TRUE(s.Is(Reason::kForbidden)) << s.ToString();
+  EXPECT_TRUE(Contains(s.message(), "User \"bob\"")) << s.message();
+}
+
+TEST(RestConfigTest, ConfigsThatCannotWorkAreRejected) {
+  auto bad = [](RestConfig config) { return NewRestClient(config).status(); };
+  RestConfig config;
+  config.server = "http://127.0.0.1:6443";
+  EXPECT_EQ(bad(config).message(),
+            "invalid server URL \"http://127.0.0.1:6443\": the scheme must be https");
+  config.server = "https://127.0.0.1:6443?x=1";
+  EXPECT_TRUE(bad(config).Is(Reason::kBadRequest));
+  config.server = "not a url";
+  EXPECT_TRUE(bad(config).Is(Reason::kBadRequest));
+  config.server = "https://127.0.0.1:6443";
+  config.ca_pem = "-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n";
+  EXPECT_TRUE(bad(config).Is(Reason::kBadRequest));
+  config.ca_pem.clear();
+  config.client_cert_pem = "cert without key";
+  EXPECT_TRUE(bad(config).Is(Reason::kBadRequest));
+}
+
+TEST(RestRetryTest, ServerErrorsAreRetriedForGetOnly) {
+  std::atomic<int> failures{2};
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    if (failures.fetch_sub(1) > 0) {
+      return resp.Respond(503, kJson, StatusJson(503, "ServiceUnavailable", "try later"));
+    }
+    resp.Respond(200, kJson, kConfigMapJson);
+  });
+  auto client = NewRestClient(server.Config(), Fast());
+  ASSERT_TRUE(client.ok());
+  auto got = (*client)->Get(kConfigMaps, "default", "cfg");
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(server.requests().size(), 3u);
+
+  failures = 1;
+  Status s = (*client)->Create(kConfigMaps, "default", ConfigMap("cfg")).status();
+  EXPECT_TRUE(s.Is(Reason::kServiceUnavailable));
+  EXPECT_EQ(s.message(), "try later");
+  EXPECT_EQ(server.requests().size(), 4u);
+}
+
+TEST(RestRetryTest, RetriesStopAfterMaxRetries) {
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    resp.Respond(503, {{"Content-Type", "text/plain"}}, "overloaded");
+  });
+  RestOptions opts = Fast();
+  opts.max_retries = 2;
+  Status s = NewRestClient(server.Config(), opts).value()->Get(kConfigMaps, "d", "c").status();
+  EXPECT_TRUE(s.Is(Reason::kServiceUnavailable));
+  ASSERT_EQ(s.causes().size(), 1u);
+  EXPECT_EQ(s.causes()[0].message, "overloaded");
+  EXPECT_EQ(server.requests().size(), 3u);
+}
+
+TEST(RestRetryTest, TooManyRequestsWaitsForRetryAfterForEveryVerb) {
+  std::atomic<int> throttled{1};
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    if (throttled.fetch_sub(1) > 0) {
+      return resp.Respond(429, {{"Content-Type", "application/json"}, {"Retry-After", "7"}},
+                          StatusJson(429, "TooManyRequests", "slow down"));
+    }
+    resp.Respond(201, kJson, kConfigMapJson);
+  });
+  FakeClock clock;
+  RestOptions opts = Fast();
+  opts.clock = &clock;
+  opts.timeout = Duration::zero();
+  auto client = NewRestClient(server.Config(), opts);
+  ASSERT_TRUE(client.ok());
+  auto created = std::async(std::launch::async, [&] {
+    return (*client)->Create(kConfigMaps, "default", ConfigMap("cfg"));
+  });
+  int advanced = 0;
+  while (advanced < 100 && created.wait_for(milliseconds(20)) != std::future_status::ready) {
+    clock.Advance(std::chrono::seconds(1));
+    ++advanced;
+  }
+  auto result = created.get();
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_GE(advanced, 7);  // seconds of the fake clock that passed before the retry
+  EXPECT_EQ(server.requests().size(), 2u);
+}
+
+TEST(RestPoolTest, KeepAliveConnectionsAreReused) {
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    resp.Respond(200, kJson, kConfigMapJson);
+  });
+  auto client = NewRestClient(server.Config(), Fast()).value();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(client->Get(kConfigMaps, "default", "cfg").ok());
+  EXPECT_EQ(server.connections(), 1u);
+
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        if (!client->Get(kConfigMaps, "default", "cfg").ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed, 0);
+  EXPECT_LE(server.connections(), 4u);  // never more than the requests in flight
+  EXPECT_EQ(server.requests().size(), 120u);
+}
+
+TEST(RestRequestTest, PathPrefixQueryEncodingAndHeaders) {
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    resp.Respond(200, kJson,
+                 R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"5"},"items":[]})");
+  });
+  RestConfig config = server.Config();
+  config.server += "/prefix/";
+  config.token = "secret-token";
+  ListOptions opts;
+  opts.label_selector = "app in (a,b),tier!=x";
+  auto list = NewRestClient(config, Fast()).value()->List(kConfigMaps, "default", opts);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ(list->resource_version, "5");
+  ASSERT_EQ(server.requests().size(), 1u);
+  apiserver::Request req = server.requests()[0];
+  EXPECT_EQ(req.path, "/prefix/api/v1/namespaces/default/configmaps");
+  EXPECT_EQ(req.Query("labelSelector"), "app in (a,b),tier!=x");
+  EXPECT_EQ(req.Header("authorization"), "Bearer secret-token");
+  EXPECT_EQ(req.Header("accept"), "application/json");
+  EXPECT_EQ(req.Header("user-agent"), "flotilla");
+}
+
+TEST(RestRequestTest, TimeoutsAreNotRetried) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return release; });
+    resp.Respond(200, kJson, kConfigMapJson);
+  });
+  RestOptions opts = Fast();
+  opts.timeout = milliseconds(200);
+  Status s = NewRestClient(server.Config(), opts).value()->Get(kConfigMaps, "d", "c").status();
+  EXPECT_TRUE(s.Is(Reason::kTimeout)) << s.ToString();
+  EXPECT_EQ(server.requests().size(), 1u);
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+}
+
+TEST(RestRequestTest, ConnectionRefused) {
+  RestConfig config;
+  {
+    ScriptedServer server([](apiserver::Request&, apiserver::Responder&) {});
+    config = server.Config();
+  }
+  RestOptions opts = Fast();
+  opts.max_retries = 2;
+  Status s = NewRestClient(config, opts).value()->Create(kConfigMaps, "d", ConfigMap("c")).status();
+  EXPECT_TRUE(s.Is(Reason::kServiceUnavailable)) << s.ToString();
+  EXPECT_TRUE(Contains(s.message(), "dial tcp 127.0.0.1:")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "refused")) << s.message();
+}
+
+TEST(RestWatchTest, ChunksSplitMidEventAndStopClosesTheSocket) {
+  std::atomic<bool> gone{false};
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    std::string stream =
+        R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}})"
+        "\n"
+        R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"6"}}})"
+        "\n"
+        R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+        "\n";
+    resp.StartStream(200, kJson);
+    for (size_t i = 0; i < stream.size(); i += 13) resp.WriteChunk(stream.substr(i, 13));
+    for (int i = 0; i < 200 && !gone; ++i) gone = resp.WaitClientGone(100);
+  });
+  auto client = NewRestClient(server.Config(), Fast()).value();
+  WatchRecorder rec;
+  auto watch = client->StartWatch(kConfigMaps, "default", {}, rec.OnEvent(), rec.OnDone());
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  ASSERT_TRUE(rec.WaitEvents(3));
+  EXPECT_EQ(rec.events()[1].type, WatchEvent::Type::kModified);
+  EXPECT_EQ(rec.events()[2].type, WatchEvent::Type::kBookmark);
+  EXPECT_EQ((*watch)->LastResourceVersion(), "9");
+  (*watch)->Stop();
+  ASSERT_EQ(rec.done().size(), 1u);
+  EXPECT_TRUE(rec.done()[0].ok());
+  for (int i = 0; i < 200 && !gone; ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_TRUE(gone);
+  EXPECT_EQ(server.requests()[0].Query("watch"), "true");
+}
+
+}  // namespace
+}  // namespace flotilla::client

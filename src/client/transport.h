@@ -1,0 +1,79 @@
+// Transports: what carries one API request to a server and its response
+// back. The Client verbs are written once over this interface
+// (NewTransportClient): they build ApiRequests and decode the responses the
+// same way whatever carries them, so the REST client (HTTPS, rest_client.h)
+// and the in-process client (ApiServer::Handle, in_process_client.h) share
+// paths, query strings, bodies, error decoding and watch decoding by
+// construction. A transport only moves bytes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "client/client.h"
+
+namespace flotilla::client {
+
+struct ApiRequest {
+  std::string method;  // "GET", "POST", "PUT", "PATCH", "DELETE"
+  std::string path;    // percent-encoded, e.g. "/api/v1/namespaces/default/pods/web"
+  std::vector<std::pair<std::string, std::string>> query;  // not encoded, in order
+  std::string body;
+  std::string content_type;  // of the body; "" when there is none
+
+  // The percent-encoded request target: path, then '?' and the query when
+  // there is one.
+  std::string Target() const;
+};
+
+struct ApiResponse {
+  int code = 0;
+  std::string body;
+};
+
+// Receives a streamed response. A transport calls it from the thread that
+// runs Transport::Stream; Cancel-related members may be called from any
+// thread.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  // Called once when the response head is known. For a code outside 2xx,
+  // `error_body` is the complete body and OnData is not called.
+  virtual void OnHead(int code, std::string error_body) = 0;
+  // A piece of the body, in order. Returns false to end the stream.
+  virtual bool OnData(std::string_view data) = 0;
+  // True once the consumer wants the stream to end.
+  virtual bool Cancelled() const = 0;
+  // Blocks up to `millis` for Cancelled(); returns it.
+  virtual bool WaitCancelled(int millis) = 0;
+  // Registers how to unblock the transport when it is blocked in I/O; called
+  // under the sink's lock on cancellation, so it must not block. Pass an
+  // empty function before whatever it refers to is destroyed.
+  virtual void SetCanceller(std::function<void()> cancel) = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Sends one request and returns its complete response. HTTP error codes
+  // are responses, not errors; errors are transport failures (cannot
+  // connect, TLS, timeouts). Thread-safe.
+  virtual StatusOr<ApiResponse> Do(const ApiRequest& req) = 0;
+  // Sends a streaming request and feeds its response to `sink` until the
+  // stream ends, fails or the sink ends or cancels it, blocking the calling
+  // thread throughout. Returns OK when the server ended the stream or the
+  // sink did; a transport failure otherwise (when it happens before the
+  // head, OnHead is never called). Thread-safe.
+  virtual Status Stream(const ApiRequest& req, StreamSink& sink) = 0;
+};
+
+// The Client over `transport`. Watches share ownership of the transport, so
+// they may outlive the Client.
+std::unique_ptr<Client> NewTransportClient(std::shared_ptr<Transport> transport);
+
+}  // namespace flotilla::client
