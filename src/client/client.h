@@ -8,7 +8,10 @@
 // reason, code, message and causes, so callers branch on NotFound,
 // AlreadyExists, Conflict, Gone/Expired, Invalid.
 //
-// Thread-safe: one Client may be used from many threads.
+// Thread-safe: one Client may be used from many threads. Requests that
+// cannot be valid are refused before anything is sent, as client-go refuses
+// them (BadRequest): an empty name where one is needed, a name, namespace or
+// subresource that is "." or ".." or contains '/' or '%'.
 #pragma once
 
 #include <functional>
@@ -64,12 +67,24 @@ struct WatchEvent {
 // An open watch. Events are delivered to the callback given to Watch, in
 // order, on a thread owned by the Watch. The stream ends when the server
 // closes it, on an error (delivered as kError or through `done`), or Stop().
+//
+// StartWatch returns an error, and no callback ever runs, when the server
+// refuses the watch (unknown resource, bad selector, not allowed) or cannot
+// be reached. An ERROR event in the stream (e.g. Expired, 410, for a
+// resourceVersion too old) is delivered as kError and then ends the stream
+// with that Status through `done`. A stream the server closes (its timeout,
+// a restart) ends with OK: resume from LastResourceVersion().
+// Destroying a Watch stops it. It may be destroyed from its `done` callback,
+// not from its event callback.
 class Watch {
  public:
   virtual ~Watch() = default;
-  // Stops the stream; no callback runs after it returns. Idempotent.
+  // Stops the stream; no callback runs after it returns (when called from
+  // the event callback, `done` follows once that callback returns).
+  // Idempotent.
   virtual void Stop() = 0;
-  // The resourceVersion of the last event seen ("" before any).
+  // The resourceVersion of the last event seen, bookmarks included ("" before
+  // any); during a callback, that event's.
   virtual std::string LastResourceVersion() const = 0;
 };
 
@@ -99,6 +114,8 @@ class Client {
                                                       const WatchOptions& opts,
                                                       WatchCallback on_event,
                                                       WatchDone on_done) = 0;
+  // Create, Update and UpdateStatus: an empty `ns` means the object's
+  // metadata.namespace; Update and UpdateStatus write to metadata.name.
   virtual StatusOr<json::object> Create(const ResourceRef& res, const std::string& ns,
                                         const json::object& obj) = 0;
   virtual StatusOr<json::object> Update(const ResourceRef& res, const std::string& ns,
