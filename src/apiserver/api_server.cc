@@ -35,7 +35,7 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
   if (opts_.schemas != nullptr) {
     openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
     const api::SchemaSet* schemas = opts_.schemas;
-    objects_.SetSchemaChecker([schemas](const api::Resource& res, const json::value& obj,
+    objects_.SetSchemaChecker([schemas](const api::Resource& res, json::object& obj,
                                         FieldValidation validation,
                                         std::vector<std::string>* warnings) -> Status {
       api::CheckResult result;
@@ -45,6 +45,7 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
       if (validation == FieldValidation::kWarn && warnings != nullptr) {
         for (auto& w : api::UnknownFieldWarnings(result)) warnings->push_back(std::move(w));
       }
+      PruneFields(obj, result.unknown_fields);
       return Status::Ok();
     });
     objects_.SetPatchInfo([schemas](const api::Resource& res) { return schemas->PatchInfo(res.schema_name); });

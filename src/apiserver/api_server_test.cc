@@ -238,6 +238,49 @@ TEST(ApiServerTest, DiscoveryListsKindsAndSubresources) {
   EXPECT_EQ(*Find(agg.Json(), "kind"), "APIGroupDiscoveryList");
 }
 
+TEST(ApiServerTest, UnknownFieldsAreDroppedWithWarningUnlessStrict) {
+  TestServer s;
+  const char* body = R"({"metadata":{"name":"x"},"dataz":{"a":"b"},"data":{"k":"v"}})";
+  RecordingResponder warn, strict;
+  s.Do(warn, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Warn", body);
+  ASSERT_EQ(warn.code(), 201) << warn.body();
+  EXPECT_EQ(Find(warn.Json(), "dataz"), nullptr);
+  EXPECT_EQ(warn.HeaderValue("Warning"), R"(299 - "unknown field \"dataz\"")");
+  s.Do(strict, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
+       R"({"metadata":{"name":"y"},"dataz":{}})");
+  EXPECT_EQ(strict.code(), 400);
+  EXPECT_NE(strict.body().find("unknown field \\\"dataz\\\""), std::string::npos) << strict.body();
+}
+
+TEST(ApiServerTest, ErrorDetailsNameTheObject) {
+  TestServer s;
+  RecordingResponder a, b, bad;
+  s.Do(a, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  s.Do(b, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  EXPECT_EQ(*Find(b.Json(), "details.name"), "cfg");
+  s.Do(bad, "POST", "/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"Bad_Name"}})");
+  EXPECT_EQ(*Find(bad.Json(), "details.name"), "Bad_Name");
+  EXPECT_EQ(*Find(bad.Json(), "details.kind"), "ConfigMap");
+}
+
+TEST(ApiServerTest, ServicesGetDistinctClusterIPs) {
+  TestServer s;
+  RecordingResponder a, b, headless;
+  const char* svc = R"({"metadata":{"name":"%s"},"spec":{"ports":[{"port":80}]}})";
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), svc, "a");
+  s.Do(a, "POST", "/api/v1/namespaces/default/services", buf);
+  std::snprintf(buf, sizeof(buf), svc, "b");
+  s.Do(b, "POST", "/api/v1/namespaces/default/services", buf);
+  ASSERT_EQ(a.code(), 201) << a.body();
+  std::string ip_a(Find(a.Json(), "spec.clusterIP")->as_string());
+  EXPECT_EQ(ip_a.rfind("10.", 0), 0u);
+  EXPECT_NE(ip_a, std::string(Find(b.Json(), "spec.clusterIP")->as_string()));
+  s.Do(headless, "POST", "/api/v1/namespaces/default/services",
+       R"({"metadata":{"name":"h"},"spec":{"clusterIP":"None","ports":[{"port":80}]}})");
+  EXPECT_EQ(*Find(headless.Json(), "spec.clusterIP"), "None");
+}
+
 TEST(ApiServerTest, UnknownPathsAreNotFoundStatus) {
   TestServer s;
   int code = 0;

@@ -247,6 +247,22 @@ class HttpServerImpl : public HttpServer {
     Forget(fd);
   }
 
+  // A client still sending an oversized body would see a reset instead of
+  // the 413 if the connection closed at once: read and drop what it sends
+  // (bounded in bytes and time) so it gets to read the answer.
+  static void DiscardUnreadBody(TlsStream& stream) {
+    constexpr size_t kMaxDiscard = 64 * 1024 * 1024;
+    SetSocketTimeouts(stream.next_layer().native_handle(), 5, kSendTimeoutSec);
+    char sink[16384];
+    size_t total = 0;
+    boost::system::error_code ec;
+    while (total < kMaxDiscard) {
+      size_t n = stream.read_some(net::buffer(sink), ec);
+      if (ec || n == 0) break;
+      total += n;
+    }
+  }
+
   X509* PeerCert(TlsStream& stream) {
     SSL* ssl = stream.native_handle();
     if (SSL_get_verify_result(ssl) != X509_V_OK) return nullptr;
@@ -268,6 +284,7 @@ class HttpServerImpl : public HttpServer {
                   StatusBody(413, "RequestEntityTooLarge",
                              "Request entity too large: limit is " +
                                  std::to_string(opts_.max_body_bytes)));
+        DiscardUnreadBody(stream);
         return;
       }
       if (ec) return;

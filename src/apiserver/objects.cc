@@ -1,5 +1,7 @@
 #include "apiserver/objects.h"
 
+#include <cstdlib>
+
 #include "api/patch.h"
 #include "api/validation.h"
 #include "apiserver/meta.h"
@@ -24,7 +26,56 @@ json::object Decode(const std::string& bytes) {
   return parsed.ok() ? std::move(*parsed) : json::object();
 }
 
+// Services get a cluster IP unless headless ("None") or ExternalName, as
+// kube-apiserver's allocator gives them.
+bool NeedsClusterIP(const api::Resource& res, const json::object& obj) {
+  if (!res.group.empty() || res.plural != "services") return false;
+  const json::value* type = Find(obj, "spec.type");
+  if (type != nullptr && type->is_string() && type->get_string() == "ExternalName") return false;
+  const json::value* ip = Find(obj, "spec.clusterIP");
+  return ip == nullptr || !ip->is_string() || ip->get_string().empty();
+}
+
+// The address comes from the write's revision, unique per store, within the
+// default service CIDR 10.96.0.0/12 (skipping .0 and the kubernetes service's .1).
+void AssignClusterIP(json::object& obj, int64_t revision) {
+  constexpr int64_t kSpan = (1 << 20) - 3;
+  int64_t offset = 2 + revision % kSpan;
+  std::string ip = "10." + std::to_string(96 + (offset >> 16)) + "." +
+                   std::to_string((offset >> 8) & 255) + "." + std::to_string(offset & 255);
+  json::object& spec = EnsureObject(obj, "spec");
+  spec["clusterIP"] = ip;
+  spec["clusterIPs"] = json::array{json::value(ip)};
+}
+
 }  // namespace
+
+void PruneFields(json::object& obj, const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    json::value* cur = nullptr;
+    json::object* parent = &obj;
+    std::string_view rest = path;
+    while (!rest.empty() && parent != nullptr) {
+      size_t dot = rest.find('.');
+      std::string_view seg = rest.substr(0, dot);
+      rest = dot == std::string_view::npos ? "" : rest.substr(dot + 1);
+      size_t bracket = seg.find('[');
+      std::string_view key = seg.substr(0, bracket);
+      if (rest.empty() && bracket == std::string_view::npos) {
+        parent->erase(key);
+        break;
+      }
+      cur = parent->if_contains(key);
+      while (cur != nullptr && bracket != std::string_view::npos) {
+        size_t close = seg.find(']', bracket);
+        size_t index = std::strtoul(std::string(seg.substr(bracket + 1, close - bracket - 1)).c_str(), nullptr, 10);
+        cur = cur->is_array() && index < cur->as_array().size() ? &cur->as_array()[index] : nullptr;
+        bracket = seg.find('[', close);
+      }
+      parent = cur != nullptr && cur->is_object() ? &cur->as_object() : nullptr;
+    }
+  }
+}
 
 api::ObjectMetaOptions MetaOptions(const api::Resource& res) {
   api::ObjectMetaOptions opts;
@@ -91,7 +142,7 @@ StatusOr<json::object> Objects::Get(const api::Resource& res, const std::string&
   return FromStorage(res, Decode(kv->value));
 }
 
-Status Objects::CheckSchema(const api::Resource& res, const json::object& obj,
+Status Objects::CheckSchema(const api::Resource& res, json::object& obj,
                             const WriteOptions& opts) {
   if (!schema_checker_) return Status::Ok();
   return schema_checker_(res, obj, opts.field_validation, opts.warnings);
@@ -123,8 +174,10 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
     return obj;
   }
   json::object stored;
+  const bool allocate_ip = NeedsClusterIP(res, obj);
   storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
     MetaOf(obj)["resourceVersion"] = std::to_string(rev);
+    if (allocate_ip) AssignClusterIP(obj, rev);
     stored = obj;
     return StatusOr<std::string>(json::serialize(obj));
   };

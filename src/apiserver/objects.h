@@ -56,11 +56,14 @@ struct ListPage {
 
 // Checks an incoming object against the kind's schema as kube-apiserver's
 // decoder does: type errors and, under kStrict, unknown fields are a
-// BadRequest; under kWarn unknown fields are appended to `warnings`. Null =
-// no schema checks.
-using SchemaChecker = std::function<Status(const api::Resource& res, const json::value& obj,
+// BadRequest; otherwise unknown fields are dropped from `obj` (and under
+// kWarn reported in `warnings`). Null = no schema checks.
+using SchemaChecker = std::function<Status(const api::Resource& res, json::object& obj,
                                            FieldValidation validation,
                                            std::vector<std::string>* warnings)>;
+
+// Removes the fields at `paths` ("spec.x", "spec.containers[0].y") from obj.
+void PruneFields(json::object& obj, const std::vector<std::string>& paths);
 
 // Strategic merge patch metadata for a resource (see api/patch.h).
 using PatchInfoProvider = std::function<api::PatchInfoLookup(const api::Resource& res)>;
@@ -123,7 +126,7 @@ class Objects {
   StatusOr<json::object> PrepareUpdate(const api::Resource& res, const json::object& current,
                                        json::object obj, const std::string& subresource,
                                        const WriteOptions& opts);
-  Status CheckSchema(const api::Resource& res, const json::object& obj, const WriteOptions& opts);
+  Status CheckSchema(const api::Resource& res, json::object& obj, const WriteOptions& opts);
   Status CheckNamespace(const api::Resource& res, const std::string& ns);
   StatusOr<json::object> StoreCreate(const api::Resource& res, const std::string& ns,
                                      json::object obj, bool dry_run);

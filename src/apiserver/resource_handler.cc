@@ -209,6 +209,7 @@ void ServeResourceRequest(ResourceContext& ctx) {
   }
   std::string effective_sub = sub == "finalize" ? "" : sub;
   StatusOr<json::object> result = Status::Internal("unreachable");
+  std::string error_name = name;  // details.name of an error
   int code = 200;
   if (verb == "get") {
     result = ctx.objects.Get(ctx.res, ns, name);
@@ -220,6 +221,7 @@ void ServeResourceRequest(ResourceContext& ctx) {
     }
     auto body = ParseBody(ctx.req, ctx.res, ctx.res.ApiVersion(), ctx.res.kind);
     if (!body.ok()) return RespondStatus(ctx.resp, body.status(), "", &ctx.res);
+    error_name = MetaString(*body, "name");
     result = ctx.objects.Create(ctx.res, ns, std::move(*body), *wopts);
     code = 201;
   } else if (verb == "update") {
@@ -237,7 +239,7 @@ void ServeResourceRequest(ResourceContext& ctx) {
   } else {
     return RespondStatus(ctx.resp, Status(Reason::kMethodNotAllowed, "method not allowed"));
   }
-  if (!result.ok()) return RespondStatus(ctx.resp, result.status(), name, &ctx.res);
+  if (!result.ok()) return RespondStatus(ctx.resp, result.status(), error_name, &ctx.res);
   RespondObject(ctx, code, *result, warnings);
 }
 

@@ -1,6 +1,21 @@
 #include "apiserver/responses.h"
 
 namespace flotilla::apiserver {
+namespace {
+
+// RFC 7234 warning: code, agent "-", and the text as a quoted string with
+// '"' and '\\' escaped, as kube-apiserver writes it.
+std::string WarningHeader(std::string_view text) {
+  std::string out = "299 - \"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace
 
 json::object StatusObject(const Status& status, const std::string& name, const std::string& group,
                           const std::string& kind) {
@@ -33,7 +48,9 @@ json::object StatusObject(const Status& status, const std::string& name, const s
 
 void RespondStatus(Responder& resp, const Status& status, const std::string& name,
                    const api::Resource* res) {
-  json::object body = res ? StatusObject(status, name, res->group, res->plural)
+  // details.kind is the resource for most reasons but the Kind for Invalid.
+  std::string kind = res == nullptr ? "" : status.Is(Reason::kInvalid) ? res->kind : res->plural;
+  json::object body = res ? StatusObject(status, name, res->group, kind)
                           : StatusObject(status, name);
   RespondJson(resp, status.code(), json::serialize(body));
 }
@@ -41,7 +58,7 @@ void RespondStatus(Responder& resp, const Status& status, const std::string& nam
 void RespondJson(Responder& resp, int code, const std::string& body,
                  const std::vector<std::string>& warnings, const std::string& content_type) {
   Headers headers{{"Content-Type", content_type}, {"Cache-Control", "no-cache, private"}};
-  for (const auto& w : warnings) headers.emplace_back("Warning", "299 - \"" + w + "\"");
+  for (const auto& w : warnings) headers.emplace_back("Warning", WarningHeader(w));
   resp.Respond(code, headers, body);
 }
 
