@@ -138,6 +138,9 @@ def test_apply_without_validation_drops_unknown_field(server, namespace):
     assert deploy["spec"]["replicas"] == 1, "replicas defaults to 1"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "kubectl's create generators send built-in kinds as application/vnd.kubernetes.protobuf; "
+    "the server decodes JSON only and answers 415 (docs/apiserver.md, Known limits)"))
 def test_imperative_create_commands(server, namespace):
     # kubectl's create subcommands send built-in kinds as protobuf, not JSON.
     server.kubectl("create", "configmap", "literal", "--from-literal=a=1", "-n", namespace)
