@@ -23,6 +23,29 @@ bool AuthorizedNonResource(const UserInfo& user, const Request& req, const Reque
   return Authorize(user, attrs).allowed;
 }
 
+// Passes everything through and remembers the status code for metrics.
+class CodeRecorder : public Responder {
+ public:
+  explicit CodeRecorder(Responder& inner) : inner_(inner) {}
+  void Respond(int code, const Headers& headers, std::string body) override {
+    code_ = code;
+    inner_.Respond(code, headers, std::move(body));
+  }
+  bool StartStream(int code, const Headers& headers) override {
+    code_ = code;
+    return inner_.StartStream(code, headers);
+  }
+  bool WriteChunk(std::string_view data) override { return inner_.WriteChunk(data); }
+  bool ClientGone() override { return inner_.ClientGone(); }
+  bool WaitClientGone(int millis) override { return inner_.WaitClientGone(millis); }
+  bool Responded() const override { return inner_.Responded(); }
+  int code() const { return code_; }
+
+ private:
+  Responder& inner_;
+  int code_ = 0;
+};
+
 const UserInfo& InProcessUser() {
   static const UserInfo kUser{"system:apiserver", "", {"system:masters", "system:authenticated"}};
   return kUser;
@@ -31,7 +54,10 @@ const UserInfo& InProcessUser() {
 }  // namespace
 
 ApiServer::ApiServer(const ApiServerOptions& opts)
-    : opts_(opts), objects_(*opts.registry, *opts.store, *opts.clock), discovery_(*opts.registry) {
+    : opts_(opts),
+      store_(*opts.store, metrics_),
+      objects_(*opts.registry, store_, *opts.clock),
+      discovery_(*opts.registry) {
   if (opts_.schemas != nullptr) {
     openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
     const api::SchemaSet* schemas = opts_.schemas;
@@ -69,8 +95,9 @@ const api::Resource* ApiServer::ResolveResource(const RequestInfo& info) const {
   return opts_.registry->Find(info.group, info.version, info.resource);
 }
 
-void ApiServer::Handle(Request& req, Responder& resp) {
+void ApiServer::Handle(Request& req, Responder& outer) {
   auto start = std::chrono::steady_clock::now();
+  CodeRecorder resp(outer);
   RequestInfo info = ParseRequestInfo(req);
   std::optional<UserInfo> user;
   if (opts_.authenticator == nullptr) {
@@ -88,11 +115,12 @@ void ApiServer::Handle(Request& req, Responder& resp) {
   } else {
     HandleNonResource(req, info, resp);
   }
-  if (info.verb != "watch") {
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    metrics_.ObserveRequest(info.resource_request ? info.verb : "get",
-                            info.resource_request ? info.resource : "", 200, secs);
-  }
+  // A watch's duration is its lifetime, not a latency: count it, don't time it.
+  double secs = info.verb == "watch"
+                    ? 0
+                    : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  metrics_.ObserveRequest(info.resource_request ? info.verb : req.method,
+                          info.resource_request ? info.resource : "", resp.code(), secs);
 }
 
 void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Responder& resp) {

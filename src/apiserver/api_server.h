@@ -17,6 +17,7 @@
 #include "apiserver/objects.h"
 #include "apiserver/openapi.h"
 #include "apiserver/request_info.h"
+#include "apiserver/timed_store.h"
 
 namespace flotilla::apiserver {
 
@@ -52,10 +53,11 @@ class ApiServer {
   const api::Resource* ResolveResource(const RequestInfo& info) const;
 
   ApiServerOptions opts_;
+  Metrics metrics_;
+  TimedStore store_;  // opts_.store, timed into metrics_
   Objects objects_;
   Discovery discovery_;
   std::unique_ptr<OpenApi> openapi_;
-  Metrics metrics_;
   std::atomic<bool> ready_{false};
 };
 

@@ -281,6 +281,22 @@ TEST(ApiServerTest, ServicesGetDistinctClusterIPs) {
   EXPECT_EQ(*Find(headless.Json(), "spec.clusterIP"), "None");
 }
 
+TEST(ApiServerTest, MetricsCountRequestsByCodeAndTimeStorage) {
+  TestServer s;
+  RecordingResponder a, b, m;
+  s.Do(a, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  s.Do(b, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  s.Do(m, "GET", "/metrics");
+  std::string text = m.body();
+  EXPECT_NE(text.find(R"(apiserver_request_total{verb="create",resource="configmaps",code="201"} 1)"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find(R"(apiserver_request_total{verb="create",resource="configmaps",code="409"} 1)"),
+            std::string::npos);
+  EXPECT_NE(text.find(R"(flotilla_storage_operation_duration_seconds_count{operation="create"})"),
+            std::string::npos);
+  EXPECT_NE(text.find("apiserver_registered_watchers 0"), std::string::npos);
+}
+
 TEST(ApiServerTest, UnknownPathsAreNotFoundStatus) {
   TestServer s;
   int code = 0;
