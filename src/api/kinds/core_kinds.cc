@@ -128,10 +128,11 @@ Causes ValidateConfigMap(const json::object& obj, const json::object* old) {
 // (stringData is write-only: it is never stored or returned).
 void DefaultSecret(json::object& obj) {
   SetIfEmpty(obj, "type", "Opaque");
-  const json::object* string_data = GetObject(obj, "stringData");
-  if (string_data != nullptr && !string_data->empty()) {
+  const json::object* found = GetObject(obj, "stringData");
+  if (found != nullptr && !found->empty()) {
+    json::object string_data = *found;  // adding "data" may move the map it points into
     json::object& data = EnsureObject(obj, "data");
-    for (const auto& [key, value] : *string_data) {
+    for (const auto& [key, value] : string_data) {
       data[key] = Base64Encode(value.is_string() ? std::string_view(value.get_string()) : "");
     }
   }

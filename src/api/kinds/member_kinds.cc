@@ -71,9 +71,10 @@ void DefaultPod(json::object& obj) {
   DefaultPodSpec(spec);
   DefaultPodOnlySpec(spec);
   AdmitPod(spec);
-  json::object& status = EnsureObject(obj, "status");
+  std::string qos = QosClass(spec);
+  json::object& status = EnsureObject(obj, "status");  // `spec` may move from here on
   SetIfEmpty(status, "phase", "Pending");
-  SetIfEmpty(status, "qosClass", QosClass(spec));
+  SetIfEmpty(status, "qosClass", qos);
 }
 
 Causes ValidatePod(const json::object& obj, const json::object*) {

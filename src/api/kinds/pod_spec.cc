@@ -89,10 +89,11 @@ void DefaultVolume(json::object& volume) {
 
 void CopyLimitsToRequests(json::object& container) {
   json::object* resources = MutableObject(container, "resources");
-  const json::object* limits = resources ? GetObject(*resources, "limits") : nullptr;
-  if (limits == nullptr || limits->empty()) return;
+  const json::object* found = resources ? GetObject(*resources, "limits") : nullptr;
+  if (found == nullptr || found->empty()) return;
+  json::object limits = *found;  // adding "requests" may move the map it points into
   json::object& requests = EnsureObject(*resources, "requests");
-  for (const auto& [key, value] : *limits) {
+  for (const auto& [key, value] : limits) {
     if (!requests.contains(key)) requests[key] = value;
   }
 }

@@ -43,7 +43,10 @@ void DefaultPorts(json::object& spec) {
     bool unset = target == nullptr || target->is_null() ||
                  (target->is_string() && target->get_string().empty()) ||
                  (GetInt(port, "targetPort") == 0);
-    if (unset && port.contains("port")) port["targetPort"] = port["port"];
+    if (unset && port.contains("port")) {
+      json::value number = port["port"];  // inserting targetPort may move it
+      port["targetPort"] = std::move(number);
+    }
   });
 }
 
