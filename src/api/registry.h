@@ -20,21 +20,21 @@
 namespace flotilla::api {
 
 struct TableColumn {
-  std::string name;         // "NAME", "READY", ...
-  std::string type;         // "string", "integer", "date", ...
-  std::string format;       // "name" for the name column, else ""
+  std::string name;    // "NAME", "READY", ...
+  std::string type;    // "string", "integer", "date", ...
+  std::string format;  // "name" for the name column, else ""
   std::string description;
-  int priority = 0;         // 1 = shown only with -o wide
+  int priority = 0;  // 1 = shown only with -o wide
   // Cell value for one object. `now` is for AGE-like columns.
   std::function<json::value(const json::object& obj, TimePoint now)> cell;
 };
 
 struct Resource {
-  std::string group;    // "" for the core group
-  std::string version;  // "v1"
-  std::string kind;     // "Deployment"
-  std::string plural;   // "deployments"
-  std::string singular; // "deployment"
+  std::string group;     // "" for the core group
+  std::string version;   // "v1"
+  std::string kind;      // "Deployment"
+  std::string plural;    // "deployments"
+  std::string singular;  // "deployment"
   bool namespaced = true;
   std::vector<std::string> short_names;
   std::vector<std::string> categories;  // e.g. "all"
@@ -42,7 +42,7 @@ struct Resource {
   bool has_scale = false;               // scale subresource (autoscaling/v1 Scale)
   // Verbs listed in discovery; the default is the full set.
   std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get",
-                                    "list", "patch", "update", "watch"};
+                                    "list",   "patch",  "update",           "watch"};
 
   // The version objects are stored in. Resources sharing group, plural and
   // storage_version share one storage (autoscaling v1/v2). Empty = `version`.

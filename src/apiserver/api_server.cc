@@ -66,15 +66,16 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
                                         std::vector<std::string>* warnings) -> Status {
       api::CheckResult result;
       schemas->Check(res.schema_name, obj, &result);
-      FLOTILLA_RETURN_IF_ERROR(api::DecodeError(res.kind, res.version, result,
-                                                validation == FieldValidation::kStrict));
+      FLOTILLA_RETURN_IF_ERROR(
+          api::DecodeError(res.kind, res.version, result, validation == FieldValidation::kStrict));
       if (validation == FieldValidation::kWarn && warnings != nullptr) {
         for (auto& w : api::UnknownFieldWarnings(result)) warnings->push_back(std::move(w));
       }
       PruneFields(obj, result.unknown_fields);
       return Status::Ok();
     });
-    objects_.SetPatchInfo([schemas](const api::Resource& res) { return schemas->PatchInfo(res.schema_name); });
+    objects_.SetPatchInfo(
+        [schemas](const api::Resource& res) { return schemas->PatchInfo(res.schema_name); });
   }
 }
 
@@ -116,9 +117,10 @@ void ApiServer::Handle(Request& req, Responder& outer) {
     HandleNonResource(req, info, resp);
   }
   // A watch's duration is its lifetime, not a latency: count it, don't time it.
-  double secs = info.verb == "watch"
-                    ? 0
-                    : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double secs =
+      info.verb == "watch"
+          ? 0
+          : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_.ObserveRequest(info.resource_request ? info.verb : req.method,
                           info.resource_request ? info.resource : "", resp.code(), secs);
 }
@@ -126,16 +128,20 @@ void ApiServer::Handle(Request& req, Responder& outer) {
 void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Responder& resp) {
   const std::string& p = info.path;
   if (req.method != "GET" && req.method != "HEAD") {
-    return RespondStatus(resp, Status(Reason::kMethodNotAllowed, "the server does not allow this method on the requested resource"));
+    return RespondStatus(resp,
+                         Status(Reason::kMethodNotAllowed,
+                                "the server does not allow this method on the requested resource"));
   }
   if (p == "/readyz" || p.rfind("/readyz/", 0) == 0) {
-    return ready_ ? RespondText(resp, 200, "ok") : RespondText(resp, 500, "[-]readyz failed: not ready\n");
+    return ready_ ? RespondText(resp, 200, "ok")
+                  : RespondText(resp, 500, "[-]readyz failed: not ready\n");
   }
   if (IsHealthPath(p)) return RespondText(resp, 200, "ok");
   if (p == "/version" || p == "/version/") {
-    json::object v{{"major", "1"}, {"minor", "32"}, {"gitVersion", opts_.git_version},
-                   {"gitCommit", ""}, {"gitTreeState", "clean"}, {"buildDate", ""},
-                   {"goVersion", "n/a"}, {"compiler", "flotilla"}, {"platform", "linux/amd64"}};
+    json::object v{
+        {"major", "1"},       {"minor", "32"},           {"gitVersion", opts_.git_version},
+        {"gitCommit", ""},    {"gitTreeState", "clean"}, {"buildDate", ""},
+        {"goVersion", "n/a"}, {"compiler", "flotilla"},  {"platform", "linux/amd64"}};
     return RespondJson(resp, 200, json::serialize(v));
   }
   if (p == "/metrics") {
@@ -156,7 +162,9 @@ void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Respond
   }
   if (p.rfind("/openapi/v3/", 0) == 0 && openapi_) {
     const std::string* doc = openapi_->V3(p.substr(std::string("/openapi/v3/").size()));
-    if (doc == nullptr) return RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
+    if (doc == nullptr)
+      return RespondStatus(resp,
+                           Status::NotFound("the server could not find the requested resource"));
     return RespondJson(resp, 200, *doc);
   }
   if (info.is_discovery) {
@@ -173,17 +181,19 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
                                Responder& resp) {
   const api::Resource* res = ResolveResource(info);
   if (res == nullptr) {
-    return RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
+    return RespondStatus(resp,
+                         Status::NotFound("the server could not find the requested resource"));
   }
-  RequestAttributes attrs{info.verb, info.group, info.resource, info.subresource, info.ns,
-                          info.name, true, info.path};
+  RequestAttributes attrs{info.verb, info.group, info.resource, info.subresource,
+                          info.ns,   info.name,  true,          info.path};
   Decision decision = Authorize(user, attrs);
   if (!decision.allowed) {
     return RespondStatus(resp, Status::Forbidden(ForbiddenMessage(user, attrs)), info.name, res);
   }
   if (res->namespaced && info.ns.empty() && info.verb != "list" && info.verb != "watch" &&
       info.verb != "deletecollection") {
-    return RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
+    return RespondStatus(resp,
+                         Status::NotFound("the server could not find the requested resource"));
   }
   ResourceContext ctx{*res, info, req, resp, objects_, metrics_};
   if (info.verb == "watch") return ServeWatch(ctx);

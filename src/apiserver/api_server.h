@@ -48,8 +48,7 @@ class ApiServer {
 
  private:
   void HandleNonResource(Request& req, const RequestInfo& info, Responder& resp);
-  void HandleResource(Request& req, const RequestInfo& info, const UserInfo& user,
-                      Responder& resp);
+  void HandleResource(Request& req, const RequestInfo& info, const UserInfo& user, Responder& resp);
   const api::Resource* ResolveResource(const RequestInfo& info) const;
 
   ApiServerOptions opts_;

@@ -12,7 +12,8 @@ namespace {
 using testing::RecordingResponder;
 using testing::TestServer;
 
-const char* kConfigMap = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","labels":{"app":"web"}},"data":{"a":"1"}})";
+const char* kConfigMap =
+    R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","labels":{"app":"web"}},"data":{"a":"1"}})";
 const char* kDeployment = R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
   "spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},
   "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.25"}]}}}})";
@@ -141,13 +142,19 @@ TEST(ApiServerTest, ListWithSelectorsAndPagination) {
   TestServer s;
   for (int i = 0; i < 5; ++i) {
     RecordingResponder r;
-    std::string body = R"({"metadata":{"name":"cm)" + std::to_string(i) +
-                       R"(","labels":{"i":")" + std::to_string(i % 2) + R"("}}})";
+    std::string body = R"({"metadata":{"name":"cm)" + std::to_string(i) + R"(","labels":{"i":")" +
+                       std::to_string(i % 2) + R"("}}})";
     s.Do(r, "POST", "/api/v1/namespaces/default/configmaps", body);
     ASSERT_EQ(r.code(), 201) << r.body();
   }
-  EXPECT_EQ(Find(Get(s, "/api/v1/namespaces/default/configmaps?labelSelector=i%3D1"), "items")->as_array().size(), 2u);
-  EXPECT_EQ(Find(Get(s, "/api/v1/configmaps?fieldSelector=metadata.name%3Dcm3"), "items")->as_array().size(), 1u);
+  EXPECT_EQ(Find(Get(s, "/api/v1/namespaces/default/configmaps?labelSelector=i%3D1"), "items")
+                ->as_array()
+                .size(),
+            2u);
+  EXPECT_EQ(Find(Get(s, "/api/v1/configmaps?fieldSelector=metadata.name%3Dcm3"), "items")
+                ->as_array()
+                .size(),
+            1u);
   json::object page = Get(s, "/api/v1/namespaces/default/configmaps?limit=2");
   EXPECT_EQ(Find(page, "items")->as_array().size(), 2u);
   std::string token(Find(page, "metadata.continue")->as_string());
@@ -288,10 +295,13 @@ TEST(ApiServerTest, MetricsCountRequestsByCodeAndTimeStorage) {
   s.Do(b, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
   s.Do(m, "GET", "/metrics");
   std::string text = m.body();
-  EXPECT_NE(text.find(R"(apiserver_request_total{verb="create",resource="configmaps",code="201"} 1)"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find(R"(apiserver_request_total{verb="create",resource="configmaps",code="409"} 1)"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(R"(apiserver_request_total{verb="create",resource="configmaps",code="201"} 1)"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(R"(apiserver_request_total{verb="create",resource="configmaps",code="409"} 1)"),
+      std::string::npos);
   EXPECT_NE(text.find(R"(flotilla_storage_operation_duration_seconds_count{operation="create"})"),
             std::string::npos);
   EXPECT_NE(text.find("apiserver_registered_watchers 0"), std::string::npos);

@@ -61,7 +61,8 @@ class RecordingResponder : public Responder {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, std::chrono::seconds(20), [&] {
       int n = 0;
-      for (size_t p = body_.find(needle); p != std::string::npos; p = body_.find(needle, p + 1)) ++n;
+      for (size_t p = body_.find(needle); p != std::string::npos; p = body_.find(needle, p + 1))
+        ++n;
       return n >= count;
     });
   }

@@ -18,21 +18,28 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
   json::array out;
   for (const auto& r : reg.All()) {
     if (r->group != group || r->version != version) continue;
-    json::object e{{"name", r->plural},        {"singularName", r->singular},
-                   {"namespaced", r->namespaced}, {"kind", r->kind},
+    json::object e{{"name", r->plural},
+                   {"singularName", r->singular},
+                   {"namespaced", r->namespaced},
+                   {"kind", r->kind},
                    {"verbs", Strings(r->verbs)}};
     if (!r->short_names.empty()) e["shortNames"] = Strings(r->short_names);
     if (!r->categories.empty()) e["categories"] = Strings(r->categories);
     out.push_back(std::move(e));
     if (r->has_status) {
-      out.push_back(json::object{{"name", r->plural + "/status"}, {"singularName", ""},
-                                 {"namespaced", r->namespaced}, {"kind", r->kind},
+      out.push_back(json::object{{"name", r->plural + "/status"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"kind", r->kind},
                                  {"verbs", Strings(kSubresourceVerbs)}});
     }
     if (r->has_scale) {
-      out.push_back(json::object{{"name", r->plural + "/scale"}, {"singularName", ""},
-                                 {"namespaced", r->namespaced}, {"group", "autoscaling"},
-                                 {"version", "v1"}, {"kind", "Scale"},
+      out.push_back(json::object{{"name", r->plural + "/scale"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"group", "autoscaling"},
+                                 {"version", "v1"},
+                                 {"kind", "Scale"},
                                  {"verbs", Strings(kSubresourceVerbs)}});
     }
   }
@@ -41,10 +48,9 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
 
 json::object GroupEntry(const std::string& group, const std::vector<std::string>& versions) {
   json::array vs;
-  for (const auto& v : versions) vs.push_back(json::object{{"groupVersion", group + "/" + v}, {"version", v}});
-  return json::object{{"name", group},
-                      {"versions", vs},
-                      {"preferredVersion", vs.front()}};
+  for (const auto& v : versions)
+    vs.push_back(json::object{{"groupVersion", group + "/" + v}, {"version", v}});
+  return json::object{{"name", group}, {"versions", vs}, {"preferredVersion", vs.front()}};
 }
 
 json::object AggregatedVersion(const api::Registry& reg, const std::string& group,
@@ -54,14 +60,16 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
     if (r->group != group || r->version != version) continue;
     json::array subs;
     if (r->has_status) {
-      subs.push_back(json::object{{"subresource", "status"},
-                                  {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
-                                  {"verbs", Strings(kSubresourceVerbs)}});
+      subs.push_back(json::object{
+          {"subresource", "status"},
+          {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
+          {"verbs", Strings(kSubresourceVerbs)}});
     }
     if (r->has_scale) {
-      subs.push_back(json::object{{"subresource", "scale"},
-                                  {"responseKind", {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
-                                  {"verbs", Strings(kSubresourceVerbs)}});
+      subs.push_back(json::object{
+          {"subresource", "scale"},
+          {"responseKind", {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
+          {"verbs", Strings(kSubresourceVerbs)}});
     }
     json::object e{{"resource", r->plural},
                    {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
@@ -112,9 +120,12 @@ Discovery::Discovery(const api::Registry& reg) {
       continue;
     }
     json::object entry = GroupEntry(group, versions);
-    legacy_["/apis/" + group] = json::serialize(json::object{
-        {"kind", "APIGroup"}, {"apiVersion", "v1"}, {"name", group},
-        {"versions", entry["versions"]}, {"preferredVersion", entry["preferredVersion"]}});
+    legacy_["/apis/" + group] =
+        json::serialize(json::object{{"kind", "APIGroup"},
+                                     {"apiVersion", "v1"},
+                                     {"name", group},
+                                     {"versions", entry["versions"]},
+                                     {"preferredVersion", entry["preferredVersion"]}});
     groups.push_back(std::move(entry));
   }
   legacy_["/apis"] = json::serialize(

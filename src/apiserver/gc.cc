@@ -19,7 +19,8 @@ std::vector<std::string> SplitKey(const std::string& key) {
 }
 
 // The storage-version resource for a key's group and plural.
-const api::Resource* ResourceForKey(const api::Registry& reg, const std::vector<std::string>& parts) {
+const api::Resource* ResourceForKey(const api::Registry& reg,
+                                    const std::vector<std::string>& parts) {
   if (parts.size() < 3) return nullptr;
   std::string group = parts[0] == "core" ? "" : parts[0];
   for (const auto& r : reg.All()) {
@@ -43,9 +44,9 @@ Status GarbageCollector::Start() {
     for (const auto& kv : all.items) Index(kv.key, kv.value);
     for (const auto& [key, node] : nodes_) pending_.insert(key);
   }
-  FLOTILLA_ASSIGN_OR_RETURN(watcher_, objects_.store().Watch("/", all.revision, [this](const auto& batch) {
-    OnEvents(batch);
-  }));
+  FLOTILLA_ASSIGN_OR_RETURN(
+      watcher_,
+      objects_.store().Watch("/", all.revision, [this](const auto& batch) { OnEvents(batch); }));
   worker_ = std::thread([this] { Run(); });
   return Status::Ok();
 }

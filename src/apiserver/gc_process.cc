@@ -67,7 +67,10 @@ void GarbageCollector::Process(const std::string& key) {
           if (!(r.is_object() && GetString(r.as_object(), "uid") == node->uid)) kept.push_back(r);
         }
         if (kept.size() == refs->as_array().size()) return false;
-        if (kept.empty()) MetaOf(obj).erase("ownerReferences"); else *refs = std::move(kept);
+        if (kept.empty())
+          MetaOf(obj).erase("ownerReferences");
+        else
+          *refs = std::move(kept);
         return true;
       }).IgnoreError();
     }
@@ -110,17 +113,22 @@ void GarbageCollector::ProcessNamespace(const std::string& ns) {
   if (!contents.empty()) return;  // re-checked as each object goes
   const api::Resource* ns_res = objects_.registry().Find("", "v1", "namespaces");
   if (ns_res == nullptr) return;
-  Modify(objects_, *ns_res, "", ns, [](json::object& obj) {
-    json::value* fins = Find(obj, "spec") ? EnsureObject(obj, "spec").if_contains("finalizers") : nullptr;
-    if (fins == nullptr || !fins->is_array()) return false;
-    json::array kept;
-    for (auto& f : fins->as_array()) {
-      if (!(f.is_string() && f.get_string() == "kubernetes")) kept.push_back(f);
-    }
-    if (kept.size() == fins->as_array().size()) return false;
-    *fins = std::move(kept);
-    return true;
-  }, "finalize").IgnoreError();
+  Modify(
+      objects_, *ns_res, "", ns,
+      [](json::object& obj) {
+        json::value* fins =
+            Find(obj, "spec") ? EnsureObject(obj, "spec").if_contains("finalizers") : nullptr;
+        if (fins == nullptr || !fins->is_array()) return false;
+        json::array kept;
+        for (auto& f : fins->as_array()) {
+          if (!(f.is_string() && f.get_string() == "kubernetes")) kept.push_back(f);
+        }
+        if (kept.size() == fins->as_array().size()) return false;
+        *fins = std::move(kept);
+        return true;
+      },
+      "finalize")
+      .IgnoreError();
 }
 
 }  // namespace flotilla::apiserver

@@ -51,7 +51,8 @@ class GcTest : public ::testing::Test {
     ASSERT_EQ(r.code(), 200) << r.body();
   }
   std::string Owned(const std::string& name, const std::string& owner_uid) {
-    return R"({"metadata":{"name":")" + name + R"(","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":")" +
+    return R"({"metadata":{"name":")" + name +
+           R"(","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":")" +
            owner_uid + R"(","blockOwnerDeletion":true}]}})";
   }
 

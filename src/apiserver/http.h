@@ -15,11 +15,11 @@ namespace flotilla::apiserver {
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct Request {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // as received, e.g. "/api/v1/namespaces?limit=5"
-  std::string path;    // percent-decoded path without the query
+  std::string method;                             // "GET", "POST", ...
+  std::string target;                             // as received, e.g. "/api/v1/namespaces?limit=5"
+  std::string path;                               // percent-decoded path without the query
   std::multimap<std::string, std::string> query;  // percent-decoded
-  std::map<std::string, std::string> headers;      // lower-cased names
+  std::map<std::string, std::string> headers;     // lower-cased names
   std::string body;
   X509* peer_cert = nullptr;  // verified TLS client certificate, not owned
   std::string remote;         // "ip:port"

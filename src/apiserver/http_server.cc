@@ -129,7 +129,7 @@ class StreamResponder : public Responder {
 };
 
 std::string StatusBody(int code, std::string_view reason, std::string_view message) {
-  json::object o{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
+  json::object o{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
                  {"status", "Failure"}, {"message", message}, {"reason", reason},
                  {"code", code}};
   return json::serialize(o);
@@ -155,7 +155,9 @@ Request MakeRequest(http::request<http::string_body>& req, X509* cert, std::stri
 class HttpServerImpl : public HttpServer {
  public:
   HttpServerImpl(const HttpServerOptions& opts, Handler handler)
-      : opts_(opts), handler_(std::move(handler)), ssl_ctx_(ssl::context::tls_server),
+      : opts_(opts),
+        handler_(std::move(handler)),
+        ssl_ctx_(ssl::context::tls_server),
         acceptor_(io_) {}
 
   ~HttpServerImpl() override { Stop(); }
@@ -322,9 +324,7 @@ std::string Request::Query(std::string_view name) const {
   return it == query.end() ? "" : it->second;
 }
 
-bool Request::HasQuery(std::string_view name) const {
-  return query.count(std::string(name)) > 0;
-}
+bool Request::HasQuery(std::string_view name) const { return query.count(std::string(name)) > 0; }
 
 bool Request::QueryBool(std::string_view name) const {
   std::string v = Query(name);

@@ -74,9 +74,9 @@ std::string NewUid() {
   a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
-                static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                static_cast<unsigned>(b >> 48),
                 static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
 }

@@ -51,7 +51,9 @@ void Metrics::ObserveStorage(const std::string& operation, double seconds) {
 std::string Metrics::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
-  out += "# HELP apiserver_request_total Counter of apiserver requests by verb, resource and HTTP code.\n";
+  out +=
+      "# HELP apiserver_request_total Counter of apiserver requests by verb, resource and HTTP "
+      "code.\n";
   out += "# TYPE apiserver_request_total counter\n";
   for (const auto& [key, n] : requests_) {
     const auto& [verb, resource, code] = key;
@@ -68,8 +70,8 @@ std::string Metrics::Render() const {
   out += "# HELP flotilla_storage_operation_duration_seconds Storage operation latency.\n";
   out += "# TYPE flotilla_storage_operation_duration_seconds histogram\n";
   for (const auto& [op, h] : storage_) {
-    RenderHistogram(out, "flotilla_storage_operation_duration_seconds",
-                    "operation=\"" + op + "\"", h.buckets, h.sum, h.count);
+    RenderHistogram(out, "flotilla_storage_operation_duration_seconds", "operation=\"" + op + "\"",
+                    h.buckets, h.sum, h.count);
   }
   out += "# HELP apiserver_registered_watchers Number of currently open watches.\n";
   out += "# TYPE apiserver_registered_watchers gauge\n";

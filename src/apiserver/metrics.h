@@ -32,7 +32,7 @@ class Metrics {
 
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // GUARDED_BY(mu_)
-  std::map<std::pair<std::string, std::string>, Histogram> latency_;       // GUARDED_BY(mu_)
+  std::map<std::pair<std::string, std::string>, Histogram> latency_;        // GUARDED_BY(mu_)
   std::map<std::string, Histogram> storage_;                                // GUARDED_BY(mu_)
   std::atomic<int64_t> watchers_{0};
 };

@@ -68,7 +68,8 @@ void PruneFields(json::object& obj, const std::vector<std::string>& paths) {
       cur = parent->if_contains(key);
       while (cur != nullptr && bracket != std::string_view::npos) {
         size_t close = seg.find(']', bracket);
-        size_t index = std::strtoul(std::string(seg.substr(bracket + 1, close - bracket - 1)).c_str(), nullptr, 10);
+        size_t index = std::strtoul(
+            std::string(seg.substr(bracket + 1, close - bracket - 1)).c_str(), nullptr, 10);
         cur = cur->is_array() && index < cur->as_array().size() ? &cur->as_array()[index] : nullptr;
         bracket = seg.find('[', close);
       }
@@ -142,8 +143,7 @@ StatusOr<json::object> Objects::Get(const api::Resource& res, const std::string&
   return FromStorage(res, Decode(kv->value));
 }
 
-Status Objects::CheckSchema(const api::Resource& res, json::object& obj,
-                            const WriteOptions& opts) {
+Status Objects::CheckSchema(const api::Resource& res, json::object& obj, const WriteOptions& opts) {
   if (!schema_checker_) return Status::Ok();
   return schema_checker_(res, obj, opts.field_validation, opts.warnings);
 }
@@ -159,8 +159,10 @@ Status Objects::CheckNamespace(const api::Resource& res, const std::string& ns) 
   }
   json::object nsobj = Decode(kv->value);
   if (IsBeingDeleted(nsobj)) {
-    return Status::Forbidden(Lower(res.plural) + " \"" + "\" is forbidden: unable to create new "
-                             "content in namespace " + ns + " because it is being terminated");
+    return Status::Forbidden(Lower(res.plural) + " \"" +
+                             "\" is forbidden: unable to create new "
+                             "content in namespace " +
+                             ns + " because it is being terminated");
   }
   return Status::Ok();
 }
@@ -170,7 +172,8 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
   std::string name = MetaString(obj, "name");
   if (dry_run) {
     auto existing = store_.Get(Key(res, ns, name));
-    if (existing.ok()) return Status::AlreadyExists(res.GroupResource() + " \"" + name + "\" already exists");
+    if (existing.ok())
+      return Status::AlreadyExists(res.GroupResource() + " \"" + name + "\" already exists");
     return obj;
   }
   json::object stored;
@@ -209,7 +212,9 @@ StatusOr<json::object> Objects::Create(const api::Resource& res, const std::stri
   if (MetaString(obj, "name").empty()) {
     std::string prefix = MetaString(obj, "generateName");
     if (prefix.empty()) {
-      return InvalidError(res, "", {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
+      return InvalidError(res, "",
+                          {{"FieldValueRequired",
+                            "Required value: name or generateName is required", "metadata.name"}});
     }
     generated = true;
   }

@@ -58,9 +58,9 @@ struct ListPage {
 // decoder does: type errors and, under kStrict, unknown fields are a
 // BadRequest; otherwise unknown fields are dropped from `obj` (and under
 // kWarn reported in `warnings`). Null = no schema checks.
-using SchemaChecker = std::function<Status(const api::Resource& res, json::object& obj,
-                                           FieldValidation validation,
-                                           std::vector<std::string>* warnings)>;
+using SchemaChecker =
+    std::function<Status(const api::Resource& res, json::object& obj, FieldValidation validation,
+                         std::vector<std::string>* warnings)>;
 
 // Removes the fields at `paths` ("spec.x", "spec.containers[0].y") from obj.
 void PruneFields(json::object& obj, const std::vector<std::string>& paths);
@@ -86,10 +86,9 @@ class Objects {
 
   StatusOr<json::object> Get(const api::Resource& res, const std::string& ns,
                              const std::string& name);
-  StatusOr<ListPage> List(const api::Resource& res, const std::string& ns,
-                          const ListOptions& opts);
-  StatusOr<json::object> Create(const api::Resource& res, const std::string& ns,
-                                json::object obj, const WriteOptions& opts);
+  StatusOr<ListPage> List(const api::Resource& res, const std::string& ns, const ListOptions& opts);
+  StatusOr<json::object> Create(const api::Resource& res, const std::string& ns, json::object obj,
+                                const WriteOptions& opts);
   // subresource: "" (main resource: status kept), "status" (only status kept
   // from `obj`).
   StatusOr<json::object> Update(const api::Resource& res, const std::string& ns,

@@ -43,8 +43,10 @@ std::optional<std::string> FieldValue(const json::object& obj, std::string_view 
 
 StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns,
                                  const ListOptions& opts) {
-  FLOTILLA_ASSIGN_OR_RETURN(api::LabelSelector labels, api::LabelSelector::Parse(opts.label_selector));
-  FLOTILLA_ASSIGN_OR_RETURN(api::FieldSelector fields, api::FieldSelector::Parse(opts.field_selector));
+  FLOTILLA_ASSIGN_OR_RETURN(api::LabelSelector labels,
+                            api::LabelSelector::Parse(opts.label_selector));
+  FLOTILLA_ASSIGN_OR_RETURN(api::FieldSelector fields,
+                            api::FieldSelector::Parse(opts.field_selector));
   const std::string prefix = Prefix(res, ns);
   storage::ListOptions page;
   if (!opts.continue_token.empty()) {
@@ -109,17 +111,19 @@ StatusOr<json::object> Objects::UpdateScale(const api::Resource& res, const std:
   }
   int64_t want = replicas ? replicas->to_number<int64_t>() : 0;
   if (want < 0) {
-    return Status::Invalid("Scale.autoscaling \"" + name + "\" is invalid: spec.replicas: Invalid value: " +
-                               std::to_string(want) + ": must be greater than or equal to 0",
-                           {{"FieldValueInvalid", "Invalid value: " + std::to_string(want) +
-                                                      ": must be greater than or equal to 0",
-                             "spec.replicas"}});
+    return Status::Invalid(
+        "Scale.autoscaling \"" + name + "\" is invalid: spec.replicas: Invalid value: " +
+            std::to_string(want) + ": must be greater than or equal to 0",
+        {{"FieldValueInvalid",
+          "Invalid value: " + std::to_string(want) + ": must be greater than or equal to 0",
+          "spec.replicas"}});
   }
   int64_t want_rv = ResourceVersionOf(scale);
   Transform transform = [&](const json::object& current) -> StatusOr<json::object> {
     if (want_rv != 0 && want_rv != ResourceVersionOf(current)) {
-      return ConflictError(res, name, "the object has been modified; please apply your changes "
-                                      "to the latest version and try again");
+      return ConflictError(res, name,
+                           "the object has been modified; please apply your changes "
+                           "to the latest version and try again");
     }
     json::object updated = current;
     EnsureObject(updated, "spec")["replicas"] = want;

@@ -38,9 +38,8 @@ bool SameIgnoringResourceVersion(json::object a, json::object b) {
 
 }  // namespace
 
-StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res,
-                                              const json::object& current, json::object obj,
-                                              const std::string& subresource,
+StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const json::object& current,
+                                              json::object obj, const std::string& subresource,
                                               const WriteOptions& opts) {
   FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, obj, opts));
   std::string name = MetaString(current, "name");
@@ -88,7 +87,8 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res,
   if (MetaString(result, "resourceVersion").empty()) {
     MetaOf(result)["resourceVersion"] = MetaString(current, "resourceVersion");
   }
-  std::vector<StatusCause> causes = api::ValidateObjectMetaUpdate(result, current, MetaOptions(res));
+  std::vector<StatusCause> causes =
+      api::ValidateObjectMetaUpdate(result, current, MetaOptions(res));
   if (res.validate_fn) {
     auto more = res.validate_fn(result, &current);
     causes.insert(causes.end(), more.begin(), more.end());
@@ -130,8 +130,9 @@ StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const
     if (written.ok()) return FromStorage(res, std::move(to_store));
     if (written.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
     if (written.status().Is(Reason::kConflict)) {
-      return ConflictError(res, name, "the object has been modified; please apply your changes "
-                                      "to the latest version and try again");
+      return ConflictError(res, name,
+                           "the object has been modified; please apply your changes "
+                           "to the latest version and try again");
     }
     return written.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : written.status();
   }
@@ -143,13 +144,16 @@ StatusOr<json::object> Objects::Update(const api::Resource& res, const std::stri
   int64_t want_rv = ResourceVersionOf(obj);
   std::string raw_rv = MetaString(obj, "resourceVersion");
   if (!raw_rv.empty() && want_rv == 0) {
-    return InvalidError(res, name, {{"FieldValueInvalid", "Invalid value: \"" + raw_rv +
-                                     "\": must be a valid resourceVersion", "metadata.resourceVersion"}});
+    return InvalidError(
+        res, name,
+        {{"FieldValueInvalid", "Invalid value: \"" + raw_rv + "\": must be a valid resourceVersion",
+          "metadata.resourceVersion"}});
   }
   Transform transform = [&](const json::object& current) -> StatusOr<json::object> {
     if (want_rv != 0 && want_rv != ResourceVersionOf(current)) {
-      return ConflictError(res, name, "the object has been modified; please apply your changes "
-                                      "to the latest version and try again");
+      return ConflictError(res, name,
+                           "the object has been modified; please apply your changes "
+                           "to the latest version and try again");
     }
     return PrepareUpdate(res, current, obj, subresource, opts);
   };
@@ -169,8 +173,9 @@ StatusOr<json::object> Objects::Patch(const api::Resource& res, const std::strin
     int64_t rv = ResourceVersionOf(obj);
     if (rv != ResourceVersionOf(current)) {
       precondition = true;
-      return ConflictError(res, name, "the object has been modified; please apply your changes "
-                                      "to the latest version and try again");
+      return ConflictError(res, name,
+                           "the object has been modified; please apply your changes "
+                           "to the latest version and try again");
     }
     return PrepareUpdate(res, current, std::move(obj), subresource, opts);
   };
@@ -188,14 +193,16 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
     FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, Decode(kv->value)));
     std::string uid = MetaString(current, "uid");
     if (opts.precondition_uid && *opts.precondition_uid != uid) {
-      return ConflictError(res, name, "Precondition failed: UID in precondition: " +
-                                          *opts.precondition_uid + ", UID in object meta: " + uid);
+      return ConflictError(res, name,
+                           "Precondition failed: UID in precondition: " + *opts.precondition_uid +
+                               ", UID in object meta: " + uid);
     }
     std::string rv = MetaString(current, "resourceVersion");
     if (opts.precondition_resource_version && *opts.precondition_resource_version != rv) {
-      return ConflictError(res, name, "Precondition failed: ResourceVersion in precondition: " +
-                                          *opts.precondition_resource_version +
-                                          ", ResourceVersion in object meta: " + rv);
+      return ConflictError(res, name,
+                           "Precondition failed: ResourceVersion in precondition: " +
+                               *opts.precondition_resource_version +
+                               ", ResourceVersion in object meta: " + rv);
     }
     json::object marked = current;
     switch (opts.propagation) {

@@ -71,8 +71,7 @@ RequestInfo ParseRequestInfo(const Request& req) {
   std::vector<std::string> rest(parts.begin() + static_cast<long>(i), parts.end());
   // namespaces/{ns}/{resource}/... unless the resource is namespaces itself.
   // (/namespaces/{name}/status and /finalize address the namespace itself.)
-  if (rest.size() >= 3 && rest[0] == "namespaces" && rest[2] != "status" &&
-      rest[2] != "finalize") {
+  if (rest.size() >= 3 && rest[0] == "namespaces" && rest[2] != "status" && rest[2] != "finalize") {
     info.ns = rest[1];
     rest.erase(rest.begin(), rest.begin() + 2);
   }

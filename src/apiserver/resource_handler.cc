@@ -50,12 +50,10 @@ StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
   }
   auto api_version = GetString(*obj, "apiVersion");
   auto kind = GetString(*obj, "kind");
-  if ((api_version && *api_version != expected_api_version) ||
-      (kind && *kind != expected_kind)) {
-    return Status::BadRequest("the API version in the data (" +
-                              std::string(api_version.value_or("")) +
-                              ") does not match the expected API version (" +
-                              expected_api_version + ")");
+  if ((api_version && *api_version != expected_api_version) || (kind && *kind != expected_kind)) {
+    return Status::BadRequest(
+        "the API version in the data (" + std::string(api_version.value_or("")) +
+        ") does not match the expected API version (" + expected_api_version + ")");
   }
   return obj;
 }
@@ -63,7 +61,8 @@ StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
 void RespondObject(ResourceContext& ctx, int code, const json::object& obj,
                    const std::vector<std::string>& warnings = {}) {
   std::string accept = ctx.req.Header("accept");
-  if (WantsTable(accept) && obj.if_contains("kind") && obj.at("kind") == json::value(ctx.res.kind)) {
+  if (WantsTable(accept) && obj.if_contains("kind") &&
+      obj.at("kind") == json::value(ctx.res.kind)) {
     json::object table = ToTable(ctx.res, {obj}, ctx.objects.clock().Now(),
                                  ParseIncludeObject(ctx.req.Query("includeObject")), true);
     RespondJson(ctx.resp, code, json::serialize(table), warnings);
@@ -126,7 +125,8 @@ StatusOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
         opts.precondition_resource_version = std::string(*rv);
       }
     }
-    if (const json::array* dry = GetArray(body, "dryRun"); dry && !dry->empty()) opts.dry_run = true;
+    if (const json::array* dry = GetArray(body, "dryRun"); dry && !dry->empty())
+      opts.dry_run = true;
   }
   if (policy == "Orphan" || orphan == "true") {
     opts.propagation = Propagation::kOrphan;
@@ -186,7 +186,8 @@ void ServeScale(ResourceContext& ctx, const std::string& verb, WriteOptions& wop
     }
     result = ctx.objects.UpdateScale(ctx.res, ns, name, std::move(patched->as_object()), wopts);
   } else {
-    return RespondStatus(ctx.resp, Status(Reason::kMethodNotAllowed, "method not allowed on scale"));
+    return RespondStatus(ctx.resp,
+                         Status(Reason::kMethodNotAllowed, "method not allowed on scale"));
   }
   if (!result.ok()) return RespondStatus(ctx.resp, result.status(), name, &ctx.res);
   RespondJson(ctx.resp, 200, json::serialize(*result));
@@ -205,7 +206,8 @@ void ServeResourceRequest(ResourceContext& ctx) {
   if (sub == "scale" && ctx.res.has_scale) return ServeScale(ctx, verb, *wopts);
   if (!sub.empty() && !(sub == "status" && ctx.res.has_status) &&
       !(sub == "finalize" && ctx.res.plural == "namespaces")) {
-    return RespondStatus(ctx.resp, Status::NotFound("the server could not find the requested resource"));
+    return RespondStatus(ctx.resp,
+                         Status::NotFound("the server could not find the requested resource"));
   }
   std::string effective_sub = sub == "finalize" ? "" : sub;
   StatusOr<json::object> result = Status::Internal("unreachable");
@@ -217,7 +219,9 @@ void ServeResourceRequest(ResourceContext& ctx) {
     return ServeList(ctx);
   } else if (verb == "create") {
     if (!name.empty() || !sub.empty()) {
-      return RespondStatus(ctx.resp, Status(Reason::kMethodNotAllowed, "the server does not allow this method on the requested resource"));
+      return RespondStatus(
+          ctx.resp, Status(Reason::kMethodNotAllowed,
+                           "the server does not allow this method on the requested resource"));
     }
     auto body = ParseBody(ctx.req, ctx.res, ctx.res.ApiVersion(), ctx.res.kind);
     if (!body.ok()) return RespondStatus(ctx.resp, body.status(), "", &ctx.res);

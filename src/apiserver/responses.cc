@@ -50,8 +50,8 @@ void RespondStatus(Responder& resp, const Status& status, const std::string& nam
                    const api::Resource* res) {
   // details.kind is the resource for most reasons but the Kind for Invalid.
   std::string kind = res == nullptr ? "" : status.Is(Reason::kInvalid) ? res->kind : res->plural;
-  json::object body = res ? StatusObject(status, name, res->group, kind)
-                          : StatusObject(status, name);
+  json::object body =
+      res ? StatusObject(status, name, res->group, kind) : StatusObject(status, name);
   RespondJson(resp, status.code(), json::serialize(body));
 }
 

@@ -28,8 +28,8 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
     s->store_ = storage::NewMemoryStore(opts.store_options);
   } else if (opts.storage == "sqlite") {
     std::filesystem::create_directories(opts.data_dir + "/db", ec);
-    FLOTILLA_ASSIGN_OR_RETURN(s->store_, storage::OpenSqliteStore(opts.data_dir + "/db/state.db",
-                                                                  opts.store_options));
+    FLOTILLA_ASSIGN_OR_RETURN(
+        s->store_, storage::OpenSqliteStore(opts.data_dir + "/db/state.db", opts.store_options));
   } else {
     return Status::BadRequest("--storage must be sqlite or memory, not " + opts.storage);
   }
@@ -53,9 +53,9 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   http_opts.key_path = s->pki_.serving_key_path;
   http_opts.client_ca_path = s->pki_.ca_cert_path;
   ApiServer* api = s->api_.get();
-  FLOTILLA_ASSIGN_OR_RETURN(s->http_, HttpServer::Start(http_opts, [api](Request& req, Responder& resp) {
-    api->Handle(req, resp);
-  }));
+  FLOTILLA_ASSIGN_OR_RETURN(
+      s->http_, HttpServer::Start(
+                    http_opts, [api](Request& req, Responder& resp) { api->Handle(req, resp); }));
   s->api_->SetReady(true);
   return s;
 }

@@ -48,10 +48,14 @@ json::object ToTable(const api::Resource& res, const std::vector<json::object>& 
                      TimePoint now, IncludeObject include, bool with_columns) {
   std::vector<api::TableColumn> columns = res.columns;
   if (columns.empty()) {
-    columns.push_back({"Name", "string", "name", "Name must be unique within a namespace.", 0,
-                       [](const json::object& o, TimePoint) { return json::value(MetaString(o, "name")); }});
-    columns.push_back({"Age", "date", "", "CreationTimestamp is a timestamp representing the server time when this object was created.", 0,
-                       [](const json::object& o, TimePoint t) { return json::value(AgeOf(o, t)); }});
+    columns.push_back(
+        {"Name", "string", "name", "Name must be unique within a namespace.", 0,
+         [](const json::object& o, TimePoint) { return json::value(MetaString(o, "name")); }});
+    columns.push_back(
+        {"Age", "date", "",
+         "CreationTimestamp is a timestamp representing the server time when this object was "
+         "created.",
+         0, [](const json::object& o, TimePoint t) { return json::value(AgeOf(o, t)); }});
   }
   json::array defs;
   if (with_columns) {

@@ -61,7 +61,8 @@ void SplitTarget(std::string_view target, std::string* path,
     if (pair.empty()) continue;
     size_t eq = pair.find('=');
     std::string key = PercentDecode(pair.substr(0, eq), true);
-    std::string value = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
+    std::string value =
+        eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
     query->emplace(std::move(key), std::move(value));
   }
 }

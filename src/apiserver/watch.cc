@@ -68,8 +68,10 @@ struct Filter {
 class Encoder {
  public:
   Encoder(ResourceContext& ctx, bool raw)
-      : ctx_(ctx), table_(WantsTable(ctx.req.Header("accept"))),
-        include_(ParseIncludeObject(ctx.req.Query("includeObject"))), raw_(raw) {}
+      : ctx_(ctx),
+        table_(WantsTable(ctx.req.Header("accept"))),
+        include_(ParseIncludeObject(ctx.req.Query("includeObject"))),
+        raw_(raw) {}
 
   bool table() const { return table_; }
   bool raw() const { return raw_; }

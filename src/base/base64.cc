@@ -11,7 +11,8 @@ constexpr std::string_view kAlphabet =
 constexpr std::array<int, 256> MakeReverse() {
   std::array<int, 256> r{};
   for (auto& v : r) v = -1;
-  for (size_t i = 0; i < kAlphabet.size(); ++i) r[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int>(i);
+  for (size_t i = 0; i < kAlphabet.size(); ++i)
+    r[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int>(i);
   return r;
 }
 constexpr std::array<int, 256> kReverse = MakeReverse();

@@ -6,9 +6,13 @@ namespace flotilla {
 namespace {
 
 TEST(Base64Test, RoundTripsRfc4648Vectors) {
-  const std::pair<std::string, std::string> cases[] = {
-      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
-      {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  const std::pair<std::string, std::string> cases[] = {{"", ""},
+                                                       {"f", "Zg=="},
+                                                       {"fo", "Zm8="},
+                                                       {"foo", "Zm9v"},
+                                                       {"foob", "Zm9vYg=="},
+                                                       {"fooba", "Zm9vYmE="},
+                                                       {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : cases) {
     EXPECT_EQ(Base64Encode(plain), encoded);
     EXPECT_EQ(Base64Decode(encoded), plain);

@@ -13,8 +13,7 @@ using std::chrono::seconds;
 TEST(ClockTest, FormatsRfc3339) {
   TimePoint t = std::chrono::system_clock::from_time_t(1700000000);
   EXPECT_EQ(FormatRfc3339(t), "2023-11-14T22:13:20Z");
-  EXPECT_EQ(FormatRfc3339Micro(t + std::chrono::microseconds(42)),
-            "2023-11-14T22:13:20.000042Z");
+  EXPECT_EQ(FormatRfc3339Micro(t + std::chrono::microseconds(42)), "2023-11-14T22:13:20.000042Z");
 }
 
 TEST(ClockTest, ParsesRfc3339) {

@@ -20,8 +20,7 @@ StatusOr<json::value> ParseJson(std::string_view text) {
   }
   if (!ec) parser.finish(ec);
   if (ec) {
-    return Status::BadRequest("invalid JSON: " + ec.message() + " at offset " +
-                              std::to_string(n));
+    return Status::BadRequest("invalid JSON: " + ec.message() + " at offset " + std::to_string(n));
   }
   return parser.release();
 }
@@ -99,14 +98,21 @@ json::object& EnsureObject(json::object& o, std::string_view key) {
 
 std::string_view JsonTypeName(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "boolean";
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "boolean";
     case json::kind::int64:
-    case json::kind::uint64: return "integer";
-    case json::kind::double_: return "number";
-    case json::kind::string: return "string";
-    case json::kind::array: return "array";
-    case json::kind::object: return "object";
+    case json::kind::uint64:
+      return "integer";
+    case json::kind::double_:
+      return "number";
+    case json::kind::string:
+      return "string";
+    case json::kind::array:
+      return "array";
+    case json::kind::object:
+      return "object";
   }
   return "unknown";
 }

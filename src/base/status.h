@@ -98,10 +98,9 @@ class [[nodiscard]] StatusOr {
   // REQUIRES: !status.ok()
   StatusOr(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).ok()); }
   StatusOr(T value) : v_(std::move(value)) {}
-  template <typename U,
-            typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
-                                        !std::is_same_v<std::decay_t<U>, Status> &&
-                                        !std::is_same_v<std::decay_t<U>, StatusOr<T>>>>
+  template <typename U, typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
+                                                    !std::is_same_v<std::decay_t<U>, Status> &&
+                                                    !std::is_same_v<std::decay_t<U>, StatusOr<T>>>>
   StatusOr(U&& value) : v_(T(std::forward<U>(value))) {}
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -125,9 +124,9 @@ class [[nodiscard]] StatusOr {
 }  // namespace flotilla
 
 // Returns the Status of `expr` from the enclosing function when it is not OK.
-#define FLOTILLA_RETURN_IF_ERROR(expr)              \
-  do {                                              \
-    ::flotilla::Status flotilla_status_ = (expr);   \
+#define FLOTILLA_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::flotilla::Status flotilla_status_ = (expr);        \
     if (!flotilla_status_.ok()) return flotilla_status_; \
   } while (0)
 

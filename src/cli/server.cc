@@ -1,12 +1,13 @@
 // `flotilla server`: the federation control plane's API server with embedded
 // storage. Writes an admin kubeconfig (and a read-only one) into the data dir
 // and runs until SIGINT or SIGTERM.
+#include "apiserver/server.h"
+
 #include <csignal>
 #include <iostream>
 
 #include "api/kinds/kinds.h"
 #include "api/schema.h"
-#include "apiserver/server.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
@@ -26,8 +27,8 @@ Status WriteKubeconfigs(const apiserver::Server& s, const std::string& dir) {
   FLOTILLA_RETURN_IF_ERROR(client::WriteKubeconfig(dir + "/kubeconfig", "flotilla", s.url(),
                                                    pki.ca_cert_pem, "flotilla-admin",
                                                    {pki.admin_token, "", ""}));
-  return client::WriteKubeconfig(dir + "/readonly.kubeconfig", "flotilla", s.url(),
-                                 pki.ca_cert_pem, "flotilla-viewer", {pki.readonly_token, "", ""});
+  return client::WriteKubeconfig(dir + "/readonly.kubeconfig", "flotilla", s.url(), pki.ca_cert_pem,
+                                 "flotilla-viewer", {pki.readonly_token, "", ""});
 }
 
 int RunServer(ServerFlags& flags) {
@@ -65,21 +66,32 @@ int RunServer(ServerFlags& flags) {
 void AddServerCommand(CLI::App& app) {
   auto flags = std::make_shared<ServerFlags>();
   auto* cmd = app.add_subcommand("server", "Run the federation API server");
-  cmd->add_option("--data-dir", flags->server.data_dir, "Directory for state, certificates and kubeconfigs")
-      ->capture_default_str()->group("Storage");
+  cmd->add_option("--data-dir", flags->server.data_dir,
+                  "Directory for state, certificates and kubeconfigs")
+      ->capture_default_str()
+      ->group("Storage");
   cmd->add_option("--storage", flags->server.storage, "Storage backend: sqlite or memory")
-      ->check(CLI::IsMember({"sqlite", "memory"}))->capture_default_str()->group("Storage");
+      ->check(CLI::IsMember({"sqlite", "memory"}))
+      ->capture_default_str()
+      ->group("Storage");
   cmd->add_option("--watch-history", flags->server.store_options.history_events,
                   "Events kept in memory for watch resumption; older resourceVersions get 410 Gone")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group("Storage");
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Storage");
   cmd->add_option("--bind-address", flags->server.bind_address, "Address to listen on")
-      ->capture_default_str()->group("Serving");
+      ->capture_default_str()
+      ->group("Serving");
   cmd->add_option("--secure-port", flags->server.port, "HTTPS port (0 picks a free port)")
-      ->check(CLI::Range(0, 65535))->capture_default_str()->group("Serving");
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str()
+      ->group("Serving");
   cmd->add_option("--tls-san", flags->server.extra_sans,
-                  "Extra DNS names or IPs for the serving certificate")->group("Serving");
+                  "Extra DNS names or IPs for the serving certificate")
+      ->group("Serving");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
-      ->capture_default_str()->group("Logging");
+      ->capture_default_str()
+      ->group("Logging");
   cmd->callback([flags] { std::exit(RunServer(*flags)); });
 }
 

@@ -1,13 +1,15 @@
+#include "cli/version.h"
+
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/version.h"
 
 namespace flotilla::cli {
 
 void AddVersionCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("version", "Print the Flotilla version");
-  cmd->callback([] { std::cout << "flotilla " << kVersion << " (Kubernetes API " << kKubeVersion << ")\n"; });
+  cmd->callback(
+      [] { std::cout << "flotilla " << kVersion << " (Kubernetes API " << kKubeVersion << ")\n"; });
 }
 
 }  // namespace flotilla::cli

@@ -109,8 +109,7 @@ class Client {
                                      const std::string& name) = 0;
   virtual StatusOr<ObjectList> List(const ResourceRef& res, const std::string& ns,
                                     const ListOptions& opts) = 0;
-  virtual StatusOr<std::unique_ptr<Watch>> StartWatch(const ResourceRef& res,
-                                                      const std::string& ns,
+  virtual StatusOr<std::unique_ptr<Watch>> StartWatch(const ResourceRef& res, const std::string& ns,
                                                       const WatchOptions& opts,
                                                       WatchCallback on_event,
                                                       WatchDone on_done) = 0;
