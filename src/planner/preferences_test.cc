@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace flotilla::planner {
 namespace {
 
@@ -107,6 +109,53 @@ TEST(Preferences, OwnEntryWinsOverStar) {
   EXPECT_EQ(prefs.For("b")->weight, 1);
   prefs.clusters.erase("*");
   EXPECT_EQ(prefs.For("b"), nullptr);
+}
+
+// A small fuzzer: seeded byte mutations of valid documents. Every result is
+// either an Invalid status with a message, or preferences that validate and
+// round-trip through their JSON.
+TEST(ParsePreferences, MutatedDocumentsAreRejectedOrRoundTrip) {
+  const std::string seeds[] = {
+      R"({"rebalance": true, "clusters": {"*": {"weight": 1}, "C": {"maxReplicas": 20, "weight": 1}}})",
+      R"({"clusters": {"a": {"minReplicas": 2, "maxReplicas": 10, "weight": 1000000}}})",
+      R"({"rebalance": false, "clusters": {"eu-1.x": {"minReplicas": 0}, "*": {}}})",
+  };
+  const std::string alphabet = "{}[]\":,-.0123456789eE *aAnulltrfs\\\x01\xff";
+  std::mt19937_64 rng(1234);
+  int accepted = 0, rejected = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string doc = seeds[round % 3];
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !doc.empty(); ++e) {
+      size_t at = rng() % doc.size();
+      switch (rng() % 3) {
+        case 0:
+          doc[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          doc.erase(at, 1 + rng() % 3);
+          break;
+        default:
+          doc.insert(at, 1, alphabet[rng() % alphabet.size()]);
+          break;
+      }
+    }
+    SCOPED_TRACE(doc);
+    StatusOr<Preferences> p = ParsePreferences(doc);
+    if (!p.ok()) {
+      ++rejected;
+      EXPECT_EQ(p.status().reason(), Reason::kInvalid);
+      EXPECT_FALSE(p.status().message().empty());
+      continue;
+    }
+    ++accepted;
+    EXPECT_TRUE(ValidatePreferences(*p).ok());
+    StatusOr<Preferences> back = ParsePreferences(json::serialize(PreferencesToJson(*p)));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, *p);
+  }
+  EXPECT_GT(accepted, 200);
+  EXPECT_GT(rejected, 5000);
 }
 
 TEST(IsValidClusterName, Dns1123Subdomains) {
