@@ -1,0 +1,346 @@
+#include "runtime/informer.h"
+
+#include <set>
+
+#include "base/log.h"
+
+namespace flotilla::runtime {
+
+using client::WatchEvent;
+
+namespace {
+
+constexpr Duration kIdleSleep = std::chrono::hours(1);
+
+bool ParseRv(const std::string& s, int64_t* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtoll(s.c_str(), &end, 10);
+  return *end == '\0';
+}
+
+// resourceVersions are opaque in general; ours (and etcd's) are integers,
+// which lets a replayed older event be recognized.
+bool IsNewer(const std::string& a, const std::string& b) {
+  int64_t x, y;
+  if (ParseRv(a, &x) && ParseRv(b, &y)) return x > y;
+  return a != b;
+}
+
+bool IsOlder(const std::string& a, const std::string& b) {
+  int64_t x, y;
+  return ParseRv(a, &x) && ParseRv(b, &y) && x < y;
+}
+
+std::string UidOf(const json::object& obj) {
+  const json::value* uid = Find(obj, "metadata.uid");
+  return uid != nullptr && uid->is_string() ? std::string(uid->as_string()) : std::string();
+}
+
+Status StatusFromObject(const json::object& obj) {
+  int code = static_cast<int>(GetInt(obj, "code").value_or(500));
+  std::string reason(GetString(obj, "reason").value_or(""));
+  std::string message(GetString(obj, "message").value_or("watch error"));
+  Reason r = ReasonFromString(reason, code);
+  return Status(r == Reason::kOk ? Reason::kInternalError : r, message);
+}
+
+}  // namespace
+
+Informer::Informer(client::Client& client, client::ResourceRef resource, Clock& clock,
+                   InformerOptions options)
+    : client_(client),
+      resource_(std::move(resource)),
+      clock_(clock),
+      options_(std::move(options)),
+      alarm_(clock) {}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::AddEventHandler(EventHandler handler) {
+  std::lock_guard lock(deliver_mu_);
+  if (handler.on_add) {
+    for (const auto& obj : cache_.List()) Guard("add", [&] { handler.on_add(obj); });
+  }
+  handlers_.push_back(std::move(handler));
+}
+
+void Informer::Start() {
+  std::lock_guard lock(join_mu_);
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Informer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  synced_cv_.notify_all();
+  alarm_.Stop();
+  std::lock_guard lock(join_mu_);
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Informer::HasSynced() const {
+  std::lock_guard lock(mu_);
+  return synced_;
+}
+
+bool Informer::WaitForSync() {
+  std::unique_lock lock(mu_);
+  synced_cv_.wait(lock, [&] { return synced_ || stopping_; });
+  return synced_;
+}
+
+InformerStats Informer::Stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+bool Informer::Stopping() const {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
+void Informer::Run() {
+  bool need_list = true;
+  while (!Stopping()) {
+    if (need_list && !ListAndReplace()) {
+      Backoff();
+      continue;
+    }
+    need_list = false;
+    if (!StartWatch()) {
+      Backoff();
+      continue;
+    }
+    WaitForWatchEnd();
+    watch_->Stop();
+    watch_.reset();
+    std::lock_guard lock(mu_);
+    need_list = watch_end_ == WatchEnd::kFailed;
+  }
+  if (watch_ != nullptr) watch_->Stop();
+  watch_.reset();
+}
+
+bool Informer::ListAndReplace() {
+  client::ListOptions opts;
+  opts.label_selector = options_.label_selector;
+  opts.field_selector = options_.field_selector;
+  auto list = client_.List(resource_, options_.ns, opts);
+  if (!list.ok()) {
+    spdlog::warn("informer {}: list failed: {}", resource_.resource, list.status().ToString());
+    std::lock_guard lock(mu_);
+    ++stats_.list_failures;
+    ++failures_;
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.lists;
+  }
+  {
+    std::lock_guard lock(deliver_mu_);
+    Replace(std::move(list->items));
+  }
+  std::lock_guard lock(mu_);
+  stats_.resource_version = list->resource_version;
+  if (!synced_) {
+    synced_ = true;
+    next_resync_ = clock_.Now() + options_.resync_period;
+    synced_cv_.notify_all();
+  }
+  return true;
+}
+
+// Delivers the difference between the cache and a fresh list.
+// REQUIRES: deliver_mu_ held.
+void Informer::Replace(std::vector<json::object> items) {
+  std::set<std::string> listed;
+  for (auto& item : items) {
+    ObjectPtr obj = std::make_shared<const json::object>(std::move(item));
+    std::string key = ObjectKey(*obj);
+    listed.insert(key);
+    ObjectPtr cached = cache_.Get(key);
+    if (cached != nullptr && ResourceVersionOf(*cached) == ResourceVersionOf(*obj)) continue;
+    cache_.Upsert(obj);
+    if (cached == nullptr) {
+      NotifyAdd(obj);
+    } else if (UidOf(*cached) != UidOf(*obj)) {
+      NotifyDelete(cached);  // deleted and created again while we were not watching
+      NotifyAdd(obj);
+    } else {
+      NotifyUpdate(cached, obj);
+    }
+  }
+  for (const auto& key : cache_.Keys()) {
+    if (listed.count(key) != 0) continue;
+    NotifyDelete(cache_.Remove(key));
+  }
+}
+
+bool Informer::StartWatch() {
+  client::WatchOptions opts;
+  opts.label_selector = options_.label_selector;
+  opts.field_selector = options_.field_selector;
+  uint64_t generation;
+  {
+    std::lock_guard lock(mu_);
+    generation = ++watch_generation_;
+    watch_end_ = WatchEnd::kNone;
+    watch_saw_events_ = false;
+    opts.resource_version = stats_.resource_version;
+  }
+  auto watch = client_.StartWatch(
+      resource_, options_.ns, opts,
+      [this, generation](const WatchEvent& ev) { OnWatchEvent(generation, ev); },
+      [this, generation](const Status& s) { OnWatchDone(generation, s); });
+  std::lock_guard lock(mu_);
+  if (!watch.ok()) {
+    spdlog::warn("informer {}: watch failed: {}", resource_.resource, watch.status().ToString());
+    ++stats_.watch_failures;
+    ++failures_;
+    return false;
+  }
+  ++stats_.watches;
+  watch_ = std::move(watch).value();
+  return true;
+}
+
+// Sleeps until the watch ends or the informer stops, resyncing on time.
+void Informer::WaitForWatchEnd() {
+  std::unique_lock lock(mu_);
+  bool resync = options_.resync_period > Duration::zero();
+  while (!stopping_ && watch_end_ == WatchEnd::kNone) {
+    TimePoint now = clock_.Now();
+    if (resync && now >= next_resync_) {
+      next_resync_ = now + options_.resync_period;
+      lock.unlock();
+      Resync();
+      lock.lock();
+      continue;
+    }
+    TimePoint deadline = resync ? next_resync_ : now + kIdleSleep;
+    lock.unlock();
+    alarm_.Wait(deadline);
+    lock.lock();
+  }
+}
+
+void Informer::OnWatchEvent(uint64_t generation, const WatchEvent& event) {
+  bool kick = false;
+  {
+    std::lock_guard deliver(deliver_mu_);
+    std::unique_lock lock(mu_);
+    if (generation != watch_generation_ || watch_end_ != WatchEnd::kNone || stopping_) return;
+    if (event.type == WatchEvent::Type::kError) {
+      spdlog::info("informer {}: watch ended: {}", resource_.resource,
+                   StatusFromObject(event.object).ToString());
+      watch_end_ = WatchEnd::kFailed;
+      ++stats_.watch_failures;
+      ++failures_;
+      kick = true;
+    } else {
+      watch_saw_events_ = true;
+      failures_ = 0;
+      std::string rv = ResourceVersionOf(event.object);
+      if (!rv.empty()) stats_.resource_version = rv;
+      if (event.type != WatchEvent::Type::kBookmark) {
+        ++stats_.events;
+        lock.unlock();
+        ApplyLocked(event.type, std::make_shared<const json::object>(event.object));
+      }
+    }
+  }
+  if (kick) alarm_.Kick();
+}
+
+void Informer::OnWatchDone(uint64_t generation, const Status& status) {
+  {
+    std::lock_guard lock(mu_);
+    if (generation != watch_generation_ || watch_end_ != WatchEnd::kNone) return;
+    if (status.ok()) {
+      watch_end_ = WatchEnd::kClean;
+      if (!watch_saw_events_) ++failures_;
+    } else {
+      spdlog::info("informer {}: watch broken: {}", resource_.resource, status.ToString());
+      watch_end_ = WatchEnd::kFailed;
+      ++stats_.watch_failures;
+      ++failures_;
+    }
+  }
+  alarm_.Kick();
+}
+
+// REQUIRES: deliver_mu_ held.
+void Informer::ApplyLocked(WatchEvent::Type type, ObjectPtr obj) {
+  std::string key = ObjectKey(*obj);
+  ObjectPtr cached = cache_.Get(key);
+  if (type == WatchEvent::Type::kDeleted) {
+    if (cached == nullptr || IsOlder(ResourceVersionOf(*obj), ResourceVersionOf(*cached))) return;
+    cache_.Remove(key);
+    NotifyDelete(obj);
+    return;
+  }
+  if (cached != nullptr && !IsNewer(ResourceVersionOf(*obj), ResourceVersionOf(*cached))) return;
+  cache_.Upsert(obj);
+  if (cached == nullptr) {
+    NotifyAdd(obj);
+  } else {
+    NotifyUpdate(cached, obj);
+  }
+}
+
+void Informer::Resync() {
+  std::lock_guard lock(deliver_mu_);
+  for (const auto& obj : cache_.List()) NotifyUpdate(obj, obj);
+  std::lock_guard stats_lock(mu_);
+  ++stats_.resyncs;
+}
+
+// Waits before the next list or watch: not at all after one failure, then
+// backoff_initial doubling up to backoff_max.
+void Informer::Backoff() {
+  int failures;
+  {
+    std::lock_guard lock(mu_);
+    failures = failures_;
+  }
+  if (failures <= 1) return;
+  Duration delay = options_.backoff_max;
+  if (failures - 2 < 30) delay = std::min(delay, options_.backoff_initial * (1 << (failures - 2)));
+  TimePoint deadline = clock_.Now() + delay;
+  while (!Stopping() && clock_.Now() < deadline) alarm_.Wait(deadline);
+}
+
+void Informer::NotifyAdd(const ObjectPtr& obj) {
+  for (const auto& h : handlers_) {
+    if (h.on_add) Guard("add", [&] { h.on_add(obj); });
+  }
+}
+
+void Informer::NotifyUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+  for (const auto& h : handlers_) {
+    if (h.on_update) Guard("update", [&] { h.on_update(old_obj, new_obj); });
+  }
+}
+
+void Informer::NotifyDelete(const ObjectPtr& obj) {
+  for (const auto& h : handlers_) {
+    if (h.on_delete) Guard("delete", [&] { h.on_delete(obj); });
+  }
+}
+
+// A handler that throws is logged; the informer carries on.
+void Informer::Guard(const char* what, const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    spdlog::error("informer {}: {} handler threw: {}", resource_.resource, what, e.what());
+  } catch (...) {
+    spdlog::error("informer {}: {} handler threw", resource_.resource, what);
+  }
+}
+
+}  // namespace flotilla::runtime

@@ -1,0 +1,145 @@
+// Informer: keeps a Cache in step with one resource on an API server and
+// tells event handlers about every change, as client-go's shared informer
+// (reflector + indexer + handlers) does.
+//
+// It lists, then watches from the list's resourceVersion. When the watch
+// ends cleanly (server timeout, dropped slow watcher) it watches again from
+// the last resourceVersion seen; when the watch fails (410 Expired/Gone, a
+// broken stream, an error event) it lists again and delivers the difference
+// between the cache and the new list: adds for new objects, updates for
+// objects whose resourceVersion changed, deletes for objects that are gone.
+// So a handler never misses a change (it may see several changes merged into
+// one update) and never sees the same change twice: an event whose
+// resourceVersion is not newer than the cached object's is dropped.
+//
+// Handlers run one at a time, in order, on the informer's threads; they must
+// be quick (enqueue keys) and must not call back into the informer. They get
+// read-only objects. Every `resync_period` each cached object is
+// re-delivered to OnUpdate(obj, obj), so level-based controllers re-check
+// the world. Failed lists and watches are retried at once, then with backoff
+// (`backoff_initial` doubling to `backoff_max`) while they keep failing.
+//
+// Thread-safe. Time (resync, backoff) runs on the injected Clock.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "client/client.h"
+#include "runtime/alarm.h"
+#include "runtime/cache.h"
+
+namespace flotilla::runtime {
+
+struct EventHandler {
+  std::function<void(const ObjectPtr& obj)> on_add;
+  std::function<void(const ObjectPtr& old_obj, const ObjectPtr& new_obj)> on_update;
+  // `obj` is the last state seen (for a delete found by a relist, the cached
+  // one).
+  std::function<void(const ObjectPtr& obj)> on_delete;
+};
+
+struct InformerOptions {
+  std::string ns;  // "" = all namespaces
+  std::string label_selector;
+  std::string field_selector;
+  Duration resync_period = Duration::zero();  // zero: no resync
+  Duration backoff_initial = std::chrono::milliseconds(800);
+  Duration backoff_max = std::chrono::seconds(30);
+};
+
+struct InformerStats {
+  uint64_t lists = 0;           // successful lists
+  uint64_t watches = 0;         // watches started
+  uint64_t list_failures = 0;   // failed lists
+  uint64_t watch_failures = 0;  // watches that failed to start or ended in error
+  uint64_t events = 0;          // watch events applied (not counting dropped ones)
+  uint64_t resyncs = 0;
+  std::string resource_version;  // of the last list or event
+};
+
+class Informer {
+ public:
+  Informer(client::Client& client, client::ResourceRef resource, Clock& clock,
+           InformerOptions options = {});
+  // Stops the informer.
+  ~Informer();
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // Registers a handler. One added after the cache has data first gets
+  // on_add for every cached object.
+  void AddEventHandler(EventHandler handler);
+
+  // Starts listing and watching on a thread of its own. Call once.
+  void Start();
+  // Stops watching and joins the thread; no handler runs after it returns.
+  // Idempotent. The cache keeps its last contents.
+  void Stop();
+
+  // True once the first list has been delivered.
+  bool HasSynced() const;
+  // Blocks until HasSynced() (true) or Stop() (false).
+  bool WaitForSync();
+
+  const Cache& cache() const { return cache_; }
+  Cache& cache() { return cache_; }
+  Lister lister() const { return Lister(cache_); }
+  const client::ResourceRef& resource() const { return resource_; }
+  InformerStats Stats() const;
+
+ private:
+  enum class WatchEnd { kNone, kClean, kFailed };
+
+  void Run();
+  bool ListAndReplace();
+  void Replace(std::vector<json::object> items);
+  bool StartWatch();
+  void WaitForWatchEnd();
+  void OnWatchEvent(uint64_t generation, const client::WatchEvent& event);
+  void OnWatchDone(uint64_t generation, const Status& status);
+  void ApplyLocked(client::WatchEvent::Type type, ObjectPtr obj);
+  void Resync();
+  void Backoff();
+  bool Stopping() const;
+
+  void NotifyAdd(const ObjectPtr& obj);
+  void NotifyUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj);
+  void NotifyDelete(const ObjectPtr& obj);
+  void Guard(const char* what, const std::function<void()>& call);
+
+  client::Client& client_;
+  const client::ResourceRef resource_;
+  Clock& clock_;
+  const InformerOptions options_;
+  Alarm alarm_;
+  Cache cache_;
+
+  // Serializes cache changes with handler calls. Taken before mu_.
+  std::mutex deliver_mu_;
+  std::vector<EventHandler> handlers_;  // GUARDED_BY(deliver_mu_)
+
+  mutable std::mutex mu_;
+  std::condition_variable synced_cv_;
+  bool synced_ = false;                   // GUARDED_BY(mu_)
+  bool stopping_ = false;                 // GUARDED_BY(mu_)
+  uint64_t watch_generation_ = 0;         // GUARDED_BY(mu_)
+  WatchEnd watch_end_ = WatchEnd::kNone;  // GUARDED_BY(mu_)
+  bool watch_saw_events_ = false;         // GUARDED_BY(mu_)
+  int failures_ = 0;                      // GUARDED_BY(mu_) consecutive
+  TimePoint next_resync_;                 // GUARDED_BY(mu_)
+  InformerStats stats_;                   // GUARDED_BY(mu_)
+  std::unique_ptr<client::Watch> watch_;  // owned by the informer thread
+
+  std::mutex join_mu_;
+  std::thread thread_;  // GUARDED_BY(join_mu_) once started
+};
+
+}  // namespace flotilla::runtime

@@ -1,0 +1,309 @@
+#include "runtime/informer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/fake_client.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::ElementsAre;
+using testing::Eventually;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+
+json::object ConfigMap(const std::string& ns, const std::string& name, const std::string& value,
+                       json::object labels = {}) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}}},
+          {"data", {{"v", value}}}};
+}
+
+std::string Rv(const ObjectPtr& obj) { return ResourceVersionOf(*obj); }
+
+// Records what handlers see as "add ns/a@rv", "update ns/a@rv1->rv2",
+// "delete ns/a".
+class Recorder {
+ public:
+  EventHandler Handler() {
+    return {[this](const ObjectPtr& o) { Push("add " + ObjectKey(*o) + "@" + Rv(o)); },
+            [this](const ObjectPtr& o, const ObjectPtr& n) {
+              Push("update " + ObjectKey(*n) + "@" + Rv(o) + "->" + Rv(n));
+            },
+            [this](const ObjectPtr& o) { Push("delete " + ObjectKey(*o)); }};
+  }
+  std::vector<std::string> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(events_, {});
+  }
+  size_t Size() {
+    std::lock_guard lock(mu_);
+    return events_.size();
+  }
+
+ private:
+  void Push(std::string e) {
+    std::lock_guard lock(mu_);
+    events_.push_back(std::move(e));
+  }
+  std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
+class InformerTest : public ::testing::Test {
+ protected:
+  std::string Create(const std::string& ns, const std::string& name, const std::string& v,
+                     json::object labels = {}) {
+    auto made = client_.Create(kConfigMaps, ns, ConfigMap(ns, name, v, std::move(labels)));
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    return made.ok() ? ResourceVersionOf(*made) : "";
+  }
+  std::string Update(const std::string& ns, const std::string& name, const std::string& v) {
+    auto made = client_.Update(kConfigMaps, ns, ConfigMap(ns, name, v));
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    return made.ok() ? ResourceVersionOf(*made) : "";
+  }
+  void Delete(const std::string& ns, const std::string& name) {
+    EXPECT_TRUE(client_.Delete(kConfigMaps, ns, name).ok());
+  }
+  // key -> resourceVersion, as the server has it and as the cache has it.
+  std::map<std::string, std::string> ServerState() {
+    std::map<std::string, std::string> out;
+    auto list = client_.List(kConfigMaps, "", {});
+    EXPECT_TRUE(list.ok());
+    for (const auto& item : list->items) out[ObjectKey(item)] = ResourceVersionOf(item);
+    return out;
+  }
+  static std::map<std::string, std::string> CacheState(const Informer& informer) {
+    std::map<std::string, std::string> out;
+    for (const auto& obj : informer.cache().List()) out[ObjectKey(*obj)] = Rv(obj);
+    return out;
+  }
+  std::unique_ptr<Informer> StartInformer(InformerOptions options = {}) {
+    auto informer = std::make_unique<Informer>(client_, kConfigMaps, clock_, options);
+    informer->AddEventHandler(recorder_.Handler());
+    informer->Start();
+    EXPECT_TRUE(informer->WaitForSync());
+    // Tests that steer the watch need it open.
+    EXPECT_TRUE(Eventually([&] { return client_.OpenWatches() == 1; }));
+    return informer;
+  }
+  bool CacheMatchesServer(const Informer& informer) {
+    return Eventually([&] { return CacheState(informer) == ServerState(); });
+  }
+
+  FakeClock clock_;
+  FakeClient client_{clock_};
+  Recorder recorder_;
+};
+
+TEST_F(InformerTest, DeliversTheListThenEveryCreateUpdateDelete) {
+  std::string a1 = Create("ns", "a", "1");
+  std::string b1 = Create("ns", "b", "1");
+  auto informer = StartInformer();
+  EXPECT_TRUE(informer->HasSynced());
+  EXPECT_THAT(recorder_.Take(), ElementsAre("add ns/a@" + a1, "add ns/b@" + b1));
+
+  std::string c1 = Create("other", "c", "1");
+  std::string a2 = Update("ns", "a", "2");
+  Delete("ns", "b");
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 3; }));
+  EXPECT_THAT(recorder_.Take(),
+              ElementsAre("add other/c@" + c1, "update ns/a@" + a1 + "->" + a2, "delete ns/b"));
+  EXPECT_TRUE(CacheMatchesServer(*informer));
+  EXPECT_EQ(informer->Stats().lists, 1u);
+  EXPECT_EQ(informer->Stats().events, 3u);
+}
+
+TEST_F(InformerTest, ExpiredWatchRelistsAndDeliversOnlyTheDifference) {
+  std::string a1 = Create("ns", "a", "1");
+  Create("ns", "b", "1");
+  std::string c1 = Create("ns", "c", "1");
+  auto informer = StartInformer();
+  recorder_.Take();
+  std::string a2 = Update("ns", "a", "2");  // delivered by the watch as usual
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 1; }));
+  recorder_.Take();
+
+  client_.PauseWatches();  // what follows never reaches the watch
+  std::string a3 = Update("ns", "a", "3");
+  Delete("ns", "b");
+  std::string d1 = Create("ns", "d", "1");
+  Create("ns", "e", "1");
+  Delete("ns", "e");
+  Update("ns", "c", "2");
+  std::string c3 = Update("ns", "c", "3");
+  client_.ExpireWatches();
+  client_.ResumeWatches();
+
+  ASSERT_TRUE(CacheMatchesServer(*informer));
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 4; }));
+  EXPECT_THAT(recorder_.Take(),
+              UnorderedElementsAre("update ns/a@" + a2 + "->" + a3, "delete ns/b", "add ns/d@" + d1,
+                                   "update ns/c@" + c1 + "->" + c3));
+  EXPECT_EQ(informer->Stats().lists, 2u);
+
+  // And the new watch (from the relist's resourceVersion) carries on.
+  std::string a4 = Update("ns", "a", "4");
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 1; }));
+  EXPECT_THAT(recorder_.Take(), ElementsAre("update ns/a@" + a3 + "->" + a4));
+}
+
+TEST_F(InformerTest, BrokenStreamRelists) {
+  Create("ns", "a", "1");
+  auto informer = StartInformer();
+  recorder_.Take();
+  client_.PauseWatches();
+  Delete("ns", "a");
+  std::string b1 = Create("ns", "b", "1");
+  client_.BreakWatches();
+  client_.ResumeWatches();
+  ASSERT_TRUE(CacheMatchesServer(*informer));
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 2; }));
+  EXPECT_THAT(recorder_.Take(), UnorderedElementsAre("delete ns/a", "add ns/b@" + b1));
+  EXPECT_EQ(informer->Stats().lists, 2u);
+}
+
+TEST_F(InformerTest, CleanlyClosedWatchResumesFromLastResourceVersionWithoutRelisting) {
+  std::string a1 = Create("ns", "a", "1");
+  auto informer = StartInformer();
+  recorder_.Take();
+  client_.PauseWatches();
+  std::string a2 = Update("ns", "a", "2");
+  std::string b1 = Create("ns", "b", "1");
+  client_.CloseWatches();  // drops the two undelivered events
+  client_.ResumeWatches();
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 2; }));
+  EXPECT_THAT(recorder_.Take(), ElementsAre("update ns/a@" + a1 + "->" + a2, "add ns/b@" + b1));
+  EXPECT_EQ(informer->Stats().lists, 1u);
+  EXPECT_TRUE(Eventually([&] { return informer->Stats().watches == 2; }));
+}
+
+TEST_F(InformerTest, WatchFromCompactedResourceVersionRelists) {
+  Create("ns", "a", "1");
+  auto informer = StartInformer();
+  recorder_.Take();
+  client_.PauseWatches();
+  std::string b1 = Create("ns", "b", "1");
+  client_.CloseWatches();
+  client_.Compact();  // the informer's next watch gets 410
+  client_.ResumeWatches();
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 1; }));
+  EXPECT_THAT(recorder_.Take(), ElementsAre("add ns/b@" + b1));
+  EXPECT_TRUE(CacheMatchesServer(*informer));
+  EXPECT_EQ(informer->Stats().lists, 2u);
+}
+
+TEST_F(InformerTest, ResyncRedeliversCachedObjectsOnTheClock) {
+  std::string a1 = Create("ns", "a", "1");
+  InformerOptions options;
+  options.resync_period = 30s;
+  auto informer = StartInformer(options);
+  recorder_.Take();
+  clock_.Advance(29s);
+  EXPECT_EQ(recorder_.Size(), 0u);
+  clock_.Advance(1s);
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 1; }));
+  EXPECT_THAT(recorder_.Take(), ElementsAre("update ns/a@" + a1 + "->" + a1));
+  clock_.Advance(30s);
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 1; }));
+  EXPECT_EQ(informer->Stats().resyncs, 2u);
+}
+
+TEST_F(InformerTest, FailedListsAreRetriedWithBackoff) {
+  Create("ns", "a", "1");
+  client_.InjectError(FakeClient::Verb::kList, Status::Unavailable("etcd is down"), 2);
+  Informer informer(client_, kConfigMaps, clock_);
+  informer.AddEventHandler(recorder_.Handler());
+  informer.Start();
+  auto lists = [&] {
+    int n = 0;
+    for (const auto& a : client_.Actions()) n += a.verb == FakeClient::Verb::kList;
+    return n;
+  };
+  // The first failure is retried at once; the second waits 800 ms.
+  ASSERT_TRUE(Eventually([&] { return lists() == 2; }));
+  EXPECT_FALSE(informer.HasSynced());
+  clock_.Advance(799ms);
+  EXPECT_FALSE(informer.HasSynced());
+  clock_.Advance(1ms);
+  EXPECT_TRUE(informer.WaitForSync());
+  EXPECT_EQ(informer.Stats().list_failures, 2u);
+  EXPECT_EQ(recorder_.Size(), 1u);
+}
+
+TEST_F(InformerTest, LabelSelectedInformerSeesObjectsLeaveTheSelector) {
+  Create("ns", "a", "1", {{"app", "web"}});
+  Create("ns", "b", "1", {{"app", "db"}});
+  InformerOptions options;
+  options.label_selector = "app=web";
+  auto informer = StartInformer(options);
+  EXPECT_THAT(informer->cache().Keys(), ElementsAre("ns/a"));
+  recorder_.Take();
+  json::object relabelled = ConfigMap("ns", "a", "1", {{"app", "db"}});
+  ASSERT_TRUE(client_.Update(kConfigMaps, "ns", relabelled).ok());
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 1; }));
+  EXPECT_THAT(recorder_.Take(), ElementsAre("delete ns/a"));
+  EXPECT_THAT(informer->cache().Keys(), IsEmpty());
+}
+
+TEST_F(InformerTest, LateHandlerGetsTheCacheAsAddsAndThrowingHandlerIsContained) {
+  std::string a1 = Create("ns", "a", "1");
+  auto informer = StartInformer();
+  Recorder late;
+  informer->AddEventHandler(late.Handler());
+  EXPECT_THAT(late.Take(), ElementsAre("add ns/a@" + a1));
+  informer->AddEventHandler({[](const ObjectPtr&) { throw std::runtime_error("boom"); }, {}, {}});
+  std::string b1 = Create("ns", "b", "1");
+  ASSERT_TRUE(Eventually([&] { return late.Size() == 1; }));
+  EXPECT_THAT(late.Take(), ElementsAre("add ns/b@" + b1));
+}
+
+TEST_F(InformerTest, ListerReadsThroughIndexes) {
+  json::object owned = ConfigMap("ns", "child", "1", {{"tier", "web"}});
+  EnsureObject(owned, "metadata")["ownerReferences"] =
+      json::array{json::object{{"uid", "owner-1"}, {"kind", "Deployment"}, {"name", "d"}}};
+  ASSERT_TRUE(client_.Create(kConfigMaps, "ns", owned).ok());
+  Create("ns", "plain", "1", {{"tier", "db"}});
+  Create("other", "x", "1", {{"tier", "web"}});
+  auto informer = StartInformer();
+  Lister lister = informer->lister();
+  ASSERT_NE(lister.Get("ns", "child"), nullptr);
+  EXPECT_EQ(lister.Get("ns", "missing"), nullptr);
+  auto keys = [](const std::vector<ObjectPtr>& objs) {
+    std::vector<std::string> out;
+    for (const auto& o : objs) out.push_back(ObjectKey(*o));
+    return out;
+  };
+  EXPECT_THAT(keys(lister.List("ns")), ElementsAre("ns/child", "ns/plain"));
+  EXPECT_THAT(keys(lister.List()), ElementsAre("ns/child", "ns/plain", "other/x"));
+  EXPECT_THAT(keys(lister.List("", *api::LabelSelector::Parse("tier=web"))),
+              ElementsAre("ns/child", "other/x"));
+  EXPECT_THAT(keys(lister.ByOwner("owner-1")), ElementsAre("ns/child"));
+  EXPECT_THAT(keys(lister.ByLabel("tier", "db")), ElementsAre("ns/plain"));
+  Delete("ns", "child");
+  ASSERT_TRUE(Eventually([&] { return lister.ByOwner("owner-1").empty(); }));
+  EXPECT_THAT(keys(lister.ByLabel("tier", "web")), ElementsAre("other/x"));
+}
+
+TEST_F(InformerTest, StopEndsTheWatch) {
+  auto informer = StartInformer();
+  ASSERT_TRUE(Eventually([&] { return client_.OpenWatches() == 1; }));
+  informer->Stop();
+  EXPECT_EQ(client_.OpenWatches(), 0);
+  EXPECT_TRUE(informer->HasSynced()) << "the cache keeps its contents";
+}
+
+}  // namespace
+}  // namespace flotilla::runtime

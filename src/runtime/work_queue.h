@@ -1,0 +1,104 @@
+// The controllers' work queue: a deduplicating FIFO of keys with delays and
+// per-key rate limiting, with client-go's util/workqueue semantics.
+//
+// - A key is queued at most once: adding a key that is already waiting to be
+//   handed out does nothing.
+// - A key is never handed to two workers at once: between Get() and Done()
+//   the key is "processing"; adding it meanwhile marks it dirty, and Done()
+//   queues it again, so a change made during processing is processed again.
+// - AddAfter(key, delay) makes the key ready after `delay` on the Clock. If
+//   the key is already waiting, the earlier of the two times wins: a shorter
+//   delay replaces a longer one, a longer one never postpones a shorter one
+//   (seed 000's FRS_TO_CHECK_QUEUE). Add(key) is AddAfter(key, 0): it also
+//   cancels the key's pending delay.
+// - AddRateLimited(key) is AddAfter(key, limiter.When(key)) with client-go's
+//   default controller limiter (see rate_limiter.h); Forget(key) ends the
+//   key's backoff once it is processed successfully.
+// - ShutDown() releases every blocked Get() (returning nullopt), drops the
+//   keys still queued or waiting (a level-based controller finds them again
+//   when it starts) and ignores later adds.
+//
+// One timer thread per queue moves delayed keys to the queue; it sleeps on
+// the injected Clock. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+
+#include "base/clock.h"
+#include "runtime/alarm.h"
+#include "runtime/rate_limiter.h"
+
+namespace flotilla::runtime {
+
+struct WorkQueueStats {
+  size_t depth = 0;       // keys ready to be handed out (Len())
+  size_t waiting = 0;     // keys waiting on a delay
+  size_t processing = 0;  // keys between Get() and Done()
+  uint64_t adds = 0;      // calls to Add, AddAfter and AddRateLimited
+  uint64_t retries = 0;   // calls to AddRateLimited
+};
+
+class WorkQueue {
+ public:
+  // `limiter` null means NewControllerRateLimiter(clock).
+  explicit WorkQueue(Clock& clock, std::unique_ptr<RateLimiter> limiter = nullptr);
+  // Shuts the queue down and joins its timer thread.
+  ~WorkQueue();
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  void Add(const std::string& key);
+  void AddAfter(const std::string& key, Duration delay);
+  void AddRateLimited(const std::string& key);
+  void Forget(const std::string& key);
+  // Failures recorded for `key` since its last Forget.
+  int NumRequeues(const std::string& key);
+
+  // Blocks until a key is ready and hands it out, or returns nullopt once the
+  // queue is shut down. The caller must call Done(key) when finished.
+  std::optional<std::string> Get();
+  void Done(const std::string& key);
+
+  void ShutDown();
+  bool ShuttingDown() const;
+
+  // Keys ready to be handed out: the queue-depth metric.
+  size_t Len() const;
+  WorkQueueStats Stats() const;
+
+ private:
+  void AddLocked(const std::string& key);
+  void CancelWaitLocked(const std::string& key);
+  void RunTimer();
+
+  Clock& clock_;
+  const std::unique_ptr<RateLimiter> limiter_;
+  Alarm alarm_;
+
+  mutable std::mutex mu_;
+  std::condition_variable ready_cv_;
+  std::deque<std::string> queue_;                                // GUARDED_BY(mu_)
+  std::unordered_set<std::string> dirty_;                        // GUARDED_BY(mu_)
+  std::unordered_set<std::string> processing_;                   // GUARDED_BY(mu_)
+  std::map<std::string, TimePoint> waiting_by_key_;              // GUARDED_BY(mu_)
+  std::set<std::pair<TimePoint, std::string>> waiting_by_time_;  // GUARDED_BY(mu_)
+  bool shutting_down_ = false;                                   // GUARDED_BY(mu_)
+  uint64_t adds_ = 0;                                            // GUARDED_BY(mu_)
+  uint64_t retries_ = 0;                                         // GUARDED_BY(mu_)
+
+  std::mutex join_mu_;
+  std::thread timer_;  // GUARDED_BY(join_mu_) once started
+};
+
+}  // namespace flotilla::runtime
