@@ -60,7 +60,7 @@ struct Resource {
   // Kind-specific validation beyond the schema; `old` is null on create.
   std::function<std::vector<StatusCause>(const json::object& obj, const json::object* old)>
       validate_fn;
-  std::vector<TableColumn> columns;  // after NAME; AGE columns included here
+  std::vector<TableColumn> columns;  // every column, NAME and AGE included, in order
 
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string StorageVersion() const { return storage_version.empty() ? version : storage_version; }

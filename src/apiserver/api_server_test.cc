@@ -286,6 +286,11 @@ TEST(ApiServerTest, ServicesGetDistinctClusterIPs) {
   s.Do(headless, "POST", "/api/v1/namespaces/default/services",
        R"({"metadata":{"name":"h"},"spec":{"clusterIP":"None","ports":[{"port":80}]}})");
   EXPECT_EQ(*Find(headless.Json(), "spec.clusterIP"), "None");
+  RecordingResponder replaced;  // kubectl replace of a manifest without clusterIP
+  s.Do(replaced, "PUT", "/api/v1/namespaces/default/services/a",
+       R"({"metadata":{"name":"a"},"spec":{"ports":[{"port":81}]}})");
+  ASSERT_EQ(replaced.code(), 200) << replaced.body();
+  EXPECT_EQ(std::string(Find(replaced.Json(), "spec.clusterIP")->as_string()), ip_a);
 }
 
 TEST(ApiServerTest, MetricsCountRequestsByCodeAndTimeStorage) {

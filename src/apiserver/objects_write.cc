@@ -30,6 +30,20 @@ bool ReadyToDelete(const api::Resource& res, const json::object& obj) {
   return true;
 }
 
+// Fields the server allocated stay when an update leaves them out, as
+// kube-apiserver keeps a Service's cluster IPs on `kubectl replace`.
+void KeepAllocatedFields(const api::Resource& res, const json::object& current,
+                         json::object& updated) {
+  if (!res.group.empty() || res.plural != "services") return;
+  const json::value* ip = Find(updated, "spec.clusterIP");
+  if (ip != nullptr && ip->is_string() && !ip->get_string().empty()) return;
+  json::object& spec = EnsureObject(updated, "spec");
+  for (const char* field : {"clusterIP", "clusterIPs"}) {
+    const json::value* old = Find(current, std::string("spec.") + field);
+    if (old != nullptr) spec[field] = *old;
+  }
+}
+
 bool SameIgnoringResourceVersion(json::object a, json::object b) {
   MetaOf(a).erase("resourceVersion");
   MetaOf(b).erase("resourceVersion");
@@ -78,6 +92,7 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
         result.erase("status");
       }
     }
+    KeepAllocatedFields(res, current, result);
     if (res.default_fn) res.default_fn(result);
     if (TracksGeneration(res) && SpecChanged(current, result)) {
       const json::object* m = FindMeta(current);
