@@ -22,21 +22,22 @@ inline constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
 template <typename T>
 using Scratch = absl::InlinedVector<T, 16>;
 
-// One cluster that a preferences entry matches, in planning order.
+// One cluster that a preferences entry matches, in planning order. Trivial,
+// so that a plan's slots need no initialization before they are filled.
 struct Slot {
-  int64_t weight = 0;
-  int64_t min_replicas = 0;
-  int64_t max_replicas = kNoLimit;
-  int64_t capacity = kNoLimit;
-  int64_t current = 0;
-  int64_t plan = 0;       // replicas placed so far
-  int64_t min_given = 0;  // replicas placed for minReplicas
-  int64_t wanted = 0;     // running replicas beyond min_given it could keep
-  int64_t kept = 0;       // of those, the ones kept (rebalance false)
-  int64_t prealloc = 0;   // kept replicas the weighted rounds have not yet counted
-  int64_t overflow = 0;
-  uint32_t index = 0;  // position in the caller's cluster list
-  Limit limit = Limit::kNone;
+  int64_t weight;
+  int64_t min_replicas;
+  int64_t max_replicas;  // kNoLimit when unbounded
+  int64_t capacity;      // kNoLimit when unknown
+  int64_t current;
+  int64_t plan;       // replicas placed so far
+  int64_t min_given;  // replicas placed for minReplicas
+  int64_t wanted;     // running replicas beyond min_given it could keep
+  int64_t kept;       // of those, the ones kept (rebalance false)
+  int64_t prealloc;   // kept replicas the weighted rounds have not yet counted
+  int64_t overflow;
+  uint32_t index;  // position in the caller's cluster list
+  Limit limit;
 };
 
 // A cluster that a preferences entry matches, with its planning-order keys.

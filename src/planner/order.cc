@@ -132,24 +132,18 @@ bool ByName(std::span<const ClusterState> clusters, const Ordered& a, const Orde
   return na != nb ? na < nb : a.index < b.index;
 }
 
-void Sort(std::span<const ClusterState> clusters, Scratch<Ordered>& order) {
-  bool packed = true;
-  for (const Ordered& o : order) packed &= o.prefs->weight <= UINT32_MAX;
-  if (!packed) {  // weights beyond 32 bits: compare them one by one
+// REQUIRES: sort keys set when `packed`.
+void Sort(std::span<const ClusterState> clusters, bool packed, Scratch<Ordered>& order) {
+  if (packed) {
     std::sort(order.begin(), order.end(), [&](const Ordered& a, const Ordered& b) {
-      int64_t wa = std::max<int64_t>(a.prefs->weight, 0),
-              wb = std::max<int64_t>(b.prefs->weight, 0);
-      if (wa != wb) return wa > wb;
-      return a.hash != b.hash ? a.hash < b.hash : ByName(clusters, a, b);
+      return a.sort_key != b.sort_key ? a.sort_key < b.sort_key : ByName(clusters, a, b);
     });
     return;
   }
-  for (Ordered& o : order) {
-    const uint32_t weight = static_cast<uint32_t>(std::max<int64_t>(o.prefs->weight, 0));
-    o.sort_key = (static_cast<uint64_t>(UINT32_MAX - weight) << 32) | o.hash;
-  }
   std::sort(order.begin(), order.end(), [&](const Ordered& a, const Ordered& b) {
-    return a.sort_key != b.sort_key ? a.sort_key < b.sort_key : ByName(clusters, a, b);
+    int64_t wa = std::max<int64_t>(a.prefs->weight, 0), wb = std::max<int64_t>(b.prefs->weight, 0);
+    if (wa != wb) return wa > wb;
+    return a.hash != b.hash ? a.hash < b.hash : ByName(clusters, a, b);
   });
 }
 
@@ -166,17 +160,23 @@ void PlanningOrder(std::span<const ClusterState> clusters, std::string_view work
   const ClusterPreferences* star = star_it == prefs.clusters.end() ? nullptr : &star_it->second;
   order.clear();
   order.reserve(clusters.size());
+  // Weight descending then hash ascending is one integer when every weight
+  // fits in 32 bits, as weights do in practice.
+  bool packed = true;
   HashClusters(clusters, workload_key, [&](size_t i, uint32_t name_hash, uint32_t hash) {
     const ClusterPreferences* p = own.empty() ? nullptr : own.Find(clusters[i].name, name_hash);
     if (p == nullptr) p = star;
     if (p == nullptr) return;
+    const int64_t weight = std::max<int64_t>(p->weight, 0);
+    packed &= weight <= UINT32_MAX;
     // Field by field: a braced temporary costs a store-forwarding stall here.
     Ordered& o = order.emplace_back();
+    o.sort_key = (static_cast<uint64_t>(UINT32_MAX - static_cast<uint32_t>(weight)) << 32) | hash;
     o.hash = hash;
     o.index = static_cast<uint32_t>(i);
     o.prefs = p;
   });
-  Sort(clusters, order);
+  Sort(clusters, packed, order);
 }
 
 }  // namespace flotilla::planner::internal

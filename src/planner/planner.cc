@@ -1,5 +1,7 @@
 #include "planner/planner.h"
 
+#include <absl/container/fixed_array.h>
+
 #include <algorithm>
 
 #include "planner/internal.h"
@@ -15,21 +17,21 @@ using u128 = unsigned __int128;
 int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
 
 // Step 1: the clusters that a preferences entry matches, in planning order.
-void OrderedSlots(std::span<const ClusterState> clusters, std::string_view key,
-                  const Preferences& prefs, Scratch<Slot>& slots) {
-  Scratch<internal::Ordered> order;
-  internal::PlanningOrder(clusters, key, prefs, order);
-  slots.reserve(order.size());
+// Every field of every slot is set here.
+void FillSlots(std::span<const ClusterState> clusters, std::span<const internal::Ordered> order,
+               std::span<Slot> slots) {
   for (size_t k = 0; k < order.size(); ++k) {
     const ClusterPreferences& p = *order[k].prefs;
     const ClusterState& c = clusters[order[k].index];
-    Slot& s = slots.emplace_back();
+    Slot& s = slots[k];
     s.weight = NonNegative(p.weight);
     s.max_replicas = p.max_replicas ? NonNegative(*p.max_replicas) : kNoLimit;
     s.min_replicas = std::min(NonNegative(p.min_replicas), s.max_replicas);
     s.capacity = c.estimated_capacity ? NonNegative(*c.estimated_capacity) : kNoLimit;
     s.current = NonNegative(c.current_replicas);
+    s.plan = s.min_given = s.wanted = s.kept = s.prealloc = s.overflow = 0;
     s.index = order[k].index;
+    s.limit = Limit::kNone;
   }
 }
 
@@ -183,8 +185,11 @@ Placement PlanPlacement(int64_t replicas, std::span<const ClusterState> clusters
                         std::string_view workload_key, const Preferences& prefs,
                         std::vector<Explanation>* explanations) {
   replicas = NonNegative(replicas);
-  Scratch<Slot> slots;
-  OrderedSlots(clusters, workload_key, prefs, slots);
+  Scratch<internal::Ordered> order;
+  internal::PlanningOrder(clusters, workload_key, prefs, order);
+  // Uninitialized (Slot is trivial); FillSlots sets every field.
+  absl::FixedArray<Slot, 16> slots(order.size());
+  FillSlots(clusters, order, slots);
   int64_t remaining = replicas;
   GiveMinimum(slots, remaining);
   if (!prefs.rebalance) {
