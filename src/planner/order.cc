@@ -69,14 +69,17 @@ void HashClusters(std::span<const ClusterState> clusters, std::string_view key, 
   }
 }
 
-// The entries of the preferences other than "*", found by the FNV-1 hash of
-// the name: sorted by hash, with the start of every bucket of hashes sharing
-// their top bits when there are many.
-class OwnEntries {
+// The entries of the preferences, found by the FNV-1 hash of the name: a few
+// are scanned, many are sorted by hash with the start of every bucket of
+// hashes sharing their top bits.
+class Entries {
  public:
-  explicit OwnEntries(const Preferences& prefs) {
+  explicit Entries(const Preferences& prefs) {
     for (const auto& [name, p] : prefs.clusters) {
-      if (name == kAnyCluster) continue;
+      if (name == kAnyCluster) {
+        star_ = &p;
+        continue;
+      }
       Entry& e = entries_.emplace_back();
       e.name = name;
       e.prefs = &p;
@@ -90,27 +93,29 @@ class OwnEntries {
       lanes.Add(names);
       for (size_t k = 0; i + k <= last; ++k) entries_[i + k].hash = lanes.h[k];
     }
+    if (entries_.size() <= kLinearMax) return;  // few: scanned whole
     std::sort(entries_.begin(), entries_.end(),
               [](const Entry& a, const Entry& b) { return a.hash < b.hash; });
-    if (entries_.size() <= kLinearMax) return;
     while ((size_t{1} << bits_) < entries_.size()) ++bits_;
     starts_.assign((size_t{1} << bits_) + 1, 0);
     for (const Entry& e : entries_) ++starts_[Bucket(e.hash) + 1];
     for (size_t b = 1; b < starts_.size(); ++b) starts_[b] += starts_[b - 1];
   }
 
+  // The entry for `name`, else "*", else nullptr.
   const ClusterPreferences* Find(std::string_view name, uint32_t name_hash) const {
-    size_t from = 0, to = entries_.size();
-    if (!starts_.empty()) {
-      from = starts_[Bucket(name_hash)];
-      to = starts_[Bucket(name_hash) + 1];
+    if (starts_.empty()) {
+      for (const Entry& e : entries_) {
+        if (e.hash == name_hash && e.name == name) return e.prefs;
+      }
+      return star_;
     }
-    for (size_t k = from; k < to && entries_[k].hash <= name_hash; ++k) {
+    const size_t bucket = Bucket(name_hash);
+    for (size_t k = starts_[bucket]; k < starts_[bucket + 1]; ++k) {
       if (entries_[k].hash == name_hash && entries_[k].name == name) return entries_[k].prefs;
     }
-    return nullptr;
+    return star_;
   }
-  bool empty() const { return entries_.empty(); }
 
  private:
   static constexpr size_t kLinearMax = 8;
@@ -122,6 +127,7 @@ class OwnEntries {
   size_t Bucket(uint32_t hash) const { return bits_ == 0 ? 0 : hash >> (32 - bits_); }
 
   Scratch<Entry> entries_;
+  const ClusterPreferences* star_ = nullptr;
   int bits_ = 0;
   std::vector<uint32_t> starts_;
 };
@@ -155,17 +161,14 @@ uint32_t TieBreak(std::string_view cluster, std::string_view workload_key) {
 
 void PlanningOrder(std::span<const ClusterState> clusters, std::string_view workload_key,
                    const Preferences& prefs, Scratch<Ordered>& order) {
-  const OwnEntries own(prefs);
-  auto star_it = prefs.clusters.find(kAnyCluster);
-  const ClusterPreferences* star = star_it == prefs.clusters.end() ? nullptr : &star_it->second;
+  const Entries own(prefs);
   order.clear();
   order.reserve(clusters.size());
   // Weight descending then hash ascending is one integer when every weight
   // fits in 32 bits, as weights do in practice.
   bool packed = true;
   HashClusters(clusters, workload_key, [&](size_t i, uint32_t name_hash, uint32_t hash) {
-    const ClusterPreferences* p = own.empty() ? nullptr : own.Find(clusters[i].name, name_hash);
-    if (p == nullptr) p = star;
+    const ClusterPreferences* p = own.Find(clusters[i].name, name_hash);
     if (p == nullptr) return;
     const int64_t weight = std::max<int64_t>(p->weight, 0);
     packed &= weight <= UINT32_MAX;

@@ -59,16 +59,25 @@ int64_t Wanted(Slot& s) {
   return std::max<int64_t>(target - s.plan, 0);
 }
 
+// Fewer replicas than the available clusters run.
+bool IsScaleDown(std::span<const ClusterState> clusters, int64_t replicas) {
+  u128 running = 0;
+  for (const ClusterState& c : clusters)
+    running += static_cast<u128>(NonNegative(c.current_replicas));
+  return static_cast<u128>(replicas) < running;
+}
+
 // Step 3 (rebalance false): running replicas stay. When they do not all fit
 // in a scale-down, the fair trim decides; otherwise, as in the original, each
 // cluster in order keeps what still fits.
-void KeepRunning(std::span<Slot> slots, int64_t replicas, u128 running, int64_t& remaining) {
+void KeepRunning(std::span<const ClusterState> clusters, std::span<Slot> slots, int64_t replicas,
+                 int64_t& remaining) {
   u128 wanted_total = 0;
   for (Slot& s : slots) {
     s.wanted = Wanted(s);
     wanted_total += static_cast<u128>(s.wanted);
   }
-  if (wanted_total > static_cast<u128>(remaining) && static_cast<u128>(replicas) < running) {
+  if (wanted_total > static_cast<u128>(remaining) && IsScaleDown(clusters, replicas)) {
     internal::KeepFairlyOnScaleDown(slots, replicas, remaining);
     remaining = 0;
     return;
@@ -98,8 +107,8 @@ int64_t CeilShare(int64_t dist, int64_t weight, u128 weight_sum) {
 
 // One round of step 4 over the open clusters; closes the ones capped by
 // maxReplicas or capacity. Returns whether any cluster changed.
-bool DistributeRound(std::span<Slot> slots, Scratch<uint32_t>& open, u128& weight_sum,
-                     int64_t& remaining) {
+bool DistributeRound(std::span<Slot> slots, size_t& open_count, std::span<uint32_t> open,
+                     u128& weight_sum, int64_t& remaining) {
   const int64_t dist = remaining;
   const u128 round_sum = weight_sum;
   bool modified = false;
@@ -107,7 +116,7 @@ bool DistributeRound(std::span<Slot> slots, Scratch<uint32_t>& open, u128& weigh
   // Slots are sorted by weight, so equal shares come in runs: one division
   // per run.
   int64_t share_weight = 0, share = 0;
-  for (uint32_t pos : open) {
+  for (uint32_t pos : open.first(open_count)) {
     Slot& s = slots[pos];
     if (s.weight != share_weight) {
       share_weight = s.weight;
@@ -140,24 +149,24 @@ bool DistributeRound(std::span<Slot> slots, Scratch<uint32_t>& open, u128& weigh
       open[still_open++] = pos;
     }
   }
-  open.resize(still_open);
+  open_count = still_open;
   return modified;
 }
 
 // Step 4: rounds until nothing remains, nothing changes or no weight is left.
 // Clusters of weight 0 never receive anything here, so they are left out.
 void DistributeByWeight(std::span<Slot> slots, int64_t& remaining) {
-  Scratch<uint32_t> open;
-  open.reserve(slots.size());
+  absl::FixedArray<uint32_t, 64> open(slots.size());
+  size_t open_count = 0;
   u128 weight_sum = 0;
   for (uint32_t pos = 0; pos < slots.size(); ++pos) {
     if (slots[pos].weight == 0) continue;
-    open.push_back(pos);
+    open[open_count++] = pos;
     weight_sum += static_cast<u128>(slots[pos].weight);
   }
   bool modified = true;
   while (modified && remaining > 0 && weight_sum > 0) {
-    modified = DistributeRound(slots, open, weight_sum, remaining);
+    modified = DistributeRound(slots, open_count, open, weight_sum, remaining);
   }
 }
 
@@ -192,12 +201,7 @@ Placement PlanPlacement(int64_t replicas, std::span<const ClusterState> clusters
   FillSlots(clusters, order, slots);
   int64_t remaining = replicas;
   GiveMinimum(slots, remaining);
-  if (!prefs.rebalance) {
-    u128 running = 0;
-    for (const ClusterState& c : clusters)
-      running += static_cast<u128>(NonNegative(c.current_replicas));
-    KeepRunning(slots, replicas, running, remaining);
-  }
+  if (!prefs.rebalance) KeepRunning(clusters, slots, replicas, remaining);
   DistributeByWeight(slots, remaining);
 
   Placement out;
