@@ -54,20 +54,26 @@ class TestCluster {
  public:
   explicit TestCluster(storage::StoreOptions store_options = {}, Clock* clock = nullptr) {
     api::RegisterFoundationKinds(registry_);
-    apiserver::ServerOptions opts;
-    opts.data_dir = dir_.path();
-    opts.port = 0;
-    opts.storage = "memory";
-    opts.registry = &registry_;
-    opts.schemas = &api::SchemaSet::Builtin();
-    opts.clock = clock;
-    opts.store_options = store_options;
-    auto server = apiserver::Server::Start(opts);
-    EXPECT_TRUE(server.ok()) << server.status().ToString();
-    if (server.ok()) server_ = std::move(*server);
+    opts_.data_dir = dir_.path();
+    opts_.port = 0;
+    opts_.storage = "memory";
+    opts_.registry = &registry_;
+    opts_.schemas = &api::SchemaSet::Builtin();
+    opts_.clock = clock;
+    opts_.store_options = store_options;
+    Start();
   }
   ~TestCluster() {
     if (server_) server_->Stop();
+  }
+
+  // Stops the server and starts a new one on the same port with the same
+  // PKI (the memory store starts empty).
+  void Restart() {
+    opts_.port = server_->port();
+    server_->Stop();
+    server_.reset();
+    Start();
   }
 
   apiserver::Server& server() { return *server_; }
@@ -95,8 +101,15 @@ class TestCluster {
   }
 
  private:
+  void Start() {
+    auto server = apiserver::Server::Start(opts_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+  }
+
   TempDir dir_;
   api::Registry registry_;
+  apiserver::ServerOptions opts_;
   std::unique_ptr<apiserver::Server> server_;
 };
 

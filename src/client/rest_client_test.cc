@@ -220,6 +220,17 @@ TEST(RestPoolTest, KeepAliveConnectionsAreReused) {
   EXPECT_EQ(server.requests().size(), 120u);
 }
 
+TEST(RestPoolTest, ConnectionsTheServerClosedAreNotReused) {
+  TestCluster cluster;
+  RestOptions opts = Fast();
+  opts.max_retries = 0;  // a write on a dead connection would fail, not be retried
+  auto client = cluster.Rest(cluster.AdminConfig(), opts);
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("before")).ok());
+  cluster.Restart();  // closes the pooled connection
+  auto created = client->Create(kConfigMaps, "default", ConfigMap("after"));
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+}
+
 TEST(RestRequestTest, PathPrefixQueryEncodingAndHeaders) {
   ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
     resp.Respond(200, kJson,
