@@ -220,11 +220,16 @@ PlanResult Plan(int64_t replicas, const std::vector<std::string>& available_clus
                 const ReplicaCounts& current_replicas_by_cluster,
                 const ReplicaCounts& estimated_capacity_by_cluster, std::string_view workload_key,
                 const Preferences& prefs) {
+  // The output map also removes repeated names; each cluster keeps a pointer
+  // to its count in it (std::map entries do not move).
+  PlanResult out;
   std::vector<ClusterState> clusters;
+  std::vector<int64_t*> counts;
   clusters.reserve(available_clusters.size());
-  ReplicaCounts seen;
+  counts.reserve(available_clusters.size());
   for (const std::string& name : available_clusters) {
-    if (!seen.emplace(name, 0).second) continue;
+    auto [entry, inserted] = out.plan.emplace(name, 0);
+    if (!inserted) continue;
     ClusterState c{.name = name};
     if (auto it = current_replicas_by_cluster.find(name); it != current_replicas_by_cluster.end()) {
       c.current_replicas = it->second;
@@ -234,11 +239,11 @@ PlanResult Plan(int64_t replicas, const std::vector<std::string>& available_clus
       c.estimated_capacity = it->second;
     }
     clusters.push_back(c);
+    counts.push_back(&entry->second);
   }
   Placement placement = PlanPlacement(replicas, clusters, workload_key, prefs);
-  PlanResult out;
   for (size_t i = 0; i < clusters.size(); ++i) {
-    out.plan.emplace(clusters[i].name, placement.replicas[i]);
+    *counts[i] = placement.replicas[i];
     if (placement.overflow[i] > 0) out.overflow.emplace(clusters[i].name, placement.overflow[i]);
   }
   return out;
