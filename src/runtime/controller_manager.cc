@@ -1,0 +1,172 @@
+#include "runtime/controller_manager.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+
+namespace flotilla::runtime {
+
+Controller::Controller(std::string name, int workers, ReconcileFunc reconcile, Clock& clock,
+                       const RateLimiterOptions& limits)
+    : name_(std::move(name)),
+      workers_(std::max(1, workers)),
+      reconcile_(std::move(reconcile)),
+      clock_(clock),
+      queue_(clock, NewControllerRateLimiter(clock, limits)) {}
+
+Controller::~Controller() { ShutDown(); }
+
+EventHandler Controller::EnqueueHandler() {
+  auto enqueue = [this](const ObjectPtr& obj) { queue_.Add(ObjectKey(*obj)); };
+  return {enqueue, [enqueue](const ObjectPtr&, const ObjectPtr& obj) { enqueue(obj); }, enqueue};
+}
+
+void Controller::StartWorkers() {
+  for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { Work(); });
+}
+
+void Controller::ShutDown() {
+  queue_.ShutDown();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void Controller::Work() {
+  while (auto key = queue_.Get()) {
+    ++busy_;
+    ProcessOne(*key);
+    --busy_;
+    queue_.Done(*key);
+  }
+}
+
+void Controller::ProcessOne(const std::string& key) {
+  TimePoint start = clock_.Now();
+  bool threw = false;
+  StatusOr<Result> result = CallReconcile(key, &threw);
+  Observe(clock_.Now() - start, !result.ok(), threw);
+  if (!result.ok()) {
+    spdlog::warn("controller {}: reconcile {} failed (retry {}): {}", name_, key,
+                 queue_.NumRequeues(key) + 1, result.status().ToString());
+    queue_.AddRateLimited(key);
+  } else if (result->requeue_after > Duration::zero()) {
+    queue_.Forget(key);
+    queue_.AddAfter(key, result->requeue_after);
+  } else if (result->requeue) {
+    queue_.AddRateLimited(key);
+  } else {
+    queue_.Forget(key);
+  }
+}
+
+// Exceptions stop here: a reconcile that throws is an error like any other.
+StatusOr<Result> Controller::CallReconcile(const std::string& key, bool* threw) {
+  try {
+    return reconcile_(key);
+  } catch (const std::exception& e) {
+    *threw = true;
+    return Status::Internal(std::string("reconcile threw: ") + e.what());
+  } catch (...) {
+    *threw = true;
+    return Status::Internal("reconcile threw a non-standard exception");
+  }
+}
+
+void Controller::Observe(Duration took, bool failed, bool threw) {
+  double seconds = std::chrono::duration<double>(took).count();
+  size_t bucket = 0;
+  while (bucket < kDurationBuckets.size() && seconds > kDurationBuckets[bucket]) ++bucket;
+  std::lock_guard lock(mu_);
+  ++metrics_.reconciles;
+  metrics_.errors += failed;
+  metrics_.exceptions += threw;
+  metrics_.reconcile_time_total += took;
+  metrics_.reconcile_time_max = std::max(metrics_.reconcile_time_max, took);
+  ++metrics_.duration_buckets[bucket];
+}
+
+ControllerMetrics Controller::Metrics() const {
+  ControllerMetrics m;
+  {
+    std::lock_guard lock(mu_);
+    m = metrics_;
+  }
+  m.workers = workers_;
+  m.busy_workers = busy_;
+  m.queue = queue_.Stats();
+  return m;
+}
+
+ControllerManager::~ControllerManager() { Stop(); }
+
+void ControllerManager::AddInformer(Informer* informer) {
+  std::lock_guard lock(mu_);
+  informers_.push_back(informer);
+}
+
+Controller& ControllerManager::AddController(std::string name, int workers, ReconcileFunc reconcile,
+                                             const RateLimiterOptions& limits) {
+  std::lock_guard lock(mu_);
+  controllers_.push_back(
+      std::make_unique<Controller>(std::move(name), workers, std::move(reconcile), clock_, limits));
+  return *controllers_.back();
+}
+
+Status ControllerManager::Start() {
+  std::vector<Informer*> informers;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Status::Unavailable("controller manager stopped");
+    if (started_) return Status::Internal("controller manager started twice");
+    started_ = true;
+    informers = informers_;
+  }
+  for (Informer* informer : informers) informer->Start();
+  for (Informer* informer : informers) {
+    if (!informer->WaitForSync()) {
+      return Status::Unavailable("stopped before the " + informer->resource().resource +
+                                 " cache synced");
+    }
+  }
+  std::lock_guard lock(mu_);
+  if (stopping_) return Status::Unavailable("controller manager stopped");
+  for (auto& controller : controllers_) controller->StartWorkers();
+  workers_started_ = true;
+  spdlog::info("controller manager: {} informers synced, {} controllers started", informers.size(),
+               controllers_.size());
+  return Status::Ok();
+}
+
+void ControllerManager::Stop() {
+  std::lock_guard stop_lock(stop_mu_);
+  std::vector<Informer*> informers;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    informers = informers_;
+  }
+  // Workers first, so that no reconcile runs against a stopped informer's
+  // cache; then the informers (which releases a Start() waiting on them).
+  // controllers_ no longer changes once stopping_ is set.
+  for (auto& controller : controllers_) controller->ShutDown();
+  for (Informer* informer : informers) informer->Stop();
+}
+
+Controller* ControllerManager::Find(const std::string& name) {
+  std::lock_guard lock(mu_);
+  for (auto& c : controllers_) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, ControllerMetrics>> ControllerManager::Metrics() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, ControllerMetrics>> out;
+  for (const auto& c : controllers_) out.emplace_back(c->name(), c->Metrics());
+  return out;
+}
+
+}  // namespace flotilla::runtime

@@ -1,0 +1,190 @@
+#include "runtime/event_recorder.h"
+
+#include <cstdio>
+
+#include "base/log.h"
+
+namespace flotilla::runtime {
+namespace {
+
+std::string StringField(const json::object& obj, std::string_view path) {
+  const json::value* v = Find(obj, path);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+// An ObjectReference to `obj`, with the fields it has.
+json::object Reference(const json::object& obj) {
+  json::object ref;
+  auto put = [&](const char* key, std::string value) {
+    if (!value.empty()) ref[key] = std::move(value);
+  };
+  put("kind", StringField(obj, "kind"));
+  put("namespace", StringField(obj, "metadata.namespace"));
+  put("name", StringField(obj, "metadata.name"));
+  put("uid", StringField(obj, "metadata.uid"));
+  put("apiVersion", StringField(obj, "apiVersion"));
+  put("resourceVersion", StringField(obj, "metadata.resourceVersion"));
+  return ref;
+}
+
+}  // namespace
+
+EventRecorder::EventRecorder(client::Client& client, Clock& clock, EventSource source,
+                             size_t max_queued)
+    : client_(client), clock_(clock), source_(std::move(source)), max_queued_(max_queued) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+EventRecorder::~EventRecorder() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void EventRecorder::Event(const json::object& object, std::string_view type,
+                          std::string_view reason, std::string_view message) {
+  Pending p{Reference(object), std::string(type), std::string(reason), std::string(message),
+            clock_.Now()};
+  std::lock_guard lock(mu_);
+  if (stopping_) return;
+  if (queue_.size() >= max_queued_) {
+    ++stats_.dropped;
+    spdlog::warn("event recorder: queue full, dropping {} event on {}", p.reason,
+                 StringField(p.involved, "name"));
+    return;
+  }
+  queue_.push_back(std::move(p));
+  ++enqueued_;
+  cv_.notify_all();
+}
+
+void EventRecorder::Flush() {
+  std::unique_lock lock(mu_);
+  uint64_t target = enqueued_;
+  cv_.wait(lock, [&] { return finished_ >= target; });
+}
+
+EventRecorderStats EventRecorder::Stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void EventRecorder::Run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+    if (queue_.empty()) return;
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    Write(p);
+    lock.lock();
+    ++finished_;
+    cv_.notify_all();
+  }
+}
+
+void EventRecorder::Write(const Pending& p) {
+  const json::object& ref = p.involved;
+  std::string key;
+  for (const std::string& part :
+       {source_.component, source_.host, StringField(ref, "kind"), StringField(ref, "namespace"),
+        StringField(ref, "name"), StringField(ref, "uid"), StringField(ref, "apiVersion"), p.type,
+        p.reason, p.message}) {
+    key.append(part).push_back('\x1f');
+  }
+  auto it = seen_.find(key);
+  if (it == seen_.end()) {
+    std::string ns = StringField(ref, "namespace");
+    Seen seen{EventName(StringField(ref, "name"), p.at),
+              ns.empty() ? "default" : ns,
+              FormatRfc3339(p.at),
+              1,
+              {}};
+    CreateEvent(p, key, std::move(seen));
+    return;
+  }
+  Seen seen = it->second;
+  ++seen.count;
+  json::object patch{
+      {"count", seen.count}, {"lastTimestamp", FormatRfc3339(p.at)}, {"message", p.message}};
+  auto patched =
+      client_.Patch(kEvents, seen.ns, seen.name, client::PatchType::kMerge, ToJson(patch));
+  if (patched.ok()) {
+    Remember(key, std::move(seen));
+    std::lock_guard lock(mu_);
+    ++stats_.patched;
+    return;
+  }
+  if (patched.status().Is(Reason::kNotFound)) {
+    CreateEvent(p, key, std::move(seen));  // deleted meanwhile
+    return;
+  }
+  spdlog::warn("event recorder: updating event {}/{}: {}", seen.ns, seen.name,
+               patched.status().ToString());
+  std::lock_guard lock(mu_);
+  ++stats_.failed;
+}
+
+bool EventRecorder::CreateEvent(const Pending& p, const std::string& key, Seen seen) {
+  json::object source{{"component", source_.component}};
+  if (!source_.host.empty()) source["host"] = source_.host;
+  json::object event{{"apiVersion", "v1"},
+                     {"kind", "Event"},
+                     {"metadata", {{"name", seen.name}, {"namespace", seen.ns}}},
+                     {"involvedObject", p.involved},
+                     {"reason", p.reason},
+                     {"message", p.message},
+                     {"source", std::move(source)},
+                     {"firstTimestamp", seen.first_timestamp},
+                     {"lastTimestamp", FormatRfc3339(p.at)},
+                     {"count", seen.count},
+                     {"type", p.type}};
+  auto created = client_.Create(kEvents, seen.ns, event);
+  if (!created.ok() && created.status().Is(Reason::kAlreadyExists) && seen.count == 1) {
+    // Another recorder picked the same name in the same nanosecond.
+    seen.name = EventName(StringField(p.involved, "name"), p.at);
+    event["metadata"].as_object()["name"] = seen.name;
+    created = client_.Create(kEvents, seen.ns, event);
+  }
+  if (!created.ok()) {
+    spdlog::warn("event recorder: creating event {}/{}: {}", seen.ns, seen.name,
+                 created.status().ToString());
+    std::lock_guard lock(mu_);
+    ++stats_.failed;
+    return false;
+  }
+  Remember(key, std::move(seen));
+  std::lock_guard lock(mu_);
+  ++stats_.created;
+  return true;
+}
+
+// "<object name>.<hex nanoseconds>", as client-go names events, kept
+// unique within this recorder when the clock has not moved.
+std::string EventRecorder::EventName(const std::string& object_name, TimePoint at) {
+  int64_t nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+  if (nanos <= last_name_nanos_) nanos = last_name_nanos_ + 1;
+  last_name_nanos_ = nanos;
+  char hex[32];
+  std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(nanos));
+  return object_name + "." + hex;
+}
+
+void EventRecorder::Remember(const std::string& key, Seen seen) {
+  auto it = seen_.find(key);
+  if (it != seen_.end()) lru_.erase(it->second.lru);
+  lru_.push_front(key);
+  seen.lru = lru_.begin();
+  seen_[key] = std::move(seen);
+  if (seen_.size() > kCacheSize) {
+    seen_.erase(lru_.back());
+    lru_.pop_back();
+  }
+}
+
+}  // namespace flotilla::runtime

@@ -1,0 +1,156 @@
+#include "runtime/event_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/fake_client.h"
+
+namespace flotilla::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+json::object ReplicaSet(const std::string& ns, const std::string& name) {
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata",
+           {{"name", name}, {"namespace", ns}, {"uid", "uid-" + name}, {"resourceVersion", "7"}}}};
+}
+
+class EventRecorderTest : public ::testing::Test {
+ protected:
+  std::vector<json::object> Events() {
+    auto list = client_.List(kEvents, "", {});
+    EXPECT_TRUE(list.ok());
+    return list.ok() ? list->items : std::vector<json::object>{};
+  }
+  std::vector<FakeClient::Verb> Writes() {
+    std::vector<FakeClient::Verb> out;
+    for (const auto& a : client_.Actions()) {
+      if (a.verb != FakeClient::Verb::kList) out.push_back(a.verb);
+    }
+    return out;
+  }
+
+  FakeClock clock_;
+  FakeClient client_{clock_};
+};
+
+TEST_F(EventRecorderTest, FirstOccurrenceCreatesAnEventWithItsObjectAndSource) {
+  EventRecorder recorder(client_, clock_, {"federated-replicaset-controller", "node-1"});
+  recorder.Event(ReplicaSet("web", "frontend"), kEventTypeNormal, "CreateInCluster",
+                 "Creating replicaset in cluster c1");
+  recorder.Flush();
+  auto events = Events();
+  ASSERT_EQ(events.size(), 1u);
+  const json::object& e = events[0];
+  EXPECT_EQ(*Find(e, "metadata.namespace"), "web");
+  std::string name(Find(e, "metadata.name")->as_string());
+  EXPECT_EQ(name.rfind("frontend.", 0), 0u) << name;
+  EXPECT_EQ(e.at("involvedObject"), (json::value{{"kind", "ReplicaSet"},
+                                                 {"namespace", "web"},
+                                                 {"name", "frontend"},
+                                                 {"uid", "uid-frontend"},
+                                                 {"apiVersion", "apps/v1"},
+                                                 {"resourceVersion", "7"}}));
+  EXPECT_EQ(e.at("type"), "Normal");
+  EXPECT_EQ(e.at("reason"), "CreateInCluster");
+  EXPECT_EQ(e.at("message"), "Creating replicaset in cluster c1");
+  EXPECT_EQ(e.at("source"),
+            (json::value{{"component", "federated-replicaset-controller"}, {"host", "node-1"}}));
+  EXPECT_EQ(e.at("count"), 1);
+  EXPECT_EQ(e.at("firstTimestamp"), json::value(FormatRfc3339(clock_.Now())));
+  EXPECT_EQ(e.at("lastTimestamp"), json::value(FormatRfc3339(clock_.Now())));
+  EXPECT_EQ(recorder.Stats().created, 1u);
+}
+
+TEST_F(EventRecorderTest, RepeatsPatchCountAndLastTimestamp) {
+  EventRecorder recorder(client_, clock_, {"fed"});
+  TimePoint first = clock_.Now();
+  json::object rs = ReplicaSet("web", "frontend");
+  recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
+  clock_.Advance(10s);
+  recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
+  clock_.Advance(10s);
+  recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
+  recorder.Flush();
+  auto events = Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].at("count"), 3);
+  EXPECT_EQ(events[0].at("firstTimestamp"), json::value(FormatRfc3339(first)));
+  EXPECT_EQ(events[0].at("lastTimestamp"), json::value(FormatRfc3339(clock_.Now())));
+  EXPECT_EQ(Writes(),
+            (std::vector<FakeClient::Verb>{FakeClient::Verb::kCreate, FakeClient::Verb::kPatch,
+                                           FakeClient::Verb::kPatch}));
+  // Another message, reason or object is another event.
+  recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c3 unreachable");
+  recorder.Event(rs, kEventTypeNormal, "FailedCreate", "cluster c2 unreachable");
+  recorder.Event(ReplicaSet("web", "backend"), kEventTypeWarning, "FailedCreate",
+                 "cluster c2 unreachable");
+  recorder.Flush();
+  EXPECT_EQ(Events().size(), 4u);
+  EXPECT_EQ(recorder.Stats().created, 4u);
+  EXPECT_EQ(recorder.Stats().patched, 2u);
+}
+
+TEST_F(EventRecorderTest, ClusterScopedObjectsGetEventsInDefault) {
+  EventRecorder recorder(client_, clock_, {"cluster-controller"});
+  json::object cluster{{"apiVersion", "federation/v1beta1"},
+                       {"kind", "Cluster"},
+                       {"metadata", {{"name", "c1"}, {"uid", "u1"}}}};
+  recorder.Event(cluster, kEventTypeNormal, "ClusterReady", "Cluster c1 is ready");
+  recorder.Flush();
+  auto events = Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(*Find(events[0], "metadata.namespace"), "default");
+  EXPECT_EQ(Find(events[0], "involvedObject.namespace"), nullptr);
+}
+
+TEST_F(EventRecorderTest, DeletedEventIsCreatedAgainKeepingItsCount) {
+  EventRecorder recorder(client_, clock_, {"fed"});
+  json::object rs = ReplicaSet("web", "frontend");
+  recorder.Event(rs, kEventTypeNormal, "Scaled", "to 3");
+  recorder.Flush();
+  std::string name(Find(Events()[0], "metadata.name")->as_string());
+  ASSERT_TRUE(client_.Delete(kEvents, "web", name).ok());
+  recorder.Event(rs, kEventTypeNormal, "Scaled", "to 3");
+  recorder.Flush();
+  auto events = Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(*Find(events[0], "metadata.name"), json::value(name));
+  EXPECT_EQ(events[0].at("count"), 2);
+}
+
+TEST_F(EventRecorderTest, FailedWritesAreCountedAndDropped) {
+  client_.InjectError(FakeClient::Verb::kCreate, Status::Unavailable("down"));
+  EventRecorder recorder(client_, clock_, {"fed"});
+  recorder.Event(ReplicaSet("web", "a"), kEventTypeNormal, "R", "m");
+  recorder.Event(ReplicaSet("web", "b"), kEventTypeNormal, "R", "m");
+  recorder.Flush();
+  EXPECT_EQ(recorder.Stats().failed, 1u);
+  EXPECT_EQ(recorder.Stats().created, 1u);
+  EXPECT_EQ(Events().size(), 1u);
+}
+
+TEST_F(EventRecorderTest, NoQueueRoomDropsEvents) {
+  EventRecorder recorder(client_, clock_, {"fed"}, /*max_queued=*/0);
+  recorder.Event(ReplicaSet("web", "a"), kEventTypeNormal, "R", "m");
+  recorder.Flush();
+  EXPECT_EQ(recorder.Stats().dropped, 1u);
+  EXPECT_TRUE(Events().empty());
+}
+
+TEST_F(EventRecorderTest, ForgetsTheLeastRecentlySeenPastItsCacheSize) {
+  EventRecorder recorder(client_, clock_, {"fed"}, /*max_queued=*/10000);
+  json::object rs = ReplicaSet("web", "frontend");
+  for (size_t i = 0; i <= EventRecorder::kCacheSize; ++i) {
+    recorder.Event(rs, kEventTypeNormal, "Tick", "tick " + std::to_string(i));
+  }
+  recorder.Event(rs, kEventTypeNormal, "Tick", "tick " + std::to_string(EventRecorder::kCacheSize));
+  recorder.Event(rs, kEventTypeNormal, "Tick", "tick 0");  // evicted: a new event
+  recorder.Flush();
+  EXPECT_EQ(recorder.Stats().patched, 1u);
+  EXPECT_EQ(recorder.Stats().created, EventRecorder::kCacheSize + 2);
+}
+
+}  // namespace
+}  // namespace flotilla::runtime
