@@ -41,17 +41,20 @@ struct Slot {
 };
 
 // A cluster that a preferences entry matches, with its planning-order keys.
+// Trivial, like Slot: PlanningOrder sets every field.
 struct Ordered {
-  uint64_t sort_key = 0;  // weight and hash packed, when weights fit in 32 bits
-  uint32_t hash = 0;      // TieBreak(name, workload key)
-  uint32_t index = 0;     // position in the caller's cluster list
-  const ClusterPreferences* prefs = nullptr;
+  uint64_t sort_key;  // weight and hash packed, when weights fit in 32 bits
+  uint32_t hash;      // TieBreak(name, workload key)
+  uint32_t index;     // position in the caller's cluster list
+  const ClusterPreferences* prefs;
 };
 
-// Step 1: the clusters that a preferences entry matches, in planning order:
-// weight descending, then TieBreak ascending, then name (hash collisions).
-void PlanningOrder(std::span<const ClusterState> clusters, std::string_view workload_key,
-                   const Preferences& prefs, Scratch<Ordered>& order);
+// Step 1: writes the clusters that a preferences entry matches to the front
+// of `order`, in planning order (weight descending, then TieBreak ascending,
+// then name for hash collisions), and returns how many there are.
+// REQUIRES: order.size() >= clusters.size().
+size_t PlanningOrder(std::span<const ClusterState> clusters, std::string_view workload_key,
+                     const Preferences& prefs, std::span<Ordered> order);
 
 // 32-bit FNV-1 over the cluster name's bytes, then the workload key's.
 uint32_t TieBreak(std::string_view cluster, std::string_view workload_key);

@@ -139,7 +139,7 @@ bool ByName(std::span<const ClusterState> clusters, const Ordered& a, const Orde
 }
 
 // REQUIRES: sort keys set when `packed`.
-void Sort(std::span<const ClusterState> clusters, bool packed, Scratch<Ordered>& order) {
+void Sort(std::span<const ClusterState> clusters, bool packed, std::span<Ordered> order) {
   if (packed) {
     std::sort(order.begin(), order.end(), [&](const Ordered& a, const Ordered& b) {
       return a.sort_key != b.sort_key ? a.sort_key < b.sort_key : ByName(clusters, a, b);
@@ -159,11 +159,10 @@ uint32_t TieBreak(std::string_view cluster, std::string_view workload_key) {
   return Fnv1(Fnv1(kFnvOffsetBasis, cluster), workload_key);
 }
 
-void PlanningOrder(std::span<const ClusterState> clusters, std::string_view workload_key,
-                   const Preferences& prefs, Scratch<Ordered>& order) {
+size_t PlanningOrder(std::span<const ClusterState> clusters, std::string_view workload_key,
+                     const Preferences& prefs, std::span<Ordered> order) {
   const Entries own(prefs);
-  order.clear();
-  order.reserve(clusters.size());
+  size_t matched = 0;
   // Weight descending then hash ascending is one integer when every weight
   // fits in 32 bits, as weights do in practice.
   bool packed = true;
@@ -173,13 +172,14 @@ void PlanningOrder(std::span<const ClusterState> clusters, std::string_view work
     const int64_t weight = std::max<int64_t>(p->weight, 0);
     packed &= weight <= UINT32_MAX;
     // Field by field: a braced temporary costs a store-forwarding stall here.
-    Ordered& o = order.emplace_back();
+    Ordered& o = order[matched++];
     o.sort_key = (static_cast<uint64_t>(UINT32_MAX - static_cast<uint32_t>(weight)) << 32) | hash;
     o.hash = hash;
     o.index = static_cast<uint32_t>(i);
     o.prefs = p;
   });
-  Sort(clusters, packed, order);
+  Sort(clusters, packed, order.first(matched));
+  return matched;
 }
 
 }  // namespace flotilla::planner::internal

@@ -194,11 +194,12 @@ Placement PlanPlacement(int64_t replicas, std::span<const ClusterState> clusters
                         std::string_view workload_key, const Preferences& prefs,
                         std::vector<Explanation>* explanations) {
   replicas = NonNegative(replicas);
-  Scratch<internal::Ordered> order;
-  internal::PlanningOrder(clusters, workload_key, prefs, order);
-  // Uninitialized (Slot is trivial); FillSlots sets every field.
-  absl::FixedArray<Slot, 16> slots(order.size());
-  FillSlots(clusters, order, slots);
+  // Uninitialized (both are trivial); PlanningOrder and FillSlots set every
+  // field they keep.
+  absl::FixedArray<internal::Ordered, 16> order(clusters.size());
+  const size_t matched = internal::PlanningOrder(clusters, workload_key, prefs, order);
+  absl::FixedArray<Slot, 16> slots(matched);
+  FillSlots(clusters, std::span(order).first(matched), slots);
   int64_t remaining = replicas;
   GiveMinimum(slots, remaining);
   if (!prefs.rebalance) KeepRunning(clusters, slots, replicas, remaining);
