@@ -31,6 +31,16 @@ constexpr size_t kThreadStack = 512 * 1024;
 constexpr int kIdleTimeoutSec = 300;
 constexpr int kSendTimeoutSec = 30;
 
+// Waits up to `millis` for bytes to read on the TLS stream (already
+// decrypted ones count). Asio's blocking reads ignore SO_RCVTIMEO, so idle
+// and slow peers are timed out here.
+bool WaitReadable(TlsStream& stream, int millis) {
+  // Bytes OpenSSL already read from the socket (decrypted or not) count.
+  if (SSL_has_pending(stream.native_handle()) == 1) return true;
+  pollfd pfd{stream.next_layer().native_handle(), POLLIN, 0};
+  return ::poll(&pfd, 1, millis) > 0;
+}
+
 void SetSocketTimeouts(int fd, int recv_sec, int send_sec) {
   timeval rcv{recv_sec, 0};
   timeval snd{send_sec, 0};
@@ -167,6 +177,8 @@ class HttpServerImpl : public HttpServer {
     ssl_ctx_.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                          ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
                          ssl::context::no_tlsv1_1);
+    // Idle watches keep no TLS buffers; the chain is not rebuilt per handshake.
+    SSL_CTX_set_mode(ssl_ctx_.native_handle(), SSL_MODE_RELEASE_BUFFERS | SSL_MODE_NO_AUTO_CHAIN);
     ssl_ctx_.use_certificate_chain_file(opts_.cert_path, ec);
     if (!ec) ssl_ctx_.use_private_key_file(opts_.key_path, ssl::context::pem, ec);
     if (ec) return Status::Internal("loading serving certificate: " + ec.message());
@@ -241,8 +253,9 @@ class HttpServerImpl : public HttpServer {
     SetSocketTimeouts(fd, kIdleTimeoutSec, kSendTimeoutSec);
     {
       TlsStream stream(std::move(sock), ssl_ctx_);
-      stream.handshake(ssl::stream_base::server, ec);
-      if (!ec) ServeRequests(stream, remote);
+      // A peer that connects and says nothing is dropped after 10 s.
+      if (WaitReadable(stream, 10000)) stream.handshake(ssl::stream_base::server, ec);
+      if (!ec && SSL_is_init_finished(stream.native_handle())) ServeRequests(stream, remote);
       stream.shutdown(ec);
       stream.next_layer().close(ec);
     }
@@ -258,7 +271,7 @@ class HttpServerImpl : public HttpServer {
     char sink[16384];
     size_t total = 0;
     boost::system::error_code ec;
-    while (total < kMaxDiscard) {
+    while (total < kMaxDiscard && WaitReadable(stream, 5000)) {
       size_t n = stream.read_some(net::buffer(sink), ec);
       if (ec || n == 0) break;
       total += n;
@@ -279,6 +292,7 @@ class HttpServerImpl : public HttpServer {
       parser.body_limit(opts_.max_body_bytes);
       parser.header_limit(64 * 1024);
       boost::system::error_code ec;
+      if (buffer.size() == 0 && !WaitReadable(stream, kIdleTimeoutSec * 1000)) return;
       http::read(stream, buffer, parser, ec);
       if (ec == http::error::body_limit) {
         StreamResponder r(stream, false);

@@ -45,10 +45,15 @@ struct ListOptions {
   std::string field_selector;
   int64_t limit = 0;
   std::string continue_token;
+  // Hand out the stored bytes (ListPage::raw_items) instead of objects when
+  // nothing needs decoding: no selector and no version conversion.
+  bool allow_raw = false;
 };
 
 struct ListPage {
   std::vector<json::object> items;
+  bool raw = false;                    // items are in raw_items instead
+  std::vector<std::string> raw_items;  // stored JSON, resourceVersion included
   int64_t revision = 0;
   std::string continue_token;  // "" when complete
   int64_t remaining = -1;      // remainingItemCount when known

@@ -54,12 +54,23 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
   }
   ListPage out;
   const bool filtering = !labels.Empty() || !fields.Empty();
+  out.raw = opts.allow_raw && !filtering && res.StorageVersion() == res.version;
   page.limit = opts.limit > 0 ? (filtering ? std::max<int64_t>(opts.limit, 500) : opts.limit) : 0;
   std::string last_key;
   for (;;) {
     FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, store_.List(prefix, page));
     if (out.revision == 0) out.revision = chunk.revision;
     for (auto& kv : chunk.items) {
+      if (out.raw) {
+        out.raw_items.push_back(std::move(kv.value));
+        last_key = kv.key;
+        if (opts.limit > 0 && static_cast<int64_t>(out.raw_items.size()) >= opts.limit) {
+          bool more = chunk.more || &kv != &chunk.items.back();
+          if (more) out.continue_token = EncodeContinue(out.revision, last_key, prefix);
+          return out;
+        }
+        continue;
+      }
       json::object obj = Decode(kv.value);
       const json::object* meta = FindMeta(obj);
       const json::object* lbls = meta ? GetObject(*meta, "labels") : nullptr;

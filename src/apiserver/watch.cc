@@ -214,7 +214,7 @@ void ServeWatch(ResourceContext& ctx) {
   TimePoint next_bookmark = clock.Now() + std::chrono::seconds(kBookmarkEverySec);
   while (clock.Now() < deadline) {
     bool overflow = false;
-    for (auto& line : queue->Take(200, &overflow)) {
+    for (auto& line : queue->Take(1000, &overflow)) {
       if (!ctx.resp.WriteChunk(line)) overflow = true;
     }
     if (overflow || ctx.resp.ClientGone()) break;

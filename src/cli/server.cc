@@ -3,6 +3,8 @@
 // and runs until SIGINT or SIGTERM.
 #include "apiserver/server.h"
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <iostream>
 
@@ -31,8 +33,18 @@ Status WriteKubeconfigs(const apiserver::Server& s, const std::string& dir) {
                                  "flotilla-viewer", {pki.readonly_token, "", ""});
 }
 
+// Every connection (each watch) holds a descriptor: use the hard limit.
+void RaiseOpenFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
 int RunServer(ServerFlags& flags) {
   InitLogging(flags.log_level);
+  RaiseOpenFileLimit();
   BlockTerminationSignals();
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
