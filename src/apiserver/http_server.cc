@@ -4,11 +4,13 @@
 #include <pthread.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -28,25 +30,34 @@ using tcp = boost::asio::ip::tcp;
 using TlsStream = ssl::stream<tcp::socket>;
 
 constexpr size_t kThreadStack = 512 * 1024;
-constexpr int kIdleTimeoutSec = 300;
 constexpr int kSendTimeoutSec = 30;
+constexpr int kDiscardTimeoutSec = 5;
+constexpr int kCloseTimeoutSec = 5;
 
-// Waits up to `millis` for bytes to read on the TLS stream (already
-// decrypted ones count). Asio's blocking reads ignore SO_RCVTIMEO, so idle
-// and slow peers are timed out here.
-bool WaitReadable(TlsStream& stream, int millis) {
-  // Bytes OpenSSL already read from the socket (decrypted or not) count.
-  if (SSL_has_pending(stream.native_handle()) == 1) return true;
-  pollfd pfd{stream.next_layer().native_handle(), POLLIN, 0};
-  return ::poll(&pfd, 1, millis) > 0;
-}
+// One open connection. Asio's blocking reads and writes ignore SO_RCVTIMEO
+// and SO_SNDTIMEO (they poll without a timeout after EAGAIN), and TLS keeps
+// bytes in buffers poll(2) cannot see, so timeouts are deadlines: the
+// server's reaper shuts down the socket of a connection whose deadline
+// passed, which ends any blocked read or write on it.
+struct Connection {
+  using Clock = std::chrono::steady_clock;
+  static constexpr int64_t kNone = INT64_MAX;
 
-void SetSocketTimeouts(int fd, int recv_sec, int send_sec) {
-  timeval rcv{recv_sec, 0};
-  timeval snd{send_sec, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
-}
+  explicit Connection(int f) : fd(f) {}
+
+  // Arms the deadline `seconds` from now, replacing any earlier one.
+  void Arm(int seconds) {
+    auto at = Clock::now() + std::chrono::seconds(seconds);
+    deadline.store(at.time_since_epoch().count(), std::memory_order_relaxed);
+  }
+  void Disarm() { deadline.store(kNone, std::memory_order_relaxed); }
+  bool Expired(Clock::time_point now) const {
+    return deadline.load(std::memory_order_relaxed) <= now.time_since_epoch().count();
+  }
+
+  const int fd;
+  std::atomic<int64_t> deadline{kNone};
+};
 
 // Starts `fn` on a detached thread with a small stack.
 bool SpawnThread(std::function<void()> fn) {
@@ -71,7 +82,8 @@ bool SpawnThread(std::function<void()> fn) {
 
 class StreamResponder : public Responder {
  public:
-  StreamResponder(TlsStream& stream, bool keep_alive) : stream_(stream), keep_alive_(keep_alive) {}
+  StreamResponder(TlsStream& stream, Connection& conn, bool keep_alive)
+      : stream_(stream), conn_(conn), keep_alive_(keep_alive) {}
 
   void Respond(int code, const Headers& headers, std::string body) override {
     http::response<http::string_body> res;
@@ -82,7 +94,9 @@ class StreamResponder : public Responder {
     res.body() = std::move(body);
     res.prepare_payload();
     boost::system::error_code ec;
+    conn_.Arm(kSendTimeoutSec);
     http::write(stream_, res, ec);
+    conn_.Disarm();
     responded_ = true;
     failed_ = static_cast<bool>(ec);
   }
@@ -96,7 +110,9 @@ class StreamResponder : public Responder {
     res.keep_alive(false);
     http::response_serializer<http::empty_body> sr(res);
     boost::system::error_code ec;
+    conn_.Arm(kSendTimeoutSec);
     http::write_header(stream_, sr, ec);
+    conn_.Disarm();
     responded_ = true;
     streaming_ = true;
     failed_ = static_cast<bool>(ec);
@@ -106,7 +122,9 @@ class StreamResponder : public Responder {
   bool WriteChunk(std::string_view data) override {
     if (failed_) return false;
     boost::system::error_code ec;
+    conn_.Arm(kSendTimeoutSec);
     net::write(stream_, http::make_chunk(net::const_buffer(data.data(), data.size())), ec);
+    conn_.Disarm();
     failed_ = static_cast<bool>(ec);
     return !failed_;
   }
@@ -125,13 +143,16 @@ class StreamResponder : public Responder {
   void Finish() {
     if (streaming_ && !failed_) {
       boost::system::error_code ec;
+      conn_.Arm(kSendTimeoutSec);
       net::write(stream_, http::make_chunk_last(), ec);
+      conn_.Disarm();
     }
   }
   bool keep_going() const { return responded_ && !streaming_ && !failed_ && keep_alive_; }
 
  private:
   TlsStream& stream_;
+  Connection& conn_;
   bool keep_alive_;
   bool responded_ = false;
   bool streaming_ = false;
@@ -200,6 +221,7 @@ class HttpServerImpl : public HttpServer {
     }
     port_ = acceptor_.local_endpoint().port();
     accept_thread_ = std::thread([this] { AcceptLoop(); });
+    reaper_thread_ = std::thread([this] { ReapLoop(); });
     return Status::Ok();
   }
 
@@ -207,13 +229,17 @@ class HttpServerImpl : public HttpServer {
 
   void Stop() override {
     if (stopping_.exchange(true)) return;
+    { std::lock_guard lock(mu_); }  // the reaper is waiting or will see stopping_
+    cv_.notify_all();
     ::shutdown(acceptor_.native_handle(), SHUT_RDWR);
     if (accept_thread_.joinable()) accept_thread_.join();
     boost::system::error_code ec;
     acceptor_.close(ec);
     std::unique_lock lock(mu_);
-    for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
-    cv_.wait(lock, [&] { return fds_.empty(); });
+    for (Connection* c : conns_) ::shutdown(c->fd, SHUT_RDWR);
+    cv_.wait(lock, [&] { return conns_.empty(); });
+    lock.unlock();
+    if (reaper_thread_.joinable()) reaper_thread_.join();
   }
 
  private:
@@ -227,51 +253,72 @@ class HttpServerImpl : public HttpServer {
         continue;
       }
       sock.set_option(tcp::no_delay(true), ec);
-      auto conn = std::make_shared<tcp::socket>(std::move(sock));
-      int fd = conn->native_handle();
+      auto sock_ptr = std::make_shared<tcp::socket>(std::move(sock));
+      auto conn = std::make_shared<Connection>(sock_ptr->native_handle());
       {
         std::lock_guard lock(mu_);
         if (stopping_) return;
-        fds_.insert(fd);
+        conns_.insert(conn.get());
       }
-      if (!SpawnThread([this, conn] { Serve(std::move(*conn)); })) Forget(fd);
+      conn->Arm(opts_.handshake_timeout_sec);
+      if (!SpawnThread([this, sock_ptr, conn] { Serve(std::move(*sock_ptr), *conn); })) {
+        Forget(*conn);
+      }
     }
   }
 
-  void Forget(int fd) {
+  // Once a second, shuts down the sockets of connections past their deadline.
+  void ReapLoop() {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      cv_.wait_for(lock, std::chrono::seconds(1));
+      auto now = Connection::Clock::now();
+      for (Connection* c : conns_) {
+        if (!c->Expired(now)) continue;
+        c->Disarm();
+        ::shutdown(c->fd, SHUT_RDWR);
+      }
+    }
+  }
+
+  // Removes the connection while its socket is still open, so neither the
+  // reaper nor Stop can shut down a descriptor number reused by a new one.
+  void Forget(Connection& conn) {
     std::lock_guard lock(mu_);
-    fds_.erase(fd);
+    conns_.erase(&conn);
     cv_.notify_all();
   }
 
-  void Serve(tcp::socket sock) {
-    int fd = sock.native_handle();
+  void Serve(tcp::socket sock, Connection& conn) {
     std::string remote;
     boost::system::error_code ec;
     auto ep = sock.remote_endpoint(ec);
     if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
-    SetSocketTimeouts(fd, kIdleTimeoutSec, kSendTimeoutSec);
     {
       TlsStream stream(std::move(sock), ssl_ctx_);
-      // A peer that connects and says nothing is dropped after 10 s.
-      if (WaitReadable(stream, 10000)) stream.handshake(ssl::stream_base::server, ec);
-      if (!ec && SSL_is_init_finished(stream.native_handle())) ServeRequests(stream, remote);
+      // A peer that connects and does not finish the handshake in time is
+      // dropped (the deadline was armed at accept).
+      stream.handshake(ssl::stream_base::server, ec);
+      conn.Disarm();
+      if (!ec && SSL_is_init_finished(stream.native_handle())) ServeRequests(stream, conn, remote);
+      // The TLS shutdown waits for the peer's close_notify; not for long.
+      conn.Arm(kCloseTimeoutSec);
       stream.shutdown(ec);
+      Forget(conn);
       stream.next_layer().close(ec);
     }
-    Forget(fd);
   }
 
   // A client still sending an oversized body would see a reset instead of
   // the 413 if the connection closed at once: read and drop what it sends
   // (bounded in bytes and time) so it gets to read the answer.
-  static void DiscardUnreadBody(TlsStream& stream) {
+  static void DiscardUnreadBody(TlsStream& stream, Connection& conn) {
     constexpr size_t kMaxDiscard = 64 * 1024 * 1024;
-    SetSocketTimeouts(stream.next_layer().native_handle(), 5, kSendTimeoutSec);
+    conn.Arm(kDiscardTimeoutSec);
     char sink[16384];
     size_t total = 0;
     boost::system::error_code ec;
-    while (total < kMaxDiscard && WaitReadable(stream, 5000)) {
+    while (total < kMaxDiscard) {
       size_t n = stream.read_some(net::buffer(sink), ec);
       if (ec || n == 0) break;
       total += n;
@@ -284,7 +331,7 @@ class HttpServerImpl : public HttpServer {
     return SSL_get0_peer_certificate(ssl);
   }
 
-  void ServeRequests(TlsStream& stream, const std::string& remote) {
+  void ServeRequests(TlsStream& stream, Connection& conn, const std::string& remote) {
     boost::beast::flat_buffer buffer;
     X509* cert = PeerCert(stream);
     while (!stopping_) {
@@ -292,22 +339,25 @@ class HttpServerImpl : public HttpServer {
       parser.body_limit(opts_.max_body_bytes);
       parser.header_limit(64 * 1024);
       boost::system::error_code ec;
-      if (buffer.size() == 0 && !WaitReadable(stream, kIdleTimeoutSec * 1000)) return;
+      // Covers both an idle keep-alive connection and a peer sending its
+      // request too slowly.
+      conn.Arm(opts_.idle_timeout_sec);
       http::read(stream, buffer, parser, ec);
+      conn.Disarm();
       if (ec == http::error::body_limit) {
-        StreamResponder r(stream, false);
+        StreamResponder r(stream, conn, false);
         r.Respond(413, {{"Content-Type", "application/json"}},
                   StatusBody(413, "RequestEntityTooLarge",
                              "Request entity too large: limit is " +
                                  std::to_string(opts_.max_body_bytes)));
-        DiscardUnreadBody(stream);
+        DiscardUnreadBody(stream, conn);
         return;
       }
       if (ec) return;
       auto msg = parser.release();
       bool keep_alive = msg.keep_alive();
       Request req = MakeRequest(msg, cert, remote);
-      StreamResponder responder(stream, keep_alive);
+      StreamResponder responder(stream, conn, keep_alive);
       handler_(req, responder);
       if (!responder.Responded()) {
         responder.Respond(500, {{"Content-Type", "application/json"}},
@@ -328,7 +378,8 @@ class HttpServerImpl : public HttpServer {
   std::thread accept_thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::set<int> fds_;  // GUARDED_BY(mu_): open connections
+  std::set<Connection*> conns_;  // GUARDED_BY(mu_): open connections
+  std::thread reaper_thread_;
 };
 
 }  // namespace

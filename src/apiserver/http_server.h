@@ -21,6 +21,11 @@ struct HttpServerOptions {
   std::string cert_path, key_path;
   std::string client_ca_path;  // "" = no client certificates requested
   size_t max_body_bytes = 3 * 1024 * 1024;
+  // A connection is closed when its TLS handshake takes longer than
+  // handshake_timeout_sec, or when no complete request arrives within
+  // idle_timeout_sec (idle keep-alive or a peer sending too slowly).
+  int handshake_timeout_sec = 10;
+  int idle_timeout_sec = 300;
 };
 
 using Handler = std::function<void(Request& request, Responder& responder)>;

@@ -1,0 +1,237 @@
+// The HTTPS server's connection handling, driven by a TLS client whose
+// bytes the test controls (memory BIOs), so records can be coalesced or
+// withheld as a slow or unlucky network would.
+#include "apiserver/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "apiserver/pki.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+constexpr int kWaitMillis = 30000;  // a failing test ends instead of hanging
+
+int ConnectTcp(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Returns bytes read, 0 at EOF, -1 on error or when nothing came in time.
+ssize_t RecvWithin(int fd, char* buf, size_t len, int millis) {
+  pollfd pfd{fd, POLLIN, 0};
+  if (::poll(&pfd, 1, millis) <= 0) return -1;
+  return ::recv(fd, buf, len, 0);
+}
+
+// A TLS client over a plain socket. Outgoing records collect in a memory
+// BIO until Flush, so the test decides how they are split into writes.
+class TlsClient {
+ public:
+  explicit TlsClient(int port) : fd_(ConnectTcp(port)) {
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+    ssl_ = SSL_new(ctx_);
+    in_ = BIO_new(BIO_s_mem());
+    out_ = BIO_new(BIO_s_mem());
+    SSL_set_bio(ssl_, in_, out_);
+    SSL_set_connect_state(ssl_);
+  }
+  ~TlsClient() {
+    SSL_free(ssl_);
+    SSL_CTX_free(ctx_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  int fd() const { return fd_; }
+
+  // Runs the handshake but keeps the client's last flight (Finished) in
+  // the outgoing buffer: it leaves with the next Flush.
+  bool HandshakeHoldingLastFlight() {
+    while (true) {
+      int rc = SSL_do_handshake(ssl_);
+      if (rc == 1) return true;
+      if (SSL_get_error(ssl_, rc) != SSL_ERROR_WANT_READ) return false;
+      if (!Flush() || !ReadSome()) return false;
+    }
+  }
+
+  bool Write(const std::string& data) {
+    return SSL_write(ssl_, data.data(), static_cast<int>(data.size())) ==
+           static_cast<int>(data.size());
+  }
+
+  // Sends everything buffered in a single send(2).
+  bool Flush() {
+    char* data = nullptr;
+    long n = BIO_get_mem_data(out_, &data);
+    if (n <= 0) return true;
+    bool ok = ::send(fd_, data, static_cast<size_t>(n), MSG_NOSIGNAL) == n;
+    (void)BIO_reset(out_);
+    return ok;
+  }
+
+  // Reads decrypted bytes until `want` occurs in them (or EOF, error, timeout).
+  std::string ReadUntil(const std::string& want) {
+    std::string got;
+    while (got.find(want) == std::string::npos) {
+      char buf[4096];
+      int n = SSL_read(ssl_, buf, sizeof(buf));
+      if (n > 0) {
+        got.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (SSL_get_error(ssl_, n) != SSL_ERROR_WANT_READ) break;
+      if (!Flush() || !ReadSome()) break;
+    }
+    return got;
+  }
+
+ private:
+  bool ReadSome() {
+    char buf[16384];
+    ssize_t n = RecvWithin(fd_, buf, sizeof(buf), kWaitMillis);
+    if (n <= 0) return false;
+    BIO_write(in_, buf, static_cast<int>(n));
+    return true;
+  }
+
+  int fd_;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  BIO* in_ = nullptr;
+  BIO* out_ = nullptr;
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("flotilla-http-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    auto pki = EnsurePki({.dir = dir_.string()});
+    ASSERT_TRUE(pki.ok()) << pki.status().ToString();
+    opts_.cert_path = pki->serving_cert_path;
+    opts_.key_path = pki->serving_key_path;
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartServer() {
+    auto server = HttpServer::Start(opts_, [](Request& req, Responder& res) {
+      res.Respond(200, {{"Content-Type", "text/plain"}}, "path=" + req.path);
+    });
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+  }
+
+  std::filesystem::path dir_;
+  HttpServerOptions opts_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+std::string Get(const std::string& path) {
+  return "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+}
+
+// The client's Finished and its first request arrive in one segment, so the
+// request's bytes sit in the server's TLS buffers, not in the socket, when
+// the handshake ends. They must be served at once, not after a timeout.
+TEST_F(HttpServerTest, RequestArrivingWithTheHandshakeIsServed) {
+  opts_.idle_timeout_sec = 120;
+  StartServer();
+  TlsClient client(server_->port());
+  ASSERT_GE(client.fd(), 0);
+  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+  ASSERT_TRUE(client.Write(Get("/first")));
+  ASSERT_TRUE(client.Flush());
+  std::string reply = client.ReadUntil("path=/first");
+  EXPECT_NE(reply.find("HTTP/1.1 200"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("path=/first"), std::string::npos) << reply;
+}
+
+// Two pipelined requests in one record: both are answered, in order.
+TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
+  opts_.idle_timeout_sec = 120;
+  StartServer();
+  TlsClient client(server_->port());
+  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+  ASSERT_TRUE(client.Write(Get("/a") + Get("/b")));
+  ASSERT_TRUE(client.Flush());
+  std::string reply = client.ReadUntil("path=/b");
+  size_t a = reply.find("path=/a");
+  size_t b = reply.find("path=/b");
+  ASSERT_NE(a, std::string::npos) << reply;
+  ASSERT_NE(b, std::string::npos) << reply;
+  EXPECT_LT(a, b);
+}
+
+// A peer that connects and never starts the handshake is disconnected.
+TEST_F(HttpServerTest, SilentPeerIsDisconnected) {
+  opts_.handshake_timeout_sec = 1;
+  StartServer();
+  int fd = ConnectTcp(server_->port());
+  ASSERT_GE(fd, 0);
+  char buf[64];
+  EXPECT_EQ(RecvWithin(fd, buf, sizeof(buf), kWaitMillis), 0) << "expected EOF";
+  ::close(fd);
+}
+
+// A connection that sends no request after the handshake is closed once
+// the idle timeout passes; one that sent a request was served first.
+TEST_F(HttpServerTest, IdleConnectionIsClosed) {
+  opts_.idle_timeout_sec = 1;
+  StartServer();
+  TlsClient client(server_->port());
+  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+  ASSERT_TRUE(client.Write(Get("/once")));
+  ASSERT_TRUE(client.Flush());
+  EXPECT_NE(client.ReadUntil("path=/once").find("path=/once"), std::string::npos);
+  // Nothing more is sent: the server ends the connection (a close_notify
+  // alert and then EOF on the socket).
+  char buf[4096];
+  ssize_t n = 0;
+  do {
+    n = RecvWithin(client.fd(), buf, sizeof(buf), kWaitMillis);
+  } while (n > 0);
+  EXPECT_EQ(n, 0) << "expected EOF";
+}
+
+// Stop returns while connections are open and idle.
+TEST_F(HttpServerTest, StopClosesOpenConnections) {
+  StartServer();
+  TlsClient client(server_->port());
+  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+  ASSERT_TRUE(client.Flush());
+  server_->Stop();
+  char buf[4096];
+  ssize_t n = 0;
+  do {
+    n = RecvWithin(client.fd(), buf, sizeof(buf), kWaitMillis);
+  } while (n > 0);
+  EXPECT_EQ(n, 0);
+}
+
+}  // namespace
+}  // namespace flotilla::apiserver
