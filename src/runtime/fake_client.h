@@ -7,15 +7,16 @@
 // stale resourceVersion in an update or a delete precondition, label and
 // field (metadata.name, metadata.namespace) selectors on list and watch, and
 // 410 Expired for a watch from a compacted resourceVersion (an ERROR event
-// carrying the Status, as the server sends it). Merge and JSON patches apply
-// as on the server; a strategic merge patch applies without per-field
-// strategies (maps merge, lists replace).
+// carrying the Status, then `done` with it, as the REST client reports it).
+// Merge and JSON patches apply as on the server; a strategic merge patch
+// applies without per-field strategies (maps merge, lists replace).
 //
 // Watches deliver their events in order on one thread per watch. Tests steer
 // them: PauseWatches/ResumeWatches hold events back, ExpireWatches ends every
 // watch with a 410 (dropping what it had not delivered), BreakWatches ends
-// them as a broken stream, CloseWatches as a server timeout; InjectError makes the next calls of a
-// verb fail. Every call is recorded as an Action so tests can state the writes they expect.
+// them as a broken stream, CloseWatches as a server timeout; InjectError
+// makes the next calls of a verb fail. Every call is recorded as an Action
+// so tests can state the writes they expect.
 //
 // Thread-safe.
 #pragma once
@@ -84,7 +85,8 @@ class FakeClient : public client::Client {
   void PauseWatches();
   void ResumeWatches();
   // Forgets the history up to now, then ends every open watch with an ERROR
-  // event carrying 410 Expired, dropping the events it had not delivered.
+  // event carrying 410 Expired (and `done` with it), dropping the events it
+  // had not delivered.
   void ExpireWatches();
   // Ends every open watch after what it has delivered, as a dropped
   // connection: `done` gets ServiceUnavailable.

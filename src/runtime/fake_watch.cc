@@ -170,6 +170,7 @@ StatusOr<std::unique_ptr<client::Watch>> FakeClient::StartWatch(const client::Re
                                      std::to_string(compacted_rv_) + ")");
     sink->PushLocked(WatchEvent::Type::kError, StatusObject(expired));
     sink->ending = true;
+    sink->end_status = expired;
   } else {
     for (const HistoryEntry& h : history_) {
       if (h.rv <= from || h.resource != resource) continue;
@@ -239,7 +240,7 @@ void FakeClient::ExpireWatches() {
   history_.clear();
   Status expired = Status::Expired("The resourceVersion for the provided watch is too old.");
   for (const auto& sink : LiveSinksLocked()) {
-    sink->End(Status::Ok(), WatchEvent{WatchEvent::Type::kError, StatusObject(expired)});
+    sink->End(expired, WatchEvent{WatchEvent::Type::kError, StatusObject(expired)});
   }
 }
 

@@ -120,12 +120,19 @@ void LeaderElector::Run() {
 }
 
 // Tries every retry_period until the lease is ours (true) or Stop() (false).
+// When the holder's lease runs out before the next try, it tries right then:
+// a dead leader is replaced lease_duration after its last renewal was seen,
+// not up to a retry_period later.
 bool LeaderElector::Acquire() {
   while (!Stopping()) {
     bool acquired = TryAcquireOrRenew();
     MaybeReportTransition();
     if (acquired) return true;
-    if (!SleepUntil(clock_.Now() + config_.retry_period)) return false;
+    TimePoint now = clock_.Now();
+    TimePoint next = now + config_.retry_period;
+    TimePoint expiry = observed_time_ + std::chrono::seconds(observed_.lease_duration_seconds);
+    if (!observed_.holder_identity.empty() && expiry > now && expiry < next) next = expiry;
+    if (!SleepUntil(next)) return false;
   }
   return false;
 }

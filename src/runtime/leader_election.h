@@ -11,7 +11,10 @@
 // holds it, or when the record it observes has not changed for a full
 // lease duration measured on its own clock from when it first saw that
 // record (clocks are never compared across processes; renewTime is
-// informational). The leader renews every retry_period; if it cannot renew
+// informational). When that lease duration ends before its next try, it
+// tries at that moment instead: a dead leader is replaced lease_duration
+// after its last renewal was observed, at most lease_duration +
+// retry_period after it died. The leader renews every retry_period; if it cannot renew
 // within renew_deadline it stops leading. Because renew_deadline <
 // lease_duration, a leader cut off from the server stops before anyone else
 // can take over. After losing the lease the elector becomes a candidate
