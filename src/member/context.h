@@ -1,0 +1,98 @@
+// What a simulated member's controllers share: the member's API (an
+// in-process client), its clock, its controller manager, one informer per
+// resource, an event recorder and the member's options. Each controller
+// (scheduler, kubelet, ReplicaSet, Deployment, StatefulSet, HPA, services)
+// is a Component that registers its informers' handlers and its
+// reconcilers in its constructor; the MemberCluster owns the components and
+// starts the manager after all of them are built (DESIGN §4).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/clock.h"
+#include "client/client.h"
+#include "runtime/controller_manager.h"
+#include "runtime/event_recorder.h"
+#include "runtime/informer.h"
+
+namespace flotilla::member {
+
+// The kinds a member serves, as client refs.
+inline const client::ResourceRef kPods{"", "v1", "pods", true};
+inline const client::ResourceRef kNodes{"", "v1", "nodes", false};
+inline const client::ResourceRef kServices{"", "v1", "services", true};
+inline const client::ResourceRef kEndpoints{"", "v1", "endpoints", true};
+inline const client::ResourceRef kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true};
+inline const client::ResourceRef kEndpointSlices{"discovery.k8s.io", "v1", "endpointslices", true};
+inline const client::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
+inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
+inline const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
+inline const client::ResourceRef kHorizontalPodAutoscalers{"autoscaling", "v2",
+                                                           "horizontalpodautoscalers", true};
+
+// Informers shared by a member's controllers: one per resource, created on
+// first use and registered with the manager, which starts them and waits for
+// their caches before any worker runs. Thread-safe.
+class SharedInformers {
+ public:
+  SharedInformers(client::Client& client, Clock& clock, runtime::ControllerManager& manager)
+      : client_(client), clock_(clock), manager_(manager) {}
+
+  // REQUIRES: called before the manager starts (from a Component's
+  // constructor).
+  runtime::Informer& For(const client::ResourceRef& resource) {
+    std::lock_guard lock(mu_);
+    std::string key = resource.group + "/" + resource.version + "/" + resource.resource;
+    auto& slot = informers_[key];
+    if (slot == nullptr) {
+      slot = std::make_unique<runtime::Informer>(client_, resource, clock_);
+      manager_.AddInformer(slot.get());
+    }
+    return *slot;
+  }
+
+  // Stops every informer (the manager stops them too; this makes it safe to
+  // destroy them afterwards).
+  void StopAll() {
+    std::lock_guard lock(mu_);
+    for (auto& [key, informer] : informers_) informer->Stop();
+  }
+
+ private:
+  client::Client& client_;
+  Clock& clock_;
+  runtime::ControllerManager& manager_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<runtime::Informer>> informers_;  // GUARDED_BY(mu_)
+};
+
+// The member's simulation settings (flags of `flotilla member`).
+struct SimulationOptions {
+  Duration pod_startup = std::chrono::milliseconds(500);  // bound -> Running and Ready
+  Duration hpa_sync_period = std::chrono::seconds(15);
+  Duration hpa_downscale_stabilization = std::chrono::minutes(5);
+  std::string lb_cidr = "172.18.0.0/24";  // LoadBalancer ingress addresses
+  std::string pod_cidr = "10.244.0.0/16";
+  std::string cluster_name = "member";
+};
+
+struct ControllerContext {
+  client::Client& client;
+  Clock& clock;
+  runtime::ControllerManager& manager;
+  SharedInformers& informers;
+  runtime::EventRecorder& events;
+  const SimulationOptions& options;
+};
+
+// A controller of a member. Constructed with the ControllerContext before
+// the manager starts; destroyed after the manager stopped.
+class Component {
+ public:
+  virtual ~Component() = default;
+};
+
+}  // namespace flotilla::member
