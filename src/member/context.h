@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/clock.h"
@@ -79,6 +80,32 @@ struct SimulationOptions {
   std::string cluster_name = "member";
 };
 
+// Simulated CPU demand per workload (a Deployment, ReplicaSet or
+// StatefulSet by namespace and name), in millicores: the member's admin
+// endpoint sets it (`flotilla member ctl demand`), the HPA controller spreads
+// it over the workload's ready pods to compute utilization. A workload
+// without a demand uses none. Thread-safe.
+class WorkloadDemand {
+ public:
+  // kind: "Deployment", "ReplicaSet" or "StatefulSet".
+  void Set(const std::string& kind, const std::string& ns, const std::string& name,
+           int64_t millicores) {
+    std::lock_guard lock(mu_);
+    demand_[kind + "/" + ns + "/" + name] = millicores;
+  }
+  std::optional<int64_t> Get(const std::string& kind, const std::string& ns,
+                             const std::string& name) const {
+    std::lock_guard lock(mu_);
+    auto it = demand_.find(kind + "/" + ns + "/" + name);
+    if (it == demand_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> demand_;  // GUARDED_BY(mu_)
+};
+
 struct ControllerContext {
   client::Client& client;
   Clock& clock;
@@ -86,6 +113,7 @@ struct ControllerContext {
   SharedInformers& informers;
   runtime::EventRecorder& events;
   const SimulationOptions& options;
+  WorkloadDemand& demand;
 };
 
 // A controller of a member. Constructed with the ControllerContext before

@@ -42,7 +42,7 @@ class MemberTestEnv {
   ~MemberTestEnv() { Stop(); }
 
   ControllerContext Context() {
-    return ControllerContext{*client_, clock_, *manager_, *informers_, *events_, options_};
+    return ControllerContext{*client_, clock_, *manager_, *informers_, *events_, options_, demand_};
   }
 
   // Builds a component on this env's context; the env keeps it.
@@ -71,6 +71,7 @@ class MemberTestEnv {
   client::Client& client() { return *client_; }
   FakeClock& clock() { return clock_; }
   SimulationOptions& options() { return options_; }
+  WorkloadDemand& demand() { return demand_; }
   runtime::ControllerManager& manager() { return *manager_; }
   apiserver::ApiServer& api() { return *api_; }
 
@@ -82,6 +83,7 @@ class MemberTestEnv {
   std::unique_ptr<apiserver::GarbageCollector> gc_;
   std::unique_ptr<client::Client> client_;
   SimulationOptions options_;
+  WorkloadDemand demand_;
   std::unique_ptr<runtime::ControllerManager> manager_;
   std::unique_ptr<SharedInformers> informers_;
   std::unique_ptr<runtime::EventRecorder> events_;
