@@ -1,0 +1,13 @@
+#include "member/components.h"
+
+// One include and one line per component; each component's library is
+// listed in flotilla_member_components' DEPS (src/member/CMakeLists.txt).
+
+namespace flotilla::member {
+
+std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx) {
+  std::vector<std::unique_ptr<Component>> out;
+  return out;
+}
+
+}  // namespace flotilla::member
