@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "client/client.h"
@@ -72,6 +73,17 @@ class SharedInformers {
 
 // The member's simulation settings (flags of `flotilla member`).
 struct SimulationOptions {
+  // Nodes the member starts with, and the template for nodes added later:
+  // capacity = allocatable = node_cpu, node_memory, node_pods. Node i is
+  // placed in zones[i % zones.size()] (no zone label when `zones` is empty);
+  // `region` labels every node (none when empty).
+  int nodes = 3;
+  std::string node_cpu = "4";
+  std::string node_memory = "16Gi";
+  int node_pods = 110;
+  std::vector<std::string> zones;
+  std::string region;
+
   Duration pod_startup = std::chrono::milliseconds(500);  // bound -> Running and Ready
   Duration hpa_sync_period = std::chrono::seconds(15);
   Duration hpa_downscale_stabilization = std::chrono::minutes(5);
