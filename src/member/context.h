@@ -90,15 +90,6 @@ struct SimulationOptions {
   std::string lb_cidr = "172.18.0.0/24";  // LoadBalancer ingress addresses
   std::string pod_cidr = "10.244.0.0/16";
   std::string cluster_name = "member";
-  // Simulated nodes (`--nodes`, `--node-cpu`, `--node-memory`, `--node-pods`,
-  // `--zones`, `--region`): capacity and allocatable of each node, zones
-  // assigned round-robin (empty: one zone "<cluster_name>-a").
-  int nodes = 3;
-  std::string node_cpu = "4";
-  std::string node_memory = "16Gi";
-  int64_t node_pods = 110;
-  std::vector<std::string> zones;
-  std::string region;
 };
 
 // Simulated CPU demand per workload (a Deployment, ReplicaSet or
