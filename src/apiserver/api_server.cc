@@ -31,6 +31,11 @@ class CodeRecorder : public Responder {
     code_ = code;
     inner_.Respond(code, headers, std::move(body));
   }
+  void RespondParts(int code, const Headers& headers,
+                    const std::vector<std::string_view>& parts) override {
+    code_ = code;
+    inner_.RespondParts(code, headers, parts);
+  }
   bool StartStream(int code, const Headers& headers) override {
     code_ = code;
     return inner_.StartStream(code, headers);
@@ -110,6 +115,8 @@ void ApiServer::Handle(Request& req, Responder& outer) {
     RespondStatus(resp, Status::Unauthorized("Unauthorized"));
   } else if (info.resource_request) {
     HandleResource(req, info, *user, resp);
+  } else if (user && opts_.extra_paths && opts_.extra_paths(req, *user, resp)) {
+    // answered by the extra paths
   } else if (!IsHealthPath(info.path) && !AuthorizedNonResource(*user, req, info)) {
     RequestAttributes attrs{"get", "", "", "", "", "", false, info.path};
     RespondStatus(resp, Status::Forbidden(ForbiddenMessage(*user, attrs)));

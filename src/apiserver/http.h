@@ -40,6 +40,18 @@ class Responder {
  public:
   virtual ~Responder() = default;
   virtual void Respond(int code, const Headers& headers, std::string body) = 0;
+  // Responds with the concatenation of `parts`, which stay valid until it
+  // returns. Lets a large body (a list) go out without being assembled in
+  // one buffer first; by default it is assembled and passed to Respond.
+  virtual void RespondParts(int code, const Headers& headers,
+                            const std::vector<std::string_view>& parts) {
+    size_t size = 0;
+    for (std::string_view p : parts) size += p.size();
+    std::string body;
+    body.reserve(size);
+    for (std::string_view p : parts) body += p;
+    Respond(code, headers, std::move(body));
+  }
   // Starts a chunked response; returns false when the client is gone.
   virtual bool StartStream(int code, const Headers& headers) = 0;
   // Sends one chunk; returns false when the client is gone.

@@ -52,8 +52,9 @@ struct ListOptions {
 
 struct ListPage {
   std::vector<json::object> items;
-  bool raw = false;                    // items are in raw_items instead
-  std::vector<std::string> raw_items;  // stored JSON, resourceVersion included
+  bool raw = false;  // items are in raw_items instead
+  // The stored records (their values are the JSON, resourceVersion included).
+  std::vector<std::shared_ptr<const storage::KeyValue>> raw_items;
   int64_t revision = 0;
   std::string continue_token;  // "" when complete
   int64_t remaining = -1;      // remainingItemCount when known
@@ -103,9 +104,24 @@ class Objects {
                                const std::string& name, const std::string& subresource,
                                const PatchRequest& patch, const WriteOptions& opts);
   // Returns the deleted object, or the object now marked for deletion when
-  // finalizers hold it.
+  // finalizers or a grace period hold it. A pod bound to a node and not
+  // terminal is deleted gracefully, as kube-apiserver does: the first DELETE
+  // sets deletionTimestamp (now + grace) and deletionGracePeriodSeconds
+  // (the request's gracePeriodSeconds, else spec.terminationGracePeriodSeconds)
+  // and keeps the pod for its kubelet; a later DELETE may only shorten the
+  // period, and one with gracePeriodSeconds=0 removes it. Unbound or
+  // terminal pods, and every other kind, have no grace period.
   StatusOr<json::object> Delete(const api::Resource& res, const std::string& ns,
                                 const std::string& name, const DeleteOptions& opts);
+
+  // pods/binding: assigns the unbound pod `name` to the node a v1 Binding
+  // names (spec.nodeName, PodScheduled=True, the Binding's annotations), as
+  // kube-apiserver's BindingREST does. Conflict when the pod is already
+  // assigned or being deleted; NotFound without the pod. Returns the
+  // Success Status kube-apiserver answers.
+  StatusOr<json::object> Bind(const api::Resource& res, const std::string& ns,
+                              const std::string& name, const json::object& binding,
+                              const WriteOptions& opts);
 
   // autoscaling/v1 Scale of a resource with a scale subresource.
   StatusOr<json::object> GetScale(const api::Resource& res, const std::string& ns,
@@ -141,6 +157,18 @@ class Objects {
   SchemaChecker schema_checker_;
   PatchInfoProvider patch_info_;
 };
+
+// Whether a kind is deleted gracefully (pods), and whether it has the
+// binding subresource (pods).
+bool GracefulKind(const api::Resource& res);
+bool HasBinding(const api::Resource& res);
+// The grace period a DELETE gives `obj`: nullopt for kinds without graceful
+// deletion, 0 for pods not bound to a node or terminal.
+std::optional<int64_t> GracefulDeletePeriod(const api::Resource& res, const json::object& obj,
+                                            const DeleteOptions& opts);
+// Moves an object already marked for deletion to a shorter grace period
+// (a longer one is ignored, as in Kubernetes).
+void ShortenGracePeriod(json::object& obj, int64_t period);
 
 // How ObjectMeta is validated for a kind (name rules per kind).
 api::ObjectMetaOptions MetaOptions(const api::Resource& res);

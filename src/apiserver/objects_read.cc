@@ -56,21 +56,23 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
   const bool filtering = !labels.Empty() || !fields.Empty();
   out.raw = opts.allow_raw && !filtering && res.StorageVersion() == res.version;
   page.limit = opts.limit > 0 ? (filtering ? std::max<int64_t>(opts.limit, 500) : opts.limit) : 0;
+  page.shared = out.raw;
+  if (out.raw) {
+    // The stored records themselves: no copy, no decoding. Without a
+    // selector the store's limit is the page's.
+    FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, store_.List(prefix, page));
+    out.revision = chunk.revision;
+    out.raw_items = std::move(chunk.shared_items);
+    if (chunk.more && !out.raw_items.empty()) {
+      out.continue_token = EncodeContinue(out.revision, out.raw_items.back()->key, prefix);
+    }
+    return out;
+  }
   std::string last_key;
   for (;;) {
     FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, store_.List(prefix, page));
     if (out.revision == 0) out.revision = chunk.revision;
     for (auto& kv : chunk.items) {
-      if (out.raw) {
-        out.raw_items.push_back(std::move(kv.value));
-        last_key = kv.key;
-        if (opts.limit > 0 && static_cast<int64_t>(out.raw_items.size()) >= opts.limit) {
-          bool more = chunk.more || &kv != &chunk.items.back();
-          if (more) out.continue_token = EncodeContinue(out.revision, last_key, prefix);
-          return out;
-        }
-        continue;
-      }
       json::object obj = Decode(kv.value);
       const json::object* meta = FindMeta(obj);
       const json::object* lbls = meta ? GetObject(*meta, "labels") : nullptr;

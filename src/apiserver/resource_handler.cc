@@ -73,20 +73,22 @@ void RespondObject(ResourceContext& ctx, int code, const json::object& obj,
 
 // A List document around already-serialized items: the stored bytes are
 // reused as they are (DESIGN §4).
-std::string SpliceList(const api::Resource& res, const json::object& meta,
-                       const std::vector<std::string>& items) {
-  size_t size = 128;
-  for (const auto& item : items) size += item.size() + 1;
-  std::string out;
-  out.reserve(size);
-  out += R"({"kind":")" + res.kind + R"(List","apiVersion":")" + res.ApiVersion() +
-         R"(","metadata":)" + json::serialize(meta) + R"(,"items":[)";
+// Responds with a List spliced from the stored JSON of its items, written
+// out from the records themselves.
+void RespondSplicedList(Responder& resp, const api::Resource& res, const json::object& meta,
+                        const std::vector<std::shared_ptr<const storage::KeyValue>>& items) {
+  const std::string head = R"({"kind":")" + res.kind + R"(List","apiVersion":")" +
+                           res.ApiVersion() + R"(","metadata":)" + json::serialize(meta) +
+                           R"(,"items":[)";
+  std::vector<std::string_view> parts;
+  parts.reserve(2 * items.size() + 2);
+  parts.push_back(head);
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += items[i];
+    if (i > 0) parts.push_back(",");
+    parts.push_back(items[i]->value);
   }
-  out += "]}";
-  return out;
+  parts.push_back("]}");
+  resp.RespondParts(200, JsonHeaders(), parts);
 }
 
 void ServeList(ResourceContext& ctx) {
@@ -109,7 +111,7 @@ void ServeList(ResourceContext& ctx) {
   if (!page.ok()) return RespondStatus(ctx.resp, page.status(), "", &ctx.res);
   json::object meta{{"resourceVersion", std::to_string(page->revision)}};
   if (!page->continue_token.empty()) meta["continue"] = page->continue_token;
-  if (page->raw) return RespondJson(ctx.resp, 200, SpliceList(ctx.res, meta, page->raw_items));
+  if (page->raw) return RespondSplicedList(ctx.resp, ctx.res, meta, page->raw_items);
   if (table) {
     json::object table = ToTable(ctx.res, page->items, ctx.objects.clock().Now(),
                                  ParseIncludeObject(ctx.req.Query("includeObject")), true);
@@ -214,6 +216,20 @@ void ServeScale(ResourceContext& ctx, const std::string& verb, WriteOptions& wop
   RespondJson(ctx.resp, 200, json::serialize(*result));
 }
 
+// POST pods/NAME/binding with a v1 Binding (what schedulers write).
+void ServeBinding(ResourceContext& ctx, const WriteOptions& wopts) {
+  if (ctx.info.verb != "create") {
+    return RespondStatus(ctx.resp,
+                         Status(Reason::kMethodNotAllowed,
+                                "the server does not allow this method on the requested resource"));
+  }
+  auto body = ParseBody(ctx.req, ctx.res, "v1", "Binding");
+  if (!body.ok()) return RespondStatus(ctx.resp, body.status(), ctx.info.name, &ctx.res);
+  auto result = ctx.objects.Bind(ctx.res, ctx.info.ns, ctx.info.name, *body, wopts);
+  if (!result.ok()) return RespondStatus(ctx.resp, result.status(), ctx.info.name, &ctx.res);
+  RespondJson(ctx.resp, 201, json::serialize(*result));
+}
+
 }  // namespace
 
 void ServeResourceRequest(ResourceContext& ctx) {
@@ -225,6 +241,7 @@ void ServeResourceRequest(ResourceContext& ctx) {
   auto wopts = ParseWriteOptions(ctx.req, &warnings);
   if (!wopts.ok()) return RespondStatus(ctx.resp, wopts.status());
   if (sub == "scale" && ctx.res.has_scale) return ServeScale(ctx, verb, *wopts);
+  if (sub == "binding" && HasBinding(ctx.res)) return ServeBinding(ctx, *wopts);
   if (!sub.empty() && !(sub == "status" && ctx.res.has_status) &&
       !(sub == "finalize" && ctx.res.plural == "namespaces")) {
     return RespondStatus(ctx.resp,

@@ -55,11 +55,15 @@ void RespondStatus(Responder& resp, const Status& status, const std::string& nam
   RespondJson(resp, status.code(), json::serialize(body));
 }
 
-void RespondJson(Responder& resp, int code, const std::string& body,
-                 const std::vector<std::string>& warnings, const std::string& content_type) {
+Headers JsonHeaders(const std::vector<std::string>& warnings, const std::string& content_type) {
   Headers headers{{"Content-Type", content_type}, {"Cache-Control", "no-cache, private"}};
   for (const auto& w : warnings) headers.emplace_back("Warning", WarningHeader(w));
-  resp.Respond(code, headers, body);
+  return headers;
+}
+
+void RespondJson(Responder& resp, int code, std::string body,
+                 const std::vector<std::string>& warnings, const std::string& content_type) {
+  resp.Respond(code, JsonHeaders(warnings, content_type), std::move(body));
 }
 
 }  // namespace flotilla::apiserver

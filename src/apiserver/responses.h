@@ -18,7 +18,11 @@ json::object StatusObject(const Status& status, const std::string& name = "",
 
 void RespondStatus(Responder& resp, const Status& status, const std::string& name = "",
                    const api::Resource* res = nullptr);
-void RespondJson(Responder& resp, int code, const std::string& body,
+// Content-Type and Cache-Control as kube-apiserver sends them, and one
+// Warning header per warning.
+Headers JsonHeaders(const std::vector<std::string>& warnings = {},
+                    const std::string& content_type = "application/json");
+void RespondJson(Responder& resp, int code, std::string body,
                  const std::vector<std::string>& warnings = {},
                  const std::string& content_type = "application/json");
 

@@ -102,12 +102,16 @@ ListResult State::List(std::string_view prefix, const ListOptions& opts) const {
   std::string_view after = opts.start_after;
   auto it =
       after.empty() || after < prefix ? index_.lower_bound(prefix) : index_.upper_bound(after);
-  for (; it != index_.end() && it->kv->key.starts_with(prefix); ++it) {
-    if (opts.limit > 0 && static_cast<int64_t>(out.items.size()) == opts.limit) {
+  for (size_t n = 0; it != index_.end() && it->kv->key.starts_with(prefix); ++it, ++n) {
+    if (opts.limit > 0 && static_cast<int64_t>(n) == opts.limit) {
       out.more = true;
       break;
     }
-    out.items.push_back(*it->kv);
+    if (opts.shared) {
+      out.shared_items.push_back(it->kv);
+    } else {
+      out.items.push_back(*it->kv);
+    }
   }
   return out;
 }

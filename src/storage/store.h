@@ -45,12 +45,16 @@ struct ListOptions {
   std::string start_after;
   // 0 = no limit.
   int64_t limit = 0;
+  // Fill ListResult::shared_items (the stored records themselves, no copy)
+  // instead of items.
+  bool shared = false;
 };
 
 struct ListResult {
-  std::vector<KeyValue> items;  // sorted by key
-  int64_t revision = 0;         // store revision the list reflects
-  bool more = false;            // more keys exist past the last item
+  std::vector<KeyValue> items;                                // sorted by key
+  std::vector<std::shared_ptr<const KeyValue>> shared_items;  // with ListOptions::shared
+  int64_t revision = 0;                                       // store revision the list reflects
+  bool more = false;                                          // more keys exist past the last item
 };
 
 struct Event {

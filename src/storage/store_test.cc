@@ -193,6 +193,18 @@ TEST_P(StoreTest, ListIsSortedFilteredAndPaged) {
   EXPECT_EQ(before_prefix->items.size(), 2u);
   EXPECT_EQ(store_->List("", {})->items.size(), 6u);
   EXPECT_TRUE(store_->List("/registry/nothing/", {})->items.empty());
+
+  // Shared: the same records, in the same pages, without copies.
+  auto shared = store_->List("/registry/pods/", {.limit = 3, .shared = true});
+  ASSERT_TRUE(shared.ok());
+  EXPECT_TRUE(shared->items.empty());
+  ASSERT_EQ(shared->shared_items.size(), 3u);
+  EXPECT_TRUE(shared->more);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(shared->shared_items[i]->key, page1->items[i].key);
+    EXPECT_EQ(shared->shared_items[i]->value, page1->items[i].value);
+    EXPECT_EQ(shared->shared_items[i]->mod_revision, page1->items[i].mod_revision);
+  }
 }
 
 TEST_P(StoreTest, WatchFromNowSeesPutsAndDeletesUnderPrefix) {
