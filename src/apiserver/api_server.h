@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,12 @@
 
 namespace flotilla::apiserver {
 
+// Serves paths of its own beside the API (a member's /flotilla/admin/):
+// called for every authenticated non-resource request before the built-in
+// paths, with the authenticated user; returns true when it answered. It
+// does its own authorization.
+using PathHandler = std::function<bool(Request& req, const UserInfo& user, Responder& resp)>;
+
 struct ApiServerOptions {
   const api::Registry* registry = nullptr;  // REQUIRED
   storage::Store* store = nullptr;          // REQUIRED
@@ -29,6 +36,7 @@ struct ApiServerOptions {
   // Null: every request runs as an unrestricted in-process user.
   const Authenticator* authenticator = nullptr;
   std::string git_version = "v1.32.0";
+  PathHandler extra_paths;  // empty: none
 };
 
 class ApiServer {

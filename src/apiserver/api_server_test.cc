@@ -320,5 +320,34 @@ TEST(ApiServerTest, UnknownPathsAreNotFoundStatus) {
   EXPECT_EQ(*Find(st, "kind"), "Status");
 }
 
+TEST(ApiServerTest, ExtraPathsAnswerBeforeTheBuiltInOnes) {
+  api::Registry registry;
+  api::RegisterFoundationKinds(registry);
+  auto store = storage::NewMemoryStore();
+  FakeClock clock;
+  ApiServerOptions opts;
+  opts.registry = &registry;
+  opts.store = store.get();
+  opts.clock = &clock;
+  std::string seen_user;
+  opts.extra_paths = [&](Request& req, const UserInfo& user, Responder& resp) {
+    if (req.path != "/extra") return false;
+    seen_user = user.name;
+    resp.Respond(202, {}, "extra");
+    return true;
+  };
+  ApiServer server(opts);
+  for (const std::string path : {"/extra", "/version", "/api/v1/namespaces"}) {
+    Request req;
+    req.method = "POST";
+    req.target = path;
+    SplitTarget(path, &req.path, &req.query);
+    RecordingResponder resp;
+    server.Handle(req, resp);
+    EXPECT_EQ(resp.code() == 202, path == "/extra") << path << " " << resp.code();
+  }
+  EXPECT_EQ(seen_user, "system:apiserver");
+}
+
 }  // namespace
 }  // namespace flotilla::apiserver

@@ -79,8 +79,10 @@ class RecordingResponder : public Responder {
 
 class TestServer {
  public:
-  TestServer() : store_(storage::NewMemoryStore()) {
+  // `member_kinds`: also serve what a member cluster serves (pods, nodes, ...).
+  explicit TestServer(bool member_kinds = false) : store_(storage::NewMemoryStore()) {
     api::RegisterFoundationKinds(registry_);
+    if (member_kinds) api::RegisterMemberKinds(registry_);
     ApiServerOptions opts;
     opts.registry = &registry_;
     opts.store = store_.get();

@@ -1,5 +1,6 @@
 #include "apiserver/discovery.h"
 
+#include "apiserver/objects.h"
 #include "base/json.h"
 
 namespace flotilla::apiserver {
@@ -33,6 +34,13 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"kind", r->kind},
                                  {"verbs", Strings(kSubresourceVerbs)}});
     }
+    if (HasBinding(*r)) {
+      out.push_back(json::object{{"name", r->plural + "/binding"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"kind", "Binding"},
+                                 {"verbs", json::array{"create"}}});
+    }
     if (r->has_scale) {
       out.push_back(json::object{{"name", r->plural + "/scale"},
                                  {"singularName", ""},
@@ -64,6 +72,12 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
           {"subresource", "status"},
           {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
           {"verbs", Strings(kSubresourceVerbs)}});
+    }
+    if (HasBinding(*r)) {
+      subs.push_back(
+          json::object{{"subresource", "binding"},
+                       {"responseKind", {{"group", ""}, {"version", "v1"}, {"kind", "Binding"}}},
+                       {"verbs", json::array{"create"}}});
     }
     if (r->has_scale) {
       subs.push_back(json::object{

@@ -1,4 +1,6 @@
 // Objects: update, patch, delete and scale (see objects.h).
+#include <chrono>
+
 #include "api/patch.h"
 #include "api/validation.h"
 #include "apiserver/meta.h"
@@ -21,6 +23,11 @@ bool ReadyToDelete(const api::Resource& res, const json::object& obj) {
   const json::object* meta = FindMeta(obj);
   const json::array* fins = meta ? GetArray(*meta, "finalizers") : nullptr;
   if (fins != nullptr && !fins->empty()) return false;
+  // A pod in its grace period waits for its kubelet's final DELETE.
+  if (GracefulKind(res) && meta != nullptr &&
+      GetInt(*meta, "deletionGracePeriodSeconds").value_or(0) > 0) {
+    return false;
+  }
   if (res.group.empty() && res.plural == "namespaces") {
     const json::value* spec_fins = Find(obj, "spec.finalizers");
     if (spec_fins != nullptr && spec_fins->is_array() && !spec_fins->as_array().empty()) {
@@ -236,12 +243,17 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
       case Propagation::kDefault:
         break;
     }
+    std::optional<int64_t> grace = GracefulDeletePeriod(res, current, opts);
     if (!IsBeingDeleted(marked)) {
-      MetaOf(marked)["deletionTimestamp"] = FormatRfc3339(clock_.Now());
-      MetaOf(marked)["deletionGracePeriodSeconds"] = opts.grace_period_seconds.value_or(0);
+      int64_t period = grace ? *grace : opts.grace_period_seconds.value_or(0);
+      MetaOf(marked)["deletionTimestamp"] =
+          FormatRfc3339(clock_.Now() + std::chrono::seconds(grace.value_or(0)));
+      MetaOf(marked)["deletionGracePeriodSeconds"] = period;
       if (res.group.empty() && res.plural == "namespaces") {
         EnsureObject(marked, "status")["phase"] = "Terminating";
       }
+    } else if (grace) {
+      ShortenGracePeriod(marked, *grace);
     }
     if (opts.dry_run) return marked;
     if (ReadyToDelete(res, marked)) {

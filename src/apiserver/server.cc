@@ -41,6 +41,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   api_opts.clock = opts.clock != nullptr ? opts.clock : &RealClock();
   api_opts.schemas = opts.schemas;
   api_opts.authenticator = s->authn_.get();
+  api_opts.extra_paths = opts.extra_paths;
   s->api_ = std::make_unique<ApiServer>(api_opts);
   FLOTILLA_RETURN_IF_ERROR(s->api_->EnsureDefaultNamespaces());
   s->gc_ = std::make_unique<GarbageCollector>(s->api_->objects());
@@ -53,9 +54,12 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   http_opts.key_path = s->pki_.serving_key_path;
   http_opts.client_ca_path = s->pki_.ca_cert_path;
   ApiServer* api = s->api_.get();
+  auto filter = opts.http_filter;
   FLOTILLA_ASSIGN_OR_RETURN(
-      s->http_, HttpServer::Start(
-                    http_opts, [api](Request& req, Responder& resp) { api->Handle(req, resp); }));
+      s->http_, HttpServer::Start(http_opts, [api, filter](Request& req, Responder& resp) {
+        if (filter && filter(req, resp)) return;
+        api->Handle(req, resp);
+      }));
   s->api_->SetReady(true);
   return s;
 }

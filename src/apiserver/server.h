@@ -26,6 +26,11 @@ struct ServerOptions {
   const api::SchemaSet* schemas = nullptr;  // null: no schema checks, no OpenAPI
   Clock* clock = nullptr;                   // null: the real clock
   storage::StoreOptions store_options;
+  PathHandler extra_paths;  // see ApiServerOptions
+  // Sees every HTTPS request before the API server (not the in-process
+  // client's): returns true when it answered the request itself. A member
+  // injects its faults here (503s, latency).
+  std::function<bool(Request& req, Responder& resp)> http_filter;
 };
 
 class Server {

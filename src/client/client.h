@@ -132,6 +132,17 @@ class Client {
                                           const std::string& name) = 0;
   virtual StatusOr<json::object> UpdateScale(const ResourceRef& res, const std::string& ns,
                                              const std::string& name, int64_t replicas) = 0;
+  // POST `body` to a subresource of an object, e.g. a v1 Binding to
+  // pods/NAME/binding; returns what the server answers (for a binding, a
+  // Success Status). Clients that cannot do it answer MethodNotAllowed.
+  virtual StatusOr<json::object> CreateSubresource(const ResourceRef& res, const std::string& ns,
+                                                   const std::string& name,
+                                                   const std::string& subresource,
+                                                   const json::object& body) {
+    (void)res, (void)ns, (void)name, (void)body;
+    return Status(Reason::kMethodNotAllowed,
+                  "this client does not create the " + subresource + " subresource");
+  }
 };
 
 }  // namespace flotilla::client

@@ -132,6 +132,54 @@ TEST_P(ClientTest, StatusAndScaleSubresources) {
       client_->UpdateScale(kDeployments, "default", "web", -1).status().Is(Reason::kBadRequest));
 }
 
+json::object Pod(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"containers", json::array{{{"name", "c"}, {"image", "nginx"}}}}}}};
+}
+
+json::object Binding(const std::string& node) {
+  return {
+      {"apiVersion", "v1"}, {"kind", "Binding"}, {"target", {{"kind", "Node"}, {"name", node}}}};
+}
+
+TEST_P(ClientTest, CreateSubresourceBindsAPodOnce) {
+  const ResourceRef pods{"", "v1", "pods", true};
+  ASSERT_TRUE(client_->Create(pods, "default", Pod("web")).ok());
+  auto bound = client_->CreateSubresource(pods, "default", "web", "binding", Binding("node-1"));
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  EXPECT_EQ(*Find(*bound, "status"), "Success");
+  json::object pod = client_->Get(pods, "default", "web").value();
+  EXPECT_EQ(*Find(pod, "spec.nodeName"), "node-1");
+
+  Status again =
+      client_->CreateSubresource(pods, "default", "web", "binding", Binding("node-2")).status();
+  EXPECT_TRUE(again.Is(Reason::kConflict)) << again.ToString();
+  EXPECT_EQ(again.message(),
+            "Operation cannot be fulfilled on pods/binding \"web\": pod web is already assigned "
+            "to node \"node-1\"");
+  Status missing =
+      client_->CreateSubresource(pods, "default", "nope", "binding", Binding("node-1")).status();
+  EXPECT_TRUE(missing.Is(Reason::kNotFound)) << missing.ToString();
+  EXPECT_TRUE(client_->CreateSubresource(pods, "default", "web", "", Binding("n"))
+                  .status()
+                  .Is(Reason::kBadRequest));
+}
+
+TEST_P(ClientTest, BoundPodsAreDeletedGracefully) {
+  const ResourceRef pods{"", "v1", "pods", true};
+  ASSERT_TRUE(client_->Create(pods, "default", Pod("web")).ok());
+  ASSERT_TRUE(client_->CreateSubresource(pods, "default", "web", "binding", Binding("n1")).ok());
+  ASSERT_TRUE(client_->Delete(pods, "default", "web").ok());
+  json::object terminating = client_->Get(pods, "default", "web").value();
+  EXPECT_EQ(*Find(terminating, "metadata.deletionGracePeriodSeconds"), 30);
+  DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(client_->Delete(pods, "default", "web", now).ok());
+  EXPECT_TRUE(client_->Get(pods, "default", "web").status().Is(Reason::kNotFound));
+}
+
 TEST_P(ClientTest, ClusterScopedResources) {
   json::object ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}};
   ASSERT_TRUE(client_->Create(kNamespaces, "", ns).ok());

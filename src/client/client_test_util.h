@@ -54,6 +54,7 @@ class TestCluster {
  public:
   explicit TestCluster(storage::StoreOptions store_options = {}, Clock* clock = nullptr) {
     api::RegisterFoundationKinds(registry_);
+    api::RegisterMemberKinds(registry_);
     opts_.data_dir = dir_.path();
     opts_.port = 0;
     opts_.storage = "memory";

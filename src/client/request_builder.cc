@@ -182,6 +182,18 @@ StatusOr<ApiRequest> BuildDelete(const ResourceRef& res, const std::string& ns,
   return req;
 }
 
+StatusOr<ApiRequest> BuildCreateSubresource(const ResourceRef& res, const std::string& ns,
+                                            const std::string& name, const std::string& subresource,
+                                            const json::object& body) {
+  if (subresource.empty()) return Status::BadRequest("subresource name may not be empty");
+  FLOTILLA_RETURN_IF_ERROR(CheckTarget(res, ns, name, true, subresource));
+  return ApiRequest{"POST",
+                    ResourcePath(res, ns, name, subresource),
+                    {},
+                    json::serialize(body),
+                    std::string(kJson)};
+}
+
 StatusOr<ApiRequest> BuildUpdateScale(const ResourceRef& res, const std::string& ns,
                                       const std::string& name, int64_t replicas) {
   if (replicas < 0) {

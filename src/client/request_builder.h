@@ -43,6 +43,10 @@ StatusOr<ApiRequest> BuildPatch(const ResourceRef& res, const std::string& ns,
                                 const std::string& subresource);
 StatusOr<ApiRequest> BuildDelete(const ResourceRef& res, const std::string& ns,
                                  const std::string& name, const DeleteOptions& opts);
+// POST of `body` to NAME/SUBRESOURCE (both required).
+StatusOr<ApiRequest> BuildCreateSubresource(const ResourceRef& res, const std::string& ns,
+                                            const std::string& name, const std::string& subresource,
+                                            const json::object& body);
 // A merge patch of the scale subresource's spec.replicas. REQUIRES-checked:
 // replicas >= 0 (else BadRequest).
 StatusOr<ApiRequest> BuildUpdateScale(const ResourceRef& res, const std::string& ns,

@@ -69,6 +69,12 @@ class TransportClient : public Client {
     return DecodeObject(Send(BuildUpdateScale(res, ns, name, replicas)));
   }
 
+  StatusOr<json::object> CreateSubresource(const ResourceRef& res, const std::string& ns,
+                                           const std::string& name, const std::string& subresource,
+                                           const json::object& body) override {
+    return DecodeObject(Send(BuildCreateSubresource(res, ns, name, subresource, body)));
+  }
+
  private:
   StatusOr<ApiResponse> Send(StatusOr<ApiRequest> req) {
     if (!req.ok()) return req.status();

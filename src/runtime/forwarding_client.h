@@ -58,6 +58,11 @@ class ForwardingClient : public client::Client {
                                      const std::string& name, int64_t replicas) override {
     return inner_.UpdateScale(r, ns, name, replicas);
   }
+  StatusOr<json::object> CreateSubresource(const client::ResourceRef& r, const std::string& ns,
+                                           const std::string& name, const std::string& sub,
+                                           const json::object& body) override {
+    return inner_.CreateSubresource(r, ns, name, sub, body);
+  }
 
  protected:
   client::Client& inner_;
