@@ -1,5 +1,7 @@
 #include "member/components.h"
 
+#include "member/replicaset/replicaset_controller.h"
+
 // One include and one line per component; each component's library is
 // listed in flotilla_member_components' DEPS (src/member/CMakeLists.txt).
 
@@ -7,6 +9,7 @@ namespace flotilla::member {
 
 std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx) {
   std::vector<std::unique_ptr<Component>> out;
+  out.push_back(std::make_unique<ReplicaSetController>(ctx));
   return out;
 }
 

@@ -1,0 +1,88 @@
+#include "member/replicaset/controller_ref.h"
+
+#include <optional>
+
+namespace flotilla::member {
+namespace {
+
+std::string Meta(const json::object& obj, std::string_view key) {
+  const json::object* meta = GetObject(obj, "metadata");
+  if (meta == nullptr) return "";
+  return std::string(GetString(*meta, key).value_or(""));
+}
+
+StatusOr<json::object> PatchOwnerRefs(client::Client& client, const ClaimRequest& req,
+                                      const json::object& obj, json::value ref) {
+  json::object patch = {
+      {"metadata", {{"ownerReferences", json::array{std::move(ref)}}, {"uid", Meta(obj, "uid")}}}};
+  return client.Patch(*req.resource, Meta(obj, "namespace"), Meta(obj, "name"),
+                      client::PatchType::kStrategic, ToJson(patch));
+}
+
+}  // namespace
+
+const json::object* ControllerRefOf(const json::object& obj) {
+  const json::value* refs = Find(obj, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return nullptr;
+  for (const json::value& r : refs->get_array()) {
+    if (r.is_object() && GetBool(r.get_object(), "controller").value_or(false)) {
+      return &r.get_object();
+    }
+  }
+  return nullptr;
+}
+
+json::object NewControllerRef(const json::object& owner, std::string_view api_version,
+                              std::string_view kind) {
+  return {{"apiVersion", api_version}, {"kind", kind},       {"name", Meta(owner, "name")},
+          {"uid", Meta(owner, "uid")}, {"controller", true}, {"blockOwnerDeletion", true}};
+}
+
+bool IsBeingDeleted(const json::object& obj) {
+  const json::value* ts = Find(obj, "metadata.deletionTimestamp");
+  return ts != nullptr && !ts->is_null();
+}
+
+ClaimResult ClaimObjects(client::Client& client, const ClaimRequest& req,
+                         const std::vector<runtime::ObjectPtr>& candidates) {
+  ClaimResult out;
+  const std::string owner_uid = Meta(*req.owner, "uid");
+  const bool owner_deleting = IsBeingDeleted(*req.owner);
+  std::optional<Status> adoptable;  // checked at the first adoption
+  auto fail = [&](const Status& s) {
+    if (out.error.ok()) out.error = s;
+  };
+  for (const runtime::ObjectPtr& obj : candidates) {
+    const json::object* ref = ControllerRefOf(*obj);
+    bool matches = req.selector->MatchesObject(*obj);
+    if (ref != nullptr) {
+      if (GetString(*ref, "uid") != owner_uid) continue;  // another controller's
+      if (matches) {
+        out.claimed.push_back(obj);
+        continue;
+      }
+      if (owner_deleting) continue;
+      json::object del = {{"$patch", "delete"}, {"uid", owner_uid}};
+      auto released = PatchOwnerRefs(client, req, *obj, std::move(del));
+      if (!released.ok() && !released.status().Is(Reason::kNotFound)) fail(released.status());
+      continue;
+    }
+    if (!matches || owner_deleting || IsBeingDeleted(*obj)) continue;
+    if (Meta(*obj, "namespace") != Meta(*req.owner, "namespace")) continue;
+    if (!adoptable) adoptable = req.can_adopt ? req.can_adopt() : Status::Ok();
+    if (!adoptable->ok()) {
+      fail(*adoptable);
+      continue;
+    }
+    auto adopted = PatchOwnerRefs(
+        client, req, *obj, NewControllerRef(*req.owner, req.owner_api_version, req.owner_kind));
+    if (adopted.ok()) {
+      out.claimed.push_back(std::make_shared<const json::object>(std::move(*adopted)));
+    } else if (!adopted.status().Is(Reason::kNotFound)) {
+      fail(adopted.status());
+    }
+  }
+  return out;
+}
+
+}  // namespace flotilla::member

@@ -1,0 +1,55 @@
+// Controller references, as client-go's ControllerRefManager handles them:
+// a workload claims the objects its selector matches (adopting orphans,
+// releasing owned objects that no longer match) and ignores objects another
+// controller owns. Shared by the ReplicaSet controller (claiming pods) and
+// the Deployment controller (claiming ReplicaSets).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/labels.h"
+#include "base/json.h"
+#include "base/status.h"
+#include "client/client.h"
+#include "runtime/cache.h"
+
+namespace flotilla::member {
+
+// The ownerReference with controller=true, or null.
+const json::object* ControllerRefOf(const json::object& obj);
+// An ownerReference to `owner` (apiVersion and kind given, as informer
+// objects may lack them) with controller and blockOwnerDeletion set.
+json::object NewControllerRef(const json::object& owner, std::string_view api_version,
+                              std::string_view kind);
+// metadata.deletionTimestamp is set.
+bool IsBeingDeleted(const json::object& obj);
+
+struct ClaimRequest {
+  const client::ResourceRef* resource;  // of the objects claimed
+  const json::object* owner;
+  std::string owner_api_version;
+  std::string owner_kind;
+  const api::LabelSelector* selector;
+  // Checked once before the first adoption (client-go's
+  // RecheckDeletionTimestamp: a fresh read of the owner, still there, same
+  // uid, not being deleted).
+  std::function<Status()> can_adopt;
+};
+
+struct ClaimResult {
+  std::vector<runtime::ObjectPtr> claimed;  // owned and matching, adoptions included
+  Status error;                             // the first failed adoption or release
+};
+
+// Claims `candidates` for req.owner: owned and matching objects are kept;
+// owned objects that no longer match are released (a strategic merge patch
+// deleting the ownerReference); orphans that match and are not being deleted
+// are adopted (a patch adding a controller ref, with the object's uid as a
+// precondition). An owner being deleted adopts and releases nothing.
+ClaimResult ClaimObjects(client::Client& client, const ClaimRequest& req,
+                         const std::vector<runtime::ObjectPtr>& candidates);
+
+}  // namespace flotilla::member
