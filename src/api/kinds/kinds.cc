@@ -46,6 +46,7 @@ void RegisterMemberKinds(Registry& registry) {
   registry.Add(kinds::EndpointsResource());
   registry.Add(kinds::PersistentVolumeClaimResource());
   registry.Add(kinds::EndpointSliceResource());
+  registry.Add(kinds::ControllerRevisionResource());
 }
 
 std::string HumanDuration(Duration d) {

@@ -29,6 +29,7 @@ void RegisterFoundationKinds(Registry& registry);
 // Registers the kinds only a (simulated) member cluster serves:
 //   v1: pods, nodes, endpoints, persistentvolumeclaims
 //   discovery.k8s.io/v1: endpointslices
+//   apps/v1: controllerrevisions
 // Pod subresources such as binding are the server's.
 // REQUIRES: RegisterFoundationKinds ran first on `registry` (the core group
 // is then listed before discovery.k8s.io), and none of them is registered.

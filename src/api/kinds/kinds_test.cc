@@ -168,6 +168,16 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
        false,
        false,
        "io.k8s.api.discovery.v1.EndpointSlice"},
+      {"apps",
+       "v1",
+       "controllerrevisions",
+       "ControllerRevision",
+       true,
+       {},
+       {},
+       false,
+       false,
+       "io.k8s.api.apps.v1.ControllerRevision"},
   };
   for (const DiscoveryCase& c : cases) {
     SCOPED_TRACE(c.group + "/" + c.version + " " + c.plural);
@@ -281,6 +291,7 @@ TEST(Registration, ColumnsAreKubectlGetColumns) {
        "v1",
        "endpointslices",
        {"Name", "AddressType", "Ports", "Endpoints", "Age"}},
+      {"apps", "v1", "controllerrevisions", {"Name", "Controller", "Revision", "Age"}},
   };
   for (const Case& c : cases) {
     EXPECT_THAT(ColumnNames(Res(c.group, c.version, c.plural)), ElementsAreArray(c.columns))

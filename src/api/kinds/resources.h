@@ -27,6 +27,7 @@ Resource ServiceResource();
 Resource ReplicaSetResource();
 Resource DeploymentResource();
 Resource StatefulSetResource();
+Resource ControllerRevisionResource();
 // hpa.cc
 Resource HorizontalPodAutoscalerV2Resource();
 Resource HorizontalPodAutoscalerV1Resource();

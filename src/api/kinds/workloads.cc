@@ -1,5 +1,7 @@
-// apps/v1 ReplicaSet, Deployment and StatefulSet: defaults
+// apps/v1 ReplicaSet, Deployment, StatefulSet and ControllerRevision: defaults
 // (pkg/apis/apps/v1/defaults.go), columns and registration.
+#include <cctype>
+
 #include "api/kinds/pod_spec.h"
 #include "api/kinds/resources.h"
 #include "api/kinds/workload_validation.h"
@@ -160,6 +162,32 @@ Resource StatefulSetResource() {
   r.columns = {NameColumn(),
                Column("Ready", "string", "Number of the pod with ready state", 0, ReadyOfDesired),
                AgeColumn(), ContainersColumn(), ImagesColumn()};
+  return r;
+}
+
+// printControllerRevision's CONTROLLER cell: "<kind.group>/<name>" of the
+// controller owner, lowercased kind, "<none>" without one.
+json::value RevisionController(const json::object& obj, TimePoint) {
+  for (const json::object* ref : ObjectsAt(obj, "metadata.ownerReferences")) {
+    if (!GetBool(*ref, "controller").value_or(false)) continue;
+    std::string api_version = StringAt(*ref, "apiVersion");
+    size_t slash = api_version.find('/');
+    std::string kind = StringAt(*ref, "kind");
+    if (slash != std::string::npos) kind += "." + api_version.substr(0, slash);
+    for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return json::string(kind + "/" + StringAt(*ref, "name"));
+  }
+  return json::string("<none>");
+}
+
+Resource ControllerRevisionResource() {
+  Resource r = MakeResource("apps", "v1", "ControllerRevision", "controllerrevisions", true,
+                            "io.k8s.api.apps.v1.ControllerRevision");
+  r.columns = {
+      NameColumn(),
+      Column("Controller", "string", "Controller of the object", 0, RevisionController),
+      Column("Revision", "integer", "Revision of the ControllerRevision", 0, IntCell("revision")),
+      AgeColumn()};
   return r;
 }
 

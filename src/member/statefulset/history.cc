@@ -1,0 +1,118 @@
+#include "member/statefulset/history.h"
+
+#include <algorithm>
+
+#include "member/statefulset/revisions.h"
+
+namespace flotilla::member::statefulset {
+namespace {
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+int64_t Int(const json::object& o, std::string_view path, int64_t fallback) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_int64() ? v->get_int64() : fallback;
+}
+
+bool ControlledBy(const json::object& obj, const std::string& uid) {
+  const json::value* refs = Find(obj, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return false;
+  for (const json::value& r : refs->get_array()) {
+    if (!r.is_object()) continue;
+    const json::object& ref = r.get_object();
+    if (Str(ref, "uid") == uid && GetBool(ref, "controller").value_or(false)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<runtime::ObjectPtr> History::Owned(const json::object& set) const {
+  std::string uid = Str(set, "metadata.uid");
+  std::vector<runtime::ObjectPtr> out;
+  for (const runtime::ObjectPtr& r : revisions_.lister().ByOwner(uid)) {
+    if (ControlledBy(*r, uid)) out.push_back(r);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return Int(*a, "revision", 0) < Int(*b, "revision", 0);
+  });
+  return out;
+}
+
+StatusOr<json::object> History::CreateOrFind(const json::object& set,
+                                             const json::object& revision) {
+  StatusOr<json::object> created = client_.Create(kControllerRevisions, "", revision);
+  if (created.ok() || !created.status().Is(Reason::kAlreadyExists)) return created;
+  std::string ns = Str(revision, "metadata.namespace");
+  StatusOr<json::object> existing =
+      client_.Get(kControllerRevisions, ns, Str(revision, "metadata.name"));
+  if (!existing.ok()) return existing.status();
+  if (EqualRevision(*existing, revision)) return existing;
+  json::object bumped = set;
+  json::object& status = EnsureObject(bumped, "status");
+  status["collisionCount"] = Int(set, "status.collisionCount", 0) + 1;
+  StatusOr<json::object> written =
+      client_.UpdateStatus(client::ResourceRef{"apps", "v1", "statefulsets", true}, "", bumped);
+  if (!written.ok()) return written.status();
+  return Status::Conflict("controller revision " + Str(revision, "metadata.name") +
+                          " holds other data; collisionCount raised");
+}
+
+StatusOr<Revisions> History::Sync(const json::object& set) {
+  std::vector<runtime::ObjectPtr> owned = Owned(set);
+  int64_t next = owned.empty() ? 1 : Int(*owned.back(), "revision", 0) + 1;
+  json::object wanted = NewRevision(set, next, Int(set, "status.collisionCount", 0));
+  runtime::ObjectPtr equal;
+  for (const runtime::ObjectPtr& r : owned) {
+    if (EqualRevision(*r, wanted)) equal = r;
+  }
+  Revisions out;
+  if (equal != nullptr && equal == owned.back()) {
+    out.update = *equal;
+  } else if (equal != nullptr) {
+    // Rolling back to an earlier template makes that revision the newest.
+    json::object again = *equal;
+    again["revision"] = next;
+    StatusOr<json::object> updated = client_.Update(kControllerRevisions, "", again);
+    if (!updated.ok()) return updated.status();
+    out.update = std::move(*updated);
+  } else {
+    StatusOr<json::object> created = CreateOrFind(set, wanted);
+    if (!created.ok()) return created.status();
+    out.update = std::move(*created);
+  }
+  std::string current_name = Str(set, "status.currentRevision");
+  out.current = out.update;
+  for (const runtime::ObjectPtr& r : owned) {
+    if (!current_name.empty() && Str(*r, "metadata.name") == current_name &&
+        current_name != Str(out.update, "metadata.name")) {
+      out.current = *r;
+    }
+  }
+  return out;
+}
+
+Status History::Truncate(const json::object& set, const Revisions& revisions,
+                         const std::set<std::string>& live) {
+  std::vector<runtime::ObjectPtr> history;
+  for (const runtime::ObjectPtr& r : Owned(set)) {
+    std::string name = Str(*r, "metadata.name");
+    if (live.contains(name) || name == Str(revisions.current, "metadata.name") ||
+        name == Str(revisions.update, "metadata.name")) {
+      continue;
+    }
+    history.push_back(r);
+  }
+  int64_t limit = std::max<int64_t>(0, Int(set, "spec.revisionHistoryLimit", 10));
+  for (size_t i = 0; i + limit < history.size(); ++i) {
+    Status s = client_.Delete(kControllerRevisions, Str(*history[i], "metadata.namespace"),
+                              Str(*history[i], "metadata.name"));
+    if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+  }
+  return Status();
+}
+
+}  // namespace flotilla::member::statefulset

@@ -1,0 +1,48 @@
+// A StatefulSet's revision history (stateful_set_control.go's
+// getStatefulSetRevisions and truncateHistory) over apps/v1
+// ControllerRevisions: finds or creates the revision of the set's current
+// template (the update revision), looks up the one status.currentRevision
+// names, and deletes the oldest revisions that no pod uses beyond
+// spec.revisionHistoryLimit.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "client/client.h"
+#include "runtime/informer.h"
+
+namespace flotilla::member::statefulset {
+
+inline const client::ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions", true};
+
+struct Revisions {
+  json::object current;
+  json::object update;
+};
+
+class History {
+ public:
+  History(client::Client& client, runtime::Informer& revisions)
+      : client_(client), revisions_(revisions) {}
+
+  // The current and update revisions of `set`. When the name of a new
+  // revision is taken by other data (a hash collision), bumps
+  // status.collisionCount on the server and returns Conflict so that the
+  // caller tries again with the new count.
+  StatusOr<Revisions> Sync(const json::object& set);
+
+  // Deletes the oldest revisions beyond revisionHistoryLimit, sparing
+  // `live` (revision names pods carry) and the current and update ones.
+  Status Truncate(const json::object& set, const Revisions& revisions,
+                  const std::set<std::string>& live);
+
+ private:
+  std::vector<runtime::ObjectPtr> Owned(const json::object& set) const;
+  StatusOr<json::object> CreateOrFind(const json::object& set, const json::object& revision);
+
+  client::Client& client_;
+  runtime::Informer& revisions_;
+};
+
+}  // namespace flotilla::member::statefulset

@@ -1,0 +1,52 @@
+#include "member/statefulset/pod_state.h"
+
+namespace flotilla::member::statefulset {
+namespace {
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+const json::object* ReadyCondition(const json::object& pod) {
+  const json::value* conditions = Find(pod, "status.conditions");
+  if (conditions == nullptr || !conditions->is_array()) return nullptr;
+  for (const json::value& c : conditions->get_array()) {
+    if (c.is_object() && Str(c.get_object(), "type") == "Ready") return &c.get_object();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string PhaseOf(const json::object& pod) { return Str(pod, "status.phase"); }
+
+bool IsCreated(const json::object& pod) { return !PhaseOf(pod).empty(); }
+
+bool IsTerminating(const json::object& pod) {
+  return !Str(pod, "metadata.deletionTimestamp").empty();
+}
+
+bool IsFinished(const json::object& pod) {
+  std::string phase = PhaseOf(pod);
+  return phase == "Failed" || phase == "Succeeded";
+}
+
+bool IsRunningAndReady(const json::object& pod) {
+  const json::object* ready = ReadyCondition(pod);
+  return PhaseOf(pod) == "Running" && ready != nullptr && Str(*ready, "status") == "True";
+}
+
+bool IsHealthy(const json::object& pod) { return IsRunningAndReady(pod) && !IsTerminating(pod); }
+
+Duration UntilAvailable(const json::object& pod, Duration min_ready, TimePoint now) {
+  if (min_ready <= Duration::zero()) return Duration::zero();
+  const json::object* ready = ReadyCondition(pod);
+  TimePoint since;
+  if (ready == nullptr || !ParseRfc3339(Str(*ready, "lastTransitionTime"), &since)) {
+    return Duration::zero();
+  }
+  return since + min_ready - now;
+}
+
+}  // namespace flotilla::member::statefulset

@@ -1,0 +1,128 @@
+#include "member/statefulset/revisions.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace flotilla::member::statefulset {
+namespace {
+
+// Objects with sorted keys at every depth; arrays keep their order.
+void Canonicalize(const json::value& v, std::string& out) {
+  if (v.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const json::value& e : v.get_array()) {
+      if (!first) out += ',';
+      first = false;
+      Canonicalize(e, out);
+    }
+    out += ']';
+    return;
+  }
+  if (!v.is_object()) {
+    out += json::serialize(v);
+    return;
+  }
+  const json::object& o = v.get_object();
+  std::vector<std::string_view> keys;
+  for (const auto& [key, value] : o) keys.emplace_back(key.data(), key.size());
+  std::sort(keys.begin(), keys.end());
+  out += '{';
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) out += ',';
+    out += json::serialize(json::string(keys[i]));
+    out += ':';
+    Canonicalize(o.at(keys[i]), out);
+  }
+  out += '}';
+}
+
+uint32_t Fnv1(std::string_view bytes, uint32_t h) {
+  for (unsigned char c : bytes) {
+    h *= 16777619u;
+    h ^= c;
+  }
+  return h;
+}
+
+// k8s.io/apimachinery/pkg/util/rand.SafeEncodeString: no vowels, no
+// look-alike characters, so a hash never spells a word.
+std::string SafeEncode(std::string_view s) {
+  static constexpr std::string_view kAlphanums = "bcdfghjklmnpqrstvwxz2456789";
+  std::string out;
+  for (unsigned char c : s) out += kAlphanums[c % kAlphanums.size()];
+  return out;
+}
+
+std::string StringField(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+}  // namespace
+
+std::string CanonicalJson(const json::value& v) {
+  std::string out;
+  Canonicalize(v, out);
+  return out;
+}
+
+json::object RevisionData(const json::object& set) {
+  json::object tmpl;
+  if (const json::value* t = Find(set, "spec.template"); t != nullptr && t->is_object()) {
+    tmpl = t->get_object();
+  }
+  tmpl["$patch"] = "replace";
+  return json::object{{"spec", json::object{{"template", std::move(tmpl)}}}};
+}
+
+std::string RevisionHash(const json::object& data, int64_t collision_count) {
+  uint32_t h = Fnv1(CanonicalJson(data), 2166136261u);
+  if (collision_count > 0) h = Fnv1(std::to_string(collision_count), h);
+  return SafeEncode(std::to_string(h));
+}
+
+json::object NewRevision(const json::object& set, int64_t revision, int64_t collision_count) {
+  json::object data = RevisionData(set);
+  std::string hash = RevisionHash(data, collision_count);
+  std::string name = StringField(set, "metadata.name");
+  json::object labels;
+  if (const json::value* l = Find(set, "spec.template.metadata.labels"); l && l->is_object()) {
+    labels = l->get_object();
+  }
+  labels["controller.kubernetes.io/hash"] = hash;
+  json::object owner{{"apiVersion", "apps/v1"},
+                     {"kind", "StatefulSet"},
+                     {"name", name},
+                     {"uid", StringField(set, "metadata.uid")},
+                     {"controller", true},
+                     {"blockOwnerDeletion", true}};
+  json::object meta{{"name", name.substr(0, 223) + "-" + hash},
+                    {"namespace", StringField(set, "metadata.namespace")},
+                    {"labels", std::move(labels)},
+                    {"ownerReferences", json::array{std::move(owner)}}};
+  return json::object{{"apiVersion", "apps/v1"},
+                      {"kind", "ControllerRevision"},
+                      {"metadata", std::move(meta)},
+                      {"data", std::move(data)},
+                      {"revision", revision}};
+}
+
+bool EqualRevision(const json::object& a, const json::object& b) {
+  const json::value* da = a.if_contains("data");
+  const json::value* db = b.if_contains("data");
+  if (da == nullptr || db == nullptr) return da == db;
+  return CanonicalJson(*da) == CanonicalJson(*db);
+}
+
+json::object ApplyRevision(const json::object& set, const json::object& revision) {
+  json::object out = set;
+  const json::value* t = Find(revision, "data.spec.template");
+  if (t == nullptr || !t->is_object()) return out;
+  json::object tmpl = t->get_object();
+  tmpl.erase("$patch");
+  EnsureObject(out, "spec")["template"] = std::move(tmpl);
+  return out;
+}
+
+}  // namespace flotilla::member::statefulset

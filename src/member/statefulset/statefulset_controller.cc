@@ -1,0 +1,373 @@
+#include "member/statefulset/statefulset_controller.h"
+
+#include <algorithm>
+
+#include "api/labels.h"
+#include "member/statefulset/identity.h"
+#include "member/statefulset/pod_state.h"
+#include "member/statefulset/revisions.h"
+
+namespace flotilla::member {
+
+using statefulset::IsCreated;
+using statefulset::IsFinished;
+using statefulset::IsHealthy;
+using statefulset::IsRunningAndReady;
+using statefulset::IsTerminating;
+using statefulset::RevisionOf;
+using statefulset::Revisions;
+using statefulset::UntilAvailable;
+
+namespace {
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+int64_t Int(const json::object& o, std::string_view path, int64_t fallback) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_int64() ? v->get_int64() : fallback;
+}
+
+// The StatefulSet that controls `pod`, as a work-queue key ("" for none).
+std::string OwnerKey(const json::object& pod) {
+  const json::value* refs = Find(pod, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return "";
+  for (const json::value& r : refs->get_array()) {
+    if (!r.is_object()) continue;
+    const json::object& ref = r.get_object();
+    if (GetBool(ref, "controller").value_or(false) && Str(ref, "kind") == "StatefulSet" &&
+        Str(ref, "apiVersion").starts_with("apps/")) {
+      return runtime::ObjectKey(Str(pod, "metadata.namespace"), Str(ref, "name"));
+    }
+  }
+  return "";
+}
+
+bool ControlledBy(const json::object& obj, const std::string& uid) {
+  const json::value* refs = Find(obj, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return false;
+  for (const json::value& r : refs->get_array()) {
+    if (r.is_object() && Str(r.get_object(), "uid") == uid &&
+        GetBool(r.get_object(), "controller").value_or(false)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Bump(json::object& status, std::string_view field, int64_t by) {
+  status[field] = Int(status, field, 0) + by;
+}
+
+}  // namespace
+
+// What one reconcile of one set works on.
+struct StatefulSetController::Pass {
+  json::object set;
+  json::object current_set;  // the set with its current revision's template
+  json::object update_set;   // the set with its update revision's template
+  std::string current_revision;
+  std::string update_revision;
+  bool monotonic = true;                      // OrderedReady
+  int start = 0;                              // spec.ordinals.start
+  std::vector<runtime::ObjectPtr> replicas;   // by ordinal - start; null: missing
+  std::vector<runtime::ObjectPtr> condemned;  // beyond spec.replicas, highest first
+  json::object status;
+  TimePoint now;
+  Duration min_ready = Duration::zero();
+  Duration requeue = Duration::zero();
+
+  // Counts a pod into status as computeReplicaStatus does.
+  void Count(const json::object& pod) {
+    if (IsCreated(pod)) Bump(status, "replicas", 1);
+    if (IsRunningAndReady(pod)) {
+      Bump(status, "readyReplicas", 1);
+      Duration wait = UntilAvailable(pod, min_ready, now);
+      if (wait <= Duration::zero()) {
+        Bump(status, "availableReplicas", 1);
+      } else if (requeue == Duration::zero() || wait < requeue) {
+        requeue = wait;
+      }
+    }
+    if (IsCreated(pod) && !IsTerminating(pod)) CountRevision(RevisionOf(pod), 1);
+  }
+  void CountRevision(const std::string& revision, int64_t by) {
+    if (revision == current_revision) Bump(status, "currentReplicas", by);
+    if (revision == update_revision) Bump(status, "updatedReplicas", by);
+  }
+};
+
+StatefulSetController::StatefulSetController(ControllerContext& ctx)
+    : client_(ctx.client),
+      clock_(ctx.clock),
+      events_(ctx.events),
+      sets_(ctx.informers.For(kStatefulSets)),
+      pods_(ctx.informers.For(kPods)),
+      claims_(ctx.informers.For(kPersistentVolumeClaims)),
+      revisions_(ctx.informers.For(statefulset::kControllerRevisions)),
+      history_(ctx.client, revisions_) {
+  runtime::Controller& c = ctx.manager.AddController(
+      "statefulset", 2, [this](const std::string& key) { return Reconcile(key); });
+  sets_.AddEventHandler(c.EnqueueHandler());
+  runtime::WorkQueue* queue = &c.queue();
+  auto enqueue_owner = [queue](const runtime::ObjectPtr& pod) {
+    if (std::string key = OwnerKey(*pod); !key.empty()) queue->Add(key);
+  };
+  pods_.AddEventHandler(runtime::EventHandler{
+      enqueue_owner,
+      [enqueue_owner](const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod) {
+        if (OwnerKey(*old_pod) != OwnerKey(*new_pod)) enqueue_owner(old_pod);
+        enqueue_owner(new_pod);
+      },
+      enqueue_owner});
+}
+
+StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& key) {
+  runtime::ObjectPtr cached = sets_.cache().Get(key);
+  if (cached == nullptr || !Str(*cached, "metadata.deletionTimestamp").empty()) {
+    return runtime::Result{};
+  }
+  StatusOr<api::LabelSelector> selector =
+      api::LabelSelector::FromJson(Find(*cached, "spec.selector"), "spec.selector");
+  if (!selector.ok() || selector->Empty()) return runtime::Result{};  // validation refuses these
+  StatusOr<Revisions> revisions = history_.Sync(*cached);
+  if (!revisions.ok()) return revisions.status();
+
+  Pass pass;
+  pass.set = *cached;
+  pass.current_set = statefulset::ApplyRevision(pass.set, revisions->current);
+  pass.update_set = statefulset::ApplyRevision(pass.set, revisions->update);
+  pass.current_revision = Str(revisions->current, "metadata.name");
+  pass.update_revision = Str(revisions->update, "metadata.name");
+  pass.monotonic = Str(pass.set, "spec.podManagementPolicy") != "Parallel";
+  pass.start = static_cast<int>(Int(pass.set, "spec.ordinals.start", 0));
+  pass.now = clock_.Now();
+  pass.min_ready = std::chrono::seconds(Int(pass.set, "spec.minReadySeconds", 0));
+  pass.replicas.resize(std::max<int64_t>(0, Int(pass.set, "spec.replicas", 1)));
+
+  std::string set_name = Str(pass.set, "metadata.name");
+  std::string uid = Str(pass.set, "metadata.uid");
+  std::set<std::string> live;
+  for (const runtime::ObjectPtr& pod : pods_.lister().ByOwner(uid)) {
+    std::optional<int> ordinal = statefulset::OrdinalOf(set_name, Str(*pod, "metadata.name"));
+    if (!ordinal || !ControlledBy(*pod, uid)) continue;
+    live.insert(RevisionOf(*pod));
+    pass.Count(*pod);
+    int index = *ordinal - pass.start;
+    if (index >= 0 && index < static_cast<int>(pass.replicas.size())) {
+      pass.replicas[index] = pod;
+    } else {
+      pass.condemned.push_back(pod);
+    }
+  }
+  std::sort(pass.condemned.begin(), pass.condemned.end(), [&](const auto& a, const auto& b) {
+    return statefulset::OrdinalOf(set_name, Str(*a, "metadata.name")) >
+           statefulset::OrdinalOf(set_name, Str(*b, "metadata.name"));
+  });
+
+  bool proceed = false;
+  Status s = ProcessReplicas(pass, proceed);
+  if (s.ok() && proceed) s = ProcessCondemned(pass, proceed);
+  if (s.ok() && proceed) s = RollOut(pass);
+  if (!s.ok()) return s;
+
+  // completeRollingUpdate: once every pod runs the update revision, it is
+  // the current one.
+  json::object& st = pass.status;
+  if (Str(pass.set, "spec.updateStrategy.type") != "OnDelete" &&
+      Int(st, "updatedReplicas", 0) == Int(st, "replicas", 0) &&
+      Int(st, "readyReplicas", 0) == Int(st, "replicas", 0)) {
+    st["currentReplicas"] = Int(st, "updatedReplicas", 0);
+    pass.current_revision = pass.update_revision;
+    revisions->current = revisions->update;
+  }
+  st["observedGeneration"] = Int(pass.set, "metadata.generation", 0);
+  st["currentRevision"] = pass.current_revision;
+  st["updateRevision"] = pass.update_revision;
+  st["collisionCount"] = Int(pass.set, "status.collisionCount", 0);
+  FLOTILLA_RETURN_IF_ERROR(WriteStatus(pass.set, st));
+  live.insert(pass.current_revision);
+  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(pass.set, *revisions, live));
+  return runtime::Result{pass.requeue};
+}
+
+Status StatefulSetController::ProcessReplicas(Pass& pass, bool& proceed) {
+  proceed = false;
+  for (size_t i = 0; i < pass.replicas.size(); ++i) {
+    runtime::ObjectPtr pod = pass.replicas[i];
+    if (pod != nullptr && IsFinished(*pod) && !IsTerminating(*pod)) {
+      Record(pass.set, "Warning", "RecreatingFailedPod",
+             "StatefulSet " + Str(pass.set, "metadata.namespace") + "/" +
+                 Str(pass.set, "metadata.name") + " is recreating failed Pod " +
+                 Str(*pod, "metadata.name"));
+      FLOTILLA_RETURN_IF_ERROR(DeletePod(pass, *pod));
+      Bump(pass.status, "replicas", -1);
+      pass.CountRevision(RevisionOf(*pod), -1);
+      // The new pod follows once the old one is gone (same name).
+      if (pass.monotonic) return Status();
+      continue;
+    }
+    if (pod == nullptr) {
+      bool created = false;
+      FLOTILLA_RETURN_IF_ERROR(CreatePod(pass, static_cast<int>(i), created));
+      if (pass.monotonic) return Status();
+      continue;
+    }
+    if (!pass.monotonic) continue;
+    // OrderedReady: ordinal i+1 waits for ordinal i to be Running, Ready
+    // and available, and for a terminating pod to be gone.
+    if (IsTerminating(*pod) || !IsRunningAndReady(*pod)) return Status();
+    if (UntilAvailable(*pod, pass.min_ready, pass.now) > Duration::zero()) return Status();
+  }
+  proceed = true;
+  return Status();
+}
+
+Status StatefulSetController::ProcessCondemned(Pass& pass, bool& proceed) {
+  proceed = false;
+  std::string set_name = Str(pass.set, "metadata.name");
+  bool delete_claims =
+      Str(pass.set, "spec.persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete";
+  for (const runtime::ObjectPtr& pod : pass.condemned) {
+    if (IsTerminating(*pod)) {
+      if (pass.monotonic) return Status();
+      continue;
+    }
+    // Ordered scale-down: the highest ordinal goes first, then the pass
+    // waits for it to be gone before the next.
+    FLOTILLA_RETURN_IF_ERROR(DeletePod(pass, *pod));
+    if (delete_claims) {
+      std::optional<int> ordinal = statefulset::OrdinalOf(set_name, Str(*pod, "metadata.name"));
+      if (ordinal) FLOTILLA_RETURN_IF_ERROR(DeleteClaims(pass.set, *ordinal));
+    }
+    if (pass.monotonic) return Status();
+  }
+  proceed = true;
+  return Status();
+}
+
+Status StatefulSetController::RollOut(Pass& pass) {
+  if (Str(pass.set, "spec.updateStrategy.type") == "OnDelete") return Status();
+  int64_t partition = Int(pass.set, "spec.updateStrategy.rollingUpdate.partition", 0);
+  for (int64_t i = static_cast<int64_t>(pass.replicas.size()) - 1; i >= partition; --i) {
+    runtime::ObjectPtr pod = pass.replicas[i];
+    if (pod == nullptr) return Status();  // being created in this pass
+    if (RevisionOf(*pod) != pass.update_revision && !IsTerminating(*pod)) {
+      return DeletePod(pass, *pod);
+    }
+    if (!IsHealthy(*pod)) return Status();
+  }
+  return Status();
+}
+
+Status StatefulSetController::CreatePod(Pass& pass, int index, bool& created) {
+  created = false;
+  // newVersionedStatefulSetPod: below the partition, pods keep the current
+  // revision.
+  bool current = Str(pass.set, "spec.updateStrategy.type") != "OnDelete" &&
+                 index < Int(pass.set, "spec.updateStrategy.rollingUpdate.partition", 0);
+  const json::object& source = current ? pass.current_set : pass.update_set;
+  const std::string& revision = current ? pass.current_revision : pass.update_revision;
+  int ordinal = pass.start + index;
+  json::object pod = statefulset::NewPod(source, ordinal, revision);
+  std::string name = Str(pod, "metadata.name");
+  FLOTILLA_RETURN_IF_ERROR(CreateClaims(source, ordinal, name));
+  StatusOr<json::object> made = client_.Create(kPods, "", pod);
+  if (made.status().Is(Reason::kAlreadyExists)) return Status();  // the cache is behind
+  std::string set_name = Str(pass.set, "metadata.name");
+  if (!made.ok()) {
+    Record(pass.set, "Warning", "FailedCreate",
+           "create Pod " + name + " in StatefulSet " + set_name +
+               " failed error: " + made.status().message());
+    return made.status();
+  }
+  Record(pass.set, "Normal", "SuccessfulCreate",
+         "create Pod " + name + " in StatefulSet " + set_name + " successful");
+  created = true;
+  Bump(pass.status, "replicas", 1);
+  pass.CountRevision(revision, 1);
+  pass.replicas[index] = std::make_shared<const json::object>(std::move(*made));
+  return Status();
+}
+
+Status StatefulSetController::CreateClaims(const json::object& set, int ordinal,
+                                           const std::string& pod_name) {
+  std::string ns = Str(set, "metadata.namespace");
+  std::string set_name = Str(set, "metadata.name");
+  for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
+    std::string name = Str(claim, "metadata.name");
+    if (claims_.lister().Get(ns, name) != nullptr) continue;
+    StatusOr<json::object> made = client_.Create(kPersistentVolumeClaims, "", claim);
+    if (made.status().Is(Reason::kAlreadyExists)) continue;
+    if (!made.ok()) {
+      Record(set, "Warning", "FailedCreate",
+             "create Claim " + name + " for Pod " + pod_name + " in StatefulSet " + set_name +
+                 " failed error: " + made.status().message());
+      return made.status();
+    }
+    Record(
+        set, "Normal", "SuccessfulCreate",
+        "create Claim " + name + " Pod " + pod_name + " in StatefulSet " + set_name + " success");
+  }
+  return Status();
+}
+
+Status StatefulSetController::DeleteClaims(const json::object& set, int ordinal) {
+  for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
+    Status s = client_.Delete(kPersistentVolumeClaims, Str(claim, "metadata.namespace"),
+                              Str(claim, "metadata.name"));
+    if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+  }
+  return Status();
+}
+
+Status StatefulSetController::DeletePod(Pass& pass, const json::object& pod) {
+  client::DeleteOptions opts;
+  opts.precondition_uid = Str(pod, "metadata.uid");
+  std::string name = Str(pod, "metadata.name");
+  Status s = client_.Delete(kPods, Str(pod, "metadata.namespace"), name, opts);
+  // Gone already, or replaced by a newer pod of that name: the cache is
+  // behind, and the next pass sees the truth.
+  if (s.Is(Reason::kNotFound) || s.Is(Reason::kConflict)) return Status();
+  std::string set_name = Str(pass.set, "metadata.name");
+  if (!s.ok()) {
+    Record(pass.set, "Warning", "FailedDelete",
+           "delete Pod " + name + " in StatefulSet " + set_name + " failed error: " + s.message());
+    return s;
+  }
+  Record(pass.set, "Normal", "SuccessfulDelete",
+         "delete Pod " + name + " in StatefulSet " + set_name + " successful");
+  return Status();
+}
+
+Status StatefulSetController::WriteStatus(const json::object& set, const json::object& status) {
+  json::object wanted = status;
+  // Counts are omitempty in apps/v1 except replicas and availableReplicas.
+  for (std::string_view field : {"readyReplicas", "currentReplicas", "updatedReplicas"}) {
+    if (Int(wanted, field, 0) == 0) wanted.erase(field);
+  }
+  wanted["replicas"] = Int(wanted, "replicas", 0);
+  wanted["availableReplicas"] = Int(wanted, "availableReplicas", 0);
+  const json::value* old = set.if_contains("status");
+  json::object old_status = old != nullptr && old->is_object() ? old->get_object() : json::object();
+  if (statefulset::CanonicalJson(old_status) == statefulset::CanonicalJson(wanted)) {
+    return Status();
+  }
+  json::object updated = set;
+  updated["status"] = std::move(wanted);
+  StatusOr<json::object> written = client_.UpdateStatus(kStatefulSets, "", updated);
+  if (written.status().Is(Reason::kNotFound)) return Status();
+  return written.status();
+}
+
+void StatefulSetController::Record(const json::object& set, std::string_view type,
+                                   std::string_view reason, const std::string& message) {
+  json::object about = set;
+  about["apiVersion"] = "apps/v1";
+  about["kind"] = "StatefulSet";
+  events_.Event(about, type, reason, message);
+}
+
+}  // namespace flotilla::member

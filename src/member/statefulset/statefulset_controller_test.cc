@@ -1,0 +1,399 @@
+// The StatefulSet controller against a member's API without a kubelet: the
+// tests play the kubelet, making pods Running and Ready when they choose,
+// and read the controller's writes through the API and a pod watch.
+#include "member/statefulset/statefulset_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "member/statefulset/history.h"
+#include "member/statefulset/volume_binder.h"
+#include "member/test_util.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::member {
+namespace {
+
+using runtime::testing::Eventually;
+using ::testing::ElementsAre;
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+int64_t Int(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v != nullptr && v->is_int64() ? v->get_int64() : 0;
+}
+
+json::object Parse(std::string_view text) {
+  StatusOr<json::object> o = ParseJsonObject(text);
+  EXPECT_TRUE(o.ok()) << o.status().ToString();
+  return o.ok() ? *o : json::object();
+}
+
+// A web StatefulSet of `replicas` nginx pods behind service "nginx".
+json::object WebSet(int replicas, std::string_view policy = "OrderedReady",
+                    std::string_view extra_spec = "") {
+  std::string text = R"({"apiVersion":"apps/v1","kind":"StatefulSet",
+    "metadata":{"name":"web","namespace":"default"},
+    "spec":{"serviceName":"nginx","replicas":)" +
+                     std::to_string(replicas) + R"(,"podManagementPolicy":")" +
+                     std::string(policy) + R"(",
+      "selector":{"matchLabels":{"app":"nginx"}},)" +
+                     std::string(extra_spec) + R"(
+      "template":{"metadata":{"labels":{"app":"nginx"}},
+        "spec":{"containers":[{"name":"nginx","image":"nginx:1.25",
+          "ports":[{"name":"web","containerPort":80}]}]}}}})";
+  return Parse(text);
+}
+
+// Records pod watch events as "ADDED web-0", "DELETED web-2", ...
+class PodLog {
+ public:
+  explicit PodLog(client::Client& client) {
+    auto watch = client.StartWatch(
+        kPods, "default", {},
+        [this](const client::WatchEvent& e) {
+          static constexpr const char* kNames[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK",
+                                                   "ERROR"};
+          if (e.type == client::WatchEvent::Type::kModified ||
+              e.type == client::WatchEvent::Type::kBookmark) {
+            return;
+          }
+          std::lock_guard lock(mu_);
+          lines_.push_back(std::string(kNames[static_cast<int>(e.type)]) + " " +
+                           Str(e.object, "metadata.name"));
+        },
+        [](const Status&) {});
+    EXPECT_TRUE(watch.ok()) << watch.status().ToString();
+    if (watch.ok()) watch_ = std::move(*watch);
+  }
+  ~PodLog() {
+    if (watch_) watch_->Stop();
+  }
+  std::vector<std::string> Lines() {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;  // GUARDED_BY(mu_)
+  std::unique_ptr<client::Watch> watch_;
+};
+
+class StatefulSetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_.Add<StatefulSetController>();
+    env_.Add<VolumeBinder>();
+    ASSERT_TRUE(env_.Start().ok());
+    log_ = std::make_unique<PodLog>(env_.client());
+  }
+  void TearDown() override {
+    log_.reset();
+    env_.Stop();
+  }
+
+  client::Client& api() { return env_.client(); }
+
+  void Create(const json::object& set) {
+    StatusOr<json::object> made = api().Create(kStatefulSets, "default", set);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+  }
+
+  std::optional<json::object> Get(const client::ResourceRef& res, const std::string& name) {
+    StatusOr<json::object> o = api().Get(res, "default", name);
+    if (!o.ok()) return std::nullopt;
+    return *o;
+  }
+
+  json::object Set() { return Get(kStatefulSets, "web").value_or(json::object()); }
+
+  std::vector<std::string> PodNames() {
+    std::vector<std::string> out;
+    StatusOr<client::ObjectList> list = api().List(kPods, "default", {});
+    if (!list.ok()) return out;
+    for (const json::object& p : list->items) out.push_back(Str(p, "metadata.name"));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Plays the kubelet for one pod: Running and Ready with an IP.
+  void MakeReady(const std::string& name) {
+    std::optional<json::object> pod = Get(kPods, name);
+    ASSERT_TRUE(pod.has_value()) << name;
+    SetPhase(*pod, "Running", true);
+  }
+
+  void SetPhase(json::object pod, std::string_view phase, bool ready) {
+    std::string now = FormatRfc3339(env_.clock().Now());
+    pod["status"] =
+        json::object{{"phase", phase},
+                     {"podIP", "10.244.0." + std::to_string(++next_ip_)},
+                     {"conditions", json::array{json::object{{"type", "Ready"},
+                                                             {"status", ready ? "True" : "False"},
+                                                             {"lastTransitionTime", now}}}}};
+    StatusOr<json::object> written = api().UpdateStatus(kPods, "default", pod);
+    EXPECT_TRUE(written.ok()) << written.status().ToString();
+  }
+
+  // Makes every pod that is not yet Running Ready; returns how many.
+  int ReadyAll() {
+    int n = 0;
+    StatusOr<client::ObjectList> list = api().List(kPods, "default", {});
+    if (!list.ok()) return 0;
+    for (const json::object& p : list->items) {
+      if (Str(p, "status.phase") == "Running" || !Str(p, "metadata.deletionTimestamp").empty())
+        continue;
+      SetPhase(p, "Running", true);
+      ++n;
+    }
+    return n;
+  }
+
+  void Scale(int replicas) {
+    StatusOr<json::object> s = api().UpdateScale(kStatefulSets, "default", "web", replicas);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+
+  void Patch(const std::string& patch) {
+    StatusOr<json::object> s =
+        api().Patch(kStatefulSets, "default", "web", client::PatchType::kMerge, patch);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+
+  // Brings a fresh set to `n` Running and Ready pods.
+  void RunToReady(int n) {
+    ASSERT_TRUE(Eventually([&] {
+      ReadyAll();
+      json::object set = Set();
+      return Int(set, "status.readyReplicas") == n && Int(set, "status.replicas") == n;
+    })) << ToJson(Set());
+  }
+
+  std::vector<std::string> Log() { return log_->Lines(); }
+
+  testing::MemberTestEnv env_;
+  std::unique_ptr<PodLog> log_;
+  int next_ip_ = 0;
+};
+
+TEST_F(StatefulSetTest, OrderedReadyCreatesEachPodAfterItsPredecessorIsReady) {
+  Create(WebSet(3));
+  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.replicas") == 1; }));
+  EXPECT_THAT(PodNames(), ElementsAre("web-0"));
+  MakeReady("web-0");
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.replicas") == 2; }));
+  EXPECT_THAT(PodNames(), ElementsAre("web-0", "web-1"));
+  MakeReady("web-1");
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 3; }));
+  MakeReady("web-2");
+  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.readyReplicas") == 3; }));
+  EXPECT_THAT(Log(), ElementsAre("ADDED web-0", "ADDED web-1", "ADDED web-2"));
+}
+
+TEST_F(StatefulSetTest, PodsHaveStableIdentity) {
+  Create(WebSet(1));
+  ASSERT_TRUE(Eventually([&] { return Get(kPods, "web-0").has_value(); }));
+  json::object pod = *Get(kPods, "web-0");
+  json::object set = Set();
+  EXPECT_EQ(Str(pod, "spec.hostname"), "web-0");
+  EXPECT_EQ(Str(pod, "spec.subdomain"), "nginx");
+  EXPECT_EQ(Str(pod, "metadata.labels.app"), "nginx");
+  const json::object& labels = Find(pod, "metadata.labels")->get_object();
+  EXPECT_EQ(labels.at("statefulset.kubernetes.io/pod-name"), "web-0");
+  EXPECT_EQ(labels.at("apps.kubernetes.io/pod-index"), "0");
+  ASSERT_TRUE(Eventually([&] { return !Str(Set(), "status.updateRevision").empty(); }));
+  EXPECT_EQ(std::string(labels.at("controller-revision-hash").as_string()),
+            Str(Set(), "status.updateRevision"));
+  const json::value* owner = Find(pod, "metadata.ownerReferences");
+  ASSERT_NE(owner, nullptr);
+  const json::object& ref = owner->get_array().at(0).get_object();
+  EXPECT_EQ(Str(ref, "kind"), "StatefulSet");
+  EXPECT_EQ(Str(ref, "name"), "web");
+  EXPECT_EQ(Str(ref, "uid"), Str(set, "metadata.uid"));
+  EXPECT_EQ(GetBool(ref, "controller"), true);
+}
+
+TEST_F(StatefulSetTest, StatusAndRevisions) {
+  Create(WebSet(3));
+  RunToReady(3);
+  json::object set = Set();
+  std::string revision = Str(set, "status.currentRevision");
+  EXPECT_THAT(revision, ::testing::StartsWith("web-"));
+  EXPECT_EQ(Str(set, "status.updateRevision"), revision);
+  EXPECT_EQ(Int(set, "status.currentReplicas"), 3);
+  EXPECT_EQ(Int(set, "status.updatedReplicas"), 3);
+  EXPECT_EQ(Int(set, "status.availableReplicas"), 3);
+  EXPECT_EQ(Int(set, "status.observedGeneration"), Int(set, "metadata.generation"));
+  ASSERT_NE(Find(set, "status.collisionCount"), nullptr);
+  EXPECT_EQ(Int(set, "status.collisionCount"), 0);
+  std::optional<json::object> rev = Get(statefulset::kControllerRevisions, revision);
+  ASSERT_TRUE(rev.has_value());
+  EXPECT_EQ(Int(*rev, "revision"), 1);
+  EXPECT_EQ(Str(*rev, "data.spec.template.$patch"), "replace");
+  EXPECT_EQ(Find(*rev, "metadata.ownerReferences")->get_array().at(0).at("name"), "web");
+}
+
+TEST_F(StatefulSetTest, ScaleDownRemovesTheHighestOrdinalFirst) {
+  Create(WebSet(3));
+  RunToReady(3);
+  Scale(1);
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 1; }));
+  EXPECT_THAT(PodNames(), ElementsAre("web-0"));
+  ASSERT_TRUE(Eventually([&] { return Log().size() == 5; }));
+  EXPECT_THAT(Log(), ElementsAre("ADDED web-0", "ADDED web-1", "ADDED web-2", "DELETED web-2",
+                                 "DELETED web-1"));
+  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.replicas") == 1; }));
+}
+
+TEST_F(StatefulSetTest, OrderedScaleDownWaitsWhileAPodIsNotReady) {
+  Create(WebSet(3));
+  RunToReady(3);
+  SetPhase(*Get(kPods, "web-0"), "Running", false);
+  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.readyReplicas") == 2; }));
+  Scale(1);
+  ASSERT_TRUE(Eventually([&] {
+    json::object set = Set();
+    return Int(set, "status.observedGeneration") == Int(set, "metadata.generation");
+  }));
+  EXPECT_EQ(PodNames().size(), 3u);
+  MakeReady("web-0");
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 1; }));
+}
+
+TEST_F(StatefulSetTest, ParallelCreatesAndDeletesAllAtOnce) {
+  Create(WebSet(3, "Parallel"));
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 3; }));
+  EXPECT_THAT(PodNames(), ElementsAre("web-0", "web-1", "web-2"));
+  Scale(0);
+  ASSERT_TRUE(Eventually([&] { return PodNames().empty(); }));
+}
+
+TEST_F(StatefulSetTest, ClaimsAreCreatedBoundAndRetainedAfterScaleDown) {
+  Create(WebSet(2, "OrderedReady", R"("volumeClaimTemplates":[{"metadata":{"name":"www"},
+      "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}],)"));
+  RunToReady(2);
+  for (std::string name : {"www-web-0", "www-web-1"}) {
+    ASSERT_TRUE(Eventually([&] {
+      std::optional<json::object> c = Get(kPersistentVolumeClaims, name);
+      return c && Str(*c, "status.phase") == "Bound";
+    })) << name;
+    json::object claim = *Get(kPersistentVolumeClaims, name);
+    EXPECT_EQ(Str(claim, "spec.volumeName"), "pvc-" + Str(claim, "metadata.uid"));
+    EXPECT_EQ(Str(claim, "status.capacity.storage"), "1Gi");
+    EXPECT_EQ(Find(claim, "status.accessModes")->get_array().at(0), "ReadWriteOnce");
+    EXPECT_EQ(Str(claim, "metadata.labels.app"), "nginx");
+  }
+  json::object pod = *Get(kPods, "web-1");
+  const json::array& volumes = Find(pod, "spec.volumes")->get_array();
+  ASSERT_FALSE(volumes.empty());
+  EXPECT_EQ(Str(volumes.at(0).get_object(), "name"), "www");
+  EXPECT_EQ(Str(volumes.at(0).get_object(), "persistentVolumeClaim.claimName"), "www-web-1");
+  Scale(0);
+  ASSERT_TRUE(Eventually([&] { return PodNames().empty(); }));
+  EXPECT_TRUE(Get(kPersistentVolumeClaims, "www-web-0").has_value());
+  EXPECT_TRUE(Get(kPersistentVolumeClaims, "www-web-1").has_value());
+}
+
+TEST_F(StatefulSetTest, WhenScaledDeleteRemovesTheClaims) {
+  Create(WebSet(2, "Parallel", R"("persistentVolumeClaimRetentionPolicy":{"whenScaled":"Delete"},
+      "volumeClaimTemplates":[{"metadata":{"name":"www"},
+      "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}],)"));
+  ASSERT_TRUE(Eventually([&] { return Get(kPersistentVolumeClaims, "www-web-1").has_value(); }));
+  Scale(1);
+  ASSERT_TRUE(Eventually([&] { return !Get(kPersistentVolumeClaims, "www-web-1").has_value(); }));
+  EXPECT_TRUE(Get(kPersistentVolumeClaims, "www-web-0").has_value());
+}
+
+TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirst) {
+  Create(WebSet(3));
+  RunToReady(3);
+  std::string old_revision = Str(Set(), "status.currentRevision");
+  Patch(R"({"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}},
+      "template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}})");
+  ASSERT_TRUE(Eventually([&] {
+    ReadyAll();
+    return Int(Set(), "status.updatedReplicas") == 2 && Int(Set(), "status.readyReplicas") == 3;
+  })) << ToJson(Set());
+  json::object set = Set();
+  std::string new_revision = Str(set, "status.updateRevision");
+  EXPECT_NE(new_revision, old_revision);
+  EXPECT_EQ(Str(set, "status.currentRevision"), old_revision);
+  EXPECT_EQ(Int(set, "status.currentReplicas"), 1);
+  auto revision_of = [&](const std::string& name) {
+    return Str(*Get(kPods, name), "metadata.labels.controller-revision-hash");
+  };
+  EXPECT_EQ(revision_of("web-0"), old_revision);
+  EXPECT_EQ(revision_of("web-1"), new_revision);
+  EXPECT_EQ(revision_of("web-2"), new_revision);
+  EXPECT_EQ(Find(*Get(kPods, "web-2"), "spec.containers")->get_array().at(0).at("image"),
+            "nginx:1.26");
+  std::vector<std::string> deleted;
+  for (const std::string& line : Log()) {
+    if (line.starts_with("DELETED")) deleted.push_back(line);
+  }
+  EXPECT_THAT(deleted, ElementsAre("DELETED web-2", "DELETED web-1"));
+
+  Patch(R"({"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}})");
+  ASSERT_TRUE(Eventually([&] {
+    ReadyAll();
+    json::object s = Set();
+    return Str(s, "status.currentRevision") == new_revision &&
+           Int(s, "status.currentReplicas") == 3 && Int(s, "status.readyReplicas") == 3;
+  })) << ToJson(Set());
+  EXPECT_EQ(revision_of("web-0"), new_revision);
+}
+
+TEST_F(StatefulSetTest, OnDeleteUpdatesOnlyDeletedPods) {
+  Create(WebSet(2, "OrderedReady", R"("updateStrategy":{"type":"OnDelete"},)"));
+  RunToReady(2);
+  std::string old_revision = Str(Set(), "status.currentRevision");
+  Patch(R"({"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}})");
+  ASSERT_TRUE(Eventually([&] { return Str(Set(), "status.updateRevision") != old_revision; }));
+  std::string new_revision = Str(Set(), "status.updateRevision");
+  EXPECT_EQ(Str(*Get(kPods, "web-1"), "metadata.labels.controller-revision-hash"), old_revision);
+  ASSERT_TRUE(api().Delete(kPods, "default", "web-1").ok());
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> pod = Get(kPods, "web-1");
+    return pod && Str(*pod, "metadata.labels.controller-revision-hash") == new_revision;
+  }));
+  EXPECT_EQ(Str(*Get(kPods, "web-0"), "metadata.labels.controller-revision-hash"), old_revision);
+}
+
+TEST_F(StatefulSetTest, FailedOrDeletedPodIsRecreatedWithTheSameName) {
+  Create(WebSet(2));
+  RunToReady(2);
+  std::string uid = Str(*Get(kPods, "web-1"), "metadata.uid");
+  SetPhase(*Get(kPods, "web-1"), "Failed", false);
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> pod = Get(kPods, "web-1");
+    return pod && Str(*pod, "metadata.uid") != uid;
+  }));
+  uid = Str(*Get(kPods, "web-0"), "metadata.uid");
+  ASSERT_TRUE(api().Delete(kPods, "default", "web-0").ok());
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> pod = Get(kPods, "web-0");
+    return pod && Str(*pod, "metadata.uid") != uid;
+  }));
+}
+
+TEST_F(StatefulSetTest, DeletingTheSetRemovesItsPodsAndKeepsItsClaims) {
+  Create(WebSet(1, "OrderedReady", R"("volumeClaimTemplates":[{"metadata":{"name":"www"},
+      "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}],)"));
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 1; }));
+  client::DeleteOptions opts;
+  opts.propagation_policy = "Background";
+  ASSERT_TRUE(api().Delete(kStatefulSets, "default", "web", opts).ok());
+  ASSERT_TRUE(Eventually([&] { return PodNames().empty(); }));
+  EXPECT_TRUE(Get(kPersistentVolumeClaims, "www-web-0").has_value());
+}
+
+}  // namespace
+}  // namespace flotilla::member
