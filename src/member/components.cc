@@ -1,8 +1,12 @@
 #include "member/components.h"
 
 #include "member/hpa/hpa_controller.h"
-#include "member/deployment/deployment_controller.h"
 #include "member/replicaset/replicaset_controller.h"
+#include "member/services/endpoints_controller.h"
+#include "member/services/endpointslice_controller.h"
+#include "member/services/load_balancer.h"
+#include "member/statefulset/statefulset_controller.h"
+#include "member/statefulset/volume_binder.h"
 
 // One include and one line per component; each component's library is
 // listed in flotilla_member_components' DEPS (src/member/CMakeLists.txt).
@@ -12,8 +16,12 @@ namespace flotilla::member {
 std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx) {
   std::vector<std::unique_ptr<Component>> out;
   out.push_back(std::make_unique<ReplicaSetController>(ctx));
-  out.push_back(std::make_unique<DeploymentController>(ctx));
   out.push_back(std::make_unique<hpa::HpaController>(ctx));
+  out.push_back(std::make_unique<StatefulSetController>(ctx));
+  out.push_back(std::make_unique<VolumeBinder>(ctx));
+  out.push_back(std::make_unique<LoadBalancerController>(ctx));
+  out.push_back(std::make_unique<EndpointsController>(ctx));
+  out.push_back(std::make_unique<EndpointSliceController>(ctx));
   return out;
 }
 

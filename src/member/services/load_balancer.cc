@@ -1,0 +1,174 @@
+#include "member/services/load_balancer.h"
+
+#include <charconv>
+#include <set>
+
+#include "member/services/endpoint_util.h"
+
+namespace flotilla::member {
+namespace {
+
+using services::Str;
+
+// The addresses in status.loadBalancer.ingress.
+std::vector<std::string> IngressIps(const json::object& service) {
+  std::vector<std::string> out;
+  const json::value* ingress = Find(service, "status.loadBalancer.ingress");
+  if (ingress == nullptr || !ingress->is_array()) return out;
+  for (const json::value& i : ingress->get_array()) {
+    if (i.is_object() && !Str(i.get_object(), "ip").empty())
+      out.push_back(Str(i.get_object(), "ip"));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<uint32_t> AddressPool::ParseIp(std::string_view ip) {
+  uint32_t out = 0;
+  for (int part = 0; part < 4; ++part) {
+    size_t dot = part < 3 ? ip.find('.') : ip.size();
+    if (dot == std::string_view::npos || dot == 0 || dot > 3) return std::nullopt;
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(ip.data(), ip.data() + dot, value);
+    if (ec != std::errc() || end != ip.data() + dot || value > 255) return std::nullopt;
+    out = out << 8 | value;
+    ip.remove_prefix(part < 3 ? dot + 1 : dot);
+  }
+  return out;
+}
+
+std::string AddressPool::FormatIp(uint32_t ip) {
+  return std::to_string(ip >> 24) + "." + std::to_string(ip >> 16 & 255) + "." +
+         std::to_string(ip >> 8 & 255) + "." + std::to_string(ip & 255);
+}
+
+std::optional<AddressPool> AddressPool::Parse(std::string_view cidr) {
+  size_t slash = cidr.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::optional<uint32_t> base = ParseIp(cidr.substr(0, slash));
+  std::string_view bits_text = cidr.substr(slash + 1);
+  int bits = -1;
+  auto [end, ec] = std::from_chars(bits_text.data(), bits_text.data() + bits_text.size(), bits);
+  if (!base || ec != std::errc() || end != bits_text.data() + bits_text.size() || bits < 0 ||
+      bits > 32) {
+    return std::nullopt;
+  }
+  uint64_t size = uint64_t{1} << (32 - bits);
+  uint32_t network = static_cast<uint32_t>(*base & ~(size - 1));
+  AddressPool pool;
+  pool.first_ = network;
+  pool.last_ = static_cast<uint32_t>(network + size - 1);
+  if (bits < 31) {
+    ++pool.first_;
+    --pool.last_;
+  }
+  return pool;
+}
+
+bool AddressPool::Contains(std::string_view ip) const {
+  std::optional<uint32_t> v = ParseIp(ip);
+  return v && *v >= first_ && *v <= last_;
+}
+
+LoadBalancerController::LoadBalancerController(ControllerContext& ctx)
+    : client_(ctx.client),
+      events_(ctx.events),
+      services_(ctx.informers.For(kServices)),
+      cidr_(ctx.options.lb_cidr),
+      pool_(AddressPool::Parse(ctx.options.lb_cidr)) {
+  // One worker: allocations are serialized.
+  runtime::Controller& c = ctx.manager.AddController(
+      "service-lb", 1, [this](const std::string& key) { return Reconcile(key); });
+  services_.AddEventHandler(c.EnqueueHandler());
+}
+
+std::optional<std::string> LoadBalancerController::Allocate(const std::string& key,
+                                                            const json::object& service) {
+  std::set<uint32_t> taken;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [other, ip] : assigned_) {
+      if (other != key) taken.insert(*AddressPool::ParseIp(ip));
+    }
+  }
+  for (const runtime::ObjectPtr& other : services_.lister().List()) {
+    if (runtime::ObjectKey(*other) == key) continue;
+    for (const std::string& ip : IngressIps(*other)) {
+      if (std::optional<uint32_t> v = AddressPool::ParseIp(ip)) taken.insert(*v);
+    }
+  }
+  std::string requested = Str(service, "spec.loadBalancerIP");
+  if (!requested.empty()) {
+    if (!pool_->Contains(requested) || taken.contains(*AddressPool::ParseIp(requested))) {
+      return std::nullopt;
+    }
+    return requested;
+  }
+  for (uint64_t ip = pool_->first(); ip <= pool_->last(); ++ip) {
+    if (!taken.contains(static_cast<uint32_t>(ip))) {
+      return AddressPool::FormatIp(static_cast<uint32_t>(ip));
+    }
+  }
+  return std::nullopt;
+}
+
+StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& key) {
+  runtime::ObjectPtr cached = services_.cache().Get(key);
+  bool wants_lb = cached != nullptr && Str(*cached, "spec.type") == "LoadBalancer" &&
+                  Str(*cached, "metadata.deletionTimestamp").empty();
+  if (!wants_lb) {
+    {
+      std::lock_guard lock(mu_);
+      assigned_.erase(key);
+    }
+    if (cached == nullptr || IngressIps(*cached).empty()) return runtime::Result{};
+    // No longer a LoadBalancer: its address goes back to the pool.
+    json::object service = *cached;
+    EnsureObject(service, "status")["loadBalancer"] = json::object();
+    StatusOr<json::object> written = client_.UpdateStatus(kServices, "", service);
+    if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
+    return runtime::Result{};
+  }
+  std::vector<std::string> current = IngressIps(*cached);
+  std::string requested = Str(*cached, "spec.loadBalancerIP");
+  if (current.size() == 1 && pool_ && pool_->Contains(current[0]) &&
+      (requested.empty() || requested == current[0])) {
+    std::lock_guard lock(mu_);
+    assigned_[key] = current[0];
+    return runtime::Result{};
+  }
+  Record(*cached, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+  std::optional<std::string> ip = pool_ ? Allocate(key, *cached) : std::nullopt;
+  if (!ip) {
+    std::string why = !pool_ ? "the address pool " + cidr_ + " is not an IPv4 CIDR"
+                      : !requested.empty()
+                          ? "requested address " + requested + " is not free in pool " + cidr_
+                          : "no addresses left in pool " + cidr_;
+    Record(*cached, "Warning", "SyncLoadBalancerFailed",
+           "Error syncing load balancer: failed to ensure load balancer: " + why);
+    return runtime::Result{kRetryWhenFull};
+  }
+  json::object service = *cached;
+  EnsureObject(service, "status")["loadBalancer"] =
+      json::object{{"ingress", json::array{json::object{{"ip", *ip}, {"ipMode", "VIP"}}}}};
+  StatusOr<json::object> written = client_.UpdateStatus(kServices, "", service);
+  if (written.status().Is(Reason::kNotFound)) return runtime::Result{};
+  if (!written.ok()) return written.status();
+  {
+    std::lock_guard lock(mu_);
+    assigned_[key] = *ip;
+  }
+  Record(*cached, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+  return runtime::Result{};
+}
+
+void LoadBalancerController::Record(const json::object& service, std::string_view type,
+                                    std::string_view reason, const std::string& message) {
+  json::object about = service;
+  about["apiVersion"] = "v1";
+  about["kind"] = "Service";
+  events_.Event(about, type, reason, message);
+}
+
+}  // namespace flotilla::member

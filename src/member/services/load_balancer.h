@@ -1,0 +1,62 @@
+// The member's service controller for `type: LoadBalancer` (what a cloud
+// provider's load balancer controller does, in the spirit of MetalLB):
+// every LoadBalancer service gets one address of the member's pool
+// (SimulationOptions::lb_cidr) as status.loadBalancer.ingress[{ip}], the
+// requested spec.loadBalancerIP when it is in the pool and free. Addresses
+// are unique within the member and free again when the service is deleted
+// or stops being a LoadBalancer (its ingress is then cleared). A service
+// for which no address is left stays <pending> with a Warning event and is
+// tried again later. Events EnsuringLoadBalancer / EnsuredLoadBalancer as
+// the cloud service controller records them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "member/context.h"
+
+namespace flotilla::member {
+
+// An IPv4 CIDR's host addresses, lowest first (network and broadcast
+// addresses excluded below /31).
+class AddressPool {
+ public:
+  // nullopt for anything but "a.b.c.d/n".
+  static std::optional<AddressPool> Parse(std::string_view cidr);
+  bool Contains(std::string_view ip) const;
+  uint32_t first() const { return first_; }
+  uint32_t last() const { return last_; }
+  static std::optional<uint32_t> ParseIp(std::string_view ip);
+  static std::string FormatIp(uint32_t ip);
+
+ private:
+  uint32_t first_ = 0;
+  uint32_t last_ = 0;
+};
+
+class LoadBalancerController : public Component {
+ public:
+  explicit LoadBalancerController(ControllerContext& ctx);
+
+  static constexpr Duration kRetryWhenFull = std::chrono::seconds(30);
+
+ private:
+  StatusOr<runtime::Result> Reconcile(const std::string& key);
+  // The address `key` may use: its requested one, else the lowest free.
+  std::optional<std::string> Allocate(const std::string& key, const json::object& service);
+  void Record(const json::object& service, std::string_view type, std::string_view reason,
+              const std::string& message);
+
+  client::Client& client_;
+  runtime::EventRecorder& events_;
+  runtime::Informer& services_;
+  const std::string cidr_;
+  const std::optional<AddressPool> pool_;
+  std::mutex mu_;
+  std::map<std::string, std::string> assigned_;  // GUARDED_BY(mu_) service key -> ip
+};
+
+}  // namespace flotilla::member
