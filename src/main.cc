@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   flotilla::cli::AddVersionCommand(app);
   flotilla::cli::AddPlanCommand(app);
   flotilla::cli::AddServerCommand(app);
+  flotilla::cli::AddMemberCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -9,5 +9,8 @@ namespace flotilla::cli {
 void AddVersionCommand(CLI::App& app);
 void AddPlanCommand(CLI::App& app);
 void AddServerCommand(CLI::App& app);
+// member and its ctl subcommand (member.cc, member_ctl.cc).
+void AddMemberCommand(CLI::App& app);
+void AddMemberCtlCommand(CLI::App& member);
 
 }  // namespace flotilla::cli

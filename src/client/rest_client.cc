@@ -211,10 +211,16 @@ Status RestTransport::Stream(const ApiRequest& req, StreamSink& sink) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Client>> NewRestClient(const RestConfig& config, const RestOptions& opts) {
+StatusOr<std::shared_ptr<Transport>> NewRestTransport(const RestConfig& config,
+                                                      const RestOptions& opts) {
   FLOTILLA_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(config));
   FLOTILLA_ASSIGN_OR_RETURN(auto ctx, MakeTlsContext(config));
-  auto transport = std::make_shared<RestTransport>(std::move(ctx), std::move(ep), config, opts);
+  return std::shared_ptr<Transport>(
+      std::make_shared<RestTransport>(std::move(ctx), std::move(ep), config, opts));
+}
+
+StatusOr<std::unique_ptr<Client>> NewRestClient(const RestConfig& config, const RestOptions& opts) {
+  FLOTILLA_ASSIGN_OR_RETURN(auto transport, NewRestTransport(config, opts));
   return NewTransportClient(std::move(transport));
 }
 

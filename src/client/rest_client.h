@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "client/client.h"
 #include "client/kubeconfig.h"
+#include "client/transport.h"
 
 namespace flotilla::client {
 
@@ -51,5 +52,10 @@ struct RestOptions {
 // PEM that does not load, a certificate without its key.
 StatusOr<std::unique_ptr<Client>> NewRestClient(const RestConfig& config,
                                                 const RestOptions& opts = {});
+// The HTTPS transport under the REST client, for requests outside the
+// Client verbs (a member's admin endpoint). Same TLS, credentials, rate
+// limiting and retries.
+StatusOr<std::shared_ptr<Transport>> NewRestTransport(const RestConfig& config,
+                                                      const RestOptions& opts = {});
 
 }  // namespace flotilla::client

@@ -1,0 +1,157 @@
+// `flotilla member`: one or many simulated member clusters in this process
+// (docs/member.md, "Running members"). Each gets its own port, data dir and
+// kubeconfig; the process runs until SIGINT or SIGTERM.
+#include <sys/resource.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "base/log.h"
+#include "cli/commands.h"
+#include "cli/signals.h"
+#include "member/cluster.h"
+
+namespace flotilla::cli {
+namespace {
+
+struct MemberFlags {
+  member::MemberOptions member;
+  int clusters = 1;
+  std::string zones;
+  std::string pod_startup = "500ms";
+  std::string hpa_downscale_stabilization = "5m";
+  std::string log_level = "info";
+};
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void RaiseOpenFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+// The options of member `i` (0-based) of `flags.clusters`.
+member::MemberOptions OptionsFor(const MemberFlags& flags, int i) {
+  member::MemberOptions opts = flags.member;
+  if (flags.clusters == 1) return opts;
+  opts.name = flags.member.name + "-" + std::to_string(i + 1);
+  opts.data_dir = flags.member.data_dir + "/" + opts.name;
+  if (flags.member.port != 0) opts.port = flags.member.port + i;
+  return opts;
+}
+
+int RunMembers(MemberFlags& flags) {
+  InitLogging(flags.log_level);
+  RaiseOpenFileLimit();
+  BlockTerminationSignals();
+  auto startup = member::ParseGoDuration(flags.pod_startup);
+  auto stabilization = member::ParseGoDuration(flags.hpa_downscale_stabilization);
+  if (!startup || !stabilization) {
+    std::cerr << "error: --pod-startup and --hpa-downscale-stabilization take durations such "
+                 "as 500ms, 30s or 5m\n";
+    return 2;
+  }
+  auto& sim = flags.member.simulation;
+  sim.pod_startup = *startup;
+  sim.hpa_downscale_stabilization = *stabilization;
+  sim.zones = SplitList(flags.zones);
+  std::vector<std::unique_ptr<member::MemberCluster>> members;
+  for (int i = 0; i < flags.clusters; ++i) {
+    auto m = member::MemberCluster::Start(OptionsFor(flags, i));
+    if (!m.ok()) {
+      spdlog::error("starting member {}: {}", OptionsFor(flags, i).name, m.status().ToString());
+      for (auto& started : members) started->Stop();
+      return 1;
+    }
+    std::cout << "Flotilla member " << (*m)->name() << " ready at " << (*m)->url()
+              << " (kubeconfig " << (*m)->kubeconfig_path() << ")\n"
+              << std::flush;
+    members.push_back(std::move(*m));
+  }
+  int sig = WaitForTerminationSignal();
+  spdlog::info("received signal {}, stopping {} member(s)", sig, members.size());
+  for (auto it = members.rbegin(); it != members.rend(); ++it) (*it)->Stop();
+  members.clear();
+  return 0;
+}
+
+void AddSimulationFlags(CLI::App* cmd, MemberFlags& f) {
+  auto& sim = f.member.simulation;
+  cmd->add_option("--nodes", sim.nodes, "Simulated nodes per member")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Nodes");
+  cmd->add_option("--node-cpu", sim.node_cpu, "CPU capacity and allocatable of each node")
+      ->capture_default_str()
+      ->group("Nodes");
+  cmd->add_option("--node-memory", sim.node_memory, "Memory of each node")
+      ->capture_default_str()
+      ->group("Nodes");
+  cmd->add_option("--node-pods", sim.node_pods, "Pods each node may run")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Nodes");
+  cmd->add_option("--zones", f.zones, "Comma-separated zones, given to nodes round-robin")
+      ->group("Nodes");
+  cmd->add_option("--region", sim.region, "Region label of every node")->group("Nodes");
+  cmd->add_option("--pod-startup", f.pod_startup, "Time from binding to Running and Ready")
+      ->capture_default_str()
+      ->group("Simulation");
+  cmd->add_option("--hpa-downscale-stabilization", f.hpa_downscale_stabilization,
+                  "HPA scale-down stabilization window")
+      ->capture_default_str()
+      ->group("Simulation");
+  cmd->add_option("--lb-cidr", sim.lb_cidr, "Addresses for LoadBalancer services")
+      ->capture_default_str()
+      ->group("Simulation");
+}
+
+}  // namespace
+
+void AddMemberCommand(CLI::App& app) {
+  auto flags = std::make_shared<MemberFlags>();
+  auto* cmd = app.add_subcommand("member", "Run simulated member clusters");
+  auto& m = flags->member;
+  cmd->add_option("--name", m.name, "Member name (with --clusters N: NAME-1 .. NAME-N)")
+      ->capture_default_str()
+      ->group("Members");
+  cmd->add_option("--clusters", flags->clusters, "Simulated clusters in this process")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str()
+      ->group("Members");
+  cmd->add_option("--data-dir", m.data_dir,
+                  "State, certificates and kubeconfig (with --clusters N: DIR/NAME-i/)")
+      ->capture_default_str()
+      ->group("Storage");
+  cmd->add_option("--storage", m.storage, "Storage backend: memory or sqlite")
+      ->check(CLI::IsMember({"sqlite", "memory"}))
+      ->capture_default_str()
+      ->group("Storage");
+  cmd->add_option("--bind-address", m.bind_address, "Address to listen on")
+      ->capture_default_str()
+      ->group("Serving");
+  m.port = 6443;
+  cmd->add_option("--secure-port", m.port,
+                  "HTTPS port (0 picks free ports; with --clusters N: PORT .. PORT+N-1)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str()
+      ->group("Serving");
+  AddSimulationFlags(cmd, *flags);
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str()
+      ->group("Logging");
+  AddMemberCtlCommand(*cmd);
+  cmd->callback([flags] { std::exit(RunMembers(*flags)); });
+}
+
+}  // namespace flotilla::cli

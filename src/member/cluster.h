@@ -1,0 +1,78 @@
+// MemberCluster: one simulated Kubernetes cluster (docs/member.md): an API
+// server with the member kinds (and without federation/v1beta1), the
+// member's in-process client, controller manager, shared informers, event
+// recorder, simulated CPU demand and every component of BuildComponents,
+// plus its admin endpoint and API faults (admin.h). `flotilla member` runs
+// one or many in one process.
+//
+// Start() returns a running member whose kubeconfig is written; Stop() (or
+// the destructor) stops everything in reverse order. Thread-safe accessors.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/registry.h"
+#include "apiserver/server.h"
+#include "member/admin.h"
+#include "member/context.h"
+
+namespace flotilla::member {
+
+struct MemberOptions {
+  std::string name = "member";                 // also the kubeconfig's cluster and context name
+  std::string data_dir = "./flotilla-member";  // state and PKI of this member
+  std::string kubeconfig_path;                 // "" = data_dir + "/kubeconfig"
+  std::string bind_address = "127.0.0.1";
+  int port = 0;                    // 0 picks a free port
+  std::string storage = "memory";  // "sqlite" | "memory"
+  SimulationOptions simulation;    // simulation.cluster_name is set to `name`
+  Clock* clock = nullptr;          // null: the real clock
+};
+
+// The kinds a member serves: the foundation kinds without
+// federation/v1beta1, and the member kinds. Built once, shared read-only.
+const api::Registry& MemberRegistry();
+
+class MemberCluster {
+ public:
+  static StatusOr<std::unique_ptr<MemberCluster>> Start(const MemberOptions& opts);
+  ~MemberCluster();
+  MemberCluster(const MemberCluster&) = delete;
+  MemberCluster& operator=(const MemberCluster&) = delete;
+
+  // Idempotent.
+  void Stop();
+
+  const std::string& name() const { return opts_.name; }
+  std::string url() const { return server_->url(); }
+  int port() const { return server_->port(); }
+  const std::string& kubeconfig_path() const { return opts_.kubeconfig_path; }
+  client::Client& client() { return *client_; }
+  WorkloadDemand& demand() { return demand_; }
+  Faults& faults() { return faults_; }
+  const SimulationOptions& options() const { return opts_.simulation; }
+  apiserver::Server& server() { return *server_; }
+
+ private:
+  explicit MemberCluster(const MemberOptions& opts) : opts_(opts) {}
+  Status Init();
+
+  MemberOptions opts_;
+  Faults faults_;
+  WorkloadDemand demand_;
+  std::unique_ptr<Admin> admin_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::unique_ptr<client::Client> client_;
+  std::unique_ptr<runtime::ControllerManager> manager_;
+  std::unique_ptr<SharedInformers> informers_;
+  std::unique_ptr<runtime::EventRecorder> events_;
+  std::optional<ControllerContext> ctx_;
+  std::vector<std::unique_ptr<Component>> components_;
+  std::atomic<bool> admin_ready_{false};
+  bool stopped_ = false;
+};
+
+}  // namespace flotilla::member
