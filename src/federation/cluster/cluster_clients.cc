@@ -1,0 +1,81 @@
+// The registry of ready member clusters (cluster_clients.h).
+#include "federation/cluster/cluster_clients.h"
+
+namespace flotilla::federation::cluster {
+
+void ClusterClients::Subscribe(ClusterCallbacks callbacks) {
+  std::lock_guard notify(notify_mu_);
+  std::map<std::string, std::shared_ptr<client::Client>> ready;
+  {
+    std::lock_guard lock(mu_);
+    subscribers_.push_back(callbacks);
+    ready = clients_;
+  }
+  if (!callbacks.on_ready) return;
+  for (const auto& [name, c] : ready) {
+    if (c) callbacks.on_ready(name, c);
+  }
+}
+
+std::vector<ClusterCallbacks> ClusterClients::Subscribers() const {
+  std::lock_guard lock(mu_);
+  return subscribers_;
+}
+
+void ClusterClients::SetReady(const std::string& name, std::shared_ptr<client::Client> client) {
+  std::lock_guard notify(notify_mu_);
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(name);
+    if (it != clients_.end() && it->second == client) return;
+    clients_[name] = client;
+  }
+  for (const auto& s : Subscribers()) {
+    if (s.on_ready) s.on_ready(name, client);
+  }
+}
+
+void ClusterClients::SetNotReady(const std::string& name) {
+  std::lock_guard notify(notify_mu_);
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(name);
+    if (it == clients_.end()) {
+      clients_[name] = nullptr;  // known from now on, so that Remove reports it
+      return;
+    }
+    if (!it->second) return;
+    it->second = nullptr;
+  }
+  for (const auto& s : Subscribers()) {
+    if (s.on_not_ready) s.on_not_ready(name);
+  }
+}
+
+void ClusterClients::Remove(const std::string& name) {
+  std::lock_guard notify(notify_mu_);
+  {
+    std::lock_guard lock(mu_);
+    if (clients_.erase(name) == 0) return;
+  }
+  for (const auto& s : Subscribers()) {
+    if (s.on_removed) s.on_removed(name);
+  }
+}
+
+std::shared_ptr<client::Client> ClusterClients::Get(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(name);
+  return it == clients_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> ClusterClients::ReadyClusters() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, c] : clients_) {
+    if (c) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace flotilla::federation::cluster

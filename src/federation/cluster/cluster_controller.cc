@@ -1,0 +1,335 @@
+// The cluster controller (cluster_controller.h).
+#include "federation/cluster/cluster_controller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+#include "client/rest_client.h"
+#include "federation/cluster/cluster_status.h"
+
+namespace flotilla::federation::cluster {
+
+// What one probe saw.
+struct ClusterController::Observation {
+  bool reachable = false;
+  bool ok = false;
+  std::string message;
+  double seconds = 0;
+  std::optional<std::string> version;
+  std::optional<Topology> topology;  // null: not known this time
+};
+
+namespace {
+
+std::string SecretNamespace(const json::object& cluster) {
+  const json::value* ns = Find(cluster, "spec.secretRef.namespace");
+  if (ns != nullptr && ns->is_string() && !ns->get_string().empty()) {
+    return std::string(ns->get_string());
+  }
+  return kSystemNamespace;
+}
+
+std::string StringField(const json::object& obj, std::string_view path) {
+  const json::value* v = Find(obj, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+std::string SecretName(const json::object& cluster) {
+  const json::value* name = Find(cluster, "spec.secretRef.name");
+  return name != nullptr && name->is_string() ? std::string(name->get_string()) : "";
+}
+
+std::string Trim(std::string s, size_t max) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s.size() > max ? s.substr(0, max) + "..." : s;
+}
+
+}  // namespace
+
+// The controller's state for one cluster. Only the reconcile of its key
+// touches it (the queue never runs one key twice at once), except `health`,
+// which Health() and RenderMetrics() read from other threads.
+struct ClusterController::Member {
+  std::string secret_version;  // "uid/resourceVersion" the clients were built from
+  std::string secret_error;    // why there are no clients
+  std::unique_ptr<MemberProber> prober;
+  std::shared_ptr<client::Client> client;
+  std::optional<bool> healthy;  // the reported health, with hysteresis
+  int failures_in_row = 0;
+  int successes_in_row = 0;
+  TimePoint next_probe{};
+  mutable std::mutex mu;
+  ClusterHealth health;  // GUARDED_BY(mu)
+};
+
+ClusterController::ClusterController(client::Client& fed, runtime::ControllerManager& manager,
+                                     Clock& clock, ClusterControllerOptions options,
+                                     ClusterClients* registry)
+    : fed_(fed),
+      clock_(clock),
+      io_clock_(options.io_clock != nullptr ? *options.io_clock : RealClock()),
+      options_(options),
+      registry_(registry),
+      clusters_(fed, kClusters, clock),
+      secrets_(fed, kSecrets, clock, runtime::InformerOptions{.ns = kSystemNamespace}) {
+  controller_ = &manager.AddController("cluster", std::max(1, options_.workers),
+                                       [this](const std::string& key) { return Reconcile(key); });
+  clusters_.AddEventHandler(controller_->EnqueueHandler());
+  auto on_secret = [this](const runtime::ObjectPtr& s) { EnqueueClustersOf(s); };
+  secrets_.AddEventHandler(
+      {on_secret,
+       [on_secret](const runtime::ObjectPtr&, const runtime::ObjectPtr& s) { on_secret(s); },
+       on_secret});
+  manager.AddInformer(&clusters_);
+  manager.AddInformer(&secrets_);
+}
+
+ClusterController::~ClusterController() {
+  clusters_.Stop();
+  secrets_.Stop();
+}
+
+void ClusterController::EnqueueClustersOf(const runtime::ObjectPtr& secret) {
+  std::string ns = StringField(*secret, "metadata.namespace");
+  std::string name = StringField(*secret, "metadata.name");
+  for (const runtime::ObjectPtr& c : clusters_.lister().List()) {
+    if (SecretName(*c) == name && SecretNamespace(*c) == ns) {
+      controller_->queue().Add(runtime::ObjectKey(*c));
+    }
+  }
+}
+
+std::shared_ptr<ClusterController::Member> ClusterController::MemberFor(
+    const std::string& name, const json::object& cluster) {
+  std::lock_guard lock(mu_);
+  auto& m = members_[name];
+  if (m) return m;
+  m = std::make_shared<Member>();
+  // A restarted controller carries on from the health the status records.
+  const json::value* conditions = Find(cluster, "status.conditions");
+  std::string ready = ConditionStatus(
+      conditions != nullptr && conditions->is_array() ? &conditions->get_array() : nullptr,
+      "Ready");
+  if (ready == "True") m->healthy = true;
+  if (ready == "False") m->healthy = false;
+  return m;
+}
+
+std::optional<ClusterHealth> ClusterController::Health(const std::string& name) const {
+  std::shared_ptr<Member> m;
+  {
+    std::lock_guard lock(mu_);
+    auto it = members_.find(name);
+    if (it == members_.end()) return std::nullopt;
+    m = it->second;
+  }
+  std::lock_guard lock(m->mu);
+  return m->health;
+}
+
+StatusOr<runtime::Result> ClusterController::Reconcile(const std::string& name) {
+  runtime::ObjectPtr cluster = clusters_.lister().Get("", name);
+  if (!cluster) {
+    Forget(name);
+    return runtime::Result{};
+  }
+  std::shared_ptr<Member> m = MemberFor(name, *cluster);
+  TimePoint now = clock_.Now();
+  if (RefreshClients(*m, *cluster)) m->next_probe = now;
+  // Our own status writes come back as updates: probe only when it is due.
+  if (now < m->next_probe) return runtime::Result{.requeue_after = m->next_probe - now};
+  m->next_probe = now + options_.monitor_period;
+  Observation obs = Observe(*m);
+  bool was = m->healthy.value_or(!obs.ok);
+  bool healthy = Judge(*m, obs);
+  if (was != healthy) {
+    spdlog::info("cluster {} is {}: {}", name, healthy ? "Ready" : "NotReady", obs.message);
+  }
+  {
+    std::lock_guard lock(m->mu);
+    m->health.ready = healthy;
+    m->health.reachable = obs.reachable;
+    m->health.probe_seconds = obs.seconds;
+    ++m->health.probes;
+    if (!obs.ok) ++m->health.failures;
+  }
+  if (registry_ != nullptr) {
+    if (healthy && m->client) registry_->SetReady(name, m->client);
+    if (!healthy) registry_->SetNotReady(name);
+  }
+  auto written = fed_.UpdateStatus(kClusters, "", WithStatus(*cluster, obs, healthy, now));
+  // A failed write is retried with backoff; the next probe writes anyway.
+  if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
+  return runtime::Result{.requeue_after = options_.monitor_period};
+}
+
+void ClusterController::Forget(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    members_.erase(name);
+  }
+  if (registry_ != nullptr) registry_->Remove(name);
+}
+
+StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& cluster) {
+  std::string ns = SecretNamespace(cluster), name = SecretName(cluster);
+  runtime::ObjectPtr secret;
+  if (ns == kSystemNamespace) {
+    secret = secrets_.lister().Get(ns, name);
+  } else {
+    FLOTILLA_ASSIGN_OR_RETURN(json::object got, fed_.Get(kSecrets, ns, name));
+    secret = std::make_shared<const json::object>(std::move(got));
+  }
+  if (!secret) return Status::NotFound("secrets \"" + name + "\" not found in namespace " + ns);
+  return secret;
+}
+
+bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
+  auto secret = SecretOf(cluster);
+  std::string version = secret.ok() ? StringField(**secret, "metadata.uid") + "/" +
+                                          runtime::ResourceVersionOf(**secret)
+                                    : "error: " + secret.status().message();
+  if (version == m.secret_version) return false;
+  m.secret_version = version;
+  m.prober.reset();
+  m.client.reset();
+  Status built = secret.status();
+  if (built.ok()) {
+    auto config = RestConfigFromSecret(**secret);
+    built = config.status();
+    if (config.ok()) {
+      auto prober = MemberProber::Create(*config, options_.probe_timeout, io_clock_);
+      client::RestOptions opts{.timeout = options_.probe_timeout, .max_retries = 0};
+      opts.clock = &io_clock_;
+      auto rest = client::NewRestClient(*config, opts);
+      built = !prober.ok() ? prober.status() : rest.status();
+      if (built.ok()) m.prober = std::move(*prober), m.client = std::move(*rest);
+    }
+  }
+  m.secret_error = built.ok() ? "" : "the cluster's Secret: " + built.message();
+  std::lock_guard lock(m.mu);
+  if (built.ok()) ++m.health.client_generation;
+  return true;
+}
+
+ClusterController::Observation ClusterController::Observe(Member& m) {
+  Observation obs;
+  if (!m.prober) {
+    obs.message = m.secret_error;
+    return obs;
+  }
+  TimePoint start = io_clock_.Now();
+  std::string path = "/readyz";
+  auto r = m.prober->Get(path);
+  if (r.ok() && r->code == 404) r = m.prober->Get(path = "/healthz");
+  obs.seconds = std::chrono::duration<double>(io_clock_.Now() - start).count();
+  if (!r.ok()) {
+    obs.message = r.status().message();
+    return obs;
+  }
+  obs.reachable = true;
+  obs.ok = r->code == 200;
+  obs.message =
+      obs.ok ? path + " responded with ok"
+             : path + " responded with " + std::to_string(r->code) + ": " + Trim(r->body, 256);
+  if (!obs.ok) return obs;
+  auto version = m.prober->Get("/version");
+  if (version.ok() && version->code == 200) {
+    auto doc = ParseJsonObject(version->body);
+    if (doc.ok()) obs.version = std::string(GetString(*doc, "gitVersion").value_or(""));
+  }
+  auto nodes = m.client->List(kNodes, "", {});
+  if (nodes.ok()) obs.topology = TopologyOfNodes(nodes->items);
+  // A member that serves no nodes (another federation) has no zones.
+  if (!nodes.ok() && nodes.status().Is(Reason::kNotFound)) obs.topology = Topology{};
+  return obs;
+}
+
+bool ClusterController::Judge(Member& m, const Observation& obs) const {
+  m.failures_in_row = obs.ok ? 0 : m.failures_in_row + 1;
+  m.successes_in_row = obs.ok ? m.successes_in_row + 1 : 0;
+  if (!m.healthy) {
+    m.healthy = obs.ok;
+  } else if (*m.healthy && m.failures_in_row >= options_.failure_threshold) {
+    m.healthy = false;
+  } else if (!*m.healthy && m.successes_in_row >= options_.success_threshold) {
+    m.healthy = true;
+  }
+  return *m.healthy;
+}
+
+json::object ClusterController::WithStatus(const json::object& cluster, const Observation& obs,
+                                           bool healthy, TimePoint now) const {
+  json::object out = cluster;
+  json::object& status = EnsureObject(out, "status");
+  json::array old;
+  if (const json::array* c = GetArray(status, "conditions")) old = *c;
+  // While the probes disagree with the reported health (below a threshold)
+  // the Ready message stays the one that explains the reported state.
+  std::string ready_message = obs.message;
+  for (const json::value& c : old) {
+    if (obs.ok != healthy && c.is_object() &&
+        GetString(c.get_object(), "type").value_or("") == "Ready") {
+      ready_message = std::string(GetString(c.get_object(), "message").value_or(obs.message));
+    }
+  }
+  bool reachable = healthy || obs.reachable;
+  json::array conditions;
+  conditions.push_back(MakeCondition(&old, "Ready", healthy ? "True" : "False",
+                                     healthy ? "ClusterReady" : "ClusterNotReady", ready_message,
+                                     now));
+  conditions.push_back(MakeCondition(&old, "Offline", reachable ? "False" : "True",
+                                     reachable ? "ClusterReachable" : "ClusterNotReachable",
+                                     reachable ? "cluster is reachable" : obs.message, now));
+  for (const json::value& c : old) {
+    std::string type =
+        c.is_object() ? std::string(GetString(c.get_object(), "type").value_or("")) : "";
+    if (type != "Ready" && type != "Offline") conditions.push_back(c);
+  }
+  status["conditions"] = std::move(conditions);
+  if (obs.version && !obs.version->empty()) status["kubernetesVersion"] = *obs.version;
+  if (obs.topology) {
+    json::array zones(obs.topology->zones.begin(), obs.topology->zones.end());
+    if (zones.empty())
+      status.erase("zones");
+    else
+      status["zones"] = std::move(zones);
+    if (obs.topology->region.empty())
+      status.erase("region");
+    else
+      status["region"] = obs.topology->region;
+  }
+  return out;
+}
+
+std::string ClusterController::RenderMetrics() const {
+  std::map<std::string, ClusterHealth> health;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, m] : members_) {
+      std::lock_guard member_lock(m->mu);
+      health[name] = m->health;
+    }
+  }
+  std::ostringstream out;
+  auto family = [&](const char* name, const char* type, const char* help, auto value) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+    for (const auto& [cluster, h] : health) {
+      out << name << "{cluster=\"" << cluster << "\"} " << value(h) << "\n";
+    }
+  };
+  family("flotilla_cluster_ready", "gauge", "Whether the member cluster is Ready (1) or not (0).",
+         [](const ClusterHealth& h) { return h.ready ? 1 : 0; });
+  family("flotilla_cluster_probe_duration_seconds", "gauge",
+         "Latency of the last health probe of the member cluster.",
+         [](const ClusterHealth& h) { return h.probe_seconds; });
+  family("flotilla_cluster_probes_total", "counter", "Health probes of the member cluster.",
+         [](const ClusterHealth& h) { return h.probes; });
+  family("flotilla_cluster_probe_failures_total", "counter",
+         "Failed health probes of the member cluster.",
+         [](const ClusterHealth& h) { return h.failures; });
+  return out.str();
+}
+
+}  // namespace flotilla::federation::cluster

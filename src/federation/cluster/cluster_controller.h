@@ -1,0 +1,110 @@
+// The cluster controller: watches federation/v1beta1 Clusters and their
+// Secrets, probes every member's health every monitor period and writes what
+// it sees into the Cluster's status (seed 003: clusters are first-class API
+// objects whose status the federation maintains). docs/federation.md.
+//
+// Per cluster, every `monitor_period`: GET /readyz (/healthz when /readyz is
+// 404) with the member's credentials and a `probe_timeout`, nothing retried.
+// The health it reports has hysteresis: a Ready cluster becomes NotReady only
+// after `failure_threshold` consecutive failed probes and a NotReady one
+// Ready after `success_threshold` consecutive good ones; a cluster without a
+// Ready condition takes the first probe's outcome. Conditions:
+//   Ready   True  ClusterReady        / False ClusterNotReady
+//   Offline True  ClusterNotReachable / False ClusterReachable
+// with lastProbeTime (every probe) and lastTransitionTime (only when the
+// status changes). After a good probe it also records status.zones and
+// status.region from the member's nodes' topology labels (legacy
+// failure-domain.beta labels too; a member that serves no nodes has none)
+// and status.kubernetesVersion from GET /version.
+//
+// Each cluster's REST client and prober are built from the Secret named by
+// spec.secretRef (namespace flotilla-system unless it names one) and rebuilt
+// when that Secret changes. Ready clusters and their clients are reported to
+// a ClusterClients registry.
+//
+// Time (the period, condition times) runs on the manager's Clock; network
+// timeouts on `io_clock`.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "client/client.h"
+#include "federation/cluster/cluster_clients.h"
+#include "federation/cluster/member_access.h"
+#include "runtime/controller_manager.h"
+#include "runtime/informer.h"
+
+namespace flotilla::federation::cluster {
+
+inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", false};
+inline const client::ResourceRef kSecrets{"", "v1", "secrets", true};
+inline const client::ResourceRef kNodes{"", "v1", "nodes", false};
+
+struct ClusterControllerOptions {
+  Duration monitor_period = std::chrono::seconds(10);
+  Duration probe_timeout = std::chrono::seconds(3);
+  int failure_threshold = 3;
+  int success_threshold = 1;
+  int workers = 4;  // probes block up to probe_timeout each
+  // Times network I/O; null: the real clock. Not owned.
+  Clock* io_clock = nullptr;
+};
+
+// What the controller last observed of one cluster, for metrics and tests.
+struct ClusterHealth {
+  bool ready = false;
+  bool reachable = false;
+  double probe_seconds = 0;  // the last probe's latency
+  uint64_t probes = 0;
+  uint64_t failures = 0;           // failed probes in all
+  uint64_t client_generation = 0;  // how many times its clients were built
+};
+
+class ClusterController {
+ public:
+  // Registers informers on clusters and on Secrets in flotilla-system, and
+  // the controller "cluster", with `manager`. `fed`, `manager` and
+  // `registry` (may be null) must outlive the controller; the manager must
+  // be stopped before the controller is destroyed.
+  ClusterController(client::Client& fed, runtime::ControllerManager& manager, Clock& clock,
+                    ClusterControllerOptions options, ClusterClients* registry);
+  ~ClusterController();
+
+  std::optional<ClusterHealth> Health(const std::string& name) const;
+  // Per-cluster metrics in the Prometheus text format.
+  std::string RenderMetrics() const;
+
+ private:
+  struct Member;
+  struct Observation;
+  StatusOr<runtime::Result> Reconcile(const std::string& name);
+  std::shared_ptr<Member> MemberFor(const std::string& name, const json::object& cluster);
+  void Forget(const std::string& name);
+  void EnqueueClustersOf(const runtime::ObjectPtr& secret);
+  StatusOr<runtime::ObjectPtr> SecretOf(const json::object& cluster);
+  // Rebuilds the member's clients when its Secret changed; true if it did.
+  bool RefreshClients(Member& m, const json::object& cluster);
+  Observation Observe(Member& m);
+  bool Judge(Member& m, const Observation& obs) const;
+  json::object WithStatus(const json::object& cluster, const Observation& obs, bool healthy,
+                          TimePoint now) const;
+
+  client::Client& fed_;
+  Clock& clock_;
+  Clock& io_clock_;
+  const ClusterControllerOptions options_;
+  ClusterClients* const registry_;
+  runtime::Informer clusters_;
+  runtime::Informer secrets_;
+  runtime::Controller* controller_ = nullptr;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Member>> members_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace flotilla::federation::cluster

@@ -1,0 +1,196 @@
+// The cluster controller against real API servers: a federation and members
+// started in-process on port 0; time moves on a FakeClock, probes go over
+// real HTTPS (a stopped member refuses connections at once).
+#include "federation/cluster/cluster_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "base/base64.h"
+#include "client/client_test_util.h"
+#include "federation/cluster/join.h"
+#include "federation/cluster/test_util.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::federation::cluster {
+namespace {
+
+using client::testing::TestCluster;
+using runtime::testing::Eventually;
+using testing::MemberServer;
+
+void AddNode(client::Client& member, const std::string& name, const std::string& zone,
+             const std::string& region) {
+  json::object node{
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name},
+        {"labels",
+         {{"topology.kubernetes.io/zone", zone}, {"topology.kubernetes.io/region", region}}}}}};
+  ASSERT_TRUE(member.Create(kNodes, "", node).ok());
+}
+
+class ClusterControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fed_client_ = fed_.InProcess();
+    auto m = member_.InProcess();
+    AddNode(*m, "n1", "zone-a", "region-1");
+    AddNode(*m, "n2", "zone-b", "region-1");
+    JoinOptions join{.name = "m1", .member = member_.AdminConfig(), .labels = {{"env", "test"}}};
+    ASSERT_TRUE(Join(*fed_client_, join).ok());
+    clients_.Subscribe(
+        {[this](const std::string& n, std::shared_ptr<client::Client>) { Record("ready " + n); },
+         [this](const std::string& n) { Record("notready " + n); },
+         [this](const std::string& n) { Record("removed " + n); }});
+    controller_ = std::make_unique<ClusterController>(*fed_client_, manager_, clock_,
+                                                      ClusterControllerOptions{}, &clients_);
+    ASSERT_TRUE(manager_.Start().ok());
+  }
+  void TearDown() override { manager_.Stop(); }
+
+  void Record(const std::string& e) {
+    std::lock_guard lock(mu_);
+    events_.push_back(e);
+  }
+  std::vector<std::string> Events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  ClusterHealth Health() { return controller_->Health("m1").value_or(ClusterHealth{}); }
+  json::object Cluster() {
+    auto c = fed_client_->Get(kClusters, "", "m1");
+    return c.ok() ? *c : json::object{};
+  }
+  // The Cluster's condition `type`, {} when absent.
+  json::object Condition(const std::string& type) {
+    json::object c = Cluster();
+    const json::value* conds = Find(c, "status.conditions");
+    if (conds == nullptr || !conds->is_array()) return {};
+    for (const json::value& v : conds->get_array()) {
+      if (v.is_object() && GetString(v.get_object(), "type") == type) return v.get_object();
+    }
+    return {};
+  }
+  std::string Field(const json::object& o, const char* key) {
+    return std::string(GetString(o, key).value_or(""));
+  }
+  // Moves the fake time a second at a time, when no probe is in progress,
+  // until `done`.
+  bool AdvanceUntil(const std::function<bool()>& done) {
+    runtime::Controller* c = manager_.Find("cluster");
+    return Eventually([&] {
+      if (done()) return true;
+      if (c->queue().Stats().processing == 0) clock_.Advance(std::chrono::seconds(1));
+      return false;
+    });
+  }
+
+  FakeClock clock_;
+  TestCluster fed_;
+  MemberServer member_;
+  std::unique_ptr<client::Client> fed_client_;
+  ClusterClients clients_;
+  runtime::ControllerManager manager_{clock_};
+  std::unique_ptr<ClusterController> controller_;
+  std::mutex mu_;
+  std::vector<std::string> events_;  // GUARDED_BY(mu_)
+};
+
+TEST_F(ClusterControllerTest, ReadyWithZonesRegionAndVersion) {
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "status") == "True"; }));
+  json::object status = Cluster().at("status").as_object();
+  EXPECT_EQ(status.at("zones"), (json::array{"zone-a", "zone-b"}));
+  EXPECT_EQ(Field(status, "region"), "region-1");
+  EXPECT_EQ(Field(status, "kubernetesVersion"), "v1.32.0");
+  EXPECT_EQ(Field(Condition("Ready"), "reason"), "ClusterReady");
+  EXPECT_EQ(Field(Condition("Ready"), "message"), "/readyz responded with ok");
+  EXPECT_EQ(Field(Condition("Offline"), "status"), "False");
+  EXPECT_EQ(Field(Condition("Offline"), "reason"), "ClusterReachable");
+  EXPECT_EQ(Field(Condition("Ready"), "lastTransitionTime"), FormatRfc3339(clock_.Now()));
+  EXPECT_EQ(clients_.ReadyClusters(), std::vector<std::string>{"m1"});
+  ASSERT_NE(clients_.Get("m1"), nullptr);
+  EXPECT_TRUE(clients_.Get("m1")->Get(kNodes, "", "n1").ok());
+  std::string metrics = controller_->RenderMetrics();
+  EXPECT_NE(metrics.find("flotilla_cluster_ready{cluster=\"m1\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("flotilla_cluster_probe_duration_seconds{cluster=\"m1\"}"),
+            std::string::npos);
+}
+
+TEST_F(ClusterControllerTest, NotReadyOnlyAfterThreeFailedProbesBackAfterOneSuccess) {
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "status") == "True"; }));
+  std::string ready_since = Field(Condition("Ready"), "lastTransitionTime");
+  member_.server().Stop();
+  // While fewer than three probes have failed, the cluster stays Ready.
+  bool ready_throughout = true;
+  ASSERT_TRUE(AdvanceUntil([&] {
+    ClusterHealth h = Health();
+    if (h.failures < 3 && !h.ready) ready_throughout = false;
+    return !h.ready;
+  }));
+  EXPECT_TRUE(ready_throughout);
+  EXPECT_EQ(Health().failures, 3u);
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "status") == "False"; }));
+  json::object ready = Condition("Ready"), offline = Condition("Offline");
+  EXPECT_EQ(Field(ready, "reason"), "ClusterNotReady");
+  EXPECT_NE(Field(ready, "message").find("refused"), std::string::npos) << Field(ready, "message");
+  EXPECT_EQ(Field(offline, "status"), "True");
+  EXPECT_EQ(Field(offline, "reason"), "ClusterNotReachable");
+  std::string down_since = Field(ready, "lastTransitionTime");
+  EXPECT_NE(down_since, ready_since);
+  EXPECT_EQ(down_since, Field(ready, "lastProbeTime"));
+  EXPECT_EQ(Field(offline, "lastTransitionTime"), down_since);
+  EXPECT_TRUE(Eventually([&] {
+    auto e = Events();
+    return !e.empty() && e.back() == "notready m1";
+  }));
+  EXPECT_TRUE(clients_.ReadyClusters().empty());
+
+  // A fourth failure moves lastProbeTime, not lastTransitionTime.
+  ASSERT_TRUE(AdvanceUntil([&] { return Health().failures == 4; }));
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "lastProbeTime") != down_since; }));
+  EXPECT_EQ(Field(Condition("Ready"), "lastTransitionTime"), down_since);
+
+  ClusterHealth before = Health();
+  member_.Restart();
+  ASSERT_TRUE(AdvanceUntil([&] { return Health().ready; }));
+  ClusterHealth after = Health();
+  EXPECT_EQ(after.probes - after.failures, before.probes - before.failures + 1);
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "status") == "True"; }));
+  EXPECT_EQ(Field(Condition("Offline"), "status"), "False");
+  EXPECT_NE(Field(Condition("Ready"), "lastTransitionTime"), down_since);
+  EXPECT_TRUE(Eventually([&] { return Events().back() == "ready m1"; }));
+  std::string metrics = controller_->RenderMetrics();
+  EXPECT_NE(metrics.find("flotilla_cluster_probe_failures_total{cluster=\"m1\"} 4"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(ClusterControllerTest, SecretChangeRebuildsTheClients) {
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "status") == "True"; }));
+  EXPECT_EQ(Health().client_generation, 1u);
+  TestCluster other;
+  AddNode(*other.InProcess(), "x", "zone-z", "region-9");
+  auto kubeconfig = SelfContainedKubeconfig("m1", other.AdminConfig());
+  ASSERT_TRUE(kubeconfig.ok());
+  auto secret = fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig");
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  (*secret)["data"].as_object()[kKubeconfigKey] = Base64Encode(*kubeconfig);
+  ASSERT_TRUE(fed_client_->Update(kSecrets, kSystemNamespace, *secret).ok());
+  // Probed at once with the new credentials, without waiting for the period.
+  ASSERT_TRUE(Eventually([&] {
+    json::object c = Cluster();
+    const json::value* zones = Find(c, "status.zones");
+    return zones != nullptr && *zones == json::array{"zone-z"};
+  })) << ToJson(Cluster());
+  EXPECT_EQ(Health().client_generation, 2u);
+  EXPECT_TRUE(Eventually([&] { return Events().back() == "ready m1"; }));
+  EXPECT_TRUE(clients_.Get("m1")->Get(kNodes, "", "x").ok());
+
+  ASSERT_TRUE(Unjoin(*fed_client_, "m1", false).ok());
+  EXPECT_TRUE(Eventually([&] { return Events().back() == "removed m1"; }));
+  EXPECT_TRUE(Eventually([&] { return !controller_->Health("m1").has_value(); }));
+}
+
+}  // namespace
+}  // namespace flotilla::federation::cluster

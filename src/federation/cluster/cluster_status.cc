@@ -1,0 +1,72 @@
+// Conditions and topology of a Cluster's status (cluster_status.h).
+#include "federation/cluster/cluster_status.h"
+
+#include <map>
+#include <set>
+
+namespace flotilla::federation::cluster {
+namespace {
+
+const json::object* FindCondition(const json::array* conditions, const std::string& type) {
+  if (conditions == nullptr) return nullptr;
+  for (const json::value& c : *conditions) {
+    if (!c.is_object()) continue;
+    if (GetString(c.get_object(), "type").value_or("") == type) return &c.get_object();
+  }
+  return nullptr;
+}
+
+// A label by its current key, else its legacy one; "" when neither is set.
+std::string TopologyLabel(const json::object& node, const std::string& what) {
+  const json::value* labels = Find(node, "metadata.labels");
+  if (labels == nullptr || !labels->is_object()) return "";
+  for (std::string key :
+       {"topology.kubernetes.io/" + what, "failure-domain.beta.kubernetes.io/" + what}) {
+    auto value = GetString(labels->get_object(), key);
+    if (value && !value->empty()) return std::string(*value);
+  }
+  return "";
+}
+
+}  // namespace
+
+json::object MakeCondition(const json::array* old, const std::string& type,
+                           const std::string& status, const std::string& reason,
+                           const std::string& message, TimePoint now) {
+  std::string at = FormatRfc3339(now);
+  std::string transition = at;
+  if (const json::object* prev = FindCondition(old, type)) {
+    auto prev_time = GetString(*prev, "lastTransitionTime");
+    if (GetString(*prev, "status").value_or("") == status && prev_time) {
+      transition = std::string(*prev_time);
+    }
+  }
+  return json::object{{"type", type},        {"status", status},
+                      {"lastProbeTime", at}, {"lastTransitionTime", transition},
+                      {"reason", reason},    {"message", message}};
+}
+
+std::string ConditionStatus(const json::array* conditions, const std::string& type) {
+  const json::object* c = FindCondition(conditions, type);
+  return c == nullptr ? "" : std::string(GetString(*c, "status").value_or(""));
+}
+
+Topology TopologyOfNodes(const std::vector<json::object>& nodes) {
+  std::set<std::string> zones;
+  std::map<std::string, int> regions;
+  for (const json::object& node : nodes) {
+    std::string zone = TopologyLabel(node, "zone");
+    if (!zone.empty()) zones.insert(zone);
+    std::string region = TopologyLabel(node, "region");
+    if (!region.empty()) ++regions[region];
+  }
+  Topology out;
+  out.zones.assign(zones.begin(), zones.end());
+  int best = 0;
+  for (const auto& [region, count] : regions) {
+    if (count > best) out.region = region, best = count;
+  }
+  return out;
+}
+
+}  // namespace flotilla::federation::cluster

@@ -1,0 +1,168 @@
+// flotilla join / unjoin (join.h).
+#include "federation/cluster/join.h"
+
+#include "base/base64.h"
+#include "client/rest_client.h"
+#include "federation/cluster/member_access.h"
+#include "federation/cluster/names.h"
+
+namespace flotilla::federation::cluster {
+namespace {
+
+const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
+const client::ResourceRef kSecretsRef{"", "v1", "secrets", true};
+const client::ResourceRef kClustersRef{"federation", "v1beta1", "clusters", false};
+
+// What the federation may create in a member, deleted in this order by a
+// cascading unjoin (namespaces last: they take the rest with them).
+const std::vector<client::ResourceRef> kManagedKinds = {
+    {"autoscaling", "v2", "horizontalpodautoscalers", true},
+    {"apps", "v1", "deployments", true},
+    {"apps", "v1", "statefulsets", true},
+    {"apps", "v1", "replicasets", true},
+    {"", "v1", "services", true},
+    {"", "v1", "configmaps", true},
+    {"", "v1", "secrets", true},
+    {"", "v1", "namespaces", false},
+};
+
+std::string SecretNameFor(const std::string& cluster) { return cluster + "-kubeconfig"; }
+
+// The member answers GET /version with these credentials.
+Status CheckMember(const JoinOptions& opts) {
+  Clock& clock = opts.io_clock != nullptr ? *opts.io_clock : RealClock();
+  std::string where = "cluster " + opts.name + " at " + opts.member.server;
+  auto prober = MemberProber::Create(opts.member, opts.timeout, clock);
+  if (!prober.ok()) {
+    return Status(prober.status().reason(), where + ": " + prober.status().message());
+  }
+  auto r = (*prober)->Get("/version");
+  if (!r.ok()) {
+    return Status(Reason::kServiceUnavailable, where + " does not answer: " + r.status().message());
+  }
+  if (r->code == 401) return Status::Unauthorized(where + " rejects the credentials (401)");
+  if (r->code == 403) return Status::Forbidden(where + " forbids GET /version (403)");
+  if (r->code != 200) {
+    return Status(Reason::kServiceUnavailable,
+                  where + " answers GET /version with HTTP " + std::to_string(r->code));
+  }
+  return Status::Ok();
+}
+
+Status EnsureNamespace(client::Client& fed, const std::string& ns) {
+  json::object obj{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
+  auto created = fed.Create(kNamespaces, "", obj);
+  if (created.ok() || created.status().Is(Reason::kAlreadyExists)) return Status::Ok();
+  return created.status();
+}
+
+json::object ClusterObject(const JoinOptions& opts) {
+  json::object labels;
+  for (const auto& [k, v] : opts.labels) labels[k] = v;
+  json::object meta{{"name", opts.name}};
+  if (!labels.empty()) meta["labels"] = std::move(labels);
+  json::object secret_ref{{"name", SecretNameFor(opts.name)}};
+  if (opts.secret_namespace != kSystemNamespace) secret_ref["namespace"] = opts.secret_namespace;
+  return {{"apiVersion", "federation/v1beta1"},
+          {"kind", "Cluster"},
+          {"metadata", std::move(meta)},
+          {"spec",
+           {{"secretRef", std::move(secret_ref)},
+            {"serverAddressByClientCIDRs",
+             json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", opts.member.server}}}}}}};
+}
+
+Status DeleteManaged(client::Client& member, UnjoinResult& out) {
+  client::ListOptions managed;
+  managed.label_selector = std::string(kManagedByLabel) + "=" + kManagedByValue;
+  client::DeleteOptions background{.propagation_policy = "Background"};
+  for (const client::ResourceRef& res : kManagedKinds) {
+    auto list = member.List(res, "", managed);
+    if (!list.ok() && list.status().Is(Reason::kNotFound)) continue;  // not served there
+    if (!list.ok()) return list.status();
+    for (const json::object& obj : list->items) {
+      std::string ns(GetString(*GetObject(obj, "metadata"), "namespace").value_or(""));
+      std::string name(GetString(*GetObject(obj, "metadata"), "name").value_or(""));
+      Status s = member.Delete(res, ns, name, background);
+      if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+      out.deleted.push_back(res.resource + " " + (ns.empty() ? name : ns + "/" + name));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text) {
+  std::map<std::string, std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::BadRequest("invalid label \"" + item + "\": want key=value");
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+    start = end + 1;
+  }
+  return out;
+}
+
+StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
+  auto existing = fed.Get(kClustersRef, "", opts.name);
+  if (existing.ok()) {
+    return Status::AlreadyExists("clusters.federation \"" + opts.name + "\" already exists");
+  }
+  if (!existing.status().Is(Reason::kNotFound)) return existing.status();
+  FLOTILLA_RETURN_IF_ERROR(CheckMember(opts));
+  FLOTILLA_ASSIGN_OR_RETURN(std::string kubeconfig,
+                            SelfContainedKubeconfig(opts.name, opts.member));
+  FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(fed, opts.secret_namespace));
+  json::object secret{{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata",
+                       {{"name", SecretNameFor(opts.name)},
+                        {"namespace", opts.secret_namespace},
+                        {"labels", {{"federation.kubernetes.io/cluster", opts.name}}}}},
+                      {"type", "Opaque"},
+                      {"data", {{kKubeconfigKey, Base64Encode(kubeconfig)}}}};
+  FLOTILLA_RETURN_IF_ERROR(fed.Create(kSecretsRef, opts.secret_namespace, secret).status());
+  auto cluster = fed.Create(kClustersRef, "", ClusterObject(opts));
+  if (!cluster.ok()) {
+    (void)fed.Delete(kSecretsRef, opts.secret_namespace, SecretNameFor(opts.name));
+    return cluster.status();
+  }
+  return cluster;
+}
+
+StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
+                              Clock* io_clock) {
+  FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClustersRef, "", name));
+  const json::value* ref_ns = Find(cluster, "spec.secretRef.namespace");
+  const json::value* ref_name = Find(cluster, "spec.secretRef.name");
+  std::string secret_ns = ref_ns != nullptr && ref_ns->is_string() && !ref_ns->get_string().empty()
+                              ? std::string(ref_ns->get_string())
+                              : kSystemNamespace;
+  std::string secret_name =
+      ref_name != nullptr && ref_name->is_string() ? std::string(ref_name->get_string()) : "";
+  UnjoinResult out;
+  if (cascade) {
+    FLOTILLA_ASSIGN_OR_RETURN(json::object secret, fed.Get(kSecretsRef, secret_ns, secret_name));
+    FLOTILLA_ASSIGN_OR_RETURN(client::RestConfig config, RestConfigFromSecret(secret));
+    client::RestOptions opts{.timeout = std::chrono::seconds(10), .max_retries = 0};
+    opts.clock = io_clock;
+    FLOTILLA_ASSIGN_OR_RETURN(auto member, client::NewRestClient(config, opts));
+    FLOTILLA_RETURN_IF_ERROR(DeleteManaged(*member, out));
+  }
+  Status s = fed.Delete(kClustersRef, "", name);
+  if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+  if (!secret_name.empty()) {
+    s = fed.Delete(kSecretsRef, secret_ns, secret_name);
+    if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+  }
+  return out;
+}
+
+}  // namespace flotilla::federation::cluster

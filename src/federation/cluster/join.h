@@ -1,0 +1,52 @@
+// Joining a member cluster to the federation and removing it: what
+// `flotilla join` and `flotilla unjoin` do (docs/federation.md).
+//
+// Join checks that the member answers GET /version with the given
+// credentials, stores them as a self-contained kubeconfig in the Secret
+// "<name>-kubeconfig" in flotilla-system (created when missing), then creates
+// the federation/v1beta1 Cluster <name> pointing at it. Nothing is left
+// behind when a step fails.
+//
+// Unjoin deletes the Cluster and its Secret; with `cascade`, first the
+// objects in the member that carry the federation's managed-by label.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "client/client.h"
+#include "client/kubeconfig.h"
+
+namespace flotilla::federation::cluster {
+
+struct JoinOptions {
+  std::string name;                           // the Cluster's name
+  client::RestConfig member;                  // how to reach the member
+  std::map<std::string, std::string> labels;  // the Cluster's labels
+  std::string secret_namespace = "flotilla-system";
+  Duration timeout = std::chrono::seconds(10);  // for the check that the member answers
+  Clock* io_clock = nullptr;                    // null: the real clock
+};
+
+// Returns the created Cluster. AlreadyExists when the Cluster (or its
+// Secret) exists; ServiceUnavailable, naming the member's address, when the
+// member does not answer; Unauthorized/Forbidden when it refuses the
+// credentials; the federation's error otherwise.
+StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts);
+
+// Parses "k=v,k2=v2" (empty: none). BadRequest naming a bad item.
+StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text);
+
+struct UnjoinResult {
+  std::vector<std::string> deleted;  // "resource ns/name" deleted in the member (cascade)
+};
+
+// NotFound when there is no such Cluster. With cascade, the member must be
+// reachable; objects of kinds the member does not serve are skipped.
+StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
+                              Clock* io_clock = nullptr);
+
+}  // namespace flotilla::federation::cluster

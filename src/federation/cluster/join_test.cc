@@ -1,0 +1,119 @@
+// flotilla join / unjoin against real API servers on port 0.
+#include "federation/cluster/join.h"
+
+#include <gtest/gtest.h>
+
+#include "base/base64.h"
+#include "client/client_test_util.h"
+#include "federation/cluster/cluster_controller.h"
+#include "federation/cluster/names.h"
+#include "federation/cluster/test_util.h"
+
+namespace flotilla::federation::cluster {
+namespace {
+
+using client::testing::TestCluster;
+using testing::MemberServer;
+
+const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+
+std::string Str(const json::object& obj, std::string_view path) {
+  const json::value* v = Find(obj, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+class JoinTest : public ::testing::Test {
+ protected:
+  JoinOptions Options() {
+    return {.name = "m1", .member = member_.AdminConfig(), .labels = {{"location", "on-prem"}}};
+  }
+  TestCluster fed_;
+  MemberServer member_;
+  std::unique_ptr<client::Client> fed_client_ = fed_.InProcess();
+};
+
+TEST_F(JoinTest, StoresSelfContainedCredentialsAndCreatesTheCluster) {
+  auto joined = Join(*fed_client_, Options());
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  auto cluster = fed_client_->Get(kClusters, "", "m1");
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_EQ(Str(*cluster, "metadata.labels.location"), "on-prem");
+  EXPECT_EQ(Str(*cluster, "spec.secretRef.name"), "m1-kubeconfig");
+  const json::value& address = Find(*cluster, "spec.serverAddressByClientCIDRs")->at(0);
+  EXPECT_EQ(Str(address.as_object(), "clientCIDR"), "0.0.0.0/0");
+  EXPECT_EQ(Str(address.as_object(), "serverAddress"), member_.AdminConfig().server);
+
+  auto secret = fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig");
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  std::string text = Base64Decode(Str(*secret, "data.kubeconfig")).value_or("");
+  EXPECT_EQ(text.find("certificate-authority:"), std::string::npos) << "no file paths: " << text;
+  EXPECT_NE(text.find("certificate-authority-data:"), std::string::npos);
+  auto config = RestConfigFromSecret(*secret);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->server, member_.AdminConfig().server);
+  EXPECT_EQ(config->token, member_.server().pki().admin_token);
+  EXPECT_EQ(config->ca_pem, member_.server().pki().ca_cert_pem);
+
+  auto again = Join(*fed_client_, Options());
+  EXPECT_TRUE(again.status().Is(Reason::kAlreadyExists)) << again.status().ToString();
+}
+
+TEST_F(JoinTest, UnreachableMemberCreatesNothing) {
+  JoinOptions opts = Options();
+  member_.server().Stop();
+  auto joined = Join(*fed_client_, opts);
+  ASSERT_TRUE(joined.status().Is(Reason::kServiceUnavailable)) << joined.status().ToString();
+  EXPECT_NE(
+      joined.status().message().find("cluster m1 at " + opts.member.server + " does not answer"),
+      std::string::npos)
+      << joined.status().message();
+  opts.member.token = "wrong";
+  member_.Restart();
+  joined = Join(*fed_client_, opts);
+  EXPECT_TRUE(joined.status().Is(Reason::kUnauthorized)) << joined.status().ToString();
+  EXPECT_TRUE(fed_client_->Get(kClusters, "", "m1").status().Is(Reason::kNotFound));
+  EXPECT_TRUE(
+      fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig").status().Is(Reason::kNotFound));
+}
+
+TEST_F(JoinTest, InvalidClusterNameLeavesNoSecret) {
+  JoinOptions opts = Options();
+  opts.labels = {{"bad key!", "x"}};
+  auto joined = Join(*fed_client_, opts);
+  EXPECT_TRUE(joined.status().Is(Reason::kInvalid)) << joined.status().ToString();
+  EXPECT_TRUE(
+      fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig").status().Is(Reason::kNotFound));
+}
+
+TEST_F(JoinTest, UnjoinRemovesClusterAndSecretAndCascadesToManagedObjectsOnly) {
+  ASSERT_TRUE(Join(*fed_client_, Options()).ok());
+  auto member = member_.InProcess();
+  auto cm = [](const std::string& name, bool managed) {
+    json::object meta{{"name", name}, {"namespace", "default"}};
+    if (managed) meta["labels"] = {{kManagedByLabel, kManagedByValue}};
+    return json::object{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", meta}};
+  };
+  ASSERT_TRUE(member->Create(kConfigMaps, "default", cm("ours", true)).ok());
+  ASSERT_TRUE(member->Create(kConfigMaps, "default", cm("theirs", false)).ok());
+  auto result = Unjoin(*fed_client_, "m1", true);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->deleted, std::vector<std::string>{"configmaps default/ours"});
+  EXPECT_TRUE(member->Get(kConfigMaps, "default", "ours").status().Is(Reason::kNotFound));
+  EXPECT_TRUE(member->Get(kConfigMaps, "default", "theirs").ok());
+  EXPECT_TRUE(fed_client_->Get(kClusters, "", "m1").status().Is(Reason::kNotFound));
+  EXPECT_TRUE(
+      fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig").status().Is(Reason::kNotFound));
+  EXPECT_TRUE(Unjoin(*fed_client_, "m1", false).status().Is(Reason::kNotFound));
+}
+
+TEST(ParseLabelsTest, PairsAndErrors) {
+  auto labels = ParseLabels("a=1,location=on-prem");
+  ASSERT_TRUE(labels.ok());
+  EXPECT_EQ(labels->at("location"), "on-prem");
+  EXPECT_TRUE(ParseLabels("").ok());
+  EXPECT_TRUE(ParseLabels("a").status().Is(Reason::kBadRequest));
+  EXPECT_TRUE(ParseLabels("=x").status().Is(Reason::kBadRequest));
+}
+
+}  // namespace
+}  // namespace flotilla::federation::cluster
