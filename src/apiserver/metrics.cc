@@ -48,6 +48,15 @@ void Metrics::ObserveStorage(const std::string& operation, double seconds) {
   Observe(storage_[operation], seconds);
 }
 
+void Metrics::SetSource(const std::string& name, std::function<std::string()> source) {
+  std::lock_guard lock(mu_);
+  if (source) {
+    sources_[name] = std::move(source);
+  } else {
+    sources_.erase(name);
+  }
+}
+
 std::string Metrics::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -76,6 +85,7 @@ std::string Metrics::Render() const {
   out += "# HELP apiserver_registered_watchers Number of currently open watches.\n";
   out += "# TYPE apiserver_registered_watchers gauge\n";
   out += "apiserver_registered_watchers " + std::to_string(watchers_.load()) + "\n";
+  for (const auto& [name, source] : sources_) out += source();
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -21,6 +22,10 @@ class Metrics {
   void WatchEnded() { --watchers_; }
   // The Prometheus text exposition format.
   std::string Render() const;
+  // Adds what `source` renders (other components' metrics, e.g. the
+  // federation's per-cluster health, in the same format) to Render() under
+  // `name`; an empty function removes it. `source` must not call back here.
+  void SetSource(const std::string& name, std::function<std::string()> source);
 
  private:
   struct Histogram {
@@ -35,6 +40,7 @@ class Metrics {
   std::map<std::pair<std::string, std::string>, Histogram> latency_;        // GUARDED_BY(mu_)
   std::map<std::string, Histogram> storage_;                                // GUARDED_BY(mu_)
   std::atomic<int64_t> watchers_{0};
+  std::map<std::string, std::function<std::string()>> sources_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace flotilla::apiserver

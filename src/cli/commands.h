@@ -12,5 +12,7 @@ void AddServerCommand(CLI::App& app);
 // member and its ctl subcommand (member.cc, member_ctl.cc).
 void AddMemberCommand(CLI::App& app);
 void AddMemberCtlCommand(CLI::App& member);
+// join, unjoin and install-kubectl-plugin (join.cc).
+void AddJoinCommands(CLI::App& app);
 
 }  // namespace flotilla::cli

@@ -12,6 +12,8 @@
 #include "api/schema.h"
 #include "base/log.h"
 #include "cli/commands.h"
+#include "cli/duration.h"
+#include "cli/federation_controllers.h"
 #include "cli/signals.h"
 #include "cli/version.h"
 #include "client/kubeconfig.h"
@@ -21,6 +23,8 @@ namespace {
 
 struct ServerFlags {
   apiserver::ServerOptions server;
+  FederationOptions federation;
+  std::string cluster_monitor_period = "10s";
   std::string log_level = "info";
 };
 
@@ -61,6 +65,11 @@ int RunServer(ServerFlags& flags) {
     spdlog::error("writing kubeconfig: {}", written.ToString());
     return 1;
   }
+  auto controllers = FederationControllers::Start(**server, flags.federation);
+  if (!controllers.ok()) {
+    spdlog::error("starting the federation controllers: {}", controllers.status().ToString());
+    return 1;
+  }
   spdlog::info("Flotilla API server {} listening on {} (storage: {})", kVersion, (*server)->url(),
                flags.server.storage);
   std::cout << "Flotilla API server ready at " << (*server)->url() << "\n"
@@ -69,8 +78,28 @@ int RunServer(ServerFlags& flags) {
             << std::flush;
   int sig = WaitForTerminationSignal();
   spdlog::info("received signal {}, shutting down", sig);
+  controllers->reset();
   (*server)->Stop();
   return 0;
+}
+
+// The cluster controller's probes (docs/federation.md).
+void AddClusterFlags(CLI::App& cmd, ServerFlags& flags) {
+  auto& cluster = flags.federation.cluster;
+  cmd.add_option("--cluster-monitor-period", flags.cluster_monitor_period,
+                 "How often each member cluster's health is probed")
+      ->capture_default_str()
+      ->group("Federation");
+  cmd.add_option("--cluster-failure-threshold", cluster.failure_threshold,
+                 "Consecutive failed probes before a Ready cluster becomes NotReady")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Federation");
+  cmd.add_option("--cluster-success-threshold", cluster.success_threshold,
+                 "Consecutive good probes before a NotReady cluster becomes Ready")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Federation");
 }
 
 }  // namespace
@@ -101,10 +130,20 @@ void AddServerCommand(CLI::App& app) {
   cmd->add_option("--tls-san", flags->server.extra_sans,
                   "Extra DNS names or IPs for the serving certificate")
       ->group("Serving");
+  AddClusterFlags(*cmd, *flags);
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
       ->capture_default_str()
       ->group("Logging");
-  cmd->callback([flags] { std::exit(RunServer(*flags)); });
+  cmd->callback([flags] {
+    auto period = ParseDuration(flags->cluster_monitor_period);
+    if (!period || *period <= Duration::zero()) {
+      std::cerr << "error: --cluster-monitor-period: want a duration such as 10s or 500ms, got \""
+                << flags->cluster_monitor_period << "\"\n";
+      std::exit(1);
+    }
+    flags->federation.cluster.monitor_period = *period;
+    std::exit(RunServer(*flags));
+  });
 }
 
 }  // namespace flotilla::cli

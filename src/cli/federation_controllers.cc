@@ -1,0 +1,30 @@
+// The federation's controllers in `flotilla server` (federation_controllers.h).
+#include "cli/federation_controllers.h"
+
+#include "client/in_process_client.h"
+
+namespace flotilla::cli {
+
+FederationControllers::FederationControllers(apiserver::Server& server)
+    : server_(server),
+      client_(client::NewInProcessClient(server.api(), server.pki().admin_token)),
+      manager_(RealClock()) {}
+
+StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
+    apiserver::Server& server, const FederationOptions& options) {
+  std::unique_ptr<FederationControllers> c(new FederationControllers(server));
+  c->cluster_controller_ = std::make_unique<federation::cluster::ClusterController>(
+      *c->client_, c->manager_, RealClock(), options.cluster, &c->clusters_);
+  auto* controller = c->cluster_controller_.get();
+  server.api().metrics().SetSource("clusters",
+                                   [controller] { return controller->RenderMetrics(); });
+  FLOTILLA_RETURN_IF_ERROR(c->manager_.Start());
+  return c;
+}
+
+FederationControllers::~FederationControllers() {
+  server_.api().metrics().SetSource("clusters", nullptr);
+  manager_.Stop();
+}
+
+}  // namespace flotilla::cli

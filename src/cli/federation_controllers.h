@@ -1,0 +1,42 @@
+// The federation's controllers as `flotilla server` runs them, in process,
+// on the API server they serve: a controller manager with the in-process
+// client (the admin's credentials) and, for now, the cluster controller and
+// the registry of ready clusters the later controllers will subscribe to.
+// Its metrics are added to the server's /metrics.
+#pragma once
+
+#include <memory>
+
+#include "apiserver/server.h"
+#include "federation/cluster/cluster_clients.h"
+#include "federation/cluster/cluster_controller.h"
+#include "runtime/controller_manager.h"
+
+namespace flotilla::cli {
+
+struct FederationOptions {
+  federation::cluster::ClusterControllerOptions cluster;
+};
+
+class FederationControllers {
+ public:
+  // Starts the controllers once their caches have synced. `server` must
+  // outlive the result.
+  static StatusOr<std::unique_ptr<FederationControllers>> Start(apiserver::Server& server,
+                                                                const FederationOptions& options);
+  // Stops them.
+  ~FederationControllers();
+
+  federation::cluster::ClusterClients& clusters() { return clusters_; }
+
+ private:
+  explicit FederationControllers(apiserver::Server& server);
+
+  apiserver::Server& server_;
+  std::unique_ptr<client::Client> client_;
+  runtime::ControllerManager manager_;
+  federation::cluster::ClusterClients clusters_;
+  std::unique_ptr<federation::cluster::ClusterController> cluster_controller_;
+};
+
+}  // namespace flotilla::cli

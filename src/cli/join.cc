@@ -1,0 +1,151 @@
+// `flotilla join`, `flotilla unjoin` and `flotilla install-kubectl-plugin`:
+// adding and removing member clusters (docs/federation.md). The same
+// commands run as the kubectl plugin `kubectl flotilla ...`; like kubectl,
+// they find the federation through --kubeconfig, else $KUBECONFIG, else
+// ~/.kube/config, and --context.
+#include "federation/cluster/join.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "base/log.h"
+#include "cli/commands.h"
+#include "client/rest_client.h"
+#include "federation/cluster/names.h"
+
+namespace flotilla::cli {
+namespace {
+
+namespace cluster = federation::cluster;
+
+// Where the federation is: kubectl's flags.
+struct FederationFlags {
+  std::string kubeconfig;
+  std::string context;
+};
+
+void AddFederationFlags(CLI::App& cmd, FederationFlags& flags) {
+  cmd.add_option("--kubeconfig", flags.kubeconfig,
+                 "The federation's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)");
+  cmd.add_option("--context", flags.context, "The context of that kubeconfig to use");
+}
+
+StatusOr<std::unique_ptr<client::Client>> FederationClient(const FederationFlags& flags) {
+  auto load = client::KubeconfigLoadOptions::FromEnvironment();
+  load.explicit_path = flags.kubeconfig;
+  load.context = flags.context;
+  auto config = client::LoadRestConfig(load);
+  if (!config.ok()) {
+    return Status(config.status().reason(),
+                  "the federation's kubeconfig: " + config.status().message());
+  }
+  return client::NewRestClient(*config);
+}
+
+int Fail(const Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  return 1;
+}
+
+struct JoinFlags {
+  FederationFlags fed;
+  std::string name, cluster_kubeconfig, cluster_context, labels;
+  std::string secret_namespace = federation::kSystemNamespace;
+};
+
+int RunJoin(const JoinFlags& flags) {
+  cluster::JoinOptions opts;
+  opts.name = flags.name;
+  opts.secret_namespace = flags.secret_namespace;
+  auto labels = cluster::ParseLabels(flags.labels);
+  if (!labels.ok())
+    return Fail(Status(labels.status().reason(), "--labels: " + labels.status().message()));
+  opts.labels = *labels;
+  client::KubeconfigLoadOptions member;
+  member.explicit_path = flags.cluster_kubeconfig;
+  member.context = flags.cluster_context;
+  auto member_config = client::LoadRestConfig(member);
+  if (!member_config.ok()) {
+    return Fail(Status(member_config.status().reason(), "--cluster-kubeconfig " +
+                                                            flags.cluster_kubeconfig + ": " +
+                                                            member_config.status().message()));
+  }
+  opts.member = *member_config;
+  auto fed = FederationClient(flags.fed);
+  if (!fed.ok()) return Fail(fed.status());
+  auto joined = cluster::Join(**fed, opts);
+  if (!joined.ok()) return Fail(joined.status());
+  std::cout << "cluster.federation/" << flags.name << " joined\n";
+  return 0;
+}
+
+struct UnjoinFlags {
+  FederationFlags fed;
+  std::string name;
+  bool cascade = false;
+};
+
+int RunUnjoin(const UnjoinFlags& flags) {
+  auto fed = FederationClient(flags.fed);
+  if (!fed.ok()) return Fail(fed.status());
+  auto result = cluster::Unjoin(**fed, flags.name, flags.cascade);
+  if (!result.ok()) return Fail(result.status());
+  for (const std::string& d : result->deleted) std::cout << d << " deleted from the member\n";
+  std::cout << "cluster.federation/" << flags.name << " unjoined\n";
+  return 0;
+}
+
+// A symlink DIR/kubectl-flotilla to this binary, which kubectl finds on PATH.
+int InstallPlugin(const std::string& dir) {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return Fail(Status::Internal("finding this binary: " + ec.message()));
+  std::filesystem::path target_dir = dir.empty() ? self.parent_path() : std::filesystem::path(dir);
+  std::filesystem::create_directories(target_dir, ec);
+  auto link = target_dir / "kubectl-flotilla";
+  std::filesystem::remove(link, ec);
+  std::filesystem::create_symlink(self, link, ec);
+  if (ec) return Fail(Status::Internal("creating " + link.string() + ": " + ec.message()));
+  std::cout << link.string() << " -> " << self.string() << "\n"
+            << "With " << target_dir.string() << " on PATH: kubectl flotilla join --help\n";
+  return 0;
+}
+
+}  // namespace
+
+void AddJoinCommands(CLI::App& app) {
+  auto join = std::make_shared<JoinFlags>();
+  auto* cmd = app.add_subcommand("join", "Join a member cluster to the federation");
+  cmd->add_option("NAME", join->name, "The member cluster's name in the federation")->required();
+  AddFederationFlags(*cmd, join->fed);
+  cmd->add_option("--cluster-kubeconfig", join->cluster_kubeconfig,
+                  "Kubeconfig of the member cluster")
+      ->required();
+  cmd->add_option("--cluster-context", join->cluster_context,
+                  "Context of the member's kubeconfig (default: its current context)");
+  cmd->add_option("--labels", join->labels, "Labels for the Cluster, as k=v,k2=v2");
+  cmd->add_option("--namespace", join->secret_namespace,
+                  "Namespace of the federation for the Secret with the member's credentials")
+      ->capture_default_str();
+  cmd->callback([join] { std::exit(RunJoin(*join)); });
+
+  auto unjoin = std::make_shared<UnjoinFlags>();
+  cmd = app.add_subcommand("unjoin", "Remove a member cluster from the federation");
+  cmd->add_option("NAME", unjoin->name, "The member cluster's name")->required();
+  AddFederationFlags(*cmd, unjoin->fed);
+  cmd->add_flag("--cascade", unjoin->cascade,
+                "Also delete what the federation created in the member (objects labelled " +
+                    std::string(federation::kManagedByLabel) + "=" + federation::kManagedByValue +
+                    ")");
+  cmd->callback([unjoin] { std::exit(RunUnjoin(*unjoin)); });
+
+  auto dir = std::make_shared<std::string>();
+  cmd = app.add_subcommand("install-kubectl-plugin",
+                           "Link kubectl-flotilla to this binary so that `kubectl flotilla` works");
+  cmd->add_option("--dir", *dir, "Directory for the link (default: this binary's directory)");
+  cmd->callback([dir] { std::exit(InstallPlugin(*dir)); });
+}
+
+}  // namespace flotilla::cli
