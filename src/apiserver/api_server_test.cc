@@ -70,6 +70,23 @@ TEST(ApiServerTest, MalformedJsonAndBadNamesAreRejected) {
   EXPECT_EQ(*Find(name.Json(), "reason"), "Invalid");
 }
 
+TEST(ApiServerTest, GenerateNameAddsFiveCharactersToAtMost58) {
+  TestServer s;
+  for (std::string prefix : {std::string("web-"), std::string(70, 'a') + "-"}) {
+    RecordingResponder c;
+    s.Do(c, "POST", "/api/v1/namespaces/default/configmaps",
+         R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":")" + prefix +
+             R"("}})");
+    ASSERT_EQ(c.code(), 201) << c.body();
+    std::string name(Find(c.Json(), "metadata.name")->as_string());
+    std::string kept = prefix.substr(0, 58);
+    EXPECT_EQ(name.size(), kept.size() + 5) << name;
+    EXPECT_EQ(name.substr(0, kept.size()), kept);
+    EXPECT_EQ(name.find_first_not_of("bcdfghjklmnpqrstvwxz2456789", kept.size()), std::string::npos)
+        << name;
+  }
+}
+
 TEST(ApiServerTest, StaleUpdateConflictsAndGenerationTracksSpec) {
   TestServer s;
   RecordingResponder c;

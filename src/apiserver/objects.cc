@@ -231,7 +231,11 @@ StatusOr<json::object> Objects::Create(const api::Resource& res, const std::stri
   obj["kind"] = res.kind;
   if (res.default_fn) res.default_fn(obj);
   for (int attempt = 0;; ++attempt) {
-    if (generated) MetaOf(obj)["name"] = MetaString(obj, "generateName") + RandomSuffix(5);
+    // names.SimpleNameGenerator: the prefix is cut to 58 characters so that
+    // a generated name fits in 63.
+    if (generated) {
+      MetaOf(obj)["name"] = MetaString(obj, "generateName").substr(0, 58) + RandomSuffix(5);
+    }
     std::string name = MetaString(obj, "name");
     std::vector<StatusCause> causes = api::ValidateObjectMeta(obj, MetaOptions(res));
     if (res.validate_fn) {
