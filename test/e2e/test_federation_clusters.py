@@ -5,12 +5,16 @@ while the member is stopped (SIGSTOP), continued and killed."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 
 import pytest
 
-from conftest import FLOTILLA_BINARY, KUBECTL, table, wait_for
+from conftest import (FLOTILLA_BINARY, KUBECTL, START_TIMEOUT, LineReader, _die_with_parent,
+                      stop_process, table, wait_for)
+
+MEMBER_READY_RE = re.compile(r"Flotilla member (\S+) ready at (https://\S+) \(kubeconfig (\S+)\)")
 
 # Probes every second; a stopped member costs 3 s per probe (the timeout),
 # so NotReady comes after about 3 x 4 s.
@@ -156,3 +160,38 @@ def test_bad_cluster_kubeconfig_is_a_clear_error_and_creates_nothing(fed_and_mem
     assert fed.kubectl("get", "clusters", "-o", "json").stdout.count('"kind": "Cluster"') == 0
     secrets = fed.kubectl("get", "secrets", "-n", "flotilla-system", "-o", "name").stdout
     assert secrets.strip() == ""
+
+
+@pytest.fixture
+def simulated_member(tmp_path):
+    """A `flotilla member` with three nodes over two zones of one region."""
+    data_dir = str(tmp_path / "member")
+    os.makedirs(data_dir)
+    with open(os.path.join(data_dir, "member.log"), "w") as log:
+        proc = subprocess.Popen(
+            [FLOTILLA_BINARY, "member", "--name", "east", "--data-dir", data_dir,
+             "--secure-port", "0", "--nodes", "3", "--zones", "east-a,east-b",
+             "--region", "east"],
+            stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=_die_with_parent)
+        try:
+            line = LineReader(proc.stdout).wait_for_line(
+                lambda l: MEMBER_READY_RE.search(l), "the member's ready line", START_TIMEOUT)
+            yield MEMBER_READY_RE.search(line).group(3)
+        finally:
+            stop_process(proc)
+
+
+def test_simulated_member_reports_zones_and_region(server_factory, simulated_member):
+    fed = server_factory(FED_ARGS).start()
+    result = flotilla("join", "east", "--kubeconfig", fed.kubeconfig,
+                      "--cluster-kubeconfig", simulated_member, "--labels", "location=cloud")
+    assert result.returncode == 0, result.stderr
+    obj = wait_for(lambda: ready_is(fed, "east", "True"), "east Ready")
+    obj = wait_for(lambda: (lambda o: o if o["status"].get("zones") else None)(cluster(fed, "east")),
+                   "east's zones")
+    assert obj["status"]["zones"] == ["east-a", "east-b"]
+    assert obj["status"]["region"] == "east"
+    _, rows = table(fed.kubectl("get", "clusters").stdout)
+    assert (rows[0]["ZONES"], rows[0]["REGION"]) == ("east-a,east-b", "east")
+    shown = fed.kubectl("get", "clusters", "-l", "location=cloud", "-o", "name").stdout
+    assert shown.strip() == "cluster.federation/east"
