@@ -87,6 +87,10 @@ void MemberCluster::Stop() {
   if (informers_) informers_->StopAll();
   events_.reset();
   components_.clear();
+  ctx_.reset();
+  // The manager's destructor stops its informers again: it goes first.
+  manager_.reset();
+  informers_.reset();
 }
 
 }  // namespace flotilla::member
