@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "apiserver/api_server_test_util.h"
@@ -308,6 +309,54 @@ TEST(ApiServerTest, ServicesGetDistinctClusterIPs) {
        R"({"metadata":{"name":"a"},"spec":{"ports":[{"port":81}]}})");
   ASSERT_EQ(replaced.code(), 200) << replaced.body();
   EXPECT_EQ(std::string(Find(replaced.Json(), "spec.clusterIP")->as_string()), ip_a);
+}
+
+// Node ports as kube-apiserver allocates them: in 30000-32767, distinct,
+// kept when an update leaves them out, dropped when the type no longer
+// needs them.
+TEST(ApiServerTest, NodePortAndLoadBalancerServicesGetDistinctNodePorts) {
+  TestServer s;
+  auto node_port = [](RecordingResponder& r, size_t i) -> int64_t {
+    json::value body = r.Json();
+    const json::value* ports = Find(body, "spec.ports");
+    if (ports == nullptr || i >= ports->as_array().size()) return 0;
+    const json::value* n = ports->as_array()[i].as_object().if_contains("nodePort");
+    return n != nullptr ? n->as_int64() : 0;
+  };
+  RecordingResponder lb, np, plain, optout;
+  s.Do(lb, "POST", "/api/v1/namespaces/default/services",
+       R"({"metadata":{"name":"lb"},"spec":{"type":"LoadBalancer",
+           "ports":[{"name":"a","port":80},{"name":"b","port":443}]}})");
+  ASSERT_EQ(lb.code(), 201) << lb.body();
+  s.Do(np, "POST", "/api/v1/namespaces/default/services",
+       R"({"metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"port":80}]}})");
+  ASSERT_EQ(np.code(), 201) << np.body();
+  std::set<int64_t> ports = {node_port(lb, 0), node_port(lb, 1), node_port(np, 0)};
+  EXPECT_EQ(ports.size(), 3u);
+  for (int64_t p : ports) {
+    EXPECT_GE(p, 30000);
+    EXPECT_LE(p, 32767);
+  }
+  s.Do(plain, "POST", "/api/v1/namespaces/default/services",
+       R"({"metadata":{"name":"plain"},"spec":{"ports":[{"port":80}]}})");
+  EXPECT_EQ(node_port(plain, 0), 0);
+  s.Do(optout, "POST", "/api/v1/namespaces/default/services",
+       R"({"metadata":{"name":"optout"},"spec":{"type":"LoadBalancer",
+           "allocateLoadBalancerNodePorts":false,"ports":[{"port":80}]}})");
+  ASSERT_EQ(optout.code(), 201) << optout.body();
+  EXPECT_EQ(node_port(optout, 0), 0);
+
+  RecordingResponder replaced;  // kubectl replace of a manifest without nodePorts
+  s.Do(replaced, "PUT", "/api/v1/namespaces/default/services/np",
+       R"({"metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"port":80}]}})");
+  ASSERT_EQ(replaced.code(), 200) << replaced.body();
+  EXPECT_EQ(node_port(replaced, 0), node_port(np, 0));
+  RecordingResponder to_cluster_ip;
+  s.Do(to_cluster_ip, "PATCH", "/api/v1/namespaces/default/services/lb",
+       R"({"spec":{"type":"ClusterIP"}})", "application/merge-patch+json");
+  ASSERT_EQ(to_cluster_ip.code(), 200) << to_cluster_ip.body();
+  EXPECT_EQ(node_port(to_cluster_ip, 0), 0);
+  EXPECT_EQ(node_port(to_cluster_ip, 1), 0);
 }
 
 TEST(ApiServerTest, MetricsCountRequestsByCodeAndTimeStorage) {

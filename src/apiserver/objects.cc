@@ -5,6 +5,7 @@
 #include "api/patch.h"
 #include "api/validation.h"
 #include "apiserver/meta.h"
+#include "apiserver/service_ports.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -230,6 +231,10 @@ StatusOr<json::object> Objects::Create(const api::Resource& res, const std::stri
   obj["apiVersion"] = res.ApiVersion();
   obj["kind"] = res.kind;
   if (res.default_fn) res.default_fn(obj);
+  if (res.group.empty() && res.plural == "services") {
+    AllocateNodePorts(store_, Prefix(res, ""), nullptr, obj,
+                      std::hash<std::string>{}(MetaString(obj, "uid")));
+  }
   for (int attempt = 0;; ++attempt) {
     // names.SimpleNameGenerator: the prefix is cut to 58 characters so that
     // a generated name fits in 63.

@@ -5,6 +5,7 @@
 #include "api/validation.h"
 #include "apiserver/meta.h"
 #include "apiserver/objects.h"
+#include "apiserver/service_ports.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -101,6 +102,10 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
     }
     KeepAllocatedFields(res, current, result);
     if (res.default_fn) res.default_fn(result);
+    if (res.group.empty() && res.plural == "services") {
+      AllocateNodePorts(store_, Prefix(res, ""), &current, result,
+                        std::hash<std::string>{}(MetaString(current, "resourceVersion")));
+    }
     if (TracksGeneration(res) && SpecChanged(current, result)) {
       const json::object* m = FindMeta(current);
       meta["generation"] = (m ? GetInt(*m, "generation").value_or(0) : 0) + 1;

@@ -81,6 +81,15 @@ LoadBalancerController::LoadBalancerController(ControllerContext& ctx)
   runtime::Controller& c = ctx.manager.AddController(
       "service-lb", 1, [this](const std::string& key) { return Reconcile(key); });
   services_.AddEventHandler(c.EnqueueHandler());
+  queue_ = &c.queue();
+}
+
+void LoadBalancerController::RetryPending() {
+  for (const runtime::ObjectPtr& service : services_.lister().List()) {
+    if (Str(*service, "spec.type") == "LoadBalancer" && IngressIps(*service).empty()) {
+      queue_->Add(runtime::ObjectKey(*service));
+    }
+  }
 }
 
 std::optional<std::string> LoadBalancerController::Allocate(const std::string& key,
@@ -118,16 +127,21 @@ StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& k
   bool wants_lb = cached != nullptr && Str(*cached, "spec.type") == "LoadBalancer" &&
                   Str(*cached, "metadata.deletionTimestamp").empty();
   if (!wants_lb) {
+    bool released = false;
     {
       std::lock_guard lock(mu_);
-      assigned_.erase(key);
+      released = assigned_.erase(key) > 0;
     }
-    if (cached == nullptr || IngressIps(*cached).empty()) return runtime::Result{};
+    if (cached == nullptr || IngressIps(*cached).empty()) {
+      if (released) RetryPending();
+      return runtime::Result{};
+    }
     // No longer a LoadBalancer: its address goes back to the pool.
     json::object service = *cached;
     EnsureObject(service, "status")["loadBalancer"] = json::object();
     StatusOr<json::object> written = client_.UpdateStatus(kServices, "", service);
     if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
+    RetryPending();
     return runtime::Result{};
   }
   std::vector<std::string> current = IngressIps(*cached);

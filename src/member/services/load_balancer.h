@@ -6,8 +6,8 @@
 // are unique within the member and free again when the service is deleted
 // or stops being a LoadBalancer (its ingress is then cleared). A service
 // for which no address is left stays <pending> with a Warning event and is
-// tried again later. Events EnsuringLoadBalancer / EnsuredLoadBalancer as
-// the cloud service controller records them.
+// tried again when an address is freed, and every kRetryWhenFull. Events EnsuringLoadBalancer /
+// EnsuredLoadBalancer as the cloud service controller records them.
 #pragma once
 
 #include <cstdint>
@@ -49,10 +49,13 @@ class LoadBalancerController : public Component {
   std::optional<std::string> Allocate(const std::string& key, const json::object& service);
   void Record(const json::object& service, std::string_view type, std::string_view reason,
               const std::string& message);
+  // Re-queues the LoadBalancer services still waiting for an address.
+  void RetryPending();
 
   client::Client& client_;
   runtime::EventRecorder& events_;
   runtime::Informer& services_;
+  runtime::WorkQueue* queue_ = nullptr;
   const std::string cidr_;
   const std::optional<AddressPool> pool_;
   std::mutex mu_;
