@@ -128,8 +128,15 @@ TEST_F(DeploymentTest, CreatesAReplicaSetNamedByTheTemplateHashAtRevisionOne) {
   }
   ASSERT_TRUE(
       Eventually([&] { return Annotation(Get(), "deployment.kubernetes.io/revision") == "1"; }));
+  // Created, then progressing as the ReplicaSet's pods appear.
+  ASSERT_TRUE(Eventually([&] {
+    json::object c = Condition("Progressing");
+    return !c.empty() && c.at("reason") == "ReplicaSetUpdated";
+  }));
+  EXPECT_EQ(Condition("Progressing").at("message"),
+            json::value("ReplicaSet \"web-" + hash + "\" is progressing."));
   EXPECT_EQ(Condition("Available").at("reason"), "MinimumReplicasUnavailable");
-  EXPECT_EQ(Condition("Progressing").at("reason"), "ReplicaSetUpdated");
+  EXPECT_EQ(Condition("Available").at("status"), "False");
 
   RollOut(3);
   ASSERT_TRUE(Eventually([&] {
