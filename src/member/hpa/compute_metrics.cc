@@ -1,6 +1,7 @@
 // HpaController's metric side: the pod selector from the target's Scale,
 // one replica proposal per spec.metrics entry (computeReplicasForMetric and
 // computeStatusFor*Metric), and the ScalingActive condition.
+#include <algorithm>
 #include <string>
 
 #include "member/hpa/hpa_controller.h"
@@ -78,7 +79,26 @@ StatusOr<api::LabelSelector> HpaController::PodSelector(Sync& s, const json::obj
     SetCondition(s.status, "ScalingActive", false, "InvalidSelector", msg, s.now);
     return Status::Invalid(msg);
   }
+  std::lock_guard lock(mu_);
+  selectors_.insert_or_assign(s.key, *selector);
   return selector;
+}
+
+std::vector<std::string> HpaController::OtherHpasSelecting(
+    const std::string& key, const std::vector<runtime::ObjectPtr>& pods) {
+  std::string ns_prefix = key.substr(0, key.find('/') + 1);
+  std::vector<std::string> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [other, selector] : selectors_) {
+    if (other == key || other.compare(0, ns_prefix.size(), ns_prefix) != 0) continue;
+    for (const runtime::ObjectPtr& pod : pods) {
+      if (selector.MatchesObject(*pod)) {
+        out.push_back(other);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 HpaController::MetricsResult HpaController::ComputeReplicasForMetrics(Sync& s,
@@ -93,6 +113,18 @@ HpaController::MetricsResult HpaController::ComputeReplicasForMetrics(Sync& s,
   }
   std::vector<runtime::ObjectPtr> pods =
       pods_.lister().List(StringAt(s.hpa, "metadata.namespace"), *selector);
+  if (std::vector<std::string> others = OtherHpasSelecting(s.key, pods); !others.empty()) {
+    others.insert(std::lower_bound(others.begin(), others.end(), s.key), s.key);
+    std::string list;
+    for (const std::string& k : others) list += (list.empty() ? "" : " ") + k;
+    std::string msg = "pods by selector " + selector->ToString() +
+                      " are controlled by multiple HPAs: [" + list + "]";
+    ctx_.events.Event(s.hpa, runtime::kEventTypeWarning, "AmbiguousSelector", msg);
+    SetCondition(s.status, "ScalingActive", false, "AmbiguousSelector", msg, s.now);
+    out.replicas = -1;
+    out.error = msg;
+    return out;
+  }
   const json::value* specs = Find(s.hpa, "spec.metrics");
   const json::array& metrics = specs && specs->is_array() ? specs->get_array() : json::array();
   json::array statuses(metrics.size(), json::object{{"type", ""}});

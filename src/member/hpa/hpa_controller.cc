@@ -68,6 +68,7 @@ StatusOr<runtime::Result> HpaController::Reconcile(const std::string& key) {
   if (cached == nullptr) {
     std::lock_guard lock(mu_);
     history_.erase(key);
+    selectors_.erase(key);
     return runtime::Result{};
   }
   Sync s{key, *cached, json::object(), ctx_.clock.Now()};

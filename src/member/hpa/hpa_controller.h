@@ -61,6 +61,9 @@ class HpaController : public Component {
                      const std::vector<runtime::ObjectPtr>& pods, MetricsResult& out,
                      json::value& status);
   StatusOr<api::LabelSelector> PodSelector(Sync& s, const json::object& scale);
+  // The keys of the other HPAs whose last selector matches one of `pods`.
+  std::vector<std::string> OtherHpasSelecting(const std::string& key,
+                                              const std::vector<runtime::ObjectPtr>& pods);
   Status WriteStatusIfChanged(Sync& s);
   ScaleHistory& HistoryFor(const std::string& key);
   void Enqueue(const runtime::ObjectPtr& obj);
@@ -72,6 +75,8 @@ class HpaController : public Component {
 
   std::mutex mu_;
   std::map<std::string, ScaleHistory> history_;  // GUARDED_BY(mu_), by HPA key
+  // The pod selector each HPA used last, to find pods two HPAs select.
+  std::map<std::string, api::LabelSelector> selectors_;  // GUARDED_BY(mu_), by HPA key
 };
 
 }  // namespace flotilla::member::hpa

@@ -82,7 +82,7 @@ class HpaControllerTest : public ::testing::Test {
     return n;
   }
 
-  void CreateHpa(int64_t min, int64_t max, int64_t percent, json::object extra_spec = {}) {
+  void CreateHpa(int64_t min, int64_t max, int64_t percent, const std::string& name = "web") {
     json::object spec{
         {"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}},
         {"minReplicas", min},
@@ -93,13 +93,13 @@ class HpaControllerTest : public ::testing::Test {
               {"resource",
                {{"name", "cpu"},
                 {"target", {{"type", "Utilization"}, {"averageUtilization", percent}}}}}}}}};
-    for (auto& [k, v] : extra_spec) spec[k] = v;
     json::object hpa{{"apiVersion", "autoscaling/v2"},
                      {"kind", "HorizontalPodAutoscaler"},
-                     {"metadata", {{"name", "web"}}},
+                     {"metadata", {{"name", name}}},
                      {"spec", std::move(spec)}};
     auto created = env_.client().Create(kHorizontalPodAutoscalers, "default", hpa);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
+    ++hpas_;
     WaitIdle();
   }
 
@@ -109,11 +109,13 @@ class HpaControllerTest : public ::testing::Test {
 
   // Waits until the HPA's key has been reconciled and waits for its next
   // period (nothing queued or in progress).
+  // `hpas_` HPAs (at least one) wait for their period.
   void WaitIdle() {
+    size_t hpas = std::max<size_t>(hpas_, 1);
     ASSERT_TRUE(Eventually([&] {
       runtime::ControllerMetrics m = Metrics();
       return m.reconciles > 0 && m.queue.depth == 0 && m.queue.processing == 0 &&
-             m.queue.waiting == 1;
+             m.queue.waiting == hpas;
     }));
   }
 
@@ -131,15 +133,16 @@ class HpaControllerTest : public ::testing::Test {
     return scale.ok() ? GetInt(*GetObject(*scale, "spec"), "replicas").value_or(-1) : -1;
   }
 
-  json::object Hpa(const client::ResourceRef& version = kHorizontalPodAutoscalers) {
-    auto hpa = env_.client().Get(version, "default", "web");
+  json::object Hpa(const client::ResourceRef& version = kHorizontalPodAutoscalers,
+                   const std::string& name = "web") {
+    auto hpa = env_.client().Get(version, "default", name);
     EXPECT_TRUE(hpa.ok()) << hpa.status().ToString();
     return hpa.ok() ? *hpa : json::object();
   }
 
   // "status reason: message" of a condition of the HPA's v2 status.
-  std::string Condition(const std::string& type) {
-    json::object hpa = Hpa();
+  std::string Condition(const std::string& type, const std::string& name = "web") {
+    json::object hpa = Hpa(kHorizontalPodAutoscalers, name);
     const json::value* list = Find(hpa, "status.conditions");
     for (const json::value& c : list && list->is_array() ? list->get_array() : json::array()) {
       const json::object& o = c.get_object();
@@ -180,6 +183,7 @@ class HpaControllerTest : public ::testing::Test {
   PodsProbe* probe_ = nullptr;
   std::string request_;
   int pods_ = 0;
+  size_t hpas_ = 0;
 };
 
 TEST_F(HpaControllerTest, ScalesOutByTheCeilRuleWhenDemandRises) {
@@ -328,6 +332,18 @@ TEST_F(HpaControllerTest, ZeroReplicasDisableAutoscaling) {
             "False ScalingDisabled: scaling is disabled since the replica count of the target is "
             "zero");
   EXPECT_EQ(StatusInt("status.desiredReplicas"), 0);
+}
+
+TEST_F(HpaControllerTest, TwoHpasOnTheSamePodsAreAmbiguous) {
+  StartWith(2);
+  env_.demand().Set("Deployment", "default", "web", 5000);
+  CreateHpa(1, 3, 50);
+  ASSERT_EQ(ScaleReplicas(), 3);
+  CreateHpa(1, 10, 50, "other");
+  EXPECT_EQ(Condition("ScalingActive", "other"),
+            "False AmbiguousSelector: pods by selector app=web are controlled by multiple HPAs: "
+            "[default/other default/web]");
+  EXPECT_EQ(ScaleReplicas(), 3);
 }
 
 TEST_F(HpaControllerTest, MissingTargetFailsToGetScale) {
