@@ -23,6 +23,39 @@ std::string RevisionOf(const json::object& obj) {
   return std::string(GetString(a->get_object(), deployment::kRevisionAnnotation).value_or(""));
 }
 
+std::optional<int64_t> CollisionCount(const json::object& d) {
+  const json::value* c = Find(d, "status.collisionCount");
+  if (c == nullptr || !c->is_int64()) return std::nullopt;
+  return c->get_int64();
+}
+
+// The new ReplicaSet for `d` (0 replicas, no annotations yet): its
+// template, selector and labels carry the pod-template-hash.
+json::object ReplicaSetFor(const json::object& d, const std::string& hash) {
+  const json::object& spec = d.at("spec").as_object();
+  json::object tmpl = spec.at("template").as_object();
+  json::object& labels = EnsureObject(EnsureObject(tmpl, "metadata"), "labels");
+  labels[deployment::kHashLabel] = hash;
+  json::object meta = {{"name", MetaAt(d, "name") + "-" + hash},
+                       {"namespace", MetaAt(d, "namespace")},
+                       {"labels", labels},
+                       {"ownerReferences", json::array{NewControllerRef(d, kApiVersion, kKind)}}};
+  json::object selector = spec.at("selector").as_object();
+  EnsureObject(selector, "matchLabels")[deployment::kHashLabel] = hash;
+  json::object rs_spec = {
+      {"replicas", 0}, {"selector", std::move(selector)}, {"template", std::move(tmpl)}};
+  if (int64_t m = IntAt(d, "spec.minReadySeconds"); m > 0) rs_spec["minReadySeconds"] = m;
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata", std::move(meta)},
+          {"spec", std::move(rs_spec)}};
+}
+
+json::object StatusOf(const json::object& d) {
+  const json::value* st = d.if_contains("status");
+  return st != nullptr && st->is_object() ? st->get_object() : json::object();
+}
+
 }  // namespace
 
 DeploymentController::DeploymentController(ControllerContext& ctx)
@@ -103,7 +136,7 @@ StatusOr<runtime::Result> DeploymentController::Reconcile(const std::string& key
   if (selector->Empty()) {
     Record(s, runtime::kEventTypeWarning, "SelectingAll",
            "This deployment is selecting all pods. A non-empty selector is required.");
-    json::object status = s.d.contains("status") ? s.d["status"].as_object() : json::object();
+    json::object status = StatusOf(s.d);
     status["observedGeneration"] = IntAt(s.d, "metadata.generation");
     FLOTILLA_RETURN_IF_ERROR(WriteStatus(s, std::move(status)));
     return runtime::Result{};
@@ -159,7 +192,7 @@ void DeploymentController::MapPods(Sync& s, const api::LabelSelector& selector) 
 
 Status DeploymentController::CheckPausedConditions(Sync& s) {
   if (!deployment::HasProgressDeadline(s.d)) return Status::Ok();
-  json::object status = s.d.contains("status") ? s.d["status"].as_object() : json::object();
+  json::object status = StatusOf(s.d);
   const json::object* cond = deployment::GetCondition(status, "Progressing");
   std::string reason = cond ? std::string(GetString(*cond, "reason").value_or("")) : "";
   if (reason == deployment::kTimedOutReason) return Status::Ok();
@@ -237,13 +270,10 @@ StatusOr<Rs> DeploymentController::NewReplicaSet(Sync& s, const std::vector<Rs>&
     FLOTILLA_ASSIGN_OR_RETURN(*existing, client_.Update(kReplicaSets, "", copy));
   }
   FLOTILLA_RETURN_IF_ERROR(SetDeploymentRevision(s, RevisionOf(*existing)));
-  json::object status = s.d.contains("status") ? s.d["status"].as_object() : json::object();
-  if (deployment::HasProgressDeadline(s.d) && !deployment::GetCondition(status, "Progressing")) {
-    deployment::SetCondition(
-        status, deployment::NewCondition(
-                    "Progressing", "True", deployment::kFoundNewRSReason,
-                    "Found new replica set \"" + MetaAt(*existing, "name") + "\"", clock_.Now()));
-    FLOTILLA_RETURN_IF_ERROR(WriteStatus(s, std::move(status)));
+  if (!deployment::GetCondition(StatusOf(s.d), "Progressing")) {
+    FLOTILLA_RETURN_IF_ERROR(
+        WriteCondition(s, "Progressing", "True", deployment::kFoundNewRSReason,
+                       "Found new replica set \"" + MetaAt(*existing, "name") + "\""));
   }
   return existing;
 }
@@ -264,28 +294,11 @@ Status DeploymentController::SetDeploymentRevision(Sync& s, const std::string& r
 // collision: status.collisionCount grows and the next sync hashes anew.
 StatusOr<Rs> DeploymentController::CreateNewReplicaSet(Sync& s, const std::vector<Rs>& old_rss,
                                                        const std::string& revision) {
-  const json::object& spec = s.d["spec"].as_object();
-  std::optional<int64_t> collisions;
-  if (const json::value* c = Find(s.d, "status.collisionCount"); c && c->is_int64()) {
-    collisions = c->get_int64();
-  }
-  std::string hash = deployment::ComputeHash(spec.at("template").as_object(), collisions);
-  json::object tmpl = spec.at("template").as_object();
-  EnsureObject(EnsureObject(tmpl, "metadata"), "labels")[deployment::kHashLabel] = hash;
-  json::object selector = spec.at("selector").as_object();
-  EnsureObject(selector, "matchLabels")[deployment::kHashLabel] = hash;
-  std::string name = MetaAt(s.d, "name") + "-" + hash;
-  json::object rs_spec = {{"replicas", 0}, {"selector", selector}, {"template", tmpl}};
-  if (int64_t m = IntAt(s.d, "spec.minReadySeconds"); m > 0) rs_spec["minReadySeconds"] = m;
-  auto rs = std::make_shared<json::object>(
-      json::object{{"apiVersion", "apps/v1"},
-                   {"kind", "ReplicaSet"},
-                   {"metadata",
-                    {{"name", name},
-                     {"namespace", MetaAt(s.d, "namespace")},
-                     {"labels", tmpl["metadata"].as_object()["labels"]},
-                     {"ownerReferences", json::array{NewControllerRef(s.d, kApiVersion, kKind)}}}},
-                   {"spec", std::move(rs_spec)}});
+  std::optional<int64_t> collisions = CollisionCount(s.d);
+  const json::object& tmpl = s.d["spec"].as_object().at("template").as_object();
+  auto rs =
+      std::make_shared<json::object>(ReplicaSetFor(s.d, deployment::ComputeHash(tmpl, collisions)));
+  std::string name = MetaAt(*rs, "name");
   std::vector<Rs> all = old_rss;
   all.push_back(rs);
   int64_t replicas = deployment::NewRSNewReplicas(s.d, all, *rs);
@@ -293,32 +306,26 @@ StatusOr<Rs> DeploymentController::CreateNewReplicaSet(Sync& s, const std::vecto
   deployment::SetNewReplicaSetAnnotations(s.d, *rs, revision, false);
 
   auto created = client_.Create(kReplicaSets, MetaAt(s.d, "namespace"), *rs);
-  bool already_exists = false;
-  if (!created.ok() && created.status().Is(Reason::kAlreadyExists)) {
+  bool already_exists = created.status().Is(Reason::kAlreadyExists);
+  if (already_exists) {
+    // Ours from an earlier sync whose informer event has not arrived, or
+    // a hash collision: count it, and the next sync hashes anew.
     runtime::ObjectPtr current = replicasets_.lister().Get(MetaAt(s.d, "namespace"), name);
     const json::object* ref = current ? ControllerRefOf(*current) : nullptr;
     const json::value* t = current ? Find(*current, "spec.template") : nullptr;
-    if (ref && GetString(*ref, "uid") == MetaAt(s.d, "uid") && t && t->is_object() &&
-        deployment::EqualIgnoreHash(t->get_object(), spec.at("template").as_object())) {
-      created = *current;
-      already_exists = true;
-    } else {
-      json::object status = s.d.contains("status") ? s.d["status"].as_object() : json::object();
+    if (!ref || GetString(*ref, "uid") != MetaAt(s.d, "uid") || !t || !t->is_object() ||
+        !deployment::EqualIgnoreHash(t->get_object(), tmpl)) {
+      json::object status = StatusOf(s.d);
       status["collisionCount"] = collisions.value_or(0) + 1;
       FLOTILLA_RETURN_IF_ERROR(WriteStatus(s, std::move(status)));
       return created.status();
     }
+    created = *current;
   }
   if (!created.ok()) {
     std::string msg =
         "Failed to create new replica set \"" + name + "\": " + created.status().message();
-    if (deployment::HasProgressDeadline(s.d)) {
-      json::object status = s.d.contains("status") ? s.d["status"].as_object() : json::object();
-      deployment::SetCondition(
-          status, deployment::NewCondition("Progressing", "False",
-                                           deployment::kFailedRSCreateReason, msg, clock_.Now()));
-      (void)WriteStatus(s, std::move(status));
-    }
+    (void)WriteCondition(s, "Progressing", "False", deployment::kFailedRSCreateReason, msg);
     Record(s, runtime::kEventTypeWarning, deployment::kFailedRSCreateReason, msg);
     return created.status();
   }
@@ -328,14 +335,21 @@ StatusOr<Rs> DeploymentController::CreateNewReplicaSet(Sync& s, const std::vecto
            "Scaled up replica set " + name + " from 0 to " + std::to_string(replicas));
   }
   FLOTILLA_RETURN_IF_ERROR(SetDeploymentRevision(s, revision));
-  if (!already_exists && deployment::HasProgressDeadline(s.d)) {
-    json::object status = s.d.contains("status") ? s.d["status"].as_object() : json::object();
-    deployment::SetCondition(
-        status, deployment::NewCondition("Progressing", "True", deployment::kNewRSReason,
-                                         "Created new replica set \"" + name + "\"", clock_.Now()));
-    FLOTILLA_RETURN_IF_ERROR(WriteStatus(s, std::move(status)));
-  }
+  if (already_exists) return rs;
+  FLOTILLA_RETURN_IF_ERROR(WriteCondition(s, "Progressing", "True", deployment::kNewRSReason,
+                                          "Created new replica set \"" + name + "\""));
   return rs;
+}
+
+// Sets one condition (when the Deployment has a progress deadline, as kube
+// only then tracks Progressing) and writes the status if it changed.
+Status DeploymentController::WriteCondition(Sync& s, std::string_view type, std::string_view status,
+                                            std::string_view reason, const std::string& message) {
+  if (!deployment::HasProgressDeadline(s.d)) return Status::Ok();
+  json::object st = StatusOf(s.d);
+  deployment::SetCondition(st,
+                           deployment::NewCondition(type, status, reason, message, clock_.Now()));
+  return WriteStatus(s, std::move(st));
 }
 
 }  // namespace flotilla::member

@@ -94,6 +94,8 @@ class DeploymentController : public Component {
   StatusOr<runtime::Result> SyncRolloutStatus(Sync& s, const Split& split);
   runtime::Result RequeueStuck(const Sync& s, const json::object& status) const;
   Status WriteStatus(Sync& s, json::object status);
+  Status WriteCondition(Sync& s, std::string_view type, std::string_view status,
+                        std::string_view reason, const std::string& message);
   void Record(const Sync& s, std::string_view type, std::string_view reason,
               const std::string& message);
 

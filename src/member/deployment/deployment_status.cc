@@ -25,6 +25,24 @@ json::object StatusOf(const json::object& d) {
   return st != nullptr && st->is_object() ? st->get_object() : json::object();
 }
 
+// A ReplicaSet's ReplicaFailure becomes the Deployment's (kube keeps one).
+void CopyReplicaFailure(json::object& status, const std::vector<Rs>& all, TimePoint now) {
+  json::object failure;
+  for (const Rs& rs : all) {
+    const json::value* st = rs->if_contains("status");
+    const json::object* c = st && st->is_object()
+                                ? deployment::GetCondition(st->get_object(), "ReplicaFailure")
+                                : nullptr;
+    if (c != nullptr && failure.empty()) failure = *c;
+  }
+  if (failure.empty()) return deployment::RemoveCondition(status, "ReplicaFailure");
+  deployment::SetCondition(
+      status, deployment::NewCondition(
+                  "ReplicaFailure", std::string(GetString(failure, "status").value_or("True")),
+                  std::string(GetString(failure, "reason").value_or("")),
+                  std::string(GetString(failure, "message").value_or("")), now));
+}
+
 }  // namespace
 
 json::object DeploymentController::CalculateStatus(const Sync& s, const Split& split) const {
@@ -92,24 +110,7 @@ StatusOr<runtime::Result> DeploymentController::SyncRolloutStatus(Sync& s, const
                                            subject + " has timed out progressing.", now));
     }
   }
-  // A ReplicaSet's ReplicaFailure becomes the Deployment's.
-  json::object failure;
-  for (const Rs& rs : All(split.old_rss, split.new_rs)) {
-    const json::value* st = rs->if_contains("status");
-    const json::object* c = st && st->is_object()
-                                ? deployment::GetCondition(st->get_object(), "ReplicaFailure")
-                                : nullptr;
-    if (c != nullptr && failure.empty()) failure = *c;
-  }
-  if (!failure.empty()) {
-    json::object cond = deployment::NewCondition(
-        "ReplicaFailure", std::string(GetString(failure, "status").value_or("True")),
-        std::string(GetString(failure, "reason").value_or("")),
-        std::string(GetString(failure, "message").value_or("")), now);
-    deployment::SetCondition(status, std::move(cond));
-  } else {
-    deployment::RemoveCondition(status, "ReplicaFailure");
-  }
+  CopyReplicaFailure(status, All(split.old_rss, split.new_rs), now);
   if (const json::array* conds = GetArray(status, "conditions"); conds && conds->empty()) {
     status.erase("conditions");
   }
