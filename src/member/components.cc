@@ -1,5 +1,8 @@
 #include "member/components.h"
 
+#include "member/nodes/nodes.h"
+#include "member/scheduler/scheduler.h"
+#include "member/kubelet/kubelet.h"
 #include "member/hpa/hpa_controller.h"
 #include "member/replicaset/replicaset_controller.h"
 #include "member/services/endpoints_controller.h"
@@ -15,6 +18,9 @@ namespace flotilla::member {
 
 std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx) {
   std::vector<std::unique_ptr<Component>> out;
+  out.push_back(std::make_unique<Nodes>(ctx));
+  out.push_back(std::make_unique<Scheduler>(ctx));
+  out.push_back(std::make_unique<Kubelet>(ctx));
   out.push_back(std::make_unique<ReplicaSetController>(ctx));
   out.push_back(std::make_unique<hpa::HpaController>(ctx));
   out.push_back(std::make_unique<StatefulSetController>(ctx));

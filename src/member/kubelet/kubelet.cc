@@ -1,0 +1,222 @@
+#include "member/kubelet/kubelet.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+namespace flotilla::member {
+namespace {
+
+// Pods by spec.nodeName (the scheduler indexes the shared pod cache the
+// same way, under the same name).
+constexpr std::string_view kNodeNameIndex = "spec.nodeName";
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::string InternalIp(const json::object& node) {
+  const json::value* a = Find(node, "status.addresses");
+  if (a == nullptr || !a->is_array()) return "";
+  for (const json::value& e : a->get_array()) {
+    if (e.is_object() && Str(e.get_object(), "type") == "InternalIP")
+      return Str(e.get_object(), "address");
+  }
+  return "";
+}
+
+std::string Ipv4(uint32_t v) {
+  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
+         std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255);
+}
+
+// "10.244.0.0/16" -> network and number of addresses; false when malformed.
+bool ParseCidr(const std::string& cidr, uint32_t* network, uint32_t* size) {
+  unsigned a, b, c, d, prefix;
+  char tail;
+  if (std::sscanf(cidr.c_str(), "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &prefix, &tail) != 5 ||
+      a > 255 || b > 255 || c > 255 || d > 255 || prefix < 8 || prefix > 30) {
+    return false;
+  }
+  *size = 1u << (32 - prefix);
+  *network = ((a << 24) | (b << 16) | (c << 8) | d) & ~(*size - 1);
+  return true;
+}
+
+bool Terminal(const json::object& pod) {
+  std::string phase = Str(pod, "status.phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+}  // namespace
+
+Kubelet::Kubelet(ControllerContext& ctx)
+    : client_(ctx.client),
+      clock_(ctx.clock),
+      options_(ctx.options),
+      pods_(ctx.informers.For(kPods)),
+      nodes_(ctx.informers.For(kNodes)),
+      events_(ctx.client, ctx.clock, runtime::EventSource{"kubelet", ""}) {
+  if (!ParseCidr(options_.pod_cidr, &network_, &size_)) {
+    ParseCidr("10.244.0.0/16", &network_, &size_);
+  }
+  pods_.cache().AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
+    std::string node = Str(pod, "spec.nodeName");
+    return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
+  });
+  controller_ = &ctx.manager.AddController(
+      "kubelet", 2, [this](const std::string& key) { return Reconcile(key); });
+  pods_.AddEventHandler(controller_->EnqueueHandler());
+  nodes_.AddEventHandler(runtime::EventHandler{
+      .on_add = [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(Str(*n, "metadata.name")); },
+      .on_update = nullptr,
+      .on_delete =
+          [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(Str(*n, "metadata.name")); }});
+}
+
+// Measured when the reconcile ends: the clock may have moved meanwhile, and
+// a time already reached is handled at once rather than after a delay.
+runtime::Result Kubelet::After(const std::string& key, std::optional<TimePoint> next) {
+  if (!next) return {};
+  Duration delay = *next - clock_.Now();
+  if (delay > Duration::zero()) return {.requeue_after = delay};
+  controller_->queue().Add(key);
+  return {};
+}
+
+void Kubelet::EnqueuePodsOn(const std::string& node) {
+  for (const runtime::ObjectPtr& pod : pods_.cache().ByIndex(kNodeNameIndex, node)) {
+    controller_->queue().Add(runtime::ObjectKey(*pod));
+  }
+}
+
+StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
+  runtime::ObjectPtr pod = pods_.cache().Get(key);
+  if (pod == nullptr) {
+    Release(key);
+    return runtime::Result{};
+  }
+  std::string node_name = Str(*pod, "spec.nodeName");
+  if (node_name.empty()) return runtime::Result{};
+  runtime::ObjectPtr node = nodes_.cache().Get(node_name);
+  if (node == nullptr) {
+    // The node informer may lag the pod informer: only a node the API does
+    // not have is gone, and then its pods go too (the pod garbage
+    // collector's part).
+    auto live = client_.Get(kNodes, "", node_name);
+    if (live.ok()) {
+      node = std::make_shared<const json::object>(std::move(*live));
+    } else if (live.status().Is(Reason::kNotFound)) {
+      Status deleted = ForceDelete(*pod);
+      return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
+    } else {
+      return live.status();
+    }
+  }
+  bool deleting = !Str(*pod, "metadata.deletionTimestamp").empty();
+  if (Terminal(*pod)) {
+    Status deleted = deleting ? ForceDelete(*pod) : Status::Ok();
+    return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
+  }
+  if (deleting) return Terminating(*pod);
+  return Running(*pod, *node);
+}
+
+StatusOr<runtime::Result> Kubelet::Terminating(const json::object& pod) {
+  TimePoint now = clock_.Now();
+  kubelet::Simulated sim = kubelet::Terminate(pod, now);
+  if (Status s = WriteStatus(pod, sim); !s.ok()) return s;
+  TimePoint deadline;
+  if (!ParseRfc3339(Str(pod, "metadata.deletionTimestamp"), &deadline) || now >= deadline) {
+    Status deleted = ForceDelete(pod);
+    return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
+  }
+  return After(runtime::ObjectKey(pod), deadline);
+}
+
+StatusOr<runtime::Result> Kubelet::Running(const json::object& pod, const json::object& node) {
+  TimePoint now = clock_.Now();
+  kubelet::PodFacts facts;
+  facts.now = now;
+  facts.start_at = FirstSeen(Str(pod, "metadata.uid")) + options_.pod_startup;
+  // Started before (e.g. by a kubelet before a restart): stays started.
+  if (Str(pod, "status.phase") == "Running") facts.start_at = std::min(facts.start_at, now);
+  facts.host_ip = InternalIp(node);
+  if (now >= facts.start_at) facts.pod_ip = AllocateIp(runtime::ObjectKey(pod), pod);
+  kubelet::Simulated sim = kubelet::Run(pod, facts);
+  if (Status s = WriteStatus(pod, sim); !s.ok()) return s;
+  return After(runtime::ObjectKey(pod), sim.next);
+}
+
+Status Kubelet::WriteStatus(const json::object& pod, const kubelet::Simulated& sim) {
+  const json::value* current = Find(pod, "status");
+  if (current != nullptr && *current == json::value(sim.status)) return Status::Ok();
+  json::object updated = pod;
+  updated["status"] = sim.status;
+  auto written = client_.UpdateStatus(kPods, Str(pod, "metadata.namespace"), updated);
+  if (!written.ok()) {
+    // Deleted meanwhile: nothing left to run.
+    return written.status().Is(Reason::kNotFound) ? Status::Ok() : written.status();
+  }
+  for (const kubelet::Event& e : sim.events) events_.Event(pod, e.type, e.reason, e.message);
+  return Status::Ok();
+}
+
+Status Kubelet::ForceDelete(const json::object& pod) {
+  client::DeleteOptions opts;
+  opts.precondition_uid = Str(pod, "metadata.uid");
+  opts.grace_period_seconds = 0;
+  Status deleted =
+      client_.Delete(kPods, Str(pod, "metadata.namespace"), Str(pod, "metadata.name"), opts);
+  if (!deleted.ok() && !deleted.Is(Reason::kNotFound) && !deleted.Is(Reason::kConflict)) {
+    return deleted;
+  }
+  std::lock_guard lock(mu_);
+  first_seen_.erase(Str(pod, "metadata.uid"));
+  return Status::Ok();
+}
+
+TimePoint Kubelet::FirstSeen(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  return first_seen_.try_emplace(uid, clock_.Now()).first->second;
+}
+
+std::string Kubelet::AllocateIp(const std::string& key, const json::object& pod) {
+  std::lock_guard lock(mu_);
+  if (!ips_loaded_) {
+    // Pods that got their addresses before a restart keep them.
+    for (const runtime::ObjectPtr& p : pods_.cache().List()) {
+      std::string ip = Str(*p, "status.podIP");
+      if (ip.empty()) continue;
+      used_ips_.insert(ip);
+      ips_[runtime::ObjectKey(*p)] = ip;
+    }
+    ips_loaded_ = true;
+  }
+  if (std::string ip = Str(pod, "status.podIP"); !ip.empty()) {
+    used_ips_.insert(ip);
+    return ips_[key] = ip;
+  }
+  if (auto it = ips_.find(key); it != ips_.end()) return it->second;
+  for (uint32_t tried = 0; tried < size_; ++tried) {
+    uint32_t offset = next_ip_++ % size_;
+    uint32_t last = (network_ + offset) & 255;
+    if (offset < 2 || offset == size_ - 1 || last == 0 || last == 255) continue;
+    std::string ip = Ipv4(network_ + offset);
+    if (used_ips_.contains(ip)) continue;
+    used_ips_.insert(ip);
+    return ips_[key] = ip;
+  }
+  return "";  // the pod CIDR is full: the pod runs without an address
+}
+
+void Kubelet::Release(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = ips_.find(key);
+  if (it == ips_.end()) return;
+  used_ips_.erase(it->second);
+  ips_.erase(it);
+}
+
+}  // namespace flotilla::member

@@ -1,0 +1,66 @@
+// The member's simulated kubelet: runs the pods bound to the member's nodes
+// without running anything.
+// - A bound pod is Pending (containers ContainerCreating, hostIP, startTime)
+//   until options.pod_startup after the kubelet first saw it, then Running
+//   with a pod IP from options.pod_cidr (unique in the member), running
+//   container statuses, and Ready once every container is (a
+//   readinessProbe's initialDelaySeconds after it started).
+// - Pods annotated sim.flotilla.io/crash-loop: "true" crash-loop
+//   (pod_lifecycle.h).
+// - A pod with a deletionTimestamp has its containers terminated at once and
+//   is deleted (grace 0, UID precondition) when the deletionTimestamp, the
+//   end of its grace period, comes.
+// - A pod in phase Succeeded or Failed is left as it is (deleted at once if
+//   it is being deleted).
+// - A pod bound to a node that does not exist is deleted, as the pod
+//   garbage collector does.
+// Every delay runs on the member's clock. Events come from "kubelet"
+// (Pulled, Created, Started, Killing, BackOff).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "member/context.h"
+#include "member/kubelet/pod_lifecycle.h"
+#include "runtime/event_recorder.h"
+
+namespace flotilla::member {
+
+class Kubelet : public Component {
+ public:
+  explicit Kubelet(ControllerContext& ctx);
+
+ private:
+  StatusOr<runtime::Result> Reconcile(const std::string& key);
+  StatusOr<runtime::Result> Terminating(const json::object& pod);
+  StatusOr<runtime::Result> Running(const json::object& pod, const json::object& node);
+  Status WriteStatus(const json::object& pod, const kubelet::Simulated& sim);
+  Status ForceDelete(const json::object& pod);
+  TimePoint FirstSeen(const std::string& uid);
+  std::string AllocateIp(const std::string& key, const json::object& pod);
+  void Release(const std::string& key);
+  runtime::Result After(const std::string& key, std::optional<TimePoint> next);
+  void EnqueuePodsOn(const std::string& node);
+
+  client::Client& client_;
+  Clock& clock_;
+  const SimulationOptions& options_;
+  runtime::Informer& pods_;
+  runtime::Informer& nodes_;
+  runtime::EventRecorder events_;
+  runtime::Controller* controller_ = nullptr;
+  uint32_t network_ = 0;  // pod_cidr
+  uint32_t size_ = 0;     // addresses in pod_cidr
+
+  std::mutex mu_;
+  std::map<std::string, TimePoint> first_seen_;  // GUARDED_BY(mu_) by pod uid
+  std::map<std::string, std::string> ips_;       // GUARDED_BY(mu_) pod key -> IP
+  std::set<std::string> used_ips_;               // GUARDED_BY(mu_)
+  bool ips_loaded_ = false;                      // GUARDED_BY(mu_)
+  uint32_t next_ip_ = 0;                         // GUARDED_BY(mu_) offset in pod_cidr
+};
+
+}  // namespace flotilla::member

@@ -1,0 +1,242 @@
+// The simulated kubelet on a FakeClock: start-up delay, pod IPs, readiness
+// delay, graceful deletion, crash loops, pods it must leave alone.
+#include "member/kubelet/kubelet.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "member/test_util.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::member {
+namespace {
+
+using runtime::testing::Eventually;
+
+json::object Parse(std::string_view text) {
+  auto v = ParseJsonObject(text);
+  EXPECT_TRUE(v.ok()) << text;
+  return v.ok() ? *v : json::object{};
+}
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::string ConditionStatus(const json::object& pod, std::string_view type) {
+  const json::value* c = Find(pod, "status.conditions");
+  if (c == nullptr || !c->is_array()) return "";
+  for (const json::value& e : c->get_array()) {
+    if (Str(e.as_object(), "type") == type) return Str(e.as_object(), "status");
+  }
+  return "";
+}
+
+const json::object& FirstContainer(const json::object& pod) {
+  return Find(pod, "status.containerStatuses")->as_array()[0].as_object();
+}
+
+class KubeletTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_.options().pod_startup = std::chrono::seconds(2);
+    env_.Add<Kubelet>();
+    ASSERT_TRUE(env_.Start().ok());
+    AddNode("n1", "10.0.0.2");
+  }
+
+  void AddNode(const std::string& name, const std::string& ip) {
+    json::object node = {
+        {"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", json::object{{"name", name}}}};
+    ASSERT_TRUE(env_.client().Create(kNodes, "", node).ok());
+    std::string status = R"({"status":{"addresses":[{"type":"InternalIP","address":")" + ip +
+                         R"("}],"conditions":[{"type":"Ready","status":"True"}]}})";
+    ASSERT_TRUE(
+        env_.client().Patch(kNodes, "", name, client::PatchType::kMerge, status, "status").ok());
+  }
+
+  // A pod bound to n1 at creation.
+  void AddPod(const std::string& name, std::string_view annotations = "{}",
+              std::string_view container_extra = "{}") {
+    json::object container = Parse(container_extra);
+    container["name"] = "web";
+    container["image"] = "nginx:1.27";
+    json::object pod = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", json::object{{"name", name}, {"annotations", Parse(annotations)}}},
+        {"spec", json::object{{"nodeName", "n1"},
+                              {"terminationGracePeriodSeconds", 30},
+                              {"containers", json::array{container}}}}};
+    auto created = env_.client().Create(kPods, "default", pod);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  json::object Pod(const std::string& name) {
+    auto pod = env_.client().Get(kPods, "default", name);
+    return pod.ok() ? *pod : json::object{};
+  }
+
+  bool Gone(const std::string& name) {
+    return env_.client().Get(kPods, "default", name).status().Is(Reason::kNotFound);
+  }
+
+  bool RunningAndReady(const std::string& name) {
+    return Eventually([&] {
+      json::object pod = Pod(name);
+      return Str(pod, "status.phase") == "Running" && ConditionStatus(pod, "Ready") == "True";
+    });
+  }
+
+  // Moves the clock once the kubelet has nothing queued or in progress, so
+  // that no reconcile measures its next delay from before the move.
+  void Advance(Duration d) {
+    runtime::Controller* kubelet = env_.manager().Find("kubelet");
+    Eventually([&] {
+      runtime::ControllerMetrics m = kubelet->Metrics();
+      return m.busy_workers == 0 && m.queue.depth == 0;
+    });
+    env_.clock().Advance(d);
+  }
+
+  testing::MemberTestEnv env_;
+};
+
+TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
+  AddPod("web");
+  ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
+  json::object pending = Pod("web");
+  EXPECT_EQ(Str(pending, "status.phase"), "Pending");
+  EXPECT_EQ(Str(FirstContainer(pending), "state.waiting.reason"), "ContainerCreating");
+  EXPECT_EQ(Str(pending, "status.hostIP"), "10.0.0.2");
+  EXPECT_EQ(Str(pending, "status.podIP"), "");
+  EXPECT_EQ(ConditionStatus(pending, "Ready"), "False");
+
+  Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(RunningAndReady("web"));
+  json::object pod = Pod("web");
+  for (std::string_view type :
+       {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
+    EXPECT_EQ(ConditionStatus(pod, type), "True") << type;
+  }
+  EXPECT_TRUE(Str(pod, "status.podIP").starts_with("10.244."));
+  EXPECT_EQ(Str(Find(pod, "status.podIPs")->as_array()[0].as_object(), "ip"),
+            Str(pod, "status.podIP"));
+  EXPECT_FALSE(Str(pod, "status.startTime").empty());
+  const json::object& c = FirstContainer(pod);
+  EXPECT_EQ(Str(c, "name"), "web");
+  EXPECT_EQ(Str(c, "image"), "docker.io/library/nginx:1.27");
+  EXPECT_TRUE(Str(c, "imageID").starts_with("docker.io/library/nginx@sha256:"));
+  EXPECT_TRUE(Str(c, "containerID").starts_with("containerd://"));
+  EXPECT_EQ(c.at("ready"), true);
+  EXPECT_EQ(c.at("started"), true);
+  EXPECT_EQ(c.at("restartCount"), 0);
+  EXPECT_EQ(Str(c, "state.running.startedAt"), FormatRfc3339(env_.clock().Now()));
+}
+
+TEST_F(KubeletTest, EveryPodGetsItsOwnIp) {
+  for (int i = 0; i < 6; ++i) AddPod("p" + std::to_string(i));
+  ASSERT_TRUE(Eventually([&] { return Find(Pod("p5"), "status.containerStatuses") != nullptr; }));
+  Advance(std::chrono::seconds(2));
+  std::set<std::string> ips;
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(RunningAndReady("p" + std::to_string(i)))
+        << json::serialize(Pod("p" + std::to_string(i)));
+    ips.insert(Str(Pod("p" + std::to_string(i)), "status.podIP"));
+  }
+  EXPECT_EQ(ips.size(), 6u);
+}
+
+TEST_F(KubeletTest, ReadinessWaitsForTheProbesInitialDelay) {
+  AddPod("slow", "{}",
+         R"({"readinessProbe":{"httpGet":{"path":"/","port":80},"initialDelaySeconds":10}})");
+  ASSERT_TRUE(Eventually([&] { return Find(Pod("slow"), "status.containerStatuses") != nullptr; }));
+  Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(Eventually([&] { return Str(Pod("slow"), "status.phase") == "Running"; }));
+  EXPECT_EQ(ConditionStatus(Pod("slow"), "Ready"), "False");
+  EXPECT_EQ(FirstContainer(Pod("slow")).at("started"), true);
+  Advance(std::chrono::seconds(10));
+  EXPECT_TRUE(RunningAndReady("slow"));
+}
+
+TEST_F(KubeletTest, GracefulDeletionEndsAfterTheGracePeriod) {
+  AddPod("web");
+  ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
+  Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(RunningAndReady("web"));
+  ASSERT_TRUE(env_.client().Delete(kPods, "default", "web").ok());
+  ASSERT_TRUE(Eventually([&] {
+    json::object pod = Pod("web");
+    return Find(pod, "status.containerStatuses") &&
+           !Str(FirstContainer(pod), "state.terminated.finishedAt").empty();
+  }));
+  json::object terminating = Pod("web");
+  EXPECT_EQ(ConditionStatus(terminating, "Ready"), "False");
+  EXPECT_FALSE(Str(terminating, "metadata.deletionTimestamp").empty());
+  Advance(std::chrono::seconds(29));
+  for (int i = 0; i < 50 && !Gone("web"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(Gone("web"));
+  Advance(std::chrono::seconds(1));
+  EXPECT_TRUE(Eventually([&] { return Gone("web"); }));
+}
+
+TEST_F(KubeletTest, CrashLoopAnnotationRestartsTheContainerWithBackoff) {
+  AddPod("crashy", R"({"sim.flotilla.io/crash-loop":"true"})");
+  ASSERT_TRUE(
+      Eventually([&] { return Find(Pod("crashy"), "status.containerStatuses") != nullptr; }));
+  Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(RunningAndReady("crashy"));
+  Advance(kubelet::kCrashLoopRunTime);
+  ASSERT_TRUE(Eventually([&] {
+    return Str(FirstContainer(Pod("crashy")), "state.waiting.reason") == "CrashLoopBackOff";
+  }));
+  json::object pod = Pod("crashy");
+  EXPECT_EQ(FirstContainer(pod).at("restartCount"), 1);
+  EXPECT_EQ(ConditionStatus(pod, "Ready"), "False");
+  EXPECT_EQ(Str(pod, "status.phase"), "Running");
+  EXPECT_EQ(FirstContainer(pod).at("lastState").at("terminated").at("exitCode"), 1);
+  EXPECT_TRUE(Str(FirstContainer(pod), "state.waiting.message").starts_with("back-off 10s"));
+  Advance(std::chrono::seconds(10));
+  ASSERT_TRUE(RunningAndReady("crashy"));
+  Advance(kubelet::kCrashLoopRunTime);
+  EXPECT_TRUE(Eventually([&] { return FirstContainer(Pod("crashy")).at("restartCount") == 2; }));
+  EXPECT_TRUE(
+      Str(FirstContainer(Pod("crashy")), "state.waiting.message").starts_with("back-off 20s"));
+}
+
+TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
+  AddPod("web");
+  ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
+  Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(RunningAndReady("web"));
+  json::object failed = Pod("web");
+  failed["status"].as_object()["phase"] = "Failed";
+  failed["status"].as_object()["reason"] = "Injected";
+  ASSERT_TRUE(env_.client().UpdateStatus(kPods, "default", failed).ok());
+  Advance(std::chrono::seconds(60));
+  AddPod("witness");  // processed after the failed pod's update
+  ASSERT_TRUE(
+      Eventually([&] { return Find(Pod("witness"), "status.containerStatuses") != nullptr; }));
+  EXPECT_EQ(Str(Pod("web"), "status.phase"), "Failed");
+  EXPECT_EQ(Str(Pod("web"), "status.reason"), "Injected");
+}
+
+TEST_F(KubeletTest, PodsOfADeletedNodeAreDeleted) {
+  AddPod("web");
+  ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
+  ASSERT_TRUE(env_.client().Delete(kNodes, "", "n1").ok());
+  EXPECT_TRUE(Eventually([&] { return Gone("web"); }));
+}
+
+TEST(NormalizeImageTest, AsContainerdReportsIt) {
+  EXPECT_EQ(kubelet::NormalizeImage("nginx"), "docker.io/library/nginx:latest");
+  EXPECT_EQ(kubelet::NormalizeImage("bitnami/redis:7"), "docker.io/bitnami/redis:7");
+  EXPECT_EQ(kubelet::NormalizeImage("registry.k8s.io/pause:3.10"), "registry.k8s.io/pause:3.10");
+  EXPECT_EQ(kubelet::NormalizeImage("localhost:5000/app"), "localhost:5000/app:latest");
+}
+
+}  // namespace
+}  // namespace flotilla::member

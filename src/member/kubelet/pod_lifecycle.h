@@ -1,0 +1,57 @@
+// What a simulated kubelet reports for a pod at a moment: the pod's status
+// (phase, conditions, IPs, container statuses) derived from its current
+// status, its spec and the time, so that the kubelet stays level-based: the
+// same inputs give the same status, and a status already written is not
+// written again. Pure functions; thread-safe. Internal to src/member/kubelet.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/json.h"
+
+namespace flotilla::member::kubelet {
+
+// The annotation that makes every container of a pod crash after
+// kCrashLoopRunTime and restart with the kubelet's back-off (10 s doubling
+// to 5 min): restartCount grows, state.waiting is CrashLoopBackOff and the
+// pod is not Ready in between.
+inline constexpr std::string_view kCrashLoopAnnotation = "sim.flotilla.io/crash-loop";
+inline constexpr Duration kCrashLoopRunTime = std::chrono::seconds(5);
+
+struct PodFacts {
+  TimePoint now;
+  TimePoint start_at;   // when the sandbox is up and the containers start
+  std::string host_ip;  // the node's InternalIP
+  std::string pod_ip;   // "" before start_at
+};
+
+struct Event {
+  std::string type;  // "Normal" or "Warning"
+  std::string reason;
+  std::string message;
+};
+
+struct Simulated {
+  json::object status;
+  std::optional<TimePoint> next;  // when the status changes next by itself
+  std::vector<Event> events;      // what happened since the current status
+};
+
+// The status of a running (not deleted) pod: Pending with containers
+// ContainerCreating before start_at, then Running with ready containers
+// (a readinessProbe's initialDelaySeconds after they started), crash loops
+// for annotated pods.
+Simulated Run(const json::object& pod, const PodFacts& facts);
+
+// The status of a pod being deleted: every container terminated, the pod
+// not Ready.
+Simulated Terminate(const json::object& pod, TimePoint now);
+
+// "docker.io/library/nginx:latest" for "nginx", as containerd reports it.
+std::string NormalizeImage(const std::string& image);
+
+}  // namespace flotilla::member::kubelet

@@ -1,0 +1,161 @@
+#include "member/nodes/nodes.h"
+
+#include <algorithm>
+
+#include "member/nodes/node_status.h"
+
+namespace flotilla::member {
+namespace {
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::string Ipv4(uint32_t v) {
+  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
+         std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255);
+}
+
+constexpr uint32_t kNodeNetwork = 10u << 24;  // 10.0.0.0/16
+
+}  // namespace
+
+Nodes::Nodes(ControllerContext& ctx)
+    : client_(ctx.client),
+      clock_(ctx.clock),
+      options_(ctx.options),
+      nodes_(ctx.informers.For(kNodes)) {
+  controller_ = &ctx.manager.AddController(
+      "nodes", 1, [this](const std::string& name) { return Reconcile(name); });
+  nodes_.AddEventHandler(controller_->EnqueueHandler());
+  std::lock_guard lock(mu_);
+  for (int i = 0; i < options_.nodes; ++i) {
+    std::string name = nodes::NodeName(options_, i);
+    to_create_[name] = i;
+    controller_->queue().Add(name);
+  }
+}
+
+StatusOr<runtime::Result> Nodes::Reconcile(const std::string& name) {
+  runtime::ObjectPtr node = nodes_.cache().Get(name);
+  if (node == nullptr) {
+    Status created = Create(name);
+    return created.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : created;
+  }
+  {
+    std::lock_guard lock(mu_);
+    to_create_.erase(name);  // exists (e.g. from before a restart): never recreate it
+  }
+  if (json::object labels = nodes::MissingLabels(*node); !labels.empty()) {
+    json::object patch = {{"metadata", json::object{{"labels", labels}}}};
+    auto patched =
+        client_.Patch(kNodes, "", name, client::PatchType::kMerge, json::serialize(patch));
+    if (!patched.ok()) return patched.status();
+  }
+  if (nodes::NeedsRegistration(*node)) {
+    // The update it causes brings the node back here for its lease.
+    Status registered = Register(*node);
+    return registered.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : registered;
+  }
+  TimePoint now = clock_.Now();
+  TimePoint renewed;
+  {
+    std::lock_guard lock(mu_);
+    auto it = lease_renewed_.find(name);
+    renewed = it == lease_renewed_.end() ? TimePoint::min() : it->second;
+  }
+  if (renewed == TimePoint::min() || now - renewed >= kLeaseRenewInterval) {
+    if (Status s = RenewLease(*node); !s.ok()) return s;
+    renewed = now;
+  }
+  TimePoint beat = nodes::LastHeartbeat(*node).value_or(TimePoint::min());
+  if (beat == TimePoint::min() || now - beat >= kStatusReportInterval) {
+    std::string patch = json::serialize(nodes::HeartbeatPatch(*node, now));
+    auto patched = client_.Patch(kNodes, "", name, client::PatchType::kStrategic, patch, "status");
+    if (!patched.ok()) return patched.status();
+    beat = now;
+  }
+  // Measured now: the clock may have moved during the writes.
+  Duration next =
+      std::min(renewed + kLeaseRenewInterval, beat + kStatusReportInterval) - clock_.Now();
+  if (next > Duration::zero()) return runtime::Result{.requeue_after = next};
+  controller_->queue().Add(name);  // already due: a delay would wait for the clock to move
+  return runtime::Result{};
+}
+
+Status Nodes::Create(const std::string& name) {
+  int index = 0;
+  {
+    std::lock_guard lock(mu_);
+    lease_renewed_.erase(name);
+    auto it = to_create_.find(name);
+    if (it == to_create_.end()) {
+      addresses_.erase(name);  // deleted: its address is free again
+      return Status::Ok();
+    }
+    index = it->second;
+  }
+  auto created = client_.Create(kNodes, "", nodes::NewNode(options_, index));
+  if (!created.ok() && !created.status().Is(Reason::kAlreadyExists)) return created.status();
+  std::lock_guard lock(mu_);
+  to_create_.erase(name);
+  return Status::Ok();
+}
+
+Status Nodes::Register(const json::object& node) {
+  std::string name = Str(node, "metadata.name");
+  std::string ip = nodes::InternalIp(node);
+  if (ip.empty()) ip = AddressFor(name);
+  std::string patch = json::serialize(nodes::RegistrationPatch(node, options_, ip, clock_.Now()));
+  auto patched = client_.Patch(kNodes, "", name, client::PatchType::kStrategic, patch, "status");
+  if (!patched.ok() && !patched.status().Is(Reason::kNotFound)) return patched.status();
+  return Status::Ok();
+}
+
+// The lowest address of the node network that no node has and that was not
+// given out already.
+std::string Nodes::AddressFor(const std::string& name) {
+  std::set<std::string> used;
+  for (const runtime::ObjectPtr& n : nodes_.cache().List()) used.insert(nodes::InternalIp(*n));
+  std::lock_guard lock(mu_);
+  if (auto it = addresses_.find(name); it != addresses_.end()) return it->second;
+  for (const auto& [node, ip] : addresses_) used.insert(ip);
+  for (uint32_t host = 2; host < 65535; ++host) {
+    std::string ip = Ipv4(kNodeNetwork + host);
+    if (used.contains(ip)) continue;
+    addresses_[name] = ip;
+    return ip;
+  }
+  return "";
+}
+
+Status Nodes::RenewLease(const json::object& node) {
+  std::string name = Str(node, "metadata.name");
+  std::string now = FormatRfc3339Micro(clock_.Now());
+  json::object spec = {{"holderIdentity", name},
+                       {"leaseDurationSeconds", kLeaseDurationSeconds},
+                       {"renewTime", now}};
+  json::object patch = {{"spec", spec}};
+  auto renewed = client_.Patch(kLeases, std::string(kNodeLeaseNamespace), name,
+                               client::PatchType::kMerge, json::serialize(patch));
+  if (renewed.status().Is(Reason::kNotFound)) {
+    json::object owner = {
+        {"apiVersion", "v1"}, {"kind", "Node"}, {"name", name}, {"uid", Str(node, "metadata.uid")}};
+    json::object lease = {{"apiVersion", "coordination.k8s.io/v1"},
+                          {"kind", "Lease"},
+                          {"metadata", json::object{{"name", name},
+                                                    {"namespace", kNodeLeaseNamespace},
+                                                    {"ownerReferences", json::array{owner}}}},
+                          {"spec", spec}};
+    auto created = client_.Create(kLeases, std::string(kNodeLeaseNamespace), lease);
+    if (!created.ok() && !created.status().Is(Reason::kAlreadyExists)) return created.status();
+  } else if (!renewed.ok()) {
+    return renewed.status();
+  }
+  std::lock_guard lock(mu_);
+  lease_renewed_[name] = clock_.Now();
+  return Status::Ok();
+}
+
+}  // namespace flotilla::member

@@ -1,0 +1,48 @@
+// kube-scheduler's filter plugins as far as a simulated member needs them,
+// in the default profile's order (NodeUnschedulable, TaintToleration,
+// NodeAffinity, NodeResourcesFit), and the FitError message it writes when
+// a pod fits nowhere. Pure functions; thread-safe. Internal to
+// src/member/scheduler.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "member/scheduler/resources.h"
+
+namespace flotilla::member::scheduler {
+
+// Why one node does not fit a pod: the reasons of the first filter that
+// rejected it (NodeResourcesFit may give several), and whether preemption
+// could help (UnschedulableAndUnresolvable filters say it cannot).
+struct NodeVerdict {
+  std::vector<std::string> reasons;  // empty: the pod fits
+  bool unresolvable = false;
+  bool Fits() const { return reasons.empty(); }
+};
+
+// What is already placed on a node: the requests of its non-terminal pods.
+struct NodeUsage {
+  Resources requested;           // real requests, pods counted
+  Resources non_zero_requested;  // NonZeroPodRequests, for scoring
+};
+
+// Runs the filters for `pod` with requests `request` on `node`. A node whose
+// Ready condition is not True is treated as carrying the taint the node
+// lifecycle controller would put on it (node.kubernetes.io/not-ready or
+// unreachable, NoSchedule).
+NodeVerdict Filter(const json::object& pod, const Resources& request, const json::object& node,
+                   const NodeUsage& usage);
+
+// The NodeResourcesFit (least allocated) plus NodeResourcesBalancedAllocation
+// score, 0..200, for a node that fits.
+int64_t Score(const Resources& non_zero_request, const json::object& node, const NodeUsage& usage);
+
+// FitError.Error() with the default preemption's post-filter message, e.g.
+// "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are
+// available: 3 No preemption victims found for incoming pod.."; with no
+// nodes, "no nodes available to schedule pods".
+std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdict>& verdicts);
+
+}  // namespace flotilla::member::scheduler

@@ -1,0 +1,52 @@
+// What a pod asks of a node and what a node offers, as kube-scheduler's
+// NodeResourcesFit plugin counts them: cpu in millicores, memory and
+// ephemeral storage in bytes, and pods. Pure functions; thread-safe.
+// Internal to src/member/scheduler.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "base/json.h"
+
+namespace flotilla::member::scheduler {
+
+struct Resources {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+  int64_t ephemeral_storage = 0;
+  int64_t pods = 0;
+
+  Resources& operator+=(const Resources& o) {
+    milli_cpu += o.milli_cpu;
+    memory += o.memory;
+    ephemeral_storage += o.ephemeral_storage;
+    pods += o.pods;
+    return *this;
+  }
+};
+
+// A resource.Quantity ("100m", "0.5", "2", "1e3", "64Mi", "1.5Gi", or a JSON
+// number) times `scale`, rounded up as Quantity.Value() (scale 1) and
+// MilliValue() (scale 1000) round. nullopt when it is not a quantity;
+// values beyond int64 saturate.
+std::optional<int64_t> ParseQuantity(std::string_view text, int64_t scale);
+std::optional<int64_t> QuantityValue(const json::value& q, int64_t scale);
+
+// resourcehelper.PodRequests: the sum of the containers' requests (a
+// container's limit stands in for a missing request, as API defaulting
+// does), raised to the largest init container's request where that is
+// higher (restartable init containers, sidecars, add to the sum), plus
+// spec.overhead. `pods` is 1.
+Resources PodRequests(const json::object& pod);
+
+// The requests kube-scheduler scores with: a container without a cpu or
+// memory request counts as 100m and 200Mi (schedutil's non-zero defaults),
+// so that pods without requests still spread.
+Resources NonZeroPodRequests(const json::object& pod);
+
+// status.allocatable of a node; absent entries are 0.
+Resources Allocatable(const json::object& node);
+
+}  // namespace flotilla::member::scheduler

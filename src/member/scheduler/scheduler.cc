@@ -1,0 +1,263 @@
+#include "member/scheduler/scheduler.h"
+
+#include <vector>
+
+#include "base/log.h"
+#include "member/scheduler/filters.h"
+
+namespace flotilla::member {
+namespace {
+
+using scheduler::NodeUsage;
+using scheduler::NodeVerdict;
+using scheduler::Resources;
+
+// Pods by spec.nodeName (the kubelet indexes the shared pod cache the same
+// way, under the same name).
+constexpr std::string_view kNodeNameIndex = "spec.nodeName";
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+bool Terminal(const json::object& pod) {
+  std::string phase = Str(pod, "status.phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+bool Pending(const json::object& pod) {
+  std::string scheduler = Str(pod, "spec.schedulerName");
+  return Str(pod, "spec.nodeName").empty() &&
+         (scheduler.empty() || scheduler == "default-scheduler") &&
+         Str(pod, "metadata.deletionTimestamp").empty() && !Terminal(pod);
+}
+
+// A pod whose requests occupy its node.
+bool Occupies(const json::object& pod) {
+  return !Str(pod, "spec.nodeName").empty() && !Terminal(pod);
+}
+
+bool Same(const json::object& a, const json::object& b, std::string_view path) {
+  const json::value* x = Find(a, path);
+  const json::value* y = Find(b, path);
+  if (x == nullptr || y == nullptr) return x == y;
+  return *x == *y;
+}
+
+std::string ReadyStatus(const json::object& node) {
+  if (const json::value* c = Find(node, "status.conditions"); c && c->is_array()) {
+    for (const json::value& e : c->get_array()) {
+      if (e.is_object() && Str(e.get_object(), "type") == "Ready")
+        return Str(e.get_object(), "status");
+    }
+  }
+  return "";
+}
+
+// Whether a node change may let a pending pod fit (heartbeats do not).
+bool SchedulingFactsChanged(const json::object& a, const json::object& b) {
+  return !Same(a, b, "metadata.labels") || !Same(a, b, "spec") ||
+         !Same(a, b, "status.allocatable") || ReadyStatus(a) != ReadyStatus(b);
+}
+
+const json::object* PodScheduledCondition(const json::object& pod) {
+  if (const json::value* c = Find(pod, "status.conditions"); c && c->is_array()) {
+    for (const json::value& e : c->get_array()) {
+      if (e.is_object() && Str(e.get_object(), "type") == "PodScheduled") return &e.get_object();
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+struct Scheduler::Choice {
+  std::string node;  // empty: fits nowhere
+  std::vector<NodeVerdict> verdicts;
+  Resources requested;
+  Resources non_zero;
+};
+
+Scheduler::Scheduler(ControllerContext& ctx)
+    : client_(ctx.client),
+      clock_(ctx.clock),
+      pods_(ctx.informers.For(kPods)),
+      nodes_(ctx.informers.For(kNodes)),
+      events_(ctx.client, ctx.clock, runtime::EventSource{"default-scheduler", ""}) {
+  pods_.cache().AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
+    std::string node = Str(pod, "spec.nodeName");
+    return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
+  });
+  controller_ = &ctx.manager.AddController(
+      "scheduler", 1, [this](const std::string& key) { return Reconcile(key); });
+  pods_.AddEventHandler(runtime::EventHandler{
+      .on_add =
+          [this](const runtime::ObjectPtr& pod) {
+            if (Pending(*pod)) controller_->queue().Add(runtime::ObjectKey(*pod));
+          },
+      .on_update = [this](const runtime::ObjectPtr& old_pod,
+                          const runtime::ObjectPtr& new_pod) { OnPodUpdate(old_pod, new_pod); },
+      .on_delete = [this](const runtime::ObjectPtr& pod) { OnPodDelete(pod); }});
+  nodes_.AddEventHandler(runtime::EventHandler{
+      .on_add = [this](const runtime::ObjectPtr&) { RetryUnschedulable(); },
+      .on_update =
+          [this](const runtime::ObjectPtr& old_node, const runtime::ObjectPtr& new_node) {
+            if (SchedulingFactsChanged(*old_node, *new_node)) RetryUnschedulable();
+          },
+      .on_delete = nullptr});
+}
+
+void Scheduler::OnPodUpdate(const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod) {
+  std::string key = runtime::ObjectKey(*new_pod);
+  if (Pending(*new_pod)) {
+    // Our own status writes change nothing the scheduler reads.
+    if (!Pending(*old_pod) || !Same(*old_pod, *new_pod, "spec")) controller_->queue().Add(key);
+    return;
+  }
+  Forget(key);
+  if (Occupies(*old_pod) && !Occupies(*new_pod)) RetryUnschedulable();
+}
+
+void Scheduler::OnPodDelete(const runtime::ObjectPtr& pod) {
+  Forget(runtime::ObjectKey(*pod));
+  if (Occupies(*pod)) RetryUnschedulable();
+}
+
+void Scheduler::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  unschedulable_.erase(key);
+}
+
+void Scheduler::RetryUnschedulable() {
+  std::lock_guard lock(mu_);
+  ++capacity_changes_;
+  for (const std::string& key : unschedulable_) controller_->queue().Add(key);
+}
+
+void Scheduler::PruneAssumed() {
+  std::lock_guard lock(mu_);
+  for (auto it = assumed_.begin(); it != assumed_.end();) {
+    runtime::ObjectPtr pod = pods_.cache().Get(it->first);
+    bool done = pod == nullptr || Str(*pod, "metadata.uid") != it->second.uid ||
+                !Str(*pod, "spec.nodeName").empty();
+    it = done ? assumed_.erase(it) : std::next(it);
+  }
+}
+
+Scheduler::Choice Scheduler::Choose(const json::object& pod) {
+  Choice choice;
+  choice.requested = scheduler::PodRequests(pod);
+  choice.non_zero = scheduler::NonZeroPodRequests(pod);
+  std::map<std::string, NodeUsage> usage;
+  for (const runtime::ObjectPtr& node : nodes_.cache().List()) {
+    NodeUsage& u = usage[Str(*node, "metadata.name")];
+    for (const runtime::ObjectPtr& p :
+         pods_.cache().ByIndex(kNodeNameIndex, Str(*node, "metadata.name"))) {
+      if (!Occupies(*p)) continue;
+      u.requested += scheduler::PodRequests(*p);
+      u.non_zero_requested += scheduler::NonZeroPodRequests(*p);
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, a] : assumed_) {
+      usage[a.node].requested += a.requested;
+      usage[a.node].non_zero_requested += a.non_zero;
+    }
+  }
+  int64_t best = -1;
+  for (const runtime::ObjectPtr& node : nodes_.cache().List()) {
+    std::string name = Str(*node, "metadata.name");
+    NodeVerdict verdict = scheduler::Filter(pod, choice.requested, *node, usage[name]);
+    if (verdict.Fits()) {
+      int64_t score = scheduler::Score(choice.non_zero, *node, usage[name]);
+      if (score > best) best = score, choice.node = name;
+    }
+    choice.verdicts.push_back(std::move(verdict));
+  }
+  return choice;
+}
+
+StatusOr<runtime::Result> Scheduler::Reconcile(const std::string& key) {
+  runtime::ObjectPtr pod = pods_.cache().Get(key);
+  if (pod == nullptr || !Pending(*pod)) {
+    Forget(key);
+    return runtime::Result{};
+  }
+  PruneAssumed();
+  uint64_t changes_seen = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (assumed_.contains(key)) return runtime::Result{};  // bound; the informer lags
+    changes_seen = capacity_changes_;
+  }
+  Choice choice = Choose(*pod);
+  if (!choice.node.empty()) {
+    Status bound = Bind(*pod, choice.node, choice);
+    if (!bound.ok()) return bound;
+    return runtime::Result{};
+  }
+  Status marked =
+      MarkUnschedulable(*pod, scheduler::FitErrorMessage(*pod, choice.verdicts), changes_seen);
+  if (!marked.ok()) return marked;
+  return runtime::Result{.requeue_after = kRetryPeriod};
+}
+
+Status Scheduler::Bind(const json::object& pod, const std::string& node, const Choice& choice) {
+  std::string ns = Str(pod, "metadata.namespace");
+  std::string name = Str(pod, "metadata.name");
+  std::string uid = Str(pod, "metadata.uid");
+  json::object binding = {
+      {"apiVersion", "v1"},
+      {"kind", "Binding"},
+      {"metadata", json::object{{"name", name}, {"namespace", ns}, {"uid", uid}}},
+      {"target", json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  auto result = client_.CreateSubresource(kPods, ns, name, "binding", binding);
+  if (!result.ok()) {
+    // Bound or deleted meanwhile: the informer brings the news.
+    if (result.status().Is(Reason::kConflict) || result.status().Is(Reason::kNotFound)) {
+      return Status::Ok();
+    }
+    return result.status();
+  }
+  {
+    std::lock_guard lock(mu_);
+    assumed_[ns + "/" + name] = Assumed{uid, node, choice.requested, choice.non_zero};
+    unschedulable_.erase(ns + "/" + name);
+  }
+  events_.Event(pod, runtime::kEventTypeNormal, "Scheduled",
+                "Successfully assigned " + ns + "/" + name + " to " + node);
+  return Status::Ok();
+}
+
+Status Scheduler::MarkUnschedulable(const json::object& pod, const std::string& message,
+                                    uint64_t changes_seen) {
+  std::string ns = Str(pod, "metadata.namespace");
+  std::string name = Str(pod, "metadata.name");
+  {
+    std::lock_guard lock(mu_);
+    unschedulable_.insert(ns + "/" + name);
+    // Capacity may have appeared while the pod was being placed.
+    if (capacity_changes_ != changes_seen) controller_->queue().Add(ns + "/" + name);
+  }
+  events_.Event(pod, runtime::kEventTypeWarning, "FailedScheduling", message);
+  const json::object* current = PodScheduledCondition(pod);
+  std::string since = FormatRfc3339(clock_.Now());
+  if (current != nullptr && Str(*current, "status") == "False") {
+    if (Str(*current, "reason") == "Unschedulable" && Str(*current, "message") == message) {
+      return Status::Ok();
+    }
+    if (std::string t = Str(*current, "lastTransitionTime"); !t.empty()) since = t;
+  }
+  json::object condition = {{"type", "PodScheduled"},    {"status", "False"},
+                            {"reason", "Unschedulable"}, {"message", message},
+                            {"lastProbeTime", nullptr},  {"lastTransitionTime", since}};
+  json::object patch = {{"status", json::object{{"conditions", json::array{condition}}}}};
+  auto patched = client_.Patch(kPods, ns, name, client::PatchType::kStrategic,
+                               json::serialize(patch), "status");
+  if (!patched.ok() && !patched.status().Is(Reason::kNotFound)) return patched.status();
+  return Status::Ok();
+}
+
+}  // namespace flotilla::member

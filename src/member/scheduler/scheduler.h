@@ -1,0 +1,77 @@
+// The simulated member's scheduler, in the manner of kube-scheduler's
+// default profile: binds each pending pod (no spec.nodeName, schedulerName
+// "default-scheduler" or empty, not being deleted) to a node that passes
+// NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector and
+// required terms) and NodeResourcesFit (cpu, memory, ephemeral storage and
+// pod count against allocatable minus what the node's non-terminal pods
+// request), choosing the best by least-allocated and balanced-allocation
+// scores (ties: the first node by name, so runs are reproducible). It binds
+// through the pods/binding subresource and records a "Scheduled" event.
+//
+// A pod that fits nowhere gets PodScheduled=False, reason Unschedulable,
+// with kube-scheduler's message ("0/3 nodes are available: 3 Insufficient
+// cpu. preemption: ...") and a FailedScheduling event, and is tried again
+// when capacity may have appeared (a node added or its allocatable, labels,
+// taints, schedulability or readiness changed; a bound pod deleted or
+// finished) and every kRetryPeriod.
+//
+// One worker, so two pods are never placed on the same free capacity; the
+// pods it bound but the informer has not shown bound yet are counted on
+// their node ("assumed", as kube-scheduler's cache does).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "member/context.h"
+#include "member/scheduler/resources.h"
+#include "runtime/event_recorder.h"
+
+namespace flotilla::member {
+
+class Scheduler : public Component {
+ public:
+  static constexpr Duration kRetryPeriod = std::chrono::seconds(60);
+
+  explicit Scheduler(ControllerContext& ctx);
+
+ private:
+  struct Assumed {
+    std::string uid;
+    std::string node;
+    scheduler::Resources requested;
+    scheduler::Resources non_zero;
+  };
+  struct Choice;
+
+  StatusOr<runtime::Result> Reconcile(const std::string& key);
+  Choice Choose(const json::object& pod);
+  Status Bind(const json::object& pod, const std::string& node, const Choice& choice);
+  Status MarkUnschedulable(const json::object& pod, const std::string& message,
+                           uint64_t changes_seen);
+  void PruneAssumed();
+  void RetryUnschedulable();
+  void Forget(const std::string& key);
+
+  void OnPodUpdate(const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod);
+  void OnPodDelete(const runtime::ObjectPtr& pod);
+
+  client::Client& client_;
+  Clock& clock_;
+  runtime::Informer& pods_;
+  runtime::Informer& nodes_;
+  runtime::EventRecorder events_;
+  runtime::Controller* controller_ = nullptr;
+
+  std::mutex mu_;
+  std::set<std::string> unschedulable_;  // GUARDED_BY(mu_) pod keys
+  // Counts the changes that may free capacity, so that a pod found not to
+  // fit while one happened is tried again (kube-scheduler's move request
+  // cycle).
+  uint64_t capacity_changes_ = 0;           // GUARDED_BY(mu_)
+  std::map<std::string, Assumed> assumed_;  // GUARDED_BY(mu_) by pod key
+};
+
+}  // namespace flotilla::member

@@ -1,0 +1,227 @@
+// The scheduler against a member's API on a FakeClock: binds within
+// capacity, honours selectors, affinity and taints, reports Unschedulable
+// with kube-scheduler's message, and retries when capacity appears.
+#include "member/scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "member/test_util.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::member {
+namespace {
+
+using runtime::testing::Eventually;
+
+json::object Parse(std::string_view text) {
+  auto v = ParseJsonObject(text);
+  EXPECT_TRUE(v.ok()) << text;
+  return v.ok() ? *v : json::object{};
+}
+
+std::string Str(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_.Add<Scheduler>();
+    ASSERT_TRUE(env_.Start().ok());
+  }
+
+  // A Ready node with `cpu` allocatable, labels and spec as given.
+  void AddNode(const std::string& name, const std::string& cpu, std::string_view labels = "{}",
+               std::string_view spec = "{}") {
+    json::object node = {{"apiVersion", "v1"}, {"kind", "Node"}};
+    node["metadata"] = json::object{{"name", name}, {"labels", Parse(labels)}};
+    node["spec"] = Parse(spec);
+    ASSERT_TRUE(env_.client().Create(kNodes, "", node).ok());
+    json::object status = Parse(R"({"status":{"allocatable":{"memory":"16Gi","pods":"110"},
+        "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
+    status["status"].as_object()["allocatable"].as_object()["cpu"] = cpu;
+    ASSERT_TRUE(
+        env_.client()
+            .Patch(kNodes, "", name, client::PatchType::kMerge, json::serialize(status), "status")
+            .ok());
+  }
+
+  void AddPod(const std::string& name, const std::string& cpu, std::string_view extra_spec = "{}") {
+    json::object spec = Parse(extra_spec);
+    spec["containers"] = json::array{
+        json::object{{"name", "c"},
+                     {"image", "nginx"},
+                     {"resources", json::object{{"requests", json::object{{"cpu", cpu}}}}}}};
+    json::object pod = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", json::object{{"name", name}}},
+                        {"spec", spec}};
+    auto created = env_.client().Create(kPods, "default", pod);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  json::object Pod(const std::string& name) {
+    auto pod = env_.client().Get(kPods, "default", name);
+    return pod.ok() ? *pod : json::object{};
+  }
+
+  std::string NodeOf(const std::string& name) { return Str(Pod(name), "spec.nodeName"); }
+
+  bool BoundTo(const std::string& name, const std::string& node) {
+    return Eventually([&] { return NodeOf(name) == node; });
+  }
+
+  // The PodScheduled condition's message while it is Unschedulable ("" when
+  // it is not).
+  std::string UnschedulableMessage(const std::string& name) {
+    json::object pod = Pod(name);
+    const json::value* conditions = Find(pod, "status.conditions");
+    if (conditions == nullptr || !conditions->is_array()) return "";
+    for (const json::value& c : conditions->get_array()) {
+      const json::object& o = c.as_object();
+      if (Str(o, "type") == "PodScheduled" && Str(o, "reason") == "Unschedulable")
+        return Str(o, "message");
+    }
+    return "";
+  }
+
+  // Waits for the pod to be Unschedulable with `want` ("" = any message).
+  ::testing::AssertionResult Unschedulable(const std::string& name, const std::string& want = "") {
+    if (Eventually([&] {
+          std::string m = UnschedulableMessage(name);
+          return want.empty() ? !m.empty() : m == want;
+        })) {
+      return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << "message: " << UnschedulableMessage(name);
+  }
+
+  std::vector<std::string> EventsFor(const std::string& pod, const std::string& reason) {
+    std::vector<std::string> out;
+    auto events = env_.client().List(runtime::kEvents, "default", {});
+    if (!events.ok()) return out;
+    for (const json::object& e : events->items) {
+      if (Str(e, "involvedObject.name") == pod && Str(e, "reason") == reason)
+        out.push_back(Str(e, "message") + " from " + Str(e, "source.component"));
+    }
+    return out;
+  }
+
+  testing::MemberTestEnv env_;
+};
+
+TEST_F(SchedulerTest, BindsWithinCapacityAndSpreads) {
+  AddNode("n1", "2");
+  AddNode("n2", "2");
+  for (int i = 0; i < 4; ++i) AddPod("p" + std::to_string(i), "1");
+  std::map<std::string, int> per_node;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(Eventually([&] { return !NodeOf("p" + std::to_string(i)).empty(); }));
+    ++per_node[NodeOf("p" + std::to_string(i))];
+  }
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"n1", 2}, {"n2", 2}}));
+  std::string node = NodeOf("p0");
+  EXPECT_TRUE(Eventually([&] {
+    return EventsFor("p0", "Scheduled") ==
+           std::vector<std::string>{"Successfully assigned default/p0 to " + node +
+                                    " from default-scheduler"};
+  }));
+}
+
+TEST_F(SchedulerTest, OverCapacityPodIsUnschedulableWithKubeSchedulersMessage) {
+  AddNode("n1", "2");
+  AddNode("n2", "2");
+  AddNode("n3", "2");
+  AddPod("big", "3");
+  const std::string want =
+      "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No "
+      "preemption victims found for incoming pod..";
+  EXPECT_TRUE(Unschedulable("big", want));
+  EXPECT_EQ(Str(Pod("big"), "spec.nodeName"), "");
+  EXPECT_TRUE(Eventually([&] {
+    std::vector<std::string> events = EventsFor("big", "FailedScheduling");
+    return std::find(events.begin(), events.end(), want + " from default-scheduler") !=
+           events.end();
+  }));
+}
+
+TEST_F(SchedulerTest, MixedReasonsAreCountedPerNode) {
+  AddNode("n1", "1", R"({"disk":"ssd"})");
+  AddNode("n2", "4");
+  AddNode("n3", "4", R"({"disk":"ssd"})", R"({"unschedulable":true})");
+  AddPod("p", "2", R"({"nodeSelector":{"disk":"ssd"}})");
+  EXPECT_TRUE(Unschedulable(
+      "p",
+      "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node "
+      "affinity/selector, 1 node(s) were unschedulable. preemption: 0/3 nodes are "
+      "available: 1 No preemption victims found for incoming pod, 2 Preemption is not "
+      "helpful for scheduling.."));
+}
+
+TEST_F(SchedulerTest, HonoursNodeSelectorAffinityAndTaints) {
+  AddNode("plain", "4");
+  AddNode("ssd", "4", R"({"disk":"ssd","zone":"b"})");
+  AddNode("gpu", "4", R"({"zone":"c"})",
+          R"({"taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]})");
+  AddPod("selector", "1", R"({"nodeSelector":{"disk":"ssd"}})");
+  AddPod("affinity", "1",
+         R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["c"]}]}]}}},
+      "tolerations":[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"}]})");
+  AddPod("intolerant", "1",
+         R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["c"]}]}]}}}})");
+  EXPECT_TRUE(BoundTo("selector", "ssd"));
+  EXPECT_TRUE(BoundTo("affinity", "gpu"));
+  EXPECT_TRUE(Unschedulable(
+      "intolerant",
+      "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) "
+      "didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 "
+      "Preemption is not helpful for scheduling.."));
+}
+
+TEST_F(SchedulerTest, RetriesWhenANodeIsAdded) {
+  AddNode("n1", "1");
+  AddPod("waits", "2");
+  ASSERT_TRUE(Unschedulable("waits"));
+  AddNode("n2", "4");
+  EXPECT_TRUE(BoundTo("waits", "n2"));
+}
+
+TEST_F(SchedulerTest, RetriesWhenABoundPodGoesAway) {
+  AddNode("n1", "2");
+  AddPod("first", "2");
+  ASSERT_TRUE(BoundTo("first", "n1"));
+  AddPod("second", "2");
+  ASSERT_TRUE(Unschedulable("second"));
+  ASSERT_TRUE(
+      env_.client()
+          .Delete(kPods, "default", "first", client::DeleteOptions{.grace_period_seconds = 0})
+          .ok());
+  EXPECT_TRUE(BoundTo("second", "n1"));
+}
+
+TEST_F(SchedulerTest, RetriesWhenAllocatableGrows) {
+  AddNode("n1", "1");
+  AddPod("waits", "2");
+  ASSERT_TRUE(Unschedulable("waits"));
+  ASSERT_TRUE(env_.client()
+                  .Patch(kNodes, "", "n1", client::PatchType::kMerge,
+                         R"({"status":{"allocatable":{"cpu":"4"}}})", "status")
+                  .ok());
+  EXPECT_TRUE(BoundTo("waits", "n1"));
+}
+
+TEST_F(SchedulerTest, LeavesPodsForOtherSchedulersAlone) {
+  AddNode("n1", "4");
+  AddPod("other", "1", R"({"schedulerName":"my-scheduler"})");
+  AddPod("mine", "1");
+  ASSERT_TRUE(BoundTo("mine", "n1"));
+  EXPECT_EQ(NodeOf("other"), "");
+}
+
+}  // namespace
+}  // namespace flotilla::member
