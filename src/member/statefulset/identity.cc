@@ -15,7 +15,7 @@ json::object ObjectOrEmpty(const json::object& o, std::string_view path) {
   return v != nullptr && v->is_object() ? v->get_object() : json::object();
 }
 
-json::object OwnerRef(const json::object& set) {
+json::object OwnerRefOf(const json::object& set) {
   return json::object{{"apiVersion", "apps/v1"},
                       {"kind", "StatefulSet"},
                       {"name", Str(set, "metadata.name")},
@@ -97,7 +97,7 @@ json::object NewPod(const json::object& set, int ordinal, const std::string& rev
   json::object pod_meta{{"name", name},
                         {"namespace", Str(set, "metadata.namespace")},
                         {"labels", std::move(labels)},
-                        {"ownerReferences", json::array{OwnerRef(set)}}};
+                        {"ownerReferences", json::array{OwnerRefOf(set)}}};
   if (const json::object* a = GetObject(meta, "annotations")) pod_meta["annotations"] = *a;
   json::object spec = ObjectOrEmpty(tmpl, "spec");
   spec["hostname"] = name;
@@ -123,7 +123,7 @@ std::vector<json::object> NewClaims(const json::object& set, int ordinal) {
                             {"namespace", Str(set, "metadata.namespace")},
                             {"labels", std::move(labels)}};
     if (const json::object* a = GetObject(meta, "annotations")) claim_meta["annotations"] = *a;
-    if (owned) claim_meta["ownerReferences"] = json::array{OwnerRef(set)};
+    if (owned) claim_meta["ownerReferences"] = json::array{OwnerRefOf(set)};
     out.push_back(json::object{{"apiVersion", "v1"},
                                {"kind", "PersistentVolumeClaim"},
                                {"metadata", std::move(claim_meta)},
@@ -131,6 +131,8 @@ std::vector<json::object> NewClaims(const json::object& set, int ordinal) {
   }
   return out;
 }
+
+json::object ControllerRef(const json::object& set) { return OwnerRefOf(set); }
 
 std::string RevisionOf(const json::object& pod) {
   const json::value* labels = Find(pod, "metadata.labels");

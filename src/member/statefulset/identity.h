@@ -34,6 +34,9 @@ json::object NewPod(const json::object& set, int ordinal, const std::string& rev
 // the set, so the garbage collector removes them with it.
 std::vector<json::object> NewClaims(const json::object& set, int ordinal);
 
+// The controller ownerReference to `set` its pods (and owned claims) carry.
+json::object ControllerRef(const json::object& set);
+
 // The pod's revision label ("" when absent).
 std::string RevisionOf(const json::object& pod);
 

@@ -45,6 +45,15 @@ std::string OwnerKey(const json::object& pod) {
   return "";
 }
 
+bool HasController(const json::object& obj) {
+  const json::value* refs = Find(obj, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return false;
+  for (const json::value& r : refs->get_array()) {
+    if (r.is_object() && GetBool(r.get_object(), "controller").value_or(false)) return true;
+  }
+  return false;
+}
+
 bool ControlledBy(const json::object& obj, const std::string& uid) {
   const json::value* refs = Find(obj, "metadata.ownerReferences");
   if (refs == nullptr || !refs->is_array()) return false;
@@ -112,16 +121,59 @@ StatefulSetController::StatefulSetController(ControllerContext& ctx)
       "statefulset", 2, [this](const std::string& key) { return Reconcile(key); });
   sets_.AddEventHandler(c.EnqueueHandler());
   runtime::WorkQueue* queue = &c.queue();
-  auto enqueue_owner = [queue](const runtime::ObjectPtr& pod) {
-    if (std::string key = OwnerKey(*pod); !key.empty()) queue->Add(key);
-  };
+  auto enqueue = [this, queue](const runtime::ObjectPtr& pod) { EnqueueFor(*pod, *queue); };
   pods_.AddEventHandler(runtime::EventHandler{
-      enqueue_owner,
-      [enqueue_owner](const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod) {
-        if (OwnerKey(*old_pod) != OwnerKey(*new_pod)) enqueue_owner(old_pod);
-        enqueue_owner(new_pod);
+      enqueue,
+      [enqueue](const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod) {
+        if (OwnerKey(*old_pod) != OwnerKey(*new_pod)) enqueue(old_pod);
+        enqueue(new_pod);
       },
-      enqueue_owner});
+      enqueue});
+}
+
+void StatefulSetController::EnqueueFor(const json::object& pod, runtime::WorkQueue& queue) const {
+  if (std::string key = OwnerKey(pod); !key.empty()) {
+    queue.Add(key);
+    return;
+  }
+  if (HasController(pod)) return;
+  std::string name = Str(pod, "metadata.name");
+  for (const runtime::ObjectPtr& set : sets_.lister().List(Str(pod, "metadata.namespace"))) {
+    if (!statefulset::OrdinalOf(Str(*set, "metadata.name"), name)) continue;
+    StatusOr<api::LabelSelector> selector =
+        api::LabelSelector::FromJson(Find(*set, "spec.selector"), "spec.selector");
+    if (selector.ok() && !selector->Empty() && selector->MatchesObject(pod)) {
+      queue.Add(runtime::ObjectKey(*set));
+    }
+  }
+}
+
+StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
+                                                   const api::LabelSelector& selector) {
+  std::string ns = Str(set, "metadata.namespace");
+  std::string set_name = Str(set, "metadata.name");
+  bool adopted = false;
+  for (const runtime::ObjectPtr& pod : pods_.lister().List(ns, selector)) {
+    std::string name = Str(*pod, "metadata.name");
+    if (!statefulset::OrdinalOf(set_name, name) || HasController(*pod) || IsTerminating(*pod)) {
+      continue;
+    }
+    json::array refs;
+    if (const json::value* old = Find(*pod, "metadata.ownerReferences"); old && old->is_array()) {
+      refs = old->get_array();
+    }
+    refs.push_back(statefulset::ControllerRef(set));
+    json::object patch{{"metadata", json::object{{"ownerReferences", std::move(refs)},
+                                                 {"uid", Str(*pod, "metadata.uid")}}}};
+    StatusOr<json::object> patched =
+        client_.Patch(kPods, ns, name, client::PatchType::kMerge, ToJson(patch));
+    if (!patched.ok() && !patched.status().Is(Reason::kNotFound) &&
+        !patched.status().Is(Reason::kConflict)) {
+      return patched.status();
+    }
+    adopted = adopted || patched.ok();
+  }
+  return adopted;
 }
 
 StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& key) {
@@ -132,6 +184,9 @@ StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& ke
   StatusOr<api::LabelSelector> selector =
       api::LabelSelector::FromJson(Find(*cached, "spec.selector"), "spec.selector");
   if (!selector.ok() || selector->Empty()) return runtime::Result{};  // validation refuses these
+  StatusOr<bool> adopted = AdoptOrphans(*cached, *selector);
+  if (!adopted.ok()) return adopted.status();
+  if (*adopted) return runtime::Result{};  // the pods' updates bring the set back
   StatusOr<Revisions> revisions = history_.Sync(*cached);
   if (!revisions.ok()) return revisions.status();
 

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "api/labels.h"
 #include "member/context.h"
 #include "member/statefulset/history.h"
 
@@ -23,6 +24,13 @@ class StatefulSetController : public Component {
   struct Pass;
 
   StatusOr<runtime::Result> Reconcile(const std::string& key);
+  // Enqueues the set controlling `pod`, or for an orphan the sets that
+  // would adopt it.
+  void EnqueueFor(const json::object& pod, runtime::WorkQueue& queue) const;
+  // ClaimPods: orphans named after `set` and matched by its selector get
+  // its controller ownerReference (after `kubectl delete statefulset
+  // --cascade=orphan` and a re-create). True when any was adopted.
+  StatusOr<bool> AdoptOrphans(const json::object& set, const api::LabelSelector& selector);
   // The ordered steps of one pass; each returns false when the pass must
   // stop and wait for the world (a pod to become ready or to go away).
   Status ProcessReplicas(Pass& pass, bool& proceed);

@@ -384,6 +384,26 @@ TEST_F(StatefulSetTest, FailedOrDeletedPodIsRecreatedWithTheSameName) {
   }));
 }
 
+TEST_F(StatefulSetTest, AdoptsOrphanedPodsOfItsName) {
+  json::object orphan = Parse(R"({"apiVersion":"v1","kind":"Pod",
+      "metadata":{"name":"web-0","labels":{"app":"nginx"}},
+      "spec":{"containers":[{"name":"nginx","image":"nginx:1.25"}]}})");
+  StatusOr<json::object> made = api().Create(kPods, "default", orphan);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::string uid = Str(*made, "metadata.uid");
+  MakeReady("web-0");
+  Create(WebSet(2));
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> pod = Get(kPods, "web-0");
+    return pod && Find(*pod, "metadata.ownerReferences") != nullptr;
+  }));
+  json::object pod = *Get(kPods, "web-0");
+  EXPECT_EQ(Str(pod, "metadata.uid"), uid);
+  EXPECT_EQ(Find(pod, "metadata.ownerReferences")->get_array().at(0).at("uid"),
+            json::value(Str(Set(), "metadata.uid")));
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 2; }));
+}
+
 TEST_F(StatefulSetTest, DeletingTheSetRemovesItsPodsAndKeepsItsClaims) {
   Create(WebSet(1, "OrderedReady", R"("volumeClaimTemplates":[{"metadata":{"name":"www"},
       "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}],)"));
