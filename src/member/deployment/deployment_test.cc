@@ -317,5 +317,34 @@ TEST_F(DeploymentTest, ScalingResizesTheOnlyActiveReplicaSet) {
   EXPECT_EQ(ReplicaSets().size(), 1u);
 }
 
+// A replica change in the middle of a rollout is spread over the
+// ReplicaSets in proportion to their sizes (kube's getProportion). Paused,
+// so nothing else moves.
+TEST_F(DeploymentTest, ScalingMidRolloutIsProportional) {
+  Create(Manifest(10, "nginx:1"));  // maxSurge 25% -> 3, maxUnavailable 25% -> 2
+  RollOut(10);
+  SetImage("nginx:2");
+  // New pods never turn ready: 3 new (surge), old down to 10 - 2 = 8, then
+  // new up to 5 (13 in all).
+  auto sizes = [&] {
+    json::object old_rs = ReplicaSetWithImage("nginx:1"), new_rs = ReplicaSetWithImage("nginx:2");
+    if (old_rs.empty() || new_rs.empty()) return std::make_pair(int64_t{-1}, int64_t{-1});
+    return std::make_pair(Find(old_rs, "spec.replicas")->as_int64(),
+                          Find(new_rs, "spec.replicas")->as_int64());
+  };
+  ASSERT_TRUE(Eventually([&] { return sizes() == std::make_pair(int64_t{8}, int64_t{5}); }));
+  Patch(R"({"spec":{"paused":true}})");
+  Patch(R"({"spec":{"replicas":20}})");
+  // 25 allowed (20 + 5 surge), 12 to add, each in proportion to its size
+  // against the 13 it was sized for: old 8 * 25 / 13 -> 15, new
+  // 5 * 25 / 13 -> 10 (rounded).
+  ASSERT_TRUE(Eventually([&] { return sizes() == std::make_pair(int64_t{15}, int64_t{10}); }));
+  for (const std::string image : {"nginx:1", "nginx:2"}) {
+    json::object rs = ReplicaSetWithImage(image);
+    EXPECT_EQ(Annotation(rs, "deployment.kubernetes.io/desired-replicas"), "20");
+    EXPECT_EQ(Annotation(rs, "deployment.kubernetes.io/max-replicas"), "25");
+  }
+}
+
 }  // namespace
 }  // namespace flotilla::member
