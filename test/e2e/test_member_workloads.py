@@ -6,65 +6,23 @@ hold and release a rollout, `rollout restart` creates a new ReplicaSet; a
 deleted pod is replaced. Needs the member's scheduler, kubelet, ReplicaSet
 and Deployment controllers."""
 
-import json
-import os
 import re
-import subprocess
 
 import pytest
 
-from conftest import (FLOTILLA_BINARY, KUBECTL, START_TIMEOUT, LineReader, _die_with_parent,
-                      stop_process, table, wait_for)
+from conftest import table, wait_for
+from members import MemberProcess
 
-MEMBER_READY_RE = re.compile(r"Flotilla member \S+ ready at (https://127\.0\.0\.1:\d+)")
 ROLLOUT_TIMEOUT = 90  # seconds: a few pod start-ups (0.2 s each here)
-
-
-class Member:
-    """One `flotilla member` process with quick pod start-ups."""
-
-    def __init__(self, data_dir):
-        self.data_dir = data_dir
-        self.kubeconfig = os.path.join(data_dir, "kubeconfig")
-        args = [FLOTILLA_BINARY, "member", "--data-dir", data_dir, "--secure-port", "0",
-                "--pod-startup", "200ms"]
-        self._log = open(os.path.join(data_dir, "member.log"), "w")
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._log, text=True,
-                                     preexec_fn=_die_with_parent)
-        self.stdout = LineReader(self.proc.stdout)
-        try:
-            self.stdout.wait_for_line(lambda l: MEMBER_READY_RE.search(l), "the ready line",
-                                      timeout=START_TIMEOUT)
-        except BaseException:
-            self.stop()
-            raise
-
-    def stop(self):
-        stop_process(self.proc)
-        self._log.close()
-
-    def kubectl(self, *args, check=True, input=None, timeout=150):
-        result = subprocess.run(
-            [KUBECTL, "--kubeconfig", self.kubeconfig, "--cache-dir",
-             os.path.join(self.data_dir, "kubectl-cache"), *args],
-            capture_output=True, text=True, timeout=timeout, input=input,
-            env=dict(os.environ, HOME=self.data_dir))
-        if check and result.returncode != 0:
-            pytest.fail(f"kubectl {' '.join(args)} exited {result.returncode}\n"
-                        f"stdout: {result.stdout}\nstderr: {result.stderr}")
-        return result
-
-    def get(self, *args):
-        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
 
 @pytest.fixture(scope="module")
 def member(tmp_path_factory):
-    m = Member(str(tmp_path_factory.mktemp("member")))
+    m = MemberProcess(str(tmp_path_factory.mktemp("member")), ["--pod-startup", "200ms"])
     try:
-        yield m
+        yield m.cluster
     finally:
-        m.stop()
+        assert m.stop() == 0
 
 
 def deployment(name, image="nginx:1.25", replicas=3):
