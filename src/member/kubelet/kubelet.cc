@@ -108,8 +108,7 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
     if (live.ok()) {
       node = std::make_shared<const json::object>(std::move(*live));
     } else if (live.status().Is(Reason::kNotFound)) {
-      Status deleted = ForceDelete(*pod);
-      return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
+      return Orphaned(*pod);
     } else {
       return live.status();
     }
@@ -121,6 +120,22 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
   }
   if (deleting) return Terminating(*pod);
   return Running(*pod, *node);
+}
+
+// As the pod garbage collector: a pod whose node is gone is deleted once
+// the node has been missing for kOrphanQuarantine.
+StatusOr<runtime::Result> Kubelet::Orphaned(const json::object& pod) {
+  std::string uid = Str(pod, "metadata.uid");
+  TimePoint since;
+  {
+    std::lock_guard lock(mu_);
+    since = orphaned_since_.try_emplace(uid, clock_.Now()).first->second;
+  }
+  if (clock_.Now() < since + kOrphanQuarantine) {
+    return After(runtime::ObjectKey(pod), since + kOrphanQuarantine);
+  }
+  Status deleted = ForceDelete(pod);
+  return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
 }
 
 StatusOr<runtime::Result> Kubelet::Terminating(const json::object& pod) {
@@ -174,6 +189,7 @@ Status Kubelet::ForceDelete(const json::object& pod) {
   }
   std::lock_guard lock(mu_);
   first_seen_.erase(Str(pod, "metadata.uid"));
+  orphaned_since_.erase(Str(pod, "metadata.uid"));
   return Status::Ok();
 }
 

@@ -12,8 +12,9 @@
 //   end of its grace period, comes.
 // - A pod in phase Succeeded or Failed is left as it is (deleted at once if
 //   it is being deleted).
-// - A pod bound to a node that does not exist is deleted, as the pod
-//   garbage collector does.
+// - A pod bound to a node that does not exist is deleted once the node has
+//   been missing for kOrphanQuarantine (40 s), as the pod garbage collector
+//   does.
 // Every delay runs on the member's clock. Events come from "kubelet"
 // (Pulled, Created, Started, Killing, BackOff).
 #pragma once
@@ -31,10 +32,13 @@ namespace flotilla::member {
 
 class Kubelet : public Component {
  public:
+  static constexpr Duration kOrphanQuarantine = std::chrono::seconds(40);
+
   explicit Kubelet(ControllerContext& ctx);
 
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
+  StatusOr<runtime::Result> Orphaned(const json::object& pod);
   StatusOr<runtime::Result> Terminating(const json::object& pod);
   StatusOr<runtime::Result> Running(const json::object& pod, const json::object& node);
   Status WriteStatus(const json::object& pod, const kubelet::Simulated& sim);
@@ -56,11 +60,12 @@ class Kubelet : public Component {
   uint32_t size_ = 0;     // addresses in pod_cidr
 
   std::mutex mu_;
-  std::map<std::string, TimePoint> first_seen_;  // GUARDED_BY(mu_) by pod uid
-  std::map<std::string, std::string> ips_;       // GUARDED_BY(mu_) pod key -> IP
-  std::set<std::string> used_ips_;               // GUARDED_BY(mu_)
-  bool ips_loaded_ = false;                      // GUARDED_BY(mu_)
-  uint32_t next_ip_ = 0;                         // GUARDED_BY(mu_) offset in pod_cidr
+  std::map<std::string, TimePoint> first_seen_;      // GUARDED_BY(mu_) by pod uid
+  std::map<std::string, TimePoint> orphaned_since_;  // GUARDED_BY(mu_) by pod uid
+  std::map<std::string, std::string> ips_;           // GUARDED_BY(mu_) pod key -> IP
+  std::set<std::string> used_ips_;                   // GUARDED_BY(mu_)
+  bool ips_loaded_ = false;                          // GUARDED_BY(mu_)
+  uint32_t next_ip_ = 0;                             // GUARDED_BY(mu_) offset in pod_cidr
 };
 
 }  // namespace flotilla::member

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "member/test_util.h"
 #include "runtime/test_util.h"
@@ -227,7 +228,16 @@ TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
 TEST_F(KubeletTest, PodsOfADeletedNodeAreDeleted) {
   AddPod("web");
   ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
+  runtime::Controller* kubelet = env_.manager().Find("kubelet");
+  uint64_t before = kubelet->Metrics().reconciles;
   ASSERT_TRUE(env_.client().Delete(kNodes, "", "n1").ok());
+  ASSERT_TRUE(Eventually([&] { return kubelet->Metrics().reconciles > before; }));
+  Advance(std::chrono::seconds(39));
+  for (int i = 0; i < 50 && !Gone("web"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_FALSE(Gone("web"));  // the pod garbage collector's quarantine
+  Advance(std::chrono::seconds(1));
   EXPECT_TRUE(Eventually([&] { return Gone("web"); }));
 }
 
