@@ -34,9 +34,10 @@ class FederationControllers {
 
   apiserver::Server& server_;
   std::unique_ptr<client::Client> client_;
-  runtime::ControllerManager manager_;
   federation::cluster::ClusterClients clusters_;
   std::unique_ptr<federation::cluster::ClusterController> cluster_controller_;
+  // Destroyed first: it keeps pointers to the controllers' informers.
+  runtime::ControllerManager manager_;
 };
 
 }  // namespace flotilla::cli

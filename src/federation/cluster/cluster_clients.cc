@@ -3,23 +3,34 @@
 
 namespace flotilla::federation::cluster {
 
-void ClusterClients::Subscribe(ClusterCallbacks callbacks) {
+int ClusterClients::Subscribe(ClusterCallbacks callbacks) {
   std::lock_guard notify(notify_mu_);
   std::map<std::string, std::shared_ptr<client::Client>> ready;
+  int id = 0;
   {
     std::lock_guard lock(mu_);
-    subscribers_.push_back(callbacks);
+    id = next_id_++;
+    subscribers_[id] = callbacks;
     ready = clients_;
   }
-  if (!callbacks.on_ready) return;
+  if (!callbacks.on_ready) return id;
   for (const auto& [name, c] : ready) {
     if (c) callbacks.on_ready(name, c);
   }
+  return id;
+}
+
+void ClusterClients::Unsubscribe(int id) {
+  std::lock_guard notify(notify_mu_);
+  std::lock_guard lock(mu_);
+  subscribers_.erase(id);
 }
 
 std::vector<ClusterCallbacks> ClusterClients::Subscribers() const {
   std::lock_guard lock(mu_);
-  return subscribers_;
+  std::vector<ClusterCallbacks> out;
+  for (const auto& [id, s] : subscribers_) out.push_back(s);
+  return out;
 }
 
 void ClusterClients::SetReady(const std::string& name, std::shared_ptr<client::Client> client) {

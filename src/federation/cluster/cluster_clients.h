@@ -36,9 +36,11 @@ struct ClusterCallbacks {
 class ClusterClients {
  public:
   // Registers callbacks; on_ready is called at once for every cluster that
-  // is ready now. Subscribers are never removed: they live as long as the
-  // registry (controllers of the same process).
-  void Subscribe(ClusterCallbacks callbacks);
+  // is ready now. Returns an id for Unsubscribe.
+  int Subscribe(ClusterCallbacks callbacks);
+  // No callback of that subscriber runs after it returns. REQUIRES: not
+  // called from a callback.
+  void Unsubscribe(int id);
 
   // Reported by the cluster controller. Each is idempotent: reporting the
   // state a cluster is already in calls nobody.
@@ -58,7 +60,8 @@ class ClusterClients {
   mutable std::mutex mu_;
   // Every known cluster; the client is null while it is not ready.
   std::map<std::string, std::shared_ptr<client::Client>> clients_;  // GUARDED_BY(mu_)
-  std::vector<ClusterCallbacks> subscribers_;                       // GUARDED_BY(mu_)
+  std::map<int, ClusterCallbacks> subscribers_;                     // GUARDED_BY(mu_)
+  int next_id_ = 0;                                                 // GUARDED_BY(mu_)
 };
 
 }  // namespace flotilla::federation::cluster

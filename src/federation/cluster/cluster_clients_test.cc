@@ -60,5 +60,17 @@ TEST(ClusterClientsTest, LateSubscriberHearsOfReadyClustersOnly) {
   EXPECT_EQ(r.events.back(), "removed b");
 }
 
+TEST(ClusterClientsTest, UnsubscribedHearsNothingMore) {
+  ClusterClients clients;
+  Recorder kept, gone;
+  clients.Subscribe(kept.Callbacks());
+  int id = clients.Subscribe(gone.Callbacks());
+  clients.SetReady("a", NewClient());
+  clients.Unsubscribe(id);
+  clients.SetNotReady("a");
+  EXPECT_EQ(kept.events, (std::vector<std::string>{"ready a", "notready a"}));
+  EXPECT_EQ(gone.events, std::vector<std::string>{"ready a"});
+}
+
 }  // namespace
 }  // namespace flotilla::federation::cluster

@@ -59,6 +59,8 @@ struct ClusterController::Member {
   int failures_in_row = 0;
   int successes_in_row = 0;
   TimePoint next_probe{};
+  std::optional<Observation> unwritten;  // a probe whose status is not written yet
+  TimePoint probed_at;
   mutable std::mutex mu;
   ClusterHealth health;  // GUARDED_BY(mu)
 };
@@ -138,30 +140,52 @@ StatusOr<runtime::Result> ClusterController::Reconcile(const std::string& name) 
   TimePoint now = clock_.Now();
   if (RefreshClients(*m, *cluster)) m->next_probe = now;
   // Our own status writes come back as updates: probe only when it is due.
-  if (now < m->next_probe) return runtime::Result{.requeue_after = m->next_probe - now};
-  m->next_probe = now + options_.monitor_period;
-  Observation obs = Observe(*m);
-  bool was = m->healthy.value_or(!obs.ok);
-  bool healthy = Judge(*m, obs);
+  if (now >= m->next_probe) {
+    m->next_probe = now + options_.monitor_period;
+    Probe(name, *m, now);
+  }
+  FLOTILLA_RETURN_IF_ERROR(WriteStatus(*cluster, *m));
+  return runtime::Result{.requeue_after = m->next_probe - now};
+}
+
+void ClusterController::Probe(const std::string& name, Member& m, TimePoint now) {
+  Observation obs = Observe(m);
+  bool was = m.healthy.value_or(!obs.ok);
+  bool healthy = Judge(m, obs);
   if (was != healthy) {
     spdlog::info("cluster {} is {}: {}", name, healthy ? "Ready" : "NotReady", obs.message);
   }
   {
-    std::lock_guard lock(m->mu);
-    m->health.ready = healthy;
-    m->health.reachable = obs.reachable;
-    m->health.probe_seconds = obs.seconds;
-    ++m->health.probes;
-    if (!obs.ok) ++m->health.failures;
+    std::lock_guard lock(m.mu);
+    m.health.ready = healthy;
+    m.health.reachable = obs.reachable;
+    m.health.probe_seconds = obs.seconds;
+    ++m.health.probes;
+    if (!obs.ok) ++m.health.failures;
   }
   if (registry_ != nullptr) {
-    if (healthy && m->client) registry_->SetReady(name, m->client);
+    if (healthy && m.client) registry_->SetReady(name, m.client);
     if (!healthy) registry_->SetNotReady(name);
   }
-  auto written = fed_.UpdateStatus(kClusters, "", WithStatus(*cluster, obs, healthy, now));
-  // A failed write is retried with backoff; the next probe writes anyway.
+  m.unwritten = std::move(obs);
+  m.probed_at = now;
+}
+
+Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
+  if (!m.unwritten) return Status::Ok();
+  auto written =
+      fed_.UpdateStatus(kClusters, "", WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at));
+  // The cache may not have our last write yet: once more on the latest.
+  if (!written.ok() && written.status().Is(Reason::kConflict)) {
+    auto latest = fed_.Get(kClusters, "", StringField(cached, "metadata.name"));
+    if (!latest.ok()) return latest.status();
+    written = fed_.UpdateStatus(kClusters, "",
+                                WithStatus(*latest, *m.unwritten, *m.healthy, m.probed_at));
+  }
+  // Anything else is retried with backoff, without probing again.
   if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
-  return runtime::Result{.requeue_after = options_.monitor_period};
+  m.unwritten.reset();
+  return Status::Ok();
 }
 
 void ClusterController::Forget(const std::string& name) {

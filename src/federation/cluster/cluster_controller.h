@@ -69,8 +69,8 @@ class ClusterController {
  public:
   // Registers informers on clusters and on Secrets in flotilla-system, and
   // the controller "cluster", with `manager`. `fed`, `manager` and
-  // `registry` (may be null) must outlive the controller; the manager must
-  // be stopped before the controller is destroyed.
+  // `registry` (may be null) must outlive the controller, and the manager
+  // must be destroyed before it (it keeps pointers to its informers).
   ClusterController(client::Client& fed, runtime::ControllerManager& manager, Clock& clock,
                     ClusterControllerOptions options, ClusterClients* registry);
   ~ClusterController();
@@ -89,6 +89,8 @@ class ClusterController {
   StatusOr<runtime::ObjectPtr> SecretOf(const json::object& cluster);
   // Rebuilds the member's clients when its Secret changed; true if it did.
   bool RefreshClients(Member& m, const json::object& cluster);
+  void Probe(const std::string& name, Member& m, TimePoint now);
+  Status WriteStatus(const json::object& cached, Member& m);
   Observation Observe(Member& m);
   bool Judge(Member& m, const Observation& obs) const;
   json::object WithStatus(const json::object& cluster, const Observation& obs, bool healthy,

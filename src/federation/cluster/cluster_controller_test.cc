@@ -8,6 +8,7 @@
 #include "base/base64.h"
 #include "client/client_test_util.h"
 #include "federation/cluster/join.h"
+#include "federation/cluster/member_informers.h"
 #include "federation/cluster/test_util.h"
 #include "runtime/test_util.h"
 
@@ -91,8 +92,9 @@ class ClusterControllerTest : public ::testing::Test {
   MemberServer member_;
   std::unique_ptr<client::Client> fed_client_;
   ClusterClients clients_;
-  runtime::ControllerManager manager_{clock_};
+  // The manager keeps pointers to the controller's informers: it goes first.
   std::unique_ptr<ClusterController> controller_;
+  runtime::ControllerManager manager_{clock_};
   std::mutex mu_;
   std::vector<std::string> events_;  // GUARDED_BY(mu_)
 };
@@ -190,6 +192,39 @@ TEST_F(ClusterControllerTest, SecretChangeRebuildsTheClients) {
   ASSERT_TRUE(Unjoin(*fed_client_, "m1", false).ok());
   EXPECT_TRUE(Eventually([&] { return Events().back() == "removed m1"; }));
   EXPECT_TRUE(Eventually([&] { return !controller_->Health("m1").has_value(); }));
+}
+
+TEST_F(ClusterControllerTest, MemberInformersFollowTheClustersReadiness) {
+  MemberInformers informers(clients_, {kNodes}, clock_);
+  std::atomic<int> adds = 0;
+  informers.AddHandlerFactory([&](const std::string& cluster, const client::ResourceRef& kind) {
+    EXPECT_EQ(cluster, "m1");
+    EXPECT_EQ(kind.resource, "nodes");
+    return runtime::EventHandler{[&](const runtime::ObjectPtr&) { ++adds; }, nullptr, nullptr};
+  });
+  informers.Start();
+  auto synced_nodes = [&](size_t n) {
+    auto inf = informers.Get("m1", "nodes");
+    return inf != nullptr && inf->HasSynced() && inf->cache().Size() == n;
+  };
+  ASSERT_TRUE(Eventually([&] { return synced_nodes(2); }));
+  EXPECT_EQ(adds, 2);
+
+  member_.Stop();
+  ASSERT_TRUE(AdvanceUntil([&] { return !Health().ready; }));
+  ASSERT_TRUE(Eventually([&] { return informers.Clusters().empty(); }));
+  EXPECT_EQ(informers.Get("m1", "nodes"), nullptr);
+
+  member_.Restart();  // an empty store: no nodes
+  ASSERT_TRUE(AdvanceUntil([&] { return Health().ready; }));
+  ASSERT_TRUE(Eventually([&] { return synced_nodes(0); }));
+  AddNode(*member_.InProcess(), "n3", "zone-c", "region-1");
+  ASSERT_TRUE(Eventually([&] { return synced_nodes(1); }));
+  EXPECT_EQ(adds, 3);
+
+  ASSERT_TRUE(Unjoin(*fed_client_, "m1", false).ok());
+  EXPECT_TRUE(Eventually([&] { return informers.Clusters().empty(); }));
+  informers.Stop();
 }
 
 }  // namespace

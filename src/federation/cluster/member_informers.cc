@@ -1,0 +1,80 @@
+// Informers in every Ready member (member_informers.h).
+#include "federation/cluster/member_informers.h"
+
+namespace flotilla::federation::cluster {
+
+MemberInformers::MemberInformers(ClusterClients& clusters, std::vector<client::ResourceRef> kinds,
+                                 Clock& clock, runtime::InformerOptions options)
+    : clusters_(clusters), kinds_(std::move(kinds)), clock_(clock), options_(options) {}
+
+MemberInformers::~MemberInformers() { Stop(); }
+
+void MemberInformers::AddHandlerFactory(MemberHandlerFactory factory) {
+  factories_.push_back(std::move(factory));
+}
+
+void MemberInformers::Start() {
+  subscription_ = clusters_.Subscribe(
+      {[this](const std::string& name, std::shared_ptr<client::Client> c) { OnReady(name, c); },
+       [this](const std::string& name) { Drop(name); },
+       [this](const std::string& name) { Drop(name); }});
+}
+
+void MemberInformers::Stop() {
+  if (subscription_ >= 0) clusters_.Unsubscribe(subscription_);
+  subscription_ = -1;
+  std::map<std::string, Member> members;
+  {
+    std::lock_guard lock(mu_);
+    members.swap(members_);
+  }
+  for (auto& [name, m] : members) StopAll(m);
+}
+
+void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::Client> client) {
+  Drop(name);  // a new client (the Secret changed): start over with it
+  Member m;
+  m.client = client;
+  for (const client::ResourceRef& kind : kinds_) {
+    auto informer = std::make_shared<runtime::Informer>(*client, kind, clock_, options_);
+    for (const MemberHandlerFactory& make : factories_) informer->AddEventHandler(make(name, kind));
+    m.informers[kind.resource] = informer;
+  }
+  for (auto& [resource, informer] : m.informers) informer->Start();
+  std::lock_guard lock(mu_);
+  members_[name] = std::move(m);
+}
+
+void MemberInformers::Drop(const std::string& name) {
+  Member m;
+  {
+    std::lock_guard lock(mu_);
+    auto it = members_.find(name);
+    if (it == members_.end()) return;
+    m = std::move(it->second);
+    members_.erase(it);
+  }
+  StopAll(m);
+}
+
+void MemberInformers::StopAll(Member& m) {
+  for (auto& [resource, informer] : m.informers) informer->Stop();
+}
+
+std::shared_ptr<runtime::Informer> MemberInformers::Get(const std::string& cluster,
+                                                        const std::string& resource) const {
+  std::lock_guard lock(mu_);
+  auto it = members_.find(cluster);
+  if (it == members_.end()) return nullptr;
+  auto inf = it->second.informers.find(resource);
+  return inf == it->second.informers.end() ? nullptr : inf->second;
+}
+
+std::vector<std::string> MemberInformers::Clusters() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, m] : members_) out.push_back(name);
+  return out;
+}
+
+}  // namespace flotilla::federation::cluster

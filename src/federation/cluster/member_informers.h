@@ -1,0 +1,75 @@
+// MemberInformers: informers on the federation's kinds in every Ready member
+// cluster (DESIGN §4), started when a cluster becomes Ready (again, or with a
+// new client after its Secret changed) and stopped when it becomes NotReady
+// or leaves, driven by a ClusterClients registry. The propagation and
+// workload controllers read members through these caches and get their
+// events through the handlers they register.
+//
+// Thread-safe. Handlers run on the informers' threads, as runtime::Informer
+// says; they must only enqueue.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "client/client.h"
+#include "federation/cluster/cluster_clients.h"
+#include "runtime/informer.h"
+
+namespace flotilla::federation::cluster {
+
+// Makes the handler for one member's informer on one kind.
+using MemberHandlerFactory =
+    std::function<runtime::EventHandler(const std::string& cluster, const client::ResourceRef&)>;
+
+class MemberInformers {
+ public:
+  // `clusters` and `clock` must outlive this.
+  MemberInformers(ClusterClients& clusters, std::vector<client::ResourceRef> kinds, Clock& clock,
+                  runtime::InformerOptions options = {});
+  // Stops everything.
+  ~MemberInformers();
+  MemberInformers(const MemberInformers&) = delete;
+  MemberInformers& operator=(const MemberInformers&) = delete;
+
+  // REQUIRES: before Start.
+  void AddHandlerFactory(MemberHandlerFactory factory);
+  // Subscribes to the registry: informers start for every Ready cluster.
+  void Start();
+  // Unsubscribes and stops every informer. Idempotent.
+  void Stop();
+
+  // The informer on `resource` (plural) in `cluster`; null when that
+  // cluster is not Ready. The informer may be stopped once the cluster
+  // leaves; the pointer stays valid as long as it is held.
+  std::shared_ptr<runtime::Informer> Get(const std::string& cluster,
+                                         const std::string& resource) const;
+  // The clusters with informers, sorted.
+  std::vector<std::string> Clusters() const;
+
+ private:
+  struct Member {
+    std::shared_ptr<client::Client> client;                               // outlives its informers
+    std::map<std::string, std::shared_ptr<runtime::Informer>> informers;  // by resource
+  };
+  void OnReady(const std::string& name, std::shared_ptr<client::Client> client);
+  void Drop(const std::string& name);
+  static void StopAll(Member& m);
+
+  ClusterClients& clusters_;
+  const std::vector<client::ResourceRef> kinds_;
+  Clock& clock_;
+  const runtime::InformerOptions options_;
+  std::vector<MemberHandlerFactory> factories_;
+  int subscription_ = -1;
+
+  mutable std::mutex mu_;
+  std::map<std::string, Member> members_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace flotilla::federation::cluster
