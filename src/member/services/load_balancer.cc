@@ -126,6 +126,12 @@ StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& k
   runtime::ObjectPtr cached = services_.cache().Get(key);
   bool wants_lb = cached != nullptr && Str(*cached, "spec.type") == "LoadBalancer" &&
                   Str(*cached, "metadata.deletionTimestamp").empty();
+  // A service that names a loadBalancerClass is another implementation's.
+  if (cached != nullptr && !Str(*cached, "spec.loadBalancerClass").empty()) {
+    std::lock_guard lock(mu_);
+    assigned_.erase(key);
+    return runtime::Result{};
+  }
   if (!wants_lb) {
     bool released = false;
     {

@@ -6,7 +6,9 @@
 // are unique within the member and free again when the service is deleted
 // or stops being a LoadBalancer (its ingress is then cleared). A service
 // for which no address is left stays <pending> with a Warning event and is
-// tried again when an address is freed, and every kRetryWhenFull. Events EnsuringLoadBalancer /
+// tried again when an address is freed, and every kRetryWhenFull. Services
+// with a spec.loadBalancerClass belong to another implementation and are
+// left alone, as the cloud service controller leaves them. Events EnsuringLoadBalancer /
 // EnsuredLoadBalancer as the cloud service controller records them.
 #pragma once
 

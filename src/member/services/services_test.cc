@@ -143,6 +143,8 @@ TEST_F(ServicesTest, LoadBalancersGetUniqueAddressesFromThePoolAndGiveThemBack) 
   // deleted (no clock moves: the release itself retries c).
   CreateService("c", R"({"type":"LoadBalancer","ports":[{"port":80}]})");
   CreateService("plain", R"({"ports":[{"port":80}]})");
+  CreateService("other", R"({"type":"LoadBalancer","loadBalancerClass":"example.com/lb",
+      "ports":[{"port":80}]})");
   ASSERT_TRUE(Eventually([&] {
     StatusOr<client::ObjectList> events =
         api().List(client::ResourceRef{"", "v1", "events", true}, "default", {});
@@ -157,6 +159,7 @@ TEST_F(ServicesTest, LoadBalancersGetUniqueAddressesFromThePoolAndGiveThemBack) 
   }));
   EXPECT_EQ(IngressIp("c"), "");
   EXPECT_EQ(IngressIp("plain"), "");
+  EXPECT_EQ(IngressIp("other"), "");
   ASSERT_TRUE(api().Delete(kServices, "default", "a").ok());
   ASSERT_TRUE(Eventually([&] { return IngressIp("c") == a_ip; }));
 
