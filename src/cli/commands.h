@@ -14,5 +14,7 @@ void AddMemberCommand(CLI::App& app);
 void AddMemberCtlCommand(CLI::App& member);
 // join, unjoin and install-kubectl-plugin (join.cc).
 void AddJoinCommands(CLI::App& app);
+// up: a federation with simulated members, joined (up.cc).
+void AddUpCommand(CLI::App& app);
 
 }  // namespace flotilla::cli

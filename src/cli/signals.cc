@@ -28,4 +28,11 @@ int WaitForTerminationSignal() {
   return sig;
 }
 
+int WaitForTerminationSignalFor(int millis) {
+  sigset_t set = TerminationSet();
+  timespec timeout{millis / 1000, static_cast<long>(millis % 1000) * 1000000};
+  int sig = sigtimedwait(&set, nullptr, &timeout);
+  return sig > 0 ? sig : 0;
+}
+
 }  // namespace flotilla::cli

@@ -7,5 +7,7 @@ namespace flotilla::cli {
 void BlockTerminationSignals();
 // Returns the signal received.
 int WaitForTerminationSignal();
+// Waits at most `millis`; returns the signal received, or 0.
+int WaitForTerminationSignalFor(int millis);
 
 }  // namespace flotilla::cli

@@ -1,0 +1,247 @@
+// `flotilla up`: the main job. Starts a federation API server and N simulated
+// member clusters as child processes of this one (each a `flotilla server`
+// or `flotilla member` with its own data directory under DIR), joins the
+// members to the federation with `flotilla join`, writes DIR/kubeconfig for
+// the federation and runs until Ctrl-C, then stops the members and the
+// server. A child that dies takes the whole federation down with a message
+// naming its log.
+//
+// The members differ as real fleets do: an on-premise cluster and cloud
+// clusters in different regions and zones (labels location=on-prem|cloud and
+// region), one of them small (one node of 2 CPUs), so that the seeds'
+// scenarios (spread, capacity overflow, on-premise first, privacy by cluster
+// selector, surviving a cluster loss) can be tried at once (examples/).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "cli/child_process.h"
+#include "cli/commands.h"
+#include "cli/signals.h"
+
+namespace flotilla::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+struct UpFlags {
+  int members = 3;
+  std::string dir = "./flotilla-up";
+  int port = 6443;
+  std::string storage = "sqlite";
+  std::string log_level = "info";
+};
+
+// What distinguishes one simulated member from another.
+struct MemberProfile {
+  std::string name;
+  std::string labels;  // for `flotilla join --labels`
+  std::string region;
+  std::string zones;  // comma-separated
+  int nodes = 3;
+  std::string node_cpu = "4";
+  std::string node_memory = "16Gi";
+};
+
+std::vector<MemberProfile> Profiles(int n) {
+  std::vector<MemberProfile> out;
+  for (int i = 0; i < n; ++i) {
+    MemberProfile p;
+    if (i == 0) {
+      p = {"on-prem", "location=on-prem", "on-prem-dc1", "on-prem-dc1-a,on-prem-dc1-b"};
+    } else if (i == 1) {
+      p = {"cloud-east", "location=cloud", "us-east-1", "us-east-1a,us-east-1b,us-east-1c"};
+    } else if (i == 2) {
+      // The small one: one node of 2 CPUs, where capacity runs out first.
+      p = {"cloud-west", "location=cloud", "us-west-2", "us-west-2a", 1, "2", "8Gi"};
+    } else {
+      std::string region = "region-" + std::to_string(i + 1);
+      p = {"cloud-" + std::to_string(i + 1), "location=cloud", region,
+           region + "a," + region + "b"};
+    }
+    p.labels += ",region=" + p.region;
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::string SelfPath() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "flotilla" : self.string();
+}
+
+bool IsReadyLine(const std::string& line) { return line.find(" ready at https://") != line.npos; }
+
+std::string UrlIn(const std::string& line) {
+  std::smatch m;
+  return std::regex_search(line, m, std::regex(R"(https://[^ ]+)")) ? m.str() : "";
+}
+
+// Runs `flotilla join` and waits for it; its output goes to `log`.
+Status Join(const std::string& self, const std::string& fed_kubeconfig, const MemberProfile& p,
+            const std::string& member_kubeconfig, const std::string& log) {
+  ChildProcess join({self, "join", p.name, "--kubeconfig", fed_kubeconfig, "--cluster-kubeconfig",
+                     member_kubeconfig, "--labels", p.labels},
+                    log);
+  if (!join.started()) return Status::Internal("cannot run flotilla join");
+  join.WaitForLine([](const std::string&) { return false; }, seconds(60));
+  int code = join.Stop(seconds(60));
+  if (code != 0) {
+    return Status::Internal("joining " + p.name + " failed (exit " + std::to_string(code) +
+                            "); see " + log);
+  }
+  return Status::Ok();
+}
+
+struct Running {
+  std::string name, log;
+  std::unique_ptr<ChildProcess> process;
+};
+
+// Starts a child and waits for its ready line; nullptr with a message on
+// failure.
+std::unique_ptr<ChildProcess> StartAndWait(const std::vector<std::string>& argv,
+                                           const std::string& log, std::string* url) {
+  auto child = std::make_unique<ChildProcess>(argv, log);
+  if (!child->started()) {
+    std::cerr << "cannot start " << argv[0] << "\n";
+    return nullptr;
+  }
+  auto ready = child->WaitForLine(IsReadyLine, seconds(120));
+  if (!ready) {
+    std::cerr << argv[1] << " did not become ready; the end of " << log << ":\n";
+    std::ifstream in(log);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    for (size_t i = lines.size() > 20 ? lines.size() - 20 : 0; i < lines.size(); ++i) {
+      std::cerr << "  " << lines[i] << "\n";
+    }
+    return nullptr;
+  }
+  *url = UrlIn(*ready);
+  return child;
+}
+
+int RunUp(const UpFlags& flags) {
+  BlockTerminationSignals();
+  std::error_code ec;
+  const fs::path dir = fs::absolute(flags.dir, ec);
+  fs::create_directories(dir / "members", ec);
+  if (ec) {
+    std::cerr << "cannot create " << dir.string() << ": " << ec.message() << "\n";
+    return 1;
+  }
+  const std::string self = SelfPath();
+  const std::string fed_dir = (dir / "federation").string();
+  const std::string log_dir = dir.string();
+  std::vector<Running> running;  // stopped in reverse order on the way out
+  auto stop_all = [&running] {
+    for (auto it = running.rbegin(); it != running.rend(); ++it) it->process->Stop();
+    running.clear();
+  };
+
+  std::string fed_url;
+  std::string fed_log = log_dir + "/federation.log";
+  auto server = StartAndWait(
+      {self, "server", "--data-dir", fed_dir, "--secure-port", std::to_string(flags.port),
+       "--storage", flags.storage, "--log-level", flags.log_level},
+      fed_log, &fed_url);
+  if (server == nullptr) return 1;
+  running.push_back({"federation", fed_log, std::move(server)});
+  const std::string fed_kubeconfig = fed_dir + "/kubeconfig";
+
+  std::vector<MemberProfile> profiles = Profiles(flags.members);
+  std::vector<std::string> member_urls;
+  for (const MemberProfile& p : profiles) {
+    std::string member_dir = (dir / "members" / p.name).string();
+    std::string log = log_dir + "/member-" + p.name + ".log";
+    std::string url;
+    auto member =
+        StartAndWait({self,          "member",       "--name",        p.name,
+                      "--data-dir",  member_dir,     "--secure-port", "0",
+                      "--storage",   flags.storage,  "--nodes",       std::to_string(p.nodes),
+                      "--node-cpu",  p.node_cpu,     "--node-memory", p.node_memory,
+                      "--zones",     p.zones,        "--region",      p.region,
+                      "--log-level", flags.log_level},
+                     log, &url);
+    if (member == nullptr) {
+      stop_all();
+      return 1;
+    }
+    running.push_back({p.name, log, std::move(member)});
+    member_urls.push_back(url);
+    Status joined = Join(self, fed_kubeconfig, p, member_dir + "/kubeconfig",
+                         log_dir + "/join-" + p.name + ".log");
+    if (!joined.ok()) {
+      std::cerr << joined.message() << "\n";
+      stop_all();
+      return 1;
+    }
+  }
+  fs::copy_file(fed_kubeconfig, dir / "kubeconfig", fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    std::cerr << "cannot write " << (dir / "kubeconfig").string() << ": " << ec.message() << "\n";
+    stop_all();
+    return 1;
+  }
+
+  std::cout << "Flotilla is up: the federation at " << fed_url << " with " << profiles.size()
+            << " member clusters (kubeconfig " << (dir / "kubeconfig").string() << ")\n\n"
+            << "  export KUBECONFIG=" << (dir / "kubeconfig").string() << "\n"
+            << "  kubectl get clusters\n"
+            << "  kubectl apply -f examples/\n\n"
+            << "Members (each a Kubernetes API of its own):\n";
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    std::cout << "  " << profiles[i].name << "  " << member_urls[i] << "  " << profiles[i].labels
+              << "  kubectl --kubeconfig "
+              << (dir / "members" / profiles[i].name / "kubeconfig").string() << " get nodes\n";
+  }
+  std::cout << "\nLogs are in " << log_dir << ". Press Ctrl-C to stop.\n" << std::flush;
+
+  int sig = 0;
+  while ((sig = WaitForTerminationSignalFor(1000)) == 0) {
+    for (Running& r : running) {
+      if (r.process->Exited()) {
+        std::cerr << r.name << " exited unexpectedly; see " << r.log << ". Stopping.\n";
+        stop_all();
+        return 1;
+      }
+    }
+  }
+  std::cout << "Stopping the members and the federation...\n" << std::flush;
+  stop_all();
+  return 0;
+}
+
+}  // namespace
+
+void AddUpCommand(CLI::App& app) {
+  auto flags = std::make_shared<UpFlags>();
+  auto* cmd = app.add_subcommand(
+      "up", "Run a federation with simulated member clusters, joined and ready for kubectl");
+  cmd->add_option("--members", flags->members, "Number of simulated member clusters")
+      ->check(CLI::Range(1, 50))
+      ->capture_default_str();
+  cmd->add_option("--dir", flags->dir, "Directory for state, logs and kubeconfigs")
+      ->capture_default_str();
+  cmd->add_option("--secure-port", flags->port, "Federation HTTPS port (0 picks a free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--storage", flags->storage, "Storage of every API server: sqlite or memory")
+      ->check(CLI::IsMember({"sqlite", "memory"}))
+      ->capture_default_str();
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->callback([flags] { std::exit(RunUp(*flags)); });
+}
+
+}  // namespace flotilla::cli

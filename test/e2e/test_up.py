@@ -1,0 +1,92 @@
+"""`flotilla up`, the main job, as a user runs it: a federation and its
+simulated members come up joined, kubectl works against the federation and
+against each member, and Ctrl-C stops every process it started."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+
+import pytest
+
+from conftest import FLOTILLA_BINARY, KUBECTL, LineReader, _die_with_parent, wait_for
+
+UP_RE = re.compile(r"Flotilla is up: the federation at (https://127\.0\.0\.1:\d+) with (\d+) member")
+MEMBER_RE = re.compile(r"^  (\S+)  https://127\.0\.0\.1:(\d+)  ")
+
+
+def kubectl(kubeconfig, *args, check=True):
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    result = subprocess.run([KUBECTL, *args], capture_output=True, text=True, env=env, timeout=60)
+    if check:
+        assert result.returncode == 0, f"kubectl {' '.join(args)}: {result.stderr}"
+    return result
+
+
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture
+def up(tmp_path):
+    directory = tmp_path / "up"
+    proc = subprocess.Popen(
+        [FLOTILLA_BINARY, "up", "--dir", str(directory), "--secure-port", "0",
+         "--members", "2", "--storage", "memory"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
+    reader = LineReader(proc.stdout)
+    yield proc, reader, directory
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_up_runs_a_joined_federation_and_ctrl_c_stops_it(up):
+    proc, reader, directory = up
+    line = reader.wait_for_line(lambda l: UP_RE.search(l) or "exited" in l or "did not" in l,
+                                "the up line", timeout=180)
+    match = UP_RE.search(line)
+    assert match, line
+    assert match.group(2) == "2"
+    members = {}
+    reader.wait_for_line(lambda l: l.startswith("Members"), "the member list")
+    for _ in range(2):
+        m = MEMBER_RE.match(reader.wait_for_line(lambda l: MEMBER_RE.match(l), "a member line"))
+        members[m.group(1)] = int(m.group(2))
+    assert set(members) == {"on-prem", "cloud-east"}
+
+    kubeconfig = str(directory / "kubeconfig")
+    assert os.path.exists(kubeconfig)
+
+    def ready_clusters():
+        out = kubectl(kubeconfig, "get", "clusters", "-o", "json").stdout
+        items = json.loads(out)["items"]
+        ready = {}
+        for c in items:
+            for cond in c.get("status", {}).get("conditions", []):
+                if cond["type"] == "Ready" and cond["status"] == "True":
+                    ready[c["metadata"]["name"]] = c
+        return ready if len(ready) == 2 else None
+
+    clusters = wait_for(ready_clusters, "both members Ready in the federation", timeout=60)
+    assert clusters["on-prem"]["metadata"]["labels"]["location"] == "on-prem"
+    assert clusters["cloud-east"]["metadata"]["labels"]["location"] == "cloud"
+    assert clusters["cloud-east"]["status"]["region"] == "us-east-1"
+
+    # Each member is a cluster of its own, with the nodes its profile gives.
+    nodes = json.loads(kubectl(str(directory / "members" / "on-prem" / "kubeconfig"),
+                               "get", "nodes", "-o", "json").stdout)["items"]
+    assert len(nodes) == 3
+    zones = {n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes}
+    assert zones == {"on-prem-dc1-a", "on-prem-dc1-b"}
+
+    # Ctrl-C (SIGINT to up) stops the members and the federation, then up.
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=120) == 0
+    fed_port = int(match.group(1).rsplit(":", 1)[1])
+    for port in [fed_port, *members.values()]:
+        assert not port_open(port), f"port {port} still served after up stopped"
