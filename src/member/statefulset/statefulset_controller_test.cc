@@ -198,6 +198,22 @@ TEST_F(StatefulSetTest, OrderedReadyCreatesEachPodAfterItsPredecessorIsReady) {
   EXPECT_THAT(Log(), ElementsAre("ADDED web-0", "ADDED web-1", "ADDED web-2"));
 }
 
+TEST_F(StatefulSetTest, MinReadySecondsDelaysAvailabilityAndTheNextPod) {
+  Create(WebSet(2, "OrderedReady", R"("minReadySeconds":10,)"));
+  ASSERT_TRUE(Eventually([&] { return Get(kPods, "web-0").has_value(); }));
+  MakeReady("web-0");
+  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.readyReplicas") == 1; }));
+  EXPECT_EQ(Int(Set(), "status.availableReplicas"), 0);
+  EXPECT_THAT(PodNames(), ElementsAre("web-0"));
+  // The controller re-checks when the pod has been ready for 10 s; moving
+  // the clock in steps keeps the test independent of when it asked.
+  ASSERT_TRUE(Eventually([&] {
+    env_.clock().Advance(std::chrono::milliseconds(100));
+    return Int(Set(), "status.availableReplicas") == 1;
+  }));
+  ASSERT_TRUE(Eventually([&] { return PodNames().size() == 2; }));
+}
+
 TEST_F(StatefulSetTest, PodsHaveStableIdentity) {
   Create(WebSet(1));
   ASSERT_TRUE(Eventually([&] { return Get(kPods, "web-0").has_value(); }));
