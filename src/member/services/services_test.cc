@@ -269,6 +269,44 @@ TEST_F(ServicesTest, EndpointSlicesFollowPodReadiness) {
   ASSERT_TRUE(Eventually([&] { return Slices("web").empty(); }));
 }
 
+// A bound pod being deleted stays (no kubelet here) with a
+// deletionTimestamp: Endpoints drop it, EndpointSlices keep it as
+// terminating and still serving.
+TEST_F(ServicesTest, TerminatingPodsLeaveEndpointsAndStayInSlicesAsTerminating) {
+  CreateService("web", R"({"selector":{"app":"web"},"ports":[{"port":80,"targetPort":8080}]})");
+  CreatePod("p1", R"("nodeName":"n1",)");
+  CreatePod("p2");
+  SetPod("p1", "10.244.0.41", true);
+  SetPod("p2", "10.244.0.42", true);
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> ep = Get(kEndpoints, "web");
+    return ep && !Array(*ep, "subsets").empty() &&
+           Array(Array(*ep, "subsets").at(0).get_object(), "addresses").size() == 2;
+  }));
+  ASSERT_TRUE(api().Delete(kPods, "default", "p1").ok());
+  std::optional<json::object> p1 = Get(kPods, "p1");
+  ASSERT_TRUE(p1.has_value());
+  ASSERT_FALSE(Str(*p1, "metadata.deletionTimestamp").empty());
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> ep = Get(kEndpoints, "web");
+    return ep && !Array(*ep, "subsets").empty() &&
+           Ips(Array(Array(*ep, "subsets").at(0).get_object(), "addresses")) ==
+               std::vector<std::string>{"10.244.0.42"};
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<json::object> slices = Slices("web");
+    if (slices.size() != 1) return false;
+    for (const json::value& e : Array(slices[0], "endpoints")) {
+      const json::object& endpoint = e.get_object();
+      if (Str(endpoint, "targetRef.name") != "p1") continue;
+      return !Find(endpoint, "conditions.ready")->as_bool() &&
+             Find(endpoint, "conditions.serving")->as_bool() &&
+             Find(endpoint, "conditions.terminating")->as_bool();
+    }
+    return false;
+  }));
+}
+
 TEST_F(ServicesTest, HeadlessServicePublishesStatefulPodHostnames) {
   CreateService(
       "nginx",
