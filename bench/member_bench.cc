@@ -15,6 +15,7 @@
 //
 // Usage: member_bench [--members N] [--pods P] [--big N] [--idle-seconds S]
 //                     [--pod-startup-ms MS] [--timeout-s S] [--skip-big] [--skip-fleet]
+//                     [--no-stop]
 #include <sys/resource.h>
 
 #include <chrono>
@@ -44,7 +45,8 @@ struct Config {
   int pod_startup_ms = 500;
   bool skip_big = false;
   bool skip_fleet = false;
-  int timeout_s = 900;  // per phase
+  int timeout_s = 900;   // per phase
+  bool no_stop = false;  // print the fleet's figures and exit without stopping members
 };
 
 double SecondsSince(Steady::time_point start) {
@@ -184,6 +186,10 @@ json::object Fleet(const Config& c, const std::string& root) {
                    {"rss_mib_per_member", (rss_loaded - rss_before) / c.members},
                    {"idle_cpu_cores", idle_cpu},
                    {"threads", Threads()}};
+  if (c.no_stop) {
+    std::cout << json::serialize(json::object{{"fleet", out}}) << std::endl;
+    std::_Exit(0);
+  }
   Steady::time_point stop = Steady::now();
   for (auto& m : members) m->Stop();
   out["stop_s"] = SecondsSince(stop);
@@ -225,6 +231,8 @@ int main(int argc, char** argv) {
       c.skip_big = true;
     else if (a == "--timeout-s")
       c.timeout_s = next();
+    else if (a == "--no-stop")
+      c.no_stop = true;
     else if (a == "--skip-fleet")
       c.skip_fleet = true;
     else {
