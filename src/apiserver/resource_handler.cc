@@ -1,5 +1,6 @@
 #include "apiserver/resource_handler.h"
 
+#include "api/protobuf.h"
 #include "apiserver/meta.h"
 #include "apiserver/responses.h"
 #include "apiserver/table.h"
@@ -33,15 +34,42 @@ StatusOr<WriteOptions> ParseWriteOptions(const Request& req, std::vector<std::st
   return opts;
 }
 
+Status UnknownFormat() {
+  return Status(Reason::kUnsupportedMediaType,
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json");
+}
+
+Status TypeMismatch(std::string_view api_version, const std::string& expected_api_version) {
+  return Status::BadRequest("the API version in the data (" + std::string(api_version) +
+                            ") does not match the expected API version (" + expected_api_version +
+                            ")");
+}
+
+// A body in the Kubernetes protobuf encoding (kubectl's typed clients),
+// decoded into the JSON object a JSON client would have sent. Kinds without
+// a protobuf schema keep answering 415.
+StatusOr<json::object> ParseProtobufBody(const Request& req,
+                                         const std::string& expected_api_version,
+                                         const std::string& expected_kind) {
+  FLOTILLA_ASSIGN_OR_RETURN(api::ProtobufEnvelope env, api::ParseProtobufEnvelope(req.body));
+  const std::string& api_version = env.api_version.empty() ? expected_api_version : env.api_version;
+  const std::string& kind = env.kind.empty() ? expected_kind : env.kind;
+  if (api_version != expected_api_version || kind != expected_kind) {
+    return TypeMismatch(env.api_version, expected_api_version);
+  }
+  if (!api::HasProtobufSchema(api_version, kind)) return UnknownFormat();
+  return api::DecodeProtobufObject(env.raw, api_version, kind);
+}
+
 StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
                                  const std::string& expected_api_version,
                                  const std::string& expected_kind) {
   std::string ct = req.Header("content-type");
-  if (!IsJsonContentType(ct)) {
-    return Status(Reason::kUnsupportedMediaType,
-                  "the body of the request was in an unknown format - accepted media types "
-                  "include: application/json");
+  if (api::IsKubernetesProtobuf(ct)) {
+    return ParseProtobufBody(req, expected_api_version, expected_kind);
   }
+  if (!IsJsonContentType(ct)) return UnknownFormat();
   auto obj = ParseJsonObject(req.body);
   if (!obj.ok()) {
     return Status::BadRequest(expected_kind + " in version \"" + res.version +
@@ -51,9 +79,7 @@ StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
   auto api_version = GetString(*obj, "apiVersion");
   auto kind = GetString(*obj, "kind");
   if ((api_version && *api_version != expected_api_version) || (kind && *kind != expected_kind)) {
-    return Status::BadRequest(
-        "the API version in the data (" + std::string(api_version.value_or("")) +
-        ") does not match the expected API version (" + expected_api_version + ")");
+    return TypeMismatch(api_version.value_or(""), expected_api_version);
   }
   return obj;
 }

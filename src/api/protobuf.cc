@@ -1,0 +1,474 @@
+#include "api/protobuf.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "api/protobuf_schema.h"
+#include "base/base64.h"
+
+namespace flotilla::api {
+namespace {
+
+using protobuf::Field;
+using protobuf::Message;
+using protobuf::Type;
+
+constexpr std::string_view kMagic("k8s\0", 4);
+constexpr std::string_view kErrorPrefix = "unable to decode protobuf body: ";
+
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+// Reads the protobuf wire format from a byte range. Every read checks the
+// bytes that remain; a failed read returns false and leaves the reader
+// unspecified.
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : data_(data) {}
+
+  bool done() const { return pos_ >= data_.size(); }
+
+  bool Varint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (done()) return false;
+      const auto byte = static_cast<uint8_t>(data_[pos_++]);
+      if (shift == 63 && byte > 1) return false;  // more than 64 bits
+      *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+
+  bool Bytes(std::string_view* out) {
+    uint64_t n = 0;
+    if (!Varint(&n) || n > data_.size() - pos_) return false;
+    *out = data_.substr(pos_, n);
+    pos_ += n;
+    return true;
+  }
+
+  bool Skip(size_t n) {
+    if (n > data_.size() - pos_) return false;
+    pos_ += n;
+    return true;
+  }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<uint8_t>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto cc = static_cast<uint8_t>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// Days since 1970-01-01 to a civil date (proleptic Gregorian).
+void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
+}
+
+// metav1.Time in JSON: RFC 3339 in UTC to the second.
+std::optional<std::string> FormatTime(int64_t seconds) {
+  // 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z, as Go's Time allows in JSON.
+  if (seconds < -62135596800 || seconds > 253402300799) return std::nullopt;
+  int64_t days = seconds / 86400;
+  int64_t rem = seconds % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  int64_t y = 0;
+  unsigned m = 0, d = 0;
+  CivilFromDays(days, &y, &m, &d);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
+                static_cast<long long>(rem / 60 % 60), static_cast<long long>(rem % 60));
+  return std::string(buf);
+}
+
+// Decodes messages of the schema into JSON, tracking the JSON path of the
+// field being decoded for error messages.
+class Decoder {
+ public:
+  Status DecodeMessage(std::string_view bytes, const Message& m, json::object& out);
+
+ private:
+  Status Fail(std::string what) const {
+    std::string path;
+    for (const std::string& p : path_) path += (path.empty() || p[0] == '[' ? "" : ".") + p;
+    return Status::BadRequest(std::string(kErrorPrefix) + (path.empty() ? "" : path + ": ") + what);
+  }
+  Status FailField(const Message& m, uint32_t number, std::string_view what) const {
+    return Fail(std::string(m.name) + " field " + std::to_string(number) + ": " +
+                std::string(what));
+  }
+
+  Status DecodeField(Reader& r, const Message& m, const Field& f, uint32_t wire, json::object& out);
+  Status DecodeScalar(Reader& r, const Message& m, const Field& f, json::object& out);
+  StatusOr<json::value> DecodeNested(std::string_view bytes, const Message& m, const Field& f);
+  Status DecodeMapEntry(std::string_view bytes, const Message& m, const Field& f,
+                        json::object& map);
+  StatusOr<json::value> DecodeTime(std::string_view bytes, const Message& m, const Field& f);
+  StatusOr<std::string> DecodeQuantity(std::string_view bytes, const Message& m, const Field& f);
+  StatusOr<json::value> DecodeIntOrString(std::string_view bytes, const Message& m, const Field& f);
+
+  std::vector<std::string> path_;
+};
+
+// The wire type a field of type `t` is written with (repeated scalars may
+// also come packed, as length-delimited).
+uint32_t WireTypeOf(Type t) {
+  switch (t) {
+    case Type::kInt32:
+    case Type::kInt64:
+    case Type::kBool:
+      return kVarint;
+    default:
+      return kLengthDelimited;
+  }
+}
+
+bool IsZero(const json::value& v) {
+  if (v.is_string()) return v.get_string().empty();
+  if (v.is_int64()) return v.get_int64() == 0;
+  if (v.is_bool()) return !v.get_bool();
+  return false;
+}
+
+Status Decoder::DecodeMessage(std::string_view bytes, const Message& m, json::object& out) {
+  Reader r(bytes);
+  while (!r.done()) {
+    uint64_t tag = 0;
+    if (!r.Varint(&tag)) return Fail(std::string(m.name) + ": truncated field tag");
+    const uint64_t number = tag >> 3;
+    const auto wire = static_cast<uint32_t>(tag & 7);
+    if (number == 0 || number > 0x1fffffff) {
+      return Fail(std::string(m.name) + ": invalid field number " + std::to_string(number));
+    }
+    const Field* f = m.Find(static_cast<uint32_t>(number));
+    if (f == nullptr) {
+      return FailField(m, static_cast<uint32_t>(number),
+                       "unknown field (wire type " + std::to_string(wire) + ")");
+    }
+    FLOTILLA_RETURN_IF_ERROR(DecodeField(r, m, *f, wire, out));
+  }
+  return Status::Ok();
+}
+
+Status Decoder::DecodeField(Reader& r, const Message& m, const Field& f, uint32_t wire,
+                            json::object& out) {
+  const bool repeated = (f.flags & protobuf::kRepeated) != 0;
+  const bool packed = repeated && wire == kLengthDelimited && WireTypeOf(f.type) == kVarint;
+  if (wire != WireTypeOf(f.type) && !packed) {
+    return FailField(m, f.number,
+                     "wire type " + std::to_string(wire) + " does not match " +
+                         std::string(f.json.empty() ? "the field" : f.json));
+  }
+  if (WireTypeOf(f.type) == kVarint) {
+    if (!packed) return DecodeScalar(r, m, f, out);
+    std::string_view packed_bytes;
+    if (!r.Bytes(&packed_bytes)) return FailField(m, f.number, "truncated packed values");
+    Reader pr(packed_bytes);
+    while (!pr.done()) FLOTILLA_RETURN_IF_ERROR(DecodeScalar(pr, m, f, out));
+    return Status::Ok();
+  }
+  std::string_view bytes;
+  if (!r.Bytes(&bytes)) return FailField(m, f.number, "truncated length-delimited value");
+  switch (f.type) {
+    case Type::kInline:
+      return DecodeMessage(bytes, *f.message, out);
+    case Type::kMapString:
+    case Type::kMapBytes:
+    case Type::kMapQuantity: {
+      json::value& slot = out[f.json];
+      if (!slot.is_object()) slot.emplace_object();
+      return DecodeMapEntry(bytes, m, f, slot.get_object());
+    }
+    default:
+      break;
+  }
+  if (repeated) {
+    json::value& slot = out[f.json];
+    if (!slot.is_array()) slot.emplace_array();
+    json::array& a = slot.get_array();
+    path_.push_back(std::string(f.json));
+    path_.push_back("[" + std::to_string(a.size()) + "]");
+    auto v = DecodeNested(bytes, m, f);
+    path_.resize(path_.size() - 2);
+    if (!v.ok()) return v.status();
+    a.push_back(std::move(*v));
+    return Status::Ok();
+  }
+  path_.push_back(std::string(f.json));
+  auto v = DecodeNested(bytes, m, f);
+  path_.pop_back();
+  if (!v.ok()) return v.status();
+  const bool keep = (f.flags & protobuf::kPointer) != 0 || f.type == Type::kMessage;
+  if (v->is_null() || (!keep && IsZero(*v))) return Status::Ok();
+  if (f.type == Type::kMessage && out.contains(f.json) && out[f.json].is_object()) {
+    // A repeated occurrence of a message field merges into the first.
+    for (auto& [k, val] : v->get_object()) out[f.json].get_object()[k] = std::move(val);
+    return Status::Ok();
+  }
+  out[f.json] = std::move(*v);
+  return Status::Ok();
+}
+
+// A varint value, set on `out` or appended to its array when repeated.
+Status Decoder::DecodeScalar(Reader& r, const Message& m, const Field& f, json::object& out) {
+  uint64_t raw = 0;
+  if (!r.Varint(&raw)) return FailField(m, f.number, "truncated varint");
+  json::value v;
+  if (f.type == Type::kInt32) {
+    v = static_cast<int64_t>(static_cast<int32_t>(raw));
+  } else if (f.type == Type::kInt64) {
+    v = static_cast<int64_t>(raw);
+  } else {
+    v = raw != 0;
+  }
+  if ((f.flags & protobuf::kRepeated) != 0) {
+    json::value& slot = out[f.json];
+    if (!slot.is_array()) slot.emplace_array();
+    slot.get_array().push_back(std::move(v));
+  } else if ((f.flags & protobuf::kPointer) != 0 || !IsZero(v)) {
+    out[f.json] = std::move(v);
+  }
+  return Status::Ok();
+}
+
+// A length-delimited value of a non-map field: string, bytes or a message.
+StatusOr<json::value> Decoder::DecodeNested(std::string_view bytes, const Message& m,
+                                            const Field& f) {
+  switch (f.type) {
+    case Type::kString:
+      if (!ValidUtf8(bytes)) return FailField(m, f.number, "string is not valid UTF-8");
+      return json::value(json::string(bytes));
+    case Type::kBytes:
+      return json::value(json::string(Base64Encode(bytes)));
+    case Type::kTime:
+      return DecodeTime(bytes, m, f);
+    case Type::kQuantity: {
+      FLOTILLA_ASSIGN_OR_RETURN(std::string q, DecodeQuantity(bytes, m, f));
+      // A value Quantity left at zero encodes as "0"; JSON leaves it out.
+      if ((f.flags & protobuf::kPointer) == 0 && q == "0") return json::value(json::string());
+      return json::value(json::string(q));
+    }
+    case Type::kIntOrString:
+      return DecodeIntOrString(bytes, m, f);
+    default: {  // kMessage
+      json::object nested;
+      FLOTILLA_RETURN_IF_ERROR(DecodeMessage(bytes, *f.message, nested));
+      return json::value(std::move(nested));
+    }
+  }
+}
+
+Status Decoder::DecodeMapEntry(std::string_view bytes, const Message& m, const Field& f,
+                               json::object& map) {
+  Reader r(bytes);
+  std::string_view key, value;
+  bool has_value = false;
+  while (!r.done()) {
+    uint64_t tag = 0;
+    if (!r.Varint(&tag)) return FailField(m, f.number, "truncated map entry");
+    if ((tag & 7) != kLengthDelimited || ((tag >> 3) != 1 && (tag >> 3) != 2)) {
+      return FailField(m, f.number,
+                       "map entry field " + std::to_string(tag >> 3) + " (wire type " +
+                           std::to_string(tag & 7) + ") is not key = 1 or value = 2");
+    }
+    std::string_view* dst = (tag >> 3) == 1 ? &key : &value;
+    if (!r.Bytes(dst)) return FailField(m, f.number, "truncated map entry");
+    has_value = has_value || (tag >> 3) == 2;
+  }
+  if (!ValidUtf8(key)) return FailField(m, f.number, "map key is not valid UTF-8");
+  path_.push_back(std::string(f.json));
+  path_.push_back("[" + std::string(key) + "]");
+  StatusOr<json::value> v = json::value(json::string());
+  if (f.type == Type::kMapString) {
+    if (!ValidUtf8(value))
+      v = FailField(m, f.number, "map value is not valid UTF-8");
+    else
+      v = json::value(json::string(value));
+  } else if (f.type == Type::kMapBytes) {
+    v = json::value(json::string(Base64Encode(value)));
+  } else if (has_value) {
+    auto q = DecodeQuantity(value, m, f);
+    if (q.ok()) {
+      v = json::value(json::string(*q));
+    } else {
+      v = q.status();
+    }
+  }
+  path_.resize(path_.size() - 2);
+  if (!v.ok()) return v.status();
+  map[key] = std::move(*v);
+  return Status::Ok();
+}
+
+// Time {seconds = 1 (int64), nanos = 2 (int32)}; the zero Time is null.
+StatusOr<json::value> Decoder::DecodeTime(std::string_view bytes, const Message& m,
+                                          const Field& f) {
+  Reader r(bytes);
+  int64_t seconds = 0;
+  bool set = false;
+  while (!r.done()) {
+    uint64_t tag = 0, v = 0;
+    if (!r.Varint(&tag) || (tag & 7) != kVarint || !r.Varint(&v)) {
+      return FailField(m, f.number, "malformed Time");
+    }
+    if ((tag >> 3) == 1) {
+      seconds = static_cast<int64_t>(v);
+      set = true;
+    } else if ((tag >> 3) != 2) {
+      return FailField(m, f.number, "Time field " + std::to_string(tag >> 3) + " is unknown");
+    }
+  }
+  if (!set) return json::value(nullptr);
+  auto text = FormatTime(seconds);
+  if (!text) return FailField(m, f.number, "Time seconds out of range");
+  return json::value(json::string(*text));
+}
+
+// Quantity {string = 1}.
+StatusOr<std::string> Decoder::DecodeQuantity(std::string_view bytes, const Message& m,
+                                              const Field& f) {
+  Reader r(bytes);
+  std::string_view s;
+  while (!r.done()) {
+    uint64_t tag = 0;
+    if (!r.Varint(&tag) || tag != ((1 << 3) | kLengthDelimited) || !r.Bytes(&s)) {
+      return FailField(m, f.number, "malformed Quantity");
+    }
+  }
+  if (!ValidUtf8(s)) return FailField(m, f.number, "Quantity is not valid UTF-8");
+  return std::string(s);
+}
+
+// IntOrString {type = 1 (0 int, 1 string), intVal = 2, strVal = 3}.
+StatusOr<json::value> Decoder::DecodeIntOrString(std::string_view bytes, const Message& m,
+                                                 const Field& f) {
+  Reader r(bytes);
+  uint64_t type = 0, int_val = 0;
+  std::string_view str_val;
+  while (!r.done()) {
+    uint64_t tag = 0;
+    if (!r.Varint(&tag)) return FailField(m, f.number, "malformed IntOrString");
+    const uint64_t n = tag >> 3;
+    const bool ok = (n == 1 && (tag & 7) == kVarint && r.Varint(&type)) ||
+                    (n == 2 && (tag & 7) == kVarint && r.Varint(&int_val)) ||
+                    (n == 3 && (tag & 7) == kLengthDelimited && r.Bytes(&str_val));
+    if (!ok) return FailField(m, f.number, "malformed IntOrString");
+  }
+  if (type > 1) return FailField(m, f.number, "IntOrString type " + std::to_string(type));
+  if (type == 1) {
+    if (!ValidUtf8(str_val)) return FailField(m, f.number, "IntOrString is not valid UTF-8");
+    return json::value(json::string(str_val));
+  }
+  return json::value(static_cast<int64_t>(static_cast<int32_t>(int_val)));
+}
+
+}  // namespace
+
+bool IsKubernetesProtobuf(std::string_view content_type) {
+  constexpr std::string_view kType = "application/vnd.kubernetes.protobuf";
+  if (content_type.substr(0, kType.size()) != kType) return false;
+  const std::string_view rest = content_type.substr(kType.size());
+  return rest.empty() || rest[0] == ';' || rest[0] == ' ';
+}
+
+StatusOr<ProtobufEnvelope> ParseProtobufEnvelope(std::string_view body) {
+  if (body.substr(0, kMagic.size()) != kMagic) {
+    return Status::BadRequest(std::string(kErrorPrefix) +
+                              "the body does not start with the prefix \"k8s\\x00\"");
+  }
+  ProtobufEnvelope env;
+  Reader r(body.substr(kMagic.size()));
+  const auto fail = [](std::string what) {
+    return Status::BadRequest(std::string(kErrorPrefix) + "Unknown: " + what);
+  };
+  while (!r.done()) {
+    uint64_t tag = 0;
+    std::string_view bytes;
+    if (!r.Varint(&tag)) return fail("truncated field tag");
+    if ((tag & 7) != kLengthDelimited || (tag >> 3) < 1 || (tag >> 3) > 4) {
+      return fail("field " + std::to_string(tag >> 3) + " (wire type " + std::to_string(tag & 7) +
+                  ") is unknown");
+    }
+    if (!r.Bytes(&bytes)) return fail("field " + std::to_string(tag >> 3) + ": truncated");
+    switch (tag >> 3) {
+      case 1: {  // TypeMeta {apiVersion = 1, kind = 2}
+        Reader t(bytes);
+        while (!t.done()) {
+          uint64_t ttag = 0;
+          std::string_view s;
+          if (!t.Varint(&ttag) || (ttag & 7) != kLengthDelimited || !t.Bytes(&s) ||
+              ((ttag >> 3) != 1 && (ttag >> 3) != 2) || !ValidUtf8(s)) {
+            return fail("malformed typeMeta");
+          }
+          ((ttag >> 3) == 1 ? env.api_version : env.kind) = std::string(s);
+        }
+        break;
+      }
+      case 2:
+        env.raw = bytes;
+        break;
+      case 3:
+        if (!bytes.empty()) {
+          return fail("contentEncoding \"" + std::string(bytes) + "\" is not supported");
+        }
+        break;
+      default:  // contentType
+        if (!bytes.empty() && !IsKubernetesProtobuf(bytes)) {
+          return fail("contentType \"" + std::string(bytes) + "\" is not supported");
+        }
+        break;
+    }
+  }
+  return env;
+}
+
+bool HasProtobufSchema(std::string_view api_version, std::string_view kind) {
+  return protobuf::FindObjectMessage(api_version, kind) != nullptr;
+}
+
+StatusOr<json::object> DecodeProtobufObject(std::string_view raw, std::string_view api_version,
+                                            std::string_view kind) {
+  const Message* m = protobuf::FindObjectMessage(api_version, kind);
+  if (m == nullptr) {
+    return Status::BadRequest(std::string(kErrorPrefix) + "no protobuf schema for " +
+                              std::string(api_version) + " " + std::string(kind));
+  }
+  json::object obj;
+  obj["kind"] = kind;
+  obj["apiVersion"] = api_version;
+  Decoder d;
+  FLOTILLA_RETURN_IF_ERROR(d.DecodeMessage(raw, *m, obj));
+  return obj;
+}
+
+}  // namespace flotilla::api
