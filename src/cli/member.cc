@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "base/log.h"
 #include "cli/commands.h"
@@ -80,7 +81,10 @@ int RunMembers(MemberFlags& flags) {
   }
   int sig = WaitForTerminationSignal();
   spdlog::info("received signal {}, stopping {} member(s)", sig, members.size());
-  for (auto it = members.rbegin(); it != members.rend(); ++it) (*it)->Stop();
+  // In parallel: each member takes about a second to leave its watches.
+  std::vector<std::thread> stopping;
+  for (auto& m : members) stopping.emplace_back([&m] { m->Stop(); });
+  for (auto& t : stopping) t.join();
   members.clear();
   return 0;
 }

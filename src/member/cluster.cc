@@ -83,8 +83,9 @@ void MemberCluster::Stop() {
   // their informers; then what they used.
   admin_ready_ = false;
   if (server_) server_->Stop();
-  if (manager_) manager_->Stop();
+  // Informers first, in parallel (the manager would stop them one by one).
   if (informers_) informers_->StopAll();
+  if (manager_) manager_->Stop();
   events_.reset();
   components_.clear();
   ctx_.reset();

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/clock.h"
@@ -56,11 +57,16 @@ class SharedInformers {
     return *slot;
   }
 
-  // Stops every informer (the manager stops them too; this makes it safe to
-  // destroy them afterwards).
+  // Stops every informer, all at once: each may take up to a second to
+  // leave its watch. (The manager stops them too; this makes it safe to
+  // destroy them afterwards.)
   void StopAll() {
     std::lock_guard lock(mu_);
-    for (auto& [key, informer] : informers_) informer->Stop();
+    std::vector<std::thread> stopping;
+    for (auto& [key, informer] : informers_) {
+      stopping.emplace_back([i = informer.get()] { i->Stop(); });
+    }
+    for (auto& t : stopping) t.join();
   }
 
  private:
