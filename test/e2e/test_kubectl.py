@@ -2,16 +2,19 @@
 (tables, formats, selectors, watch), describe, patch, edit, label, annotate,
 scale, delete with each cascade, wait, explain, and authorization."""
 
+import base64
 import json
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 import yaml
 
 import objects
 from conftest import LineReader, stop_process, table, wait_for
+from members import MemberProcess
 
 MANIFESTS = os.path.join(os.path.dirname(__file__), "manifests")
 
@@ -138,23 +141,179 @@ def test_apply_without_validation_drops_unknown_field(server, namespace):
     assert deploy["spec"]["replicas"] == 1, "replicas defaults to 1"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kubectl's create generators send built-in kinds as application/vnd.kubernetes.protobuf; "
-    "the server decodes JSON only and answers 415 (docs/apiserver.md, Known limits)"))
-def test_imperative_create_commands(server, namespace):
-    # kubectl's create subcommands send built-in kinds as protobuf, not JSON.
-    server.kubectl("create", "configmap", "literal", "--from-literal=a=1", "-n", namespace)
-    server.kubectl("create", "secret", "generic", "secret", "--from-literal=p=q", "-n", namespace)
+# --- imperative create: kubectl's typed clients send protobuf -----------------
+
+SERVER_SET_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation",
+                       "managedFields")
+
+
+def user_view(obj):
+    """`obj` without the metadata the server sets."""
+    obj = dict(obj, metadata=dict(obj["metadata"]))
+    for key in SERVER_SET_METADATA:
+        obj["metadata"].pop(key, None)
+    return obj
+
+
+def test_imperative_create_commands(server, namespace, tmp_path):
+    ns = namespace
+    key, crt = tmp_path / "tls.key", tmp_path / "tls.crt"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(crt), "-days", "1", "-subj", "/CN=web.example"],
+                   check=True, capture_output=True)
+    # Each of these POSTs application/vnd.kubernetes.protobuf.
+    server.kubectl("create", "namespace", f"{ns}-created")
+    server.kubectl("create", "configmap", "literal", "--from-literal=a=1", "--from-literal=b=two",
+                   "-n", ns)
+    server.kubectl("create", "secret", "generic", "secret", "--from-literal=p=q", "-n", ns)
+    server.kubectl("create", "secret", "tls", "tls", f"--cert={crt}", f"--key={key}", "-n", ns)
+    server.kubectl("create", "serviceaccount", "robot", "-n", ns)
     server.kubectl("create", "deployment", "web", "--image=nginx:1.25", "--replicas=2",
-                   "-n", namespace)
-    server.kubectl("create", "namespace", f"{namespace}-created")
-    assert get_json(server, namespace, "cm/literal")["data"] == {"a": "1"}
-    assert get_json(server, namespace, "secret/secret")["data"] == {"p": "cQ=="}
-    deploy = get_json(server, namespace, "deploy/web")
+                   "--port=80", "-n", ns)
+
+    created = json.loads(server.kubectl("get", "ns", f"{ns}-created", "-o", "json").stdout)
+    assert created["metadata"]["name"] == f"{ns}-created"
+    assert created["status"] == {"phase": "Active"}
+    assert user_view(get_json(server, ns, "cm/literal")) == {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "literal", "namespace": ns},
+        "data": {"a": "1", "b": "two"}}
+    assert user_view(get_json(server, ns, "secret/secret")) == {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "secret", "namespace": ns},
+        "data": {"p": "cQ=="}, "type": "Opaque"}
+    tls = get_json(server, ns, "secret/tls")
+    assert tls["type"] == "kubernetes.io/tls"
+    assert base64.b64decode(tls["data"]["tls.crt"]) == crt.read_bytes()
+    assert base64.b64decode(tls["data"]["tls.key"]) == key.read_bytes()
+    assert user_view(get_json(server, ns, "sa/robot")) == {
+        "apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "robot", "namespace": ns}}
+    deploy = get_json(server, ns, "deploy/web")
+    assert deploy["metadata"]["labels"] == {"app": "web"}
     assert deploy["spec"]["replicas"] == 2
-    assert deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.25"
-    assert names(server, namespace, "ns", f"{namespace}-created") == [
-        f"namespace/{namespace}-created"]
+    assert deploy["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    template = deploy["spec"]["template"]
+    assert template["metadata"] == {"labels": {"app": "web"}}
+    container = template["spec"]["containers"][0]
+    assert (container["name"], container["image"]) == ("nginx", "nginx:1.25")
+    assert container["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    assert container["resources"] == {}
+    # Left out on the wire as zero values, then defaulted as for JSON.
+    assert deploy["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert template["spec"]["restartPolicy"] == "Always"
+
+
+def test_imperative_services_and_autoscale(server, namespace):
+    ns = namespace
+    server.kubectl("create", "deployment", "web", "--image=nginx", "-n", ns)
+    server.kubectl("create", "service", "clusterip", "web", "--tcp=80:8080", "-n", ns)
+    server.kubectl("create", "service", "loadbalancer", "lb", "--tcp=443:8443", "-n", ns)
+    server.kubectl("create", "service", "externalname", "ext", "--external-name=example.com",
+                   "-n", ns)
+    server.kubectl("expose", "deployment", "web", "--name=exposed", "--port=90",
+                   "--target-port=http", "-n", ns)
+    # `autoscale` POSTs an autoscaling/v1 object as protobuf; read back as v2.
+    server.kubectl("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=70",
+                   "-n", ns)
+
+    web = get_json(server, ns, "svc/web")
+    assert web["metadata"]["labels"] == {"app": "web"}
+    assert web["spec"]["type"] == "ClusterIP"
+    assert web["spec"]["ports"] == [
+        {"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]
+    assert web["spec"]["selector"] == {"app": "web"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+\.\d+", web["spec"]["clusterIP"])
+    lb = get_json(server, ns, "svc/lb")
+    assert lb["spec"]["type"] == "LoadBalancer"
+    assert [(p["port"], p["targetPort"]) for p in lb["spec"]["ports"]] == [(443, 8443)]
+    assert lb["spec"]["ports"][0]["nodePort"] > 0
+    ext = get_json(server, ns, "svc/ext")
+    assert (ext["spec"]["type"], ext["spec"]["externalName"]) == ("ExternalName", "example.com")
+    assert "clusterIP" not in ext["spec"]
+    exposed = get_json(server, ns, "svc/exposed")
+    assert exposed["spec"]["ports"] == [{"port": 90, "protocol": "TCP", "targetPort": "http"}]
+    assert exposed["spec"]["selector"] == {"app": "web"}
+    hpa = get_json(server, ns, "hpa/web")
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"] == {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 2, "maxReplicas": 5,
+        "metrics": [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]}
+
+
+def _pb_field(number, payload):
+    """A length-delimited protobuf field."""
+    tag, size, out = number << 3 | 2, len(payload), bytearray()
+    for value in (tag, size):
+        while True:
+            out.append((value & 0x7F) | (0x80 if value > 0x7F else 0))
+            value >>= 7
+            if not value:
+                break
+    return bytes(out) + payload
+
+
+def _pb_body(api_version, kind, raw):
+    type_meta = _pb_field(1, api_version.encode()) + _pb_field(2, kind.encode())
+    return b"k8s\x00" + _pb_field(1, type_meta) + _pb_field(2, raw)
+
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def test_protobuf_bodies_that_do_not_decode(server, namespace):
+    raw = server.raw()
+    configmaps = f"/api/v1/namespaces/{namespace}/configmaps"
+    meta = _pb_field(1, _pb_field(1, b"pb"))
+
+    def post(path, body):
+        response = raw.post(path, data=body, headers={"Content-Type": PROTOBUF})
+        return response.status_code, response.json()
+
+    code, status = post(configmaps, _pb_body("v1", "ConfigMap", meta))
+    assert code == 201, status
+    assert status["metadata"]["name"] == "pb"
+    # A Secret sent to the configmaps URL: as for a JSON body of another kind.
+    code, status = post(configmaps, _pb_body("v1", "Secret", meta))
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert "does not match the expected API version" in status["message"]
+    # Field 9 is no field of ConfigMap.
+    code, status = post(configmaps, _pb_body("v1", "ConfigMap", meta + _pb_field(9, b"x")))
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == ("unable to decode protobuf body: ConfigMap field 9: "
+                                 "unknown field (wire type 2)")
+    code, status = post(configmaps, b"k8s\x00\x0a\x7f")
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"].startswith("unable to decode protobuf body: Unknown:")
+    # A kind without a protobuf schema keeps answering 415.
+    code, status = post("/apis/federation/v1beta1/clusters",
+                        _pb_body("federation/v1beta1", "Cluster", meta))
+    assert (code, status["reason"]) == (415, "UnsupportedMediaType")
+    assert raw.get(f"{configmaps}/pb").status_code == 200
+
+
+def test_kubectl_run_on_a_member(tmp_path):
+    # Pods are served by members, not by the federation.
+    member = MemberProcess(str(tmp_path / "member"), ["--pod-startup", "200ms"])
+    try:
+        cluster = member.cluster
+        cluster.kubectl("run", "web", "--image=nginx", "--port=80", "--labels=app=web",
+                        "--env=A=1")
+        cluster.kubectl("run", "once", "--image=busybox", "--restart=Never", "--command", "--",
+                        "sh", "-c", "echo hi")
+        pod = cluster.get("pod", "web")
+        assert pod["metadata"]["labels"] == {"app": "web"}
+        container = pod["spec"]["containers"][0]
+        assert (container["name"], container["image"]) == ("web", "nginx")
+        assert container["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+        assert container["env"] == [{"name": "A", "value": "1"}]
+        once = cluster.get("pod", "once")
+        assert once["spec"]["restartPolicy"] == "Never"
+        assert once["spec"]["containers"][0]["command"] == ["sh", "-c", "echo hi"]
+        wait_for(lambda: cluster.get("pod", "web")["status"].get("phase") == "Running",
+                 "pod web Running")
+    finally:
+        assert member.stop() == 0
 
 
 # --- get: tables ---------------------------------------------------------------
