@@ -191,11 +191,28 @@ StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& ke
   if (!revisions.ok()) return revisions.status();
 
   Pass pass;
-  pass.set = *cached;
-  pass.current_set = statefulset::ApplyRevision(pass.set, revisions->current);
-  pass.update_set = statefulset::ApplyRevision(pass.set, revisions->update);
-  pass.current_revision = Str(revisions->current, "metadata.name");
-  pass.update_revision = Str(revisions->update, "metadata.name");
+  std::set<std::string> live = BuildPass(*cached, *revisions, pass);
+  bool proceed = false;
+  Status s = ProcessReplicas(pass, proceed);
+  if (s.ok() && proceed) s = ProcessCondemned(pass, proceed);
+  if (s.ok() && proceed) s = RollOut(pass);
+  if (!s.ok()) return s;
+
+  FinishStatus(pass, *revisions);
+  FLOTILLA_RETURN_IF_ERROR(WriteStatus(pass.set, pass.status));
+  live.insert(pass.current_revision);
+  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(pass.set, *revisions, live));
+  return runtime::Result{pass.requeue};
+}
+
+std::set<std::string> StatefulSetController::BuildPass(const json::object& set,
+                                                       const Revisions& revisions,
+                                                       Pass& pass) const {
+  pass.set = set;
+  pass.current_set = statefulset::ApplyRevision(pass.set, revisions.current);
+  pass.update_set = statefulset::ApplyRevision(pass.set, revisions.update);
+  pass.current_revision = Str(revisions.current, "metadata.name");
+  pass.update_revision = Str(revisions.update, "metadata.name");
   pass.monotonic = Str(pass.set, "spec.podManagementPolicy") != "Parallel";
   pass.start = static_cast<int>(Int(pass.set, "spec.ordinals.start", 0));
   pass.now = clock_.Now();
@@ -221,13 +238,10 @@ StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& ke
     return statefulset::OrdinalOf(set_name, Str(*a, "metadata.name")) >
            statefulset::OrdinalOf(set_name, Str(*b, "metadata.name"));
   });
+  return live;
+}
 
-  bool proceed = false;
-  Status s = ProcessReplicas(pass, proceed);
-  if (s.ok() && proceed) s = ProcessCondemned(pass, proceed);
-  if (s.ok() && proceed) s = RollOut(pass);
-  if (!s.ok()) return s;
-
+void StatefulSetController::FinishStatus(Pass& pass, Revisions& revisions) const {
   // completeRollingUpdate: once every pod runs the update revision, it is
   // the current one.
   json::object& st = pass.status;
@@ -236,16 +250,12 @@ StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& ke
       Int(st, "readyReplicas", 0) == Int(st, "replicas", 0)) {
     st["currentReplicas"] = Int(st, "updatedReplicas", 0);
     pass.current_revision = pass.update_revision;
-    revisions->current = revisions->update;
+    revisions.current = revisions.update;
   }
   st["observedGeneration"] = Int(pass.set, "metadata.generation", 0);
   st["currentRevision"] = pass.current_revision;
   st["updateRevision"] = pass.update_revision;
   st["collisionCount"] = Int(pass.set, "status.collisionCount", 0);
-  FLOTILLA_RETURN_IF_ERROR(WriteStatus(pass.set, st));
-  live.insert(pass.current_revision);
-  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(pass.set, *revisions, live));
-  return runtime::Result{pass.requeue};
 }
 
 Status StatefulSetController::ProcessReplicas(Pass& pass, bool& proceed) {

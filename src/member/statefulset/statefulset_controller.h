@@ -9,6 +9,8 @@
 #pragma once
 
 #include <memory>
+#include <set>
+#include <string>
 
 #include "api/labels.h"
 #include "member/context.h"
@@ -31,6 +33,12 @@ class StatefulSetController : public Component {
   // its controller ownerReference (after `kubectl delete statefulset
   // --cascade=orphan` and a re-create). True when any was adopted.
   StatusOr<bool> AdoptOrphans(const json::object& set, const api::LabelSelector& selector);
+  // The pass over `set`'s pods: its revisions, its pods by ordinal and
+  // the status they count for. Returns the revisions the pods carry.
+  std::set<std::string> BuildPass(const json::object& set, const statefulset::Revisions& revisions,
+                                  Pass& pass) const;
+  // completeRollingUpdate and the status fields beyond the counts.
+  void FinishStatus(Pass& pass, statefulset::Revisions& revisions) const;
   // The ordered steps of one pass; each returns false when the pass must
   // stop and wait for the world (a pod to become ready or to go away).
   Status ProcessReplicas(Pass& pass, bool& proceed);
