@@ -28,7 +28,9 @@ bool Terminal(const json::object& pod) {
 
 bool Pending(const json::object& pod) {
   std::string scheduler = Str(pod, "spec.schedulerName");
-  return Str(pod, "spec.nodeName").empty() &&
+  const json::value* gates = Find(pod, "spec.schedulingGates");
+  bool gated = gates != nullptr && gates->is_array() && !gates->get_array().empty();
+  return Str(pod, "spec.nodeName").empty() && !gated &&
          (scheduler.empty() || scheduler == "default-scheduler") &&
          Str(pod, "metadata.deletionTimestamp").empty() && !Terminal(pod);
 }
@@ -121,6 +123,10 @@ void Scheduler::OnPodUpdate(const runtime::ObjectPtr& old_pod, const runtime::Ob
 
 void Scheduler::OnPodDelete(const runtime::ObjectPtr& pod) {
   Forget(runtime::ObjectKey(*pod));
+  {
+    std::lock_guard lock(mu_);
+    requests_.erase(Str(*pod, "metadata.uid"));
+  }
   if (Occupies(*pod)) RetryUnschedulable();
 }
 
@@ -145,6 +151,18 @@ void Scheduler::PruneAssumed() {
   }
 }
 
+// A pod's requests do not change once it is bound (no in-place resize), so
+// they are worked out once per pod rather than once per placement.
+Scheduler::Requests Scheduler::RequestsOf(const json::object& pod) {
+  std::lock_guard lock(mu_);
+  auto [it, added] = requests_.try_emplace(Str(pod, "metadata.uid"));
+  if (added) {
+    it->second.requested = scheduler::PodRequests(pod);
+    it->second.non_zero = scheduler::NonZeroPodRequests(pod);
+  }
+  return it->second;
+}
+
 Scheduler::Choice Scheduler::Choose(const json::object& pod) {
   Choice choice;
   choice.requested = scheduler::PodRequests(pod);
@@ -155,8 +173,9 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
     for (const runtime::ObjectPtr& p :
          pods_.cache().ByIndex(kNodeNameIndex, Str(*node, "metadata.name"))) {
       if (!Occupies(*p)) continue;
-      u.requested += scheduler::PodRequests(*p);
-      u.non_zero_requested += scheduler::NonZeroPodRequests(*p);
+      Requests r = RequestsOf(*p);
+      u.requested += r.requested;
+      u.non_zero_requested += r.non_zero;
     }
   }
   {

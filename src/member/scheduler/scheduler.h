@@ -1,8 +1,8 @@
 // The simulated member's scheduler, in the manner of kube-scheduler's
 // default profile: binds each pending pod (no spec.nodeName, schedulerName
-// "default-scheduler" or empty, not being deleted) to a node that passes
-// NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector and
-// required terms) and NodeResourcesFit (cpu, memory, ephemeral storage and
+// "default-scheduler" or empty, no schedulingGates, not being deleted) to a
+// node that passes NodeUnschedulable, TaintToleration, NodeAffinity
+// (nodeSelector and required terms) and NodeResourcesFit (cpu, memory, ephemeral storage and
 // pod count against allocatable minus what the node's non-terminal pods
 // request), choosing the best by least-allocated and balanced-allocation
 // scores (ties: the first node by name, so runs are reproducible). It binds
@@ -45,9 +45,14 @@ class Scheduler : public Component {
     scheduler::Resources non_zero;
   };
   struct Choice;
+  struct Requests {
+    scheduler::Resources requested;
+    scheduler::Resources non_zero;
+  };
 
   StatusOr<runtime::Result> Reconcile(const std::string& key);
   Choice Choose(const json::object& pod);
+  Requests RequestsOf(const json::object& pod);
   Status Bind(const json::object& pod, const std::string& node, const Choice& choice);
   Status MarkUnschedulable(const json::object& pod, const std::string& message,
                            uint64_t changes_seen);
@@ -70,8 +75,9 @@ class Scheduler : public Component {
   // Counts the changes that may free capacity, so that a pod found not to
   // fit while one happened is tried again (kube-scheduler's move request
   // cycle).
-  uint64_t capacity_changes_ = 0;           // GUARDED_BY(mu_)
-  std::map<std::string, Assumed> assumed_;  // GUARDED_BY(mu_) by pod key
+  uint64_t capacity_changes_ = 0;             // GUARDED_BY(mu_)
+  std::map<std::string, Assumed> assumed_;    // GUARDED_BY(mu_) by pod key
+  std::map<std::string, Requests> requests_;  // GUARDED_BY(mu_) by pod uid
 };
 
 }  // namespace flotilla::member
