@@ -274,7 +274,9 @@ class HttpServerImpl : public HttpServer {
     acceptor_.close(ec);
     std::unique_lock lock(mu_);
     for (Connection* c : conns_) ::shutdown(c->fd, SHUT_RDWR);
-    cv_.wait(lock, [&] { return conns_.empty(); });
+    // Not only forgotten but finished: a serving thread still closes its
+    // socket after Forget, and that needs io_.
+    cv_.wait(lock, [&] { return conns_.empty() && serving_ == 0; });
     lock.unlock();
     if (reaper_thread_.joinable()) reaper_thread_.join();
   }
@@ -296,10 +298,18 @@ class HttpServerImpl : public HttpServer {
         std::lock_guard lock(mu_);
         if (stopping_) return;
         conns_.insert(conn.get());
+        ++serving_;
       }
       conn->Arm(opts_.handshake_timeout_sec);
-      if (!SpawnThread([this, sock_ptr, conn] { Serve(std::move(*sock_ptr), *conn); })) {
+      bool spawned = SpawnThread([this, sock_ptr, conn]() mutable {
+        auto sock = std::move(sock_ptr);
+        Serve(std::move(*sock), *conn);
+        sock.reset();  // the moved-from socket still refers to io_
+        Finished();
+      });
+      if (!spawned) {
         Forget(*conn);
+        Finished();
       }
     }
   }
@@ -323,6 +333,14 @@ class HttpServerImpl : public HttpServer {
   void Forget(Connection& conn) {
     std::lock_guard lock(mu_);
     conns_.erase(&conn);
+    cv_.notify_all();
+  }
+
+  // The last thing a serving thread does with this server: Stop may return
+  // (and the server be destroyed) as soon as mu_ is released.
+  void Finished() {
+    std::lock_guard lock(mu_);
+    --serving_;
     cv_.notify_all();
   }
 
@@ -416,6 +434,7 @@ class HttpServerImpl : public HttpServer {
   std::mutex mu_;
   std::condition_variable cv_;
   std::set<Connection*> conns_;  // GUARDED_BY(mu_): open connections
+  int serving_ = 0;              // GUARDED_BY(mu_): threads in Serve or about to be
   std::thread reaper_thread_;
 };
 
