@@ -116,6 +116,14 @@ StatusOr<json::object> Admin::AddNode(const json::object& body) {
                     {"spec", json::object()}};
   FLOTILLA_ASSIGN_OR_RETURN(json::object created, client_.Create(kNodes, "", node));
   if (resources.empty()) return created;
+  // The nodes component registers the node (capacity and allocatable from
+  // the member's template when absent): set ours once it has, so its
+  // registration does not race ours. Bounded: without it, ours goes first.
+  for (int i = 0; i < 50; ++i) {
+    auto current = client_.Get(kNodes, "", name);
+    if (current.ok() && Find(*current, "status.allocatable") != nullptr) break;
+    clock_.WaitUntil(clock_.Now() + std::chrono::milliseconds(100));
+  }
   return client_.Patch(kNodes, "", name, client::PatchType::kMerge, json::serialize(resources),
                        "status");
 }

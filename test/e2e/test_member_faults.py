@@ -107,3 +107,39 @@ def test_demand_and_bad_requests(member):
     assert bad.returncode != 0
     bad = member.ctl("api", "sideways", check=False)
     assert bad.returncode != 0 and "Unsupported value" in bad.stderr
+
+
+REPLICASET = """
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: keep
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: keep
+  template:
+    metadata:
+      labels:
+        app: keep
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.25
+"""
+
+
+def test_a_failed_pod_is_replaced_and_stays_failed(member):
+    member.kubectl("apply", "-f", "-", input=REPLICASET)
+
+    def running(exclude=""):
+        pods = member.get("pods", "-l", "app=keep")["items"]
+        up = [p for p in pods
+              if p["status"].get("phase") == "Running" and p["metadata"]["name"] != exclude]
+        return up if len(up) == 2 else None
+
+    victim = wait_for(running, "two Running pods", timeout=60)[0]["metadata"]["name"]
+    member.ctl("pod", "fail", victim)
+    wait_for(lambda: running(exclude=victim), "a replacement Running", timeout=60)
+    assert member.get("pod", victim)["status"]["phase"] == "Failed"
