@@ -136,6 +136,7 @@ class Decoder {
   StatusOr<json::value> DecodeTime(std::string_view bytes, const Message& m, const Field& f);
   StatusOr<std::string> DecodeQuantity(std::string_view bytes, const Message& m, const Field& f);
   StatusOr<json::value> DecodeIntOrString(std::string_view bytes, const Message& m, const Field& f);
+  StatusOr<json::value> DecodeFieldsV1(std::string_view bytes, const Message& m, const Field& f);
 
   std::vector<std::string> path_;
 };
@@ -280,6 +281,8 @@ StatusOr<json::value> Decoder::DecodeNested(std::string_view bytes, const Messag
     }
     case Type::kIntOrString:
       return DecodeIntOrString(bytes, m, f);
+    case Type::kFieldsV1:
+      return DecodeFieldsV1(bytes, m, f);
     default: {  // kMessage
       json::object nested;
       FLOTILLA_RETURN_IF_ERROR(DecodeMessage(bytes, *f.message, nested));
@@ -390,6 +393,23 @@ StatusOr<json::value> Decoder::DecodeIntOrString(std::string_view bytes, const M
     return json::value(json::string(str_val));
   }
   return json::value(static_cast<int64_t>(static_cast<int32_t>(int_val)));
+}
+
+// FieldsV1 {Raw = 1}: the managed fields as JSON text.
+StatusOr<json::value> Decoder::DecodeFieldsV1(std::string_view bytes, const Message& m,
+                                              const Field& f) {
+  Reader r(bytes);
+  std::string_view raw;
+  while (!r.done()) {
+    uint64_t tag = 0;
+    if (!r.Varint(&tag) || tag != ((1 << 3) | kLengthDelimited) || !r.Bytes(&raw)) {
+      return FailField(m, f.number, "malformed FieldsV1");
+    }
+  }
+  if (raw.empty()) return json::value(json::object());
+  auto v = ParseJson(raw);
+  if (!v.ok()) return FailField(m, f.number, "FieldsV1 is not JSON: " + v.status().message());
+  return std::move(*v);
 }
 
 }  // namespace

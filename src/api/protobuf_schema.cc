@@ -47,18 +47,19 @@ constexpr Field MapQty(uint32_t n, std::string_view j) { return {n, j, Type::kMa
 }  // namespace
 
 // Declared first so that tables can point at messages defined later.
-extern const Message kObjectMeta, kOwnerReference, kLabelSelector, kLabelSelectorRequirement,
-    kMetaCondition, kNamespace, kNamespaceSpec, kNamespaceStatus, kNamespaceCondition, kConfigMap,
-    kSecret, kServiceAccount, kObjectReference, kLocalObjectReference, kBinding, kPod, kPodSpec,
-    kPodStatus, kPodCondition, kPodIP, kPodTemplateSpec, kContainer, kContainerPort, kEnvVar,
-    kEnvVarSource, kObjectFieldSelector, kResourceFieldSelector, kConfigMapKeySelector,
-    kSecretKeySelector, kEnvFromSource, kConfigMapEnvSource, kSecretEnvSource,
-    kResourceRequirements, kResourceClaim, kContainerResizePolicy, kVolumeMount, kVolumeDevice,
-    kProbe, kProbeHandler, kExecAction, kHTTPGetAction, kHTTPHeader, kTCPSocketAction, kGRPCAction,
-    kLifecycle, kLifecycleHandler, kSleepAction, kSecurityContext, kCapabilities, kSELinuxOptions,
-    kWindowsOptions, kSeccompProfile, kAppArmorProfile, kPodSecurityContext, kSysctl, kVolume,
-    kVolumeSource, kHostPathVolumeSource, kEmptyDirVolumeSource, kSecretVolumeSource, kKeyToPath,
-    kPVCVolumeSource, kConfigMapVolumeSource, kDownwardAPIVolumeSource, kDownwardAPIVolumeFile,
+extern const Message kObjectMeta, kManagedFieldsEntry, kOwnerReference, kLabelSelector,
+    kLabelSelectorRequirement, kMetaCondition, kNamespace, kNamespaceSpec, kNamespaceStatus,
+    kNamespaceCondition, kConfigMap, kSecret, kServiceAccount, kObjectReference,
+    kLocalObjectReference, kBinding, kPod, kPodSpec, kPodStatus, kPodCondition, kPodIP,
+    kPodTemplateSpec, kContainer, kContainerPort, kEnvVar, kEnvVarSource, kObjectFieldSelector,
+    kResourceFieldSelector, kConfigMapKeySelector, kSecretKeySelector, kEnvFromSource,
+    kConfigMapEnvSource, kSecretEnvSource, kResourceRequirements, kResourceClaim,
+    kContainerResizePolicy, kVolumeMount, kVolumeDevice, kProbe, kProbeHandler, kExecAction,
+    kHTTPGetAction, kHTTPHeader, kTCPSocketAction, kGRPCAction, kLifecycle, kLifecycleHandler,
+    kSleepAction, kSecurityContext, kCapabilities, kSELinuxOptions, kWindowsOptions,
+    kSeccompProfile, kAppArmorProfile, kPodSecurityContext, kSysctl, kVolume, kVolumeSource,
+    kHostPathVolumeSource, kEmptyDirVolumeSource, kSecretVolumeSource, kKeyToPath, kPVCVolumeSource,
+    kConfigMapVolumeSource, kDownwardAPIVolumeSource, kDownwardAPIVolumeFile,
     kProjectedVolumeSource, kVolumeProjection, kSecretProjection, kConfigMapProjection,
     kDownwardAPIProjection, kServiceAccountTokenProjection, kNFSVolumeSource, kCSIVolumeSource,
     kImageVolumeSource, kToleration, kAffinity, kNodeAffinity, kNodeSelector, kNodeSelectorTerm,
@@ -84,7 +85,12 @@ FLOTILLA_PB_MESSAGE(kObjectMeta, "ObjectMeta", Str(1, "name"), Str(2, "generateN
                     Str(6, "resourceVersion"), I64(7, "generation"), Time(8, "creationTimestamp"),
                     Time(9, "deletionTimestamp"), I64(10, "deletionGracePeriodSeconds", P),
                     MapStr(11, "labels"), MapStr(12, "annotations"),
-                    Msgs(13, "ownerReferences", &kOwnerReference), Strs(14, "finalizers"));
+                    Msgs(13, "ownerReferences", &kOwnerReference), Strs(14, "finalizers"),
+                    Msgs(17, "managedFields", &kManagedFieldsEntry));
+FLOTILLA_PB_MESSAGE(kManagedFieldsEntry, "ManagedFieldsEntry", Str(1, "manager"),
+                    Str(2, "operation"), Str(3, "apiVersion"), Time(4, "time"),
+                    Str(6, "fieldsType"), Field{7, "fieldsV1", Type::kFieldsV1},
+                    Str(8, "subresource"));
 FLOTILLA_PB_MESSAGE(kOwnerReference, "OwnerReference", Str(1, "kind"), Str(3, "name"),
                     Str(4, "uid"), Str(5, "apiVersion"), Bool(6, "controller", P),
                     Bool(7, "blockOwnerDeletion", P));
@@ -374,7 +380,7 @@ FLOTILLA_PB_MESSAGE(kDeploymentSpec, "DeploymentSpec", I32(1, "replicas", P),
                     Msg(2, "selector", &kLabelSelector), Msg(3, "template", &kPodTemplateSpec),
                     Msg(4, "strategy", &kDeploymentStrategy), I32(5, "minReadySeconds"),
                     I32(6, "revisionHistoryLimit", P), Bool(7, "paused"),
-                    I32(9, "progressDeadlineSeconds", P));
+                    I32(9, "progressDeadlineSeconds", P), Str(10, "podReplacementPolicy", P));
 FLOTILLA_PB_MESSAGE(kDeploymentStrategy, "DeploymentStrategy", Str(1, "type"),
                     Msg(2, "rollingUpdate", &kRollingUpdateDeployment));
 FLOTILLA_PB_MESSAGE(kRollingUpdateDeployment, "RollingUpdateDeployment",

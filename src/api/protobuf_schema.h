@@ -20,6 +20,7 @@ enum class Type : uint8_t {
   kTime,         // meta/v1 Time {seconds=1, nanos=2} as RFC 3339
   kQuantity,     // api/resource Quantity {string=1} as its string
   kIntOrString,  // util/intstr IntOrString {type=1, intVal=2, strVal=3}
+  kFieldsV1,     // meta/v1 FieldsV1 {Raw=1}: JSON bytes, embedded as JSON
   kMapString,    // map<string, string>
   kMapBytes,     // map<string, bytes>, values as base64
   kMapQuantity,  // map<string, Quantity>

@@ -124,6 +124,24 @@ TEST(ProtobufTest, TimeIsRfc3339AndZeroTimeIsLeftOut) {
                     "automountServiceAccountToken":true})");
 }
 
+TEST(ProtobufTest, ManagedFieldsCarryTheirJson) {
+  Pb entry = Pb().Bytes(1, "kubectl-create")
+                 .Bytes(2, "Update")
+                 .Bytes(3, "v1")
+                 .Sub(4, Pb().Varint(1, 0))
+                 .Bytes(6, "FieldsV1")
+                 .Sub(7, Pb().Bytes(1, R"({"f:data":{".":{},"f:a":{}}})"));
+  ExpectDecodes(Envelope("v1", "ConfigMap", Pb().Sub(1, Pb().Bytes(1, "c").Sub(17, entry))),
+                R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c",
+                    "managedFields":[{"manager":"kubectl-create","operation":"Update",
+                      "apiVersion":"v1","time":"1970-01-01T00:00:00Z","fieldsType":"FieldsV1",
+                      "fieldsV1":{"f:data":{".":{},"f:a":{}}}}]}})");
+  Pb bad = Pb().Bytes(1, "m").Sub(7, Pb().Bytes(1, "{"));
+  ExpectError(
+      Envelope("v1", "ConfigMap", Pb().Sub(1, Pb().Sub(17, bad))),
+      "metadata.managedFields[0].fieldsV1: ManagedFieldsEntry field 7: FieldsV1 is not JSON");
+}
+
 Pb WebContainer() {
   return Pb()
       .Bytes(1, "web")
