@@ -273,6 +273,12 @@ def test_protobuf_bodies_that_do_not_decode(server, namespace):
     code, status = post(configmaps, _pb_body("v1", "ConfigMap", meta))
     assert code == 201, status
     assert status["metadata"]["name"] == "pb"
+    # Updates (PUT) decode too: data {a: 1} as a map entry {key = 1, value = 2}.
+    entry = _pb_field(2, _pb_field(1, b"a") + _pb_field(2, b"1"))
+    response = raw.put(f"{configmaps}/pb", data=_pb_body("v1", "ConfigMap", meta + entry),
+                       headers={"Content-Type": PROTOBUF})
+    assert response.status_code == 200, response.text
+    assert response.json()["data"] == {"a": "1"}
     # A Secret sent to the configmaps URL: as for a JSON body of another kind.
     code, status = post(configmaps, _pb_body("v1", "Secret", meta))
     assert (code, status["reason"]) == (400, "BadRequest")
