@@ -1,115 +1,26 @@
 #include "api/protobuf.h"
 
 #include <cstdint>
-#include <cstdio>
 #include <vector>
 
 #include "api/protobuf_schema.h"
+#include "api/protobuf_wire.h"
 #include "base/base64.h"
 
 namespace flotilla::api {
 namespace {
 
 using protobuf::Field;
+using protobuf::FormatTime;
+using protobuf::kLengthDelimited;
+using protobuf::kVarint;
 using protobuf::Message;
+using protobuf::Reader;
 using protobuf::Type;
+using protobuf::ValidUtf8;
 
 constexpr std::string_view kMagic("k8s\0", 4);
 constexpr std::string_view kErrorPrefix = "unable to decode protobuf body: ";
-
-enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
-
-// Reads the protobuf wire format from a byte range. Every read checks the
-// bytes that remain; a failed read returns false and leaves the reader
-// unspecified.
-class Reader {
- public:
-  explicit Reader(std::string_view data) : data_(data) {}
-
-  bool done() const { return pos_ >= data_.size(); }
-
-  bool Varint(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (done()) return false;
-      const auto byte = static_cast<uint8_t>(data_[pos_++]);
-      if (shift == 63 && byte > 1) return false;  // more than 64 bits
-      *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-
-  bool Bytes(std::string_view* out) {
-    uint64_t n = 0;
-    if (!Varint(&n) || n > data_.size() - pos_) return false;
-    *out = data_.substr(pos_, n);
-    pos_ += n;
-    return true;
-  }
-
-  bool Skip(size_t n) {
-    if (n > data_.size() - pos_) return false;
-    pos_ += n;
-    return true;
-  }
-
- private:
-  std::string_view data_;
-  size_t pos_ = 0;
-};
-
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<uint8_t>(s[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
-    for (int k = 1; k < len; ++k) {
-      const auto cc = static_cast<uint8_t>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += len;
-  }
-  return true;
-}
-
-// Days since 1970-01-01 to a civil date (proleptic Gregorian).
-void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
-}
-
-// metav1.Time in JSON: RFC 3339 in UTC to the second.
-std::optional<std::string> FormatTime(int64_t seconds) {
-  // 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z, as Go's Time allows in JSON.
-  if (seconds < -62135596800 || seconds > 253402300799) return std::nullopt;
-  int64_t days = seconds / 86400;
-  int64_t rem = seconds % 86400;
-  if (rem < 0) {
-    rem += 86400;
-    --days;
-  }
-  int64_t y = 0;
-  unsigned m = 0, d = 0;
-  CivilFromDays(days, &y, &m, &d);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
-                static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
-                static_cast<long long>(rem / 60 % 60), static_cast<long long>(rem % 60));
-  return std::string(buf);
-}
 
 // Decodes messages of the schema into JSON, tracking the JSON path of the
 // field being decoded for error messages.
@@ -129,6 +40,8 @@ class Decoder {
   }
 
   Status DecodeField(Reader& r, const Message& m, const Field& f, uint32_t wire, json::object& out);
+  Status DecodeLengthDelimited(std::string_view bytes, const Message& m, const Field& f,
+                               json::object& out);
   Status DecodeScalar(Reader& r, const Message& m, const Field& f, json::object& out);
   StatusOr<json::value> DecodeNested(std::string_view bytes, const Message& m, const Field& f);
   Status DecodeMapEntry(std::string_view bytes, const Message& m, const Field& f,
@@ -200,6 +113,13 @@ Status Decoder::DecodeField(Reader& r, const Message& m, const Field& f, uint32_
   }
   std::string_view bytes;
   if (!r.Bytes(&bytes)) return FailField(m, f.number, "truncated length-delimited value");
+  return DecodeLengthDelimited(bytes, m, f, out);
+}
+
+// A string, bytes, map entry or message value of field `f` of `m`, set on
+// (or, for repeated fields and map entries, added to) `out`.
+Status Decoder::DecodeLengthDelimited(std::string_view bytes, const Message& m, const Field& f,
+                                      json::object& out) {
   switch (f.type) {
     case Type::kInline:
       return DecodeMessage(bytes, *f.message, out);
@@ -213,7 +133,7 @@ Status Decoder::DecodeField(Reader& r, const Message& m, const Field& f, uint32_
     default:
       break;
   }
-  if (repeated) {
+  if ((f.flags & protobuf::kRepeated) != 0) {
     json::value& slot = out[f.json];
     if (!slot.is_array()) slot.emplace_array();
     json::array& a = slot.get_array();

@@ -116,6 +116,20 @@ TEST(ProtobufTest, ConfigMapAndSecretBytesAreBase64) {
                     "data":{"password":"aHVudGVyMg=="},"type":"Opaque"})");
 }
 
+TEST(ProtobufTest, TimesBeforeTheEpochAndAtTheEdges) {
+  const auto time_of = [](int64_t seconds) {
+    Pb meta = Pb().Bytes(1, "x").Sub(9, Pb().Varint(1, static_cast<uint64_t>(seconds)));
+    auto got = Decode(Envelope("v1", "Namespace", Pb().Sub(1, meta)));
+    return got.ok() ? std::string(Find(*got, "metadata.deletionTimestamp")->as_string())
+                    : got.status().message();
+  };
+  EXPECT_EQ(time_of(-1), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(time_of(951782400), "2000-02-29T00:00:00Z");
+  EXPECT_EQ(time_of(-62135596800), "0001-01-01T00:00:00Z");
+  EXPECT_EQ(time_of(253402300799), "9999-12-31T23:59:59Z");
+  EXPECT_NE(time_of(253402300800).find("out of range"), std::string::npos);
+}
+
 TEST(ProtobufTest, TimeIsRfc3339AndZeroTimeIsLeftOut) {
   Pb meta = Pb().Bytes(1, "x").Sub(8, Pb().Varint(1, 1700000000).Varint(2, 5)).Sub(9, Pb());
   ExpectDecodes(Envelope("v1", "ServiceAccount", Pb().Sub(1, meta).Varint(4, 1)),

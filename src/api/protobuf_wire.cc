@@ -1,0 +1,81 @@
+#include "api/protobuf_wire.h"
+
+#include <cstdio>
+
+namespace flotilla::api::protobuf {
+namespace {
+
+// Days since 1970-01-01 to a civil date (proleptic Gregorian).
+void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
+}
+
+}  // namespace
+
+bool Reader::Varint(uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (done()) return false;
+    const auto byte = static_cast<uint8_t>(data_[pos_++]);
+    if (shift == 63 && byte > 1) return false;  // more than 64 bits
+    *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+bool Reader::Bytes(std::string_view* out) {
+  uint64_t n = 0;
+  if (!Varint(&n) || n > data_.size() - pos_) return false;
+  *out = data_.substr(pos_, n);
+  pos_ += n;
+  return true;
+}
+
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<uint8_t>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto cc = static_cast<uint8_t>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::optional<std::string> FormatTime(int64_t seconds) {
+  // 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z, as Go's Time allows in JSON.
+  if (seconds < -62135596800 || seconds > 253402300799) return std::nullopt;
+  int64_t days = seconds / 86400;
+  int64_t rem = seconds % 86400;
+  if (rem < 0) {
+    rem += 86400;
+    --days;
+  }
+  int64_t y = 0;
+  unsigned m = 0, d = 0;
+  CivilFromDays(days, &y, &m, &d);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
+                static_cast<long long>(rem / 60 % 60), static_cast<long long>(rem % 60));
+  return std::string(buf);
+}
+
+}  // namespace flotilla::api::protobuf
