@@ -163,6 +163,7 @@ TEST_F(DeploymentTest, RollingUpdateStaysWithinSurgeAndUnavailability) {
   RollOut(4);
   SetImage("nginx:2");
   size_t most_pods = 0;
+  int64_t last_old_size = 4;
   for (int step = 0; step < 100 && !RolledOut(4); ++step) {
     // Settled: every ReplicaSet has the pods its spec asks for, and its
     // status says so.
@@ -183,6 +184,11 @@ TEST_F(DeploymentTest, RollingUpdateStaysWithinSurgeAndUnavailability) {
       if (phase != nullptr && *phase == "Running") ++ready;
     }
     most_pods = std::max(most_pods, pods.size());
+    // The old ReplicaSet only ever shrinks.
+    json::object old_rs = ReplicaSetWithImage("nginx:1");
+    int64_t old_size = Find(old_rs, "spec.replicas")->as_int64();
+    EXPECT_LE(old_size, last_old_size) << "step " << step;
+    last_old_size = old_size;
     EXPECT_LE(pods.size(), 5u) << "step " << step;
     EXPECT_GE(ready, 3u) << "step " << step;
     // Make one new pod ready at a time.

@@ -122,6 +122,10 @@ StatusOr<int64_t> DeploymentController::CleanupUnhealthyReplicas(Sync& s, std::v
     int64_t available = IntAt(*rs, "status.availableReplicas");
     if (replicas == 0 || replicas == available) continue;
     int64_t down = std::min(max_cleanup - total, replicas - available);
+    // More available than wanted: a status not yet caught up with a scale
+    // down. Never scale up here; kube fails the sync, we wait for the
+    // ReplicaSet's next status (its event wakes us) without a backoff.
+    if (down < 0) continue;
     FLOTILLA_RETURN_IF_ERROR(ScaleReplicaSetAndRecordEvent(s, rs, replicas - down).status());
     total += down;
   }
