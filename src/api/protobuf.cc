@@ -215,7 +215,6 @@ Status Decoder::DecodeMapEntry(std::string_view bytes, const Message& m, const F
                                json::object& map) {
   Reader r(bytes);
   std::string_view key, value;
-  bool has_value = false;
   while (!r.done()) {
     uint64_t tag = 0;
     if (!r.Varint(&tag)) return FailField(m, f.number, "truncated map entry");
@@ -226,20 +225,20 @@ Status Decoder::DecodeMapEntry(std::string_view bytes, const Message& m, const F
     }
     std::string_view* dst = (tag >> 3) == 1 ? &key : &value;
     if (!r.Bytes(dst)) return FailField(m, f.number, "truncated map entry");
-    has_value = has_value || (tag >> 3) == 2;
   }
   if (!ValidUtf8(key)) return FailField(m, f.number, "map key is not valid UTF-8");
   path_.push_back(std::string(f.json));
   path_.push_back("[" + std::string(key) + "]");
   StatusOr<json::value> v = json::value(json::string());
   if (f.type == Type::kMapString) {
-    if (!ValidUtf8(value))
-      v = FailField(m, f.number, "map value is not valid UTF-8");
-    else
+    if (ValidUtf8(value)) {
       v = json::value(json::string(value));
+    } else {
+      v = FailField(m, f.number, "map value is not valid UTF-8");
+    }
   } else if (f.type == Type::kMapBytes) {
     v = json::value(json::string(Base64Encode(value)));
-  } else if (has_value) {
+  } else {
     auto q = DecodeQuantity(value, m, f);
     if (q.ok()) {
       v = json::value(json::string(*q));
@@ -277,7 +276,7 @@ StatusOr<json::value> Decoder::DecodeTime(std::string_view bytes, const Message&
   return json::value(json::string(*text));
 }
 
-// Quantity {string = 1}.
+// Quantity {string = 1}; without the string it is the zero Quantity, "0".
 StatusOr<std::string> Decoder::DecodeQuantity(std::string_view bytes, const Message& m,
                                               const Field& f) {
   Reader r(bytes);
@@ -289,7 +288,7 @@ StatusOr<std::string> Decoder::DecodeQuantity(std::string_view bytes, const Mess
     }
   }
   if (!ValidUtf8(s)) return FailField(m, f.number, "Quantity is not valid UTF-8");
-  return std::string(s);
+  return s.empty() ? std::string("0") : std::string(s);
 }
 
 // IntOrString {type = 1 (0 int, 1 string), intVal = 2, strVal = 3}.

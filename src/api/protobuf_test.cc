@@ -167,7 +167,8 @@ Pb WebContainer() {
       .Sub(7, Pb().Bytes(1, "A").Bytes(2, "1"))
       .Sub(7, Pb().Bytes(1, "POD").Bytes(2, "").Sub(3, Pb().Sub(1, Pb().Bytes(2, "metadata.name"))))
       .Sub(8, Pb().Sub(1, Pb().Bytes(1, "memory").Sub(2, Quantity("64Mi")))
-                  .Sub(2, Pb().Bytes(1, "cpu").Sub(2, Quantity("100m"))))
+                  .Sub(2, Pb().Bytes(1, "cpu").Sub(2, Quantity("100m")))
+                  .Sub(2, Pb().Bytes(1, "ephemeral-storage")))
       .Sub(11, Pb().Sub(1, Pb().Sub(2, Pb().Bytes(1, "/healthz").Sub(2, IntVal(8080))))
                    .Varint(2, 0)
                    .Varint(4, 5))
@@ -200,7 +201,7 @@ TEST(ProtobufTest, DeploymentWithNestedPodSpec) {
             "ports":[{"containerPort":80,"protocol":"TCP"}],
             "env":[{"name":"A","value":"1"},
                    {"name":"POD","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}],
-            "resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"100m"}},
+            "resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"100m","ephemeral-storage":"0"}},
             "readinessProbe":{"httpGet":{"path":"/healthz","port":8080},"periodSeconds":5},
             "envFrom":[{"configMapRef":{"name":"cfg","optional":true}}],
             "imagePullPolicy":"IfNotPresent"}],
