@@ -239,8 +239,8 @@ class RuntimeE2eTest : public ::testing::Test {
     auto r = server_.Kubectl(args + " 2>&1");
     ASSERT_EQ(r.code, 0) << "kubectl " << args << ": " << r.out;
   }
-  // `kubectl apply -f` of a JSON document. (kubectl's `create <kind>`
-  // generators send protobuf, which the server does not take.)
+  // `kubectl apply -f` of a JSON document, so that every object carries
+  // exactly the fields the test gives it.
   void MustApply(const json::object& doc, const std::string& ns = "") {
     std::string file = dir_.path() + "/apply.json";
     std::FILE* f = std::fopen(file.c_str(), "w");
