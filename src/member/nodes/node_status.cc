@@ -73,6 +73,21 @@ json::object NodeInfo(const std::string& name) {
           {"architecture", "amd64"}};
 }
 
+// The entries of Resources(options) that the map at `path` lacks (all of
+// them when it is absent): a node created with only some resources set
+// gets the member's template for the others.
+json::object MissingResources(const json::object& node, std::string_view path,
+                              const SimulationOptions& options) {
+  const json::value* have = Find(node, path);
+  json::object missing;
+  for (const auto& [key, value] : Resources(options)) {
+    if (have == nullptr || !have->is_object() || !have->get_object().contains(key)) {
+      missing[key] = value;
+    }
+  }
+  return missing;
+}
+
 }  // namespace
 
 std::string NodeName(const SimulationOptions& options, int index) {
@@ -117,11 +132,11 @@ bool NeedsRegistration(const json::object& node) {
   for (const ConditionSpec& c : kConditions) {
     if (Condition(node, c.type) == nullptr) return true;
   }
-  for (std::string_view field :
-       {"status.nodeInfo", "status.addresses", "status.capacity", "status.allocatable"}) {
+  for (std::string_view field : {"status.nodeInfo", "status.addresses"}) {
     if (Find(node, field) == nullptr) return true;
   }
-  return false;
+  return !MissingResources(node, "status.capacity", SimulationOptions{}).empty() ||
+         !MissingResources(node, "status.allocatable", SimulationOptions{}).empty();
 }
 
 json::object RegistrationPatch(const json::object& node, const SimulationOptions& options,
@@ -129,8 +144,12 @@ json::object RegistrationPatch(const json::object& node, const SimulationOptions
   std::string name = Str(node, "metadata.name");
   std::string time = FormatRfc3339(now);
   json::object status;
-  if (Find(node, "status.capacity") == nullptr) status["capacity"] = Resources(options);
-  if (Find(node, "status.allocatable") == nullptr) status["allocatable"] = Resources(options);
+  if (json::object r = MissingResources(node, "status.capacity", options); !r.empty()) {
+    status["capacity"] = std::move(r);
+  }
+  if (json::object r = MissingResources(node, "status.allocatable", options); !r.empty()) {
+    status["allocatable"] = std::move(r);
+  }
   json::array conditions;
   for (const ConditionSpec& c : kConditions) {
     if (Condition(node, c.type) != nullptr) continue;

@@ -32,8 +32,9 @@ json::object MissingLabels(const json::object& node);
 bool NeedsRegistration(const json::object& node);
 
 // A strategic merge patch of the status subresource that fills in what
-// NeedsRegistration found missing: capacity and allocatable from `options`
-// (only when absent, so what someone set stays), the four kubelet
+// NeedsRegistration found missing: the capacity and allocatable entries
+// (cpu, memory, pods, ephemeral-storage, hugepages) that are absent, from
+// `options` (what someone set stays), the four kubelet
 // conditions, nodeInfo, addresses (InternalIP `ip`, Hostname) and
 // daemonEndpoints.
 json::object RegistrationPatch(const json::object& node, const SimulationOptions& options,

@@ -150,6 +150,7 @@ TEST_F(NodesTest, KeepsNodesAddedLaterWithoutOverwritingTheirAllocatable) {
   ASSERT_TRUE(env_.client().Create(kNodes, "", extra).ok());
   ASSERT_TRUE(Registered("extra"));
   EXPECT_EQ(Str(Node("extra"), "status.allocatable.cpu"), "4");
+  EXPECT_EQ(Str(Node("extra"), "status.allocatable.pods"), "110");
   EXPECT_EQ(Find(Node("extra"), "metadata.labels")->as_object().at("kubernetes.io/hostname"),
             "extra");
   ASSERT_TRUE(env_.client()
@@ -162,6 +163,25 @@ TEST_F(NodesTest, KeepsNodesAddedLaterWithoutOverwritingTheirAllocatable) {
   ASSERT_TRUE(Eventually([&] { return !LeaseRenewTime("extra").empty(); }));
   EXPECT_EQ(Str(Node("extra"), "status.allocatable.cpu"), "8");
   EXPECT_EQ(Str(Node("extra"), "status.capacity.cpu"), "4");
+}
+
+TEST_F(NodesTest, ANodeCreatedWithSomeResourcesGetsTheOthersFromTheTemplate) {
+  Start(0);
+  json::object partial = {
+      {"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", json::object{{"name", "partial"}}}};
+  ASSERT_TRUE(env_.client().Create(kNodes, "", partial).ok());
+  // As the admin endpoint's `node add --cpu 64` may land before registration.
+  ASSERT_TRUE(env_.client()
+                  .Patch(kNodes, "", "partial", client::PatchType::kMerge,
+                         R"({"status":{"capacity":{"cpu":"64"},"allocatable":{"cpu":"64"}}})",
+                         "status")
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return Str(Node("partial"), "status.allocatable.pods") == "110"; }));
+  json::object node = Node("partial");
+  EXPECT_EQ(Str(node, "status.allocatable.cpu"), "64");
+  EXPECT_EQ(Str(node, "status.capacity.cpu"), "64");
+  EXPECT_EQ(Str(node, "status.allocatable.memory"), "16Gi");
+  EXPECT_EQ(Str(node, "status.capacity.pods"), "110");
 }
 
 TEST_F(NodesTest, ADeletedNodeStaysDeleted) {
