@@ -134,6 +134,29 @@ std::vector<json::object> NewClaims(const json::object& set, int ordinal) {
 
 json::object ControllerRef(const json::object& set) { return OwnerRefOf(set); }
 
+bool HasController(const json::object& obj) {
+  const json::value* refs = Find(obj, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return false;
+  for (const json::value& r : refs->get_array()) {
+    if (r.is_object() && GetBool(r.get_object(), "controller").value_or(false)) return true;
+  }
+  return false;
+}
+
+std::string OwnerSetKey(const json::object& pod) {
+  const json::value* refs = Find(pod, "metadata.ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return "";
+  for (const json::value& r : refs->get_array()) {
+    if (!r.is_object()) continue;
+    const json::object& ref = r.get_object();
+    if (GetBool(ref, "controller").value_or(false) && Str(ref, "kind") == "StatefulSet" &&
+        Str(ref, "apiVersion").starts_with("apps/")) {
+      return Str(pod, "metadata.namespace") + "/" + Str(ref, "name");
+    }
+  }
+  return "";
+}
+
 std::string RevisionOf(const json::object& pod) {
   const json::value* labels = Find(pod, "metadata.labels");
   if (labels == nullptr || !labels->is_object()) return "";

@@ -37,6 +37,12 @@ std::vector<json::object> NewClaims(const json::object& set, int ordinal);
 // The controller ownerReference to `set` its pods (and owned claims) carry.
 json::object ControllerRef(const json::object& set);
 
+// Whether `obj` has a controller ownerReference.
+bool HasController(const json::object& obj);
+
+// "namespace/name" of the apps StatefulSet controlling `pod`, "" for none.
+std::string OwnerSetKey(const json::object& pod);
+
 // The pod's revision label ("" when absent).
 std::string RevisionOf(const json::object& pod);
 

@@ -9,6 +9,7 @@
 
 namespace flotilla::member {
 
+using statefulset::HasController;
 using statefulset::IsCreated;
 using statefulset::IsFinished;
 using statefulset::IsHealthy;
@@ -28,30 +29,6 @@ std::string Str(const json::object& o, std::string_view path) {
 int64_t Int(const json::object& o, std::string_view path, int64_t fallback) {
   const json::value* v = Find(o, path);
   return v != nullptr && v->is_int64() ? v->get_int64() : fallback;
-}
-
-// The StatefulSet that controls `pod`, as a work-queue key ("" for none).
-std::string OwnerKey(const json::object& pod) {
-  const json::value* refs = Find(pod, "metadata.ownerReferences");
-  if (refs == nullptr || !refs->is_array()) return "";
-  for (const json::value& r : refs->get_array()) {
-    if (!r.is_object()) continue;
-    const json::object& ref = r.get_object();
-    if (GetBool(ref, "controller").value_or(false) && Str(ref, "kind") == "StatefulSet" &&
-        Str(ref, "apiVersion").starts_with("apps/")) {
-      return runtime::ObjectKey(Str(pod, "metadata.namespace"), Str(ref, "name"));
-    }
-  }
-  return "";
-}
-
-bool HasController(const json::object& obj) {
-  const json::value* refs = Find(obj, "metadata.ownerReferences");
-  if (refs == nullptr || !refs->is_array()) return false;
-  for (const json::value& r : refs->get_array()) {
-    if (r.is_object() && GetBool(r.get_object(), "controller").value_or(false)) return true;
-  }
-  return false;
 }
 
 bool ControlledBy(const json::object& obj, const std::string& uid) {
@@ -125,55 +102,11 @@ StatefulSetController::StatefulSetController(ControllerContext& ctx)
   pods_.AddEventHandler(runtime::EventHandler{
       enqueue,
       [enqueue](const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod) {
-        if (OwnerKey(*old_pod) != OwnerKey(*new_pod)) enqueue(old_pod);
+        if (statefulset::OwnerSetKey(*old_pod) != statefulset::OwnerSetKey(*new_pod))
+          enqueue(old_pod);
         enqueue(new_pod);
       },
       enqueue});
-}
-
-void StatefulSetController::EnqueueFor(const json::object& pod, runtime::WorkQueue& queue) const {
-  if (std::string key = OwnerKey(pod); !key.empty()) {
-    queue.Add(key);
-    return;
-  }
-  if (HasController(pod)) return;
-  std::string name = Str(pod, "metadata.name");
-  for (const runtime::ObjectPtr& set : sets_.lister().List(Str(pod, "metadata.namespace"))) {
-    if (!statefulset::OrdinalOf(Str(*set, "metadata.name"), name)) continue;
-    StatusOr<api::LabelSelector> selector =
-        api::LabelSelector::FromJson(Find(*set, "spec.selector"), "spec.selector");
-    if (selector.ok() && !selector->Empty() && selector->MatchesObject(pod)) {
-      queue.Add(runtime::ObjectKey(*set));
-    }
-  }
-}
-
-StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
-                                                   const api::LabelSelector& selector) {
-  std::string ns = Str(set, "metadata.namespace");
-  std::string set_name = Str(set, "metadata.name");
-  bool adopted = false;
-  for (const runtime::ObjectPtr& pod : pods_.lister().List(ns, selector)) {
-    std::string name = Str(*pod, "metadata.name");
-    if (!statefulset::OrdinalOf(set_name, name) || HasController(*pod) || IsTerminating(*pod)) {
-      continue;
-    }
-    json::array refs;
-    if (const json::value* old = Find(*pod, "metadata.ownerReferences"); old && old->is_array()) {
-      refs = old->get_array();
-    }
-    refs.push_back(statefulset::ControllerRef(set));
-    json::object patch{{"metadata", json::object{{"ownerReferences", std::move(refs)},
-                                                 {"uid", Str(*pod, "metadata.uid")}}}};
-    StatusOr<json::object> patched =
-        client_.Patch(kPods, ns, name, client::PatchType::kMerge, ToJson(patch));
-    if (!patched.ok() && !patched.status().Is(Reason::kNotFound) &&
-        !patched.status().Is(Reason::kConflict)) {
-      return patched.status();
-    }
-    adopted = adopted || patched.ok();
-  }
-  return adopted;
 }
 
 StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& key) {
@@ -357,37 +290,6 @@ Status StatefulSetController::CreatePod(Pass& pass, int index, bool& created) {
   return Status();
 }
 
-Status StatefulSetController::CreateClaims(const json::object& set, int ordinal,
-                                           const std::string& pod_name) {
-  std::string ns = Str(set, "metadata.namespace");
-  std::string set_name = Str(set, "metadata.name");
-  for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
-    std::string name = Str(claim, "metadata.name");
-    if (claims_.lister().Get(ns, name) != nullptr) continue;
-    StatusOr<json::object> made = client_.Create(kPersistentVolumeClaims, "", claim);
-    if (made.status().Is(Reason::kAlreadyExists)) continue;
-    if (!made.ok()) {
-      Record(set, "Warning", "FailedCreate",
-             "create Claim " + name + " for Pod " + pod_name + " in StatefulSet " + set_name +
-                 " failed error: " + made.status().message());
-      return made.status();
-    }
-    Record(
-        set, "Normal", "SuccessfulCreate",
-        "create Claim " + name + " Pod " + pod_name + " in StatefulSet " + set_name + " success");
-  }
-  return Status();
-}
-
-Status StatefulSetController::DeleteClaims(const json::object& set, int ordinal) {
-  for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
-    Status s = client_.Delete(kPersistentVolumeClaims, Str(claim, "metadata.namespace"),
-                              Str(claim, "metadata.name"));
-    if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
-  }
-  return Status();
-}
-
 Status StatefulSetController::DeletePod(Pass& pass, const json::object& pod) {
   client::DeleteOptions opts;
   opts.precondition_uid = Str(pod, "metadata.uid");
@@ -405,34 +307,6 @@ Status StatefulSetController::DeletePod(Pass& pass, const json::object& pod) {
   Record(pass.set, "Normal", "SuccessfulDelete",
          "delete Pod " + name + " in StatefulSet " + set_name + " successful");
   return Status();
-}
-
-Status StatefulSetController::WriteStatus(const json::object& set, const json::object& status) {
-  json::object wanted = status;
-  // Counts are omitempty in apps/v1 except replicas and availableReplicas.
-  for (std::string_view field : {"readyReplicas", "currentReplicas", "updatedReplicas"}) {
-    if (Int(wanted, field, 0) == 0) wanted.erase(field);
-  }
-  wanted["replicas"] = Int(wanted, "replicas", 0);
-  wanted["availableReplicas"] = Int(wanted, "availableReplicas", 0);
-  const json::value* old = set.if_contains("status");
-  json::object old_status = old != nullptr && old->is_object() ? old->get_object() : json::object();
-  if (statefulset::CanonicalJson(old_status) == statefulset::CanonicalJson(wanted)) {
-    return Status();
-  }
-  json::object updated = set;
-  updated["status"] = std::move(wanted);
-  StatusOr<json::object> written = client_.UpdateStatus(kStatefulSets, "", updated);
-  if (written.status().Is(Reason::kNotFound)) return Status();
-  return written.status();
-}
-
-void StatefulSetController::Record(const json::object& set, std::string_view type,
-                                   std::string_view reason, const std::string& message) {
-  json::object about = set;
-  about["apiVersion"] = "apps/v1";
-  about["kind"] = "StatefulSet";
-  events_.Event(about, type, reason, message);
 }
 
 }  // namespace flotilla::member

@@ -156,9 +156,12 @@ class StatefulSetTest : public ::testing::Test {
     return n;
   }
 
+  // Retried: the scale write may race the controller's status write
+  // (Conflict), as a client's would.
   void Scale(int replicas) {
-    StatusOr<json::object> s = api().UpdateScale(kStatefulSets, "default", "web", replicas);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE(Eventually([&] {
+      return api().UpdateScale(kStatefulSets, "default", "web", replicas).ok();
+    }));
   }
 
   void Patch(const std::string& patch) {
