@@ -67,19 +67,13 @@ def replicas(member, ns):
 
 def test_hpa_scales_out_with_demand_and_back_in_after_the_window(member):
     ns = "hpa-e2e"
-    # (`kubectl create namespace` would send protobuf, as `autoscale` does.)
-    member.kubectl("apply", "-f", "-",
-                   input=json.dumps({"apiVersion": "v1", "kind": "Namespace",
-                                     "metadata": {"name": ns}}))
+    member.kubectl("create", "namespace", ns)
     member.kubectl("apply", "-n", ns, "-f", "-", input=DEPLOYMENT)
     wait_for(lambda: replicas(member, ns) == (2, 2), "2 ready pods", timeout=SCALE_TIMEOUT)
 
-    # kubectl 1.32 `autoscale` POSTs the autoscaling/v1 object as protobuf,
-    # which the server does not decode (415); the same object as JSON:
-    generated = member.kubectl("autoscale", "deployment", "web", "-n", ns, "--cpu-percent=50",
-                               "--min=1", "--max=6", "--dry-run=client", "-o", "json").stdout
-    assert json.loads(generated)["apiVersion"] == "autoscaling/v1"
-    member.kubectl("create", "-n", ns, "-f", "-", input=generated)
+    # kubectl 1.32 POSTs an autoscaling/v1 object, as protobuf.
+    member.kubectl("autoscale", "deployment", "web", "-n", ns, "--cpu-percent=50", "--min=1",
+                   "--max=6")
     # No demand: 0% of the requests.
     wait_for(lambda: condition(hpa(member, ns), "ScalingActive").get("reason") ==
              "ValidMetricFound", "a valid metric", timeout=SCALE_TIMEOUT)
@@ -99,8 +93,7 @@ def test_hpa_scales_out_with_demand_and_back_in_after_the_window(member):
             in messages), messages
     wait_for(lambda: table(member.kubectl("get", "hpa", "-n", ns).stdout)[1][0]["TARGETS"] ==
              "cpu: 50%/50%", "600m over 6 pods: 50%", timeout=SCALE_TIMEOUT)
-    v1 = json.loads(member.kubectl("get", "horizontalpodautoscalers.v1.autoscaling", "web", "-n", ns, "-o",
-                                   "json").stdout)
+    v1 = member.get("horizontalpodautoscalers.v1.autoscaling", "web", "-n", ns)
     assert v1["spec"]["targetCPUUtilizationPercentage"] == 50
     assert v1["status"]["currentCPUUtilizationPercentage"] == 50
 
