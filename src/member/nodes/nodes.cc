@@ -107,9 +107,16 @@ Status Nodes::Register(const json::object& node) {
   std::string name = Str(node, "metadata.name");
   std::string ip = nodes::InternalIp(node);
   if (ip.empty()) ip = AddressFor(name);
-  std::string patch = json::serialize(nodes::RegistrationPatch(node, options_, ip, clock_.Now()));
-  auto patched = client_.Patch(kNodes, "", name, client::PatchType::kStrategic, patch, "status");
-  if (!patched.ok() && !patched.status().Is(Reason::kNotFound)) return patched.status();
+  json::object patch = nodes::RegistrationPatch(node, options_, ip, clock_.Now());
+  // Only onto the node as read: what it fills in must not overwrite what
+  // someone set meanwhile (a Conflict brings the newer node back here).
+  patch["metadata"] = json::object{{"resourceVersion", Str(node, "metadata.resourceVersion")}};
+  auto patched = client_.Patch(kNodes, "", name, client::PatchType::kStrategic,
+                               json::serialize(patch), "status");
+  if (!patched.ok() && !patched.status().Is(Reason::kNotFound) &&
+      !patched.status().Is(Reason::kConflict)) {
+    return patched.status();
+  }
   return Status::Ok();
 }
 
