@@ -1,10 +1,11 @@
 #include "member/components.h"
 
-#include "member/nodes/nodes.h"
-#include "member/scheduler/scheduler.h"
-#include "member/kubelet/kubelet.h"
+#include "member/deployment/deployment_controller.h"
 #include "member/hpa/hpa_controller.h"
+#include "member/kubelet/kubelet.h"
+#include "member/nodes/nodes.h"
 #include "member/replicaset/replicaset_controller.h"
+#include "member/scheduler/scheduler.h"
 #include "member/services/endpoints_controller.h"
 #include "member/services/endpointslice_controller.h"
 #include "member/services/load_balancer.h"
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx) 
   out.push_back(std::make_unique<Scheduler>(ctx));
   out.push_back(std::make_unique<Kubelet>(ctx));
   out.push_back(std::make_unique<ReplicaSetController>(ctx));
+  out.push_back(std::make_unique<DeploymentController>(ctx));
   out.push_back(std::make_unique<hpa::HpaController>(ctx));
   out.push_back(std::make_unique<StatefulSetController>(ctx));
   out.push_back(std::make_unique<VolumeBinder>(ctx));
