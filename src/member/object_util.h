@@ -1,5 +1,5 @@
-// Small readers of JSON objects shared by the workload controllers
-// (ReplicaSet, Deployment). Pure, thread-safe.
+// Small readers of JSON objects shared by the member's controllers. Pure,
+// thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "member/object_util.h"
 #include "member/replicaset/controller_ref.h"
-#include "member/replicaset/object_util.h"
 
 namespace flotilla::member {
 

@@ -2,7 +2,7 @@
 // Available condition, and the Progressing condition with the progress
 // deadline (pkg/controller/deployment/sync.go, progress.go).
 #include "member/deployment/deployment_controller.h"
-#include "member/replicaset/object_util.h"
+#include "member/object_util.h"
 
 namespace flotilla::member {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "member/replicaset/object_util.h"
+#include "member/object_util.h"
 
 namespace flotilla::member::deployment {
 namespace {

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "member/object_util.h"
+
 namespace flotilla::member {
 namespace {
 
@@ -11,17 +13,12 @@ namespace {
 // same way, under the same name).
 constexpr std::string_view kNodeNameIndex = "spec.nodeName";
 
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 std::string InternalIp(const json::object& node) {
   const json::value* a = Find(node, "status.addresses");
   if (a == nullptr || !a->is_array()) return "";
   for (const json::value& e : a->get_array()) {
-    if (e.is_object() && Str(e.get_object(), "type") == "InternalIP")
-      return Str(e.get_object(), "address");
+    if (e.is_object() && StrAt(e.get_object(), "type") == "InternalIP")
+      return StrAt(e.get_object(), "address");
   }
   return "";
 }
@@ -45,7 +42,7 @@ bool ParseCidr(const std::string& cidr, uint32_t* network, uint32_t* size) {
 }
 
 bool Terminal(const json::object& pod) {
-  std::string phase = Str(pod, "status.phase");
+  std::string phase = StrAt(pod, "status.phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -62,17 +59,17 @@ Kubelet::Kubelet(ControllerContext& ctx)
     ParseCidr("10.244.0.0/16", &network_, &size_);
   }
   pods_.cache().AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
-    std::string node = Str(pod, "spec.nodeName");
+    std::string node = StrAt(pod, "spec.nodeName");
     return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
   });
   controller_ = &ctx.manager.AddController(
       "kubelet", 2, [this](const std::string& key) { return Reconcile(key); });
   pods_.AddEventHandler(controller_->EnqueueHandler());
   nodes_.AddEventHandler(runtime::EventHandler{
-      .on_add = [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(Str(*n, "metadata.name")); },
+      .on_add = [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StrAt(*n, "metadata.name")); },
       .on_update = nullptr,
       .on_delete =
-          [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(Str(*n, "metadata.name")); }});
+          [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StrAt(*n, "metadata.name")); }});
 }
 
 // Measured when the reconcile ends: the clock may have moved meanwhile, and
@@ -97,7 +94,7 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
     Release(key);
     return runtime::Result{};
   }
-  std::string node_name = Str(*pod, "spec.nodeName");
+  std::string node_name = StrAt(*pod, "spec.nodeName");
   if (node_name.empty()) return runtime::Result{};
   runtime::ObjectPtr node = nodes_.cache().Get(node_name);
   if (node == nullptr) {
@@ -113,7 +110,7 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
       return live.status();
     }
   }
-  bool deleting = !Str(*pod, "metadata.deletionTimestamp").empty();
+  bool deleting = !StrAt(*pod, "metadata.deletionTimestamp").empty();
   if (Terminal(*pod)) {
     Status deleted = deleting ? ForceDelete(*pod) : Status::Ok();
     return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
@@ -125,7 +122,7 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
 // As the pod garbage collector: a pod whose node is gone is deleted once
 // the node has been missing for kOrphanQuarantine.
 StatusOr<runtime::Result> Kubelet::Orphaned(const json::object& pod) {
-  std::string uid = Str(pod, "metadata.uid");
+  std::string uid = StrAt(pod, "metadata.uid");
   TimePoint since;
   {
     std::lock_guard lock(mu_);
@@ -143,7 +140,7 @@ StatusOr<runtime::Result> Kubelet::Terminating(const json::object& pod) {
   kubelet::Simulated sim = kubelet::Terminate(pod, now);
   if (Status s = WriteStatus(pod, sim); !s.ok()) return s;
   TimePoint deadline;
-  if (!ParseRfc3339(Str(pod, "metadata.deletionTimestamp"), &deadline) || now >= deadline) {
+  if (!ParseRfc3339(StrAt(pod, "metadata.deletionTimestamp"), &deadline) || now >= deadline) {
     Status deleted = ForceDelete(pod);
     return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
   }
@@ -154,9 +151,9 @@ StatusOr<runtime::Result> Kubelet::Running(const json::object& pod, const json::
   TimePoint now = clock_.Now();
   kubelet::PodFacts facts;
   facts.now = now;
-  facts.start_at = FirstSeen(Str(pod, "metadata.uid")) + options_.pod_startup;
+  facts.start_at = FirstSeen(StrAt(pod, "metadata.uid")) + options_.pod_startup;
   // Started before (e.g. by a kubelet before a restart): stays started.
-  if (Str(pod, "status.phase") == "Running") facts.start_at = std::min(facts.start_at, now);
+  if (StrAt(pod, "status.phase") == "Running") facts.start_at = std::min(facts.start_at, now);
   facts.host_ip = InternalIp(node);
   if (now >= facts.start_at) facts.pod_ip = AllocateIp(runtime::ObjectKey(pod), pod);
   kubelet::Simulated sim = kubelet::Run(pod, facts);
@@ -169,7 +166,7 @@ Status Kubelet::WriteStatus(const json::object& pod, const kubelet::Simulated& s
   if (current != nullptr && *current == json::value(sim.status)) return Status::Ok();
   json::object updated = pod;
   updated["status"] = sim.status;
-  auto written = client_.UpdateStatus(kPods, Str(pod, "metadata.namespace"), updated);
+  auto written = client_.UpdateStatus(kPods, StrAt(pod, "metadata.namespace"), updated);
   if (!written.ok()) {
     // Deleted meanwhile: nothing left to run.
     return written.status().Is(Reason::kNotFound) ? Status::Ok() : written.status();
@@ -180,16 +177,16 @@ Status Kubelet::WriteStatus(const json::object& pod, const kubelet::Simulated& s
 
 Status Kubelet::ForceDelete(const json::object& pod) {
   client::DeleteOptions opts;
-  opts.precondition_uid = Str(pod, "metadata.uid");
+  opts.precondition_uid = StrAt(pod, "metadata.uid");
   opts.grace_period_seconds = 0;
   Status deleted =
-      client_.Delete(kPods, Str(pod, "metadata.namespace"), Str(pod, "metadata.name"), opts);
+      client_.Delete(kPods, StrAt(pod, "metadata.namespace"), StrAt(pod, "metadata.name"), opts);
   if (!deleted.ok() && !deleted.Is(Reason::kNotFound) && !deleted.Is(Reason::kConflict)) {
     return deleted;
   }
   std::lock_guard lock(mu_);
-  first_seen_.erase(Str(pod, "metadata.uid"));
-  orphaned_since_.erase(Str(pod, "metadata.uid"));
+  first_seen_.erase(StrAt(pod, "metadata.uid"));
+  orphaned_since_.erase(StrAt(pod, "metadata.uid"));
   return Status::Ok();
 }
 
@@ -203,14 +200,14 @@ std::string Kubelet::AllocateIp(const std::string& key, const json::object& pod)
   if (!ips_loaded_) {
     // Pods that got their addresses before a restart keep them.
     for (const runtime::ObjectPtr& p : pods_.cache().List()) {
-      std::string ip = Str(*p, "status.podIP");
+      std::string ip = StrAt(*p, "status.podIP");
       if (ip.empty()) continue;
       used_ips_.insert(ip);
       ips_[runtime::ObjectKey(*p)] = ip;
     }
     ips_loaded_ = true;
   }
-  if (std::string ip = Str(pod, "status.podIP"); !ip.empty()) {
+  if (std::string ip = StrAt(pod, "status.podIP"); !ip.empty()) {
     used_ips_.insert(ip);
     return ips_[key] = ip;
   }

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "member/object_util.h"
 #include "member/test_util.h"
 #include "runtime/test_util.h"
 
@@ -21,16 +22,11 @@ json::object Parse(std::string_view text) {
   return v.ok() ? *v : json::object{};
 }
 
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 std::string ConditionStatus(const json::object& pod, std::string_view type) {
   const json::value* c = Find(pod, "status.conditions");
   if (c == nullptr || !c->is_array()) return "";
   for (const json::value& e : c->get_array()) {
-    if (Str(e.as_object(), "type") == type) return Str(e.as_object(), "status");
+    if (StrAt(e.as_object(), "type") == type) return StrAt(e.as_object(), "status");
   }
   return "";
 }
@@ -87,7 +83,7 @@ class KubeletTest : public ::testing::Test {
   bool RunningAndReady(const std::string& name) {
     return Eventually([&] {
       json::object pod = Pod(name);
-      return Str(pod, "status.phase") == "Running" && ConditionStatus(pod, "Ready") == "True";
+      return StrAt(pod, "status.phase") == "Running" && ConditionStatus(pod, "Ready") == "True";
     });
   }
 
@@ -109,10 +105,10 @@ TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
   AddPod("web");
   ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
   json::object pending = Pod("web");
-  EXPECT_EQ(Str(pending, "status.phase"), "Pending");
-  EXPECT_EQ(Str(FirstContainer(pending), "state.waiting.reason"), "ContainerCreating");
-  EXPECT_EQ(Str(pending, "status.hostIP"), "10.0.0.2");
-  EXPECT_EQ(Str(pending, "status.podIP"), "");
+  EXPECT_EQ(StrAt(pending, "status.phase"), "Pending");
+  EXPECT_EQ(StrAt(FirstContainer(pending), "state.waiting.reason"), "ContainerCreating");
+  EXPECT_EQ(StrAt(pending, "status.hostIP"), "10.0.0.2");
+  EXPECT_EQ(StrAt(pending, "status.podIP"), "");
   EXPECT_EQ(ConditionStatus(pending, "Ready"), "False");
 
   Advance(std::chrono::seconds(2));
@@ -122,19 +118,19 @@ TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
        {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
     EXPECT_EQ(ConditionStatus(pod, type), "True") << type;
   }
-  EXPECT_TRUE(Str(pod, "status.podIP").starts_with("10.244."));
-  EXPECT_EQ(Str(Find(pod, "status.podIPs")->as_array()[0].as_object(), "ip"),
-            Str(pod, "status.podIP"));
-  EXPECT_FALSE(Str(pod, "status.startTime").empty());
+  EXPECT_TRUE(StrAt(pod, "status.podIP").starts_with("10.244."));
+  EXPECT_EQ(StrAt(Find(pod, "status.podIPs")->as_array()[0].as_object(), "ip"),
+            StrAt(pod, "status.podIP"));
+  EXPECT_FALSE(StrAt(pod, "status.startTime").empty());
   const json::object& c = FirstContainer(pod);
-  EXPECT_EQ(Str(c, "name"), "web");
-  EXPECT_EQ(Str(c, "image"), "docker.io/library/nginx:1.27");
-  EXPECT_TRUE(Str(c, "imageID").starts_with("docker.io/library/nginx@sha256:"));
-  EXPECT_TRUE(Str(c, "containerID").starts_with("containerd://"));
+  EXPECT_EQ(StrAt(c, "name"), "web");
+  EXPECT_EQ(StrAt(c, "image"), "docker.io/library/nginx:1.27");
+  EXPECT_TRUE(StrAt(c, "imageID").starts_with("docker.io/library/nginx@sha256:"));
+  EXPECT_TRUE(StrAt(c, "containerID").starts_with("containerd://"));
   EXPECT_EQ(c.at("ready"), true);
   EXPECT_EQ(c.at("started"), true);
   EXPECT_EQ(c.at("restartCount"), 0);
-  EXPECT_EQ(Str(c, "state.running.startedAt"), FormatRfc3339(env_.clock().Now()));
+  EXPECT_EQ(StrAt(c, "state.running.startedAt"), FormatRfc3339(env_.clock().Now()));
 }
 
 TEST_F(KubeletTest, EveryPodGetsItsOwnIp) {
@@ -145,7 +141,7 @@ TEST_F(KubeletTest, EveryPodGetsItsOwnIp) {
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(RunningAndReady("p" + std::to_string(i)))
         << json::serialize(Pod("p" + std::to_string(i)));
-    ips.insert(Str(Pod("p" + std::to_string(i)), "status.podIP"));
+    ips.insert(StrAt(Pod("p" + std::to_string(i)), "status.podIP"));
   }
   EXPECT_EQ(ips.size(), 6u);
 }
@@ -155,7 +151,7 @@ TEST_F(KubeletTest, ReadinessWaitsForTheProbesInitialDelay) {
          R"({"readinessProbe":{"httpGet":{"path":"/","port":80},"initialDelaySeconds":10}})");
   ASSERT_TRUE(Eventually([&] { return Find(Pod("slow"), "status.containerStatuses") != nullptr; }));
   Advance(std::chrono::seconds(2));
-  ASSERT_TRUE(Eventually([&] { return Str(Pod("slow"), "status.phase") == "Running"; }));
+  ASSERT_TRUE(Eventually([&] { return StrAt(Pod("slow"), "status.phase") == "Running"; }));
   EXPECT_EQ(ConditionStatus(Pod("slow"), "Ready"), "False");
   EXPECT_EQ(FirstContainer(Pod("slow")).at("started"), true);
   Advance(std::chrono::seconds(10));
@@ -171,11 +167,11 @@ TEST_F(KubeletTest, GracefulDeletionEndsAfterTheGracePeriod) {
   ASSERT_TRUE(Eventually([&] {
     json::object pod = Pod("web");
     return Find(pod, "status.containerStatuses") &&
-           !Str(FirstContainer(pod), "state.terminated.finishedAt").empty();
+           !StrAt(FirstContainer(pod), "state.terminated.finishedAt").empty();
   }));
   json::object terminating = Pod("web");
   EXPECT_EQ(ConditionStatus(terminating, "Ready"), "False");
-  EXPECT_FALSE(Str(terminating, "metadata.deletionTimestamp").empty());
+  EXPECT_FALSE(StrAt(terminating, "metadata.deletionTimestamp").empty());
   Advance(std::chrono::seconds(29));
   for (int i = 0; i < 50 && !Gone("web"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -192,20 +188,20 @@ TEST_F(KubeletTest, CrashLoopAnnotationRestartsTheContainerWithBackoff) {
   ASSERT_TRUE(RunningAndReady("crashy"));
   Advance(kubelet::kCrashLoopRunTime);
   ASSERT_TRUE(Eventually([&] {
-    return Str(FirstContainer(Pod("crashy")), "state.waiting.reason") == "CrashLoopBackOff";
+    return StrAt(FirstContainer(Pod("crashy")), "state.waiting.reason") == "CrashLoopBackOff";
   }));
   json::object pod = Pod("crashy");
   EXPECT_EQ(FirstContainer(pod).at("restartCount"), 1);
   EXPECT_EQ(ConditionStatus(pod, "Ready"), "False");
-  EXPECT_EQ(Str(pod, "status.phase"), "Running");
+  EXPECT_EQ(StrAt(pod, "status.phase"), "Running");
   EXPECT_EQ(FirstContainer(pod).at("lastState").at("terminated").at("exitCode"), 1);
-  EXPECT_TRUE(Str(FirstContainer(pod), "state.waiting.message").starts_with("back-off 10s"));
+  EXPECT_TRUE(StrAt(FirstContainer(pod), "state.waiting.message").starts_with("back-off 10s"));
   Advance(std::chrono::seconds(10));
   ASSERT_TRUE(RunningAndReady("crashy"));
   Advance(kubelet::kCrashLoopRunTime);
   EXPECT_TRUE(Eventually([&] { return FirstContainer(Pod("crashy")).at("restartCount") == 2; }));
   EXPECT_TRUE(
-      Str(FirstContainer(Pod("crashy")), "state.waiting.message").starts_with("back-off 20s"));
+      StrAt(FirstContainer(Pod("crashy")), "state.waiting.message").starts_with("back-off 20s"));
 }
 
 TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
@@ -221,8 +217,8 @@ TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
   AddPod("witness");  // processed after the failed pod's update
   ASSERT_TRUE(
       Eventually([&] { return Find(Pod("witness"), "status.containerStatuses") != nullptr; }));
-  EXPECT_EQ(Str(Pod("web"), "status.phase"), "Failed");
-  EXPECT_EQ(Str(Pod("web"), "status.reason"), "Injected");
+  EXPECT_EQ(StrAt(Pod("web"), "status.phase"), "Failed");
+  EXPECT_EQ(StrAt(Pod("web"), "status.reason"), "Injected");
 }
 
 TEST_F(KubeletTest, PodsOfADeletedNodeAreDeleted) {

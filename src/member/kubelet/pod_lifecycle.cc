@@ -4,21 +4,13 @@
 #include <cstdio>
 #include <map>
 
+#include "member/object_util.h"
+
 namespace flotilla::member::kubelet {
 namespace {
 
 constexpr Duration kBackoffBase = std::chrono::seconds(10);
 constexpr Duration kBackoffMax = std::chrono::minutes(5);
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-int64_t Int(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v && v->is_int64() ? v->get_int64() : 0;
-}
 
 std::vector<const json::object*> ObjectsAt(const json::object& o, std::string_view path) {
   std::vector<const json::object*> out;
@@ -32,7 +24,7 @@ std::vector<const json::object*> ObjectsAt(const json::object& o, std::string_vi
 
 TimePoint Time(const json::object& o, std::string_view path) {
   TimePoint t{};
-  ParseRfc3339(Str(o, path), &t);
+  ParseRfc3339(StrAt(o, path), &t);
   return t;
 }
 
@@ -50,7 +42,7 @@ std::string Hex64(const std::string& seed) {
 
 std::string ContainerId(const json::object& pod, const std::string& name, int64_t restarts) {
   return "containerd://" +
-         Hex64(Str(pod, "metadata.uid") + "/" + name + "/" + std::to_string(restarts));
+         Hex64(StrAt(pod, "metadata.uid") + "/" + name + "/" + std::to_string(restarts));
 }
 
 std::string ImageId(const std::string& image) {
@@ -76,15 +68,17 @@ std::string Seconds(Duration d) {
 std::map<std::string, const json::object*> CurrentStatuses(const json::object& pod,
                                                            std::string_view path) {
   std::map<std::string, const json::object*> out;
-  for (const json::object* cs : ObjectsAt(pod, path)) out[Str(*cs, "name")] = cs;
+  for (const json::object* cs : ObjectsAt(pod, path)) out[StrAt(*cs, "name")] = cs;
   return out;
 }
 
 json::object BaseStatus(const json::object& c, const json::object* cur) {
-  json::object s = {
-      {"name", Str(c, "name")}, {"image", NormalizeImage(Str(c, "image"))},
-      {"imageID", ""},          {"ready", false},
-      {"started", false},       {"restartCount", cur ? Int(*cur, "restartCount") : 0}};
+  json::object s = {{"name", StrAt(c, "name")},
+                    {"image", NormalizeImage(StrAt(c, "image"))},
+                    {"imageID", ""},
+                    {"ready", false},
+                    {"started", false},
+                    {"restartCount", cur ? IntAt(*cur, "restartCount") : 0}};
   if (cur != nullptr) {
     for (std::string_view key : {"lastState", "containerID", "imageID"}) {
       if (const json::value* v = cur->if_contains(key)) s[key] = *v;
@@ -97,8 +91,8 @@ json::object BaseStatus(const json::object& c, const json::object* cur) {
 void SetRunning(json::object& s, const json::object& pod, const json::object& c, TimePoint since) {
   s["state"] = json::object{{"running", json::object{{"startedAt", FormatRfc3339(since)}}}};
   s["started"] = true;
-  s["imageID"] = ImageId(Str(c, "image"));
-  s["containerID"] = ContainerId(pod, Str(c, "name"), s["restartCount"].as_int64());
+  s["imageID"] = ImageId(StrAt(c, "image"));
+  s["containerID"] = ContainerId(pod, StrAt(c, "name"), s["restartCount"].as_int64());
 }
 
 struct Step {
@@ -113,16 +107,16 @@ struct Step {
 json::object RunContainer(const json::object& pod, const json::object& c, const json::object* cur,
                           const PodFacts& f, bool crash_loop, Step& step) {
   json::object s = BaseStatus(c, cur);
-  std::string name = Str(c, "name");
+  std::string name = StrAt(c, "name");
   const json::object* running = cur ? GetObject(*cur, "state") : nullptr;
   running = running ? GetObject(*running, "running") : nullptr;
-  std::string waiting = cur ? Str(*cur, "state.waiting.reason") : "";
+  std::string waiting = cur ? StrAt(*cur, "state.waiting.reason") : "";
   TimePoint started_at = f.now;
   if (running != nullptr) {
     started_at = Time(*running, "startedAt");
   } else if (waiting == "CrashLoopBackOff") {
     TimePoint restart_at =
-        Time(*cur, "lastState.terminated.finishedAt") + Backoff(Int(*cur, "restartCount"));
+        Time(*cur, "lastState.terminated.finishedAt") + Backoff(IntAt(*cur, "restartCount"));
     if (f.now < restart_at) {
       s["state"] = *Find(*cur, "state");
       step.Next(restart_at);
@@ -130,7 +124,7 @@ json::object RunContainer(const json::object& pod, const json::object& c, const 
     }
     step.out.events.push_back({"Normal", "Started", "Started container " + name});
   } else {
-    std::string image = Str(c, "image");
+    std::string image = StrAt(c, "image");
     step.out.events.push_back(
         {"Normal", "Pulled", "Container image \"" + image + "\" already present on machine"});
     step.out.events.push_back({"Normal", "Created", "Created container " + name});
@@ -146,14 +140,14 @@ json::object RunContainer(const json::object& pod, const json::object& c, const 
                                                  {"finishedAt", FormatRfc3339(f.now)},
                                                  {"containerID", id}}}};
     s["restartCount"] = restarts;
-    std::string pod_ref = Str(pod, "metadata.name") + "_" + Str(pod, "metadata.namespace") + "(" +
-                          Str(pod, "metadata.uid") + ")";
+    std::string pod_ref = StrAt(pod, "metadata.name") + "_" + StrAt(pod, "metadata.namespace") +
+                          "(" + StrAt(pod, "metadata.uid") + ")";
     s["state"] = json::object{
         {"waiting", json::object{{"reason", "CrashLoopBackOff"},
                                  {"message", "back-off " + Seconds(Backoff(restarts)) +
                                                  " restarting failed container=" + name +
                                                  " pod=" + pod_ref}}}};
-    s["imageID"] = ImageId(Str(c, "image"));
+    s["imageID"] = ImageId(StrAt(c, "image"));
     s["containerID"] = id;
     step.out.events.push_back(
         {"Warning", "BackOff",
@@ -163,7 +157,7 @@ json::object RunContainer(const json::object& pod, const json::object& c, const 
   }
   if (crash_loop) step.Next(started_at + kCrashLoopRunTime);
   SetRunning(s, pod, c, started_at);
-  Duration delay = std::chrono::seconds(Int(c, "readinessProbe.initialDelaySeconds"));
+  Duration delay = std::chrono::seconds(IntAt(c, "readinessProbe.initialDelaySeconds"));
   bool ready = f.now >= started_at + delay;
   if (!ready) step.Next(started_at + delay);
   s["ready"] = ready;
@@ -175,8 +169,8 @@ json::object Condition(const json::object& pod, std::string_view type, bool ok,
   std::string status = ok ? "True" : "False";
   std::string since = FormatRfc3339(now);
   for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
-    if (Str(*c, "type") == type && Str(*c, "status") == status) {
-      since = Str(*c, "lastTransitionTime");
+    if (StrAt(*c, "type") == type && StrAt(*c, "status") == status) {
+      since = StrAt(*c, "lastTransitionTime");
     }
   }
   json::object c = {{"type", type}, {"status", status}, {"lastTransitionTime", since}};
@@ -202,7 +196,7 @@ json::array Conditions(const json::object& pod, bool sandbox, bool initialized,
                      Condition(pod, "ContainersReady", ready, "ContainersNotReady", message, now),
                      Condition(pod, "PodScheduled", true, "", "", now)};
   for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
-    std::string type = Str(*c, "type");
+    std::string type = StrAt(*c, "type");
     if (type != "PodReadyToStartContainers" && type != "Initialized" && type != "Ready" &&
         type != "ContainersReady" && type != "PodScheduled") {
       out.push_back(*c);
@@ -217,14 +211,14 @@ json::object StatusBase(const json::object& pod, const std::string& host_ip, Tim
   // hostIPs is not in the schema the API prunes by (python-kubernetes'
   // models predate it), so only hostIP is reported.
   status["hostIP"] = host_ip;
-  if (Str(status, "startTime").empty()) status["startTime"] = FormatRfc3339(now);
+  if (StrAt(status, "startTime").empty()) status["startTime"] = FormatRfc3339(now);
   return status;
 }
 
 json::object InitStatus(const json::object& c, const json::object& pod, TimePoint at) {
   json::object s = BaseStatus(c, nullptr);
-  s["imageID"] = ImageId(Str(c, "image"));
-  s["containerID"] = ContainerId(pod, Str(c, "name"), 0);
+  s["imageID"] = ImageId(StrAt(c, "image"));
+  s["containerID"] = ContainerId(pod, StrAt(c, "name"), 0);
   s["state"] = json::object{{"terminated", json::object{{"exitCode", 0},
                                                         {"reason", "Completed"},
                                                         {"startedAt", FormatRfc3339(at)},
@@ -266,7 +260,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
   json::array statuses;
   std::vector<std::string> unready;
   for (const json::object* c : ObjectsAt(pod, "spec.containers")) {
-    auto it = current.find(Str(*c, "name"));
+    auto it = current.find(StrAt(*c, "name"));
     const json::object* cur = it == current.end() ? nullptr : it->second;
     json::object s;
     if (!started) {
@@ -275,7 +269,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
     } else {
       s = RunContainer(pod, *c, cur, f, crash_loop, step);
     }
-    if (!s["ready"].as_bool()) unready.push_back(Str(*c, "name"));
+    if (!s["ready"].as_bool()) unready.push_back(StrAt(*c, "name"));
     statuses.push_back(std::move(s));
   }
   std::vector<const json::object*> init = ObjectsAt(pod, "spec.initContainers");
@@ -283,7 +277,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
     auto done = CurrentStatuses(pod, "status.initContainerStatuses");
     json::array init_statuses;
     for (const json::object* c : init) {
-      auto it = done.find(Str(*c, "name"));
+      auto it = done.find(StrAt(*c, "name"));
       if (started) {
         init_statuses.push_back(it != done.end() && Find(*it->second, "state.terminated")
                                     ? json::value(*it->second)
@@ -316,7 +310,7 @@ Simulated Terminate(const json::object& pod, TimePoint now) {
   json::array statuses;
   std::vector<std::string> names;
   for (const json::object* c : ObjectsAt(pod, "spec.containers")) {
-    std::string name = Str(*c, "name");
+    std::string name = StrAt(*c, "name");
     names.push_back(name);
     auto it = current.find(name);
     const json::object* cur = it == current.end() ? nullptr : it->second;
@@ -324,14 +318,14 @@ Simulated Terminate(const json::object& pod, TimePoint now) {
     if (cur != nullptr && Find(*cur, "state.terminated") != nullptr) {
       cs["state"] = *Find(*cur, "state");
     } else {
-      std::string started_at = cur ? Str(*cur, "state.running.startedAt") : "";
+      std::string started_at = cur ? StrAt(*cur, "state.running.startedAt") : "";
       json::object terminated = {
           {"exitCode", 0},
           {"reason", "Completed"},
           {"startedAt", started_at.empty() ? FormatRfc3339(now) : started_at},
           {"finishedAt", FormatRfc3339(now)}};
-      if (cur != nullptr && !Str(*cur, "containerID").empty()) {
-        terminated["containerID"] = Str(*cur, "containerID");
+      if (cur != nullptr && !StrAt(*cur, "containerID").empty()) {
+        terminated["containerID"] = StrAt(*cur, "containerID");
       }
       cs["state"] = json::object{{"terminated", std::move(terminated)}};
       if (cur != nullptr && Find(*cur, "state.running") != nullptr) {
@@ -343,7 +337,7 @@ Simulated Terminate(const json::object& pod, TimePoint now) {
   status["containerStatuses"] = std::move(statuses);
   bool sandbox = false;
   for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
-    if (Str(*c, "type") == "PodReadyToStartContainers") sandbox = Str(*c, "status") == "True";
+    if (StrAt(*c, "type") == "PodReadyToStartContainers") sandbox = StrAt(*c, "status") == "True";
   }
   json::array conditions = Conditions(pod, sandbox, true, names, now);
   status["conditions"] = std::move(conditions);

@@ -3,14 +3,10 @@
 #include <algorithm>
 
 #include "member/nodes/node_status.h"
+#include "member/object_util.h"
 
 namespace flotilla::member {
 namespace {
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
 
 std::string Ipv4(uint32_t v) {
   return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
@@ -104,13 +100,13 @@ Status Nodes::Create(const std::string& name) {
 }
 
 Status Nodes::Register(const json::object& node) {
-  std::string name = Str(node, "metadata.name");
+  std::string name = StrAt(node, "metadata.name");
   std::string ip = nodes::InternalIp(node);
   if (ip.empty()) ip = AddressFor(name);
   json::object patch = nodes::RegistrationPatch(node, options_, ip, clock_.Now());
   // Only onto the node as read: what it fills in must not overwrite what
   // someone set meanwhile (a Conflict brings the newer node back here).
-  patch["metadata"] = json::object{{"resourceVersion", Str(node, "metadata.resourceVersion")}};
+  patch["metadata"] = json::object{{"resourceVersion", StrAt(node, "metadata.resourceVersion")}};
   auto patched = client_.Patch(kNodes, "", name, client::PatchType::kStrategic,
                                json::serialize(patch), "status");
   if (!patched.ok() && !patched.status().Is(Reason::kNotFound) &&
@@ -138,7 +134,7 @@ std::string Nodes::AddressFor(const std::string& name) {
 }
 
 Status Nodes::RenewLease(const json::object& node) {
-  std::string name = Str(node, "metadata.name");
+  std::string name = StrAt(node, "metadata.name");
   std::string now = FormatRfc3339Micro(clock_.Now());
   json::object spec = {{"holderIdentity", name},
                        {"leaseDurationSeconds", kLeaseDurationSeconds},
@@ -147,8 +143,10 @@ Status Nodes::RenewLease(const json::object& node) {
   auto renewed = client_.Patch(kLeases, std::string(kNodeLeaseNamespace), name,
                                client::PatchType::kMerge, json::serialize(patch));
   if (renewed.status().Is(Reason::kNotFound)) {
-    json::object owner = {
-        {"apiVersion", "v1"}, {"kind", "Node"}, {"name", name}, {"uid", Str(node, "metadata.uid")}};
+    json::object owner = {{"apiVersion", "v1"},
+                          {"kind", "Node"},
+                          {"name", name},
+                          {"uid", StrAt(node, "metadata.uid")}};
     json::object lease = {{"apiVersion", "coordination.k8s.io/v1"},
                           {"kind", "Lease"},
                           {"metadata", json::object{{"name", name},

@@ -3,8 +3,8 @@
 #include "member/replicaset/replicaset_controller.h"
 
 #include "api/labels.h"
+#include "member/object_util.h"
 #include "member/replicaset/controller_ref.h"
-#include "member/replicaset/object_util.h"
 #include "member/replicaset/pod_util.h"
 
 namespace flotilla::member {

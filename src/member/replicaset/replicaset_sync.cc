@@ -2,8 +2,8 @@
 // spec.replicas, and its status.
 #include <algorithm>
 
+#include "member/object_util.h"
 #include "member/replicaset/controller_ref.h"
-#include "member/replicaset/object_util.h"
 #include "member/replicaset/pod_util.h"
 #include "member/replicaset/replicaset_controller.h"
 

@@ -6,15 +6,12 @@
 #include <optional>
 #include <string_view>
 
+#include "member/object_util.h"
+
 namespace flotilla::member::scheduler {
 namespace {
 
 constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
 
 std::vector<const json::object*> ObjectsAt(const json::object& o, std::string_view path) {
   std::vector<const json::object*> out;
@@ -32,14 +29,14 @@ struct Taint {
 
 // v1 Toleration.ToleratesTaint.
 bool Tolerates(const json::object& t, const Taint& taint) {
-  std::string effect = Str(t, "effect");
+  std::string effect = StrAt(t, "effect");
   if (!effect.empty() && effect != taint.effect) return false;
-  std::string key = Str(t, "key");
-  std::string op = Str(t, "operator");
+  std::string key = StrAt(t, "key");
+  std::string op = StrAt(t, "operator");
   if (!key.empty() && key != taint.key) return false;
   if (op == "Exists") return true;
   if (key.empty()) return false;  // an empty key needs Exists
-  return (op.empty() || op == "Equal") && Str(t, "value") == taint.value;
+  return (op.empty() || op == "Equal") && StrAt(t, "value") == taint.value;
 }
 
 bool Tolerated(const json::object& pod, const Taint& taint) {
@@ -54,11 +51,11 @@ bool Tolerated(const json::object& pod, const Taint& taint) {
 std::vector<Taint> Taints(const json::object& node) {
   std::vector<Taint> out;
   for (const json::object* t : ObjectsAt(node, "spec.taints")) {
-    out.push_back({Str(*t, "key"), Str(*t, "value"), Str(*t, "effect")});
+    out.push_back({StrAt(*t, "key"), StrAt(*t, "value"), StrAt(*t, "effect")});
   }
   std::string ready = "Unknown";
   for (const json::object* c : ObjectsAt(node, "status.conditions")) {
-    if (Str(*c, "type") == "Ready") ready = Str(*c, "status");
+    if (StrAt(*c, "type") == "Ready") ready = StrAt(*c, "status");
   }
   if (ready != "True") {
     std::string key =
@@ -99,7 +96,7 @@ std::optional<int64_t> ParseInt(const std::string& s) {
 
 // One NodeSelectorRequirement against a value (nullopt: label absent).
 bool Matches(const json::object& req, const std::optional<std::string>& value) {
-  std::string op = Str(req, "operator");
+  std::string op = StrAt(req, "operator");
   std::vector<std::string> values = Values(req);
   bool in = value && std::find(values.begin(), values.end(), *value) != values.end();
   if (op == "In") return in;
@@ -120,11 +117,11 @@ bool TermMatches(const json::object& term, const json::object& node) {
   std::vector<const json::object*> fields = ObjectsAt(term, "matchFields");
   if (exprs.empty() && fields.empty()) return false;
   for (const json::object* e : exprs) {
-    if (!Matches(*e, Label(node, Str(*e, "key")))) return false;
+    if (!Matches(*e, Label(node, StrAt(*e, "key")))) return false;
   }
   for (const json::object* f : fields) {
     std::optional<std::string> value;
-    if (Str(*f, "key") == "metadata.name") value = Str(node, "metadata.name");
+    if (StrAt(*f, "key") == "metadata.name") value = StrAt(node, "metadata.name");
     if (!Matches(*f, value)) return false;
   }
   return true;
@@ -225,7 +222,7 @@ std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdi
                                 : "No preemption victims found for incoming pod"];
   }
   std::string post;
-  if (Str(pod, "spec.preemptionPolicy") == "Never") {
+  if (StrAt(pod, "spec.preemptionPolicy") == "Never") {
     post = "preemption: not eligible due to preemptionPolicy=Never.";
   } else {
     post = "preemption: " + head + " " + Histogram(preemption) + ".";

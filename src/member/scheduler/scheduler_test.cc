@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "member/object_util.h"
 #include "member/test_util.h"
 #include "runtime/test_util.h"
 
@@ -19,11 +20,6 @@ json::object Parse(std::string_view text) {
   auto v = ParseJsonObject(text);
   EXPECT_TRUE(v.ok()) << text;
   return v.ok() ? *v : json::object{};
-}
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 class SchedulerTest : public ::testing::Test {
@@ -68,7 +64,7 @@ class SchedulerTest : public ::testing::Test {
     return pod.ok() ? *pod : json::object{};
   }
 
-  std::string NodeOf(const std::string& name) { return Str(Pod(name), "spec.nodeName"); }
+  std::string NodeOf(const std::string& name) { return StrAt(Pod(name), "spec.nodeName"); }
 
   bool BoundTo(const std::string& name, const std::string& node) {
     return Eventually([&] { return NodeOf(name) == node; });
@@ -82,8 +78,8 @@ class SchedulerTest : public ::testing::Test {
     if (conditions == nullptr || !conditions->is_array()) return "";
     for (const json::value& c : conditions->get_array()) {
       const json::object& o = c.as_object();
-      if (Str(o, "type") == "PodScheduled" && Str(o, "reason") == "Unschedulable")
-        return Str(o, "message");
+      if (StrAt(o, "type") == "PodScheduled" && StrAt(o, "reason") == "Unschedulable")
+        return StrAt(o, "message");
     }
     return "";
   }
@@ -104,8 +100,8 @@ class SchedulerTest : public ::testing::Test {
     auto events = env_.client().List(runtime::kEvents, "default", {});
     if (!events.ok()) return out;
     for (const json::object& e : events->items) {
-      if (Str(e, "involvedObject.name") == pod && Str(e, "reason") == reason)
-        out.push_back(Str(e, "message") + " from " + Str(e, "source.component"));
+      if (StrAt(e, "involvedObject.name") == pod && StrAt(e, "reason") == reason)
+        out.push_back(StrAt(e, "message") + " from " + StrAt(e, "source.component"));
     }
     return out;
   }
@@ -140,7 +136,7 @@ TEST_F(SchedulerTest, OverCapacityPodIsUnschedulableWithKubeSchedulersMessage) {
       "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No "
       "preemption victims found for incoming pod..";
   EXPECT_TRUE(Unschedulable("big", want));
-  EXPECT_EQ(Str(Pod("big"), "spec.nodeName"), "");
+  EXPECT_EQ(StrAt(Pod("big"), "spec.nodeName"), "");
   EXPECT_TRUE(Eventually([&] {
     std::vector<std::string> events = EventsFor("big", "FailedScheduling");
     return std::find(events.begin(), events.end(), want + " from default-scheduler") !=

@@ -1,11 +1,8 @@
 #include "member/services/endpoint_util.h"
 
-namespace flotilla::member::services {
+#include "member/object_util.h"
 
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
+namespace flotilla::member::services {
 
 const json::object* SelectorOf(const json::object& service) {
   const json::value* s = Find(service, "spec.selector");
@@ -23,7 +20,7 @@ bool Selects(const json::object& selector, const json::object& pod) {
   return true;
 }
 
-bool IsHeadless(const json::object& service) { return Str(service, "spec.clusterIP") == "None"; }
+bool IsHeadless(const json::object& service) { return StrAt(service, "spec.clusterIP") == "None"; }
 
 bool PublishesNotReady(const json::object& service) {
   const json::value* v = Find(service, "spec.publishNotReadyAddresses");
@@ -31,23 +28,23 @@ bool PublishesNotReady(const json::object& service) {
 }
 
 bool HasEndpoint(const json::object& pod) {
-  std::string phase = Str(pod, "status.phase");
-  return !Str(pod, "status.podIP").empty() && phase != "Failed" && phase != "Succeeded";
+  std::string phase = StrAt(pod, "status.phase");
+  return !StrAt(pod, "status.podIP").empty() && phase != "Failed" && phase != "Succeeded";
 }
 
 bool IsReady(const json::object& pod) {
   const json::value* conditions = Find(pod, "status.conditions");
   if (conditions == nullptr || !conditions->is_array()) return false;
   for (const json::value& c : conditions->get_array()) {
-    if (c.is_object() && Str(c.get_object(), "type") == "Ready") {
-      return Str(c.get_object(), "status") == "True";
+    if (c.is_object() && StrAt(c.get_object(), "type") == "Ready") {
+      return StrAt(c.get_object(), "status") == "True";
     }
   }
   return false;
 }
 
 bool IsTerminating(const json::object& pod) {
-  return !Str(pod, "metadata.deletionTimestamp").empty();
+  return !StrAt(pod, "metadata.deletionTimestamp").empty();
 }
 
 std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& service_port) {
@@ -57,7 +54,7 @@ std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& 
   if (target->is_int64()) return target->get_int64();
   if (!target->is_string()) return std::nullopt;
   std::string name(target->get_string());
-  std::string protocol = Str(service_port, "protocol");
+  std::string protocol = StrAt(service_port, "protocol");
   if (protocol.empty()) protocol = "TCP";
   const json::value* containers = Find(pod, "spec.containers");
   if (containers == nullptr || !containers->is_array()) return std::nullopt;
@@ -66,10 +63,10 @@ std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& 
     if (ports == nullptr || !ports->is_array()) continue;
     for (const json::value& p : ports->get_array()) {
       if (!p.is_object()) continue;
-      std::string port_protocol = Str(p.get_object(), "protocol");
+      std::string port_protocol = StrAt(p.get_object(), "protocol");
       if (port_protocol.empty()) port_protocol = "TCP";
       const json::value* number = p.get_object().if_contains("containerPort");
-      if (Str(p.get_object(), "name") == name && port_protocol == protocol && number != nullptr &&
+      if (StrAt(p.get_object(), "name") == name && port_protocol == protocol && number != nullptr &&
           number->is_int64()) {
         return number->get_int64();
       }
@@ -79,9 +76,9 @@ std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& 
 }
 
 std::string HostnameFor(const json::object& pod, const json::object& service) {
-  std::string hostname = Str(pod, "spec.hostname");
-  if (hostname.empty() || Str(pod, "spec.subdomain") != Str(service, "metadata.name") ||
-      Str(pod, "metadata.namespace") != Str(service, "metadata.namespace")) {
+  std::string hostname = StrAt(pod, "spec.hostname");
+  if (hostname.empty() || StrAt(pod, "spec.subdomain") != StrAt(service, "metadata.name") ||
+      StrAt(pod, "metadata.namespace") != StrAt(service, "metadata.namespace")) {
     return "";
   }
   return hostname;
@@ -89,9 +86,9 @@ std::string HostnameFor(const json::object& pod, const json::object& service) {
 
 json::object PodReference(const json::object& pod) {
   return json::object{{"kind", "Pod"},
-                      {"namespace", Str(pod, "metadata.namespace")},
-                      {"name", Str(pod, "metadata.name")},
-                      {"uid", Str(pod, "metadata.uid")}};
+                      {"namespace", StrAt(pod, "metadata.namespace")},
+                      {"name", StrAt(pod, "metadata.name")},
+                      {"uid", StrAt(pod, "metadata.uid")}};
 }
 
 std::vector<std::string> ServicesFor(const std::vector<runtime::ObjectPtr>& services,
@@ -110,7 +107,7 @@ void EnqueueServicesAndTheirPods(runtime::Informer& services, runtime::Informer&
   runtime::WorkQueue* queue = &controller.queue();
   runtime::Informer* svc = &services;
   auto enqueue = [queue, svc](const runtime::ObjectPtr& pod) {
-    std::string ns = Str(*pod, "metadata.namespace");
+    std::string ns = StrAt(*pod, "metadata.namespace");
     for (const std::string& key : ServicesFor(svc->lister().List(ns), *pod)) queue->Add(key);
   };
   pods.AddEventHandler(runtime::EventHandler{

@@ -11,12 +11,11 @@
 #include <vector>
 
 #include "base/json.h"
+#include "member/object_util.h"
 #include "runtime/cache.h"
 #include "runtime/controller_manager.h"
 
 namespace flotilla::member::services {
-
-std::string Str(const json::object& o, std::string_view path);
 
 // The service's spec.selector as a LabelSelector string-map match; nullptr
 // when the service has none (its endpoints are the user's).

@@ -4,12 +4,11 @@
 #include <map>
 
 #include "api/labels.h"
+#include "member/object_util.h"
 #include "member/services/endpoint_util.h"
 
 namespace flotilla::member {
 namespace {
-
-using services::Str;
 
 // One address and whether it is ready, with the ports it serves.
 struct Address {
@@ -30,10 +29,10 @@ json::array PortsIn(const json::object& pod, const json::object& service) {
     std::optional<int64_t> number = services::ResolvePort(pod, sp);
     if (!number) continue;
     json::object port{{"port", *number}};
-    if (std::string name = Str(sp, "name"); !name.empty()) port["name"] = name;
-    std::string protocol = Str(sp, "protocol");
+    if (std::string name = StrAt(sp, "name"); !name.empty()) port["name"] = name;
+    std::string protocol = StrAt(sp, "protocol");
     port["protocol"] = protocol.empty() ? "TCP" : protocol;
-    if (std::string app = Str(sp, "appProtocol"); !app.empty()) port["appProtocol"] = app;
+    if (std::string app = StrAt(sp, "appProtocol"); !app.empty()) port["appProtocol"] = app;
     out.push_back(std::move(port));
   }
   std::sort(out.begin(), out.end(),
@@ -43,8 +42,8 @@ json::array PortsIn(const json::object& pod, const json::object& service) {
 
 json::array SortedByIp(std::vector<json::object> addresses) {
   std::sort(addresses.begin(), addresses.end(), [](const json::object& a, const json::object& b) {
-    return std::make_pair(Str(a, "ip"), Str(a, "targetRef.uid")) <
-           std::make_pair(Str(b, "ip"), Str(b, "targetRef.uid"));
+    return std::make_pair(StrAt(a, "ip"), StrAt(a, "targetRef.uid")) <
+           std::make_pair(StrAt(b, "ip"), StrAt(b, "targetRef.uid"));
   });
   return json::array(addresses.begin(), addresses.end());
 }
@@ -100,12 +99,18 @@ StatusOr<runtime::Result> EndpointsController::Reconcile(const std::string& key)
   runtime::ObjectPtr current = endpoints_.cache().Get(key);
   if (service == nullptr) {
     if (current == nullptr) return runtime::Result{};
+    // The service cache may lag behind Endpoints written just after their
+    // service (a selector-less service's Endpoints are the user's): only a
+    // service the API server does not have loses its Endpoints.
+    StatusOr<json::object> live = client_.Get(kServices, ns, name);
+    if (live.ok()) return runtime::Result{};
+    if (!live.status().Is(Reason::kNotFound)) return live.status();
     Status s = client_.Delete(kEndpoints, ns, name);
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
     return runtime::Result{};
   }
   const json::object* selector = services::SelectorOf(*service);
-  if (selector == nullptr || !Str(*service, "metadata.deletionTimestamp").empty()) {
+  if (selector == nullptr || !StrAt(*service, "metadata.deletionTimestamp").empty()) {
     return runtime::Result{};
   }
   bool tolerate_unready = services::PublishesNotReady(*service);
@@ -117,11 +122,12 @@ StatusOr<runtime::Result> EndpointsController::Reconcile(const std::string& key)
     if (!services::Selects(*selector, *pod) || !services::HasEndpoint(*pod)) continue;
     if (services::IsTerminating(*pod) && !tolerate_unready) continue;
     Address a;
-    a.address = json::object{{"ip", Str(*pod, "status.podIP")}};
+    a.address = json::object{{"ip", StrAt(*pod, "status.podIP")}};
     if (std::string host = services::HostnameFor(*pod, *service); !host.empty()) {
       a.address["hostname"] = host;
     }
-    if (std::string node = Str(*pod, "spec.nodeName"); !node.empty()) a.address["nodeName"] = node;
+    if (std::string node = StrAt(*pod, "spec.nodeName"); !node.empty())
+      a.address["nodeName"] = node;
     a.address["targetRef"] = services::PodReference(*pod);
     a.ready = tolerate_unready || services::IsReady(*pod);
     a.ports = PortsIn(*pod, *service);

@@ -2,20 +2,11 @@
 
 #include <algorithm>
 
+#include "member/object_util.h"
 #include "member/statefulset/revisions.h"
 
 namespace flotilla::member::statefulset {
 namespace {
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-int64_t Int(const json::object& o, std::string_view path, int64_t fallback) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_int64() ? v->get_int64() : fallback;
-}
 
 bool ControlledBy(const json::object& obj, const std::string& uid) {
   const json::value* refs = Find(obj, "metadata.ownerReferences");
@@ -23,7 +14,7 @@ bool ControlledBy(const json::object& obj, const std::string& uid) {
   for (const json::value& r : refs->get_array()) {
     if (!r.is_object()) continue;
     const json::object& ref = r.get_object();
-    if (Str(ref, "uid") == uid && GetBool(ref, "controller").value_or(false)) return true;
+    if (StrAt(ref, "uid") == uid && GetBool(ref, "controller").value_or(false)) return true;
   }
   return false;
 }
@@ -31,13 +22,13 @@ bool ControlledBy(const json::object& obj, const std::string& uid) {
 }  // namespace
 
 std::vector<runtime::ObjectPtr> History::Owned(const json::object& set) const {
-  std::string uid = Str(set, "metadata.uid");
+  std::string uid = StrAt(set, "metadata.uid");
   std::vector<runtime::ObjectPtr> out;
   for (const runtime::ObjectPtr& r : revisions_.lister().ByOwner(uid)) {
     if (ControlledBy(*r, uid)) out.push_back(r);
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return Int(*a, "revision", 0) < Int(*b, "revision", 0);
+    return IntAt(*a, "revision", 0) < IntAt(*b, "revision", 0);
   });
   return out;
 }
@@ -46,25 +37,25 @@ StatusOr<json::object> History::CreateOrFind(const json::object& set,
                                              const json::object& revision) {
   StatusOr<json::object> created = client_.Create(kControllerRevisions, "", revision);
   if (created.ok() || !created.status().Is(Reason::kAlreadyExists)) return created;
-  std::string ns = Str(revision, "metadata.namespace");
+  std::string ns = StrAt(revision, "metadata.namespace");
   StatusOr<json::object> existing =
-      client_.Get(kControllerRevisions, ns, Str(revision, "metadata.name"));
+      client_.Get(kControllerRevisions, ns, StrAt(revision, "metadata.name"));
   if (!existing.ok()) return existing.status();
   if (EqualRevision(*existing, revision)) return existing;
   json::object bumped = set;
   json::object& status = EnsureObject(bumped, "status");
-  status["collisionCount"] = Int(set, "status.collisionCount", 0) + 1;
+  status["collisionCount"] = IntAt(set, "status.collisionCount", 0) + 1;
   StatusOr<json::object> written =
       client_.UpdateStatus(client::ResourceRef{"apps", "v1", "statefulsets", true}, "", bumped);
   if (!written.ok()) return written.status();
-  return Status::Conflict("controller revision " + Str(revision, "metadata.name") +
+  return Status::Conflict("controller revision " + StrAt(revision, "metadata.name") +
                           " holds other data; collisionCount raised");
 }
 
 StatusOr<Revisions> History::Sync(const json::object& set) {
   std::vector<runtime::ObjectPtr> owned = Owned(set);
-  int64_t next = owned.empty() ? 1 : Int(*owned.back(), "revision", 0) + 1;
-  json::object wanted = NewRevision(set, next, Int(set, "status.collisionCount", 0));
+  int64_t next = owned.empty() ? 1 : IntAt(*owned.back(), "revision", 0) + 1;
+  json::object wanted = NewRevision(set, next, IntAt(set, "status.collisionCount", 0));
   runtime::ObjectPtr equal;
   for (const runtime::ObjectPtr& r : owned) {
     if (EqualRevision(*r, wanted)) equal = r;
@@ -84,11 +75,11 @@ StatusOr<Revisions> History::Sync(const json::object& set) {
     if (!created.ok()) return created.status();
     out.update = std::move(*created);
   }
-  std::string current_name = Str(set, "status.currentRevision");
+  std::string current_name = StrAt(set, "status.currentRevision");
   out.current = out.update;
   for (const runtime::ObjectPtr& r : owned) {
-    if (!current_name.empty() && Str(*r, "metadata.name") == current_name &&
-        current_name != Str(out.update, "metadata.name")) {
+    if (!current_name.empty() && StrAt(*r, "metadata.name") == current_name &&
+        current_name != StrAt(out.update, "metadata.name")) {
       out.current = *r;
     }
   }
@@ -99,17 +90,17 @@ Status History::Truncate(const json::object& set, const Revisions& revisions,
                          const std::set<std::string>& live) {
   std::vector<runtime::ObjectPtr> history;
   for (const runtime::ObjectPtr& r : Owned(set)) {
-    std::string name = Str(*r, "metadata.name");
-    if (live.contains(name) || name == Str(revisions.current, "metadata.name") ||
-        name == Str(revisions.update, "metadata.name")) {
+    std::string name = StrAt(*r, "metadata.name");
+    if (live.contains(name) || name == StrAt(revisions.current, "metadata.name") ||
+        name == StrAt(revisions.update, "metadata.name")) {
       continue;
     }
     history.push_back(r);
   }
-  int64_t limit = std::max<int64_t>(0, Int(set, "spec.revisionHistoryLimit", 10));
+  int64_t limit = std::max<int64_t>(0, IntAt(set, "spec.revisionHistoryLimit", 10));
   for (size_t i = 0; i + limit < history.size(); ++i) {
-    Status s = client_.Delete(kControllerRevisions, Str(*history[i], "metadata.namespace"),
-                              Str(*history[i], "metadata.name"));
+    Status s = client_.Delete(kControllerRevisions, StrAt(*history[i], "metadata.namespace"),
+                              StrAt(*history[i], "metadata.name"));
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
   return Status();

@@ -8,6 +8,7 @@
 
 #include <mutex>
 
+#include "member/object_util.h"
 #include "member/statefulset/history.h"
 #include "member/statefulset/volume_binder.h"
 #include "member/test_util.h"
@@ -18,16 +19,6 @@ namespace {
 
 using runtime::testing::Eventually;
 using ::testing::ElementsAre;
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-int64_t Int(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_int64() ? v->get_int64() : 0;
-}
 
 json::object Parse(std::string_view text) {
   StatusOr<json::object> o = ParseJsonObject(text);
@@ -66,7 +57,7 @@ class PodLog {
           }
           std::lock_guard lock(mu_);
           lines_.push_back(std::string(kNames[static_cast<int>(e.type)]) + " " +
-                           Str(e.object, "metadata.name"));
+                           StrAt(e.object, "metadata.name"));
         },
         [](const Status&) {});
     EXPECT_TRUE(watch.ok()) << watch.status().ToString();
@@ -118,7 +109,7 @@ class StatefulSetTest : public ::testing::Test {
     std::vector<std::string> out;
     StatusOr<client::ObjectList> list = api().List(kPods, "default", {});
     if (!list.ok()) return out;
-    for (const json::object& p : list->items) out.push_back(Str(p, "metadata.name"));
+    for (const json::object& p : list->items) out.push_back(StrAt(p, "metadata.name"));
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -148,7 +139,7 @@ class StatefulSetTest : public ::testing::Test {
     StatusOr<client::ObjectList> list = api().List(kPods, "default", {});
     if (!list.ok()) return 0;
     for (const json::object& p : list->items) {
-      if (Str(p, "status.phase") == "Running" || !Str(p, "metadata.deletionTimestamp").empty())
+      if (StrAt(p, "status.phase") == "Running" || !StrAt(p, "metadata.deletionTimestamp").empty())
         continue;
       SetPhase(p, "Running", true);
       ++n;
@@ -159,9 +150,8 @@ class StatefulSetTest : public ::testing::Test {
   // Retried: the scale write may race the controller's status write
   // (Conflict), as a client's would.
   void Scale(int replicas) {
-    ASSERT_TRUE(Eventually([&] {
-      return api().UpdateScale(kStatefulSets, "default", "web", replicas).ok();
-    }));
+    ASSERT_TRUE(Eventually(
+        [&] { return api().UpdateScale(kStatefulSets, "default", "web", replicas).ok(); }));
   }
 
   void Patch(const std::string& patch) {
@@ -175,7 +165,7 @@ class StatefulSetTest : public ::testing::Test {
     ASSERT_TRUE(Eventually([&] {
       ReadyAll();
       json::object set = Set();
-      return Int(set, "status.readyReplicas") == n && Int(set, "status.replicas") == n;
+      return IntAt(set, "status.readyReplicas") == n && IntAt(set, "status.replicas") == n;
     })) << ToJson(Set());
   }
 
@@ -188,16 +178,16 @@ class StatefulSetTest : public ::testing::Test {
 
 TEST_F(StatefulSetTest, OrderedReadyCreatesEachPodAfterItsPredecessorIsReady) {
   Create(WebSet(3));
-  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.replicas") == 1; }));
+  ASSERT_TRUE(Eventually([&] { return IntAt(Set(), "status.replicas") == 1; }));
   EXPECT_THAT(PodNames(), ElementsAre("web-0"));
   MakeReady("web-0");
   ASSERT_TRUE(Eventually([&] { return PodNames().size() == 2; }));
-  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.replicas") == 2; }));
+  ASSERT_TRUE(Eventually([&] { return IntAt(Set(), "status.replicas") == 2; }));
   EXPECT_THAT(PodNames(), ElementsAre("web-0", "web-1"));
   MakeReady("web-1");
   ASSERT_TRUE(Eventually([&] { return PodNames().size() == 3; }));
   MakeReady("web-2");
-  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.readyReplicas") == 3; }));
+  ASSERT_TRUE(Eventually([&] { return IntAt(Set(), "status.readyReplicas") == 3; }));
   EXPECT_THAT(Log(), ElementsAre("ADDED web-0", "ADDED web-1", "ADDED web-2"));
 }
 
@@ -205,14 +195,14 @@ TEST_F(StatefulSetTest, MinReadySecondsDelaysAvailabilityAndTheNextPod) {
   Create(WebSet(2, "OrderedReady", R"("minReadySeconds":10,)"));
   ASSERT_TRUE(Eventually([&] { return Get(kPods, "web-0").has_value(); }));
   MakeReady("web-0");
-  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.readyReplicas") == 1; }));
-  EXPECT_EQ(Int(Set(), "status.availableReplicas"), 0);
+  ASSERT_TRUE(Eventually([&] { return IntAt(Set(), "status.readyReplicas") == 1; }));
+  EXPECT_EQ(IntAt(Set(), "status.availableReplicas"), 0);
   EXPECT_THAT(PodNames(), ElementsAre("web-0"));
   // The controller re-checks when the pod has been ready for 10 s; moving
   // the clock in steps keeps the test independent of when it asked.
   ASSERT_TRUE(Eventually([&] {
     env_.clock().Advance(std::chrono::milliseconds(100));
-    return Int(Set(), "status.availableReplicas") == 1;
+    return IntAt(Set(), "status.availableReplicas") == 1;
   }));
   ASSERT_TRUE(Eventually([&] { return PodNames().size() == 2; }));
 }
@@ -222,21 +212,21 @@ TEST_F(StatefulSetTest, PodsHaveStableIdentity) {
   ASSERT_TRUE(Eventually([&] { return Get(kPods, "web-0").has_value(); }));
   json::object pod = *Get(kPods, "web-0");
   json::object set = Set();
-  EXPECT_EQ(Str(pod, "spec.hostname"), "web-0");
-  EXPECT_EQ(Str(pod, "spec.subdomain"), "nginx");
-  EXPECT_EQ(Str(pod, "metadata.labels.app"), "nginx");
+  EXPECT_EQ(StrAt(pod, "spec.hostname"), "web-0");
+  EXPECT_EQ(StrAt(pod, "spec.subdomain"), "nginx");
+  EXPECT_EQ(StrAt(pod, "metadata.labels.app"), "nginx");
   const json::object& labels = Find(pod, "metadata.labels")->get_object();
   EXPECT_EQ(labels.at("statefulset.kubernetes.io/pod-name"), "web-0");
   EXPECT_EQ(labels.at("apps.kubernetes.io/pod-index"), "0");
-  ASSERT_TRUE(Eventually([&] { return !Str(Set(), "status.updateRevision").empty(); }));
+  ASSERT_TRUE(Eventually([&] { return !StrAt(Set(), "status.updateRevision").empty(); }));
   EXPECT_EQ(std::string(labels.at("controller-revision-hash").as_string()),
-            Str(Set(), "status.updateRevision"));
+            StrAt(Set(), "status.updateRevision"));
   const json::value* owner = Find(pod, "metadata.ownerReferences");
   ASSERT_NE(owner, nullptr);
   const json::object& ref = owner->get_array().at(0).get_object();
-  EXPECT_EQ(Str(ref, "kind"), "StatefulSet");
-  EXPECT_EQ(Str(ref, "name"), "web");
-  EXPECT_EQ(Str(ref, "uid"), Str(set, "metadata.uid"));
+  EXPECT_EQ(StrAt(ref, "kind"), "StatefulSet");
+  EXPECT_EQ(StrAt(ref, "name"), "web");
+  EXPECT_EQ(StrAt(ref, "uid"), StrAt(set, "metadata.uid"));
   EXPECT_EQ(GetBool(ref, "controller"), true);
 }
 
@@ -244,19 +234,19 @@ TEST_F(StatefulSetTest, StatusAndRevisions) {
   Create(WebSet(3));
   RunToReady(3);
   json::object set = Set();
-  std::string revision = Str(set, "status.currentRevision");
+  std::string revision = StrAt(set, "status.currentRevision");
   EXPECT_THAT(revision, ::testing::StartsWith("web-"));
-  EXPECT_EQ(Str(set, "status.updateRevision"), revision);
-  EXPECT_EQ(Int(set, "status.currentReplicas"), 3);
-  EXPECT_EQ(Int(set, "status.updatedReplicas"), 3);
-  EXPECT_EQ(Int(set, "status.availableReplicas"), 3);
-  EXPECT_EQ(Int(set, "status.observedGeneration"), Int(set, "metadata.generation"));
+  EXPECT_EQ(StrAt(set, "status.updateRevision"), revision);
+  EXPECT_EQ(IntAt(set, "status.currentReplicas"), 3);
+  EXPECT_EQ(IntAt(set, "status.updatedReplicas"), 3);
+  EXPECT_EQ(IntAt(set, "status.availableReplicas"), 3);
+  EXPECT_EQ(IntAt(set, "status.observedGeneration"), IntAt(set, "metadata.generation"));
   ASSERT_NE(Find(set, "status.collisionCount"), nullptr);
-  EXPECT_EQ(Int(set, "status.collisionCount"), 0);
+  EXPECT_EQ(IntAt(set, "status.collisionCount"), 0);
   std::optional<json::object> rev = Get(statefulset::kControllerRevisions, revision);
   ASSERT_TRUE(rev.has_value());
-  EXPECT_EQ(Int(*rev, "revision"), 1);
-  EXPECT_EQ(Str(*rev, "data.spec.template.$patch"), "replace");
+  EXPECT_EQ(IntAt(*rev, "revision"), 1);
+  EXPECT_EQ(StrAt(*rev, "data.spec.template.$patch"), "replace");
   EXPECT_EQ(Find(*rev, "metadata.ownerReferences")->get_array().at(0).at("name"), "web");
 }
 
@@ -269,18 +259,18 @@ TEST_F(StatefulSetTest, ScaleDownRemovesTheHighestOrdinalFirst) {
   ASSERT_TRUE(Eventually([&] { return Log().size() == 5; }));
   EXPECT_THAT(Log(), ElementsAre("ADDED web-0", "ADDED web-1", "ADDED web-2", "DELETED web-2",
                                  "DELETED web-1"));
-  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.replicas") == 1; }));
+  ASSERT_TRUE(Eventually([&] { return IntAt(Set(), "status.replicas") == 1; }));
 }
 
 TEST_F(StatefulSetTest, OrderedScaleDownWaitsWhileAPodIsNotReady) {
   Create(WebSet(3));
   RunToReady(3);
   SetPhase(*Get(kPods, "web-0"), "Running", false);
-  ASSERT_TRUE(Eventually([&] { return Int(Set(), "status.readyReplicas") == 2; }));
+  ASSERT_TRUE(Eventually([&] { return IntAt(Set(), "status.readyReplicas") == 2; }));
   Scale(1);
   ASSERT_TRUE(Eventually([&] {
     json::object set = Set();
-    return Int(set, "status.observedGeneration") == Int(set, "metadata.generation");
+    return IntAt(set, "status.observedGeneration") == IntAt(set, "metadata.generation");
   }));
   EXPECT_EQ(PodNames().size(), 3u);
   MakeReady("web-0");
@@ -302,19 +292,19 @@ TEST_F(StatefulSetTest, ClaimsAreCreatedBoundAndRetainedAfterScaleDown) {
   for (std::string name : {"www-web-0", "www-web-1"}) {
     ASSERT_TRUE(Eventually([&] {
       std::optional<json::object> c = Get(kPersistentVolumeClaims, name);
-      return c && Str(*c, "status.phase") == "Bound";
+      return c && StrAt(*c, "status.phase") == "Bound";
     })) << name;
     json::object claim = *Get(kPersistentVolumeClaims, name);
-    EXPECT_EQ(Str(claim, "spec.volumeName"), "pvc-" + Str(claim, "metadata.uid"));
-    EXPECT_EQ(Str(claim, "status.capacity.storage"), "1Gi");
+    EXPECT_EQ(StrAt(claim, "spec.volumeName"), "pvc-" + StrAt(claim, "metadata.uid"));
+    EXPECT_EQ(StrAt(claim, "status.capacity.storage"), "1Gi");
     EXPECT_EQ(Find(claim, "status.accessModes")->get_array().at(0), "ReadWriteOnce");
-    EXPECT_EQ(Str(claim, "metadata.labels.app"), "nginx");
+    EXPECT_EQ(StrAt(claim, "metadata.labels.app"), "nginx");
   }
   json::object pod = *Get(kPods, "web-1");
   const json::array& volumes = Find(pod, "spec.volumes")->get_array();
   ASSERT_FALSE(volumes.empty());
-  EXPECT_EQ(Str(volumes.at(0).get_object(), "name"), "www");
-  EXPECT_EQ(Str(volumes.at(0).get_object(), "persistentVolumeClaim.claimName"), "www-web-1");
+  EXPECT_EQ(StrAt(volumes.at(0).get_object(), "name"), "www");
+  EXPECT_EQ(StrAt(volumes.at(0).get_object(), "persistentVolumeClaim.claimName"), "www-web-1");
   Scale(0);
   ASSERT_TRUE(Eventually([&] { return PodNames().empty(); }));
   EXPECT_TRUE(Get(kPersistentVolumeClaims, "www-web-0").has_value());
@@ -334,20 +324,20 @@ TEST_F(StatefulSetTest, WhenScaledDeleteRemovesTheClaims) {
 TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirst) {
   Create(WebSet(3));
   RunToReady(3);
-  std::string old_revision = Str(Set(), "status.currentRevision");
+  std::string old_revision = StrAt(Set(), "status.currentRevision");
   Patch(R"({"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}},
       "template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}})");
   ASSERT_TRUE(Eventually([&] {
     ReadyAll();
-    return Int(Set(), "status.updatedReplicas") == 2 && Int(Set(), "status.readyReplicas") == 3;
+    return IntAt(Set(), "status.updatedReplicas") == 2 && IntAt(Set(), "status.readyReplicas") == 3;
   })) << ToJson(Set());
   json::object set = Set();
-  std::string new_revision = Str(set, "status.updateRevision");
+  std::string new_revision = StrAt(set, "status.updateRevision");
   EXPECT_NE(new_revision, old_revision);
-  EXPECT_EQ(Str(set, "status.currentRevision"), old_revision);
-  EXPECT_EQ(Int(set, "status.currentReplicas"), 1);
+  EXPECT_EQ(StrAt(set, "status.currentRevision"), old_revision);
+  EXPECT_EQ(IntAt(set, "status.currentReplicas"), 1);
   auto revision_of = [&](const std::string& name) {
-    return Str(*Get(kPods, name), "metadata.labels.controller-revision-hash");
+    return StrAt(*Get(kPods, name), "metadata.labels.controller-revision-hash");
   };
   EXPECT_EQ(revision_of("web-0"), old_revision);
   EXPECT_EQ(revision_of("web-1"), new_revision);
@@ -364,8 +354,8 @@ TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirs
   ASSERT_TRUE(Eventually([&] {
     ReadyAll();
     json::object s = Set();
-    return Str(s, "status.currentRevision") == new_revision &&
-           Int(s, "status.currentReplicas") == 3 && Int(s, "status.readyReplicas") == 3;
+    return StrAt(s, "status.currentRevision") == new_revision &&
+           IntAt(s, "status.currentReplicas") == 3 && IntAt(s, "status.readyReplicas") == 3;
   })) << ToJson(Set());
   EXPECT_EQ(revision_of("web-0"), new_revision);
 }
@@ -373,33 +363,33 @@ TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirs
 TEST_F(StatefulSetTest, OnDeleteUpdatesOnlyDeletedPods) {
   Create(WebSet(2, "OrderedReady", R"("updateStrategy":{"type":"OnDelete"},)"));
   RunToReady(2);
-  std::string old_revision = Str(Set(), "status.currentRevision");
+  std::string old_revision = StrAt(Set(), "status.currentRevision");
   Patch(R"({"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}})");
-  ASSERT_TRUE(Eventually([&] { return Str(Set(), "status.updateRevision") != old_revision; }));
-  std::string new_revision = Str(Set(), "status.updateRevision");
-  EXPECT_EQ(Str(*Get(kPods, "web-1"), "metadata.labels.controller-revision-hash"), old_revision);
+  ASSERT_TRUE(Eventually([&] { return StrAt(Set(), "status.updateRevision") != old_revision; }));
+  std::string new_revision = StrAt(Set(), "status.updateRevision");
+  EXPECT_EQ(StrAt(*Get(kPods, "web-1"), "metadata.labels.controller-revision-hash"), old_revision);
   ASSERT_TRUE(api().Delete(kPods, "default", "web-1").ok());
   ASSERT_TRUE(Eventually([&] {
     std::optional<json::object> pod = Get(kPods, "web-1");
-    return pod && Str(*pod, "metadata.labels.controller-revision-hash") == new_revision;
+    return pod && StrAt(*pod, "metadata.labels.controller-revision-hash") == new_revision;
   }));
-  EXPECT_EQ(Str(*Get(kPods, "web-0"), "metadata.labels.controller-revision-hash"), old_revision);
+  EXPECT_EQ(StrAt(*Get(kPods, "web-0"), "metadata.labels.controller-revision-hash"), old_revision);
 }
 
 TEST_F(StatefulSetTest, FailedOrDeletedPodIsRecreatedWithTheSameName) {
   Create(WebSet(2));
   RunToReady(2);
-  std::string uid = Str(*Get(kPods, "web-1"), "metadata.uid");
+  std::string uid = StrAt(*Get(kPods, "web-1"), "metadata.uid");
   SetPhase(*Get(kPods, "web-1"), "Failed", false);
   ASSERT_TRUE(Eventually([&] {
     std::optional<json::object> pod = Get(kPods, "web-1");
-    return pod && Str(*pod, "metadata.uid") != uid;
+    return pod && StrAt(*pod, "metadata.uid") != uid;
   }));
-  uid = Str(*Get(kPods, "web-0"), "metadata.uid");
+  uid = StrAt(*Get(kPods, "web-0"), "metadata.uid");
   ASSERT_TRUE(api().Delete(kPods, "default", "web-0").ok());
   ASSERT_TRUE(Eventually([&] {
     std::optional<json::object> pod = Get(kPods, "web-0");
-    return pod && Str(*pod, "metadata.uid") != uid;
+    return pod && StrAt(*pod, "metadata.uid") != uid;
   }));
 }
 
@@ -409,7 +399,7 @@ TEST_F(StatefulSetTest, AdoptsOrphanedPodsOfItsName) {
       "spec":{"containers":[{"name":"nginx","image":"nginx:1.25"}]}})");
   StatusOr<json::object> made = api().Create(kPods, "default", orphan);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
-  std::string uid = Str(*made, "metadata.uid");
+  std::string uid = StrAt(*made, "metadata.uid");
   MakeReady("web-0");
   Create(WebSet(2));
   ASSERT_TRUE(Eventually([&] {
@@ -417,9 +407,9 @@ TEST_F(StatefulSetTest, AdoptsOrphanedPodsOfItsName) {
     return pod && Find(*pod, "metadata.ownerReferences") != nullptr;
   }));
   json::object pod = *Get(kPods, "web-0");
-  EXPECT_EQ(Str(pod, "metadata.uid"), uid);
+  EXPECT_EQ(StrAt(pod, "metadata.uid"), uid);
   EXPECT_EQ(Find(pod, "metadata.ownerReferences")->get_array().at(0).at("uid"),
-            json::value(Str(Set(), "metadata.uid")));
+            json::value(StrAt(Set(), "metadata.uid")));
   ASSERT_TRUE(Eventually([&] { return PodNames().size() == 2; }));
 }
 

@@ -2,25 +2,14 @@
 // finding the set of a pod, claims, status and events.
 #include <algorithm>
 
+#include "member/object_util.h"
 #include "member/statefulset/identity.h"
 #include "member/statefulset/pod_state.h"
 #include "member/statefulset/revisions.h"
 #include "member/statefulset/statefulset_controller.h"
 
 namespace flotilla::member {
-namespace {
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-int64_t Int(const json::object& o, std::string_view path, int64_t fallback) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_int64() ? v->get_int64() : fallback;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void StatefulSetController::EnqueueFor(const json::object& pod, runtime::WorkQueue& queue) const {
   if (std::string key = statefulset::OwnerSetKey(pod); !key.empty()) {
@@ -28,9 +17,9 @@ void StatefulSetController::EnqueueFor(const json::object& pod, runtime::WorkQue
     return;
   }
   if (statefulset::HasController(pod)) return;
-  std::string name = Str(pod, "metadata.name");
-  for (const runtime::ObjectPtr& set : sets_.lister().List(Str(pod, "metadata.namespace"))) {
-    if (!statefulset::OrdinalOf(Str(*set, "metadata.name"), name)) continue;
+  std::string name = StrAt(pod, "metadata.name");
+  for (const runtime::ObjectPtr& set : sets_.lister().List(StrAt(pod, "metadata.namespace"))) {
+    if (!statefulset::OrdinalOf(StrAt(*set, "metadata.name"), name)) continue;
     StatusOr<api::LabelSelector> selector =
         api::LabelSelector::FromJson(Find(*set, "spec.selector"), "spec.selector");
     if (selector.ok() && !selector->Empty() && selector->MatchesObject(pod)) {
@@ -41,11 +30,11 @@ void StatefulSetController::EnqueueFor(const json::object& pod, runtime::WorkQue
 
 StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
                                                    const api::LabelSelector& selector) {
-  std::string ns = Str(set, "metadata.namespace");
-  std::string set_name = Str(set, "metadata.name");
+  std::string ns = StrAt(set, "metadata.namespace");
+  std::string set_name = StrAt(set, "metadata.name");
   bool adopted = false;
   for (const runtime::ObjectPtr& pod : pods_.lister().List(ns, selector)) {
-    std::string name = Str(*pod, "metadata.name");
+    std::string name = StrAt(*pod, "metadata.name");
     if (!statefulset::OrdinalOf(set_name, name) || statefulset::HasController(*pod) ||
         statefulset::IsTerminating(*pod)) {
       continue;
@@ -56,7 +45,7 @@ StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
     }
     refs.push_back(statefulset::ControllerRef(set));
     json::object patch{{"metadata", json::object{{"ownerReferences", std::move(refs)},
-                                                 {"uid", Str(*pod, "metadata.uid")}}}};
+                                                 {"uid", StrAt(*pod, "metadata.uid")}}}};
     StatusOr<json::object> patched =
         client_.Patch(kPods, ns, name, client::PatchType::kMerge, ToJson(patch));
     if (!patched.ok() && !patched.status().Is(Reason::kNotFound) &&
@@ -70,10 +59,10 @@ StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
 
 Status StatefulSetController::CreateClaims(const json::object& set, int ordinal,
                                            const std::string& pod_name) {
-  std::string ns = Str(set, "metadata.namespace");
-  std::string set_name = Str(set, "metadata.name");
+  std::string ns = StrAt(set, "metadata.namespace");
+  std::string set_name = StrAt(set, "metadata.name");
   for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
-    std::string name = Str(claim, "metadata.name");
+    std::string name = StrAt(claim, "metadata.name");
     if (claims_.lister().Get(ns, name) != nullptr) continue;
     StatusOr<json::object> made = client_.Create(kPersistentVolumeClaims, "", claim);
     if (made.status().Is(Reason::kAlreadyExists)) continue;
@@ -92,8 +81,8 @@ Status StatefulSetController::CreateClaims(const json::object& set, int ordinal,
 
 Status StatefulSetController::DeleteClaims(const json::object& set, int ordinal) {
   for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
-    Status s = client_.Delete(kPersistentVolumeClaims, Str(claim, "metadata.namespace"),
-                              Str(claim, "metadata.name"));
+    Status s = client_.Delete(kPersistentVolumeClaims, StrAt(claim, "metadata.namespace"),
+                              StrAt(claim, "metadata.name"));
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
   return Status();
@@ -103,10 +92,10 @@ Status StatefulSetController::WriteStatus(const json::object& set, const json::o
   json::object wanted = status;
   // Counts are omitempty in apps/v1 except replicas and availableReplicas.
   for (std::string_view field : {"readyReplicas", "currentReplicas", "updatedReplicas"}) {
-    if (Int(wanted, field, 0) == 0) wanted.erase(field);
+    if (IntAt(wanted, field, 0) == 0) wanted.erase(field);
   }
-  wanted["replicas"] = Int(wanted, "replicas", 0);
-  wanted["availableReplicas"] = Int(wanted, "availableReplicas", 0);
+  wanted["replicas"] = IntAt(wanted, "replicas", 0);
+  wanted["availableReplicas"] = IntAt(wanted, "availableReplicas", 0);
   const json::value* old = set.if_contains("status");
   json::object old_status = old != nullptr && old->is_object() ? old->get_object() : json::object();
   if (statefulset::CanonicalJson(old_status) == statefulset::CanonicalJson(wanted)) {

@@ -1,14 +1,9 @@
 #include "member/statefulset/volume_binder.h"
 
+#include "member/object_util.h"
+
 namespace flotilla::member {
-namespace {
-
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 VolumeBinder::VolumeBinder(ControllerContext& ctx)
     : client_(ctx.client), claims_(ctx.informers.For(kPersistentVolumeClaims)) {
@@ -19,21 +14,21 @@ VolumeBinder::VolumeBinder(ControllerContext& ctx)
 
 StatusOr<runtime::Result> VolumeBinder::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = claims_.cache().Get(key);
-  if (cached == nullptr || !Str(*cached, "metadata.deletionTimestamp").empty()) {
+  if (cached == nullptr || !StrAt(*cached, "metadata.deletionTimestamp").empty()) {
     return runtime::Result{};
   }
   json::object claim = *cached;
-  if (Str(claim, "spec.volumeName").empty()) {
+  if (StrAt(claim, "spec.volumeName").empty()) {
     json::object& annotations = EnsureObject(EnsureObject(claim, "metadata"), "annotations");
     annotations["pv.kubernetes.io/bind-completed"] = "yes";
     annotations["pv.kubernetes.io/bound-by-controller"] = "yes";
-    EnsureObject(claim, "spec")["volumeName"] = "pvc-" + Str(claim, "metadata.uid");
+    EnsureObject(claim, "spec")["volumeName"] = "pvc-" + StrAt(claim, "metadata.uid");
     StatusOr<json::object> updated = client_.Update(kPersistentVolumeClaims, "", claim);
     if (updated.status().Is(Reason::kNotFound)) return runtime::Result{};
     if (!updated.ok()) return updated.status();
     claim = std::move(*updated);
   }
-  if (Str(claim, "status.phase") == "Bound") return runtime::Result{};
+  if (StrAt(claim, "status.phase") == "Bound") return runtime::Result{};
   json::object& status = EnsureObject(claim, "status");
   status["phase"] = "Bound";
   if (const json::value* modes = Find(claim, "spec.accessModes")) status["accessModes"] = *modes;
