@@ -1,8 +1,8 @@
 """A simulated member as kubectl and the official Python client see it: the
 member kinds served (and not the federation's), nodes Ready with their
 topology labels, pods bound and Running with `kubectl get pods -o wide` and
-`kubectl describe pod` as on a real cluster, pods/binding through the raw
-API, and `--clusters 3` hosting three independent clusters in one process.
+`kubectl describe pod` as on a real cluster, the Python client watching a
+pod's status change, pods/binding through the raw API, and `--clusters 3` hosting three independent clusters in one process.
 """
 
 import json
@@ -94,6 +94,33 @@ def test_the_python_client_lists_pods_and_nodes(member):
     assert all(n.status.allocatable for n in nodes)
     pods = core.list_pod_for_all_namespaces().items
     assert isinstance(pods, list)
+
+
+def test_the_python_client_watches_a_pod_go_from_pending_to_running_and_ready(member):
+    from kubernetes import client, watch
+    core = client.CoreV1Api(member.api_client())
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="watched")))
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="w"),
+        spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx:1.25")]))
+    created = core.create_namespaced_pod("watched", pod)
+    seen = []  # (type, phase, node, ready) per event, in order
+    w = watch.Watch()
+    for event in w.stream(core.list_namespaced_pod, "watched", field_selector="metadata.name=w",
+                          resource_version=created.metadata.resource_version,
+                          timeout_seconds=POD_TIMEOUT):
+        obj = event["object"]
+        ready = any(c.type == "Ready" and c.status == "True"
+                    for c in (obj.status.conditions or []))
+        seen.append((event["type"], obj.status.phase, obj.spec.node_name, ready))
+        if obj.status.phase == "Running" and ready:
+            w.stop()
+    assert seen, "no events"
+    assert all(t == "MODIFIED" for t, *_ in seen), seen
+    # Bound first (still Pending), then Running and Ready, in that order.
+    assert any(phase == "Pending" and node for _, phase, node, _ in seen), seen
+    assert seen[-1][1] == "Running" and seen[-1][3], seen
+    assert [phase for _, phase, _, _ in seen].index("Running") > 0, seen
 
 
 def test_three_clusters_in_one_process(tmp_path):
