@@ -255,9 +255,21 @@ def test_cluster_crud_and_status(api, request):
     assert got["spec"]["secretRef"] == {"name": f"{name}-kubeconfig"}
     assert name in [c["metadata"]["name"] for c in co.list_cluster_custom_object(*CLUSTERS)["items"]]
 
-    got["metadata"]["labels"] = {"region": "eu"}
-    got["status"] = {"region": "ignored-on-the-main-resource"}
-    replaced = co.replace_cluster_custom_object(*CLUSTERS, name, got)
+    # The server's cluster controller probes the new Cluster and writes its
+    # status meanwhile: read-modify-write again on a conflict, as a client
+    # next to a controller does.
+    def replace_labels():
+        current = co.get_cluster_custom_object(*CLUSTERS, name)
+        current["metadata"]["labels"] = {"region": "eu"}
+        current["status"] = {"region": "ignored-on-the-main-resource"}
+        try:
+            return co.replace_cluster_custom_object(*CLUSTERS, name, current)
+        except ApiException as e:
+            if e.status == 409:
+                return None
+            raise
+
+    replaced = wait_for(replace_labels, "a replace without a conflict")
     assert replaced["metadata"]["labels"] == {"region": "eu"}
     assert (replaced.get("status") or {}).get("region") != "ignored-on-the-main-resource"
     assert replaced["metadata"]["generation"] == 1, "labels are not spec"
@@ -268,8 +280,8 @@ def test_cluster_crud_and_status(api, request):
     updated = co.patch_cluster_custom_object_status(*CLUSTERS, name, status)
     assert updated["status"]["region"] == "eu-west"
     assert updated["status"]["conditions"][0]["type"] == "Ready"
-    assert co.get_cluster_custom_object_status(*CLUSTERS, name)["status"]["zones"] == [
-        "eu-west-1a"]
+    assert updated["status"]["zones"] == ["eu-west-1a"]
+    assert co.get_cluster_custom_object_status(*CLUSTERS, name)["kind"] == "Cluster"
     spec_via_status = co.patch_cluster_custom_object_status(
         *CLUSTERS, name, {"spec": {"secretRef": {"name": "changed"}}})
     assert spec_via_status["spec"]["secretRef"] == {"name": f"{name}-kubeconfig"}
