@@ -184,7 +184,10 @@ TEST_F(ServicesTest, EndpointsFollowPodReadinessWithNamedTargetPorts) {
     return ep && Array(*ep, "subsets").size() == 1 &&
            Array(Array(*ep, "subsets").at(0).get_object(), "notReadyAddresses").size() == 1;
   }));
-  json::object subset = Array(*Get(kEndpoints, "web"), "subsets").at(0).get_object();
+  std::optional<json::object> web = Get(kEndpoints, "web");
+  ASSERT_TRUE(web.has_value());
+  ASSERT_FALSE(Array(*web, "subsets").empty());
+  json::object subset = Array(*web, "subsets").at(0).get_object();
   EXPECT_THAT(Ips(Array(subset, "addresses")), ElementsAre("10.244.0.11"));
   EXPECT_THAT(Ips(Array(subset, "notReadyAddresses")), ElementsAre("10.244.0.12"));
   const json::object& port = Array(subset, "ports").at(0).get_object();
@@ -316,7 +319,9 @@ TEST_F(ServicesTest, HeadlessServicePublishesStatefulPodHostnames) {
     std::optional<json::object> ep = Get(kEndpoints, "nginx");
     return ep && !Array(*ep, "subsets").empty();
   }));
-  json::object ep = *Get(kEndpoints, "nginx");
+  std::optional<json::object> got = Get(kEndpoints, "nginx");
+  ASSERT_TRUE(got.has_value());
+  json::object ep = *got;
   const json::object& address =
       Array(Array(ep, "subsets").at(0).get_object(), "addresses").at(0).get_object();
   EXPECT_EQ(StrAt(address, "hostname"), "web-0");
