@@ -65,6 +65,9 @@ class MemberTestEnv {
     informers_->StopAll();
     events_.reset();
     components_.clear();
+    // The manager refers to the informers: it goes first.
+    manager_.reset();
+    informers_.reset();
     if (gc_) gc_->Stop();
   }
 
