@@ -156,7 +156,8 @@ class HpaControllerTest : public ::testing::Test {
 
   int64_t StatusInt(const std::string& path,
                     const client::ResourceRef& v = kHorizontalPodAutoscalers) {
-    const json::value* value = Find(Hpa(v), path);
+    json::object hpa = Hpa(v);  // Find points into it: keep it alive
+    const json::value* value = Find(hpa, path);
     return value && value->is_int64() ? value->get_int64() : -1;
   }
 
