@@ -119,6 +119,11 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
   return Running(*pod, *node);
 }
 
+size_t Kubelet::Quarantined() {
+  std::lock_guard lock(mu_);
+  return orphaned_since_.size();
+}
+
 // As the pod garbage collector: a pod whose node is gone is deleted once
 // the node has been missing for kOrphanQuarantine.
 StatusOr<runtime::Result> Kubelet::Orphaned(const json::object& pod) {

@@ -36,6 +36,9 @@ class Kubelet : public Component {
 
   explicit Kubelet(ControllerContext& ctx);
 
+  // Pods whose node is gone, waiting out kOrphanQuarantine.
+  size_t Quarantined();
+
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
   StatusOr<runtime::Result> Orphaned(const json::object& pod);

@@ -39,7 +39,7 @@ class KubeletTest : public ::testing::Test {
  protected:
   void SetUp() override {
     env_.options().pod_startup = std::chrono::seconds(2);
-    env_.Add<Kubelet>();
+    kubelet_ = &env_.Add<Kubelet>();
     ASSERT_TRUE(env_.Start().ok());
     AddNode("n1", "10.0.0.2");
   }
@@ -99,6 +99,7 @@ class KubeletTest : public ::testing::Test {
   }
 
   testing::MemberTestEnv env_;
+  Kubelet* kubelet_ = nullptr;
 };
 
 TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
@@ -224,10 +225,9 @@ TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
 TEST_F(KubeletTest, PodsOfADeletedNodeAreDeleted) {
   AddPod("web");
   ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
-  runtime::Controller* kubelet = env_.manager().Find("kubelet");
-  uint64_t before = kubelet->Metrics().reconciles;
   ASSERT_TRUE(env_.client().Delete(kNodes, "", "n1").ok());
-  ASSERT_TRUE(Eventually([&] { return kubelet->Metrics().reconciles > before; }));
+  // The quarantine starts when the kubelet sees the pod's node gone.
+  ASSERT_TRUE(Eventually([&] { return kubelet_->Quarantined() == 1; }));
   Advance(std::chrono::seconds(39));
   for (int i = 0; i < 50 && !Gone("web"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
