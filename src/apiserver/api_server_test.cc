@@ -199,6 +199,53 @@ TEST(ApiServerTest, FinalizersHoldDeletion) {
   EXPECT_EQ(code, 404);
 }
 
+// A federated object's DELETE records its policy for the federation's
+// controllers; one without a policy orphans the member copies.
+TEST(ApiServerTest, DeletingAFederatedObjectRecordsThePropagationPolicy) {
+  TestServer s;
+  auto create_and_delete = [&](const std::string& name, const std::string& query) {
+    RecordingResponder c, d;
+    s.Do(c, "POST", "/api/v1/namespaces/default/configmaps",
+         R"({"metadata":{"name":")" + name +
+             R"(","finalizers":["federation.kubernetes.io/delete-from-underlying-clusters"]}})");
+    EXPECT_EQ(c.code(), 201) << c.body();
+    s.Do(d, "DELETE", "/api/v1/namespaces/default/configmaps/" + name + query);
+    EXPECT_EQ(d.code(), 200) << d.body();
+    return Get(s, "/api/v1/namespaces/default/configmaps/" + name);
+  };
+  json::object plain = create_and_delete("plain", "");
+  const json::value* policy =
+      Find(plain, "metadata.annotations")->as_object().if_contains(
+          "federation.kubernetes.io/deletion-propagation");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_EQ(policy->as_string(), "Orphan");
+  EXPECT_NE(json::serialize(*Find(plain, "metadata.finalizers")).find("\"orphan\""),
+            std::string::npos);
+  json::object background = create_and_delete("background", "?propagationPolicy=Background");
+  EXPECT_EQ(Find(background, "metadata.annotations")
+                ->as_object()
+                .at("federation.kubernetes.io/deletion-propagation")
+                .as_string(),
+            "Background");
+  // A later DELETE naming a policy changes it; one naming none keeps it.
+  RecordingResponder again, once_more;
+  s.Do(again, "DELETE", "/api/v1/namespaces/default/configmaps/plain?propagationPolicy=Foreground");
+  s.Do(once_more, "DELETE", "/api/v1/namespaces/default/configmaps/plain");
+  json::object changed = Get(s, "/api/v1/namespaces/default/configmaps/plain");
+  EXPECT_EQ(Find(changed, "metadata.annotations")
+                ->as_object()
+                .at("federation.kubernetes.io/deletion-propagation")
+                .as_string(),
+            "Foreground");
+  // Objects without the finalizer get no annotation.
+  RecordingResponder c, d;
+  s.Do(c, "POST", "/api/v1/namespaces/default/configmaps",
+       R"({"metadata":{"name":"local","finalizers":["example.com/hold"]}})");
+  s.Do(d, "DELETE", "/api/v1/namespaces/default/configmaps/local");
+  EXPECT_EQ(Find(Get(s, "/api/v1/namespaces/default/configmaps/local"), "metadata.annotations"),
+            nullptr);
+}
+
 TEST(ApiServerTest, WatchFromResourceVersionSeesLaterEventsInOrder) {
   TestServer s;
   RecordingResponder c;

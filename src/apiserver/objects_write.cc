@@ -1,6 +1,7 @@
 // Objects: update, patch, delete and scale (see objects.h).
 #include <chrono>
 
+#include "api/federated.h"
 #include "api/patch.h"
 #include "api/validation.h"
 #include "apiserver/meta.h"
@@ -50,6 +51,34 @@ void KeepAllocatedFields(const api::Resource& res, const json::object& current,
     const json::value* old = Find(current, std::string("spec.") + field);
     if (old != nullptr) spec[field] = *old;
   }
+}
+
+// A federated object's member copies follow the DELETE's policy; one that
+// names none orphans them (DESIGN §3), and the federation's controllers read
+// which it was from an annotation written in the same step as the
+// deletionTimestamp. A later DELETE that names a policy changes it.
+void RecordFederatedDeletion(json::object& obj, Propagation propagation, bool first) {
+  if (!HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) return;
+  const char* policy = nullptr;
+  switch (propagation) {
+    case Propagation::kDefault:
+      if (!first) return;
+      AddFinalizer(obj, "orphan");
+      policy = "Orphan";
+      break;
+    case Propagation::kOrphan:
+      policy = "Orphan";
+      break;
+    case Propagation::kBackground:
+      policy = "Background";
+      break;
+    case Propagation::kForeground:
+      policy = "Foreground";
+      break;
+  }
+  json::value& annotations = MetaOf(obj)["annotations"];
+  if (!annotations.is_object()) annotations = json::object();
+  annotations.as_object()[api::kDeletionPropagationAnnotation] = policy;
 }
 
 bool SameIgnoringResourceVersion(json::object a, json::object b) {
@@ -248,6 +277,7 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
       case Propagation::kDefault:
         break;
     }
+    RecordFederatedDeletion(marked, opts.propagation, !IsBeingDeleted(current));
     std::optional<int64_t> grace = GracefulDeletePeriod(res, current, opts);
     if (!IsBeingDeleted(marked)) {
       int64_t period = grace ? *grace : opts.grace_period_seconds.value_or(0);

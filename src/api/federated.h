@@ -1,0 +1,33 @@
+// Names that mark federated objects and their member copies (DESIGN §3),
+// shared by the API server (deletion), the federation controllers and the
+// CLI. docs/federation.md describes what each means to a user.
+#pragma once
+
+namespace flotilla::api {
+
+// The label on every object the federation creates in a member. The
+// federation never updates or deletes a member object without it.
+inline constexpr char kManagedByLabel[] = "federation.kubernetes.io/managed-by";
+inline constexpr char kManagedByValue[] = "flotilla";
+// On a member copy: the federated object it was made from, as
+// "<namespace>/<name>" ("<name>" for cluster-scoped kinds).
+inline constexpr char kFederatedObjectAnnotation[] = "federation.kubernetes.io/federated-object";
+
+// Which member clusters receive a federated object: a JSON list of
+// {key, operator, values} over Cluster labels (federation/cluster_selector.h).
+inline constexpr char kClusterSelectorAnnotation[] =
+    "federation.alpha.kubernetes.io/cluster-selector";
+
+// Held by a federated object until its member copies are dealt with as its
+// deletion asked.
+inline constexpr char kDeleteFromUnderlyingClustersFinalizer[] =
+    "federation.kubernetes.io/delete-from-underlying-clusters";
+// Written by the API server when it marks an object that holds
+// kDeleteFromUnderlyingClustersFinalizer for deletion: the DELETE's
+// propagation policy, "Orphan" when it named none (the seeds' safe
+// default), "Background" or "Foreground". Orphan keeps the member copies;
+// the others delete them.
+inline constexpr char kDeletionPropagationAnnotation[] =
+    "federation.kubernetes.io/deletion-propagation";
+
+}  // namespace flotilla::api
