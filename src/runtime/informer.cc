@@ -62,6 +62,7 @@ void Informer::AddEventHandler(EventHandler handler) {
   if (handler.on_add) {
     for (const auto& obj : cache_.List()) Guard("add", [&] { handler.on_add(obj); });
   }
+  if (handler.on_synced && HasSynced()) Guard("synced", handler.on_synced);
   handlers_.push_back(std::move(handler));
 }
 
@@ -144,12 +145,22 @@ bool Informer::ListAndReplace() {
     std::lock_guard lock(deliver_mu_);
     Replace(std::move(list->items));
   }
-  std::lock_guard lock(mu_);
-  stats_.resource_version = list->resource_version;
-  if (!synced_) {
-    synced_ = true;
-    next_resync_ = clock_.Now() + options_.resync_period;
-    synced_cv_.notify_all();
+  bool first = false;
+  {
+    std::lock_guard lock(mu_);
+    stats_.resource_version = list->resource_version;
+    if (!synced_) {
+      synced_ = true;
+      first = true;
+      next_resync_ = clock_.Now() + options_.resync_period;
+      synced_cv_.notify_all();
+    }
+  }
+  if (first) {
+    std::lock_guard lock(deliver_mu_);
+    for (const EventHandler& h : handlers_) {
+      if (h.on_synced) Guard("synced", h.on_synced);
+    }
   }
   return true;
 }

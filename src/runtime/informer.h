@@ -44,6 +44,9 @@ struct EventHandler {
   // `obj` is the last state seen (for a delete found by a relist, the cached
   // one).
   std::function<void(const ObjectPtr& obj)> on_delete;
+  // Once, after the first list's objects were delivered (the cache has
+  // synced): a controller that waits for a new cache re-checks then.
+  std::function<void()> on_synced;
 };
 
 struct InformerOptions {

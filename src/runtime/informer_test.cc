@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -268,6 +269,31 @@ TEST_F(InformerTest, LateHandlerGetsTheCacheAsAddsAndThrowingHandlerIsContained)
   std::string b1 = Create("ns", "b", "1");
   ASSERT_TRUE(Eventually([&] { return late.Size() == 1; }));
   EXPECT_THAT(late.Take(), ElementsAre("add ns/b@" + b1));
+}
+
+TEST_F(InformerTest, SyncedIsToldOnceAfterTheFirstListAndAtOnceToLateHandlers) {
+  Create("ns", "a", "1");
+  Informer informer(client_, kConfigMaps, clock_);
+  std::atomic<int> synced = 0;
+  std::atomic<size_t> cached_when_synced = 0;
+  informer.AddEventHandler({.on_synced = [&] {
+    cached_when_synced = informer.cache().Size();
+    ++synced;
+  }});
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync());
+  ASSERT_TRUE(Eventually([&] { return synced == 1; }));
+  EXPECT_EQ(cached_when_synced, 1u);
+  std::atomic<int> late = 0;
+  informer.AddEventHandler({.on_synced = [&] { ++late; }});
+  EXPECT_EQ(late, 1);
+  // A later relist (an expired watch) is not a first sync.
+  ASSERT_TRUE(Eventually([&] { return client_.OpenWatches() == 1; }));
+  client_.ExpireWatches();
+  Create("ns", "b", "1");
+  ASSERT_TRUE(Eventually([&] { return informer.cache().Size() == 2; }));
+  EXPECT_EQ(synced, 1);
+  informer.Stop();
 }
 
 TEST_F(InformerTest, ListerReadsThroughIndexes) {
