@@ -1,0 +1,60 @@
+// ClusterSelector: which member clusters a federated object goes to, read
+// from its annotation federation.alpha.kubernetes.io/cluster-selector
+// (api::kClusterSelectorAnnotation). The annotation holds a JSON list of
+// requirements on Cluster labels, the original federation's format:
+//
+//   [{"key": "region", "operator": "In", "values": ["eu", "us"]},
+//    {"key": "tier", "operator": "Gt", "values": ["2"]}]
+//
+// Requirements mean what a Kubernetes NodeSelectorRequirement means: In and
+// NotIn take one value or more, Exists and DoesNotExist none, Gt and Lt
+// exactly one integer and compare the label read as an integer (a label that
+// is no integer does not match); NotIn and DoesNotExist match a cluster
+// without the key. All requirements must hold; an empty list, like no
+// annotation, admits every cluster. docs/federation.md, "Cluster selector".
+//
+// A ClusterSelector is an immutable value, safe to share between threads.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/labels.h"
+#include "base/json.h"
+#include "base/status.h"
+
+namespace flotilla::federation {
+
+// Where the annotation's errors point to.
+inline constexpr std::string_view kClusterSelectorField =
+    "metadata.annotations[federation.alpha.kubernetes.io/cluster-selector]";
+
+class ClusterSelector {
+ public:
+  // Admits every cluster.
+  ClusterSelector() = default;
+
+  // Parses the annotation's value. Operators are In, NotIn, Exists,
+  // DoesNotExist, Gt and Lt, and the original federation's spellings in,
+  // notin, exists, "!", gt, lt, "=", "==" and "!=" (the last three with one
+  // value). Errors are Invalid with one cause per problem; fields are
+  // prefixed by `path`, e.g. "<path>[0].operator".
+  static StatusOr<ClusterSelector> Parse(std::string_view json,
+                                         std::string_view path = kClusterSelectorField);
+  // The selector of an object's annotation; admits every cluster when the
+  // object has none.
+  static StatusOr<ClusterSelector> Of(const json::object& obj);
+
+  bool Matches(const std::map<std::string, std::string>& labels) const;
+  // `cluster` is a Cluster object; its metadata.labels are matched.
+  bool Matches(const json::object& cluster) const;
+  // True when it admits every cluster.
+  bool Empty() const { return requirements_.empty(); }
+
+ private:
+  std::vector<api::LabelRequirement> requirements_;
+};
+
+}  // namespace flotilla::federation

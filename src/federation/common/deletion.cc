@@ -1,0 +1,68 @@
+#include "federation/common/deletion.h"
+
+#include "api/federated.h"
+
+namespace flotilla::federation {
+namespace {
+
+const json::array* Finalizers(const json::object& obj) {
+  const json::value* v = Find(obj, "metadata.finalizers");
+  return v != nullptr && v->is_array() ? &v->get_array() : nullptr;
+}
+
+}  // namespace
+
+bool IsBeingDeleted(const json::object& obj) {
+  const json::value* v = Find(obj, "metadata.deletionTimestamp");
+  return v != nullptr && !v->is_null();
+}
+
+bool HasFinalizer(const json::object& obj, std::string_view finalizer) {
+  const json::array* finalizers = Finalizers(obj);
+  if (finalizers == nullptr) return false;
+  for (const json::value& f : *finalizers) {
+    if (f.is_string() && f.get_string() == finalizer) return true;
+  }
+  return false;
+}
+
+bool DeletesMemberCopies(const json::object& obj) {
+  const json::value* v = Find(obj, "metadata.annotations");
+  if (v == nullptr || !v->is_object()) return false;
+  const json::value* policy = v->get_object().if_contains(api::kDeletionPropagationAnnotation);
+  return policy != nullptr && policy->is_string() &&
+         (policy->get_string() == "Background" || policy->get_string() == "Foreground");
+}
+
+StatusOr<json::object> EnsureFederationFinalizer(client::Client& client,
+                                                 const client::ResourceRef& resource,
+                                                 const json::object& obj) {
+  if (IsBeingDeleted(obj) || HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
+    return obj;
+  }
+  json::object updated = obj;
+  json::object& meta = EnsureObject(updated, "metadata");
+  json::value& finalizers = meta["finalizers"];
+  if (!finalizers.is_array()) finalizers = json::array();
+  finalizers.get_array().emplace_back(api::kDeleteFromUnderlyingClustersFinalizer);
+  return client.Update(resource, "", updated);
+}
+
+StatusOr<json::object> RemoveFederationFinalizer(client::Client& client,
+                                                 const client::ResourceRef& resource,
+                                                 const json::object& obj) {
+  if (!HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) return obj;
+  json::object updated = obj;
+  json::array kept;
+  for (const json::value& f : *Finalizers(obj)) {
+    if (!(f.is_string() && f.get_string() == api::kDeleteFromUnderlyingClustersFinalizer)) {
+      kept.push_back(f);
+    }
+  }
+  EnsureObject(updated, "metadata")["finalizers"] = std::move(kept);
+  StatusOr<json::object> result = client.Update(resource, "", updated);
+  if (!result.ok() && result.status().Is(Reason::kNotFound)) return obj;
+  return result;
+}
+
+}  // namespace flotilla::federation

@@ -1,0 +1,67 @@
+#include "federation/common/deletion.h"
+
+#include <gtest/gtest.h>
+
+#include "api/federated.h"
+#include "runtime/fake_client.h"
+
+namespace flotilla::federation {
+namespace {
+
+const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+
+json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+
+TEST(DeletionTest, PolicyFromTheAnnotation) {
+  auto with = [](std::string_view policy) {
+    json::object o = Obj(R"({"metadata":{"name":"a","annotations":{}}})");
+    o["metadata"].as_object()["annotations"].as_object()[api::kDeletionPropagationAnnotation] =
+        policy;
+    return o;
+  };
+  EXPECT_FALSE(DeletesMemberCopies(Obj(R"({"metadata":{"name":"a"}})")));
+  EXPECT_FALSE(DeletesMemberCopies(with("Orphan")));
+  EXPECT_TRUE(DeletesMemberCopies(with("Background")));
+  EXPECT_TRUE(DeletesMemberCopies(with("Foreground")));
+}
+
+TEST(DeletionTest, BeingDeleted) {
+  EXPECT_FALSE(IsBeingDeleted(Obj(R"({"metadata":{"name":"a"}})")));
+  EXPECT_TRUE(IsBeingDeleted(
+      Obj(R"({"metadata":{"name":"a","deletionTimestamp":"2026-01-01T00:00:00Z"}})")));
+}
+
+TEST(DeletionTest, EnsureAndRemoveTheFinalizer) {
+  FakeClock clock;
+  runtime::FakeClient client(clock);
+  StatusOr<json::object> created = client.Create(
+      kConfigMaps, "ns", Obj(R"({"metadata":{"name":"a","namespace":"ns","finalizers":["x/y"]}})"));
+  ASSERT_TRUE(created.ok());
+  StatusOr<json::object> with = EnsureFederationFinalizer(client, kConfigMaps, *created);
+  ASSERT_TRUE(with.ok()) << with.status().ToString();
+  EXPECT_TRUE(HasFinalizer(*with, api::kDeleteFromUnderlyingClustersFinalizer));
+  EXPECT_TRUE(HasFinalizer(*with, "x/y"));
+  client.ClearActions();
+  ASSERT_TRUE(EnsureFederationFinalizer(client, kConfigMaps, *with).ok());
+  EXPECT_TRUE(client.Actions().empty());  // already there: nothing written
+
+  StatusOr<json::object> stale = EnsureFederationFinalizer(client, kConfigMaps, *created);
+  EXPECT_FALSE(stale.ok());  // a stale resourceVersion conflicts, nothing lost
+  EXPECT_TRUE(stale.status().Is(Reason::kConflict)) << stale.status().ToString();
+
+  StatusOr<json::object> without = RemoveFederationFinalizer(client, kConfigMaps, *with);
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_FALSE(HasFinalizer(*without, api::kDeleteFromUnderlyingClustersFinalizer));
+  EXPECT_TRUE(HasFinalizer(*without, "x/y"));
+}
+
+TEST(DeletionTest, RemovingFromAnObjectAlreadyGoneIsOk) {
+  FakeClock clock;
+  runtime::FakeClient client(clock);
+  json::object gone = Obj(R"({"metadata":{"name":"a","namespace":"ns","resourceVersion":"5",
+      "finalizers":["federation.kubernetes.io/delete-from-underlying-clusters"]}})");
+  EXPECT_TRUE(RemoveFederationFinalizer(client, kConfigMaps, gone).ok());
+}
+
+}  // namespace
+}  // namespace flotilla::federation
