@@ -10,6 +10,26 @@ void Registry::Add(Resource r) {
   resources_.push_back(std::make_unique<Resource>(std::move(r)));
 }
 
+int Registry::AddValidation(std::string_view group, std::string_view plural, ValidateFn fn) {
+  int added = 0;
+  for (const auto& r : resources_) {
+    if (r->group != group || r->plural != plural) continue;
+    ValidateFn before = std::move(r->validate_fn);
+    if (!before) {
+      r->validate_fn = fn;
+    } else {
+      r->validate_fn = [before, fn](const json::object& obj, const json::object* old) {
+        std::vector<StatusCause> causes = before(obj, old);
+        std::vector<StatusCause> more = fn(obj, old);
+        causes.insert(causes.end(), more.begin(), more.end());
+        return causes;
+      };
+    }
+    ++added;
+  }
+  return added;
+}
+
 const Resource* Registry::Find(std::string_view group, std::string_view version,
                                std::string_view plural) const {
   for (const auto& r : resources_) {

@@ -17,6 +17,7 @@
 #include "cli/signals.h"
 #include "cli/version.h"
 #include "client/kubeconfig.h"
+#include "federation/admission/admission.h"
 
 namespace flotilla::cli {
 namespace {
@@ -52,6 +53,7 @@ int RunServer(ServerFlags& flags) {
   BlockTerminationSignals();
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
+  federation::AddFederationAdmission(registry);
   flags.server.registry = &registry;
   flags.server.schemas = &api::SchemaSet::Builtin();
   auto server = apiserver::Server::Start(flags.server);

@@ -1,0 +1,82 @@
+#include "federation/admission/admission.h"
+
+#include <string>
+
+#include "api/federated.h"
+#include "api/validation.h"
+#include "federation/cluster/cluster_selector.h"
+#include "planner/preferences.h"
+
+namespace flotilla::federation {
+namespace {
+
+struct Kind {
+  std::string_view group;
+  std::string_view plural;
+};
+
+// Every kind the federation propagates (docs/federation.md).
+constexpr Kind kPropagatedKinds[] = {
+    {"", "namespaces"},       {"", "configmaps"},
+    {"", "secrets"},          {"", "services"},
+    {"apps", "replicasets"},  {"apps", "deployments"},
+    {"apps", "statefulsets"}, {"autoscaling", "horizontalpodautoscalers"},
+};
+
+// The annotation `key` of `obj` when it is set and differs from `old`'s.
+const json::value* ChangedAnnotation(const json::object& obj, const json::object* old,
+                                     std::string_view key) {
+  const json::value* annotations = Find(obj, "metadata.annotations");
+  if (annotations == nullptr || !annotations->is_object()) return nullptr;
+  const json::value* value = annotations->get_object().if_contains(key);
+  if (value == nullptr || old == nullptr) return value;
+  const json::value* old_annotations = Find(*old, "metadata.annotations");
+  if (old_annotations == nullptr || !old_annotations->is_object()) return value;
+  const json::value* old_value = old_annotations->get_object().if_contains(key);
+  return old_value != nullptr && *old_value == *value ? nullptr : value;
+}
+
+std::string AnnotationField(std::string_view key) {
+  return "metadata.annotations[" + std::string(key) + "]";
+}
+
+}  // namespace
+
+std::vector<StatusCause> ValidateClusterSelectorAnnotation(const json::object& obj,
+                                                           const json::object* old) {
+  const json::value* value = ChangedAnnotation(obj, old, api::kClusterSelectorAnnotation);
+  if (value == nullptr || !value->is_string()) return {};  // ObjectMeta checks the type
+  StatusOr<ClusterSelector> selector = ClusterSelector::Parse(value->get_string());
+  return selector.ok() ? std::vector<StatusCause>{} : selector.status().causes();
+}
+
+std::vector<StatusCause> ValidatePreferencesAnnotation(const json::object& obj,
+                                                       const json::object* old,
+                                                       std::string_view key) {
+  const json::value* value = ChangedAnnotation(obj, old, key);
+  if (value == nullptr || !value->is_string()) return {};
+  const std::string field = AnnotationField(key);
+  StatusOr<json::value> doc = ParseJson(value->get_string());
+  if (!doc.ok()) {
+    return {api::FieldInvalid(field, *value,
+                              "must be a JSON preferences document: " + doc.status().message())};
+  }
+  StatusOr<planner::Preferences> prefs = planner::PreferencesFromJson(*doc, field);
+  return prefs.ok() ? std::vector<StatusCause>{} : prefs.status().causes();
+}
+
+void AddFederationAdmission(api::Registry& registry) {
+  for (const Kind& kind : kPropagatedKinds) {
+    registry.AddValidation(kind.group, kind.plural, ValidateClusterSelectorAnnotation);
+  }
+  registry.AddValidation(
+      "apps", "replicasets", [](const json::object& obj, const json::object* old) {
+        return ValidatePreferencesAnnotation(obj, old, planner::kReplicaSetPreferencesAnnotation);
+      });
+  registry.AddValidation(
+      "apps", "deployments", [](const json::object& obj, const json::object* old) {
+        return ValidatePreferencesAnnotation(obj, old, planner::kDeploymentPreferencesAnnotation);
+      });
+}
+
+}  // namespace flotilla::federation

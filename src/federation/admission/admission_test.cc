@@ -1,0 +1,139 @@
+#include "federation/admission/admission.h"
+
+#include <gtest/gtest.h>
+
+#include "api/kinds/kinds.h"
+
+namespace flotilla::federation {
+namespace {
+
+constexpr char kSelector[] = "federation.alpha.kubernetes.io/cluster-selector";
+constexpr char kRsPrefs[] = "federation.kubernetes.io/replica-set-preferences";
+constexpr char kDeployPrefs[] = "federation.kubernetes.io/deployment-preferences";
+
+json::object Annotated(std::string_view kind_json, std::string_view key, std::string_view value) {
+  json::object obj = json::parse(kind_json).as_object();
+  json::object& meta = obj["metadata"].as_object();
+  meta["annotations"] = json::object{{key, value}};
+  return obj;
+}
+
+json::object ConfigMap(std::string_view key, std::string_view value) {
+  return Annotated(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c",
+                       "namespace":"default"}})",
+                   key, value);
+}
+
+std::vector<std::string> Fields(const std::vector<StatusCause>& causes) {
+  std::vector<std::string> fields;
+  for (const StatusCause& c : causes) fields.push_back(c.field);
+  return fields;
+}
+
+TEST(AdmissionTest, ClusterSelectorRule) {
+  EXPECT_TRUE(ValidateClusterSelectorAnnotation(ConfigMap("other", "x"), nullptr).empty());
+  EXPECT_TRUE(ValidateClusterSelectorAnnotation(
+                  ConfigMap(kSelector, R"([{"key":"a","operator":"Exists"}])"), nullptr)
+                  .empty());
+  EXPECT_EQ(
+      Fields(ValidateClusterSelectorAnnotation(
+          ConfigMap(kSelector, R"([{"key":"a","operator":"Near"}])"), nullptr)),
+      std::vector<std::string>{std::string("metadata.annotations[") + kSelector + "][0].operator"});
+}
+
+TEST(AdmissionTest, UnchangedAnnotationIsNotCheckedAgainOnUpdate) {
+  json::object bad = ConfigMap(kSelector, "not json");
+  EXPECT_FALSE(ValidateClusterSelectorAnnotation(bad, nullptr).empty());
+  EXPECT_TRUE(ValidateClusterSelectorAnnotation(bad, &bad).empty());
+  json::object good = ConfigMap(kSelector, "[]");
+  EXPECT_FALSE(ValidateClusterSelectorAnnotation(bad, &good).empty());
+}
+
+TEST(AdmissionTest, PreferencesRuleNamesTheFieldInsideTheAnnotation) {
+  json::object rs = Annotated(R"({"metadata":{"name":"r"}})", kRsPrefs,
+                              R"({"clusters":{"a":{"minReplicas":3,"maxReplicas":1}}})");
+  std::vector<StatusCause> causes = ValidatePreferencesAnnotation(rs, nullptr, kRsPrefs);
+  ASSERT_FALSE(causes.empty());
+  EXPECT_EQ(
+      causes[0].field.rfind(std::string("metadata.annotations[") + kRsPrefs + "].clusters", 0), 0u)
+      << causes[0].field;
+  json::object junk = Annotated(R"({"metadata":{"name":"r"}})", kRsPrefs, "{");
+  EXPECT_EQ(Fields(ValidatePreferencesAnnotation(junk, nullptr, kRsPrefs)),
+            std::vector<std::string>{std::string("metadata.annotations[") + kRsPrefs + "]"});
+  json::object fine = Annotated(R"({"metadata":{"name":"r"}})", kRsPrefs,
+                                R"({"rebalance":true,"clusters":{"*":{"weight":1}}})");
+  EXPECT_TRUE(ValidatePreferencesAnnotation(fine, nullptr, kRsPrefs).empty());
+}
+
+class RegistryAdmissionTest : public ::testing::Test {
+ protected:
+  RegistryAdmissionTest() {
+    api::RegisterFoundationKinds(registry_);
+    AddFederationAdmission(registry_);
+  }
+  std::vector<StatusCause> Validate(std::string_view group, std::string_view version,
+                                    std::string_view plural, const json::object& obj) {
+    const api::Resource* r = registry_.Find(group, version, plural);
+    EXPECT_NE(r, nullptr);
+    if (r == nullptr || !r->validate_fn) return {};
+    return r->validate_fn(obj, nullptr);
+  }
+  api::Registry registry_;
+};
+
+TEST_F(RegistryAdmissionTest, EveryPropagatedKindChecksTheSelector) {
+  struct Case {
+    std::string_view group, version, plural;
+  };
+  for (Case c :
+       {Case{"", "v1", "namespaces"}, Case{"", "v1", "configmaps"}, Case{"", "v1", "secrets"},
+        Case{"", "v1", "services"}, Case{"apps", "v1", "replicasets"},
+        Case{"apps", "v1", "deployments"}, Case{"apps", "v1", "statefulsets"},
+        Case{"autoscaling", "v2", "horizontalpodautoscalers"},
+        Case{"autoscaling", "v1", "horizontalpodautoscalers"}}) {
+    json::object obj = Annotated(R"({"metadata":{"name":"x","namespace":"default"}})", kSelector,
+                                 R"([{"key":"a","operator":"Near"}])");
+    std::vector<std::string> fields = Fields(Validate(c.group, c.version, c.plural, obj));
+    EXPECT_NE(std::find(fields.begin(), fields.end(),
+                        std::string("metadata.annotations[") + kSelector + "][0].operator"),
+              fields.end())
+        << c.plural;
+  }
+  json::object lease =
+      Annotated(R"({"metadata":{"name":"x","namespace":"default"}})", kSelector, "not json");
+  std::vector<std::string> fields = Fields(Validate("coordination.k8s.io", "v1", "leases", lease));
+  EXPECT_EQ(std::find(fields.begin(), fields.end(),
+                      std::string("metadata.annotations[") + kSelector + "]"),
+            fields.end());
+}
+
+TEST_F(RegistryAdmissionTest, KeepsTheKindsOwnValidation) {
+  // A Service without ports fails Service validation; the selector rule adds its cause.
+  json::object svc = Annotated(R"({"apiVersion":"v1","kind":"Service",
+      "metadata":{"name":"s","namespace":"default"},"spec":{}})",
+                               kSelector, "[1]");
+  std::vector<std::string> fields = Fields(Validate("", "v1", "services", svc));
+  EXPECT_GE(fields.size(), 2u);
+  EXPECT_NE(std::find(fields.begin(), fields.end(),
+                      std::string("metadata.annotations[") + kSelector + "][0]"),
+            fields.end());
+}
+
+TEST_F(RegistryAdmissionTest, PreferencesOnlyOnTheirKind) {
+  json::object deploy = Annotated(R"({"metadata":{"name":"d","namespace":"default"}})",
+                                  kDeployPrefs, R"({"bogus":1})");
+  std::vector<std::string> fields = Fields(Validate("apps", "v1", "deployments", deploy));
+  EXPECT_NE(std::find(fields.begin(), fields.end(),
+                      std::string("metadata.annotations[") + kDeployPrefs + "].bogus"),
+            fields.end());
+  // The ReplicaSet annotation means nothing on a Deployment.
+  json::object other =
+      Annotated(R"({"metadata":{"name":"d","namespace":"default"}})", kRsPrefs, R"({"bogus":1})");
+  fields = Fields(Validate("apps", "v1", "deployments", other));
+  EXPECT_EQ(std::find(fields.begin(), fields.end(),
+                      std::string("metadata.annotations[") + kRsPrefs + "].bogus"),
+            fields.end());
+}
+
+}  // namespace
+}  // namespace flotilla::federation
