@@ -3,6 +3,8 @@
 //
 //   ctl state
 //   ctl api healthy | unavailable | slow [--latency 2s]
+//   ctl reject --verb create --resource replicasets [-n NS]   (403 until `reject --off`)
+//   ctl reject --off
 //   ctl demand deployment/NAME 2500m [-n NS]      (also replicaset/, statefulset/)
 //   ctl node add [NAME] [--cpu 8] [--memory 32Gi] [--pods 110]
 //   ctl node set NAME [--cpu 8] [--memory 32Gi] [--pods 110]
@@ -23,6 +25,9 @@ struct CtlFlags {
   std::string kubeconfig;
   std::string context;
   std::string ns = "default";
+  bool ns_given = false;  // -n was on the command line (reject: otherwise every namespace)
+  std::string reject_verb, reject_resource;
+  bool reject_off = false;
   std::string latency = "1s";
   std::string cpu, memory, pods;
   std::string reason, message;
@@ -62,6 +67,15 @@ StatusOr<client::ApiRequest> BuildRequest(const CtlFlags& f) {
     if (a[1] == "slow") body["latency"] = f.latency;
     return req("POST", "api", body);
   }
+  if (verb == "reject" && a.size() == 1) {
+    if (f.reject_off) return client::ApiRequest{"DELETE", kAdmin + "reject", {}, "", ""};
+    if (f.reject_verb.empty() || f.reject_resource.empty()) {
+      return usage("reject --verb VERB --resource RESOURCE [-n NS] | reject --off");
+    }
+    json::object body{{"verb", f.reject_verb}, {"resource", f.reject_resource}};
+    if (f.ns_given) body["namespace"] = f.ns;
+    return req("POST", "reject", body);
+  }
   if (verb == "demand") {
     size_t slash = a.size() == 3 ? a[1].find('/') : std::string::npos;
     auto kind = slash == std::string::npos ? std::nullopt : WorkloadKind(a[1].substr(0, slash));
@@ -92,7 +106,8 @@ StatusOr<client::ApiRequest> BuildRequest(const CtlFlags& f) {
         body);
   }
   return usage(
-      "state | api MODE | demand KIND/NAME CPU | node add|set|remove ... | pod fail|crash NAME");
+      "state | api MODE | reject ... | demand KIND/NAME CPU | node add|set|remove ... | pod "
+      "fail|crash NAME");
 }
 
 int RunCtl(const CtlFlags& flags) {
@@ -138,8 +153,10 @@ void AddMemberCtlCommand(CLI::App& member) {
       "ctl", "Control a running member: demand, nodes, API faults, pod faults");
   cmd->add_option("--kubeconfig", flags->kubeconfig, "The member's kubeconfig");
   cmd->add_option("--context", flags->context, "Kubeconfig context");
-  cmd->add_option("-n,--namespace", flags->ns, "Namespace of the workload or pod")
-      ->capture_default_str();
+  auto* ns = cmd->add_option("-n,--namespace", flags->ns,
+                             "Namespace of the workload or pod; for `reject`, the only namespace "
+                             "rejected (default: all)")
+                 ->capture_default_str();
   cmd->add_option("--latency", flags->latency, "Added latency for `api slow`")
       ->capture_default_str();
   cmd->add_option("--cpu", flags->cpu, "Node CPU for `node add|set`");
@@ -147,8 +164,17 @@ void AddMemberCtlCommand(CLI::App& member) {
   cmd->add_option("--pods", flags->pods, "Node pod count for `node add|set`");
   cmd->add_option("--reason", flags->reason, "Reason for `pod fail`");
   cmd->add_option("--message", flags->message, "Message for `pod fail`");
+  cmd->add_option("--verb", flags->reject_verb,
+                  "Kube verb `reject` refuses: create, update, patch, delete, get, list, watch, "
+                  "deletecollection or *");
+  cmd->add_option("--resource", flags->reject_resource,
+                  "Resource `reject` refuses: replicasets, replicasets.apps, replicasets/status");
+  cmd->add_flag("--off", flags->reject_off, "`reject --off`: serve every request again");
   cmd->add_option("args", flags->args, "Operation and its arguments");
-  cmd->callback([flags] { std::exit(RunCtl(*flags)); });
+  cmd->callback([flags, ns] {
+    flags->ns_given = ns->count() > 0;
+    std::exit(RunCtl(*flags));
+  });
 }
 
 }  // namespace flotilla::cli

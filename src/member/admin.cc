@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "apiserver/request_info.h"
 #include "apiserver/responses.h"
 
 namespace flotilla::member {
@@ -90,8 +91,58 @@ json::object Faults::State() const {
   return api;
 }
 
+void Faults::SetRejection(std::optional<Rejection> rule) {
+  std::lock_guard lock(reject_mu_);
+  rejection_ = std::move(rule);
+  rejecting_ = rejection_.has_value();
+}
+
+std::optional<json::object> Faults::RejectionState() const {
+  std::lock_guard lock(reject_mu_);
+  if (!rejection_) return std::nullopt;
+  json::object state{{"verb", rejection_->verb}, {"resource", rejection_->resource}};
+  if (!rejection_->ns.empty()) state["namespace"] = rejection_->ns;
+  return state;
+}
+
+bool Faults::Rejects(const apiserver::Request& req, std::string* message) const {
+  if (!rejecting_) return false;
+  apiserver::RequestInfo info = apiserver::ParseRequestInfo(req);
+  if (!info.resource_request || info.is_discovery) return false;
+  std::lock_guard lock(reject_mu_);
+  if (!rejection_) return false;
+  const Rejection& r = *rejection_;
+  std::string_view resource = r.resource;
+  std::string_view sub;
+  if (size_t slash = resource.find('/'); slash != std::string_view::npos) {
+    sub = resource.substr(slash + 1);
+    resource = resource.substr(0, slash);
+  }
+  std::string_view group;
+  if (size_t dot = resource.find('.'); dot != std::string_view::npos) {
+    group = resource.substr(dot + 1);
+    resource = resource.substr(0, dot);
+  }
+  if ((r.verb != "*" && r.verb != info.verb) || info.resource != resource ||
+      (!group.empty() && info.group != group) || info.subresource != sub ||
+      (!r.ns.empty() && info.ns != r.ns)) {
+    return false;
+  }
+  std::string qualified = info.group.empty() ? info.resource : info.resource + "." + info.group;
+  if (!info.subresource.empty()) qualified += "/" + info.subresource;
+  *message = qualified + (info.name.empty() ? "" : " \"" + info.name + "\"") +
+             " is forbidden: " + info.verb + " of resource \"" + info.resource + "\"" +
+             (info.ns.empty() ? "" : " in the namespace \"" + info.ns + "\"") +
+             " is rejected (injected fault)";
+  return true;
+}
+
 bool Faults::Filter(apiserver::Request& req, apiserver::Responder& resp) {
   if (req.path.rfind(kAdminPrefix, 0) == 0) return false;
+  if (std::string message; Rejects(req, &message)) {
+    apiserver::RespondStatus(resp, Status::Forbidden(message));
+    return true;
+  }
   switch (mode_.load()) {
     case Mode::kHealthy:
       return false;
@@ -155,10 +206,13 @@ StatusOr<std::pair<int, json::object>> Admin::Serve(const apiserver::Request& re
   };
   if (p.empty() || p[0] != "v1") return Status::NotFound("no such admin path: " + req.path);
   p.erase(p.begin());
-  if (p.size() == 1 && p[0] == "state" && m == "GET") {
-    return ok(json::object{{"name", name_}, {"api", faults_.State()}});
-  }
+  if (p.size() == 1 && p[0] == "state" && m == "GET") return ok(State());
   if (p.size() == 1 && p[0] == "api" && m == "POST") return ok(SetApi(body));
+  if (p.size() == 1 && p[0] == "reject" && m == "POST") return ok(SetRejection(body));
+  if (p.size() == 1 && p[0] == "reject" && m == "DELETE") {
+    faults_.SetRejection(std::nullopt);
+    return ok(State());
+  }
   if (p.size() == 1 && p[0] == "demand" && m == "POST") return ok(SetDemand(body));
   if (p.size() == 1 && p[0] == "nodes" && m == "POST") return ok(AddNode(body), 201);
   if (p.size() == 2 && p[0] == "nodes" && m == "PATCH") return ok(SetNode(p[1], body));
@@ -170,6 +224,26 @@ StatusOr<std::pair<int, json::object>> Admin::Serve(const apiserver::Request& re
     return ok(CrashPod(p[1], p[2]));
   }
   return Status::NotFound("no such admin operation: " + m + " " + req.path);
+}
+
+json::object Admin::State() const {
+  json::object state{{"name", name_}, {"api", faults_.State()}};
+  if (auto rejection = faults_.RejectionState()) state["reject"] = std::move(*rejection);
+  return state;
+}
+
+StatusOr<json::object> Admin::SetRejection(const json::object& body) {
+  static const std::set<std::string> kVerbs = {
+      "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "*"};
+  Rejection rule{Str(body, "verb"), Str(body, "resource"), Str(body, "namespace")};
+  if (kVerbs.count(rule.verb) == 0) {
+    return Status::BadRequest("verb: Unsupported value: \"" + rule.verb +
+                              "\": supported values: get, list, watch, create, update, patch, "
+                              "delete, deletecollection, *");
+  }
+  if (rule.resource.empty()) return Status::BadRequest("resource: Required value");
+  faults_.SetRejection(std::move(rule));
+  return State();
 }
 
 StatusOr<json::object> Admin::SetApi(const json::object& body) {
@@ -187,7 +261,7 @@ StatusOr<json::object> Admin::SetApi(const json::object& body) {
     return Status::BadRequest("mode: Unsupported value: \"" + mode +
                               "\": supported values: \"healthy\", \"unavailable\", \"slow\"");
   }
-  return json::object{{"name", name_}, {"api", faults_.State()}};
+  return State();
 }
 
 StatusOr<json::object> Admin::SetDemand(const json::object& body) {

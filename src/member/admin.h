@@ -3,8 +3,10 @@
 // under /flotilla/admin/v1/, for the admin credential only (group
 // system:masters), and the API faults it switches on.
 //
-//   GET    /flotilla/admin/v1/state                  -> {"name","api":{"mode","latency"}}
+//   GET    /flotilla/admin/v1/state                  -> {"name","api":{"mode","latency"},"reject"?}
 //   POST   /flotilla/admin/v1/api     {"mode":"unavailable"|"slow"|"healthy","latency":"2s"}
+//   POST   /flotilla/admin/v1/reject  {"verb":"create","resource":"replicasets","namespace"?}
+//   DELETE /flotilla/admin/v1/reject                 -> requests are served again
 //   POST   /flotilla/admin/v1/demand  {"kind":"Deployment","namespace":"default",
 //                                      "name":"web","cpu":"2500m"}
 //   POST   /flotilla/admin/v1/nodes   {"name"?,"cpu"?,"memory"?,"pods"?} -> 201 the Node
@@ -35,6 +37,16 @@ namespace flotilla::member {
 
 inline constexpr std::string_view kAdminPrefix = "/flotilla/admin/";
 
+// Which API requests a member refuses (Faults::SetRejection): a kube verb
+// ("create", "update", "patch", "delete", ... or "*") on a resource
+// ("replicasets", "replicasets.apps", "replicasets/status"), in one
+// namespace or, when `ns` is empty, in all.
+struct Rejection {
+  std::string verb;
+  std::string resource;
+  std::string ns;
+};
+
 // The API faults of one member, applied to every HTTPS request but the
 // admin endpoint's (the member's own controllers use the in-process client
 // and keep working, as a cluster behind a broken load balancer does).
@@ -47,15 +59,25 @@ class Faults {
   Mode mode() const { return mode_; }
   Duration latency() const { return Duration(latency_.load()); }
   json::object State() const;
+  // Replaces the rejection rule; nullopt serves every request again.
+  void SetRejection(std::optional<Rejection> rule);
+  std::optional<json::object> RejectionState() const;
 
   // An apiserver::ServerOptions::http_filter: unavailable answers 503
   // ServiceUnavailable Status (health checks included); slow waits
-  // `latency` and lets the request through.
+  // `latency` and lets the request through; a request the rejection rule
+  // matches gets 403 Forbidden, as an admission webhook or RBAC would give
+  // it, while health checks and other requests are served.
   bool Filter(apiserver::Request& req, apiserver::Responder& resp);
 
  private:
+  bool Rejects(const apiserver::Request& req, std::string* message) const;
+
   std::atomic<Mode> mode_{Mode::kHealthy};
   std::atomic<Duration::rep> latency_{0};
+  mutable std::mutex reject_mu_;
+  std::optional<Rejection> rejection_;  // GUARDED_BY(reject_mu_)
+  std::atomic<bool> rejecting_{false};  // rejection_ is set; read without the lock
 };
 
 class Admin {
@@ -71,6 +93,8 @@ class Admin {
   StatusOr<std::pair<int, json::object>> Serve(const apiserver::Request& req,
                                                const json::object& body);
   StatusOr<json::object> SetApi(const json::object& body);
+  StatusOr<json::object> SetRejection(const json::object& body);
+  json::object State() const;
   StatusOr<json::object> SetDemand(const json::object& body);
   StatusOr<json::object> AddNode(const json::object& body);
   StatusOr<json::object> SetNode(const std::string& name, const json::object& body);

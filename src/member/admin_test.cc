@@ -79,6 +79,60 @@ TEST_F(AdminTest, UnavailableApiAnswers503UntilHealthyAgain) {
   EXPECT_EQ(Raw("/readyz"), 200);
 }
 
+const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
+const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+
+json::object ReplicaSet(const std::string& ns, const std::string& name) {
+  json::object labels{{"app", name}};
+  json::object container{{"name", "app"}, {"image", "nginx"}};
+  return json::object{{"apiVersion", "apps/v1"},
+                      {"kind", "ReplicaSet"},
+                      {"metadata", {{"name", name}, {"namespace", ns}}},
+                      {"spec",
+                       {{"replicas", 0},
+                        {"selector", {{"matchLabels", labels}}},
+                        {"template",
+                         {{"metadata", {{"labels", labels}}},
+                          {"spec", {{"containers", json::array{container}}}}}}}}};
+}
+
+TEST_F(AdminTest, RejectedCreatesAnswer403UntilTurnedOff) {
+  ASSERT_TRUE(client_->Create(kNamespaces, "", {{"metadata", {{"name", "other"}}}}).ok());
+  json::object state;
+  ASSERT_EQ(
+      Admin("POST", "reject",
+            {{"verb", "create"}, {"resource", "replicasets"}, {"namespace", "default"}}, &state),
+      200);
+  EXPECT_EQ(*Find(state, "reject.verb"), "create");
+  Status refused = client_->Create(kReplicaSets, "default", ReplicaSet("default", "web")).status();
+  EXPECT_TRUE(refused.Is(Reason::kForbidden)) << refused.ToString();
+  EXPECT_NE(refused.message().find("replicasets.apps is forbidden"), std::string::npos);
+  EXPECT_NE(refused.message().find("injected fault"), std::string::npos);
+  // Only the matching verb, resource and namespace are refused; the member
+  // stays ready and its own controllers are not affected.
+  EXPECT_EQ(Raw("/readyz"), 200);
+  EXPECT_TRUE(client_->List(kReplicaSets, "default", {}).ok());
+  EXPECT_TRUE(client_->Create(kReplicaSets, "other", ReplicaSet("other", "web")).ok());
+  EXPECT_TRUE(client_->Create(kConfigMaps, "default", {{"metadata", {{"name", "c"}}}}).ok());
+  EXPECT_TRUE(member_->client().Create(kReplicaSets, "default", ReplicaSet("default", "own")).ok());
+  ASSERT_EQ(Admin("GET", "state", {}, &state), 200);
+  EXPECT_EQ(*Find(state, "reject.resource"), "replicasets");
+
+  ASSERT_EQ(Admin("DELETE", "reject", {}, &state), 200);
+  EXPECT_EQ(state.if_contains("reject"), nullptr);
+  EXPECT_TRUE(client_->Create(kReplicaSets, "default", ReplicaSet("default", "web")).ok());
+}
+
+TEST_F(AdminTest, RejectionMatchesEveryNamespaceAndSubresourcesOnlyWhenNamed) {
+  ASSERT_EQ(Admin("POST", "reject", {{"verb", "*"}, {"resource", "replicasets.apps"}}), 200);
+  Status refused = client_->List(kReplicaSets, "default", {}).status();
+  EXPECT_TRUE(refused.Is(Reason::kForbidden)) << refused.ToString();
+  ASSERT_EQ(Admin("POST", "reject", {{"verb", "update"}, {"resource", "replicasets/status"}}), 200);
+  EXPECT_TRUE(client_->Create(kReplicaSets, "default", ReplicaSet("default", "web")).ok());
+  EXPECT_EQ(Admin("POST", "reject", {{"verb", "destroy"}, {"resource", "replicasets"}}), 400);
+  EXPECT_EQ(Admin("POST", "reject", {{"verb", "create"}}), 400);
+}
+
 TEST_F(AdminTest, SlowApiStillAnswers) {
   json::object state;
   ASSERT_EQ(Admin("POST", "api", {{"mode", "slow"}, {"latency", "20ms"}}, &state), 200);
