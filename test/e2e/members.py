@@ -73,17 +73,18 @@ class MemberCluster:
 
 class MemberProcess:
     """One `flotilla member` process; `clusters` lists what it hosts, in the
-    order of its ready lines."""
+    order of its ready lines. `port` 0 picks a free one; a restart on the
+    same data dir passes the port it had, so kubeconfigs stay valid."""
 
-    def __init__(self, data_dir, extra_args=()):
+    def __init__(self, data_dir, extra_args=(), port=0):
         self.data_dir = data_dir
         os.makedirs(data_dir, exist_ok=True)
-        args = [FLOTILLA_BINARY, "member", "--data-dir", data_dir, "--secure-port", "0",
+        args = [FLOTILLA_BINARY, "member", "--data-dir", data_dir, "--secure-port", str(port),
                 *extra_args]
         count = 1
         if "--clusters" in extra_args:
             count = int(extra_args[list(extra_args).index("--clusters") + 1])
-        self._log = open(os.path.join(data_dir, "member.log"), "w")
+        self._log = open(os.path.join(data_dir, "member.log"), "a")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._log, text=True,
                                      preexec_fn=_die_with_parent)
         self.stdout = LineReader(self.proc.stdout)

@@ -3,51 +3,15 @@ server` probing a second `flotilla server` that acts as the member, joined
 with `flotilla join` and the kubectl plugin, watched through the real kubectl
 while the member is stopped (SIGSTOP), continued and killed."""
 
-import json
 import os
-import re
 import signal
 import subprocess
 
 import pytest
 
-from conftest import (FLOTILLA_BINARY, KUBECTL, START_TIMEOUT, LineReader, _die_with_parent,
-                      stop_process, table, wait_for)
-
-MEMBER_READY_RE = re.compile(r"Flotilla member (\S+) ready at (https://\S+) \(kubeconfig (\S+)\)")
-
-# Probes every second; a stopped member costs 3 s per probe (the timeout),
-# so NotReady comes after about 3 x 4 s.
-FED_ARGS = ["--cluster-monitor-period", "1s"]
-SLOW = 90
-
-
-def flotilla(*args, env=None, binary=FLOTILLA_BINARY):
-    return subprocess.run([binary, *args], capture_output=True, text=True, env=env, timeout=60)
-
-
-def join(fed, member, name, *extra):
-    result = flotilla("join", name, "--kubeconfig", fed.kubeconfig,
-                      "--cluster-kubeconfig", member.kubeconfig, *extra)
-    assert result.returncode == 0, result.stderr
-    return result
-
-
-def cluster(fed, name):
-    result = fed.kubectl("get", "cluster", name, "-o", "json", check=False)
-    return json.loads(result.stdout) if result.returncode == 0 else None
-
-
-def condition(obj, kind):
-    for c in (obj or {}).get("status", {}).get("conditions", []):
-        if c["type"] == kind:
-            return c
-    return {}
-
-
-def ready_is(fed, name, status):
-    obj = cluster(fed, name)
-    return obj if condition(obj, "Ready").get("status") == status else None
+from conftest import KUBECTL, table, wait_for
+from federation import FED_ARGS, SLOW, cluster, condition, flotilla, join, ready_is
+from members import MemberProcess
 
 
 @pytest.fixture
@@ -165,20 +129,13 @@ def test_bad_cluster_kubeconfig_is_a_clear_error_and_creates_nothing(fed_and_mem
 @pytest.fixture
 def simulated_member(tmp_path):
     """A `flotilla member` with three nodes over two zones of one region."""
-    data_dir = str(tmp_path / "member")
-    os.makedirs(data_dir)
-    with open(os.path.join(data_dir, "member.log"), "w") as log:
-        proc = subprocess.Popen(
-            [FLOTILLA_BINARY, "member", "--name", "east", "--data-dir", data_dir,
-             "--secure-port", "0", "--nodes", "3", "--zones", "east-a,east-b",
-             "--region", "east"],
-            stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=_die_with_parent)
-        try:
-            line = LineReader(proc.stdout).wait_for_line(
-                lambda l: MEMBER_READY_RE.search(l), "the member's ready line", START_TIMEOUT)
-            yield MEMBER_READY_RE.search(line).group(3)
-        finally:
-            stop_process(proc)
+    member = MemberProcess(str(tmp_path / "member"),
+                           ["--name", "east", "--nodes", "3", "--zones", "east-a,east-b",
+                            "--region", "east"])
+    try:
+        yield member.cluster.kubeconfig
+    finally:
+        member.stop()
 
 
 def test_simulated_member_reports_zones_and_region(server_factory, simulated_member):
