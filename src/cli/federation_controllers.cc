@@ -18,12 +18,18 @@ StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
   auto* controller = c->cluster_controller_.get();
   server.api().metrics().SetSource("clusters",
                                    [controller] { return controller->RenderMetrics(); });
+  c->sync_controller_ = std::make_unique<federation::sync::SyncController>(
+      *c->client_, c->manager_, RealClock(), c->clusters_);
+  auto* sync = c->sync_controller_.get();
+  server.api().metrics().SetSource("sync", [sync] { return sync->RenderMetrics(); });
   FLOTILLA_RETURN_IF_ERROR(c->manager_.Start());
   return c;
 }
 
 FederationControllers::~FederationControllers() {
   server_.api().metrics().SetSource("clusters", nullptr);
+  server_.api().metrics().SetSource("sync", nullptr);
+  if (sync_controller_) sync_controller_->Stop();  // its member informers enqueue to the manager
   manager_.Stop();
 }
 

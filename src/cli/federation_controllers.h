@@ -10,6 +10,7 @@
 #include "apiserver/server.h"
 #include "federation/cluster/cluster_clients.h"
 #include "federation/cluster/cluster_controller.h"
+#include "federation/sync/sync_controller.h"
 #include "runtime/controller_manager.h"
 
 namespace flotilla::cli {
@@ -36,6 +37,8 @@ class FederationControllers {
   std::unique_ptr<client::Client> client_;
   federation::cluster::ClusterClients clusters_;
   std::unique_ptr<federation::cluster::ClusterController> cluster_controller_;
+  // Propagates Namespaces, ConfigMaps, Secrets and Services.
+  std::unique_ptr<federation::sync::SyncController> sync_controller_;
   // Destroyed first: it keeps pointers to the controllers' informers.
   runtime::ControllerManager manager_;
 };

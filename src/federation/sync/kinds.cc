@@ -1,0 +1,178 @@
+#include "federation/sync/kinds.h"
+
+#include <string_view>
+
+#include "federation/common/member_copy.h"
+
+namespace flotilla::federation::sync {
+namespace {
+
+constexpr std::string_view kFederationOnlyNamespaces[] = {"flotilla-system", "kube-system",
+                                                          "kube-public", "kube-node-lease"};
+// Service spec fields the member fills in when it allocates addresses.
+constexpr std::string_view kAllocatedServiceFields[] = {"clusterIP", "clusterIPs", "ipFamilies",
+                                                        "ipFamilyPolicy", "healthCheckNodePort"};
+
+std::string_view StringAt(const json::object& obj, std::string_view path) {
+  const json::value* v = Find(obj, path);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+bool IsServices(const SyncKind& kind) { return kind.resource.resource == "services"; }
+
+bool Headless(const json::object& spec) {
+  const json::value* ip = spec.if_contains("clusterIP");
+  return ip != nullptr && ip->is_string() && ip->get_string() == "None";
+}
+
+// A Service spec without what the member allocates.
+json::object PortableServiceSpec(const json::object& spec) {
+  json::object out = spec;
+  bool headless = Headless(spec);
+  for (std::string_view field : kAllocatedServiceFields) {
+    if (headless && (field == "clusterIP" || field == "clusterIPs")) continue;
+    out.erase(field);
+  }
+  if (json::value* ports = out.if_contains("ports"); ports != nullptr && ports->is_array()) {
+    for (json::value& port : ports->get_array()) {
+      if (port.is_object()) port.get_object().erase("nodePort");
+    }
+  }
+  return out;
+}
+
+const json::object* Spec(const json::object& obj) { return GetObject(obj, "spec"); }
+
+// The member's port that serves the same port and protocol as `port`.
+const json::object* SamePort(const json::object& port, const json::object& member_spec) {
+  const json::array* ports = GetArray(member_spec, "ports");
+  if (ports == nullptr) return nullptr;
+  for (const json::value& p : *ports) {
+    if (p.is_object() && GetInt(p.get_object(), "port") == GetInt(port, "port") &&
+        GetString(p.get_object(), "protocol") == GetString(port, "protocol")) {
+      return &p.get_object();
+    }
+  }
+  return nullptr;
+}
+
+// `desired` spec with the member's allocated values from `member`.
+json::object WithAllocatedFields(json::object spec, const json::object& member) {
+  for (std::string_view field : kAllocatedServiceFields) {
+    const json::value* v = member.if_contains(field);
+    if (v != nullptr && !spec.contains(field)) spec[field] = *v;
+  }
+  if (json::value* ports = spec.if_contains("ports"); ports != nullptr && ports->is_array()) {
+    for (json::value& port : ports->get_array()) {
+      if (!port.is_object()) continue;
+      const json::object* theirs = SamePort(port.get_object(), member);
+      const json::value* node_port = theirs ? theirs->if_contains("nodePort") : nullptr;
+      if (node_port != nullptr) port.get_object()["nodePort"] = *node_port;
+    }
+  }
+  return spec;
+}
+
+const json::value* MetaField(const json::object& obj, std::string_view field) {
+  const json::object* meta = GetObject(obj, "metadata");
+  return meta == nullptr ? nullptr : meta->if_contains(field);
+}
+
+// Absent and {} are the same map.
+bool SameMap(const json::value* a, const json::value* b) {
+  static const json::value kEmpty = json::object();
+  return *(a != nullptr ? a : &kEmpty) == *(b != nullptr ? b : &kEmpty);
+}
+
+bool SameField(const json::object& a, const json::object& b, std::string_view field) {
+  const json::value* x = a.if_contains(field);
+  const json::value* y = b.if_contains(field);
+  if (x == nullptr || y == nullptr) return x == y;
+  return *x == *y;
+}
+
+}  // namespace
+
+const std::vector<SyncKind>& SyncKinds() {
+  static const std::vector<SyncKind> kinds = {
+      {{"", "v1", "namespaces", false}, "Namespace", {}},
+      {{"", "v1", "configmaps", true}, "ConfigMap", {"data", "binaryData", "immutable"}},
+      {{"", "v1", "secrets", true}, "Secret", {"data", "type", "immutable"}},
+      {{"", "v1", "services", true}, "Service", {"spec"}},
+  };
+  return kinds;
+}
+
+bool Propagates(const SyncKind& kind, const json::object& federated) {
+  std::string_view name = StringAt(federated, "metadata.name");
+  std::string_view ns = kind.resource.namespaced ? StringAt(federated, "metadata.namespace") : name;
+  for (std::string_view own : kFederationOnlyNamespaces) {
+    if (ns == own) return false;
+  }
+  if (kind.kind == "Namespace" && name == "default") return false;
+  if (kind.kind == "Secret" &&
+      StringAt(federated, "type") == "kubernetes.io/service-account-token") {
+    return false;
+  }
+  if (kind.kind == "Service" && ns == "default" && name == "kubernetes") return false;
+  return true;
+}
+
+json::object DesiredCopy(const SyncKind& kind, const json::object& federated) {
+  json::object copy{{"apiVersion", kind.resource.ApiVersion()},
+                    {"kind", kind.kind},
+                    {"metadata", MemberMetadata(federated)}};
+  for (const std::string& field : kind.content) {
+    const json::value* v = federated.if_contains(field);
+    if (v == nullptr) continue;
+    copy[field] = IsServices(kind) && field == "spec" && v->is_object()
+                      ? json::value(PortableServiceSpec(v->get_object()))
+                      : *v;
+  }
+  return copy;
+}
+
+bool CopyUpToDate(const SyncKind& kind, const json::object& desired, const json::object& existing) {
+  if (!SameMap(MetaField(desired, "labels"), MetaField(existing, "labels")) ||
+      !SameMap(MetaField(desired, "annotations"), MetaField(existing, "annotations"))) {
+    return false;
+  }
+  for (const std::string& field : kind.content) {
+    if (IsServices(kind) && field == "spec") {
+      const json::object* want = Spec(desired);
+      const json::object* have = Spec(existing);
+      if ((want == nullptr) != (have == nullptr)) return false;
+      if (want != nullptr && *want != PortableServiceSpec(*have)) return false;
+    } else if (!SameField(desired, existing, field)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+json::object UpdatedCopy(const SyncKind& kind, const json::object& desired,
+                         const json::object& existing) {
+  json::object updated = existing;
+  json::object& meta = EnsureObject(updated, "metadata");
+  for (const char* field : {"labels", "annotations"}) {
+    const json::value* v = MetaField(desired, field);
+    if (v != nullptr) {
+      meta[field] = *v;
+    } else {
+      meta.erase(field);
+    }
+  }
+  for (const std::string& field : kind.content) {
+    const json::value* v = desired.if_contains(field);
+    if (v == nullptr) {
+      updated.erase(field);
+    } else if (IsServices(kind) && field == "spec" && v->is_object() && Spec(existing) != nullptr) {
+      updated[field] = WithAllocatedFields(v->get_object(), *Spec(existing));
+    } else {
+      updated[field] = *v;
+    }
+  }
+  return updated;
+}
+
+}  // namespace flotilla::federation::sync

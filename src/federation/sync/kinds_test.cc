@@ -1,0 +1,128 @@
+#include "federation/sync/kinds.h"
+
+#include <gtest/gtest.h>
+
+namespace flotilla::federation::sync {
+namespace {
+
+json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+
+const SyncKind& KindNamed(std::string_view kind) {
+  for (const SyncKind& k : SyncKinds()) {
+    if (k.kind == kind) return k;
+  }
+  ADD_FAILURE() << kind;
+  return SyncKinds().front();
+}
+
+TEST(SyncKindsTest, TheFederationsOwnObjectsStay) {
+  EXPECT_TRUE(Propagates(KindNamed("Namespace"), Obj(R"({"metadata":{"name":"shop"}})")));
+  EXPECT_FALSE(Propagates(KindNamed("Namespace"), Obj(R"({"metadata":{"name":"default"}})")));
+  EXPECT_FALSE(Propagates(KindNamed("Namespace"), Obj(R"({"metadata":{"name":"kube-system"}})")));
+  EXPECT_TRUE(Propagates(KindNamed("ConfigMap"),
+                         Obj(R"({"metadata":{"name":"c","namespace":"default"}})")));
+  for (const char* ns : {"flotilla-system", "kube-system", "kube-public", "kube-node-lease"}) {
+    json::object cm = Obj(R"({"metadata":{"name":"c"}})");
+    cm["metadata"].as_object()["namespace"] = ns;
+    EXPECT_FALSE(Propagates(KindNamed("ConfigMap"), cm)) << ns;
+  }
+  EXPECT_FALSE(
+      Propagates(KindNamed("Secret"), Obj(R"({"metadata":{"name":"t","namespace":"default"},
+                                  "type":"kubernetes.io/service-account-token"})")));
+  EXPECT_TRUE(
+      Propagates(KindNamed("Secret"),
+                 Obj(R"({"metadata":{"name":"t","namespace":"default"},"type":"Opaque"})")));
+  EXPECT_FALSE(Propagates(KindNamed("Service"),
+                          Obj(R"({"metadata":{"name":"kubernetes","namespace":"default"}})")));
+  EXPECT_TRUE(Propagates(KindNamed("Service"),
+                         Obj(R"({"metadata":{"name":"kubernetes","namespace":"shop"}})")));
+}
+
+TEST(SyncKindsTest, ConfigMapCopyHoldsContentAndMarks) {
+  json::object fed = Obj(R"({"apiVersion":"v1","kind":"ConfigMap",
+      "metadata":{"name":"c","namespace":"shop","uid":"u","resourceVersion":"3",
+                  "labels":{"app":"web"},
+                  "annotations":{"federation.alpha.kubernetes.io/cluster-selector":"[]"}},
+      "data":{"k":"v"},"immutable":false})");
+  json::object want = Obj(R"({"apiVersion":"v1","kind":"ConfigMap",
+      "metadata":{"name":"c","namespace":"shop",
+                  "labels":{"app":"web","federation.kubernetes.io/managed-by":"flotilla"},
+                  "annotations":{"federation.kubernetes.io/federated-object":"shop/c"}},
+      "data":{"k":"v"},"immutable":false})");
+  EXPECT_EQ(DesiredCopy(KindNamed("ConfigMap"), fed), want);
+}
+
+TEST(SyncKindsTest, NamespaceCopyHasOnlyMetadata) {
+  json::object fed = Obj(R"({"metadata":{"name":"shop","labels":{"team":"a"}},
+      "spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active"}})");
+  json::object copy = DesiredCopy(KindNamed("Namespace"), fed);
+  EXPECT_FALSE(copy.contains("spec"));
+  EXPECT_FALSE(copy.contains("status"));
+  EXPECT_EQ(Find(copy, "metadata.labels.team")->as_string(), "a");
+  EXPECT_EQ(Find(copy, "metadata.annotations")
+                ->as_object()
+                .at("federation.kubernetes.io/federated-object"),
+            "shop");
+}
+
+TEST(SyncKindsTest, UpToDateComparesPropagatedFieldsOnly) {
+  const SyncKind& cm = KindNamed("ConfigMap");
+  json::object desired = DesiredCopy(cm, Obj(R"({"metadata":{"name":"c","namespace":"s"},
+                                                  "data":{"k":"v"}})"));
+  json::object existing = desired;
+  existing["metadata"].as_object()["resourceVersion"] = "9";
+  existing["metadata"].as_object()["uid"] = "x";
+  EXPECT_TRUE(CopyUpToDate(cm, desired, existing));
+  json::object edited = existing;
+  edited["data"].as_object()["k"] = "changed";
+  EXPECT_FALSE(CopyUpToDate(cm, desired, edited));
+  json::object relabelled = existing;
+  relabelled["metadata"].as_object()["labels"].as_object()["extra"] = "1";
+  EXPECT_FALSE(CopyUpToDate(cm, desired, relabelled));
+  json::object extra_data = existing;
+  extra_data["binaryData"] = json::object{{"b", "AA=="}};
+  EXPECT_FALSE(CopyUpToDate(cm, desired, extra_data));
+
+  json::object updated = UpdatedCopy(cm, desired, edited);
+  EXPECT_TRUE(CopyUpToDate(cm, desired, updated));
+  EXPECT_EQ(Find(updated, "metadata.resourceVersion")->as_string(), "9");
+}
+
+TEST(SyncKindsTest, ServiceCopyLeavesAllocationToTheMember) {
+  const SyncKind& svc = KindNamed("Service");
+  json::object fed = Obj(R"({"metadata":{"name":"web","namespace":"s"},
+      "spec":{"type":"NodePort","clusterIP":"10.96.0.5","clusterIPs":["10.96.0.5"],
+              "ipFamilies":["IPv4"],"ipFamilyPolicy":"SingleStack","selector":{"app":"web"},
+              "ports":[{"port":80,"protocol":"TCP","nodePort":30001}]},
+      "status":{"loadBalancer":{}}})");
+  json::object desired = DesiredCopy(svc, fed);
+  json::object want_spec = Obj(R"({"type":"NodePort","selector":{"app":"web"},
+                                   "ports":[{"port":80,"protocol":"TCP"}]})");
+  EXPECT_EQ(desired.at("spec").as_object(), want_spec);
+  EXPECT_FALSE(desired.contains("status"));
+
+  json::object member = desired;
+  member["metadata"].as_object()["resourceVersion"] = "4";
+  member["spec"] = Obj(R"({"type":"NodePort","clusterIP":"10.96.7.7","clusterIPs":["10.96.7.7"],
+      "ipFamilies":["IPv4"],"ipFamilyPolicy":"SingleStack","selector":{"app":"web"},
+      "ports":[{"port":80,"protocol":"TCP","nodePort":31000}]})");
+  EXPECT_TRUE(CopyUpToDate(svc, desired, member));
+
+  json::object changed = DesiredCopy(svc, fed);
+  changed["spec"].as_object()["selector"] = json::object{{"app", "api"}};
+  EXPECT_FALSE(CopyUpToDate(svc, changed, member));
+  json::object updated = UpdatedCopy(svc, changed, member);
+  EXPECT_EQ(Find(updated, "spec.clusterIP")->as_string(), "10.96.7.7");
+  EXPECT_EQ(Find(updated, "spec.ports")->as_array()[0].as_object().at("nodePort"), 31000);
+  EXPECT_EQ(Find(updated, "spec.selector.app")->as_string(), "api");
+  EXPECT_TRUE(CopyUpToDate(svc, changed, updated));
+}
+
+TEST(SyncKindsTest, HeadlessServiceKeepsClusterIPNone) {
+  json::object fed = Obj(R"({"metadata":{"name":"h","namespace":"s"},
+      "spec":{"clusterIP":"None","clusterIPs":["None"],"ports":[{"port":80}]}})");
+  EXPECT_EQ(Find(DesiredCopy(KindNamed("Service"), fed), "spec.clusterIP")->as_string(), "None");
+}
+
+}  // namespace
+}  // namespace flotilla::federation::sync

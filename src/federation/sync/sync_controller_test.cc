@@ -1,0 +1,305 @@
+// The sync controller against real API servers: a federation and two
+// members started in-process on port 0, reached through in-process clients.
+// The test reports which members are ready (no cluster controller); the
+// controllers' time (retry backoff, rechecks) moves on a FakeClock.
+#include "federation/sync/sync_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "api/federated.h"
+#include "client/client_test_util.h"
+#include "federation/cluster/cluster_controller.h"
+#include "federation/cluster/test_util.h"
+#include "federation/common/member_copy.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::federation::sync {
+namespace {
+
+using client::testing::TestCluster;
+using cluster::testing::MemberServer;
+
+const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
+const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+const client::ResourceRef kSecrets{"", "v1", "secrets", true};
+const client::ResourceRef kServices{"", "v1", "services", true};
+const client::ResourceRef kEvents{"", "v1", "events", true};
+
+json::object Obj(std::string_view text) {
+  StatusOr<json::object> o = ParseJsonObject(text);
+  EXPECT_TRUE(o.ok()) << text;
+  return o.ok() ? *o : json::object();
+}
+
+std::string Str(const json::object& obj, std::string_view path) {
+  const json::value* v = Find(obj, path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
+
+json::object ConfigMap(const std::string& ns, const std::string& name, const std::string& value,
+                       const std::string& selector = "") {
+  json::object cm = Obj(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{}})");
+  json::object& meta = cm["metadata"].as_object();
+  meta["name"] = name;
+  meta["namespace"] = ns;
+  if (!selector.empty()) meta["annotations"] = {{api::kClusterSelectorAnnotation, selector}};
+  cm["data"] = {{"key", value}};
+  return cm;
+}
+
+class SyncControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fed_ = fed_server_.InProcess();
+    AddCluster("m1", R"({"region":"eu","tier":"3"})");
+    AddCluster("m2", R"({"region":"us","tier":"1"})");
+    m1_ = m1_server_.InProcess();
+    m2_ = m2_server_.InProcess();
+    ASSERT_TRUE(fed_->Create(kNamespaces, "", Obj(R"({"metadata":{"name":"shop"}})")).ok());
+    controller_ = std::make_unique<SyncController>(*fed_, manager_, clock_, clusters_);
+    ASSERT_TRUE(manager_.Start().ok());
+    SetReady("m1");
+    SetReady("m2");
+  }
+  void TearDown() override {
+    controller_->Stop();
+    manager_.Stop();
+  }
+
+  void AddCluster(const std::string& name, const std::string& labels) {
+    json::object c = Obj(R"({"apiVersion":"federation/v1beta1","kind":"Cluster","metadata":{},
+        "spec":{"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0",
+                "serverAddress":"https://127.0.0.1:1"}],"secretRef":{"name":"x"}}})");
+    c["metadata"].as_object()["name"] = name;
+    c["metadata"].as_object()["labels"] = json::parse(labels);
+    ASSERT_TRUE(fed_->Create(cluster::kClusters, "", c).ok());
+  }
+  void SetReady(const std::string& name) {
+    clusters_.SetReady(name, name == "m1"
+                                 ? std::shared_ptr<client::Client>(m1_server_.InProcess())
+                                 : std::shared_ptr<client::Client>(m2_server_.InProcess()));
+  }
+  // Waits for `done`, moving the fake time on so that retries come due.
+  bool Eventually(const std::function<bool()>& done) {
+    return runtime::testing::Eventually([&] {
+      if (done()) return true;
+      clock_.Advance(std::chrono::milliseconds(100));
+      return false;
+    });
+  }
+  std::optional<json::object> Get(client::Client& c, const client::ResourceRef& r,
+                                  const std::string& ns, const std::string& name) {
+    StatusOr<json::object> o = c.Get(r, ns, name);
+    if (o.ok()) return *o;
+    return std::nullopt;
+  }
+  // The value of data.key of the ConfigMap; "" when there is none.
+  std::string Data(client::Client& c, const std::string& ns, const std::string& name) {
+    auto cm = Get(c, kConfigMaps, ns, name);
+    return cm ? Str(*cm, "data.key") : "";
+  }
+  bool Gone(client::Client& c, const client::ResourceRef& r, const std::string& ns,
+            const std::string& name) {
+    return !Get(c, r, ns, name).has_value();
+  }
+  // Reasons of the events about the federated object `name`.
+  std::vector<std::string> EventReasons(const std::string& ns, const std::string& name) {
+    std::vector<std::string> reasons;
+    StatusOr<client::ObjectList> events = fed_->List(kEvents, ns, {});
+    if (!events.ok()) return reasons;
+    for (const json::object& e : events->items) {
+      if (Str(e, "involvedObject.name") == name) reasons.push_back(Str(e, "reason"));
+    }
+    return reasons;
+  }
+  bool HasEvent(const std::string& ns, const std::string& name, const std::string& reason) {
+    std::vector<std::string> r = EventReasons(ns, name);
+    return std::find(r.begin(), r.end(), reason) != r.end();
+  }
+
+  FakeClock clock_;
+  TestCluster fed_server_;
+  MemberServer m1_server_;
+  MemberServer m2_server_;
+  std::unique_ptr<client::Client> fed_, m1_, m2_;
+  cluster::ClusterClients clusters_;
+  std::unique_ptr<SyncController> controller_;
+  runtime::ControllerManager manager_{clock_};
+};
+
+TEST_F(SyncControllerTest, PropagatesEachKindToEveryReadyCluster) {
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
+  ASSERT_TRUE(fed_->Create(kSecrets, "shop", Obj(R"({"metadata":{"name":"pw","namespace":"shop"},
+                                   "type":"Opaque","data":{"p":"cw=="}})"))
+                  .ok());
+  ASSERT_TRUE(fed_->Create(kServices, "shop", Obj(R"({"metadata":{"name":"web","namespace":"shop"},
+                                   "spec":{"selector":{"app":"web"},"ports":[{"port":80}]}})"))
+                  .ok());
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    ASSERT_TRUE(Eventually([&] { return Data(*m, "shop", "cfg") == "v1"; }));
+    ASSERT_TRUE(Eventually([&] { return Get(*m, kSecrets, "shop", "pw").has_value(); }));
+    ASSERT_TRUE(Eventually([&] { return Get(*m, kServices, "shop", "web").has_value(); }));
+    json::object ns = *Get(*m, kNamespaces, "", "shop");
+    EXPECT_EQ(Find(ns, "metadata.annotations")->as_object().at(api::kFederatedObjectAnnotation),
+              "shop");
+    const json::object& labels = Find(ns, "metadata.labels")->as_object();
+    EXPECT_EQ(labels.at(api::kManagedByLabel), api::kManagedByValue);
+    json::object cm = *Get(*m, kConfigMaps, "shop", "cfg");
+    EXPECT_EQ(Find(cm, "metadata.annotations")->as_object().at(api::kFederatedObjectAnnotation),
+              "shop/cfg");
+    json::object secret = *Get(*m, kSecrets, "shop", "pw");
+    EXPECT_EQ(Str(secret, "data.p"), "cw==");
+    json::object svc = *Get(*m, kServices, "shop", "web");
+    EXPECT_FALSE(Str(svc, "spec.clusterIP").empty());  // the member allocated one
+  }
+  json::object fed_cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
+  EXPECT_EQ(Find(fed_cm, "metadata.finalizers")->as_array(),
+            json::array{api::kDeleteFromUnderlyingClustersFinalizer});
+  ASSERT_TRUE(Eventually([&] { return HasEvent("shop", "cfg", "CreateInCluster"); }));
+  EXPECT_EQ(controller_->metrics().Propagated("m1", "configmaps", "create"), 1u);
+  EXPECT_NE(
+      controller_->RenderMetrics().find(
+          R"(flotilla_sync_propagated_total{cluster="m2",resource="configmaps",operation="create"} 1)"),
+      std::string::npos);
+}
+
+TEST_F(SyncControllerTest, UpdatesAndRestoresCopiesEditedOrDeletedByHand) {
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v1"; }));
+  json::object cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
+  cm["data"] = {{"key", "v2"}};
+  ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v2"; }));
+  ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v2"; }));
+
+  json::object copy = *Get(*m1_, kConfigMaps, "shop", "cfg");
+  copy["data"] = {{"key", "by hand"}};
+  ASSERT_TRUE(m1_->Update(kConfigMaps, "shop", copy).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v2"; }));
+
+  ASSERT_TRUE(m2_->Delete(kConfigMaps, "shop", "cfg").ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v2"; }));
+  EXPECT_TRUE(HasEvent("shop", "cfg", "UpdateInCluster"));
+}
+
+TEST_F(SyncControllerTest, ClusterSelectorPlacesAndMovesCopies) {
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop",
+                           ConfigMap("shop", "eu-only", "x",
+                                     R"([{"key":"region","operator":"In","values":["eu"]}])"))
+                  .ok());
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop",
+                           ConfigMap("shop", "big", "x",
+                                     R"([{"key":"tier","operator":"Gt","values":["2"]}])"))
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "eu-only") == "x"; }));
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "big") == "x"; }));
+  // m2 has the namespace (admitted everywhere) but none of the two.
+  ASSERT_TRUE(Eventually([&] { return Get(*m2_, kNamespaces, "", "shop").has_value(); }));
+  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "shop", "eu-only"));
+  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "shop", "big"));
+
+  json::object cm = *Get(*fed_, kConfigMaps, "shop", "eu-only");
+  cm["metadata"].as_object()["annotations"].as_object()[api::kClusterSelectorAnnotation] =
+      R"([{"key":"region","operator":"NotIn","values":["eu"]}])";
+  ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "eu-only") == "x"; }));
+  ASSERT_TRUE(Eventually([&] { return Gone(*m1_, kConfigMaps, "shop", "eu-only"); }));
+
+  // Relabelling a Cluster moves copies too.
+  json::object m2 = *Get(*fed_, cluster::kClusters, "", "m2");
+  m2["metadata"].as_object()["labels"].as_object()["tier"] = "5";
+  ASSERT_TRUE(fed_->Update(cluster::kClusters, "", m2).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "big") == "x"; }));
+}
+
+TEST_F(SyncControllerTest, LeavesUnmanagedObjectsAloneAndSaysSo) {
+  ASSERT_TRUE(m1_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "theirs"))
+                  .status()
+                  .Is(Reason::kNotFound));  // m1 has no namespace shop yet
+  ASSERT_TRUE(m1_->Create(kNamespaces, "", Obj(R"({"metadata":{"name":"mine"}})")).ok());
+  ASSERT_TRUE(m1_->Create(kConfigMaps, "mine", ConfigMap("mine", "cfg", "theirs")).ok());
+  ASSERT_TRUE(fed_->Create(kNamespaces, "", Obj(R"({"metadata":{"name":"mine"}})")).ok());
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "mine", ConfigMap("mine", "cfg", "ours")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m2_, "mine", "cfg") == "ours"; }));
+  ASSERT_TRUE(Eventually([&] { return HasEvent("mine", "cfg", "NotManagedInCluster"); }));
+  EXPECT_EQ(Data(*m1_, "mine", "cfg"), "theirs");
+  // The namespace that already existed is left alone quietly.
+  json::object ns = *Get(*m1_, kNamespaces, "", "mine");
+  EXPECT_FALSE(IsManaged(ns));
+  EXPECT_FALSE(HasEvent("", "mine", "NotManagedInCluster"));
+  EXPECT_FALSE(HasEvent("default", "mine", "NotManagedInCluster"));
+
+  // Deleting the federated object (Background) keeps the unmanaged one.
+  ASSERT_TRUE(fed_->Delete(kConfigMaps, "mine", "cfg", {.propagation_policy = "Background"}).ok());
+  ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kConfigMaps, "mine", "cfg"); }));
+  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "mine", "cfg"));
+  EXPECT_EQ(Data(*m1_, "mine", "cfg"), "theirs");
+}
+
+TEST_F(SyncControllerTest, DeletionFollowsThePropagationPolicy) {
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "bg", "x")).ok());
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "fg", "x")).ok());
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "none", "x")).ok());
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "orphan", "x")).ok());
+  for (const char* name : {"bg", "fg", "none", "orphan"}) {
+    ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", name) == "x"; })) << name;
+    ASSERT_TRUE(Eventually([&] {
+      auto cm = Get(*fed_, kConfigMaps, "shop", name);
+      return cm && Find(*cm, "metadata.finalizers") != nullptr;
+    }));
+  }
+  ASSERT_TRUE(fed_->Delete(kConfigMaps, "shop", "bg", {.propagation_policy = "Background"}).ok());
+  ASSERT_TRUE(fed_->Delete(kConfigMaps, "shop", "fg", {.propagation_policy = "Foreground"}).ok());
+  ASSERT_TRUE(fed_->Delete(kConfigMaps, "shop", "none").ok());
+  ASSERT_TRUE(fed_->Delete(kConfigMaps, "shop", "orphan", {.propagation_policy = "Orphan"}).ok());
+  for (const char* name : {"bg", "fg", "none", "orphan"}) {
+    ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kConfigMaps, "shop", name); })) << name;
+  }
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    EXPECT_TRUE(Gone(*m, kConfigMaps, "shop", "bg"));
+    EXPECT_TRUE(Gone(*m, kConfigMaps, "shop", "fg"));
+    EXPECT_EQ(Data(*m, "shop", "none"), "x");
+    EXPECT_EQ(Data(*m, "shop", "orphan"), "x");
+  }
+  EXPECT_TRUE(HasEvent("shop", "bg", "DeleteInCluster"));
+}
+
+TEST_F(SyncControllerTest, ANamespaceDeletedInBackgroundTakesItsCopiesAlong) {
+  ASSERT_TRUE(fed_->Create(kNamespaces, "", Obj(R"({"metadata":{"name":"tmp"}})")).ok());
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "tmp", ConfigMap("tmp", "cfg", "x")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "tmp", "cfg") == "x"; }));
+  ASSERT_TRUE(Eventually([&] {
+    auto ns = Get(*fed_, kNamespaces, "", "tmp");
+    return ns && Find(*ns, "metadata.finalizers") != nullptr;
+  }));
+  ASSERT_TRUE(fed_->Delete(kNamespaces, "", "tmp", {.propagation_policy = "Background"}).ok());
+  ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kNamespaces, "", "tmp"); }));
+  EXPECT_TRUE(Gone(*m1_, kNamespaces, "", "tmp"));
+  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "tmp", "cfg"));
+}
+
+TEST_F(SyncControllerTest, AClusterThatBecomesReadyGetsWhatItLacks) {
+  clusters_.SetNotReady("m2");
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v1"; }));
+  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "shop", "cfg"));
+  SetReady("m2");
+  ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
+}
+
+TEST_F(SyncControllerTest, KeepsTheFederationsOwnObjects) {
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "kube-system", ConfigMap("kube-system", "sys", "x")).ok());
+  ASSERT_TRUE(fed_->Create(kSecrets, "shop", Obj(R"({"metadata":{"name":"tok","namespace":"shop",
+                                   "annotations":{"kubernetes.io/service-account.name":"d"}},
+                                   "type":"kubernetes.io/service-account-token"})"))
+                  .ok());
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "marker", "x")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "marker") == "x"; }));
+  EXPECT_TRUE(Gone(*m1_, kConfigMaps, "kube-system", "sys"));
+  EXPECT_TRUE(Gone(*m1_, kSecrets, "shop", "tok"));
+  json::object sys = *Get(*fed_, kConfigMaps, "kube-system", "sys");
+  EXPECT_EQ(Find(sys, "metadata.finalizers"), nullptr);
+}
+
+}  // namespace
+}  // namespace flotilla::federation::sync
