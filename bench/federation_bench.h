@@ -1,0 +1,104 @@
+// Pieces of the federation benchmark (federation_bench.cc): the federation
+// and its members as child processes of the real binary, REST clients for
+// them, and a watcher that records when local ReplicaSets appear in the
+// members.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "cli/child_process.h"
+#include "client/client.h"
+
+namespace flotilla::bench {
+
+using Steady = std::chrono::steady_clock;
+
+inline const client::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
+inline const client::ResourceRef kPods{"", "v1", "pods", true};
+inline const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
+inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", false};
+
+double SecondsSince(Steady::time_point start);
+// VmRSS and VmHWM (peak) of a process, in MiB (0 when unreadable).
+double RssMiB(pid_t pid, const char* field = "VmRSS:");
+
+// A child process of the flotilla binary and the kubeconfigs it wrote.
+struct Process {
+  std::unique_ptr<cli::ChildProcess> child;
+  std::vector<std::string> kubeconfigs;  // the server's, or one per member cluster
+};
+
+// `flotilla server --data-dir DIR --secure-port 0 FLAGS...`, once ready.
+StatusOr<Process> StartServer(const std::string& binary, const std::string& dir,
+                              const std::vector<std::string>& flags);
+// `flotilla member --data-dir DIR --secure-port 0 ARGS...` hosting `clusters`
+// clusters, once all are ready.
+StatusOr<Process> StartMembers(const std::string& binary, const std::string& dir,
+                               const std::vector<std::string>& args, int clusters);
+
+// A REST client without client-side rate limit.
+StatusOr<std::unique_ptr<client::Client>> ClientFor(const std::string& kubeconfig);
+
+// Joins every member cluster (`flotilla join` as a library call) and waits
+// until the federation reports them all Ready.
+Status JoinAndWaitReady(client::Client& fed, const std::map<std::string, std::string>& kubeconfigs,
+                        std::chrono::seconds timeout);
+
+// The Ready condition's status of a Cluster ("" when unknown).
+std::string ClusterReady(client::Client& fed, const std::string& name);
+
+// A namespace, created unless it exists.
+Status EnsureNamespace(client::Client& c, const std::string& name);
+
+// A ReplicaSet with `replicas` pods of no resource requests that go at once
+// when deleted; `preferences` ("" for none) is its placement annotation.
+json::object ReplicaSet(const std::string& name, int64_t replicas, const std::string& preferences);
+
+// Watches the managed local ReplicaSets of every member and records, per
+// ReplicaSet name, in how many members it appeared and when it last did.
+// Thread-safe.
+class LocalReplicaSetWatcher {
+ public:
+  // Starts one watch per member (all namespaces). The clients must outlive
+  // the watcher.
+  static StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> Start(
+      const std::vector<client::Client*>& members);
+  ~LocalReplicaSetWatcher();
+
+  // Waits until `name` exists in `count` members; returns when the last of
+  // them was seen, or nullopt after `timeout`.
+  std::optional<Steady::time_point> WaitFor(const std::string& name, int count,
+                                            std::chrono::milliseconds timeout);
+  // Waits until `names` ReplicaSets have appeared somewhere; returns when
+  // the last one did, or nullopt after `timeout`.
+  std::optional<Steady::time_point> WaitForNames(size_t names, std::chrono::milliseconds timeout);
+  size_t names() const;
+  int broken_watches() const;
+
+ private:
+  LocalReplicaSetWatcher() = default;
+  void Seen(const std::string& name);
+
+  struct Arrivals {
+    int count = 0;
+    Steady::time_point last;
+  };
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Arrivals> seen_;  // GUARDED_BY(mu_)
+  Steady::time_point last_new_name_;      // GUARDED_BY(mu_)
+  int broken_ = 0;                        // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<client::Watch>> watches_;
+};
+
+}  // namespace flotilla::bench

@@ -1,0 +1,205 @@
+// The federation benchmark's processes, clients and watcher
+// (federation_bench.h).
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "bench/federation_bench.h"
+#include "client/kubeconfig.h"
+#include "client/rest_client.h"
+#include "federation/cluster/join.h"
+
+namespace flotilla::bench {
+
+double SecondsSince(Steady::time_point start) {
+  return std::chrono::duration<double>(Steady::now() - start).count();
+}
+
+double RssMiB(pid_t pid, const char* field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  std::string prefix(field);
+  while (std::getline(status, line)) {
+    if (line.rfind(prefix, 0) == 0) return std::stod(line.substr(prefix.size())) / 1024.0;
+  }
+  return 0;
+}
+
+StatusOr<Process> StartServer(const std::string& binary, const std::string& dir,
+                              const std::vector<std::string>& flags) {
+  std::vector<std::string> argv{binary, "server", "--data-dir", dir, "--secure-port", "0"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  Process p{std::make_unique<cli::ChildProcess>(argv, dir + ".log"), {dir + "/kubeconfig"}};
+  if (!p.child->started()) return Status::Internal("cannot start " + binary);
+  auto ready = p.child->WaitForLine(
+      [](const std::string& l) { return l.find("Flotilla API server ready at") == 0; },
+      std::chrono::seconds(120));
+  if (!ready) return Status::Internal("the server did not get ready; see " + dir + ".log");
+  return p;
+}
+
+StatusOr<Process> StartMembers(const std::string& binary, const std::string& dir,
+                               const std::vector<std::string>& args, int clusters) {
+  std::vector<std::string> argv{binary, "member", "--data-dir", dir, "--secure-port", "0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process p{std::make_unique<cli::ChildProcess>(argv, dir + ".log"), {}};
+  if (!p.child->started()) return Status::Internal("cannot start " + binary);
+  static const std::regex kReady(R"(Flotilla member \S+ ready at \S+ \(kubeconfig (\S+)\))");
+  for (int i = 0; i < clusters; ++i) {
+    std::smatch m;
+    auto line =
+        p.child->WaitForLine([&](const std::string& l) { return std::regex_search(l, m, kReady); },
+                             std::chrono::seconds(300));
+    if (!line) return Status::Internal("the members did not get ready; see " + dir + ".log");
+    std::regex_search(*line, m, kReady);
+    p.kubeconfigs.push_back(m[1]);
+  }
+  return p;
+}
+
+StatusOr<std::unique_ptr<client::Client>> ClientFor(const std::string& kubeconfig) {
+  client::KubeconfigLoadOptions load;
+  load.explicit_path = kubeconfig;
+  FLOTILLA_ASSIGN_OR_RETURN(client::RestConfig config, client::LoadRestConfig(load));
+  client::RestOptions opts;
+  opts.qps = 0;
+  opts.max_idle_connections = 64;
+  return client::NewRestClient(config, opts);
+}
+
+std::string ClusterReady(client::Client& fed, const std::string& name) {
+  auto c = fed.Get(kClusters, "", name);
+  if (!c.ok()) return "";
+  const json::value* conditions = Find(*c, "status.conditions");
+  if (conditions == nullptr || !conditions->is_array()) return "";
+  for (const json::value& cond : conditions->get_array()) {
+    if (!cond.is_object()) continue;
+    if (GetString(cond.get_object(), "type") == "Ready") {
+      return std::string(GetString(cond.get_object(), "status").value_or(""));
+    }
+  }
+  return "";
+}
+
+Status JoinAndWaitReady(client::Client& fed, const std::map<std::string, std::string>& kubeconfigs,
+                        std::chrono::seconds timeout) {
+  for (const auto& [name, path] : kubeconfigs) {
+    client::KubeconfigLoadOptions load;
+    load.explicit_path = path;
+    federation::cluster::JoinOptions opts;
+    opts.name = name;
+    FLOTILLA_ASSIGN_OR_RETURN(opts.member, client::LoadRestConfig(load));
+    FLOTILLA_RETURN_IF_ERROR(federation::cluster::Join(fed, opts).status());
+  }
+  Steady::time_point start = Steady::now();
+  for (const auto& [name, path] : kubeconfigs) {
+    while (ClusterReady(fed, name) != "True") {
+      if (Steady::now() - start > timeout) {
+        return Status::Unavailable("cluster " + name + " did not become Ready");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return Status::Ok();
+}
+
+Status EnsureNamespace(client::Client& c, const std::string& name) {
+  auto created =
+      c.Create(kNamespaces, "",
+               {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+  if (!created.ok() && !created.status().Is(Reason::kAlreadyExists)) return created.status();
+  return Status::Ok();
+}
+
+json::object ReplicaSet(const std::string& name, int64_t replicas, const std::string& preferences) {
+  json::object labels{{"app", name}};
+  json::object container{{"name", "app"}, {"image", "nginx:1.27"}};
+  json::object meta{{"name", name}};
+  if (!preferences.empty()) {
+    meta["annotations"] =
+        json::object{{"federation.kubernetes.io/replica-set-preferences", preferences}};
+  }
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata", meta},
+          {"spec",
+           {{"replicas", replicas},
+            {"selector", {{"matchLabels", labels}}},
+            {"template",
+             {{"metadata", {{"labels", labels}}},
+              {"spec",
+               {{"terminationGracePeriodSeconds", 0}, {"containers", json::array{container}}}}}}}}};
+}
+
+StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> LocalReplicaSetWatcher::Start(
+    const std::vector<client::Client*>& members) {
+  std::unique_ptr<LocalReplicaSetWatcher> w(new LocalReplicaSetWatcher());
+  LocalReplicaSetWatcher* self = w.get();
+  client::WatchOptions opts;
+  opts.label_selector = "federation.kubernetes.io/managed-by=flotilla";
+  opts.allow_bookmarks = false;
+  for (client::Client* member : members) {
+    FLOTILLA_ASSIGN_OR_RETURN(auto watch, member->StartWatch(
+                                              kReplicaSets, "", opts,
+                                              [self](const client::WatchEvent& e) {
+                                                if (e.type != client::WatchEvent::Type::kAdded)
+                                                  return;
+                                                auto name = GetString(
+                                                    *GetObject(e.object, "metadata"), "name");
+                                                if (name) self->Seen(std::string(*name));
+                                              },
+                                              [self](const Status& s) {
+                                                if (s.ok()) return;
+                                                std::lock_guard lock(self->mu_);
+                                                ++self->broken_;
+                                              }));
+    w->watches_.push_back(std::move(watch));
+  }
+  return w;
+}
+
+LocalReplicaSetWatcher::~LocalReplicaSetWatcher() {
+  for (auto& w : watches_) w->Stop();
+}
+
+void LocalReplicaSetWatcher::Seen(const std::string& name) {
+  Steady::time_point now = Steady::now();
+  {
+    std::lock_guard lock(mu_);
+    Arrivals& a = seen_[name];
+    if (a.count == 0) last_new_name_ = now;
+    ++a.count;
+    a.last = now;
+  }
+  cv_.notify_all();
+}
+
+std::optional<Steady::time_point> LocalReplicaSetWatcher::WaitFor(
+    const std::string& name, int count, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  bool done = cv_.wait_for(lock, timeout, [&] {
+    auto it = seen_.find(name);
+    return it != seen_.end() && it->second.count >= count;
+  });
+  if (!done) return std::nullopt;
+  return seen_[name].last;
+}
+
+std::optional<Steady::time_point> LocalReplicaSetWatcher::WaitForNames(
+    size_t names, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  if (!cv_.wait_for(lock, timeout, [&] { return seen_.size() >= names; })) return std::nullopt;
+  return last_new_name_;
+}
+
+size_t LocalReplicaSetWatcher::names() const {
+  std::lock_guard lock(mu_);
+  return seen_.size();
+}
+
+int LocalReplicaSetWatcher::broken_watches() const {
+  std::lock_guard lock(mu_);
+  return broken_;
+}
+
+}  // namespace flotilla::bench
