@@ -32,6 +32,21 @@ std::string DeletionPolicyOf(const json::object& obj) {
   return std::string(GetString(*annotations, api::kDeletionPropagationAnnotation).value_or(""));
 }
 
+// `obj` with its apiVersion and kind, which list items may lack and events
+// need.
+json::object Typed(const SyncKind& kind, json::object obj) {
+  obj["apiVersion"] = kind.resource.ApiVersion();
+  obj["kind"] = kind.kind;
+  return obj;
+}
+
+// A write to the federated object that conflicts (the cache is behind) is
+// no failure: the newer object's event enqueues the key again.
+StatusOr<runtime::Result> Quiet(const Status& s) {
+  if (s.ok() || s.Is(Reason::kConflict)) return runtime::Result{};
+  return s;
+}
+
 bool LabelsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
   const json::value* la = Find(*a, "metadata.labels");
   const json::value* lb = Find(*b, "metadata.labels");
@@ -164,10 +179,11 @@ std::vector<SyncController::Target> SyncController::Targets(const Kind& k, bool*
   return targets;
 }
 
-bool SyncController::Admits(const ClusterSelector& selector, const std::string& cluster) const {
-  if (selector.Empty()) return true;
+std::optional<bool> SyncController::Admits(const ClusterSelector& selector,
+                                           const std::string& cluster) const {
   runtime::ObjectPtr c = cluster_objects_.cache().Get(cluster);
-  return c != nullptr && selector.Matches(*c);
+  if (c == nullptr) return std::nullopt;
+  return selector.Matches(*c);
 }
 
 void SyncController::Event(const json::object& obj, std::string_view type, std::string_view reason,
@@ -178,11 +194,11 @@ void SyncController::Event(const json::object& obj, std::string_view type, std::
 StatusOr<runtime::Result> SyncController::Reconcile(Kind& k, const std::string& key) {
   runtime::ObjectPtr cached = k.informer->cache().Get(key);
   if (cached == nullptr || !Propagates(*k.spec, *cached)) return runtime::Result{};
-  json::object obj = *cached;
-  obj["apiVersion"] = k.spec->resource.ApiVersion();
-  obj["kind"] = k.spec->kind;
+  json::object obj = Typed(*k.spec, *cached);
   if (IsBeingDeleted(obj)) return Finalize(k, obj);
-  FLOTILLA_ASSIGN_OR_RETURN(obj, EnsureFederationFinalizer(fed_, k.spec->resource, obj));
+  StatusOr<json::object> held = EnsureFederationFinalizer(fed_, k.spec->resource, obj);
+  if (!held.ok()) return Quiet(held.status());
+  obj = Typed(*k.spec, std::move(*held));
   StatusOr<ClusterSelector> selector = ClusterSelector::Of(obj);
   if (!selector.ok()) {
     // Admission refuses these; one stored before it existed places nothing new.
@@ -203,7 +219,10 @@ Status SyncController::SyncCluster(Kind& k, const json::object& obj, const json:
                                    const ClusterSelector& selector, const Target& t) {
   runtime::ObjectPtr existing = t.informer->cache().Get(runtime::ObjectKey(obj));
   bool managed = existing != nullptr && IsManaged(*existing);
-  if (!Admits(selector, t.cluster)) {
+  std::optional<bool> admitted = Admits(selector, t.cluster);
+  // A Cluster just unjoined (or not seen yet): its copies are not ours to move.
+  if (!admitted) return Status::Ok();
+  if (!*admitted) {
     if (!managed || IsBeingDeleted(*existing)) return Status::Ok();
     return DeleteCopy(k, obj, t, "Background");
   }
@@ -294,10 +313,7 @@ StatusOr<runtime::Result> SyncController::Finalize(Kind& k, const json::object& 
     // The member caches' delete events bring the key back sooner.
     if (remaining || unsynced) return runtime::Result{.requeue_after = options_.deletion_recheck};
   }
-  FLOTILLA_ASSIGN_OR_RETURN(json::object done,
-                            RemoveFederationFinalizer(fed_, k.spec->resource, obj));
-  (void)done;
-  return runtime::Result{};
+  return Quiet(RemoveFederationFinalizer(fed_, k.spec->resource, obj).status());
 }
 
 }  // namespace flotilla::federation::sync

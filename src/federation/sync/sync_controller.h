@@ -31,6 +31,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,9 @@ class SyncController {
   // The ready clusters with synced caches for `k`; `unsynced` is set when
   // a ready cluster's cache has not synced yet.
   std::vector<Target> Targets(const Kind& k, bool* unsynced) const;
-  bool Admits(const ClusterSelector& selector, const std::string& cluster) const;
+  // Whether `selector` admits `cluster`; nullopt when its Cluster object is
+  // not in the cache (being unjoined, or not seen yet).
+  std::optional<bool> Admits(const ClusterSelector& selector, const std::string& cluster) const;
   void Event(const json::object& obj, std::string_view type, std::string_view reason,
              const std::string& message);
 

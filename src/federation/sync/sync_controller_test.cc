@@ -287,6 +287,20 @@ TEST_F(SyncControllerTest, AClusterThatBecomesReadyGetsWhatItLacks) {
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
 }
 
+TEST_F(SyncControllerTest, ACopyInAClusterBeingUnjoinedStays) {
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
+  // The Cluster goes before the registry hears of it.
+  ASSERT_TRUE(fed_->Delete(cluster::kClusters, "", "m2").ok());
+  json::object cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
+  cm["data"] = {{"key", "v2"}};
+  ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v2"; }));
+  ASSERT_TRUE(fed_->Delete(kConfigMaps, "shop", "cfg", {.propagation_policy = "Orphan"}).ok());
+  ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kConfigMaps, "shop", "cfg"); }));
+  EXPECT_EQ(Data(*m2_, "shop", "cfg"), "v1");
+}
+
 TEST_F(SyncControllerTest, KeepsTheFederationsOwnObjects) {
   ASSERT_TRUE(fed_->Create(kConfigMaps, "kube-system", ConfigMap("kube-system", "sys", "x")).ok());
   ASSERT_TRUE(fed_->Create(kSecrets, "shop", Obj(R"({"metadata":{"name":"tok","namespace":"shop",
