@@ -157,6 +157,12 @@ TEST_F(SyncControllerTest, PropagatesEachKindToEveryReadyCluster) {
             json::array{api::kDeleteFromUnderlyingClustersFinalizer});
   ASSERT_TRUE(Eventually([&] { return HasEvent("shop", "cfg", "CreateInCluster"); }));
   EXPECT_EQ(controller_->metrics().Propagated("m1", "configmaps", "create"), 1u);
+  // What the members default or allocate does not count as a difference.
+  for (const char* cluster : {"m1", "m2"}) {
+    for (const char* resource : {"namespaces", "configmaps", "secrets", "services"}) {
+      EXPECT_EQ(controller_->metrics().Propagated(cluster, resource, "update"), 0u) << resource;
+    }
+  }
   EXPECT_NE(
       controller_->RenderMetrics().find(
           R"(flotilla_sync_propagated_total{cluster="m2",resource="configmaps",operation="create"} 1)"),
