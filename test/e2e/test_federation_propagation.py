@@ -2,8 +2,8 @@
 "Propagation"): a `flotilla server` and `flotilla member` processes joined
 with `flotilla join --labels`, driven with the real kubectl. Namespaces,
 ConfigMaps, Secrets and Services go to the members the cluster selector
-admits, copies edited or deleted by hand come back, a cluster joined later
-receives what it should have, the three deletion modes, objects the
+admits, copies edited or deleted by hand come back, a cluster that returns
+or joins later receives what it should have, the three deletion modes, objects the
 federation does not manage are left alone, and bad annotations are refused
 at admission."""
 
@@ -210,6 +210,24 @@ def test_admission_refuses_bad_annotations(fed):
 
     # Members are plain clusters: the annotation means nothing to them.
     fed["a"].kubectl("apply", "-n", "default", "-f", "-", input=json.dumps(bad))
+
+
+def test_returning_cluster_catches_up(fed):
+    namespace(fed, "away")
+    fed.apply(configmap("cfg", "v1"), "away")
+    a, b = fed["a"], fed["b"]
+    wait_value(b, "away", "cfg", "v1")
+    b.sigstop()
+    try:
+        fed.wait_not_ready("b")
+        fed.apply(configmap("cfg", "v2"), "away")
+        fed.apply(configmap("new", "x"), "away")
+        wait_value(a, "away", "new", "x")
+    finally:
+        b.sigcont()
+    fed.wait_ready("b")
+    wait_value(b, "away", "cfg", "v2")
+    wait_value(b, "away", "new", "x")
 
 
 def test_cluster_joined_later_receives_objects(fed):
