@@ -76,7 +76,6 @@ SyncController::SyncController(client::Client& fed, runtime::ControllerManager& 
                                Clock& clock, cluster::ClusterClients& clusters,
                                SyncControllerOptions options)
     : fed_(fed),
-      clock_(clock),
       clusters_(clusters),
       options_(options),
       cluster_objects_(fed, cluster::kClusters, clock),

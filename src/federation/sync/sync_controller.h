@@ -105,7 +105,6 @@ class SyncController {
   void EnqueueNamespace(const std::string& ns);
 
   client::Client& fed_;
-  Clock& clock_;
   cluster::ClusterClients& clusters_;
   const SyncControllerOptions options_;
   std::vector<std::unique_ptr<Kind>> kinds_;
