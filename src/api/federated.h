@@ -18,6 +18,10 @@ inline constexpr char kFederatedObjectAnnotation[] = "federation.kubernetes.io/f
 inline constexpr char kClusterSelectorAnnotation[] =
     "federation.alpha.kubernetes.io/cluster-selector";
 
+// On a federated ReplicaSet: the per-cluster breakdown of its replicas
+// (federation/replicaset/status.h).
+inline constexpr char kReplicaSetStatusAnnotation[] = "federation.kubernetes.io/replica-set-status";
+
 // Held by a federated object until its member copies are dealt with as its
 // deletion asked.
 inline constexpr char kDeleteFromUnderlyingClustersFinalizer[] =

@@ -1,6 +1,8 @@
 // Informers in every Ready member (member_informers.h).
 #include "federation/cluster/member_informers.h"
 
+#include "runtime/parallel.h"
+
 namespace flotilla::federation::cluster {
 
 MemberInformers::MemberInformers(ClusterClients& clusters, std::vector<client::ResourceRef> kinds,
@@ -28,7 +30,11 @@ void MemberInformers::Stop() {
     std::lock_guard lock(mu_);
     members.swap(members_);
   }
-  for (auto& [name, m] : members) StopAll(m);
+  Member all;
+  for (auto& [name, m] : members) {
+    for (auto& [resource, informer] : m.informers) all.informers[name + "/" + resource] = informer;
+  }
+  StopAll(all);
 }
 
 void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::Client> client) {
@@ -58,7 +64,11 @@ void MemberInformers::Drop(const std::string& name) {
 }
 
 void MemberInformers::StopAll(Member& m) {
-  for (auto& [resource, informer] : m.informers) informer->Stop();
+  // A watch may take up to a second to notice its end: stop them together.
+  std::vector<runtime::Informer*> informers;
+  for (auto& [resource, informer] : m.informers) informers.push_back(informer.get());
+  runtime::ParallelFor(informers.size(), static_cast<int>(informers.size()),
+                       [&](size_t i) { informers[i]->Stop(); });
 }
 
 std::shared_ptr<runtime::Informer> MemberInformers::Get(const std::string& cluster,

@@ -8,6 +8,7 @@ namespace {
 constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kClusterSelectorAnnotation,
     api::kDeletionPropagationAnnotation,
+    api::kReplicaSetStatusAnnotation,
     "federation.kubernetes.io/replica-set-preferences",
     "federation.kubernetes.io/deployment-preferences",
 };

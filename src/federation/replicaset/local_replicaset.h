@@ -1,0 +1,32 @@
+// The local ReplicaSet the federation wants in a member cluster for a
+// federated ReplicaSet (seed 000: same name, namespace and template; the
+// replicas the planner gave that cluster), and whether an existing one needs
+// an update.
+//
+// The local copy's metadata is what every member copy gets
+// (federation/common/member_copy.h): the federated object's labels and
+// annotations without the federation's own, plus the managed-by label and
+// the federated-object annotation.
+//
+// Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+
+#include "base/json.h"
+
+namespace flotilla::federation::replicaset {
+
+// The desired local ReplicaSet for `frs` with `replicas`.
+json::object DesiredLocal(const json::object& frs, int64_t replicas);
+
+// Whether `existing` differs from `desired` in what the federation sets
+// (labels, annotations, spec). Fields the member adds (status, uid, ...)
+// are not compared.
+bool NeedsUpdate(const json::object& existing, const json::object& desired);
+
+// `existing` with what the federation sets taken from `desired`, ready for
+// an Update (keeps its resourceVersion and everything the member set).
+json::object Updated(const json::object& existing, const json::object& desired);
+
+}  // namespace flotilla::federation::replicaset

@@ -1,0 +1,64 @@
+// Where a federated ReplicaSet's replicas go, from what the controller knows
+// of each available cluster (seed 000, "(RE)Scheduling algorithm"):
+//
+// 1. A cluster's capacity is estimated only once some of the workload's pods
+//    there stayed unschedulable (or uncreated) longer than the threshold: it
+//    is then what is placed there minus what cannot run ([I4]). A cluster
+//    where the local ReplicaSet could not be created has capacity 0 until the
+//    create is retried ([E1]).
+// 2-5. The planner (src/planner/planner.h) does the rest.
+//
+// A cluster whose capacity cut it keeps up to kProbeReplicas of the
+// replicas it cannot run, pending, so that the federation learns when room
+// appears there ("leaving a couple still waiting"). Since the estimate
+// subtracts every pod still pending there, these probes do not raise the
+// estimate: placed = capacity + probes, pending = probes, estimate =
+// capacity, and the placement stays put until a probe gets scheduled.
+//
+// Pure: no I/O, no clock, no threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "planner/planner.h"
+#include "planner/preferences.h"
+
+namespace flotilla::federation::replicaset {
+
+inline constexpr int64_t kProbeReplicas = 2;
+
+// What the controller knows of one available cluster for one federated
+// ReplicaSet.
+struct ClusterView {
+  std::string name;
+  // The managed local ReplicaSet's spec.replicas; 0 when there is none.
+  int64_t placed = 0;
+  // Its replicas that run and are ready: what `rebalance: false` keeps
+  // where it is.
+  int64_t running = 0;
+  // Its pods that wait to be scheduled (or to be created) now.
+  int64_t pending = 0;
+  // Whether some of them have waited longer than the unschedulable
+  // threshold: the cluster is full for this workload.
+  bool full = false;
+  // Its local ReplicaSet could not be created and the retry is not due.
+  bool create_failed = false;
+};
+
+struct Targets {
+  planner::ReplicaCounts replicas;  // every cluster, 0 included, probes included
+  planner::ReplicaCounts capacity;  // the estimates used, for clusters that have one
+  planner::ReplicaCounts overflow;  // what capacity cut, positive entries only
+};
+
+// The estimated capacity of `c` for the workload; none when unbounded.
+std::optional<int64_t> EstimatedCapacity(const ClusterView& c);
+
+Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,
+                       std::string_view workload_key, const planner::Preferences& prefs);
+
+}  // namespace flotilla::federation::replicaset

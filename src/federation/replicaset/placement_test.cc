@@ -1,0 +1,106 @@
+#include "federation/replicaset/placement.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace flotilla::federation::replicaset {
+namespace {
+
+planner::Preferences Even(bool rebalance) {
+  planner::Preferences p = planner::Preferences::Default();
+  p.rebalance = rebalance;
+  return p;
+}
+
+std::vector<ClusterView> Abc() { return {{.name = "A"}, {.name = "B"}, {.name = "C"}}; }
+
+int64_t Sum(const planner::ReplicaCounts& counts) {
+  int64_t s = 0;
+  for (const auto& [name, n] : counts) s += n;
+  return s;
+}
+
+TEST(PlacementTest, WithoutWaitingPodsEveryClusterIsUnbounded) {
+  Targets t = ComputeTargets(50, Abc(), "default/web", Even(true));
+  EXPECT_EQ(Sum(t.replicas), 50);
+  for (const auto& [name, n] : t.replicas) EXPECT_TRUE(n == 16 || n == 17) << name;
+  EXPECT_TRUE(t.capacity.empty());
+  EXPECT_TRUE(t.overflow.empty());
+}
+
+TEST(PlacementTest, PodsWaitingTooLongCapTheClusterAndLeaveTwoProbes) {
+  // Seed scenario 1, "C has capacity for 6": C runs 6 of its 17.
+  std::vector<ClusterView> views = Abc();
+  views[0].placed = 16;
+  views[1].placed = 17;
+  views[2] = {.name = "C", .placed = 17, .pending = 11, .full = true};
+  Targets t = ComputeTargets(50, views, "default/web", Even(true));
+  EXPECT_EQ(t.replicas["A"], 22);
+  EXPECT_EQ(t.replicas["B"], 22);
+  EXPECT_EQ(t.capacity["C"], 6);
+  EXPECT_EQ(t.replicas["C"], 6 + kProbeReplicas);
+  EXPECT_GT(t.overflow["C"], 0);
+
+  // Once the member scaled C down to 8, its two probes still wait: the same
+  // placement (no oscillation).
+  views[0].placed = 22;
+  views[1].placed = 22;
+  views[2] = {.name = "C", .placed = 8, .pending = 2, .full = true};
+  Targets again = ComputeTargets(50, views, "default/web", Even(true));
+  EXPECT_EQ(again.replicas, t.replicas);
+
+  // A probe got scheduled (room appeared): C is unbounded again.
+  views[2] = {.name = "C", .placed = 8, .pending = 1, .full = false};
+  Targets room = ComputeTargets(50, views, "default/web", Even(true));
+  EXPECT_FALSE(room.capacity.contains("C"));
+  EXPECT_GE(room.replicas["C"], 16);
+}
+
+TEST(PlacementTest, PendingPodsWithinTheThresholdDoNotCap) {
+  std::vector<ClusterView> views = Abc();
+  views[2] = {.name = "C", .placed = 17, .pending = 11, .full = false};
+  Targets t = ComputeTargets(50, views, "default/web", Even(true));
+  EXPECT_FALSE(t.capacity.contains("C"));
+  EXPECT_GE(t.replicas["C"], 16);
+}
+
+TEST(PlacementTest, ARejectedCreateSendsEverythingElsewhereWithoutProbes) {
+  std::vector<ClusterView> views = Abc();
+  views[1].create_failed = true;
+  Targets t = ComputeTargets(50, views, "default/web", Even(true));
+  EXPECT_EQ(t.replicas["B"], 0);
+  EXPECT_EQ(t.replicas["A"] + t.replicas["C"], 50);
+  EXPECT_EQ(t.capacity["B"], 0);
+}
+
+TEST(PlacementTest, WithoutRebalanceRunningReplicasStay) {
+  // Seed scenario 7: A already runs 20.
+  std::vector<ClusterView> views = Abc();
+  views[0].placed = 20;
+  views[0].running = 20;
+  Targets t = ComputeTargets(50, views, "default/web", Even(false));
+  EXPECT_EQ(t.replicas["A"], 20);
+  EXPECT_EQ(t.replicas["B"], 15);
+  EXPECT_EQ(t.replicas["C"], 15);
+}
+
+TEST(PlacementTest, WithoutRebalanceOnlyReplicasThatRunStay) {
+  // A hand-edited local ReplicaSet asks for more than runs: not kept.
+  std::vector<ClusterView> views = Abc();
+  views[0] = {.name = "A", .placed = 40, .running = 2};
+  Targets t = ComputeTargets(6, views, "default/web", Even(false));
+  EXPECT_EQ(t.replicas["A"], 2);
+  EXPECT_EQ(t.replicas["B"], 2);
+  EXPECT_EQ(t.replicas["C"], 2);
+}
+
+TEST(PlacementTest, EstimatedCapacity) {
+  EXPECT_EQ(EstimatedCapacity({.placed = 5, .pending = 9, .full = true}), 0);
+  EXPECT_EQ(EstimatedCapacity({.placed = 5, .pending = 2, .full = true}), 3);
+  EXPECT_EQ(EstimatedCapacity({.placed = 5, .pending = 2}), std::nullopt);
+  EXPECT_EQ(EstimatedCapacity({.placed = 5, .create_failed = true}), 0);
+}
+
+}  // namespace
+}  // namespace flotilla::federation::replicaset

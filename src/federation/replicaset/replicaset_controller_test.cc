@@ -1,0 +1,435 @@
+// The federated ReplicaSet controller against real API servers: a
+// federation and three members started in-process on port 0. The members
+// run no controllers: the tests play the members' ReplicaSet controller,
+// scheduler and kubelet by writing local statuses and pods themselves, and
+// decide when clusters are ready through the ClusterClients registry. Time
+// moves on a FakeClock.
+#include "federation/replicaset/replicaset_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "api/federated.h"
+#include "client/client_test_util.h"
+#include "federation/cluster/join.h"
+#include "federation/cluster/test_util.h"
+#include "federation/common/member_copy.h"
+#include "federation/replicaset/local_replicaset.h"
+#include "runtime/forwarding_client.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::federation::replicaset {
+namespace {
+
+using client::testing::TestCluster;
+using runtime::testing::Eventually;
+
+constexpr char kNs[] = "default";
+constexpr Duration kThreshold = std::chrono::seconds(60);
+constexpr Duration kRecheck = std::chrono::seconds(30);
+
+// The value at `path` in `obj`, null when absent: a copy, safe to take from
+// a temporary.
+json::value At(const json::object& obj, std::string_view path) {
+  const json::value* v = Find(obj, path);
+  return v == nullptr ? json::value() : *v;
+}
+
+// A member whose creates of ReplicaSets fail while `reject` is set ([E1]).
+class RejectingClient : public runtime::testing::ForwardingClient {
+ public:
+  RejectingClient(std::unique_ptr<client::Client> inner, std::atomic<bool>& reject)
+      : ForwardingClient(*inner), inner_(std::move(inner)), reject_(reject) {}
+  StatusOr<json::object> Create(const client::ResourceRef& r, const std::string& ns,
+                                const json::object& obj) override {
+    if (reject_ && r.resource == "replicasets") {
+      return Status::Forbidden("replicasets are not allowed here (test)");
+    }
+    return ForwardingClient::Create(r, ns, obj);
+  }
+
+ private:
+  std::unique_ptr<client::Client> inner_;  // what the base forwards to
+  std::atomic<bool>& reject_;
+};
+
+class ReplicaSetControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fed_client_ = fed_.InProcess();
+    const char* names[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; ++i) {
+      cluster::JoinOptions join{.name = names[i],
+                                .member = members_[i].AdminConfig(),
+                                .labels = {{"location", i == 0 ? "on-prem" : "cloud"}}};
+      ASSERT_TRUE(cluster::Join(*fed_client_, join).ok());
+      member_clients_[i] = members_[i].InProcess();
+    }
+  }
+  void TearDown() override { Stop(); }
+
+  void Start(ReplicaSetControllerOptions options = {}) {
+    options.unschedulable_threshold = kThreshold;
+    options.recheck_delay = kRecheck;
+    options.member_change_delay = Duration::zero();
+    controller_ =
+        std::make_unique<ReplicaSetController>(*fed_client_, manager_, clock_, clients_, options);
+    ASSERT_TRUE(manager_.Start().ok());
+    for (int i = 0; i < 3; ++i) SetReady(i);
+  }
+  void Stop() {
+    manager_.Stop();
+    controller_.reset();
+  }
+  void SetReady(int i) {
+    clients_.SetReady(Name(i),
+                      std::make_shared<RejectingClient>(members_[i].InProcess(), reject_[i]));
+  }
+  static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
+
+  void CreateFrs(int64_t replicas, const std::string& prefs = "", const std::string& selector = "",
+                 const std::string& name = "web") {
+    json::object annotations;
+    if (!prefs.empty()) annotations["federation.kubernetes.io/replica-set-preferences"] = prefs;
+    if (!selector.empty()) annotations[api::kClusterSelectorAnnotation] = selector;
+    ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, Rs(name, replicas, annotations)).ok());
+  }
+  static json::object Rs(const std::string& name, int64_t replicas, json::object annotations) {
+    auto rs = ParseJsonObject(R"({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "spec": {"selector": {"matchLabels": {"app": "APP"}},
+                 "template": {"metadata": {"labels": {"app": "APP"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})");
+    EXPECT_TRUE(rs.ok());
+    json::object out = *rs;
+    out["metadata"] = json::object{{"name", name}, {"annotations", std::move(annotations)}};
+    json::object& spec = out["spec"].as_object();
+    spec["replicas"] = replicas;
+    spec["selector"].as_object()["matchLabels"].as_object()["app"] = name;
+    spec["template"].as_object()["metadata"].as_object()["labels"].as_object()["app"] = name;
+    return out;
+  }
+  json::object Frs(const std::string& name = "web") {
+    auto frs = fed_client_->Get(kReplicaSets, kNs, name);
+    return frs.ok() ? *frs : json::object{};
+  }
+  // The local ReplicaSet in member i; {} when there is none.
+  json::object Local(int i, const std::string& name = "web") {
+    auto lrs = member_clients_[i]->Get(kReplicaSets, kNs, name);
+    return lrs.ok() ? *lrs : json::object{};
+  }
+  // spec.replicas of the local ReplicaSets, -1 where there is none.
+  std::vector<int64_t> Placement(const std::string& name = "web") {
+    std::vector<int64_t> out;
+    for (int i = 0; i < 3; ++i) {
+      json::value r = At(Local(i, name), "spec.replicas");
+      out.push_back(r.is_null() ? -1 : r.to_number<int64_t>());
+    }
+    return out;
+  }
+  static int64_t Sum(const std::vector<int64_t>& v) {
+    int64_t s = 0;
+    for (int64_t n : v) s += std::max<int64_t>(n, 0);
+    return s;
+  }
+  // Waits until `done`. When the controller only waits on a delay (a retry's
+  // backoff after a lost race), nudges the fake time by small steps, at
+  // most two seconds in all: far less than any threshold or re-check.
+  bool Settle(const std::function<bool()>& done) {
+    Duration nudged = Duration::zero();
+    return Eventually([&] {
+      if (done()) return true;
+      runtime::WorkQueueStats q = manager_.Find(ReplicaSetController::kName)->Metrics().queue;
+      if (q.depth == 0 && q.processing == 0 && q.waiting > 0 && nudged < std::chrono::seconds(2)) {
+        clock_.Advance(std::chrono::milliseconds(10));
+        nudged += std::chrono::milliseconds(10);
+      }
+      return false;
+    });
+  }
+  // Plays member i's ReplicaSet controller: status as if every replica ran.
+  void RunAll(int i, const std::string& name = "web") {
+    json::object lrs = Local(i, name);
+    ASSERT_FALSE(lrs.empty());
+    json::value replicas = *Find(lrs, "spec.replicas");
+    lrs["status"] = json::object{{"replicas", replicas},
+                                 {"fullyLabeledReplicas", replicas},
+                                 {"readyReplicas", replicas},
+                                 {"availableReplicas", replicas},
+                                 {"observedGeneration", *Find(lrs, "metadata.generation")}};
+    ASSERT_TRUE(member_clients_[i]->UpdateStatus(kReplicaSets, kNs, lrs).ok());
+  }
+  // A pod of member i's local ReplicaSet, bound to a node when `node` is
+  // not empty.
+  json::object Pod(int i, const std::string& name, const std::string& pod_name,
+                   const std::string& node) {
+    json::object lrs = Local(i, name);
+    EXPECT_FALSE(lrs.empty());
+    json::object owner{{"apiVersion", "apps/v1"},
+                       {"kind", "ReplicaSet"},
+                       {"name", name},
+                       {"uid", *Find(lrs, "metadata.uid")},
+                       {"controller", true}};
+    json::object container{{"name", "c"}, {"image", "nginx"}};
+    json::object spec{{"containers", json::array{container}}};
+    if (!node.empty()) spec["nodeName"] = node;
+    return json::object{{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", json::object{{"name", pod_name},
+                                                  {"labels", json::object{{"app", name}}},
+                                                  {"ownerReferences", json::array{owner}}}},
+                        {"spec", std::move(spec)}};
+  }
+  // Plays member i's scheduler: `n` pods of the local ReplicaSet that no
+  // node can take.
+  void AddUnschedulablePods(int i, int n, const std::string& name = "web") {
+    for (int p = 0; p < n; ++p) {
+      auto made = member_clients_[i]->Create(
+          kPods, kNs, Pod(i, name, name + "-pending-" + std::to_string(p), ""));
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      json::object condition{{"type", "PodScheduled"},
+                             {"status", "False"},
+                             {"reason", "Unschedulable"},
+                             {"lastTransitionTime", FormatRfc3339(clock_.Now())}};
+      json::object with_status = *made;
+      with_status["status"] =
+          json::object{{"phase", "Pending"}, {"conditions", json::array{condition}}};
+      ASSERT_TRUE(member_clients_[i]->UpdateStatus(kPods, kNs, with_status).ok());
+    }
+  }
+  // Plays member i's scheduler for `n` pods that run.
+  void AddRunningPods(int i, int n, const std::string& name = "web") {
+    for (int p = 0; p < n; ++p) {
+      auto made = member_clients_[i]->Create(
+          kPods, kNs, Pod(i, name, name + "-running-" + std::to_string(p), "n1"));
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+    }
+  }
+  // The federated ReplicaSet's per-cluster breakdown annotation, {} when
+  // it has none.
+  json::object Breakdown() {
+    json::value a = At(Frs(), "metadata.annotations");
+    if (!a.is_object()) return {};
+    const json::value* v = a.as_object().if_contains(api::kReplicaSetStatusAnnotation);
+    if (v == nullptr || !v->is_string()) return {};
+    auto parsed = ParseJsonObject(v->as_string());
+    return parsed.ok() ? *parsed : json::object{};
+  }
+  std::vector<std::string> EventReasons() {
+    auto list = fed_client_->List(runtime::kEvents, kNs, {});
+    std::vector<std::string> out;
+    if (!list.ok()) return out;
+    for (const json::object& e : list->items) out.emplace_back(GetString(e, "reason").value_or(""));
+    return out;
+  }
+  bool HasEvent(const std::string& reason) {
+    auto r = EventReasons();
+    return std::find(r.begin(), r.end(), reason) != r.end();
+  }
+
+  FakeClock clock_;
+  TestCluster fed_;
+  cluster::testing::MemberServer members_[3];
+  std::unique_ptr<client::Client> member_clients_[3];
+  std::atomic<bool> reject_[3] = {false, false, false};
+  std::unique_ptr<client::Client> fed_client_;
+  cluster::ClusterClients clients_;
+  std::unique_ptr<ReplicaSetController> controller_;
+  runtime::ControllerManager manager_{clock_};
+};
+
+TEST_F(ReplicaSetControllerTest, SpreadsReplicasEvenlyAndManagesTheLocalCopies) {
+  Start();
+  CreateFrs(50, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Sum(Placement()) == 50; }));
+  for (int64_t n : Placement()) EXPECT_TRUE(n == 16 || n == 17) << n;
+  json::object local = Local(0);
+  EXPECT_TRUE(IsManaged(local));
+  EXPECT_EQ(Find(local, "metadata.annotations")->as_object().at(api::kFederatedObjectAnnotation),
+            json::value("default/web"));
+  json::object frs = Frs();
+  EXPECT_EQ(*Find(frs, "metadata.finalizers"),
+            json::value(json::array{api::kDeleteFromUnderlyingClustersFinalizer}));
+  ASSERT_TRUE(Settle([&] { return HasEvent("PlacementChanged") && HasEvent("CreateInCluster"); }));
+}
+
+TEST_F(ReplicaSetControllerTest, StatusSumsTheMembersAndObservesOnceAllDid) {
+  Start();
+  CreateFrs(9);
+  ASSERT_TRUE(Settle([&] { return Sum(Placement()) == 9; }));
+  RunAll(0);
+  RunAll(1);
+  // One member has not reported yet: the generation is not observed.
+  ASSERT_TRUE(Settle([&] { return At(Frs(), "status.readyReplicas") == json::value(6); }));
+  EXPECT_TRUE(At(Frs(), "status.observedGeneration").is_null());
+  RunAll(2);
+  ASSERT_TRUE(Settle([&] {
+    json::object frs = Frs();
+    json::value observed = At(frs, "status.observedGeneration");
+    return !observed.is_null() && observed == At(frs, "metadata.generation");
+  }));
+  json::object frs = Frs();
+  EXPECT_EQ(*Find(frs, "status.replicas"), json::value(9));
+  EXPECT_EQ(*Find(frs, "status.availableReplicas"), json::value(9));
+  ASSERT_TRUE(Settle([&] { return At(Breakdown(), "clusters.b.ready") == json::value(3); }))
+      << json::serialize(Breakdown());
+  EXPECT_EQ(At(Breakdown(), "clusters.a.planned"), json::value(3));
+}
+
+TEST_F(ReplicaSetControllerTest, LocalCopiesDeletedOrEditedByHandAreRestored) {
+  Start();
+  CreateFrs(6);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{2, 2, 2}; }));
+  json::value uid = At(Local(1), "metadata.uid");
+  ASSERT_TRUE(member_clients_[1]->Delete(kReplicaSets, kNs, "web", {}).ok());
+  ASSERT_TRUE(Eventually([&] {
+    json::object edited = Local(2);
+    edited["spec"].as_object()["replicas"] = 7;
+    return member_clients_[2]->Update(kReplicaSets, kNs, edited).ok();
+  }));
+  ASSERT_TRUE(Settle([&] {
+    json::value recreated = At(Local(1), "metadata.uid");
+    return Placement() == std::vector<int64_t>{2, 2, 2} && !recreated.is_null() && recreated != uid;
+  })) << json::serialize(json::value_from(Placement()));
+}
+
+TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwoProbes) {
+  Start();
+  CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+  // c runs 4 of its 10; 6 cannot be scheduled. a and b run all theirs.
+  AddRunningPods(0, 10);
+  AddRunningPods(1, 10);
+  AddRunningPods(2, 4);
+  AddUnschedulablePods(2, 6);
+  // Within the threshold nothing moves.
+  clock_.Advance(kThreshold - std::chrono::seconds(5));
+  ASSERT_TRUE(Settle(
+      [&] { return manager_.Find(ReplicaSetController::kName)->Metrics().queue.depth == 0; }));
+  EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
+  clock_.Advance(std::chrono::seconds(5));
+  // c keeps its 4 and 2 probes; a and b take the other 26 between them.
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{13, 13, 6};
+  })) << json::serialize(json::value_from(Placement()));
+  // The breakdown follows the placement.
+  ASSERT_TRUE(Settle([&] {
+    return At(Breakdown(), "clusters.c.estimatedCapacity") == json::value(4);
+  })) << json::serialize(Breakdown());
+  EXPECT_EQ(At(Breakdown(), "clusters.c.unschedulable"), json::value(6));
+}
+
+TEST_F(ReplicaSetControllerTest, ARejectedCreateIsRetriedAndItsReplicasGoElsewhereMeanwhile) {
+  reject_[1] = true;
+  Start();
+  CreateFrs(10, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{5, -1, 5}; }));
+  ASSERT_TRUE(Settle([&] { return HasEvent("FailedCreateInCluster"); }));
+  reject_[1] = false;
+  clock_.Advance(kRecheck);
+  // 10 over three clusters is 4, 4 and 2 in the planner's order.
+  ASSERT_TRUE(Settle([&] { return Sum(Placement()) == 10 && Placement()[1] > 0; }))
+      << json::serialize(json::value_from(Placement()));
+}
+
+TEST_F(ReplicaSetControllerTest, AnOfflineClustersReplicasGoToTheOthers) {
+  Start();
+  CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+  clients_.SetNotReady("c");
+  // c is out of reach: its local ReplicaSet stays as it was.
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{15, 15, 10}; }));
+  SetReady(2);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+}
+
+TEST_F(ReplicaSetControllerTest, WithoutRebalanceAReturningClusterDoesNotTakeReplicasBack) {
+  Start();
+  CreateFrs(30);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+  for (int i = 0; i < 3; ++i) RunAll(i);
+  clients_.SetNotReady("c");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{15, 15, 10}; }));
+  RunAll(0);
+  RunAll(1);
+  SetReady(2);
+  // c still runs its 10: 40 running for 30 wanted; the scale-down takes
+  // from the clusters furthest above their share, and c keeps what runs.
+  ASSERT_TRUE(Settle([&] { return Sum(Placement()) == 30; }));
+  EXPECT_EQ(Placement()[2], 10) << json::serialize(json::value_from(Placement()));
+}
+
+TEST_F(ReplicaSetControllerTest, ASameNamedLocalReplicaSetIsTakenOverWithAnEvent) {
+  json::object existing = Rs("web", 1, {});
+  ASSERT_TRUE(member_clients_[0]->Create(kReplicaSets, kNs, existing).ok());
+  Start();
+  CreateFrs(3);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{1, 1, 1}; }));
+  ASSERT_TRUE(Settle([&] { return IsManaged(Local(0)); }));
+  ASSERT_TRUE(Settle([&] { return HasEvent("OverwriteInCluster"); }));
+}
+
+TEST_F(ReplicaSetControllerTest, ASameNamedLocalReplicaSetWithAnotherSelectorIsReplaced) {
+  json::object existing = Rs("legacy", 1, {});
+  existing["metadata"].as_object()["name"] = "web";
+  ASSERT_TRUE(member_clients_[0]->Create(kReplicaSets, kNs, existing).ok());
+  Start();
+  CreateFrs(3);
+  ASSERT_TRUE(Settle([&] {
+    json::object local = Local(0);
+    const json::value* app = Find(local, "spec.selector.matchLabels.app");
+    return IsManaged(local) && app != nullptr && *app == json::value("web");
+  }));
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{1, 1, 1}; }));
+}
+
+TEST_F(ReplicaSetControllerTest, TheClusterSelectorChoosesTheClusters) {
+  Start();
+  CreateFrs(4, "", R"([{"key": "location", "operator": "In", "values": ["cloud"]}])");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{-1, 2, 2}; }));
+  // Read, modify, write: the controller writes the object's status too.
+  ASSERT_TRUE(Eventually([&] {
+    json::object frs = Frs();
+    frs["metadata"].as_object()["annotations"].as_object()[api::kClusterSelectorAnnotation] =
+        R"([{"key": "location", "operator": "NotIn", "values": ["cloud"]}])";
+    return fed_client_->Update(kReplicaSets, kNs, frs).ok();
+  }));
+  // The clusters no longer admitted lose their local copies.
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{4, -1, -1};
+  })) << json::serialize(json::value_from(Placement()));
+}
+
+TEST_F(ReplicaSetControllerTest, DeletionFollowsThePolicyTheServerRecorded) {
+  Start();
+  CreateFrs(3, "", "", "kept");
+  CreateFrs(3, "", "", "gone");
+  ASSERT_TRUE(Settle([&] { return Sum(Placement("kept")) == 3 && Sum(Placement("gone")) == 3; }));
+  // Without a policy: orphaned.
+  ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "kept", {}).ok());
+  client::DeleteOptions background{.propagation_policy = "Background"};
+  ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "gone", background).ok());
+  ASSERT_TRUE(Settle([&] {
+    return fed_client_->Get(kReplicaSets, kNs, "kept").status().Is(Reason::kNotFound) &&
+           fed_client_->Get(kReplicaSets, kNs, "gone").status().Is(Reason::kNotFound);
+  }));
+  EXPECT_EQ(Placement("gone"), (std::vector<int64_t>{-1, -1, -1}));
+  EXPECT_EQ(Placement("kept"), (std::vector<int64_t>{1, 1, 1}));
+}
+
+TEST_F(ReplicaSetControllerTest, MetricsNameEveryClusterAndTheReplicasMoved) {
+  Start();
+  CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+  clients_.SetNotReady("c");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{15, 15, 10}; }));
+  std::string metrics = controller_->RenderMetrics();
+  EXPECT_NE(
+      metrics.find("flotilla_federation_member_request_duration_seconds_count{cluster=\"a\"}"),
+      std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("flotilla_federated_replicaset_replicas_moved_total 10"),
+            std::string::npos)
+      << metrics;
+}
+
+}  // namespace
+}  // namespace flotilla::federation::replicaset
