@@ -1,6 +1,7 @@
 #include "runtime/controller_manager.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "base/log.h"
 
@@ -52,6 +53,10 @@ void Controller::ProcessOne(const std::string& key) {
                  queue_.NumRequeues(key) + 1, result.status().ToString());
     queue_.AddRateLimited(key);
   } else if (result->requeue_after > Duration::zero()) {
+    {
+      std::lock_guard lock(mu_);
+      ++metrics_.requeues_after;
+    }
     queue_.Forget(key);
     queue_.AddAfter(key, result->requeue_after);
   } else if (result->requeue) {
@@ -167,6 +172,57 @@ std::vector<std::pair<std::string, ControllerMetrics>> ControllerManager::Metric
   std::vector<std::pair<std::string, ControllerMetrics>> out;
   for (const auto& c : controllers_) out.emplace_back(c->name(), c->Metrics());
   return out;
+}
+
+std::string RenderControllerMetrics(
+    const std::vector<std::pair<std::string, ControllerMetrics>>& controllers) {
+  std::ostringstream out;
+  auto header = [&](const char* name, const char* type, const char* help) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  };
+  header("controller_runtime_reconcile_total", "counter", "Reconciles per controller and result.");
+  for (const auto& [name, m] : controllers) {
+    out << "controller_runtime_reconcile_total{controller=\"" << name << "\",result=\"error\"} "
+        << m.errors << "\n"
+        << "controller_runtime_reconcile_total{controller=\"" << name
+        << "\",result=\"requeue_after\"} " << m.requeues_after << "\n"
+        << "controller_runtime_reconcile_total{controller=\"" << name << "\",result=\"success\"} "
+        << m.reconciles - m.errors - m.requeues_after << "\n";
+  }
+  header("controller_runtime_reconcile_errors_total", "counter", "Reconciles that failed.");
+  for (const auto& [name, m] : controllers) {
+    out << "controller_runtime_reconcile_errors_total{controller=\"" << name << "\"} " << m.errors
+        << "\n";
+  }
+  header("controller_runtime_reconcile_time_seconds", "histogram", "Time per reconcile.");
+  for (const auto& [name, m] : controllers) {
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < kDurationBuckets.size(); ++b) {
+      cumulative += m.duration_buckets[b];
+      out << "controller_runtime_reconcile_time_seconds_bucket{controller=\"" << name << "\",le=\""
+          << kDurationBuckets[b] << "\"} " << cumulative << "\n";
+    }
+    out << "controller_runtime_reconcile_time_seconds_bucket{controller=\"" << name
+        << "\",le=\"+Inf\"} " << m.reconciles << "\n"
+        << "controller_runtime_reconcile_time_seconds_sum{controller=\"" << name << "\"} "
+        << std::chrono::duration<double>(m.reconcile_time_total).count() << "\n"
+        << "controller_runtime_reconcile_time_seconds_count{controller=\"" << name << "\"} "
+        << m.reconciles << "\n";
+  }
+  header("controller_runtime_active_workers", "gauge", "Workers reconciling now.");
+  for (const auto& [name, m] : controllers) {
+    out << "controller_runtime_active_workers{controller=\"" << name << "\"} " << m.busy_workers
+        << "\n";
+  }
+  header("workqueue_depth", "gauge", "Keys ready to be reconciled.");
+  for (const auto& [name, m] : controllers) {
+    out << "workqueue_depth{name=\"" << name << "\"} " << m.queue.depth << "\n";
+  }
+  header("workqueue_adds_total", "counter", "Keys added to the work queue.");
+  for (const auto& [name, m] : controllers) {
+    out << "workqueue_adds_total{name=\"" << name << "\"} " << m.queue.adds << "\n";
+  }
+  return out.str();
 }
 
 }  // namespace flotilla::runtime

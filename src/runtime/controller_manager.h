@@ -131,4 +131,12 @@ class ControllerManager {
   std::mutex stop_mu_;                                    // serializes Stop()
 };
 
+// Controllers' metrics in the Prometheus text format, with the names
+// controller-runtime uses: controller_runtime_reconcile_total{controller,
+// result}, controller_runtime_reconcile_errors_total,
+// controller_runtime_reconcile_time_seconds (histogram), workqueue_depth
+// and workqueue_adds_total{name}, controller_runtime_active_workers.
+std::string RenderControllerMetrics(
+    const std::vector<std::pair<std::string, ControllerMetrics>>& controllers);
+
 }  // namespace flotilla::runtime

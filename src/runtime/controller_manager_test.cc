@@ -130,6 +130,12 @@ TEST_F(ControllerManagerTest, RequeueAfterWaitsOnTheClock) {
   clock_.Advance(1s);
   EXPECT_TRUE(Eventually([&] { return attempts == 2; }));
   EXPECT_EQ(c.queue().NumRequeues("frs"), 0);
+  EXPECT_TRUE(Eventually([&] { return c.Metrics().requeues_after == 2; }));
+  std::string text = RenderControllerMetrics(manager.Metrics());
+  EXPECT_NE(text.find("controller_runtime_reconcile_total{controller=\"waiter\",result="
+                      "\"requeue_after\"} 2"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(ControllerManagerTest, KeyIsNeverReconciledByTwoWorkersAtOnce) {
@@ -200,6 +206,15 @@ TEST_F(ControllerManagerTest, MetricsHistogramUsesTheClock) {
   auto all = manager.Metrics();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].first, "timed");
+  std::string text = RenderControllerMetrics(all);
+  for (const char* line :
+       {"controller_runtime_reconcile_total{controller=\"timed\",result=\"success\"} 2",
+        "controller_runtime_reconcile_time_seconds_bucket{controller=\"timed\",le=\"0.05\"} 1",
+        "controller_runtime_reconcile_time_seconds_bucket{controller=\"timed\",le=\"+Inf\"} 2",
+        "controller_runtime_reconcile_time_seconds_sum{controller=\"timed\"} 3.03",
+        "workqueue_depth{name=\"timed\"} 0"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
 }
 
 }  // namespace
