@@ -51,4 +51,20 @@ std::optional<Duration> ParseDuration(std::string_view text) {
       std::chrono::nanoseconds(static_cast<int64_t>(total_ns)));
 }
 
+CLI::Option* AddDurationOption(CLI::App& cmd, const std::string& name, Duration* target,
+                               const std::string& default_text, const std::string& description,
+                               bool allow_zero) {
+  auto parse = [name, target, allow_zero](const std::string& text) {
+    std::optional<Duration> d = ParseDuration(text);
+    if (!d || (!allow_zero && *d <= Duration::zero())) {
+      throw CLI::ValidationError(name, std::string("want a ") + (allow_zero ? "" : "positive ") +
+                                           "duration such as 10s or 500ms, got \"" + text + "\"");
+    }
+    *target = *d;
+  };
+  return cmd.add_option_function<std::string>(name, parse, description)
+      ->type_name("DURATION")
+      ->default_str(default_text);
+}
+
 }  // namespace flotilla::cli

@@ -22,6 +22,14 @@ StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
       *c->client_, c->manager_, RealClock(), c->clusters_);
   auto* sync = c->sync_controller_.get();
   server.api().metrics().SetSource("sync", [sync] { return sync->RenderMetrics(); });
+  c->replicaset_controller_ = std::make_unique<federation::replicaset::ReplicaSetController>(
+      *c->client_, c->manager_, RealClock(), c->clusters_, options.replicaset);
+  auto* replicasets = c->replicaset_controller_.get();
+  server.api().metrics().SetSource("replicasets",
+                                   [replicasets] { return replicasets->RenderMetrics(); });
+  runtime::ControllerManager* manager = &c->manager_;
+  server.api().metrics().SetSource(
+      "controllers", [manager] { return runtime::RenderControllerMetrics(manager->Metrics()); });
   FLOTILLA_RETURN_IF_ERROR(c->manager_.Start());
   return c;
 }
@@ -29,7 +37,11 @@ StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
 FederationControllers::~FederationControllers() {
   server_.api().metrics().SetSource("clusters", nullptr);
   server_.api().metrics().SetSource("sync", nullptr);
-  if (sync_controller_) sync_controller_->Stop();  // its member informers enqueue to the manager
+  server_.api().metrics().SetSource("replicasets", nullptr);
+  server_.api().metrics().SetSource("controllers", nullptr);
+  // Their member informers enqueue to the manager's queues.
+  if (sync_controller_) sync_controller_->Stop();
+  if (replicaset_controller_) replicaset_controller_->Stop();
   manager_.Stop();
 }
 

@@ -10,6 +10,7 @@
 #include "apiserver/server.h"
 #include "federation/cluster/cluster_clients.h"
 #include "federation/cluster/cluster_controller.h"
+#include "federation/replicaset/replicaset_controller.h"
 #include "federation/sync/sync_controller.h"
 #include "runtime/controller_manager.h"
 
@@ -17,6 +18,7 @@ namespace flotilla::cli {
 
 struct FederationOptions {
   federation::cluster::ClusterControllerOptions cluster;
+  federation::replicaset::ReplicaSetControllerOptions replicaset;
 };
 
 class FederationControllers {
@@ -39,6 +41,8 @@ class FederationControllers {
   std::unique_ptr<federation::cluster::ClusterController> cluster_controller_;
   // Propagates Namespaces, ConfigMaps, Secrets and Services.
   std::unique_ptr<federation::sync::SyncController> sync_controller_;
+  // Spreads federated ReplicaSets over the members (seed 000).
+  std::unique_ptr<federation::replicaset::ReplicaSetController> replicaset_controller_;
   // Destroyed first: it keeps pointers to the controllers' informers.
   runtime::ControllerManager manager_;
 };

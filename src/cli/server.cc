@@ -25,7 +25,6 @@ namespace {
 struct ServerFlags {
   apiserver::ServerOptions server;
   FederationOptions federation;
-  std::string cluster_monitor_period = "10s";
   std::string log_level = "info";
 };
 
@@ -85,12 +84,11 @@ int RunServer(ServerFlags& flags) {
   return 0;
 }
 
-// The cluster controller's probes (docs/federation.md).
-void AddClusterFlags(CLI::App& cmd, ServerFlags& flags) {
+// The federation controllers' settings (docs/federation.md).
+void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   auto& cluster = flags.federation.cluster;
-  cmd.add_option("--cluster-monitor-period", flags.cluster_monitor_period,
-                 "How often each member cluster's health is probed")
-      ->capture_default_str()
+  AddDurationOption(cmd, "--cluster-monitor-period", &cluster.monitor_period, "10s",
+                    "How often each member cluster's health is probed")
       ->group("Federation");
   cmd.add_option("--cluster-failure-threshold", cluster.failure_threshold,
                  "Consecutive failed probes before a Ready cluster becomes NotReady")
@@ -101,6 +99,20 @@ void AddClusterFlags(CLI::App& cmd, ServerFlags& flags) {
                  "Consecutive good probes before a NotReady cluster becomes Ready")
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
+      ->group("Federation");
+  auto& rs = flags.federation.replicaset;
+  AddDurationOption(cmd, "--unschedulable-threshold", &rs.unschedulable_threshold, "1m",
+                    "How long pods may wait to be scheduled before their cluster counts as full "
+                    "for their federated ReplicaSet")
+      ->group("Federation");
+  AddDurationOption(cmd, "--replicaset-recheck-delay", &rs.recheck_delay, "1m",
+                    "When a federated ReplicaSet not in its desired state is checked again, and "
+                    "a local ReplicaSet a member refused is created again")
+      ->group("Federation");
+  AddDurationOption(cmd, "--member-change-delay", &rs.member_change_delay, "2s",
+                    "How long after a local ReplicaSet or pod changes its federated ReplicaSet is "
+                    "checked",
+                    /*allow_zero=*/true)
       ->group("Federation");
 }
 
@@ -132,20 +144,11 @@ void AddServerCommand(CLI::App& app) {
   cmd->add_option("--tls-san", flags->server.extra_sans,
                   "Extra DNS names or IPs for the serving certificate")
       ->group("Serving");
-  AddClusterFlags(*cmd, *flags);
+  AddFederationFlags(*cmd, *flags);
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
       ->capture_default_str()
       ->group("Logging");
-  cmd->callback([flags] {
-    auto period = ParseDuration(flags->cluster_monitor_period);
-    if (!period || *period <= Duration::zero()) {
-      std::cerr << "error: --cluster-monitor-period: want a duration such as 10s or 500ms, got \""
-                << flags->cluster_monitor_period << "\"\n";
-      std::exit(1);
-    }
-    flags->federation.cluster.monitor_period = *period;
-    std::exit(RunServer(*flags));
-  });
+  cmd->callback([flags] { std::exit(RunServer(*flags)); });
 }
 
 }  // namespace flotilla::cli
