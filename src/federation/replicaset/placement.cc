@@ -8,7 +8,7 @@ namespace flotilla::federation::replicaset {
 
 std::optional<int64_t> EstimatedCapacity(const ClusterView& c) {
   if (c.create_failed) return 0;
-  if (c.full) return std::max<int64_t>(0, c.placed - c.pending);
+  if (c.full) return c.scheduled;
   return std::nullopt;
 }
 

@@ -2,18 +2,18 @@
 // of each available cluster (seed 000, "(RE)Scheduling algorithm"):
 //
 // 1. A cluster's capacity is estimated only once some of the workload's pods
-//    there stayed unschedulable (or uncreated) longer than the threshold: it
-//    is then what is placed there minus what cannot run ([I4]). A cluster
-//    where the local ReplicaSet could not be created has capacity 0 until the
-//    create is retried ([E1]).
+//    there waited to be scheduled (or to be created) longer than the
+//    threshold: it is then the number of its pods that a node took ([I4];
+//    the seed's "placed minus failed to be scheduled", counted from the pods
+//    themselves so that a scale-down still in progress does not distort
+//    it). A cluster where the local ReplicaSet could not be created has
+//    capacity 0 until the create is retried ([E1]).
 // 2-5. The planner (src/planner/planner.h) does the rest.
 //
 // A cluster whose capacity cut it keeps up to kProbeReplicas of the
 // replicas it cannot run, pending, so that the federation learns when room
-// appears there ("leaving a couple still waiting"). Since the estimate
-// subtracts every pod still pending there, these probes do not raise the
-// estimate: placed = capacity + probes, pending = probes, estimate =
-// capacity, and the placement stays put until a probe gets scheduled.
+// appears there ("leaving a couple still waiting"): once a node takes one of
+// them, nothing waits too long any more and the cluster is unbounded again.
 //
 // Pure: no I/O, no clock, no threads.
 #pragma once
@@ -40,7 +40,9 @@ struct ClusterView {
   // Its replicas that run and are ready: what `rebalance: false` keeps
   // where it is.
   int64_t running = 0;
-  // Its pods that wait to be scheduled (or to be created) now.
+  // Its pods that a node took (not being deleted).
+  int64_t scheduled = 0;
+  // Its pods that wait to be scheduled, and the ones not even created.
   int64_t pending = 0;
   // Whether some of them have waited longer than the unschedulable
   // threshold: the cluster is full for this workload.

@@ -34,7 +34,7 @@ TEST(PlacementTest, PodsWaitingTooLongCapTheClusterAndLeaveTwoProbes) {
   std::vector<ClusterView> views = Abc();
   views[0].placed = 16;
   views[1].placed = 17;
-  views[2] = {.name = "C", .placed = 17, .pending = 11, .full = true};
+  views[2] = {.name = "C", .placed = 17, .scheduled = 6, .pending = 11, .full = true};
   Targets t = ComputeTargets(50, views, "default/web", Even(true));
   EXPECT_EQ(t.replicas["A"], 22);
   EXPECT_EQ(t.replicas["B"], 22);
@@ -42,16 +42,17 @@ TEST(PlacementTest, PodsWaitingTooLongCapTheClusterAndLeaveTwoProbes) {
   EXPECT_EQ(t.replicas["C"], 6 + kProbeReplicas);
   EXPECT_GT(t.overflow["C"], 0);
 
-  // Once the member scaled C down to 8, its two probes still wait: the same
-  // placement (no oscillation).
+  // While the member scales C down to 8, and once it has, its two probes
+  // still wait: the same placement (no oscillation).
   views[0].placed = 22;
   views[1].placed = 22;
-  views[2] = {.name = "C", .placed = 8, .pending = 2, .full = true};
-  Targets again = ComputeTargets(50, views, "default/web", Even(true));
-  EXPECT_EQ(again.replicas, t.replicas);
+  views[2] = {.name = "C", .placed = 8, .scheduled = 6, .pending = 11, .full = true};
+  EXPECT_EQ(ComputeTargets(50, views, "default/web", Even(true)).replicas, t.replicas);
+  views[2] = {.name = "C", .placed = 8, .scheduled = 6, .pending = 2, .full = true};
+  EXPECT_EQ(ComputeTargets(50, views, "default/web", Even(true)).replicas, t.replicas);
 
   // A probe got scheduled (room appeared): C is unbounded again.
-  views[2] = {.name = "C", .placed = 8, .pending = 1, .full = false};
+  views[2] = {.name = "C", .placed = 8, .scheduled = 7, .pending = 1, .full = false};
   Targets room = ComputeTargets(50, views, "default/web", Even(true));
   EXPECT_FALSE(room.capacity.contains("C"));
   EXPECT_GE(room.replicas["C"], 16);
@@ -97,8 +98,8 @@ TEST(PlacementTest, WithoutRebalanceOnlyReplicasThatRunStay) {
 
 TEST(PlacementTest, EstimatedCapacity) {
   EXPECT_EQ(EstimatedCapacity({.placed = 5, .pending = 9, .full = true}), 0);
-  EXPECT_EQ(EstimatedCapacity({.placed = 5, .pending = 2, .full = true}), 3);
-  EXPECT_EQ(EstimatedCapacity({.placed = 5, .pending = 2}), std::nullopt);
+  EXPECT_EQ(EstimatedCapacity({.placed = 5, .scheduled = 3, .pending = 2, .full = true}), 3);
+  EXPECT_EQ(EstimatedCapacity({.placed = 5, .scheduled = 3, .pending = 2}), std::nullopt);
   EXPECT_EQ(EstimatedCapacity({.placed = 5, .create_failed = true}), 0);
 }
 

@@ -63,17 +63,15 @@ std::string OwnerReplicaSet(const json::object& pod) {
   return "";
 }
 
-// The PodScheduled=False/Unschedulable condition of a pod no node took;
-// null when it is not waiting for one.
-const json::object* Unschedulable(const json::object& pod) {
-  if (!Str(pod, "spec.nodeName").empty()) return nullptr;
+// The PodScheduled=False condition of a pod no node took; null when it has
+// none yet.
+const json::object* NotScheduled(const json::object& pod) {
   const json::value* conds = Find(pod, "status.conditions");
   if (conds == nullptr || !conds->is_array()) return nullptr;
   for (const json::value& c : conds->get_array()) {
     if (!c.is_object()) continue;
     const json::object& cond = c.get_object();
-    if (GetString(cond, "type") == "PodScheduled" && GetString(cond, "status") == "False" &&
-        GetString(cond, "reason") == "Unschedulable") {
+    if (GetString(cond, "type") == "PodScheduled" && GetString(cond, "status") == "False") {
       return &cond;
     }
   }
@@ -428,14 +426,19 @@ ClusterView ReplicaSetController::View(const Member& m, const json::object& frs,
   for (const runtime::ObjectPtr& pod : m.pods->lister().ByOwner(Str(*lrs, "metadata.uid"))) {
     if (IsBeingDeleted(*pod)) continue;
     ++live;
-    const json::object* cond = Unschedulable(*pod);
-    if (cond == nullptr) continue;
+    if (!Str(*pod, "spec.nodeName").empty()) {
+      ++v.scheduled;
+      continue;
+    }
     std::string uid = Str(*pod, "metadata.uid");
     auto seen = before.find(uid);
     TimePoint since = seen != before.end() ? seen->second : now;
-    // The member's own record survives a restart of the federation.
+    // The member's own record (the scheduler's verdict) survives a restart
+    // of the federation.
     TimePoint changed;
-    if (ParseRfc3339(std::string(GetString(*cond, "lastTransitionTime").value_or("")), &changed) &&
+    const json::object* cond = NotScheduled(*pod);
+    if (cond != nullptr &&
+        ParseRfc3339(std::string(GetString(*cond, "lastTransitionTime").value_or("")), &changed) &&
         changed < since) {
       since = changed;
     }
