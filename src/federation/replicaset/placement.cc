@@ -21,7 +21,7 @@ Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,
     std::optional<int64_t> capacity = EstimatedCapacity(c);
     if (capacity) out.capacity[c.name] = *capacity;
     states.push_back(
-        {.name = c.name, .current_replicas = c.running, .estimated_capacity = capacity});
+        {.name = c.name, .current_replicas = c.current, .estimated_capacity = capacity});
   }
   planner::Placement placement = planner::PlanPlacement(replicas, states, workload_key, prefs);
   for (size_t i = 0; i < clusters.size(); ++i) {

@@ -37,9 +37,11 @@ struct ClusterView {
   std::string name;
   // The managed local ReplicaSet's spec.replicas; 0 when there is none.
   int64_t placed = 0;
-  // Its replicas that run and are ready: what `rebalance: false` keeps
-  // where it is.
-  int64_t running = 0;
+  // The replicas the federation placed there: what `rebalance: false`
+  // keeps where it is. The controller takes the count it planned last time
+  // (so that a hand edit of the local spec moves nothing), or the local
+  // spec when it has none.
+  int64_t current = 0;
   // Its pods that a node took (not being deleted).
   int64_t scheduled = 0;
   // Its pods that wait to be scheduled, and the ones not even created.

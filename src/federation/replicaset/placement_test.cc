@@ -79,21 +79,28 @@ TEST(PlacementTest, WithoutRebalanceRunningReplicasStay) {
   // Seed scenario 7: A already runs 20.
   std::vector<ClusterView> views = Abc();
   views[0].placed = 20;
-  views[0].running = 20;
+  views[0].current = 20;
   Targets t = ComputeTargets(50, views, "default/web", Even(false));
   EXPECT_EQ(t.replicas["A"], 20);
   EXPECT_EQ(t.replicas["B"], 15);
   EXPECT_EQ(t.replicas["C"], 15);
 }
 
-TEST(PlacementTest, WithoutRebalanceOnlyReplicasThatRunStay) {
-  // A hand-edited local ReplicaSet asks for more than runs: not kept.
-  std::vector<ClusterView> views = Abc();
-  views[0] = {.name = "A", .placed = 40, .running = 2};
-  Targets t = ComputeTargets(6, views, "default/web", Even(false));
-  EXPECT_EQ(t.replicas["A"], 2);
-  EXPECT_EQ(t.replicas["B"], 2);
-  EXPECT_EQ(t.replicas["C"], 2);
+TEST(PlacementTest, APlacementIsItsOwnFixedPoint) {
+  // Seed scenario 5: on-prem first. Placed, then planned again with what
+  // was placed as current, nothing moves (with or without rebalance).
+  planner::Preferences prefs;
+  prefs.clusters["A"] = {.weight = 1000000};
+  prefs.clusters["B"] = {.weight = 1};
+  prefs.clusters["C"] = {.weight = 1};
+  for (bool rebalance : {false, true}) {
+    prefs.rebalance = rebalance;
+    Targets first = ComputeTargets(40, Abc(), "default/web", prefs);
+    EXPECT_EQ(first.replicas["A"], 40);
+    std::vector<ClusterView> views = Abc();
+    for (ClusterView& v : views) v.current = v.placed = first.replicas[v.name];
+    EXPECT_EQ(ComputeTargets(40, views, "default/web", prefs).replicas, first.replicas);
+  }
 }
 
 TEST(PlacementTest, EstimatedCapacity) {

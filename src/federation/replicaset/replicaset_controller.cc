@@ -78,6 +78,22 @@ const json::object* NotScheduled(const json::object& pod) {
   return nullptr;
 }
 
+// cluster -> what the last check planned there, from the breakdown
+// annotation; {} when there is none or it does not parse.
+json::object LastPlanned(const json::object& frs) {
+  auto breakdown = ParseJsonObject(Annotation(frs, api::kReplicaSetStatusAnnotation));
+  const json::value* clusters = breakdown.ok() ? Find(*breakdown, "clusters") : nullptr;
+  json::object out;
+  if (clusters == nullptr || !clusters->is_object()) return out;
+  for (const auto& [name, c] : clusters->get_object()) {
+    const json::value* planned = c.is_object() ? c.get_object().if_contains("planned") : nullptr;
+    if (planned != nullptr && (planned->is_int64() || planned->is_uint64())) {
+      out[name] = *planned;
+    }
+  }
+  return out;
+}
+
 std::string Describe(const planner::ReplicaCounts& counts) {
   std::string out;
   for (const auto& [cluster, n] : counts) {
@@ -113,6 +129,9 @@ struct ReplicaSetController::Workload {
   std::map<std::string, TimePoint> create_retry_at;
   // The last placement, offline clusters included, for the moved count.
   std::optional<planner::ReplicaCounts> last_plan;
+  // What the last check planned per cluster, from the breakdown annotation
+  // (it survives a restart of the federation).
+  json::object last_planned;
 };
 
 // One check of one federated ReplicaSet.
@@ -306,6 +325,7 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   check.frs = WithKind(with_finalizer);
 
   check.workload = &WorkloadFor(key);
+  check.workload->last_planned = LastPlanned(check.frs);
   for (const Member& m : check.members) {
     check.views.push_back(View(m, check.frs, *check.workload, check.now, &next_check));
     check.cached.push_back(m.replicasets->lister().Get(check.ns, check.name));
@@ -412,7 +432,10 @@ ClusterView ReplicaSetController::View(const Member& m, const json::object& frs,
     return v;
   }
   v.placed = Int(*lrs, "spec.replicas");
-  v.running = Int(*lrs, "status.readyReplicas");
+  v.current = v.placed;
+  if (const json::value* planned = w.last_planned.if_contains(m.name)) {
+    v.current = planned->to_number<int64_t>();
+  }
   std::map<std::string, TimePoint>& before = w.pending_since[m.name];
   std::map<std::string, TimePoint> pending;
   int64_t live = 0;
