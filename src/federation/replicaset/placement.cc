@@ -24,17 +24,28 @@ Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,
         {.name = c.name, .current_replicas = c.current, .estimated_capacity = capacity});
   }
   planner::Placement placement = planner::PlanPlacement(replicas, states, workload_key, prefs);
+  int64_t unplaced = std::max<int64_t>(replicas, 0);
+  for (int64_t n : placement.replicas) unplaced -= n;
+  // Full clusters keep a couple waiting, and whatever no cluster could take
+  // waits where it was (a cluster whose local ReplicaSet cannot be created
+  // gets nothing until the retry).
+  std::vector<int64_t> waiting(clusters.size(), 0);
   for (size_t i = 0; i < clusters.size(); ++i) {
-    const ClusterView& c = clusters[i];
-    int64_t n = placement.replicas[i];
-    int64_t overflow = placement.overflow[i];
-    if (overflow > 0) {
-      out.overflow[c.name] = overflow;
-      // A full cluster keeps a couple waiting; one whose local ReplicaSet
-      // cannot be created gets nothing until the retry.
-      if (c.full && !c.create_failed) n += std::min(overflow, kProbeReplicas);
+    if (placement.overflow[i] <= 0) continue;
+    out.overflow[clusters[i].name] = placement.overflow[i];
+    if (clusters[i].full && !clusters[i].create_failed) {
+      waiting[i] = std::min(placement.overflow[i], kProbeReplicas);
+      unplaced -= waiting[i];
     }
-    out.replicas[c.name] = n;
+  }
+  for (size_t i = 0; i < clusters.size() && unplaced > 0; ++i) {
+    if (waiting[i] == 0) continue;
+    int64_t more = std::min(placement.overflow[i] - waiting[i], unplaced);
+    waiting[i] += more;
+    unplaced -= more;
+  }
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    out.replicas[clusters[i].name] = placement.replicas[i] + waiting[i];
   }
   return out;
 }

@@ -14,6 +14,8 @@
 // replicas it cannot run, pending, so that the federation learns when room
 // appears there ("leaving a couple still waiting"): once a node takes one of
 // them, nothing waits too long any more and the cluster is unbounded again.
+// Replicas that no cluster can take wait where they were instead of being
+// dropped (e.g. a workload its selector keeps in one full cluster).
 //
 // Pure: no I/O, no clock, no threads.
 #pragma once

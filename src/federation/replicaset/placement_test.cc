@@ -103,6 +103,21 @@ TEST(PlacementTest, APlacementIsItsOwnFixedPoint) {
   }
 }
 
+TEST(PlacementTest, ReplicasNoClusterCanTakeWaitWhereTheyWere) {
+  // One cluster, full with 1 of 6 running: all 6 stay, 5 pending.
+  std::vector<ClusterView> one = {
+      {.name = "A", .placed = 6, .current = 6, .scheduled = 1, .pending = 5, .full = true}};
+  EXPECT_EQ(ComputeTargets(6, one, "default/web", Even(true)).replicas["A"], 6);
+  // Two full clusters: what neither takes goes back to them in order.
+  std::vector<ClusterView> two = {
+      {.name = "A", .placed = 10, .scheduled = 4, .pending = 6, .full = true},
+      {.name = "B", .placed = 10, .scheduled = 3, .pending = 7, .full = true}};
+  Targets t = ComputeTargets(20, two, "default/web", Even(true));
+  EXPECT_EQ(t.replicas["A"] + t.replicas["B"], 20);
+  EXPECT_GE(t.replicas["A"], 4 + kProbeReplicas);
+  EXPECT_GE(t.replicas["B"], 3 + kProbeReplicas);
+}
+
 TEST(PlacementTest, EstimatedCapacity) {
   EXPECT_EQ(EstimatedCapacity({.placed = 5, .pending = 9, .full = true}), 0);
   EXPECT_EQ(EstimatedCapacity({.placed = 5, .scheduled = 3, .pending = 2, .full = true}), 3);
