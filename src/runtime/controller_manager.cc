@@ -150,7 +150,8 @@ void ControllerManager::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    informers = informers_;
+    // Forgotten once stopped: their owners may destroy them after Stop().
+    informers.swap(informers_);
   }
   // Workers first, so that no reconcile runs against a stopped informer's
   // cache; then the informers (which releases a Start() waiting on them).
