@@ -43,6 +43,9 @@ class CodeRecorder : public Responder {
   bool WriteChunk(std::string_view data) override { return inner_.WriteChunk(data); }
   bool ClientGone() override { return inner_.ClientGone(); }
   bool WaitClientGone(int millis) override { return inner_.WaitClientGone(millis); }
+  void NotifyWhenGone(std::function<void()> wake) override {
+    inner_.NotifyWhenGone(std::move(wake));
+  }
   bool Responded() const override { return inner_.Responded(); }
   int code() const { return code_; }
 

@@ -4,6 +4,7 @@
 
 #include <openssl/x509.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -60,6 +61,11 @@ class Responder {
   virtual bool ClientGone() = 0;
   // Blocks up to `millis` for the peer to close; returns true if it did.
   virtual bool WaitClientGone(int millis) = 0;
+  // Registers `wake`, called (from another thread, without blocking) as
+  // soon as the responder learns the peer is gone, so that a stream waiting
+  // for something to send can end at once; an empty function unregisters.
+  // Responders that only learn it when asked (ClientGone) ignore it.
+  virtual void NotifyWhenGone(std::function<void()> wake) { (void)wake; }
   virtual bool Responded() const = 0;
 };
 

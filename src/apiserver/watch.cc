@@ -32,11 +32,17 @@ class EventQueue {
     cv_.notify_all();
     return !overflow_;
   }
+  // Ends the current or next Take's wait (the client is gone).
+  void Wake() {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+    cv_.notify_all();
+  }
   // Waits up to `millis` for events; returns them (possibly none).
   std::deque<std::string> Take(int millis, bool* overflow) {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, std::chrono::milliseconds(millis),
-                 [&] { return !queue_.empty() || overflow_; });
+                 [&] { return !queue_.empty() || overflow_ || woken_; });
     *overflow = overflow_;
     std::deque<std::string> out;
     out.swap(queue_);
@@ -48,6 +54,7 @@ class EventQueue {
   std::condition_variable cv_;
   std::deque<std::string> queue_;  // GUARDED_BY(mu_)
   bool overflow_ = false;          // GUARDED_BY(mu_)
+  bool woken_ = false;             // GUARDED_BY(mu_)
 };
 
 struct Filter {
@@ -212,6 +219,7 @@ void ServeWatch(ResourceContext& ctx) {
   Clock& clock = ctx.objects.clock();
   TimePoint deadline = clock.Now() + std::chrono::seconds(timeout);
   TimePoint next_bookmark = clock.Now() + std::chrono::seconds(kBookmarkEverySec);
+  ctx.resp.NotifyWhenGone([queue] { queue->Wake(); });
   while (clock.Now() < deadline) {
     bool overflow = false;
     for (auto& line : queue->Take(1000, &overflow)) {
@@ -223,6 +231,7 @@ void ServeWatch(ResourceContext& ctx) {
       next_bookmark = clock.Now() + std::chrono::seconds(kBookmarkEverySec);
     }
   }
+  ctx.resp.NotifyWhenGone(nullptr);
   (*watcher)->Stop();
   ctx.metrics.WatchEnded();
 }

@@ -67,6 +67,8 @@ class SinkResponder : public apiserver::Responder {
   }
   bool ClientGone() override { return stopped_ || sink_.Cancelled(); }
   bool WaitClientGone(int millis) override { return stopped_ || sink_.WaitCancelled(millis); }
+  // The consumer's Stop() cancels the sink, which calls its canceller.
+  void NotifyWhenGone(std::function<void()> wake) override { sink_.SetCanceller(std::move(wake)); }
   bool Responded() const override { return responded_; }
 
  private:

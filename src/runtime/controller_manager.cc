@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "base/log.h"
+#include "runtime/parallel.h"
 
 namespace flotilla::runtime {
 
@@ -157,7 +158,8 @@ void ControllerManager::Stop() {
   // cache; then the informers (which releases a Start() waiting on them).
   // controllers_ no longer changes once stopping_ is set.
   for (auto& controller : controllers_) controller->ShutDown();
-  for (Informer* informer : informers) informer->Stop();
+  ParallelFor(informers.size(), static_cast<int>(informers.size()),
+              [&](size_t i) { informers[i]->Stop(); });
 }
 
 Controller* ControllerManager::Find(const std::string& name) {
