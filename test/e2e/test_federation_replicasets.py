@@ -35,9 +35,6 @@ FULL_CPU = "100"  # room for every scenario's 50 replicas on one node
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", FULL_CPU, "--node-pods", "200",
                "--pod-startup", "100ms"]
 
-# Seconds within which a layout that needs capacity estimates must come.
-FAST = 20
-
 EVEN = {"rebalance": True, "clusters": {"*": {"weight": 1}}}
 
 
@@ -176,20 +173,7 @@ def test_seed_scenario(fed, ns, case):
 
     # A cluster short of capacity may keep a few pods pending there as
     # probes, on top of what it runs.
-    wait_layout_or_xfail_slow(fed, ns, "web", expected, probes=list(case.capacity))
-
-
-def wait_layout_or_xfail_slow(fed, ns, name, expected, probes=()):
-    """wait_layout; a layout that is right but comes only after FAST seconds
-    (pods count as unschedulable after 3 s, rechecks come every 2 s) is a
-    known controller defect, reported as an expected failure."""
-    try:
-        return fed.wait_layout(ns, name, expected, probes=probes, timeout=FAST)
-    except pytest.fail.Exception:
-        fed.wait_layout(ns, name, expected, probes=probes, timeout=90)
-        pytest.xfail(f"the layout came only after more than {FAST} s: with rebalance false, "
-                     "replicas unschedulable past --unschedulable-threshold (3 s) are moved "
-                     "only after some unrelated pod event, not at the next recheck (2 s)")
+    fed.wait_layout(ns, "web", expected, probes=list(case.capacity))
 
 
 def test_local_replicasets_are_labelled_and_status_sums_the_members(fed, ns):
