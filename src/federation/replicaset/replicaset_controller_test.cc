@@ -317,6 +317,29 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwo
   EXPECT_EQ(At(Breakdown(), "clusters.c.unschedulable"), json::value(6));
 }
 
+TEST_F(ReplicaSetControllerTest, PodsTheMemberCannotCreateCountAsWaitingToo) {
+  // [E5]: c's ReplicaSet controller creates only 4 of its 10 pods (a quota,
+  // an admission webhook): after the threshold that is c's capacity.
+  Start();
+  CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+  AddRunningPods(0, 10);
+  AddRunningPods(1, 10);
+  AddRunningPods(2, 4);
+  // The controller has seen the 6 missing pods (the wait starts then).
+  ASSERT_TRUE(
+      Settle([&] { return At(Breakdown(), "clusters.c.unschedulable") == json::value(6); }));
+  clock_.Advance(kThreshold - std::chrono::seconds(1));
+  ASSERT_TRUE(Settle(
+      [&] { return manager_.Find(ReplicaSetController::kName)->Metrics().queue.depth == 0; }));
+  EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{13, 13, 6};
+  })) << json::serialize(json::value_from(Placement()))
+      << json::serialize(Breakdown());
+}
+
 TEST_F(ReplicaSetControllerTest, ARejectedCreateIsRetriedAndItsReplicasGoElsewhereMeanwhile) {
   reject_[1] = true;
   Start();
