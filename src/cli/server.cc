@@ -100,6 +100,15 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group("Federation");
+  cmd.add_option("--member-qps", cluster.member_qps,
+                 "Client-side limit of the federation's requests per second to each member")
+      ->capture_default_str()
+      ->group("Federation");
+  cmd.add_option("--member-burst", cluster.member_burst,
+                 "Burst above --member-qps of the federation's requests to each member")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Federation");
   auto& rs = flags.federation.replicaset;
   AddDurationOption(cmd, "--unschedulable-threshold", &rs.unschedulable_threshold, "1m",
                     "How long pods may wait to be scheduled before their cluster counts as full "

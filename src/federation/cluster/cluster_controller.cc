@@ -224,7 +224,10 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
     built = config.status();
     if (config.ok()) {
       auto prober = MemberProber::Create(*config, options_.probe_timeout, io_clock_);
-      client::RestOptions opts{.timeout = options_.probe_timeout, .max_retries = 0};
+      client::RestOptions opts{.qps = options_.member_qps,
+                               .burst = options_.member_burst,
+                               .timeout = options_.probe_timeout,
+                               .max_retries = 0};
       opts.clock = &io_clock_;
       auto rest = client::NewRestClient(*config, opts);
       built = !prober.ok() ? prober.status() : rest.status();

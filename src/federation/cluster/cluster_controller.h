@@ -50,6 +50,11 @@ struct ClusterControllerOptions {
   Duration probe_timeout = std::chrono::seconds(3);
   int failure_threshold = 3;
   int success_threshold = 1;
+  // The client-side rate limit of the federation's clients of each member
+  // (all federation controllers share a member's client): writes for
+  // thousands of federated workloads go through it.
+  double member_qps = 500;
+  int member_burst = 1000;
   // Probes block a worker for up to probe_timeout: with 16, a round over
   // 100 unreachable members takes about 20 s.
   int workers = 16;

@@ -72,7 +72,7 @@ struct ReplicaSetControllerOptions {
   Duration sync_grace = std::chrono::seconds(30);
   int workers = 8;
   // Requests to different members sent at once by one check.
-  int parallel_requests = 16;
+  int parallel_requests = 64;
 };
 
 class ReplicaSetController {
