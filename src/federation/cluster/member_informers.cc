@@ -46,9 +46,15 @@ void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::C
     for (const MemberHandlerFactory& make : factories_) informer->AddEventHandler(make(name, kind));
     m.informers[kind.resource] = informer;
   }
-  for (auto& [resource, informer] : m.informers) informer->Start();
-  std::lock_guard lock(mu_);
-  members_[name] = std::move(m);
+  // Registered before they start: a handler told that a cache synced finds
+  // the informer through Get().
+  std::vector<std::shared_ptr<runtime::Informer>> started;
+  for (auto& [resource, informer] : m.informers) started.push_back(informer);
+  {
+    std::lock_guard lock(mu_);
+    members_[name] = std::move(m);
+  }
+  for (auto& informer : started) informer->Start();
 }
 
 void MemberInformers::Drop(const std::string& name) {

@@ -295,6 +295,15 @@ TEST_F(SyncControllerTest, ACopyInAClusterBeingUnjoinedStays) {
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
   // The Cluster goes before the registry hears of it.
   ASSERT_TRUE(fed_->Delete(cluster::kClusters, "", "m2").ok());
+  // Its Cluster informer is independent of the others: wait until it has
+  // seen the deletion, i.e. a new object reaches m1 and not m2.
+  int probes = 0;
+  ASSERT_TRUE(Eventually([&] {
+    std::string name = "probe-" + std::to_string(probes++);
+    if (!fed_->Create(kConfigMaps, "shop", ConfigMap("shop", name, "x")).ok()) return false;
+    if (!Eventually([&] { return Data(*m1_, "shop", name) == "x"; })) return false;
+    return Gone(*m2_, kConfigMaps, "shop", name);
+  }));
   json::object cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
   cm["data"] = {{"key", "v2"}};
   ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
