@@ -697,6 +697,16 @@ StatusOr<runtime::Result> ReplicaSetController::Delete(const json::object& frs) 
   runtime::ParallelFor(members.size(), options_.parallel_requests, [&](size_t i) {
     const Member& m = members[i];
     runtime::ObjectPtr lrs = m.replicasets->lister().Get(ns, name);
+    if (lrs == nullptr) {
+      // The cache may lag a local ReplicaSet created just now: ask the member.
+      auto live = Timed(m.name, [&] { return m.client->Get(kReplicaSets, ns, name); });
+      if (live.ok()) {
+        lrs = std::make_shared<const json::object>(*std::move(live));
+      } else if (!live.status().Is(Reason::kNotFound)) {
+        ++remaining;  // cannot tell: check again
+        return;
+      }
+    }
     if (lrs == nullptr || !IsManaged(*lrs)) return;
     ++remaining;
     if (IsBeingDeleted(*lrs)) return;

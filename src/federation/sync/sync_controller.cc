@@ -302,6 +302,17 @@ StatusOr<runtime::Result> SyncController::Finalize(Kind& k, const json::object& 
     Status first_error;
     for (const Target& t : Targets(k, &unsynced)) {
       runtime::ObjectPtr copy = t.informer->cache().Get(runtime::ObjectKey(obj));
+      if (copy == nullptr) {
+        // The cache may lag a copy created just now: ask the member.
+        auto live = t.client->Get(k.spec->resource, StringAt(obj, "metadata.namespace"),
+                                  StringAt(obj, "metadata.name"));
+        if (live.ok()) {
+          copy = std::make_shared<const json::object>(*std::move(live));
+        } else if (!live.status().Is(Reason::kNotFound)) {
+          if (first_error.ok()) first_error = live.status();
+          continue;
+        }
+      }
       if (copy == nullptr || !IsManaged(*copy)) continue;
       remaining = true;
       if (IsBeingDeleted(*copy)) continue;

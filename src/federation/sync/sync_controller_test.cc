@@ -235,7 +235,7 @@ TEST_F(SyncControllerTest, LeavesUnmanagedObjectsAloneAndSaysSo) {
   // Deleting the federated object (Background) keeps the unmanaged one.
   ASSERT_TRUE(fed_->Delete(kConfigMaps, "mine", "cfg", {.propagation_policy = "Background"}).ok());
   ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kConfigMaps, "mine", "cfg"); }));
-  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "mine", "cfg"));
+  EXPECT_TRUE(Eventually([&] { return Gone(*m2_, kConfigMaps, "mine", "cfg"); }));
   EXPECT_EQ(Data(*m1_, "mine", "cfg"), "theirs");
 }
 
@@ -259,8 +259,8 @@ TEST_F(SyncControllerTest, DeletionFollowsThePropagationPolicy) {
     ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kConfigMaps, "shop", name); })) << name;
   }
   for (client::Client* m : {m1_.get(), m2_.get()}) {
-    EXPECT_TRUE(Gone(*m, kConfigMaps, "shop", "bg"));
-    EXPECT_TRUE(Gone(*m, kConfigMaps, "shop", "fg"));
+    EXPECT_TRUE(Eventually([&] { return Gone(*m, kConfigMaps, "shop", "bg"); }));
+    EXPECT_TRUE(Eventually([&] { return Gone(*m, kConfigMaps, "shop", "fg"); }));
     EXPECT_EQ(Data(*m, "shop", "none"), "x");
     EXPECT_EQ(Data(*m, "shop", "orphan"), "x");
   }
@@ -277,8 +277,9 @@ TEST_F(SyncControllerTest, ANamespaceDeletedInBackgroundTakesItsCopiesAlong) {
   }));
   ASSERT_TRUE(fed_->Delete(kNamespaces, "", "tmp", {.propagation_policy = "Background"}).ok());
   ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kNamespaces, "", "tmp"); }));
-  EXPECT_TRUE(Gone(*m1_, kNamespaces, "", "tmp"));
-  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "tmp", "cfg"));
+  // The members' namespaces finish terminating on their own.
+  EXPECT_TRUE(Eventually([&] { return Gone(*m1_, kNamespaces, "", "tmp"); }));
+  EXPECT_TRUE(Eventually([&] { return Gone(*m2_, kConfigMaps, "tmp", "cfg"); }));
 }
 
 TEST_F(SyncControllerTest, AClusterThatBecomesReadyGetsWhatItLacks) {
