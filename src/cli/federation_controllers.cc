@@ -5,6 +5,29 @@
 
 namespace flotilla::cli {
 
+bool FederationOptions::Enabled(std::string_view name) const {
+  bool enabled = false;
+  for (const std::string& c : controllers) {
+    if (c == "*" || c == name) enabled = true;
+    if (c.size() > 1 && c[0] == '-' && std::string_view(c).substr(1) == name) return false;
+  }
+  return enabled;
+}
+
+std::string CheckControllers(const std::vector<std::string>& controllers) {
+  for (const std::string& c : controllers) {
+    std::string_view name = c.starts_with("-") ? std::string_view(c).substr(1) : c;
+    if (name == "*" && !c.starts_with("-")) continue;
+    bool known = false;
+    for (const char* k : kFederationControllerNames) known = known || name == k;
+    if (!known) {
+      return "unknown controller \"" + std::string(name) +
+             "\" (known: cluster, sync, replicaset, and * for all)";
+    }
+  }
+  return "";
+}
+
 FederationControllers::FederationControllers(apiserver::Server& server)
     : server_(server),
       client_(client::NewInProcessClient(server.api(), server.pki().admin_token)),
@@ -13,20 +36,26 @@ FederationControllers::FederationControllers(apiserver::Server& server)
 StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
     apiserver::Server& server, const FederationOptions& options) {
   std::unique_ptr<FederationControllers> c(new FederationControllers(server));
-  c->cluster_controller_ = std::make_unique<federation::cluster::ClusterController>(
-      *c->client_, c->manager_, RealClock(), options.cluster, &c->clusters_);
-  auto* controller = c->cluster_controller_.get();
-  server.api().metrics().SetSource("clusters",
-                                   [controller] { return controller->RenderMetrics(); });
-  c->sync_controller_ = std::make_unique<federation::sync::SyncController>(
-      *c->client_, c->manager_, RealClock(), c->clusters_);
-  auto* sync = c->sync_controller_.get();
-  server.api().metrics().SetSource("sync", [sync] { return sync->RenderMetrics(); });
-  c->replicaset_controller_ = std::make_unique<federation::replicaset::ReplicaSetController>(
-      *c->client_, c->manager_, RealClock(), c->clusters_, options.replicaset);
-  auto* replicasets = c->replicaset_controller_.get();
-  server.api().metrics().SetSource("replicasets",
-                                   [replicasets] { return replicasets->RenderMetrics(); });
+  if (options.Enabled("cluster")) {
+    c->cluster_controller_ = std::make_unique<federation::cluster::ClusterController>(
+        *c->client_, c->manager_, RealClock(), options.cluster, &c->clusters_);
+    auto* controller = c->cluster_controller_.get();
+    server.api().metrics().SetSource("clusters",
+                                     [controller] { return controller->RenderMetrics(); });
+  }
+  if (options.Enabled("sync")) {
+    c->sync_controller_ = std::make_unique<federation::sync::SyncController>(
+        *c->client_, c->manager_, RealClock(), c->clusters_);
+    auto* sync = c->sync_controller_.get();
+    server.api().metrics().SetSource("sync", [sync] { return sync->RenderMetrics(); });
+  }
+  if (options.Enabled("replicaset")) {
+    c->replicaset_controller_ = std::make_unique<federation::replicaset::ReplicaSetController>(
+        *c->client_, c->manager_, RealClock(), c->clusters_, options.replicaset);
+    auto* replicasets = c->replicaset_controller_.get();
+    server.api().metrics().SetSource("replicasets",
+                                     [replicasets] { return replicasets->RenderMetrics(); });
+  }
   runtime::ControllerManager* manager = &c->manager_;
   server.api().metrics().SetSource(
       "controllers", [manager] { return runtime::RenderControllerMetrics(manager->Metrics()); });

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "apiserver/server.h"
 #include "federation/cluster/cluster_clients.h"
@@ -16,10 +19,21 @@
 
 namespace flotilla::cli {
 
+// The controllers `flotilla server` can run, by the names --controllers uses.
+inline constexpr const char* kFederationControllerNames[] = {"cluster", "sync", "replicaset"};
+
 struct FederationOptions {
   federation::cluster::ClusterControllerOptions cluster;
   federation::replicaset::ReplicaSetControllerOptions replicaset;
+  // --controllers, as kube-controller-manager spells it: "*" for all,
+  // "NAME" to enable one, "-NAME" to disable one.
+  std::vector<std::string> controllers = {"*"};
+  bool Enabled(std::string_view name) const;
 };
+
+// InvalidArgument-style message for a --controllers list naming an unknown
+// controller; "" when it is valid.
+std::string CheckControllers(const std::vector<std::string>& controllers);
 
 class FederationControllers {
  public:

@@ -86,6 +86,14 @@ int RunServer(ServerFlags& flags) {
 
 // The federation controllers' settings (docs/federation.md).
 void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
+  cmd.add_option("--controllers", flags.federation.controllers,
+                 "Federation controllers to run: * for all, NAME to enable one, -NAME to disable "
+                 "one (cluster, sync, replicaset); --controllers=cluster serves the API with "
+                 "nothing else writing to it")
+      ->delimiter(',')
+      ->check([](const std::string& c) { return CheckControllers({c}); })
+      ->capture_default_str()
+      ->group("Federation");
   auto& cluster = flags.federation.cluster;
   AddDurationOption(cmd, "--cluster-monitor-period", &cluster.monitor_period, "10s",
                     "How often each member cluster's health is probed")

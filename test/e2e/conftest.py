@@ -293,10 +293,24 @@ def namespace_name(nodeid):
     return f"{base[:50].strip('-')}-{next(_namespace_counter)}"
 
 
+# The API suites test `flotilla server` as a Kubernetes API server: only the
+# cluster controller runs, so that nothing else writes to their objects (the
+# propagation and ReplicaSet controllers add finalizers and status). The
+# federation suites (federation.py) run every controller.
+API_ONLY_ARGS = ["--controllers=cluster"]
+
+
+def api_only(extra_args):
+    args = list(extra_args)
+    if any(a.startswith("--controllers") for a in args):
+        return args
+    return API_ONLY_ARGS + args
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """One server per test module; tests isolate themselves by namespace."""
-    srv = FlotillaServer(str(tmp_path_factory.mktemp("flotilla")))
+    srv = FlotillaServer(str(tmp_path_factory.mktemp("flotilla")), API_ONLY_ARGS)
     srv.start()
     try:
         yield srv
@@ -310,7 +324,8 @@ def server_factory(tmp_path):
     servers = []
 
     def make(extra_args=(), data_dir=None):
-        srv = FlotillaServer(data_dir or str(tmp_path / f"server-{len(servers)}"), extra_args)
+        srv = FlotillaServer(data_dir or str(tmp_path / f"server-{len(servers)}"),
+                             api_only(extra_args))
         servers.append(srv)
         return srv
 
