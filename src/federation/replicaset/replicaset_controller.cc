@@ -315,7 +315,9 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   }
   std::erase_if(check.members, [&](const Member& m) {
     runtime::ObjectPtr c = cluster_objects_.cache().Get(m.name);
-    bool admitted = c != nullptr && selector->Matches(*c);
+    // No Cluster object: the cluster is leaving; what it holds stays.
+    if (c == nullptr) return true;
+    bool admitted = selector->Matches(*c);
     if (!admitted) not_admitted.push_back(m);
     return !admitted;
   });
@@ -331,16 +333,13 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
     check.cached.push_back(m.replicasets->lister().Get(check.ns, check.name));
   }
   // Clusters that left: their memory goes.
-  for (auto* per_cluster : {&check.workload->missing_since, &check.workload->create_retry_at}) {
-    std::erase_if(*per_cluster, [&](const auto& entry) {
-      return std::none_of(check.members.begin(), check.members.end(),
-                          [&](const Member& m) { return m.name == entry.first; });
-    });
-  }
-  std::erase_if(check.workload->pending_since, [&](const auto& entry) {
+  auto left = [&](const auto& entry) {
     return std::none_of(check.members.begin(), check.members.end(),
                         [&](const Member& m) { return m.name == entry.first; });
-  });
+  };
+  std::erase_if(check.workload->missing_since, left);
+  std::erase_if(check.workload->create_retry_at, left);
+  std::erase_if(check.workload->pending_since, left);
 
   Apply(check);
 
