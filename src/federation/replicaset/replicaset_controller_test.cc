@@ -213,6 +213,29 @@ class ReplicaSetControllerTest : public ::testing::Test {
     auto parsed = ParseJsonObject(v->as_string());
     return parsed.ok() ? *parsed : json::object{};
   }
+  // 30 replicas spread over a, b and c (rebalance); a and b run all
+  // theirs, c runs 4 of its 10.
+  void SpreadThirtyWithFourRunningInC() {
+    Start();
+    CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+    ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+    AddRunningPods(0, 10);
+    AddRunningPods(1, 10);
+    AddRunningPods(2, 4);
+  }
+  // Moves the clock to `early` before the unschedulable threshold (nothing
+  // moves), then past it: c keeps its 4 and 2 probes, a and b take the
+  // other 26.
+  void CrossTheThreshold(Duration early) {
+    clock_.Advance(kThreshold - early);
+    ASSERT_TRUE(Settle(
+        [&] { return manager_.Find(ReplicaSetController::kName)->Metrics().queue.depth == 0; }));
+    EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
+    clock_.Advance(early);
+    ASSERT_TRUE(Settle([&] {
+      return Placement() == std::vector<int64_t>{13, 13, 6};
+    })) << json::serialize(json::value_from(Placement()));
+  }
   std::vector<std::string> EventReasons() {
     auto list = fed_client_->List(runtime::kEvents, kNs, {});
     std::vector<std::string> out;
@@ -292,24 +315,11 @@ TEST_F(ReplicaSetControllerTest, LocalCopiesDeletedOrEditedByHandAreRestored) {
 }
 
 TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwoProbes) {
-  Start();
-  CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
-  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
-  // c runs 4 of its 10; 6 cannot be scheduled. a and b run all theirs.
-  AddRunningPods(0, 10);
-  AddRunningPods(1, 10);
-  AddRunningPods(2, 4);
+  // c runs 4 of its 10; 6 cannot be scheduled.
+  SpreadThirtyWithFourRunningInC();
   AddUnschedulablePods(2, 6);
-  // Within the threshold nothing moves.
-  clock_.Advance(kThreshold - std::chrono::seconds(5));
-  ASSERT_TRUE(Settle(
-      [&] { return manager_.Find(ReplicaSetController::kName)->Metrics().queue.depth == 0; }));
-  EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
-  clock_.Advance(std::chrono::seconds(5));
   // c keeps its 4 and 2 probes; a and b take the other 26 between them.
-  ASSERT_TRUE(Settle([&] {
-    return Placement() == std::vector<int64_t>{13, 13, 6};
-  })) << json::serialize(json::value_from(Placement()));
+  CrossTheThreshold(std::chrono::seconds(5));
   // The breakdown follows the placement.
   ASSERT_TRUE(Settle([&] {
     return At(Breakdown(), "clusters.c.estimatedCapacity") == json::value(4);
@@ -320,24 +330,11 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwo
 TEST_F(ReplicaSetControllerTest, PodsTheMemberCannotCreateCountAsWaitingToo) {
   // [E5]: c's ReplicaSet controller creates only 4 of its 10 pods (a quota,
   // an admission webhook): after the threshold that is c's capacity.
-  Start();
-  CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
-  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
-  AddRunningPods(0, 10);
-  AddRunningPods(1, 10);
-  AddRunningPods(2, 4);
+  SpreadThirtyWithFourRunningInC();
   // The controller has seen the 6 missing pods (the wait starts then).
   ASSERT_TRUE(
       Settle([&] { return At(Breakdown(), "clusters.c.unschedulable") == json::value(6); }));
-  clock_.Advance(kThreshold - std::chrono::seconds(1));
-  ASSERT_TRUE(Settle(
-      [&] { return manager_.Find(ReplicaSetController::kName)->Metrics().queue.depth == 0; }));
-  EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
-  clock_.Advance(std::chrono::seconds(1));
-  ASSERT_TRUE(Settle([&] {
-    return Placement() == std::vector<int64_t>{13, 13, 6};
-  })) << json::serialize(json::value_from(Placement()))
-      << json::serialize(Breakdown());
+  CrossTheThreshold(std::chrono::seconds(1));
 }
 
 TEST_F(ReplicaSetControllerTest, ARejectedCreateIsRetriedAndItsReplicasGoElsewhereMeanwhile) {
