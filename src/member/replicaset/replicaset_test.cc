@@ -177,6 +177,10 @@ TEST(ReplicaSetControllerTest, PodsAreAvailableMinReadySecondsAfterTheyTurnReady
     ASSERT_TRUE(SetPodStatus(env, Name(p), "Running", true));
   ASSERT_TRUE(Eventually([&] { return StatusInt(GetRs(env, "web"), "readyReplicas") == 2; }));
   EXPECT_EQ(StatusInt(GetRs(env, "web"), "availableReplicas"), 0);
+  // The controller's minReadySeconds timer is set (the pod handler sets it
+  // after it queues the key: the status may come first).
+  runtime::Controller* controller = env.manager().Find(ReplicaSetController::kControllerName);
+  ASSERT_TRUE(Eventually([&] { return controller->Metrics().queue.waiting == 1; }));
   env.clock().Advance(std::chrono::seconds(5));
   // Nothing wakes the controller before its own timer; still unavailable.
   EXPECT_EQ(StatusInt(GetRs(env, "web"), "availableReplicas"), 0);
