@@ -228,8 +228,11 @@ class ReplicaSetControllerTest : public ::testing::Test {
   // other 26.
   void CrossTheThreshold(Duration early) {
     clock_.Advance(kThreshold - early);
-    ASSERT_TRUE(Settle(
-        [&] { return manager_.Find(ReplicaSetController::kName)->Metrics().queue.depth == 0; }));
+    // The check the threshold needs is waiting on the clock.
+    ASSERT_TRUE(Settle([&] {
+      runtime::WorkQueueStats q = manager_.Find(ReplicaSetController::kName)->Metrics().queue;
+      return q.depth == 0 && q.processing == 0 && q.waiting == 1;
+    }));
     EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
     clock_.Advance(early);
     ASSERT_TRUE(Settle([&] {
@@ -318,6 +321,8 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwo
   // c runs 4 of its 10; 6 cannot be scheduled.
   SpreadThirtyWithFourRunningInC();
   AddUnschedulablePods(2, 6);
+  ASSERT_TRUE(
+      Settle([&] { return At(Breakdown(), "clusters.c.unschedulable") == json::value(6); }));
   // c keeps its 4 and 2 probes; a and b take the other 26 between them.
   CrossTheThreshold(std::chrono::seconds(5));
   // The breakdown follows the placement.

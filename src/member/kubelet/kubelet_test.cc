@@ -104,7 +104,12 @@ class KubeletTest : public ::testing::Test {
 
 TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
   AddPod("web");
-  ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));
+  // The node's address may reach the kubelet after the pod: it follows.
+  ASSERT_TRUE(Eventually([&] {
+    json::object pod = Pod("web");
+    return Find(pod, "status.containerStatuses") != nullptr &&
+           StrAt(pod, "status.hostIP") == "10.0.0.2";
+  }));
   json::object pending = Pod("web");
   EXPECT_EQ(StrAt(pending, "status.phase"), "Pending");
   EXPECT_EQ(StrAt(FirstContainer(pending), "state.waiting.reason"), "ContainerCreating");
