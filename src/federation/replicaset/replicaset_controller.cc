@@ -272,6 +272,13 @@ void ReplicaSetController::Record(const std::string& cluster, Duration took, boo
   ++s.buckets[b];
 }
 
+runtime::Result ReplicaSetController::Soon() const {
+  // Never zero (that would drop the check) and no growing backoff: the
+  // member's own events bring the key back too.
+  return runtime::Result{
+      .requeue_after = std::max<Duration>(options_.member_change_delay, kRetryDelay)};
+}
+
 StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = frs_.cache().Get(key);
   if (cached == nullptr) {
@@ -365,7 +372,6 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   });
 
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(check));
-  if (check.retry) return runtime::Result{.requeue_after = options_.member_change_delay};
 
   // Not in its desired state yet: check again later ([I7], [I8]).
   bool settled = true;
@@ -383,6 +389,11 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   if (next_check) {
     Duration until = std::max<Duration>(*next_check - check.now, std::chrono::milliseconds(1));
     after = after == Duration::zero() ? until : std::min(after, until);
+  }
+  if (check.retry) {
+    // A write lost a race with the member: again soon.
+    Duration soon = Soon().requeue_after;
+    after = after == Duration::zero() ? soon : std::min(after, soon);
   }
   return runtime::Result{.requeue_after = after};
 }
@@ -723,7 +734,7 @@ StatusOr<runtime::Result> ReplicaSetController::Delete(const json::object& frs) 
                     "Deleting the local ReplicaSet in cluster " + m.name + ": " + Describe(s));
     }
   });
-  if (remaining > 0) return runtime::Result{.requeue_after = options_.member_change_delay};
+  if (remaining > 0) return Soon();
   FLOTILLA_RETURN_IF_ERROR(RemoveFederationFinalizer(fed_, kReplicaSets, frs).status());
   Forget(key);
   return runtime::Result{};

@@ -111,6 +111,10 @@ class ReplicaSetController {
   };
 
   StatusOr<runtime::Result> Reconcile(const std::string& key);
+  // Check again after member_change_delay (at least kRetryDelay): a member
+  // has yet to catch up.
+  runtime::Result Soon() const;
+  static constexpr Duration kRetryDelay = std::chrono::milliseconds(100);
   StatusOr<runtime::Result> Delete(const json::object& frs);
   // The clusters to plan over; nullopt while a ready cluster's caches have
   // not synced within sync_grace.
