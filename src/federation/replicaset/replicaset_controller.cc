@@ -275,8 +275,8 @@ void ReplicaSetController::Record(const std::string& cluster, Duration took, boo
 runtime::Result ReplicaSetController::Soon() const {
   // Never zero (that would drop the check) and no growing backoff: the
   // member's own events bring the key back too.
-  return runtime::Result{
-      .requeue_after = std::max<Duration>(options_.member_change_delay, kRetryDelay)};
+  return runtime::Result{.requeue_after =
+                             std::max<Duration>(options_.member_change_delay, kRetryDelay)};
 }
 
 StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key) {
