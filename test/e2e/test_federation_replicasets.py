@@ -315,7 +315,10 @@ def test_e4_a_local_replicaset_deleted_by_hand_is_recreated(fed, ns):
     old_uid = fed["b"].local_rs(ns, "web")["metadata"]["uid"]
     pods = {p["metadata"]["uid"] for p in fed["b"].pods(ns, "app=web")}
 
-    fed["b"].kubectl("delete", "rs", "web", "-n", ns, "--cascade=orphan")
+    # --wait=false: kubectl's wait reads the object, then lists by name and
+    # waits for a DELETED event; when the federation recreates the RS between
+    # those two reads the list finds the new one and kubectl waits forever.
+    fed["b"].kubectl("delete", "rs", "web", "-n", ns, "--cascade=orphan", "--wait=false")
     recreated = wait_for(lambda: (lambda rs: rs if rs and rs["metadata"]["uid"] != old_uid
                                   else None)(fed["b"].local_rs(ns, "web")),
                          "b's local ReplicaSet recreated")
