@@ -59,7 +59,10 @@ void Controller::ProcessOne(const std::string& key) {
       ++metrics_.requeues_after;
     }
     queue_.Forget(key);
-    queue_.AddAfter(key, result->requeue_after);
+    // Counted from when the reconcile began: what it saw then is what
+    // becomes due, however long the reconcile took (or however far a test
+    // moved the clock meanwhile). Earlier is always safe; later is not.
+    queue_.AddAfter(key, result->requeue_after - (clock_.Now() - start));
   } else if (result->requeue) {
     queue_.AddRateLimited(key);
   } else {

@@ -38,6 +38,8 @@
 namespace flotilla::runtime {
 
 struct Result {
+  // Check the key again this long after the reconcile began (not after it
+  // returned). Zero: no scheduled check.
   Duration requeue_after = Duration::zero();
   bool requeue = false;
 };

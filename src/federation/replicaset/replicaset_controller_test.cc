@@ -213,19 +213,6 @@ class ReplicaSetControllerTest : public ::testing::Test {
     auto parsed = ParseJsonObject(v->as_string());
     return parsed.ok() ? *parsed : json::object{};
   }
-  // Touches the federated ReplicaSet so that it is checked now. The checks
-  // the controller schedules on the fake clock should come by themselves;
-  // in about one run in five they do not (open: see the session notes), so
-  // the tests that need a check after moving the clock ask for one.
-  void Poke() {
-    ASSERT_TRUE(Eventually([&] {
-      json::object frs = Frs();
-      json::value& annotations = frs["metadata"].as_object()["annotations"];
-      if (!annotations.is_object()) annotations = json::object();
-      annotations.as_object()["test/poked"] = FormatRfc3339(clock_.Now());
-      return fed_client_->Update(kReplicaSets, kNs, frs).ok();
-    }));
-  }
   // 30 replicas spread over a, b and c (rebalance); a and b run all
   // theirs, c runs 4 of its 10.
   void SpreadThirtyWithFourRunningInC() {
@@ -248,7 +235,6 @@ class ReplicaSetControllerTest : public ::testing::Test {
     }));
     EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
     clock_.Advance(early);
-    Poke();
     ASSERT_TRUE(Settle([&] {
       return Placement() == std::vector<int64_t>{13, 13, 6};
     })) << json::serialize(json::value_from(Placement()));
@@ -364,7 +350,6 @@ TEST_F(ReplicaSetControllerTest, ARejectedCreateIsRetriedAndItsReplicasGoElsewhe
   ASSERT_TRUE(Settle([&] { return HasEvent("FailedCreateInCluster"); }));
   reject_[1] = false;
   clock_.Advance(kRecheck);
-  Poke();
   // 10 over three clusters is 4, 4 and 2 in the planner's order.
   ASSERT_TRUE(Settle([&] { return Sum(Placement()) == 10 && Placement()[1] > 0; }))
       << json::serialize(json::value_from(Placement())) << json::serialize(Breakdown())

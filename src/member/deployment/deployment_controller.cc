@@ -308,11 +308,13 @@ StatusOr<Rs> DeploymentController::CreateNewReplicaSet(Sync& s, const std::vecto
   auto created = client_.Create(kReplicaSets, MetaAt(s.d, "namespace"), *rs);
   bool already_exists = created.status().Is(Reason::kAlreadyExists);
   if (already_exists) {
-    // Ours from an earlier sync whose informer event has not arrived, or
-    // a hash collision: count it, and the next sync hashes anew.
-    runtime::ObjectPtr current = replicasets_.lister().Get(MetaAt(s.d, "namespace"), name);
-    const json::object* ref = current ? ControllerRefOf(*current) : nullptr;
-    const json::value* t = current ? Find(*current, "spec.template") : nullptr;
+    // Ours from an earlier sync whose informer event has not arrived (so
+    // read it from the server, not the cache), or a hash collision: count
+    // it, and the next sync hashes anew.
+    FLOTILLA_ASSIGN_OR_RETURN(json::object current,
+                              client_.Get(kReplicaSets, MetaAt(s.d, "namespace"), name));
+    const json::object* ref = ControllerRefOf(current);
+    const json::value* t = Find(current, "spec.template");
     if (!ref || GetString(*ref, "uid") != MetaAt(s.d, "uid") || !t || !t->is_object() ||
         !deployment::EqualIgnoreHash(t->get_object(), tmpl)) {
       json::object status = StatusOf(s.d);
@@ -320,7 +322,7 @@ StatusOr<Rs> DeploymentController::CreateNewReplicaSet(Sync& s, const std::vecto
       FLOTILLA_RETURN_IF_ERROR(WriteStatus(s, std::move(status)));
       return created.status();
     }
-    created = *current;
+    created = std::move(current);
   }
   if (!created.ok()) {
     std::string msg =

@@ -3,7 +3,12 @@
 // pods Running and Ready themselves.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+
 #include "member/deployment/deployment_controller.h"
+#include "member/deployment/deployment_util.h"
+#include "member/object_util.h"
 #include "member/replicaset/replicaset_controller.h"
 #include "member/replicaset/workload_test_util.h"
 #include "runtime/test_util.h"
@@ -153,16 +158,56 @@ TEST_F(DeploymentTest, CreatesAReplicaSetNamedByTheTemplateHashAtRevisionOne) {
   EXPECT_EQ(StatusInt("unavailableReplicas"), 0);
 }
 
+// The largest sum of the ReplicaSets' spec.replicas seen by a watch, in
+// the order the server wrote them.
+class ReplicaSetSizes {
+ public:
+  explicit ReplicaSetSizes(client::Client& client) {
+    auto watch = client.StartWatch(
+        kReplicaSets, "default", {},
+        [this](const client::WatchEvent& e) {
+          if (e.type == client::WatchEvent::Type::kBookmark) return;
+          std::lock_guard lock(mu_);
+          std::string name = StrAt(e.object, "metadata.name");
+          if (e.type == client::WatchEvent::Type::kDeleted) {
+            sizes_.erase(name);
+          } else {
+            sizes_[name] = IntAt(e.object, "spec.replicas");
+          }
+          int64_t sum = 0;
+          for (const auto& [_, n] : sizes_) sum += n;
+          most_ = std::max(most_, sum);
+        },
+        [](const Status&) {});
+    EXPECT_TRUE(watch.ok()) << watch.status().ToString();
+    if (watch.ok()) watch_ = std::move(*watch);
+  }
+  ~ReplicaSetSizes() {
+    if (watch_) watch_->Stop();
+  }
+  int64_t Most() {
+    std::lock_guard lock(mu_);
+    return most_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, int64_t> sizes_;  // GUARDED_BY(mu_)
+  int64_t most_ = 0;                      // GUARDED_BY(mu_)
+  std::unique_ptr<client::Watch> watch_;
+};
+
 // Every settled state of a rolling update keeps pods within replicas +
-// maxSurge and ready pods at least replicas - maxUnavailable.
+// maxSurge and ready pods at least replicas - maxUnavailable, and the
+// surge is used: the new ReplicaSet grows before the old one shrinks.
 TEST_F(DeploymentTest, RollingUpdateStaysWithinSurgeAndUnavailability) {
   json::object d = Manifest(4, "nginx:1");
   d["spec"].as_object()["strategy"] = json::object{
       {"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 1}}}};
   Create(d);
   RollOut(4);
+  ReplicaSetSizes sizes(env_.client());
   SetImage("nginx:2");
-  size_t most_pods = 0;
   int64_t last_old_size = 4;
   for (int step = 0; step < 100 && !RolledOut(4); ++step) {
     // Settled: every ReplicaSet has the pods its spec asks for, and its
@@ -183,7 +228,6 @@ TEST_F(DeploymentTest, RollingUpdateStaysWithinSurgeAndUnavailability) {
       const json::value* phase = Find(p, "status.phase");
       if (phase != nullptr && *phase == "Running") ++ready;
     }
-    most_pods = std::max(most_pods, pods.size());
     // The old ReplicaSet only ever shrinks.
     json::object old_rs = ReplicaSetWithImage("nginx:1");
     int64_t old_size = Find(old_rs, "spec.replicas")->as_int64();
@@ -201,7 +245,7 @@ TEST_F(DeploymentTest, RollingUpdateStaysWithinSurgeAndUnavailability) {
     }
   }
   ASSERT_TRUE(Eventually([&] { return RolledOut(4); }));
-  EXPECT_EQ(most_pods, 5u) << "the surge was used";
+  EXPECT_EQ(sizes.Most(), 5) << "the surge was used";
   for (const json::object& p : ActivePods(env_)) {
     EXPECT_EQ(Find(p, "spec.containers")->as_array()[0].at("image"), "nginx:2");
   }
@@ -311,6 +355,34 @@ TEST_F(DeploymentTest, ReturningToAnOldTemplateReusesItsReplicaSet) {
   EXPECT_EQ(Annotation(rs, "deployment.kubernetes.io/revision-history"), "1");
   EXPECT_EQ(*Find(rs, "spec.replicas"), 2);
   EXPECT_EQ(Annotation(Get(), "deployment.kubernetes.io/revision"), "3");
+}
+
+// A ReplicaSet that is not the Deployment's holds the name its template
+// hashes to: a collision. status.collisionCount counts it and the new
+// ReplicaSet takes the next hash; the other one is left alone.
+TEST_F(DeploymentTest, ANameTakenByAnotherReplicaSetIsAHashCollision) {
+  // Paused, the Deployment makes no ReplicaSet: there is time to take the
+  // name its (defaulted) template hashes to.
+  json::object d = Manifest(2, "nginx:1");
+  d["spec"].as_object()["paused"] = true;
+  Create(d);
+  json::object tmpl = Find(Get(), "spec.template")->as_object();
+  std::string taken = "web-" + deployment::ComputeHash(tmpl, std::nullopt);
+  std::string name = "web-" + deployment::ComputeHash(tmpl, 1);
+  ASSERT_TRUE(env_.client()
+                  .Create(kReplicaSets, "default", testing::ReplicaSetManifest(taken, 0, "other"))
+                  .ok());
+  Patch(R"({"spec":{"paused":false}})");
+  RollOut(2);
+  EXPECT_EQ(StatusInt("collisionCount"), 1);
+  auto rs = env_.client().Get(kReplicaSets, "default", name);
+  ASSERT_TRUE(rs.ok()) << rs.status().ToString();
+  EXPECT_EQ(*Find(*rs, "spec.replicas"), 2);
+  EXPECT_EQ(Find(*rs, "metadata.ownerReferences")->as_array()[0].at("kind"), "Deployment");
+  auto other = env_.client().Get(kReplicaSets, "default", taken);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(*Find(*other, "spec.replicas"), 0);
+  EXPECT_EQ(Find(*other, "metadata.ownerReferences"), nullptr);
 }
 
 TEST_F(DeploymentTest, ScalingResizesTheOnlyActiveReplicaSet) {
