@@ -138,6 +138,22 @@ TEST_F(ControllerManagerTest, RequeueAfterWaitsOnTheClock) {
       << text;
 }
 
+// The clock moves while the reconcile runs (a slow reconcile; a test
+// moving a fake clock): the check it asked for is due from when it began.
+TEST_F(ControllerManagerTest, RequeueAfterCountsFromWhenTheReconcileBegan) {
+  ControllerManager manager(clock_);
+  std::atomic<int> attempts = 0;
+  Controller& c = manager.AddController("slow", 1, [&](const std::string&) {
+    if (++attempts == 1) clock_.Advance(50s);
+    return Result{.requeue_after = 60s};
+  });
+  ASSERT_TRUE(manager.Start().ok());
+  c.queue().Add("frs");
+  ASSERT_TRUE(Eventually([&] { return attempts == 1 && c.queue().Stats().waiting == 1; }));
+  clock_.Advance(10s);
+  EXPECT_TRUE(Eventually([&] { return attempts == 2; }));
+}
+
 TEST_F(ControllerManagerTest, KeyIsNeverReconciledByTwoWorkersAtOnce) {
   ControllerManager manager(clock_);
   std::map<std::string, std::atomic<int>> in_flight;
