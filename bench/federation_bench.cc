@@ -7,7 +7,8 @@
 //    ReplicaSets of N replicas (one per member, rebalance true) created one
 //    after the other; for each, the time from sending the create to the
 //    moment its local ReplicaSet has been seen (watch event) in every member.
-//    p50, p99, max.
+//    p50, p99, max. --gap-ms pauses between samples, so that a sample does
+//    not share the machine with the previous one's pods starting.
 // 2. Scale: --rs federated ReplicaSets of one replica each over
 //    --scale-members members, created by 8 writers; the time until a local
 //    ReplicaSet exists for every one of them (converged), the time until the
@@ -22,7 +23,7 @@
 // published figures were taken. Wall-clock time is what is measured here.
 //
 // Usage: federation_bench [--flotilla PATH] [--phases latency,scale,failover]
-//                         [--latency-members 10,100] [--samples 100]
+//                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
 #include "bench/federation_bench.h"
 
@@ -50,6 +51,7 @@ struct Config {
   std::vector<std::string> phases{"latency", "scale", "failover"};
   std::vector<int> latency_members{10, 100};
   int samples = 100;
+  int gap_ms = 0;
   int rs = 10000;
   int scale_members = 10;
   int timeout_s = 600;
@@ -115,6 +117,7 @@ json::object Latency(const Config& c, int members) {
   std::vector<double> ms;
   int timeouts = 0;
   for (int i = 0; i < c.samples; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.gap_ms));
     std::string name = "lat-" + std::to_string(i);
     Steady::time_point sent = Steady::now();
     auto created = fleet->fed->Create(kReplicaSets, "bench", ReplicaSet(name, members, kEven));
@@ -129,6 +132,7 @@ json::object Latency(const Config& c, int members) {
   std::sort(ms.begin(), ms.end());
   return {{"members", members},
           {"samples", static_cast<int64_t>(ms.size())},
+          {"gap_ms", c.gap_ms},
           {"timeouts", timeouts},
           {"p50_ms", Percentile(ms, 0.50)},
           {"p99_ms", Percentile(ms, 0.99)},
@@ -339,6 +343,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--samples") {
       c.samples = std::stoi(next());
+    } else if (a == "--gap-ms") {
+      c.gap_ms = std::stoi(next());
     } else if (a == "--rs") {
       c.rs = std::stoi(next());
     } else if (a == "--scale-members") {
@@ -347,7 +353,8 @@ int main(int argc, char** argv) {
       c.timeout_s = std::stoi(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,scale,failover] [--latency-members 10,100] [--samples N] [--rs N] "
+                   "latency,scale,failover] [--latency-members 10,100] [--samples N] [--gap-ms MS] "
+                   "[--rs N] "
                    "[--scale-members N] [--timeout-s S]\n";
       return 2;
     }

@@ -5,13 +5,8 @@
 namespace flotilla::apiserver {
 namespace {
 
-std::string Str(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 bool NeedsNodePorts(const json::object& service) {
-  std::string type = Str(service, "spec.type");
+  std::string type = StringAt(service, "spec.type");
   if (type == "NodePort") return true;
   if (type != "LoadBalancer") return false;
   const json::value* allocate = Find(service, "spec.allocateLoadBalancerNodePorts");
@@ -38,7 +33,8 @@ int64_t PreviousNodePort(const json::object& current, const json::object& port) 
     if (!p.is_object()) continue;
     const json::object& old = p.get_object();
     if (old.if_contains("port") != nullptr && port.if_contains("port") != nullptr &&
-        old.at("port") == port.at("port") && Str(old, "protocol") == Str(port, "protocol")) {
+        old.at("port") == port.at("port") &&
+        StringAt(old, "protocol") == StringAt(port, "protocol")) {
       return NodePortOf(old);
     }
   }
@@ -52,7 +48,7 @@ std::set<int64_t> TakenNodePorts(storage::Store& store, const std::string& prefi
   if (!all.ok()) return taken;
   for (const storage::KeyValue& kv : all->items) {
     StatusOr<json::object> svc = ParseJsonObject(kv.value);
-    if (!svc.ok() || (!self_uid.empty() && Str(*svc, "metadata.uid") == self_uid)) continue;
+    if (!svc.ok() || (!self_uid.empty() && StringAt(*svc, "metadata.uid") == self_uid)) continue;
     if (json::array* ports = Ports(*svc)) {
       for (const json::value& p : *ports) {
         if (p.is_object() && NodePortOf(p.get_object()) != 0)
@@ -94,7 +90,8 @@ void AllocateNodePorts(storage::Store& store, const std::string& services_prefix
     missing = true;
   }
   if (!missing) return;
-  std::set<int64_t> taken = TakenNodePorts(store, services_prefix, Str(service, "metadata.uid"));
+  std::set<int64_t> taken =
+      TakenNodePorts(store, services_prefix, StringAt(service, "metadata.uid"));
   for (json::value& p : *ports) {
     if (p.is_object() && NodePortOf(p.get_object()) != 0) taken.insert(NodePortOf(p.get_object()));
   }

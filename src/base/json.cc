@@ -56,6 +56,19 @@ const json::value* Find(const json::object& o, std::string_view dotted_path) {
   return Find(*first, dotted_path.substr(dot + 1));
 }
 
+std::string StringAt(const json::object& o, std::string_view dotted_path) {
+  const json::value* v = Find(o, dotted_path);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+int64_t IntAt(const json::object& o, std::string_view dotted_path, int64_t fallback) {
+  const json::value* v = Find(o, dotted_path);
+  if (v == nullptr) return fallback;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
+  return fallback;
+}
+
 std::optional<std::string_view> GetString(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr || !v->is_string()) return std::nullopt;

@@ -28,6 +28,11 @@ std::string ToJson(const json::value& v);
 const json::value* Find(const json::value& v, std::string_view dotted_path);
 const json::value* Find(const json::object& o, std::string_view dotted_path);
 
+// The string at a dotted path; "" when absent or not a string.
+std::string StringAt(const json::object& o, std::string_view dotted_path);
+// The integer at a dotted path; `fallback` when absent or not an integer.
+int64_t IntAt(const json::object& o, std::string_view dotted_path, int64_t fallback = 0);
+
 // Typed reads of an object's field; nullopt when absent or of another type.
 std::optional<std::string_view> GetString(const json::object& o, std::string_view key);
 std::optional<int64_t> GetInt(const json::object& o, std::string_view key);

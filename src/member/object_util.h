@@ -11,21 +11,6 @@
 
 namespace flotilla::member {
 
-// The string at a dotted path, "" when absent or not a string.
-inline std::string StrAt(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-// The integer at a dotted path, `fallback` when absent or not an integer.
-inline int64_t IntAt(const json::object& obj, std::string_view path, int64_t fallback = 0) {
-  const json::value* v = Find(obj, path);
-  if (v == nullptr) return fallback;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
-  return fallback;
-}
-
 // metadata.<key> as a string.
 inline std::string MetaAt(const json::object& obj, std::string_view key) {
   const json::object* meta = GetObject(obj, "metadata");

@@ -7,23 +7,18 @@
 namespace flotilla::runtime {
 namespace {
 
-std::string StringField(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
 // An ObjectReference to `obj`, with the fields it has.
 json::object Reference(const json::object& obj) {
   json::object ref;
   auto put = [&](const char* key, std::string value) {
     if (!value.empty()) ref[key] = std::move(value);
   };
-  put("kind", StringField(obj, "kind"));
-  put("namespace", StringField(obj, "metadata.namespace"));
-  put("name", StringField(obj, "metadata.name"));
-  put("uid", StringField(obj, "metadata.uid"));
-  put("apiVersion", StringField(obj, "apiVersion"));
-  put("resourceVersion", StringField(obj, "metadata.resourceVersion"));
+  put("kind", StringAt(obj, "kind"));
+  put("namespace", StringAt(obj, "metadata.namespace"));
+  put("name", StringAt(obj, "metadata.name"));
+  put("uid", StringAt(obj, "metadata.uid"));
+  put("apiVersion", StringAt(obj, "apiVersion"));
+  put("resourceVersion", StringAt(obj, "metadata.resourceVersion"));
   return ref;
 }
 
@@ -53,7 +48,7 @@ void EventRecorder::Event(const json::object& object, std::string_view type,
   if (queue_.size() >= max_queued_) {
     ++stats_.dropped;
     spdlog::warn("event recorder: queue full, dropping {} event on {}", p.reason,
-                 StringField(p.involved, "name"));
+                 StringAt(p.involved, "name"));
     return;
   }
   queue_.push_back(std::move(p));
@@ -91,15 +86,15 @@ void EventRecorder::Write(const Pending& p) {
   const json::object& ref = p.involved;
   std::string key;
   for (const std::string& part :
-       {source_.component, source_.host, StringField(ref, "kind"), StringField(ref, "namespace"),
-        StringField(ref, "name"), StringField(ref, "uid"), StringField(ref, "apiVersion"), p.type,
-        p.reason, p.message}) {
+       {source_.component, source_.host, StringAt(ref, "kind"), StringAt(ref, "namespace"),
+        StringAt(ref, "name"), StringAt(ref, "uid"), StringAt(ref, "apiVersion"), p.type, p.reason,
+        p.message}) {
     key.append(part).push_back('\x1f');
   }
   auto it = seen_.find(key);
   if (it == seen_.end()) {
-    std::string ns = StringField(ref, "namespace");
-    Seen seen{EventName(StringField(ref, "name"), p.at),
+    std::string ns = StringAt(ref, "namespace");
+    Seen seen{EventName(StringAt(ref, "name"), p.at),
               ns.empty() ? "default" : ns,
               FormatRfc3339(p.at),
               1,
@@ -146,7 +141,7 @@ bool EventRecorder::CreateEvent(const Pending& p, const std::string& key, Seen s
   auto created = client_.Create(kEvents, seen.ns, event);
   if (!created.ok() && created.status().Is(Reason::kAlreadyExists) && seen.count == 1) {
     // Another recorder picked the same name in the same nanosecond.
-    seen.name = EventName(StringField(p.involved, "name"), p.at);
+    seen.name = EventName(StringAt(p.involved, "name"), p.at);
     event["metadata"].as_object()["name"] = seen.name;
     created = client_.Create(kEvents, seen.ns, event);
   }

@@ -52,11 +52,6 @@ const json::array* ArrayAt(const json::object& o, std::string_view path) {
   return v != nullptr && v->is_array() ? &v->get_array() : nullptr;
 }
 
-std::string StringAt(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 std::optional<int64_t> IntAt(const json::object& o, std::string_view path) {
   size_t dot = path.rfind('.');
   if (dot == std::string_view::npos) return GetInt(o, path);

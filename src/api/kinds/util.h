@@ -26,8 +26,6 @@ using Cell = std::function<json::value(const json::object& obj, TimePoint now)>;
 const json::object& EmptyObject();
 const json::object* ObjectAt(const json::object& o, std::string_view path);
 const json::array* ArrayAt(const json::object& o, std::string_view path);
-// "" when absent or not a string.
-std::string StringAt(const json::object& o, std::string_view path);
 std::optional<int64_t> IntAt(const json::object& o, std::string_view path);
 int64_t IntOr(const json::object& o, std::string_view path, int64_t fallback);
 // Every element of the array at `path` that is an object, in order.

@@ -30,11 +30,6 @@ std::string SecretNamespace(const json::object& cluster) {
   return kSystemNamespace;
 }
 
-std::string StringField(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 std::string SecretName(const json::object& cluster) {
   const json::value* name = Find(cluster, "spec.secretRef.name");
   return name != nullptr && name->is_string() ? std::string(name->get_string()) : "";
@@ -93,8 +88,8 @@ ClusterController::~ClusterController() {
 }
 
 void ClusterController::EnqueueClustersOf(const runtime::ObjectPtr& secret) {
-  std::string ns = StringField(*secret, "metadata.namespace");
-  std::string name = StringField(*secret, "metadata.name");
+  std::string ns = StringAt(*secret, "metadata.namespace");
+  std::string name = StringAt(*secret, "metadata.name");
   for (const runtime::ObjectPtr& c : clusters_.lister().List()) {
     if (SecretName(*c) == name && SecretNamespace(*c) == ns) {
       controller_->queue().Add(runtime::ObjectKey(*c));
@@ -177,7 +172,7 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
       fed_.UpdateStatus(kClusters, "", WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at));
   // The cache may not have our last write yet: once more on the latest.
   if (!written.ok() && written.status().Is(Reason::kConflict)) {
-    auto latest = fed_.Get(kClusters, "", StringField(cached, "metadata.name"));
+    auto latest = fed_.Get(kClusters, "", StringAt(cached, "metadata.name"));
     if (!latest.ok()) return latest.status();
     written = fed_.UpdateStatus(kClusters, "",
                                 WithStatus(*latest, *m.unwritten, *m.healthy, m.probed_at));
@@ -211,9 +206,9 @@ StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& clu
 
 bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   auto secret = SecretOf(cluster);
-  std::string version = secret.ok() ? StringField(**secret, "metadata.uid") + "/" +
-                                          runtime::ResourceVersionOf(**secret)
-                                    : "error: " + secret.status().message();
+  std::string version =
+      secret.ok() ? StringAt(**secret, "metadata.uid") + "/" + runtime::ResourceVersionOf(**secret)
+                  : "error: " + secret.status().message();
   if (version == m.secret_version) return false;
   m.secret_version = version;
   m.prober.reset();

@@ -17,11 +17,6 @@ using testing::MemberServer;
 
 const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 
-std::string Str(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 class JoinTest : public ::testing::Test {
  protected:
   JoinOptions Options() {
@@ -37,15 +32,15 @@ TEST_F(JoinTest, StoresSelfContainedCredentialsAndCreatesTheCluster) {
   ASSERT_TRUE(joined.ok()) << joined.status().ToString();
   auto cluster = fed_client_->Get(kClusters, "", "m1");
   ASSERT_TRUE(cluster.ok());
-  EXPECT_EQ(Str(*cluster, "metadata.labels.location"), "on-prem");
-  EXPECT_EQ(Str(*cluster, "spec.secretRef.name"), "m1-kubeconfig");
+  EXPECT_EQ(StringAt(*cluster, "metadata.labels.location"), "on-prem");
+  EXPECT_EQ(StringAt(*cluster, "spec.secretRef.name"), "m1-kubeconfig");
   const json::value& address = Find(*cluster, "spec.serverAddressByClientCIDRs")->at(0);
-  EXPECT_EQ(Str(address.as_object(), "clientCIDR"), "0.0.0.0/0");
-  EXPECT_EQ(Str(address.as_object(), "serverAddress"), member_.AdminConfig().server);
+  EXPECT_EQ(StringAt(address.as_object(), "clientCIDR"), "0.0.0.0/0");
+  EXPECT_EQ(StringAt(address.as_object(), "serverAddress"), member_.AdminConfig().server);
 
   auto secret = fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig");
   ASSERT_TRUE(secret.ok()) << secret.status().ToString();
-  std::string text = Base64Decode(Str(*secret, "data.kubeconfig")).value_or("");
+  std::string text = Base64Decode(StringAt(*secret, "data.kubeconfig")).value_or("");
   EXPECT_EQ(text.find("certificate-authority:"), std::string::npos) << "no file paths: " << text;
   EXPECT_NE(text.find("certificate-authority-data:"), std::string::npos);
   auto config = RestConfigFromSecret(*secret);

@@ -22,19 +22,6 @@ namespace {
 
 constexpr std::array<double, 8> kLatencyBuckets = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5};
 
-std::string Str(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-int64_t Int(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  if (v == nullptr) return 0;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
-  return 0;
-}
-
 std::string Annotation(const json::object& obj, std::string_view key) {
   const json::value* a = Find(obj, "metadata.annotations");
   if (a == nullptr || !a->is_object()) return "";
@@ -227,8 +214,8 @@ runtime::EventHandler ReplicaSetController::MemberHandler(const client::Resource
 }
 
 void ReplicaSetController::EnqueueFromMember(const runtime::ObjectPtr& obj, bool pod) {
-  std::string ns = Str(*obj, "metadata.namespace");
-  std::string name = pod ? OwnerReplicaSet(*obj) : Str(*obj, "metadata.name");
+  std::string ns = StringAt(*obj, "metadata.namespace");
+  std::string name = pod ? OwnerReplicaSet(*obj) : StringAt(*obj, "metadata.name");
   if (name.empty()) return;
   std::string key = runtime::ObjectKey(ns, name);
   if (frs_.cache().Get(key) == nullptr) return;
@@ -289,8 +276,8 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   check.frs = WithKind(*cached);
   if (IsBeingDeleted(check.frs)) return Delete(check.frs);
   check.key = key;
-  check.ns = Str(check.frs, "metadata.namespace");
-  check.name = Str(check.frs, "metadata.name");
+  check.ns = StringAt(check.frs, "metadata.namespace");
+  check.name = StringAt(check.frs, "metadata.name");
   check.now = clock_.Now();
 
   std::string prefs_text = Annotation(check.frs, planner::kReplicaSetPreferencesAnnotation);
@@ -356,7 +343,7 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
     runtime::ObjectPtr lrs = m.replicasets->lister().Get(check.ns, check.name);
     if (lrs == nullptr || !IsManaged(*lrs) || IsBeingDeleted(*lrs)) return;
     client::DeleteOptions opts{.propagation_policy = "Background",
-                               .precondition_uid = Str(*lrs, "metadata.uid")};
+                               .precondition_uid = StringAt(*lrs, "metadata.uid")};
     Status s = Timed(m.name, [&] {
       Status st = m.client->Delete(kReplicaSets, check.ns, check.name, opts);
       return st.Is(Reason::kNotFound) ? Status::Ok() : st;
@@ -381,8 +368,8 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
                                                 : nullptr;
     int64_t want = check.targets.replicas[check.members[i].name];
     bool ready = lrs == nullptr ? want == 0
-                                : Int(*lrs, "status.readyReplicas") == want &&
-                                      Int(*lrs, "status.replicas") == want;
+                                : IntAt(*lrs, "status.readyReplicas") == want &&
+                                      IntAt(*lrs, "status.replicas") == want;
     settled = settled && ready && check.views[i].pending == 0 && !check.views[i].create_failed;
   }
   Duration after = settled ? Duration::zero() : options_.recheck_delay;
@@ -434,14 +421,14 @@ ClusterView ReplicaSetController::View(const Member& m, const json::object& frs,
       w.create_retry_at.erase(retry);
     }
   }
-  runtime::ObjectPtr lrs =
-      m.replicasets->lister().Get(Str(frs, "metadata.namespace"), Str(frs, "metadata.name"));
+  runtime::ObjectPtr lrs = m.replicasets->lister().Get(StringAt(frs, "metadata.namespace"),
+                                                       StringAt(frs, "metadata.name"));
   if (lrs == nullptr || !IsManaged(*lrs) || IsBeingDeleted(*lrs)) {
     w.pending_since.erase(m.name);
     w.missing_since.erase(m.name);
     return v;
   }
-  v.placed = Int(*lrs, "spec.replicas");
+  v.placed = IntAt(*lrs, "spec.replicas");
   v.current = v.placed;
   if (const json::value* planned = w.last_planned.if_contains(m.name)) {
     v.current = planned->to_number<int64_t>();
@@ -456,14 +443,14 @@ ClusterView ReplicaSetController::View(const Member& m, const json::object& frs,
       sooner(since + options_.unschedulable_threshold);
     }
   };
-  for (const runtime::ObjectPtr& pod : m.pods->lister().ByOwner(Str(*lrs, "metadata.uid"))) {
+  for (const runtime::ObjectPtr& pod : m.pods->lister().ByOwner(StringAt(*lrs, "metadata.uid"))) {
     if (IsBeingDeleted(*pod)) continue;
     ++live;
-    if (!Str(*pod, "spec.nodeName").empty()) {
+    if (!StringAt(*pod, "spec.nodeName").empty()) {
       ++v.scheduled;
       continue;
     }
-    std::string uid = Str(*pod, "metadata.uid");
+    std::string uid = StringAt(*pod, "metadata.uid");
     auto seen = before.find(uid);
     TimePoint since = seen != before.end() ? seen->second : now;
     // The member's own record (the scheduler's verdict) survives a restart
@@ -493,7 +480,7 @@ ClusterView ReplicaSetController::View(const Member& m, const json::object& frs,
 void ReplicaSetController::Apply(Check& check) {
   const size_t n = check.members.size();
   check.written.assign(n, std::nullopt);
-  int64_t replicas = Int(check.frs, "spec.replicas");
+  int64_t replicas = IntAt(check.frs, "spec.replicas");
   auto plan = [&] {
     check.targets = ComputeTargets(replicas, check.views, check.key, check.prefs);
     check.desired.clear();
@@ -611,7 +598,7 @@ void ReplicaSetController::Apply(Check& check) {
       // A selector cannot change: replace the ReplicaSet, leaving its pods
       // for the new one to adopt where they match ([E2]).
       client::DeleteOptions orphan{.propagation_policy = "Orphan",
-                                   .precondition_uid = Str(lrs, "metadata.uid")};
+                                   .precondition_uid = StringAt(lrs, "metadata.uid")};
       FLOTILLA_RETURN_IF_ERROR(m.client->Delete(kReplicaSets, check.ns, check.name, orphan));
       return m.client->Create(kReplicaSets, check.ns, check.desired[i]);
     });
@@ -655,12 +642,12 @@ Status ReplicaSetController::WriteStatus(const Check& check) {
                               : check.cached[i] ? check.cached[i].get()
                                                 : nullptr;
     if (lrs != nullptr && IsManaged(*lrs)) {
-      l.replicas = Int(*lrs, "status.replicas");
-      l.fully_labeled = Int(*lrs, "status.fullyLabeledReplicas");
-      l.ready = Int(*lrs, "status.readyReplicas");
-      l.available = Int(*lrs, "status.availableReplicas");
+      l.replicas = IntAt(*lrs, "status.replicas");
+      l.fully_labeled = IntAt(*lrs, "status.fullyLabeledReplicas");
+      l.ready = IntAt(*lrs, "status.readyReplicas");
+      l.available = IntAt(*lrs, "status.availableReplicas");
       l.observed = !NeedsUpdate(*lrs, check.desired[i]) &&
-                   Int(*lrs, "status.observedGeneration") >= Int(*lrs, "metadata.generation");
+                   IntAt(*lrs, "status.observedGeneration") >= IntAt(*lrs, "metadata.generation");
     } else {
       l.observed = l.planned == 0;
     }
@@ -694,8 +681,8 @@ StatusOr<runtime::Result> ReplicaSetController::Delete(const json::object& frs) 
     return runtime::Result{};
   }
   std::string policy = Annotation(frs, api::kDeletionPropagationAnnotation);
-  std::string ns = Str(frs, "metadata.namespace");
-  std::string name = Str(frs, "metadata.name");
+  std::string ns = StringAt(frs, "metadata.namespace");
+  std::string name = StringAt(frs, "metadata.name");
   std::vector<Member> members;
   for (const std::string& cluster : members_.Clusters()) {
     Member m{.name = cluster,
@@ -721,7 +708,7 @@ StatusOr<runtime::Result> ReplicaSetController::Delete(const json::object& frs) 
     ++remaining;
     if (IsBeingDeleted(*lrs)) return;
     client::DeleteOptions opts{.propagation_policy = policy,
-                               .precondition_uid = Str(*lrs, "metadata.uid")};
+                               .precondition_uid = StringAt(*lrs, "metadata.uid")};
     Status s = Timed(m.name, [&] {
       Status st = m.client->Delete(kReplicaSets, ns, name, opts);
       return st.Is(Reason::kNotFound) ? Status::Ok() : st;

@@ -18,11 +18,6 @@ std::vector<client::ResourceRef> Resources() {
   return out;
 }
 
-std::string StringAt(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 // The policy the API server recorded; DeletesMemberCopies said it is
 // Background or Foreground.
 std::string DeletionPolicyOf(const json::object& obj) {

@@ -31,11 +31,6 @@ json::object Obj(std::string_view text) {
   return o.ok() ? *o : json::object();
 }
 
-std::string Str(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 json::object ConfigMap(const std::string& ns, const std::string& name, const std::string& value,
                        const std::string& selector = "") {
   json::object cm = Obj(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{}})");
@@ -96,7 +91,7 @@ class SyncControllerTest : public ::testing::Test {
   // The value of data.key of the ConfigMap; "" when there is none.
   std::string Data(client::Client& c, const std::string& ns, const std::string& name) {
     auto cm = Get(c, kConfigMaps, ns, name);
-    return cm ? Str(*cm, "data.key") : "";
+    return cm ? StringAt(*cm, "data.key") : "";
   }
   bool Gone(client::Client& c, const client::ResourceRef& r, const std::string& ns,
             const std::string& name) {
@@ -108,7 +103,7 @@ class SyncControllerTest : public ::testing::Test {
     StatusOr<client::ObjectList> events = fed_->List(kEvents, ns, {});
     if (!events.ok()) return reasons;
     for (const json::object& e : events->items) {
-      if (Str(e, "involvedObject.name") == name) reasons.push_back(Str(e, "reason"));
+      if (StringAt(e, "involvedObject.name") == name) reasons.push_back(StringAt(e, "reason"));
     }
     return reasons;
   }
@@ -148,9 +143,9 @@ TEST_F(SyncControllerTest, PropagatesEachKindToEveryReadyCluster) {
     EXPECT_EQ(Find(cm, "metadata.annotations")->as_object().at(api::kFederatedObjectAnnotation),
               "shop/cfg");
     json::object secret = *Get(*m, kSecrets, "shop", "pw");
-    EXPECT_EQ(Str(secret, "data.p"), "cw==");
+    EXPECT_EQ(StringAt(secret, "data.p"), "cw==");
     json::object svc = *Get(*m, kServices, "shop", "web");
-    EXPECT_FALSE(Str(svc, "spec.clusterIP").empty());  // the member allocated one
+    EXPECT_FALSE(StringAt(svc, "spec.clusterIP").empty());  // the member allocated one
   }
   json::object fed_cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
   EXPECT_EQ(Find(fed_cm, "metadata.finalizers")->as_array(),

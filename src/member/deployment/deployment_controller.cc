@@ -122,7 +122,7 @@ void DeploymentController::OnPodDelete(const runtime::ObjectPtr& pod) {
   if (rs_ref == nullptr) return;
   runtime::ObjectPtr d =
       deployments_.lister().Get(MetaAt(*rs, "namespace"), GetString(*rs_ref, "name").value_or(""));
-  if (d != nullptr && StrAt(*d, "spec.strategy.type") == "Recreate") EnqueueOwner(*rs);
+  if (d != nullptr && StringAt(*d, "spec.strategy.type") == "Recreate") EnqueueOwner(*rs);
 }
 
 StatusOr<runtime::Result> DeploymentController::Reconcile(const std::string& key) {
@@ -151,7 +151,7 @@ StatusOr<runtime::Result> DeploymentController::Reconcile(const std::string& key
   FLOTILLA_RETURN_IF_ERROR(CheckPausedConditions(s));
   if (GetBool(s.d["spec"].as_object(), "paused").value_or(false)) return SyncScaling(s);
   if (IsScalingEvent(s)) return SyncScaling(s);
-  if (StrAt(s.d, "spec.strategy.type") == "Recreate") return RolloutRecreate(s);
+  if (StringAt(s.d, "spec.strategy.type") == "Recreate") return RolloutRecreate(s);
   return RolloutRolling(s);
 }
 

@@ -168,7 +168,7 @@ class ReplicaSetSizes {
         [this](const client::WatchEvent& e) {
           if (e.type == client::WatchEvent::Type::kBookmark) return;
           std::lock_guard lock(mu_);
-          std::string name = StrAt(e.object, "metadata.name");
+          std::string name = StringAt(e.object, "metadata.name");
           if (e.type == client::WatchEvent::Type::kDeleted) {
             sizes_.erase(name);
           } else {

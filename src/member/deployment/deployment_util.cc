@@ -147,7 +147,7 @@ int64_t ScaledValue(const json::value* v, int64_t total, bool round_up) {
 }
 
 bool IsRollingUpdate(const json::object& d) {
-  return StrAt(d, "spec.strategy.type") == "RollingUpdate";
+  return StringAt(d, "spec.strategy.type") == "RollingUpdate";
 }
 
 int64_t Replicas(const json::object& obj) { return IntAt(obj, "spec.replicas", 1); }
@@ -279,10 +279,10 @@ bool IsSaturated(const json::object& d, const Rs& rs) {
 }
 
 bool CreatedBefore(const Rs& a, const Rs& b) {
-  std::string ta = StrAt(*a, "metadata.creationTimestamp");
-  std::string tb = StrAt(*b, "metadata.creationTimestamp");
+  std::string ta = StringAt(*a, "metadata.creationTimestamp");
+  std::string tb = StringAt(*b, "metadata.creationTimestamp");
   if (ta != tb) return ta < tb;
-  return StrAt(*a, "metadata.name") < StrAt(*b, "metadata.name");
+  return StringAt(*a, "metadata.name") < StringAt(*b, "metadata.name");
 }
 
 Rs FindActiveOrLatest(const Rs& new_rs, std::vector<Rs> old_rss) {

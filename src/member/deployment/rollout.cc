@@ -178,7 +178,7 @@ bool DeploymentController::OldPodsRunning(const Sync& s, const Split& split) con
   for (const auto& [uid, pods] : s.pods_by_rs) {
     if (uid == new_uid) continue;
     for (const runtime::ObjectPtr& pod : pods) {
-      std::string phase = StrAt(*pod, "status.phase");
+      std::string phase = StringAt(*pod, "status.phase");
       if (phase != "Failed" && phase != "Succeeded") return true;
     }
   }

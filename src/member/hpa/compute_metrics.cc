@@ -12,11 +12,6 @@
 namespace flotilla::member::hpa {
 namespace {
 
-std::string StringAt(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 // A failed metric: the Warning event's reason, the message of its event and
 // ScalingActive condition (`inner`), and the error it adds to the sync's
 // ("failed to get cpu resource metric value: ...").

@@ -7,16 +7,6 @@
 namespace flotilla::member::hpa {
 namespace {
 
-std::string StringAt(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
-int64_t IntAt(const json::object& o, std::string_view path, int64_t fallback) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && (v->is_int64() || v->is_uint64()) ? v->to_number<int64_t>() : fallback;
-}
-
 // The scale target's resource, as the RESTMapper would find it for the
 // reference's group and kind (any version of the group).
 StatusOr<client::ResourceRef> ScaleTargetResource(const json::object& ref) {

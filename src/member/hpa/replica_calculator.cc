@@ -8,11 +8,6 @@
 namespace flotilla::member::hpa {
 namespace {
 
-std::string StringAt(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 bool Deleting(const json::object& pod) {
   const json::value* v = Find(pod, "metadata.deletionTimestamp");
   return v != nullptr && !v->is_null();

@@ -17,8 +17,8 @@ std::string InternalIp(const json::object& node) {
   const json::value* a = Find(node, "status.addresses");
   if (a == nullptr || !a->is_array()) return "";
   for (const json::value& e : a->get_array()) {
-    if (e.is_object() && StrAt(e.get_object(), "type") == "InternalIP")
-      return StrAt(e.get_object(), "address");
+    if (e.is_object() && StringAt(e.get_object(), "type") == "InternalIP")
+      return StringAt(e.get_object(), "address");
   }
   return "";
 }
@@ -42,7 +42,7 @@ bool ParseCidr(const std::string& cidr, uint32_t* network, uint32_t* size) {
 }
 
 bool Terminal(const json::object& pod) {
-  std::string phase = StrAt(pod, "status.phase");
+  std::string phase = StringAt(pod, "status.phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -59,17 +59,18 @@ Kubelet::Kubelet(ControllerContext& ctx)
     ParseCidr("10.244.0.0/16", &network_, &size_);
   }
   pods_.cache().AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
-    std::string node = StrAt(pod, "spec.nodeName");
+    std::string node = StringAt(pod, "spec.nodeName");
     return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
   });
   controller_ = &ctx.manager.AddController(
       "kubelet", 2, [this](const std::string& key) { return Reconcile(key); });
   pods_.AddEventHandler(controller_->EnqueueHandler());
   nodes_.AddEventHandler(runtime::EventHandler{
-      .on_add = [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StrAt(*n, "metadata.name")); },
+      .on_add =
+          [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StringAt(*n, "metadata.name")); },
       .on_update = nullptr,
       .on_delete =
-          [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StrAt(*n, "metadata.name")); }});
+          [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StringAt(*n, "metadata.name")); }});
 }
 
 // Measured when the reconcile ends: the clock may have moved meanwhile, and
@@ -94,7 +95,7 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
     Release(key);
     return runtime::Result{};
   }
-  std::string node_name = StrAt(*pod, "spec.nodeName");
+  std::string node_name = StringAt(*pod, "spec.nodeName");
   if (node_name.empty()) return runtime::Result{};
   runtime::ObjectPtr node = nodes_.cache().Get(node_name);
   if (node == nullptr) {
@@ -110,7 +111,7 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
       return live.status();
     }
   }
-  bool deleting = !StrAt(*pod, "metadata.deletionTimestamp").empty();
+  bool deleting = !StringAt(*pod, "metadata.deletionTimestamp").empty();
   if (Terminal(*pod)) {
     Status deleted = deleting ? ForceDelete(*pod) : Status::Ok();
     return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
@@ -127,7 +128,7 @@ size_t Kubelet::Quarantined() {
 // As the pod garbage collector: a pod whose node is gone is deleted once
 // the node has been missing for kOrphanQuarantine.
 StatusOr<runtime::Result> Kubelet::Orphaned(const json::object& pod) {
-  std::string uid = StrAt(pod, "metadata.uid");
+  std::string uid = StringAt(pod, "metadata.uid");
   TimePoint since;
   {
     std::lock_guard lock(mu_);
@@ -145,7 +146,7 @@ StatusOr<runtime::Result> Kubelet::Terminating(const json::object& pod) {
   kubelet::Simulated sim = kubelet::Terminate(pod, now);
   if (Status s = WriteStatus(pod, sim); !s.ok()) return s;
   TimePoint deadline;
-  if (!ParseRfc3339(StrAt(pod, "metadata.deletionTimestamp"), &deadline) || now >= deadline) {
+  if (!ParseRfc3339(StringAt(pod, "metadata.deletionTimestamp"), &deadline) || now >= deadline) {
     Status deleted = ForceDelete(pod);
     return deleted.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : deleted;
   }
@@ -156,9 +157,9 @@ StatusOr<runtime::Result> Kubelet::Running(const json::object& pod, const json::
   TimePoint now = clock_.Now();
   kubelet::PodFacts facts;
   facts.now = now;
-  facts.start_at = FirstSeen(StrAt(pod, "metadata.uid")) + options_.pod_startup;
+  facts.start_at = FirstSeen(StringAt(pod, "metadata.uid")) + options_.pod_startup;
   // Started before (e.g. by a kubelet before a restart): stays started.
-  if (StrAt(pod, "status.phase") == "Running") facts.start_at = std::min(facts.start_at, now);
+  if (StringAt(pod, "status.phase") == "Running") facts.start_at = std::min(facts.start_at, now);
   facts.host_ip = InternalIp(node);
   if (now >= facts.start_at) facts.pod_ip = AllocateIp(runtime::ObjectKey(pod), pod);
   kubelet::Simulated sim = kubelet::Run(pod, facts);
@@ -171,7 +172,7 @@ Status Kubelet::WriteStatus(const json::object& pod, const kubelet::Simulated& s
   if (current != nullptr && *current == json::value(sim.status)) return Status::Ok();
   json::object updated = pod;
   updated["status"] = sim.status;
-  auto written = client_.UpdateStatus(kPods, StrAt(pod, "metadata.namespace"), updated);
+  auto written = client_.UpdateStatus(kPods, StringAt(pod, "metadata.namespace"), updated);
   if (!written.ok()) {
     // Deleted meanwhile: nothing left to run.
     return written.status().Is(Reason::kNotFound) ? Status::Ok() : written.status();
@@ -182,16 +183,16 @@ Status Kubelet::WriteStatus(const json::object& pod, const kubelet::Simulated& s
 
 Status Kubelet::ForceDelete(const json::object& pod) {
   client::DeleteOptions opts;
-  opts.precondition_uid = StrAt(pod, "metadata.uid");
+  opts.precondition_uid = StringAt(pod, "metadata.uid");
   opts.grace_period_seconds = 0;
-  Status deleted =
-      client_.Delete(kPods, StrAt(pod, "metadata.namespace"), StrAt(pod, "metadata.name"), opts);
+  Status deleted = client_.Delete(kPods, StringAt(pod, "metadata.namespace"),
+                                  StringAt(pod, "metadata.name"), opts);
   if (!deleted.ok() && !deleted.Is(Reason::kNotFound) && !deleted.Is(Reason::kConflict)) {
     return deleted;
   }
   std::lock_guard lock(mu_);
-  first_seen_.erase(StrAt(pod, "metadata.uid"));
-  orphaned_since_.erase(StrAt(pod, "metadata.uid"));
+  first_seen_.erase(StringAt(pod, "metadata.uid"));
+  orphaned_since_.erase(StringAt(pod, "metadata.uid"));
   return Status::Ok();
 }
 
@@ -205,14 +206,14 @@ std::string Kubelet::AllocateIp(const std::string& key, const json::object& pod)
   if (!ips_loaded_) {
     // Pods that got their addresses before a restart keep them.
     for (const runtime::ObjectPtr& p : pods_.cache().List()) {
-      std::string ip = StrAt(*p, "status.podIP");
+      std::string ip = StringAt(*p, "status.podIP");
       if (ip.empty()) continue;
       used_ips_.insert(ip);
       ips_[runtime::ObjectKey(*p)] = ip;
     }
     ips_loaded_ = true;
   }
-  if (std::string ip = StrAt(pod, "status.podIP"); !ip.empty()) {
+  if (std::string ip = StringAt(pod, "status.podIP"); !ip.empty()) {
     used_ips_.insert(ip);
     return ips_[key] = ip;
   }

@@ -26,7 +26,7 @@ std::string ConditionStatus(const json::object& pod, std::string_view type) {
   const json::value* c = Find(pod, "status.conditions");
   if (c == nullptr || !c->is_array()) return "";
   for (const json::value& e : c->get_array()) {
-    if (StrAt(e.as_object(), "type") == type) return StrAt(e.as_object(), "status");
+    if (StringAt(e.as_object(), "type") == type) return StringAt(e.as_object(), "status");
   }
   return "";
 }
@@ -83,7 +83,7 @@ class KubeletTest : public ::testing::Test {
   bool RunningAndReady(const std::string& name) {
     return Eventually([&] {
       json::object pod = Pod(name);
-      return StrAt(pod, "status.phase") == "Running" && ConditionStatus(pod, "Ready") == "True";
+      return StringAt(pod, "status.phase") == "Running" && ConditionStatus(pod, "Ready") == "True";
     });
   }
 
@@ -108,13 +108,13 @@ TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
   ASSERT_TRUE(Eventually([&] {
     json::object pod = Pod("web");
     return Find(pod, "status.containerStatuses") != nullptr &&
-           StrAt(pod, "status.hostIP") == "10.0.0.2";
+           StringAt(pod, "status.hostIP") == "10.0.0.2";
   }));
   json::object pending = Pod("web");
-  EXPECT_EQ(StrAt(pending, "status.phase"), "Pending");
-  EXPECT_EQ(StrAt(FirstContainer(pending), "state.waiting.reason"), "ContainerCreating");
-  EXPECT_EQ(StrAt(pending, "status.hostIP"), "10.0.0.2");
-  EXPECT_EQ(StrAt(pending, "status.podIP"), "");
+  EXPECT_EQ(StringAt(pending, "status.phase"), "Pending");
+  EXPECT_EQ(StringAt(FirstContainer(pending), "state.waiting.reason"), "ContainerCreating");
+  EXPECT_EQ(StringAt(pending, "status.hostIP"), "10.0.0.2");
+  EXPECT_EQ(StringAt(pending, "status.podIP"), "");
   EXPECT_EQ(ConditionStatus(pending, "Ready"), "False");
 
   Advance(std::chrono::seconds(2));
@@ -124,19 +124,19 @@ TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
        {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
     EXPECT_EQ(ConditionStatus(pod, type), "True") << type;
   }
-  EXPECT_TRUE(StrAt(pod, "status.podIP").starts_with("10.244."));
-  EXPECT_EQ(StrAt(Find(pod, "status.podIPs")->as_array()[0].as_object(), "ip"),
-            StrAt(pod, "status.podIP"));
-  EXPECT_FALSE(StrAt(pod, "status.startTime").empty());
+  EXPECT_TRUE(StringAt(pod, "status.podIP").starts_with("10.244."));
+  EXPECT_EQ(StringAt(Find(pod, "status.podIPs")->as_array()[0].as_object(), "ip"),
+            StringAt(pod, "status.podIP"));
+  EXPECT_FALSE(StringAt(pod, "status.startTime").empty());
   const json::object& c = FirstContainer(pod);
-  EXPECT_EQ(StrAt(c, "name"), "web");
-  EXPECT_EQ(StrAt(c, "image"), "docker.io/library/nginx:1.27");
-  EXPECT_TRUE(StrAt(c, "imageID").starts_with("docker.io/library/nginx@sha256:"));
-  EXPECT_TRUE(StrAt(c, "containerID").starts_with("containerd://"));
+  EXPECT_EQ(StringAt(c, "name"), "web");
+  EXPECT_EQ(StringAt(c, "image"), "docker.io/library/nginx:1.27");
+  EXPECT_TRUE(StringAt(c, "imageID").starts_with("docker.io/library/nginx@sha256:"));
+  EXPECT_TRUE(StringAt(c, "containerID").starts_with("containerd://"));
   EXPECT_EQ(c.at("ready"), true);
   EXPECT_EQ(c.at("started"), true);
   EXPECT_EQ(c.at("restartCount"), 0);
-  EXPECT_EQ(StrAt(c, "state.running.startedAt"), FormatRfc3339(env_.clock().Now()));
+  EXPECT_EQ(StringAt(c, "state.running.startedAt"), FormatRfc3339(env_.clock().Now()));
 }
 
 TEST_F(KubeletTest, EveryPodGetsItsOwnIp) {
@@ -147,7 +147,7 @@ TEST_F(KubeletTest, EveryPodGetsItsOwnIp) {
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(RunningAndReady("p" + std::to_string(i)))
         << json::serialize(Pod("p" + std::to_string(i)));
-    ips.insert(StrAt(Pod("p" + std::to_string(i)), "status.podIP"));
+    ips.insert(StringAt(Pod("p" + std::to_string(i)), "status.podIP"));
   }
   EXPECT_EQ(ips.size(), 6u);
 }
@@ -157,7 +157,7 @@ TEST_F(KubeletTest, ReadinessWaitsForTheProbesInitialDelay) {
          R"({"readinessProbe":{"httpGet":{"path":"/","port":80},"initialDelaySeconds":10}})");
   ASSERT_TRUE(Eventually([&] { return Find(Pod("slow"), "status.containerStatuses") != nullptr; }));
   Advance(std::chrono::seconds(2));
-  ASSERT_TRUE(Eventually([&] { return StrAt(Pod("slow"), "status.phase") == "Running"; }));
+  ASSERT_TRUE(Eventually([&] { return StringAt(Pod("slow"), "status.phase") == "Running"; }));
   EXPECT_EQ(ConditionStatus(Pod("slow"), "Ready"), "False");
   EXPECT_EQ(FirstContainer(Pod("slow")).at("started"), true);
   Advance(std::chrono::seconds(10));
@@ -173,11 +173,11 @@ TEST_F(KubeletTest, GracefulDeletionEndsAfterTheGracePeriod) {
   ASSERT_TRUE(Eventually([&] {
     json::object pod = Pod("web");
     return Find(pod, "status.containerStatuses") &&
-           !StrAt(FirstContainer(pod), "state.terminated.finishedAt").empty();
+           !StringAt(FirstContainer(pod), "state.terminated.finishedAt").empty();
   }));
   json::object terminating = Pod("web");
   EXPECT_EQ(ConditionStatus(terminating, "Ready"), "False");
-  EXPECT_FALSE(StrAt(terminating, "metadata.deletionTimestamp").empty());
+  EXPECT_FALSE(StringAt(terminating, "metadata.deletionTimestamp").empty());
   Advance(std::chrono::seconds(29));
   for (int i = 0; i < 50 && !Gone("web"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -194,20 +194,20 @@ TEST_F(KubeletTest, CrashLoopAnnotationRestartsTheContainerWithBackoff) {
   ASSERT_TRUE(RunningAndReady("crashy"));
   Advance(kubelet::kCrashLoopRunTime);
   ASSERT_TRUE(Eventually([&] {
-    return StrAt(FirstContainer(Pod("crashy")), "state.waiting.reason") == "CrashLoopBackOff";
+    return StringAt(FirstContainer(Pod("crashy")), "state.waiting.reason") == "CrashLoopBackOff";
   }));
   json::object pod = Pod("crashy");
   EXPECT_EQ(FirstContainer(pod).at("restartCount"), 1);
   EXPECT_EQ(ConditionStatus(pod, "Ready"), "False");
-  EXPECT_EQ(StrAt(pod, "status.phase"), "Running");
+  EXPECT_EQ(StringAt(pod, "status.phase"), "Running");
   EXPECT_EQ(FirstContainer(pod).at("lastState").at("terminated").at("exitCode"), 1);
-  EXPECT_TRUE(StrAt(FirstContainer(pod), "state.waiting.message").starts_with("back-off 10s"));
+  EXPECT_TRUE(StringAt(FirstContainer(pod), "state.waiting.message").starts_with("back-off 10s"));
   Advance(std::chrono::seconds(10));
   ASSERT_TRUE(RunningAndReady("crashy"));
   Advance(kubelet::kCrashLoopRunTime);
   EXPECT_TRUE(Eventually([&] { return FirstContainer(Pod("crashy")).at("restartCount") == 2; }));
   EXPECT_TRUE(
-      StrAt(FirstContainer(Pod("crashy")), "state.waiting.message").starts_with("back-off 20s"));
+      StringAt(FirstContainer(Pod("crashy")), "state.waiting.message").starts_with("back-off 20s"));
 }
 
 TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
@@ -223,8 +223,8 @@ TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
   AddPod("witness");  // processed after the failed pod's update
   ASSERT_TRUE(
       Eventually([&] { return Find(Pod("witness"), "status.containerStatuses") != nullptr; }));
-  EXPECT_EQ(StrAt(Pod("web"), "status.phase"), "Failed");
-  EXPECT_EQ(StrAt(Pod("web"), "status.reason"), "Injected");
+  EXPECT_EQ(StringAt(Pod("web"), "status.phase"), "Failed");
+  EXPECT_EQ(StringAt(Pod("web"), "status.reason"), "Injected");
 }
 
 TEST_F(KubeletTest, PodsOfADeletedNodeAreDeleted) {

@@ -24,7 +24,7 @@ std::vector<const json::object*> ObjectsAt(const json::object& o, std::string_vi
 
 TimePoint Time(const json::object& o, std::string_view path) {
   TimePoint t{};
-  ParseRfc3339(StrAt(o, path), &t);
+  ParseRfc3339(StringAt(o, path), &t);
   return t;
 }
 
@@ -42,7 +42,7 @@ std::string Hex64(const std::string& seed) {
 
 std::string ContainerId(const json::object& pod, const std::string& name, int64_t restarts) {
   return "containerd://" +
-         Hex64(StrAt(pod, "metadata.uid") + "/" + name + "/" + std::to_string(restarts));
+         Hex64(StringAt(pod, "metadata.uid") + "/" + name + "/" + std::to_string(restarts));
 }
 
 std::string ImageId(const std::string& image) {
@@ -68,13 +68,13 @@ std::string Seconds(Duration d) {
 std::map<std::string, const json::object*> CurrentStatuses(const json::object& pod,
                                                            std::string_view path) {
   std::map<std::string, const json::object*> out;
-  for (const json::object* cs : ObjectsAt(pod, path)) out[StrAt(*cs, "name")] = cs;
+  for (const json::object* cs : ObjectsAt(pod, path)) out[StringAt(*cs, "name")] = cs;
   return out;
 }
 
 json::object BaseStatus(const json::object& c, const json::object* cur) {
-  json::object s = {{"name", StrAt(c, "name")},
-                    {"image", NormalizeImage(StrAt(c, "image"))},
+  json::object s = {{"name", StringAt(c, "name")},
+                    {"image", NormalizeImage(StringAt(c, "image"))},
                     {"imageID", ""},
                     {"ready", false},
                     {"started", false},
@@ -91,8 +91,8 @@ json::object BaseStatus(const json::object& c, const json::object* cur) {
 void SetRunning(json::object& s, const json::object& pod, const json::object& c, TimePoint since) {
   s["state"] = json::object{{"running", json::object{{"startedAt", FormatRfc3339(since)}}}};
   s["started"] = true;
-  s["imageID"] = ImageId(StrAt(c, "image"));
-  s["containerID"] = ContainerId(pod, StrAt(c, "name"), s["restartCount"].as_int64());
+  s["imageID"] = ImageId(StringAt(c, "image"));
+  s["containerID"] = ContainerId(pod, StringAt(c, "name"), s["restartCount"].as_int64());
 }
 
 struct Step {
@@ -107,10 +107,10 @@ struct Step {
 json::object RunContainer(const json::object& pod, const json::object& c, const json::object* cur,
                           const PodFacts& f, bool crash_loop, Step& step) {
   json::object s = BaseStatus(c, cur);
-  std::string name = StrAt(c, "name");
+  std::string name = StringAt(c, "name");
   const json::object* running = cur ? GetObject(*cur, "state") : nullptr;
   running = running ? GetObject(*running, "running") : nullptr;
-  std::string waiting = cur ? StrAt(*cur, "state.waiting.reason") : "";
+  std::string waiting = cur ? StringAt(*cur, "state.waiting.reason") : "";
   TimePoint started_at = f.now;
   if (running != nullptr) {
     started_at = Time(*running, "startedAt");
@@ -124,7 +124,7 @@ json::object RunContainer(const json::object& pod, const json::object& c, const 
     }
     step.out.events.push_back({"Normal", "Started", "Started container " + name});
   } else {
-    std::string image = StrAt(c, "image");
+    std::string image = StringAt(c, "image");
     step.out.events.push_back(
         {"Normal", "Pulled", "Container image \"" + image + "\" already present on machine"});
     step.out.events.push_back({"Normal", "Created", "Created container " + name});
@@ -140,14 +140,15 @@ json::object RunContainer(const json::object& pod, const json::object& c, const 
                                                  {"finishedAt", FormatRfc3339(f.now)},
                                                  {"containerID", id}}}};
     s["restartCount"] = restarts;
-    std::string pod_ref = StrAt(pod, "metadata.name") + "_" + StrAt(pod, "metadata.namespace") +
-                          "(" + StrAt(pod, "metadata.uid") + ")";
+    std::string pod_ref = StringAt(pod, "metadata.name") + "_" +
+                          StringAt(pod, "metadata.namespace") + "(" +
+                          StringAt(pod, "metadata.uid") + ")";
     s["state"] = json::object{
         {"waiting", json::object{{"reason", "CrashLoopBackOff"},
                                  {"message", "back-off " + Seconds(Backoff(restarts)) +
                                                  " restarting failed container=" + name +
                                                  " pod=" + pod_ref}}}};
-    s["imageID"] = ImageId(StrAt(c, "image"));
+    s["imageID"] = ImageId(StringAt(c, "image"));
     s["containerID"] = id;
     step.out.events.push_back(
         {"Warning", "BackOff",
@@ -169,8 +170,8 @@ json::object Condition(const json::object& pod, std::string_view type, bool ok,
   std::string status = ok ? "True" : "False";
   std::string since = FormatRfc3339(now);
   for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
-    if (StrAt(*c, "type") == type && StrAt(*c, "status") == status) {
-      since = StrAt(*c, "lastTransitionTime");
+    if (StringAt(*c, "type") == type && StringAt(*c, "status") == status) {
+      since = StringAt(*c, "lastTransitionTime");
     }
   }
   json::object c = {{"type", type}, {"status", status}, {"lastTransitionTime", since}};
@@ -196,7 +197,7 @@ json::array Conditions(const json::object& pod, bool sandbox, bool initialized,
                      Condition(pod, "ContainersReady", ready, "ContainersNotReady", message, now),
                      Condition(pod, "PodScheduled", true, "", "", now)};
   for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
-    std::string type = StrAt(*c, "type");
+    std::string type = StringAt(*c, "type");
     if (type != "PodReadyToStartContainers" && type != "Initialized" && type != "Ready" &&
         type != "ContainersReady" && type != "PodScheduled") {
       out.push_back(*c);
@@ -211,14 +212,14 @@ json::object StatusBase(const json::object& pod, const std::string& host_ip, Tim
   // hostIPs is not in the schema the API prunes by (python-kubernetes'
   // models predate it), so only hostIP is reported.
   status["hostIP"] = host_ip;
-  if (StrAt(status, "startTime").empty()) status["startTime"] = FormatRfc3339(now);
+  if (StringAt(status, "startTime").empty()) status["startTime"] = FormatRfc3339(now);
   return status;
 }
 
 json::object InitStatus(const json::object& c, const json::object& pod, TimePoint at) {
   json::object s = BaseStatus(c, nullptr);
-  s["imageID"] = ImageId(StrAt(c, "image"));
-  s["containerID"] = ContainerId(pod, StrAt(c, "name"), 0);
+  s["imageID"] = ImageId(StringAt(c, "image"));
+  s["containerID"] = ContainerId(pod, StringAt(c, "name"), 0);
   s["state"] = json::object{{"terminated", json::object{{"exitCode", 0},
                                                         {"reason", "Completed"},
                                                         {"startedAt", FormatRfc3339(at)},
@@ -260,7 +261,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
   json::array statuses;
   std::vector<std::string> unready;
   for (const json::object* c : ObjectsAt(pod, "spec.containers")) {
-    auto it = current.find(StrAt(*c, "name"));
+    auto it = current.find(StringAt(*c, "name"));
     const json::object* cur = it == current.end() ? nullptr : it->second;
     json::object s;
     if (!started) {
@@ -269,7 +270,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
     } else {
       s = RunContainer(pod, *c, cur, f, crash_loop, step);
     }
-    if (!s["ready"].as_bool()) unready.push_back(StrAt(*c, "name"));
+    if (!s["ready"].as_bool()) unready.push_back(StringAt(*c, "name"));
     statuses.push_back(std::move(s));
   }
   std::vector<const json::object*> init = ObjectsAt(pod, "spec.initContainers");
@@ -277,7 +278,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
     auto done = CurrentStatuses(pod, "status.initContainerStatuses");
     json::array init_statuses;
     for (const json::object* c : init) {
-      auto it = done.find(StrAt(*c, "name"));
+      auto it = done.find(StringAt(*c, "name"));
       if (started) {
         init_statuses.push_back(it != done.end() && Find(*it->second, "state.terminated")
                                     ? json::value(*it->second)
@@ -310,7 +311,7 @@ Simulated Terminate(const json::object& pod, TimePoint now) {
   json::array statuses;
   std::vector<std::string> names;
   for (const json::object* c : ObjectsAt(pod, "spec.containers")) {
-    std::string name = StrAt(*c, "name");
+    std::string name = StringAt(*c, "name");
     names.push_back(name);
     auto it = current.find(name);
     const json::object* cur = it == current.end() ? nullptr : it->second;
@@ -318,14 +319,14 @@ Simulated Terminate(const json::object& pod, TimePoint now) {
     if (cur != nullptr && Find(*cur, "state.terminated") != nullptr) {
       cs["state"] = *Find(*cur, "state");
     } else {
-      std::string started_at = cur ? StrAt(*cur, "state.running.startedAt") : "";
+      std::string started_at = cur ? StringAt(*cur, "state.running.startedAt") : "";
       json::object terminated = {
           {"exitCode", 0},
           {"reason", "Completed"},
           {"startedAt", started_at.empty() ? FormatRfc3339(now) : started_at},
           {"finishedAt", FormatRfc3339(now)}};
-      if (cur != nullptr && !StrAt(*cur, "containerID").empty()) {
-        terminated["containerID"] = StrAt(*cur, "containerID");
+      if (cur != nullptr && !StringAt(*cur, "containerID").empty()) {
+        terminated["containerID"] = StringAt(*cur, "containerID");
       }
       cs["state"] = json::object{{"terminated", std::move(terminated)}};
       if (cur != nullptr && Find(*cur, "state.running") != nullptr) {
@@ -337,7 +338,8 @@ Simulated Terminate(const json::object& pod, TimePoint now) {
   status["containerStatuses"] = std::move(statuses);
   bool sandbox = false;
   for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
-    if (StrAt(*c, "type") == "PodReadyToStartContainers") sandbox = StrAt(*c, "status") == "True";
+    if (StringAt(*c, "type") == "PodReadyToStartContainers")
+      sandbox = StringAt(*c, "status") == "True";
   }
   json::array conditions = Conditions(pod, sandbox, true, names, now);
   status["conditions"] = std::move(conditions);

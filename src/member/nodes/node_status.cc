@@ -24,7 +24,7 @@ const json::object* Condition(const json::object& node, std::string_view type) {
   const json::value* c = Find(node, "status.conditions");
   if (c == nullptr || !c->is_array()) return nullptr;
   for (const json::value& e : c->get_array()) {
-    if (e.is_object() && StrAt(e.get_object(), "type") == type) return &e.get_object();
+    if (e.is_object() && StringAt(e.get_object(), "type") == type) return &e.get_object();
   }
   return nullptr;
 }
@@ -111,7 +111,7 @@ json::object NewNode(const SimulationOptions& options, int index) {
 }
 
 json::object MissingLabels(const json::object& node) {
-  std::string name = StrAt(node, "metadata.name");
+  std::string name = StringAt(node, "metadata.name");
   const json::value* have = Find(node, "metadata.labels");
   json::object missing;
   for (auto [key, value] :
@@ -138,7 +138,7 @@ bool NeedsRegistration(const json::object& node) {
 
 json::object RegistrationPatch(const json::object& node, const SimulationOptions& options,
                                const std::string& ip, TimePoint now) {
-  std::string name = StrAt(node, "metadata.name");
+  std::string name = StringAt(node, "metadata.name");
   std::string time = FormatRfc3339(now);
   json::object status;
   if (json::object r = MissingResources(node, "status.capacity", options); !r.empty()) {
@@ -181,7 +181,7 @@ json::object HeartbeatPatch(const json::object& node, TimePoint now) {
 std::optional<TimePoint> LastHeartbeat(const json::object& node) {
   const json::object* ready = Condition(node, "Ready");
   TimePoint t;
-  if (ready == nullptr || !ParseRfc3339(StrAt(*ready, "lastHeartbeatTime"), &t))
+  if (ready == nullptr || !ParseRfc3339(StringAt(*ready, "lastHeartbeatTime"), &t))
     return std::nullopt;
   return t;
 }
@@ -190,8 +190,8 @@ std::string InternalIp(const json::object& node) {
   const json::value* a = Find(node, "status.addresses");
   if (a == nullptr || !a->is_array()) return "";
   for (const json::value& e : a->get_array()) {
-    if (e.is_object() && StrAt(e.get_object(), "type") == "InternalIP")
-      return StrAt(e.get_object(), "address");
+    if (e.is_object() && StringAt(e.get_object(), "type") == "InternalIP")
+      return StringAt(e.get_object(), "address");
   }
   return "";
 }

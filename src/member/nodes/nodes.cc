@@ -100,13 +100,13 @@ Status Nodes::Create(const std::string& name) {
 }
 
 Status Nodes::Register(const json::object& node) {
-  std::string name = StrAt(node, "metadata.name");
+  std::string name = StringAt(node, "metadata.name");
   std::string ip = nodes::InternalIp(node);
   if (ip.empty()) ip = AddressFor(name);
   json::object patch = nodes::RegistrationPatch(node, options_, ip, clock_.Now());
   // Only onto the node as read: what it fills in must not overwrite what
   // someone set meanwhile (a Conflict brings the newer node back here).
-  patch["metadata"] = json::object{{"resourceVersion", StrAt(node, "metadata.resourceVersion")}};
+  patch["metadata"] = json::object{{"resourceVersion", StringAt(node, "metadata.resourceVersion")}};
   auto patched = client_.Patch(kNodes, "", name, client::PatchType::kStrategic,
                                json::serialize(patch), "status");
   if (!patched.ok() && !patched.status().Is(Reason::kNotFound) &&
@@ -134,7 +134,7 @@ std::string Nodes::AddressFor(const std::string& name) {
 }
 
 Status Nodes::RenewLease(const json::object& node) {
-  std::string name = StrAt(node, "metadata.name");
+  std::string name = StringAt(node, "metadata.name");
   std::string now = FormatRfc3339Micro(clock_.Now());
   json::object spec = {{"holderIdentity", name},
                        {"leaseDurationSeconds", kLeaseDurationSeconds},
@@ -146,7 +146,7 @@ Status Nodes::RenewLease(const json::object& node) {
     json::object owner = {{"apiVersion", "v1"},
                           {"kind", "Node"},
                           {"name", name},
-                          {"uid", StrAt(node, "metadata.uid")}};
+                          {"uid", StringAt(node, "metadata.uid")}};
     json::object lease = {{"apiVersion", "coordination.k8s.io/v1"},
                           {"kind", "Lease"},
                           {"metadata", json::object{{"name", name},

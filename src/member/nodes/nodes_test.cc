@@ -17,7 +17,7 @@ const json::object* Condition(const json::object& node, std::string_view type) {
   const json::value* c = Find(node, "status.conditions");
   if (c == nullptr || !c->is_array()) return nullptr;
   for (const json::value& e : c->get_array()) {
-    if (StrAt(e.as_object(), "type") == type) return &e.as_object();
+    if (StringAt(e.as_object(), "type") == type) return &e.as_object();
   }
   return nullptr;
 }
@@ -47,13 +47,13 @@ class NodesTest : public ::testing::Test {
 
   std::string LeaseRenewTime(const std::string& name) {
     auto lease = env_.client().Get(kLeases, "kube-node-lease", name);
-    return lease.ok() ? StrAt(*lease, "spec.renewTime") : "";
+    return lease.ok() ? StringAt(*lease, "spec.renewTime") : "";
   }
 
   std::string Heartbeat(const std::string& name) {
     json::object node = Node(name);
     const json::object* ready = Condition(node, "Ready");
-    return ready ? StrAt(*ready, "lastHeartbeatTime") : "";
+    return ready ? StringAt(*ready, "lastHeartbeatTime") : "";
   }
 
   // Moves the clock once the controller has nothing queued or in progress,
@@ -94,26 +94,26 @@ TEST_F(NodesTest, CreatesNodesAsAKubeletRegistersThem) {
     EXPECT_TRUE(r.contains("ephemeral-storage"));
   }
   const json::object* ready = Condition(node, "Ready");
-  EXPECT_EQ(StrAt(*ready, "status"), "True");
-  EXPECT_EQ(StrAt(*ready, "reason"), "KubeletReady");
-  EXPECT_EQ(StrAt(*ready, "message"), "kubelet is posting ready status");
+  EXPECT_EQ(StringAt(*ready, "status"), "True");
+  EXPECT_EQ(StringAt(*ready, "reason"), "KubeletReady");
+  EXPECT_EQ(StringAt(*ready, "message"), "kubelet is posting ready status");
   for (auto [type, reason] : {std::pair{"MemoryPressure", "KubeletHasSufficientMemory"},
                               std::pair{"DiskPressure", "KubeletHasNoDiskPressure"},
                               std::pair{"PIDPressure", "KubeletHasSufficientPID"}}) {
     const json::object* c = Condition(node, type);
     ASSERT_NE(c, nullptr) << type;
-    EXPECT_EQ(StrAt(*c, "status"), "False");
-    EXPECT_EQ(StrAt(*c, "reason"), reason);
+    EXPECT_EQ(StringAt(*c, "status"), "False");
+    EXPECT_EQ(StringAt(*c, "reason"), reason);
   }
-  EXPECT_EQ(StrAt(node, "status.nodeInfo.kubeletVersion"), "v1.32.0");
+  EXPECT_EQ(StringAt(node, "status.nodeInfo.kubeletVersion"), "v1.32.0");
   std::set<std::string> ips;
   for (std::string name : {"east-node-0", "east-node-1", "east-node-2"}) {
     json::object registered = Node(name);
     const json::array& addresses = Find(registered, "status.addresses")->as_array();
     ASSERT_EQ(addresses.size(), 2u);
-    EXPECT_EQ(StrAt(addresses[0].as_object(), "type"), "InternalIP");
-    ips.insert(StrAt(addresses[0].as_object(), "address"));
-    EXPECT_EQ(StrAt(addresses[1].as_object(), "address"), name);
+    EXPECT_EQ(StringAt(addresses[0].as_object(), "type"), "InternalIP");
+    ips.insert(StringAt(addresses[0].as_object(), "address"));
+    EXPECT_EQ(StringAt(addresses[1].as_object(), "address"), name);
   }
   EXPECT_EQ(ips.size(), 3u);
 }
@@ -124,7 +124,7 @@ TEST_F(NodesTest, LeaseAndHeartbeatAdvanceWithTheClock) {
   ASSERT_TRUE(Eventually([&] { return !LeaseRenewTime("east-node-0").empty(); }));
   auto lease = env_.client().Get(kLeases, "kube-node-lease", "east-node-0");
   ASSERT_TRUE(lease.ok());
-  EXPECT_EQ(StrAt(*lease, "spec.holderIdentity"), "east-node-0");
+  EXPECT_EQ(StringAt(*lease, "spec.holderIdentity"), "east-node-0");
   EXPECT_EQ(Find(*lease, "spec.leaseDurationSeconds")->to_number<int64_t>(), 40);
   EXPECT_EQ(Find(*lease, "metadata.ownerReferences")->as_array()[0].as_object().at("kind"), "Node");
 
@@ -136,7 +136,7 @@ TEST_F(NodesTest, LeaseAndHeartbeatAdvanceWithTheClock) {
   for (int i = 0; i < 30; ++i) Advance(std::chrono::seconds(10));
   EXPECT_TRUE(Eventually([&] { return Heartbeat("east-node-0") != first_beat; }));
   json::object node = Node("east-node-0");
-  EXPECT_EQ(StrAt(*Condition(node, "Ready"), "status"), "True");
+  EXPECT_EQ(StringAt(*Condition(node, "Ready"), "status"), "True");
 }
 
 TEST_F(NodesTest, KeepsNodesAddedLaterWithoutOverwritingTheirAllocatable) {
@@ -145,8 +145,8 @@ TEST_F(NodesTest, KeepsNodesAddedLaterWithoutOverwritingTheirAllocatable) {
       {"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", json::object{{"name", "extra"}}}};
   ASSERT_TRUE(env_.client().Create(kNodes, "", extra).ok());
   ASSERT_TRUE(Registered("extra"));
-  EXPECT_EQ(StrAt(Node("extra"), "status.allocatable.cpu"), "4");
-  EXPECT_EQ(StrAt(Node("extra"), "status.allocatable.pods"), "110");
+  EXPECT_EQ(StringAt(Node("extra"), "status.allocatable.cpu"), "4");
+  EXPECT_EQ(StringAt(Node("extra"), "status.allocatable.pods"), "110");
   EXPECT_EQ(Find(Node("extra"), "metadata.labels")->as_object().at("kubernetes.io/hostname"),
             "extra");
   ASSERT_TRUE(env_.client()
@@ -157,8 +157,8 @@ TEST_F(NodesTest, KeepsNodesAddedLaterWithoutOverwritingTheirAllocatable) {
   for (int i = 0; i < 31; ++i) Advance(std::chrono::seconds(10));
   ASSERT_TRUE(Eventually([&] { return Heartbeat("extra") != beat; }));
   ASSERT_TRUE(Eventually([&] { return !LeaseRenewTime("extra").empty(); }));
-  EXPECT_EQ(StrAt(Node("extra"), "status.allocatable.cpu"), "8");
-  EXPECT_EQ(StrAt(Node("extra"), "status.capacity.cpu"), "4");
+  EXPECT_EQ(StringAt(Node("extra"), "status.allocatable.cpu"), "8");
+  EXPECT_EQ(StringAt(Node("extra"), "status.capacity.cpu"), "4");
 }
 
 TEST_F(NodesTest, ANodeCreatedWithSomeResourcesGetsTheOthersFromTheTemplate) {
@@ -173,12 +173,12 @@ TEST_F(NodesTest, ANodeCreatedWithSomeResourcesGetsTheOthersFromTheTemplate) {
                          "status")
                   .ok());
   ASSERT_TRUE(
-      Eventually([&] { return StrAt(Node("partial"), "status.allocatable.pods") == "110"; }));
+      Eventually([&] { return StringAt(Node("partial"), "status.allocatable.pods") == "110"; }));
   json::object node = Node("partial");
-  EXPECT_EQ(StrAt(node, "status.allocatable.cpu"), "64");
-  EXPECT_EQ(StrAt(node, "status.capacity.cpu"), "64");
-  EXPECT_EQ(StrAt(node, "status.allocatable.memory"), "16Gi");
-  EXPECT_EQ(StrAt(node, "status.capacity.pods"), "110");
+  EXPECT_EQ(StringAt(node, "status.allocatable.cpu"), "64");
+  EXPECT_EQ(StringAt(node, "status.capacity.cpu"), "64");
+  EXPECT_EQ(StringAt(node, "status.allocatable.memory"), "16Gi");
+  EXPECT_EQ(StringAt(node, "status.capacity.pods"), "110");
 }
 
 TEST_F(NodesTest, ADeletedNodeStaysDeleted) {

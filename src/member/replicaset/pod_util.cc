@@ -7,11 +7,6 @@
 namespace flotilla::member {
 namespace {
 
-std::string StringAt(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 const json::object* ReadyCondition(const json::object& pod) {
   const json::value* conds = Find(pod, "status.conditions");
   if (conds == nullptr || !conds->is_array()) return nullptr;

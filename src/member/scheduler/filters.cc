@@ -29,14 +29,14 @@ struct Taint {
 
 // v1 Toleration.ToleratesTaint.
 bool Tolerates(const json::object& t, const Taint& taint) {
-  std::string effect = StrAt(t, "effect");
+  std::string effect = StringAt(t, "effect");
   if (!effect.empty() && effect != taint.effect) return false;
-  std::string key = StrAt(t, "key");
-  std::string op = StrAt(t, "operator");
+  std::string key = StringAt(t, "key");
+  std::string op = StringAt(t, "operator");
   if (!key.empty() && key != taint.key) return false;
   if (op == "Exists") return true;
   if (key.empty()) return false;  // an empty key needs Exists
-  return (op.empty() || op == "Equal") && StrAt(t, "value") == taint.value;
+  return (op.empty() || op == "Equal") && StringAt(t, "value") == taint.value;
 }
 
 bool Tolerated(const json::object& pod, const Taint& taint) {
@@ -51,11 +51,11 @@ bool Tolerated(const json::object& pod, const Taint& taint) {
 std::vector<Taint> Taints(const json::object& node) {
   std::vector<Taint> out;
   for (const json::object* t : ObjectsAt(node, "spec.taints")) {
-    out.push_back({StrAt(*t, "key"), StrAt(*t, "value"), StrAt(*t, "effect")});
+    out.push_back({StringAt(*t, "key"), StringAt(*t, "value"), StringAt(*t, "effect")});
   }
   std::string ready = "Unknown";
   for (const json::object* c : ObjectsAt(node, "status.conditions")) {
-    if (StrAt(*c, "type") == "Ready") ready = StrAt(*c, "status");
+    if (StringAt(*c, "type") == "Ready") ready = StringAt(*c, "status");
   }
   if (ready != "True") {
     std::string key =
@@ -96,7 +96,7 @@ std::optional<int64_t> ParseInt(const std::string& s) {
 
 // One NodeSelectorRequirement against a value (nullopt: label absent).
 bool Matches(const json::object& req, const std::optional<std::string>& value) {
-  std::string op = StrAt(req, "operator");
+  std::string op = StringAt(req, "operator");
   std::vector<std::string> values = Values(req);
   bool in = value && std::find(values.begin(), values.end(), *value) != values.end();
   if (op == "In") return in;
@@ -117,11 +117,11 @@ bool TermMatches(const json::object& term, const json::object& node) {
   std::vector<const json::object*> fields = ObjectsAt(term, "matchFields");
   if (exprs.empty() && fields.empty()) return false;
   for (const json::object* e : exprs) {
-    if (!Matches(*e, Label(node, StrAt(*e, "key")))) return false;
+    if (!Matches(*e, Label(node, StringAt(*e, "key")))) return false;
   }
   for (const json::object* f : fields) {
     std::optional<std::string> value;
-    if (StrAt(*f, "key") == "metadata.name") value = StrAt(node, "metadata.name");
+    if (StringAt(*f, "key") == "metadata.name") value = StringAt(node, "metadata.name");
     if (!Matches(*f, value)) return false;
   }
   return true;
@@ -222,7 +222,7 @@ std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdi
                                 : "No preemption victims found for incoming pod"];
   }
   std::string post;
-  if (StrAt(pod, "spec.preemptionPolicy") == "Never") {
+  if (StringAt(pod, "spec.preemptionPolicy") == "Never") {
     post = "preemption: not eligible due to preemptionPolicy=Never.";
   } else {
     post = "preemption: " + head + " " + Histogram(preemption) + ".";

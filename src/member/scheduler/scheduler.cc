@@ -18,22 +18,22 @@ using scheduler::Resources;
 constexpr std::string_view kNodeNameIndex = "spec.nodeName";
 
 bool Terminal(const json::object& pod) {
-  std::string phase = StrAt(pod, "status.phase");
+  std::string phase = StringAt(pod, "status.phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 
 bool Pending(const json::object& pod) {
-  std::string scheduler = StrAt(pod, "spec.schedulerName");
+  std::string scheduler = StringAt(pod, "spec.schedulerName");
   const json::value* gates = Find(pod, "spec.schedulingGates");
   bool gated = gates != nullptr && gates->is_array() && !gates->get_array().empty();
-  return StrAt(pod, "spec.nodeName").empty() && !gated &&
+  return StringAt(pod, "spec.nodeName").empty() && !gated &&
          (scheduler.empty() || scheduler == "default-scheduler") &&
-         StrAt(pod, "metadata.deletionTimestamp").empty() && !Terminal(pod);
+         StringAt(pod, "metadata.deletionTimestamp").empty() && !Terminal(pod);
 }
 
 // A pod whose requests occupy its node.
 bool Occupies(const json::object& pod) {
-  return !StrAt(pod, "spec.nodeName").empty() && !Terminal(pod);
+  return !StringAt(pod, "spec.nodeName").empty() && !Terminal(pod);
 }
 
 bool Same(const json::object& a, const json::object& b, std::string_view path) {
@@ -46,8 +46,8 @@ bool Same(const json::object& a, const json::object& b, std::string_view path) {
 std::string ReadyStatus(const json::object& node) {
   if (const json::value* c = Find(node, "status.conditions"); c && c->is_array()) {
     for (const json::value& e : c->get_array()) {
-      if (e.is_object() && StrAt(e.get_object(), "type") == "Ready")
-        return StrAt(e.get_object(), "status");
+      if (e.is_object() && StringAt(e.get_object(), "type") == "Ready")
+        return StringAt(e.get_object(), "status");
     }
   }
   return "";
@@ -62,7 +62,8 @@ bool SchedulingFactsChanged(const json::object& a, const json::object& b) {
 const json::object* PodScheduledCondition(const json::object& pod) {
   if (const json::value* c = Find(pod, "status.conditions"); c && c->is_array()) {
     for (const json::value& e : c->get_array()) {
-      if (e.is_object() && StrAt(e.get_object(), "type") == "PodScheduled") return &e.get_object();
+      if (e.is_object() && StringAt(e.get_object(), "type") == "PodScheduled")
+        return &e.get_object();
     }
   }
   return nullptr;
@@ -84,7 +85,7 @@ Scheduler::Scheduler(ControllerContext& ctx)
       nodes_(ctx.informers.For(kNodes)),
       events_(ctx.client, ctx.clock, runtime::EventSource{"default-scheduler", ""}) {
   pods_.cache().AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
-    std::string node = StrAt(pod, "spec.nodeName");
+    std::string node = StringAt(pod, "spec.nodeName");
     return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
   });
   controller_ = &ctx.manager.AddController(
@@ -121,7 +122,7 @@ void Scheduler::OnPodDelete(const runtime::ObjectPtr& pod) {
   Forget(runtime::ObjectKey(*pod));
   {
     std::lock_guard lock(mu_);
-    requests_.erase(StrAt(*pod, "metadata.uid"));
+    requests_.erase(StringAt(*pod, "metadata.uid"));
   }
   if (Occupies(*pod)) RetryUnschedulable();
 }
@@ -141,8 +142,8 @@ void Scheduler::PruneAssumed() {
   std::lock_guard lock(mu_);
   for (auto it = assumed_.begin(); it != assumed_.end();) {
     runtime::ObjectPtr pod = pods_.cache().Get(it->first);
-    bool done = pod == nullptr || StrAt(*pod, "metadata.uid") != it->second.uid ||
-                !StrAt(*pod, "spec.nodeName").empty();
+    bool done = pod == nullptr || StringAt(*pod, "metadata.uid") != it->second.uid ||
+                !StringAt(*pod, "spec.nodeName").empty();
     it = done ? assumed_.erase(it) : std::next(it);
   }
 }
@@ -151,7 +152,7 @@ void Scheduler::PruneAssumed() {
 // they are worked out once per pod rather than once per placement.
 Scheduler::Requests Scheduler::RequestsOf(const json::object& pod) {
   std::lock_guard lock(mu_);
-  auto [it, added] = requests_.try_emplace(StrAt(pod, "metadata.uid"));
+  auto [it, added] = requests_.try_emplace(StringAt(pod, "metadata.uid"));
   if (added) {
     it->second.requested = scheduler::PodRequests(pod);
     it->second.non_zero = scheduler::NonZeroPodRequests(pod);
@@ -165,9 +166,9 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
   choice.non_zero = scheduler::NonZeroPodRequests(pod);
   std::map<std::string, NodeUsage> usage;
   for (const runtime::ObjectPtr& node : nodes_.cache().List()) {
-    NodeUsage& u = usage[StrAt(*node, "metadata.name")];
+    NodeUsage& u = usage[StringAt(*node, "metadata.name")];
     for (const runtime::ObjectPtr& p :
-         pods_.cache().ByIndex(kNodeNameIndex, StrAt(*node, "metadata.name"))) {
+         pods_.cache().ByIndex(kNodeNameIndex, StringAt(*node, "metadata.name"))) {
       if (!Occupies(*p)) continue;
       Requests r = RequestsOf(*p);
       u.requested += r.requested;
@@ -183,7 +184,7 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
   }
   int64_t best = -1;
   for (const runtime::ObjectPtr& node : nodes_.cache().List()) {
-    std::string name = StrAt(*node, "metadata.name");
+    std::string name = StringAt(*node, "metadata.name");
     NodeVerdict verdict = scheduler::Filter(pod, choice.requested, *node, usage[name]);
     if (verdict.Fits()) {
       int64_t score = scheduler::Score(choice.non_zero, *node, usage[name]);
@@ -220,9 +221,9 @@ StatusOr<runtime::Result> Scheduler::Reconcile(const std::string& key) {
 }
 
 Status Scheduler::Bind(const json::object& pod, const std::string& node, const Choice& choice) {
-  std::string ns = StrAt(pod, "metadata.namespace");
-  std::string name = StrAt(pod, "metadata.name");
-  std::string uid = StrAt(pod, "metadata.uid");
+  std::string ns = StringAt(pod, "metadata.namespace");
+  std::string name = StringAt(pod, "metadata.name");
+  std::string uid = StringAt(pod, "metadata.uid");
   json::object binding = {
       {"apiVersion", "v1"},
       {"kind", "Binding"},
@@ -248,8 +249,8 @@ Status Scheduler::Bind(const json::object& pod, const std::string& node, const C
 
 Status Scheduler::MarkUnschedulable(const json::object& pod, const std::string& message,
                                     uint64_t changes_seen) {
-  std::string ns = StrAt(pod, "metadata.namespace");
-  std::string name = StrAt(pod, "metadata.name");
+  std::string ns = StringAt(pod, "metadata.namespace");
+  std::string name = StringAt(pod, "metadata.name");
   {
     std::lock_guard lock(mu_);
     unschedulable_.insert(ns + "/" + name);
@@ -259,11 +260,12 @@ Status Scheduler::MarkUnschedulable(const json::object& pod, const std::string& 
   events_.Event(pod, runtime::kEventTypeWarning, "FailedScheduling", message);
   const json::object* current = PodScheduledCondition(pod);
   std::string since = FormatRfc3339(clock_.Now());
-  if (current != nullptr && StrAt(*current, "status") == "False") {
-    if (StrAt(*current, "reason") == "Unschedulable" && StrAt(*current, "message") == message) {
+  if (current != nullptr && StringAt(*current, "status") == "False") {
+    if (StringAt(*current, "reason") == "Unschedulable" &&
+        StringAt(*current, "message") == message) {
       return Status::Ok();
     }
-    if (std::string t = StrAt(*current, "lastTransitionTime"); !t.empty()) since = t;
+    if (std::string t = StringAt(*current, "lastTransitionTime"); !t.empty()) since = t;
   }
   json::object condition = {{"type", "PodScheduled"},    {"status", "False"},
                             {"reason", "Unschedulable"}, {"message", message},

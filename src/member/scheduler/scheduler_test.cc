@@ -64,7 +64,7 @@ class SchedulerTest : public ::testing::Test {
     return pod.ok() ? *pod : json::object{};
   }
 
-  std::string NodeOf(const std::string& name) { return StrAt(Pod(name), "spec.nodeName"); }
+  std::string NodeOf(const std::string& name) { return StringAt(Pod(name), "spec.nodeName"); }
 
   bool BoundTo(const std::string& name, const std::string& node) {
     return Eventually([&] { return NodeOf(name) == node; });
@@ -78,8 +78,8 @@ class SchedulerTest : public ::testing::Test {
     if (conditions == nullptr || !conditions->is_array()) return "";
     for (const json::value& c : conditions->get_array()) {
       const json::object& o = c.as_object();
-      if (StrAt(o, "type") == "PodScheduled" && StrAt(o, "reason") == "Unschedulable")
-        return StrAt(o, "message");
+      if (StringAt(o, "type") == "PodScheduled" && StringAt(o, "reason") == "Unschedulable")
+        return StringAt(o, "message");
     }
     return "";
   }
@@ -100,8 +100,8 @@ class SchedulerTest : public ::testing::Test {
     auto events = env_.client().List(runtime::kEvents, "default", {});
     if (!events.ok()) return out;
     for (const json::object& e : events->items) {
-      if (StrAt(e, "involvedObject.name") == pod && StrAt(e, "reason") == reason)
-        out.push_back(StrAt(e, "message") + " from " + StrAt(e, "source.component"));
+      if (StringAt(e, "involvedObject.name") == pod && StringAt(e, "reason") == reason)
+        out.push_back(StringAt(e, "message") + " from " + StringAt(e, "source.component"));
     }
     return out;
   }
@@ -136,7 +136,7 @@ TEST_F(SchedulerTest, OverCapacityPodIsUnschedulableWithKubeSchedulersMessage) {
       "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No "
       "preemption victims found for incoming pod..";
   EXPECT_TRUE(Unschedulable("big", want));
-  EXPECT_EQ(StrAt(Pod("big"), "spec.nodeName"), "");
+  EXPECT_EQ(StringAt(Pod("big"), "spec.nodeName"), "");
   EXPECT_TRUE(Eventually([&] {
     std::vector<std::string> events = EventsFor("big", "FailedScheduling");
     return std::find(events.begin(), events.end(), want + " from default-scheduler") !=

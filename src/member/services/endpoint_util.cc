@@ -20,7 +20,9 @@ bool Selects(const json::object& selector, const json::object& pod) {
   return true;
 }
 
-bool IsHeadless(const json::object& service) { return StrAt(service, "spec.clusterIP") == "None"; }
+bool IsHeadless(const json::object& service) {
+  return StringAt(service, "spec.clusterIP") == "None";
+}
 
 bool PublishesNotReady(const json::object& service) {
   const json::value* v = Find(service, "spec.publishNotReadyAddresses");
@@ -28,23 +30,23 @@ bool PublishesNotReady(const json::object& service) {
 }
 
 bool HasEndpoint(const json::object& pod) {
-  std::string phase = StrAt(pod, "status.phase");
-  return !StrAt(pod, "status.podIP").empty() && phase != "Failed" && phase != "Succeeded";
+  std::string phase = StringAt(pod, "status.phase");
+  return !StringAt(pod, "status.podIP").empty() && phase != "Failed" && phase != "Succeeded";
 }
 
 bool IsReady(const json::object& pod) {
   const json::value* conditions = Find(pod, "status.conditions");
   if (conditions == nullptr || !conditions->is_array()) return false;
   for (const json::value& c : conditions->get_array()) {
-    if (c.is_object() && StrAt(c.get_object(), "type") == "Ready") {
-      return StrAt(c.get_object(), "status") == "True";
+    if (c.is_object() && StringAt(c.get_object(), "type") == "Ready") {
+      return StringAt(c.get_object(), "status") == "True";
     }
   }
   return false;
 }
 
 bool IsTerminating(const json::object& pod) {
-  return !StrAt(pod, "metadata.deletionTimestamp").empty();
+  return !StringAt(pod, "metadata.deletionTimestamp").empty();
 }
 
 std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& service_port) {
@@ -54,7 +56,7 @@ std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& 
   if (target->is_int64()) return target->get_int64();
   if (!target->is_string()) return std::nullopt;
   std::string name(target->get_string());
-  std::string protocol = StrAt(service_port, "protocol");
+  std::string protocol = StringAt(service_port, "protocol");
   if (protocol.empty()) protocol = "TCP";
   const json::value* containers = Find(pod, "spec.containers");
   if (containers == nullptr || !containers->is_array()) return std::nullopt;
@@ -63,11 +65,11 @@ std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& 
     if (ports == nullptr || !ports->is_array()) continue;
     for (const json::value& p : ports->get_array()) {
       if (!p.is_object()) continue;
-      std::string port_protocol = StrAt(p.get_object(), "protocol");
+      std::string port_protocol = StringAt(p.get_object(), "protocol");
       if (port_protocol.empty()) port_protocol = "TCP";
       const json::value* number = p.get_object().if_contains("containerPort");
-      if (StrAt(p.get_object(), "name") == name && port_protocol == protocol && number != nullptr &&
-          number->is_int64()) {
+      if (StringAt(p.get_object(), "name") == name && port_protocol == protocol &&
+          number != nullptr && number->is_int64()) {
         return number->get_int64();
       }
     }
@@ -76,9 +78,9 @@ std::optional<int64_t> ResolvePort(const json::object& pod, const json::object& 
 }
 
 std::string HostnameFor(const json::object& pod, const json::object& service) {
-  std::string hostname = StrAt(pod, "spec.hostname");
-  if (hostname.empty() || StrAt(pod, "spec.subdomain") != StrAt(service, "metadata.name") ||
-      StrAt(pod, "metadata.namespace") != StrAt(service, "metadata.namespace")) {
+  std::string hostname = StringAt(pod, "spec.hostname");
+  if (hostname.empty() || StringAt(pod, "spec.subdomain") != StringAt(service, "metadata.name") ||
+      StringAt(pod, "metadata.namespace") != StringAt(service, "metadata.namespace")) {
     return "";
   }
   return hostname;
@@ -86,9 +88,9 @@ std::string HostnameFor(const json::object& pod, const json::object& service) {
 
 json::object PodReference(const json::object& pod) {
   return json::object{{"kind", "Pod"},
-                      {"namespace", StrAt(pod, "metadata.namespace")},
-                      {"name", StrAt(pod, "metadata.name")},
-                      {"uid", StrAt(pod, "metadata.uid")}};
+                      {"namespace", StringAt(pod, "metadata.namespace")},
+                      {"name", StringAt(pod, "metadata.name")},
+                      {"uid", StringAt(pod, "metadata.uid")}};
 }
 
 std::vector<std::string> ServicesFor(const std::vector<runtime::ObjectPtr>& services,
@@ -107,7 +109,7 @@ void EnqueueServicesAndTheirPods(runtime::Informer& services, runtime::Informer&
   runtime::WorkQueue* queue = &controller.queue();
   runtime::Informer* svc = &services;
   auto enqueue = [queue, svc](const runtime::ObjectPtr& pod) {
-    std::string ns = StrAt(*pod, "metadata.namespace");
+    std::string ns = StringAt(*pod, "metadata.namespace");
     for (const std::string& key : ServicesFor(svc->lister().List(ns), *pod)) queue->Add(key);
   };
   pods.AddEventHandler(runtime::EventHandler{

@@ -29,10 +29,10 @@ json::array PortsIn(const json::object& pod, const json::object& service) {
     std::optional<int64_t> number = services::ResolvePort(pod, sp);
     if (!number) continue;
     json::object port{{"port", *number}};
-    if (std::string name = StrAt(sp, "name"); !name.empty()) port["name"] = name;
-    std::string protocol = StrAt(sp, "protocol");
+    if (std::string name = StringAt(sp, "name"); !name.empty()) port["name"] = name;
+    std::string protocol = StringAt(sp, "protocol");
     port["protocol"] = protocol.empty() ? "TCP" : protocol;
-    if (std::string app = StrAt(sp, "appProtocol"); !app.empty()) port["appProtocol"] = app;
+    if (std::string app = StringAt(sp, "appProtocol"); !app.empty()) port["appProtocol"] = app;
     out.push_back(std::move(port));
   }
   std::sort(out.begin(), out.end(),
@@ -42,8 +42,8 @@ json::array PortsIn(const json::object& pod, const json::object& service) {
 
 json::array SortedByIp(std::vector<json::object> addresses) {
   std::sort(addresses.begin(), addresses.end(), [](const json::object& a, const json::object& b) {
-    return std::make_pair(StrAt(a, "ip"), StrAt(a, "targetRef.uid")) <
-           std::make_pair(StrAt(b, "ip"), StrAt(b, "targetRef.uid"));
+    return std::make_pair(StringAt(a, "ip"), StringAt(a, "targetRef.uid")) <
+           std::make_pair(StringAt(b, "ip"), StringAt(b, "targetRef.uid"));
   });
   return json::array(addresses.begin(), addresses.end());
 }
@@ -110,7 +110,7 @@ StatusOr<runtime::Result> EndpointsController::Reconcile(const std::string& key)
     return runtime::Result{};
   }
   const json::object* selector = services::SelectorOf(*service);
-  if (selector == nullptr || !StrAt(*service, "metadata.deletionTimestamp").empty()) {
+  if (selector == nullptr || !StringAt(*service, "metadata.deletionTimestamp").empty()) {
     return runtime::Result{};
   }
   bool tolerate_unready = services::PublishesNotReady(*service);
@@ -122,11 +122,11 @@ StatusOr<runtime::Result> EndpointsController::Reconcile(const std::string& key)
     if (!services::Selects(*selector, *pod) || !services::HasEndpoint(*pod)) continue;
     if (services::IsTerminating(*pod) && !tolerate_unready) continue;
     Address a;
-    a.address = json::object{{"ip", StrAt(*pod, "status.podIP")}};
+    a.address = json::object{{"ip", StringAt(*pod, "status.podIP")}};
     if (std::string host = services::HostnameFor(*pod, *service); !host.empty()) {
       a.address["hostname"] = host;
     }
-    if (std::string node = StrAt(*pod, "spec.nodeName"); !node.empty())
+    if (std::string node = StringAt(*pod, "spec.nodeName"); !node.empty())
       a.address["nodeName"] = node;
     a.address["targetRef"] = services::PodReference(*pod);
     a.ready = tolerate_unready || services::IsReady(*pod);

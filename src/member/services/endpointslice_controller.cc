@@ -22,11 +22,11 @@ json::array SlicePorts(const json::object& pod, const json::object& service) {
     const json::object& sp = p.get_object();
     std::optional<int64_t> number = services::ResolvePort(pod, sp);
     if (!number) continue;
-    std::string protocol = StrAt(sp, "protocol");
-    json::object port{{"name", StrAt(sp, "name")},
+    std::string protocol = StringAt(sp, "protocol");
+    json::object port{{"name", StringAt(sp, "name")},
                       {"port", *number},
                       {"protocol", protocol.empty() ? "TCP" : protocol}};
-    if (std::string app = StrAt(sp, "appProtocol"); !app.empty()) port["appProtocol"] = app;
+    if (std::string app = StringAt(sp, "appProtocol"); !app.empty()) port["appProtocol"] = app;
     out.push_back(std::move(port));
   }
   return out;
@@ -36,13 +36,13 @@ json::array SlicePorts(const json::object& pod, const json::object& service) {
 // rand.String uses, from FNV-1a of the service's uid and i.
 std::string SliceName(const json::object& service, size_t i) {
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-  std::string seed = StrAt(service, "metadata.uid") + "/" + std::to_string(i);
+  std::string seed = StringAt(service, "metadata.uid") + "/" + std::to_string(i);
   uint32_t h = 2166136261u;
   for (unsigned char c : seed) {
     h ^= c;
     h *= 16777619u;
   }
-  std::string name = StrAt(service, "metadata.name").substr(0, 57) + "-";
+  std::string name = StringAt(service, "metadata.name").substr(0, 57) + "-";
   for (int k = 0; k < 5; ++k) {
     name += kAlphabet[h % kAlphabet.size()];
     h /= kAlphabet.size();
@@ -55,17 +55,17 @@ json::object SliceMeta(const json::object& service, const std::string& name) {
   if (const json::value* l = Find(service, "metadata.labels"); l != nullptr && l->is_object()) {
     labels = l->get_object();
   }
-  labels[kServiceNameLabel] = StrAt(service, "metadata.name");
+  labels[kServiceNameLabel] = StringAt(service, "metadata.name");
   labels[kManagedByLabel] = EndpointSliceController::kManagedBy;
   if (services::IsHeadless(service)) labels["service.kubernetes.io/headless"] = "";
   json::object owner{{"apiVersion", "v1"},
                      {"kind", "Service"},
-                     {"name", StrAt(service, "metadata.name")},
-                     {"uid", StrAt(service, "metadata.uid")},
+                     {"name", StringAt(service, "metadata.name")},
+                     {"uid", StringAt(service, "metadata.uid")},
                      {"controller", true},
                      {"blockOwnerDeletion", true}};
   return json::object{{"name", name},
-                      {"namespace", StrAt(service, "metadata.namespace")},
+                      {"namespace", StringAt(service, "metadata.namespace")},
                       {"labels", std::move(labels)},
                       {"ownerReferences", json::array{std::move(owner)}}};
 }
@@ -109,7 +109,7 @@ EndpointSliceController::EndpointSliceController(ControllerContext& ctx)
     if (labels == nullptr || !labels->is_object()) return;
     const json::value* name = labels->get_object().if_contains(kServiceNameLabel);
     if (name != nullptr && name->is_string()) {
-      queue->Add(runtime::ObjectKey(StrAt(*slice, "metadata.namespace"), name->get_string()));
+      queue->Add(runtime::ObjectKey(StringAt(*slice, "metadata.namespace"), name->get_string()));
     }
   };
   slices_.AddEventHandler(runtime::EventHandler{
@@ -140,14 +140,14 @@ json::object EndpointSliceController::Endpoint(const json::object& pod,
   bool ready = services::IsReady(pod);
   bool terminating = services::IsTerminating(pod);
   bool publish = services::PublishesNotReady(service);
-  json::object endpoint{{"addresses", json::array{json::value(StrAt(pod, "status.podIP"))}},
+  json::object endpoint{{"addresses", json::array{json::value(StringAt(pod, "status.podIP"))}},
                         {"conditions", json::object{{"ready", publish || (ready && !terminating)},
                                                     {"serving", publish || ready},
                                                     {"terminating", terminating}}}};
   if (std::string host = services::HostnameFor(pod, service); !host.empty()) {
     endpoint["hostname"] = host;
   }
-  if (std::string node = StrAt(pod, "spec.nodeName"); !node.empty()) {
+  if (std::string node = StringAt(pod, "spec.nodeName"); !node.empty()) {
     endpoint["nodeName"] = node;
     if (runtime::ObjectPtr n = nodes_.lister().Get("", node)) {
       if (std::string zone = ZoneOf(*n); !zone.empty()) endpoint["zone"] = zone;
@@ -160,12 +160,12 @@ json::object EndpointSliceController::Endpoint(const json::object& pod,
 StatusOr<runtime::Result> EndpointSliceController::Reconcile(const std::string& key) {
   runtime::ObjectPtr service = services_.cache().Get(key);
   // A deleted service's slices go with it: the service owns them.
-  if (service == nullptr || !StrAt(*service, "metadata.deletionTimestamp").empty()) {
+  if (service == nullptr || !StringAt(*service, "metadata.deletionTimestamp").empty()) {
     return runtime::Result{};
   }
   const json::object* selector = services::SelectorOf(*service);
   if (selector == nullptr) return runtime::Result{};
-  std::string ns = StrAt(*service, "metadata.namespace");
+  std::string ns = StringAt(*service, "metadata.namespace");
 
   // Endpoints grouped by the ports they resolve, in pod name order.
   std::map<std::string, std::pair<json::array, json::array>> groups;
@@ -195,13 +195,13 @@ StatusOr<runtime::Result> EndpointSliceController::Reconcile(const std::string& 
 
   std::map<std::string, runtime::ObjectPtr> existing;
   for (const runtime::ObjectPtr& s :
-       slices_.lister().ByLabel(kServiceNameLabel, StrAt(*service, "metadata.name"))) {
+       slices_.lister().ByLabel(kServiceNameLabel, StringAt(*service, "metadata.name"))) {
     const json::value* by = Find(*s, "metadata.labels");
     const json::value* managed =
         by != nullptr && by->is_object() ? by->get_object().if_contains(kManagedByLabel) : nullptr;
-    if (StrAt(*s, "metadata.namespace") == ns && managed != nullptr && managed->is_string() &&
+    if (StringAt(*s, "metadata.namespace") == ns && managed != nullptr && managed->is_string() &&
         managed->get_string() == kManagedBy) {
-      existing[StrAt(*s, "metadata.name")] = s;
+      existing[StringAt(*s, "metadata.name")] = s;
     }
   }
   for (size_t i = 0; i < wanted.size(); ++i) {

@@ -15,8 +15,8 @@ std::vector<std::string> IngressIps(const json::object& service) {
   const json::value* ingress = Find(service, "status.loadBalancer.ingress");
   if (ingress == nullptr || !ingress->is_array()) return out;
   for (const json::value& i : ingress->get_array()) {
-    if (i.is_object() && !StrAt(i.get_object(), "ip").empty())
-      out.push_back(StrAt(i.get_object(), "ip"));
+    if (i.is_object() && !StringAt(i.get_object(), "ip").empty())
+      out.push_back(StringAt(i.get_object(), "ip"));
   }
   return out;
 }
@@ -85,7 +85,7 @@ LoadBalancerController::LoadBalancerController(ControllerContext& ctx)
 
 void LoadBalancerController::RetryPending() {
   for (const runtime::ObjectPtr& service : services_.lister().List()) {
-    if (StrAt(*service, "spec.type") == "LoadBalancer" && IngressIps(*service).empty()) {
+    if (StringAt(*service, "spec.type") == "LoadBalancer" && IngressIps(*service).empty()) {
       queue_->Add(runtime::ObjectKey(*service));
     }
   }
@@ -106,7 +106,7 @@ std::optional<std::string> LoadBalancerController::Allocate(const std::string& k
       if (std::optional<uint32_t> v = AddressPool::ParseIp(ip)) taken.insert(*v);
     }
   }
-  std::string requested = StrAt(service, "spec.loadBalancerIP");
+  std::string requested = StringAt(service, "spec.loadBalancerIP");
   if (!requested.empty()) {
     if (!pool_->Contains(requested) || taken.contains(*AddressPool::ParseIp(requested))) {
       return std::nullopt;
@@ -123,10 +123,10 @@ std::optional<std::string> LoadBalancerController::Allocate(const std::string& k
 
 StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = services_.cache().Get(key);
-  bool wants_lb = cached != nullptr && StrAt(*cached, "spec.type") == "LoadBalancer" &&
-                  StrAt(*cached, "metadata.deletionTimestamp").empty();
+  bool wants_lb = cached != nullptr && StringAt(*cached, "spec.type") == "LoadBalancer" &&
+                  StringAt(*cached, "metadata.deletionTimestamp").empty();
   // A service that names a loadBalancerClass is another implementation's.
-  if (cached != nullptr && !StrAt(*cached, "spec.loadBalancerClass").empty()) {
+  if (cached != nullptr && !StringAt(*cached, "spec.loadBalancerClass").empty()) {
     std::lock_guard lock(mu_);
     assigned_.erase(key);
     return runtime::Result{};
@@ -150,7 +150,7 @@ StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& k
     return runtime::Result{};
   }
   std::vector<std::string> current = IngressIps(*cached);
-  std::string requested = StrAt(*cached, "spec.loadBalancerIP");
+  std::string requested = StringAt(*cached, "spec.loadBalancerIP");
   if (current.size() == 1 && pool_ && pool_->Contains(current[0]) &&
       (requested.empty() || requested == current[0])) {
     std::lock_guard lock(mu_);

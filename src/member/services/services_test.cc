@@ -34,7 +34,7 @@ std::vector<std::string> Ips(const json::array& items) {
   std::vector<std::string> out;
   for (const json::value& v : items) {
     const json::object& o = v.get_object();
-    out.push_back(o.contains("ip") ? StrAt(o, "ip")
+    out.push_back(o.contains("ip") ? StringAt(o, "ip")
                                    : std::string(o.at("addresses").at(0).as_string()));
   }
   return out;
@@ -111,7 +111,7 @@ class ServicesTest : public ::testing::Test {
     std::optional<json::object> svc = Get(kServices, service);
     if (!svc) return "";
     const json::array& ingress = Array(*svc, "status.loadBalancer.ingress");
-    return ingress.empty() ? "" : StrAt(ingress.at(0).get_object(), "ip");
+    return ingress.empty() ? "" : StringAt(ingress.at(0).get_object(), "ip");
   }
 
   std::vector<json::object> Slices(const std::string& service) {
@@ -146,8 +146,8 @@ TEST_F(ServicesTest, LoadBalancersGetUniqueAddressesFromThePoolAndGiveThemBack) 
         api().List(client::ResourceRef{"", "v1", "events", true}, "default", {});
     if (!events.ok()) return false;
     for (const json::object& e : events->items) {
-      if (StrAt(e, "reason") == "SyncLoadBalancerFailed" &&
-          StrAt(e, "involvedObject.name") == "c" && StrAt(e, "type") == "Warning") {
+      if (StringAt(e, "reason") == "SyncLoadBalancerFailed" &&
+          StringAt(e, "involvedObject.name") == "c" && StringAt(e, "type") == "Warning") {
         return true;
       }
     }
@@ -192,11 +192,11 @@ TEST_F(ServicesTest, EndpointsFollowPodReadinessWithNamedTargetPorts) {
   EXPECT_THAT(Ips(Array(subset, "notReadyAddresses")), ElementsAre("10.244.0.12"));
   const json::object& port = Array(subset, "ports").at(0).get_object();
   EXPECT_EQ(port.at("port"), 8080);
-  EXPECT_EQ(StrAt(port, "name"), "web");
-  EXPECT_EQ(StrAt(port, "protocol"), "TCP");
+  EXPECT_EQ(StringAt(port, "name"), "web");
+  EXPECT_EQ(StringAt(port, "protocol"), "TCP");
   const json::object& address = Array(subset, "addresses").at(0).get_object();
-  EXPECT_EQ(StrAt(address, "targetRef.kind"), "Pod");
-  EXPECT_EQ(StrAt(address, "targetRef.name"), "p1");
+  EXPECT_EQ(StringAt(address, "targetRef.kind"), "Pod");
+  EXPECT_EQ(StringAt(address, "targetRef.name"), "p1");
 
   SetPod("p2", "10.244.0.12", true);
   ASSERT_TRUE(Eventually([&] {
@@ -229,8 +229,8 @@ TEST_F(ServicesTest, EndpointSlicesFollowPodReadiness) {
   ASSERT_TRUE(Eventually([&] { return Slices("web").size() == 1; }));
   json::object placeholder = Slices("web").at(0);
   EXPECT_TRUE(Array(placeholder, "endpoints").empty());
-  EXPECT_THAT(StrAt(placeholder, "metadata.name"), ::testing::StartsWith("web-"));
-  EXPECT_EQ(StrAt(placeholder, "metadata.name").size(), 9u);
+  EXPECT_THAT(StringAt(placeholder, "metadata.name"), ::testing::StartsWith("web-"));
+  EXPECT_EQ(StringAt(placeholder, "metadata.name").size(), 9u);
 
   CreatePod("p1", R"("nodeName":"n1",)");
   SetPod("p1", "10.244.0.21", false);
@@ -239,22 +239,23 @@ TEST_F(ServicesTest, EndpointSlicesFollowPodReadiness) {
     return s.size() == 1 && Array(s[0], "endpoints").size() == 1;
   }));
   json::object slice = Slices("web").at(0);
-  EXPECT_EQ(StrAt(slice, "addressType"), "IPv4");
+  EXPECT_EQ(StringAt(slice, "addressType"), "IPv4");
   const json::object& labels = Find(slice, "metadata.labels")->get_object();
   EXPECT_EQ(labels.at("endpointslice.kubernetes.io/managed-by"), "endpointslice-controller.k8s.io");
-  EXPECT_EQ(StrAt(Find(slice, "metadata.ownerReferences")->get_array().at(0).get_object(), "kind"),
-            "Service");
+  EXPECT_EQ(
+      StringAt(Find(slice, "metadata.ownerReferences")->get_array().at(0).get_object(), "kind"),
+      "Service");
   const json::object& port = Array(slice, "ports").at(0).get_object();
   EXPECT_EQ(port.at("port"), 8080);
-  EXPECT_EQ(StrAt(port, "name"), "");
+  EXPECT_EQ(StringAt(port, "name"), "");
   json::object endpoint = Array(slice, "endpoints").at(0).get_object();
   EXPECT_THAT(Ips(Array(slice, "endpoints")), ElementsAre("10.244.0.21"));
   EXPECT_EQ(Find(endpoint, "conditions.ready")->as_bool(), false);
   EXPECT_EQ(Find(endpoint, "conditions.serving")->as_bool(), false);
   EXPECT_EQ(Find(endpoint, "conditions.terminating")->as_bool(), false);
-  EXPECT_EQ(StrAt(endpoint, "nodeName"), "n1");
-  EXPECT_EQ(StrAt(endpoint, "zone"), "zone-a");
-  EXPECT_EQ(StrAt(endpoint, "targetRef.name"), "p1");
+  EXPECT_EQ(StringAt(endpoint, "nodeName"), "n1");
+  EXPECT_EQ(StringAt(endpoint, "zone"), "zone-a");
+  EXPECT_EQ(StringAt(endpoint, "targetRef.name"), "p1");
 
   SetPod("p1", "10.244.0.21", true);
   ASSERT_TRUE(Eventually([&] {
@@ -285,7 +286,7 @@ TEST_F(ServicesTest, TerminatingPodsLeaveEndpointsAndStayInSlicesAsTerminating) 
   ASSERT_TRUE(api().Delete(kPods, "default", "p1").ok());
   std::optional<json::object> p1 = Get(kPods, "p1");
   ASSERT_TRUE(p1.has_value());
-  ASSERT_FALSE(StrAt(*p1, "metadata.deletionTimestamp").empty());
+  ASSERT_FALSE(StringAt(*p1, "metadata.deletionTimestamp").empty());
   ASSERT_TRUE(Eventually([&] {
     std::optional<json::object> ep = Get(kEndpoints, "web");
     return ep && !Array(*ep, "subsets").empty() &&
@@ -297,7 +298,7 @@ TEST_F(ServicesTest, TerminatingPodsLeaveEndpointsAndStayInSlicesAsTerminating) 
     if (slices.size() != 1) return false;
     for (const json::value& e : Array(slices[0], "endpoints")) {
       const json::object& endpoint = e.get_object();
-      if (StrAt(endpoint, "targetRef.name") != "p1") continue;
+      if (StringAt(endpoint, "targetRef.name") != "p1") continue;
       return !Find(endpoint, "conditions.ready")->as_bool() &&
              Find(endpoint, "conditions.serving")->as_bool() &&
              Find(endpoint, "conditions.terminating")->as_bool();
@@ -312,7 +313,7 @@ TEST_F(ServicesTest, HeadlessServicePublishesStatefulPodHostnames) {
       R"({"clusterIP":"None","selector":{"app":"web"},"ports":[{"name":"web","port":80}]})");
   std::optional<json::object> svc = Get(kServices, "nginx");
   ASSERT_TRUE(svc.has_value());
-  EXPECT_EQ(StrAt(*svc, "spec.clusterIP"), "None");
+  EXPECT_EQ(StringAt(*svc, "spec.clusterIP"), "None");
   CreatePod("web-0", R"("hostname":"web-0","subdomain":"nginx",)");
   SetPod("web-0", "10.244.0.31", true);
   ASSERT_TRUE(Eventually([&] {
@@ -324,14 +325,15 @@ TEST_F(ServicesTest, HeadlessServicePublishesStatefulPodHostnames) {
   json::object ep = *got;
   const json::object& address =
       Array(Array(ep, "subsets").at(0).get_object(), "addresses").at(0).get_object();
-  EXPECT_EQ(StrAt(address, "hostname"), "web-0");
-  EXPECT_EQ(StrAt(address, "ip"), "10.244.0.31");
+  EXPECT_EQ(StringAt(address, "hostname"), "web-0");
+  EXPECT_EQ(StringAt(address, "ip"), "10.244.0.31");
   EXPECT_TRUE(Find(ep, "metadata.labels")->as_object().contains("service.kubernetes.io/headless"));
   ASSERT_TRUE(Eventually([&] {
     std::vector<json::object> s = Slices("nginx");
     return s.size() == 1 && Array(s[0], "endpoints").size() == 1;
   }));
-  EXPECT_EQ(StrAt(Array(Slices("nginx")[0], "endpoints").at(0).get_object(), "hostname"), "web-0");
+  EXPECT_EQ(StringAt(Array(Slices("nginx")[0], "endpoints").at(0).get_object(), "hostname"),
+            "web-0");
   EXPECT_EQ(IngressIp("nginx"), "");
 }
 

@@ -14,7 +14,7 @@ bool ControlledBy(const json::object& obj, const std::string& uid) {
   for (const json::value& r : refs->get_array()) {
     if (!r.is_object()) continue;
     const json::object& ref = r.get_object();
-    if (StrAt(ref, "uid") == uid && GetBool(ref, "controller").value_or(false)) return true;
+    if (StringAt(ref, "uid") == uid && GetBool(ref, "controller").value_or(false)) return true;
   }
   return false;
 }
@@ -22,7 +22,7 @@ bool ControlledBy(const json::object& obj, const std::string& uid) {
 }  // namespace
 
 std::vector<runtime::ObjectPtr> History::Owned(const json::object& set) const {
-  std::string uid = StrAt(set, "metadata.uid");
+  std::string uid = StringAt(set, "metadata.uid");
   std::vector<runtime::ObjectPtr> out;
   for (const runtime::ObjectPtr& r : revisions_.lister().ByOwner(uid)) {
     if (ControlledBy(*r, uid)) out.push_back(r);
@@ -37,9 +37,9 @@ StatusOr<json::object> History::CreateOrFind(const json::object& set,
                                              const json::object& revision) {
   StatusOr<json::object> created = client_.Create(kControllerRevisions, "", revision);
   if (created.ok() || !created.status().Is(Reason::kAlreadyExists)) return created;
-  std::string ns = StrAt(revision, "metadata.namespace");
+  std::string ns = StringAt(revision, "metadata.namespace");
   StatusOr<json::object> existing =
-      client_.Get(kControllerRevisions, ns, StrAt(revision, "metadata.name"));
+      client_.Get(kControllerRevisions, ns, StringAt(revision, "metadata.name"));
   if (!existing.ok()) return existing.status();
   if (EqualRevision(*existing, revision)) return existing;
   json::object bumped = set;
@@ -48,7 +48,7 @@ StatusOr<json::object> History::CreateOrFind(const json::object& set,
   StatusOr<json::object> written =
       client_.UpdateStatus(client::ResourceRef{"apps", "v1", "statefulsets", true}, "", bumped);
   if (!written.ok()) return written.status();
-  return Status::Conflict("controller revision " + StrAt(revision, "metadata.name") +
+  return Status::Conflict("controller revision " + StringAt(revision, "metadata.name") +
                           " holds other data; collisionCount raised");
 }
 
@@ -75,11 +75,11 @@ StatusOr<Revisions> History::Sync(const json::object& set) {
     if (!created.ok()) return created.status();
     out.update = std::move(*created);
   }
-  std::string current_name = StrAt(set, "status.currentRevision");
+  std::string current_name = StringAt(set, "status.currentRevision");
   out.current = out.update;
   for (const runtime::ObjectPtr& r : owned) {
-    if (!current_name.empty() && StrAt(*r, "metadata.name") == current_name &&
-        current_name != StrAt(out.update, "metadata.name")) {
+    if (!current_name.empty() && StringAt(*r, "metadata.name") == current_name &&
+        current_name != StringAt(out.update, "metadata.name")) {
       out.current = *r;
     }
   }
@@ -90,17 +90,17 @@ Status History::Truncate(const json::object& set, const Revisions& revisions,
                          const std::set<std::string>& live) {
   std::vector<runtime::ObjectPtr> history;
   for (const runtime::ObjectPtr& r : Owned(set)) {
-    std::string name = StrAt(*r, "metadata.name");
-    if (live.contains(name) || name == StrAt(revisions.current, "metadata.name") ||
-        name == StrAt(revisions.update, "metadata.name")) {
+    std::string name = StringAt(*r, "metadata.name");
+    if (live.contains(name) || name == StringAt(revisions.current, "metadata.name") ||
+        name == StringAt(revisions.update, "metadata.name")) {
       continue;
     }
     history.push_back(r);
   }
   int64_t limit = std::max<int64_t>(0, IntAt(set, "spec.revisionHistoryLimit", 10));
   for (size_t i = 0; i + limit < history.size(); ++i) {
-    Status s = client_.Delete(kControllerRevisions, StrAt(*history[i], "metadata.namespace"),
-                              StrAt(*history[i], "metadata.name"));
+    Status s = client_.Delete(kControllerRevisions, StringAt(*history[i], "metadata.namespace"),
+                              StringAt(*history[i], "metadata.name"));
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
   return Status();

@@ -15,8 +15,8 @@ json::object ObjectOrEmpty(const json::object& o, std::string_view path) {
 json::object OwnerRefOf(const json::object& set) {
   return json::object{{"apiVersion", "apps/v1"},
                       {"kind", "StatefulSet"},
-                      {"name", StrAt(set, "metadata.name")},
-                      {"uid", StrAt(set, "metadata.uid")},
+                      {"name", StringAt(set, "metadata.name")},
+                      {"uid", StringAt(set, "metadata.uid")},
                       {"controller", true},
                       {"blockOwnerDeletion", true}};
 }
@@ -26,7 +26,7 @@ std::vector<const json::object*> ClaimTemplates(const json::object& set) {
   const json::value* a = Find(set, "spec.volumeClaimTemplates");
   if (a == nullptr || !a->is_array()) return out;
   for (const json::value& t : a->get_array()) {
-    if (t.is_object() && !StrAt(t.get_object(), "metadata.name").empty()) {
+    if (t.is_object() && !StringAt(t.get_object(), "metadata.name").empty()) {
       out.push_back(&t.get_object());
     }
   }
@@ -38,10 +38,10 @@ std::vector<const json::object*> ClaimTemplates(const json::object& set) {
 void AttachClaims(const json::object& set, int ordinal, json::object& pod_spec) {
   std::vector<const json::object*> templates = ClaimTemplates(set);
   if (templates.empty()) return;
-  std::string set_name = StrAt(set, "metadata.name");
+  std::string set_name = StringAt(set, "metadata.name");
   json::array volumes;
   for (const json::object* t : templates) {
-    std::string name = StrAt(*t, "metadata.name");
+    std::string name = StringAt(*t, "metadata.name");
     volumes.push_back(
         json::object{{"name", name},
                      {"persistentVolumeClaim",
@@ -50,9 +50,9 @@ void AttachClaims(const json::object& set, int ordinal, json::object& pod_spec) 
   if (const json::array* old = GetArray(pod_spec, "volumes")) {
     for (const json::value& v : *old) {
       if (!v.is_object()) continue;
-      std::string name = StrAt(v.get_object(), "name");
+      std::string name = StringAt(v.get_object(), "name");
       bool replaced = false;
-      for (const json::object* t : templates) replaced |= StrAt(*t, "metadata.name") == name;
+      for (const json::object* t : templates) replaced |= StringAt(*t, "metadata.name") == name;
       if (!replaced) volumes.push_back(v);
     }
   }
@@ -83,7 +83,7 @@ std::string ClaimName(std::string_view claim_template, std::string_view set_name
 }
 
 json::object NewPod(const json::object& set, int ordinal, const std::string& revision) {
-  std::string set_name = StrAt(set, "metadata.name");
+  std::string set_name = StringAt(set, "metadata.name");
   std::string name = PodName(set_name, ordinal);
   json::object tmpl = ObjectOrEmpty(set, "spec.template");
   json::object meta = ObjectOrEmpty(tmpl, "metadata");
@@ -92,13 +92,13 @@ json::object NewPod(const json::object& set, int ordinal, const std::string& rev
   labels[kPodIndexLabel] = std::to_string(ordinal);
   labels[kRevisionLabel] = revision;
   json::object pod_meta{{"name", name},
-                        {"namespace", StrAt(set, "metadata.namespace")},
+                        {"namespace", StringAt(set, "metadata.namespace")},
                         {"labels", std::move(labels)},
                         {"ownerReferences", json::array{OwnerRefOf(set)}}};
   if (const json::object* a = GetObject(meta, "annotations")) pod_meta["annotations"] = *a;
   json::object spec = ObjectOrEmpty(tmpl, "spec");
   spec["hostname"] = name;
-  std::string service = StrAt(set, "spec.serviceName");
+  std::string service = StringAt(set, "spec.serviceName");
   if (!service.empty()) spec["subdomain"] = service;
   AttachClaims(set, ordinal, spec);
   return json::object{{"apiVersion", "v1"},
@@ -108,16 +108,16 @@ json::object NewPod(const json::object& set, int ordinal, const std::string& rev
 }
 
 std::vector<json::object> NewClaims(const json::object& set, int ordinal) {
-  std::string set_name = StrAt(set, "metadata.name");
+  std::string set_name = StringAt(set, "metadata.name");
   json::object match_labels = ObjectOrEmpty(set, "spec.selector.matchLabels");
-  bool owned = StrAt(set, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted") == "Delete";
+  bool owned = StringAt(set, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted") == "Delete";
   std::vector<json::object> out;
   for (const json::object* t : ClaimTemplates(set)) {
     json::object meta = ObjectOrEmpty(*t, "metadata");
     json::object labels = ObjectOrEmpty(meta, "labels");
     for (const auto& [k, v] : match_labels) labels[k] = v;
-    json::object claim_meta{{"name", ClaimName(StrAt(meta, "name"), set_name, ordinal)},
-                            {"namespace", StrAt(set, "metadata.namespace")},
+    json::object claim_meta{{"name", ClaimName(StringAt(meta, "name"), set_name, ordinal)},
+                            {"namespace", StringAt(set, "metadata.namespace")},
                             {"labels", std::move(labels)}};
     if (const json::object* a = GetObject(meta, "annotations")) claim_meta["annotations"] = *a;
     if (owned) claim_meta["ownerReferences"] = json::array{OwnerRefOf(set)};
@@ -146,9 +146,9 @@ std::string OwnerSetKey(const json::object& pod) {
   for (const json::value& r : refs->get_array()) {
     if (!r.is_object()) continue;
     const json::object& ref = r.get_object();
-    if (GetBool(ref, "controller").value_or(false) && StrAt(ref, "kind") == "StatefulSet" &&
-        StrAt(ref, "apiVersion").starts_with("apps/")) {
-      return StrAt(pod, "metadata.namespace") + "/" + StrAt(ref, "name");
+    if (GetBool(ref, "controller").value_or(false) && StringAt(ref, "kind") == "StatefulSet" &&
+        StringAt(ref, "apiVersion").starts_with("apps/")) {
+      return StringAt(pod, "metadata.namespace") + "/" + StringAt(ref, "name");
     }
   }
   return "";

@@ -9,19 +9,19 @@ const json::object* ReadyCondition(const json::object& pod) {
   const json::value* conditions = Find(pod, "status.conditions");
   if (conditions == nullptr || !conditions->is_array()) return nullptr;
   for (const json::value& c : conditions->get_array()) {
-    if (c.is_object() && StrAt(c.get_object(), "type") == "Ready") return &c.get_object();
+    if (c.is_object() && StringAt(c.get_object(), "type") == "Ready") return &c.get_object();
   }
   return nullptr;
 }
 
 }  // namespace
 
-std::string PhaseOf(const json::object& pod) { return StrAt(pod, "status.phase"); }
+std::string PhaseOf(const json::object& pod) { return StringAt(pod, "status.phase"); }
 
 bool IsCreated(const json::object& pod) { return !PhaseOf(pod).empty(); }
 
 bool IsTerminating(const json::object& pod) {
-  return !StrAt(pod, "metadata.deletionTimestamp").empty();
+  return !StringAt(pod, "metadata.deletionTimestamp").empty();
 }
 
 bool IsFinished(const json::object& pod) {
@@ -31,7 +31,7 @@ bool IsFinished(const json::object& pod) {
 
 bool IsRunningAndReady(const json::object& pod) {
   const json::object* ready = ReadyCondition(pod);
-  return PhaseOf(pod) == "Running" && ready != nullptr && StrAt(*ready, "status") == "True";
+  return PhaseOf(pod) == "Running" && ready != nullptr && StringAt(*ready, "status") == "True";
 }
 
 bool IsHealthy(const json::object& pod) { return IsRunningAndReady(pod) && !IsTerminating(pod); }
@@ -40,7 +40,7 @@ Duration UntilAvailable(const json::object& pod, Duration min_ready, TimePoint n
   if (min_ready <= Duration::zero()) return Duration::zero();
   const json::object* ready = ReadyCondition(pod);
   TimePoint since;
-  if (ready == nullptr || !ParseRfc3339(StrAt(*ready, "lastTransitionTime"), &since)) {
+  if (ready == nullptr || !ParseRfc3339(StringAt(*ready, "lastTransitionTime"), &since)) {
     return Duration::zero();
   }
   return since + min_ready - now;

@@ -54,11 +54,6 @@ std::string SafeEncode(std::string_view s) {
   return out;
 }
 
-std::string StringField(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 }  // namespace
 
 std::string CanonicalJson(const json::value& v) {
@@ -85,7 +80,7 @@ std::string RevisionHash(const json::object& data, int64_t collision_count) {
 json::object NewRevision(const json::object& set, int64_t revision, int64_t collision_count) {
   json::object data = RevisionData(set);
   std::string hash = RevisionHash(data, collision_count);
-  std::string name = StringField(set, "metadata.name");
+  std::string name = StringAt(set, "metadata.name");
   json::object labels;
   if (const json::value* l = Find(set, "spec.template.metadata.labels"); l && l->is_object()) {
     labels = l->get_object();
@@ -94,11 +89,11 @@ json::object NewRevision(const json::object& set, int64_t revision, int64_t coll
   json::object owner{{"apiVersion", "apps/v1"},
                      {"kind", "StatefulSet"},
                      {"name", name},
-                     {"uid", StringField(set, "metadata.uid")},
+                     {"uid", StringAt(set, "metadata.uid")},
                      {"controller", true},
                      {"blockOwnerDeletion", true}};
   json::object meta{{"name", name.substr(0, 223) + "-" + hash},
-                    {"namespace", StringField(set, "metadata.namespace")},
+                    {"namespace", StringAt(set, "metadata.namespace")},
                     {"labels", std::move(labels)},
                     {"ownerReferences", json::array{std::move(owner)}}};
   return json::object{{"apiVersion", "apps/v1"},

@@ -26,7 +26,7 @@ bool ControlledBy(const json::object& obj, const std::string& uid) {
   const json::value* refs = Find(obj, "metadata.ownerReferences");
   if (refs == nullptr || !refs->is_array()) return false;
   for (const json::value& r : refs->get_array()) {
-    if (r.is_object() && StrAt(r.get_object(), "uid") == uid &&
+    if (r.is_object() && StringAt(r.get_object(), "uid") == uid &&
         GetBool(r.get_object(), "controller").value_or(false)) {
       return true;
     }
@@ -102,7 +102,7 @@ StatefulSetController::StatefulSetController(ControllerContext& ctx)
 
 StatusOr<runtime::Result> StatefulSetController::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = sets_.cache().Get(key);
-  if (cached == nullptr || !StrAt(*cached, "metadata.deletionTimestamp").empty()) {
+  if (cached == nullptr || !StringAt(*cached, "metadata.deletionTimestamp").empty()) {
     return runtime::Result{};
   }
   StatusOr<api::LabelSelector> selector =
@@ -135,19 +135,19 @@ std::set<std::string> StatefulSetController::BuildPass(const json::object& set,
   pass.set = set;
   pass.current_set = statefulset::ApplyRevision(pass.set, revisions.current);
   pass.update_set = statefulset::ApplyRevision(pass.set, revisions.update);
-  pass.current_revision = StrAt(revisions.current, "metadata.name");
-  pass.update_revision = StrAt(revisions.update, "metadata.name");
-  pass.monotonic = StrAt(pass.set, "spec.podManagementPolicy") != "Parallel";
+  pass.current_revision = StringAt(revisions.current, "metadata.name");
+  pass.update_revision = StringAt(revisions.update, "metadata.name");
+  pass.monotonic = StringAt(pass.set, "spec.podManagementPolicy") != "Parallel";
   pass.start = static_cast<int>(IntAt(pass.set, "spec.ordinals.start", 0));
   pass.now = clock_.Now();
   pass.min_ready = std::chrono::seconds(IntAt(pass.set, "spec.minReadySeconds", 0));
   pass.replicas.resize(std::max<int64_t>(0, IntAt(pass.set, "spec.replicas", 1)));
 
-  std::string set_name = StrAt(pass.set, "metadata.name");
-  std::string uid = StrAt(pass.set, "metadata.uid");
+  std::string set_name = StringAt(pass.set, "metadata.name");
+  std::string uid = StringAt(pass.set, "metadata.uid");
   std::set<std::string> live;
   for (const runtime::ObjectPtr& pod : pods_.lister().ByOwner(uid)) {
-    std::optional<int> ordinal = statefulset::OrdinalOf(set_name, StrAt(*pod, "metadata.name"));
+    std::optional<int> ordinal = statefulset::OrdinalOf(set_name, StringAt(*pod, "metadata.name"));
     if (!ordinal || !ControlledBy(*pod, uid)) continue;
     live.insert(RevisionOf(*pod));
     pass.Count(*pod);
@@ -159,8 +159,8 @@ std::set<std::string> StatefulSetController::BuildPass(const json::object& set,
     }
   }
   std::sort(pass.condemned.begin(), pass.condemned.end(), [&](const auto& a, const auto& b) {
-    return statefulset::OrdinalOf(set_name, StrAt(*a, "metadata.name")) >
-           statefulset::OrdinalOf(set_name, StrAt(*b, "metadata.name"));
+    return statefulset::OrdinalOf(set_name, StringAt(*a, "metadata.name")) >
+           statefulset::OrdinalOf(set_name, StringAt(*b, "metadata.name"));
   });
   return live;
 }
@@ -169,7 +169,7 @@ void StatefulSetController::FinishStatus(Pass& pass, Revisions& revisions) const
   // completeRollingUpdate: once every pod runs the update revision, it is
   // the current one.
   json::object& st = pass.status;
-  if (StrAt(pass.set, "spec.updateStrategy.type") != "OnDelete" &&
+  if (StringAt(pass.set, "spec.updateStrategy.type") != "OnDelete" &&
       IntAt(st, "updatedReplicas", 0) == IntAt(st, "replicas", 0) &&
       IntAt(st, "readyReplicas", 0) == IntAt(st, "replicas", 0)) {
     st["currentReplicas"] = IntAt(st, "updatedReplicas", 0);
@@ -188,9 +188,9 @@ Status StatefulSetController::ProcessReplicas(Pass& pass, bool& proceed) {
     runtime::ObjectPtr pod = pass.replicas[i];
     if (pod != nullptr && IsFinished(*pod) && !IsTerminating(*pod)) {
       Record(pass.set, "Warning", "RecreatingFailedPod",
-             "StatefulSet " + StrAt(pass.set, "metadata.namespace") + "/" +
-                 StrAt(pass.set, "metadata.name") + " is recreating failed Pod " +
-                 StrAt(*pod, "metadata.name"));
+             "StatefulSet " + StringAt(pass.set, "metadata.namespace") + "/" +
+                 StringAt(pass.set, "metadata.name") + " is recreating failed Pod " +
+                 StringAt(*pod, "metadata.name"));
       FLOTILLA_RETURN_IF_ERROR(DeletePod(pass, *pod));
       Bump(pass.status, "replicas", -1);
       pass.CountRevision(RevisionOf(*pod), -1);
@@ -216,9 +216,9 @@ Status StatefulSetController::ProcessReplicas(Pass& pass, bool& proceed) {
 
 Status StatefulSetController::ProcessCondemned(Pass& pass, bool& proceed) {
   proceed = false;
-  std::string set_name = StrAt(pass.set, "metadata.name");
+  std::string set_name = StringAt(pass.set, "metadata.name");
   bool delete_claims =
-      StrAt(pass.set, "spec.persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete";
+      StringAt(pass.set, "spec.persistentVolumeClaimRetentionPolicy.whenScaled") == "Delete";
   for (const runtime::ObjectPtr& pod : pass.condemned) {
     if (IsTerminating(*pod)) {
       if (pass.monotonic) return Status();
@@ -228,7 +228,8 @@ Status StatefulSetController::ProcessCondemned(Pass& pass, bool& proceed) {
     // waits for it to be gone before the next.
     FLOTILLA_RETURN_IF_ERROR(DeletePod(pass, *pod));
     if (delete_claims) {
-      std::optional<int> ordinal = statefulset::OrdinalOf(set_name, StrAt(*pod, "metadata.name"));
+      std::optional<int> ordinal =
+          statefulset::OrdinalOf(set_name, StringAt(*pod, "metadata.name"));
       if (ordinal) FLOTILLA_RETURN_IF_ERROR(DeleteClaims(pass.set, *ordinal));
     }
     if (pass.monotonic) return Status();
@@ -238,7 +239,7 @@ Status StatefulSetController::ProcessCondemned(Pass& pass, bool& proceed) {
 }
 
 Status StatefulSetController::RollOut(Pass& pass) {
-  if (StrAt(pass.set, "spec.updateStrategy.type") == "OnDelete") return Status();
+  if (StringAt(pass.set, "spec.updateStrategy.type") == "OnDelete") return Status();
   int64_t partition = IntAt(pass.set, "spec.updateStrategy.rollingUpdate.partition", 0);
   for (int64_t i = static_cast<int64_t>(pass.replicas.size()) - 1; i >= partition; --i) {
     runtime::ObjectPtr pod = pass.replicas[i];
@@ -255,17 +256,17 @@ Status StatefulSetController::CreatePod(Pass& pass, int index, bool& created) {
   created = false;
   // newVersionedStatefulSetPod: below the partition, pods keep the current
   // revision.
-  bool current = StrAt(pass.set, "spec.updateStrategy.type") != "OnDelete" &&
+  bool current = StringAt(pass.set, "spec.updateStrategy.type") != "OnDelete" &&
                  index < IntAt(pass.set, "spec.updateStrategy.rollingUpdate.partition", 0);
   const json::object& source = current ? pass.current_set : pass.update_set;
   const std::string& revision = current ? pass.current_revision : pass.update_revision;
   int ordinal = pass.start + index;
   json::object pod = statefulset::NewPod(source, ordinal, revision);
-  std::string name = StrAt(pod, "metadata.name");
+  std::string name = StringAt(pod, "metadata.name");
   FLOTILLA_RETURN_IF_ERROR(CreateClaims(source, ordinal, name));
   StatusOr<json::object> made = client_.Create(kPods, "", pod);
   if (made.status().Is(Reason::kAlreadyExists)) return Status();  // the cache is behind
-  std::string set_name = StrAt(pass.set, "metadata.name");
+  std::string set_name = StringAt(pass.set, "metadata.name");
   if (!made.ok()) {
     Record(pass.set, "Warning", "FailedCreate",
            "create Pod " + name + " in StatefulSet " + set_name +
@@ -283,13 +284,13 @@ Status StatefulSetController::CreatePod(Pass& pass, int index, bool& created) {
 
 Status StatefulSetController::DeletePod(Pass& pass, const json::object& pod) {
   client::DeleteOptions opts;
-  opts.precondition_uid = StrAt(pod, "metadata.uid");
-  std::string name = StrAt(pod, "metadata.name");
-  Status s = client_.Delete(kPods, StrAt(pod, "metadata.namespace"), name, opts);
+  opts.precondition_uid = StringAt(pod, "metadata.uid");
+  std::string name = StringAt(pod, "metadata.name");
+  Status s = client_.Delete(kPods, StringAt(pod, "metadata.namespace"), name, opts);
   // Gone already, or replaced by a newer pod of that name: the cache is
   // behind, and the next pass sees the truth.
   if (s.Is(Reason::kNotFound) || s.Is(Reason::kConflict)) return Status();
-  std::string set_name = StrAt(pass.set, "metadata.name");
+  std::string set_name = StringAt(pass.set, "metadata.name");
   if (!s.ok()) {
     Record(pass.set, "Warning", "FailedDelete",
            "delete Pod " + name + " in StatefulSet " + set_name + " failed error: " + s.message());

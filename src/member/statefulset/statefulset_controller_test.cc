@@ -57,7 +57,7 @@ class PodLog {
           }
           std::lock_guard lock(mu_);
           lines_.push_back(std::string(kNames[static_cast<int>(e.type)]) + " " +
-                           StrAt(e.object, "metadata.name"));
+                           StringAt(e.object, "metadata.name"));
         },
         [](const Status&) {});
     EXPECT_TRUE(watch.ok()) << watch.status().ToString();
@@ -109,7 +109,7 @@ class StatefulSetTest : public ::testing::Test {
     std::vector<std::string> out;
     StatusOr<client::ObjectList> list = api().List(kPods, "default", {});
     if (!list.ok()) return out;
-    for (const json::object& p : list->items) out.push_back(StrAt(p, "metadata.name"));
+    for (const json::object& p : list->items) out.push_back(StringAt(p, "metadata.name"));
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -139,7 +139,8 @@ class StatefulSetTest : public ::testing::Test {
     StatusOr<client::ObjectList> list = api().List(kPods, "default", {});
     if (!list.ok()) return 0;
     for (const json::object& p : list->items) {
-      if (StrAt(p, "status.phase") == "Running" || !StrAt(p, "metadata.deletionTimestamp").empty())
+      if (StringAt(p, "status.phase") == "Running" ||
+          !StringAt(p, "metadata.deletionTimestamp").empty())
         continue;
       SetPhase(p, "Running", true);
       ++n;
@@ -212,21 +213,21 @@ TEST_F(StatefulSetTest, PodsHaveStableIdentity) {
   ASSERT_TRUE(Eventually([&] { return Get(kPods, "web-0").has_value(); }));
   json::object pod = *Get(kPods, "web-0");
   json::object set = Set();
-  EXPECT_EQ(StrAt(pod, "spec.hostname"), "web-0");
-  EXPECT_EQ(StrAt(pod, "spec.subdomain"), "nginx");
-  EXPECT_EQ(StrAt(pod, "metadata.labels.app"), "nginx");
+  EXPECT_EQ(StringAt(pod, "spec.hostname"), "web-0");
+  EXPECT_EQ(StringAt(pod, "spec.subdomain"), "nginx");
+  EXPECT_EQ(StringAt(pod, "metadata.labels.app"), "nginx");
   const json::object& labels = Find(pod, "metadata.labels")->get_object();
   EXPECT_EQ(labels.at("statefulset.kubernetes.io/pod-name"), "web-0");
   EXPECT_EQ(labels.at("apps.kubernetes.io/pod-index"), "0");
-  ASSERT_TRUE(Eventually([&] { return !StrAt(Set(), "status.updateRevision").empty(); }));
+  ASSERT_TRUE(Eventually([&] { return !StringAt(Set(), "status.updateRevision").empty(); }));
   EXPECT_EQ(std::string(labels.at("controller-revision-hash").as_string()),
-            StrAt(Set(), "status.updateRevision"));
+            StringAt(Set(), "status.updateRevision"));
   const json::value* owner = Find(pod, "metadata.ownerReferences");
   ASSERT_NE(owner, nullptr);
   const json::object& ref = owner->get_array().at(0).get_object();
-  EXPECT_EQ(StrAt(ref, "kind"), "StatefulSet");
-  EXPECT_EQ(StrAt(ref, "name"), "web");
-  EXPECT_EQ(StrAt(ref, "uid"), StrAt(set, "metadata.uid"));
+  EXPECT_EQ(StringAt(ref, "kind"), "StatefulSet");
+  EXPECT_EQ(StringAt(ref, "name"), "web");
+  EXPECT_EQ(StringAt(ref, "uid"), StringAt(set, "metadata.uid"));
   EXPECT_EQ(GetBool(ref, "controller"), true);
 }
 
@@ -234,9 +235,9 @@ TEST_F(StatefulSetTest, StatusAndRevisions) {
   Create(WebSet(3));
   RunToReady(3);
   json::object set = Set();
-  std::string revision = StrAt(set, "status.currentRevision");
+  std::string revision = StringAt(set, "status.currentRevision");
   EXPECT_THAT(revision, ::testing::StartsWith("web-"));
-  EXPECT_EQ(StrAt(set, "status.updateRevision"), revision);
+  EXPECT_EQ(StringAt(set, "status.updateRevision"), revision);
   EXPECT_EQ(IntAt(set, "status.currentReplicas"), 3);
   EXPECT_EQ(IntAt(set, "status.updatedReplicas"), 3);
   EXPECT_EQ(IntAt(set, "status.availableReplicas"), 3);
@@ -246,7 +247,7 @@ TEST_F(StatefulSetTest, StatusAndRevisions) {
   std::optional<json::object> rev = Get(statefulset::kControllerRevisions, revision);
   ASSERT_TRUE(rev.has_value());
   EXPECT_EQ(IntAt(*rev, "revision"), 1);
-  EXPECT_EQ(StrAt(*rev, "data.spec.template.$patch"), "replace");
+  EXPECT_EQ(StringAt(*rev, "data.spec.template.$patch"), "replace");
   EXPECT_EQ(Find(*rev, "metadata.ownerReferences")->get_array().at(0).at("name"), "web");
 }
 
@@ -292,19 +293,19 @@ TEST_F(StatefulSetTest, ClaimsAreCreatedBoundAndRetainedAfterScaleDown) {
   for (std::string name : {"www-web-0", "www-web-1"}) {
     ASSERT_TRUE(Eventually([&] {
       std::optional<json::object> c = Get(kPersistentVolumeClaims, name);
-      return c && StrAt(*c, "status.phase") == "Bound";
+      return c && StringAt(*c, "status.phase") == "Bound";
     })) << name;
     json::object claim = *Get(kPersistentVolumeClaims, name);
-    EXPECT_EQ(StrAt(claim, "spec.volumeName"), "pvc-" + StrAt(claim, "metadata.uid"));
-    EXPECT_EQ(StrAt(claim, "status.capacity.storage"), "1Gi");
+    EXPECT_EQ(StringAt(claim, "spec.volumeName"), "pvc-" + StringAt(claim, "metadata.uid"));
+    EXPECT_EQ(StringAt(claim, "status.capacity.storage"), "1Gi");
     EXPECT_EQ(Find(claim, "status.accessModes")->get_array().at(0), "ReadWriteOnce");
-    EXPECT_EQ(StrAt(claim, "metadata.labels.app"), "nginx");
+    EXPECT_EQ(StringAt(claim, "metadata.labels.app"), "nginx");
   }
   json::object pod = *Get(kPods, "web-1");
   const json::array& volumes = Find(pod, "spec.volumes")->get_array();
   ASSERT_FALSE(volumes.empty());
-  EXPECT_EQ(StrAt(volumes.at(0).get_object(), "name"), "www");
-  EXPECT_EQ(StrAt(volumes.at(0).get_object(), "persistentVolumeClaim.claimName"), "www-web-1");
+  EXPECT_EQ(StringAt(volumes.at(0).get_object(), "name"), "www");
+  EXPECT_EQ(StringAt(volumes.at(0).get_object(), "persistentVolumeClaim.claimName"), "www-web-1");
   Scale(0);
   ASSERT_TRUE(Eventually([&] { return PodNames().empty(); }));
   EXPECT_TRUE(Get(kPersistentVolumeClaims, "www-web-0").has_value());
@@ -324,7 +325,7 @@ TEST_F(StatefulSetTest, WhenScaledDeleteRemovesTheClaims) {
 TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirst) {
   Create(WebSet(3));
   RunToReady(3);
-  std::string old_revision = StrAt(Set(), "status.currentRevision");
+  std::string old_revision = StringAt(Set(), "status.currentRevision");
   Patch(R"({"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}},
       "template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}})");
   ASSERT_TRUE(Eventually([&] {
@@ -332,12 +333,12 @@ TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirs
     return IntAt(Set(), "status.updatedReplicas") == 2 && IntAt(Set(), "status.readyReplicas") == 3;
   })) << ToJson(Set());
   json::object set = Set();
-  std::string new_revision = StrAt(set, "status.updateRevision");
+  std::string new_revision = StringAt(set, "status.updateRevision");
   EXPECT_NE(new_revision, old_revision);
-  EXPECT_EQ(StrAt(set, "status.currentRevision"), old_revision);
+  EXPECT_EQ(StringAt(set, "status.currentRevision"), old_revision);
   EXPECT_EQ(IntAt(set, "status.currentReplicas"), 1);
   auto revision_of = [&](const std::string& name) {
-    return StrAt(*Get(kPods, name), "metadata.labels.controller-revision-hash");
+    return StringAt(*Get(kPods, name), "metadata.labels.controller-revision-hash");
   };
   EXPECT_EQ(revision_of("web-0"), old_revision);
   EXPECT_EQ(revision_of("web-1"), new_revision);
@@ -354,7 +355,7 @@ TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirs
   ASSERT_TRUE(Eventually([&] {
     ReadyAll();
     json::object s = Set();
-    return StrAt(s, "status.currentRevision") == new_revision &&
+    return StringAt(s, "status.currentRevision") == new_revision &&
            IntAt(s, "status.currentReplicas") == 3 && IntAt(s, "status.readyReplicas") == 3;
   })) << ToJson(Set());
   EXPECT_EQ(revision_of("web-0"), new_revision);
@@ -363,33 +364,35 @@ TEST_F(StatefulSetTest, RollingUpdateWithPartitionUpdatesHighOrdinalsHighestFirs
 TEST_F(StatefulSetTest, OnDeleteUpdatesOnlyDeletedPods) {
   Create(WebSet(2, "OrderedReady", R"("updateStrategy":{"type":"OnDelete"},)"));
   RunToReady(2);
-  std::string old_revision = StrAt(Set(), "status.currentRevision");
+  std::string old_revision = StringAt(Set(), "status.currentRevision");
   Patch(R"({"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}})");
-  ASSERT_TRUE(Eventually([&] { return StrAt(Set(), "status.updateRevision") != old_revision; }));
-  std::string new_revision = StrAt(Set(), "status.updateRevision");
-  EXPECT_EQ(StrAt(*Get(kPods, "web-1"), "metadata.labels.controller-revision-hash"), old_revision);
+  ASSERT_TRUE(Eventually([&] { return StringAt(Set(), "status.updateRevision") != old_revision; }));
+  std::string new_revision = StringAt(Set(), "status.updateRevision");
+  EXPECT_EQ(StringAt(*Get(kPods, "web-1"), "metadata.labels.controller-revision-hash"),
+            old_revision);
   ASSERT_TRUE(api().Delete(kPods, "default", "web-1").ok());
   ASSERT_TRUE(Eventually([&] {
     std::optional<json::object> pod = Get(kPods, "web-1");
-    return pod && StrAt(*pod, "metadata.labels.controller-revision-hash") == new_revision;
+    return pod && StringAt(*pod, "metadata.labels.controller-revision-hash") == new_revision;
   }));
-  EXPECT_EQ(StrAt(*Get(kPods, "web-0"), "metadata.labels.controller-revision-hash"), old_revision);
+  EXPECT_EQ(StringAt(*Get(kPods, "web-0"), "metadata.labels.controller-revision-hash"),
+            old_revision);
 }
 
 TEST_F(StatefulSetTest, FailedOrDeletedPodIsRecreatedWithTheSameName) {
   Create(WebSet(2));
   RunToReady(2);
-  std::string uid = StrAt(*Get(kPods, "web-1"), "metadata.uid");
+  std::string uid = StringAt(*Get(kPods, "web-1"), "metadata.uid");
   SetPhase(*Get(kPods, "web-1"), "Failed", false);
   ASSERT_TRUE(Eventually([&] {
     std::optional<json::object> pod = Get(kPods, "web-1");
-    return pod && StrAt(*pod, "metadata.uid") != uid;
+    return pod && StringAt(*pod, "metadata.uid") != uid;
   }));
-  uid = StrAt(*Get(kPods, "web-0"), "metadata.uid");
+  uid = StringAt(*Get(kPods, "web-0"), "metadata.uid");
   ASSERT_TRUE(api().Delete(kPods, "default", "web-0").ok());
   ASSERT_TRUE(Eventually([&] {
     std::optional<json::object> pod = Get(kPods, "web-0");
-    return pod && StrAt(*pod, "metadata.uid") != uid;
+    return pod && StringAt(*pod, "metadata.uid") != uid;
   }));
 }
 
@@ -399,7 +402,7 @@ TEST_F(StatefulSetTest, AdoptsOrphanedPodsOfItsName) {
       "spec":{"containers":[{"name":"nginx","image":"nginx:1.25"}]}})");
   StatusOr<json::object> made = api().Create(kPods, "default", orphan);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
-  std::string uid = StrAt(*made, "metadata.uid");
+  std::string uid = StringAt(*made, "metadata.uid");
   MakeReady("web-0");
   Create(WebSet(2));
   ASSERT_TRUE(Eventually([&] {
@@ -407,9 +410,9 @@ TEST_F(StatefulSetTest, AdoptsOrphanedPodsOfItsName) {
     return pod && Find(*pod, "metadata.ownerReferences") != nullptr;
   }));
   json::object pod = *Get(kPods, "web-0");
-  EXPECT_EQ(StrAt(pod, "metadata.uid"), uid);
+  EXPECT_EQ(StringAt(pod, "metadata.uid"), uid);
   EXPECT_EQ(Find(pod, "metadata.ownerReferences")->get_array().at(0).at("uid"),
-            json::value(StrAt(Set(), "metadata.uid")));
+            json::value(StringAt(Set(), "metadata.uid")));
   ASSERT_TRUE(Eventually([&] { return PodNames().size() == 2; }));
 }
 

@@ -17,9 +17,9 @@ void StatefulSetController::EnqueueFor(const json::object& pod, runtime::WorkQue
     return;
   }
   if (statefulset::HasController(pod)) return;
-  std::string name = StrAt(pod, "metadata.name");
-  for (const runtime::ObjectPtr& set : sets_.lister().List(StrAt(pod, "metadata.namespace"))) {
-    if (!statefulset::OrdinalOf(StrAt(*set, "metadata.name"), name)) continue;
+  std::string name = StringAt(pod, "metadata.name");
+  for (const runtime::ObjectPtr& set : sets_.lister().List(StringAt(pod, "metadata.namespace"))) {
+    if (!statefulset::OrdinalOf(StringAt(*set, "metadata.name"), name)) continue;
     StatusOr<api::LabelSelector> selector =
         api::LabelSelector::FromJson(Find(*set, "spec.selector"), "spec.selector");
     if (selector.ok() && !selector->Empty() && selector->MatchesObject(pod)) {
@@ -30,11 +30,11 @@ void StatefulSetController::EnqueueFor(const json::object& pod, runtime::WorkQue
 
 StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
                                                    const api::LabelSelector& selector) {
-  std::string ns = StrAt(set, "metadata.namespace");
-  std::string set_name = StrAt(set, "metadata.name");
+  std::string ns = StringAt(set, "metadata.namespace");
+  std::string set_name = StringAt(set, "metadata.name");
   bool adopted = false;
   for (const runtime::ObjectPtr& pod : pods_.lister().List(ns, selector)) {
-    std::string name = StrAt(*pod, "metadata.name");
+    std::string name = StringAt(*pod, "metadata.name");
     if (!statefulset::OrdinalOf(set_name, name) || statefulset::HasController(*pod) ||
         statefulset::IsTerminating(*pod)) {
       continue;
@@ -45,7 +45,7 @@ StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
     }
     refs.push_back(statefulset::ControllerRef(set));
     json::object patch{{"metadata", json::object{{"ownerReferences", std::move(refs)},
-                                                 {"uid", StrAt(*pod, "metadata.uid")}}}};
+                                                 {"uid", StringAt(*pod, "metadata.uid")}}}};
     StatusOr<json::object> patched =
         client_.Patch(kPods, ns, name, client::PatchType::kMerge, ToJson(patch));
     if (!patched.ok() && !patched.status().Is(Reason::kNotFound) &&
@@ -59,10 +59,10 @@ StatusOr<bool> StatefulSetController::AdoptOrphans(const json::object& set,
 
 Status StatefulSetController::CreateClaims(const json::object& set, int ordinal,
                                            const std::string& pod_name) {
-  std::string ns = StrAt(set, "metadata.namespace");
-  std::string set_name = StrAt(set, "metadata.name");
+  std::string ns = StringAt(set, "metadata.namespace");
+  std::string set_name = StringAt(set, "metadata.name");
   for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
-    std::string name = StrAt(claim, "metadata.name");
+    std::string name = StringAt(claim, "metadata.name");
     if (claims_.lister().Get(ns, name) != nullptr) continue;
     StatusOr<json::object> made = client_.Create(kPersistentVolumeClaims, "", claim);
     if (made.status().Is(Reason::kAlreadyExists)) continue;
@@ -81,8 +81,8 @@ Status StatefulSetController::CreateClaims(const json::object& set, int ordinal,
 
 Status StatefulSetController::DeleteClaims(const json::object& set, int ordinal) {
   for (const json::object& claim : statefulset::NewClaims(set, ordinal)) {
-    Status s = client_.Delete(kPersistentVolumeClaims, StrAt(claim, "metadata.namespace"),
-                              StrAt(claim, "metadata.name"));
+    Status s = client_.Delete(kPersistentVolumeClaims, StringAt(claim, "metadata.namespace"),
+                              StringAt(claim, "metadata.name"));
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
   return Status();

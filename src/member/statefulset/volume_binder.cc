@@ -14,21 +14,21 @@ VolumeBinder::VolumeBinder(ControllerContext& ctx)
 
 StatusOr<runtime::Result> VolumeBinder::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = claims_.cache().Get(key);
-  if (cached == nullptr || !StrAt(*cached, "metadata.deletionTimestamp").empty()) {
+  if (cached == nullptr || !StringAt(*cached, "metadata.deletionTimestamp").empty()) {
     return runtime::Result{};
   }
   json::object claim = *cached;
-  if (StrAt(claim, "spec.volumeName").empty()) {
+  if (StringAt(claim, "spec.volumeName").empty()) {
     json::object& annotations = EnsureObject(EnsureObject(claim, "metadata"), "annotations");
     annotations["pv.kubernetes.io/bind-completed"] = "yes";
     annotations["pv.kubernetes.io/bound-by-controller"] = "yes";
-    EnsureObject(claim, "spec")["volumeName"] = "pvc-" + StrAt(claim, "metadata.uid");
+    EnsureObject(claim, "spec")["volumeName"] = "pvc-" + StringAt(claim, "metadata.uid");
     StatusOr<json::object> updated = client_.Update(kPersistentVolumeClaims, "", claim);
     if (updated.status().Is(Reason::kNotFound)) return runtime::Result{};
     if (!updated.ok()) return updated.status();
     claim = std::move(*updated);
   }
-  if (StrAt(claim, "status.phase") == "Bound") return runtime::Result{};
+  if (StringAt(claim, "status.phase") == "Bound") return runtime::Result{};
   json::object& status = EnsureObject(claim, "status");
   status["phase"] = "Bound";
   if (const json::value* modes = Find(claim, "spec.accessModes")) status["accessModes"] = *modes;
