@@ -6,33 +6,66 @@
 namespace flotilla {
 namespace {
 
-class SystemClock : public Clock {
+class SystemSleeper : public Sleeper {
  public:
-  TimePoint Now() const override { return std::chrono::system_clock::now(); }
-  bool WaitUntil(TimePoint deadline) override {
+  bool SleepUntil(TimePoint deadline) override {
     std::unique_lock lock(mu_);
-    uint64_t wakes = wakes_;
-    cv_.wait_until(lock, deadline, [&] { return wakes_ != wakes; });
-    return wakes_ == wakes;
+    bool woken = cv_.wait_until(lock, deadline, [&] { return woken_; });
+    woken_ = false;
+    return !woken;
   }
   void Wake() override {
-    std::lock_guard lock(mu_);
-    ++wakes_;
-    cv_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      woken_ = true;
+    }
+    cv_.notify_one();
   }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  uint64_t wakes_ = 0;
+  bool woken_ = false;  // GUARDED_BY(mu_)
+};
+
+class SystemClock : public Clock {
+ public:
+  TimePoint Now() const override { return std::chrono::system_clock::now(); }
+  std::unique_ptr<Sleeper> NewSleeper() override { return std::make_unique<SystemSleeper>(); }
 };
 
 }  // namespace
+
+void Clock::SleepUntil(TimePoint deadline) {
+  std::unique_ptr<Sleeper> sleeper = NewSleeper();
+  while (!sleeper->SleepUntil(deadline)) {
+  }
+}
 
 Clock& RealClock() {
   static auto* clock = new SystemClock();
   return *clock;
 }
+
+class FakeClock::FakeSleeper : public Sleeper {
+ public:
+  explicit FakeSleeper(FakeClock& clock) : clock_(clock) {}
+  bool SleepUntil(TimePoint deadline) override {
+    std::unique_lock lock(clock_.mu_);
+    clock_.cv_.wait(lock, [&] { return clock_.now_ >= deadline || woken_; });
+    woken_ = false;
+    return clock_.now_ >= deadline;
+  }
+  void Wake() override {
+    std::lock_guard lock(clock_.mu_);
+    woken_ = true;
+    clock_.cv_.notify_all();
+  }
+
+ private:
+  FakeClock& clock_;
+  bool woken_ = false;  // GUARDED_BY(clock_.mu_)
+};
 
 FakeClock::FakeClock(TimePoint start) : now_(start) {}
 
@@ -41,18 +74,7 @@ TimePoint FakeClock::Now() const {
   return now_;
 }
 
-bool FakeClock::WaitUntil(TimePoint deadline) {
-  std::unique_lock lock(mu_);
-  uint64_t wakes = wakes_;
-  cv_.wait(lock, [&] { return now_ >= deadline || wakes_ != wakes; });
-  return now_ >= deadline;
-}
-
-void FakeClock::Wake() {
-  std::lock_guard lock(mu_);
-  ++wakes_;
-  cv_.notify_all();
-}
+std::unique_ptr<Sleeper> FakeClock::NewSleeper() { return std::make_unique<FakeSleeper>(*this); }
 
 void FakeClock::Advance(Duration d) {
   std::lock_guard lock(mu_);

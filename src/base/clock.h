@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -12,15 +13,27 @@ namespace flotilla {
 using TimePoint = std::chrono::system_clock::time_point;
 using Duration = std::chrono::system_clock::duration;
 
+// One thread's sleep on a Clock, which other threads can cut short. A
+// Wake() is never lost: one that arrives while nobody sleeps ends the next
+// SleepUntil() at once. Each Sleeper wakes only its own sleeper, so a
+// process with thousands of timer threads wakes one thread per Wake().
+// SleepUntil() has one caller at a time; Wake() may come from any thread.
+class Sleeper {
+ public:
+  virtual ~Sleeper() = default;
+  // Returns true when Now() >= deadline, false when a Wake() came first (or
+  // was pending).
+  virtual bool SleepUntil(TimePoint deadline) = 0;
+  virtual void Wake() = 0;
+};
+
 class Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
-  // Blocks until Now() >= deadline or Wake() is called; returns true if the
-  // deadline was reached. Thread-safe.
-  virtual bool WaitUntil(TimePoint deadline) = 0;
-  // Releases every WaitUntil() in progress (used on shutdown).
-  virtual void Wake() = 0;
+  virtual std::unique_ptr<Sleeper> NewSleeper() = 0;
+  // Blocks until Now() >= deadline (a backoff, a rate limit's wait).
+  void SleepUntil(TimePoint deadline);
 };
 
 // The process-wide real clock. Thread-safe; never destroyed.
@@ -31,16 +44,18 @@ class FakeClock : public Clock {
  public:
   explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1700000000)));
   TimePoint Now() const override;
-  bool WaitUntil(TimePoint deadline) override;
-  void Wake() override;
+  std::unique_ptr<Sleeper> NewSleeper() override;
   void Advance(Duration d);
   void Set(TimePoint t);
 
  private:
+  class FakeSleeper;
+
   mutable std::mutex mu_;
+  // Every sleeper waits on this one (tests have few): Advance() and any
+  // Wake() notify all, and each looks at its own deadline and flag.
   std::condition_variable cv_;
-  TimePoint now_;       // GUARDED_BY(mu_)
-  uint64_t wakes_ = 0;  // GUARDED_BY(mu_)
+  TimePoint now_;  // GUARDED_BY(mu_)
 };
 
 // RFC 3339 in UTC with second precision ("2026-11-21T05:07:55Z"), as

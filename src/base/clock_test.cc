@@ -27,32 +27,60 @@ TEST(ClockTest, ParsesRfc3339) {
   EXPECT_FALSE(ParseRfc3339("2023-11-14T22:13:20", &t));
 }
 
-TEST(FakeClockTest, AdvanceReleasesWaiters) {
+TEST(FakeClockTest, AdvanceReleasesSleepers) {
   FakeClock clock;
   TimePoint deadline = clock.Now() + seconds(10);
   bool reached = false;
-  std::thread waiter([&] { reached = clock.WaitUntil(deadline); });
+  std::thread sleeper([&, s = clock.NewSleeper()] { reached = s->SleepUntil(deadline); });
   clock.Advance(seconds(5));
   clock.Advance(seconds(5));
-  waiter.join();
+  sleeper.join();
   EXPECT_TRUE(reached);
 }
 
-TEST(FakeClockTest, WakeReleasesWaitersEarly) {
+TEST(FakeClockTest, SleepUntilReturnsOnceTheClockGetsThere) {
   FakeClock clock;
-  std::atomic<bool> done{false};
-  bool reached = true;
-  std::thread waiter([&] {
-    reached = clock.WaitUntil(clock.Now() + seconds(10));
-    done = true;
+  TimePoint deadline = clock.Now() + seconds(3);
+  std::thread sleeper([&] { clock.SleepUntil(deadline); });
+  for (int i = 0; i < 3; ++i) clock.Advance(seconds(1));
+  sleeper.join();
+  EXPECT_EQ(clock.Now(), deadline);
+}
+
+// Runs against both clocks: a Wake() made before the sleep is not lost, and
+// it wakes only its own sleeper.
+void WakeIsKeptAndOnlyForItsSleeper(Clock& clock) {
+  std::unique_ptr<Sleeper> mine = clock.NewSleeper();
+  std::unique_ptr<Sleeper> other = clock.NewSleeper();
+  mine->Wake();  // nobody sleeps yet
+  EXPECT_FALSE(mine->SleepUntil(clock.Now() + std::chrono::hours(1)));
+  std::atomic<bool> other_done{false};
+  std::thread other_thread([&] {
+    other->SleepUntil(clock.Now() + std::chrono::hours(1));
+    other_done = true;
   });
-  // A Wake() before the waiter starts waiting is not seen by it, so repeat.
-  while (!done) {
-    clock.Wake();
-    std::this_thread::yield();
-  }
-  waiter.join();
-  EXPECT_FALSE(reached);
+  std::atomic<bool> woke{false};
+  std::thread mine_thread([&] { woke = !mine->SleepUntil(clock.Now() + std::chrono::hours(1)); });
+  mine->Wake();
+  mine_thread.join();
+  EXPECT_TRUE(woke);
+  EXPECT_FALSE(other_done);
+  other->Wake();
+  other_thread.join();
+  EXPECT_TRUE(other_done);
+}
+
+TEST(FakeClockTest, WakeIsKeptAndOnlyForItsSleeper) {
+  FakeClock clock;
+  WakeIsKeptAndOnlyForItsSleeper(clock);
+}
+
+TEST(RealClockTest, WakeIsKeptAndOnlyForItsSleeper) { WakeIsKeptAndOnlyForItsSleeper(RealClock()); }
+
+TEST(RealClockTest, SleepUntilWaitsForTheDeadline) {
+  TimePoint deadline = RealClock().Now() + std::chrono::milliseconds(20);
+  RealClock().SleepUntil(deadline);
+  EXPECT_GE(RealClock().Now(), deadline);
 }
 
 }  // namespace

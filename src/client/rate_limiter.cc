@@ -26,9 +26,7 @@ Duration TokenBucket::Reserve() {
 void TokenBucket::Wait() {
   Duration wait = Reserve();
   if (wait <= Duration::zero()) return;
-  TimePoint deadline = clock_.Now() + wait;
-  // A Wake() (shutdown) releases the wait early; the request then goes ahead.
-  clock_.WaitUntil(deadline);
+  clock_.SleepUntil(clock_.Now() + wait);
 }
 
 }  // namespace flotilla::client

@@ -56,7 +56,7 @@ class RestTransport : public Transport {
       std::optional<Duration> delay;
       if (attempt < opts_.max_retries) delay = RetryDelay(req, result, attempt);
       if (!delay) return std::move(result.response);
-      clock_.WaitUntil(clock_.Now() + *delay);
+      clock_.SleepUntil(clock_.Now() + *delay);
     }
   }
 

@@ -122,7 +122,7 @@ StatusOr<json::object> Admin::AddNode(const json::object& body) {
   for (int i = 0; i < 50; ++i) {
     auto current = client_.Get(kNodes, "", name);
     if (current.ok() && Find(*current, "status.allocatable") != nullptr) break;
-    clock_.WaitUntil(clock_.Now() + std::chrono::milliseconds(100));
+    clock_.SleepUntil(clock_.Now() + std::chrono::milliseconds(100));
   }
   return client_.Patch(kNodes, "", name, client::PatchType::kMerge, json::serialize(resources),
                        "status");

@@ -1,37 +1,20 @@
 #include "runtime/alarm.h"
 
-#include <thread>
-
 namespace flotilla::runtime {
 
 void Alarm::Wait(TimePoint deadline) {
   {
     std::lock_guard lock(mu_);
-    if (stopped_ || kicks_ != seen_) {
-      seen_ = kicks_;
-      return;
-    }
+    if (stopped_) return;
     sleeping_ = true;
     deadline_ = deadline;
   }
-  clock_.WaitUntil(deadline);
+  sleeper_->SleepUntil(deadline);
   std::lock_guard lock(mu_);
   sleeping_ = false;
-  seen_ = kicks_;
 }
 
-void Alarm::Kick() {
-  std::unique_lock lock(mu_);
-  uint64_t kick = ++kicks_;
-  // The sleeper may be between setting sleeping_ and entering
-  // Clock::WaitUntil, where a Wake() is lost: repeat until it has looked.
-  while (sleeping_ && seen_ < kick) {
-    lock.unlock();
-    clock_.Wake();
-    std::this_thread::yield();
-    lock.lock();
-  }
-}
+void Alarm::Kick() { sleeper_->Wake(); }
 
 void Alarm::Stop() {
   {
