@@ -203,11 +203,14 @@ json::object RunAll(const Config& cfg, ssl::context& ctx) {
   if (cfg.Has("fill") && cfg.fill > 0) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     memory["before_fill"] = ServerMemory(cfg);
-    int64_t missing = std::max<int64_t>(0, cfg.fill - g_created);
-    json::object fill = Fill(cfg, ctx, ns("fill"), missing);
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+    // The earlier phases may have stored that many already (a count of 0
+    // would make RunLoad run by time instead).
+    int64_t missing = cfg.fill - g_created;
+    if (missing > 0) {
+      out["fill"] = Fill(cfg, ctx, ns("fill"), missing);
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
     memory["after_fill"] = ServerMemory(cfg);
-    out["fill"] = std::move(fill);
   }
   memory["objects_created_by_run"] = g_created.load();
   out["server_memory"] = std::move(memory);

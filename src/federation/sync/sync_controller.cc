@@ -190,6 +190,12 @@ StatusOr<runtime::Result> SyncController::Reconcile(Kind& k, const std::string& 
   if (cached == nullptr || !Propagates(*k.spec, *cached)) return runtime::Result{};
   json::object obj = Typed(*k.spec, *cached);
   if (IsBeingDeleted(obj)) return Finalize(k, obj);
+  bool unsynced = false;
+  std::vector<Target> targets = Targets(k, &unsynced);
+  // No member to write to: nothing to hold the object for either (a
+  // federation without members pays no extra write per object). The
+  // finalizer comes before the first copy does.
+  if (targets.empty()) return runtime::Result{};
   StatusOr<json::object> held = EnsureFederationFinalizer(fed_, k.spec->resource, obj);
   if (!held.ok()) return Quiet(held.status());
   obj = Typed(*k.spec, std::move(*held));
@@ -200,9 +206,8 @@ StatusOr<runtime::Result> SyncController::Reconcile(Kind& k, const std::string& 
     return runtime::Result{};
   }
   json::object desired = DesiredCopy(*k.spec, obj);
-  bool unsynced = false;
   Status first_error;
-  for (const Target& t : Targets(k, &unsynced)) {
+  for (const Target& t : targets) {
     Status s = SyncCluster(k, obj, desired, *selector, t);
     if (!s.ok() && first_error.ok()) first_error = s;
   }

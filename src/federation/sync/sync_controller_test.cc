@@ -286,6 +286,23 @@ TEST_F(SyncControllerTest, AClusterThatBecomesReadyGetsWhatItLacks) {
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
 }
 
+// With no member to write to, an object is left as it was: no finalizer
+// (no second write per object); it comes with the first copy.
+TEST_F(SyncControllerTest, TheFinalizerComesWithTheFirstCopy) {
+  clusters_.SetNotReady("m1");
+  clusters_.SetNotReady("m2");
+  runtime::Controller* sync = manager_.Find("sync-configmaps");
+  ASSERT_NE(sync, nullptr);
+  uint64_t before = sync->Metrics().reconciles;
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
+  ASSERT_TRUE(Eventually([&] { return sync->Metrics().reconciles > before; }));
+  EXPECT_EQ(Find(*Get(*fed_, kConfigMaps, "shop", "cfg"), "metadata.finalizers"), nullptr);
+  SetReady("m1");
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v1"; }));
+  EXPECT_EQ(Find(*Get(*fed_, kConfigMaps, "shop", "cfg"), "metadata.finalizers")->as_array(),
+            json::array{api::kDeleteFromUnderlyingClustersFinalizer});
+}
+
 TEST_F(SyncControllerTest, ACopyInAClusterBeingUnjoinedStays) {
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
