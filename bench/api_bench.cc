@@ -21,6 +21,8 @@
 #include <sstream>
 #include <thread>
 
+#include "bench/proc_stats.h"
+
 namespace flotilla::bench {
 namespace {
 
@@ -32,13 +34,9 @@ size_t CountOf(std::string_view s, std::string_view what) {
 
 // One field of /proc/<pid>/status: "VmRSS" and "VmHWM" in MiB, "Threads".
 json::value ProcField(int pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; pid > 0 && std::getline(in, line);) {
-    if (line.rfind(field + ":", 0) != 0) continue;
-    int64_t v = std::strtoll(line.c_str() + field.size() + 1, nullptr, 10);
-    return field == "Threads" ? json::value(v) : json::value(std::round(v / 102.4) / 10);
-  }
-  return nullptr;
+  if (pid <= 0) return nullptr;
+  long long v = StatusField(pid, field);
+  return field == "Threads" ? json::value(v) : json::value(std::round(v / 102.4) / 10);
 }
 
 struct Request {
@@ -54,16 +52,7 @@ std::atomic<int64_t> g_created{0};  // objects this run created
 }  // namespace
 
 double ServerCpuSeconds(const Config& cfg) {
-  std::ifstream in("/proc/" + std::to_string(cfg.server_pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t paren = stat.rfind(')');  // fields after the command name: state is field 3
-  if (cfg.server_pid <= 0 || paren == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string skip;
-  for (int i = 3; i < 14; ++i) fields >> skip;
-  double utime = 0, stime = 0;
-  fields >> utime >> stime;
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return cfg.server_pid > 0 ? CpuSeconds(cfg.server_pid) : 0;
 }
 
 json::object ServerMemory(const Config& cfg) {

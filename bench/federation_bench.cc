@@ -7,7 +7,8 @@
 //    ReplicaSets of N replicas (one per member, rebalance true) created one
 //    after the other; for each, the time from sending the create to the
 //    moment its local ReplicaSet has been seen (watch event) in every member.
-//    p50, p99, max. --gap-ms pauses between samples, so that a sample does
+//    p50, p99, max, and the CPU time the federation and the members'
+//    process used per sample. --gap-ms pauses between samples, so that a sample does
 //    not share the machine with the previous one's pods starting.
 // 2. Scale: --rs federated ReplicaSets of one replica each over
 //    --scale-members members, created by 8 writers; the time until a local
@@ -39,6 +40,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "bench/proc_stats.h"
 
 namespace flotilla::bench {
 namespace {
@@ -116,6 +118,9 @@ json::object Latency(const Config& c, int members) {
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
   std::vector<double> ms;
   int timeouts = 0;
+  // Whose CPU a sample costs: the federation's, or the members' process's.
+  pid_t server_pid = fleet->server.child->pid(), members_pid = fleet->members.child->pid();
+  double server_cpu = CpuSeconds(server_pid), members_cpu = CpuSeconds(members_pid);
   for (int i = 0; i < c.samples; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.gap_ms));
     std::string name = "lat-" + std::to_string(i);
@@ -129,6 +134,8 @@ json::object Latency(const Config& c, int members) {
     }
     ms.push_back(std::chrono::duration<double, std::milli>(*last - sent).count());
   }
+  server_cpu = CpuSeconds(server_pid) - server_cpu;
+  members_cpu = CpuSeconds(members_pid) - members_cpu;
   std::sort(ms.begin(), ms.end());
   return {{"members", members},
           {"samples", static_cast<int64_t>(ms.size())},
@@ -137,7 +144,9 @@ json::object Latency(const Config& c, int members) {
           {"p50_ms", Percentile(ms, 0.50)},
           {"p99_ms", Percentile(ms, 0.99)},
           {"max_ms", ms.empty() ? -1.0 : ms.back()},
-          {"server_rss_mib", RssMiB(fleet->server.child->pid())},
+          {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, c.samples)},
+          {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, c.samples)},
+          {"server_rss_mib", RssMiB(server_pid)},
           {"broken_watches", (*watcher)->broken_watches()}};
 }
 
@@ -204,7 +213,7 @@ json::object Scale(const Config& c) {
           {"server_rss_mib_created", rss_created},
           {"server_rss_mib_converged", rss_converged},
           {"server_rss_mib_end", RssMiB(server)},
-          {"server_rss_mib_peak", RssMiB(server, "VmHWM:")}};
+          {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
 }
 
 // Local spec.replicas and running pods of "web" over `members`.

@@ -30,7 +30,7 @@ inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", 
 
 double SecondsSince(Steady::time_point start);
 // VmRSS and VmHWM (peak) of a process, in MiB (0 when unreadable).
-double RssMiB(pid_t pid, const char* field = "VmRSS:");
+double RssMiB(pid_t pid, const char* field = "VmRSS");
 
 // A child process of the flotilla binary and the kubeconfigs it wrote.
 struct Process {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "bench/federation_bench.h"
+#include "bench/proc_stats.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "federation/cluster/join.h"
@@ -15,15 +16,7 @@ double SecondsSince(Steady::time_point start) {
   return std::chrono::duration<double>(Steady::now() - start).count();
 }
 
-double RssMiB(pid_t pid, const char* field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  std::string prefix(field);
-  while (std::getline(status, line)) {
-    if (line.rfind(prefix, 0) == 0) return std::stod(line.substr(prefix.size())) / 1024.0;
-  }
-  return 0;
-}
+double RssMiB(pid_t pid, const char* field) { return StatusField(pid, field) / 1024.0; }
 
 StatusOr<Process> StartServer(const std::string& binary, const std::string& dir,
                               const std::vector<std::string>& flags) {

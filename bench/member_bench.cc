@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "bench/proc_stats.h"
 #include "member/cluster.h"
 
 namespace flotilla::member {
@@ -53,22 +54,10 @@ double SecondsSince(Steady::time_point start) {
   return std::chrono::duration<double>(Steady::now() - start).count();
 }
 
-double RssMiB() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return 0;
-}
+double RssMiB() { return bench::StatusField(0, "VmRSS") / 1024.0; }
 
 // User + system CPU seconds of the whole process so far.
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto sec = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return sec(u.ru_utime) + sec(u.ru_stime);
-}
+double CpuSeconds() { return bench::CpuSeconds(0); }
 
 int Threads() {
   int n = 0;
