@@ -4,6 +4,15 @@
 #include "client/in_process_client.h"
 
 namespace flotilla::cli {
+namespace {
+
+// Adds `controller`'s own metrics to the server's /metrics, as `source`.
+template <typename Controller>
+void ServeMetrics(apiserver::Server& server, const char* source, Controller* controller) {
+  server.api().metrics().SetSource(source, [controller] { return controller->RenderMetrics(); });
+}
+
+}  // namespace
 
 bool FederationOptions::Enabled(std::string_view name) const {
   bool enabled = false;
@@ -39,22 +48,17 @@ StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
   if (options.Enabled("cluster")) {
     c->cluster_controller_ = std::make_unique<federation::cluster::ClusterController>(
         *c->client_, c->manager_, RealClock(), options.cluster, &c->clusters_);
-    auto* controller = c->cluster_controller_.get();
-    server.api().metrics().SetSource("clusters",
-                                     [controller] { return controller->RenderMetrics(); });
+    ServeMetrics(server, "clusters", c->cluster_controller_.get());
   }
   if (options.Enabled("sync")) {
     c->sync_controller_ = std::make_unique<federation::sync::SyncController>(
         *c->client_, c->manager_, RealClock(), c->clusters_);
-    auto* sync = c->sync_controller_.get();
-    server.api().metrics().SetSource("sync", [sync] { return sync->RenderMetrics(); });
+    ServeMetrics(server, "sync", c->sync_controller_.get());
   }
   if (options.Enabled("replicaset")) {
     c->replicaset_controller_ = std::make_unique<federation::replicaset::ReplicaSetController>(
         *c->client_, c->manager_, RealClock(), c->clusters_, options.replicaset);
-    auto* replicasets = c->replicaset_controller_.get();
-    server.api().metrics().SetSource("replicasets",
-                                     [replicasets] { return replicasets->RenderMetrics(); });
+    ServeMetrics(server, "replicasets", c->replicaset_controller_.get());
   }
   runtime::ControllerManager* manager = &c->manager_;
   server.api().metrics().SetSource(

@@ -1,5 +1,6 @@
 #include "api/kinds/hpa_convert.h"
 
+#include "api/annotations.h"
 #include "api/kinds/hpa_metrics.h"
 #include "api/kinds/util.h"
 #include "api/validation.h"
@@ -39,11 +40,6 @@ void DropRoundTripAnnotations(json::object& obj) {
   if (dropped && annotations->empty()) meta->erase("annotations");
 }
 
-std::string Annotation(const json::object& obj, std::string_view key) {
-  const json::object* annotations = ObjectAt(obj, "metadata.annotations");
-  return annotations ? std::string(GetString(*annotations, key).value_or("")) : "";
-}
-
 void SetAnnotation(json::object& obj, std::string_view key, const json::value& value) {
   EnsureObject(EnsureObject(obj, "metadata"), "annotations")[key] = json::serialize(value);
 }
@@ -52,7 +48,7 @@ void SetAnnotation(json::object& obj, std::string_view key, const json::value& v
 // the annotation is absent, malformed (Kubernetes then ignores it) or empty.
 std::optional<json::array> ParseList(const json::object& obj, std::string_view key,
                                      json::object (*convert)(const json::object&)) {
-  std::string text = Annotation(obj, key);
+  std::string text = AnnotationAt(obj, key);
   if (text.empty()) return std::nullopt;
   StatusOr<json::value> parsed = ParseJson(text);
   if (!parsed.ok() || !parsed->is_array()) return std::nullopt;
@@ -139,7 +135,7 @@ json::object SpecToV2(const json::object& v1) {
   const json::value* cpu = spec.if_contains("targetCPUUtilizationPercentage");
   if (cpu != nullptr && !cpu->is_null()) metrics.push_back(CpuUtilizationMetric(*cpu));
   if (!metrics.empty()) out["metrics"] = std::move(metrics);
-  std::string behavior = Annotation(v1, kBehaviorAnnotation);
+  std::string behavior = AnnotationAt(v1, kBehaviorAnnotation);
   StatusOr<json::value> parsed = ParseJson(behavior.empty() ? "null" : behavior);
   if (parsed.ok()) {
     if (std::optional<json::object> b = BehaviorFromInternalJson(*parsed)) out["behavior"] = *b;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/annotations.h"
 #include "api/federated.h"
 #include "api/validation.h"
 #include "federation/cluster/cluster_selector.h"
@@ -26,13 +27,9 @@ constexpr Kind kPropagatedKinds[] = {
 // The annotation `key` of `obj` when it is set and differs from `old`'s.
 const json::value* ChangedAnnotation(const json::object& obj, const json::object* old,
                                      std::string_view key) {
-  const json::value* annotations = Find(obj, "metadata.annotations");
-  if (annotations == nullptr || !annotations->is_object()) return nullptr;
-  const json::value* value = annotations->get_object().if_contains(key);
+  const json::value* value = api::FindAnnotation(obj, key);
   if (value == nullptr || old == nullptr) return value;
-  const json::value* old_annotations = Find(*old, "metadata.annotations");
-  if (old_annotations == nullptr || !old_annotations->is_object()) return value;
-  const json::value* old_value = old_annotations->get_object().if_contains(key);
+  const json::value* old_value = api::FindAnnotation(*old, key);
   return old_value != nullptr && *old_value == *value ? nullptr : value;
 }
 

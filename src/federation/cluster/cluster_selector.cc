@@ -3,6 +3,7 @@
 #include <charconv>
 #include <optional>
 
+#include "api/annotations.h"
 #include "api/federated.h"
 #include "api/validation.h"
 
@@ -184,9 +185,7 @@ StatusOr<ClusterSelector> ClusterSelector::Parse(std::string_view text, std::str
 }
 
 StatusOr<ClusterSelector> ClusterSelector::Of(const json::object& obj) {
-  const json::value* v = Find(obj, "metadata.annotations");
-  if (v == nullptr || !v->is_object()) return ClusterSelector();
-  const json::value* s = v->get_object().if_contains(api::kClusterSelectorAnnotation);
+  const json::value* s = api::FindAnnotation(obj, api::kClusterSelectorAnnotation);
   if (s == nullptr) return ClusterSelector();
   if (!s->is_string()) {
     return Status::Invalid(

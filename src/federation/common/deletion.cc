@@ -1,5 +1,6 @@
 #include "federation/common/deletion.h"
 
+#include "api/annotations.h"
 #include "api/federated.h"
 
 namespace flotilla::federation {
@@ -27,11 +28,8 @@ bool HasFinalizer(const json::object& obj, std::string_view finalizer) {
 }
 
 bool DeletesMemberCopies(const json::object& obj) {
-  const json::value* v = Find(obj, "metadata.annotations");
-  if (v == nullptr || !v->is_object()) return false;
-  const json::value* policy = v->get_object().if_contains(api::kDeletionPropagationAnnotation);
-  return policy != nullptr && policy->is_string() &&
-         (policy->get_string() == "Background" || policy->get_string() == "Foreground");
+  std::string policy = api::AnnotationAt(obj, api::kDeletionPropagationAnnotation);
+  return policy == "Background" || policy == "Foreground";
 }
 
 StatusOr<json::object> EnsureFederationFinalizer(client::Client& client,

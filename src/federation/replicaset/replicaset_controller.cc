@@ -8,6 +8,7 @@
 #include <atomic>
 #include <sstream>
 
+#include "api/annotations.h"
 #include "api/federated.h"
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/cluster_selector.h"
@@ -21,13 +22,6 @@ namespace flotilla::federation::replicaset {
 namespace {
 
 constexpr std::array<double, 8> kLatencyBuckets = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5};
-
-std::string Annotation(const json::object& obj, std::string_view key) {
-  const json::value* a = Find(obj, "metadata.annotations");
-  if (a == nullptr || !a->is_object()) return "";
-  const json::value* v = a->get_object().if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
 
 json::object WithKind(const json::object& obj) {
   json::object out = obj;
@@ -68,7 +62,7 @@ const json::object* NotScheduled(const json::object& pod) {
 // cluster -> what the last check planned there, from the breakdown
 // annotation; {} when there is none or it does not parse.
 json::object LastPlanned(const json::object& frs) {
-  auto breakdown = ParseJsonObject(Annotation(frs, api::kReplicaSetStatusAnnotation));
+  auto breakdown = ParseJsonObject(api::AnnotationAt(frs, api::kReplicaSetStatusAnnotation));
   const json::value* clusters = breakdown.ok() ? Find(*breakdown, "clusters") : nullptr;
   json::object out;
   if (clusters == nullptr || !clusters->is_object()) return out;
@@ -280,7 +274,7 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   check.name = StringAt(check.frs, "metadata.name");
   check.now = clock_.Now();
 
-  std::string prefs_text = Annotation(check.frs, planner::kReplicaSetPreferencesAnnotation);
+  std::string prefs_text = api::AnnotationAt(check.frs, planner::kReplicaSetPreferencesAnnotation);
   if (prefs_text.empty()) {
     check.prefs = planner::Preferences::Default();
   } else {
@@ -323,8 +317,8 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   check.workload = &WorkloadFor(key);
   check.workload->last_planned = LastPlanned(check.frs);
   for (const Member& m : check.members) {
-    check.views.push_back(View(m, check.frs, *check.workload, check.now, &next_check));
     check.cached.push_back(m.replicasets->lister().Get(check.ns, check.name));
+    check.views.push_back(View(m, check.cached.back(), *check.workload, check.now, &next_check));
   }
   // Clusters that left: their memory goes.
   auto left = [&](const auto& entry) {
@@ -407,7 +401,7 @@ std::optional<std::vector<ReplicaSetController::Member>> ReplicaSetController::M
   return out;
 }
 
-ClusterView ReplicaSetController::View(const Member& m, const json::object& frs, Workload& w,
+ClusterView ReplicaSetController::View(const Member& m, const runtime::ObjectPtr& lrs, Workload& w,
                                        TimePoint now, std::optional<TimePoint>* next_check) const {
   auto sooner = [&](TimePoint t) {
     if (!*next_check || t < **next_check) *next_check = t;
@@ -421,8 +415,6 @@ ClusterView ReplicaSetController::View(const Member& m, const json::object& frs,
       w.create_retry_at.erase(retry);
     }
   }
-  runtime::ObjectPtr lrs = m.replicasets->lister().Get(StringAt(frs, "metadata.namespace"),
-                                                       StringAt(frs, "metadata.name"));
   if (lrs == nullptr || !IsManaged(*lrs) || IsBeingDeleted(*lrs)) {
     w.pending_since.erase(m.name);
     w.missing_since.erase(m.name);
@@ -655,7 +647,7 @@ Status ReplicaSetController::WriteStatus(const Check& check) {
   }
   json::object frs = check.frs;
   std::string breakdown = BreakdownAnnotation(locals);
-  if (Annotation(frs, api::kReplicaSetStatusAnnotation) != breakdown) {
+  if (api::AnnotationAt(frs, api::kReplicaSetStatusAnnotation) != breakdown) {
     json::object annotated = frs;
     json::value& annotations = EnsureObject(annotated, "metadata")["annotations"];
     if (!annotations.is_object()) annotations = json::object();
@@ -680,7 +672,7 @@ StatusOr<runtime::Result> ReplicaSetController::Delete(const json::object& frs) 
     Forget(key);
     return runtime::Result{};
   }
-  std::string policy = Annotation(frs, api::kDeletionPropagationAnnotation);
+  std::string policy = api::AnnotationAt(frs, api::kDeletionPropagationAnnotation);
   std::string ns = StringAt(frs, "metadata.namespace");
   std::string name = StringAt(frs, "metadata.name");
   std::vector<Member> members;

@@ -119,7 +119,9 @@ class ReplicaSetController {
   // The clusters to plan over; nullopt while a ready cluster's caches have
   // not synced within sync_grace.
   std::optional<std::vector<Member>> Members();
-  ClusterView View(const Member& m, const json::object& frs, Workload& w, TimePoint now,
+  // What the planner needs to know of cluster `m`, whose local ReplicaSet
+  // (as cached) is `lrs`.
+  ClusterView View(const Member& m, const runtime::ObjectPtr& lrs, Workload& w, TimePoint now,
                    std::optional<TimePoint>* next_check) const;
   void Apply(Check& check);
   Status WriteStatus(const Check& check);
