@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "apiserver/server.h"
-#include "federation/cluster/cluster_clients.h"
+#include "federation/common/cluster_clients.h"
 #include "federation/cluster/cluster_controller.h"
 #include "federation/replicaset/replicaset_controller.h"
 #include "federation/sync/sync_controller.h"
@@ -44,14 +44,14 @@ class FederationControllers {
   // Stops them.
   ~FederationControllers();
 
-  federation::cluster::ClusterClients& clusters() { return clusters_; }
+  federation::ClusterClients& clusters() { return clusters_; }
 
  private:
   explicit FederationControllers(apiserver::Server& server);
 
   apiserver::Server& server_;
   std::unique_ptr<client::Client> client_;
-  federation::cluster::ClusterClients clusters_;
+  federation::ClusterClients clusters_;
   std::unique_ptr<federation::cluster::ClusterController> cluster_controller_;
   // Propagates Namespaces, ConfigMaps, Secrets and Services.
   std::unique_ptr<federation::sync::SyncController> sync_controller_;

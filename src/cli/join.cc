@@ -13,7 +13,7 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "client/rest_client.h"
-#include "federation/cluster/names.h"
+#include "federation/common/names.h"
 
 namespace flotilla::cli {
 namespace {

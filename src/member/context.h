@@ -20,6 +20,7 @@
 #include "runtime/controller_manager.h"
 #include "runtime/event_recorder.h"
 #include "runtime/informer.h"
+#include "runtime/shared_informers.h"
 
 namespace flotilla::member {
 
@@ -36,46 +37,8 @@ inline const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", tru
 inline const client::ResourceRef kHorizontalPodAutoscalers{"autoscaling", "v2",
                                                            "horizontalpodautoscalers", true};
 
-// Informers shared by a member's controllers: one per resource, created on
-// first use and registered with the manager, which starts them and waits for
-// their caches before any worker runs. Thread-safe.
-class SharedInformers {
- public:
-  SharedInformers(client::Client& client, Clock& clock, runtime::ControllerManager& manager)
-      : client_(client), clock_(clock), manager_(manager) {}
-
-  // REQUIRES: called before the manager starts (from a Component's
-  // constructor).
-  runtime::Informer& For(const client::ResourceRef& resource) {
-    std::lock_guard lock(mu_);
-    std::string key = resource.group + "/" + resource.version + "/" + resource.resource;
-    auto& slot = informers_[key];
-    if (slot == nullptr) {
-      slot = std::make_unique<runtime::Informer>(client_, resource, clock_);
-      manager_.AddInformer(slot.get());
-    }
-    return *slot;
-  }
-
-  // Stops every informer, all at once: each may take up to a second to
-  // leave its watch. (The manager stops them too; this makes it safe to
-  // destroy them afterwards.)
-  void StopAll() {
-    std::lock_guard lock(mu_);
-    std::vector<std::thread> stopping;
-    for (auto& [key, informer] : informers_) {
-      stopping.emplace_back([i = informer.get()] { i->Stop(); });
-    }
-    for (auto& t : stopping) t.join();
-  }
-
- private:
-  client::Client& client_;
-  Clock& clock_;
-  runtime::ControllerManager& manager_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<runtime::Informer>> informers_;  // GUARDED_BY(mu_)
-};
+// Informers shared by a member's controllers (runtime/shared_informers.h).
+using runtime::SharedInformers;
 
 // The member's simulation settings (flags of `flotilla member`).
 struct SimulationOptions {

@@ -5,7 +5,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/validation.h"
-#include "federation/cluster/cluster_selector.h"
+#include "federation/common/cluster_selector.h"
 #include "planner/preferences.h"
 
 namespace flotilla::federation {

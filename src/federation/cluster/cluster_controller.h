@@ -34,16 +34,17 @@
 
 #include "base/clock.h"
 #include "client/client.h"
-#include "federation/cluster/cluster_clients.h"
+#include "federation/common/cluster_clients.h"
 #include "federation/cluster/member_access.h"
+#include "federation/common/names.h"
 #include "runtime/controller_manager.h"
 #include "runtime/informer.h"
 
 namespace flotilla::federation::cluster {
 
-inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", false};
-inline const client::ResourceRef kSecrets{"", "v1", "secrets", true};
-inline const client::ResourceRef kNodes{"", "v1", "nodes", false};
+using federation::kClusters;
+using federation::kNodes;
+using federation::kSecrets;
 
 struct ClusterControllerOptions {
   Duration monitor_period = std::chrono::seconds(10);

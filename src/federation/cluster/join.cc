@@ -4,14 +4,12 @@
 #include "base/base64.h"
 #include "client/rest_client.h"
 #include "federation/cluster/member_access.h"
-#include "federation/cluster/names.h"
+#include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {
 namespace {
 
 const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
-const client::ResourceRef kSecretsRef{"", "v1", "secrets", true};
-const client::ResourceRef kClustersRef{"federation", "v1beta1", "clusters", false};
 
 // What the federation may create in a member, deleted in this order by a
 // cascading unjoin (namespaces last: they take the rest with them).
@@ -111,7 +109,7 @@ StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text
 }
 
 StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
-  auto existing = fed.Get(kClustersRef, "", opts.name);
+  auto existing = fed.Get(kClusters, "", opts.name);
   if (existing.ok()) {
     return Status::AlreadyExists("clusters.federation \"" + opts.name + "\" already exists");
   }
@@ -128,10 +126,10 @@ StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
                         {"labels", {{"federation.kubernetes.io/cluster", opts.name}}}}},
                       {"type", "Opaque"},
                       {"data", {{kKubeconfigKey, Base64Encode(kubeconfig)}}}};
-  FLOTILLA_RETURN_IF_ERROR(fed.Create(kSecretsRef, opts.secret_namespace, secret).status());
-  auto cluster = fed.Create(kClustersRef, "", ClusterObject(opts));
+  FLOTILLA_RETURN_IF_ERROR(fed.Create(kSecrets, opts.secret_namespace, secret).status());
+  auto cluster = fed.Create(kClusters, "", ClusterObject(opts));
   if (!cluster.ok()) {
-    (void)fed.Delete(kSecretsRef, opts.secret_namespace, SecretNameFor(opts.name));
+    (void)fed.Delete(kSecrets, opts.secret_namespace, SecretNameFor(opts.name));
     return cluster.status();
   }
   return cluster;
@@ -139,7 +137,7 @@ StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
 
 StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
                               Clock* io_clock) {
-  FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClustersRef, "", name));
+  FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
   const json::value* ref_ns = Find(cluster, "spec.secretRef.namespace");
   const json::value* ref_name = Find(cluster, "spec.secretRef.name");
   std::string secret_ns = ref_ns != nullptr && ref_ns->is_string() && !ref_ns->get_string().empty()
@@ -149,17 +147,17 @@ StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool
       ref_name != nullptr && ref_name->is_string() ? std::string(ref_name->get_string()) : "";
   UnjoinResult out;
   if (cascade) {
-    FLOTILLA_ASSIGN_OR_RETURN(json::object secret, fed.Get(kSecretsRef, secret_ns, secret_name));
+    FLOTILLA_ASSIGN_OR_RETURN(json::object secret, fed.Get(kSecrets, secret_ns, secret_name));
     FLOTILLA_ASSIGN_OR_RETURN(client::RestConfig config, RestConfigFromSecret(secret));
     client::RestOptions opts{.timeout = std::chrono::seconds(10), .max_retries = 0};
     opts.clock = io_clock;
     FLOTILLA_ASSIGN_OR_RETURN(auto member, client::NewRestClient(config, opts));
     FLOTILLA_RETURN_IF_ERROR(DeleteManaged(*member, out));
   }
-  Status s = fed.Delete(kClustersRef, "", name);
+  Status s = fed.Delete(kClusters, "", name);
   if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   if (!secret_name.empty()) {
-    s = fed.Delete(kSecretsRef, secret_ns, secret_name);
+    s = fed.Delete(kSecrets, secret_ns, secret_name);
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
   return out;

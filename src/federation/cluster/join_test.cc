@@ -6,7 +6,7 @@
 #include "base/base64.h"
 #include "client/client_test_util.h"
 #include "federation/cluster/cluster_controller.h"
-#include "federation/cluster/names.h"
+#include "federation/common/names.h"
 #include "federation/cluster/test_util.h"
 
 namespace flotilla::federation::cluster {

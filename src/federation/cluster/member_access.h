@@ -15,7 +15,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "client/kubeconfig.h"
-#include "federation/cluster/names.h"
+#include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {
 

@@ -11,7 +11,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "federation/cluster/cluster_controller.h"
-#include "federation/cluster/cluster_selector.h"
+#include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
 #include "federation/replicaset/local_replicaset.h"
@@ -132,14 +132,14 @@ struct ReplicaSetController::Check {
 };
 
 ReplicaSetController::ReplicaSetController(client::Client& fed, runtime::ControllerManager& manager,
-                                           Clock& clock, cluster::ClusterClients& clusters,
+                                           Clock& clock, ClusterClients& clusters,
                                            ReplicaSetControllerOptions options)
     : fed_(fed),
       clock_(clock),
       clusters_(clusters),
       options_(options),
       frs_(fed, kReplicaSets, clock),
-      cluster_objects_(fed, cluster::kClusters, clock),
+      cluster_objects_(fed, kClusters, clock),
       members_(clusters, {kReplicaSets, kPods}, clock),
       events_(fed, clock, runtime::EventSource{.component = "federated-replicaset-controller"}) {
   controller_ = &manager.AddController(kName, std::max(1, options_.workers),

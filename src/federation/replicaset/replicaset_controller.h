@@ -44,8 +44,8 @@
 
 #include "base/clock.h"
 #include "client/client.h"
-#include "federation/cluster/cluster_clients.h"
-#include "federation/cluster/member_informers.h"
+#include "federation/common/cluster_clients.h"
+#include "federation/common/member_informers.h"
 #include "federation/replicaset/placement.h"
 #include "federation/replicaset/status.h"
 #include "runtime/controller_manager.h"
@@ -84,7 +84,7 @@ class ReplicaSetController {
   // Pods in every ready member. `fed`, `manager` and `clusters` must outlive
   // it; the manager must be stopped before it is destroyed.
   ReplicaSetController(client::Client& fed, runtime::ControllerManager& manager, Clock& clock,
-                       cluster::ClusterClients& clusters, ReplicaSetControllerOptions options);
+                       ClusterClients& clusters, ReplicaSetControllerOptions options);
   // Stops.
   ~ReplicaSetController();
   ReplicaSetController(const ReplicaSetController&) = delete;
@@ -139,11 +139,11 @@ class ReplicaSetController {
 
   client::Client& fed_;
   Clock& clock_;
-  cluster::ClusterClients& clusters_;
+  ClusterClients& clusters_;
   const ReplicaSetControllerOptions options_;
   runtime::Informer frs_;
   runtime::Informer cluster_objects_;
-  cluster::MemberInformers members_;
+  MemberInformers members_;
   runtime::EventRecorder events_;
   runtime::Controller* controller_ = nullptr;
   int subscription_ = -1;

@@ -257,7 +257,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
   std::unique_ptr<client::Client> member_clients_[3];
   std::atomic<bool> reject_[3] = {false, false, false};
   std::unique_ptr<client::Client> fed_client_;
-  cluster::ClusterClients clients_;
+  ClusterClients clients_;
   std::unique_ptr<ReplicaSetController> controller_;
   runtime::ControllerManager manager_{clock_};
 };

@@ -68,12 +68,12 @@ struct SyncController::Target {
 };
 
 SyncController::SyncController(client::Client& fed, runtime::ControllerManager& manager,
-                               Clock& clock, cluster::ClusterClients& clusters,
+                               Clock& clock, ClusterClients& clusters,
                                SyncControllerOptions options)
     : fed_(fed),
       clusters_(clusters),
       options_(options),
-      cluster_objects_(fed, cluster::kClusters, clock),
+      cluster_objects_(fed, kClusters, clock),
       members_(clusters, Resources(), clock),
       events_(fed, clock, runtime::EventSource{.component = "flotilla-sync"}) {
   for (const SyncKind& spec : SyncKinds()) {

@@ -38,9 +38,9 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "client/client.h"
-#include "federation/cluster/cluster_clients.h"
-#include "federation/cluster/cluster_selector.h"
-#include "federation/cluster/member_informers.h"
+#include "federation/common/cluster_clients.h"
+#include "federation/common/cluster_selector.h"
+#include "federation/common/member_informers.h"
 #include "federation/sync/kinds.h"
 #include "federation/sync/metrics.h"
 #include "runtime/controller_manager.h"
@@ -67,7 +67,7 @@ class SyncController {
   // REQUIRES: Stop() before `manager` is destroyed, which must happen before
   // this is destroyed.
   SyncController(client::Client& fed, runtime::ControllerManager& manager, Clock& clock,
-                 cluster::ClusterClients& clusters, SyncControllerOptions options = {});
+                 ClusterClients& clusters, SyncControllerOptions options = {});
   ~SyncController();
   SyncController(const SyncController&) = delete;
   SyncController& operator=(const SyncController&) = delete;
@@ -105,11 +105,11 @@ class SyncController {
   void EnqueueNamespace(const std::string& ns);
 
   client::Client& fed_;
-  cluster::ClusterClients& clusters_;
+  ClusterClients& clusters_;
   const SyncControllerOptions options_;
   std::vector<std::unique_ptr<Kind>> kinds_;
   runtime::Informer cluster_objects_;
-  cluster::MemberInformers members_;
+  MemberInformers members_;
   runtime::EventRecorder events_;
   SyncMetrics metrics_;
 };

@@ -67,7 +67,7 @@ class SyncControllerTest : public ::testing::Test {
                 "serverAddress":"https://127.0.0.1:1"}],"secretRef":{"name":"x"}}})");
     c["metadata"].as_object()["name"] = name;
     c["metadata"].as_object()["labels"] = json::parse(labels);
-    ASSERT_TRUE(fed_->Create(cluster::kClusters, "", c).ok());
+    ASSERT_TRUE(fed_->Create(kClusters, "", c).ok());
   }
   void SetReady(const std::string& name) {
     clusters_.SetReady(name, name == "m1"
@@ -117,7 +117,7 @@ class SyncControllerTest : public ::testing::Test {
   MemberServer m1_server_;
   MemberServer m2_server_;
   std::unique_ptr<client::Client> fed_, m1_, m2_;
-  cluster::ClusterClients clusters_;
+  ClusterClients clusters_;
   std::unique_ptr<SyncController> controller_;
   runtime::ControllerManager manager_{clock_};
 };
@@ -207,9 +207,9 @@ TEST_F(SyncControllerTest, ClusterSelectorPlacesAndMovesCopies) {
   ASSERT_TRUE(Eventually([&] { return Gone(*m1_, kConfigMaps, "shop", "eu-only"); }));
 
   // Relabelling a Cluster moves copies too.
-  json::object m2 = *Get(*fed_, cluster::kClusters, "", "m2");
+  json::object m2 = *Get(*fed_, kClusters, "", "m2");
   m2["metadata"].as_object()["labels"].as_object()["tier"] = "5";
-  ASSERT_TRUE(fed_->Update(cluster::kClusters, "", m2).ok());
+  ASSERT_TRUE(fed_->Update(kClusters, "", m2).ok());
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "big") == "x"; }));
 }
 
@@ -307,7 +307,7 @@ TEST_F(SyncControllerTest, ACopyInAClusterBeingUnjoinedStays) {
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
   // The Cluster goes before the registry hears of it.
-  ASSERT_TRUE(fed_->Delete(cluster::kClusters, "", "m2").ok());
+  ASSERT_TRUE(fed_->Delete(kClusters, "", "m2").ok());
   // Its Cluster informer is independent of the others: wait until it has
   // seen the deletion, i.e. a new object reaches m1 and not m2.
   int probes = 0;

@@ -1,9 +1,9 @@
 // Informers in every Ready member (member_informers.h).
-#include "federation/cluster/member_informers.h"
+#include "federation/common/member_informers.h"
 
 #include "runtime/parallel.h"
 
-namespace flotilla::federation::cluster {
+namespace flotilla::federation {
 
 MemberInformers::MemberInformers(ClusterClients& clusters, std::vector<client::ResourceRef> kinds,
                                  Clock& clock, runtime::InformerOptions options)
@@ -93,4 +93,4 @@ std::vector<std::string> MemberInformers::Clusters() const {
   return out;
 }
 
-}  // namespace flotilla::federation::cluster
+}  // namespace flotilla::federation

@@ -1,7 +1,7 @@
 // The registry of ready member clusters (cluster_clients.h).
-#include "federation/cluster/cluster_clients.h"
+#include "federation/common/cluster_clients.h"
 
-namespace flotilla::federation::cluster {
+namespace flotilla::federation {
 
 int ClusterClients::Subscribe(ClusterCallbacks callbacks) {
   std::lock_guard notify(notify_mu_);
@@ -89,4 +89,4 @@ std::vector<std::string> ClusterClients::ReadyClusters() const {
   return out;
 }
 
-}  // namespace flotilla::federation::cluster
+}  // namespace flotilla::federation

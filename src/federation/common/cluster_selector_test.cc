@@ -1,4 +1,4 @@
-#include "federation/cluster/cluster_selector.h"
+#include "federation/common/cluster_selector.h"
 
 #include <gtest/gtest.h>
 

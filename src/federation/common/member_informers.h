@@ -18,10 +18,10 @@
 
 #include "base/clock.h"
 #include "client/client.h"
-#include "federation/cluster/cluster_clients.h"
+#include "federation/common/cluster_clients.h"
 #include "runtime/informer.h"
 
-namespace flotilla::federation::cluster {
+namespace flotilla::federation {
 
 // Makes the handler for one member's informer on one kind.
 using MemberHandlerFactory =
@@ -72,4 +72,4 @@ class MemberInformers {
   std::map<std::string, Member> members_;  // GUARDED_BY(mu_)
 };
 
-}  // namespace flotilla::federation::cluster
+}  // namespace flotilla::federation

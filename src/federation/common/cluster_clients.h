@@ -25,7 +25,7 @@
 
 #include "client/client.h"
 
-namespace flotilla::federation::cluster {
+namespace flotilla::federation {
 
 struct ClusterCallbacks {
   std::function<void(const std::string& name, std::shared_ptr<client::Client> client)> on_ready;
@@ -64,4 +64,4 @@ class ClusterClients {
   int next_id_ = 0;                                                 // GUARDED_BY(mu_)
 };
 
-}  // namespace flotilla::federation::cluster
+}  // namespace flotilla::federation

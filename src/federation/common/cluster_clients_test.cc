@@ -1,10 +1,10 @@
-#include "federation/cluster/cluster_clients.h"
+#include "federation/common/cluster_clients.h"
 
 #include <gtest/gtest.h>
 
 #include "runtime/fake_client.h"
 
-namespace flotilla::federation::cluster {
+namespace flotilla::federation {
 namespace {
 
 // Records every callback as "ready a", "notready a", "removed a".
@@ -73,4 +73,4 @@ TEST(ClusterClientsTest, UnsubscribedHearsNothingMore) {
 }
 
 }  // namespace
-}  // namespace flotilla::federation::cluster
+}  // namespace flotilla::federation

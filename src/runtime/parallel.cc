@@ -1,0 +1,85 @@
+// A fixed pool of threads for fan-out batches (parallel.h).
+#include "runtime/parallel.h"
+
+#include <memory>
+
+namespace flotilla::runtime {
+namespace {
+
+// One batch: the next index to take and how many calls have returned.
+// Shared with the helpers, which may start after the batch is done (they
+// then find no index left and never touch fn).
+struct Batch {
+  size_t n = 0;
+  const std::function<void(size_t)>* fn = nullptr;
+  std::atomic<size_t> next = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t done = 0;  // GUARDED_BY(mu)
+
+  void Work() {
+    size_t finished = 0;
+    for (size_t i = next++; i < n; i = next++) {
+      (*fn)(i);
+      ++finished;
+    }
+    if (finished == 0) return;
+    std::lock_guard lock(mu);
+    done += finished;
+    if (done == n) cv.notify_all();
+  }
+};
+
+}  // namespace
+
+WorkPool::WorkPool(int threads) {
+  for (int i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { Run(); });
+}
+
+WorkPool::~WorkPool() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void WorkPool::Run() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void WorkPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn, int max_helpers) {
+  if (n == 0) return;
+  auto batch = std::make_shared<Batch>();
+  batch->n = n;
+  batch->fn = &fn;
+  size_t helpers = std::min<size_t>({n - 1, threads_.size(),
+                                     static_cast<size_t>(std::max(max_helpers, 0))});
+  if (helpers > 0) {
+    {
+      std::lock_guard lock(mu_);
+      for (size_t h = 0; h < helpers; ++h) tasks_.push_back([batch] { batch->Work(); });
+    }
+    if (helpers == 1) {
+      cv_.notify_one();
+    } else {
+      cv_.notify_all();
+    }
+  }
+  batch->Work();
+  std::unique_lock lock(batch->mu);
+  batch->cv.wait(lock, [&] { return batch->done == n; });
+}
+
+}  // namespace flotilla::runtime

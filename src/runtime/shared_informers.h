@@ -1,0 +1,67 @@
+// SharedInformers: one informer per resource on one API server, shared by
+// every controller of a process that reads that resource (client-go's
+// SharedInformerFactory). An informer is created on first use and
+// registered with the controller manager, which starts it and waits for its
+// cache before any worker runs. Used by a member's controllers and by the
+// federation's.
+//
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "client/client.h"
+#include "runtime/controller_manager.h"
+#include "runtime/informer.h"
+
+namespace flotilla::runtime {
+
+class SharedInformers {
+ public:
+  // `client`, `clock` and `manager` must outlive this.
+  SharedInformers(client::Client& client, Clock& clock, ControllerManager& manager)
+      : client_(client), clock_(clock), manager_(manager) {}
+  ~SharedInformers() { StopAll(); }
+  SharedInformers(const SharedInformers&) = delete;
+  SharedInformers& operator=(const SharedInformers&) = delete;
+
+  // REQUIRES: called before the manager starts (while controllers are
+  // built).
+  Informer& For(const client::ResourceRef& resource) {
+    std::lock_guard lock(mu_);
+    std::string key = resource.group + "/" + resource.version + "/" + resource.resource;
+    auto& slot = informers_[key];
+    if (slot == nullptr) {
+      slot = std::make_unique<Informer>(client_, resource, clock_);
+      manager_.AddInformer(slot.get());
+    }
+    return *slot;
+  }
+
+  // Stops every informer, all at once: each may take up to a second to
+  // leave its watch. (The manager stops them too; this makes it safe to
+  // destroy them afterwards.) Idempotent.
+  void StopAll() {
+    std::lock_guard lock(mu_);
+    std::vector<std::thread> stopping;
+    for (auto& [key, informer] : informers_) {
+      stopping.emplace_back([i = informer.get()] { i->Stop(); });
+    }
+    for (auto& t : stopping) t.join();
+  }
+
+ private:
+  client::Client& client_;
+  Clock& clock_;
+  ControllerManager& manager_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Informer>> informers_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace flotilla::runtime
