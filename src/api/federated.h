@@ -18,9 +18,32 @@ inline constexpr char kFederatedObjectAnnotation[] = "federation.kubernetes.io/f
 inline constexpr char kClusterSelectorAnnotation[] =
     "federation.alpha.kubernetes.io/cluster-selector";
 
+// Placement preferences (a planner::Preferences document, seed 000) of a
+// federated ReplicaSet and of a federated Deployment.
+inline constexpr char kReplicaSetPreferencesAnnotation[] =
+    "federation.kubernetes.io/replica-set-preferences";
+inline constexpr char kDeploymentPreferencesAnnotation[] =
+    "federation.kubernetes.io/deployment-preferences";
+
 // On a federated ReplicaSet: the per-cluster breakdown of its replicas
 // (federation/replicaset/status.h).
 inline constexpr char kReplicaSetStatusAnnotation[] = "federation.kubernetes.io/replica-set-status";
+
+// On a federated Deployment: the clusters to update first, in order, as a
+// comma-separated list of names (seed 001); the rest follow alphabetically.
+inline constexpr char kClusterUpdateOrderAnnotation[] =
+    "federation.kubernetes.io/cluster-update-order";
+// On a federated Deployment: the per-cluster breakdown of its rollout
+// (federation/deployment/status.h).
+inline constexpr char kDeploymentStatusAnnotation[] = "federation.kubernetes.io/deployment-status";
+// On a federated ReplicaSet: "true" makes it a shadow of a federated
+// Deployment's pod template (seed 001). A shadow never writes to a member;
+// its Deployment's controller keeps its counts as the members' sums.
+inline constexpr char kShadowReplicaSetAnnotation[] = "federation.kubernetes.io/shadow-replicaset";
+// On a shadow: the name of its federated Deployment (found even when the
+// garbage collector has stripped the owner reference of an orphaning
+// delete).
+inline constexpr char kShadowOfLabel[] = "federation.kubernetes.io/shadow-of";
 
 // Held by a federated object until its member copies are dealt with as its
 // deletion asked.

@@ -13,18 +13,19 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
-#include "cli/federation_controllers.h"
 #include "cli/signals.h"
 #include "cli/version.h"
 #include "client/kubeconfig.h"
 #include "federation/admission/admission.h"
+#include "federation/controllers.h"
+#include "client/in_process_client.h"
 
 namespace flotilla::cli {
 namespace {
 
 struct ServerFlags {
   apiserver::ServerOptions server;
-  FederationOptions federation;
+  federation::FederationOptions federation;
   std::string log_level = "info";
 };
 
@@ -66,11 +67,16 @@ int RunServer(ServerFlags& flags) {
     spdlog::error("writing kubeconfig: {}", written.ToString());
     return 1;
   }
-  auto controllers = FederationControllers::Start(**server, flags.federation);
+  std::unique_ptr<client::Client> admin =
+      client::NewInProcessClient((*server)->api(), (*server)->pki().admin_token);
+  auto controllers = federation::FederationControllers::Start(*admin, RealClock(), flags.federation);
   if (!controllers.ok()) {
     spdlog::error("starting the federation controllers: {}", controllers.status().ToString());
     return 1;
   }
+  federation::FederationControllers* running = controllers->get();
+  (*server)->api().metrics().SetSource("federation",
+                                       [running] { return running->RenderMetrics(); });
   spdlog::info("Flotilla API server {} listening on {} (storage: {})", kVersion, (*server)->url(),
                flags.server.storage);
   std::cout << "Flotilla API server ready at " << (*server)->url() << "\n"
@@ -79,6 +85,7 @@ int RunServer(ServerFlags& flags) {
             << std::flush;
   int sig = WaitForTerminationSignal();
   spdlog::info("received signal {}, shutting down", sig);
+  (*server)->api().metrics().SetSource("federation", nullptr);
   controllers->reset();
   (*server)->Stop();
   return 0;
@@ -88,10 +95,11 @@ int RunServer(ServerFlags& flags) {
 void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   cmd.add_option("--controllers", flags.federation.controllers,
                  "Federation controllers to run: * for all, NAME to enable one, -NAME to disable "
-                 "one (cluster, sync, replicaset); --controllers=cluster serves the API with "
+                 "one (cluster, sync, replicaset, deployment); --controllers=cluster serves the "
+                 "API with "
                  "nothing else writing to it")
       ->delimiter(',')
-      ->check([](const std::string& c) { return CheckControllers({c}); })
+      ->check([](const std::string& c) { return federation::CheckControllers({c}); })
       ->capture_default_str()
       ->group("Federation");
   auto& cluster = flags.federation.cluster;
@@ -117,17 +125,17 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group("Federation");
-  auto& rs = flags.federation.replicaset;
-  AddDurationOption(cmd, "--unschedulable-threshold", &rs.unschedulable_threshold, "1m",
+  auto& w = flags.federation.workloads;
+  AddDurationOption(cmd, "--unschedulable-threshold", &w.unschedulable_threshold, "1m",
                     "How long pods may wait to be scheduled before their cluster counts as full "
-                    "for their federated ReplicaSet")
+                    "for their federated ReplicaSet or Deployment")
       ->group("Federation");
-  AddDurationOption(cmd, "--replicaset-recheck-delay", &rs.recheck_delay, "1m",
-                    "When a federated ReplicaSet not in its desired state is checked again, and "
-                    "a local ReplicaSet a member refused is created again")
+  AddDurationOption(cmd, "--recheck-delay,--replicaset-recheck-delay", &w.recheck_delay, "1m",
+                    "When a federated ReplicaSet or Deployment not in its desired state is "
+                    "checked again, and a local copy a member refused is created again")
       ->group("Federation");
-  AddDurationOption(cmd, "--member-change-delay", &rs.member_change_delay, "2s",
-                    "How long after a local ReplicaSet or pod changes its federated ReplicaSet is "
+  AddDurationOption(cmd, "--member-change-delay", &w.member_change_delay, "2s",
+                    "How long after a local workload or pod changes its federated workload is "
                     "checked",
                     /*allow_zero=*/true)
       ->group("Federation");

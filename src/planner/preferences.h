@@ -28,12 +28,6 @@ namespace flotilla::planner {
 // The key that matches every cluster without an entry of its own.
 inline constexpr std::string_view kAnyCluster = "*";
 
-// The annotation keys that carry a Preferences document.
-inline constexpr std::string_view kReplicaSetPreferencesAnnotation =
-    "federation.kubernetes.io/replica-set-preferences";
-inline constexpr std::string_view kDeploymentPreferencesAnnotation =
-    "federation.kubernetes.io/deployment-preferences";
-
 // Preferences for the replicas one cluster receives.
 struct ClusterPreferences {
   int64_t min_replicas = 0;

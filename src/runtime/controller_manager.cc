@@ -180,55 +180,47 @@ std::vector<std::pair<std::string, ControllerMetrics>> ControllerManager::Metric
   return out;
 }
 
+void WriteControllerMetrics(
+    metrics::TextWriter& w,
+    const std::vector<std::pair<std::string, ControllerMetrics>>& controllers) {
+  auto each = [&](const char* name, const char* type, const char* help, const char* label,
+                  auto value) {
+    w.Family(name, type, help);
+    for (const auto& [controller, m] : controllers) {
+      w.Sample(name, {{label, controller}}, static_cast<double>(value(m)));
+    }
+  };
+  w.Family("controller_runtime_reconcile_total", "counter", "Reconciles per controller and result.");
+  for (const auto& [name, m] : controllers) {
+    const char* name_label = "controller";
+    w.Sample("controller_runtime_reconcile_total", {{name_label, name}, {"result", "error"}},
+             static_cast<double>(m.errors));
+    w.Sample("controller_runtime_reconcile_total", {{name_label, name}, {"result", "requeue_after"}},
+             static_cast<double>(m.requeues_after));
+    w.Sample("controller_runtime_reconcile_total", {{name_label, name}, {"result", "success"}},
+             static_cast<double>(m.reconciles - m.errors - m.requeues_after));
+  }
+  each("controller_runtime_reconcile_errors_total", "counter", "Reconciles that failed.",
+       "controller", [](const ControllerMetrics& m) { return m.errors; });
+  w.Family("controller_runtime_reconcile_time_seconds", "histogram", "Time per reconcile.");
+  for (const auto& [name, m] : controllers) {
+    w.Histogram("controller_runtime_reconcile_time_seconds", {{"controller", name}},
+                kDurationBuckets, m.duration_buckets,
+                std::chrono::duration<double>(m.reconcile_time_total).count());
+  }
+  each("controller_runtime_active_workers", "gauge", "Workers reconciling now.", "controller",
+       [](const ControllerMetrics& m) { return m.busy_workers; });
+  each("workqueue_depth", "gauge", "Keys ready to be reconciled.", "name",
+       [](const ControllerMetrics& m) { return m.queue.depth; });
+  each("workqueue_adds_total", "counter", "Keys added to the work queue.", "name",
+       [](const ControllerMetrics& m) { return m.queue.adds; });
+}
+
 std::string RenderControllerMetrics(
     const std::vector<std::pair<std::string, ControllerMetrics>>& controllers) {
-  std::ostringstream out;
-  auto header = [&](const char* name, const char* type, const char* help) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-  };
-  header("controller_runtime_reconcile_total", "counter", "Reconciles per controller and result.");
-  for (const auto& [name, m] : controllers) {
-    out << "controller_runtime_reconcile_total{controller=\"" << name << "\",result=\"error\"} "
-        << m.errors << "\n"
-        << "controller_runtime_reconcile_total{controller=\"" << name
-        << "\",result=\"requeue_after\"} " << m.requeues_after << "\n"
-        << "controller_runtime_reconcile_total{controller=\"" << name << "\",result=\"success\"} "
-        << m.reconciles - m.errors - m.requeues_after << "\n";
-  }
-  header("controller_runtime_reconcile_errors_total", "counter", "Reconciles that failed.");
-  for (const auto& [name, m] : controllers) {
-    out << "controller_runtime_reconcile_errors_total{controller=\"" << name << "\"} " << m.errors
-        << "\n";
-  }
-  header("controller_runtime_reconcile_time_seconds", "histogram", "Time per reconcile.");
-  for (const auto& [name, m] : controllers) {
-    uint64_t cumulative = 0;
-    for (size_t b = 0; b < kDurationBuckets.size(); ++b) {
-      cumulative += m.duration_buckets[b];
-      out << "controller_runtime_reconcile_time_seconds_bucket{controller=\"" << name << "\",le=\""
-          << kDurationBuckets[b] << "\"} " << cumulative << "\n";
-    }
-    out << "controller_runtime_reconcile_time_seconds_bucket{controller=\"" << name
-        << "\",le=\"+Inf\"} " << m.reconciles << "\n"
-        << "controller_runtime_reconcile_time_seconds_sum{controller=\"" << name << "\"} "
-        << std::chrono::duration<double>(m.reconcile_time_total).count() << "\n"
-        << "controller_runtime_reconcile_time_seconds_count{controller=\"" << name << "\"} "
-        << m.reconciles << "\n";
-  }
-  header("controller_runtime_active_workers", "gauge", "Workers reconciling now.");
-  for (const auto& [name, m] : controllers) {
-    out << "controller_runtime_active_workers{controller=\"" << name << "\"} " << m.busy_workers
-        << "\n";
-  }
-  header("workqueue_depth", "gauge", "Keys ready to be reconciled.");
-  for (const auto& [name, m] : controllers) {
-    out << "workqueue_depth{name=\"" << name << "\"} " << m.queue.depth << "\n";
-  }
-  header("workqueue_adds_total", "counter", "Keys added to the work queue.");
-  for (const auto& [name, m] : controllers) {
-    out << "workqueue_adds_total{name=\"" << name << "\"} " << m.queue.adds << "\n";
-  }
-  return out.str();
+  metrics::TextWriter w;
+  WriteControllerMetrics(w, controllers);
+  return w.text();
 }
 
 }  // namespace flotilla::runtime

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/metrics.h"
 #include "base/status.h"
 #include "runtime/informer.h"
 #include "runtime/work_queue.h"
@@ -139,6 +140,9 @@ class ControllerManager {
 // controller_runtime_reconcile_time_seconds (histogram), workqueue_depth
 // and workqueue_adds_total{name}, controller_runtime_active_workers.
 std::string RenderControllerMetrics(
+    const std::vector<std::pair<std::string, ControllerMetrics>>& controllers);
+void WriteControllerMetrics(
+    metrics::TextWriter& w,
     const std::vector<std::pair<std::string, ControllerMetrics>>& controllers);
 
 }  // namespace flotilla::runtime

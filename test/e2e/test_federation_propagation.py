@@ -111,8 +111,8 @@ def test_each_kind_propagates_updates_and_is_restored(fed):
     b.kubectl("delete", "cm", "cfg", "-n", "prop")
     wait_value(b, "prop", "cfg", "v2")
     metrics = fed.api().get("/metrics").text
-    assert 'flotilla_sync_propagated_total{cluster="a",resource="configmaps",operation="create"}' \
-        in metrics
+    assert ('flotilla_federation_member_requests_total{cluster="a",resource="configmaps",'
+            'operation="create",result="ok"}') in metrics
 
 
 def test_cluster_selector_places_and_moves_copies(fed):

@@ -68,11 +68,11 @@ void AddFederationAdmission(api::Registry& registry) {
   }
   registry.AddValidation(
       "apps", "replicasets", [](const json::object& obj, const json::object* old) {
-        return ValidatePreferencesAnnotation(obj, old, planner::kReplicaSetPreferencesAnnotation);
+        return ValidatePreferencesAnnotation(obj, old, api::kReplicaSetPreferencesAnnotation);
       });
   registry.AddValidation(
       "apps", "deployments", [](const json::object& obj, const json::object* old) {
-        return ValidatePreferencesAnnotation(obj, old, planner::kDeploymentPreferencesAnnotation);
+        return ValidatePreferencesAnnotation(obj, old, api::kDeploymentPreferencesAnnotation);
       });
 }
 

@@ -60,16 +60,16 @@ struct ClusterController::Member {
   ClusterHealth health;  // GUARDED_BY(mu)
 };
 
-ClusterController::ClusterController(client::Client& fed, runtime::ControllerManager& manager,
-                                     Clock& clock, ClusterControllerOptions options,
-                                     ClusterClients* registry)
-    : fed_(fed),
-      clock_(clock),
+ClusterController::ClusterController(FederationContext& ctx, ClusterControllerOptions options)
+    : ctx_(ctx),
+      fed_(ctx.fed()),
+      clock_(ctx.clock()),
       io_clock_(options.io_clock != nullptr ? *options.io_clock : RealClock()),
       options_(options),
-      registry_(registry),
-      clusters_(fed, kClusters, clock),
-      secrets_(fed, kSecrets, clock, runtime::InformerOptions{.ns = kSystemNamespace}) {
+      registry_(ctx.clusters()),
+      clusters_(ctx.cluster_objects()),
+      secrets_(fed_, kSecrets, clock_, runtime::InformerOptions{.ns = kSystemNamespace}) {
+  runtime::ControllerManager& manager = ctx.manager();
   controller_ = &manager.AddController("cluster", std::max(1, options_.workers),
                                        [this](const std::string& key) { return Reconcile(key); });
   clusters_.AddEventHandler(controller_->EnqueueHandler());
@@ -78,12 +78,12 @@ ClusterController::ClusterController(client::Client& fed, runtime::ControllerMan
       {on_secret,
        [on_secret](const runtime::ObjectPtr&, const runtime::ObjectPtr& s) { on_secret(s); },
        on_secret});
-  manager.AddInformer(&clusters_);
   manager.AddInformer(&secrets_);
+  ctx.metrics().SetCollector("clusters", [this](metrics::TextWriter& w) { WriteMetrics(w); });
 }
 
 ClusterController::~ClusterController() {
-  clusters_.Stop();
+  ctx_.metrics().SetCollector("clusters", nullptr);
   secrets_.Stop();
 }
 
@@ -158,9 +158,9 @@ void ClusterController::Probe(const std::string& name, Member& m, TimePoint now)
     ++m.health.probes;
     if (!obs.ok) ++m.health.failures;
   }
-  if (registry_ != nullptr) {
-    if (healthy && m.client) registry_->SetReady(name, m.client);
-    if (!healthy) registry_->SetNotReady(name);
+  {
+    if (healthy && m.client) registry_.SetReady(name, m.client);
+    if (!healthy) registry_.SetNotReady(name);
   }
   m.unwritten = std::move(obs);
   m.probed_at = now;
@@ -188,7 +188,7 @@ void ClusterController::Forget(const std::string& name) {
     std::lock_guard lock(mu_);
     members_.erase(name);
   }
-  if (registry_ != nullptr) registry_->Remove(name);
+  registry_.Remove(name);
 }
 
 StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& cluster) {
@@ -325,7 +325,7 @@ json::object ClusterController::WithStatus(const json::object& cluster, const Ob
   return out;
 }
 
-std::string ClusterController::RenderMetrics() const {
+void ClusterController::WriteMetrics(metrics::TextWriter& w) const {
   std::map<std::string, ClusterHealth> health;
   {
     std::lock_guard lock(mu_);
@@ -334,11 +334,10 @@ std::string ClusterController::RenderMetrics() const {
       health[name] = m->health;
     }
   }
-  std::ostringstream out;
   auto family = [&](const char* name, const char* type, const char* help, auto value) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+    w.Family(name, type, help);
     for (const auto& [cluster, h] : health) {
-      out << name << "{cluster=\"" << cluster << "\"} " << value(h) << "\n";
+      w.Sample(name, {{"cluster", cluster}}, static_cast<double>(value(h)));
     }
   };
   family("flotilla_cluster_ready", "gauge", "Whether the member cluster is Ready (1) or not (0).",
@@ -351,7 +350,6 @@ std::string ClusterController::RenderMetrics() const {
   family("flotilla_cluster_probe_failures_total", "counter",
          "Failed health probes of the member cluster.",
          [](const ClusterHealth& h) { return h.failures; });
-  return out.str();
 }
 
 }  // namespace flotilla::federation::cluster

@@ -22,7 +22,7 @@
 // when that Secret changes. Ready clusters and their clients are reported to
 // a ClusterClients registry.
 //
-// Time (the period, condition times) runs on the manager's Clock; network
+// Time (the period, condition times) runs on the context's clock; network
 // timeouts on `io_clock`.
 #pragma once
 
@@ -36,6 +36,7 @@
 #include "client/client.h"
 #include "federation/common/cluster_clients.h"
 #include "federation/cluster/member_access.h"
+#include "federation/common/context.h"
 #include "federation/common/names.h"
 #include "runtime/controller_manager.h"
 #include "runtime/informer.h"
@@ -75,17 +76,13 @@ struct ClusterHealth {
 
 class ClusterController {
  public:
-  // Registers informers on clusters and on Secrets in flotilla-system, and
-  // the controller "cluster", with `manager`. `fed`, `manager` and
-  // `registry` (may be null) must outlive the controller, and the manager
-  // must be destroyed before it (it keeps pointers to its informers).
-  ClusterController(client::Client& fed, runtime::ControllerManager& manager, Clock& clock,
-                    ClusterControllerOptions options, ClusterClients* registry);
+  // Registers an informer on Secrets in flotilla-system, the controller
+  // "cluster" and its metrics with `ctx`, which must outlive the controller
+  // and be stopped before it is destroyed.
+  ClusterController(FederationContext& ctx, ClusterControllerOptions options);
   ~ClusterController();
 
   std::optional<ClusterHealth> Health(const std::string& name) const;
-  // Per-cluster metrics in the Prometheus text format.
-  std::string RenderMetrics() const;
 
  private:
   struct Member;
@@ -104,12 +101,15 @@ class ClusterController {
   json::object WithStatus(const json::object& cluster, const Observation& obs, bool healthy,
                           TimePoint now) const;
 
+  void WriteMetrics(metrics::TextWriter& w) const;
+
+  FederationContext& ctx_;
   client::Client& fed_;
   Clock& clock_;
   Clock& io_clock_;
   const ClusterControllerOptions options_;
-  ClusterClients* const registry_;
-  runtime::Informer clusters_;
+  ClusterClients& registry_;
+  runtime::Informer& clusters_;
   runtime::Informer secrets_;
   runtime::Controller* controller_ = nullptr;
 

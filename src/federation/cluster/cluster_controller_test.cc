@@ -40,15 +40,15 @@ class ClusterControllerTest : public ::testing::Test {
     AddNode(*m, "n2", "zone-b", "region-1");
     JoinOptions join{.name = "m1", .member = member_.AdminConfig(), .labels = {{"env", "test"}}};
     ASSERT_TRUE(Join(*fed_client_, join).ok());
-    clients_.Subscribe(
+    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
+    ctx_->clusters().Subscribe(
         {[this](const std::string& n, std::shared_ptr<client::Client>) { Record("ready " + n); },
          [this](const std::string& n) { Record("notready " + n); },
          [this](const std::string& n) { Record("removed " + n); }});
-    controller_ = std::make_unique<ClusterController>(*fed_client_, manager_, clock_,
-                                                      ClusterControllerOptions{}, &clients_);
-    ASSERT_TRUE(manager_.Start().ok());
+    controller_ = std::make_unique<ClusterController>(*ctx_, ClusterControllerOptions{});
+    ASSERT_TRUE(ctx_->Start().ok());
   }
-  void TearDown() override { manager_.Stop(); }
+  void TearDown() override { ctx_->Stop(); }
 
   void Record(const std::string& e) {
     std::lock_guard lock(mu_);
@@ -79,7 +79,7 @@ class ClusterControllerTest : public ::testing::Test {
   // Moves the fake time a second at a time, when no probe is in progress,
   // until `done`.
   bool AdvanceUntil(const std::function<bool()>& done) {
-    runtime::Controller* c = manager_.Find("cluster");
+    runtime::Controller* c = ctx_->manager().Find("cluster");
     return Eventually([&] {
       if (done()) return true;
       if (c->queue().Stats().processing == 0) clock_.Advance(std::chrono::seconds(1));
@@ -91,10 +91,9 @@ class ClusterControllerTest : public ::testing::Test {
   TestCluster fed_;
   MemberServer member_;
   std::unique_ptr<client::Client> fed_client_;
-  ClusterClients clients_;
+  std::unique_ptr<FederationContext> ctx_;
   // The manager keeps pointers to the controller's informers: it goes first.
   std::unique_ptr<ClusterController> controller_;
-  runtime::ControllerManager manager_{clock_};
   std::mutex mu_;
   std::vector<std::string> events_;  // GUARDED_BY(mu_)
 };
@@ -110,10 +109,10 @@ TEST_F(ClusterControllerTest, ReadyWithZonesRegionAndVersion) {
   EXPECT_EQ(Field(Condition("Offline"), "status"), "False");
   EXPECT_EQ(Field(Condition("Offline"), "reason"), "ClusterReachable");
   EXPECT_EQ(Field(Condition("Ready"), "lastTransitionTime"), FormatRfc3339(clock_.Now()));
-  EXPECT_EQ(clients_.ReadyClusters(), std::vector<std::string>{"m1"});
-  ASSERT_NE(clients_.Get("m1"), nullptr);
-  EXPECT_TRUE(clients_.Get("m1")->Get(kNodes, "", "n1").ok());
-  std::string metrics = controller_->RenderMetrics();
+  EXPECT_EQ(ctx_->clusters().ReadyClusters(), std::vector<std::string>{"m1"});
+  ASSERT_NE(ctx_->clusters().Get("m1"), nullptr);
+  EXPECT_TRUE(ctx_->clusters().Get("m1")->Get(kNodes, "", "n1").ok());
+  std::string metrics = ctx_->metrics().Render();
   EXPECT_NE(metrics.find("flotilla_cluster_ready{cluster=\"m1\"} 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("flotilla_cluster_probe_duration_seconds{cluster=\"m1\"}"),
             std::string::npos);
@@ -146,7 +145,7 @@ TEST_F(ClusterControllerTest, NotReadyOnlyAfterThreeFailedProbesBackAfterOneSucc
     auto e = Events();
     return !e.empty() && e.back() == "notready m1";
   }));
-  EXPECT_TRUE(clients_.ReadyClusters().empty());
+  EXPECT_TRUE(ctx_->clusters().ReadyClusters().empty());
 
   // A fourth failure moves lastProbeTime, not lastTransitionTime.
   ASSERT_TRUE(AdvanceUntil([&] { return Health().failures == 4; }));
@@ -162,7 +161,7 @@ TEST_F(ClusterControllerTest, NotReadyOnlyAfterThreeFailedProbesBackAfterOneSucc
   EXPECT_EQ(Field(Condition("Offline"), "status"), "False");
   EXPECT_NE(Field(Condition("Ready"), "lastTransitionTime"), down_since);
   EXPECT_TRUE(Eventually([&] { return Events().back() == "ready m1"; }));
-  std::string metrics = controller_->RenderMetrics();
+  std::string metrics = ctx_->metrics().Render();
   EXPECT_NE(metrics.find("flotilla_cluster_probe_failures_total{cluster=\"m1\"} 4"),
             std::string::npos)
       << metrics;
@@ -187,7 +186,7 @@ TEST_F(ClusterControllerTest, SecretChangeRebuildsTheClients) {
   })) << ToJson(Cluster());
   EXPECT_EQ(Health().client_generation, 2u);
   EXPECT_TRUE(Eventually([&] { return Events().back() == "ready m1"; }));
-  EXPECT_TRUE(clients_.Get("m1")->Get(kNodes, "", "x").ok());
+  EXPECT_TRUE(ctx_->clusters().Get("m1")->Get(kNodes, "", "x").ok());
 
   ASSERT_TRUE(Unjoin(*fed_client_, "m1", false).ok());
   EXPECT_TRUE(Eventually([&] { return Events().back() == "removed m1"; }));
@@ -195,11 +194,10 @@ TEST_F(ClusterControllerTest, SecretChangeRebuildsTheClients) {
 }
 
 TEST_F(ClusterControllerTest, MemberInformersFollowTheClustersReadiness) {
-  MemberInformers informers(clients_, {kNodes}, clock_);
+  MemberInformers informers(ctx_->clusters(), clock_);
   std::atomic<int> adds = 0;
-  informers.AddHandlerFactory([&](const std::string& cluster, const client::ResourceRef& kind) {
+  informers.AddHandler(kNodes, [&](const std::string& cluster) {
     EXPECT_EQ(cluster, "m1");
-    EXPECT_EQ(kind.resource, "nodes");
     return runtime::EventHandler{[&](const runtime::ObjectPtr&) { ++adds; }, nullptr, nullptr};
   });
   informers.Start();

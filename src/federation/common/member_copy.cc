@@ -9,8 +9,11 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kClusterSelectorAnnotation,
     api::kDeletionPropagationAnnotation,
     api::kReplicaSetStatusAnnotation,
-    "federation.kubernetes.io/replica-set-preferences",
-    "federation.kubernetes.io/deployment-preferences",
+    api::kReplicaSetPreferencesAnnotation,
+    api::kDeploymentPreferencesAnnotation,
+    api::kDeploymentStatusAnnotation,
+    api::kClusterUpdateOrderAnnotation,
+    api::kShadowReplicaSetAnnotation,
 };
 
 std::string_view StringAt(const json::object& obj, std::string_view path) {

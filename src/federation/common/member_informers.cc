@@ -5,14 +5,21 @@
 
 namespace flotilla::federation {
 
-MemberInformers::MemberInformers(ClusterClients& clusters, std::vector<client::ResourceRef> kinds,
-                                 Clock& clock, runtime::InformerOptions options)
-    : clusters_(clusters), kinds_(std::move(kinds)), clock_(clock), options_(options) {}
+MemberInformers::MemberInformers(ClusterClients& clusters, Clock& clock,
+                                 runtime::InformerOptions options)
+    : clusters_(clusters), clock_(clock), options_(options) {}
 
 MemberInformers::~MemberInformers() { Stop(); }
 
-void MemberInformers::AddHandlerFactory(MemberHandlerFactory factory) {
-  factories_.push_back(std::move(factory));
+void MemberInformers::AddHandler(const client::ResourceRef& resource,
+                                 MemberHandlerFactory factory) {
+  for (Kind& k : kinds_) {
+    if (k.resource.group == resource.group && k.resource.resource == resource.resource) {
+      k.factories.push_back(std::move(factory));
+      return;
+    }
+  }
+  kinds_.push_back({resource, {std::move(factory)}});
 }
 
 void MemberInformers::Start() {
@@ -41,10 +48,10 @@ void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::C
   Drop(name);  // a new client (the Secret changed): start over with it
   Member m;
   m.client = client;
-  for (const client::ResourceRef& kind : kinds_) {
-    auto informer = std::make_shared<runtime::Informer>(*client, kind, clock_, options_);
-    for (const MemberHandlerFactory& make : factories_) informer->AddEventHandler(make(name, kind));
-    m.informers[kind.resource] = informer;
+  for (const Kind& kind : kinds_) {
+    auto informer = std::make_shared<runtime::Informer>(*client, kind.resource, clock_, options_);
+    for (const MemberHandlerFactory& make : kind.factories) informer->AddEventHandler(make(name));
+    m.informers[kind.resource.resource] = informer;
   }
   // Registered before they start: a handler told that a cache synced finds
   // the informer through Get().

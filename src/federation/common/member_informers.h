@@ -1,9 +1,10 @@
-// MemberInformers: informers on the federation's kinds in every Ready member
-// cluster (DESIGN §4), started when a cluster becomes Ready (again, or with a
-// new client after its Secret changed) and stopped when it becomes NotReady
-// or leaves, driven by a ClusterClients registry. The propagation and
-// workload controllers read members through these caches and get their
-// events through the handlers they register.
+// MemberInformers: informers in every Ready member cluster (DESIGN §4), one
+// per resource that some federation controller reads, shared by all of
+// them; started when a cluster becomes Ready (again, or with a new client
+// after its Secret changed) and stopped when it becomes NotReady or leaves,
+// driven by a ClusterClients registry. The propagation and workload
+// controllers read members through these caches and get their events
+// through the handlers they register.
 //
 // Thread-safe. Handlers run on the informers' threads, as runtime::Informer
 // says; they must only enqueue.
@@ -23,22 +24,22 @@
 
 namespace flotilla::federation {
 
-// Makes the handler for one member's informer on one kind.
-using MemberHandlerFactory =
-    std::function<runtime::EventHandler(const std::string& cluster, const client::ResourceRef&)>;
+// Makes the handler for one member's informer on one resource.
+using MemberHandlerFactory = std::function<runtime::EventHandler(const std::string& cluster)>;
 
 class MemberInformers {
  public:
   // `clusters` and `clock` must outlive this.
-  MemberInformers(ClusterClients& clusters, std::vector<client::ResourceRef> kinds, Clock& clock,
-                  runtime::InformerOptions options = {});
+  MemberInformers(ClusterClients& clusters, Clock& clock, runtime::InformerOptions options = {});
   // Stops everything.
   ~MemberInformers();
   MemberInformers(const MemberInformers&) = delete;
   MemberInformers& operator=(const MemberInformers&) = delete;
 
+  // Every Ready member gets an informer on `resource` (one per resource,
+  // however many controllers ask); `factory` makes its handler there.
   // REQUIRES: before Start.
-  void AddHandlerFactory(MemberHandlerFactory factory);
+  void AddHandler(const client::ResourceRef& resource, MemberHandlerFactory factory);
   // Subscribes to the registry: informers start for every Ready cluster.
   void Start();
   // Unsubscribes and stops every informer. Idempotent.
@@ -61,11 +62,14 @@ class MemberInformers {
   void Drop(const std::string& name);
   static void StopAll(Member& m);
 
+  struct Kind {
+    client::ResourceRef resource;
+    std::vector<MemberHandlerFactory> factories;
+  };
   ClusterClients& clusters_;
-  const std::vector<client::ResourceRef> kinds_;
   Clock& clock_;
   const runtime::InformerOptions options_;
-  std::vector<MemberHandlerFactory> factories_;
+  std::vector<Kind> kinds_;
   int subscription_ = -1;
 
   mutable std::mutex mu_;

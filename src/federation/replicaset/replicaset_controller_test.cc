@@ -13,7 +13,6 @@
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
-#include "federation/replicaset/local_replicaset.h"
 #include "runtime/forwarding_client.h"
 #include "runtime/test_util.h"
 
@@ -67,21 +66,22 @@ class ReplicaSetControllerTest : public ::testing::Test {
   }
   void TearDown() override { Stop(); }
 
-  void Start(ReplicaSetControllerOptions options = {}) {
+  void Start(WorkloadOptions options = {}) {
     options.unschedulable_threshold = kThreshold;
     options.recheck_delay = kRecheck;
     options.member_change_delay = Duration::zero();
-    controller_ =
-        std::make_unique<ReplicaSetController>(*fed_client_, manager_, clock_, clients_, options);
-    ASSERT_TRUE(manager_.Start().ok());
+    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
+    controller_ = std::make_unique<ReplicaSetController>(*ctx_, options);
+    ASSERT_TRUE(ctx_->Start().ok());
     for (int i = 0; i < 3; ++i) SetReady(i);
   }
   void Stop() {
-    manager_.Stop();
+    if (ctx_) ctx_->Stop();
     controller_.reset();
+    ctx_.reset();
   }
   void SetReady(int i) {
-    clients_.SetReady(Name(i),
+    ctx_->clusters().SetReady(Name(i),
                       std::make_shared<RejectingClient>(members_[i].InProcess(), reject_[i]));
   }
   static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
@@ -137,7 +137,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     Duration nudged = Duration::zero();
     return Eventually([&] {
       if (done()) return true;
-      runtime::WorkQueueStats q = manager_.Find(ReplicaSetController::kName)->Metrics().queue;
+      runtime::WorkQueueStats q = ctx_->manager().Find(ReplicaSetController::kName)->Metrics().queue;
       if (q.depth == 0 && q.processing == 0 && q.waiting > 0 && nudged < std::chrono::seconds(2)) {
         clock_.Advance(std::chrono::milliseconds(10));
         nudged += std::chrono::milliseconds(10);
@@ -230,7 +230,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     clock_.Advance(kThreshold - early);
     // The check the threshold needs is waiting on the clock.
     ASSERT_TRUE(Settle([&] {
-      runtime::WorkQueueStats q = manager_.Find(ReplicaSetController::kName)->Metrics().queue;
+      runtime::WorkQueueStats q = ctx_->manager().Find(ReplicaSetController::kName)->Metrics().queue;
       return q.depth == 0 && q.processing == 0 && q.waiting == 1;
     }));
     EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
@@ -246,6 +246,15 @@ class ReplicaSetControllerTest : public ::testing::Test {
     for (const json::object& e : list->items) out.emplace_back(GetString(e, "reason").value_or(""));
     return out;
   }
+  std::vector<std::string> EventMessages(const std::string& reason) {
+    auto list = fed_client_->List(runtime::kEvents, kNs, {});
+    std::vector<std::string> out;
+    if (!list.ok()) return out;
+    for (const json::object& e : list->items) {
+      if (GetString(e, "reason") == reason) out.emplace_back(GetString(e, "message").value_or(""));
+    }
+    return out;
+  }
   bool HasEvent(const std::string& reason) {
     auto r = EventReasons();
     return std::find(r.begin(), r.end(), reason) != r.end();
@@ -257,9 +266,8 @@ class ReplicaSetControllerTest : public ::testing::Test {
   std::unique_ptr<client::Client> member_clients_[3];
   std::atomic<bool> reject_[3] = {false, false, false};
   std::unique_ptr<client::Client> fed_client_;
-  ClusterClients clients_;
+  std::unique_ptr<FederationContext> ctx_;
   std::unique_ptr<ReplicaSetController> controller_;
-  runtime::ControllerManager manager_{clock_};
 };
 
 TEST_F(ReplicaSetControllerTest, SpreadsReplicasEvenlyAndManagesTheLocalCopies) {
@@ -317,6 +325,29 @@ TEST_F(ReplicaSetControllerTest, LocalCopiesDeletedOrEditedByHandAreRestored) {
   })) << json::serialize(json::value_from(Placement()));
 }
 
+// Without rebalance, a local ReplicaSet deleted by hand (its pods orphaned,
+// still running) comes back with the share it had; nothing moves.
+TEST_F(ReplicaSetControllerTest, ALocalReplicaSetDeletedByHandGetsItsShareBack) {
+  Start();
+  CreateFrs(40, R"({"rebalance": false, "clusters": {"a": {"weight": 2}, "b": {"weight": 1},
+                                                     "c": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{20, 10, 10}; }));
+  for (int i = 0; i < 3; ++i) RunAll(i);
+  ASSERT_TRUE(Settle([&] { return At(Breakdown(), "clusters.a.planned") == json::value(20); }));
+  json::value uid = At(Local(0), "metadata.uid");
+  client::DeleteOptions orphan{.propagation_policy = "Orphan"};
+  ASSERT_TRUE(member_clients_[0]->Delete(kReplicaSets, kNs, "web", orphan).ok());
+  ASSERT_TRUE(Settle([&] {
+    json::value recreated = At(Local(0), "metadata.uid");
+    return !recreated.is_null() && recreated != uid;
+  }));
+  EXPECT_EQ(Placement(), (std::vector<int64_t>{20, 10, 10}));
+  // Only the first placement was a change.
+  std::vector<std::string> changes = EventMessages("PlacementChanged");
+  EXPECT_EQ(changes, std::vector<std::string>{
+                         "Replicas per cluster: a=20, b=10, c=10 (were none)"});
+}
+
 TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwoProbes) {
   // c runs 4 of its 10; 6 cannot be scheduled.
   SpreadThirtyWithFourRunningInC();
@@ -360,7 +391,7 @@ TEST_F(ReplicaSetControllerTest, AnOfflineClustersReplicasGoToTheOthers) {
   Start();
   CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
-  clients_.SetNotReady("c");
+  ctx_->clusters().SetNotReady("c");
   // c is out of reach: its local ReplicaSet stays as it was.
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{15, 15, 10}; }));
   SetReady(2);
@@ -372,7 +403,7 @@ TEST_F(ReplicaSetControllerTest, WithoutRebalanceAReturningClusterDoesNotTakeRep
   CreateFrs(30);
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
   for (int i = 0; i < 3; ++i) RunAll(i);
-  clients_.SetNotReady("c");
+  ctx_->clusters().SetNotReady("c");
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{15, 15, 10}; }));
   RunAll(0);
   RunAll(1);
@@ -445,14 +476,14 @@ TEST_F(ReplicaSetControllerTest, MetricsNameEveryClusterAndTheReplicasMoved) {
   Start();
   CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
-  clients_.SetNotReady("c");
+  ctx_->clusters().SetNotReady("c");
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{15, 15, 10}; }));
-  std::string metrics = controller_->RenderMetrics();
-  EXPECT_NE(
-      metrics.find("flotilla_federation_member_request_duration_seconds_count{cluster=\"a\"}"),
-      std::string::npos)
+  std::string metrics = ctx_->metrics().Render();
+  EXPECT_NE(metrics.find("flotilla_federation_member_request_duration_seconds_count{cluster=\"a\","
+                         "resource=\"replicasets\",operation=\"create\"} 1"),
+            std::string::npos)
       << metrics;
-  EXPECT_NE(metrics.find("flotilla_federated_replicaset_replicas_moved_total 10"),
+  EXPECT_NE(metrics.find("flotilla_federation_replicas_moved_total{kind=\"ReplicaSet\"} 10"),
             std::string::npos)
       << metrics;
 }

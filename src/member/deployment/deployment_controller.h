@@ -37,9 +37,11 @@
 
 #include "api/labels.h"
 #include "member/context.h"
-#include "member/deployment/deployment_util.h"
+#include "api/deployment/deployment_util.h"
 
 namespace flotilla::member {
+
+namespace deployment = api::deployment;
 
 class DeploymentController : public Component {
  public:

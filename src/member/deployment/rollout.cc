@@ -134,8 +134,13 @@ StatusOr<int64_t> DeploymentController::CleanupUnhealthyReplicas(Sync& s, std::v
 
 StatusOr<int64_t> DeploymentController::ScaleDownOldForRollingUpdate(Sync& s, const Split& split) {
   int64_t min_available = deployment::Replicas(s.d) - deployment::MaxUnavailable(s.d);
-  int64_t available =
-      deployment::StatusSum(WithNew(split.old_rss, split.new_rs), "availableReplicas");
+  // A ReplicaSet's status may still count pods its spec just let go (the
+  // scale-down of a moment ago): kube's sum would scale down again for
+  // them and dip below min_available. Count at most what each spec keeps.
+  int64_t available = 0;
+  for (const Rs& rs : WithNew(split.old_rss, split.new_rs)) {
+    if (rs) available += std::min(SpecOf(rs), IntAt(*rs, "status.availableReplicas"));
+  }
   if (available <= min_available) return 0;
   std::vector<Rs> old_rss = split.old_rss;
   std::sort(old_rss.begin(), old_rss.end(), deployment::CreatedBefore);

@@ -15,7 +15,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 
-namespace flotilla::member::deployment {
+namespace flotilla::api::deployment {
 
 inline constexpr std::string_view kHashLabel = "pod-template-hash";
 inline constexpr std::string_view kRevisionAnnotation = "deployment.kubernetes.io/revision";
@@ -117,4 +117,4 @@ bool DeploymentComplete(const json::object& d, const json::object& status);
 bool DeploymentProgressing(const json::object& d, const json::object& status);
 bool DeploymentTimedOut(const json::object& d, const json::object& status, TimePoint now);
 
-}  // namespace flotilla::member::deployment
+}  // namespace flotilla::api::deployment

@@ -1,7 +1,7 @@
-// The local ReplicaSet the federation wants in a member cluster for a
-// federated ReplicaSet (seed 000: same name, namespace and template; the
-// replicas the planner gave that cluster), and whether an existing one needs
-// an update.
+// The local workload (ReplicaSet, Deployment) the federation wants in a
+// member cluster for a federated one (seed 000: same kind, name, namespace
+// and spec; the replicas the planner gave that cluster), and whether an
+// existing one needs an update.
 //
 // The local copy's metadata is what every member copy gets
 // (federation/common/member_copy.h): the federated object's labels and
@@ -15,10 +15,11 @@
 
 #include "base/json.h"
 
-namespace flotilla::federation::replicaset {
+namespace flotilla::federation {
 
-// The desired local ReplicaSet for `frs` with `replicas`.
-json::object DesiredLocal(const json::object& frs, int64_t replicas);
+// The desired local copy of `federated` (which has apiVersion and kind)
+// with `replicas`.
+json::object DesiredLocal(const json::object& federated, int64_t replicas);
 
 // Whether `existing` differs from `desired` in what the federation sets
 // (labels, annotations, spec). Fields the member adds (status, uid, ...)
@@ -29,4 +30,4 @@ bool NeedsUpdate(const json::object& existing, const json::object& desired);
 // an Update (keeps its resourceVersion and everything the member set).
 json::object Updated(const json::object& existing, const json::object& desired);
 
-}  // namespace flotilla::federation::replicaset
+}  // namespace flotilla::federation

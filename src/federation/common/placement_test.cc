@@ -1,10 +1,10 @@
-#include "federation/replicaset/placement.h"
+#include "federation/common/placement.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace flotilla::federation::replicaset {
+namespace flotilla::federation {
 namespace {
 
 planner::Preferences Even(bool rebalance) {
@@ -126,4 +126,4 @@ TEST(PlacementTest, EstimatedCapacity) {
 }
 
 }  // namespace
-}  // namespace flotilla::federation::replicaset
+}  // namespace flotilla::federation

@@ -1,11 +1,11 @@
-// The desired local ReplicaSet (local_replicaset.h).
-#include "federation/replicaset/local_replicaset.h"
+// The desired local workload (local_workload.h).
+#include "federation/common/local_workload.h"
 
 #include <string_view>
 
 #include "federation/common/member_copy.h"
 
-namespace flotilla::federation::replicaset {
+namespace flotilla::federation {
 namespace {
 
 json::object ObjectAt(const json::object& obj, std::string_view key) {
@@ -15,14 +15,15 @@ json::object ObjectAt(const json::object& obj, std::string_view key) {
 
 }  // namespace
 
-json::object DesiredLocal(const json::object& frs, int64_t replicas) {
-  json::object spec = ObjectAt(frs, "spec");
+json::object DesiredLocal(const json::object& federated, int64_t replicas) {
+  json::object spec = ObjectAt(federated, "spec");
   spec["replicas"] = replicas;
-  return json::object{{"apiVersion", "apps/v1"},
-                      {"kind", "ReplicaSet"},
-                      {"metadata", MemberMetadata(frs)},
+  return json::object{{"apiVersion", StringAt(federated, "apiVersion")},
+                      {"kind", StringAt(federated, "kind")},
+                      {"metadata", MemberMetadata(federated)},
                       {"spec", std::move(spec)}};
 }
+
 bool NeedsUpdate(const json::object& existing, const json::object& desired) {
   json::object have = ObjectAt(existing, "metadata");
   json::object want = ObjectAt(desired, "metadata");
@@ -41,4 +42,4 @@ json::object Updated(const json::object& existing, const json::object& desired) 
   return out;
 }
 
-}  // namespace flotilla::federation::replicaset
+}  // namespace flotilla::federation

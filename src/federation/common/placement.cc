@@ -1,10 +1,10 @@
 // Where a federated ReplicaSet's replicas go (placement.h).
-#include "federation/replicaset/placement.h"
+#include "federation/common/placement.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace flotilla::federation::replicaset {
+namespace flotilla::federation {
 
 std::optional<int64_t> EstimatedCapacity(const ClusterView& c) {
   if (c.create_failed) return 0;
@@ -50,4 +50,4 @@ Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,
   return out;
 }
 
-}  // namespace flotilla::federation::replicaset
+}  // namespace flotilla::federation

@@ -29,7 +29,7 @@
 #include "planner/planner.h"
 #include "planner/preferences.h"
 
-namespace flotilla::federation::replicaset {
+namespace flotilla::federation {
 
 inline constexpr int64_t kProbeReplicas = 2;
 
@@ -67,4 +67,4 @@ std::optional<int64_t> EstimatedCapacity(const ClusterView& c);
 Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,
                        std::string_view workload_key, const planner::Preferences& prefs);
 
-}  // namespace flotilla::federation::replicaset
+}  // namespace flotilla::federation

@@ -1,11 +1,11 @@
-#include "federation/replicaset/local_replicaset.h"
+#include "federation/common/local_workload.h"
 
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
 #include "federation/common/member_copy.h"
 
-namespace flotilla::federation::replicaset {
+namespace flotilla::federation {
 namespace {
 
 json::object Frs() {
@@ -28,7 +28,7 @@ json::object Frs() {
   return *frs;
 }
 
-TEST(LocalReplicaSetTest, CarriesTheTemplateTheReplicasAndWhoManagesIt) {
+TEST(LocalWorkloadTest, CarriesTheTemplateTheReplicasAndWhoManagesIt) {
   json::object local = DesiredLocal(Frs(), 4);
   EXPECT_EQ(*Find(local, "spec.replicas"), json::value(4));
   EXPECT_EQ(*Find(local, "spec.template"), *Find(Frs(), "spec.template"));
@@ -51,7 +51,7 @@ TEST(LocalReplicaSetTest, CarriesTheTemplateTheReplicasAndWhoManagesIt) {
   EXPECT_TRUE(IsManaged(local));
 }
 
-TEST(LocalReplicaSetTest, UpdatesOnlyWhatTheFederationSets) {
+TEST(LocalWorkloadTest, UpdatesOnlyWhatTheFederationSets) {
   json::object desired = DesiredLocal(Frs(), 4);
   json::object existing = desired;
   json::object& meta = existing["metadata"].as_object();
@@ -75,10 +75,10 @@ TEST(LocalReplicaSetTest, UpdatesOnlyWhatTheFederationSets) {
   EXPECT_EQ(*Find(updated, "status.replicas"), json::value(4));
 }
 
-TEST(LocalReplicaSetTest, ObjectsWithoutTheLabelAreNotManaged) {
+TEST(LocalWorkloadTest, ObjectsWithoutTheLabelAreNotManaged) {
   EXPECT_FALSE(IsManaged(Frs()));
   EXPECT_FALSE(IsManaged(json::object{}));
 }
 
 }  // namespace
-}  // namespace flotilla::federation::replicaset
+}  // namespace flotilla::federation

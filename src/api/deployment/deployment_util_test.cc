@@ -1,9 +1,9 @@
 // The Deployment controller's pure rules.
-#include "member/deployment/deployment_util.h"
+#include "api/deployment/deployment_util.h"
 
 #include <gtest/gtest.h>
 
-namespace flotilla::member::deployment {
+namespace flotilla::api::deployment {
 namespace {
 
 json::object Deployment(int replicas, json::value surge, json::value unavailable) {
@@ -96,4 +96,4 @@ TEST(DeploymentUtilTest, ConditionsKeepTransitionTimeWhileStatusHolds) {
 }
 
 }  // namespace
-}  // namespace flotilla::member::deployment
+}  // namespace flotilla::api::deployment

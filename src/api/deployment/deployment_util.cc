@@ -1,13 +1,12 @@
-#include "member/deployment/deployment_util.h"
+#include "api/deployment/deployment_util.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
 
-#include "member/object_util.h"
 
-namespace flotilla::member::deployment {
+namespace flotilla::api::deployment {
 namespace {
 
 void WriteCanonical(const json::value& v, std::string& out) {
@@ -393,4 +392,4 @@ bool DeploymentTimedOut(const json::object& d, const json::object& status, TimeP
   return TimeAt(*c, "lastUpdateTime") + std::chrono::seconds(deadline) < now;
 }
 
-}  // namespace flotilla::member::deployment
+}  // namespace flotilla::api::deployment

@@ -1,0 +1,106 @@
+// What the federation's controllers share (context.h).
+#include "federation/common/context.h"
+
+namespace flotilla::federation {
+namespace {
+
+bool LabelsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+  const json::value* la = Find(*a, "metadata.labels");
+  const json::value* lb = Find(*b, "metadata.labels");
+  return (la == nullptr) != (lb == nullptr) || (la != nullptr && *la != *lb);
+}
+
+}  // namespace
+
+FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextOptions options)
+    : fed_(fed),
+      clock_(clock),
+      io_clock_(options.io_clock != nullptr ? *options.io_clock : RealClock()),
+      pool_(options.member_request_threads),
+      manager_(clock),
+      informers_(fed, clock, manager_),
+      members_(clusters_, clock) {}
+
+FederationContext::~FederationContext() { Stop(); }
+
+runtime::EventRecorder& FederationContext::Events(const std::string& component) {
+  std::lock_guard lock(mu_);
+  std::unique_ptr<runtime::EventRecorder>& r = events_[component];
+  if (!r) {
+    r = std::make_unique<runtime::EventRecorder>(fed_, clock_,
+                                                 runtime::EventSource{.component = component});
+  }
+  return *r;
+}
+
+void FederationContext::OnClusterChange(std::function<void()> fn) {
+  if (on_cluster_change_.empty()) {
+    cluster_objects().AddEventHandler(
+        {.on_add = [this](const runtime::ObjectPtr&) { ClustersChanged(); },
+         .on_update =
+             [this](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+               if (LabelsChanged(a, b)) ClustersChanged();
+             },
+         .on_delete = [this](const runtime::ObjectPtr&) { ClustersChanged(); }});
+  }
+  on_cluster_change_.push_back(std::move(fn));
+}
+
+void FederationContext::ClustersChanged() {
+  for (const auto& fn : on_cluster_change_) fn();
+}
+
+std::optional<TimePoint> FederationContext::ReadySince(const std::string& cluster) const {
+  std::lock_guard lock(mu_);
+  auto it = ready_since_.find(cluster);
+  if (it == ready_since_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status FederationContext::Start() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return Status::Unavailable("the federation controllers are stopping");
+  }
+  auto gone = [this](const std::string& name) {
+    {
+      std::lock_guard lock(mu_);
+      ready_since_.erase(name);
+    }
+    ClustersChanged();
+  };
+  subscription_ = clusters_.Subscribe(
+      {.on_ready =
+           [this](const std::string& name, std::shared_ptr<client::Client>) {
+             {
+               std::lock_guard lock(mu_);
+               ready_since_[name] = clock_.Now();
+             }
+             ClustersChanged();
+           },
+       .on_not_ready = gone,
+       .on_removed = gone});
+  members_.Start();
+  return manager_.Start();
+}
+
+void FederationContext::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  if (subscription_ >= 0) clusters_.Unsubscribe(subscription_);
+  subscription_ = -1;
+  members_.Stop();
+  manager_.Stop();
+  informers_.StopAll();
+  std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events;
+  {
+    std::lock_guard lock(mu_);
+    events.swap(events_);
+  }
+  events.clear();  // each writes what it holds, then stops
+}
+
+}  // namespace flotilla::federation

@@ -1,0 +1,113 @@
+// FederationContext: what the federation's controllers share (DESIGN §2,
+// modelled on member/context.h): the federation's client and clock, one
+// controller manager, the registry of ready member clusters, informers on
+// the federation (one per resource) and in every ready member (one per
+// cluster and resource), one bounded pool for requests to members, the
+// event recorders and one metrics registry.
+//
+// A controller is built with the context, registers its informers'
+// handlers and its reconcilers in its constructor, and never starts
+// anything itself; Start() then starts the member informers and the manager
+// (which waits for every federation cache before any worker runs). Stop()
+// stops everything in the order that lets nothing enqueue into a stopped
+// queue.
+//
+// Thread-safe once started.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "client/client.h"
+#include "federation/common/cluster_clients.h"
+#include "federation/common/member_informers.h"
+#include "federation/common/names.h"
+#include "runtime/controller_manager.h"
+#include "runtime/event_recorder.h"
+#include "runtime/parallel.h"
+#include "runtime/shared_informers.h"
+
+namespace flotilla::federation {
+
+struct ContextOptions {
+  // Threads that send one check's requests to many members at once, shared
+  // by every controller (the caller of a batch works too).
+  int member_request_threads = 32;
+  // Times requests to members for the latency metrics (a measurement, not
+  // a decision); null: the real clock. Not owned.
+  Clock* io_clock = nullptr;
+};
+
+class FederationContext {
+ public:
+  // `fed` (the federation's API, with rights to everything the controllers
+  // manage) and `clock` must outlive the context.
+  FederationContext(client::Client& fed, Clock& clock, ContextOptions options = {});
+  // Stops.
+  ~FederationContext();
+  FederationContext(const FederationContext&) = delete;
+  FederationContext& operator=(const FederationContext&) = delete;
+
+  client::Client& fed() { return fed_; }
+  Clock& clock() { return clock_; }
+  Clock& io_clock() { return io_clock_; }
+  runtime::ControllerManager& manager() { return manager_; }
+  ClusterClients& clusters() { return clusters_; }
+  // Informers on the federation's own objects. REQUIRES: For() only before
+  // Start.
+  runtime::SharedInformers& informers() { return informers_; }
+  // The Cluster objects (labels for the cluster selector, present while a
+  // cluster is joined).
+  runtime::Informer& cluster_objects() { return informers_.For(kClusters); }
+  MemberInformers& members() { return members_; }
+  runtime::WorkPool& pool() { return pool_; }
+  metrics::Registry& metrics() { return metrics_; }
+  // The recorder of events from `component` (their source), made on first
+  // use.
+  runtime::EventRecorder& Events(const std::string& component);
+
+  // Calls `fn` whenever the set of clusters a controller may place on
+  // changes: a cluster becomes ready, stops being ready or leaves, or a
+  // Cluster object is added, deleted or relabelled. `fn` only enqueues.
+  // REQUIRES: before Start.
+  void OnClusterChange(std::function<void()> fn);
+  // When `cluster` last became ready; nullopt while it is not ready.
+  std::optional<TimePoint> ReadySince(const std::string& cluster) const;
+
+  // Starts the member informers, then the manager: returns once every
+  // federation cache has synced and the workers run. Unavailable when Stop()
+  // came first.
+  Status Start();
+  // Member informers first (they enqueue into the manager's queues), then
+  // the manager, the federation's informers and the event recorders.
+  // Idempotent.
+  void Stop();
+
+ private:
+  client::Client& fed_;
+  Clock& clock_;
+  Clock& io_clock_;
+  runtime::WorkPool pool_;
+  metrics::Registry metrics_;
+  ClusterClients clusters_;
+  runtime::ControllerManager manager_;
+  runtime::SharedInformers informers_;
+  MemberInformers members_;
+  void ClustersChanged();
+
+  std::vector<std::function<void()>> on_cluster_change_;
+  int subscription_ = -1;
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_;  // GUARDED_BY(mu_)
+  std::map<std::string, TimePoint> ready_since_;                          // GUARDED_BY(mu_)
+  bool stopped_ = false;                                                  // GUARDED_BY(mu_)
+};
+
+}  // namespace flotilla::federation

@@ -1,0 +1,25 @@
+// Writes of a controller to the federated objects it manages: one
+// annotation, and the status, each written only when it changes. The writes
+// carry the object's resourceVersion, so a stale object gets Conflict (the
+// caller's next check sees the newer one).
+#pragma once
+
+#include <string_view>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "client/client.h"
+
+namespace flotilla::federation {
+
+// `obj` with annotation `key` set to `value`: written unless it already
+// has it; returns the object as stored afterwards.
+StatusOr<json::object> SetAnnotation(client::Client& client, const client::ResourceRef& resource,
+                                     const json::object& obj, std::string_view key,
+                                     std::string_view value);
+
+// Writes `status` through the status subresource unless `obj` has it.
+Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& resource,
+                            const json::object& obj, json::object status);
+
+}  // namespace flotilla::federation

@@ -1,0 +1,242 @@
+// Where federated workloads' replicas go (placer.h).
+#include "federation/common/placer.h"
+
+#include <algorithm>
+
+#include "api/annotations.h"
+#include "federation/common/deletion.h"
+
+namespace flotilla::federation {
+namespace {
+
+// The PodScheduled=False condition of a pod no node took; null when it has
+// none yet.
+const json::object* NotScheduled(const json::object& pod) {
+  const json::value* conds = Find(pod, "status.conditions");
+  if (conds == nullptr || !conds->is_array()) return nullptr;
+  for (const json::value& c : conds->get_array()) {
+    if (!c.is_object()) continue;
+    const json::object& cond = c.get_object();
+    if (GetString(cond, "type") == "PodScheduled" && GetString(cond, "status") == "False") {
+      return &cond;
+    }
+  }
+  return nullptr;
+}
+
+std::string Describe(const planner::ReplicaCounts& counts) {
+  std::string out;
+  for (const auto& [cluster, n] : counts) {
+    if (!out.empty()) out += ", ";
+    out += cluster + "=" + std::to_string(n);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+// What the placer remembers of one workload between checks.
+struct ReplicaPlacer::Workload {
+  // cluster -> pod uid -> since when it waits to be scheduled
+  std::map<std::string, std::map<std::string, TimePoint>> pending_since;
+  // cluster -> since when some of its pods are not even created ([E5])
+  std::map<std::string, TimePoint> missing_since;
+  // cluster -> when the create it rejected is tried again ([E1])
+  std::map<std::string, TimePoint> create_retry_at;
+  // The last placement, offline clusters included, for the moved count.
+  std::optional<planner::ReplicaCounts> last_plan;
+};
+
+int64_t PlacementResult::ReplicasFor(const std::string& cluster) const {
+  auto it = targets.replicas.find(cluster);
+  return it == targets.replicas.end() ? 0 : it->second;
+}
+
+ReplicaPlacer::ReplicaPlacer(PlacerOptions options, metrics::Registry& registry,
+                             const std::string& kind)
+    : options_(options),
+      kind_(kind),
+      moved_(registry.Counter("flotilla_federation_replicas_moved_total",
+                              "Replicas of federated workloads moved from one cluster to another.",
+                              {"kind"})),
+      changes_(registry.Counter("flotilla_federation_placement_changes_total",
+                                "Placements of federated workloads that changed.", {"kind"})) {
+  moved_.Add({kind_}, 0);
+  changes_.Add({kind_}, 0);
+}
+
+ReplicaPlacer::~ReplicaPlacer() = default;
+
+ReplicaPlacer::Workload& ReplicaPlacer::WorkloadFor(const std::string& key) {
+  std::lock_guard lock(mu_);
+  std::unique_ptr<Workload>& w = workloads_[key];
+  if (!w) w = std::make_unique<Workload>();
+  return *w;
+}
+
+void ReplicaPlacer::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  workloads_.erase(key);
+}
+
+PlacementResult ReplicaPlacer::Place(const std::string& key, int64_t replicas,
+                                     const planner::Preferences& prefs,
+                                     const std::vector<WorkloadInCluster>& clusters,
+                                     const std::map<std::string, int64_t>& last_planned,
+                                     TimePoint now) {
+  Workload& w = WorkloadFor(key);
+  PlacementResult out;
+  for (const WorkloadInCluster& c : clusters) {
+    out.views.push_back(View(c, w, last_planned, now, &out.next_check));
+  }
+  // Clusters that left: their memory goes.
+  auto left = [&](const auto& entry) {
+    return std::none_of(clusters.begin(), clusters.end(),
+                        [&](const WorkloadInCluster& c) { return c.cluster == entry.first; });
+  };
+  std::erase_if(w.missing_since, left);
+  std::erase_if(w.create_retry_at, left);
+  std::erase_if(w.pending_since, left);
+  out.targets = ComputeTargets(replicas, out.views, key, prefs);
+  return out;
+}
+
+void ReplicaPlacer::CreateFailed(const std::string& key, const std::vector<std::string>& failed,
+                                 int64_t replicas, const planner::Preferences& prefs,
+                                 PlacementResult& result, TimePoint now) {
+  Workload& w = WorkloadFor(key);
+  for (ClusterView& v : result.views) {
+    if (std::find(failed.begin(), failed.end(), v.name) == failed.end()) continue;
+    v.create_failed = true;
+    w.create_retry_at[v.name] = now + options_.create_retry;
+    if (!result.next_check || now + options_.create_retry < *result.next_check) {
+      result.next_check = now + options_.create_retry;
+    }
+  }
+  result.targets = ComputeTargets(replicas, result.views, key, prefs);
+}
+
+std::optional<std::string> ReplicaPlacer::Settle(const std::string& key,
+                                                 const PlacementResult& result) {
+  Workload& w = WorkloadFor(key);
+  planner::ReplicaCounts after, current;
+  for (const ClusterView& v : result.views) {
+    int64_t now = result.ReplicasFor(v.name);
+    if (now != 0 || v.current != 0) after[v.name] = now;
+    if (v.current != 0 || now != 0) current[v.name] = v.current;
+  }
+  // Before: the last placement this process made (offline clusters
+  // included), else what the federation had placed when it started.
+  planner::ReplicaCounts before = w.last_plan ? *w.last_plan : current;
+  int64_t added = 0, removed = 0;
+  for (const auto& [name, was] : before) {
+    auto now = after.find(name);
+    removed += std::max<int64_t>(0, was - (now == after.end() ? 0 : now->second));
+  }
+  for (const auto& [name, now] : after) {
+    auto was = before.find(name);
+    added += std::max<int64_t>(0, now - (was == before.end() ? 0 : was->second));
+  }
+  if (w.last_plan) moved_.Add({kind_}, static_cast<double>(std::min(added, removed)));
+  w.last_plan = after;
+  std::erase_if(before, [](const auto& e) { return e.second == 0; });
+  std::erase_if(after, [](const auto& e) { return e.second == 0; });
+  if (before == after) return std::nullopt;
+  changes_.Add({kind_});
+  return "Replicas per cluster: " + Describe(after) + " (were " + Describe(before) + ")";
+}
+
+ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
+                                const std::map<std::string, int64_t>& last_planned,
+                                TimePoint now, std::optional<TimePoint>* next_check) const {
+  auto sooner = [&](TimePoint t) {
+    if (!*next_check || t < **next_check) *next_check = t;
+  };
+  ClusterView v{.name = c.cluster};
+  if (auto retry = w.create_retry_at.find(c.cluster); retry != w.create_retry_at.end()) {
+    if (now < retry->second) {
+      v.create_failed = true;
+      sooner(retry->second);
+    } else {
+      w.create_retry_at.erase(retry);
+    }
+  }
+  if (c.local != nullptr) v.placed = IntAt(*c.local, "spec.replicas");
+  v.current = v.placed;
+  if (auto planned = last_planned.find(c.cluster); planned != last_planned.end()) {
+    v.current = planned->second;
+  }
+  if (c.local == nullptr) {
+    w.pending_since.erase(c.cluster);
+    w.missing_since.erase(c.cluster);
+    return v;
+  }
+  std::map<std::string, TimePoint>& before = w.pending_since[c.cluster];
+  std::map<std::string, TimePoint> pending;
+  int64_t live = 0;
+  auto waited = [&](TimePoint since) {
+    if (now - since >= options_.unschedulable_threshold) {
+      v.full = true;
+    } else {
+      sooner(since + options_.unschedulable_threshold);
+    }
+  };
+  for (const runtime::ObjectPtr& pod : c.pods) {
+    if (IsBeingDeleted(*pod)) continue;
+    ++live;
+    if (!StringAt(*pod, "spec.nodeName").empty()) {
+      ++v.scheduled;
+      continue;
+    }
+    std::string uid = StringAt(*pod, "metadata.uid");
+    auto seen = before.find(uid);
+    TimePoint since = seen != before.end() ? seen->second : now;
+    // The member's own record (the scheduler's verdict) survives a restart
+    // of the federation.
+    TimePoint changed;
+    const json::object* cond = NotScheduled(*pod);
+    if (cond != nullptr &&
+        ParseRfc3339(std::string(GetString(*cond, "lastTransitionTime").value_or("")), &changed) &&
+        changed < since) {
+      since = changed;
+    }
+    pending[uid] = since;
+    ++v.pending;
+    waited(since);
+  }
+  before = std::move(pending);
+  int64_t missing = std::max<int64_t>(0, v.placed - live);
+  if (missing > 0) {
+    v.pending += missing;
+    waited(w.missing_since.try_emplace(c.cluster, now).first->second);
+  } else {
+    w.missing_since.erase(c.cluster);
+  }
+  return v;
+}
+
+StatusOr<planner::Preferences> PreferencesOf(const json::object& obj, std::string_view key) {
+  std::string text = api::AnnotationAt(obj, key);
+  if (text.empty()) return planner::Preferences::Default();
+  return planner::ParsePreferences(text);
+}
+
+std::map<std::string, int64_t> LastPlanned(const json::object& obj, std::string_view key) {
+  std::map<std::string, int64_t> out;
+  auto breakdown = ParseJsonObject(api::AnnotationAt(obj, key));
+  const json::value* clusters = breakdown.ok() ? Find(*breakdown, "clusters") : nullptr;
+  if (clusters == nullptr || !clusters->is_object()) return out;
+  for (const auto& [name, c] : clusters->get_object()) {
+    const json::value* planned = c.is_object() ? c.get_object().if_contains("planned") : nullptr;
+    if (planned != nullptr && (planned->is_int64() || planned->is_uint64())) {
+      out[name] = planned->to_number<int64_t>();
+    }
+  }
+  return out;
+}
+
+std::vector<runtime::ObjectPtr> PodsOf(const runtime::Lister& pods, const json::object& owner) {
+  return pods.ByOwner(StringAt(owner, "metadata.uid"));
+}
+
+}  // namespace flotilla::federation

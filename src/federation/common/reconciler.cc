@@ -1,0 +1,353 @@
+// The reconciler of federated objects (reconciler.h).
+#include "federation/common/reconciler.h"
+
+#include <algorithm>
+
+#include "api/annotations.h"
+#include "api/federated.h"
+#include "federation/common/deletion.h"
+#include "federation/common/member_copy.h"
+
+namespace flotilla::federation {
+namespace {
+
+// A write to the federated object that conflicts (the cache is behind) is
+// no failure: the newer object's event brings the key back.
+StatusOr<runtime::Result> Quiet(const Status& s) {
+  if (s.ok() || s.Is(Reason::kConflict)) return runtime::Result{};
+  return s;
+}
+
+// A write that lost a race with someone else's (the member's cache is
+// behind, or the object changed meanwhile).
+bool IsRace(const Status& s) {
+  return s.Is(Reason::kConflict) || s.Is(Reason::kNotFound) || s.Is(Reason::kAlreadyExists);
+}
+
+// The sooner of two re-checks (zero: none).
+Duration Sooner(Duration a, Duration b) {
+  if (a == Duration::zero()) return b;
+  if (b == Duration::zero()) return a;
+  return std::min(a, b);
+}
+
+}  // namespace
+
+const json::object* Copy::Current() const {
+  if (written) return &*written;
+  return existing.get();
+}
+
+bool Copy::Managed() const {
+  const json::object* c = Current();
+  return c != nullptr && IsManaged(*c) && !IsBeingDeleted(*c);
+}
+
+void Check::ClearError() {
+  std::lock_guard lock(mu_);
+  error_ = Status::Ok();
+}
+
+void Check::Fail(const Status& s) {
+  std::lock_guard lock(mu_);
+  if (error_.ok()) error_ = s;
+}
+
+Status Check::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+std::string Strategy::CopyName(const json::object& obj, const std::string&) const {
+  return StringAt(obj, "metadata.name");
+}
+
+json::object Typed(const client::ResourceRef& resource, const std::string& kind,
+                   json::object obj) {
+  obj["apiVersion"] = resource.ApiVersion();
+  obj["kind"] = kind;
+  return obj;
+}
+
+Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOptions options)
+    : ctx_(ctx),
+      strategy_(strategy),
+      options_(std::move(options)),
+      reads_([&] {
+        std::vector<client::ResourceRef> r{strategy.resource()};
+        for (const client::ResourceRef& more : strategy.MemberReads()) r.push_back(more);
+        return r;
+      }()),
+      objects_(ctx.informers().For(strategy.resource())),
+      writer_(ctx, ctx.Events("federation-" + options_.name + "-controller")) {
+  controller_ = &ctx.manager().AddController(
+      options_.name, std::max(1, options_.workers),
+      [this](const std::string& key) { return Reconcile(key); }, options_.backoff);
+  objects_.AddEventHandler(controller_->EnqueueHandler());
+  ctx.members().AddHandler(strategy.resource(), [this](const std::string&) {
+    return MemberHandler();
+  });
+  for (const client::ResourceRef& r : strategy.MemberReads()) {
+    ctx.members().AddHandler(r, [this](const std::string&) {
+      return runtime::EventHandler{.on_synced = [this] { EnqueueAll(); }};
+    });
+  }
+  ctx.OnClusterChange([this] { EnqueueAll(); });
+}
+
+runtime::EventHandler Reconciler::MemberHandler() {
+  // A change of a copy (or of a same-named object) re-checks its federated
+  // object.
+  auto changed = [this](const runtime::ObjectPtr& obj) {
+    std::string key = api::AnnotationAt(*obj, api::kFederatedObjectAnnotation);
+    if (key.empty() || !IsManaged(*obj)) key = runtime::ObjectKey(*obj);
+    Enqueue(key, options_.member_change_delay);
+  };
+  return {.on_add = changed,
+          .on_update = [changed](const runtime::ObjectPtr&,
+                                 const runtime::ObjectPtr& obj) { changed(obj); },
+          .on_delete = changed,
+          .on_synced = [this] { EnqueueAll(); }};
+}
+
+void Reconciler::Enqueue(const std::string& key, Duration delay) {
+  if (objects_.cache().Get(key) == nullptr) return;
+  if (delay > Duration::zero()) {
+    controller_->queue().AddAfter(key, delay);
+  } else {
+    controller_->queue().Add(key);
+  }
+}
+
+void Reconciler::EnqueueAll() {
+  for (const std::string& key : objects_.cache().Keys()) controller_->queue().Add(key);
+}
+
+StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
+  runtime::ObjectPtr cached = objects_.cache().Get(key);
+  if (cached == nullptr) {
+    strategy_.Forget(key);
+    return runtime::Result{};
+  }
+  if (!strategy_.Federates(*cached)) return runtime::Result{};
+  Check check;
+  check.obj = Typed(strategy_.resource(), strategy_.kind(), *cached);
+  if (IsBeingDeleted(check.obj)) return Delete(check.obj);
+  check.key = key;
+  check.ns = StringAt(check.obj, "metadata.namespace");
+  check.name = StringAt(check.obj, "metadata.name");
+  check.now = ctx_.clock().Now();
+
+  StatusOr<ClusterSelector> selector = ClusterSelector::Of(check.obj);
+  if (!selector.ok()) {
+    // Admission refuses these; one stored before it existed places nothing.
+    events().Event(check.obj, runtime::kEventTypeWarning, "InvalidClusterSelector",
+                   Describe(selector.status()));
+    return runtime::Result{};
+  }
+  MemberTargets targets = ReadyTargets(ctx_, reads_, options_.sync_grace);
+  if (targets.waiting) return runtime::Result{.requeue_after = options_.sync_grace};
+
+  std::vector<Target> not_admitted;
+  for (Target& t : targets.ready) {
+    // No Cluster object: the cluster is leaving; what it holds stays.
+    if (t.cluster_object == nullptr) continue;
+    if (!selector->Matches(*t.cluster_object)) {
+      not_admitted.push_back(std::move(t));
+      continue;
+    }
+    Copy c{.target = std::move(t)};
+    c.name = strategy_.CopyName(check.obj, c.cluster());
+    std::shared_ptr<runtime::Informer> informer =
+        ctx_.members().Get(c.cluster(), strategy_.resource().resource);
+    if (informer != nullptr) c.existing = informer->lister().Get(check.ns, c.name);
+    check.copies.push_back(std::move(c));
+  }
+  // The finalizer comes before the first copy does; a federation without
+  // members pays no extra write per object.
+  if (!check.copies.empty() || !not_admitted.empty()) {
+    StatusOr<json::object> held =
+        EnsureFederationFinalizer(ctx_.fed(), strategy_.resource(), check.obj);
+    if (!held.ok()) return Quiet(held.status());
+    check.obj = Typed(strategy_.resource(), strategy_.kind(), *std::move(held));
+  }
+
+  FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
+  CreateAll(check);
+  UpdateAll(check);
+  DeleteNotAdmitted(check, not_admitted);
+  StatusOr<runtime::Result> result = strategy_.Finish(check);
+  if (!result.ok()) return Quiet(result.status());
+  FLOTILLA_RETURN_IF_ERROR(check.error());
+  if (check.retry) result->requeue_after = Sooner(result->requeue_after, options_.retry_soon);
+  return result;
+}
+
+void Reconciler::Create(Check& check, std::vector<size_t> which) {
+  writer_.ForEach(which.size(), [&](size_t w) {
+    Copy& c = check.copies[which[w]];
+    StatusOr<json::object> made =
+        writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired, strategy_.Detail(c));
+    if (made.ok()) {
+      c.written = *std::move(made);
+    } else if (made.status().Is(Reason::kAlreadyExists)) {
+      check.retry = true;  // the cache is behind the member
+    } else {
+      c.create_failed = true;
+      check.Fail(made.status());
+    }
+  });
+}
+
+void Reconciler::CreateAll(Check& check) {
+  auto todo = [&] {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < check.copies.size(); ++i) {
+      const Copy& c = check.copies[i];
+      if (c.existing == nullptr && !c.written && !c.create_failed && c.desired && c.create) {
+        out.push_back(i);
+      }
+    }
+    return out;
+  };
+  Create(check, todo());
+  bool failed = std::any_of(check.copies.begin(), check.copies.end(),
+                            [](const Copy& c) { return c.create_failed; });
+  if (failed && strategy_.Replan(check)) {
+    check.ClearError();
+    Create(check, todo());
+  }
+}
+
+StatusOr<json::object> Reconciler::TakeOver(Check& check, const Copy& c) {
+  if (!strategy_.MustReplace(c)) {
+    return writer_.Update(check.obj, c.target, strategy_.resource(), strategy_.Updated(c));
+  }
+  // Replaced: its dependents stay for the new object to adopt where they
+  // match.
+  client::DeleteOptions orphan{.propagation_policy = "Orphan",
+                               .precondition_uid = StringAt(*c.existing, "metadata.uid")};
+  FLOTILLA_RETURN_IF_ERROR(
+      writer_.Delete(check.obj, c.target, strategy_.resource(), check.ns, c.name, orphan,
+                     "(not created by the federation; replaced)"));
+  return writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired,
+                        strategy_.Detail(c));
+}
+
+void Reconciler::UpdateAll(Check& check) {
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    Copy& c = check.copies[i];
+    if (c.written || !c.desired || c.existing == nullptr || IsBeingDeleted(*c.existing)) continue;
+    if (!IsManaged(*c.existing)) {
+      switch (strategy_.OnUnmanaged(c)) {
+        case Unmanaged::kLeaveQuietly:
+          continue;
+        case Unmanaged::kWarn:
+          events().Event(check.obj, runtime::kEventTypeWarning, "NotManagedInCluster",
+                         Describe(check.obj) + " in cluster " + c.cluster() +
+                             " exists and is not managed by the federation (no " +
+                             api::kManagedByLabel + "=" + api::kManagedByValue +
+                             " label): left alone");
+          continue;
+        case Unmanaged::kTakeOver:
+          break;
+      }
+    } else if (strategy_.UpToDate(c)) {
+      continue;
+    }
+    todo.push_back(i);
+  }
+  writer_.ForEach(todo.size(), [&](size_t t) {
+    Copy& c = check.copies[todo[t]];
+    bool managed = IsManaged(*c.existing);
+    StatusOr<json::object> updated =
+        managed ? writer_.Update(check.obj, c.target, strategy_.resource(), strategy_.Updated(c),
+                                 strategy_.Detail(c))
+                : TakeOver(check, c);
+    if (!updated.ok()) {
+      if (IsRace(updated.status())) {
+        check.retry = true;  // changed or deleted meanwhile: the next check sees it
+      } else {
+        check.Fail(updated.status());
+      }
+      return;
+    }
+    c.written = *std::move(updated);
+    if (!managed) {
+      events().Event(check.obj, runtime::kEventTypeWarning, "OverwriteInCluster",
+                     "A " + strategy_.kind() + " " + c.name +
+                         " the federation did not create existed in cluster " + c.cluster() +
+                         "; it now follows " + Describe(check.obj) +
+                         " and may adopt what its selector matches");
+    }
+  });
+}
+
+void Reconciler::DeleteNotAdmitted(Check& check, const std::vector<Target>& not_admitted) {
+  writer_.ForEach(not_admitted.size(), [&](size_t i) {
+    const Target& t = not_admitted[i];
+    std::string name = strategy_.CopyName(check.obj, t.cluster);
+    std::shared_ptr<runtime::Informer> informer =
+        ctx_.members().Get(t.cluster, strategy_.resource().resource);
+    runtime::ObjectPtr copy = informer ? informer->lister().Get(check.ns, name) : nullptr;
+    if (copy == nullptr || !IsManaged(*copy) || IsBeingDeleted(*copy)) return;
+    client::DeleteOptions opts{.propagation_policy = "Background",
+                               .precondition_uid = StringAt(*copy, "metadata.uid")};
+    Status s = writer_.Delete(check.obj, t, strategy_.resource(), check.ns, name, opts,
+                              "(the cluster selector no longer admits the cluster)");
+    if (IsRace(s)) {
+      check.retry = true;
+    } else if (!s.ok()) {
+      check.Fail(s);
+    }
+  });
+}
+
+StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
+  std::string key = runtime::ObjectKey(obj);
+  if (!HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
+    strategy_.Forget(key);
+    return runtime::Result{};
+  }
+  if (DeletesMemberCopies(obj)) {
+    std::string policy = api::AnnotationAt(obj, api::kDeletionPropagationAnnotation);
+    std::string ns = StringAt(obj, "metadata.namespace");
+    MemberTargets targets = ReadyTargets(ctx_, std::span(reads_).first(1), Duration::zero());
+    std::atomic<bool> remaining = targets.waiting;
+    writer_.ForEach(targets.ready.size(), [&](size_t i) {
+      const Target& t = targets.ready[i];
+      std::string name = strategy_.CopyName(obj, t.cluster);
+      std::shared_ptr<runtime::Informer> informer =
+          ctx_.members().Get(t.cluster, strategy_.resource().resource);
+      runtime::ObjectPtr copy = informer ? informer->lister().Get(ns, name) : nullptr;
+      if (copy == nullptr) {
+        // The cache may lag a copy created just now: ask the member.
+        StatusOr<json::object> live = writer_.Get(t, strategy_.resource(), ns, name);
+        if (live.ok()) {
+          copy = std::make_shared<const json::object>(*std::move(live));
+        } else if (!live.status().Is(Reason::kNotFound)) {
+          remaining = true;  // cannot tell: check again
+          return;
+        }
+      }
+      if (copy == nullptr || !IsManaged(*copy)) return;
+      remaining = true;
+      if (IsBeingDeleted(*copy)) return;
+      client::DeleteOptions opts{.propagation_policy = policy,
+                                 .precondition_uid = StringAt(*copy, "metadata.uid")};
+      (void)writer_.Delete(obj, t, strategy_.resource(), ns, name, opts);
+    });
+    // The member caches' delete events bring the key back sooner.
+    if (remaining) return runtime::Result{.requeue_after = options_.retry_soon};
+  }
+  StatusOr<bool> done = strategy_.Finalize(obj);
+  if (!done.ok()) return Quiet(done.status());
+  if (!*done) return runtime::Result{.requeue_after = options_.retry_soon};
+  StatusOr<json::object> released = RemoveFederationFinalizer(ctx_.fed(), strategy_.resource(), obj);
+  if (!released.ok()) return Quiet(released.status());
+  strategy_.Forget(key);
+  return runtime::Result{};
+}
+
+}  // namespace flotilla::federation

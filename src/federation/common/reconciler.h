@@ -1,0 +1,203 @@
+// The reconciler every propagating federation controller runs (DESIGN §2):
+// one level-based Reconcile(key) per federated object, driven by a per-kind
+// Strategy that says what the copy in each member cluster should be, when
+// an existing copy is up to date, and what the federated object's status
+// becomes. A federated kind is then a Strategy and its tests.
+//
+// One check of one federated object, over the ready clusters whose caches
+// have synced (fanout.h: ReadyTargets):
+//  1. An object being deleted is finalized: while it holds
+//     api::kDeleteFromUnderlyingClustersFinalizer, the policy the API server
+//     recorded decides (deletion.h): Orphan keeps the copies; Background and
+//     Foreground delete the managed copies (asking a member whose cache
+//     shows none, so that a copy created a moment ago is not left behind)
+//     and wait until they are gone. Then Strategy::Finalize, then the
+//     finalizer goes.
+//  2. The cluster selector splits the clusters into admitted and not; a
+//     cluster without a Cluster object (being unjoined) is neither: what it
+//     holds stays as it is.
+//  3. Before the first write to a member the object gets the finalizer.
+//  4. Strategy::Plan sets the copy each admitted cluster should have.
+//  5. Missing copies are created, all clusters at once; when some creates
+//     fail, Strategy::Replan may plan again without those clusters and the
+//     new creates follow ([E1] of seed 000).
+//  6. Copies that are not up to date are updated. A same-named member
+//     object the federation did not create is left alone (with a Warning
+//     NotManagedInCluster unless the strategy keeps quiet) or taken over
+//     (Warning OverwriteInCluster), replacing it when it cannot be updated
+//     into what is wanted.
+//  7. Managed copies in ready clusters the selector no longer admits are
+//     deleted (Background).
+//  8. Strategy::Finish writes the status and says when to check again; a
+//     write that lost a race with a member brings the check back soon.
+//
+// Triggers: the federated object's own events (at once); a change of a
+// copy in a member, found by its federated-object annotation or its name,
+// after `member_change_delay`; a member cache that has just synced, and any
+// change of the set of clusters, re-check every object. A strategy adds
+// its own triggers with Enqueue.
+//
+// Thread-safe. A key is never reconciled by two workers at once.
+#pragma once
+
+#include <any>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "client/client.h"
+#include "federation/common/cluster_selector.h"
+#include "federation/common/context.h"
+#include "federation/common/fanout.h"
+#include "runtime/controller_manager.h"
+
+namespace flotilla::federation {
+
+// The copy of the federated object in one admitted cluster.
+struct Copy {
+  Target target;
+  std::string name;              // its name there
+  runtime::ObjectPtr existing;   // as the member's cache has it; null: none
+  std::optional<json::object> written;  // as this check created or updated it
+  // What the strategy wants there; nullopt: nothing (an existing copy is
+  // left as it is).
+  std::optional<json::object> desired;
+  // Create `desired` when there is no copy (false: only update one).
+  bool create = true;
+  bool create_failed = false;  // this check's create failed
+
+  const std::string& cluster() const { return target.cluster; }
+  // The copy after this check's writes: written, else existing; null: none.
+  const json::object* Current() const;
+  // Current() exists, carries the managed-by label and is not being deleted.
+  bool Managed() const;
+};
+
+// One check of one federated object.
+struct Check {
+  std::string key, ns, name;
+  json::object obj;  // as cached, with apiVersion and kind (and the finalizer once held)
+  TimePoint now;
+  std::vector<Copy> copies;  // the admitted ready clusters, by name
+  // A write lost a race with a member: check again soon.
+  std::atomic<bool> retry = false;
+  // A write failed: the check is retried with backoff once Finish has run.
+  void Fail(const Status& s);
+  void ClearError();
+  Status error() const;
+  // The strategy's own state between Plan and Finish.
+  std::any state;
+
+ private:
+  mutable std::mutex mu_;
+  Status error_;  // GUARDED_BY(mu_) the first failure
+};
+
+// What a same-named member object the federation did not create gets.
+enum class Unmanaged { kLeaveQuietly, kWarn, kTakeOver };
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+
+  // The federated resource and kind; the copies are of the same resource.
+  virtual const client::ResourceRef& resource() const = 0;
+  virtual std::string kind() const = 0;
+  // Member resources a check reads besides the copies'; a cluster is a
+  // target only once their caches have synced.
+  virtual std::vector<client::ResourceRef> MemberReads() const { return {}; }
+  // False for objects the controller leaves on the federation.
+  virtual bool Federates(const json::object& obj) const { return true; }
+  // The copy's name in `cluster`.
+  virtual std::string CopyName(const json::object& obj, const std::string& cluster) const;
+
+  // Sets desired (and create) of every copy. An error fails the check
+  // (retried with backoff).
+  virtual Status Plan(Check& check) = 0;
+  // After creates failed in the copies marked create_failed: true to plan
+  // again (their clusters are then planned without), create what the new
+  // plan adds, and count the failures as handled (no backoff).
+  virtual bool Replan(Check& check) { return false; }
+  virtual bool UpToDate(const Copy& c) const = 0;
+  // The existing copy with what the federation sets taken from desired.
+  virtual json::object Updated(const Copy& c) const = 0;
+  virtual Unmanaged OnUnmanaged(const Copy& c) const { return Unmanaged::kWarn; }
+  // A take-over that cannot be an update (an immutable field differs): the
+  // object is deleted (its dependents orphaned) and created anew.
+  virtual bool MustReplace(const Copy& c) const { return false; }
+  // Ends the events' messages about a write of `c` ("with 16 replicas").
+  virtual std::string Detail(const Copy& c) const { return ""; }
+  // Writes the status; returns when to check again (a failed write of the
+  // check makes it come back with backoff instead).
+  virtual StatusOr<runtime::Result> Finish(Check& check) = 0;
+
+  // Deletion: more to do before the finalizer goes (e.g. objects the
+  // controller made on the federation); false: not done, check again.
+  virtual StatusOr<bool> Finalize(const json::object& obj) { return true; }
+  // The object is gone: drop what was remembered of it.
+  virtual void Forget(const std::string& key) {}
+};
+
+struct ReconcilerOptions {
+  std::string name;  // the controller's
+  int workers = 2;
+  // How long after a change of a copy its federated object is checked.
+  Duration member_change_delay = Duration::zero();
+  // How long a ready cluster whose caches have not synced holds the checks
+  // back before it is left out; zero: left out at once (its caches' sync
+  // brings every object back).
+  Duration sync_grace = Duration::zero();
+  // A check whose write lost a race, or a deletion whose copies are still
+  // going, comes back after this (member events often bring it sooner).
+  Duration retry_soon = std::chrono::milliseconds(100);
+  runtime::RateLimiterOptions backoff{.base_delay = std::chrono::milliseconds(100),
+                                      .max_delay = std::chrono::seconds(30)};
+};
+
+class Reconciler {
+ public:
+  // Registers the controller, the federated informer's handler and the
+  // member handlers with `ctx`. `ctx` and `strategy` must outlive it.
+  Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOptions options);
+  Reconciler(const Reconciler&) = delete;
+  Reconciler& operator=(const Reconciler&) = delete;
+
+  runtime::Informer& objects() { return objects_; }
+  runtime::Controller& controller() { return *controller_; }
+  MemberWriter& writer() { return writer_; }
+  runtime::EventRecorder& events() { return writer_.events(); }
+  const ReconcilerOptions& options() const { return options_; }
+
+  // Checks `key` after `delay` (if it is a federated object of this kind).
+  void Enqueue(const std::string& key, Duration delay = Duration::zero());
+  void EnqueueAll();
+
+ private:
+  StatusOr<runtime::Result> Reconcile(const std::string& key);
+  StatusOr<runtime::Result> Delete(const json::object& obj);
+  void Create(Check& check, std::vector<size_t> which);
+  void CreateAll(Check& check);
+  void UpdateAll(Check& check);
+  void DeleteNotAdmitted(Check& check, const std::vector<Target>& not_admitted);
+  StatusOr<json::object> TakeOver(Check& check, const Copy& c);
+  runtime::EventHandler MemberHandler();
+
+  FederationContext& ctx_;
+  Strategy& strategy_;
+  const ReconcilerOptions options_;
+  const std::vector<client::ResourceRef> reads_;  // the copies' resource first
+  runtime::Informer& objects_;
+  MemberWriter writer_;
+  runtime::Controller* controller_ = nullptr;
+};
+
+// `obj` with the apiVersion and kind of `resource`/`kind` (list items and
+// watch events may lack them; events need them).
+json::object Typed(const client::ResourceRef& resource, const std::string& kind,
+                   json::object obj);
+
+}  // namespace flotilla::federation

@@ -1,0 +1,68 @@
+// The federation's controllers in `flotilla server` (controllers.h).
+#include "federation/controllers.h"
+
+#include "federation/replicaset/replicaset_controller.h"
+
+namespace flotilla::federation {
+
+bool FederationOptions::Enabled(std::string_view name) const {
+  bool enabled = false;
+  for (const std::string& c : controllers) {
+    if (c == "*" || c == name) enabled = true;
+    if (c.size() > 1 && c[0] == '-' && std::string_view(c).substr(1) == name) return false;
+  }
+  return enabled;
+}
+
+std::string CheckControllers(const std::vector<std::string>& controllers) {
+  for (const std::string& c : controllers) {
+    std::string_view name = c.starts_with("-") ? std::string_view(c).substr(1) : c;
+    if (name == "*" && !c.starts_with("-")) continue;
+    bool known = false;
+    for (const char* k : kControllerNames) known = known || name == k;
+    if (!known) {
+      std::string list;
+      for (const char* k : kControllerNames) list += std::string(k) + ", ";
+      return "unknown controller \"" + std::string(name) + "\" (known: " + list +
+             "and * for all)";
+    }
+  }
+  return "";
+}
+
+FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
+                                             const FederationOptions& options)
+    : ctx_(fed, clock, options.context) {
+  if (options.Enabled("cluster")) {
+    components_.push_back(std::make_shared<cluster::ClusterController>(ctx_, options.cluster));
+  }
+  if (options.Enabled("sync")) {
+    components_.push_back(std::make_shared<sync::SyncController>(ctx_, options.sync));
+  }
+  if (options.Enabled("replicaset")) {
+    components_.push_back(
+        std::make_shared<replicaset::ReplicaSetController>(ctx_, options.workloads));
+  }
+  ctx_.metrics().SetCollector("controllers", [m = &ctx_.manager()](metrics::TextWriter& w) {
+    runtime::WriteControllerMetrics(w, m->Metrics());
+  });
+}
+
+StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
+    client::Client& fed, Clock& clock, const FederationOptions& options) {
+  std::unique_ptr<FederationControllers> c(new FederationControllers(fed, clock, options));
+  FLOTILLA_RETURN_IF_ERROR(c->ctx_.Start());
+  return c;
+}
+
+FederationControllers::~FederationControllers() {
+  ctx_.metrics().SetCollector("controllers", nullptr);
+  ctx_.Stop();
+  components_.clear();
+}
+
+std::string FederationControllers::RenderMetrics() const {
+  return const_cast<FederationContext&>(ctx_).metrics().Render();
+}
+
+}  // namespace flotilla::federation

@@ -1,0 +1,63 @@
+// The federation's controllers as `flotilla server` runs them (DESIGN §2):
+// one FederationContext and, by the names --controllers uses, the cluster
+// controller, the sync controller, and the federated ReplicaSet and
+// Deployment controllers. Adding a controller is one line in
+// controllers.cc (and its name below).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "client/client.h"
+#include "federation/cluster/cluster_controller.h"
+#include "federation/common/context.h"
+#include "federation/common/placer.h"
+#include "federation/sync/sync_controller.h"
+
+namespace flotilla::federation {
+
+// The controllers `flotilla server` can run, by the names --controllers uses.
+inline constexpr const char* kControllerNames[] = {"cluster", "sync", "replicaset", "deployment"};
+
+struct FederationOptions {
+  cluster::ClusterControllerOptions cluster;
+  sync::SyncControllerOptions sync;
+  // Federated ReplicaSets and Deployments.
+  WorkloadOptions workloads;
+  ContextOptions context;
+  // --controllers, as kube-controller-manager spells it: "*" for all,
+  // "NAME" to enable one, "-NAME" to disable one.
+  std::vector<std::string> controllers = {"*"};
+  bool Enabled(std::string_view name) const;
+};
+
+// InvalidArgument-style message for a --controllers list naming an unknown
+// controller; "" when it is valid.
+std::string CheckControllers(const std::vector<std::string>& controllers);
+
+class FederationControllers {
+ public:
+  // Builds the enabled controllers on `fed` (the admin's client of the
+  // federation's API) and starts them once their caches have synced. `fed`
+  // and `clock` must outlive the result.
+  static StatusOr<std::unique_ptr<FederationControllers>> Start(client::Client& fed, Clock& clock,
+                                                                const FederationOptions& options);
+  // Stops them.
+  ~FederationControllers();
+
+  FederationContext& context() { return ctx_; }
+  // Every controller's metrics in the Prometheus text format.
+  std::string RenderMetrics() const;
+
+ private:
+  FederationControllers(client::Client& fed, Clock& clock, const FederationOptions& options);
+
+  FederationContext ctx_;
+  // The components, built in order and destroyed after the context stopped.
+  std::vector<std::shared_ptr<void>> components_;
+};
+
+}  // namespace flotilla::federation
