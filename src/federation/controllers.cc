@@ -1,6 +1,7 @@
 // The federation's controllers in `flotilla server` (controllers.h).
 #include "federation/controllers.h"
 
+#include "federation/deployment/deployment_controller.h"
 #include "federation/replicaset/replicaset_controller.h"
 
 namespace flotilla::federation {
@@ -42,6 +43,10 @@ FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
   if (options.Enabled("replicaset")) {
     components_.push_back(
         std::make_shared<replicaset::ReplicaSetController>(ctx_, options.workloads));
+  }
+  if (options.Enabled("deployment")) {
+    components_.push_back(
+        std::make_shared<deployment::DeploymentController>(ctx_, options.workloads));
   }
   ctx_.metrics().SetCollector("controllers", [m = &ctx_.manager()](metrics::TextWriter& w) {
     runtime::WriteControllerMetrics(w, m->Metrics());

@@ -8,13 +8,27 @@ namespace flotilla::federation {
 StatusOr<json::object> SetAnnotation(client::Client& client, const client::ResourceRef& resource,
                                      const json::object& obj, std::string_view key,
                                      std::string_view value) {
-  const json::value* have = api::FindAnnotation(obj, key);
-  if (have != nullptr && have->is_string() && have->get_string() == value) return obj;
-  json::object annotated = obj;
-  json::value& annotations = EnsureObject(annotated, "metadata")["annotations"];
+  return SetAnnotations(client, resource, obj, {{std::string(key), std::string(value)}});
+}
+
+StatusOr<json::object> SetAnnotations(client::Client& client, const client::ResourceRef& resource,
+                                      const json::object& obj,
+                                      const std::map<std::string, std::string>& set,
+                                      const std::vector<std::string>& remove) {
+  json::object updated = obj;
+  json::value& annotations = EnsureObject(updated, "metadata")["annotations"];
   if (!annotations.is_object()) annotations = json::object();
-  annotations.as_object()[key] = value;
-  return client.Update(resource, "", annotated);
+  json::object& a = annotations.as_object();
+  bool changed = false;
+  for (const auto& [key, value] : set) {
+    const json::value* have = a.if_contains(key);
+    if (have != nullptr && have->is_string() && have->get_string() == value) continue;
+    a[key] = value;
+    changed = true;
+  }
+  for (const std::string& key : remove) changed = a.erase(key) > 0 || changed;
+  if (!changed) return obj;
+  return client.Update(resource, "", updated);
 }
 
 Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& resource,

@@ -4,7 +4,10 @@
 // caller's next check sees the newer one).
 #pragma once
 
+#include <map>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/json.h"
 #include "base/status.h"
@@ -17,6 +20,14 @@ namespace flotilla::federation {
 StatusOr<json::object> SetAnnotation(client::Client& client, const client::ResourceRef& resource,
                                      const json::object& obj, std::string_view key,
                                      std::string_view value);
+
+// `obj` with each annotation of `set` set to its value and each of
+// `remove` removed: written unless nothing changes; returns the object as
+// stored afterwards.
+StatusOr<json::object> SetAnnotations(client::Client& client, const client::ResourceRef& resource,
+                                      const json::object& obj,
+                                      const std::map<std::string, std::string>& set,
+                                      const std::vector<std::string>& remove = {});
 
 // Writes `status` through the status subresource unless `obj` has it.
 Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& resource,

@@ -5,6 +5,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/owner.h"
 #include "federation/common/deletion.h"
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
@@ -12,23 +13,6 @@
 #include "federation/replicaset/status.h"
 
 namespace flotilla::federation::replicaset {
-namespace {
-
-// The name of the ReplicaSet that controls `pod`; "" when none does.
-std::string OwnerReplicaSet(const json::object& pod) {
-  const json::value* refs = Find(pod, "metadata.ownerReferences");
-  if (refs == nullptr || !refs->is_array()) return "";
-  for (const json::value& r : refs->get_array()) {
-    if (!r.is_object()) continue;
-    const json::object& ref = r.get_object();
-    if (GetBool(ref, "controller").value_or(false) && GetString(ref, "kind") == "ReplicaSet") {
-      return std::string(GetString(ref, "name").value_or(""));
-    }
-  }
-  return "";
-}
-
-}  // namespace
 
 bool IsShadow(const json::object& rs) {
   return api::AnnotationAt(rs, api::kShadowReplicaSetAnnotation) == "true";
@@ -64,7 +48,7 @@ ReplicaSetController::ReplicaSetController(FederationContext& ctx, WorkloadOptio
 }
 
 void ReplicaSetController::EnqueueOwner(const runtime::ObjectPtr& pod) {
-  std::string owner = OwnerReplicaSet(*pod);
+  std::string owner = api::ControllerName(*pod, "ReplicaSet");
   if (owner.empty()) return;
   reconciler_.Enqueue(runtime::ObjectKey(StringAt(*pod, "metadata.namespace"), owner),
                       options_.member_change_delay);

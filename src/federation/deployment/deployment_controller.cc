@@ -1,0 +1,491 @@
+// The federated Deployment controller (deployment_controller.h).
+#include "federation/deployment/deployment_controller.h"
+
+#include <algorithm>
+#include <map>
+
+#include "api/annotations.h"
+#include "api/deployment/deployment_util.h"
+#include "api/federated.h"
+#include "api/owner.h"
+#include "federation/common/deletion.h"
+#include "federation/common/local_workload.h"
+#include "federation/common/member_copy.h"
+#include "federation/common/object_writes.h"
+#include "federation/deployment/rollout.h"
+#include "federation/deployment/shadows.h"
+#include "federation/deployment/status.h"
+
+namespace flotilla::federation::deployment {
+namespace {
+
+namespace apps = api::deployment;
+
+constexpr std::string_view kMemberAnnotationPrefix = "deployment.kubernetes.io/";
+
+// `obj` without the annotations a Deployment controller writes
+// (deployment.kubernetes.io/revision, ...): the member's own on a local
+// Deployment, the federation's own on the federated one.
+json::object WithoutControllerAnnotations(json::object obj) {
+  json::value* meta = obj.if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return obj;
+  json::value* a = meta->get_object().if_contains("annotations");
+  if (a == nullptr || !a->is_object()) return obj;
+  std::vector<std::string> drop;
+  for (const auto& [k, v] : a->get_object()) {
+    if (std::string_view(k).starts_with(kMemberAnnotationPrefix)) drop.emplace_back(k);
+  }
+  for (const std::string& k : drop) a->get_object().erase(k);
+  if (a->get_object().empty()) meta->get_object().erase("annotations");
+  return obj;
+}
+
+// The local Deployment for `d` with `replicas`, running `keep` (its current
+// template) instead of d's when given.
+json::object DesiredLocalDeployment(const json::object& d, int64_t replicas,
+                                    const json::object* keep) {
+  json::object local = WithoutControllerAnnotations(DesiredLocal(d, replicas));
+  if (keep != nullptr) EnsureObject(local, "spec")["template"] = *keep;
+  return local;
+}
+
+const json::object* TemplateOf(const json::object& obj) {
+  const json::value* t = Find(obj, "spec.template");
+  return t != nullptr && t->is_object() ? &t->get_object() : nullptr;
+}
+
+// The managed local Deployment a copy holds after this check's writes.
+const json::object* ManagedLocal(const Copy& c) {
+  const json::object* local = c.Current();
+  return local != nullptr && IsManaged(*local) && !IsBeingDeleted(*local) ? local : nullptr;
+}
+
+}  // namespace
+
+// What one check knows between Plan and Finish.
+struct DeploymentController::State {
+  bool invalid = false;  // preferences that do not parse: nothing is done
+  planner::Preferences prefs;
+  int64_t replicas = 0;
+  PlacementResult placement;
+  RolloutPlan rollout;
+};
+
+// The shadows after a check's writes.
+struct DeploymentController::Shadows {
+  std::string current;   // the current template's shadow
+  std::string revision;  // its revision
+  // revision of each shadow's template, to name what a cluster runs
+  std::vector<std::pair<json::object, std::string>> templates;
+};
+
+DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptions options)
+    : ctx_(ctx),
+      options_(options),
+      placer_(options.placer(), ctx.metrics(), "Deployment"),
+      replicasets_(ctx.informers().For(kReplicaSets)),
+      reconciler_(ctx, *this,
+                  {.name = kName,
+                   .workers = options.workers,
+                   // A local Deployment's progress moves the rollout on.
+                   .member_change_delay = Duration::zero(),
+                   .sync_grace = options.sync_grace,
+                   .retry_soon = std::max<Duration>(options.member_change_delay,
+                                                    std::chrono::milliseconds(100))}) {
+  ctx.members().AddHandler(kReplicaSets, [this](const std::string&) {
+    auto changed = [this](const runtime::ObjectPtr& rs) { EnqueueFromLocalReplicaSet(*rs); };
+    return runtime::EventHandler{
+        .on_add = changed,
+        .on_update = [changed](const runtime::ObjectPtr&,
+                               const runtime::ObjectPtr& rs) { changed(rs); },
+        .on_delete = changed};
+  });
+  ctx.members().AddHandler(kPods, [this](const std::string& cluster) {
+    auto changed = [this, cluster](const runtime::ObjectPtr& pod) { EnqueueFromPod(cluster, *pod); };
+    return runtime::EventHandler{
+        .on_add = changed,
+        .on_update = [changed](const runtime::ObjectPtr&,
+                               const runtime::ObjectPtr& pod) { changed(pod); },
+        .on_delete = changed};
+  });
+  // A shadow edited or deleted by hand is put back at once.
+  auto shadow_changed = [this](const runtime::ObjectPtr& rs) {
+    std::string owner = api::ControllerName(*rs, "Deployment");
+    const json::value* labels = Find(*rs, "metadata.labels");
+    if (owner.empty() && labels != nullptr && labels->is_object()) {
+      owner = std::string(GetString(labels->get_object(), api::kShadowOfLabel).value_or(""));
+    }
+    if (!owner.empty()) {
+      reconciler_.Enqueue(runtime::ObjectKey(StringAt(*rs, "metadata.namespace"), owner));
+    }
+  };
+  replicasets_.AddEventHandler(
+      {.on_add = shadow_changed,
+       .on_update = [shadow_changed](const runtime::ObjectPtr&,
+                                     const runtime::ObjectPtr& rs) { shadow_changed(rs); },
+       .on_delete = shadow_changed});
+}
+
+std::vector<runtime::ObjectPtr> DeploymentController::Candidates(const json::object& d) const {
+  std::vector<runtime::ObjectPtr> out =
+      replicasets_.lister().ByOwner(StringAt(d, "metadata.uid"));
+  for (runtime::ObjectPtr& rs :
+       replicasets_.lister().ByLabel(api::kShadowOfLabel, StringAt(d, "metadata.name"))) {
+    if (api::ControllerRef(*rs) == nullptr) out.push_back(std::move(rs));
+  }
+  return out;
+}
+
+void DeploymentController::EnqueueFromLocalReplicaSet(const json::object& rs) {
+  std::string owner = api::ControllerName(rs, "Deployment");
+  if (owner.empty()) return;
+  reconciler_.Enqueue(runtime::ObjectKey(StringAt(rs, "metadata.namespace"), owner),
+                      options_.member_change_delay);
+}
+
+void DeploymentController::EnqueueFromPod(const std::string& cluster, const json::object& pod) {
+  std::string rs_name = api::ControllerName(pod, "ReplicaSet");
+  if (rs_name.empty()) return;
+  std::shared_ptr<runtime::Informer> rss = ctx_.members().Get(cluster, kReplicaSets.resource);
+  if (rss == nullptr) return;
+  runtime::ObjectPtr rs = rss->lister().Get(StringAt(pod, "metadata.namespace"), rs_name);
+  if (rs != nullptr) EnqueueFromLocalReplicaSet(*rs);
+}
+
+Status DeploymentController::Plan(Check& check) {
+  State state;
+  StatusOr<planner::Preferences> prefs =
+      PreferencesOf(check.obj, api::kDeploymentPreferencesAnnotation);
+  if (!prefs.ok()) {
+    // Admission rejects these; one stored before cannot be planned.
+    reconciler_.events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+                               Describe(prefs.status()));
+    state.invalid = true;
+    check.state = std::move(state);
+    return Status::Ok();
+  }
+  state.prefs = *std::move(prefs);
+  state.replicas = IntAt(check.obj, "spec.replicas");
+  std::vector<WorkloadInCluster> clusters;
+  std::vector<LocalDeployment> locals;
+  for (const Copy& c : check.copies) {
+    WorkloadInCluster w{.cluster = c.cluster()};
+    LocalDeployment l{.cluster = c.cluster()};
+    if (c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing)) {
+      w.local = c.existing;
+      l.local = c.existing.get();
+      auto rss = ctx_.members().Get(c.cluster(), kReplicaSets.resource);
+      auto pods = ctx_.members().Get(c.cluster(), kPods.resource);
+      if (rss != nullptr && pods != nullptr) {
+        for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(*c.existing,
+                                                                            "metadata.uid"))) {
+          for (runtime::ObjectPtr& pod : PodsOf(pods->lister(), *rs)) {
+            w.pods.push_back(std::move(pod));
+          }
+        }
+      }
+    }
+    clusters.push_back(std::move(w));
+    locals.push_back(l);
+  }
+  state.placement =
+      placer_.Place(check.key, state.replicas, state.prefs, clusters,
+                    LastPlanned(check.obj, api::kDeploymentStatusAnnotation), check.now);
+  state.rollout = PlanRollout(check.obj, locals);
+  SetDesired(check, state);
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    // A local Deployment created now rolls out its first pods.
+    if (check.copies[i].existing == nullptr && check.copies[i].create) {
+      state.rollout.states[i] = ClusterRollout::kUpdating;
+    }
+  }
+  check.state = std::move(state);
+  return Status::Ok();
+}
+
+void DeploymentController::SetDesired(Check& check, const State& state) const {
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    Copy& c = check.copies[i];
+    int64_t replicas = state.placement.ReplicasFor(c.cluster());
+    const json::object* keep = nullptr;
+    if (!state.rollout.new_template[i] && c.existing != nullptr) keep = TemplateOf(*c.existing);
+    c.desired = DesiredLocalDeployment(check.obj, replicas, keep);
+    c.create = replicas > 0 && !state.placement.views[i].create_failed;
+  }
+}
+
+bool DeploymentController::Replan(Check& check) {
+  State& state = std::any_cast<State&>(check.state);
+  std::vector<std::string> failed;
+  for (const Copy& c : check.copies) {
+    if (c.create_failed) failed.push_back(c.cluster());
+  }
+  placer_.CreateFailed(check.key, failed, state.replicas, state.prefs, state.placement, check.now);
+  SetDesired(check, state);
+  return true;
+}
+
+bool DeploymentController::UpToDate(const Copy& c) const {
+  return !NeedsUpdate(WithoutControllerAnnotations(*c.existing), *c.desired);
+}
+
+json::object DeploymentController::Updated(const Copy& c) const {
+  json::object out = federation::Updated(*c.existing, *c.desired);
+  // The member's Deployment controller keeps its own annotations.
+  const json::value* have = Find(*c.existing, "metadata.annotations");
+  if (have != nullptr && have->is_object()) {
+    for (const auto& [k, v] : have->get_object()) {
+      if (std::string_view(k).starts_with(kMemberAnnotationPrefix)) {
+        EnsureObject(EnsureObject(out, "metadata"), "annotations")[k] = v;
+      }
+    }
+  }
+  return out;
+}
+
+Unmanaged DeploymentController::OnUnmanaged(const Copy& c) const {
+  return IntAt(*c.desired, "spec.replicas") > 0 ? Unmanaged::kTakeOver : Unmanaged::kLeaveQuietly;
+}
+
+bool DeploymentController::MustReplace(const Copy& c) const {
+  const json::value* have = Find(*c.existing, "spec.selector");
+  const json::value* want = Find(*c.desired, "spec.selector");
+  return have != nullptr && want != nullptr && *have != *want;
+}
+
+std::string DeploymentController::Detail(const Copy& c) const {
+  return "with " + std::to_string(IntAt(*c.desired, "spec.replicas")) + " replicas";
+}
+
+StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check& check,
+                                                                          const State& state) {
+  const json::object& d = check.obj;
+  std::vector<runtime::ObjectPtr> shadows = ShadowsOf(d, Candidates(d));
+  // The members' local ReplicaSets of the managed local Deployments, by name.
+  std::map<std::string, ShadowCounts> counts;
+  for (const Copy& c : check.copies) {
+    const json::object* local = ManagedLocal(c);
+    auto rss = ctx_.members().Get(c.cluster(), kReplicaSets.resource);
+    if (local == nullptr || rss == nullptr) continue;
+    for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(*local, "metadata.uid"))) {
+      counts[StringAt(*rs, "metadata.name")].Add(*rs);
+    }
+  }
+
+  Shadows out;
+  runtime::ObjectPtr current = CurrentShadow(d, shadows);
+  if (current == nullptr) {
+    std::string name = NewShadowName(d);
+    for (const runtime::ObjectPtr& s : shadows) {
+      // Ours, with its template edited by hand: put back.
+      if (StringAt(*s, "metadata.name") == name) current = s;
+    }
+  }
+  if (current == nullptr) {
+    // Another ReplicaSet of the new shadow's name: a hash collision; the
+    // next hash goes with a higher collisionCount.
+    std::string name = NewShadowName(d);
+    if (replicasets_.lister().Get(check.ns, name) != nullptr) {
+      json::object status = Find(d, "status") != nullptr && Find(d, "status")->is_object()
+                                ? Find(d, "status")->get_object()
+                                : json::object();
+      status["collisionCount"] = IntAt(d, "status.collisionCount") + 1;
+      FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kDeployments, d, status));
+      return Status::Conflict("hash collision for shadow " + name + "; trying the next hash");
+    }
+  }
+  std::vector<runtime::ObjectPtr> old;
+  for (const runtime::ObjectPtr& s : shadows) {
+    if (s != current) old.push_back(s);
+  }
+  std::string revision = std::to_string(MaxRevision(old) + 1);
+  std::string current_name = current ? StringAt(*current, "metadata.name") : NewShadowName(d);
+  json::object want = DesiredCurrentShadow(d, current.get(), revision, counts[current_name]);
+  json::object stored;
+  if (current == nullptr) {
+    StatusOr<json::object> made = ctx_.fed().Create(kReplicaSets, check.ns, want);
+    if (!made.ok()) return made.status();
+    stored = *std::move(made);
+    reconciler_.events().Event(d, runtime::kEventTypeNormal, "ShadowCreated",
+                               "Created shadow ReplicaSet " + current_name + " for revision " +
+                                   api::AnnotationAt(stored, apps::kRevisionAnnotation));
+  } else if (ShadowNeedsUpdate(*current, want)) {
+    FLOTILLA_ASSIGN_OR_RETURN(stored, ctx_.fed().Update(kReplicaSets, check.ns, want));
+  } else {
+    stored = *current;
+  }
+  FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kReplicaSets, stored,
+                                                ShadowStatus(stored, counts[current_name])));
+  out.current = current_name;
+  out.revision = api::AnnotationAt(stored, apps::kRevisionAnnotation);
+  out.templates.emplace_back(*TemplateOf(stored), out.revision);
+
+  for (const runtime::ObjectPtr& s : old) {
+    if (IsBeingDeleted(*s)) continue;
+    const ShadowCounts& n = counts[StringAt(*s, "metadata.name")];
+    json::object desired = DesiredOldShadow(d, *s, n);
+    json::object kept = *s;
+    if (ShadowNeedsUpdate(*s, desired)) {
+      FLOTILLA_ASSIGN_OR_RETURN(kept, ctx_.fed().Update(kReplicaSets, check.ns, desired));
+    }
+    FLOTILLA_RETURN_IF_ERROR(
+        WriteStatusIfChanged(ctx_.fed(), kReplicaSets, kept, ShadowStatus(kept, n)));
+    if (const json::object* t = TemplateOf(kept)) {
+      out.templates.emplace_back(*t, api::AnnotationAt(kept, apps::kRevisionAnnotation));
+    }
+  }
+  // Old revisions beyond the history limit go once the rollout is done
+  // (their local ReplicaSets are the members' to clean up).
+  bool complete = std::all_of(state.rollout.states.begin(), state.rollout.states.end(),
+                              [](ClusterRollout r) { return r == ClusterRollout::kComplete; });
+  if (complete) {
+    for (const runtime::ObjectPtr& s : ShadowsBeyondHistory(d, old)) {
+      client::DeleteOptions opts{.precondition_uid = StringAt(*s, "metadata.uid")};
+      Status deleted = ctx_.fed().Delete(kReplicaSets, check.ns, StringAt(*s, "metadata.name"),
+                                         opts);
+      if (!deleted.ok() && !deleted.Is(Reason::kNotFound)) return deleted;
+    }
+  }
+  return out;
+}
+
+void DeploymentController::RolloutEvents(const Check& check, const State& state,
+                                         const std::string& revision) {
+  // What the last check reported: remembered, or after a restart read from
+  // the breakdown it wrote (the cache may lag this process's own writes).
+  std::map<std::string, std::string> reported;
+  {
+    std::lock_guard lock(mu_);
+    reported = reported_[check.key];
+  }
+  std::string before = api::AnnotationAt(check.obj, api::kDeploymentStatusAnnotation);
+  std::map<std::string, std::string> now_reported;
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
+    ClusterRollout now = state.rollout.states[i];
+    now_reported[c.cluster()] = Name(now);
+    auto remembered = reported.find(c.cluster());
+    std::string was = remembered != reported.end() ? remembered->second
+                                                     : PreviousRollout(before, c.cluster());
+    const json::object* tmpl = TemplateOf(check.obj);
+    bool started = c.written && c.existing != nullptr && tmpl != nullptr &&
+                   !RunsTemplate(*c.existing, *tmpl) && state.rollout.new_template[i];
+    if (started) {
+      reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "RolloutStarted",
+                                 "Rolling out revision " + revision + " to cluster " +
+                                     c.cluster());
+    } else if (now == ClusterRollout::kComplete && was == Name(ClusterRollout::kUpdating)) {
+      reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "RolloutCompleted",
+                                 "Cluster " + c.cluster() + " finished rolling out revision " +
+                                     revision);
+    } else if (now == ClusterRollout::kFailed && was != Name(ClusterRollout::kFailed)) {
+      reconciler_.events().Event(check.obj, runtime::kEventTypeWarning, "RolloutFailed",
+                                 "Cluster " + c.cluster() + " did not finish rolling out revision " +
+                                     revision +
+                                     " within its progress deadline; no further cluster is "
+                                     "updated until the template changes");
+    }
+  }
+  std::lock_guard lock(mu_);
+  reported_[check.key] = std::move(now_reported);
+}
+
+Status DeploymentController::WriteStatus(Check& check, const State& state,
+                                         const Shadows& shadows) {
+  const json::object* tmpl = TemplateOf(check.obj);
+  std::vector<ClusterStatus> clusters;
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
+    ClusterStatus s{.cluster = c.cluster(),
+                    .planned = state.placement.ReplicasFor(c.cluster()),
+                    .local = ManagedLocal(c),
+                    .rollout = state.rollout.states[i],
+                    .pending = state.placement.views[i].pending};
+    if (auto cap = state.placement.targets.capacity.find(c.cluster());
+        cap != state.placement.targets.capacity.end()) {
+      s.estimated_capacity = cap->second;
+    }
+    if (s.local != nullptr) {
+      s.on_template = tmpl != nullptr && RunsTemplate(*s.local, *tmpl);
+      for (const auto& [t, revision] : shadows.templates) {
+        if (RunsTemplate(*s.local, t)) {
+          s.revision = revision;
+          break;
+        }
+      }
+      s.observed = UpToDate(Copy{.existing = std::make_shared<const json::object>(*s.local),
+                                 .desired = c.desired}) &&
+                   IntAt(*s.local, "status.observedGeneration") >=
+                       IntAt(*s.local, "metadata.generation");
+    } else {
+      s.observed = s.planned == 0;
+    }
+    clusters.push_back(std::move(s));
+  }
+  // The Deployment's revision is its current shadow's; the shadow
+  // annotation a rollback copies from a shadow means nothing here.
+  FLOTILLA_ASSIGN_OR_RETURN(
+      json::object d,
+      SetAnnotations(ctx_.fed(), kDeployments, check.obj,
+                     {{std::string(apps::kRevisionAnnotation), shadows.revision},
+                      {api::kDeploymentStatusAnnotation,
+                       BreakdownAnnotation(shadows.revision, clusters)}},
+                     {api::kShadowReplicaSetAnnotation}));
+  return WriteStatusIfChanged(ctx_.fed(), kDeployments, d,
+                              AggregateStatus(d, clusters, shadows.current, check.now));
+}
+
+runtime::Result DeploymentController::NextCheck(const Check& check, const State& state) const {
+  bool settled = true;
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const json::object* local = ManagedLocal(check.copies[i]);
+    int64_t want = state.placement.ReplicasFor(check.copies[i].cluster());
+    bool ready = local == nullptr ? want == 0
+                                  : IntAt(*local, "status.readyReplicas") == want &&
+                                        IntAt(*local, "status.replicas") == want;
+    const ClusterView& v = state.placement.views[i];
+    settled = settled && ready && v.pending == 0 && !v.create_failed;
+  }
+  Duration after = settled ? Duration::zero() : options_.recheck_delay;
+  if (state.placement.next_check) {
+    Duration until =
+        std::max<Duration>(*state.placement.next_check - check.now, std::chrono::milliseconds(1));
+    after = after == Duration::zero() ? until : std::min(after, until);
+  }
+  return runtime::Result{.requeue_after = after};
+}
+
+StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {
+  const State& state = std::any_cast<const State&>(check.state);
+  if (state.invalid) return runtime::Result{};
+  if (std::optional<std::string> changed = placer_.Settle(check.key, state.placement)) {
+    reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged", *changed);
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(Shadows shadows, SyncShadows(check, state));
+  RolloutEvents(check, state, shadows.revision);
+  FLOTILLA_RETURN_IF_ERROR(WriteStatus(check, state, shadows));
+  return NextCheck(check, state);
+}
+
+void DeploymentController::Forget(const std::string& key) {
+  placer_.Forget(key);
+  std::lock_guard lock(mu_);
+  reported_.erase(key);
+}
+
+StatusOr<bool> DeploymentController::Finalize(const json::object& obj) {
+  std::string ns = StringAt(obj, "metadata.namespace");
+  bool remaining = false;
+  for (const runtime::ObjectPtr& rs : ShadowsOf(obj, Candidates(obj))) {
+    remaining = true;
+    if (IsBeingDeleted(*rs)) continue;
+    // Never into the members: the shadow has no finalizer of the
+    // federation, and the members' local ReplicaSets are not its copies.
+    client::DeleteOptions opts{.precondition_uid = StringAt(*rs, "metadata.uid")};
+    Status s = ctx_.fed().Delete(kReplicaSets, ns, StringAt(*rs, "metadata.name"), opts);
+    if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
+  }
+  return !remaining;
+}
+
+}  // namespace flotilla::federation::deployment

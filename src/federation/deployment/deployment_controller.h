@@ -1,0 +1,99 @@
+// The federated Deployment controller (seed 001; docs/federation.md,
+// "Federated Deployments"): a Deployment created on the federation gets a
+// local Deployment of the same name in each planned cluster, with the
+// replicas the shared placer gives it (exactly as a federated ReplicaSet,
+// with the preferences in federation.kubernetes.io/deployment-preferences),
+// and its pod template rolled out one cluster at a time (rollout.h), while
+// shadow ReplicaSets on the federation (shadows.h) and the Deployment's own
+// status (status.h) let `kubectl rollout status|history|undo|pause|resume|
+// restart` work on the federation unchanged.
+//
+// A Strategy of the common reconciler (fan-out, cluster selector,
+// take-overs, deletion of the local Deployments by the propagation policy).
+// One check, besides what the reconciler does:
+// - places the replicas (the placer: capacity from pods that wait too long,
+//   failover, [E1] retries) and gives every local Deployment its count at
+//   once, whatever the rollout;
+// - decides which clusters get the federation's template now (rollout.h);
+//   the others keep the template they run; paused is copied;
+// - keeps the shadows: the current template's is created (or found, or
+//   recreated after a delete), an old one that becomes current again gets a
+//   new revision, edits to shadows are overwritten, their counts are the
+//   members' sums, and once the rollout is complete old shadows beyond
+//   revisionHistoryLimit that hold no replicas are deleted; never anything
+//   in a member. A hash collision with another ReplicaSet of the name bumps
+//   status.collisionCount, as Kubernetes does;
+// - writes deployment.kubernetes.io/revision, the breakdown annotation and
+//   the status, and Events: PlacementChanged, RolloutStarted (a cluster gets
+//   the template), RolloutCompleted (a cluster finished), RolloutFailed (a
+//   cluster passed its progress deadline: the update stops there).
+// A change of a local Deployment re-checks at once (the next cluster starts
+// as soon as the previous one finishes); changes of local ReplicaSets and
+// pods after member_change_delay; a change of a shadow at once.
+// Deletion: the shadows go (never anything in a member), then the
+// finalizer.
+//
+// Thread-safe; time runs on the context's clock.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "federation/common/context.h"
+#include "federation/common/placer.h"
+#include "federation/common/reconciler.h"
+
+namespace flotilla::federation::deployment {
+
+class DeploymentController : public Strategy {
+ public:
+  static constexpr char kName[] = "deployment";
+
+  // Registers the reconciler and the handlers with `ctx`, which must
+  // outlive it.
+  DeploymentController(FederationContext& ctx, WorkloadOptions options);
+
+  const client::ResourceRef& resource() const override { return kDeployments; }
+  std::string kind() const override { return "Deployment"; }
+  std::vector<client::ResourceRef> MemberReads() const override {
+    return {kReplicaSets, kPods};
+  }
+  Status Plan(Check& check) override;
+  bool Replan(Check& check) override;
+  bool UpToDate(const Copy& c) const override;
+  json::object Updated(const Copy& c) const override;
+  Unmanaged OnUnmanaged(const Copy& c) const override;
+  bool MustReplace(const Copy& c) const override;
+  std::string Detail(const Copy& c) const override;
+  StatusOr<runtime::Result> Finish(Check& check) override;
+  StatusOr<bool> Finalize(const json::object& obj) override;
+  void Forget(const std::string& key) override;
+
+ private:
+  struct State;
+  struct Shadows;
+  // Federation ReplicaSets that may be shadows of `d`.
+  std::vector<runtime::ObjectPtr> Candidates(const json::object& d) const;
+  void SetDesired(Check& check, const State& state) const;
+  StatusOr<Shadows> SyncShadows(Check& check, const State& state);
+  void RolloutEvents(const Check& check, const State& state, const std::string& revision);
+  Status WriteStatus(Check& check, const State& state, const Shadows& shadows);
+  runtime::Result NextCheck(const Check& check, const State& state) const;
+
+  // Event handlers.
+  void EnqueueFromLocalReplicaSet(const json::object& rs);
+  void EnqueueFromPod(const std::string& cluster, const json::object& pod);
+
+  FederationContext& ctx_;
+  const WorkloadOptions options_;
+  ReplicaPlacer placer_;
+  runtime::Informer& replicasets_;  // on the federation: the shadows
+  Reconciler reconciler_;
+  std::mutex mu_;
+  // Deployment key -> cluster -> the rollout state its last check reported.
+  std::map<std::string, std::map<std::string, std::string>> reported_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace flotilla::federation::deployment
