@@ -74,12 +74,19 @@ TEST(ShadowsTest, ShadowsAreFoundByLabelAndOwnerAndTheCurrentByTemplate) {
   stripped["metadata"].as_object()["name"] = "web-stripped";
   json::object foreign = v1;
   foreign["metadata"].as_object()["ownerReferences"].as_array()[0].as_object()["uid"] = "other";
-  json::object plain = v1;  // no shadow annotation
-  plain["metadata"].as_object()["annotations"].as_object().erase(
+  json::object edited = v1;  // controlled by d, its annotation removed by hand
+  edited["metadata"].as_object()["name"] = "web-edited";
+  edited["metadata"].as_object()["annotations"].as_object().erase(
       "federation.kubernetes.io/shadow-replicaset");
-  std::vector<runtime::ObjectPtr> all{Ptr(v1), Ptr(v2), Ptr(stripped), Ptr(foreign), Ptr(plain)};
+  json::object plain = edited;  // neither controlled nor annotated
+  plain["metadata"].as_object()["name"] = "web-plain";
+  plain["metadata"].as_object().erase("ownerReferences");
+  json::object elsewhere = v1;
+  elsewhere["metadata"].as_object()["namespace"] = "other";
+  std::vector<runtime::ObjectPtr> all{Ptr(v1),     Ptr(v2),    Ptr(stripped),
+                                      Ptr(foreign), Ptr(edited), Ptr(plain), Ptr(elsewhere)};
   std::vector<runtime::ObjectPtr> mine = ShadowsOf(d, all);
-  ASSERT_EQ(mine.size(), 3u);
+  ASSERT_EQ(mine.size(), 4u);  // v1, v2, stripped, edited
   EXPECT_EQ(CurrentShadow(d, mine), all[1]);
   EXPECT_EQ(MaxRevision(mine), 2);
   EXPECT_EQ(CurrentShadow(Deployment("v3"), mine), nullptr);
