@@ -62,6 +62,31 @@ std::vector<StatusCause> ValidatePreferencesAnnotation(const json::object& obj,
   return prefs.ok() ? std::vector<StatusCause>{} : prefs.status().causes();
 }
 
+std::vector<StatusCause> ValidateUpdateOrderAnnotation(const json::object& obj,
+                                                       const json::object* old) {
+  const json::value* value = ChangedAnnotation(obj, old, api::kClusterUpdateOrderAnnotation);
+  if (value == nullptr || !value->is_string()) return {};
+  const std::string field = AnnotationField(api::kClusterUpdateOrderAnnotation);
+  std::string_view list = value->get_string();
+  std::vector<StatusCause> causes;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    std::string_view name = list.substr(start, comma - start);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    std::vector<std::string> problems = api::IsDNS1123Subdomain(name);
+    if (!problems.empty()) {
+      causes.push_back(api::FieldInvalid(
+          field, *value,
+          "must be a comma-separated list of cluster names: \"" + std::string(name) + "\" " +
+              problems[0]));
+    }
+    start = comma + 1;
+  }
+  return causes;
+}
+
 void AddFederationAdmission(api::Registry& registry) {
   for (const Kind& kind : kPropagatedKinds) {
     registry.AddValidation(kind.group, kind.plural, ValidateClusterSelectorAnnotation);
@@ -72,7 +97,10 @@ void AddFederationAdmission(api::Registry& registry) {
       });
   registry.AddValidation(
       "apps", "deployments", [](const json::object& obj, const json::object* old) {
-        return ValidatePreferencesAnnotation(obj, old, api::kDeploymentPreferencesAnnotation);
+        std::vector<StatusCause> causes =
+            ValidatePreferencesAnnotation(obj, old, api::kDeploymentPreferencesAnnotation);
+        for (StatusCause& c : ValidateUpdateOrderAnnotation(obj, old)) causes.push_back(c);
+        return causes;
       });
 }
 

@@ -6,7 +6,9 @@
 //    federation propagates must be a valid cluster selector;
 //  - federation.kubernetes.io/replica-set-preferences on ReplicaSets and
 //    federation.kubernetes.io/deployment-preferences on Deployments must be
-//    valid placement preferences (planner::ParsePreferences).
+//    valid placement preferences (planner::ParsePreferences);
+//  - federation.kubernetes.io/cluster-update-order on Deployments must be a
+//    comma-separated list of cluster names (DNS-1123 subdomains).
 // On update an annotation whose value did not change is not checked again,
 // so an object stored before a rule existed can still be updated (and its
 // finalizers removed).
@@ -36,5 +38,9 @@ std::vector<StatusCause> ValidateClusterSelectorAnnotation(const json::object& o
 std::vector<StatusCause> ValidatePreferencesAnnotation(const json::object& obj,
                                                        const json::object* old,
                                                        std::string_view key);
+
+// The update-order rule on a Deployment; same contract.
+std::vector<StatusCause> ValidateUpdateOrderAnnotation(const json::object& obj,
+                                                       const json::object* old);
 
 }  // namespace flotilla::federation

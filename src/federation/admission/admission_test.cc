@@ -41,6 +41,19 @@ TEST(AdmissionTest, ClusterSelectorRule) {
       std::vector<std::string>{std::string("metadata.annotations[") + kSelector + "][0].operator"});
 }
 
+TEST(AdmissionTest, UpdateOrderIsAListOfClusterNames) {
+  constexpr char kOrder[] = "federation.kubernetes.io/cluster-update-order";
+  auto deployment = [&](std::string_view order) {
+    return Annotated(R"({"metadata":{"name":"d"}})", kOrder, order);
+  };
+  EXPECT_TRUE(ValidateUpdateOrderAnnotation(deployment("on-prem, cloud-east,b"), nullptr).empty());
+  std::vector<StatusCause> causes = ValidateUpdateOrderAnnotation(deployment("a,Bad_Name"), nullptr);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].field, std::string("metadata.annotations[") + kOrder + "]");
+  EXPECT_NE(causes[0].message.find("Bad_Name"), std::string::npos) << causes[0].message;
+  EXPECT_EQ(ValidateUpdateOrderAnnotation(deployment("a,,b"), nullptr).size(), 1u);
+}
+
 TEST(AdmissionTest, UnchangedAnnotationIsNotCheckedAgainOnUpdate) {
   json::object bad = ConfigMap(kSelector, "not json");
   EXPECT_FALSE(ValidateClusterSelectorAnnotation(bad, nullptr).empty());
