@@ -332,6 +332,28 @@ def test_e4_a_local_replicaset_deleted_by_hand_is_recreated(fed, ns):
             recreated["metadata"]["uid"]]
 
 
+def test_e4_without_rebalance_a_recreated_local_replicaset_gets_its_share_back(fed, ns):
+    keep = {"rebalance": False, "clusters": {"a": {"weight": 2}, "b": {"weight": 1},
+                                             "c": {"weight": 1}}}
+    fed.create(replicaset("web", 40, keep), ns)
+    expected = plan(40, CLUSTERS, f"{ns}/web", keep)
+    assert expected == {"a": 20, "b": 10, "c": 10}
+    fed.wait_layout(ns, "web", expected)
+    wait_for(lambda: fed.rs_status(ns, "web").get("clusters", {}).get("a", {}).get("planned")
+             == 20, "a's share in the status annotation")
+    old_uid = fed["a"].local_rs(ns, "web")["metadata"]["uid"]
+    pods = {p["metadata"]["uid"] for p in fed["a"].pods(ns, "app=web")}
+    fed["a"].kubectl("delete", "rs", "web", "-n", ns, "--cascade=orphan", "--wait=false")
+    recreated = wait_for(lambda: (lambda rs: rs if rs and rs["metadata"]["uid"] != old_uid
+                                  else None)(fed["a"].local_rs(ns, "web")),
+                         "a's local ReplicaSet recreated")
+    assert recreated["spec"]["replicas"] == 20
+    fed.wait_layout(ns, "web", expected)
+    assert {p["metadata"]["uid"] for p in fed["a"].pods(ns, "app=web")} == pods
+    changes = [e["message"] for e in fed.events(ns, "web") if e["reason"] == "PlacementChanged"]
+    assert changes == ["Replicas per cluster: a=20, b=10, c=10 (were none)"], changes
+
+
 def test_unschedulable_replicas_move_and_come_back_with_capacity(fed, ns):
     set_capacity(fed, "c", 2)
     fed.create(replicaset("web", 9, EVEN), ns)

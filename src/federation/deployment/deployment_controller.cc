@@ -101,7 +101,9 @@ DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptio
         .on_delete = changed};
   });
   ctx.members().AddHandler(kPods, [this](const std::string& cluster) {
-    auto changed = [this, cluster](const runtime::ObjectPtr& pod) { EnqueueFromPod(cluster, *pod); };
+    auto changed = [this, cluster](const runtime::ObjectPtr& pod) {
+      EnqueueFromPod(cluster, *pod);
+    };
     return runtime::EventHandler{
         .on_add = changed,
         .on_update = [changed](const runtime::ObjectPtr&,
@@ -127,8 +129,7 @@ DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptio
 }
 
 std::vector<runtime::ObjectPtr> DeploymentController::Candidates(const json::object& d) const {
-  std::vector<runtime::ObjectPtr> out =
-      replicasets_.lister().ByOwner(StringAt(d, "metadata.uid"));
+  std::vector<runtime::ObjectPtr> out = replicasets_.lister().ByOwner(StringAt(d, "metadata.uid"));
   for (runtime::ObjectPtr& rs :
        replicasets_.lister().ByLabel(api::kShadowOfLabel, StringAt(d, "metadata.name"))) {
     if (api::ControllerRef(*rs) == nullptr) out.push_back(std::move(rs));
@@ -177,8 +178,8 @@ Status DeploymentController::Plan(Check& check) {
       auto rss = ctx_.members().Get(c.cluster(), kReplicaSets.resource);
       auto pods = ctx_.members().Get(c.cluster(), kPods.resource);
       if (rss != nullptr && pods != nullptr) {
-        for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(*c.existing,
-                                                                            "metadata.uid"))) {
+        for (const runtime::ObjectPtr& rs :
+             rss->lister().ByOwner(StringAt(*c.existing, "metadata.uid"))) {
           for (runtime::ObjectPtr& pod : PodsOf(pods->lister(), *rs)) {
             w.pods.push_back(std::move(pod));
           }
@@ -261,17 +262,6 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
                                                                           const State& state) {
   const json::object& d = check.obj;
   std::vector<runtime::ObjectPtr> shadows = ShadowsOf(d, Candidates(d));
-  // The members' local ReplicaSets of the managed local Deployments, by name.
-  std::map<std::string, ShadowCounts> counts;
-  for (const Copy& c : check.copies) {
-    const json::object* local = ManagedLocal(c);
-    auto rss = ctx_.members().Get(c.cluster(), kReplicaSets.resource);
-    if (local == nullptr || rss == nullptr) continue;
-    for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(*local, "metadata.uid"))) {
-      counts[StringAt(*rs, "metadata.name")].Add(*rs);
-    }
-  }
-
   Shadows out;
   runtime::ObjectPtr current = CurrentShadow(d, shadows);
   if (current == nullptr) {
@@ -300,6 +290,7 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
   }
   std::string revision = std::to_string(MaxRevision(old) + 1);
   std::string current_name = current ? StringAt(*current, "metadata.name") : NewShadowName(d);
+  std::map<std::string, ShadowCounts> counts = LocalCounts(check, current_name, old);
   json::object want = DesiredCurrentShadow(d, current.get(), revision, counts[current_name]);
   json::object stored;
   if (current == nullptr) {
@@ -341,12 +332,46 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
   if (complete) {
     for (const runtime::ObjectPtr& s : ShadowsBeyondHistory(d, old)) {
       client::DeleteOptions opts{.precondition_uid = StringAt(*s, "metadata.uid")};
-      Status deleted = ctx_.fed().Delete(kReplicaSets, check.ns, StringAt(*s, "metadata.name"),
-                                         opts);
+      Status deleted =
+          ctx_.fed().Delete(kReplicaSets, check.ns, StringAt(*s, "metadata.name"), opts);
       if (!deleted.ok() && !deleted.Is(Reason::kNotFound)) return deleted;
     }
   }
   return out;
+}
+
+std::map<std::string, ShadowCounts> DeploymentController::LocalCounts(
+    const Check& check, const std::string& current,
+    const std::vector<runtime::ObjectPtr>& old) const {
+  // Which shadow a local ReplicaSet counts for: the one of its name, else
+  // the one of its template (a member that hashes templates otherwise).
+  std::vector<std::pair<std::string, const json::object*>> templates;
+  templates.emplace_back(current, TemplateOf(check.obj));
+  for (const runtime::ObjectPtr& s : old) {
+    templates.emplace_back(StringAt(*s, "metadata.name"), TemplateOf(*s));
+  }
+  auto shadow_of = [&](const json::object& rs) -> std::string {
+    std::string name = StringAt(rs, "metadata.name");
+    for (const auto& [shadow, t] : templates) {
+      if (shadow == name) return shadow;
+    }
+    const json::object* have = TemplateOf(rs);
+    for (const auto& [shadow, t] : templates) {
+      if (have != nullptr && t != nullptr && apps::EqualIgnoreHash(*have, *t)) return shadow;
+    }
+    return "";
+  };
+  std::map<std::string, ShadowCounts> counts;
+  for (const Copy& c : check.copies) {
+    const json::object* local = ManagedLocal(c);
+    auto rss = ctx_.members().Get(c.cluster(), kReplicaSets.resource);
+    if (local == nullptr || rss == nullptr) continue;
+    for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(*local, "metadata.uid"))) {
+      std::string shadow = shadow_of(*rs);
+      if (!shadow.empty()) counts[shadow].Add(*rs);
+    }
+  }
+  return counts;
 }
 
 void DeploymentController::RolloutEvents(const Check& check, const State& state,
@@ -365,23 +390,22 @@ void DeploymentController::RolloutEvents(const Check& check, const State& state,
     ClusterRollout now = state.rollout.states[i];
     now_reported[c.cluster()] = Name(now);
     auto remembered = reported.find(c.cluster());
-    std::string was = remembered != reported.end() ? remembered->second
-                                                     : PreviousRollout(before, c.cluster());
+    std::string was =
+        remembered != reported.end() ? remembered->second : PreviousRollout(before, c.cluster());
     const json::object* tmpl = TemplateOf(check.obj);
     bool started = c.written && c.existing != nullptr && tmpl != nullptr &&
                    !RunsTemplate(*c.existing, *tmpl) && state.rollout.new_template[i];
     if (started) {
       reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "RolloutStarted",
-                                 "Rolling out revision " + revision + " to cluster " +
-                                     c.cluster());
+                                 "Rolling out revision " + revision + " to cluster " + c.cluster());
     } else if (now == ClusterRollout::kComplete && was == Name(ClusterRollout::kUpdating)) {
-      reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "RolloutCompleted",
-                                 "Cluster " + c.cluster() + " finished rolling out revision " +
-                                     revision);
+      reconciler_.events().Event(
+          check.obj, runtime::kEventTypeNormal, "RolloutCompleted",
+          "Cluster " + c.cluster() + " finished rolling out revision " + revision);
     } else if (now == ClusterRollout::kFailed && was != Name(ClusterRollout::kFailed)) {
       reconciler_.events().Event(check.obj, runtime::kEventTypeWarning, "RolloutFailed",
-                                 "Cluster " + c.cluster() + " did not finish rolling out revision " +
-                                     revision +
+                                 "Cluster " + c.cluster() +
+                                     " did not finish rolling out revision " + revision +
                                      " within its progress deadline; no further cluster is "
                                      "updated until the template changes");
     }
@@ -390,8 +414,7 @@ void DeploymentController::RolloutEvents(const Check& check, const State& state,
   reported_[check.key] = std::move(now_reported);
 }
 
-Status DeploymentController::WriteStatus(Check& check, const State& state,
-                                         const Shadows& shadows) {
+Status DeploymentController::WriteStatus(Check& check, const State& state, const Shadows& shadows) {
   const json::object* tmpl = TemplateOf(check.obj);
   std::vector<ClusterStatus> clusters;
   for (size_t i = 0; i < check.copies.size(); ++i) {
@@ -413,10 +436,10 @@ Status DeploymentController::WriteStatus(Check& check, const State& state,
           break;
         }
       }
-      s.observed = UpToDate(Copy{.existing = std::make_shared<const json::object>(*s.local),
-                                 .desired = c.desired}) &&
-                   IntAt(*s.local, "status.observedGeneration") >=
-                       IntAt(*s.local, "metadata.generation");
+      s.observed =
+          UpToDate(Copy{.existing = std::make_shared<const json::object>(*s.local),
+                        .desired = c.desired}) &&
+          IntAt(*s.local, "status.observedGeneration") >= IntAt(*s.local, "metadata.generation");
     } else {
       s.observed = s.planned == 0;
     }
@@ -425,12 +448,11 @@ Status DeploymentController::WriteStatus(Check& check, const State& state,
   // The Deployment's revision is its current shadow's; the shadow
   // annotation a rollback copies from a shadow means nothing here.
   FLOTILLA_ASSIGN_OR_RETURN(
-      json::object d,
-      SetAnnotations(ctx_.fed(), kDeployments, check.obj,
-                     {{std::string(apps::kRevisionAnnotation), shadows.revision},
-                      {api::kDeploymentStatusAnnotation,
-                       BreakdownAnnotation(shadows.revision, clusters)}},
-                     {api::kShadowReplicaSetAnnotation}));
+      json::object d, SetAnnotations(ctx_.fed(), kDeployments, check.obj,
+                                     {{std::string(apps::kRevisionAnnotation), shadows.revision},
+                                      {api::kDeploymentStatusAnnotation,
+                                       BreakdownAnnotation(shadows.revision, clusters)}},
+                                     {api::kShadowReplicaSetAnnotation}));
   return WriteStatusIfChanged(ctx_.fed(), kDeployments, d,
                               AggregateStatus(d, clusters, shadows.current, check.now));
 }
@@ -461,8 +483,11 @@ StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {
   if (std::optional<std::string> changed = placer_.Settle(check.key, state.placement)) {
     reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged", *changed);
   }
+  // The events first: they tell of writes this check made, whatever
+  // happens to the shadows next.
+  RolloutEvents(check, state,
+                CurrentRevision(check.obj, ShadowsOf(check.obj, Candidates(check.obj))));
   FLOTILLA_ASSIGN_OR_RETURN(Shadows shadows, SyncShadows(check, state));
-  RolloutEvents(check, state, shadows.revision);
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(check, state, shadows));
   return NextCheck(check, state);
 }

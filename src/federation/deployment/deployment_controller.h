@@ -44,6 +44,7 @@
 #include "federation/common/context.h"
 #include "federation/common/placer.h"
 #include "federation/common/reconciler.h"
+#include "federation/deployment/shadows.h"
 
 namespace flotilla::federation::deployment {
 
@@ -57,9 +58,7 @@ class DeploymentController : public Strategy {
 
   const client::ResourceRef& resource() const override { return kDeployments; }
   std::string kind() const override { return "Deployment"; }
-  std::vector<client::ResourceRef> MemberReads() const override {
-    return {kReplicaSets, kPods};
-  }
+  std::vector<client::ResourceRef> MemberReads() const override { return {kReplicaSets, kPods}; }
   Status Plan(Check& check) override;
   bool Replan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
@@ -78,6 +77,10 @@ class DeploymentController : public Strategy {
   std::vector<runtime::ObjectPtr> Candidates(const json::object& d) const;
   void SetDesired(Check& check, const State& state) const;
   StatusOr<Shadows> SyncShadows(Check& check, const State& state);
+  // The members' local ReplicaSets (of the managed local Deployments)
+  // summed per shadow: `current` (d's template) and `old`.
+  std::map<std::string, ShadowCounts> LocalCounts(const Check& check, const std::string& current,
+                                                  const std::vector<runtime::ObjectPtr>& old) const;
   void RolloutEvents(const Check& check, const State& state, const std::string& revision);
   Status WriteStatus(Check& check, const State& state, const Shadows& shadows);
   runtime::Result NextCheck(const Check& check, const State& state) const;

@@ -81,7 +81,10 @@ class DeploymentControllerTest : public ::testing::Test {
     obj["metadata"].as_object()["annotations"] = std::move(annotations);
     json::object& spec = obj["spec"].as_object();
     spec["replicas"] = replicas;
-    spec["template"].as_object()["spec"].as_object()["containers"].as_array()[0]
+    spec["template"]
+        .as_object()["spec"]
+        .as_object()["containers"]
+        .as_array()[0]
         .as_object()["image"] = image;
     if (!strategy.empty()) spec["strategy"] = json::object{{"type", strategy}};
     auto made = fed_client_->Create(kDeployments, kNs, obj);
@@ -101,8 +104,12 @@ class DeploymentControllerTest : public ::testing::Test {
   }
   void SetImage(const std::string& image) {
     Edit([&](json::object& d) {
-      d["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"]
-          .as_array()[0].as_object()["image"] = image;
+      d["spec"]
+          .as_object()["template"]
+          .as_object()["spec"]
+          .as_object()["containers"]
+          .as_array()[0]
+          .as_object()["image"] = image;
     });
   }
   json::object Local(int i) {
@@ -148,25 +155,28 @@ class DeploymentControllerTest : public ::testing::Test {
 
   // Plays member i's Deployment controller: the local ReplicaSet of the
   // local Deployment's template holds every replica, ready; older ones none.
-  void Finish(int i) {
+  void Finish(int i, const std::string& rs_name = "") {
     json::object d = Local(i);
     ASSERT_FALSE(d.empty());
     int64_t replicas = IntAt(d, "spec.replicas");
-    std::string current = LocalReplicaSetName(d);
+    std::string current = rs_name.empty() ? LocalReplicaSetName(d) : rs_name;
     for (const json::object& rs : LocalReplicaSets(i)) {
       if (StringAt(rs, "metadata.name") != current) SizeLocalReplicaSet(i, d, rs, 0);
     }
     json::object rs = LocalReplicaSet(i, current);
     if (rs.empty()) {
-      rs = json::object{{"apiVersion", "apps/v1"},
-                        {"kind", "ReplicaSet"},
-                        {"metadata", json::object{{"name", current},
-                                                  {"ownerReferences", OwnerRef(d)}}},
-                        {"spec", json::object{{"replicas", replicas},
-                                              {"selector", *Find(d, "spec.selector")},
-                                              {"template", *Find(d, "spec.template")}}}};
-      json::object& labels = rs["spec"].as_object()["template"].as_object()["metadata"]
-                                 .as_object()["labels"].as_object();
+      rs = json::object{
+          {"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata", json::object{{"name", current}, {"ownerReferences", OwnerRef(d)}}},
+          {"spec", json::object{{"replicas", replicas},
+                                {"selector", *Find(d, "spec.selector")},
+                                {"template", *Find(d, "spec.template")}}}};
+      json::object& labels = rs["spec"]
+                                 .as_object()["template"]
+                                 .as_object()["metadata"]
+                                 .as_object()["labels"]
+                                 .as_object();
       labels["pod-template-hash"] = current.substr(4);
       auto made = member_clients_[i]->Create(kReplicaSets, kNs, rs);
       ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -193,14 +203,14 @@ class DeploymentControllerTest : public ::testing::Test {
                             {"availableReplicas", replicas - 1},
                             {"unavailableReplicas", 1}};
       if (timed_out) {
-        status["conditions"] = json::array{json::object{
-            {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"},
-            {"message", "timed out"}}};
+        status["conditions"] = json::array{json::object{{"type", "Progressing"},
+                                                        {"status", "False"},
+                                                        {"reason", "ProgressDeadlineExceeded"},
+                                                        {"message", "timed out"}}};
       }
     });
   }
-  void WriteLocalStatus(int i,
-                        const std::function<void(json::object&, const json::object&)>& set) {
+  void WriteLocalStatus(int i, const std::function<void(json::object&, const json::object&)>& set) {
     ASSERT_TRUE(Eventually([&] {
       json::object d = Local(i);
       json::object status;
@@ -210,8 +220,8 @@ class DeploymentControllerTest : public ::testing::Test {
     }));
   }
   static std::string LocalReplicaSetName(const json::object& d) {
-    return "web-" + api::deployment::ComputeHash(Find(d, "spec.template")->as_object(),
-                                                 std::nullopt);
+    return "web-" +
+           api::deployment::ComputeHash(Find(d, "spec.template")->as_object(), std::nullopt);
   }
   static json::array OwnerRef(const json::object& d) {
     return json::array{json::object{{"apiVersion", "apps/v1"},
@@ -239,6 +249,40 @@ class DeploymentControllerTest : public ::testing::Test {
                                   {"availableReplicas", n},
                                   {"observedGeneration", *Find(with, "metadata.generation")}};
     ASSERT_TRUE(member_clients_[i]->UpdateStatus(kReplicaSets, kNs, with).ok());
+  }
+  // Plays member i's scheduler and kubelet: `running` pods of its local
+  // Deployment's current ReplicaSet on a node, `pending` that no node takes.
+  void AddPods(int i, int running, int pending) {
+    json::object rs = LocalReplicaSet(i, LocalReplicaSetName(Local(i)));
+    ASSERT_FALSE(rs.empty());
+    json::array owner{json::object{{"apiVersion", "apps/v1"},
+                                   {"kind", "ReplicaSet"},
+                                   {"name", *Find(rs, "metadata.name")},
+                                   {"uid", *Find(rs, "metadata.uid")},
+                                   {"controller", true}}};
+    for (int p = 0; p < running + pending; ++p) {
+      json::object spec{
+          {"containers", json::array{json::object{{"name", "c"}, {"image", "nginx:1"}}}}};
+      if (p < running) spec["nodeName"] = "n1";
+      json::object pod{{"apiVersion", "v1"},
+                       {"kind", "Pod"},
+                       {"metadata", json::object{{"name", "web-" + std::to_string(p)},
+                                                 {"labels", json::object{{"app", "web"}}},
+                                                 {"ownerReferences", owner}}},
+                       {"spec", std::move(spec)}};
+      auto made = member_clients_[i]->Create(kPods, kNs, pod);
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      if (p < running) continue;
+      json::object with = *made;
+      with["status"] = json::object{
+          {"phase", "Pending"},
+          {"conditions", json::array{json::object{{"type", "PodScheduled"},
+                                                  {"status", "False"},
+                                                  {"reason", "Unschedulable"},
+                                                  {"lastTransitionTime",
+                                                   FormatRfc3339(clock_.Now())}}}}};
+      ASSERT_TRUE(member_clients_[i]->UpdateStatus(kPods, kNs, with).ok());
+    }
   }
   void FinishAll() {
     for (int i = 0; i < 3; ++i) Finish(i);
@@ -362,9 +406,8 @@ TEST_F(DeploymentControllerTest, AFailureInAnUpdateStopsTheWholeUpdate) {
   SetImage("nginx:broken");
   ASSERT_TRUE(Settle([&] { return Images()[0] == "nginx:broken"; }));
   Begin(0, /*timed_out=*/true);
-  ASSERT_TRUE(Settle([&] {
-    return StringAt(Condition("Progressing"), "reason") == "ProgressDeadlineExceeded";
-  }));
+  ASSERT_TRUE(Settle(
+      [&] { return StringAt(Condition("Progressing"), "reason") == "ProgressDeadlineExceeded"; }));
   EXPECT_EQ(StringAt(Condition("Progressing"), "status"), "False");
   EXPECT_NE(StringAt(Condition("Progressing"), "message").find("cluster a"), std::string::npos);
   Holds([&] { return Images() == Strings{"nginx:broken", "nginx:1", "nginx:1"}; });
@@ -459,6 +502,21 @@ TEST_F(DeploymentControllerTest, ShadowCountsAreTheMembersSums) {
   }));
 }
 
+// A member whose Deployment controller names its ReplicaSets otherwise
+// (another hash) still counts for the shadow of the same template.
+TEST_F(DeploymentControllerTest, ShadowCountsFollowTheTemplateWhereNamesDiffer) {
+  Start();
+  Create(6, "nginx:1");
+  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{2, 2, 2}; }));
+  Finish(0);
+  Finish(1);
+  Finish(2, "web-elsewhere");
+  std::string name = LocalReplicaSetName(Local(0));
+  ASSERT_TRUE(Settle([&] { return At(Shadow(name), "status.readyReplicas") == json::value(6); }));
+  EXPECT_EQ(At(Shadow(name), "spec.replicas"), json::value(6));
+  EXPECT_TRUE(Shadow("web-elsewhere").empty());
+}
+
 // Seed 001, Tests: "Federated deployment controller overrites any direct
 // updates to SFRS by users"; a deleted shadow comes back.
 TEST_F(DeploymentControllerTest, DirectUpdatesToAShadowAreOverwritten) {
@@ -468,8 +526,12 @@ TEST_F(DeploymentControllerTest, DirectUpdatesToAShadowAreOverwritten) {
   ASSERT_TRUE(Eventually([&] {
     json::object s = Shadow(name);
     s["spec"].as_object()["replicas"] = 50;
-    s["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"]
-        .as_array()[0].as_object()["image"] = "evil";
+    s["spec"]
+        .as_object()["template"]
+        .as_object()["spec"]
+        .as_object()["containers"]
+        .as_array()[0]
+        .as_object()["image"] = "evil";
     s["metadata"].as_object()["labels"].as_object().erase(api::kShadowOfLabel);
     return fed_client_->Update(kReplicaSets, kNs, s).ok();
   }));
@@ -561,6 +623,30 @@ TEST_F(DeploymentControllerTest, AnOfflineClustersReplicasGoToTheOthers) {
   ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{3, 3, 2}; }));
   SetReady(2);
   ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{2, 2, 2}; }));
+}
+
+// [I4] for Deployments: the pods of a local Deployment's ReplicaSets that
+// no node takes make the cluster full; its share goes to the others.
+TEST_F(DeploymentControllerTest, PodsThatCannotBeScheduledMoveReplicasElsewhere) {
+  Start();
+  Create(30, "nginx:1",
+         {{api::kDeploymentPreferencesAnnotation,
+           R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})"}});
+  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{10, 10, 10}; }));
+  FinishAll();
+  AddPods(0, 10, 0);
+  AddPods(1, 10, 0);
+  AddPods(2, 4, 6);
+  // The controller has seen the waiting pods before the clock moves.
+  ASSERT_TRUE(Settle([&] {
+    auto b = ParseJsonObject(api::AnnotationAt(Fed(), api::kDeploymentStatusAnnotation));
+    return b.ok() && At(*b, "clusters.c.unschedulable") == json::value(6);
+  }));
+  clock_.Advance(std::chrono::seconds(61));
+  controller_kick();
+  // c keeps its 4 and 2 probes; a and b take the 26 it cannot run.
+  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{13, 13, 6}; }))
+      << json::serialize(json::value_from(Replicas()));
 }
 
 TEST_F(DeploymentControllerTest, PreferencesPlaceTheReplicas) {

@@ -8,8 +8,8 @@ namespace {
 json::object Template(const std::string& image) {
   return json::object{
       {"metadata", json::object{{"labels", json::object{{"app", "web"}}}}},
-      {"spec", json::object{{"containers",
-                             json::array{json::object{{"name", "c"}, {"image", image}}}}}}};
+      {"spec",
+       json::object{{"containers", json::array{json::object{{"name", "c"}, {"image", image}}}}}}};
 }
 
 json::object Federated(const std::string& image, const std::string& strategy = "RollingUpdate",
@@ -40,8 +40,8 @@ json::object Local(const std::string& image, bool done) {
 
 json::object TimedOutLocal(const std::string& image) {
   json::object l = Local(image, false);
-  l["status"].as_object()["conditions"] = json::array{
-      json::object{{"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}}};
+  l["status"].as_object()["conditions"] = json::array{json::object{
+      {"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}}};
   return l;
 }
 
@@ -77,9 +77,9 @@ TEST(RolloutTest, OneClusterAtATimeAlphabetically) {
   EXPECT_EQ(NewTemplate(d, {&a2_busy, &b1, &c1}), (std::vector<bool>{true, false, false}));
   EXPECT_EQ(NewTemplate(d, {&a2, &b1, &c1}), (std::vector<bool>{true, true, false}));
   RolloutPlan plan = PlanRollout(d, Clusters({&a2, &b1, &c1}));
-  EXPECT_EQ(plan.states, (std::vector<ClusterRollout>{ClusterRollout::kComplete,
-                                                      ClusterRollout::kUpdating,
-                                                      ClusterRollout::kWaiting}));
+  EXPECT_EQ(plan.states,
+            (std::vector<ClusterRollout>{ClusterRollout::kComplete, ClusterRollout::kUpdating,
+                                         ClusterRollout::kWaiting}));
 }
 
 TEST(RolloutTest, TheAnnotationOrdersTheClustersFirst) {
@@ -133,8 +133,8 @@ TEST(RolloutTest, PausedChangesNoTemplate) {
   json::object a2 = Local("v2", false), b1 = Local("v1", true);
   RolloutPlan plan = PlanRollout(Federated("v2", "RollingUpdate", "", true), Clusters({&a2, &b1}));
   EXPECT_EQ(plan.new_template, (std::vector<bool>{true, false}));
-  EXPECT_EQ(plan.states, (std::vector<ClusterRollout>{ClusterRollout::kUpdating,
-                                                      ClusterRollout::kPaused}));
+  EXPECT_EQ(plan.states,
+            (std::vector<ClusterRollout>{ClusterRollout::kUpdating, ClusterRollout::kPaused}));
 }
 
 TEST(RolloutTest, AClusterWithoutALocalDeploymentGetsTheTemplate) {
@@ -145,8 +145,11 @@ TEST(RolloutTest, AClusterWithoutALocalDeploymentGetsTheTemplate) {
 
 TEST(RolloutTest, TemplatesCompareWithoutTheHashLabelAndEmptyFields) {
   json::object local = Local("v1", true);
-  json::object& labels =
-      local["spec"].as_object()["template"].as_object()["metadata"].as_object()["labels"].as_object();
+  json::object& labels = local["spec"]
+                             .as_object()["template"]
+                             .as_object()["metadata"]
+                             .as_object()["labels"]
+                             .as_object();
   labels["pod-template-hash"] = "abc";
   local["spec"].as_object()["template"].as_object()["metadata"].as_object()["annotations"] =
       json::object{};

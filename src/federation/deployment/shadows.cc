@@ -127,6 +127,16 @@ int64_t MaxRevision(std::span<const runtime::ObjectPtr> shadows) {
   return max;
 }
 
+std::string CurrentRevision(const json::object& d, std::span<const runtime::ObjectPtr> shadows) {
+  runtime::ObjectPtr current = CurrentShadow(d, shadows);
+  int64_t old = 0;
+  for (const runtime::ObjectPtr& rs : shadows) {
+    if (rs != current) old = std::max(old, RevisionOf(rs));
+  }
+  int64_t mine = current ? RevisionOf(current) : 0;
+  return std::to_string(mine > old ? mine : old + 1);
+}
+
 json::object DesiredCurrentShadow(const json::object& d, const json::object* existing,
                                   const std::string& revision, const ShadowCounts& counts) {
   json::object shadow = existing != nullptr ? *existing : json::object();
@@ -167,8 +177,8 @@ json::object DesiredOldShadow(const json::object& d, const json::object& existin
   shadow["apiVersion"] = "apps/v1";
   shadow["kind"] = "ReplicaSet";
   json::object& meta = EnsureObject(shadow, "metadata");
-  meta["labels"] = ShadowLabels(d, ObjectAt(existing, "spec.template.metadata.labels"),
-                                HashOf(d, existing));
+  meta["labels"] =
+      ShadowLabels(d, ObjectAt(existing, "spec.template.metadata.labels"), HashOf(d, existing));
   meta["ownerReferences"] = ControllerRefTo(d);
   MarkShadow(shadow);
   EnsureObject(shadow, "spec")["replicas"] = counts.spec_replicas;
@@ -203,9 +213,10 @@ std::vector<runtime::ObjectPtr> ShadowsBeyondHistory(const json::object& d,
   }
   int64_t excess = static_cast<int64_t>(alive.size()) - limit;
   if (excess <= 0) return {};
-  std::sort(alive.begin(), alive.end(), [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-    return RevisionOf(a) < RevisionOf(b);
-  });
+  std::sort(alive.begin(), alive.end(),
+            [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+              return RevisionOf(a) < RevisionOf(b);
+            });
   std::vector<runtime::ObjectPtr> out;
   for (int64_t i = 0; i < excess; ++i) {
     const json::object& rs = *alive[i];

@@ -53,6 +53,9 @@ std::string NewShadowName(const json::object& d);
 
 // deployment.kubernetes.io/revision of each shadow, the highest.
 int64_t MaxRevision(std::span<const runtime::ObjectPtr> shadows);
+// The revision d's current template has (or gets): its shadow's when that is
+// the highest, else one more than the highest of the others.
+std::string CurrentRevision(const json::object& d, std::span<const runtime::ObjectPtr> shadows);
 
 // The shadow of d's current template: `existing` (null to create it) with
 // what the controller owns restored, the revision `revision` (moving an old

@@ -20,20 +20,26 @@ json::object Deployment(const std::string& image) {
                             "spec": {"containers": [{"name": "c", "image": "IMAGE"}]}}}})");
   EXPECT_TRUE(d.ok());
   json::object out = *d;
-  out["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"]
-      .as_array()[0].as_object()["image"] = image;
+  out["spec"]
+      .as_object()["template"]
+      .as_object()["spec"]
+      .as_object()["containers"]
+      .as_array()[0]
+      .as_object()["image"] = image;
   return out;
 }
 
-runtime::ObjectPtr Ptr(json::object o) { return std::make_shared<const json::object>(std::move(o)); }
+runtime::ObjectPtr Ptr(json::object o) {
+  return std::make_shared<const json::object>(std::move(o));
+}
 
 TEST(ShadowsTest, TheCurrentShadowIsNamedAsTheMembersNameTheirReplicaSets) {
   json::object d = Deployment("v1");
   ShadowCounts counts;
   counts.spec_replicas = 6;
   json::object s = DesiredCurrentShadow(d, nullptr, "1", counts);
-  std::string hash = api::deployment::ComputeHash(*Find(d, "spec.template")->if_object(),
-                                                  std::nullopt);
+  std::string hash =
+      api::deployment::ComputeHash(*Find(d, "spec.template")->if_object(), std::nullopt);
   EXPECT_EQ(StringAt(s, "metadata.name"), "web-" + hash);
   EXPECT_EQ(NewShadowName(d), "web-" + hash);
   EXPECT_EQ(*Find(s, "spec.replicas"), json::value(6));
@@ -83,12 +89,15 @@ TEST(ShadowsTest, ShadowsAreFoundByLabelAndOwnerAndTheCurrentByTemplate) {
   plain["metadata"].as_object().erase("ownerReferences");
   json::object elsewhere = v1;
   elsewhere["metadata"].as_object()["namespace"] = "other";
-  std::vector<runtime::ObjectPtr> all{Ptr(v1),     Ptr(v2),    Ptr(stripped),
-                                      Ptr(foreign), Ptr(edited), Ptr(plain), Ptr(elsewhere)};
+  std::vector<runtime::ObjectPtr> all{Ptr(v1),     Ptr(v2),    Ptr(stripped), Ptr(foreign),
+                                      Ptr(edited), Ptr(plain), Ptr(elsewhere)};
   std::vector<runtime::ObjectPtr> mine = ShadowsOf(d, all);
   ASSERT_EQ(mine.size(), 4u);  // v1, v2, stripped, edited
   EXPECT_EQ(CurrentShadow(d, mine), all[1]);
   EXPECT_EQ(MaxRevision(mine), 2);
+  EXPECT_EQ(CurrentRevision(d, mine), "2");
+  EXPECT_EQ(CurrentRevision(Deployment("v1"), mine), "3");  // a rollback
+  EXPECT_EQ(CurrentRevision(Deployment("v3"), mine), "3");
   EXPECT_EQ(CurrentShadow(Deployment("v3"), mine), nullptr);
 }
 
@@ -111,7 +120,8 @@ TEST(ShadowsTest, EditsShowAsDifferencesAndOldShadowsKeepTheirTemplate) {
 TEST(ShadowsTest, CountsAreTheMembersSums) {
   ShadowCounts c;
   c.Add(json::object{{"spec", json::object{{"replicas", 2}}},
-                     {"status", json::object{{"replicas", 2}, {"readyReplicas", 1},
+                     {"status", json::object{{"replicas", 2},
+                                             {"readyReplicas", 1},
                                              {"availableReplicas", 1},
                                              {"fullyLabeledReplicas", 2}}}});
   c.Add(json::object{{"spec", json::object{{"replicas", 3}}},

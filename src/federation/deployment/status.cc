@@ -34,13 +34,12 @@ std::pair<std::string_view, std::string> Progress(const json::object& d,
   std::string rs = "ReplicaSet \"" + shadow + "\"";
   for (const ClusterStatus& c : clusters) {
     if (c.rollout == ClusterRollout::kFailed) {
-      return {apps::kTimedOutReason,
-              rs + " has timed out progressing in cluster " + c.cluster +
-                  "; no further cluster is updated."};
+      return {apps::kTimedOutReason, rs + " has timed out progressing in cluster " + c.cluster +
+                                         "; no further cluster is updated."};
     }
   }
-  bool complete = s.updated == apps::Replicas(d) && s.replicas == s.updated &&
-                  s.available == s.updated;
+  bool complete =
+      s.updated == apps::Replicas(d) && s.replicas == s.updated && s.available == s.updated;
   for (const ClusterStatus& c : clusters) {
     complete = complete && c.rollout == ClusterRollout::kComplete;
   }
@@ -59,8 +58,8 @@ json::object AggregateStatus(const json::object& d, std::span<const ClusterStatu
                              const std::string& shadow, TimePoint now) {
   Sums s = Sum(clusters);
   const json::value* previous = Find(d, "status");
-  json::object status = previous != nullptr && previous->is_object() ? previous->get_object()
-                                                                     : json::object();
+  json::object status =
+      previous != nullptr && previous->is_object() ? previous->get_object() : json::object();
   status["replicas"] = s.replicas;
   status["updatedReplicas"] = s.updated;
   status["readyReplicas"] = s.ready;
@@ -72,14 +71,13 @@ json::object AggregateStatus(const json::object& d, std::span<const ClusterStatu
 
   int64_t min_available = apps::Replicas(d) - apps::MaxUnavailable(d);
   if (s.available >= min_available) {
-    apps::SetCondition(status, apps::NewCondition("Available", "True",
-                                                  apps::kMinimumReplicasAvailable,
-                                                  "Deployment has minimum availability.", now));
+    apps::SetCondition(status,
+                       apps::NewCondition("Available", "True", apps::kMinimumReplicasAvailable,
+                                          "Deployment has minimum availability.", now));
   } else {
-    apps::SetCondition(status, apps::NewCondition("Available", "False",
-                                                  apps::kMinimumReplicasUnavailable,
-                                                  "Deployment does not have minimum availability.",
-                                                  now));
+    apps::SetCondition(status,
+                       apps::NewCondition("Available", "False", apps::kMinimumReplicasUnavailable,
+                                          "Deployment does not have minimum availability.", now));
   }
   if (Paused(d)) {
     apps::SetCondition(status, apps::NewCondition("Progressing", "Unknown", apps::kPausedReason,
@@ -87,8 +85,8 @@ json::object AggregateStatus(const json::object& d, std::span<const ClusterStatu
   } else {
     auto [reason, message] = Progress(d, clusters, shadow, s);
     bool failed = reason == apps::kTimedOutReason;
-    apps::SetCondition(status, apps::NewCondition("Progressing", failed ? "False" : "True",
-                                                  reason, message, now));
+    apps::SetCondition(
+        status, apps::NewCondition("Progressing", failed ? "False" : "True", reason, message, now));
   }
   return status;
 }

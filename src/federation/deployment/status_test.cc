@@ -6,8 +6,7 @@ namespace flotilla::federation::deployment {
 namespace {
 
 json::object Deployment(int64_t replicas, bool paused = false) {
-  json::object spec{{"replicas", replicas},
-                    {"strategy", json::object{{"type", "RollingUpdate"}}}};
+  json::object spec{{"replicas", replicas}, {"strategy", json::object{{"type", "RollingUpdate"}}}};
   if (paused) spec["paused"] = true;
   return json::object{{"metadata", json::object{{"name", "web"}, {"generation", 5}}},
                       {"spec", std::move(spec)},
@@ -34,11 +33,18 @@ const json::object& Condition(const json::object& status, const std::string& typ
 
 TEST(DeploymentStatusTest, UpdatedCountsOnlyClustersOnTheTemplate) {
   json::object a = Local(3, 3, 3), b = Local(3, 3, 3);
-  std::vector<ClusterStatus> clusters{
-      {.cluster = "a", .planned = 3, .local = &a, .on_template = true,
-       .rollout = ClusterRollout::kComplete, .observed = true},
-      {.cluster = "b", .planned = 3, .local = &b, .on_template = false,
-       .rollout = ClusterRollout::kWaiting, .observed = true}};
+  std::vector<ClusterStatus> clusters{{.cluster = "a",
+                                       .planned = 3,
+                                       .local = &a,
+                                       .on_template = true,
+                                       .rollout = ClusterRollout::kComplete,
+                                       .observed = true},
+                                      {.cluster = "b",
+                                       .planned = 3,
+                                       .local = &b,
+                                       .on_template = false,
+                                       .rollout = ClusterRollout::kWaiting,
+                                       .observed = true}};
   json::object status = AggregateStatus(Deployment(6), clusters, "web-abc", TimePoint{});
   EXPECT_EQ(status.at("replicas"), 6);
   EXPECT_EQ(status.at("updatedReplicas"), 3);
@@ -59,8 +65,11 @@ TEST(DeploymentStatusTest, UpdatedCountsOnlyClustersOnTheTemplate) {
 
 TEST(DeploymentStatusTest, AFailedClusterIsAProgressDeadlineExceeded) {
   json::object a = Local(3, 1, 1);
-  std::vector<ClusterStatus> clusters{{.cluster = "a", .planned = 3, .local = &a,
-                                       .on_template = true, .rollout = ClusterRollout::kFailed,
+  std::vector<ClusterStatus> clusters{{.cluster = "a",
+                                       .planned = 3,
+                                       .local = &a,
+                                       .on_template = true,
+                                       .rollout = ClusterRollout::kFailed,
                                        .observed = true}};
   json::object status = AggregateStatus(Deployment(3), clusters, "web-abc", TimePoint{});
   const json::object& p = Condition(status, "Progressing");
@@ -74,16 +83,20 @@ TEST(DeploymentStatusTest, ObservedOnlyOnceEveryClusterObserved) {
   json::object a = Local(3, 3, 3);
   json::object d = Deployment(3);
   d["status"].as_object()["observedGeneration"] = 4;
-  std::vector<ClusterStatus> clusters{{.cluster = "a", .planned = 3, .local = &a,
-                                       .on_template = true, .observed = false}};
+  std::vector<ClusterStatus> clusters{
+      {.cluster = "a", .planned = 3, .local = &a, .on_template = true, .observed = false}};
   EXPECT_EQ(AggregateStatus(d, clusters, "web-abc", TimePoint{}).at("observedGeneration"), 4);
 }
 
 TEST(DeploymentStatusTest, PausedAndTheBreakdown) {
   json::object a = Local(3, 3, 3);
-  std::vector<ClusterStatus> clusters{{.cluster = "a", .planned = 3, .local = &a,
-                                       .on_template = false, .rollout = ClusterRollout::kPaused,
-                                       .revision = "1", .observed = true}};
+  std::vector<ClusterStatus> clusters{{.cluster = "a",
+                                       .planned = 3,
+                                       .local = &a,
+                                       .on_template = false,
+                                       .rollout = ClusterRollout::kPaused,
+                                       .revision = "1",
+                                       .observed = true}};
   json::object status = AggregateStatus(Deployment(3, true), clusters, "web-abc", TimePoint{});
   EXPECT_EQ(Condition(status, "Progressing").at("reason"), "DeploymentPaused");
   std::string breakdown = BreakdownAnnotation("2", clusters);
