@@ -75,44 +75,10 @@ double Percentile(const std::vector<double>& v, double p) {
   return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
-// A federation server and one member process of `clusters` clusters named
-// m-1..m-N, all joined; namespace "bench" everywhere.
-struct Fleet {
-  Process server, members;
-  std::unique_ptr<client::Client> fed;
-  std::vector<std::unique_ptr<client::Client>> member_clients;
-
-  std::vector<client::Client*> Members() const {
-    std::vector<client::Client*> out;
-    for (const auto& m : member_clients) out.push_back(m.get());
-    return out;
-  }
-};
-
-StatusOr<Fleet> StartFleet(const Config& c, const std::string& dir, int clusters,
-                           const std::vector<std::string>& member_args) {
-  std::filesystem::create_directories(dir);
-  Fleet f;
-  FLOTILLA_ASSIGN_OR_RETURN(f.server, StartServer(c.flotilla, dir + "/server", {}));
-  std::vector<std::string> args{"--clusters", std::to_string(clusters), "--name", "m"};
-  args.insert(args.end(), member_args.begin(), member_args.end());
-  FLOTILLA_ASSIGN_OR_RETURN(f.members, StartMembers(c.flotilla, dir + "/members", args, clusters));
-  FLOTILLA_ASSIGN_OR_RETURN(f.fed, ClientFor(f.server.kubeconfigs[0]));
-  std::map<std::string, std::string> joins;
-  for (int i = 0; i < clusters; ++i) {
-    joins["m-" + std::to_string(i + 1)] = f.members.kubeconfigs[i];
-    FLOTILLA_ASSIGN_OR_RETURN(auto m, ClientFor(f.members.kubeconfigs[i]));
-    FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*m, "bench"));
-    f.member_clients.push_back(std::move(m));
-  }
-  FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*f.fed, "bench"));
-  FLOTILLA_RETURN_IF_ERROR(JoinAndWaitReady(*f.fed, joins, std::chrono::seconds(c.timeout_s)));
-  return f;
-}
-
 json::object Latency(const Config& c, int members) {
   std::string dir = c.work_dir + "/latency-" + std::to_string(members);
-  auto fleet = StartFleet(c, dir, members, {"--nodes", "1", "--node-pods", "1000"});
+  auto fleet = StartFleet(c.flotilla, dir, members, {"--nodes", "1", "--node-pods", "1000"},
+                          c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
   auto watcher = LocalReplicaSetWatcher::Start(fleet->Members());
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
@@ -167,8 +133,8 @@ json::object Scale(const Config& c) {
   // Room for every pod in any member: names that differ only at the end
   // spread unevenly (docs/planner.md, "FNV-1's weak spot").
   int per_member = c.rs + 100;
-  auto fleet = StartFleet(c, dir, c.scale_members,
-                          {"--nodes", "1", "--node-pods", std::to_string(per_member)});
+  auto fleet = StartFleet(c.flotilla, dir, c.scale_members,
+                          {"--nodes", "1", "--node-pods", std::to_string(per_member)}, c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
   auto watcher = LocalReplicaSetWatcher::Start(fleet->Members());
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};

@@ -60,6 +60,18 @@ std::string ClusterReady(client::Client& fed, const std::string& name);
 // A namespace, created unless it exists.
 Status EnsureNamespace(client::Client& c, const std::string& name);
 
+// A federation server and one member process of `clusters` clusters named
+// m-1..m-N (`member_args` added), all joined; namespace "bench" everywhere.
+struct Fleet {
+  Process server, members;
+  std::unique_ptr<client::Client> fed;
+  std::vector<std::unique_ptr<client::Client>> member_clients;
+
+  std::vector<client::Client*> Members() const;
+};
+StatusOr<Fleet> StartFleet(const std::string& binary, const std::string& dir, int clusters,
+                           const std::vector<std::string>& member_args, int timeout_s);
+
 // A ReplicaSet with `replicas` pods of no resource requests that go at once
 // when deleted; `preferences` ("" for none) is its placement annotation.
 json::object ReplicaSet(const std::string& name, int64_t replicas, const std::string& preferences);

@@ -1,5 +1,6 @@
 // The federation benchmark's processes, clients and watcher
 // (federation_bench.h).
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -102,6 +103,33 @@ Status EnsureNamespace(client::Client& c, const std::string& name) {
                {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
   if (!created.ok() && !created.status().Is(Reason::kAlreadyExists)) return created.status();
   return Status::Ok();
+}
+
+std::vector<client::Client*> Fleet::Members() const {
+  std::vector<client::Client*> out;
+  for (const auto& m : member_clients) out.push_back(m.get());
+  return out;
+}
+
+StatusOr<Fleet> StartFleet(const std::string& binary, const std::string& dir, int clusters,
+                           const std::vector<std::string>& member_args, int timeout_s) {
+  std::filesystem::create_directories(dir);
+  Fleet f;
+  FLOTILLA_ASSIGN_OR_RETURN(f.server, StartServer(binary, dir + "/server", {}));
+  std::vector<std::string> args{"--clusters", std::to_string(clusters), "--name", "m"};
+  args.insert(args.end(), member_args.begin(), member_args.end());
+  FLOTILLA_ASSIGN_OR_RETURN(f.members, StartMembers(binary, dir + "/members", args, clusters));
+  FLOTILLA_ASSIGN_OR_RETURN(f.fed, ClientFor(f.server.kubeconfigs[0]));
+  std::map<std::string, std::string> joins;
+  for (int i = 0; i < clusters; ++i) {
+    joins["m-" + std::to_string(i + 1)] = f.members.kubeconfigs[i];
+    FLOTILLA_ASSIGN_OR_RETURN(auto m, ClientFor(f.members.kubeconfigs[i]));
+    FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*m, "bench"));
+    f.member_clients.push_back(std::move(m));
+  }
+  FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*f.fed, "bench"));
+  FLOTILLA_RETURN_IF_ERROR(JoinAndWaitReady(*f.fed, joins, std::chrono::seconds(timeout_s)));
+  return f;
 }
 
 json::object ReplicaSet(const std::string& name, int64_t replicas, const std::string& preferences) {

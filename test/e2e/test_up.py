@@ -84,6 +84,21 @@ def test_up_runs_a_joined_federation_and_ctrl_c_stops_it(up):
     zones = {n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes}
     assert zones == {"on-prem-dc1-a", "on-prem-dc1-b"}
 
+    # The README's Deployment: rolled out, then a new image cluster by cluster.
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                           "06-rollout-cluster-by-cluster.yaml")
+    kubectl(kubeconfig, "apply", "-f", example)
+    kubectl(kubeconfig, "rollout", "status", "deployment/shop", "--timeout=120s")
+    kubectl(kubeconfig, "set", "image", "deployment/shop", "web=nginx:1.28")
+    out = kubectl(kubeconfig, "rollout", "status", "deployment/shop", "--timeout=120s").stdout
+    assert 'deployment "shop" successfully rolled out' in out
+    for member in ("on-prem", "cloud-east"):
+        local = json.loads(kubectl(str(directory / "members" / member / "kubeconfig"), "get",
+                                   "deployment", "shop", "-o", "json").stdout)
+        assert local["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"
+    history = kubectl(kubeconfig, "rollout", "history", "deployment/shop").stdout
+    assert "first release" in history
+
     # Ctrl-C (SIGINT to up) stops the members and the federation, then up.
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=120) == 0
