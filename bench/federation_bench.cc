@@ -77,8 +77,8 @@ double Percentile(const std::vector<double>& v, double p) {
 
 json::object Latency(const Config& c, int members) {
   std::string dir = c.work_dir + "/latency-" + std::to_string(members);
-  auto fleet = StartFleet(c.flotilla, dir, members, {"--nodes", "1", "--node-pods", "1000"},
-                          c.timeout_s);
+  auto fleet =
+      StartFleet(c.flotilla, dir, members, {"--nodes", "1", "--node-pods", "1000"}, c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
   auto watcher = LocalReplicaSetWatcher::Start(fleet->Members());
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};

@@ -87,8 +87,12 @@ bool RolledOut(const json::object& d) {
 Status SetImage(client::Client& c, const std::string& name, const std::string& image) {
   for (int attempt = 0; attempt < 20; ++attempt) {
     FLOTILLA_ASSIGN_OR_RETURN(json::object d, c.Get(kDeployments, "bench", name));
-    d["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"]
-        .as_array()[0].as_object()["image"] = image;
+    d["spec"]
+        .as_object()["template"]
+        .as_object()["spec"]
+        .as_object()["containers"]
+        .as_array()[0]
+        .as_object()["image"] = image;
     StatusOr<json::object> updated = c.Update(kDeployments, "bench", d);
     if (updated.ok()) return Status::Ok();
     if (!updated.status().Is(Reason::kConflict)) return updated.status();
@@ -132,18 +136,18 @@ class ClusterTimes {
     opts.allow_bookmarks = false;
     for (size_t i = 0; i < members.size(); ++i) {
       ClusterTimes* self = t.get();
-      FLOTILLA_ASSIGN_OR_RETURN(
-          auto watch, members[i]->StartWatch(
-                          kDeployments, "bench", opts,
-                          [self, i, image](const client::WatchEvent& e) {
-                            if (ImageOf(e.object) != image) return;
-                            Steady::time_point now = Steady::now();
-                            std::lock_guard lock(self->mu_);
-                            Times& times = self->times_[i];
-                            if (!times.started) times.started = now;
-                            if (!times.done && RolledOut(e.object)) times.done = now;
-                          },
-                          [](const Status&) {}));
+      FLOTILLA_ASSIGN_OR_RETURN(auto watch, members[i]->StartWatch(
+                                                kDeployments, "bench", opts,
+                                                [self, i, image](const client::WatchEvent& e) {
+                                                  if (ImageOf(e.object) != image) return;
+                                                  Steady::time_point now = Steady::now();
+                                                  std::lock_guard lock(self->mu_);
+                                                  Times& times = self->times_[i];
+                                                  if (!times.started) times.started = now;
+                                                  if (!times.done && RolledOut(e.object))
+                                                    times.done = now;
+                                                },
+                                                [](const Status&) {}));
       t->watches_.push_back(std::move(watch));
     }
     return t;
@@ -176,8 +180,8 @@ double SingleClusterRollout(client::Client& member, int timeout_s) {
 
 json::object OneRollout(const Config& c, int members) {
   std::string dir = c.work_dir + "/one-" + std::to_string(members);
-  auto fleet = StartFleet(c.flotilla, dir, members, {"--nodes", "1", "--node-pods", "1000"},
-                          c.timeout_s);
+  auto fleet =
+      StartFleet(c.flotilla, dir, members, {"--nodes", "1", "--node-pods", "1000"}, c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
   client::Client& fed = *fleet->fed;
   if (!fed.Create(kDeployments, "bench", Deployment("web", 2 * members, "nginx:1")).ok()) {
@@ -215,12 +219,13 @@ json::object OneRollout(const Config& c, int members) {
                    {"per_cluster_ms_max", per_cluster_max},
                    {"between_clusters_ms_mean", complete > 1 ? gap_sum / (complete - 1) : -1},
                    {"between_clusters_ms_max", gap_max}};
-  if (!t.empty() && t.front().started) out["first_cluster_after_ms"] = Ms(*t.front().started - start);
+  if (!t.empty() && t.front().started)
+    out["first_cluster_after_ms"] = Ms(*t.front().started - start);
   if (!t.empty() && t.back().done && total_s >= 0) {
-    out["status_after_last_cluster_ms"] =
-        total_s * 1e3 - Ms(*t.back().done - start);
+    out["status_after_last_cluster_ms"] = total_s * 1e3 - Ms(*t.back().done - start);
   }
-  out["peer_single_cluster_rollout_s"] = SingleClusterRollout(*fleet->member_clients[0], c.timeout_s);
+  out["peer_single_cluster_rollout_s"] =
+      SingleClusterRollout(*fleet->member_clients[0], c.timeout_s);
   return out;
 }
 
@@ -253,7 +258,8 @@ json::object ManyRollouts(const Config& c) {
   double first_rollout_s = WaitRolledOut(fed, names, "nginx:1", created, c.timeout_s);
   double rss_before = RssMiB(server);
   Steady::time_point start = Steady::now();
-  int update_failures = each([&](const std::string& name) { return SetImage(fed, name, "nginx:2"); });
+  int update_failures =
+      each([&](const std::string& name) { return SetImage(fed, name, "nginx:2"); });
   double rollout_s = WaitRolledOut(fed, names, "nginx:2", start, c.timeout_s);
   return {{"members", c.many_members},
           {"deployments", c.deployments},
@@ -324,7 +330,8 @@ int main(int argc, char** argv) {
       c.phases = flotilla::bench::SplitCommas(v);
     } else if (a == "--members") {
       c.members.clear();
-      for (const std::string& n : flotilla::bench::SplitCommas(v)) c.members.push_back(std::stoi(n));
+      for (const std::string& n : flotilla::bench::SplitCommas(v))
+        c.members.push_back(std::stoi(n));
     } else if (a == "--deployments") {
       c.deployments = std::stoi(v);
     } else if (a == "--many-members") {

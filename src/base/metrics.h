@@ -105,7 +105,7 @@ class Registry {
     std::unique_ptr<HistogramVec> histogram;
   };
   mutable std::mutex mu_;
-  std::map<std::string, Family> families_;                                 // GUARDED_BY(mu_)
+  std::map<std::string, Family> families_;                              // GUARDED_BY(mu_)
   std::map<std::string, std::function<void(TextWriter&)>> collectors_;  // GUARDED_BY(mu_)
 };
 

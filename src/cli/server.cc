@@ -15,10 +15,10 @@
 #include "cli/duration.h"
 #include "cli/signals.h"
 #include "cli/version.h"
+#include "client/in_process_client.h"
 #include "client/kubeconfig.h"
 #include "federation/admission/admission.h"
 #include "federation/controllers.h"
-#include "client/in_process_client.h"
 
 namespace flotilla::cli {
 namespace {
@@ -69,7 +69,8 @@ int RunServer(ServerFlags& flags) {
   }
   std::unique_ptr<client::Client> admin =
       client::NewInProcessClient((*server)->api(), (*server)->pki().admin_token);
-  auto controllers = federation::FederationControllers::Start(*admin, RealClock(), flags.federation);
+  auto controllers =
+      federation::FederationControllers::Start(*admin, RealClock(), flags.federation);
   if (!controllers.ok()) {
     spdlog::error("starting the federation controllers: {}", controllers.status().ToString());
     return 1;

@@ -24,8 +24,7 @@ std::string CheckControllers(const std::vector<std::string>& controllers) {
     if (!known) {
       std::string list;
       for (const char* k : kControllerNames) list += std::string(k) + ", ";
-      return "unknown controller \"" + std::string(name) + "\" (known: " + list +
-             "and * for all)";
+      return "unknown controller \"" + std::string(name) + "\" (known: " + list + "and * for all)";
     }
   }
   return "";

@@ -190,12 +190,14 @@ void WriteControllerMetrics(
       w.Sample(name, {{label, controller}}, static_cast<double>(value(m)));
     }
   };
-  w.Family("controller_runtime_reconcile_total", "counter", "Reconciles per controller and result.");
+  w.Family("controller_runtime_reconcile_total", "counter",
+           "Reconciles per controller and result.");
   for (const auto& [name, m] : controllers) {
     const char* name_label = "controller";
     w.Sample("controller_runtime_reconcile_total", {{name_label, name}, {"result", "error"}},
              static_cast<double>(m.errors));
-    w.Sample("controller_runtime_reconcile_total", {{name_label, name}, {"result", "requeue_after"}},
+    w.Sample("controller_runtime_reconcile_total",
+             {{name_label, name}, {"result", "requeue_after"}},
              static_cast<double>(m.requeues_after));
     w.Sample("controller_runtime_reconcile_total", {{name_label, name}, {"result", "success"}},
              static_cast<double>(m.reconciles - m.errors - m.requeues_after));

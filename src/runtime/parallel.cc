@@ -64,8 +64,8 @@ void WorkPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn, int 
   auto batch = std::make_shared<Batch>();
   batch->n = n;
   batch->fn = &fn;
-  size_t helpers = std::min<size_t>({n - 1, threads_.size(),
-                                     static_cast<size_t>(std::max(max_helpers, 0))});
+  size_t helpers =
+      std::min<size_t>({n - 1, threads_.size(), static_cast<size_t>(std::max(max_helpers, 0))});
   if (helpers > 0) {
     {
       std::lock_guard lock(mu_);

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
-#include <thread>
 #include <set>
+#include <thread>
 
 namespace flotilla::runtime {
 namespace {

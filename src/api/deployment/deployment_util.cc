@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <sstream>
 
-
 namespace flotilla::api::deployment {
 namespace {
 

@@ -77,10 +77,9 @@ std::vector<StatusCause> ValidateUpdateOrderAnnotation(const json::object& obj,
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
     std::vector<std::string> problems = api::IsDNS1123Subdomain(name);
     if (!problems.empty()) {
-      causes.push_back(api::FieldInvalid(
-          field, *value,
-          "must be a comma-separated list of cluster names: \"" + std::string(name) + "\" " +
-              problems[0]));
+      causes.push_back(api::FieldInvalid(field, *value,
+                                         "must be a comma-separated list of cluster names: \"" +
+                                             std::string(name) + "\" " + problems[0]));
     }
     start = comma + 1;
   }

@@ -47,7 +47,8 @@ TEST(AdmissionTest, UpdateOrderIsAListOfClusterNames) {
     return Annotated(R"({"metadata":{"name":"d"}})", kOrder, order);
   };
   EXPECT_TRUE(ValidateUpdateOrderAnnotation(deployment("on-prem, cloud-east,b"), nullptr).empty());
-  std::vector<StatusCause> causes = ValidateUpdateOrderAnnotation(deployment("a,Bad_Name"), nullptr);
+  std::vector<StatusCause> causes =
+      ValidateUpdateOrderAnnotation(deployment("a,Bad_Name"), nullptr);
   ASSERT_EQ(causes.size(), 1u);
   EXPECT_EQ(causes[0].field, std::string("metadata.annotations[") + kOrder + "]");
   EXPECT_NE(causes[0].message.find("Bad_Name"), std::string::npos) << causes[0].message;

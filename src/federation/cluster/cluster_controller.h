@@ -34,8 +34,8 @@
 
 #include "base/clock.h"
 #include "client/client.h"
-#include "federation/common/cluster_clients.h"
 #include "federation/cluster/member_access.h"
+#include "federation/common/cluster_clients.h"
 #include "federation/common/context.h"
 #include "federation/common/names.h"
 #include "runtime/controller_manager.h"

@@ -8,8 +8,8 @@
 #include "base/base64.h"
 #include "client/client_test_util.h"
 #include "federation/cluster/join.h"
-#include "federation/common/member_informers.h"
 #include "federation/cluster/test_util.h"
+#include "federation/common/member_informers.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::federation::cluster {

@@ -6,8 +6,8 @@
 #include "base/base64.h"
 #include "client/client_test_util.h"
 #include "federation/cluster/cluster_controller.h"
-#include "federation/common/names.h"
 #include "federation/cluster/test_util.h"
+#include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {
 namespace {

@@ -69,17 +69,17 @@ Status FederationContext::Start() {
     }
     ClustersChanged();
   };
-  subscription_ = clusters_.Subscribe(
-      {.on_ready =
-           [this](const std::string& name, std::shared_ptr<client::Client>) {
-             {
-               std::lock_guard lock(mu_);
-               ready_since_[name] = clock_.Now();
-             }
-             ClustersChanged();
-           },
-       .on_not_ready = gone,
-       .on_removed = gone});
+  subscription_ =
+      clusters_.Subscribe({.on_ready =
+                               [this](const std::string& name, std::shared_ptr<client::Client>) {
+                                 {
+                                   std::lock_guard lock(mu_);
+                                   ready_since_[name] = clock_.Now();
+                                 }
+                                 ClustersChanged();
+                               },
+                           .on_not_ready = gone,
+                           .on_removed = gone});
   members_.Start();
   return manager_.Start();
 }

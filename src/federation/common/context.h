@@ -106,8 +106,8 @@ class FederationContext {
   int subscription_ = -1;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_;  // GUARDED_BY(mu_)
-  std::map<std::string, TimePoint> ready_since_;                          // GUARDED_BY(mu_)
-  bool stopped_ = false;                                                  // GUARDED_BY(mu_)
+  std::map<std::string, TimePoint> ready_since_;                           // GUARDED_BY(mu_)
+  bool stopped_ = false;                                                   // GUARDED_BY(mu_)
 };
 
 }  // namespace flotilla::federation

@@ -15,7 +15,7 @@ std::string WithDetail(std::string message, const std::string& detail) {
 }  // namespace
 
 MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::ResourceRef> resources,
-                     Duration grace) {
+                           Duration grace) {
   MemberTargets out;
   TimePoint now = ctx.clock().Now();
   for (const std::string& cluster : ctx.members().Clusters()) {
@@ -71,8 +71,9 @@ StatusOr<json::object> MemberWriter::Create(const json::object& federated, const
   StatusOr<json::object> made = t.client->Create(resource, "", copy);
   Record(t, resource, "create", ctx_.io_clock().Now() - start, made.ok());
   if (made.ok()) {
-    events_.Event(federated, runtime::kEventTypeNormal, "CreateInCluster",
-                  WithDetail("Created " + Describe(federated) + " in cluster " + t.cluster, detail));
+    events_.Event(
+        federated, runtime::kEventTypeNormal, "CreateInCluster",
+        WithDetail("Created " + Describe(federated) + " in cluster " + t.cluster, detail));
   } else if (!made.status().Is(Reason::kAlreadyExists)) {
     events_.Event(federated, runtime::kEventTypeWarning, "FailedCreateInCluster",
                   "Creating " + Describe(federated) + " in cluster " + t.cluster +
@@ -88,10 +89,10 @@ StatusOr<json::object> MemberWriter::Update(const json::object& federated, const
   StatusOr<json::object> updated = t.client->Update(resource, "", copy);
   Record(t, resource, "update", ctx_.io_clock().Now() - start, updated.ok());
   if (updated.ok()) {
-    events_.Event(federated, runtime::kEventTypeNormal, "UpdateInCluster",
-                  WithDetail("Updated " + Describe(federated) + " in cluster " + t.cluster, detail));
-  } else if (!updated.status().Is(Reason::kConflict) &&
-             !updated.status().Is(Reason::kNotFound)) {
+    events_.Event(
+        federated, runtime::kEventTypeNormal, "UpdateInCluster",
+        WithDetail("Updated " + Describe(federated) + " in cluster " + t.cluster, detail));
+  } else if (!updated.status().Is(Reason::kConflict) && !updated.status().Is(Reason::kNotFound)) {
     events_.Event(federated, runtime::kEventTypeWarning, "FailedUpdateInCluster",
                   "Updating " + Describe(federated) + " in cluster " + t.cluster +
                       " failed: " + Describe(updated.status()));
@@ -111,9 +112,9 @@ Status MemberWriter::Delete(const json::object& federated, const Target& t,
     events_.Event(federated, runtime::kEventTypeNormal, "DeleteInCluster",
                   WithDetail("Deleted " + Describe(federated) + " in cluster " + t.cluster, why));
   } else if (!s.Is(Reason::kConflict)) {
-    events_.Event(federated, runtime::kEventTypeWarning, "FailedDeleteInCluster",
-                  "Deleting " + Describe(federated) + " in cluster " + t.cluster +
-                      " failed: " + Describe(s));
+    events_.Event(
+        federated, runtime::kEventTypeWarning, "FailedDeleteInCluster",
+        "Deleting " + Describe(federated) + " in cluster " + t.cluster + " failed: " + Describe(s));
   }
   return s;
 }

@@ -53,7 +53,7 @@ struct MemberTargets {
 // The ready clusters whose member informers on every one of `resources`
 // have synced, with their Cluster objects.
 MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::ResourceRef> resources,
-                     Duration grace);
+                           Duration grace);
 
 // "ReplicaSet default/web"
 std::string Describe(const json::object& federated);

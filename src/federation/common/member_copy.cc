@@ -6,14 +6,10 @@ namespace flotilla::federation {
 namespace {
 
 constexpr std::string_view kFederationOnlyAnnotations[] = {
-    api::kClusterSelectorAnnotation,
-    api::kDeletionPropagationAnnotation,
-    api::kReplicaSetStatusAnnotation,
-    api::kReplicaSetPreferencesAnnotation,
-    api::kDeploymentPreferencesAnnotation,
-    api::kDeploymentStatusAnnotation,
-    api::kClusterUpdateOrderAnnotation,
-    api::kShadowReplicaSetAnnotation,
+    api::kClusterSelectorAnnotation,       api::kDeletionPropagationAnnotation,
+    api::kReplicaSetStatusAnnotation,      api::kReplicaSetPreferencesAnnotation,
+    api::kDeploymentPreferencesAnnotation, api::kDeploymentStatusAnnotation,
+    api::kClusterUpdateOrderAnnotation,    api::kShadowReplicaSetAnnotation,
 };
 
 std::string_view StringAt(const json::object& obj, std::string_view path) {

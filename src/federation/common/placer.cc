@@ -147,8 +147,8 @@ std::optional<std::string> ReplicaPlacer::Settle(const std::string& key,
 }
 
 ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
-                                const std::map<std::string, int64_t>& last_planned,
-                                TimePoint now, std::optional<TimePoint>* next_check) const {
+                                const std::map<std::string, int64_t>& last_planned, TimePoint now,
+                                std::optional<TimePoint>* next_check) const {
   auto sooner = [&](TimePoint t) {
     if (!*next_check || t < **next_check) *next_check = t;
   };

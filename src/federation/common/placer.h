@@ -98,8 +98,7 @@ class ReplicaPlacer {
 
   // Observes the clusters and plans `replicas` of workload `key`.
   // `last_planned` maps cluster -> what the last check planned there.
-  PlacementResult Place(const std::string& key, int64_t replicas,
-                        const planner::Preferences& prefs,
+  PlacementResult Place(const std::string& key, int64_t replicas, const planner::Preferences& prefs,
                         const std::vector<WorkloadInCluster>& clusters,
                         const std::map<std::string, int64_t>& last_planned, TimePoint now);
   // The create of the local object in `cluster` failed: the cluster gets

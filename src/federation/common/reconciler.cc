@@ -62,8 +62,7 @@ std::string Strategy::CopyName(const json::object& obj, const std::string&) cons
   return StringAt(obj, "metadata.name");
 }
 
-json::object Typed(const client::ResourceRef& resource, const std::string& kind,
-                   json::object obj) {
+json::object Typed(const client::ResourceRef& resource, const std::string& kind, json::object obj) {
   obj["apiVersion"] = resource.ApiVersion();
   obj["kind"] = kind;
   return obj;
@@ -84,9 +83,8 @@ Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOpt
       options_.name, std::max(1, options_.workers),
       [this](const std::string& key) { return Reconcile(key); }, options_.backoff);
   objects_.AddEventHandler(controller_->EnqueueHandler());
-  ctx.members().AddHandler(strategy.resource(), [this](const std::string&) {
-    return MemberHandler();
-  });
+  ctx.members().AddHandler(strategy.resource(),
+                           [this](const std::string&) { return MemberHandler(); });
   for (const client::ResourceRef& r : strategy.MemberReads()) {
     ctx.members().AddHandler(r, [this](const std::string&) {
       return runtime::EventHandler{.on_synced = [this] { EnqueueAll(); }};
@@ -227,11 +225,10 @@ StatusOr<json::object> Reconciler::TakeOver(Check& check, const Copy& c) {
   // match.
   client::DeleteOptions orphan{.propagation_policy = "Orphan",
                                .precondition_uid = StringAt(*c.existing, "metadata.uid")};
-  FLOTILLA_RETURN_IF_ERROR(
-      writer_.Delete(check.obj, c.target, strategy_.resource(), check.ns, c.name, orphan,
-                     "(not created by the federation; replaced)"));
-  return writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired,
-                        strategy_.Detail(c));
+  FLOTILLA_RETURN_IF_ERROR(writer_.Delete(check.obj, c.target, strategy_.resource(), check.ns,
+                                          c.name, orphan,
+                                          "(not created by the federation; replaced)"));
+  return writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired, strategy_.Detail(c));
 }
 
 void Reconciler::UpdateAll(Check& check) {
@@ -261,10 +258,10 @@ void Reconciler::UpdateAll(Check& check) {
   writer_.ForEach(todo.size(), [&](size_t t) {
     Copy& c = check.copies[todo[t]];
     bool managed = IsManaged(*c.existing);
-    StatusOr<json::object> updated =
-        managed ? writer_.Update(check.obj, c.target, strategy_.resource(), strategy_.Updated(c),
-                                 strategy_.Detail(c))
-                : TakeOver(check, c);
+    StatusOr<json::object> updated = managed
+                                         ? writer_.Update(check.obj, c.target, strategy_.resource(),
+                                                          strategy_.Updated(c), strategy_.Detail(c))
+                                         : TakeOver(check, c);
     if (!updated.ok()) {
       if (IsRace(updated.status())) {
         check.retry = true;  // changed or deleted meanwhile: the next check sees it
@@ -344,7 +341,8 @@ StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
   StatusOr<bool> done = strategy_.Finalize(obj);
   if (!done.ok()) return Quiet(done.status());
   if (!*done) return runtime::Result{.requeue_after = options_.retry_soon};
-  StatusOr<json::object> released = RemoveFederationFinalizer(ctx_.fed(), strategy_.resource(), obj);
+  StatusOr<json::object> released =
+      RemoveFederationFinalizer(ctx_.fed(), strategy_.resource(), obj);
   if (!released.ok()) return Quiet(released.status());
   strategy_.Forget(key);
   return runtime::Result{};

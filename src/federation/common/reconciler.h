@@ -60,8 +60,8 @@ namespace flotilla::federation {
 // The copy of the federated object in one admitted cluster.
 struct Copy {
   Target target;
-  std::string name;              // its name there
-  runtime::ObjectPtr existing;   // as the member's cache has it; null: none
+  std::string name;                     // its name there
+  runtime::ObjectPtr existing;          // as the member's cache has it; null: none
   std::optional<json::object> written;  // as this check created or updated it
   // What the strategy wants there; nullopt: nothing (an existing copy is
   // left as it is).
@@ -197,7 +197,6 @@ class Reconciler {
 
 // `obj` with the apiVersion and kind of `resource`/`kind` (list items and
 // watch events may lack them; events need them).
-json::object Typed(const client::ResourceRef& resource, const std::string& kind,
-                   json::object obj);
+json::object Typed(const client::ResourceRef& resource, const std::string& kind, json::object obj);
 
 }  // namespace flotilla::federation

@@ -63,11 +63,7 @@ const json::object* ManagedLocal(const Copy& c) {
 }  // namespace
 
 // What one check knows between Plan and Finish.
-struct DeploymentController::State {
-  bool invalid = false;  // preferences that do not parse: nothing is done
-  planner::Preferences prefs;
-  int64_t replicas = 0;
-  PlacementResult placement;
+struct DeploymentController::State : WorkloadPlan {
   RolloutPlan rollout;
 };
 
@@ -80,18 +76,11 @@ struct DeploymentController::Shadows {
 };
 
 DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptions options)
-    : ctx_(ctx),
-      options_(options),
-      placer_(options.placer(), ctx.metrics(), "Deployment"),
-      replicasets_(ctx.informers().For(kReplicaSets)),
-      reconciler_(ctx, *this,
-                  {.name = kName,
-                   .workers = options.workers,
-                   // A local Deployment's progress moves the rollout on.
-                   .member_change_delay = Duration::zero(),
-                   .sync_grace = options.sync_grace,
-                   .retry_soon = std::max<Duration>(options.member_change_delay,
-                                                    std::chrono::milliseconds(100))}) {
+    : WorkloadStrategy(ctx, options, "Deployment", api::kDeploymentPreferencesAnnotation,
+                       api::kDeploymentStatusAnnotation),
+      replicasets_(ctx.informers().For(kReplicaSets)) {
+  // A local Deployment's progress moves the rollout on at once.
+  StartReconciler(kName, Duration::zero());
   ctx.members().AddHandler(kReplicaSets, [this](const std::string&) {
     auto changed = [this](const runtime::ObjectPtr& rs) { EnqueueFromLocalReplicaSet(*rs); };
     return runtime::EventHandler{
@@ -118,7 +107,7 @@ DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptio
       owner = std::string(GetString(labels->get_object(), api::kShadowOfLabel).value_or(""));
     }
     if (!owner.empty()) {
-      reconciler_.Enqueue(runtime::ObjectKey(StringAt(*rs, "metadata.namespace"), owner));
+      reconciler().Enqueue(runtime::ObjectKey(StringAt(*rs, "metadata.namespace"), owner));
     }
   };
   replicasets_.AddEventHandler(
@@ -140,8 +129,8 @@ std::vector<runtime::ObjectPtr> DeploymentController::Candidates(const json::obj
 void DeploymentController::EnqueueFromLocalReplicaSet(const json::object& rs) {
   std::string owner = api::ControllerName(rs, "Deployment");
   if (owner.empty()) return;
-  reconciler_.Enqueue(runtime::ObjectKey(StringAt(rs, "metadata.namespace"), owner),
-                      options_.member_change_delay);
+  reconciler().Enqueue(runtime::ObjectKey(StringAt(rs, "metadata.namespace"), owner),
+                       options_.member_change_delay);
 }
 
 void DeploymentController::EnqueueFromPod(const std::string& cluster, const json::object& pod) {
@@ -153,77 +142,46 @@ void DeploymentController::EnqueueFromPod(const std::string& cluster, const json
   if (rs != nullptr) EnqueueFromLocalReplicaSet(*rs);
 }
 
-Status DeploymentController::Plan(Check& check) {
-  State state;
-  StatusOr<planner::Preferences> prefs =
-      PreferencesOf(check.obj, api::kDeploymentPreferencesAnnotation);
-  if (!prefs.ok()) {
-    // Admission rejects these; one stored before cannot be planned.
-    reconciler_.events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
-                               Describe(prefs.status()));
-    state.invalid = true;
-    check.state = std::move(state);
-    return Status::Ok();
+std::vector<runtime::ObjectPtr> DeploymentController::PodsOf(const std::string& cluster,
+                                                             const json::object& local) const {
+  std::vector<runtime::ObjectPtr> out;
+  auto rss = ctx_.members().Get(cluster, kReplicaSets.resource);
+  auto pods = ctx_.members().Get(cluster, kPods.resource);
+  if (rss == nullptr || pods == nullptr) return out;
+  for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(local, "metadata.uid"))) {
+    for (runtime::ObjectPtr& pod : federation::PodsOf(pods->lister(), *rs)) {
+      out.push_back(std::move(pod));
+    }
   }
-  state.prefs = *std::move(prefs);
-  state.replicas = IntAt(check.obj, "spec.replicas");
-  std::vector<WorkloadInCluster> clusters;
+  return out;
+}
+
+json::object DeploymentController::DesiredCopy(const Check& check, size_t i,
+                                               int64_t replicas) const {
+  const State& state = static_cast<const State&>(PlanOf(check));
+  const Copy& c = check.copies[i];
+  const json::object* keep = nullptr;
+  if (!state.rollout.new_template[i] && c.existing != nullptr) keep = TemplateOf(*c.existing);
+  return DesiredLocalDeployment(check.obj, replicas, keep);
+}
+
+Status DeploymentController::Plan(Check& check) {
+  auto state = std::make_shared<State>();
+  if (!Place(check, state)) return Status::Ok();
   std::vector<LocalDeployment> locals;
   for (const Copy& c : check.copies) {
-    WorkloadInCluster w{.cluster = c.cluster()};
-    LocalDeployment l{.cluster = c.cluster()};
-    if (c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing)) {
-      w.local = c.existing;
-      l.local = c.existing.get();
-      auto rss = ctx_.members().Get(c.cluster(), kReplicaSets.resource);
-      auto pods = ctx_.members().Get(c.cluster(), kPods.resource);
-      if (rss != nullptr && pods != nullptr) {
-        for (const runtime::ObjectPtr& rs :
-             rss->lister().ByOwner(StringAt(*c.existing, "metadata.uid"))) {
-          for (runtime::ObjectPtr& pod : PodsOf(pods->lister(), *rs)) {
-            w.pods.push_back(std::move(pod));
-          }
-        }
-      }
-    }
-    clusters.push_back(std::move(w));
-    locals.push_back(l);
+    bool managed = c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing);
+    locals.push_back({c.cluster(), managed ? c.existing.get() : nullptr});
   }
-  state.placement =
-      placer_.Place(check.key, state.replicas, state.prefs, clusters,
-                    LastPlanned(check.obj, api::kDeploymentStatusAnnotation), check.now);
-  state.rollout = PlanRollout(check.obj, locals);
-  SetDesired(check, state);
+  state->rollout = PlanRollout(check.obj, locals);
+  SetDesired(check);
   for (size_t i = 0; i < check.copies.size(); ++i) {
     // A local Deployment created now rolls out its first pods.
     if (check.copies[i].existing == nullptr && check.copies[i].create) {
-      state.rollout.states[i] = ClusterRollout::kUpdating;
+      state->rollout.states[i] = ClusterRollout::kUpdating;
     }
   }
-  check.state = std::move(state);
   return Status::Ok();
-}
-
-void DeploymentController::SetDesired(Check& check, const State& state) const {
-  for (size_t i = 0; i < check.copies.size(); ++i) {
-    Copy& c = check.copies[i];
-    int64_t replicas = state.placement.ReplicasFor(c.cluster());
-    const json::object* keep = nullptr;
-    if (!state.rollout.new_template[i] && c.existing != nullptr) keep = TemplateOf(*c.existing);
-    c.desired = DesiredLocalDeployment(check.obj, replicas, keep);
-    c.create = replicas > 0 && !state.placement.views[i].create_failed;
-  }
-}
-
-bool DeploymentController::Replan(Check& check) {
-  State& state = std::any_cast<State&>(check.state);
-  std::vector<std::string> failed;
-  for (const Copy& c : check.copies) {
-    if (c.create_failed) failed.push_back(c.cluster());
-  }
-  placer_.CreateFailed(check.key, failed, state.replicas, state.prefs, state.placement, check.now);
-  SetDesired(check, state);
-  return true;
 }
 
 bool DeploymentController::UpToDate(const Copy& c) const {
@@ -242,20 +200,6 @@ json::object DeploymentController::Updated(const Copy& c) const {
     }
   }
   return out;
-}
-
-Unmanaged DeploymentController::OnUnmanaged(const Copy& c) const {
-  return IntAt(*c.desired, "spec.replicas") > 0 ? Unmanaged::kTakeOver : Unmanaged::kLeaveQuietly;
-}
-
-bool DeploymentController::MustReplace(const Copy& c) const {
-  const json::value* have = Find(*c.existing, "spec.selector");
-  const json::value* want = Find(*c.desired, "spec.selector");
-  return have != nullptr && want != nullptr && *have != *want;
-}
-
-std::string DeploymentController::Detail(const Copy& c) const {
-  return "with " + std::to_string(IntAt(*c.desired, "spec.replicas")) + " replicas";
 }
 
 StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check& check,
@@ -297,9 +241,9 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
     StatusOr<json::object> made = ctx_.fed().Create(kReplicaSets, check.ns, want);
     if (!made.ok()) return made.status();
     stored = *std::move(made);
-    reconciler_.events().Event(d, runtime::kEventTypeNormal, "ShadowCreated",
-                               "Created shadow ReplicaSet " + current_name + " for revision " +
-                                   api::AnnotationAt(stored, apps::kRevisionAnnotation));
+    reconciler().events().Event(d, runtime::kEventTypeNormal, "ShadowCreated",
+                                "Created shadow ReplicaSet " + current_name + " for revision " +
+                                    api::AnnotationAt(stored, apps::kRevisionAnnotation));
   } else if (ShadowNeedsUpdate(*current, want)) {
     FLOTILLA_ASSIGN_OR_RETURN(stored, ctx_.fed().Update(kReplicaSets, check.ns, want));
   } else {
@@ -396,18 +340,19 @@ void DeploymentController::RolloutEvents(const Check& check, const State& state,
     bool started = c.written && c.existing != nullptr && tmpl != nullptr &&
                    !RunsTemplate(*c.existing, *tmpl) && state.rollout.new_template[i];
     if (started) {
-      reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "RolloutStarted",
-                                 "Rolling out revision " + revision + " to cluster " + c.cluster());
+      reconciler().events().Event(
+          check.obj, runtime::kEventTypeNormal, "RolloutStarted",
+          "Rolling out revision " + revision + " to cluster " + c.cluster());
     } else if (now == ClusterRollout::kComplete && was == Name(ClusterRollout::kUpdating)) {
-      reconciler_.events().Event(
+      reconciler().events().Event(
           check.obj, runtime::kEventTypeNormal, "RolloutCompleted",
           "Cluster " + c.cluster() + " finished rolling out revision " + revision);
     } else if (now == ClusterRollout::kFailed && was != Name(ClusterRollout::kFailed)) {
-      reconciler_.events().Event(check.obj, runtime::kEventTypeWarning, "RolloutFailed",
-                                 "Cluster " + c.cluster() +
-                                     " did not finish rolling out revision " + revision +
-                                     " within its progress deadline; no further cluster is "
-                                     "updated until the template changes");
+      reconciler().events().Event(check.obj, runtime::kEventTypeWarning, "RolloutFailed",
+                                  "Cluster " + c.cluster() +
+                                      " did not finish rolling out revision " + revision +
+                                      " within its progress deadline; no further cluster is "
+                                      "updated until the template changes");
     }
   }
   std::lock_guard lock(mu_);
@@ -457,43 +402,21 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
                               AggregateStatus(d, clusters, shadows.current, check.now));
 }
 
-runtime::Result DeploymentController::NextCheck(const Check& check, const State& state) const {
-  bool settled = true;
-  for (size_t i = 0; i < check.copies.size(); ++i) {
-    const json::object* local = ManagedLocal(check.copies[i]);
-    int64_t want = state.placement.ReplicasFor(check.copies[i].cluster());
-    bool ready = local == nullptr ? want == 0
-                                  : IntAt(*local, "status.readyReplicas") == want &&
-                                        IntAt(*local, "status.replicas") == want;
-    const ClusterView& v = state.placement.views[i];
-    settled = settled && ready && v.pending == 0 && !v.create_failed;
-  }
-  Duration after = settled ? Duration::zero() : options_.recheck_delay;
-  if (state.placement.next_check) {
-    Duration until =
-        std::max<Duration>(*state.placement.next_check - check.now, std::chrono::milliseconds(1));
-    after = after == Duration::zero() ? until : std::min(after, until);
-  }
-  return runtime::Result{.requeue_after = after};
-}
-
 StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {
-  const State& state = std::any_cast<const State&>(check.state);
-  if (state.invalid) return runtime::Result{};
-  if (std::optional<std::string> changed = placer_.Settle(check.key, state.placement)) {
-    reconciler_.events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged", *changed);
-  }
+  if (PlanOf(check).invalid) return runtime::Result{};
+  const State& state = static_cast<const State&>(PlanOf(check));
+  Settle(check);
   // The events first: they tell of writes this check made, whatever
   // happens to the shadows next.
   RolloutEvents(check, state,
                 CurrentRevision(check.obj, ShadowsOf(check.obj, Candidates(check.obj))));
   FLOTILLA_ASSIGN_OR_RETURN(Shadows shadows, SyncShadows(check, state));
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(check, state, shadows));
-  return NextCheck(check, state);
+  return NextCheck(check);
 }
 
 void DeploymentController::Forget(const std::string& key) {
-  placer_.Forget(key);
+  WorkloadStrategy::Forget(key);
   std::lock_guard lock(mu_);
   reported_.erase(key);
 }

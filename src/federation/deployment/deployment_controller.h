@@ -41,14 +41,12 @@
 #include <string>
 #include <vector>
 
-#include "federation/common/context.h"
-#include "federation/common/placer.h"
-#include "federation/common/reconciler.h"
+#include "federation/common/workload_strategy.h"
 #include "federation/deployment/shadows.h"
 
 namespace flotilla::federation::deployment {
 
-class DeploymentController : public Strategy {
+class DeploymentController : public WorkloadStrategy {
  public:
   static constexpr char kName[] = "deployment";
 
@@ -60,12 +58,8 @@ class DeploymentController : public Strategy {
   std::string kind() const override { return "Deployment"; }
   std::vector<client::ResourceRef> MemberReads() const override { return {kReplicaSets, kPods}; }
   Status Plan(Check& check) override;
-  bool Replan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
   json::object Updated(const Copy& c) const override;
-  Unmanaged OnUnmanaged(const Copy& c) const override;
-  bool MustReplace(const Copy& c) const override;
-  std::string Detail(const Copy& c) const override;
   StatusOr<runtime::Result> Finish(Check& check) override;
   StatusOr<bool> Finalize(const json::object& obj) override;
   void Forget(const std::string& key) override;
@@ -73,9 +67,11 @@ class DeploymentController : public Strategy {
  private:
   struct State;
   struct Shadows;
+  std::vector<runtime::ObjectPtr> PodsOf(const std::string& cluster,
+                                         const json::object& local) const override;
+  json::object DesiredCopy(const Check& check, size_t i, int64_t replicas) const override;
   // Federation ReplicaSets that may be shadows of `d`.
   std::vector<runtime::ObjectPtr> Candidates(const json::object& d) const;
-  void SetDesired(Check& check, const State& state) const;
   StatusOr<Shadows> SyncShadows(Check& check, const State& state);
   // The members' local ReplicaSets (of the managed local Deployments)
   // summed per shadow: `current` (d's template) and `old`.
@@ -83,17 +79,12 @@ class DeploymentController : public Strategy {
                                                   const std::vector<runtime::ObjectPtr>& old) const;
   void RolloutEvents(const Check& check, const State& state, const std::string& revision);
   Status WriteStatus(Check& check, const State& state, const Shadows& shadows);
-  runtime::Result NextCheck(const Check& check, const State& state) const;
 
   // Event handlers.
   void EnqueueFromLocalReplicaSet(const json::object& rs);
   void EnqueueFromPod(const std::string& cluster, const json::object& pod);
 
-  FederationContext& ctx_;
-  const WorkloadOptions options_;
-  ReplicaPlacer placer_;
   runtime::Informer& replicasets_;  // on the federation: the shadows
-  Reconciler reconciler_;
   std::mutex mu_;
   // Deployment key -> cluster -> the rollout state its last check reported.
   std::map<std::string, std::map<std::string, std::string>> reported_;  // GUARDED_BY(mu_)

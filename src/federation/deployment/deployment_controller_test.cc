@@ -276,11 +276,11 @@ class DeploymentControllerTest : public ::testing::Test {
       json::object with = *made;
       with["status"] = json::object{
           {"phase", "Pending"},
-          {"conditions", json::array{json::object{{"type", "PodScheduled"},
-                                                  {"status", "False"},
-                                                  {"reason", "Unschedulable"},
-                                                  {"lastTransitionTime",
-                                                   FormatRfc3339(clock_.Now())}}}}};
+          {"conditions",
+           json::array{json::object{{"type", "PodScheduled"},
+                                    {"status", "False"},
+                                    {"reason", "Unschedulable"},
+                                    {"lastTransitionTime", FormatRfc3339(clock_.Now())}}}}};
       ASSERT_TRUE(member_clients_[i]->UpdateStatus(kPods, kNs, with).ok());
     }
   }
@@ -645,8 +645,9 @@ TEST_F(DeploymentControllerTest, PodsThatCannotBeScheduledMoveReplicasElsewhere)
   clock_.Advance(std::chrono::seconds(61));
   controller_kick();
   // c keeps its 4 and 2 probes; a and b take the 26 it cannot run.
-  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{13, 13, 6}; }))
-      << json::serialize(json::value_from(Replicas()));
+  ASSERT_TRUE(Settle([&] {
+    return Replicas() == std::vector<int64_t>{13, 13, 6};
+  })) << json::serialize(json::value_from(Replicas()));
 }
 
 TEST_F(DeploymentControllerTest, PreferencesPlaceTheReplicas) {

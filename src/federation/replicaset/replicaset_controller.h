@@ -3,10 +3,11 @@
 // local ReplicaSets of the same name and namespace, watched, and moved when
 // a cluster fails or runs out of room. docs/federation.md.
 //
-// A Strategy of the common reconciler (common/reconciler.h), which does the
-// fan-out, the cluster selector, take-overs and deletion; the placement is
-// the shared ReplicaPlacer's (common/placer.h). Shadow ReplicaSets (those
-// with federation.kubernetes.io/shadow-replicaset, made by the federated
+// A WorkloadStrategy (common/workload_strategy.h) of the common reconciler
+// (common/reconciler.h), which does the fan-out, the cluster selector,
+// take-overs and deletion; the placement is the shared ReplicaPlacer's
+// (common/placer.h). Shadow ReplicaSets (those with
+// federation.kubernetes.io/shadow-replicaset, made by the federated
 // Deployment controller) are not placed: they never write to a member.
 //
 // Work-queue layout (seed 000, "Goroutines layout"): a federated ReplicaSet
@@ -36,17 +37,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
-#include "federation/common/context.h"
-#include "federation/common/placer.h"
-#include "federation/common/reconciler.h"
+#include "federation/common/workload_strategy.h"
 
 namespace flotilla::federation::replicaset {
 
 // True for a shadow of a federated Deployment's pod template.
 bool IsShadow(const json::object& rs);
 
-class ReplicaSetController : public Strategy {
+class ReplicaSetController : public WorkloadStrategy {
  public:
   static constexpr char kName[] = "replicaset";
 
@@ -59,25 +59,16 @@ class ReplicaSetController : public Strategy {
   std::vector<client::ResourceRef> MemberReads() const override { return {kPods}; }
   bool Federates(const json::object& obj) const override { return !IsShadow(obj); }
   Status Plan(Check& check) override;
-  bool Replan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
   json::object Updated(const Copy& c) const override;
-  Unmanaged OnUnmanaged(const Copy& c) const override;
-  bool MustReplace(const Copy& c) const override;
-  std::string Detail(const Copy& c) const override;
   StatusOr<runtime::Result> Finish(Check& check) override;
-  void Forget(const std::string& key) override { placer_.Forget(key); }
 
  private:
-  struct State;
+  std::vector<runtime::ObjectPtr> PodsOf(const std::string& cluster,
+                                         const json::object& local) const override;
+  json::object DesiredCopy(const Check& check, size_t i, int64_t replicas) const override;
   void EnqueueOwner(const runtime::ObjectPtr& pod);
-  void SetDesired(Check& check, const State& state) const;
-  Status WriteStatus(Check& check, const State& state);
-
-  FederationContext& ctx_;
-  const WorkloadOptions options_;
-  ReplicaPlacer placer_;
-  Reconciler reconciler_;
+  Status WriteStatus(Check& check);
 };
 
 }  // namespace flotilla::federation::replicaset

@@ -8,8 +8,7 @@ class SyncController::KindStrategy : public Strategy {
  public:
   KindStrategy(FederationContext& ctx, const SyncKind& spec, int workers)
       : spec_(spec),
-        reconciler_(ctx, *this,
-                    {.name = "sync-" + spec.resource.resource, .workers = workers}) {}
+        reconciler_(ctx, *this, {.name = "sync-" + spec.resource.resource, .workers = workers}) {}
 
   const client::ResourceRef& resource() const override { return spec_.resource; }
   std::string kind() const override { return spec_.kind; }

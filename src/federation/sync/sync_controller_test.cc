@@ -57,9 +57,7 @@ class SyncControllerTest : public ::testing::Test {
     SetReady("m1");
     SetReady("m2");
   }
-  void TearDown() override {
-    ctx_->Stop();
-  }
+  void TearDown() override { ctx_->Stop(); }
 
   void AddCluster(const std::string& name, const std::string& labels) {
     json::object c = Obj(R"({"apiVersion":"federation/v1beta1","kind":"Cluster","metadata":{},
@@ -71,8 +69,8 @@ class SyncControllerTest : public ::testing::Test {
   }
   void SetReady(const std::string& name) {
     ctx_->clusters().SetReady(name, name == "m1"
-                                 ? std::shared_ptr<client::Client>(m1_server_.InProcess())
-                                 : std::shared_ptr<client::Client>(m2_server_.InProcess()));
+                                        ? std::shared_ptr<client::Client>(m1_server_.InProcess())
+                                        : std::shared_ptr<client::Client>(m2_server_.InProcess()));
   }
   // Waits for `done`, moving the fake time on so that retries come due.
   bool Eventually(const std::function<bool()>& done) {

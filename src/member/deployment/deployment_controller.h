@@ -35,9 +35,9 @@
 #include <string>
 #include <vector>
 
+#include "api/deployment/deployment_util.h"
 #include "api/labels.h"
 #include "member/context.h"
-#include "api/deployment/deployment_util.h"
 
 namespace flotilla::member {
 

@@ -6,8 +6,8 @@
 #include <map>
 #include <mutex>
 
-#include "member/deployment/deployment_controller.h"
 #include "api/deployment/deployment_util.h"
+#include "member/deployment/deployment_controller.h"
 #include "member/object_util.h"
 #include "member/replicaset/replicaset_controller.h"
 #include "member/replicaset/workload_test_util.h"

@@ -1,0 +1,133 @@
+// What the strategies of replica-placing workloads share
+// (workload_strategy.h).
+#include "federation/common/workload_strategy.h"
+
+#include <algorithm>
+
+#include "federation/common/deletion.h"
+#include "federation/common/member_copy.h"
+
+namespace flotilla::federation {
+
+WorkloadStrategy::WorkloadStrategy(FederationContext& ctx, WorkloadOptions options,
+                                   const std::string& kind, std::string preferences_annotation,
+                                   std::string breakdown_annotation)
+    : ctx_(ctx),
+      options_(options),
+      placer_(options.placer(), ctx.metrics(), kind),
+      preferences_annotation_(std::move(preferences_annotation)),
+      breakdown_annotation_(std::move(breakdown_annotation)) {}
+
+void WorkloadStrategy::StartReconciler(const std::string& name, Duration copy_change_delay) {
+  reconciler_.emplace(ctx_, *this,
+                      ReconcilerOptions{.name = name,
+                                        .workers = options_.workers,
+                                        .member_change_delay = copy_change_delay,
+                                        .sync_grace = options_.sync_grace,
+                                        .retry_soon = std::max<Duration>(
+                                            options_.member_change_delay,
+                                            std::chrono::milliseconds(100))});
+}
+
+WorkloadPlan& WorkloadStrategy::PlanOf(Check& check) {
+  return *std::any_cast<std::shared_ptr<WorkloadPlan>&>(check.state);
+}
+
+const WorkloadPlan& WorkloadStrategy::PlanOf(const Check& check) {
+  return *std::any_cast<const std::shared_ptr<WorkloadPlan>&>(check.state);
+}
+
+bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
+  check.state = plan;
+  StatusOr<planner::Preferences> prefs = PreferencesOf(check.obj, preferences_annotation_);
+  if (!prefs.ok()) {
+    // Admission rejects these; one stored before cannot be planned.
+    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+                                Describe(prefs.status()));
+    plan->invalid = true;
+    return false;
+  }
+  plan->prefs = *std::move(prefs);
+  plan->replicas = IntAt(check.obj, "spec.replicas");
+  std::vector<WorkloadInCluster> clusters;
+  for (const Copy& c : check.copies) {
+    WorkloadInCluster w{.cluster = c.cluster()};
+    if (c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing)) {
+      w.local = c.existing;
+      w.pods = PodsOf(c.cluster(), *c.existing);
+    }
+    clusters.push_back(std::move(w));
+  }
+  plan->placement = placer_.Place(check.key, plan->replicas, plan->prefs, clusters,
+                                  LastPlanned(check.obj, breakdown_annotation_), check.now);
+  return true;
+}
+
+void WorkloadStrategy::SetDesired(Check& check) const {
+  const WorkloadPlan& plan = PlanOf(check);
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    Copy& c = check.copies[i];
+    int64_t replicas = plan.placement.ReplicasFor(c.cluster());
+    c.desired = DesiredCopy(check, i, replicas);
+    c.create = replicas > 0 && !plan.placement.views[i].create_failed;
+  }
+}
+
+bool WorkloadStrategy::Replan(Check& check) {
+  WorkloadPlan& plan = PlanOf(check);
+  std::vector<std::string> failed;
+  for (const Copy& c : check.copies) {
+    if (c.create_failed) failed.push_back(c.cluster());
+  }
+  placer_.CreateFailed(check.key, failed, plan.replicas, plan.prefs, plan.placement, check.now);
+  SetDesired(check);
+  return true;
+}
+
+Unmanaged WorkloadStrategy::OnUnmanaged(const Copy& c) const {
+  // Taken over only where the federation places replicas ([E2]).
+  return IntAt(*c.desired, "spec.replicas") > 0 ? Unmanaged::kTakeOver : Unmanaged::kLeaveQuietly;
+}
+
+bool WorkloadStrategy::MustReplace(const Copy& c) const {
+  // A selector cannot change.
+  const json::value* have = Find(*c.existing, "spec.selector");
+  const json::value* want = Find(*c.desired, "spec.selector");
+  return have != nullptr && want != nullptr && *have != *want;
+}
+
+std::string WorkloadStrategy::Detail(const Copy& c) const {
+  return "with " + std::to_string(IntAt(*c.desired, "spec.replicas")) + " replicas";
+}
+
+void WorkloadStrategy::Settle(const Check& check) {
+  if (std::optional<std::string> changed = placer_.Settle(check.key, PlanOf(check).placement)) {
+    reconciler_->events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged",
+                                *changed);
+  }
+}
+
+runtime::Result WorkloadStrategy::NextCheck(const Check& check) const {
+  const WorkloadPlan& plan = PlanOf(check);
+  // Not in its desired state yet: check again later ([I7], [I8]).
+  bool settled = true;
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
+    const json::object* local = c.Managed() ? c.Current() : nullptr;
+    int64_t want = plan.placement.ReplicasFor(check.copies[i].cluster());
+    bool ready = local == nullptr ? want == 0
+                                  : IntAt(*local, "status.readyReplicas") == want &&
+                                        IntAt(*local, "status.replicas") == want;
+    const ClusterView& v = plan.placement.views[i];
+    settled = settled && ready && v.pending == 0 && !v.create_failed;
+  }
+  Duration after = settled ? Duration::zero() : options_.recheck_delay;
+  if (plan.placement.next_check) {
+    Duration until =
+        std::max<Duration>(*plan.placement.next_check - check.now, std::chrono::milliseconds(1));
+    after = after == Duration::zero() ? until : std::min(after, until);
+  }
+  return runtime::Result{.requeue_after = after};
+}
+
+}  // namespace flotilla::federation

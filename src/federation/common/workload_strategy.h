@@ -1,0 +1,94 @@
+// WorkloadStrategy: what the strategies of federated workloads that place
+// replicas (ReplicaSets, Deployments; StatefulSets next) share on top of the
+// reconciler (reconciler.h) and the placer (placer.h). A check:
+//   Plan:  the preferences from the kind's annotation (an invalid one: a
+//          Warning InvalidPreferences and nothing done), the placement from
+//          what each admitted cluster's managed local object and its pods
+//          show, and the desired local object per cluster (created only
+//          where it gets replicas, and not while a refused create waits for
+//          its retry);
+//   Replan after refused creates: those clusters get nothing until the
+//          retry ([E1]);
+//   take-overs only where replicas go ([E2]), replacing an object whose
+//          selector differs (selectors are immutable);
+//   Finish: PlacementChanged, the kind's status, and the next check: after
+//          recheck_delay while a cluster's local object has not got all its
+//          replicas ready, or pods wait, or a create waits; sooner when a
+//          waiting pod crosses the threshold.
+// The kind says where its pods are, what its local object is, and writes
+// its status.
+//
+// Thread-safe as the reconciler calls it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "federation/common/context.h"
+#include "federation/common/placer.h"
+#include "federation/common/reconciler.h"
+
+namespace flotilla::federation {
+
+// What a check of a workload decided; a kind's check state derives from it.
+struct WorkloadPlan {
+  virtual ~WorkloadPlan() = default;
+  bool invalid = false;  // preferences that do not parse: nothing is done
+  planner::Preferences prefs;
+  int64_t replicas = 0;
+  PlacementResult placement;
+};
+
+class WorkloadStrategy : public Strategy {
+ public:
+  bool Replan(Check& check) override;
+  Unmanaged OnUnmanaged(const Copy& c) const override;
+  bool MustReplace(const Copy& c) const override;
+  std::string Detail(const Copy& c) const override;
+  void Forget(const std::string& key) override { placer_.Forget(key); }
+
+ protected:
+  // `kind` labels the metrics; the annotations hold the preferences and the
+  // breakdown (whose "planned" the placer reads back).
+  WorkloadStrategy(FederationContext& ctx, WorkloadOptions options, const std::string& kind,
+                   std::string preferences_annotation, std::string breakdown_annotation);
+
+  // Builds the reconciler. REQUIRES: called once, from the derived
+  // constructor's body (the strategy must be complete). `copy_change_delay`
+  // is how long after a change of a local object its workload is checked.
+  void StartReconciler(const std::string& name, Duration copy_change_delay);
+  Reconciler& reconciler() { return *reconciler_; }
+
+  // Places the replicas into `plan` and stores it as the check's state;
+  // false when the preferences are invalid.
+  bool Place(Check& check, std::shared_ptr<WorkloadPlan> plan);
+  // The plan Place stored.
+  static WorkloadPlan& PlanOf(Check& check);
+  static const WorkloadPlan& PlanOf(const Check& check);
+  // Sets every copy's desired object and whether to create it.
+  void SetDesired(Check& check) const;
+  // The PlacementChanged event, if the placement changed.
+  void Settle(const Check& check);
+  // When to check again.
+  runtime::Result NextCheck(const Check& check) const;
+
+  // The managed local object of a copy (not being deleted) as seen, and its
+  // pods in `cluster`.
+  virtual std::vector<runtime::ObjectPtr> PodsOf(const std::string& cluster,
+                                                 const json::object& local) const = 0;
+  // The local object copy `i` should be, with `replicas`.
+  virtual json::object DesiredCopy(const Check& check, size_t i, int64_t replicas) const = 0;
+
+  FederationContext& ctx_;
+  const WorkloadOptions options_;
+  ReplicaPlacer placer_;
+
+ private:
+  const std::string preferences_annotation_;
+  const std::string breakdown_annotation_;
+  std::optional<Reconciler> reconciler_;
+};
+
+}  // namespace flotilla::federation
