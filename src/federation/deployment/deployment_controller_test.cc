@@ -63,7 +63,8 @@ class DeploymentControllerTest : public ::testing::Test {
     ctx_.reset();
   }
   void SetReady(int i) {
-    ctx_->clusters().SetReady(Name(i), std::shared_ptr<client::Client>(members_[i].InProcess()));
+    ctx_->clusters().SetReady(Name(i), std::make_shared<cluster::testing::RejectingClient>(
+                                           members_[i].InProcess(), "deployments", reject_[i]));
   }
   static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
 
@@ -345,6 +346,7 @@ class DeploymentControllerTest : public ::testing::Test {
   TestCluster fed_;
   cluster::testing::MemberServer members_[3];
   std::unique_ptr<client::Client> member_clients_[3];
+  std::atomic<bool> reject_[3] = {false, false, false};
   std::unique_ptr<client::Client> fed_client_;
   std::unique_ptr<FederationContext> ctx_;
   std::unique_ptr<DeploymentController> controller_;
@@ -648,6 +650,48 @@ TEST_F(DeploymentControllerTest, PodsThatCannotBeScheduledMoveReplicasElsewhere)
   ASSERT_TRUE(Settle([&] {
     return Replicas() == std::vector<int64_t>{13, 13, 6};
   })) << json::serialize(json::value_from(Replicas()));
+}
+
+// [E1]: a member that refuses the create gets nothing until the retry; its
+// replicas run elsewhere meanwhile.
+TEST_F(DeploymentControllerTest, ARefusedCreateIsRetriedAndItsReplicasGoElsewhere) {
+  reject_[1] = true;
+  Start();
+  Create(6, "nginx:1",
+         {{api::kDeploymentPreferencesAnnotation,
+           R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})"}});
+  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{3, -1, 3}; }));
+  EXPECT_FALSE(EventMessages("FailedCreateInCluster").empty());
+  reject_[1] = false;
+  clock_.Advance(std::chrono::seconds(30));
+  ASSERT_TRUE(Settle([&] {
+    return Replicas() == std::vector<int64_t>{2, 2, 2};
+  })) << json::serialize(json::value_from(Replicas()));
+}
+
+// [E2] and [E4]: a same-named local Deployment is taken over; one deleted
+// by hand comes back.
+TEST_F(DeploymentControllerTest, LocalDeploymentsAreTakenOverAndRestored) {
+  auto theirs = ParseJsonObject(R"({"apiVersion": "apps/v1", "kind": "Deployment",
+      "metadata": {"name": "web"},
+      "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "web"}},
+               "template": {"metadata": {"labels": {"app": "web"}},
+                            "spec": {"containers": [{"name": "c", "image": "old"}]}}}})");
+  ASSERT_TRUE(theirs.ok());
+  ASSERT_TRUE(member_clients_[0]->Create(kDeployments, kNs, *theirs).ok());
+  json::value uid = At(Local(0), "metadata.uid");
+  Running();
+  EXPECT_EQ(At(Local(0), "metadata.uid"), uid);  // taken over, not replaced
+  EXPECT_TRUE(IsManaged(Local(0)));
+  EXPECT_TRUE(Eventually([&] { return !EventMessages("OverwriteInCluster").empty(); }));
+  json::value b_uid = At(Local(1), "metadata.uid");
+  ASSERT_TRUE(member_clients_[1]->Delete(kDeployments, kNs, "web", {}).ok());
+  ASSERT_TRUE(Settle([&] {
+    json::value now = At(Local(1), "metadata.uid");
+    return !now.is_null() && now != b_uid;
+  }));
+  EXPECT_EQ(Replicas(), (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(Images(), (Strings{"nginx:1", "nginx:1", "nginx:1"}));
 }
 
 TEST_F(DeploymentControllerTest, PreferencesPlaceTheReplicas) {

@@ -13,7 +13,6 @@
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
-#include "runtime/forwarding_client.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::federation::replicaset {
@@ -32,24 +31,6 @@ json::value At(const json::object& obj, std::string_view path) {
   const json::value* v = Find(obj, path);
   return v == nullptr ? json::value() : *v;
 }
-
-// A member whose creates of ReplicaSets fail while `reject` is set ([E1]).
-class RejectingClient : public runtime::testing::ForwardingClient {
- public:
-  RejectingClient(std::unique_ptr<client::Client> inner, std::atomic<bool>& reject)
-      : ForwardingClient(*inner), inner_(std::move(inner)), reject_(reject) {}
-  StatusOr<json::object> Create(const client::ResourceRef& r, const std::string& ns,
-                                const json::object& obj) override {
-    if (reject_ && r.resource == "replicasets") {
-      return Status::Forbidden("replicasets are not allowed here (test)");
-    }
-    return ForwardingClient::Create(r, ns, obj);
-  }
-
- private:
-  std::unique_ptr<client::Client> inner_;  // what the base forwards to
-  std::atomic<bool>& reject_;
-};
 
 class ReplicaSetControllerTest : public ::testing::Test {
  protected:
@@ -81,8 +62,8 @@ class ReplicaSetControllerTest : public ::testing::Test {
     ctx_.reset();
   }
   void SetReady(int i) {
-    ctx_->clusters().SetReady(
-        Name(i), std::make_shared<RejectingClient>(members_[i].InProcess(), reject_[i]));
+    ctx_->clusters().SetReady(Name(i), std::make_shared<cluster::testing::RejectingClient>(
+                                           members_[i].InProcess(), "replicasets", reject_[i]));
   }
   static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
 
