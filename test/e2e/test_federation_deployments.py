@@ -27,7 +27,7 @@ CLUSTERS = ["a", "b", "c"]
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
                "--pod-startup", "300ms"]
 SERVER_ARGS = FED_ARGS + ["--cluster-failure-threshold", "2", "--recheck-delay", "2s",
-                          "--member-change-delay", "200ms"]
+                          "--member-change-delay", "200ms", "--unschedulable-threshold", "3s"]
 EVEN = {"rebalance": True, "clusters": {"*": {"weight": 1}}}
 BROKEN = "e2e.flotilla.io/broken"
 ORDER = "federation.kubernetes.io/cluster-update-order"
@@ -54,6 +54,7 @@ def ns(request, fed):
     yield name
     for c in CLUSTERS:
         fed[c].sigcont()
+        fed[c].ctl("node", "set", f"{c}-node-0", "--cpu", "100")
     if not fed.server.running():
         fed.restart_server()
     for c in CLUSTERS:
@@ -65,7 +66,7 @@ def ns(request, fed):
 
 
 def deployment(name, replicas, image="nginx:1.27", annotations=None, strategy=None,
-               deadline=None):
+               deadline=None, max_unavailable=0):
     spec = {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
             "template": {"metadata": {"labels": {"app": name}},
                          "spec": {"terminationGracePeriodSeconds": 0,
@@ -75,7 +76,7 @@ def deployment(name, replicas, image="nginx:1.27", annotations=None, strategy=No
         spec["strategy"] = {"type": "Recreate"}
     else:
         spec["strategy"] = {"type": "RollingUpdate",
-                            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+                            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": max_unavailable}}
     if deadline is not None:
         spec["progressDeadlineSeconds"] = deadline
     meta = {"name": name}
@@ -363,6 +364,23 @@ def test_orphan_and_cascade_deletion(fed, ns):
              "the cascaded local Deployments gone")
     assert all(local(fed, c, ns, "kept")["spec"]["replicas"] == 1 for c in CLUSTERS)
     assert all(local_replicasets(fed, c, ns) for c in CLUSTERS)  # the members' own stay
+
+
+def test_a_full_cluster_holds_neither_the_rollout_nor_rollout_status(fed, ns):
+    # c's node has room for 4 of these pods: it becomes full for the
+    # Deployment, keeps 2 probes waiting and a and b take the rest.
+    fed["c"].ctl("node", "set", "c-node-0", "--cpu", "400m")
+    running(fed, ns, deployment("web", 30, annotations={PREFERENCES: json.dumps(EVEN)},
+                                max_unavailable="50%"))
+    d = federated(fed, ns)
+    breakdown = json.loads(d["metadata"]["annotations"]["federation.kubernetes.io/deployment-status"])
+    assert breakdown["clusters"]["c"]["planned"] == 6
+    assert breakdown["clusters"]["c"].get("estimatedCapacity") == 4
+    assert d["status"]["replicas"] == d["status"]["updatedReplicas"] == 30
+    # The probes waiting in c hold no rollout.
+    set_image(fed, ns, "nginx:1.28")
+    rollout_status(fed, ns)
+    assert images(fed, ns) == {c: "nginx:1.28" for c in CLUSTERS}
 
 
 def test_failover_moves_replicas_and_they_come_back(fed, ns):

@@ -48,6 +48,8 @@ struct ClusterView {
   int64_t scheduled = 0;
   // Its pods that wait to be scheduled, and the ones not even created.
   int64_t pending = 0;
+  // Of those, the pods that exist and wait for a node.
+  int64_t unscheduled = 0;
   // Whether some of them have waited longer than the unschedulable
   // threshold: the cluster is full for this workload.
   bool full = false;

@@ -202,6 +202,7 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
     }
     pending[uid] = since;
     ++v.pending;
+    ++v.unscheduled;
     waited(since);
   }
   before = std::move(pending);

@@ -19,14 +19,14 @@ WorkloadStrategy::WorkloadStrategy(FederationContext& ctx, WorkloadOptions optio
       breakdown_annotation_(std::move(breakdown_annotation)) {}
 
 void WorkloadStrategy::StartReconciler(const std::string& name, Duration copy_change_delay) {
-  reconciler_.emplace(ctx_, *this,
-                      ReconcilerOptions{.name = name,
-                                        .workers = options_.workers,
-                                        .member_change_delay = copy_change_delay,
-                                        .sync_grace = options_.sync_grace,
-                                        .retry_soon = std::max<Duration>(
-                                            options_.member_change_delay,
-                                            std::chrono::milliseconds(100))});
+  reconciler_.emplace(
+      ctx_, *this,
+      ReconcilerOptions{.name = name,
+                        .workers = options_.workers,
+                        .member_change_delay = copy_change_delay,
+                        .sync_grace = options_.sync_grace,
+                        .retry_soon = std::max<Duration>(options_.member_change_delay,
+                                                         std::chrono::milliseconds(100))});
 }
 
 WorkloadPlan& WorkloadStrategy::PlanOf(Check& check) {
@@ -102,8 +102,7 @@ std::string WorkloadStrategy::Detail(const Copy& c) const {
 
 void WorkloadStrategy::Settle(const Check& check) {
   if (std::optional<std::string> changed = placer_.Settle(check.key, PlanOf(check).placement)) {
-    reconciler_->events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged",
-                                *changed);
+    reconciler_->events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged", *changed);
   }
 }
 

@@ -169,9 +169,12 @@ Status DeploymentController::Plan(Check& check) {
   auto state = std::make_shared<State>();
   if (!Place(check, state)) return Status::Ok();
   std::vector<LocalDeployment> locals;
-  for (const Copy& c : check.copies) {
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
     bool managed = c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing);
-    locals.push_back({c.cluster(), managed ? c.existing.get() : nullptr});
+    locals.push_back({.cluster = c.cluster(),
+                      .local = managed ? c.existing.get() : nullptr,
+                      .full = state->placement.views[i].full});
   }
   state->rollout = PlanRollout(check.obj, locals);
   SetDesired(check);
@@ -368,7 +371,9 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
                     .planned = state.placement.ReplicasFor(c.cluster()),
                     .local = ManagedLocal(c),
                     .rollout = state.rollout.states[i],
-                    .pending = state.placement.views[i].pending};
+                    .pending = state.placement.views[i].pending,
+                    .unscheduled = state.placement.views[i].unscheduled,
+                    .full = state.placement.views[i].full};
     if (auto cap = state.placement.targets.capacity.find(c.cluster());
         cap != state.placement.targets.capacity.end()) {
       s.estimated_capacity = cap->second;

@@ -46,9 +46,9 @@ const char* Name(ClusterRollout r) {
   return "";
 }
 
-bool MidUpdate(const json::object& local) {
+bool MidUpdate(const json::object& local, bool full) {
   return IntAt(local, "status.updatedReplicas") != IntAt(local, "status.replicas") ||
-         IntAt(local, "status.unavailableReplicas") != 0 ||
+         (!full && IntAt(local, "status.unavailableReplicas") != 0) ||
          IntAt(local, "status.observedGeneration") != IntAt(local, "metadata.generation");
 }
 
@@ -103,7 +103,7 @@ RolloutPlan PlanRollout(const json::object& federated, std::span<const LocalDepl
       continue;
     }
     bool timed_out = TimedOut(*local);
-    busy[i] = timed_out || MidUpdate(*local);
+    busy[i] = timed_out || MidUpdate(*local, clusters[i].full);
     if (!RunsTemplate(*local, tmpl != nullptr ? *tmpl : kNone)) continue;
     plan.new_template[i] = true;
     plan.states[i] = timed_out ? ClusterRollout::kFailed

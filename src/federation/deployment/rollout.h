@@ -9,7 +9,8 @@
 // template gets the new one only when no other cluster is mid-update, where
 // mid-update means, for its local Deployment:
 //   status.updatedReplicas != status.replicas, or
-//   status.unavailableReplicas != 0, or
+//   status.unavailableReplicas != 0 (not in a cluster full for the
+//     workload, whose waiting pods would otherwise hold every rollout), or
 //   status.observedGeneration != metadata.generation.
 // A cluster mid-update on an older template (the federated template changed
 // during its rollout) is the one cluster in progress: it gets the newest
@@ -47,6 +48,9 @@ struct LocalDeployment {
   // The managed local Deployment (not being deleted); null when there is
   // none yet.
   const json::object* local = nullptr;
+  // The placer found the cluster full for this workload: the pods it keeps
+  // waiting there (the probes) are no rollout in progress.
+  bool full = false;
 };
 
 struct RolloutPlan {
@@ -58,8 +62,10 @@ struct RolloutPlan {
 
 // spec.paused is true.
 bool Paused(const json::object& deployment);
-// The seed's mid-update test on a local Deployment.
-bool MidUpdate(const json::object& local);
+// The seed's mid-update test on a local Deployment. In a cluster that is
+// full for the workload, unavailable replicas (the pods that wait for room)
+// do not count: the other two tests still catch a rollout in progress.
+bool MidUpdate(const json::object& local, bool full = false);
 // Its Progressing condition says ProgressDeadlineExceeded.
 bool TimedOut(const json::object& local);
 // `local` runs the pod template `tmpl` (ignoring the pod-template-hash

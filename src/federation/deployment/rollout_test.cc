@@ -101,6 +101,20 @@ TEST(RolloutTest, AnyClusterMidUpdateHoldsTheOthers) {
             (std::vector<bool>{false, false, false}));
 }
 
+TEST(RolloutTest, PodsWaitingForRoomInAFullClusterHoldNoRollout) {
+  json::object a1 = Local("v1", true), b1 = Local("v1", true);
+  json::object c_probes = Local("v1", true);  // on its template, 2 pods wait for room
+  c_probes["status"].as_object()["unavailableReplicas"] = 2;
+  EXPECT_TRUE(MidUpdate(c_probes));
+  EXPECT_FALSE(MidUpdate(c_probes, /*full=*/true));
+  std::vector<LocalDeployment> clusters{{"a", &a1}, {"b", &b1}, {"c", &c_probes, true}};
+  EXPECT_EQ(PlanRollout(Federated("v2"), clusters).new_template,
+            (std::vector<bool>{true, false, false}));
+  clusters[2].full = false;  // not known full: its waiting pods are a rollout
+  EXPECT_EQ(PlanRollout(Federated("v2"), clusters).new_template,
+            (std::vector<bool>{false, false, true}));
+}
+
 TEST(RolloutTest, AFailedClusterStopsTheUpdate) {
   json::object a_failed = TimedOutLocal("v2"), b1 = Local("v1", true), c1 = Local("v1", true);
   RolloutPlan plan = PlanRollout(Federated("v2"), Clusters({&a_failed, &b1, &c1}));

@@ -1,6 +1,8 @@
 // A federated Deployment's status (status.h).
 #include "federation/deployment/status.h"
 
+#include <algorithm>
+
 #include "api/deployment/deployment_util.h"
 
 namespace flotilla::federation::deployment {
@@ -16,13 +18,18 @@ Sums Sum(std::span<const ClusterStatus> clusters) {
   Sums s;
   for (const ClusterStatus& c : clusters) {
     if (c.local == nullptr) continue;
-    s.replicas += IntAt(*c.local, "status.replicas");
+    // In a full cluster the waiting pods are left out.
+    int64_t waiting = c.full ? c.unscheduled : 0;
+    auto less_waiting = [&](int64_t n) { return std::max<int64_t>(0, n - waiting); };
+    s.replicas += less_waiting(IntAt(*c.local, "status.replicas"));
     s.ready += IntAt(*c.local, "status.readyReplicas");
     s.available += IntAt(*c.local, "status.availableReplicas");
-    s.unavailable += IntAt(*c.local, "status.unavailableReplicas");
+    s.unavailable += less_waiting(IntAt(*c.local, "status.unavailableReplicas"));
     bool observed =
         IntAt(*c.local, "status.observedGeneration") >= IntAt(*c.local, "metadata.generation");
-    if (c.on_template && observed) s.updated += IntAt(*c.local, "status.updatedReplicas");
+    if (c.on_template && observed) {
+      s.updated += less_waiting(IntAt(*c.local, "status.updatedReplicas"));
+    }
   }
   return s;
 }

@@ -2,10 +2,13 @@
 // `get deploy` and `describe deploy` tell the truth across a rollout that
 // goes one cluster at a time (seed 001, [R1]):
 // - replicas, readyReplicas, availableReplicas, unavailableReplicas: the
-//   local Deployments' sums;
+//   local Deployments' sums, without the pods that wait for room in clusters
+//   full for the workload (the placer's probes: they are in the breakdown,
+//   and counting them would keep `rollout status` waiting for replicas the
+//   federation knows cannot run there);
 // - updatedReplicas: only the clusters whose local Deployment runs the
 //   federation's current template and has observed it (clusters not
-//   updated yet count 0);
+//   updated yet count 0), without those waiting pods either;
 // - observedGeneration: the federated generation once the federation acted
 //   on it and every local Deployment observed what the federation last
 //   wrote to it; else it stays;
@@ -45,7 +48,11 @@ struct ClusterStatus {
   ClusterRollout rollout = ClusterRollout::kWaiting;
   // The federated revision of the template it runs; "" when no shadow has it.
   std::string revision;
-  int64_t pending = 0;  // pods waiting to be scheduled or created
+  int64_t pending = 0;      // pods waiting to be scheduled or created
+  int64_t unscheduled = 0;  // of those, the pods that exist
+  // The cluster is full for the workload: its unscheduled pods are the
+  // probes (and the replicas no cluster can take), waiting for room.
+  bool full = false;
   std::optional<int64_t> estimated_capacity;
   // It has what the federation wants and its controller observed that.
   bool observed = false;

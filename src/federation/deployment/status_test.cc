@@ -63,6 +63,34 @@ TEST(DeploymentStatusTest, UpdatedCountsOnlyClustersOnTheTemplate) {
             "ReplicaSet \"web-abc\" has successfully progressed.");
 }
 
+TEST(DeploymentStatusTest, PodsWaitingInAFullClusterAreLeftOut) {
+  json::object a = Local(4, 4, 4), c = Local(3, 3, 1);  // c: 2 pods wait for room
+  std::vector<ClusterStatus> clusters{{.cluster = "a",
+                                       .planned = 4,
+                                       .local = &a,
+                                       .on_template = true,
+                                       .rollout = ClusterRollout::kComplete,
+                                       .observed = true},
+                                      {.cluster = "c",
+                                       .planned = 3,
+                                       .local = &c,
+                                       .on_template = true,
+                                       .rollout = ClusterRollout::kComplete,
+                                       .pending = 2,
+                                       .unscheduled = 2,
+                                       .full = true,
+                                       .observed = true}};
+  json::object status = AggregateStatus(Deployment(5), clusters, "web-abc", TimePoint{});
+  EXPECT_EQ(status.at("replicas"), 5);
+  EXPECT_EQ(status.at("updatedReplicas"), 5);
+  EXPECT_EQ(status.at("availableReplicas"), 5);
+  EXPECT_EQ(status.at("unavailableReplicas"), 0);
+  EXPECT_EQ(Condition(status, "Progressing").at("reason"), "NewReplicaSetAvailable");
+  clusters[1].full = false;  // pods that just wait for the scheduler count
+  status = AggregateStatus(Deployment(5), clusters, "web-abc", TimePoint{});
+  EXPECT_EQ(status.at("replicas"), 7);
+}
+
 TEST(DeploymentStatusTest, AFailedClusterIsAProgressDeadlineExceeded) {
   json::object a = Local(3, 1, 1);
   std::vector<ClusterStatus> clusters{{.cluster = "a",
