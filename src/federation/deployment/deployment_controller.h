@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "federation/common/workload_strategy.h"
+#include "federation/deployment/rollout.h"
 #include "federation/deployment/shadows.h"
 
 namespace flotilla::federation::deployment {
@@ -65,8 +66,21 @@ class DeploymentController : public WorkloadStrategy {
   void Forget(const std::string& key) override;
 
  private:
-  struct State;
-  struct Shadows;
+  // What one check knows between Plan and Finish.
+  struct State : WorkloadPlan {
+    RolloutPlan rollout;
+  };
+  // The shadows after a check's writes.
+  struct Shadows {
+    std::string current;   // the current template's shadow
+    std::string revision;  // its revision
+    // the revision of each shadow's template, to name what a cluster runs
+    std::vector<std::pair<json::object, std::string>> templates;
+  };
+  // The managed local Deployment a copy holds after this check's writes.
+  static const json::object* ManagedLocal(const Copy& c) {
+    return c.Managed() ? c.Current() : nullptr;
+  }
   std::vector<runtime::ObjectPtr> PodsOf(const std::string& cluster,
                                          const json::object& local) const override;
   json::object DesiredCopy(const Check& check, size_t i, int64_t replicas) const override;

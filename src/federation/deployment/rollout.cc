@@ -18,12 +18,12 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+}  // namespace
+
 const json::object* TemplateOf(const json::object& obj) {
   const json::value* t = Find(obj, "spec.template");
   return t != nullptr && t->is_object() ? &t->get_object() : nullptr;
 }
-
-}  // namespace
 
 bool Paused(const json::object& d) {
   const json::value* v = Find(d, "spec.paused");

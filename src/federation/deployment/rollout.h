@@ -60,6 +60,8 @@ struct RolloutPlan {
   std::vector<ClusterRollout> states;
 };
 
+// spec.template of a Deployment or ReplicaSet; null when absent.
+const json::object* TemplateOf(const json::object& obj);
 // spec.paused is true.
 bool Paused(const json::object& deployment);
 // The seed's mid-update test on a local Deployment. In a cluster that is
