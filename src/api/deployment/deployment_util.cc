@@ -5,35 +5,10 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "api/hash.h"
+
 namespace flotilla::api::deployment {
 namespace {
-
-void WriteCanonical(const json::value& v, std::string& out) {
-  if (v.is_object()) {
-    std::vector<std::pair<std::string_view, const json::value*>> fields;
-    for (const auto& [k, val] : v.get_object()) fields.emplace_back(k, &val);
-    std::sort(fields.begin(), fields.end());
-    out += '{';
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (i > 0) out += ',';
-      out += json::serialize(json::string(fields[i].first));
-      out += ':';
-      WriteCanonical(*fields[i].second, out);
-    }
-    out += '}';
-  } else if (v.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const json::value& e : v.get_array()) {
-      if (!first) out += ',';
-      first = false;
-      WriteCanonical(e, out);
-    }
-    out += ']';
-  } else {
-    out += json::serialize(v);
-  }
-}
 
 // Drops null, {} and [] members, recursively: the JSON image of Go's
 // omitempty, so that templates compare as their Go structs would.
@@ -97,12 +72,6 @@ TimePoint TimeAt(const json::object& obj, std::string_view key) {
 
 }  // namespace
 
-std::string CanonicalJson(const json::value& v) {
-  std::string out;
-  WriteCanonical(v, out);
-  return out;
-}
-
 std::string ComputeHash(const json::object& pod_template, std::optional<int64_t> collision_count) {
   uint32_t h = 2166136261u;
   auto write = [&h](const void* data, size_t n) {
@@ -120,12 +89,7 @@ std::string ComputeHash(const json::object& pod_template, std::optional<int64_t>
     for (int i = 0; i < 4; ++i) bytes[i] = static_cast<unsigned char>(c >> (8 * i));
     write(bytes, sizeof(bytes));
   }
-  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-  std::string out;
-  for (char digit : std::to_string(h)) {
-    out.push_back(kAlphabet[static_cast<unsigned char>(digit) % kAlphabet.size()]);
-  }
-  return out;
+  return SafeEncodeString(std::to_string(h));
 }
 
 bool EqualIgnoreHash(const json::object& a, const json::object& b) {

@@ -49,8 +49,6 @@ using Rs = std::shared_ptr<json::object>;
 // decimal value with SafeEncodeString (each digit mapped into
 // "bcdfghjklmnpqrstvwxz2456789"). Stable across restarts and processes.
 std::string ComputeHash(const json::object& pod_template, std::optional<int64_t> collision_count);
-// JSON with object keys sorted, recursively.
-std::string CanonicalJson(const json::value& v);
 // The two pod templates are equal once the pod-template-hash label is
 // removed (null, empty objects and empty arrays count as absent).
 bool EqualIgnoreHash(const json::object& a, const json::object& b);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "api/statefulset/revisions.h"
 #include "member/object_util.h"
-#include "member/statefulset/revisions.h"
 
 namespace flotilla::member::statefulset {
 namespace {

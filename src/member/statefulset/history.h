@@ -9,10 +9,19 @@
 #include <set>
 #include <string>
 
+#include "api/statefulset/revisions.h"
 #include "client/client.h"
 #include "runtime/informer.h"
 
 namespace flotilla::member::statefulset {
+
+// The revision rules (api/statefulset/revisions.h) the member's controller
+// uses by these names.
+using api::statefulset::ApplyRevision;
+using api::statefulset::EqualRevision;
+using api::statefulset::NewRevision;
+using api::statefulset::RevisionData;
+using api::statefulset::RevisionHash;
 
 inline const client::ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions", true};
 

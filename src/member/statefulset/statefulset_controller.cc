@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "api/labels.h"
+#include "api/statefulset/revisions.h"
 #include "member/object_util.h"
 #include "member/statefulset/identity.h"
 #include "member/statefulset/pod_state.h"
-#include "member/statefulset/revisions.h"
 
 namespace flotilla::member {
 

@@ -2,10 +2,11 @@
 // finding the set of a pod, claims, status and events.
 #include <algorithm>
 
+#include "api/hash.h"
+#include "api/statefulset/revisions.h"
 #include "member/object_util.h"
 #include "member/statefulset/identity.h"
 #include "member/statefulset/pod_state.h"
-#include "member/statefulset/revisions.h"
 #include "member/statefulset/statefulset_controller.h"
 
 namespace flotilla::member {
@@ -98,7 +99,7 @@ Status StatefulSetController::WriteStatus(const json::object& set, const json::o
   wanted["availableReplicas"] = IntAt(wanted, "availableReplicas", 0);
   const json::value* old = set.if_contains("status");
   json::object old_status = old != nullptr && old->is_object() ? old->get_object() : json::object();
-  if (statefulset::CanonicalJson(old_status) == statefulset::CanonicalJson(wanted)) {
+  if (api::CanonicalJson(old_status) == api::CanonicalJson(wanted)) {
     return Status();
   }
   json::object updated = set;

@@ -1,12 +1,12 @@
 // Revision data, names and hashing: stable under field order, changed by
 // the template and by the collision count.
-#include "member/statefulset/revisions.h"
+#include "api/statefulset/revisions.h"
 
 #include <gtest/gtest.h>
 
-#include "member/statefulset/identity.h"
+#include "api/hash.h"
 
-namespace flotilla::member::statefulset {
+namespace flotilla::api::statefulset {
 namespace {
 
 json::object Set(std::string_view image) {
@@ -50,16 +50,5 @@ TEST(Revisions, ApplyRevisionRestoresTheTemplate) {
   EXPECT_FALSE(restored.at("spec").at("template").as_object().contains("$patch"));
 }
 
-TEST(Identity, OrdinalsAndNames) {
-  EXPECT_EQ(OrdinalOf("web", "web-0"), 0);
-  EXPECT_EQ(OrdinalOf("web", "web-12"), 12);
-  EXPECT_EQ(OrdinalOf("web", "web-01"), std::nullopt);
-  EXPECT_EQ(OrdinalOf("web", "web-x"), std::nullopt);
-  EXPECT_EQ(OrdinalOf("web", "webby-1"), std::nullopt);
-  EXPECT_EQ(OrdinalOf("web", "web-"), std::nullopt);
-  EXPECT_EQ(OrdinalOf("web", "web-1-2"), std::nullopt);
-  EXPECT_EQ(ClaimName("www", "web", 3), "www-web-3");
-}
-
 }  // namespace
-}  // namespace flotilla::member::statefulset
+}  // namespace flotilla::api::statefulset

@@ -1,41 +1,12 @@
-#include "member/statefulset/revisions.h"
+#include "api/statefulset/revisions.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace flotilla::member::statefulset {
-namespace {
+#include "api/hash.h"
 
-// Objects with sorted keys at every depth; arrays keep their order.
-void Canonicalize(const json::value& v, std::string& out) {
-  if (v.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const json::value& e : v.get_array()) {
-      if (!first) out += ',';
-      first = false;
-      Canonicalize(e, out);
-    }
-    out += ']';
-    return;
-  }
-  if (!v.is_object()) {
-    out += json::serialize(v);
-    return;
-  }
-  const json::object& o = v.get_object();
-  std::vector<std::string_view> keys;
-  for (const auto& [key, value] : o) keys.emplace_back(key.data(), key.size());
-  std::sort(keys.begin(), keys.end());
-  out += '{';
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (i > 0) out += ',';
-    out += json::serialize(json::string(keys[i]));
-    out += ':';
-    Canonicalize(o.at(keys[i]), out);
-  }
-  out += '}';
-}
+namespace flotilla::api::statefulset {
+namespace {
 
 uint32_t Fnv1(std::string_view bytes, uint32_t h) {
   for (unsigned char c : bytes) {
@@ -45,22 +16,7 @@ uint32_t Fnv1(std::string_view bytes, uint32_t h) {
   return h;
 }
 
-// k8s.io/apimachinery/pkg/util/rand.SafeEncodeString: no vowels, no
-// look-alike characters, so a hash never spells a word.
-std::string SafeEncode(std::string_view s) {
-  static constexpr std::string_view kAlphanums = "bcdfghjklmnpqrstvwxz2456789";
-  std::string out;
-  for (unsigned char c : s) out += kAlphanums[c % kAlphanums.size()];
-  return out;
-}
-
 }  // namespace
-
-std::string CanonicalJson(const json::value& v) {
-  std::string out;
-  Canonicalize(v, out);
-  return out;
-}
 
 json::object RevisionData(const json::object& set) {
   json::object tmpl;
@@ -74,7 +30,7 @@ json::object RevisionData(const json::object& set) {
 std::string RevisionHash(const json::object& data, int64_t collision_count) {
   uint32_t h = Fnv1(CanonicalJson(data), 2166136261u);
   if (collision_count > 0) h = Fnv1(std::to_string(collision_count), h);
-  return SafeEncode(std::to_string(h));
+  return SafeEncodeString(std::to_string(h));
 }
 
 json::object NewRevision(const json::object& set, int64_t revision, int64_t collision_count) {
@@ -120,4 +76,4 @@ json::object ApplyRevision(const json::object& set, const json::object& revision
   return out;
 }
 
-}  // namespace flotilla::member::statefulset
+}  // namespace flotilla::api::statefulset

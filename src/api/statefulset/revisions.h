@@ -4,6 +4,7 @@
 // {"spec":{"template":{...,"$patch":"replace"}}}, so `kubectl rollout undo`
 // can apply it; its name is "<set>-<hash>", the hash being FNV-1 32 of that
 // data (plus the set's collisionCount) encoded as rand.SafeEncodeString.
+// Shared by the members' StatefulSet controller and the federation's.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -12,12 +13,7 @@
 
 #include "base/json.h"
 
-namespace flotilla::member::statefulset {
-
-// JSON with object keys sorted at every level and no spaces: the bytes Go's
-// encoding/json writes for a map[string]interface{}, so equal data hashes
-// equally whatever order its fields came in.
-std::string CanonicalJson(const json::value& v);
+namespace flotilla::api::statefulset {
 
 // The revision data for `set`'s current spec.template.
 json::object RevisionData(const json::object& set);
@@ -36,4 +32,4 @@ bool EqualRevision(const json::object& a, const json::object& b);
 // `set` with its spec.template replaced by the one `revision` records.
 json::object ApplyRevision(const json::object& set, const json::object& revision);
 
-}  // namespace flotilla::member::statefulset
+}  // namespace flotilla::api::statefulset

@@ -1,0 +1,52 @@
+// Hashing helpers (hash.h).
+#include "api/hash.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace flotilla::api {
+namespace {
+
+void WriteCanonical(const json::value& v, std::string& out) {
+  if (v.is_object()) {
+    std::vector<std::pair<std::string_view, const json::value*>> fields;
+    for (const auto& [k, val] : v.get_object()) fields.emplace_back(k, &val);
+    std::sort(fields.begin(), fields.end());
+    out += '{';
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) out += ',';
+      out += json::serialize(json::string(fields[i].first));
+      out += ':';
+      WriteCanonical(*fields[i].second, out);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const json::value& e : v.get_array()) {
+      if (!first) out += ',';
+      first = false;
+      WriteCanonical(e, out);
+    }
+    out += ']';
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+std::string CanonicalJson(const json::value& v) {
+  std::string out;
+  WriteCanonical(v, out);
+  return out;
+}
+
+std::string SafeEncodeString(std::string_view s) {
+  static constexpr std::string_view kAlphanums = "bcdfghjklmnpqrstvwxz2456789";
+  std::string out;
+  for (unsigned char c : s) out += kAlphanums[c % kAlphanums.size()];
+  return out;
+}
+
+}  // namespace flotilla::api
