@@ -143,7 +143,7 @@ Status DeploymentController::Plan(Check& check) {
                       .local = managed ? c.existing.get() : nullptr,
                       .full = state->placement.views[i].full});
   }
-  state->rollout = PlanRollout(check.obj, locals);
+  state->rollout = PlanDeploymentRollout(check.obj, locals);
   SetDesired(check);
   for (size_t i = 0; i < check.copies.size(); ++i) {
     // A local Deployment created now rolls out its first pods.

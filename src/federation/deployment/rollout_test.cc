@@ -53,7 +53,7 @@ std::vector<LocalDeployment> Clusters(const std::vector<const json::object*>& lo
 }
 
 std::vector<bool> NewTemplate(const json::object& d, const std::vector<const json::object*>& l) {
-  return PlanRollout(d, Clusters(l)).new_template;
+  return PlanDeploymentRollout(d, Clusters(l)).new_template;
 }
 
 TEST(RolloutTest, MidUpdateIsTheSeedsThreeTests) {
@@ -76,7 +76,7 @@ TEST(RolloutTest, OneClusterAtATimeAlphabetically) {
   json::object a2_busy = Local("v2", false), a2 = Local("v2", true);
   EXPECT_EQ(NewTemplate(d, {&a2_busy, &b1, &c1}), (std::vector<bool>{true, false, false}));
   EXPECT_EQ(NewTemplate(d, {&a2, &b1, &c1}), (std::vector<bool>{true, true, false}));
-  RolloutPlan plan = PlanRollout(d, Clusters({&a2, &b1, &c1}));
+  RolloutPlan plan = PlanDeploymentRollout(d, Clusters({&a2, &b1, &c1}));
   EXPECT_EQ(plan.states,
             (std::vector<ClusterRollout>{ClusterRollout::kComplete, ClusterRollout::kUpdating,
                                          ClusterRollout::kWaiting}));
@@ -108,16 +108,16 @@ TEST(RolloutTest, PodsWaitingForRoomInAFullClusterHoldNoRollout) {
   EXPECT_TRUE(MidUpdate(c_probes));
   EXPECT_FALSE(MidUpdate(c_probes, /*full=*/true));
   std::vector<LocalDeployment> clusters{{"a", &a1}, {"b", &b1}, {"c", &c_probes, true}};
-  EXPECT_EQ(PlanRollout(Federated("v2"), clusters).new_template,
+  EXPECT_EQ(PlanDeploymentRollout(Federated("v2"), clusters).new_template,
             (std::vector<bool>{true, false, false}));
   clusters[2].full = false;  // not known full: its waiting pods are a rollout
-  EXPECT_EQ(PlanRollout(Federated("v2"), clusters).new_template,
+  EXPECT_EQ(PlanDeploymentRollout(Federated("v2"), clusters).new_template,
             (std::vector<bool>{false, false, true}));
 }
 
 TEST(RolloutTest, AFailedClusterStopsTheUpdate) {
   json::object a_failed = TimedOutLocal("v2"), b1 = Local("v1", true), c1 = Local("v1", true);
-  RolloutPlan plan = PlanRollout(Federated("v2"), Clusters({&a_failed, &b1, &c1}));
+  RolloutPlan plan = PlanDeploymentRollout(Federated("v2"), Clusters({&a_failed, &b1, &c1}));
   EXPECT_EQ(plan.new_template, (std::vector<bool>{true, false, false}));
   EXPECT_EQ(plan.states[0], ClusterRollout::kFailed);
   // A new template (an undo) reaches the failed cluster at once.
@@ -145,7 +145,8 @@ TEST(RolloutTest, RecreateUpdatesEveryClusterAtOnce) {
 
 TEST(RolloutTest, PausedChangesNoTemplate) {
   json::object a2 = Local("v2", false), b1 = Local("v1", true);
-  RolloutPlan plan = PlanRollout(Federated("v2", "RollingUpdate", "", true), Clusters({&a2, &b1}));
+  RolloutPlan plan =
+      PlanDeploymentRollout(Federated("v2", "RollingUpdate", "", true), Clusters({&a2, &b1}));
   EXPECT_EQ(plan.new_template, (std::vector<bool>{true, false}));
   EXPECT_EQ(plan.states,
             (std::vector<ClusterRollout>{ClusterRollout::kUpdating, ClusterRollout::kPaused}));
@@ -153,7 +154,7 @@ TEST(RolloutTest, PausedChangesNoTemplate) {
 
 TEST(RolloutTest, AClusterWithoutALocalDeploymentGetsTheTemplate) {
   json::object a1 = Local("v1", true);
-  RolloutPlan plan = PlanRollout(Federated("v2"), Clusters({&a1, nullptr}));
+  RolloutPlan plan = PlanDeploymentRollout(Federated("v2"), Clusters({&a1, nullptr}));
   EXPECT_EQ(plan.new_template, (std::vector<bool>{true, true}));
 }
 
