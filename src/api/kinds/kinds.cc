@@ -34,6 +34,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::ReplicaSetResource());
   registry.Add(kinds::DeploymentResource());
   registry.Add(kinds::StatefulSetResource());
+  registry.Add(kinds::ControllerRevisionResource());
   registry.Add(kinds::HorizontalPodAutoscalerV2Resource());
   registry.Add(kinds::HorizontalPodAutoscalerV1Resource());
   registry.Add(kinds::LeaseResource());
@@ -46,7 +47,6 @@ void RegisterMemberKinds(Registry& registry) {
   registry.Add(kinds::EndpointsResource());
   registry.Add(kinds::PersistentVolumeClaimResource());
   registry.Add(kinds::EndpointSliceResource());
-  registry.Add(kinds::ControllerRevisionResource());
 }
 
 std::string HumanDuration(Duration d) {

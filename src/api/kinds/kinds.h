@@ -19,7 +19,7 @@ namespace flotilla::api {
 
 // Registers the kinds the federation serves, preferred versions first:
 //   v1: namespaces, configmaps, secrets, services, events, serviceaccounts
-//   apps/v1: replicasets, deployments, statefulsets
+//   apps/v1: replicasets, deployments, statefulsets, controllerrevisions
 //   autoscaling/v2 and autoscaling/v1: horizontalpodautoscalers (stored as v2)
 //   coordination.k8s.io/v1: leases
 //   federation/v1beta1: clusters
@@ -29,7 +29,6 @@ void RegisterFoundationKinds(Registry& registry);
 // Registers the kinds only a (simulated) member cluster serves:
 //   v1: pods, nodes, endpoints, persistentvolumeclaims
 //   discovery.k8s.io/v1: endpointslices
-//   apps/v1: controllerrevisions
 // Pod subresources such as binding are the server's.
 // REQUIRES: RegisterFoundationKinds ran first on `registry` (the core group
 // is then listed before discovery.k8s.io), and none of them is registered.

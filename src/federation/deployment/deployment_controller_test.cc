@@ -48,8 +48,12 @@ class DeploymentControllerTest : public ::testing::Test {
   }
   void TearDown() override { Stop(); }
 
-  void Start() {
+  // The members' pods are not played unless a test adds them: without a
+  // test's own threshold, missing pods never make a cluster full (however
+  // far the nudges move the clock).
+  void Start(Duration unschedulable_threshold = std::chrono::hours(24)) {
     WorkloadOptions options;
+    options.unschedulable_threshold = unschedulable_threshold;
     options.recheck_delay = std::chrono::seconds(30);
     options.member_change_delay = Duration::zero();
     ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
@@ -637,7 +641,7 @@ TEST_F(DeploymentControllerTest, AnOfflineClustersReplicasGoToTheOthers) {
 // [I4] for Deployments: the pods of a local Deployment's ReplicaSets that
 // no node takes make the cluster full; its share goes to the others.
 TEST_F(DeploymentControllerTest, PodsThatCannotBeScheduledMoveReplicasElsewhere) {
-  Start();
+  Start(std::chrono::seconds(60));
   Create(30, "nginx:1",
          {{api::kDeploymentPreferencesAnnotation,
            R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})"}});
