@@ -25,6 +25,26 @@ inline constexpr char kReplicaSetPreferencesAnnotation[] =
 inline constexpr char kDeploymentPreferencesAnnotation[] =
     "federation.kubernetes.io/deployment-preferences";
 
+// Placement preferences of a federated StatefulSet (the same document; seed
+// 002 leaves them for later, Flotilla takes them).
+inline constexpr char kStatefulSetPreferencesAnnotation[] =
+    "federation.kubernetes.io/statefulset-preferences";
+// On a federated StatefulSet: "true" gives every stateful pod a Service of
+// type LoadBalancer of its own name in its cluster (seed 002); synchronized
+// onto its governing headless Service.
+inline constexpr char kStatefulSetLbNeededAnnotation[] =
+    "federation.kubernetes.io/statefulset-lb-needed";
+// On a federated StatefulSet's governing headless Service: every stateful
+// pod's name, comma-separated (seed 002), for the federation's DNS.
+inline constexpr char kStatefulReplicaListAnnotation[] =
+    "federation.kubernetes.io/stateful-replica-list";
+// On a federated StatefulSet: the per-cluster breakdown of its replicas.
+inline constexpr char kStatefulSetStatusAnnotation[] =
+    "federation.kubernetes.io/statefulset-status";
+// On any federated object: the one cluster it goes to (by the Cluster's
+// name), besides what the cluster selector says.
+inline constexpr char kPlacementClusterAnnotation[] = "federation.kubernetes.io/cluster";
+
 // On a federated ReplicaSet: the per-cluster breakdown of its replicas
 // (federation/replicaset/status.h).
 inline constexpr char kReplicaSetStatusAnnotation[] = "federation.kubernetes.io/replica-set-status";

@@ -53,7 +53,8 @@ int RunServer(ServerFlags& flags) {
   BlockTerminationSignals();
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
-  federation::AddFederationAdmission(registry);
+  auto cluster_names = std::make_shared<federation::ClusterNames>();
+  federation::AddFederationAdmission(registry, cluster_names);
   flags.server.registry = &registry;
   flags.server.schemas = &api::SchemaSet::Builtin();
   auto server = apiserver::Server::Start(flags.server);
@@ -76,6 +77,7 @@ int RunServer(ServerFlags& flags) {
     return 1;
   }
   federation::FederationControllers* running = controllers->get();
+  cluster_names->Set([running] { return running->context().cluster_objects().cache().Keys(); });
   (*server)->api().metrics().SetSource("federation",
                                        [running] { return running->RenderMetrics(); });
   spdlog::info("Flotilla API server {} listening on {} (storage: {})", kVersion, (*server)->url(),
@@ -87,6 +89,7 @@ int RunServer(ServerFlags& flags) {
   int sig = WaitForTerminationSignal();
   spdlog::info("received signal {}, shutting down", sig);
   (*server)->api().metrics().SetSource("federation", nullptr);
+  cluster_names->Set(nullptr);
   controllers->reset();
   (*server)->Stop();
   return 0;

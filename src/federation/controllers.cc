@@ -33,6 +33,7 @@ std::string CheckControllers(const std::vector<std::string>& controllers) {
 FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
                                              const FederationOptions& options)
     : ctx_(fed, clock, options.context) {
+  ctx_.cluster_objects();  // the admission's cluster names read its cache
   if (options.Enabled("cluster")) {
     components_.push_back(std::make_shared<cluster::ClusterController>(ctx_, options.cluster));
   }

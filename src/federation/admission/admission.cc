@@ -86,9 +86,43 @@ std::vector<StatusCause> ValidateUpdateOrderAnnotation(const json::object& obj,
   return causes;
 }
 
-void AddFederationAdmission(api::Registry& registry) {
+std::vector<StatusCause> ValidatePlacementClusterAnnotation(const json::object& obj,
+                                                            const json::object* old) {
+  const json::value* value = ChangedAnnotation(obj, old, api::kPlacementClusterAnnotation);
+  if (value == nullptr || !value->is_string()) return {};
+  std::vector<std::string> problems = api::IsDNS1123Subdomain(value->get_string());
+  if (problems.empty()) return {};
+  return {api::FieldInvalid(AnnotationField(api::kPlacementClusterAnnotation), *value,
+                            "must be a cluster name: " + problems[0])};
+}
+
+std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
+                                                       const json::object* old,
+                                                       const std::vector<std::string>& clusters) {
+  if (old != nullptr) return {};  // a cluster joined since is warned about, not refused
+  std::string name = StringAt(obj, "metadata.name");
+  for (const std::string& cluster : clusters) {
+    std::string local = name + "-" + cluster;
+    if (local.size() > kMaxStatefulSetNameLength) {
+      return {api::FieldInvalid("metadata.name", json::value(name),
+                                "its local StatefulSet in cluster \"" + cluster +
+                                    "\" would be named \"" + local + "\", " +
+                                    std::to_string(local.size()) +
+                                    " characters; a StatefulSet's name may have at most " +
+                                    std::to_string(kMaxStatefulSetNameLength))};
+    }
+  }
+  return {};
+}
+
+void AddFederationAdmission(api::Registry& registry, std::shared_ptr<const ClusterNames> clusters) {
   for (const Kind& kind : kPropagatedKinds) {
-    registry.AddValidation(kind.group, kind.plural, ValidateClusterSelectorAnnotation);
+    registry.AddValidation(
+        kind.group, kind.plural, [](const json::object& obj, const json::object* old) {
+          std::vector<StatusCause> causes = ValidateClusterSelectorAnnotation(obj, old);
+          for (StatusCause& c : ValidatePlacementClusterAnnotation(obj, old)) causes.push_back(c);
+          return causes;
+        });
   }
   registry.AddValidation(
       "apps", "replicasets", [](const json::object& obj, const json::object* old) {
@@ -99,6 +133,20 @@ void AddFederationAdmission(api::Registry& registry) {
         std::vector<StatusCause> causes =
             ValidatePreferencesAnnotation(obj, old, api::kDeploymentPreferencesAnnotation);
         for (StatusCause& c : ValidateUpdateOrderAnnotation(obj, old)) causes.push_back(c);
+        return causes;
+      });
+  registry.AddValidation(
+      "apps", "statefulsets", [clusters](const json::object& obj, const json::object* old) {
+        std::vector<StatusCause> causes =
+            ValidatePreferencesAnnotation(obj, old, api::kStatefulSetPreferencesAnnotation);
+        for (StatusCause& c : ValidateUpdateOrderAnnotation(obj, old)) {
+          causes.push_back(c);
+        }
+        if (clusters != nullptr) {
+          for (StatusCause& c : ValidateStatefulSetNameLength(obj, old, clusters->Get())) {
+            causes.push_back(c);
+          }
+        }
         return causes;
       });
 }

@@ -7,8 +7,17 @@
 //  - federation.kubernetes.io/replica-set-preferences on ReplicaSets and
 //    federation.kubernetes.io/deployment-preferences on Deployments must be
 //    valid placement preferences (planner::ParsePreferences);
-//  - federation.kubernetes.io/cluster-update-order on Deployments must be a
-//    comma-separated list of cluster names (DNS-1123 subdomains).
+//  - federation.kubernetes.io/cluster-update-order on Deployments and
+//    StatefulSets must be a comma-separated list of cluster names (DNS-1123
+//    subdomains);
+//  - federation.kubernetes.io/statefulset-preferences on StatefulSets must
+//    be valid placement preferences;
+//  - federation.kubernetes.io/cluster (the one cluster an object goes to) on
+//    every propagated kind must be a cluster name;
+//  - a new StatefulSet's name must leave room for every joined cluster's
+//    name: its local StatefulSets are named <name>-<cluster>, and a
+//    StatefulSet's name may have at most 52 characters (its pods' revision
+//    label appends a hash to it).
 // On update an annotation whose value did not change is not checked again,
 // so an object stored before a rule existed can still be updated (and its
 // finalizers removed).
@@ -17,6 +26,10 @@
 // Kubernetes validation. Pure functions; thread-safe.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,9 +39,33 @@
 
 namespace flotilla::federation {
 
-// Chains the rules onto the kinds of `registry` they apply to. REQUIRES:
-// the kinds are registered and the registry is not shared yet.
-void AddFederationAdmission(api::Registry& registry);
+// The names of the joined clusters, for the StatefulSet name rule: set once
+// the federation's caches run, unset before they stop; without a source the
+// rule admits every name. Thread-safe.
+class ClusterNames {
+ public:
+  void Set(std::function<std::vector<std::string>()> source) {
+    std::lock_guard lock(mu_);
+    source_ = std::move(source);
+  }
+  std::vector<std::string> Get() const {
+    std::lock_guard lock(mu_);
+    return source_ ? source_() : std::vector<std::string>{};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::function<std::vector<std::string>()> source_;  // GUARDED_BY(mu_)
+};
+
+// A local StatefulSet's name may have at most this many characters.
+inline constexpr size_t kMaxStatefulSetNameLength = 52;
+
+// Chains the rules onto the kinds of `registry` they apply to. `clusters`
+// may be null (no name rule). REQUIRES: the kinds are registered and the
+// registry is not shared yet.
+void AddFederationAdmission(api::Registry& registry,
+                            std::shared_ptr<const ClusterNames> clusters = nullptr);
 
 // The cluster-selector rule: causes for an invalid annotation on `obj`
 // (nothing when absent, or unchanged from `old`, which is null on create).
@@ -39,8 +76,15 @@ std::vector<StatusCause> ValidatePreferencesAnnotation(const json::object& obj,
                                                        const json::object* old,
                                                        std::string_view key);
 
-// The update-order rule on a Deployment; same contract.
+// The update-order rule; same contract.
 std::vector<StatusCause> ValidateUpdateOrderAnnotation(const json::object& obj,
                                                        const json::object* old);
+// The placement-cluster rule; same contract.
+std::vector<StatusCause> ValidatePlacementClusterAnnotation(const json::object& obj,
+                                                            const json::object* old);
+// The StatefulSet name rule against `clusters`, on create only.
+std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
+                                                       const json::object* old,
+                                                       const std::vector<std::string>& clusters);
 
 }  // namespace flotilla::federation

@@ -55,6 +55,26 @@ TEST(AdmissionTest, UpdateOrderIsAListOfClusterNames) {
   EXPECT_EQ(ValidateUpdateOrderAnnotation(deployment("a,,b"), nullptr).size(), 1u);
 }
 
+TEST(AdmissionTest, APlacementClusterIsAClusterName) {
+  constexpr char kCluster[] = "federation.kubernetes.io/cluster";
+  EXPECT_TRUE(ValidatePlacementClusterAnnotation(ConfigMap(kCluster, "c1"), nullptr).empty());
+  EXPECT_EQ(Fields(ValidatePlacementClusterAnnotation(ConfigMap(kCluster, "Not_One"), nullptr)),
+            std::vector<std::string>{std::string("metadata.annotations[") + kCluster + "]"});
+}
+
+TEST(AdmissionTest, AStatefulSetNameLeavesRoomForEveryCluster) {
+  json::object sts = json::parse(R"({"metadata":{"name":"store"}})").as_object();
+  EXPECT_TRUE(ValidateStatefulSetNameLength(sts, nullptr, {"c1", "c2"}).empty());
+  std::string long_cluster(47, 'x');  // "store-" + 47 = 53 characters
+  std::vector<StatusCause> causes =
+      ValidateStatefulSetNameLength(sts, nullptr, {"c1", long_cluster});
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].field, "metadata.name");
+  EXPECT_NE(causes[0].message.find(long_cluster), std::string::npos) << causes[0].message;
+  EXPECT_TRUE(ValidateStatefulSetNameLength(sts, nullptr, {std::string(46, 'x')}).empty());
+  EXPECT_TRUE(ValidateStatefulSetNameLength(sts, &sts, {long_cluster}).empty());  // update
+}
+
 TEST(AdmissionTest, UnchangedAnnotationIsNotCheckedAgainOnUpdate) {
   json::object bad = ConfigMap(kSelector, "not json");
   EXPECT_FALSE(ValidateClusterSelectorAnnotation(bad, nullptr).empty());

@@ -185,14 +185,24 @@ StatusOr<ClusterSelector> ClusterSelector::Parse(std::string_view text, std::str
 }
 
 StatusOr<ClusterSelector> ClusterSelector::Of(const json::object& obj) {
-  const json::value* s = api::FindAnnotation(obj, api::kClusterSelectorAnnotation);
-  if (s == nullptr) return ClusterSelector();
-  if (!s->is_string()) {
-    return Status::Invalid(
-        "invalid cluster selector",
-        {api::FieldTypeInvalid(std::string(kClusterSelectorField), *s, "string")});
+  ClusterSelector out;
+  if (const json::value* s = api::FindAnnotation(obj, api::kClusterSelectorAnnotation)) {
+    if (!s->is_string()) {
+      return Status::Invalid(
+          "invalid cluster selector",
+          {api::FieldTypeInvalid(std::string(kClusterSelectorField), *s, "string")});
+    }
+    FLOTILLA_ASSIGN_OR_RETURN(out, Parse(s->get_string()));
   }
-  return Parse(s->get_string());
+  if (const json::value* c = api::FindAnnotation(obj, api::kPlacementClusterAnnotation)) {
+    if (!c->is_string()) {
+      return Status::Invalid(
+          "invalid placement cluster",
+          {api::FieldTypeInvalid(std::string(kPlacementClusterField), *c, "string")});
+    }
+    out.cluster_ = std::string(c->get_string());
+  }
+  return out;
 }
 
 bool ClusterSelector::Matches(const std::map<std::string, std::string>& labels) const {
@@ -205,6 +215,7 @@ bool ClusterSelector::Matches(const std::map<std::string, std::string>& labels) 
 }
 
 bool ClusterSelector::Matches(const json::object& cluster) const {
+  if (cluster_ && StringAt(cluster, "metadata.name") != *cluster_) return false;
   const json::value* labels = Find(cluster, "metadata.labels");
   const json::object* o =
       labels != nullptr && labels->is_object() ? &labels->get_object() : nullptr;

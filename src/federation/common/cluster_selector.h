@@ -17,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,9 +28,11 @@
 
 namespace flotilla::federation {
 
-// Where the annotation's errors point to.
+// Where the annotations' errors point to.
 inline constexpr std::string_view kClusterSelectorField =
     "metadata.annotations[federation.alpha.kubernetes.io/cluster-selector]";
+inline constexpr std::string_view kPlacementClusterField =
+    "metadata.annotations[federation.kubernetes.io/cluster]";
 
 class ClusterSelector {
  public:
@@ -43,18 +46,23 @@ class ClusterSelector {
   // prefixed by `path`, e.g. "<path>[0].operator".
   static StatusOr<ClusterSelector> Parse(std::string_view json,
                                          std::string_view path = kClusterSelectorField);
-  // The selector of an object's annotation; admits every cluster when the
-  // object has none.
+  // The selector of an object's annotations; admits every cluster when the
+  // object has none. federation.kubernetes.io/cluster (api::
+  // kPlacementClusterAnnotation), when set, admits only the Cluster of that
+  // name (and only if the selector admits it too).
   static StatusOr<ClusterSelector> Of(const json::object& obj);
 
+  // The label requirements only (not the placement cluster).
   bool Matches(const std::map<std::string, std::string>& labels) const;
-  // `cluster` is a Cluster object; its metadata.labels are matched.
+  // `cluster` is a Cluster object; its metadata.labels are matched, and its
+  // name against the placement cluster.
   bool Matches(const json::object& cluster) const;
   // True when it admits every cluster.
-  bool Empty() const { return requirements_.empty(); }
+  bool Empty() const { return requirements_.empty() && !cluster_; }
 
  private:
   std::vector<api::LabelRequirement> requirements_;
+  std::optional<std::string> cluster_;
 };
 
 }  // namespace flotilla::federation

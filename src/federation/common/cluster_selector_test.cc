@@ -161,5 +161,24 @@ TEST(ClusterSelectorTest, DefaultPathNamesTheAnnotation) {
   EXPECT_NE(s.status().message().find("[0].operator"), std::string::npos);
 }
 
+TEST(ClusterSelectorTest, ThePlacementClusterAdmitsOnlyThatCluster) {
+  auto obj = ParseJsonObject(R"({"metadata": {"annotations": {
+      "federation.kubernetes.io/cluster": "c2",
+      "federation.alpha.kubernetes.io/cluster-selector":
+          "[{\"key\": \"tier\", \"operator\": \"Exists\"}]"}}})");
+  ASSERT_TRUE(obj.ok());
+  StatusOr<ClusterSelector> s = ClusterSelector::Of(*obj);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto cluster = [](const std::string& name, bool tier) {
+    json::object c{{"metadata", json::object{{"name", name}}}};
+    if (tier) c["metadata"].as_object()["labels"] = json::object{{"tier", "1"}};
+    return c;
+  };
+  EXPECT_TRUE(s->Matches(cluster("c2", true)));
+  EXPECT_FALSE(s->Matches(cluster("c1", true)));
+  EXPECT_FALSE(s->Matches(cluster("c2", false)));  // the selector still holds
+  EXPECT_FALSE(s->Empty());
+}
+
 }  // namespace
 }  // namespace flotilla::federation

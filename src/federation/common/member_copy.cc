@@ -10,6 +10,11 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kReplicaSetStatusAnnotation,      api::kReplicaSetPreferencesAnnotation,
     api::kDeploymentPreferencesAnnotation, api::kDeploymentStatusAnnotation,
     api::kClusterUpdateOrderAnnotation,    api::kShadowReplicaSetAnnotation,
+    api::kStatefulSetPreferencesAnnotation,
+    api::kStatefulSetLbNeededAnnotation,
+    api::kStatefulReplicaListAnnotation,
+    api::kStatefulSetStatusAnnotation,
+    api::kPlacementClusterAnnotation,
 };
 
 std::string_view StringAt(const json::object& obj, std::string_view path) {

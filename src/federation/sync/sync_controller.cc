@@ -1,13 +1,18 @@
 // The sync controller (sync_controller.h).
 #include "federation/sync/sync_controller.h"
 
+#include <algorithm>
+
+#include "federation/common/object_writes.h"
+
 namespace flotilla::federation::sync {
 
 // One plain kind: the copy is the same everywhere (kinds.h).
 class SyncController::KindStrategy : public Strategy {
  public:
   KindStrategy(FederationContext& ctx, const SyncKind& spec, int workers)
-      : spec_(spec),
+      : ctx_(ctx),
+        spec_(spec),
         reconciler_(ctx, *this, {.name = "sync-" + spec.resource.resource, .workers = workers}) {}
 
   const client::ResourceRef& resource() const override { return spec_.resource; }
@@ -29,12 +34,40 @@ class SyncController::KindStrategy : public Strategy {
   Unmanaged OnUnmanaged(const Copy&) const override {
     return spec_.resource.namespaced ? Unmanaged::kWarn : Unmanaged::kLeaveQuietly;
   }
-  StatusOr<runtime::Result> Finish(Check&) override { return runtime::Result{}; }
+  StatusOr<runtime::Result> Finish(Check& check) override {
+    if (spec_.resource.resource != "services") return runtime::Result{};
+    // A Service's load-balancer ingress is what its copies were given.
+    FLOTILLA_RETURN_IF_ERROR(
+        WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj, ServiceStatus(check)));
+    return runtime::Result{};
+  }
 
   const SyncKind& spec() const { return spec_; }
   Reconciler& reconciler() { return reconciler_; }
 
  private:
+  // The federated Service's status: every managed copy's load-balancer
+  // ingress, in cluster order, without repeats.
+  static json::object ServiceStatus(const Check& check) {
+    json::array ingress;
+    for (const Copy& c : check.copies) {
+      if (!c.Managed()) continue;
+      const json::value* in = Find(*c.Current(), "status.loadBalancer.ingress");
+      if (in == nullptr || !in->is_array()) continue;
+      for (const json::value& i : in->get_array()) {
+        if (std::find(ingress.begin(), ingress.end(), i) == ingress.end()) ingress.push_back(i);
+      }
+    }
+    json::object lb;
+    if (!ingress.empty()) lb["ingress"] = std::move(ingress);
+    json::object status;
+    const json::value* previous = Find(check.obj, "status");
+    if (previous != nullptr && previous->is_object()) status = previous->get_object();
+    status["loadBalancer"] = std::move(lb);
+    return status;
+  }
+
+  FederationContext& ctx_;
   const SyncKind& spec_;
   Reconciler reconciler_;
 };

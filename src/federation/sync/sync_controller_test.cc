@@ -172,6 +172,45 @@ TEST_F(SyncControllerTest, PropagatesEachKindToEveryReadyCluster) {
       std::string::npos);
 }
 
+// A federated Service shows the load-balancer ingress its copies got; one
+// with federation.kubernetes.io/cluster goes to that cluster only.
+TEST_F(SyncControllerTest, AServiceShowsItsCopiesIngressAndMayNameItsOneCluster) {
+  ASSERT_TRUE(fed_->Create(kServices, "shop", Obj(R"({"metadata":{"name":"lb","namespace":"shop"},
+      "spec":{"type":"LoadBalancer","selector":{"app":"web"},"ports":[{"port":80}]}})"))
+                  .ok());
+  ASSERT_TRUE(fed_->Create(kServices, "shop", Obj(R"({"metadata":{"name":"one","namespace":"shop",
+      "annotations":{"federation.kubernetes.io/cluster":"m2"}},
+      "spec":{"type":"LoadBalancer","selector":{"app":"web"},"ports":[{"port":80}]}})"))
+                  .ok());
+  auto give_ingress = [&](client::Client& m, const std::string& name, const std::string& ip) {
+    return Eventually([&] {
+      auto svc = Get(m, kServices, "shop", name);
+      if (!svc) return false;
+      (*svc)["status"] = Obj(R"({"loadBalancer":{"ingress":[{"ip":"IP"}]}})");
+      (*svc)["status"]
+          .as_object()["loadBalancer"]
+          .as_object()["ingress"]
+          .as_array()[0]
+          .as_object()["ip"] = ip;
+      return m.UpdateStatus(kServices, "shop", *svc).ok();
+    });
+  };
+  ASSERT_TRUE(give_ingress(*m1_, "lb", "172.18.0.5"));
+  ASSERT_TRUE(give_ingress(*m2_, "lb", "172.18.1.5"));
+  ASSERT_TRUE(Eventually([&] {
+    auto svc = Get(*fed_, kServices, "shop", "lb");
+    const json::value* in = svc ? Find(*svc, "status.loadBalancer.ingress") : nullptr;
+    return in != nullptr && *in == json::parse(R"([{"ip":"172.18.0.5"},{"ip":"172.18.1.5"}])");
+  }));
+  ASSERT_TRUE(give_ingress(*m2_, "one", "172.18.1.6"));
+  ASSERT_TRUE(Eventually([&] {
+    auto svc = Get(*fed_, kServices, "shop", "one");
+    const json::value* in = svc ? Find(*svc, "status.loadBalancer.ingress") : nullptr;
+    return in != nullptr && *in == json::parse(R"([{"ip":"172.18.1.6"}])");
+  }));
+  EXPECT_TRUE(Gone(*m1_, kServices, "shop", "one"));
+}
+
 TEST_F(SyncControllerTest, UpdatesAndRestoresCopiesEditedOrDeletedByHand) {
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
   ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v1"; }));
