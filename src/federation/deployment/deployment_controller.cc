@@ -57,6 +57,7 @@ DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptio
       replicasets_(ctx.informers().For(kReplicaSets)) {
   // A local Deployment's progress moves the rollout on at once.
   StartReconciler(kName, Duration::zero());
+  rollout_events_.emplace(reconciler().events(), api::kDeploymentStatusAnnotation);
   ctx.members().AddHandler(kReplicaSets, [this](const std::string&) {
     auto changed = [this](const runtime::ObjectPtr& rs) { EnqueueFromLocalReplicaSet(*rs); };
     return runtime::EventHandler{
@@ -172,47 +173,6 @@ json::object DeploymentController::Updated(const Copy& c) const {
   return out;
 }
 
-void DeploymentController::RolloutEvents(const Check& check, const State& state,
-                                         const std::string& revision) {
-  // What the last check reported: remembered, or after a restart read from
-  // the breakdown it wrote (the cache may lag this process's own writes).
-  std::map<std::string, std::string> reported;
-  {
-    std::lock_guard lock(mu_);
-    reported = reported_[check.key];
-  }
-  std::string before = api::AnnotationAt(check.obj, api::kDeploymentStatusAnnotation);
-  std::map<std::string, std::string> now_reported;
-  for (size_t i = 0; i < check.copies.size(); ++i) {
-    const Copy& c = check.copies[i];
-    ClusterRollout now = state.rollout.states[i];
-    now_reported[c.cluster()] = Name(now);
-    auto remembered = reported.find(c.cluster());
-    std::string was =
-        remembered != reported.end() ? remembered->second : PreviousRollout(before, c.cluster());
-    const json::object* tmpl = TemplateOf(check.obj);
-    bool started = c.written && c.existing != nullptr && tmpl != nullptr &&
-                   !RunsTemplate(*c.existing, *tmpl) && state.rollout.new_template[i];
-    if (started) {
-      reconciler().events().Event(
-          check.obj, runtime::kEventTypeNormal, "RolloutStarted",
-          "Rolling out revision " + revision + " to cluster " + c.cluster());
-    } else if (now == ClusterRollout::kComplete && was == Name(ClusterRollout::kUpdating)) {
-      reconciler().events().Event(
-          check.obj, runtime::kEventTypeNormal, "RolloutCompleted",
-          "Cluster " + c.cluster() + " finished rolling out revision " + revision);
-    } else if (now == ClusterRollout::kFailed && was != Name(ClusterRollout::kFailed)) {
-      reconciler().events().Event(check.obj, runtime::kEventTypeWarning, "RolloutFailed",
-                                  "Cluster " + c.cluster() +
-                                      " did not finish rolling out revision " + revision +
-                                      " within its progress deadline; no further cluster is "
-                                      "updated until the template changes");
-    }
-  }
-  std::lock_guard lock(mu_);
-  reported_[check.key] = std::move(now_reported);
-}
-
 Status DeploymentController::WriteStatus(Check& check, const State& state, const Shadows& shadows) {
   const json::object* tmpl = TemplateOf(check.obj);
   std::vector<ClusterStatus> clusters;
@@ -264,8 +224,8 @@ StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {
   Settle(check);
   // The events first: they tell of writes this check made, whatever
   // happens to the shadows next.
-  RolloutEvents(check, state,
-                CurrentRevision(check.obj, ShadowsOf(check.obj, Candidates(check.obj))));
+  rollout_events_->Report(check, state.rollout,
+                          CurrentRevision(check.obj, ShadowsOf(check.obj, Candidates(check.obj))));
   FLOTILLA_ASSIGN_OR_RETURN(Shadows shadows, SyncShadows(check, state));
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(check, state, shadows));
   return NextCheck(check);
@@ -273,8 +233,7 @@ StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {
 
 void DeploymentController::Forget(const std::string& key) {
   WorkloadStrategy::Forget(key);
-  std::lock_guard lock(mu_);
-  reported_.erase(key);
+  rollout_events_->Forget(key);
 }
 
 }  // namespace flotilla::federation::deployment

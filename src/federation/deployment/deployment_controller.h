@@ -38,9 +38,11 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "federation/common/rollout_events.h"
 #include "federation/common/workload_strategy.h"
 #include "federation/deployment/rollout.h"
 #include "federation/deployment/shadows.h"
@@ -91,7 +93,6 @@ class DeploymentController : public WorkloadStrategy {
   // summed per shadow: `current` (d's template) and `old`.
   std::map<std::string, ShadowCounts> LocalCounts(const Check& check, const std::string& current,
                                                   const std::vector<runtime::ObjectPtr>& old) const;
-  void RolloutEvents(const Check& check, const State& state, const std::string& revision);
   Status WriteStatus(Check& check, const State& state, const Shadows& shadows);
 
   // Event handlers.
@@ -99,9 +100,7 @@ class DeploymentController : public WorkloadStrategy {
   void EnqueueFromPod(const std::string& cluster, const json::object& pod);
 
   runtime::Informer& replicasets_;  // on the federation: the shadows
-  std::mutex mu_;
-  // Deployment key -> cluster -> the rollout state its last check reported.
-  std::map<std::string, std::map<std::string, std::string>> reported_;  // GUARDED_BY(mu_)
+  std::optional<RolloutReporter> rollout_events_;
 };
 
 }  // namespace flotilla::federation::deployment

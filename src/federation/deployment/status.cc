@@ -118,14 +118,4 @@ std::string BreakdownAnnotation(const std::string& revision,
   return json::serialize(json::object{{"revision", revision}, {"clusters", std::move(out)}});
 }
 
-std::string PreviousRollout(const std::string& breakdown, const std::string& cluster) {
-  StatusOr<json::object> parsed = ParseJsonObject(breakdown);
-  if (!parsed.ok()) return "";
-  const json::value* clusters = parsed->if_contains("clusters");
-  if (clusters == nullptr || !clusters->is_object()) return "";
-  const json::value* c = clusters->get_object().if_contains(cluster);
-  if (c == nullptr || !c->is_object()) return "";
-  return std::string(GetString(c->get_object(), "rollout").value_or(""));
-}
-
 }  // namespace flotilla::federation::deployment

@@ -67,8 +67,4 @@ json::object AggregateStatus(const json::object& d, std::span<const ClusterStatu
 std::string BreakdownAnnotation(const std::string& revision,
                                 std::span<const ClusterStatus> clusters);
 
-// The rollout state of `cluster` in a breakdown annotation's text; "" when
-// it has none.
-std::string PreviousRollout(const std::string& breakdown, const std::string& cluster);
-
 }  // namespace flotilla::federation::deployment

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "federation/common/rollout_events.h"
+
 namespace flotilla::federation::deployment {
 namespace {
 
