@@ -10,6 +10,7 @@
 
 namespace flotilla::member {
 
+using runtime::Revisions;
 using statefulset::HasController;
 using statefulset::IsCreated;
 using statefulset::IsFinished;
@@ -17,7 +18,6 @@ using statefulset::IsHealthy;
 using statefulset::IsRunningAndReady;
 using statefulset::IsTerminating;
 using statefulset::RevisionOf;
-using statefulset::Revisions;
 using statefulset::UntilAvailable;
 
 namespace {
@@ -83,7 +83,7 @@ StatefulSetController::StatefulSetController(ControllerContext& ctx)
       sets_(ctx.informers.For(kStatefulSets)),
       pods_(ctx.informers.For(kPods)),
       claims_(ctx.informers.For(kPersistentVolumeClaims)),
-      revisions_(ctx.informers.For(statefulset::kControllerRevisions)),
+      revisions_(ctx.informers.For(runtime::kControllerRevisions)),
       history_(ctx.client, revisions_) {
   runtime::Controller& c = ctx.manager.AddController(
       "statefulset", 2, [this](const std::string& key) { return Reconcile(key); });
@@ -133,8 +133,8 @@ std::set<std::string> StatefulSetController::BuildPass(const json::object& set,
                                                        const Revisions& revisions,
                                                        Pass& pass) const {
   pass.set = set;
-  pass.current_set = statefulset::ApplyRevision(pass.set, revisions.current);
-  pass.update_set = statefulset::ApplyRevision(pass.set, revisions.update);
+  pass.current_set = api::statefulset::ApplyRevision(pass.set, revisions.current);
+  pass.update_set = api::statefulset::ApplyRevision(pass.set, revisions.update);
   pass.current_revision = StringAt(revisions.current, "metadata.name");
   pass.update_revision = StringAt(revisions.update, "metadata.name");
   pass.monotonic = StringAt(pass.set, "spec.podManagementPolicy") != "Parallel";

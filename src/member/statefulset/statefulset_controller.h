@@ -14,7 +14,7 @@
 
 #include "api/labels.h"
 #include "member/context.h"
-#include "member/statefulset/history.h"
+#include "runtime/controller_history.h"
 
 namespace flotilla::member {
 
@@ -35,10 +35,10 @@ class StatefulSetController : public Component {
   StatusOr<bool> AdoptOrphans(const json::object& set, const api::LabelSelector& selector);
   // The pass over `set`'s pods: its revisions, its pods by ordinal and
   // the status they count for. Returns the revisions the pods carry.
-  std::set<std::string> BuildPass(const json::object& set, const statefulset::Revisions& revisions,
+  std::set<std::string> BuildPass(const json::object& set, const runtime::Revisions& revisions,
                                   Pass& pass) const;
   // completeRollingUpdate and the status fields beyond the counts.
-  void FinishStatus(Pass& pass, statefulset::Revisions& revisions) const;
+  void FinishStatus(Pass& pass, runtime::Revisions& revisions) const;
   // The ordered steps of one pass; each returns false when the pass must
   // stop and wait for the world (a pod to become ready or to go away).
   Status ProcessReplicas(Pass& pass, bool& proceed);
@@ -59,7 +59,7 @@ class StatefulSetController : public Component {
   runtime::Informer& pods_;
   runtime::Informer& claims_;
   runtime::Informer& revisions_;
-  statefulset::History history_;
+  runtime::ControllerHistory history_;
 };
 
 }  // namespace flotilla::member

@@ -9,9 +9,9 @@
 #include <mutex>
 
 #include "member/object_util.h"
-#include "member/statefulset/history.h"
 #include "member/statefulset/volume_binder.h"
 #include "member/test_util.h"
+#include "runtime/controller_history.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::member {
@@ -244,7 +244,7 @@ TEST_F(StatefulSetTest, StatusAndRevisions) {
   EXPECT_EQ(IntAt(set, "status.observedGeneration"), IntAt(set, "metadata.generation"));
   ASSERT_NE(Find(set, "status.collisionCount"), nullptr);
   EXPECT_EQ(IntAt(set, "status.collisionCount"), 0);
-  std::optional<json::object> rev = Get(statefulset::kControllerRevisions, revision);
+  std::optional<json::object> rev = Get(runtime::kControllerRevisions, revision);
   ASSERT_TRUE(rev.has_value());
   EXPECT_EQ(IntAt(*rev, "revision"), 1);
   EXPECT_EQ(StringAt(*rev, "data.spec.template.$patch"), "replace");

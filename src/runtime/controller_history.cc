@@ -1,11 +1,13 @@
-#include "member/statefulset/history.h"
+#include "runtime/controller_history.h"
 
 #include <algorithm>
 
 #include "api/statefulset/revisions.h"
-#include "member/object_util.h"
 
-namespace flotilla::member::statefulset {
+namespace flotilla::runtime {
+
+using api::statefulset::EqualRevision;
+using api::statefulset::NewRevision;
 namespace {
 
 bool ControlledBy(const json::object& obj, const std::string& uid) {
@@ -21,10 +23,10 @@ bool ControlledBy(const json::object& obj, const std::string& uid) {
 
 }  // namespace
 
-std::vector<runtime::ObjectPtr> History::Owned(const json::object& set) const {
+std::vector<ObjectPtr> ControllerHistory::Owned(const json::object& set) const {
   std::string uid = StringAt(set, "metadata.uid");
-  std::vector<runtime::ObjectPtr> out;
-  for (const runtime::ObjectPtr& r : revisions_.lister().ByOwner(uid)) {
+  std::vector<ObjectPtr> out;
+  for (const ObjectPtr& r : revisions_.lister().ByOwner(uid)) {
     if (ControlledBy(*r, uid)) out.push_back(r);
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
@@ -33,8 +35,8 @@ std::vector<runtime::ObjectPtr> History::Owned(const json::object& set) const {
   return out;
 }
 
-StatusOr<json::object> History::CreateOrFind(const json::object& set,
-                                             const json::object& revision) {
+StatusOr<json::object> ControllerHistory::CreateOrFind(const json::object& set,
+                                                       const json::object& revision) {
   StatusOr<json::object> created = client_.Create(kControllerRevisions, "", revision);
   if (created.ok() || !created.status().Is(Reason::kAlreadyExists)) return created;
   std::string ns = StringAt(revision, "metadata.namespace");
@@ -52,12 +54,12 @@ StatusOr<json::object> History::CreateOrFind(const json::object& set,
                           " holds other data; collisionCount raised");
 }
 
-StatusOr<Revisions> History::Sync(const json::object& set) {
-  std::vector<runtime::ObjectPtr> owned = Owned(set);
+StatusOr<Revisions> ControllerHistory::Sync(const json::object& set) {
+  std::vector<ObjectPtr> owned = Owned(set);
   int64_t next = owned.empty() ? 1 : IntAt(*owned.back(), "revision", 0) + 1;
   json::object wanted = NewRevision(set, next, IntAt(set, "status.collisionCount", 0));
-  runtime::ObjectPtr equal;
-  for (const runtime::ObjectPtr& r : owned) {
+  ObjectPtr equal;
+  for (const ObjectPtr& r : owned) {
     if (EqualRevision(*r, wanted)) equal = r;
   }
   Revisions out;
@@ -77,7 +79,7 @@ StatusOr<Revisions> History::Sync(const json::object& set) {
   }
   std::string current_name = StringAt(set, "status.currentRevision");
   out.current = out.update;
-  for (const runtime::ObjectPtr& r : owned) {
+  for (const ObjectPtr& r : owned) {
     if (!current_name.empty() && StringAt(*r, "metadata.name") == current_name &&
         current_name != StringAt(out.update, "metadata.name")) {
       out.current = *r;
@@ -86,10 +88,10 @@ StatusOr<Revisions> History::Sync(const json::object& set) {
   return out;
 }
 
-Status History::Truncate(const json::object& set, const Revisions& revisions,
-                         const std::set<std::string>& live) {
-  std::vector<runtime::ObjectPtr> history;
-  for (const runtime::ObjectPtr& r : Owned(set)) {
+Status ControllerHistory::Truncate(const json::object& set, const Revisions& revisions,
+                                   const std::set<std::string>& live) {
+  std::vector<ObjectPtr> history;
+  for (const ObjectPtr& r : Owned(set)) {
     std::string name = StringAt(*r, "metadata.name");
     if (live.contains(name) || name == StringAt(revisions.current, "metadata.name") ||
         name == StringAt(revisions.update, "metadata.name")) {
@@ -106,4 +108,4 @@ Status History::Truncate(const json::object& set, const Revisions& revisions,
   return Status();
 }
 
-}  // namespace flotilla::member::statefulset
+}  // namespace flotilla::runtime

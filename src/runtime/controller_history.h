@@ -1,9 +1,10 @@
 // A StatefulSet's revision history (stateful_set_control.go's
-// getStatefulSetRevisions and truncateHistory) over apps/v1
-// ControllerRevisions: finds or creates the revision of the set's current
-// template (the update revision), looks up the one status.currentRevision
-// names, and deletes the oldest revisions that no pod uses beyond
-// spec.revisionHistoryLimit.
+// getStatefulSetRevisions and truncateHistory, on pkg/controller/history)
+// over apps/v1 ControllerRevisions: finds or creates the revision of the
+// set's current template (the update revision), looks up the one
+// status.currentRevision names, and deletes the oldest revisions that no pod
+// uses beyond spec.revisionHistoryLimit. The members' StatefulSet controller
+// and the federated one keep their histories with it.
 #pragma once
 
 #include <set>
@@ -13,15 +14,7 @@
 #include "client/client.h"
 #include "runtime/informer.h"
 
-namespace flotilla::member::statefulset {
-
-// The revision rules (api/statefulset/revisions.h) the member's controller
-// uses by these names.
-using api::statefulset::ApplyRevision;
-using api::statefulset::EqualRevision;
-using api::statefulset::NewRevision;
-using api::statefulset::RevisionData;
-using api::statefulset::RevisionHash;
+namespace flotilla::runtime {
 
 inline const client::ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions", true};
 
@@ -30,9 +23,11 @@ struct Revisions {
   json::object update;
 };
 
-class History {
+class ControllerHistory {
  public:
-  History(client::Client& client, runtime::Informer& revisions)
+  // `client` and `revisions` (an informer on ControllerRevisions) must
+  // outlive it.
+  ControllerHistory(client::Client& client, Informer& revisions)
       : client_(client), revisions_(revisions) {}
 
   // The current and update revisions of `set`. When the name of a new
@@ -47,11 +42,11 @@ class History {
                   const std::set<std::string>& live);
 
  private:
-  std::vector<runtime::ObjectPtr> Owned(const json::object& set) const;
+  std::vector<ObjectPtr> Owned(const json::object& set) const;
   StatusOr<json::object> CreateOrFind(const json::object& set, const json::object& revision);
 
   client::Client& client_;
-  runtime::Informer& revisions_;
+  Informer& revisions_;
 };
 
-}  // namespace flotilla::member::statefulset
+}  // namespace flotilla::runtime
