@@ -3,6 +3,8 @@
 // CLI. docs/federation.md describes what each means to a user.
 #pragma once
 
+#include <cstddef>
+
 namespace flotilla::api {
 
 // The label on every object the federation creates in a member. The
@@ -41,6 +43,11 @@ inline constexpr char kStatefulReplicaListAnnotation[] =
 // On a federated StatefulSet: the per-cluster breakdown of its replicas.
 inline constexpr char kStatefulSetStatusAnnotation[] =
     "federation.kubernetes.io/statefulset-status";
+// A StatefulSet's name may have at most this many characters (its pods'
+// controller-revision-hash label appends a hash to it); a federated
+// StatefulSet's local ones are named <name>-<cluster>.
+inline constexpr size_t kMaxStatefulSetNameLength = 52;
+
 // On any federated object: the one cluster it goes to (by the Cluster's
 // name), besides what the cluster selector says.
 inline constexpr char kPlacementClusterAnnotation[] = "federation.kubernetes.io/cluster";

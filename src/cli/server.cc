@@ -99,8 +99,8 @@ int RunServer(ServerFlags& flags) {
 void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   cmd.add_option("--controllers", flags.federation.controllers,
                  "Federation controllers to run: * for all, NAME to enable one, -NAME to disable "
-                 "one (cluster, sync, replicaset, deployment); --controllers=cluster serves the "
-                 "API with "
+                 "one (cluster, sync, replicaset, deployment, statefulset); --controllers=cluster "
+                 "serves the API with "
                  "nothing else writing to it")
       ->delimiter(',')
       ->check([](const std::string& c) { return federation::CheckControllers({c}); })

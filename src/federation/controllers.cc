@@ -3,6 +3,7 @@
 
 #include "federation/deployment/deployment_controller.h"
 #include "federation/replicaset/replicaset_controller.h"
+#include "federation/statefulset/statefulset_controller.h"
 
 namespace flotilla::federation {
 
@@ -47,6 +48,10 @@ FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
   if (options.Enabled("deployment")) {
     components_.push_back(
         std::make_shared<deployment::DeploymentController>(ctx_, options.workloads));
+  }
+  if (options.Enabled("statefulset")) {
+    components_.push_back(
+        std::make_shared<statefulset::StatefulSetController>(ctx_, options.workloads));
   }
   ctx_.metrics().SetCollector("controllers", [m = &ctx_.manager()](metrics::TextWriter& w) {
     runtime::WriteControllerMetrics(w, m->Metrics());

@@ -1,7 +1,7 @@
 // The federation's controllers as `flotilla server` runs them (DESIGN §2):
 // one FederationContext and, by the names --controllers uses, the cluster
-// controller, the sync controller, and the federated ReplicaSet and
-// Deployment controllers. Adding a controller is one line in
+// controller, the sync controller, and the federated ReplicaSet,
+// Deployment and StatefulSet controllers. Adding a controller is one line in
 // controllers.cc (and its name below).
 #pragma once
 
@@ -20,7 +20,8 @@
 namespace flotilla::federation {
 
 // The controllers `flotilla server` can run, by the names --controllers uses.
-inline constexpr const char* kControllerNames[] = {"cluster", "sync", "replicaset", "deployment"};
+inline constexpr const char* kControllerNames[] = {"cluster", "sync", "replicaset", "deployment",
+                                                   "statefulset"};
 
 struct FederationOptions {
   cluster::ClusterControllerOptions cluster;

@@ -103,13 +103,13 @@ std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
   std::string name = StringAt(obj, "metadata.name");
   for (const std::string& cluster : clusters) {
     std::string local = name + "-" + cluster;
-    if (local.size() > kMaxStatefulSetNameLength) {
+    if (local.size() > api::kMaxStatefulSetNameLength) {
       return {api::FieldInvalid("metadata.name", json::value(name),
                                 "its local StatefulSet in cluster \"" + cluster +
                                     "\" would be named \"" + local + "\", " +
                                     std::to_string(local.size()) +
                                     " characters; a StatefulSet's name may have at most " +
-                                    std::to_string(kMaxStatefulSetNameLength))};
+                                    std::to_string(api::kMaxStatefulSetNameLength))};
     }
   }
   return {};

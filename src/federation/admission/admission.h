@@ -58,9 +58,6 @@ class ClusterNames {
   std::function<std::vector<std::string>()> source_;  // GUARDED_BY(mu_)
 };
 
-// A local StatefulSet's name may have at most this many characters.
-inline constexpr size_t kMaxStatefulSetNameLength = 52;
-
 // Chains the rules onto the kinds of `registry` they apply to. `clusters`
 // may be null (no name rule). REQUIRES: the kinds are registered and the
 // registry is not shared yet.

@@ -6,14 +6,12 @@ namespace flotilla::federation {
 namespace {
 
 constexpr std::string_view kFederationOnlyAnnotations[] = {
-    api::kClusterSelectorAnnotation,       api::kDeletionPropagationAnnotation,
-    api::kReplicaSetStatusAnnotation,      api::kReplicaSetPreferencesAnnotation,
-    api::kDeploymentPreferencesAnnotation, api::kDeploymentStatusAnnotation,
-    api::kClusterUpdateOrderAnnotation,    api::kShadowReplicaSetAnnotation,
-    api::kStatefulSetPreferencesAnnotation,
-    api::kStatefulSetLbNeededAnnotation,
-    api::kStatefulReplicaListAnnotation,
-    api::kStatefulSetStatusAnnotation,
+    api::kClusterSelectorAnnotation,        api::kDeletionPropagationAnnotation,
+    api::kReplicaSetStatusAnnotation,       api::kReplicaSetPreferencesAnnotation,
+    api::kDeploymentPreferencesAnnotation,  api::kDeploymentStatusAnnotation,
+    api::kClusterUpdateOrderAnnotation,     api::kShadowReplicaSetAnnotation,
+    api::kStatefulSetPreferencesAnnotation, api::kStatefulSetLbNeededAnnotation,
+    api::kStatefulReplicaListAnnotation,    api::kStatefulSetStatusAnnotation,
     api::kPlacementClusterAnnotation,
 };
 

@@ -24,8 +24,8 @@ struct Slot {
 void Grow(std::vector<Slot>& slots, int64_t need) {
   for (Slot& s : slots) {  // minReplicas first, in name order
     if (!s.cluster->ready) continue;
-    int64_t add = std::clamp<int64_t>(s.prefs.min_replicas - s.share, 0,
-                                      std::min(need, s.Max() - s.share));
+    int64_t add =
+        std::clamp<int64_t>(s.prefs.min_replicas - s.share, 0, std::min(need, s.Max() - s.share));
     s.share += add;
     need -= add;
   }

@@ -22,8 +22,9 @@ planner::Preferences Prefs(std::string_view text) {
 }
 
 TEST(PartitionTest, TheSeedsElevenOverThreeClusters) {
-  EXPECT_EQ(Partition(11, Ready({{"c1", 0}, {"c2", 0}, {"c3", 0}}), planner::Preferences::Default()),
-            (Counts{{"c1", 4}, {"c2", 4}, {"c3", 3}}));
+  EXPECT_EQ(
+      Partition(11, Ready({{"c1", 0}, {"c2", 0}, {"c3", 0}}), planner::Preferences::Default()),
+      (Counts{{"c1", 4}, {"c2", 4}, {"c3", 3}}));
 }
 
 TEST(PartitionTest, FewerReplicasThanClustersGiveAtMostOneEach) {
@@ -41,8 +42,9 @@ TEST(PartitionTest, ScaleDownTakesFromTheClustersFurthestAboveTheirShare) {
   EXPECT_EQ(Partition(6, Ready({{"c1", 5}, {"c2", 2}, {"c3", 2}}), planner::Preferences::Default()),
             (Counts{{"c1", 2}, {"c2", 2}, {"c3", 2}}));
   // Ties: the last cluster by name shrinks first; nothing grows.
-  EXPECT_EQ(Partition(10, Ready({{"c1", 4}, {"c2", 4}, {"c3", 3}}), planner::Preferences::Default()),
-            (Counts{{"c1", 4}, {"c2", 3}, {"c3", 3}}));
+  EXPECT_EQ(
+      Partition(10, Ready({{"c1", 4}, {"c2", 4}, {"c3", 3}}), planner::Preferences::Default()),
+      (Counts{{"c1", 4}, {"c2", 3}, {"c3", 3}}));
 }
 
 TEST(PartitionTest, AClusterOutOfReachKeepsItsShare) {

@@ -1,0 +1,349 @@
+// The federated StatefulSet controller (statefulset_controller.h).
+#include "federation/statefulset/statefulset_controller.h"
+
+#include <algorithm>
+#include <map>
+
+#include "api/annotations.h"
+#include "api/federated.h"
+#include "api/owner.h"
+#include "federation/common/cluster_selector.h"
+#include "federation/common/deletion.h"
+#include "federation/common/local_workload.h"
+#include "federation/common/member_copy.h"
+#include "federation/common/object_writes.h"
+#include "federation/statefulset/identities.h"
+#include "federation/statefulset/partition.h"
+#include "federation/statefulset/status.h"
+
+namespace flotilla::federation::statefulset {
+
+// What one check knows between Plan and Finish.
+struct StatefulSetController::State {
+  bool invalid = false;  // preferences that do not parse: nothing is done
+  // Every admitted joined cluster's share, unreachable ones included.
+  planner::ReplicaCounts shares;
+  std::map<std::string, bool> reachable;
+  // Clusters whose <name>-<cluster> is too long to be a StatefulSet's name.
+  std::vector<std::string> too_long;
+  RolloutPlan rollout;  // per copy
+};
+
+StatefulSetController::State& StatefulSetController::StateOf(Check& check) {
+  return *std::any_cast<std::shared_ptr<State>&>(check.state);
+}
+
+StatefulSetController::StatefulSetController(FederationContext& ctx, WorkloadOptions options)
+    : ctx_(ctx),
+      options_(options),
+      services_(ctx.informers().For(kServices)),
+      revisions_(ctx.informers().For(runtime::kControllerRevisions)),
+      history_(ctx.fed(), revisions_) {
+  // A local StatefulSet's progress moves the rollout on at once.
+  reconciler_.emplace(
+      ctx, *this,
+      ReconcilerOptions{.name = kName,
+                        .workers = options.workers,
+                        .sync_grace = options.sync_grace,
+                        .retry_soon = std::max<Duration>(options.member_change_delay,
+                                                         std::chrono::milliseconds(100))});
+  rollout_events_.emplace(reconciler_->events(), api::kStatefulSetStatusAnnotation);
+  auto service_changed = [this](const runtime::ObjectPtr& svc) { EnqueueServiceOwners(*svc); };
+  services_.AddEventHandler(
+      {.on_add = service_changed,
+       .on_update = [service_changed](const runtime::ObjectPtr&,
+                                      const runtime::ObjectPtr& svc) { service_changed(svc); },
+       .on_delete = service_changed});
+  auto revision_changed = [this](const runtime::ObjectPtr& rev) {
+    std::string owner = api::ControllerName(*rev, "StatefulSet");
+    if (!owner.empty()) {
+      reconciler_->Enqueue(runtime::ObjectKey(StringAt(*rev, "metadata.namespace"), owner));
+    }
+  };
+  revisions_.AddEventHandler({.on_delete = revision_changed});
+}
+
+std::string StatefulSetController::CopyName(const json::object& obj,
+                                            const std::string& cluster) const {
+  return LocalName(StringAt(obj, "metadata.name"), cluster);
+}
+
+void StatefulSetController::EnqueueServiceOwners(const json::object& svc) {
+  std::string ns = StringAt(svc, "metadata.namespace");
+  const json::value* labels = Find(svc, "metadata.labels");
+  if (labels != nullptr && labels->is_object()) {
+    if (auto owner = GetString(labels->get_object(), kStatefulSetLabel)) {
+      reconciler_->Enqueue(runtime::ObjectKey(ns, *owner));
+      return;
+    }
+  }
+  // A governing Service: the StatefulSets of its namespace that name it.
+  std::string name = StringAt(svc, "metadata.name");
+  for (const runtime::ObjectPtr& sts :
+       reconciler_->objects().cache().ByIndex(runtime::kNamespaceIndex, ns)) {
+    if (StringAt(*sts, "spec.serviceName") == name) reconciler_->Enqueue(runtime::ObjectKey(*sts));
+  }
+}
+
+planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& state) {
+  std::map<std::string, int64_t> last = LastPlanned(check.obj, api::kStatefulSetStatusAnnotation);
+  StatusOr<ClusterSelector> selector = ClusterSelector::Of(check.obj);
+  std::vector<StatefulCluster> clusters;
+  for (const runtime::ObjectPtr& cluster : ctx_.cluster_objects().lister().List()) {
+    std::string name = StringAt(*cluster, "metadata.name");
+    if (!selector.ok() || !selector->Matches(*cluster)) continue;
+    if (CopyName(check.obj, name).size() > api::kMaxStatefulSetNameLength) {
+      state.too_long.push_back(name);
+      continue;
+    }
+    auto copy = std::find_if(check.copies.begin(), check.copies.end(),
+                             [&](const Copy& c) { return c.cluster() == name; });
+    StatefulCluster c{.name = name, .ready = copy != check.copies.end()};
+    if (auto planned = last.find(name); planned != last.end()) {
+      // What the federation placed there: a hand edit moves nothing.
+      c.current = planned->second;
+    } else if (c.ready && copy->existing != nullptr && IsManaged(*copy->existing)) {
+      c.current = IntAt(*copy->existing, "spec.replicas");
+    }
+    state.reachable[name] = c.ready;
+    clusters.push_back(std::move(c));
+  }
+  StatusOr<planner::Preferences> prefs =
+      PreferencesOf(check.obj, api::kStatefulSetPreferencesAnnotation);
+  return statefulset::Partition(IntAt(check.obj, "spec.replicas"), clusters,
+                                prefs.ok() ? *prefs : planner::Preferences::Default());
+}
+
+Status StatefulSetController::Plan(Check& check) {
+  auto shared = std::make_shared<State>();
+  check.state = shared;
+  State& state = *shared;
+  StatusOr<planner::Preferences> prefs =
+      PreferencesOf(check.obj, api::kStatefulSetPreferencesAnnotation);
+  if (!prefs.ok()) {
+    // Admission rejects these; one stored before cannot be planned.
+    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+                                Describe(prefs.status()));
+    state.invalid = true;
+    return Status::Ok();
+  }
+  state.shares = Partition(check, state);
+  const json::object* tmpl = TemplateOf(check.obj);
+  static const json::object kNone;
+  std::vector<ClusterTemplate> facts;
+  for (const Copy& c : check.copies) {
+    ClusterTemplate f{.cluster = c.cluster()};
+    if (c.Managed()) {
+      f.exists = true;
+      f.on_template = RunsTemplate(*c.existing, tmpl != nullptr ? *tmpl : kNone);
+      f.busy = MidUpdate(*c.existing);
+    }
+    facts.push_back(std::move(f));
+  }
+  RolloutMode mode = StringAt(check.obj, "spec.updateStrategy.type") == "OnDelete"
+                         ? RolloutMode::kAllAtOnce
+                         : RolloutMode::kOneAtATime;
+  state.rollout = PlanRollout(check.obj, facts, mode);
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    Copy& c = check.copies[i];
+    auto share = state.shares.find(c.cluster());
+    if (share == state.shares.end()) continue;  // its name would be too long
+    json::object desired = DesiredLocal(check.obj, share->second);
+    EnsureObject(desired, "metadata")["name"] = c.name;
+    if (!state.rollout.new_template[i] && c.Managed()) {
+      if (const json::object* keep = TemplateOf(*c.existing)) {
+        EnsureObject(desired, "spec")["template"] = *keep;
+      }
+    }
+    c.desired = std::move(desired);
+    c.create = share->second > 0;
+    // A local StatefulSet created now rolls out its first pods.
+    if (c.existing == nullptr && c.create) state.rollout.states[i] = ClusterRollout::kUpdating;
+  }
+  return Status::Ok();
+}
+
+bool StatefulSetController::UpToDate(const Copy& c) const {
+  return !NeedsUpdate(*c.existing, *c.desired);
+}
+
+json::object StatefulSetController::Updated(const Copy& c) const {
+  return federation::Updated(*c.existing, *c.desired);
+}
+
+std::string StatefulSetController::Detail(const Copy& c) const {
+  return "as " + c.name + " with " + std::to_string(IntAt(*c.desired, "spec.replicas")) +
+         " replicas";
+}
+
+namespace {
+
+// `obj` is controlled by `uid`, or by nothing (an orphaning delete of its
+// owner stripped the reference).
+bool OwnedOrOrphaned(const json::object& obj, const std::string& uid) {
+  const json::object* owner = api::ControllerRef(obj);
+  return owner == nullptr || GetString(*owner, "uid") == uid;
+}
+
+}  // namespace
+
+std::vector<runtime::ObjectPtr> StatefulSetController::LoadBalancers(
+    const json::object& sts) const {
+  std::vector<runtime::ObjectPtr> out;
+  std::string ns = StringAt(sts, "metadata.namespace");
+  for (runtime::ObjectPtr& svc :
+       services_.lister().ByLabel(kStatefulSetLabel, StringAt(sts, "metadata.name"))) {
+    if (StringAt(*svc, "metadata.namespace") == ns &&
+        OwnedOrOrphaned(*svc, StringAt(sts, "metadata.uid"))) {
+      out.push_back(std::move(svc));
+    }
+  }
+  return out;
+}
+
+std::vector<runtime::ObjectPtr> StatefulSetController::Revisions(const json::object& sts) const {
+  // Named <name>-<hash>, the hash without '-'.
+  std::string prefix = StringAt(sts, "metadata.name") + "-";
+  std::vector<runtime::ObjectPtr> out;
+  for (runtime::ObjectPtr& rev : revisions_.lister().List(StringAt(sts, "metadata.namespace"))) {
+    std::string name = StringAt(*rev, "metadata.name");
+    if (name.starts_with(prefix) && name.find('-', prefix.size()) == std::string::npos &&
+        OwnedOrOrphaned(*rev, StringAt(sts, "metadata.uid"))) {
+      out.push_back(std::move(rev));
+    }
+  }
+  return out;
+}
+
+Status StatefulSetController::SyncServices(Check& check, const State& state) {
+  std::vector<StatefulPod> pods = Pods(check.name, state.shares);
+  bool lb = api::AnnotationAt(check.obj, api::kStatefulSetLbNeededAnnotation) == "true";
+  runtime::ObjectPtr governing =
+      services_.lister().Get(check.ns, StringAt(check.obj, "spec.serviceName"));
+  if (governing != nullptr) {
+    FLOTILLA_RETURN_IF_ERROR(
+        SetAnnotations(ctx_.fed(), kServices, *governing,
+                       {{api::kStatefulSetLbNeededAnnotation, lb ? "true" : "false"},
+                        {api::kStatefulReplicaListAnnotation, ReplicaList(pods)}})
+            .status());
+  } else if (lb) {
+    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "NoGoverningService",
+                                "No Service " + StringAt(check.obj, "spec.serviceName") +
+                                    " on the federation: its ports are what each pod's "
+                                    "LoadBalancer Service serves");
+  }
+  std::map<std::string, json::object> wanted;
+  if (lb && governing != nullptr) {
+    const json::value* ports = Find(*governing, "spec.ports");
+    json::array list = ports != nullptr && ports->is_array() ? ports->get_array() : json::array();
+    for (const StatefulPod& pod : pods) {
+      wanted[pod.name] = LoadBalancerService(check.obj, pod, list);
+    }
+  }
+  for (const runtime::ObjectPtr& svc : LoadBalancers(check.obj)) {
+    std::string name = StringAt(*svc, "metadata.name");
+    auto want = wanted.find(name);
+    if (want == wanted.end()) {
+      // Its pod went (or lb-needed went off): with its copy.
+      client::DeleteOptions opts{.propagation_policy = "Background",
+                                 .precondition_uid = StringAt(*svc, "metadata.uid")};
+      Status s = ctx_.fed().Delete(kServices, check.ns, name, opts);
+      if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
+      continue;
+    }
+    if (ServiceNeedsUpdate(*svc, want->second)) {
+      json::object updated = *svc;
+      json::object& meta = EnsureObject(updated, "metadata");
+      for (const char* field : {"labels", "annotations"}) {
+        for (const auto& [k, v] : want->second.at("metadata").as_object().at(field).as_object()) {
+          EnsureObject(meta, field)[k] = v;
+        }
+      }
+      meta["ownerReferences"] = want->second.at("metadata").as_object().at("ownerReferences");
+      for (const auto& [k, v] : want->second.at("spec").as_object()) {
+        EnsureObject(updated, "spec")[k] = v;
+      }
+      StatusOr<json::object> written = ctx_.fed().Update(kServices, check.ns, updated);
+      if (!written.ok() && !written.status().Is(Reason::kConflict)) return written.status();
+    }
+    wanted.erase(want);
+  }
+  for (const auto& [name, svc] : wanted) {
+    StatusOr<json::object> made = ctx_.fed().Create(kServices, check.ns, svc);
+    if (!made.ok() && !made.status().Is(Reason::kAlreadyExists)) return made.status();
+  }
+  return Status::Ok();
+}
+
+Status StatefulSetController::WriteStatus(Check& check, const State& state,
+                                          const std::string& update_revision) {
+  const json::object* tmpl = TemplateOf(check.obj);
+  std::vector<ClusterStatus> clusters;
+  for (const auto& [cluster, planned] : state.shares) {
+    ClusterStatus s{.cluster = cluster, .planned = planned};
+    s.reachable = state.reachable.at(cluster);
+    for (size_t i = 0; i < check.copies.size(); ++i) {
+      const Copy& c = check.copies[i];
+      if (c.cluster() != cluster) continue;
+      s.local = c.Managed() ? c.Current() : nullptr;
+      s.rollout = state.rollout.states[i];
+      if (s.local != nullptr) {
+        s.on_template = tmpl != nullptr && RunsTemplate(*s.local, *tmpl);
+        s.observed =
+            c.desired && !NeedsUpdate(*s.local, *c.desired) &&
+            IntAt(*s.local, "status.observedGeneration") >= IntAt(*s.local, "metadata.generation");
+      } else {
+        s.observed = planned == 0;
+      }
+    }
+    clusters.push_back(std::move(s));
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(
+      json::object sts,
+      SetAnnotation(ctx_.fed(), kStatefulSets, check.obj, api::kStatefulSetStatusAnnotation,
+                    BreakdownAnnotation(update_revision, clusters)));
+  return WriteStatusIfChanged(ctx_.fed(), kStatefulSets, sts,
+                              AggregateStatus(sts, clusters, update_revision));
+}
+
+StatusOr<runtime::Result> StatefulSetController::Finish(Check& check) {
+  State& state = StateOf(check);
+  if (state.invalid) return runtime::Result{};
+  for (const std::string& cluster : state.too_long) {
+    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "NameTooLong",
+                                "Cluster " + cluster +
+                                    " gets no replicas: its local StatefulSet would be named " +
+                                    CopyName(check.obj, cluster) + ", more than " +
+                                    std::to_string(api::kMaxStatefulSetNameLength) + " characters");
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(runtime::Revisions revisions, history_.Sync(check.obj));
+  std::string update = StringAt(revisions.update, "metadata.name");
+  rollout_events_->Report(check, state.rollout,
+                          std::to_string(IntAt(revisions.update, "revision")));
+  FLOTILLA_RETURN_IF_ERROR(SyncServices(check, state));
+  FLOTILLA_RETURN_IF_ERROR(WriteStatus(check, state, update));
+  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(check.obj, revisions, {}));
+  return runtime::Result{};
+}
+
+StatusOr<bool> StatefulSetController::Finalize(const json::object& obj) {
+  bool remaining = false;
+  std::string ns = StringAt(obj, "metadata.namespace");
+  for (const runtime::ObjectPtr& svc : LoadBalancers(obj)) {
+    remaining = true;
+    if (IsBeingDeleted(*svc)) continue;
+    client::DeleteOptions opts{.propagation_policy = "Background",
+                               .precondition_uid = StringAt(*svc, "metadata.uid")};
+    Status s = ctx_.fed().Delete(kServices, ns, StringAt(*svc, "metadata.name"), opts);
+    if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
+  }
+  for (const runtime::ObjectPtr& rev : Revisions(obj)) {
+    remaining = true;
+    Status s =
+        ctx_.fed().Delete(runtime::kControllerRevisions, ns, StringAt(*rev, "metadata.name"));
+    if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+  }
+  return !remaining;
+}
+
+}  // namespace flotilla::federation::statefulset

@@ -1,0 +1,91 @@
+// The federated StatefulSet controller (seed 002, primary design;
+// docs/federation.md, "Federated StatefulSets"): a StatefulSet created on
+// the federation becomes one local StatefulSet per chosen cluster, named
+// <name>-<cluster> (identities.h), so that its pods <name>-<cluster>-<n>
+// are unique across the federation; its replicas are partitioned without
+// ever moving one (partition.h); a new template is rolled out one cluster
+// at a time as for Deployments (common/rollout.h; OnDelete: every cluster
+// at once).
+//
+// A Strategy of the common reconciler (fan-out, cluster selector, deletion
+// of the local StatefulSets by the propagation policy). One check, besides:
+// - partitions the replicas over the joined clusters the selector admits:
+//   ready ones may grow and shrink; unreachable ones keep the share they
+//   had (read back from the breakdown annotation), so their replicas are
+//   not recreated elsewhere; clusters whose <name>-<cluster> would exceed
+//   52 characters get nothing (Warning NameTooLong);
+// - keeps ControllerRevisions of the federated template on the federation
+//   (runtime/controller_history.h), so `kubectl rollout history|undo
+//   sts/NAME` work there;
+// - writes onto the governing Service (spec.serviceName) on the federation
+//   the annotations federation.kubernetes.io/statefulset-lb-needed and
+//   federation.kubernetes.io/stateful-replica-list (every pod's name);
+// - with statefulset-lb-needed "true", keeps one Service of type
+//   LoadBalancer per pod on the federation, named as the pod, placed in
+//   the pod's cluster only (federation.kubernetes.io/cluster) and owned by
+//   the StatefulSet; deletes those of pods that went;
+// - writes the status and the breakdown annotation (status.h), and the
+//   rollout events.
+// Deletion: the per-pod Services and the ControllerRevisions go with the
+// StatefulSet, whatever the policy.
+//
+// Thread-safe; time runs on the context's clock.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "federation/common/context.h"
+#include "federation/common/placer.h"
+#include "federation/common/reconciler.h"
+#include "federation/common/rollout_events.h"
+#include "planner/planner.h"
+#include "runtime/controller_history.h"
+
+namespace flotilla::federation::statefulset {
+
+inline const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
+inline const client::ResourceRef kServices{"", "v1", "services", true};
+
+class StatefulSetController : public Strategy {
+ public:
+  static constexpr char kName[] = "statefulset";
+
+  // Registers the reconciler and the handlers with `ctx`, which must
+  // outlive it.
+  StatefulSetController(FederationContext& ctx, WorkloadOptions options);
+
+  const client::ResourceRef& resource() const override { return kStatefulSets; }
+  std::string kind() const override { return "StatefulSet"; }
+  std::string CopyName(const json::object& obj, const std::string& cluster) const override;
+  Status Plan(Check& check) override;
+  bool UpToDate(const Copy& c) const override;
+  json::object Updated(const Copy& c) const override;
+  std::string Detail(const Copy& c) const override;
+  StatusOr<runtime::Result> Finish(Check& check) override;
+  StatusOr<bool> Finalize(const json::object& obj) override;
+  void Forget(const std::string& key) override { rollout_events_->Forget(key); }
+
+ private:
+  struct State;
+  static State& StateOf(Check& check);
+  planner::ReplicaCounts Partition(Check& check, State& state);
+  Status SyncServices(Check& check, const State& state);
+  Status WriteStatus(Check& check, const State& state, const std::string& update_revision);
+  // The per-pod Services and the ControllerRevisions of `sts`: those it
+  // controls, and those an orphaning delete of it left without owner.
+  std::vector<runtime::ObjectPtr> LoadBalancers(const json::object& sts) const;
+  std::vector<runtime::ObjectPtr> Revisions(const json::object& sts) const;
+  void EnqueueServiceOwners(const json::object& svc);
+
+  FederationContext& ctx_;
+  const WorkloadOptions options_;
+  runtime::Informer& services_;   // on the federation
+  runtime::Informer& revisions_;  // ControllerRevisions on the federation
+  runtime::ControllerHistory history_;
+  std::optional<Reconciler> reconciler_;
+  std::optional<RolloutReporter> rollout_events_;
+};
+
+}  // namespace flotilla::federation::statefulset

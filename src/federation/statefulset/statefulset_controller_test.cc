@@ -1,0 +1,351 @@
+// The federated StatefulSet controller against real API servers: a
+// federation and three members c1, c2, c3 (the seed's names) started
+// in-process on port 0. The members run no controllers: the tests play each
+// member's StatefulSet controller where a test needs its status. Time moves
+// on a FakeClock.
+#include "federation/statefulset/statefulset_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "api/annotations.h"
+#include "api/federated.h"
+#include "client/client_test_util.h"
+#include "federation/cluster/join.h"
+#include "federation/cluster/test_util.h"
+#include "federation/common/member_copy.h"
+#include "federation/statefulset/identities.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::federation::statefulset {
+namespace {
+
+using client::testing::TestCluster;
+using runtime::testing::Eventually;
+using Counts = std::vector<int64_t>;
+
+constexpr char kNs[] = "default";
+
+json::value At(const json::object& obj, std::string_view path) {
+  const json::value* v = Find(obj, path);
+  return v == nullptr ? json::value() : *v;
+}
+
+class StatefulSetControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fed_client_ = fed_.InProcess();
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(Join(i).ok());
+      member_clients_[i] = members_[i].InProcess();
+    }
+    auto svc = ParseJsonObject(R"({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "etcd"},
+        "spec": {"clusterIP": "None", "selector": {"app": "etcd"},
+                 "ports": [{"name": "store", "port": 80}]}})");
+    ASSERT_TRUE(svc.ok());
+    ASSERT_TRUE(fed_client_->Create(kServices, kNs, *svc).ok());
+  }
+  void TearDown() override {
+    if (ctx_) ctx_->Stop();
+  }
+  Status Join(int i, const std::string& name = "") {
+    cluster::JoinOptions join{.name = name.empty() ? Name(i) : name,
+                              .member = members_[i].AdminConfig()};
+    return cluster::Join(*fed_client_, join).status();
+  }
+  static std::string Name(int i) { return "c" + std::to_string(i + 1); }
+
+  void Start() {
+    WorkloadOptions options;
+    options.member_change_delay = Duration::zero();
+    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
+    controller_ = std::make_unique<StatefulSetController>(*ctx_, options);
+    ASSERT_TRUE(ctx_->Start().ok());
+    for (int i = 0; i < 3; ++i) SetReady(i);
+  }
+  void SetReady(int i, const std::string& name = "") {
+    ctx_->clusters().SetReady(name.empty() ? Name(i) : name,
+                              std::shared_ptr<client::Client>(members_[i].InProcess()));
+  }
+  void Create(int64_t replicas, json::object annotations = {}, const std::string& name = "store") {
+    auto sts = ParseJsonObject(R"({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "spec": {"serviceName": "etcd", "selector": {"matchLabels": {"app": "etcd"}},
+                 "template": {"metadata": {"labels": {"app": "etcd"}},
+                              "spec": {"containers": [{"name": "etcd", "image": "etcd:3.0"}]}},
+                 "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                     "spec": {"accessModes": ["ReadWriteOnce"],
+                              "resources": {"requests": {"storage": "1Gi"}}}}]}})");
+    ASSERT_TRUE(sts.ok());
+    json::object obj = *sts;
+    obj["metadata"] = json::object{{"name", name}, {"annotations", std::move(annotations)}};
+    obj["spec"].as_object()["replicas"] = replicas;
+    auto made = fed_client_->Create(kStatefulSets, kNs, obj);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+  }
+  json::object Fed(const std::string& name = "store") {
+    auto s = fed_client_->Get(kStatefulSets, kNs, name);
+    return s.ok() ? *s : json::object{};
+  }
+  void Edit(const std::function<void(json::object&)>& change) {
+    ASSERT_TRUE(Eventually([&] {
+      json::object d = Fed();
+      change(d);
+      return fed_client_->Update(kStatefulSets, kNs, d).ok();
+    }));
+  }
+  void Scale(int64_t replicas) {
+    Edit([&](json::object& d) { d["spec"].as_object()["replicas"] = replicas; });
+  }
+  json::object Local(int i, const std::string& name = "store") {
+    auto s = member_clients_[i]->Get(kStatefulSets, kNs, LocalName(name, Name(i)));
+    return s.ok() ? *s : json::object{};
+  }
+  // spec.replicas of the local StatefulSets, -1 where there is none.
+  Counts Replicas() {
+    Counts out;
+    for (int i = 0; i < 3; ++i) {
+      json::value r = At(Local(i), "spec.replicas");
+      out.push_back(r.is_null() ? -1 : r.to_number<int64_t>());
+    }
+    return out;
+  }
+  // Plays member i's StatefulSet controller: every replica ready on the
+  // local template.
+  void Finish(int i) {
+    ASSERT_TRUE(Eventually([&] {
+      json::object s = Local(i);
+      if (s.empty()) return false;
+      json::value n = At(s, "spec.replicas");
+      std::string revision = "r" + std::to_string(IntAt(s, "metadata.generation"));
+      s["status"] = json::object{{"observedGeneration", At(s, "metadata.generation")},
+                                 {"replicas", n},
+                                 {"readyReplicas", n},
+                                 {"availableReplicas", n},
+                                 {"currentReplicas", n},
+                                 {"updatedReplicas", n},
+                                 {"currentRevision", revision},
+                                 {"updateRevision", revision}};
+      return member_clients_[i]->UpdateStatus(kStatefulSets, kNs, s).ok();
+    }));
+  }
+  std::string Image(int i) {
+    json::object local = Local(i);
+    const json::value* c = Find(local, "spec.template.spec.containers");
+    return c == nullptr ? "" : StringAt(c->as_array()[0].as_object(), "image");
+  }
+  std::vector<std::string> LoadBalancerNames() {
+    auto list = fed_client_->List(kServices, kNs, {});
+    std::vector<std::string> out;
+    if (!list.ok()) return out;
+    for (const json::object& s : list->items) {
+      if (StringAt(s, "spec.type") == "LoadBalancer") out.push_back(StringAt(s, "metadata.name"));
+    }
+    return out;
+  }
+  std::string Governing(std::string_view annotation) {
+    auto svc = fed_client_->Get(kServices, kNs, "etcd");
+    return svc.ok() ? api::AnnotationAt(*svc, annotation) : "";
+  }
+  bool Settle(const std::function<bool()>& done) {
+    Duration nudged = Duration::zero();
+    return Eventually([&] {
+      if (done()) return true;
+      runtime::WorkQueueStats q =
+          ctx_->manager().Find(StatefulSetController::kName)->Metrics().queue;
+      if (q.depth == 0 && q.processing == 0 && q.waiting > 0 && nudged < std::chrono::seconds(2)) {
+        clock_.Advance(std::chrono::milliseconds(10));
+        nudged += std::chrono::milliseconds(10);
+      }
+      return false;
+    });
+  }
+  // Checks that `state` still holds after one more full check.
+  void Holds(const std::function<bool()>& state) {
+    ASSERT_TRUE(Settle(state));
+    runtime::Controller* c = ctx_->manager().Find(StatefulSetController::kName);
+    uint64_t before = c->Metrics().reconciles;
+    c->queue().Add("default/store");
+    ASSERT_TRUE(Eventually([&] { return c->Metrics().reconciles > before; }));
+    ASSERT_TRUE(Eventually([&] {
+      runtime::WorkQueueStats q = c->Metrics().queue;
+      return q.depth == 0 && q.processing == 0;
+    }));
+    EXPECT_TRUE(state());
+  }
+  std::vector<std::string> EventMessages(const std::string& reason) {
+    auto list = fed_client_->List(runtime::kEvents, kNs, {});
+    std::vector<std::string> out;
+    if (!list.ok()) return out;
+    for (const json::object& e : list->items) {
+      if (StringAt(e, "reason") == reason) out.push_back(StringAt(e, "message"));
+    }
+    return out;
+  }
+
+  FakeClock clock_;
+  TestCluster fed_;
+  cluster::testing::MemberServer members_[3];
+  std::unique_ptr<client::Client> member_clients_[3];
+  std::unique_ptr<client::Client> fed_client_;
+  std::unique_ptr<FederationContext> ctx_;
+  std::unique_ptr<StatefulSetController> controller_;
+};
+
+// The seed's example: 11 replicas over c1, c2, c3.
+TEST_F(StatefulSetControllerTest, ElevenReplicasGiveFourFourAndThree) {
+  Start();
+  Create(11);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{4, 4, 3}; }));
+  json::object local = Local(0);
+  EXPECT_EQ(StringAt(local, "metadata.name"), "store-c1");
+  EXPECT_TRUE(IsManaged(local));
+  EXPECT_EQ(api::AnnotationAt(local, api::kFederatedObjectAnnotation), "default/store");
+  EXPECT_EQ(At(local, "spec.volumeClaimTemplates"), At(Fed(), "spec.volumeClaimTemplates"));
+  EXPECT_EQ(At(local, "spec.serviceName"), json::value("etcd"));
+  ASSERT_TRUE(Settle([&] {
+    return Governing(api::kStatefulReplicaListAnnotation) ==
+           "store-c1-0, store-c1-1, store-c1-2, store-c1-3, store-c2-0, store-c2-1, store-c2-2, "
+           "store-c2-3, store-c3-0, store-c3-1, store-c3-2";
+  })) << Governing(api::kStatefulReplicaListAnnotation);
+  EXPECT_EQ(Governing(api::kStatefulSetLbNeededAnnotation), "false");
+  EXPECT_TRUE(LoadBalancerNames().empty());
+}
+
+TEST_F(StatefulSetControllerTest, FewerReplicasThanClustersLeaveAClusterWithout) {
+  Start();
+  Create(2);
+  Holds([&] { return Replicas() == Counts{1, 1, -1}; });
+}
+
+TEST_F(StatefulSetControllerTest, ScalingNeverMovesAReplica) {
+  Start();
+  Create(11);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{4, 4, 3}; }));
+  Scale(14);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{5, 5, 4}; }));
+  Scale(6);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{2, 2, 2}; }));
+  // A local StatefulSet scaled by hand is put back; nothing else changes.
+  ASSERT_TRUE(Eventually([&] {
+    json::object s = Local(1);
+    s["spec"].as_object()["replicas"] = 9;
+    return member_clients_[1]->Update(kStatefulSets, kNs, s).ok();
+  }));
+  Holds([&] { return Replicas() == Counts{2, 2, 2}; });
+}
+
+TEST_F(StatefulSetControllerTest, AnUnreachableClusterKeepsItsShare) {
+  Start();
+  Create(11);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{4, 4, 3}; }));
+  for (int i = 0; i < 3; ++i) Finish(i);
+  ASSERT_TRUE(Settle([&] { return IntAt(Fed(), "status.readyReplicas") == 11; }));
+  ctx_->clusters().SetNotReady("c2");
+  // Its 4 are not recreated elsewhere; the others do not grow.
+  ASSERT_TRUE(Settle([&] { return IntAt(Fed(), "status.readyReplicas") == 7; }));
+  Holds([&] { return Replicas() == Counts{4, 4, 3}; });
+  Scale(14);  // the new replicas go to the reachable clusters only
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{5, 4, 5}; }));
+  SetReady(1);
+  Holds([&] { return Replicas() == Counts{5, 4, 5}; });
+}
+
+TEST_F(StatefulSetControllerTest, AClusterThatLeavesGivesItsShareToTheOthers) {
+  Start();
+  Create(11);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{4, 4, 3}; }));
+  ASSERT_TRUE(cluster::Unjoin(*fed_client_, "c3", false).ok());
+  ctx_->clusters().Remove("c3");
+  ASSERT_TRUE(Settle([&] {
+    Counts r = Replicas();
+    return r[0] + r[1] == 11 && r[0] >= 4 && r[1] >= 4;
+  })) << json::serialize(json::value_from(Replicas()));
+}
+
+TEST_F(StatefulSetControllerTest, EveryPodGetsALoadBalancerInItsClusterOnly) {
+  Start();
+  Create(3, {{api::kStatefulSetLbNeededAnnotation, "true"}});
+  ASSERT_TRUE(Settle([&] { return LoadBalancerNames().size() == 3; }));
+  EXPECT_EQ(LoadBalancerNames(),
+            (std::vector<std::string>{"store-c1-0", "store-c2-0", "store-c3-0"}));
+  auto svc = fed_client_->Get(kServices, kNs, "store-c2-0");
+  ASSERT_TRUE(svc.ok());
+  EXPECT_EQ(api::AnnotationAt(*svc, api::kPlacementClusterAnnotation), "c2");
+  EXPECT_EQ(At(*svc, "spec.selector"), json::parse(R"({"statefulset.kubernetes.io/pod-name":
+                                                       "store-c2-0"})"));
+  EXPECT_EQ(At(*svc, "spec.ports").as_array()[0].as_object().at("port"), 80);
+  EXPECT_EQ(StringAt(Find(*svc, "metadata.ownerReferences")->as_array()[0].as_object(), "uid"),
+            StringAt(Fed(), "metadata.uid"));
+  ASSERT_TRUE(Settle([&] { return Governing(api::kStatefulSetLbNeededAnnotation) == "true"; }));
+  Scale(2);  // the pod that goes takes its Service along
+  ASSERT_TRUE(Settle([&] { return LoadBalancerNames().size() == 2; }));
+  Edit([](json::object& d) {
+    d["metadata"].as_object()["annotations"].as_object()[api::kStatefulSetLbNeededAnnotation] =
+        "false";
+  });
+  ASSERT_TRUE(Settle([&] { return LoadBalancerNames().empty(); }));
+}
+
+TEST_F(StatefulSetControllerTest, ATemplateRollsOutOneClusterAtATime) {
+  Start();
+  Create(6, {{api::kClusterUpdateOrderAnnotation, "c3"}});
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{2, 2, 2}; }));
+  for (int i = 0; i < 3; ++i) Finish(i);
+  Edit([](json::object& d) {
+    d["spec"]
+        .as_object()["template"]
+        .as_object()["spec"]
+        .as_object()["containers"]
+        .as_array()[0]
+        .as_object()["image"] = "etcd:3.5";
+  });
+  Holds([&] { return Image(0) == "etcd:3.0" && Image(1) == "etcd:3.0" && Image(2) == "etcd:3.5"; });
+  EXPECT_NE(StringAt(Fed(), "status.currentRevision"), StringAt(Fed(), "status.updateRevision"));
+  Finish(2);
+  ASSERT_TRUE(Settle([&] { return Image(0) == "etcd:3.5"; }));
+  EXPECT_EQ(Image(1), "etcd:3.0");
+  Finish(0);
+  ASSERT_TRUE(Settle([&] { return Image(1) == "etcd:3.5"; }));
+  Finish(1);
+  ASSERT_TRUE(Settle([&] {
+    json::object s = Fed();
+    return StringAt(s, "status.currentRevision") == StringAt(s, "status.updateRevision") &&
+           IntAt(s, "status.updatedReplicas") == 6 &&
+           IntAt(s, "status.observedGeneration") == IntAt(s, "metadata.generation");
+  }));
+  // The federation's own history: one ControllerRevision per template.
+  auto revisions = fed_client_->List(runtime::kControllerRevisions, kNs, {});
+  ASSERT_TRUE(revisions.ok());
+  EXPECT_EQ(revisions->items.size(), 2u);
+}
+
+TEST_F(StatefulSetControllerTest, AClusterWhoseLocalNameIsTooLongGetsNothing) {
+  std::string long_name(48, 'x');  // "store-" + 48 = 54 characters
+  ASSERT_TRUE(Join(2, long_name).ok());
+  Start();
+  SetReady(2, long_name);
+  Create(4);
+  // c3 and the long-named cluster share member 2; only c1, c2, c3 get replicas.
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{2, 1, 1}; }));
+  ASSERT_TRUE(Eventually([&] { return !EventMessages("NameTooLong").empty(); }));
+  EXPECT_NE(EventMessages("NameTooLong")[0].find(long_name), std::string::npos);
+  EXPECT_TRUE(member_clients_[2]
+                  ->Get(kStatefulSets, kNs, LocalName("store", long_name))
+                  .status()
+                  .Is(Reason::kNotFound));
+}
+
+TEST_F(StatefulSetControllerTest, DeletionTakesThePodServicesAndFollowsThePolicy) {
+  Start();
+  Create(3, {{api::kStatefulSetLbNeededAnnotation, "true"}});
+  ASSERT_TRUE(Settle([&] { return LoadBalancerNames().size() == 3; }));
+  ASSERT_TRUE(fed_client_->Delete(kStatefulSets, kNs, "store", {}).ok());  // no policy: orphan
+  ASSERT_TRUE(Settle([&] { return Fed().empty() && LoadBalancerNames().empty(); }));
+  EXPECT_EQ(Replicas(), (Counts{1, 1, 1}));
+  auto revisions = fed_client_->List(runtime::kControllerRevisions, kNs, {});
+  ASSERT_TRUE(revisions.ok());
+  EXPECT_TRUE(revisions->items.empty());
+}
+
+}  // namespace
+}  // namespace flotilla::federation::statefulset
