@@ -300,7 +300,12 @@ TEST_F(StatefulSetControllerTest, ATemplateRollsOutOneClusterAtATime) {
         .as_object()["image"] = "etcd:3.5";
   });
   Holds([&] { return Image(0) == "etcd:3.0" && Image(1) == "etcd:3.0" && Image(2) == "etcd:3.5"; });
-  EXPECT_NE(StringAt(Fed(), "status.currentRevision"), StringAt(Fed(), "status.updateRevision"));
+  // What rollout status waits on: the new revision is not the current one.
+  ASSERT_TRUE(Settle([&] {
+    json::object s = Fed();
+    return !StringAt(s, "status.updateRevision").empty() &&
+           StringAt(s, "status.currentRevision") != StringAt(s, "status.updateRevision");
+  }));
   Finish(2);
   ASSERT_TRUE(Settle([&] { return Image(0) == "etcd:3.5"; }));
   EXPECT_EQ(Image(1), "etcd:3.0");
