@@ -89,4 +89,9 @@ std::vector<std::string> ClusterClients::ReadyClusters() const {
   return out;
 }
 
+bool ClusterClients::Known(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return clients_.contains(name);
+}
+
 }  // namespace flotilla::federation

@@ -52,6 +52,8 @@ class ClusterClients {
   std::shared_ptr<client::Client> Get(const std::string& name) const;
   // The ready clusters' names, sorted.
   std::vector<std::string> ReadyClusters() const;
+  // Whether `name` was reported ready or not ready (and not removed since).
+  bool Known(const std::string& name) const;
 
  private:
   std::vector<ClusterCallbacks> Subscribers() const;

@@ -57,10 +57,16 @@ std::optional<TimePoint> FederationContext::ReadySince(const std::string& cluste
   return it->second;
 }
 
+std::optional<TimePoint> FederationContext::StartedAt() const {
+  std::lock_guard lock(mu_);
+  return started_at_;
+}
+
 Status FederationContext::Start() {
   {
     std::lock_guard lock(mu_);
     if (stopped_) return Status::Unavailable("the federation controllers are stopping");
+    started_at_ = clock_.Now();
   }
   auto gone = [this](const std::string& name) {
     {

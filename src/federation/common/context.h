@@ -80,6 +80,8 @@ class FederationContext {
   void OnClusterChange(std::function<void()> fn);
   // When `cluster` last became ready; nullopt while it is not ready.
   std::optional<TimePoint> ReadySince(const std::string& cluster) const;
+  // When Start() was called; nullopt before.
+  std::optional<TimePoint> StartedAt() const;
 
   // Starts the member informers, then the manager: returns once every
   // federation cache has synced and the workers run. Unavailable when Stop()
@@ -108,6 +110,7 @@ class FederationContext {
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_;  // GUARDED_BY(mu_)
   std::map<std::string, TimePoint> ready_since_;                           // GUARDED_BY(mu_)
   bool stopped_ = false;                                                   // GUARDED_BY(mu_)
+  std::optional<TimePoint> started_at_;                                    // GUARDED_BY(mu_)
 };
 
 }  // namespace flotilla::federation

@@ -12,6 +12,18 @@ std::string WithDetail(std::string message, const std::string& detail) {
   return message;
 }
 
+// The Cluster's Ready condition is True.
+bool StoredReady(const json::object& cluster) {
+  const json::value* conditions = Find(cluster, "status.conditions");
+  if (conditions == nullptr || !conditions->is_array()) return false;
+  for (const json::value& c : conditions->get_array()) {
+    if (c.is_object() && StringAt(c.get_object(), "type") == "Ready") {
+      return StringAt(c.get_object(), "status") == "True";
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::ResourceRef> resources,
@@ -34,6 +46,16 @@ MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::Resou
     }
     t.cluster_object = ctx.cluster_objects().cache().Get(cluster);
     out.ready.push_back(std::move(t));
+  }
+  // A cluster whose stored status says Ready that this process has not
+  // probed yet (a restarted control plane): planning without it would move
+  // its replicas away at every restart.
+  std::optional<TimePoint> started = ctx.StartedAt();
+  if (grace > Duration::zero() && started && now < *started + grace) {
+    for (const runtime::ObjectPtr& c : ctx.cluster_objects().lister().List()) {
+      std::string name = StringAt(*c, "metadata.name");
+      if (!ctx.clusters().Known(name) && StoredReady(*c)) out.waiting = true;
+    }
   }
   return out;
 }

@@ -46,7 +46,9 @@ struct Target {
 struct MemberTargets {
   std::vector<Target> ready;  // sorted by cluster name
   // A ready cluster's caches have not synced and it became ready less than
-  // the grace ago: a controller that must not plan without it waits.
+  // the grace ago, or the context started less than the grace ago and a
+  // cluster whose Cluster status says Ready was not probed yet: a
+  // controller that must not plan without it waits.
   bool waiting = false;
 };
 

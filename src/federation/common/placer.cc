@@ -162,8 +162,18 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
     }
   }
   if (c.local != nullptr) v.placed = IntAt(*c.local, "spec.replicas");
+  // What the federation placed there: this process's last plan (the
+  // caches may not show its writes yet), else what the last check recorded
+  // on the object (a restarted control plane), else the local spec.
   v.current = v.placed;
-  if (auto planned = last_planned.find(c.cluster); planned != last_planned.end()) {
+  std::optional<int64_t> mine;
+  if (w.last_plan) {
+    auto it = w.last_plan->find(c.cluster);
+    if (it != w.last_plan->end()) mine = it->second;
+  }
+  if (mine) {
+    v.current = *mine;
+  } else if (auto planned = last_planned.find(c.cluster); planned != last_planned.end()) {
     v.current = planned->second;
   }
   if (c.local == nullptr) {

@@ -97,7 +97,9 @@ class ReplicaPlacer {
   ~ReplicaPlacer();
 
   // Observes the clusters and plans `replicas` of workload `key`.
-  // `last_planned` maps cluster -> what the last check planned there.
+  // `last_planned` maps cluster -> what the last check recorded on the
+  // object as planned there (what this process planned itself, when it
+  // has, counts first: the object in the cache may be older).
   PlacementResult Place(const std::string& key, int64_t replicas, const planner::Preferences& prefs,
                         const std::vector<WorkloadInCluster>& clusters,
                         const std::map<std::string, int64_t>& last_planned, TimePoint now);

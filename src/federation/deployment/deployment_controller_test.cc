@@ -58,8 +58,10 @@ class DeploymentControllerTest : public ::testing::Test {
     options.member_change_delay = Duration::zero();
     ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
     controller_ = std::make_unique<DeploymentController>(*ctx_, options);
-    ASSERT_TRUE(ctx_->Start().ok());
+    // Ready before the start, as after a restart's probes: no check plans
+    // without a cluster that is about to come.
     for (int i = 0; i < 3; ++i) SetReady(i);
+    ASSERT_TRUE(ctx_->Start().ok());
   }
   void Stop() {
     if (ctx_) ctx_->Stop();
@@ -368,8 +370,13 @@ TEST_F(DeploymentControllerTest, PlacesReplicasAndKeepsAShadowOfTheTemplate) {
   ASSERT_FALSE(shadow.empty()) << "the shadow is named as the members name their ReplicaSets";
   EXPECT_EQ(api::AnnotationAt(shadow, api::kShadowReplicaSetAnnotation), "true");
   EXPECT_EQ(api::AnnotationAt(shadow, "deployment.kubernetes.io/revision"), "1");
-  EXPECT_EQ(At(shadow, "spec.replicas"), json::value(6));
-  EXPECT_EQ(At(shadow, "status.readyReplicas"), json::value(6));
+  // The shadow counts the members' local ReplicaSets, which their informers
+  // may see after the local Deployments' status that completes the rollout.
+  ASSERT_TRUE(Settle([&] {
+    shadow = Shadow(shadow_name);
+    return At(shadow, "spec.replicas") == json::value(6) &&
+           At(shadow, "status.readyReplicas") == json::value(6);
+  })) << json::serialize(shadow);
   EXPECT_EQ(StringAt(Find(shadow, "metadata.ownerReferences")->as_array()[0].as_object(), "uid"),
             StringAt(Fed(), "metadata.uid"));
   EXPECT_EQ(api::AnnotationAt(Fed(), "deployment.kubernetes.io/revision"), "1");
@@ -623,7 +630,12 @@ TEST_F(DeploymentControllerTest, ARestartedControllerResumesTheRolloutWithoutRec
   Start();
   ASSERT_TRUE(Settle([&] { return Images() == Strings{"nginx:2", "nginx:2", "nginx:1"}; }));
   Finish(1);
-  ASSERT_TRUE(Settle([&] { return Images() == Strings{"nginx:2", "nginx:2", "nginx:2"}; }));
+  ASSERT_TRUE(Settle([&] {
+    return Images() == Strings{"nginx:2", "nginx:2", "nginx:2"};
+  })) << json::serialize(Fed())
+      << "\n"
+      << json::serialize(Local(0)) << "\n"
+      << json::serialize(Local(1));
   Finish(2);
   ASSERT_TRUE(Settle([&] { return Complete(); }));
   for (int i = 0; i < 3; ++i) EXPECT_EQ(At(Local(i), "metadata.uid"), uids[i]);

@@ -63,11 +63,18 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
   json::object stored;
   if (current == nullptr) {
     StatusOr<json::object> made = ctx_.fed().Create(kReplicaSets, check.ns, want);
-    if (!made.ok()) return made.status();
-    stored = *std::move(made);
-    reconciler().events().Event(d, runtime::kEventTypeNormal, "ShadowCreated",
-                                "Created shadow ReplicaSet " + current_name + " for revision " +
-                                    api::AnnotationAt(stored, apps::kRevisionAnnotation));
+    if (made.ok()) {
+      stored = *std::move(made);
+      reconciler().events().Event(d, runtime::kEventTypeNormal, "ShadowCreated",
+                                  "Created shadow ReplicaSet " + current_name + " for revision " +
+                                      api::AnnotationAt(stored, apps::kRevisionAnnotation));
+    } else if (made.status().Is(Reason::kAlreadyExists)) {
+      // Made by the check before, not in the cache yet: its event brings
+      // the Deployment back.
+      return Status::Conflict("shadow " + current_name + " is not in the cache yet");
+    } else {
+      return made.status();
+    }
   } else if (ShadowNeedsUpdate(*current, want)) {
     FLOTILLA_ASSIGN_OR_RETURN(stored, ctx_.fed().Update(kReplicaSets, check.ns, want));
   } else {

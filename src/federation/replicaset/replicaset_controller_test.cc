@@ -47,14 +47,15 @@ class ReplicaSetControllerTest : public ::testing::Test {
   }
   void TearDown() override { Stop(); }
 
-  void Start(WorkloadOptions options = {}) {
+  // Starts with the first `ready` clusters probed ready.
+  void Start(WorkloadOptions options = {}, int ready = 3) {
     options.unschedulable_threshold = kThreshold;
     options.recheck_delay = kRecheck;
     options.member_change_delay = Duration::zero();
     ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
     controller_ = std::make_unique<ReplicaSetController>(*ctx_, options);
+    for (int i = 0; i < ready; ++i) SetReady(i);
     ASSERT_TRUE(ctx_->Start().ok());
-    for (int i = 0; i < 3; ++i) SetReady(i);
   }
   void Stop() {
     if (ctx_) ctx_->Stop();
@@ -238,6 +239,30 @@ class ReplicaSetControllerTest : public ::testing::Test {
     }
     return out;
   }
+  // Checks that `state` still holds after one more full check.
+  void Holds(const std::function<bool()>& state) {
+    ASSERT_TRUE(Settle(state));
+    runtime::Controller* c = ctx_->manager().Find(ReplicaSetController::kName);
+    uint64_t before = c->Metrics().reconciles;
+    c->queue().Add("default/web");
+    ASSERT_TRUE(Eventually([&] { return c->Metrics().reconciles > before; }));
+    ASSERT_TRUE(Eventually([&] {
+      runtime::WorkQueueStats q = c->Metrics().queue;
+      return q.depth == 0 && q.processing == 0;
+    }));
+    EXPECT_TRUE(state());
+  }
+  // Writes the Ready condition a cluster controller would have written.
+  void StoreReady(int i) {
+    ASSERT_TRUE(Eventually([&] {
+      auto cluster = fed_client_->Get(kClusters, "", Name(i));
+      if (!cluster.ok()) return false;
+      json::object c = *cluster;
+      c["status"] = json::object{
+          {"conditions", json::array{json::object{{"type", "Ready"}, {"status", "True"}}}}};
+      return fed_client_->UpdateStatus(kClusters, "", c).ok();
+    }));
+  }
   bool HasEvent(const std::string& reason) {
     auto r = EventReasons();
     return std::find(r.begin(), r.end(), reason) != r.end();
@@ -325,10 +350,36 @@ TEST_F(ReplicaSetControllerTest, ALocalReplicaSetDeletedByHandGetsItsShareBack) 
     return !recreated.is_null() && recreated != uid;
   }));
   EXPECT_EQ(Placement(), (std::vector<int64_t>{20, 10, 10}));
-  // Only the first placement was a change.
+  // Only the first placement was a change (events are written in the
+  // background).
+  ASSERT_TRUE(Eventually([&] { return !EventMessages("PlacementChanged").empty(); }));
   std::vector<std::string> changes = EventMessages("PlacementChanged");
   EXPECT_EQ(changes,
             std::vector<std::string>{"Replicas per cluster: a=20, b=10, c=10 (were none)"});
+}
+
+// A restarted control plane plans without a cluster whose stored status
+// says Ready only once it has probed it, or after the sync grace: the
+// clusters probed first do not take everyone's replicas at each restart.
+TEST_F(ReplicaSetControllerTest, ARestartWaitsForTheClustersLastSeenReady) {
+  Start();
+  CreateFrs(30, R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }));
+  for (int i = 0; i < 3; ++i) StoreReady(i);
+  Stop();
+  Start({}, /*ready=*/1);  // only a probed so far
+  Holds([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; });
+  SetReady(1);
+  SetReady(2);
+  Holds([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; });
+  // b and c are never probed again: after the grace, a takes their share.
+  Stop();
+  Start({}, /*ready=*/1);
+  Holds([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; });
+  clock_.Advance(WorkloadOptions{}.sync_grace);
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{30, 10, 10};
+  })) << json::serialize(json::value_from(Placement()));
 }
 
 TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwoProbes) {

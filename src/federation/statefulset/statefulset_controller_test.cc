@@ -60,8 +60,8 @@ class StatefulSetControllerTest : public ::testing::Test {
     options.member_change_delay = Duration::zero();
     ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
     controller_ = std::make_unique<StatefulSetController>(*ctx_, options);
-    ASSERT_TRUE(ctx_->Start().ok());
     for (int i = 0; i < 3; ++i) SetReady(i);
+    ASSERT_TRUE(ctx_->Start().ok());
   }
   void SetReady(int i, const std::string& name = "") {
     ctx_->clusters().SetReady(name.empty() ? Name(i) : name,
@@ -291,6 +291,13 @@ TEST_F(StatefulSetControllerTest, ATemplateRollsOutOneClusterAtATime) {
   Create(6, {{api::kClusterUpdateOrderAnnotation, "c3"}});
   ASSERT_TRUE(Settle([&] { return Replicas() == Counts{2, 2, 2}; }));
   for (int i = 0; i < 3; ++i) Finish(i);
+  // The first template is the current revision before the second comes
+  // (a template changed before any status was written is the first one
+  // the status names, as on a single cluster).
+  ASSERT_TRUE(Settle([&] {
+    json::object s = Fed();
+    return !StringAt(s, "status.currentRevision").empty() && IntAt(s, "status.readyReplicas") == 6;
+  })) << json::serialize(Fed());
   Edit([](json::object& d) {
     d["spec"]
         .as_object()["template"]
@@ -305,7 +312,7 @@ TEST_F(StatefulSetControllerTest, ATemplateRollsOutOneClusterAtATime) {
     json::object s = Fed();
     return !StringAt(s, "status.updateRevision").empty() &&
            StringAt(s, "status.currentRevision") != StringAt(s, "status.updateRevision");
-  }));
+  })) << json::serialize(Fed());
   Finish(2);
   ASSERT_TRUE(Settle([&] { return Image(0) == "etcd:3.5"; }));
   EXPECT_EQ(Image(1), "etcd:3.0");
