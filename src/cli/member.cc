@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "member/cluster.h"
+#include "member/services/load_balancer.h"
 
 namespace flotilla::cli {
 namespace {
@@ -48,6 +49,10 @@ member::MemberOptions OptionsFor(const MemberFlags& flags, int i) {
   opts.name = flags.member.name + "-" + std::to_string(i + 1);
   opts.data_dir = flags.member.data_dir + "/" + opts.name;
   if (flags.member.port != 0) opts.port = flags.member.port + i;
+  // Load-balancer addresses unique across the members (DNS answers with them).
+  if (auto range = member::AddressPool::Nth(flags.member.simulation.lb_cidr, i)) {
+    opts.simulation.lb_cidr = *range;
+  }
   return opts;
 }
 

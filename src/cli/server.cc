@@ -26,8 +26,17 @@ namespace {
 struct ServerFlags {
   apiserver::ServerOptions server;
   federation::FederationOptions federation;
+  Duration dns_ttl = std::chrono::seconds(30);
   std::string log_level = "info";
 };
+
+// The host of HOST:PORT, for the dig line ("127.0.0.1" for a wildcard).
+std::string DnsHost(const std::string& address) {
+  auto hp = ::flotilla::dns::SplitHostPort(address);
+  if (!hp.ok() || hp->first.empty() || hp->first == "0.0.0.0") return "127.0.0.1";
+  if (hp->first == "::") return "::1";
+  return hp->first;
+}
 
 Status WriteKubeconfigs(const apiserver::Server& s, const std::string& dir) {
   const auto& pki = s.pki();
@@ -49,6 +58,8 @@ void RaiseOpenFileLimit() {
 
 int RunServer(ServerFlags& flags) {
   InitLogging(flags.log_level);
+  flags.federation.dns.ttl = static_cast<uint32_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(flags.dns_ttl).count());
   RaiseOpenFileLimit();
   BlockTerminationSignals();
   api::Registry registry;
@@ -82,6 +93,14 @@ int RunServer(ServerFlags& flags) {
                                        [running] { return running->RenderMetrics(); });
   spdlog::info("Flotilla API server {} listening on {} (storage: {})", kVersion, (*server)->url(),
                flags.server.storage);
+  // The DNS line first: `flotilla up` reads it once it sees the API's.
+  if (federation::dns::FederationDns* dns = running->dns()) {
+    const auto& d = flags.federation.dns;
+    std::cout << "Flotilla DNS serving " << d.address << " (UDP and TCP port " << dns->port()
+              << ")\n"
+              << "  dig @" << DnsHost(d.address) << " -p " << dns->port() << " SVC.NAMESPACE."
+              << d.names.federation << ".svc." << d.names.domain << "\n";
+  }
   std::cout << "Flotilla API server ready at " << (*server)->url() << "\n"
             << "  export KUBECONFIG=" << dir << "/kubeconfig\n"
             << "  kubectl get namespaces\n"
@@ -138,6 +157,21 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                     "When a federated ReplicaSet or Deployment not in its desired state is "
                     "checked again, and a local copy a member refused is created again")
       ->group("Federation");
+  auto& dns = flags.federation.dns;
+  cmd.add_option("--dns-address", dns.address,
+                 "HOST:PORT on which the federation's DNS server answers over UDP and TCP "
+                 "(port 0 picks one); empty: no DNS")
+      ->group("DNS");
+  cmd.add_option("--dns-domain", dns.names.domain,
+                 "The DNS suffix the federation is authoritative for")
+      ->capture_default_str()
+      ->group("DNS");
+  cmd.add_option("--federation-name", dns.names.federation,
+                 "The federation's name in DNS names: SVC.NAMESPACE.NAME.svc.DOMAIN")
+      ->capture_default_str()
+      ->group("DNS");
+  AddDurationOption(cmd, "--dns-ttl", &flags.dns_ttl, "30s", "The TTL of the DNS answers")
+      ->group("DNS");
   AddDurationOption(cmd, "--member-change-delay", &w.member_change_delay, "2s",
                     "How long after a local workload or pod changes its federated workload is "
                     "checked",

@@ -36,6 +36,7 @@ struct UpFlags {
   int members = 3;
   std::string dir = "./flotilla-up";
   int port = 6443;
+  int dns_port = 10053;
   std::string storage = "sqlite";
   std::string log_level = "info";
 };
@@ -71,6 +72,19 @@ std::vector<MemberProfile> Profiles(int n) {
     out.push_back(p);
   }
   return out;
+}
+
+// The DNS port the federation's log names ("UDP and TCP port N"); 0 when
+// it names none.
+int DnsPortIn(const std::string& log) {
+  std::ifstream in(log);
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, std::regex(R"(UDP and TCP port (\d+))"))) {
+      return std::stoi(m[1].str());
+    }
+  }
+  return 0;
 }
 
 std::string SelfPath() {
@@ -153,26 +167,28 @@ int RunUp(const UpFlags& flags) {
   std::string fed_log = log_dir + "/federation.log";
   auto server = StartAndWait(
       {self, "server", "--data-dir", fed_dir, "--secure-port", std::to_string(flags.port),
-       "--storage", flags.storage, "--log-level", flags.log_level},
+       "--dns-address", "127.0.0.1:" + std::to_string(flags.dns_port), "--storage", flags.storage,
+       "--log-level", flags.log_level},
       fed_log, &fed_url);
   if (server == nullptr) return 1;
+  int dns_port = DnsPortIn(fed_log);
   running.push_back({"federation", fed_log, std::move(server)});
   const std::string fed_kubeconfig = fed_dir + "/kubeconfig";
 
   std::vector<MemberProfile> profiles = Profiles(flags.members);
   std::vector<std::string> member_urls;
-  for (const MemberProfile& p : profiles) {
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    const MemberProfile& p = profiles[i];
     std::string member_dir = (dir / "members" / p.name).string();
     std::string log = log_dir + "/member-" + p.name + ".log";
     std::string url;
-    auto member =
-        StartAndWait({self,          "member",       "--name",        p.name,
-                      "--data-dir",  member_dir,     "--secure-port", "0",
-                      "--storage",   flags.storage,  "--nodes",       std::to_string(p.nodes),
-                      "--node-cpu",  p.node_cpu,     "--node-memory", p.node_memory,
-                      "--zones",     p.zones,        "--region",      p.region,
-                      "--log-level", flags.log_level},
-                     log, &url);
+    auto member = StartAndWait(
+        {self, "member", "--name", p.name, "--data-dir", member_dir, "--secure-port", "0",
+         "--storage", flags.storage, "--nodes", std::to_string(p.nodes), "--node-cpu", p.node_cpu,
+         "--node-memory", p.node_memory, "--zones", p.zones, "--region", p.region,
+         // Load-balancer addresses unique across the federation.
+         "--lb-cidr", "172.18." + std::to_string(i + 1) + ".0/24", "--log-level", flags.log_level},
+        log, &url);
     if (member == nullptr) {
       stop_all();
       return 1;
@@ -198,7 +214,9 @@ int RunUp(const UpFlags& flags) {
             << " member clusters (kubeconfig " << (dir / "kubeconfig").string() << ")\n\n"
             << "  export KUBECONFIG=" << (dir / "kubeconfig").string() << "\n"
             << "  kubectl get clusters\n"
-            << "  kubectl apply -f examples/\n\n"
+            << "  kubectl apply -f examples/\n"
+            << "  dig @127.0.0.1 -p " << dns_port
+            << " +short hello.default.flotilla.svc.flotilla.local\n\n"
             << "Members (each a Kubernetes API of its own):\n";
   for (size_t i = 0; i < profiles.size(); ++i) {
     std::cout << "  " << profiles[i].name << "  " << member_urls[i] << "  " << profiles[i].labels
@@ -234,6 +252,10 @@ void AddUpCommand(CLI::App& app) {
   cmd->add_option("--dir", flags->dir, "Directory for state, logs and kubeconfigs")
       ->capture_default_str();
   cmd->add_option("--secure-port", flags->port, "Federation HTTPS port (0 picks a free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--dns-port", flags->dns_port,
+                  "Port of the federation's DNS server on 127.0.0.1 (0 picks a free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--storage", flags->storage, "Storage of every API server: sqlite or memory")

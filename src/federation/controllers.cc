@@ -53,6 +53,9 @@ FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
     components_.push_back(
         std::make_shared<statefulset::StatefulSetController>(ctx_, options.workloads));
   }
+  if (!options.dns.address.empty()) {
+    dns_ = std::make_unique<dns::FederationDns>(ctx_, options.dns);
+  }
   ctx_.metrics().SetCollector("controllers", [m = &ctx_.manager()](metrics::TextWriter& w) {
     runtime::WriteControllerMetrics(w, m->Metrics());
   });
@@ -62,11 +65,13 @@ StatusOr<std::unique_ptr<FederationControllers>> FederationControllers::Start(
     client::Client& fed, Clock& clock, const FederationOptions& options) {
   std::unique_ptr<FederationControllers> c(new FederationControllers(fed, clock, options));
   FLOTILLA_RETURN_IF_ERROR(c->ctx_.Start());
+  if (c->dns_) FLOTILLA_RETURN_IF_ERROR(c->dns_->Start());
   return c;
 }
 
 FederationControllers::~FederationControllers() {
   ctx_.metrics().SetCollector("controllers", nullptr);
+  if (dns_) dns_->Stop();
   ctx_.Stop();
   components_.clear();
 }

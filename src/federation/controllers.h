@@ -15,6 +15,7 @@
 #include "federation/cluster/cluster_controller.h"
 #include "federation/common/context.h"
 #include "federation/common/placer.h"
+#include "federation/dns/federation_dns.h"
 #include "federation/sync/sync_controller.h"
 
 namespace flotilla::federation {
@@ -29,6 +30,8 @@ struct FederationOptions {
   // Federated ReplicaSets and Deployments.
   WorkloadOptions workloads;
   ContextOptions context;
+  // The DNS server (--dns-address; none when empty).
+  dns::FederationDnsOptions dns;
   // --controllers, as kube-controller-manager spells it: "*" for all,
   // "NAME" to enable one, "-NAME" to disable one.
   std::vector<std::string> controllers = {"*"};
@@ -50,6 +53,8 @@ class FederationControllers {
   ~FederationControllers();
 
   FederationContext& context() { return ctx_; }
+  // The DNS server; null when --dns-address is empty.
+  dns::FederationDns* dns() { return dns_.get(); }
   // Every controller's metrics in the Prometheus text format.
   std::string RenderMetrics() const;
 
@@ -59,6 +64,7 @@ class FederationControllers {
   FederationContext ctx_;
   // The components, built in order and destroyed after the context stopped.
   std::vector<std::shared_ptr<void>> components_;
+  std::unique_ptr<dns::FederationDns> dns_;
 };
 
 }  // namespace flotilla::federation

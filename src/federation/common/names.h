@@ -23,5 +23,7 @@ inline const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
 inline const client::ResourceRef kPods{"", "v1", "pods", true};
 inline const client::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
+inline const client::ResourceRef kServices{"", "v1", "services", true};
+inline const client::ResourceRef kEndpoints{"", "v1", "endpoints", true};
 
 }  // namespace flotilla::federation

@@ -46,7 +46,6 @@
 namespace flotilla::federation::statefulset {
 
 inline const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
-inline const client::ResourceRef kServices{"", "v1", "services", true};
 
 class StatefulSetController : public Strategy {
  public:

@@ -22,7 +22,6 @@ using cluster::testing::MemberServer;
 const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
 const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 const client::ResourceRef kSecrets{"", "v1", "secrets", true};
-const client::ResourceRef kServices{"", "v1", "services", true};
 const client::ResourceRef kEvents{"", "v1", "events", true};
 
 json::object Obj(std::string_view text) {

@@ -42,6 +42,17 @@ std::string AddressPool::FormatIp(uint32_t ip) {
          std::to_string(ip >> 8 & 255) + "." + std::to_string(ip & 255);
 }
 
+std::optional<std::string> AddressPool::Nth(std::string_view cidr, int n) {
+  size_t slash = cidr.find('/');
+  if (slash == std::string_view::npos || n < 0 || !Parse(cidr)) return std::nullopt;
+  uint32_t base = *ParseIp(cidr.substr(0, slash));
+  int bits = std::stoi(std::string(cidr.substr(slash + 1)));
+  uint64_t size = uint64_t{1} << (32 - bits);
+  uint64_t network = (base & ~static_cast<uint32_t>(size - 1)) + size * static_cast<uint64_t>(n);
+  if (network + size > (uint64_t{1} << 32)) return std::nullopt;
+  return FormatIp(static_cast<uint32_t>(network)) + "/" + std::to_string(bits);
+}
+
 std::optional<AddressPool> AddressPool::Parse(std::string_view cidr) {
   size_t slash = cidr.find('/');
   if (slash == std::string_view::npos) return std::nullopt;

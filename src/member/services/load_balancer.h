@@ -32,6 +32,11 @@ class AddressPool {
   uint32_t first() const { return first_; }
   uint32_t last() const { return last_; }
   static std::optional<uint32_t> ParseIp(std::string_view ip);
+  // The `n`th range of the same size after `cidr` (n = 0: `cidr` itself):
+  // Nth("172.18.0.0/24", 2) = "172.18.2.0/24"; nullopt when `cidr` does not
+  // parse or the range would leave the address space. Each of several
+  // members gets its own addresses.
+  static std::optional<std::string> Nth(std::string_view cidr, int n);
   static std::string FormatIp(uint32_t ip);
 
  private:

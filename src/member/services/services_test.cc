@@ -57,6 +57,14 @@ TEST(AddressPoolTest, HostAddressesOfACidr) {
   }
 }
 
+TEST(AddressPoolTest, NthRangeOfTheSameSize) {
+  EXPECT_EQ(AddressPool::Nth("172.18.0.0/24", 0), "172.18.0.0/24");
+  EXPECT_EQ(AddressPool::Nth("172.18.0.0/24", 2), "172.18.2.0/24");
+  EXPECT_EQ(AddressPool::Nth("10.0.0.0/30", 3), "10.0.0.12/30");
+  EXPECT_EQ(AddressPool::Nth("255.255.255.0/24", 1), std::nullopt);
+  EXPECT_EQ(AddressPool::Nth("bad", 1), std::nullopt);
+}
+
 class ServicesTest : public ::testing::Test {
  protected:
   void SetUp() override {

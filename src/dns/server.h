@@ -1,0 +1,55 @@
+// A DNS server over UDP and TCP on one address (docs/dns.md), answering
+// from whatever zone its source holds at the time of each query.
+//
+// UDP: `udp_threads` threads read the one socket, each answering in its own
+// buffers. TCP: one thread accepts; each connection (at most
+// `max_tcp_connections`, the rest are closed at once) has its thread,
+// reads length-prefixed queries and closes after `tcp_idle` without one.
+// A malformed query is dropped or answered FORMERR (answer.h); nothing a
+// client sends stops the server answering others.
+//
+// Metrics (on the registry given):
+//   flotilla_dns_queries_total{transport,type,rcode}   counter
+//   flotilla_dns_answer_duration_seconds{transport}    histogram
+//   flotilla_dns_dropped_total{transport}              counter
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/metrics.h"
+#include "base/status.h"
+#include "dns/answer.h"
+#include "dns/zone.h"
+
+namespace flotilla::dns {
+
+struct ServerOptions {
+  std::string address = "127.0.0.1:0";  // HOST:PORT; port 0 picks a free one (the same for both)
+  int udp_threads = 2;
+  int max_tcp_connections = 64;
+  std::chrono::milliseconds tcp_idle{10000};
+  AnswerOptions answer;
+};
+
+// The zone to answer from now; never null.
+using ZoneSource = std::function<std::shared_ptr<const Zone>()>;
+
+class Server {
+ public:
+  // Binds UDP and TCP and starts serving. `registry` must outlive it.
+  static StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options, ZoneSource zone,
+                                                 metrics::Registry& registry);
+  virtual ~Server() = default;
+  virtual int port() const = 0;
+  // Stops serving and joins every thread. Idempotent.
+  virtual void Stop() = 0;
+};
+
+// Splits "HOST:PORT" ("[::1]:53" for IPv6).
+StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& address);
+
+}  // namespace flotilla::dns

@@ -1,0 +1,185 @@
+// The DNS server on loopback, port 0: UDP and TCP answers, a stream of
+// malformed packets after which it still answers, a zone swapped while it
+// serves.
+#include "dns/server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <random>
+
+namespace flotilla::dns {
+namespace {
+
+std::vector<uint8_t> Query(const std::string& name, uint16_t type, uint16_t id) {
+  knot_pkt_t* p = knot_pkt_new(nullptr, KNOT_WIRE_MAX_PKTSIZE, nullptr);
+  knot_wire_set_id(p->wire, id);
+  knot_dname_storage_t wire;
+  knot_dname_from_str(wire, (name + ".").c_str(), sizeof(wire));
+  knot_pkt_put_question(p, wire, KNOT_CLASS_IN, type);
+  std::vector<uint8_t> out(p->wire, p->wire + p->size);
+  knot_pkt_free(p);
+  return out;
+}
+
+// The A records of a response, as text; "rcode N" when not NOERROR.
+std::vector<std::string> Addresses(const uint8_t* data, size_t n) {
+  std::vector<uint8_t> copy(data, data + n);
+  knot_pkt_t* p = knot_pkt_new(copy.data(), static_cast<uint16_t>(n), nullptr);
+  std::vector<std::string> out;
+  if (knot_pkt_parse(p, 0) != KNOT_EOK) {
+    out.push_back("unparsable");
+  } else if (knot_wire_get_rcode(p->wire) != KNOT_RCODE_NOERROR) {
+    out.push_back("rcode " + std::to_string(knot_wire_get_rcode(p->wire)));
+  } else {
+    const knot_pktsection_t* an = knot_pkt_section(p, KNOT_ANSWER);
+    for (uint16_t i = 0; i < an->count; ++i) {
+      const knot_rrset_t* rr = knot_pkt_rr(an, i);
+      if (rr->type != KNOT_RRTYPE_A) continue;
+      knot_rdata_t* rd = rr->rrs.rdata;
+      for (uint16_t j = 0; j < rr->rrs.count; ++j, rd = knot_rdataset_next(rd)) {
+        char buf[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, rd->data, buf, sizeof(buf));
+        out.emplace_back(buf);
+      }
+    }
+  }
+  knot_pkt_free(p);
+  return out;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SetZone("10.0.0.1");
+    auto s = Server::Start(
+        ServerOptions{.address = "127.0.0.1:0", .tcp_idle = std::chrono::seconds(5)},
+        [this] {
+          std::lock_guard lock(mu_);
+          return zone_;
+        },
+        registry_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+  void SetZone(const std::string& ip) {
+    ZoneBuilder b(ZoneOptions{});
+    b.AddAddress("web.default.flotilla.svc.flotilla.local", ip);
+    std::lock_guard lock(mu_);
+    zone_ = b.Build();
+  }
+  sockaddr_in Addr() const {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(server_->port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+  }
+  // One UDP exchange; the response bytes (empty on a 5 s timeout).
+  std::vector<uint8_t> Udp(const std::vector<uint8_t>& query) {
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    timeval tv{.tv_sec = 5, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in a = Addr();
+    sendto(fd, query.data(), query.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    std::vector<uint8_t> out(65535);
+    ssize_t n = recv(fd, out.data(), out.size(), 0);
+    close(fd);
+    out.resize(n < 0 ? 0 : static_cast<size_t>(n));
+    return out;
+  }
+  std::vector<std::string> AskUdp(const std::string& name) {
+    std::vector<uint8_t> r = Udp(Query(name, KNOT_RRTYPE_A, 7));
+    return Addresses(r.data(), r.size());
+  }
+
+  metrics::Registry registry_;
+  std::mutex mu_;
+  std::shared_ptr<const Zone> zone_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, AnswersOverUdpAndTcp) {
+  EXPECT_EQ(AskUdp("web.default.flotilla.svc.flotilla.local"),
+            std::vector<std::string>{"10.0.0.1"});
+  // Two queries on one TCP connection.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a = Addr();
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  for (int i = 0; i < 2; ++i) {
+    std::vector<uint8_t> q = Query("web.default.flotilla.svc.flotilla.local", KNOT_RRTYPE_A, 9);
+    std::vector<uint8_t> framed = {static_cast<uint8_t>(q.size() >> 8),
+                                   static_cast<uint8_t>(q.size() & 0xff)};
+    framed.insert(framed.end(), q.begin(), q.end());
+    ASSERT_EQ(send(fd, framed.data(), framed.size(), 0), static_cast<ssize_t>(framed.size()));
+    uint8_t len[2];
+    ASSERT_EQ(recv(fd, len, 2, MSG_WAITALL), 2);
+    size_t n = (size_t{len[0]} << 8) | len[1];
+    std::vector<uint8_t> r(n);
+    ASSERT_EQ(recv(fd, r.data(), n, MSG_WAITALL), static_cast<ssize_t>(n));
+    EXPECT_EQ(Addresses(r.data(), n), std::vector<std::string>{"10.0.0.1"});
+  }
+  close(fd);
+  EXPECT_NE(registry_.Render().find(
+                R"(flotilla_dns_queries_total{transport="tcp",type="A",rcode="NOERROR"} 2)"),
+            std::string::npos)
+      << registry_.Render();
+}
+
+TEST_F(ServerTest, FollowsTheZoneItIsGiven) {
+  EXPECT_EQ(AskUdp("web.default.flotilla.svc.flotilla.local"),
+            std::vector<std::string>{"10.0.0.1"});
+  SetZone("10.0.0.9");
+  EXPECT_EQ(AskUdp("web.default.flotilla.svc.flotilla.local"),
+            std::vector<std::string>{"10.0.0.9"});
+}
+
+// Random bytes, cut and bit-flipped queries: each is dropped or answered,
+// and a good query is answered after all of them.
+TEST_F(ServerTest, MalformedPacketsNeverStopIt) {
+  std::mt19937 rng(42);
+  std::vector<uint8_t> good = Query("web.default.flotilla.svc.flotilla.local", KNOT_RRTYPE_A, 1);
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a = Addr();
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<uint8_t> bad = good;
+    switch (i % 4) {
+      case 0:
+        bad.resize(rng() % (good.size() + 1));
+        break;
+      case 1:
+        for (int f = 0; f < 3; ++f)
+          bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
+        break;
+      case 2:
+        bad.resize(rng() % 600);
+        for (uint8_t& b : bad) b = static_cast<uint8_t>(rng());
+        break;
+      case 3:
+        bad.insert(bad.end(), rng() % 50, static_cast<uint8_t>(rng()));
+        break;
+    }
+    sendto(fd, bad.data(), bad.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  }
+  close(fd);
+  EXPECT_EQ(AskUdp("web.default.flotilla.svc.flotilla.local"),
+            std::vector<std::string>{"10.0.0.1"});
+}
+
+TEST(SplitHostPortTest, Forms) {
+  EXPECT_EQ(*SplitHostPort("127.0.0.1:53"), (std::pair<std::string, int>{"127.0.0.1", 53}));
+  EXPECT_EQ(*SplitHostPort("[::1]:5353"), (std::pair<std::string, int>{"::1", 5353}));
+  EXPECT_FALSE(SplitHostPort("localhost").ok());
+  EXPECT_FALSE(SplitHostPort("127.0.0.1:99999").ok());
+  EXPECT_FALSE(SplitHostPort("127.0.0.1:5x").ok());
+}
+
+}  // namespace
+}  // namespace flotilla::dns
