@@ -14,14 +14,15 @@
 //
 // Figures, for each server:
 //   - queries per second: dnsperf with --clients clients and up to 200
-//     queries outstanding for --seconds seconds (the rate it can answer);
+//     queries outstanding for --seconds seconds (the rate it can answer),
+//     --rounds rounds alternating between the two servers, the median;
 //   - p50/p99 latency at a fixed --latency-qps load (dnsperf -v gives each
 //     answer's latency);
 //   - memory: heap bytes per record of Flotilla's zone (malloc's count
 //     before and after building it); unbound's RSS with the records.
 // Both servers share the machine's cores with dnsperf.
 //
-// Usage: dns_bench [--services N] [--seconds S] [--latency-qps Q] [--clients C]
+// Usage: dns_bench [--services N] [--seconds S] [--latency-qps Q] [--clients C] [--rounds R]
 #include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -55,6 +56,7 @@ struct Config {
   int seconds = 10;
   int latency_qps = 20000;
   int clients = 4;
+  int rounds = 3;
 };
 
 struct Records {
@@ -99,7 +101,8 @@ int FreePort() {
 }
 
 struct Perf {
-  double qps = 0;
+  std::vector<double> rounds;  // queries per second of each round
+  double qps = 0;              // their median
   double lost = 0;
   double p50_ms = 0, p99_ms = 0;
 };
@@ -121,13 +124,23 @@ double Match(const std::string& text, const std::string& pattern) {
   return std::stod(m[1].str());
 }
 
-Perf Measure(int port, const std::string& queries, const Config& c) {
-  Perf p;
-  std::string base = "dnsperf -s 127.0.0.1 -p " + std::to_string(port) + " -d " + queries;
-  std::string rate = Run(base + " -l " + std::to_string(c.seconds) + " -c " +
+std::string Dnsperf(int port, const std::string& queries) {
+  return "dnsperf -s 127.0.0.1 -p " + std::to_string(port) + " -d " + queries;
+}
+
+// One round of the rate: as many queries as it answers.
+void Rate(Perf& p, int port, const std::string& queries, const Config& c) {
+  std::string rate = Run(Dnsperf(port, queries) + " -l " + std::to_string(c.seconds) + " -c " +
                          std::to_string(c.clients) + " -q 200 2>&1");
-  p.qps = Match(rate, R"(Queries per second:\s+([\d.]+))");
-  p.lost = Match(rate, R"(Queries lost:\s+\d+ \(([\d.]+)%\))");
+  p.rounds.push_back(Match(rate, R"(Queries per second:\s+([\d.]+))"));
+  p.lost = std::max(p.lost, Match(rate, R"(Queries lost:\s+\d+ \(([\d.]+)%\))"));
+  std::vector<double> sorted = p.rounds;
+  std::sort(sorted.begin(), sorted.end());
+  p.qps = sorted[sorted.size() / 2];
+}
+
+void Latency(Perf& p, int port, const std::string& queries, const Config& c) {
+  std::string base = Dnsperf(port, queries);
   // Per-answer latencies at a fixed load.
   std::string verbose = Run(base + " -l 5 -Q " + std::to_string(c.latency_qps) + " -v 2>&1");
   std::vector<double> lat;
@@ -142,7 +155,12 @@ Perf Measure(int port, const std::string& queries, const Config& c) {
     p.p50_ms = lat[lat.size() / 2];
     p.p99_ms = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
   }
-  return p;
+}
+
+std::string Join(const std::vector<double>& v) {
+  std::string out;
+  for (double x : v) out += (out.empty() ? "" : " ") + std::to_string(static_cast<long>(x));
+  return out;
 }
 
 int Main(const Config& c) {
@@ -174,8 +192,8 @@ int Main(const Config& c) {
   size_t heap_after = mallinfo2().uordblks;
 
   metrics::Registry registry;
-  auto server = Server::Start(ServerOptions{.address = "127.0.0.1:0", .udp_threads = 2},
-                              [zone] { return zone; }, registry);
+  auto server = Server::Start(
+      ServerOptions{.address = "127.0.0.1:0", .udp_threads = 2}, [zone] { return zone; }, registry);
   if (!server.ok()) {
     std::cerr << server.status().ToString() << "\n";
     return 1;
@@ -186,9 +204,11 @@ int Main(const Config& c) {
   {
     std::ofstream conf(dir / "unbound.conf");
     conf << "server:\n  interface: 127.0.0.1\n  port: " << unbound_port
-         << "\n  do-daemonize: no\n  chroot: \"\"\n  username: \"\"\n  directory: \"" << dir.string()
+         << "\n  do-daemonize: no\n  chroot: \"\"\n  username: \"\"\n  directory: \""
+         << dir.string()
          << "\"\n  pidfile: \"\"\n  use-syslog: no\n  logfile: \"\"\n  verbosity: 0\n"
-         << "  num-threads: 2\n  so-reuseport: yes\n  do-ip6: no\n  access-control: 127.0.0.0/8 allow\n"
+         << "  num-threads: 2\n  so-reuseport: yes\n  do-ip6: no\n  access-control: 127.0.0.0/8 "
+            "allow\n"
          << "  local-zone: \"flotilla.local.\" static\n"
          << records.unbound << "remote-control:\n  control-enable: no\n";
   }
@@ -206,22 +226,33 @@ int Main(const Config& c) {
     std::cerr << "unbound did not start; see " << (dir / "unbound.log").string() << "\n";
     return 1;
   }
-  Perf flotilla = Measure((*server)->port(), (dir / "queries.txt").string(), c);
-  Perf peer = Measure(unbound_port, (dir / "queries.txt").string(), c);
+  // Rounds alternate between the two, so that whatever else the machine
+  // does falls on both alike; the medians are reported.
+  std::string file = (dir / "queries.txt").string();
+  Perf flotilla, peer;
+  for (int r = 0; r < c.rounds; ++r) {
+    Rate(flotilla, (*server)->port(), file, c);
+    Rate(peer, unbound_port, file, c);
+  }
+  Latency(flotilla, (*server)->port(), file, c);
+  Latency(peer, unbound_port, file, c);
   double unbound_rss = bench::StatusField(unbound.pid(), "VmRSS") / 1024.0;
   unbound.Stop();
   (*server)->Stop();
   std::printf(
       "{\"services\": %d, \"records\": %zu, \"queries_file\": %d,\n"
-      " \"flotilla\": {\"qps\": %.0f, \"lost_pct\": %.2f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
+      " \"flotilla\": {\"qps\": %.0f, \"qps_rounds\": \"%s\", \"lost_pct\": %.2f, \"p50_ms\": "
+      "%.3f, \"p99_ms\": %.3f, "
       "\"zone_heap_bytes_per_record\": %.0f},\n"
-      " \"unbound\": {\"qps\": %.0f, \"lost_pct\": %.2f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
+      " \"unbound\": {\"qps\": %.0f, \"qps_rounds\": \"%s\", \"lost_pct\": %.2f, \"p50_ms\": %.3f, "
+      "\"p99_ms\": %.3f, "
       "\"rss_mib\": %.1f},\n"
       " \"latency_load_qps\": %d, \"clients\": %d, \"seconds\": %d}\n",
-      c.services, records.count, c.services * 4, flotilla.qps, flotilla.lost, flotilla.p50_ms,
-      flotilla.p99_ms,
+      c.services, records.count, c.services * 4, flotilla.qps, Join(flotilla.rounds).c_str(),
+      flotilla.lost, flotilla.p50_ms, flotilla.p99_ms,
       static_cast<double>(heap_after - heap_before) / static_cast<double>(records.count), peer.qps,
-      peer.lost, peer.p50_ms, peer.p99_ms, unbound_rss, c.latency_qps, c.clients, c.seconds);
+      Join(peer.rounds).c_str(), peer.lost, peer.p50_ms, peer.p99_ms, unbound_rss, c.latency_qps,
+      c.clients, c.seconds);
   fs::remove_all(dir);
   return 0;
 }
@@ -234,12 +265,19 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int v = std::atoi(argv[i + 1]);
-    if (flag == "--services") c.services = v;
-    else if (flag == "--seconds") c.seconds = v;
-    else if (flag == "--latency-qps") c.latency_qps = v;
-    else if (flag == "--clients") c.clients = v;
+    if (flag == "--services")
+      c.services = v;
+    else if (flag == "--seconds")
+      c.seconds = v;
+    else if (flag == "--latency-qps")
+      c.latency_qps = v;
+    else if (flag == "--clients")
+      c.clients = v;
+    else if (flag == "--rounds")
+      c.rounds = std::max(1, v);
     else {
-      std::cerr << "usage: dns_bench [--services N] [--seconds S] [--latency-qps Q] [--clients C]\n";
+      std::cerr << "usage: dns_bench [--services N] [--seconds S] [--latency-qps Q] [--clients C] "
+                   "[--rounds R]\n";
       return 2;
     }
   }

@@ -22,7 +22,7 @@ TEST(AnswerFuzzTest, MutatedQueriesKeepEveryPromise) {
        {Query{.name = "web.default.flotilla.svc.flotilla.local"},
         Query{.name = "web.default.flotilla.svc.eu-a.eu.flotilla.local", .edns_payload = 4096},
         Query{.name = "_store._tcp.etcd.default.flotilla.svc.flotilla.local",
-              .type = KNOT_RRTYPE_SRV},
+        .type = KNOT_RRTYPE_SRV},
         Query{.name = "loop1.flotilla.local", .type = KNOT_RRTYPE_ANY},
         Query{.name = "nothing.flotilla.local", .edns_payload = 512, .edns_version = 1},
         Query{.name = "example.com", .type = KNOT_RRTYPE_AAAA}}) {
