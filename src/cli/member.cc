@@ -22,6 +22,7 @@ struct MemberFlags {
   std::string zones;
   std::string pod_startup = "500ms";
   std::string hpa_downscale_stabilization = "5m";
+  std::vector<std::string> stub_domains;  // DOMAIN=HOST:PORT
   std::string log_level = "info";
 };
 
@@ -49,6 +50,13 @@ member::MemberOptions OptionsFor(const MemberFlags& flags, int i) {
   opts.name = flags.member.name + "-" + std::to_string(i + 1);
   opts.data_dir = flags.member.data_dir + "/" + opts.name;
   if (flags.member.port != 0) opts.port = flags.member.port + i;
+  if (!flags.member.dns.address.empty() && i > 0) {
+    // DNS on the next ports too (port 0: each picks its own).
+    auto hp = dns::SplitHostPort(flags.member.dns.address);
+    if (hp.ok() && hp->second != 0) {
+      opts.dns.address = hp->first + ":" + std::to_string(hp->second + i);
+    }
+  }
   // Load-balancer addresses unique across the members (DNS answers with them).
   if (auto range = member::AddressPool::Nth(flags.member.simulation.lb_cidr, i)) {
     opts.simulation.lb_cidr = *range;
@@ -71,6 +79,14 @@ int RunMembers(MemberFlags& flags) {
   sim.pod_startup = *startup;
   sim.hpa_downscale_stabilization = *stabilization;
   sim.zones = SplitList(flags.zones);
+  for (const std::string& stub : flags.stub_domains) {
+    size_t eq = stub.find('=');
+    if (eq == std::string::npos || eq == 0 || !dns::SplitHostPort(stub.substr(eq + 1)).ok()) {
+      std::cerr << "error: --stub-domain takes DOMAIN=HOST:PORT, not " << stub << "\n";
+      return 2;
+    }
+    flags.member.dns.stub_domains.push_back({stub.substr(0, eq), stub.substr(eq + 1)});
+  }
   std::vector<std::unique_ptr<member::MemberCluster>> members;
   for (int i = 0; i < flags.clusters; ++i) {
     auto m = member::MemberCluster::Start(OptionsFor(flags, i));
@@ -78,6 +94,11 @@ int RunMembers(MemberFlags& flags) {
       spdlog::error("starting member {}: {}", OptionsFor(flags, i).name, m.status().ToString());
       for (auto& started : members) started->Stop();
       return 1;
+    }
+    if ((*m)->dns_port() != 0) {
+      // Before the ready line: `flotilla up` reads it once it sees that.
+      std::cout << "Flotilla member " << (*m)->name() << " DNS serving " << (*m)->name()
+                << " (UDP and TCP port " << (*m)->dns_port() << ")\n";
     }
     std::cout << "Flotilla member " << (*m)->name() << " ready at " << (*m)->url()
               << " (kubeconfig " << (*m)->kubeconfig_path() << ")\n"
@@ -120,9 +141,22 @@ void AddSimulationFlags(CLI::App* cmd, MemberFlags& f) {
                   "HPA scale-down stabilization window")
       ->capture_default_str()
       ->group("Simulation");
-  cmd->add_option("--lb-cidr", sim.lb_cidr, "Addresses for LoadBalancer services")
+  cmd->add_option("--lb-cidr", sim.lb_cidr,
+                  "Addresses for LoadBalancer services (with --clusters N: the next ranges of "
+                  "the same size for the next members)")
       ->capture_default_str()
       ->group("Simulation");
+  auto& dns = f.member.dns;
+  cmd->add_option("--dns-address", dns.address,
+                  "HOST:PORT of the cluster's DNS (kube-dns's names) over UDP and TCP; empty: "
+                  "none (with --clusters N: PORT .. PORT+N-1)")
+      ->group("DNS");
+  cmd->add_option("--cluster-domain", dns.cluster_domain, "The cluster's DNS domain")
+      ->capture_default_str()
+      ->group("DNS");
+  cmd->add_option("--stub-domain", f.stub_domains,
+                  "DOMAIN=HOST:PORT: queries under DOMAIN go to that DNS server (repeatable)")
+      ->group("DNS");
 }
 
 }  // namespace

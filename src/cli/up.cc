@@ -74,12 +74,11 @@ std::vector<MemberProfile> Profiles(int n) {
   return out;
 }
 
-// The DNS port the federation's log names ("UDP and TCP port N"); 0 when
-// it names none.
-int DnsPortIn(const std::string& log) {
-  std::ifstream in(log);
+// The DNS port a child's lines before its ready line name ("UDP and TCP
+// port N"); 0 when they name none.
+int DnsPortIn(const std::vector<std::string>& lines) {
   std::smatch m;
-  for (std::string line; std::getline(in, line);) {
+  for (const std::string& line : lines) {
     if (std::regex_search(line, m, std::regex(R"(UDP and TCP port (\d+))"))) {
       return std::stoi(m[1].str());
     }
@@ -123,14 +122,17 @@ struct Running {
 
 // Starts a child and waits for its ready line; nullptr with a message on
 // failure.
+// `before` gets the lines printed before the ready line.
 std::unique_ptr<ChildProcess> StartAndWait(const std::vector<std::string>& argv,
-                                           const std::string& log, std::string* url) {
+                                           const std::string& log, std::string* url,
+                                           std::vector<std::string>* before) {
   auto child = std::make_unique<ChildProcess>(argv, log);
   if (!child->started()) {
     std::cerr << "cannot start " << argv[0] << "\n";
     return nullptr;
   }
-  auto ready = child->WaitForLine(IsReadyLine, seconds(120));
+  auto ready = child->WaitForLine(IsReadyLine, seconds(120),
+                                  [before](const std::string& l) { before->push_back(l); });
   if (!ready) {
     std::cerr << argv[1] << " did not become ready; the end of " << log << ":\n";
     std::ifstream in(log);
@@ -164,37 +166,44 @@ int RunUp(const UpFlags& flags) {
   };
 
   std::string fed_url;
+  std::vector<std::string> fed_lines;
   std::string fed_log = log_dir + "/federation.log";
   auto server = StartAndWait(
       {self, "server", "--data-dir", fed_dir, "--secure-port", std::to_string(flags.port),
        "--dns-address", "127.0.0.1:" + std::to_string(flags.dns_port), "--storage", flags.storage,
        "--log-level", flags.log_level},
-      fed_log, &fed_url);
+      fed_log, &fed_url, &fed_lines);
   if (server == nullptr) return 1;
-  int dns_port = DnsPortIn(fed_log);
+  int dns_port = DnsPortIn(fed_lines);
   running.push_back({"federation", fed_log, std::move(server)});
   const std::string fed_kubeconfig = fed_dir + "/kubeconfig";
 
   std::vector<MemberProfile> profiles = Profiles(flags.members);
   std::vector<std::string> member_urls;
+  std::vector<int> member_dns;
   for (size_t i = 0; i < profiles.size(); ++i) {
     const MemberProfile& p = profiles[i];
     std::string member_dir = (dir / "members" / p.name).string();
     std::string log = log_dir + "/member-" + p.name + ".log";
     std::string url;
+    std::vector<std::string> lines;
     auto member = StartAndWait(
         {self, "member", "--name", p.name, "--data-dir", member_dir, "--secure-port", "0",
          "--storage", flags.storage, "--nodes", std::to_string(p.nodes), "--node-cpu", p.node_cpu,
          "--node-memory", p.node_memory, "--zones", p.zones, "--region", p.region,
          // Load-balancer addresses unique across the federation.
-         "--lb-cidr", "172.18." + std::to_string(i + 1) + ".0/24", "--log-level", flags.log_level},
-        log, &url);
+         "--lb-cidr", "172.18." + std::to_string(i + 1) + ".0/24",
+         // Its own DNS, which answers the federation's names too.
+         "--dns-address", "127.0.0.1:0", "--stub-domain",
+         "flotilla.local=127.0.0.1:" + std::to_string(dns_port), "--log-level", flags.log_level},
+        log, &url, &lines);
     if (member == nullptr) {
       stop_all();
       return 1;
     }
     running.push_back({p.name, log, std::move(member)});
     member_urls.push_back(url);
+    member_dns.push_back(DnsPortIn(lines));
     Status joined = Join(self, fed_kubeconfig, p, member_dir + "/kubeconfig",
                          log_dir + "/join-" + p.name + ".log");
     if (!joined.ok()) {
@@ -221,7 +230,9 @@ int RunUp(const UpFlags& flags) {
   for (size_t i = 0; i < profiles.size(); ++i) {
     std::cout << "  " << profiles[i].name << "  " << member_urls[i] << "  " << profiles[i].labels
               << "  kubectl --kubeconfig "
-              << (dir / "members" / profiles[i].name / "kubeconfig").string() << " get nodes\n";
+              << (dir / "members" / profiles[i].name / "kubeconfig").string() << " get nodes\n"
+              << "    its DNS: dig @127.0.0.1 -p " << member_dns[i]
+              << " +short hello.default.svc.cluster.local (and the federation's names)\n";
   }
   std::cout << "\nLogs are in " << log_dir << ". Press Ctrl-C to stop.\n" << std::flush;
 

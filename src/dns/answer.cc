@@ -15,8 +15,18 @@ struct PktDeleter {
 };
 using Pkt = std::unique_ptr<knot_pkt_t, PktDeleter>;
 
-// A header-only response to `query` with `rcode`.
-Answered HeaderOnly(std::span<const uint8_t> query, std::span<uint8_t> out, uint16_t rcode) {
+// Puts `rr` in the current section; false when it did not fit (the
+// packet's TC bit is set then).
+bool Put(knot_pkt_t* r, const knot_rrset_t* rr) {
+  return knot_pkt_put(r, KNOT_COMPR_HINT_NONE, rr, 0) == KNOT_EOK;
+}
+
+// An SRV rdata's target: after priority, weight and port.
+const knot_dname_t* SrvTarget(const knot_rdata_t* rd) { return rd->data + 6; }
+
+}  // namespace
+
+Answered ErrorAnswer(std::span<const uint8_t> query, std::span<uint8_t> out, uint16_t rcode) {
   std::memcpy(out.data(), query.data(), KNOT_WIRE_HEADER_SIZE);
   uint8_t* w = out.data();
   knot_wire_set_qr(w);
@@ -31,17 +41,6 @@ Answered HeaderOnly(std::span<const uint8_t> query, std::span<uint8_t> out, uint
   knot_wire_set_arcount(w, 0);
   return Answered{.size = KNOT_WIRE_HEADER_SIZE, .rcode = rcode};
 }
-
-// Puts `rr` in the current section; false when it did not fit (the
-// packet's TC bit is set then).
-bool Put(knot_pkt_t* r, const knot_rrset_t* rr) {
-  return knot_pkt_put(r, KNOT_COMPR_HINT_NONE, rr, 0) == KNOT_EOK;
-}
-
-// An SRV rdata's target: after priority, weight and port.
-const knot_dname_t* SrvTarget(const knot_rdata_t* rd) { return rd->data + 6; }
-
-}  // namespace
 
 std::string TypeName(uint16_t type) {
   char buf[32];
@@ -60,13 +59,13 @@ Answered Answer(const Zone& zone, std::span<const uint8_t> query, std::span<uint
   if (query.size() < KNOT_WIRE_HEADER_SIZE || out.size() < KNOT_WIRE_MIN_PKTSIZE) return {};
   if (knot_wire_get_qr(query.data())) return {};  // a response: never answered
   if (knot_wire_get_opcode(query.data()) != KNOT_OPCODE_QUERY) {
-    return HeaderOnly(query, out, KNOT_RCODE_NOTIMPL);
+    return ErrorAnswer(query, out, KNOT_RCODE_NOTIMPL);
   }
-  if (knot_wire_get_qdcount(query.data()) != 1) return HeaderOnly(query, out, KNOT_RCODE_FORMERR);
+  if (knot_wire_get_qdcount(query.data()) != 1) return ErrorAnswer(query, out, KNOT_RCODE_FORMERR);
   Pkt q(knot_pkt_new(const_cast<uint8_t*>(query.data()), static_cast<uint16_t>(query.size()),
                      nullptr));
   if (!q || knot_pkt_parse(q.get(), 0) != KNOT_EOK) {
-    return HeaderOnly(query, out, KNOT_RCODE_FORMERR);
+    return ErrorAnswer(query, out, KNOT_RCODE_FORMERR);
   }
   uint16_t limit = static_cast<uint16_t>(std::min<size_t>(out.size(), KNOT_WIRE_MAX_PKTSIZE));
   if (transport == Transport::kUdp) {
@@ -79,7 +78,7 @@ Answered Answer(const Zone& zone, std::span<const uint8_t> query, std::span<uint
   }
   Pkt r(knot_pkt_new(out.data(), limit, nullptr));
   if (!r || knot_pkt_init_response(r.get(), q.get()) != KNOT_EOK) {
-    return HeaderOnly(query, out, KNOT_RCODE_SERVFAIL);
+    return ErrorAnswer(query, out, KNOT_RCODE_SERVFAIL);
   }
   knot_wire_clear_ra(r->wire);
   knot_wire_clear_ad(r->wire);

@@ -46,6 +46,9 @@ struct Answered {
 Answered Answer(const Zone& zone, std::span<const uint8_t> query, std::span<uint8_t> out,
                 Transport transport, const AnswerOptions& options = {});
 
+// A header-only response to `query` (at least a header long) with `rcode`.
+Answered ErrorAnswer(std::span<const uint8_t> query, std::span<uint8_t> out, uint16_t rcode);
+
 // "A", "SRV", ... or the number.
 std::string TypeName(uint16_t type);
 // "NOERROR", "NXDOMAIN", ... or the number.

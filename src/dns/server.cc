@@ -23,6 +23,40 @@ namespace {
 
 const char* Name(Transport t) { return t == Transport::kUdp ? "udp" : "tcp"; }
 
+struct Endpoint {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int family = AF_INET;
+  int port = 0;
+};
+
+// HOST:PORT as a socket address (numeric hosts only; empty: any).
+StatusOr<Endpoint> Resolve(const std::string& address) {
+  auto hp = SplitHostPort(address);
+  if (!hp.ok()) return hp.status();
+  addrinfo hints{};
+  hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+  hints.ai_family = AF_UNSPEC;
+  addrinfo* res = nullptr;
+  if (int rc = getaddrinfo(hp->first.empty() ? nullptr : hp->first.c_str(), nullptr, &hints, &res);
+      rc != 0) {
+    return Status::BadRequest("DNS address " + address + ": " + gai_strerror(rc));
+  }
+  Endpoint e;
+  std::memcpy(&e.addr, res->ai_addr, res->ai_addrlen);
+  e.len = res->ai_addrlen;
+  e.family = res->ai_family;
+  freeaddrinfo(res);
+  e.port = hp->second;
+  uint16_t port = htons(static_cast<uint16_t>(e.port));
+  if (e.family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&e.addr)->sin_port = port;
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&e.addr)->sin6_port = port;
+  }
+  return e;
+}
+
 class ServerImpl : public Server {
  public:
   ServerImpl(const ServerOptions& options, ZoneSource zone, metrics::Registry& registry)
@@ -39,22 +73,20 @@ class ServerImpl : public Server {
   ~ServerImpl() override { Stop(); }
 
   Status Bind() {
-    auto hp = SplitHostPort(options_.address);
-    if (!hp.ok()) return hp.status();
-    addrinfo hints{};
-    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
-    hints.ai_family = AF_UNSPEC;
-    addrinfo* res = nullptr;
-    if (int rc =
-            getaddrinfo(hp->first.empty() ? nullptr : hp->first.c_str(), nullptr, &hints, &res);
-        rc != 0) {
-      return Status::BadRequest("DNS address " + options_.address + ": " + gai_strerror(rc));
+    for (const StubDomain& stub : options_.stub_domains) {
+      FLOTILLA_ASSIGN_OR_RETURN(Endpoint upstream, Resolve(stub.address));
+      knot_dname_storage_t wire;
+      std::string name = stub.domain.ends_with(".") ? stub.domain : stub.domain + ".";
+      if (knot_dname_from_str(wire, name.c_str(), sizeof(wire)) == nullptr) {
+        return Status::BadRequest("stub domain " + stub.domain + " is no DNS name");
+      }
+      knot_dname_to_lower(wire);
+      stubs_.push_back(Stub{std::vector<uint8_t>(wire, wire + knot_dname_size(wire)), upstream});
     }
-    sockaddr_storage addr{};
-    std::memcpy(&addr, res->ai_addr, res->ai_addrlen);
-    socklen_t len = res->ai_addrlen;
-    int family = res->ai_family;
-    freeaddrinfo(res);
+    FLOTILLA_ASSIGN_OR_RETURN(Endpoint local, Resolve(options_.address));
+    sockaddr_storage addr = local.addr;
+    socklen_t len = local.len;
+    int family = local.family;
     auto set_port = [&](int port) {
       if (family == AF_INET) {
         reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(static_cast<uint16_t>(port));
@@ -62,7 +94,7 @@ class ServerImpl : public Server {
         reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(static_cast<uint16_t>(port));
       }
     };
-    set_port(hp->second);
+    set_port(local.port);
     // Port 0: TCP picks one, UDP takes the same.
     tcp_ = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     udp_ = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -117,6 +149,12 @@ class ServerImpl : public Server {
   }
 
  private:
+  struct Stub {
+    std::vector<uint8_t> domain;  // lowercase wire form
+    Endpoint upstream;
+  };
+  std::vector<Stub> stubs_;
+
   struct Connection {
     int fd = -1;
     std::thread thread;
@@ -139,10 +177,51 @@ class ServerImpl : public Server {
     return false;
   }
 
+  // The stub domain `query` asks under; null when none.
+  const struct Stub* StubFor(std::span<const uint8_t> query) const {
+    if (stubs_.empty() || query.size() < KNOT_WIRE_HEADER_SIZE) return nullptr;
+    knot_pkt_t* q = knot_pkt_new(const_cast<uint8_t*>(query.data()),
+                                 static_cast<uint16_t>(query.size()), nullptr);
+    const Stub* found = nullptr;
+    if (q != nullptr && knot_pkt_parse_question(q) == KNOT_EOK && q->qname_size > 0) {
+      for (const Stub& s : stubs_) {
+        if (knot_dname_in_bailiwick(knot_pkt_qname(q), s.domain.data()) >= 0) found = &s;
+      }
+    }
+    knot_pkt_free(q);
+    return found;
+  }
+
+  // Asks the stub domain's server; its answer, or SERVFAIL.
+  Answered Forward(const Stub& stub, std::span<const uint8_t> query, std::span<uint8_t> out) {
+    int fd = socket(stub.upstream.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ssize_t n = -1;
+    if (fd >= 0 &&
+        connect(fd, reinterpret_cast<const sockaddr*>(&stub.upstream.addr), stub.upstream.len) ==
+            0 &&
+        send(fd, query.data(), query.size(), 0) == static_cast<ssize_t>(query.size())) {
+      pollfd p{.fd = fd, .events = POLLIN};
+      if (poll(&p, 1, static_cast<int>(options_.forward_timeout.count())) == 1) {
+        n = recv(fd, out.data(), out.size(), 0);
+      }
+    }
+    if (fd >= 0) close(fd);
+    if (n < static_cast<ssize_t>(KNOT_WIRE_HEADER_SIZE) ||
+        knot_wire_get_id(out.data()) != knot_wire_get_id(query.data())) {
+      return ErrorAnswer(query, out, KNOT_RCODE_SERVFAIL);
+    }
+    return Answered{.size = static_cast<size_t>(n), .rcode = knot_wire_get_rcode(out.data())};
+  }
+
   Answered Respond(std::span<const uint8_t> query, std::span<uint8_t> out, Transport t) {
     auto start = std::chrono::steady_clock::now();
-    std::shared_ptr<const Zone> zone = zone_();
-    Answered a = Answer(*zone, query, out, t, options_.answer);
+    Answered a;
+    if (const Stub* stub = StubFor(query)) {
+      a = Forward(*stub, query, out);
+    } else {
+      std::shared_ptr<const Zone> zone = zone_();
+      a = Answer(*zone, query, out, t, options_.answer);
+    }
     if (a.size == 0) {
       dropped_.Add({Name(t)});
       return a;

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/metrics.h"
 #include "base/status.h"
@@ -27,11 +28,21 @@
 
 namespace flotilla::dns {
 
+// Queries for names at or under `domain` go to the DNS server at `address`
+// (HOST:PORT) over UDP, and its answer back as it came (SERVFAIL when none
+// comes within the forward timeout): kube-dns's stub domains.
+struct StubDomain {
+  std::string domain;
+  std::string address;
+};
+
 struct ServerOptions {
   std::string address = "127.0.0.1:0";  // HOST:PORT; port 0 picks a free one (the same for both)
   int udp_threads = 2;
   int max_tcp_connections = 64;
   std::chrono::milliseconds tcp_idle{10000};
+  std::vector<StubDomain> stub_domains;
+  std::chrono::milliseconds forward_timeout{2000};
   AnswerOptions answer;
 };
 

@@ -178,6 +178,29 @@ TEST_F(ServerTest, MalformedPacketsNeverStopIt) {
             std::vector<std::string>{"10.0.0.1"});
 }
 
+// A stub domain: names under it go to the other server and come back as
+// they were answered there; the rest is answered here.
+TEST_F(ServerTest, StubDomainsAreForwarded) {
+  ZoneBuilder b(ZoneOptions{.apex = "cluster.local"});
+  b.AddAddress("local.default.svc.cluster.local", "10.96.0.1");
+  std::shared_ptr<const Zone> local = b.Build();
+  auto member = Server::Start(
+      ServerOptions{.address = "127.0.0.1:0",
+                    .stub_domains = {{.domain = "Flotilla.Local",
+                                      .address = "127.0.0.1:" + std::to_string(server_->port())}}},
+      [local] { return local; }, registry_);
+  ASSERT_TRUE(member.ok()) << member.status().ToString();
+  int federation_port = server_->port();
+  std::swap(server_, *member);  // ask the member from here on
+  EXPECT_EQ(AskUdp("local.default.svc.cluster.local"), std::vector<std::string>{"10.96.0.1"});
+  EXPECT_EQ(AskUdp("web.default.flotilla.svc.flotilla.local"),
+            std::vector<std::string>{"10.0.0.1"});
+  EXPECT_EQ(AskUdp("elsewhere.example.com"), std::vector<std::string>{"rcode 5"});
+  (*member)->Stop();  // the federation's server: forwarding now gets no answer
+  EXPECT_NE(federation_port, 0);
+  EXPECT_EQ(AskUdp("web.default.flotilla.svc.flotilla.local"), std::vector<std::string>{"rcode 2"});
+}
+
 TEST(SplitHostPortTest, Forms) {
   EXPECT_EQ(*SplitHostPort("127.0.0.1:53"), (std::pair<std::string, int>{"127.0.0.1", 53}));
   EXPECT_EQ(*SplitHostPort("[::1]:5353"), (std::pair<std::string, int>{"::1", 5353}));

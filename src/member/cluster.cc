@@ -66,9 +66,16 @@ Status MemberCluster::Init() {
   ctx_.emplace(ControllerContext{*client_, clock, *manager_, *informers_, *events_,
                                  opts_.simulation, demand_});
   components_ = BuildComponents(*ctx_);
+  if (!opts_.dns.address.empty()) {
+    dns_ = std::make_unique<ClusterDns>(*ctx_, opts_.dns, dns_metrics_);
+  }
   admin_ = std::make_unique<Admin>(opts_.name, *client_, clock, demand_, faults_, opts_.simulation);
   admin_ready_ = true;
   FLOTILLA_RETURN_IF_ERROR(manager_->Start());
+  if (dns_) {
+    FLOTILLA_RETURN_IF_ERROR(dns_->Start());
+    server_->api().metrics().SetSource("dns", [self] { return self->dns_metrics_.Render(); });
+  }
   const auto& pki = server_->pki();
   return client::WriteKubeconfig(opts_.kubeconfig_path, opts_.name, server_->url(), pki.ca_cert_pem,
                                  opts_.name + "-admin", {pki.admin_token, "", ""});
@@ -82,11 +89,16 @@ void MemberCluster::Stop() {
   // The listener first, so nothing new arrives; then the controllers and
   // their informers; then what they used.
   admin_ready_ = false;
+  if (dns_) {
+    server_->api().metrics().SetSource("dns", nullptr);
+    dns_->Stop();
+  }
   if (server_) server_->Stop();
   // Informers first, in parallel (the manager would stop them one by one).
   if (informers_) informers_->StopAll();
   if (manager_) manager_->Stop();
   events_.reset();
+  dns_.reset();
   components_.clear();
   ctx_.reset();
   // The manager's destructor stops its informers again: it goes first.

@@ -18,6 +18,7 @@
 #include "apiserver/server.h"
 #include "member/admin.h"
 #include "member/context.h"
+#include "member/dns/cluster_dns.h"
 
 namespace flotilla::member {
 
@@ -30,6 +31,7 @@ struct MemberOptions {
   std::string storage = "memory";  // "sqlite" | "memory"
   SimulationOptions simulation;    // simulation.cluster_name is set to `name`
   Clock* clock = nullptr;          // null: the real clock
+  ClusterDnsOptions dns;           // the cluster's DNS (address empty: none)
 };
 
 // The kinds a member serves: the foundation kinds without
@@ -55,6 +57,8 @@ class MemberCluster {
   Faults& faults() { return faults_; }
   const SimulationOptions& options() const { return opts_.simulation; }
   apiserver::Server& server() { return *server_; }
+  // The cluster DNS's port; 0 without one.
+  int dns_port() const { return dns_ ? dns_->port() : 0; }
 
  private:
   explicit MemberCluster(const MemberOptions& opts) : opts_(opts) {}
@@ -71,6 +75,8 @@ class MemberCluster {
   std::unique_ptr<runtime::EventRecorder> events_;
   std::optional<ControllerContext> ctx_;
   std::vector<std::unique_ptr<Component>> components_;
+  metrics::Registry dns_metrics_;
+  std::unique_ptr<ClusterDns> dns_;
   std::atomic<bool> admin_ready_{false};
   bool stopped_ = false;
 };

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from conftest import namespace_name, wait_for
-from federation import FED_ARGS, SLOW, start_federation
+from federation import FED_ARGS, SLOW, Federation
 
 # name: (region, zone, load-balancer range)
 CLUSTERS = {"c1": ("eu", "eu-a", "172.18.1.0/24"),
@@ -26,19 +26,33 @@ SERVER_ARGS = FED_ARGS + ["--cluster-failure-threshold", "2", "--recheck-delay",
 DOMAIN = "flotilla.local"
 
 
+def dns_port_in(lines):
+    line = next(l for l in lines if "UDP and TCP port" in l)
+    return int(re.search(r"UDP and TCP port (\d+)", line).group(1))
+
+
 @pytest.fixture(scope="module")
 def fed(tmp_path_factory):
-    members = {name: ({}, ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
-                           "--pod-startup", "200ms", "--region", region, "--zones", zone,
-                           "--lb-cidr", cidr])
-               for name, (region, zone, cidr) in CLUSTERS.items()}
-    federation = start_federation(tmp_path_factory.mktemp("fed-dns"), members, SERVER_ARGS)
+    federation = Federation(tmp_path_factory.mktemp("fed-dns"), SERVER_ARGS).start()
     try:
-        line = next(l for l in federation.server.stdout.lines if "UDP and TCP port" in l)
-        federation.dns_port = int(re.search(r"UDP and TCP port (\d+)", line).group(1))
+        federation.dns_port = dns_port_in(federation.server.stdout.lines)
+        # Each member serves its own cluster DNS and forwards the
+        # federation's domain to the federation's DNS.
+        for name, (region, zone, cidr) in CLUSTERS.items():
+            federation.add_member(name, {}, [
+                "--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
+                "--pod-startup", "200ms", "--region", region, "--zones", zone,
+                "--lb-cidr", cidr, "--dns-address", "127.0.0.1:0",
+                "--stub-domain", f"{DOMAIN}=127.0.0.1:{federation.dns_port}"], wait=False)
+        for name in CLUSTERS:
+            federation.wait_ready(name)
+        federation.member_dns = {name: dns_port_in(federation[name].process.stdout.lines)
+                                 for name in CLUSTERS}
         yield federation
-    finally:
+    except BaseException:
         federation.close()
+        raise
+    federation.close()
 
 
 @pytest.fixture
@@ -53,9 +67,10 @@ def ns(request, fed):
     fed.kubectl("delete", "deploy,sts,svc", "--all", "-n", name, "--wait=false", check=False)
 
 
-def dig(fed, name, rtype="A", *flags):
-    """`dig +short` lines (for CNAME chains: the aliases, then the records)."""
-    out = subprocess.run(["dig", "@127.0.0.1", "-p", str(fed.dns_port), "+short", "+tries=5",
+def dig(fed, name, rtype="A", *flags, port=None):
+    """`dig +short` lines (for CNAME chains: the aliases, then the records),
+    from the federation's DNS or the one on `port`."""
+    out = subprocess.run(["dig", "@127.0.0.1", "-p", str(port or fed.dns_port), "+short", "+tries=5",
                           "+time=2", *flags, name, rtype],
                          capture_output=True, text=True, timeout=60)
     if out.returncode == 9:  # no reply to any try
@@ -98,6 +113,24 @@ def web(fed, ns, replicas=3, annotations=None):
     fed.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
                 "spec": {"type": "LoadBalancer", "selector": {"app": "web"},
                          "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}}, ns)
+
+
+def store(fed, ns, replicas, annotations=None):
+    """The seed's `etcd` headless Service and `store` StatefulSet."""
+    fed.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "etcd"},
+                "spec": {"clusterIP": "None", "selector": {"app": "etcd"},
+                         "ports": [{"name": "store", "port": 80, "protocol": "TCP"}]}}, ns)
+    meta = {"name": "store"}
+    if annotations:
+        meta["annotations"] = annotations
+    fed.create({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta,
+                "spec": {"serviceName": "etcd", "replicas": replicas,
+                         "selector": {"matchLabels": {"app": "etcd"}},
+                         "template": {"metadata": {"labels": {"app": "etcd"}},
+                                      "spec": {"terminationGracePeriodSeconds": 0,
+                                               "containers": [{"name": "etcd",
+                                                               "image": "etcd:3.0.17"}]}}}},
+               ns)
 
 
 def member_ip(fed, cluster, ns, name="web"):
@@ -163,20 +196,7 @@ def test_a_stopped_member_leaves_the_answers_and_comes_back(fed, ns):
 
 
 def test_stateful_pods_have_srv_and_address_records(fed, ns):
-    fed.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "etcd"},
-                "spec": {"clusterIP": "None", "selector": {"app": "etcd"},
-                         "ports": [{"name": "store", "port": 80, "protocol": "TCP"}]}}, ns)
-    fed.create({"apiVersion": "apps/v1", "kind": "StatefulSet",
-                "metadata": {"name": "store",
-                             "annotations": {"federation.kubernetes.io/statefulset-lb-needed":
-                                             "true"}},
-                "spec": {"serviceName": "etcd", "replicas": 11,
-                         "selector": {"matchLabels": {"app": "etcd"}},
-                         "template": {"metadata": {"labels": {"app": "etcd"}},
-                                      "spec": {"terminationGracePeriodSeconds": 0,
-                                               "containers": [{"name": "etcd",
-                                                               "image": "etcd:3.0.17"}]}}}},
-               ns)
+    store(fed, ns, 11, {"federation.kubernetes.io/statefulset-lb-needed": "true"})
     pods = [f"store-c1-{i}" for i in range(4)] + [f"store-c2-{i}" for i in range(4)] + \
         [f"store-c3-{i}" for i in range(3)]
     srv = "_store._tcp." + global_name(ns, "etcd")
@@ -225,3 +245,22 @@ def test_malformed_packets_leave_it_answering(fed, ns):
         t.sendall(b"\xff\xff" + bytes(100))
     # Asked until answered: the junk may fill the socket's buffer for a while.
     wait_for(lambda: len(dig(fed, global_name(ns, "web"))) == 3, "answers after the junk")
+
+
+def test_a_members_dns_answers_its_own_names_and_the_federations(fed, ns):
+    # The seed's local identity: store-c1-0.etcd.NS.svc.cluster.local is the
+    # pod's IP in c1, answered by c1's own DNS.
+    store(fed, ns, 3)
+
+    def pod_ip():
+        pod = fed["c1"].get_json(f"/api/v1/namespaces/{ns}/pods/store-c1-0")
+        return (pod or {}).get("status", {}).get("podIP")
+    ip = wait_for(pod_ip, "store-c1-0's IP in c1", timeout=SLOW)
+    wait_for(lambda: dig(fed, f"store-c1-0.etcd.{ns}.svc.cluster.local",
+                         port=fed.member_dns["c1"]) == [ip], "c1's DNS names its pod")
+    # Not in c2: each cluster answers its own.
+    assert dig(fed, f"store-c1-0.etcd.{ns}.svc.cluster.local", port=fed.member_dns["c2"]) == []
+    # The federation's global name, through c2's stub domain.
+    web(fed, ns)
+    wait_for(lambda: len(dig(fed, global_name(ns, "web"), port=fed.member_dns["c2"])) == 3,
+             "the global name through a member's DNS")

@@ -25,6 +25,12 @@ def kubectl(kubeconfig, *args, check=True):
     return result
 
 
+def dig(port, name):
+    out = subprocess.run(["dig", "@127.0.0.1", "-p", str(port), "+short", "+tries=5", "+time=2",
+                          name], capture_output=True, text=True, timeout=60)
+    return sorted(l for l in out.stdout.splitlines() if l)
+
+
 def port_open(port):
     with socket.socket() as s:
         s.settimeout(1)
@@ -36,7 +42,7 @@ def up(tmp_path):
     directory = tmp_path / "up"
     proc = subprocess.Popen(
         [FLOTILLA_BINARY, "up", "--dir", str(directory), "--secure-port", "0",
-         "--members", "2", "--storage", "memory"],
+         "--dns-port", "0", "--members", "2", "--storage", "memory"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
     reader = LineReader(proc.stdout)
     yield proc, reader, directory
@@ -52,11 +58,15 @@ def test_up_runs_a_joined_federation_and_ctrl_c_stops_it(up):
     match = UP_RE.search(line)
     assert match, line
     assert match.group(2) == "2"
-    members = {}
+    dig_line = reader.wait_for_line(lambda l: l.strip().startswith("dig @"), "the dig line")
+    dns_port = int(re.search(r"-p (\d+)", dig_line).group(1))
+    members, member_dns = {}, {}
     reader.wait_for_line(lambda l: l.startswith("Members"), "the member list")
     for _ in range(2):
         m = MEMBER_RE.match(reader.wait_for_line(lambda l: MEMBER_RE.match(l), "a member line"))
         members[m.group(1)] = int(m.group(2))
+        d = reader.wait_for_line(lambda l: "its DNS: dig" in l, "the member's DNS line")
+        member_dns[m.group(1)] = int(re.search(r"-p (\d+)", d).group(1))
     assert set(members) == {"on-prem", "cloud-east"}
 
     kubeconfig = str(directory / "kubeconfig")
@@ -98,6 +108,18 @@ def test_up_runs_a_joined_federation_and_ctrl_c_stops_it(up):
         assert local["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"
     history = kubectl(kubeconfig, "rollout", "history", "deployment/shop").stdout
     assert "first release" in history
+
+    # The README's Service found by DNS: the federation's, and a member's
+    # (its own name, and the federation's through its stub domain).
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                           "08-global-service.yaml")
+    kubectl(kubeconfig, "apply", "-f", example)
+    name = "hello.default.flotilla.svc.flotilla.local"
+    wait_for(lambda: len(dig(dns_port, name)) == 2, "both members' addresses", timeout=60)
+    assert dig(member_dns["on-prem"], name) == dig(dns_port, name)
+    cluster_ip = json.loads(kubectl(str(directory / "members" / "cloud-east" / "kubeconfig"),
+                                    "get", "svc", "hello", "-o", "json").stdout)["spec"]["clusterIP"]
+    assert dig(member_dns["cloud-east"], "hello.default.svc.cluster.local") == [cluster_ip]
 
     # Ctrl-C (SIGINT to up) stops the members and the federation, then up.
     proc.send_signal(signal.SIGINT)

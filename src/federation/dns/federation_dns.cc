@@ -3,6 +3,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "dns/stale_handler.h"
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation::dns {
@@ -32,84 +33,26 @@ bool HasReadyAddress(const json::object& endpoints) {
 }  // namespace
 
 FederationDns::FederationDns(FederationContext& ctx, FederationDnsOptions options)
-    : ctx_(ctx), options_(std::move(options)), services_(ctx.informers().For(kServices)) {
-  runtime::EventHandler stale{
-      .on_add = [this](const runtime::ObjectPtr&) { MarkStale(); },
-      .on_update = [this](const runtime::ObjectPtr&, const runtime::ObjectPtr&) { MarkStale(); },
-      .on_delete = [this](const runtime::ObjectPtr&) { MarkStale(); },
-      .on_synced = [this] { MarkStale(); }};
+    : ctx_(ctx),
+      options_(std::move(options)),
+      services_(ctx.informers().For(kServices)),
+      live_([this](uint32_t serial) { return Build(serial); }) {
+  runtime::EventHandler stale = ::flotilla::dns::StaleOn(live_);
   services_.AddEventHandler(stale);
   ctx.cluster_objects().AddEventHandler(stale);
   for (const client::ResourceRef* r : {&kServices, &kEndpoints}) {
     ctx.members().AddHandler(*r, [stale](const std::string&) { return stale; });
   }
-  ctx.OnClusterChange([this] { MarkStale(); });
+  ctx.OnClusterChange([this] { live_.MarkStale(); });
 }
-
-FederationDns::~FederationDns() { Stop(); }
 
 Status FederationDns::Start() {
-  std::shared_ptr<const ::flotilla::dns::Zone> first = Build();
-  {
-    std::lock_guard lock(mu_);
-    zone_ = std::move(first);
-  }
-  ::flotilla::dns::ServerOptions server{.address = options_.address,
-                                        .udp_threads = options_.udp_threads};
-  FLOTILLA_ASSIGN_OR_RETURN(server_, ::flotilla::dns::Server::Start(
-                                         server, [this] { return zone(); }, ctx_.metrics()));
-  builder_ = std::thread([this] { BuildLoop(); });
-  return Status::Ok();
+  return live_.Start(::flotilla::dns::ServerOptions{.address = options_.address,
+                                                    .udp_threads = options_.udp_threads},
+                     ctx_.metrics());
 }
 
-void FederationDns::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  if (builder_.joinable()) builder_.join();
-  if (server_) server_->Stop();
-}
-
-std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::zone() const {
-  std::lock_guard lock(mu_);
-  return zone_;
-}
-
-uint64_t FederationDns::builds() const {
-  std::lock_guard lock(mu_);
-  return builds_;
-}
-
-void FederationDns::MarkStale() {
-  {
-    std::lock_guard lock(mu_);
-    stale_ = true;
-  }
-  changed_.notify_all();
-}
-
-void FederationDns::BuildLoop() {
-  std::unique_lock lock(mu_);
-  for (;;) {
-    changed_.wait(lock, [this] { return stale_ || stopping_; });
-    if (stopping_) return;
-    stale_ = false;
-    lock.unlock();
-    std::shared_ptr<const ::flotilla::dns::Zone> next = Build();
-    lock.lock();
-    zone_ = std::move(next);
-  }
-}
-
-std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build() {
-  uint32_t serial;
-  {
-    std::lock_guard lock(mu_);
-    serial = ++serial_;
-    ++builds_;
-  }
+std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t serial) {
   ::flotilla::dns::ZoneBuilder zone(::flotilla::dns::ZoneOptions{
       .apex = options_.names.domain, .ttl = options_.ttl, .serial = serial});
   std::vector<ClusterFacts> clusters;

@@ -2,9 +2,8 @@
 // records of records.h over UDP and TCP, built from the context's caches
 // (federated Services and Clusters; the members' Services and Endpoints).
 // No store of its own: any change in those caches marks the zone stale and
-// one builder thread makes the next zone at once (changes that come during
-// a build go into the following one), so answers follow within a build's
-// time.
+// the next one is built at once (dns/live_zone.h), so answers follow within
+// a build's time.
 //
 // A cluster counts as Ready when the cluster controller last found it so
 // (the context's registry); its copies leave the answers at once when it
@@ -14,12 +13,9 @@
 // Start() binds the sockets once the caches have synced.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
 
-#include "dns/server.h"
+#include "dns/live_zone.h"
 #include "federation/common/context.h"
 #include "federation/dns/records.h"
 
@@ -37,37 +33,24 @@ class FederationDns {
  public:
   // Registers the informers' handlers on `ctx`. REQUIRES: before ctx starts.
   FederationDns(FederationContext& ctx, FederationDnsOptions options);
-  ~FederationDns();
+  ~FederationDns() { Stop(); }
   FederationDns(const FederationDns&) = delete;
   FederationDns& operator=(const FederationDns&) = delete;
 
   // Builds the first zone and starts serving. REQUIRES: ctx started.
   Status Start();
-  void Stop();
-  int port() const { return server_ ? server_->port() : 0; }
+  void Stop() { live_.Stop(); }
+  int port() const { return live_.port(); }
   // The zone answered from now.
-  std::shared_ptr<const ::flotilla::dns::Zone> zone() const;
-  // Zones built so far.
-  uint64_t builds() const;
+  std::shared_ptr<const ::flotilla::dns::Zone> zone() const { return live_.zone(); }
 
  private:
-  void MarkStale();
-  void BuildLoop();
-  std::shared_ptr<const ::flotilla::dns::Zone> Build();
+  std::shared_ptr<const ::flotilla::dns::Zone> Build(uint32_t serial);
 
   FederationContext& ctx_;
   const FederationDnsOptions options_;
   runtime::Informer& services_;
-  std::unique_ptr<::flotilla::dns::Server> server_;
-  std::thread builder_;
-
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  bool stale_ = true;                                  // GUARDED_BY(mu_)
-  bool stopping_ = false;                              // GUARDED_BY(mu_)
-  uint32_t serial_ = 0;                                // GUARDED_BY(mu_)
-  uint64_t builds_ = 0;                                // GUARDED_BY(mu_)
-  std::shared_ptr<const ::flotilla::dns::Zone> zone_;  // GUARDED_BY(mu_)
+  ::flotilla::dns::LiveZone live_;
 };
 
 }  // namespace flotilla::federation::dns
