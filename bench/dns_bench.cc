@@ -21,8 +21,13 @@
 //   - memory: heap bytes per record of Flotilla's zone (malloc's count
 //     before and after building it); unbound's RSS with the records.
 // Both servers share the machine's cores with dnsperf.
+// Then, with --failovers N (default 5; 0 skips it), the real `flotilla
+// server --dns-address` with three members: the time from a member's
+// Endpoints losing their last address to the answer changing
+// (dns_failover.cc).
 //
 // Usage: dns_bench [--services N] [--seconds S] [--latency-qps Q] [--clients C] [--rounds R]
+//                  [--failovers N]
 #include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -42,6 +47,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "bench/dns_failover.h"
 #include "bench/proc_stats.h"
 #include "cli/child_process.h"
 #include "dns/server.h"
@@ -57,6 +63,7 @@ struct Config {
   int latency_qps = 20000;
   int clients = 4;
   int rounds = 3;
+  int failovers = 5;  // 0: no failover phase
 };
 
 struct Records {
@@ -163,6 +170,16 @@ std::string Join(const std::vector<double>& v) {
   return out;
 }
 
+std::string JoinMs(const std::vector<double>& v) {
+  std::string out;
+  char buf[32];
+  for (double x : v) {
+    std::snprintf(buf, sizeof(buf), "%.1f", x);
+    out += (out.empty() ? "" : " ") + std::string(buf);
+  }
+  return out;
+}
+
 int Main(const Config& c) {
   InitLogging("warn");
   fs::path dir = fs::temp_directory_path() / ("dns_bench." + std::to_string(getpid()));
@@ -239,6 +256,18 @@ int Main(const Config& c) {
   double unbound_rss = bench::StatusField(unbound.pid(), "VmRSS") / 1024.0;
   unbound.Stop();
   (*server)->Stop();
+  std::vector<double> failover;
+  if (c.failovers > 0) {
+    std::string binary =
+        (fs::canonical("/proc/self/exe").parent_path().parent_path() / "flotilla").string();
+    auto measured =
+        bench::MeasureDnsFailover(binary, (dir / "fleet").string(), FreePort(), c.failovers);
+    if (!measured.ok()) {
+      std::cerr << "failover phase: " << measured.status().ToString() << "\n";
+      return 1;
+    }
+    failover = *measured;
+  }
   std::printf(
       "{\"services\": %d, \"records\": %zu, \"queries_file\": %d,\n"
       " \"flotilla\": {\"qps\": %.0f, \"qps_rounds\": \"%s\", \"lost_pct\": %.2f, \"p50_ms\": "
@@ -247,12 +276,13 @@ int Main(const Config& c) {
       " \"unbound\": {\"qps\": %.0f, \"qps_rounds\": \"%s\", \"lost_pct\": %.2f, \"p50_ms\": %.3f, "
       "\"p99_ms\": %.3f, "
       "\"rss_mib\": %.1f},\n"
-      " \"latency_load_qps\": %d, \"clients\": %d, \"seconds\": %d}\n",
+      " \"latency_load_qps\": %d, \"clients\": %d, \"seconds\": %d,\n"
+      " \"endpoints_lost_to_answer_ms\": \"%s\"}\n",
       c.services, records.count, c.services * 4, flotilla.qps, Join(flotilla.rounds).c_str(),
       flotilla.lost, flotilla.p50_ms, flotilla.p99_ms,
       static_cast<double>(heap_after - heap_before) / static_cast<double>(records.count), peer.qps,
       Join(peer.rounds).c_str(), peer.lost, peer.p50_ms, peer.p99_ms, unbound_rss, c.latency_qps,
-      c.clients, c.seconds);
+      c.clients, c.seconds, JoinMs(failover).c_str());
   fs::remove_all(dir);
   return 0;
 }
@@ -275,9 +305,11 @@ int main(int argc, char** argv) {
       c.clients = v;
     else if (flag == "--rounds")
       c.rounds = std::max(1, v);
+    else if (flag == "--failovers")
+      c.failovers = v;
     else {
       std::cerr << "usage: dns_bench [--services N] [--seconds S] [--latency-qps Q] [--clients C] "
-                   "[--rounds R]\n";
+                   "[--rounds R] [--failovers N]\n";
       return 2;
     }
   }

@@ -70,7 +70,8 @@ struct Fleet {
   std::vector<client::Client*> Members() const;
 };
 StatusOr<Fleet> StartFleet(const std::string& binary, const std::string& dir, int clusters,
-                           const std::vector<std::string>& member_args, int timeout_s);
+                           const std::vector<std::string>& member_args, int timeout_s,
+                           const std::vector<std::string>& server_flags = {});
 
 // A ReplicaSet with `replicas` pods of no resource requests that go at once
 // when deleted; `preferences` ("" for none) is its placement annotation.

@@ -112,10 +112,11 @@ std::vector<client::Client*> Fleet::Members() const {
 }
 
 StatusOr<Fleet> StartFleet(const std::string& binary, const std::string& dir, int clusters,
-                           const std::vector<std::string>& member_args, int timeout_s) {
+                           const std::vector<std::string>& member_args, int timeout_s,
+                           const std::vector<std::string>& server_flags) {
   std::filesystem::create_directories(dir);
   Fleet f;
-  FLOTILLA_ASSIGN_OR_RETURN(f.server, StartServer(binary, dir + "/server", {}));
+  FLOTILLA_ASSIGN_OR_RETURN(f.server, StartServer(binary, dir + "/server", server_flags));
   std::vector<std::string> args{"--clusters", std::to_string(clusters), "--name", "m"};
   args.insert(args.end(), member_args.begin(), member_args.end());
   FLOTILLA_ASSIGN_OR_RETURN(f.members, StartMembers(binary, dir + "/members", args, clusters));

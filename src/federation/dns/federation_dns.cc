@@ -70,7 +70,8 @@ std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t seria
   for (const runtime::ObjectPtr& svc : services) {
     std::string cluster = api::AnnotationAt(*svc, api::kPlacementClusterAnnotation);
     if (cluster.empty() || ctx_.clusters().Get(cluster) == nullptr) continue;
-    pod_addresses[StringAt(*svc, "metadata.name")] = IngressOf(*svc).ips;
+    pod_addresses[StringAt(*svc, "metadata.namespace") + "/" + StringAt(*svc, "metadata.name")] =
+        IngressOf(*svc).ips;
   }
   for (const runtime::ObjectPtr& svc : services) {
     std::string ns = StringAt(*svc, "metadata.namespace");

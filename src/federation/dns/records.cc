@@ -68,7 +68,7 @@ void AddStateful(ZoneBuilder& zone, const DnsNames& names, const json::object& s
     pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
     pod.erase(0, pod.find_first_not_of(' '));
     pod.erase(pod.find_last_not_of(' ') + 1);
-    auto addrs = pod_addresses.find(pod);
+    auto addrs = pod_addresses.find(ns + "/" + pod);
     if (pod.empty() || addrs == pod_addresses.end() || addrs->second.empty()) continue;
     std::string name = names.Pod(ns, svc, pod);
     for (const std::string& ip : addrs->second) {

@@ -61,8 +61,8 @@ struct CopyFacts {
 };
 
 // Adds the records of the federated Service `service`. `copies` are its
-// member copies; `pod_addresses` maps a stateful pod's name to the
-// addresses of its own Service (healthy ones only).
+// member copies; `pod_addresses` maps a stateful pod ("namespace/name") to
+// the addresses of its own Service (healthy ones only).
 void AddServiceRecords(::flotilla::dns::ZoneBuilder& zone, const DnsNames& names,
                        const std::vector<ClusterFacts>& clusters, const json::object& service,
                        const std::vector<CopyFacts>& copies,

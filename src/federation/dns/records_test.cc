@@ -127,7 +127,7 @@ TEST_F(RecordsTest, StatefulPodsHaveTheirOwnNamesAndSrv) {
       {"federation.kubernetes.io/stateful-replica-list", "store-c1-0, store-c2-0, store-c3-0"}};
   ZoneBuilder b(ZoneOptions{});
   AddServiceRecords(b, names_, clusters_, etcd, {},
-                    {{"store-c1-0", {"10.1.0.7"}}, {"store-c2-0", {"10.2.0.7"}}});
+                    {{"default/store-c1-0", {"10.1.0.7"}}, {"default/store-c2-0", {"10.2.0.7"}}});
   zone_ = b.Build();
   EXPECT_EQ(Query("store-c2-0.etcd.default.flotilla.svc.flotilla.local", KNOT_RRTYPE_A).answer,
             (Lines{"store-c2-0.etcd.default.flotilla.svc.flotilla.local A 10.2.0.7"}));
