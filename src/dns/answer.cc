@@ -122,6 +122,8 @@ Answered Answer(const Zone& zone, std::span<const uint8_t> query, std::span<uint
     knot_wire_clear_ad(clean->wire);
     knot_wire_set_aa(clean->wire);
     knot_wire_set_tc(clean->wire);
+    // The OPT was never put in the packet that goes: free it here.
+    if (edns) knot_rrset_clear(&opt, &r->mm);
     r = std::move(clean);
     if (edns) {
       knot_edns_init(&opt, options.max_udp_payload, 0, 0, &r->mm);
