@@ -97,8 +97,9 @@ int RunMembers(MemberFlags& flags) {
     }
     if ((*m)->dns_port() != 0) {
       // Before the ready line: `flotilla up` reads it once it sees that.
-      std::cout << "Flotilla member " << (*m)->name() << " DNS serving " << (*m)->name()
-                << " (UDP and TCP port " << (*m)->dns_port() << ")\n";
+      std::cout << "Flotilla member " << (*m)->name() << " serving DNS for "
+                << flags.member.dns.cluster_domain << " (UDP and TCP port " << (*m)->dns_port()
+                << ")\n";
     }
     std::cout << "Flotilla member " << (*m)->name() << " ready at " << (*m)->url()
               << " (kubeconfig " << (*m)->kubeconfig_path() << ")\n"
