@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "api/service_dns.h"
 #include "bench/federation_bench.h"
 #include "dns/knot.h"
 
@@ -70,14 +71,7 @@ std::vector<std::string> QueryA(int port, const std::string& name) {
 
 bool HasAddress(client::Client& member, const std::string& ns, const std::string& name) {
   auto eps = member.Get(kEndpoints, ns, name);
-  if (!eps.ok()) return false;
-  const json::value* subsets = Find(*eps, "subsets");
-  if (subsets == nullptr || !subsets->is_array()) return false;
-  for (const json::value& s : subsets->get_array()) {
-    const json::value* a = s.is_object() ? s.get_object().if_contains("addresses") : nullptr;
-    if (a != nullptr && a->is_array() && !a->get_array().empty()) return true;
-  }
-  return false;
+  return eps.ok() && !api::ReadyAddresses(*eps).empty();
 }
 
 Status SetPreferences(client::Client& fed, const std::string& prefs) {

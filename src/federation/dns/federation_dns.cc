@@ -3,6 +3,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/service_dns.h"
 #include "dns/stale_handler.h"
 #include "federation/common/member_copy.h"
 
@@ -17,17 +18,6 @@ std::vector<std::string> Strings(const json::object& obj, std::string_view path)
     if (s.is_string()) out.emplace_back(s.get_string());
   }
   return out;
-}
-
-bool HasReadyAddress(const json::object& endpoints) {
-  const json::value* subsets = Find(endpoints, "subsets");
-  if (subsets == nullptr || !subsets->is_array()) return false;
-  for (const json::value& s : subsets->get_array()) {
-    if (!s.is_object()) continue;
-    const json::value* a = s.get_object().if_contains("addresses");
-    if (a != nullptr && a->is_array() && !a->get_array().empty()) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -85,9 +75,10 @@ std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t seria
       if (copy == nullptr || !IsManaged(*copy)) continue;
       runtime::ObjectPtr eps =
           member_endpoints != nullptr ? member_endpoints->lister().Get(ns, name) : nullptr;
-      copies.push_back(CopyFacts{.cluster = cluster,
-                                 .service = *copy,
-                                 .ready_endpoint = eps != nullptr && HasReadyAddress(*eps)});
+      copies.push_back(
+          CopyFacts{.cluster = cluster,
+                    .service = *copy,
+                    .ready_endpoint = eps != nullptr && !api::ReadyAddresses(*eps).empty()});
     }
     AddServiceRecords(zone, options_.names, clusters, *svc, copies, pod_addresses);
   }

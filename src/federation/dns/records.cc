@@ -6,6 +6,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/service_dns.h"
 
 namespace flotilla::federation::dns {
 namespace {
@@ -13,42 +14,16 @@ namespace {
 using ::flotilla::dns::SrvRecord;
 using ::flotilla::dns::ZoneBuilder;
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-struct Port {
-  std::string name, protocol;
-  int64_t port = 0;
-};
-
-std::vector<Port> NamedPorts(const json::object& service) {
-  std::vector<Port> out;
-  const json::value* ports = Find(service, "spec.ports");
-  if (ports == nullptr || !ports->is_array()) return out;
-  for (const json::value& p : ports->get_array()) {
-    if (!p.is_object()) continue;
-    Port port{.name = StringAt(p.get_object(), "name"),
-              .protocol = Lower(StringAt(p.get_object(), "protocol")),
-              .port = IntAt(p.get_object(), "port")};
-    if (port.protocol.empty()) port.protocol = "tcp";
-    if (!port.name.empty() && port.port > 0 && port.port <= 65535) out.push_back(std::move(port));
-  }
-  return out;
-}
-
 // SRV records for every named port at `name`, one per target.
-void AddSrv(ZoneBuilder& zone, const std::vector<Port>& ports, const std::string& name,
-            const std::vector<std::string>& targets) {
-  for (const Port& p : ports) {
+void AddSrv(ZoneBuilder& zone, const std::vector<api::NamedPort>& ports, const std::string& name,
+            const std::vector<std::string>& targets, uint16_t weight) {
+  for (const api::NamedPort& p : ports) {
     std::string owner = "_" + p.name + "._" + p.protocol + "." + name;
     for (const std::string& t : targets) {
-      zone.AddSrv(owner, SrvRecord{.priority = 0,
-                                   .weight = static_cast<uint16_t>(100 / targets.size()),
-                                   .port = static_cast<uint16_t>(p.port),
-                                   .target = t});
+      zone.AddSrv(
+          owner,
+          SrvRecord{
+              .priority = 0, .weight = weight, .port = static_cast<uint16_t>(p.port), .target = t});
     }
   }
 }
@@ -78,7 +53,7 @@ void AddStateful(ZoneBuilder& zone, const DnsNames& names, const json::object& s
     targets.push_back(name);
   }
   if (targets.empty()) return;
-  std::vector<Port> ports = NamedPorts(service);
+  std::vector<api::NamedPort> ports = api::NamedPorts(service);
   // The bare name's SRV records carry the first port.
   int64_t first = 0;
   if (const json::value* all = Find(service, "spec.ports"); all != nullptr && all->is_array() &&
@@ -91,15 +66,7 @@ void AddStateful(ZoneBuilder& zone, const DnsNames& names, const json::object& s
         global,
         SrvRecord{.priority = 0, .weight = 10, .port = static_cast<uint16_t>(first), .target = t});
   }
-  for (const Port& p : ports) {
-    std::string owner = "_" + p.name + "._" + p.protocol + "." + global;
-    for (const std::string& t : targets) {
-      zone.AddSrv(
-          owner,
-          SrvRecord{
-              .priority = 0, .weight = 10, .port = static_cast<uint16_t>(p.port), .target = t});
-    }
-  }
+  AddSrv(zone, ports, global, targets, 10);
 }
 
 }  // namespace
@@ -165,7 +132,7 @@ void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
     }
     return out;
   };
-  std::vector<Port> ports = NamedPorts(service);
+  std::vector<api::NamedPort> ports = api::NamedPorts(service);
   // Writes `name`'s answers; returns the name SRV records there target
   // (itself, or what its alias stands for), "" when it has none.
   auto write = [&](const std::string& name, const Ingress& in, const std::string& fallback,
@@ -185,7 +152,7 @@ void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
   Ingress everywhere = healthy([](const ClusterFacts&) { return true; });
   std::string global_target = write(global, everywhere, "", "");
   if (global_target.empty()) zone.AddName(global);  // exists, without addresses
-  if (!global_target.empty()) AddSrv(zone, ports, global, {global_target});
+  if (!global_target.empty()) AddSrv(zone, ports, global, {global_target}, 100);
   std::map<std::string, std::set<std::string>> regions;  // region -> zones
   for (const ClusterFacts& c : clusters) {
     if (c.region.empty()) continue;
@@ -196,7 +163,7 @@ void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
     std::string regional_target =
         write(regional, healthy([&](const ClusterFacts& c) { return c.region == region; }), global,
               global_target);
-    if (!regional_target.empty()) AddSrv(zone, ports, regional, {regional_target});
+    if (!regional_target.empty()) AddSrv(zone, ports, regional, {regional_target}, 100);
     for (const std::string& z : zones) {
       std::string zonal = names.Zonal(ns, svc, z, region);
       std::string zonal_target =
@@ -205,7 +172,7 @@ void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
                          std::find(c.zones.begin(), c.zones.end(), z) != c.zones.end();
                 }),
                 regional, regional_target);
-      if (!zonal_target.empty()) AddSrv(zone, ports, zonal, {zonal_target});
+      if (!zonal_target.empty()) AddSrv(zone, ports, zonal, {zonal_target}, 100);
     }
   }
 }

@@ -1,38 +1,12 @@
 // A member's cluster DNS (cluster_dns.h).
 #include "member/dns/cluster_dns.h"
 
-#include <algorithm>
-#include <cctype>
 #include <map>
 
+#include "api/service_dns.h"
 #include "dns/stale_handler.h"
 
 namespace flotilla::member {
-namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-// Ready addresses of an Endpoints object.
-std::vector<std::string> ReadyIps(const json::object& endpoints) {
-  std::vector<std::string> out;
-  const json::value* subsets = Find(endpoints, "subsets");
-  if (subsets == nullptr || !subsets->is_array()) return out;
-  for (const json::value& s : subsets->get_array()) {
-    if (!s.is_object()) continue;
-    const json::value* a = s.get_object().if_contains("addresses");
-    if (a == nullptr || !a->is_array()) continue;
-    for (const json::value& addr : a->get_array()) {
-      if (addr.is_object()) out.push_back(StringAt(addr.get_object(), "ip"));
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::shared_ptr<const dns::Zone> BuildClusterZone(const ClusterDnsOptions& options, uint32_t serial,
                                                   const std::vector<runtime::ObjectPtr>& services,
@@ -66,7 +40,7 @@ std::shared_ptr<const dns::Zone> BuildClusterZone(const ClusterDnsOptions& optio
       targets.push_back(fqdn);
     } else if (headless) {
       if (auto e = eps.find(ns + "/" + name); e != eps.end()) {
-        for (const std::string& ip : ReadyIps(*e->second)) zone.AddAddress(fqdn, ip);
+        for (const std::string& ip : api::ReadyAddresses(*e->second)) zone.AddAddress(fqdn, ip);
       }
       for (const auto& [host, ip] : hosts[ns + "/" + name]) {
         std::string pod = host + "." + fqdn;
@@ -74,20 +48,12 @@ std::shared_ptr<const dns::Zone> BuildClusterZone(const ClusterDnsOptions& optio
         targets.push_back(pod);
       }
     }
-    const json::value* ports = Find(*s, "spec.ports");
-    if (ports == nullptr || !ports->is_array()) continue;
-    for (const json::value& p : ports->get_array()) {
-      if (!p.is_object()) continue;
-      std::string port_name = StringAt(p.get_object(), "name");
-      int64_t port = IntAt(p.get_object(), "port");
-      if (port_name.empty() || port <= 0 || port > 65535) continue;
-      std::string proto = Lower(StringAt(p.get_object(), "protocol"));
-      if (proto.empty()) proto = "tcp";
+    for (const api::NamedPort& p : api::NamedPorts(*s)) {
       for (const std::string& t : targets) {
-        zone.AddSrv("_" + port_name + "._" + proto + "." + fqdn,
+        zone.AddSrv("_" + p.name + "._" + p.protocol + "." + fqdn,
                     dns::SrvRecord{.priority = 0,
                                    .weight = static_cast<uint16_t>(100 / targets.size()),
-                                   .port = static_cast<uint16_t>(port),
+                                   .port = static_cast<uint16_t>(p.port),
                                    .target = t});
       }
     }
