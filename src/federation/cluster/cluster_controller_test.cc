@@ -206,7 +206,8 @@ TEST_F(ClusterControllerTest, MemberInformersFollowTheClustersReadiness) {
     return inf != nullptr && inf->HasSynced() && inf->cache().Size() == n;
   };
   ASSERT_TRUE(Eventually([&] { return synced_nodes(2); }));
-  EXPECT_EQ(adds, 2);
+  // The cache is updated before the handlers run: await the count.
+  EXPECT_TRUE(Eventually([&] { return adds == 2; })) << adds;
 
   member_.Stop();
   ASSERT_TRUE(AdvanceUntil([&] { return !Health().ready; }));
@@ -218,7 +219,7 @@ TEST_F(ClusterControllerTest, MemberInformersFollowTheClustersReadiness) {
   ASSERT_TRUE(Eventually([&] { return synced_nodes(0); }));
   AddNode(*member_.InProcess(), "n3", "zone-c", "region-1");
   ASSERT_TRUE(Eventually([&] { return synced_nodes(1); }));
-  EXPECT_EQ(adds, 3);
+  EXPECT_TRUE(Eventually([&] { return adds == 3; })) << adds;
 
   ASSERT_TRUE(Unjoin(*fed_client_, "m1", false).ok());
   EXPECT_TRUE(Eventually([&] { return informers.Clusters().empty(); }));
