@@ -5,11 +5,15 @@
 #include <string>
 
 #include "member/hpa/hpa_controller.h"
-#include "member/hpa/quantity.h"
+#include "api/hpa/quantity.h"
 #include "member/hpa/replica_calculator.h"
-#include "member/hpa/status.h"
+#include "api/hpa/status.h"
 
 namespace flotilla::member::hpa {
+
+using api::hpa::FormatMilli;
+using api::hpa::ParseMilli;
+using api::hpa::SetCondition;
 namespace {
 
 // A failed metric: the Warning event's reason, the message of its event and

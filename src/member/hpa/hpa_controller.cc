@@ -2,9 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "member/hpa/status.h"
+#include "api/hpa/status.h"
 
 namespace flotilla::member::hpa {
+
+using api::hpa::BuildStatus;
+using api::hpa::DesiredReplicasOf;
+using api::hpa::SetCondition;
 namespace {
 
 // The scale target's resource, as the RESTMapper would find it for the

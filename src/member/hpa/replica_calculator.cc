@@ -3,9 +3,11 @@
 #include <cmath>
 #include <set>
 
-#include "member/hpa/quantity.h"
+#include "api/hpa/quantity.h"
 
 namespace flotilla::member::hpa {
+
+using api::hpa::ParseMilli;
 namespace {
 
 bool Deleting(const json::object& pod) {

@@ -1,10 +1,10 @@
-#include "member/hpa/quantity.h"
+#include "api/hpa/quantity.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace flotilla::member::hpa {
+namespace flotilla::api::hpa {
 namespace {
 
 using Int = __int128;
@@ -102,4 +102,4 @@ std::string FormatMilli(int64_t milli) {
   return std::to_string(milli) + std::string(kSuffix[i]);
 }
 
-}  // namespace flotilla::member::hpa
+}  // namespace flotilla::api::hpa

@@ -2,7 +2,7 @@
 // them: a quantity's milli-value, rounded up as resource.Quantity's
 // MilliValue() rounds, and the canonical DecimalSI text of a milli-value, as
 // resource.NewMilliQuantity(v, DecimalSI).String() writes it ("250m", "1",
-// "1500m", "2k"). Pure functions; thread-safe. Internal to src/member/hpa.
+// "1500m", "2k"). Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 #include "base/json.h"
 
-namespace flotilla::member::hpa {
+namespace flotilla::api::hpa {
 
 // "100m", "0.5", "2", "1e3", "64Mi", or a JSON number. nullopt when it is not
 // a quantity. Values beyond int64 saturate.
@@ -21,4 +21,4 @@ std::optional<int64_t> ParseMilli(const json::value& q);
 
 std::string FormatMilli(int64_t milli);
 
-}  // namespace flotilla::member::hpa
+}  // namespace flotilla::api::hpa

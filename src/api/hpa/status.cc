@@ -1,6 +1,6 @@
-#include "member/hpa/status.h"
+#include "api/hpa/status.h"
 
-namespace flotilla::member::hpa {
+namespace flotilla::api::hpa {
 
 void SetCondition(json::object& status, std::string_view type, bool value, std::string_view reason,
                   std::string_view message, TimePoint now) {
@@ -51,4 +51,4 @@ int64_t DesiredReplicasOf(const json::object& status) {
   return GetInt(status, "desiredReplicas").value_or(0);
 }
 
-}  // namespace flotilla::member::hpa
+}  // namespace flotilla::api::hpa

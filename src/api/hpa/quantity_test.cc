@@ -1,10 +1,10 @@
 // Quantities as resource.Quantity reads (MilliValue) and writes
 // (NewMilliQuantity(v, DecimalSI).String()) them.
-#include "member/hpa/quantity.h"
+#include "api/hpa/quantity.h"
 
 #include <gtest/gtest.h>
 
-namespace flotilla::member::hpa {
+namespace flotilla::api::hpa {
 namespace {
 
 TEST(QuantityTest, MilliValueOfTheForms) {
@@ -38,4 +38,4 @@ TEST(QuantityTest, CanonicalDecimalText) {
 }
 
 }  // namespace
-}  // namespace flotilla::member::hpa
+}  // namespace flotilla::api::hpa

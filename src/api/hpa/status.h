@@ -2,7 +2,6 @@
 // in Go's field order): conditions set as Kubernetes' setCondition sets
 // them (lastTransitionTime moves only when the status changes) and the
 // status rebuilt after each sync (setStatus). Pure functions; thread-safe.
-// Internal to src/member/hpa.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +11,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 
-namespace flotilla::member::hpa {
+namespace flotilla::api::hpa {
 
 // Sets condition `type` in status.conditions (added at the end when absent).
 void SetCondition(json::object& status, std::string_view type, bool value, std::string_view reason,
@@ -28,4 +27,4 @@ json::object BuildStatus(const json::object& working, int64_t generation, int64_
 // The desiredReplicas of a status (0 when absent).
 int64_t DesiredReplicasOf(const json::object& status);
 
-}  // namespace flotilla::member::hpa
+}  // namespace flotilla::api::hpa
