@@ -48,6 +48,20 @@ inline constexpr char kStatefulSetStatusAnnotation[] =
 // StatefulSet's local ones are named <name>-<cluster>.
 inline constexpr size_t kMaxStatefulSetNameLength = 52;
 
+// Placement preferences of a federated HorizontalPodAutoscaler (the same
+// document; per seed 004 only minReplicas and maxReplicas bound a cluster's
+// share, and weights order the choice of clusters).
+inline constexpr char kHpaPreferencesAnnotation[] = "federation.kubernetes.io/hpa-preferences";
+// On a federated HPA: the per-cluster breakdown of its shares and its local
+// HPAs' state (federation/hpa/status.h).
+inline constexpr char kHpaStatusAnnotation[] = "federation.kubernetes.io/hpa-status";
+// On a federated Deployment or ReplicaSet while a federated HPA scales it:
+// the HPA and the clusters it chose, {"hpa": "<name>", "clusters": [...]}.
+// The target then runs in exactly those clusters, with the replicas their
+// local HPAs set (seed 004); its own preferences are overridden.
+inline constexpr char kHpaTargetClusterListAnnotation[] =
+    "federation.kubernetes.io/hpa-target-cluster-list";
+
 // On any federated object: the one cluster it goes to (by the Cluster's
 // name), besides what the cluster selector says.
 inline constexpr char kPlacementClusterAnnotation[] = "federation.kubernetes.io/cluster";

@@ -22,6 +22,7 @@ struct MemberFlags {
   std::string zones;
   std::string pod_startup = "500ms";
   std::string hpa_downscale_stabilization = "5m";
+  std::string hpa_sync_period = "15s";
   std::vector<std::string> stub_domains;  // DOMAIN=HOST:PORT
   std::string log_level = "info";
 };
@@ -70,14 +71,16 @@ int RunMembers(MemberFlags& flags) {
   BlockTerminationSignals();
   auto startup = member::ParseGoDuration(flags.pod_startup);
   auto stabilization = member::ParseGoDuration(flags.hpa_downscale_stabilization);
-  if (!startup || !stabilization) {
-    std::cerr << "error: --pod-startup and --hpa-downscale-stabilization take durations such "
-                 "as 500ms, 30s or 5m\n";
+  auto hpa_period = member::ParseGoDuration(flags.hpa_sync_period);
+  if (!startup || !stabilization || !hpa_period || *hpa_period <= Duration::zero()) {
+    std::cerr << "error: --pod-startup, --hpa-downscale-stabilization and --hpa-sync-period take "
+                 "durations such as 500ms, 30s or 5m (the period more than 0)\n";
     return 2;
   }
   auto& sim = flags.member.simulation;
   sim.pod_startup = *startup;
   sim.hpa_downscale_stabilization = *stabilization;
+  sim.hpa_sync_period = *hpa_period;
   sim.zones = SplitList(flags.zones);
   for (const std::string& stub : flags.stub_domains) {
     size_t eq = stub.find('=');
@@ -140,6 +143,11 @@ void AddSimulationFlags(CLI::App* cmd, MemberFlags& f) {
       ->group("Simulation");
   cmd->add_option("--hpa-downscale-stabilization", f.hpa_downscale_stabilization,
                   "HPA scale-down stabilization window")
+      ->capture_default_str()
+      ->group("Simulation");
+  cmd->add_option("--hpa-sync-period", f.hpa_sync_period,
+                  "How often the HPA controller syncs every HPA (kube-controller-manager's "
+                  "--horizontal-pod-autoscaler-sync-period)")
       ->capture_default_str()
       ->group("Simulation");
   cmd->add_option("--lb-cidr", sim.lb_cidr,

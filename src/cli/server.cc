@@ -58,6 +58,7 @@ void RaiseOpenFileLimit() {
 
 int RunServer(ServerFlags& flags) {
   InitLogging(flags.log_level);
+  flags.federation.hpa.member_change_delay = flags.federation.workloads.member_change_delay;
   flags.federation.dns.ttl = static_cast<uint32_t>(
       std::chrono::duration_cast<std::chrono::seconds>(flags.dns_ttl).count());
   RaiseOpenFileLimit();
@@ -156,6 +157,17 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   AddDurationOption(cmd, "--recheck-delay,--replicaset-recheck-delay", &w.recheck_delay, "1m",
                     "When a federated ReplicaSet or Deployment not in its desired state is "
                     "checked again, and a local copy a member refused is created again")
+      ->group("Federation");
+  auto& hpa = flags.federation.hpa;
+  AddDurationOption(cmd, "--hpa-freeze-window", &hpa.freeze_window, "30s",
+                    "How long a member cluster whose share of a federated HPA's minReplicas or "
+                    "maxReplicas changed is left alone before its share moves again")
+      ->group("Federation");
+  cmd.add_option("--hpa-min-transfer-load", hpa.min_transfer_load,
+                 "A cluster whose local HPA sits at its minReplicas with a load under this "
+                 "fraction of its target gives minReplicas to busier clusters")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str()
       ->group("Federation");
   auto& dns = flags.federation.dns;
   cmd.add_option("--dns-address", dns.address,

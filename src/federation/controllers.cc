@@ -53,6 +53,9 @@ FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
     components_.push_back(
         std::make_shared<statefulset::StatefulSetController>(ctx_, options.workloads));
   }
+  if (options.Enabled("hpa")) {
+    components_.push_back(std::make_shared<hpa::HpaController>(ctx_, options.hpa));
+  }
   if (!options.dns.address.empty()) {
     dns_ = std::make_unique<dns::FederationDns>(ctx_, options.dns);
   }

@@ -1,8 +1,8 @@
 // The federation's controllers as `flotilla server` runs them (DESIGN §2):
 // one FederationContext and, by the names --controllers uses, the cluster
 // controller, the sync controller, and the federated ReplicaSet,
-// Deployment and StatefulSet controllers. Adding a controller is one line in
-// controllers.cc (and its name below).
+// Deployment, StatefulSet and HorizontalPodAutoscaler controllers. Adding a controller is one line
+// in controllers.cc (and its name below).
 #pragma once
 
 #include <memory>
@@ -16,19 +16,22 @@
 #include "federation/common/context.h"
 #include "federation/common/placer.h"
 #include "federation/dns/federation_dns.h"
+#include "federation/hpa/hpa_controller.h"
 #include "federation/sync/sync_controller.h"
 
 namespace flotilla::federation {
 
 // The controllers `flotilla server` can run, by the names --controllers uses.
-inline constexpr const char* kControllerNames[] = {"cluster", "sync", "replicaset", "deployment",
-                                                   "statefulset"};
+inline constexpr const char* kControllerNames[] = {"cluster",    "sync",        "replicaset",
+                                                   "deployment", "statefulset", "hpa"};
 
 struct FederationOptions {
   cluster::ClusterControllerOptions cluster;
   sync::SyncControllerOptions sync;
-  // Federated ReplicaSets and Deployments.
+  // Federated ReplicaSets, Deployments and StatefulSets.
   WorkloadOptions workloads;
+  // Federated HorizontalPodAutoscalers.
+  hpa::HpaOptions hpa;
   ContextOptions context;
   // The DNS server (--dns-address; none when empty).
   dns::FederationDnsOptions dns;

@@ -1,5 +1,7 @@
 #include "runtime/event_recorder.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "base/log.h"
@@ -159,12 +161,17 @@ bool EventRecorder::CreateEvent(const Pending& p, const std::string& key, Seen s
 }
 
 // "<object name>.<hex nanoseconds>", as client-go names events, kept
-// unique within this recorder when the clock has not moved.
+// unique within the process (every recorder in it) when the clock has not
+// moved: the controllers of one process share an API server and often a
+// clock.
 std::string EventRecorder::EventName(const std::string& object_name, TimePoint at) {
+  static std::atomic<int64_t> last_nanos{0};
   int64_t nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
-  if (nanos <= last_name_nanos_) nanos = last_name_nanos_ + 1;
-  last_name_nanos_ = nanos;
+  int64_t last = last_nanos.load();
+  do {
+    nanos = std::max(nanos, last + 1);
+  } while (!last_nanos.compare_exchange_weak(last, nanos));
   char hex[32];
   std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(nanos));
   return object_name + "." + hex;

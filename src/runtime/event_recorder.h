@@ -108,7 +108,6 @@ class EventRecorder {
   // Owned by the writer thread.
   std::unordered_map<std::string, Seen> seen_;
   std::list<std::string> lru_;  // most recent first
-  int64_t last_name_nanos_ = 0;
 
   std::thread thread_;
 };

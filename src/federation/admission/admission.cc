@@ -128,6 +128,11 @@ void AddFederationAdmission(api::Registry& registry, std::shared_ptr<const Clust
       "apps", "replicasets", [](const json::object& obj, const json::object* old) {
         return ValidatePreferencesAnnotation(obj, old, api::kReplicaSetPreferencesAnnotation);
       });
+  registry.AddValidation("autoscaling", "horizontalpodautoscalers",
+                         [](const json::object& obj, const json::object* old) {
+                           return ValidatePreferencesAnnotation(obj, old,
+                                                                api::kHpaPreferencesAnnotation);
+                         });
   registry.AddValidation(
       "apps", "deployments", [](const json::object& obj, const json::object* old) {
         std::vector<StatusCause> causes =

@@ -160,6 +160,18 @@ TEST_F(RegistryAdmissionTest, PreferencesOnlyOnTheirKind) {
   EXPECT_NE(std::find(fields.begin(), fields.end(),
                       std::string("metadata.annotations[") + kDeployPrefs + "].bogus"),
             fields.end());
+  // An HPA's preferences are checked on both versions.
+  for (std::string_view version : {"v1", "v2"}) {
+    json::object hpa = Annotated(R"({"metadata":{"name":"h","namespace":"default"}})",
+                                 "federation.kubernetes.io/hpa-preferences",
+                                 R"({"clusters":{"a":{"maxReplicas":-1}}})");
+    fields = Fields(Validate("autoscaling", version, "horizontalpodautoscalers", hpa));
+    EXPECT_NE(std::find(fields.begin(), fields.end(),
+                        "metadata.annotations[federation.kubernetes.io/hpa-preferences]"
+                        ".clusters[a].maxReplicas"),
+              fields.end())
+        << version;
+  }
   // The ReplicaSet annotation means nothing on a Deployment.
   json::object other =
       Annotated(R"({"metadata":{"name":"d","namespace":"default"}})", kRsPrefs, R"({"bogus":1})");

@@ -6,13 +6,22 @@ namespace flotilla::federation {
 namespace {
 
 constexpr std::string_view kFederationOnlyAnnotations[] = {
-    api::kClusterSelectorAnnotation,        api::kDeletionPropagationAnnotation,
-    api::kReplicaSetStatusAnnotation,       api::kReplicaSetPreferencesAnnotation,
-    api::kDeploymentPreferencesAnnotation,  api::kDeploymentStatusAnnotation,
-    api::kClusterUpdateOrderAnnotation,     api::kShadowReplicaSetAnnotation,
-    api::kStatefulSetPreferencesAnnotation, api::kStatefulSetLbNeededAnnotation,
-    api::kStatefulReplicaListAnnotation,    api::kStatefulSetStatusAnnotation,
+    api::kClusterSelectorAnnotation,
+    api::kDeletionPropagationAnnotation,
+    api::kReplicaSetStatusAnnotation,
+    api::kReplicaSetPreferencesAnnotation,
+    api::kDeploymentPreferencesAnnotation,
+    api::kDeploymentStatusAnnotation,
+    api::kClusterUpdateOrderAnnotation,
+    api::kShadowReplicaSetAnnotation,
+    api::kStatefulSetPreferencesAnnotation,
+    api::kStatefulSetLbNeededAnnotation,
+    api::kStatefulReplicaListAnnotation,
+    api::kStatefulSetStatusAnnotation,
     api::kPlacementClusterAnnotation,
+    api::kHpaPreferencesAnnotation,
+    api::kHpaStatusAnnotation,
+    api::kHpaTargetClusterListAnnotation,
 };
 
 std::string_view StringAt(const json::object& obj, std::string_view path) {

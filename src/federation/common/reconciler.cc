@@ -78,7 +78,11 @@ Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOpt
         return r;
       }()),
       objects_(ctx.informers().For(strategy.resource())),
-      writer_(ctx, ctx.Events("federation-" + options_.name + "-controller")) {
+      writer_(ctx, ctx.Events("federation-" + options_.name + "-controller")),
+      replica_writes_(ctx.metrics().Counter(
+          "flotilla_federation_replica_count_writes_total",
+          "Updates by the federation that changed spec.replicas of an object in a member.",
+          {"kind", "cluster"})) {
   controller_ = &ctx.manager().AddController(
       options_.name, std::max(1, options_.workers),
       [this](const std::string& key) { return Reconcile(key); }, options_.backoff);
@@ -173,7 +177,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
   CreateAll(check);
   UpdateAll(check);
-  DeleteNotAdmitted(check, not_admitted);
+  DeleteUnwanted(check, not_admitted);
   StatusOr<runtime::Result> result = strategy_.Finish(check);
   if (!result.ok()) return Quiet(result.status());
   FLOTILLA_RETURN_IF_ERROR(check.error());
@@ -202,7 +206,8 @@ void Reconciler::CreateAll(Check& check) {
     std::vector<size_t> out;
     for (size_t i = 0; i < check.copies.size(); ++i) {
       const Copy& c = check.copies[i];
-      if (c.existing == nullptr && !c.written && !c.create_failed && c.desired && c.create) {
+      if (c.existing == nullptr && !c.written && !c.create_failed && c.desired && c.create &&
+          !c.remove) {
         out.push_back(i);
       }
     }
@@ -235,7 +240,10 @@ void Reconciler::UpdateAll(Check& check) {
   std::vector<size_t> todo;
   for (size_t i = 0; i < check.copies.size(); ++i) {
     Copy& c = check.copies[i];
-    if (c.written || !c.desired || c.existing == nullptr || IsBeingDeleted(*c.existing)) continue;
+    if (c.written || !c.desired || c.remove || c.existing == nullptr ||
+        IsBeingDeleted(*c.existing)) {
+      continue;
+    }
     if (!IsManaged(*c.existing)) {
       switch (strategy_.OnUnmanaged(c)) {
         case Unmanaged::kLeaveQuietly:
@@ -270,6 +278,11 @@ void Reconciler::UpdateAll(Check& check) {
       }
       return;
     }
+    const json::value* before = Find(*c.existing, "spec.replicas");
+    const json::value* after = Find(*updated, "spec.replicas");
+    if (after != nullptr && (before == nullptr || *before != *after)) {
+      replica_writes_.Add({strategy_.kind(), c.cluster()}, 1);
+    }
     c.written = *std::move(updated);
     if (!managed) {
       events().Event(check.obj, runtime::kEventTypeWarning, "OverwriteInCluster",
@@ -281,18 +294,33 @@ void Reconciler::UpdateAll(Check& check) {
   });
 }
 
-void Reconciler::DeleteNotAdmitted(Check& check, const std::vector<Target>& not_admitted) {
-  writer_.ForEach(not_admitted.size(), [&](size_t i) {
-    const Target& t = not_admitted[i];
+void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_admitted) {
+  struct Unwanted {
+    const Target* target;
+    std::string name;
+    runtime::ObjectPtr copy;
+    const char* why;
+  };
+  std::vector<Unwanted> todo;
+  for (const Target& t : not_admitted) {
     std::string name = strategy_.CopyName(check.obj, t.cluster);
     std::shared_ptr<runtime::Informer> informer =
         ctx_.members().Get(t.cluster, strategy_.resource().resource);
-    runtime::ObjectPtr copy = informer ? informer->lister().Get(check.ns, name) : nullptr;
-    if (copy == nullptr || !IsManaged(*copy) || IsBeingDeleted(*copy)) return;
+    todo.push_back({&t, name, informer ? informer->lister().Get(check.ns, name) : nullptr,
+                    "(the cluster selector no longer admits the cluster)"});
+  }
+  for (const Copy& c : check.copies) {
+    if (c.remove) todo.push_back({&c.target, c.name, c.existing, "(no longer wanted there)"});
+  }
+  std::erase_if(todo, [](const Unwanted& u) {
+    return u.copy == nullptr || !IsManaged(*u.copy) || IsBeingDeleted(*u.copy);
+  });
+  writer_.ForEach(todo.size(), [&](size_t i) {
+    const Unwanted& u = todo[i];
     client::DeleteOptions opts{.propagation_policy = "Background",
-                               .precondition_uid = StringAt(*copy, "metadata.uid")};
-    Status s = writer_.Delete(check.obj, t, strategy_.resource(), check.ns, name, opts,
-                              "(the cluster selector no longer admits the cluster)");
+                               .precondition_uid = StringAt(*u.copy, "metadata.uid")};
+    Status s =
+        writer_.Delete(check.obj, *u.target, strategy_.resource(), check.ns, u.name, opts, u.why);
     if (IsRace(s)) {
       check.retry = true;
     } else if (!s.ok()) {

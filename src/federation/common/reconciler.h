@@ -26,10 +26,14 @@
 //     NotManagedInCluster unless the strategy keeps quiet) or taken over
 //     (Warning OverwriteInCluster), replacing it when it cannot be updated
 //     into what is wanted.
-//  7. Managed copies in ready clusters the selector no longer admits are
-//     deleted (Background).
+//  7. Managed copies in ready clusters the selector no longer admits, and
+//     those the strategy marked `remove`, are deleted (Background).
 //  8. Strategy::Finish writes the status and says when to check again; a
 //     write that lost a race with a member brings the check back soon.
+//
+// Metrics (registry of the context): flotilla_federation_replica_count_writes_total
+// {kind, cluster} counts the updates that changed a copy's spec.replicas
+// (none while a federated HPA scales a workload).
 //
 // Triggers: the federated object's own events (at once); a change of a
 // copy in a member, found by its federated-object annotation or its name,
@@ -68,6 +72,8 @@ struct Copy {
   std::optional<json::object> desired;
   // Create `desired` when there is no copy (false: only update one).
   bool create = true;
+  // The strategy wants no copy here: a managed one is deleted (Background).
+  bool remove = false;
   bool create_failed = false;  // this check's create failed
 
   const std::string& cluster() const { return target.cluster; }
@@ -182,7 +188,7 @@ class Reconciler {
   void Create(Check& check, std::vector<size_t> which);
   void CreateAll(Check& check);
   void UpdateAll(Check& check);
-  void DeleteNotAdmitted(Check& check, const std::vector<Target>& not_admitted);
+  void DeleteUnwanted(Check& check, const std::vector<Target>& not_admitted);
   StatusOr<json::object> TakeOver(Check& check, const Copy& c);
   runtime::EventHandler MemberHandler();
 
@@ -192,6 +198,7 @@ class Reconciler {
   const std::vector<client::ResourceRef> reads_;  // the copies' resource first
   runtime::Informer& objects_;
   MemberWriter writer_;
+  metrics::CounterVec& replica_writes_;
   runtime::Controller* controller_ = nullptr;
 };
 

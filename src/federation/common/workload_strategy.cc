@@ -60,7 +60,34 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   }
   plan->placement = placer_.Place(check.key, plan->replicas, plan->prefs, clusters,
                                   LastPlanned(check.obj, breakdown_annotation_), check.now);
+  plan->hpa = HpaTargetListOf(check.obj);
+  if (plan->hpa) FollowHpa(check, *plan);
   return true;
+}
+
+void WorkloadStrategy::FollowHpa(const Check& check, WorkloadPlan& plan) {
+  Targets& t = plan.placement.targets;
+  t = Targets{};
+  for (const Copy& c : check.copies) {
+    int64_t n = 0;
+    if (std::binary_search(plan.hpa->clusters.begin(), plan.hpa->clusters.end(), c.cluster())) {
+      n = c.Managed() ? std::max<int64_t>(IntAt(*c.existing, "spec.replicas", 1), 1) : 1;
+    }
+    t.replicas[c.cluster()] = n;
+  }
+}
+
+Status WorkloadStrategy::FollowLocalReplicas(Check& check) {
+  const WorkloadPlan& plan = PlanOf(check);
+  if (!plan.hpa) return Status::Ok();
+  int64_t sum = 0;
+  for (const Copy& c : check.copies) sum += plan.placement.ReplicasFor(c.cluster());
+  if (sum == IntAt(check.obj, "spec.replicas")) return Status::Ok();
+  json::object obj = check.obj;
+  EnsureObject(obj, "spec")["replicas"] = sum;
+  FLOTILLA_ASSIGN_OR_RETURN(json::object written, ctx_.fed().Update(resource(), check.ns, obj));
+  check.obj = Typed(resource(), kind(), std::move(written));
+  return Status::Ok();
 }
 
 void WorkloadStrategy::SetDesired(Check& check) const {
@@ -70,6 +97,8 @@ void WorkloadStrategy::SetDesired(Check& check) const {
     int64_t replicas = plan.placement.ReplicasFor(c.cluster());
     c.desired = DesiredCopy(check, i, replicas);
     c.create = replicas > 0 && !plan.placement.views[i].create_failed;
+    // Not among the HPA's clusters: no local object there.
+    c.remove = plan.hpa && replicas == 0 && c.Managed();
   }
 }
 
@@ -80,6 +109,7 @@ bool WorkloadStrategy::Replan(Check& check) {
     if (c.create_failed) failed.push_back(c.cluster());
   }
   placer_.CreateFailed(check.key, failed, plan.replicas, plan.prefs, plan.placement, check.now);
+  if (plan.hpa) FollowHpa(check, plan);
   SetDesired(check);
   return true;
 }
@@ -101,7 +131,10 @@ std::string WorkloadStrategy::Detail(const Copy& c) const {
 }
 
 void WorkloadStrategy::Settle(const Check& check) {
-  if (std::optional<std::string> changed = placer_.Settle(check.key, PlanOf(check).placement)) {
+  std::optional<std::string> changed = placer_.Settle(check.key, PlanOf(check).placement);
+  // Under a federated HPA the local HPAs move the counts; the HPA's own
+  // events tell of its clusters.
+  if (changed && !PlanOf(check).hpa) {
     reconciler_->events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged", *changed);
   }
 }

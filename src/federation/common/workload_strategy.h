@@ -15,6 +15,12 @@
 //          recheck_delay while a cluster's local object has not got all its
 //          replicas ready, or pods wait, or a create waits; sooner when a
 //          waiting pod crosses the threshold.
+// While a federated HPA scales the workload (hpa_target.h), the HPA's
+// clusters replace the placement: each keeps the replicas its local object
+// has (its local HPA sets them; at least 1, an HPA does not scale from 0),
+// gets a local object with 1 where it has none, and the other clusters'
+// local objects are deleted; nothing is rebalanced, and spec.replicas
+// follows the sum of the local objects' (FollowLocalReplicas).
 // The kind says where its pods are, what its local object is, and writes
 // its status.
 //
@@ -27,6 +33,7 @@
 #include <vector>
 
 #include "federation/common/context.h"
+#include "federation/common/hpa_target.h"
 #include "federation/common/placer.h"
 #include "federation/common/reconciler.h"
 
@@ -39,6 +46,8 @@ struct WorkloadPlan {
   planner::Preferences prefs;
   int64_t replicas = 0;
   PlacementResult placement;
+  // The clusters of the federated HPA that scales it; none: the placer's.
+  std::optional<HpaTargetList> hpa;
 };
 
 class WorkloadStrategy : public Strategy {
@@ -73,6 +82,10 @@ class WorkloadStrategy : public Strategy {
   void Settle(const Check& check);
   // When to check again.
   runtime::Result NextCheck(const Check& check) const;
+  // While a federated HPA scales the workload: spec.replicas becomes the
+  // sum of the local objects' (written when it differs; check.obj is then
+  // the written object).
+  Status FollowLocalReplicas(Check& check);
 
   // The managed local object of a copy (not being deleted) as seen, and its
   // pods in `cluster`.
@@ -86,6 +99,9 @@ class WorkloadStrategy : public Strategy {
   ReplicaPlacer placer_;
 
  private:
+  // The HPA's clusters replace the placement's targets.
+  static void FollowHpa(const Check& check, WorkloadPlan& plan);
+
   const std::string preferences_annotation_;
   const std::string breakdown_annotation_;
   std::optional<Reconciler> reconciler_;

@@ -222,6 +222,7 @@ StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {
   if (PlanOf(check).invalid) return runtime::Result{};
   const State& state = static_cast<const State&>(PlanOf(check));
   Settle(check);
+  FLOTILLA_RETURN_IF_ERROR(FollowLocalReplicas(check));
   // The events first: they tell of writes this check made, whatever
   // happens to the shadows next.
   rollout_events_->Report(check, state.rollout,

@@ -21,7 +21,9 @@ struct Slot {
   bool frozen = false;
 
   int64_t Runs() const { return std::max(c->current, int64_t{0}); }
-  bool AtCeiling() const { return have.max > 0 && c->current == have.max && c->desired == have.max; }
+  bool AtCeiling() const {
+    return have.max > 0 && c->current == have.max && c->desired == have.max;
+  }
   bool AtFloor() const { return c->current == have.min && c->desired == have.min; }
   bool LowLoad(double threshold) const { return c->load && *c->load < threshold; }
 };
@@ -136,12 +138,12 @@ void FixSums(int64_t min, int64_t max, std::vector<Slot>& slots, bool* over) {
       });
       surplus -= Take(slots, field, surplus,
                       [&](const Slot& s) { return s.have.*field - floor_of(s, true); });
-      Take(slots, field, surplus, [&](const Slot& s) { return s.have.*field - floor_of(s, false); });
+      Take(slots, field, surplus,
+           [&](const Slot& s) { return s.have.*field - floor_of(s, false); });
     }
   };
-  fix(&Bounds::min, min, [](const Slot& s, bool used) {
-    return used ? std::max<int64_t>(1, s.c->desired) : 1;
-  });
+  fix(&Bounds::min, min,
+      [](const Slot& s, bool used) { return used ? std::max<int64_t>(1, s.c->desired) : 1; });
   for (Slot& s : slots) s.have.max = std::max(s.have.max, s.have.min);
   fix(&Bounds::max, max, [](const Slot& s, bool used) {
     return used ? std::max({s.have.min, s.Runs(), s.c->desired}) : s.have.min;
@@ -265,7 +267,9 @@ Partition PartitionHpa(int64_t min, int64_t max, const planner::Preferences& pre
     if (want <= 0) continue;
     Transfer(
         slots, *s, &Bounds::max, want,
-        [](const Slot& d) { return d.AtCeiling() ? 0 : d.have.max - std::max(d.have.min, d.Runs()); },
+        [](const Slot& d) {
+          return d.AtCeiling() ? 0 : d.have.max - std::max(d.have.min, d.Runs());
+        },
         false,
         "its local HPA is at its ceiling of " + std::to_string(s->have.max) + " replicas with " +
             Percent(*s->c->load) + " of its target",

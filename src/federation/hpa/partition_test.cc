@@ -57,22 +57,23 @@ TEST(HpaPartitionTest, ASmallMinChoosesFewerClusters) {
 TEST(HpaPartitionTest, ClustersRunningTheTargetAreChosenFirstThenByWeight) {
   std::vector<HpaCluster> clusters = Fresh({"a", "b", "c"});
   clusters[2].runs_target = true;
-  Partition p = PartitionHpa(2, 4, Prefs(R"({"clusters": {"*": {"weight": 1}, "b": {"weight": 5}}})"),
-                             clusters);
+  Partition p = PartitionHpa(
+      2, 4, Prefs(R"({"clusters": {"*": {"weight": 1}, "b": {"weight": 5}}})"), clusters);
   EXPECT_EQ(p.chosen, (std::vector<std::string>{"c", "b"}));
 }
 
 TEST(HpaPartitionTest, PreferencesCapAndExclude) {
   Partition p = PartitionHpa(
       3, 12,
-      Prefs(R"({"clusters": {"a": {"maxReplicas": 2}, "b": {"minReplicas": 2}, "c": {"maxReplicas": 0}}})"),
+      Prefs(
+          R"({"clusters": {"a": {"maxReplicas": 2}, "b": {"minReplicas": 2}, "c": {"maxReplicas": 0}}})"),
       Fresh({"a", "b", "c"}));
   EXPECT_EQ(p.chosen, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(p.shares, (Shares{{"a", {1, 2}}, {"b", {2, 10}}}));
   EXPECT_FALSE(p.over_preferences);
   // A federated max the caps cannot hold still adds up.
-  Partition over = PartitionHpa(2, 10, Prefs(R"({"clusters": {"*": {"maxReplicas": 3}}})"),
-                                Fresh({"a", "b"}));
+  Partition over =
+      PartitionHpa(2, 10, Prefs(R"({"clusters": {"*": {"maxReplicas": 3}}})"), Fresh({"a", "b"}));
   EXPECT_EQ(Sum(over.shares, &Bounds::max), 10);
   EXPECT_TRUE(over.over_preferences);
 }
@@ -144,8 +145,8 @@ TEST(HpaPartitionTest, AClusterThatLeavesGivesItsSharesAndTakesThemBack) {
   std::vector<HpaCluster> two = {Held("a", {1, 4}, 2, 2, 1.0), Held("b", {1, 4}, 2, 2, 1.0)};
   Partition p = PartitionHpa(3, 12, kDefault, two);
   EXPECT_EQ(p.shares, (Shares{{"a", {2, 6}}, {"b", {1, 6}}}));
-  std::vector<HpaCluster> three = {Held("a", {2, 6}, 2, 2, 1.0), Held("b", {1, 6}, 2, 2, 1.0),
-                                   {.name = "c"}};
+  std::vector<HpaCluster> three = {
+      Held("a", {2, 6}, 2, 2, 1.0), Held("b", {1, 6}, 2, 2, 1.0), {.name = "c"}};
   Partition back = PartitionHpa(3, 12, kDefault, three);
   EXPECT_EQ(back.shares, (Shares{{"a", {1, 4}}, {"b", {1, 4}}, {"c", {1, 4}}}));
 }

@@ -66,6 +66,7 @@ json::object ReplicaSetController::Updated(const Copy& c) const {
 StatusOr<runtime::Result> ReplicaSetController::Finish(Check& check) {
   if (PlanOf(check).invalid) return runtime::Result{};
   Settle(check);
+  FLOTILLA_RETURN_IF_ERROR(FollowLocalReplicas(check));
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(check));
   return NextCheck(check);
 }

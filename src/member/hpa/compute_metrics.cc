@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <string>
 
-#include "member/hpa/hpa_controller.h"
 #include "api/hpa/quantity.h"
-#include "member/hpa/replica_calculator.h"
 #include "api/hpa/status.h"
+#include "member/hpa/hpa_controller.h"
+#include "member/hpa/replica_calculator.h"
 
 namespace flotilla::member::hpa {
 

@@ -1,0 +1,311 @@
+// The federated HorizontalPodAutoscaler controller (hpa_controller.h).
+#include "federation/hpa/hpa_controller.h"
+
+#include <algorithm>
+
+#include "api/federated.h"
+#include "federation/common/deletion.h"
+#include "federation/common/hpa_target.h"
+#include "federation/common/local_workload.h"
+#include "federation/common/member_copy.h"
+#include "federation/common/object_writes.h"
+#include "federation/common/placer.h"
+#include "federation/hpa/status.h"
+
+namespace flotilla::federation::hpa {
+
+struct HpaController::State {
+  bool invalid = false;
+  std::vector<HpaCluster> clusters;  // one per copy
+  Partition partition;
+  std::vector<bool> frozen;       // per copy, after this check's writes
+  std::optional<TimePoint> thaw;  // the earliest end of a freeze
+};
+
+namespace {
+
+// The federated resource and kind an HPA's scaleTargetRef names, when the
+// federation places that kind.
+const client::ResourceRef* TargetResource(const json::object& hpa, std::string* kind) {
+  *kind = StringAt(hpa, "spec.scaleTargetRef.kind");
+  std::string api_version = StringAt(hpa, "spec.scaleTargetRef.apiVersion");
+  if (api_version != "apps/v1" && !api_version.empty()) return nullptr;
+  if (*kind == "Deployment") return &kDeployments;
+  if (*kind == "ReplicaSet") return &kReplicaSets;
+  return nullptr;
+}
+
+Bounds SharesOf(const json::object& local) {
+  return {IntAt(local, "spec.minReplicas", 1), IntAt(local, "spec.maxReplicas")};
+}
+
+// The local HPA with `shares` of the federated `hpa`.
+json::object DesiredLocalHpa(const json::object& hpa, Bounds shares) {
+  json::object spec;
+  if (const json::value* s = hpa.if_contains("spec"); s != nullptr && s->is_object()) {
+    spec = s->get_object();
+  }
+  spec["minReplicas"] = shares.min;
+  spec["maxReplicas"] = shares.max;
+  return json::object{{"apiVersion", kHorizontalPodAutoscalers.ApiVersion()},
+                      {"kind", "HorizontalPodAutoscaler"},
+                      {"metadata", MemberMetadata(hpa)},
+                      {"spec", std::move(spec)}};
+}
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string DescribeMove(const Move& m) {
+  std::string from;
+  for (const auto& [cluster, n] : m.from) {
+    from += (from.empty() ? "" : ", ") + cluster + " (" + std::to_string(n) + ")";
+  }
+  return "moved " + std::to_string(m.amount) + " of " + (m.min ? "minReplicas" : "maxReplicas") +
+         " to cluster " + m.to + " from " + from + ": " + m.reason;
+}
+
+}  // namespace
+
+HpaController::HpaController(FederationContext& ctx, HpaOptions options)
+    : ctx_(ctx),
+      options_(options),
+      deployments_(ctx.informers().For(kDeployments)),
+      replicasets_(ctx.informers().For(kReplicaSets)) {
+  reconciler_.emplace(ctx, *this,
+                      ReconcilerOptions{.name = kName,
+                                        .workers = options_.workers,
+                                        .member_change_delay = options_.member_change_delay,
+                                        .sync_grace = options_.sync_grace});
+  // A target created, edited (its cluster list removed by hand) or deleted
+  // checks the HPAs that scale it.
+  for (auto [informer, resource] :
+       {std::pair{&deployments_, &kDeployments}, std::pair{&replicasets_, &kReplicaSets}}) {
+    auto changed = [this, resource](const runtime::ObjectPtr& t) { EnqueueFor(*resource, *t); };
+    informer->AddEventHandler({.on_add = changed,
+                               .on_update = [changed](const runtime::ObjectPtr&,
+                                                      const runtime::ObjectPtr& t) { changed(t); },
+                               .on_delete = changed});
+  }
+}
+
+std::vector<client::ResourceRef> HpaController::MemberReads() const {
+  return {kDeployments, kReplicaSets};
+}
+
+void HpaController::EnqueueFor(const client::ResourceRef& resource, const json::object& target) {
+  std::string ns = StringAt(target, "metadata.namespace");
+  std::string name = StringAt(target, "metadata.name");
+  for (const runtime::ObjectPtr& hpa : reconciler_->objects().lister().List(ns)) {
+    std::string kind;
+    if (TargetResource(*hpa, &kind) == &resource &&
+        StringAt(*hpa, "spec.scaleTargetRef.name") == name) {
+      reconciler_->Enqueue(runtime::ObjectKey(*hpa));
+    }
+  }
+}
+
+runtime::ObjectPtr HpaController::TargetOf(const json::object& hpa,
+                                           const client::ResourceRef** resource) const {
+  std::string kind;
+  *resource = TargetResource(hpa, &kind);
+  if (*resource == nullptr) return nullptr;
+  runtime::Informer& informer = *resource == &kDeployments ? deployments_ : replicasets_;
+  return informer.lister().Get(StringAt(hpa, "metadata.namespace"),
+                               StringAt(hpa, "spec.scaleTargetRef.name"));
+}
+
+Status HpaController::Plan(Check& check) {
+  auto state = std::make_shared<State>();
+  check.state = state;
+  StatusOr<planner::Preferences> prefs = PreferencesOf(check.obj, api::kHpaPreferencesAnnotation);
+  if (!prefs.ok()) {
+    // Admission rejects these; one stored before cannot be partitioned.
+    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+                                federation::Describe(prefs.status()));
+    state->invalid = true;
+    return Status::Ok();
+  }
+  Memory memory;
+  {
+    std::lock_guard lock(mu_);
+    memory = memory_[check.key];
+  }
+  std::string kind;
+  const client::ResourceRef* target = TargetResource(check.obj, &kind);
+  std::string target_name = StringAt(check.obj, "spec.scaleTargetRef.name");
+  for (const Copy& c : check.copies) {
+    HpaCluster h{.name = c.cluster()};
+    if (target != nullptr) {
+      if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
+        runtime::ObjectPtr t = informer->lister().Get(check.ns, target_name);
+        h.runs_target =
+            t != nullptr && IsManaged(*t) && !IsBeingDeleted(*t) && IntAt(*t, "spec.replicas") > 0;
+      }
+    }
+    const json::object* local = c.Managed() ? c.existing.get() : nullptr;
+    // What this process wrote counts first: the cache may lag it.
+    if (auto w = memory.shares.find(c.cluster()); w != memory.shares.end()) {
+      h.held = w->second;
+    } else if (local != nullptr) {
+      h.held = SharesOf(*local);
+    }
+    if (local != nullptr) {
+      h.current = IntAt(*local, "status.currentReplicas");
+      h.desired = IntAt(*local, "status.desiredReplicas");
+      h.load = LoadOf(*local);
+    }
+    if (auto t = memory.changed_at.find(c.cluster()); t != memory.changed_at.end()) {
+      h.frozen = check.now < t->second + options_.freeze_window;
+    }
+    state->clusters.push_back(std::move(h));
+  }
+  state->partition =
+      PartitionHpa(IntAt(check.obj, "spec.minReplicas", 1), IntAt(check.obj, "spec.maxReplicas"),
+                   *prefs, state->clusters, {.min_transfer_load = options_.min_transfer_load});
+  for (Copy& c : check.copies) {
+    auto share = state->partition.shares.find(c.cluster());
+    if (share == state->partition.shares.end()) {
+      c.create = false;
+      c.remove = c.Managed();
+      continue;
+    }
+    c.desired = DesiredLocalHpa(check.obj, share->second);
+    c.create = true;
+  }
+  return Status::Ok();
+}
+
+bool HpaController::UpToDate(const Copy& c) const { return !NeedsUpdate(*c.existing, *c.desired); }
+
+json::object HpaController::Updated(const Copy& c) const {
+  return federation::Updated(*c.existing, *c.desired);
+}
+
+std::string HpaController::Detail(const Copy& c) const {
+  Bounds b = SharesOf(*c.desired);
+  return "with minReplicas " + std::to_string(b.min) + " and maxReplicas " + std::to_string(b.max);
+}
+
+StatusOr<runtime::Result> HpaController::Finish(Check& check) {
+  State& state = *std::any_cast<std::shared_ptr<State>&>(check.state);
+  if (state.invalid) return runtime::Result{};
+  {
+    std::lock_guard lock(mu_);
+    Memory& m = memory_[check.key];
+    for (size_t i = 0; i < check.copies.size(); ++i) {
+      const Copy& c = check.copies[i];
+      if (!state.partition.shares.contains(c.cluster())) {
+        m.shares.erase(c.cluster());
+        m.changed_at.erase(c.cluster());
+        state.frozen.push_back(false);
+        continue;
+      }
+      // The intent, not what the member holds: a write that lost a race is
+      // made again by the next check, and a cluster the shares came from
+      // stays counted as having given them.
+      const Bounds& now = state.partition.shares.at(c.cluster());
+      const std::optional<Bounds>& held = state.clusters[i].held;
+      if (!held || *held != now) m.changed_at[c.cluster()] = check.now;
+      m.shares[c.cluster()] = now;
+      auto t = m.changed_at.find(c.cluster());
+      bool frozen = t != m.changed_at.end() && check.now < t->second + options_.freeze_window;
+      state.frozen.push_back(frozen);
+      if (frozen && (!state.thaw || t->second + options_.freeze_window < *state.thaw)) {
+        state.thaw = t->second + options_.freeze_window;
+      }
+    }
+  }
+  Report(check, state);
+  FLOTILLA_RETURN_IF_ERROR(PlaceTarget(check, state));
+
+  std::vector<LocalHpa> locals;
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
+    auto share = state.partition.shares.find(c.cluster());
+    if (share == state.partition.shares.end()) continue;
+    locals.push_back({.cluster = c.cluster(),
+                      .shares = share->second,
+                      .local = c.Managed() ? c.Current() : nullptr,
+                      .frozen = state.frozen[i]});
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(json::object hpa,
+                            SetAnnotation(ctx_.fed(), kHorizontalPodAutoscalers, check.obj,
+                                          api::kHpaStatusAnnotation, BreakdownAnnotation(locals)));
+  FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kHorizontalPodAutoscalers, hpa,
+                                                AggregateStatus(hpa, locals, check.now)));
+  // A frozen cluster may give or take again once its freeze ends.
+  if (state.thaw) {
+    return runtime::Result{
+        .requeue_after = std::max<Duration>(*state.thaw - check.now, std::chrono::milliseconds(1))};
+  }
+  return runtime::Result{};
+}
+
+void HpaController::Report(const Check& check, const State& state) {
+  std::map<std::string, Bounds> before;
+  for (const HpaCluster& c : state.clusters) {
+    if (c.held) before[c.name] = *c.held;
+  }
+  for (const Move& m : state.partition.moves) {
+    reconciler_->events().Event(check.obj, runtime::kEventTypeNormal,
+                                m.min ? "MinReplicasMoved" : "MaxReplicasMoved", DescribeMove(m));
+  }
+  if (before != state.partition.shares) {
+    reconciler_->events().Event(
+        check.obj, runtime::kEventTypeNormal, "SharesChanged",
+        "minReplicas/maxReplicas per cluster: " + Describe(state.partition.shares) + " (were " +
+            Describe(before) + ")");
+  }
+}
+
+Status HpaController::PlaceTarget(const Check& check, const State& state) {
+  const client::ResourceRef* resource = nullptr;
+  runtime::ObjectPtr target = TargetOf(check.obj, &resource);
+  if (target == nullptr || IsBeingDeleted(*target) || state.partition.chosen.empty()) {
+    return Status::Ok();
+  }
+  HpaTargetList want{.hpa = check.name, .clusters = state.partition.chosen};
+  std::sort(want.clusters.begin(), want.clusters.end());
+  std::optional<HpaTargetList> have = HpaTargetListOf(*target);
+  if (have == want) return Status::Ok();
+  json::object typed = Typed(*resource, StringAt(check.obj, "spec.scaleTargetRef.kind"), *target);
+  FLOTILLA_RETURN_IF_ERROR(SetAnnotation(ctx_.fed(), *resource, typed,
+                                         api::kHpaTargetClusterListAnnotation,
+                                         RenderHpaTargetList(want))
+                               .status());
+  std::string message = "HorizontalPodAutoscaler " + check.name + " places it in cluster(s) " +
+                        Join(want.clusters) + "; their local HPAs set the replicas";
+  if (!have || have->hpa != want.hpa) {
+    message += " (its own placement preferences are overridden while the HPA exists)";
+  }
+  reconciler_->events().Event(typed, runtime::kEventTypeNormal, "PlacementByHPA", message);
+  return Status::Ok();
+}
+
+StatusOr<bool> HpaController::Finalize(const json::object& obj) {
+  const client::ResourceRef* resource = nullptr;
+  runtime::ObjectPtr target = TargetOf(obj, &resource);
+  if (target == nullptr) return true;
+  std::optional<HpaTargetList> list = HpaTargetListOf(*target);
+  std::string name = StringAt(obj, "metadata.name");
+  if (!list || list->hpa != name) return true;
+  json::object typed = Typed(*resource, StringAt(obj, "spec.scaleTargetRef.kind"), *target);
+  FLOTILLA_RETURN_IF_ERROR(
+      SetAnnotations(ctx_.fed(), *resource, typed, {}, {api::kHpaTargetClusterListAnnotation})
+          .status());
+  reconciler_->events().Event(
+      typed, runtime::kEventTypeNormal, "PlacementByPreferences",
+      "HorizontalPodAutoscaler " + name + " is gone: its own placement preferences place it again");
+  return true;
+}
+
+void HpaController::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  memory_.erase(key);
+}
+
+}  // namespace flotilla::federation::hpa
