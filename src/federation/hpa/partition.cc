@@ -271,8 +271,8 @@ Partition PartitionHpa(int64_t min, int64_t max, const planner::Preferences& pre
           return d.AtCeiling() ? 0 : d.have.max - std::max(d.have.min, d.Runs());
         },
         false,
-        "its local HPA is at its ceiling of " + std::to_string(s->have.max) + " replicas with " +
-            Percent(*s->c->load) + " of its target",
+        "its local HPA is at its ceiling of " + std::to_string(s->have.max) +
+            " replicas with its busiest metric at " + Percent(*s->c->load) + " of its target",
         out.moves);
   }
   FreezeChanged(slots, before);
