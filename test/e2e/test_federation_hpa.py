@@ -162,7 +162,8 @@ def test_min_and_max_are_shared_and_kubectl_shows_the_federated_hpa(fed, ns):
     assert local["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
                                                "name": "web"}
     assert local["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 50
-    assert target_list(fed, ns) == {"hpa": "web", "clusters": CLUSTERS}
+    wait_for(lambda: target_list(fed, ns) == {"hpa": "web", "clusters": CLUSTERS},
+             "the three clusters on the Deployment", TIMEOUT)
 
     def row():
         headers, rows = table(fed.kubectl("get", "hpa", "-n", ns).stdout)
@@ -174,9 +175,11 @@ def test_min_and_max_are_shared_and_kubectl_shows_the_federated_hpa(fed, ns):
     assert (got["REFERENCE"], got["MINPODS"], got["MAXPODS"]) == ("Deployment/web", "3", "12")
     breakdown = json.loads(fed_hpa(fed, ns)["metadata"]["annotations"][HPA_STATUS])
     assert sorted(breakdown["clusters"]) == CLUSTERS
-    described = fed.kubectl("describe", "hpa", "web", "-n", ns).stdout
-    assert "SharesChanged" in described, described
-    assert events(fed, ns, "PlacementByHPA", kind="Deployment")
+    # Events are written in the background.
+    wait_for(lambda: "SharesChanged" in fed.kubectl("describe", "hpa", "web", "-n", ns).stdout,
+             "the SharesChanged event in kubectl describe hpa", TIMEOUT)
+    wait_for(lambda: events(fed, ns, "PlacementByHPA", kind="Deployment"),
+             "the PlacementByHPA event on the Deployment", TIMEOUT)
 
 
 def test_a_small_min_places_the_hpa_and_the_target_in_that_many_clusters(fed, ns):
@@ -184,7 +187,8 @@ def test_a_small_min_places_the_hpa_and_the_target_in_that_many_clusters(fed, ns
     wait_for(lambda: sorted(v for v in shares(fed, ns).values() if v) == [(1, 4), (1, 5)],
              "HPAs in exactly two clusters", TIMEOUT)
     chosen = sorted(c for c, v in shares(fed, ns).items() if v)
-    assert target_list(fed, ns)["clusters"] == chosen
+    wait_for(lambda: target_list(fed, ns)["clusters"] == chosen,
+             "the HPA's two clusters on the Deployment", TIMEOUT)
     # The target runs there and nowhere else.
     wait_for(lambda: sorted(c for c, v in local_replicas(fed, ns).items() if v) == chosen,
              "the Deployment only in the HPA's clusters", TIMEOUT)
@@ -211,17 +215,20 @@ def test_load_in_one_cluster_moves_max_there_and_back(fed, ns):
              "max 10 in a", TIMEOUT)
     wait_for(lambda: local_replicas(fed, ns)["a"] == (10, 10), "10 ready pods in a", TIMEOUT)
     assert all(sums_hold(s, 3, 12) for s in seen), seen
-    moved = events(fed, ns, "MaxReplicasMoved")
-    assert any("to cluster a" in m for m in moved), moved
+    wait_for(lambda: any("to cluster a" in m for m in events(fed, ns, "MaxReplicasMoved")),
+             "the MaxReplicasMoved event", TIMEOUT)
     # The federated Deployment follows the sum; the federation never wrote
     # a local replica count.
     wait_for(lambda: fed_deployment(fed, ns)["spec"]["replicas"] == 12,
              "the federated Deployment's replicas to follow the sum", TIMEOUT)
     assert replica_writes(fed) == writes
-    status = fed_hpa(fed, ns)["status"]
-    assert status["desiredReplicas"] == 12
-    limited = [c for c in status["conditions"] if c["type"] == "ScalingLimited"][0]
-    assert (limited["status"], limited["reason"]) == ("True", "TooManyReplicas")
+
+    def limited():
+        status = fed_hpa(fed, ns).get("status", {})
+        cond = [c for c in status.get("conditions", []) if c["type"] == "ScalingLimited"]
+        return (status.get("desiredReplicas") == 12 and cond and
+                (cond[0]["status"], cond[0]["reason"]) == ("True", "TooManyReplicas"))
+    wait_for(limited, "the federated HPA's status: 12 desired, ScalingLimited", TIMEOUT)
 
     # The load is gone: a scales in, and the shares go back.
     fed["a"].ctl("demand", "deployment/web", "-n", ns, "0")
@@ -274,7 +281,8 @@ def test_deleting_the_hpa_hands_placement_back(fed, ns):
              "the local HPAs gone", TIMEOUT)
     wait_for(lambda: target_list(fed, ns) is None, "the HPA's clusters off the Deployment",
              TIMEOUT)
-    assert events(fed, ns, "PlacementByPreferences", kind="Deployment")
+    wait_for(lambda: events(fed, ns, "PlacementByPreferences", kind="Deployment"),
+             "the PlacementByPreferences event on the Deployment", TIMEOUT)
     # Its own preferences place it again: the pods that fit stay.
     wait_for(lambda: local_replicas(fed, ns) == {"a": (1, 1), "b": (1, 1), "c": (1, 1)},
              "one pod per cluster", TIMEOUT)
