@@ -117,7 +117,7 @@ void ReplicaPlacer::CreateFailed(const std::string& key, const std::vector<std::
 }
 
 std::optional<std::string> ReplicaPlacer::Settle(const std::string& key,
-                                                 const PlacementResult& result) {
+                                                 const PlacementResult& result, bool count) {
   Workload& w = WorkloadFor(key);
   planner::ReplicaCounts after, current;
   for (const ClusterView& v : result.views) {
@@ -137,12 +137,14 @@ std::optional<std::string> ReplicaPlacer::Settle(const std::string& key,
     auto was = before.find(name);
     added += std::max<int64_t>(0, now - (was == before.end() ? 0 : was->second));
   }
-  if (w.last_plan) moved_.Add({kind_}, static_cast<double>(std::min(added, removed)));
+  if (w.last_plan && count) {
+    moved_.Add({kind_}, static_cast<double>(std::min(added, removed)));
+  }
   w.last_plan = after;
   std::erase_if(before, [](const auto& e) { return e.second == 0; });
   std::erase_if(after, [](const auto& e) { return e.second == 0; });
   if (before == after) return std::nullopt;
-  changes_.Add({kind_});
+  if (count) changes_.Add({kind_});
   return "Replicas per cluster: " + Describe(after) + " (were " + Describe(before) + ")";
 }
 

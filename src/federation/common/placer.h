@@ -113,8 +113,11 @@ class ReplicaPlacer {
   // restoring a local copy deleted or edited by hand is no change):
   // "a=16, b=17 (were a=10, b=10, c=10)" when it differs, for the
   // PlacementChanged event. Counts the replicas that moved between
-  // clusters, offline clusters included.
-  std::optional<std::string> Settle(const std::string& key, const PlacementResult& result);
+  // clusters, offline clusters included, and the change, unless `count` is
+  // false (the counts changed without the federation: a federated HPA's
+  // local HPAs scaled them).
+  std::optional<std::string> Settle(const std::string& key, const PlacementResult& result,
+                                    bool count = true);
   // The workload is gone.
   void Forget(const std::string& key);
   const PlacerOptions& options() const { return options_; }

@@ -131,10 +131,11 @@ std::string WorkloadStrategy::Detail(const Copy& c) const {
 }
 
 void WorkloadStrategy::Settle(const Check& check) {
-  std::optional<std::string> changed = placer_.Settle(check.key, PlanOf(check).placement);
-  // Under a federated HPA the local HPAs move the counts; the HPA's own
-  // events tell of its clusters.
-  if (changed && !PlanOf(check).hpa) {
+  // Under a federated HPA the local HPAs move the counts: no move, no
+  // event (the HPA's own events tell of its clusters).
+  bool by_hpa = PlanOf(check).hpa.has_value();
+  std::optional<std::string> changed = placer_.Settle(check.key, PlanOf(check).placement, !by_hpa);
+  if (changed && !by_hpa) {
     reconciler_->events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged", *changed);
   }
 }
