@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/token_bucket.h"
 #include "client/connection_pool.h"
 #include "client/endpoint.h"
-#include "client/rate_limiter.h"
 #include "client/transport.h"
 
 namespace flotilla::client {

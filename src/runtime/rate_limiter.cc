@@ -29,22 +29,6 @@ int ExponentialFailureRateLimiter::NumRequeues(const std::string& key) {
   return it == failures_.end() ? 0 : it->second;
 }
 
-TokenBucketRateLimiter::TokenBucketRateLimiter(Clock& clock, double qps, int burst)
-    : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_(clock.Now()) {}
-
-Duration TokenBucketRateLimiter::When(const std::string& key) {
-  std::lock_guard lock(mu_);
-  TimePoint now = clock_.Now();
-  if (now > last_) {
-    double elapsed = std::chrono::duration<double>(now - last_).count();
-    tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
-    last_ = now;
-  }
-  tokens_ -= 1;
-  if (tokens_ >= 0) return Duration::zero();
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(-tokens_ / qps_));
-}
-
 Duration MaxOfRateLimiter::When(const std::string& key) {
   Duration longest = Duration::zero();
   for (const auto& limiter : limiters_) longest = std::max(longest, limiter->When(key));

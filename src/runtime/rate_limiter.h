@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/token_bucket.h"
 
 namespace flotilla::runtime {
 
@@ -48,18 +49,13 @@ class ExponentialFailureRateLimiter : public RateLimiter {
 // when none is left, and returns how long until the debt is paid.
 class TokenBucketRateLimiter : public RateLimiter {
  public:
-  TokenBucketRateLimiter(Clock& clock, double qps, int burst);
-  Duration When(const std::string& key) override;
+  TokenBucketRateLimiter(Clock& clock, double qps, int burst) : bucket_(qps, burst, clock) {}
+  Duration When(const std::string& key) override { return bucket_.Reserve(); }
   void Forget(const std::string& key) override {}
   int NumRequeues(const std::string& key) override { return 0; }
 
  private:
-  Clock& clock_;
-  const double qps_;
-  const double burst_;
-  std::mutex mu_;
-  double tokens_;   // GUARDED_BY(mu_)
-  TimePoint last_;  // GUARDED_BY(mu_)
+  TokenBucket bucket_;
 };
 
 // The longest of its limiters' delays; Forget and NumRequeues fan out.

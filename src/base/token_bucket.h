@@ -1,15 +1,15 @@
-// Client-side rate limiting: a token bucket, as client-go's flowcontrol
-// limiter. Tokens accrue at `qps` per second up to `burst`; each request takes
-// one, waiting (on the injected Clock) when none is left. Waits are reserved
-// in arrival order: a caller that must wait takes a token that does not
-// exist yet, so later callers wait longer.
+// A token bucket, as client-go's flowcontrol limiter: the REST client's
+// requests per second, and the work queues' overall rate limiter. Tokens accrue at `qps` per second
+// up to `burst`; each request takes one, waiting (on the injected Clock) when none is left. Waits
+// are reserved in arrival order: a caller that must wait takes a token that does not exist yet, so
+// later callers wait longer.
 #pragma once
 
 #include <mutex>
 
 #include "base/clock.h"
 
-namespace flotilla::client {
+namespace flotilla {
 
 // Thread-safe.
 class TokenBucket {
@@ -33,4 +33,4 @@ class TokenBucket {
   TimePoint last_;  // GUARDED_BY(mu_): when tokens_ was last brought up to date
 };
 
-}  // namespace flotilla::client
+}  // namespace flotilla

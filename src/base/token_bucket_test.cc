@@ -1,10 +1,10 @@
-#include "client/rate_limiter.h"
+#include "base/token_bucket.h"
 
 #include <gtest/gtest.h>
 
 #include <future>
 
-namespace flotilla::client {
+namespace flotilla {
 namespace {
 
 using std::chrono::milliseconds;
@@ -54,4 +54,4 @@ TEST(TokenBucketTest, WaitBlocksUntilTheClockReachesTheToken) {
 }
 
 }  // namespace
-}  // namespace flotilla::client
+}  // namespace flotilla

@@ -1,10 +1,10 @@
-// TokenBucket (rate_limiter.h).
-#include "client/rate_limiter.h"
+// TokenBucket (token_bucket.h).
+#include "base/token_bucket.h"
 
 #include <algorithm>
 #include <chrono>
 
-namespace flotilla::client {
+namespace flotilla {
 
 TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
     : qps_(qps), burst_(std::max(burst, 1)), clock_(clock), tokens_(burst_), last_(clock.Now()) {}
@@ -29,4 +29,4 @@ void TokenBucket::Wait() {
   clock_.SleepUntil(clock_.Now() + wait);
 }
 
-}  // namespace flotilla::client
+}  // namespace flotilla
