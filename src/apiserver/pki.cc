@@ -20,6 +20,7 @@
 #include "apiserver/auth.h"
 #include "apiserver/certs.h"
 #include "apiserver/token_file.h"
+#include "base/file.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -56,27 +57,6 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-Status WriteFileAtomic(const std::string& path, std::string_view content, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return ErrnoStatus("cannot create", tmp);
-  bool ok = ::fchmod(fd, mode) == 0;  // the umask must not widen or narrow it
-  for (size_t off = 0; ok && off < content.size();) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status error = ErrnoStatus("cannot write", path);
-    ::unlink(tmp.c_str());
-    return error;
-  }
-  return {};
 }
 
 Status EnsureDir(const std::string& dir) {

@@ -1,16 +1,12 @@
 // Writing kubeconfigs (kubeconfig.h). Every string value is double-quoted so
 // that a token or name that looks like a number or a boolean stays a string
 // for kubectl's YAML reader.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 #include "base/base64.h"
+#include "base/file.h"
 #include "client/kubeconfig.h"
 
 namespace flotilla::client {
@@ -57,30 +53,6 @@ void User(YAML::Emitter& out, std::string_view name, const KubeconfigCredentials
   out << YAML::EndMap << YAML::EndMap;
 }
 
-Status WriteAtomic(const std::string& path, std::string_view content) {
-  auto fail = [&](std::string_view what) {
-    return Status::Internal(std::string(what) + " " + path + ": " + std::strerror(errno));
-  };
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return fail("cannot create");
-  bool ok = ::fchmod(fd, 0600) == 0;
-  for (size_t off = 0; ok && off < content.size();) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status error = fail("cannot write");
-    ::unlink(tmp.c_str());
-    return error;
-  }
-  return {};
-}
-
 }  // namespace
 
 StatusOr<std::string> RenderKubeconfig(std::string_view cluster_name, std::string_view server,
@@ -115,7 +87,7 @@ Status WriteKubeconfig(const std::string& path, std::string_view cluster_name,
   if (ec) return Status::Internal("cannot create " + parent.string() + ": " + ec.message());
   FLOTILLA_ASSIGN_OR_RETURN(std::string text,
                             RenderKubeconfig(cluster_name, server, ca_pem, user_name, creds, ns));
-  return WriteAtomic(path, text);
+  return WriteFileAtomic(path, text, 0600);
 }
 
 }  // namespace flotilla::client
