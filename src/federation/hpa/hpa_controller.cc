@@ -147,7 +147,7 @@ Status HpaController::Plan(Check& check) {
       }
     }
     const json::object* local = c.Managed() ? c.existing.get() : nullptr;
-    // What this process wrote counts first: the cache may lag it.
+    // What this process decided counts first: the cache may lag its writes.
     if (auto w = memory.shares.find(c.cluster()); w != memory.shares.end()) {
       h.held = w->second;
     } else if (local != nullptr) {
