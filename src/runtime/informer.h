@@ -92,8 +92,10 @@ class Informer {
   // Blocks until HasSynced() (true) or Stop() (false).
   bool WaitForSync();
 
+  // Read-only, as client-go's indexer is to controllers; an index is added
+  // with AddIndex.
   const Cache& cache() const { return cache_; }
-  Cache& cache() { return cache_; }
+  void AddIndex(const std::string& name, IndexFunc fn) { cache_.AddIndex(name, std::move(fn)); }
   Lister lister() const { return Lister(cache_); }
   const client::ResourceRef& resource() const { return resource_; }
   InformerStats Stats() const;

@@ -58,7 +58,7 @@ Kubelet::Kubelet(ControllerContext& ctx)
   if (!ParseCidr(options_.pod_cidr, &network_, &size_)) {
     ParseCidr("10.244.0.0/16", &network_, &size_);
   }
-  pods_.cache().AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
+  pods_.AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
     std::string node = StringAt(pod, "spec.nodeName");
     return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
   });

@@ -84,7 +84,7 @@ Scheduler::Scheduler(ControllerContext& ctx)
       pods_(ctx.informers.For(kPods)),
       nodes_(ctx.informers.For(kNodes)),
       events_(ctx.client, ctx.clock, runtime::EventSource{"default-scheduler", ""}) {
-  pods_.cache().AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
+  pods_.AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
     std::string node = StringAt(pod, "spec.nodeName");
     return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
   });
