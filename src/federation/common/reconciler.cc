@@ -82,13 +82,14 @@ Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOpt
       replica_writes_(ctx.metrics().Counter(
           "flotilla_federation_replica_count_writes_total",
           "Updates by the federation that changed spec.replicas of an object in a member.",
-          {"kind", "cluster"})) {
+          {"kind", "cluster"})),
+      expectations_(ctx.clock(), options_.expectation_ttl) {
   controller_ = &ctx.manager().AddController(
       options_.name, std::max(1, options_.workers),
       [this](const std::string& key) { return Reconcile(key); }, options_.backoff);
   objects_.AddEventHandler(controller_->EnqueueHandler());
   ctx.members().AddHandler(strategy.resource(),
-                           [this](const std::string&) { return MemberHandler(); });
+                           [this](const std::string& cluster) { return MemberHandler(cluster); });
   for (const client::ResourceRef& r : strategy.MemberReads()) {
     ctx.members().AddHandler(r, [this](const std::string&) {
       return runtime::EventHandler{.on_synced = [this] { EnqueueAll(); }};
@@ -97,12 +98,13 @@ Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOpt
   ctx.OnClusterChange([this] { EnqueueAll(); });
 }
 
-runtime::EventHandler Reconciler::MemberHandler() {
+runtime::EventHandler Reconciler::MemberHandler(const std::string& cluster) {
   // A change of a copy (or of a same-named object) re-checks its federated
   // object.
-  auto changed = [this](const runtime::ObjectPtr& obj) {
+  auto changed = [this, cluster](const runtime::ObjectPtr& obj) {
     std::string key = api::AnnotationAt(*obj, api::kFederatedObjectAnnotation);
     if (key.empty() || !IsManaged(*obj)) key = runtime::ObjectKey(*obj);
+    expectations_.Observed(key, cluster, *obj);
     Enqueue(key, options_.member_change_delay);
   };
   return {.on_add = changed,
@@ -128,7 +130,7 @@ void Reconciler::EnqueueAll() {
 StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = objects_.cache().Get(key);
   if (cached == nullptr) {
-    strategy_.Forget(key);
+    Forget(key);
     return runtime::Result{};
   }
   if (!strategy_.Federates(*cached)) return runtime::Result{};
@@ -160,11 +162,19 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
     }
     Copy c{.target = std::move(t)};
     c.name = strategy_.CopyName(check.obj, c.cluster());
-    std::shared_ptr<runtime::Informer> informer =
-        ctx_.members().Get(c.cluster(), strategy_.resource().resource);
-    if (informer != nullptr) c.existing = informer->lister().Get(check.ns, c.name);
+    c.existing = Cached(check, c.cluster(), c.name);
     check.copies.push_back(std::move(c));
   }
+  // A check decides on caches that show the earlier checks' writes; the
+  // caches' events of them bring the key back.
+  bool behind = std::any_of(check.copies.begin(), check.copies.end(), [&](const Copy& c) {
+    return expectations_.Behind(key, c.cluster(), c.existing);
+  });
+  for (const Target& t : not_admitted) {
+    const std::string name = strategy_.CopyName(check.obj, t.cluster);
+    behind = expectations_.Behind(key, t.cluster, Cached(check, t.cluster, name)) || behind;
+  }
+  if (behind) return runtime::Result{.requeue_after = options_.expectation_ttl};
   // The finalizer comes before the first copy does; a federation without
   // members pays no extra write per object.
   if (!check.copies.empty() || !not_admitted.empty()) {
@@ -185,11 +195,25 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   return result;
 }
 
+runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& cluster,
+                                      const std::string& name) const {
+  std::shared_ptr<runtime::Informer> informer =
+      ctx_.members().Get(cluster, strategy_.resource().resource);
+  return informer != nullptr ? informer->lister().Get(check.ns, name) : nullptr;
+}
+
+void Reconciler::Forget(const std::string& key) {
+  strategy_.Forget(key);
+  expectations_.Forget(key);
+}
+
 void Reconciler::Create(Check& check, std::vector<size_t> which) {
   writer_.ForEach(which.size(), [&](size_t w) {
     Copy& c = check.copies[which[w]];
+    expectations_.Expect(check.key, c.cluster(), nullptr);
     StatusOr<json::object> made =
         writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired, strategy_.Detail(c));
+    expectations_.Done(check.key, c.cluster(), made);
     if (made.ok()) {
       c.written = *std::move(made);
     } else if (made.status().Is(Reason::kAlreadyExists)) {
@@ -266,10 +290,12 @@ void Reconciler::UpdateAll(Check& check) {
   writer_.ForEach(todo.size(), [&](size_t t) {
     Copy& c = check.copies[todo[t]];
     bool managed = IsManaged(*c.existing);
+    expectations_.Expect(check.key, c.cluster(), c.existing);
     StatusOr<json::object> updated = managed
                                          ? writer_.Update(check.obj, c.target, strategy_.resource(),
                                                           strategy_.Updated(c), strategy_.Detail(c))
                                          : TakeOver(check, c);
+    expectations_.Done(check.key, c.cluster(), updated);
     if (!updated.ok()) {
       if (IsRace(updated.status())) {
         check.retry = true;  // changed or deleted meanwhile: the next check sees it
@@ -304,9 +330,8 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
   std::vector<Unwanted> todo;
   for (const Target& t : not_admitted) {
     std::string name = strategy_.CopyName(check.obj, t.cluster);
-    std::shared_ptr<runtime::Informer> informer =
-        ctx_.members().Get(t.cluster, strategy_.resource().resource);
-    todo.push_back({&t, name, informer ? informer->lister().Get(check.ns, name) : nullptr,
+    runtime::ObjectPtr copy = Cached(check, t.cluster, name);
+    todo.push_back({&t, std::move(name), std::move(copy),
                     "(the cluster selector no longer admits the cluster)"});
   }
   for (const Copy& c : check.copies) {
@@ -319,8 +344,10 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
     const Unwanted& u = todo[i];
     client::DeleteOptions opts{.propagation_policy = "Background",
                                .precondition_uid = StringAt(*u.copy, "metadata.uid")};
+    expectations_.Expect(check.key, u.target->cluster, u.copy);
     Status s =
         writer_.Delete(check.obj, *u.target, strategy_.resource(), check.ns, u.name, opts, u.why);
+    expectations_.Done(check.key, u.target->cluster, s);
     if (IsRace(s)) {
       check.retry = true;
     } else if (!s.ok()) {
@@ -332,7 +359,7 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
 StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
   std::string key = runtime::ObjectKey(obj);
   if (!HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
-    strategy_.Forget(key);
+    Forget(key);
     return runtime::Result{};
   }
   if (DeletesMemberCopies(obj)) {
@@ -372,7 +399,7 @@ StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
   StatusOr<json::object> released =
       RemoveFederationFinalizer(ctx_.fed(), strategy_.resource(), obj);
   if (!released.ok()) return Quiet(released.status());
-  strategy_.Forget(key);
+  Forget(key);
   return runtime::Result{};
 }
 

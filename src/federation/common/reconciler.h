@@ -57,6 +57,7 @@
 #include "federation/common/cluster_selector.h"
 #include "federation/common/context.h"
 #include "federation/common/fanout.h"
+#include "federation/common/write_expectations.h"
 #include "runtime/controller_manager.h"
 
 namespace flotilla::federation {
@@ -160,6 +161,9 @@ struct ReconcilerOptions {
   // A check whose write lost a race, or a deletion whose copies are still
   // going, comes back after this (member events often bring it sooner).
   Duration retry_soon = std::chrono::milliseconds(100);
+  // How long a check waits at most for a member cache to show a write of
+  // an earlier check (write_expectations.h); their events end the wait.
+  Duration expectation_ttl = std::chrono::seconds(30);
   runtime::RateLimiterOptions backoff{.base_delay = std::chrono::milliseconds(100),
                                       .max_delay = std::chrono::seconds(30)};
 };
@@ -190,7 +194,11 @@ class Reconciler {
   void UpdateAll(Check& check);
   void DeleteUnwanted(Check& check, const std::vector<Target>& not_admitted);
   StatusOr<json::object> TakeOver(Check& check, const Copy& c);
-  runtime::EventHandler MemberHandler();
+  // The copy of `check`'s object in `cluster` as its cache holds it.
+  runtime::ObjectPtr Cached(const Check& check, const std::string& cluster,
+                            const std::string& name) const;
+  runtime::EventHandler MemberHandler(const std::string& cluster);
+  void Forget(const std::string& key);
 
   FederationContext& ctx_;
   Strategy& strategy_;
@@ -199,6 +207,7 @@ class Reconciler {
   runtime::Informer& objects_;
   MemberWriter writer_;
   metrics::CounterVec& replica_writes_;
+  WriteExpectations expectations_;
   runtime::Controller* controller_ = nullptr;
 };
 
