@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "api/deployment/deployment_util.h"
+#include "api/owner.h"
 #include "member/deployment/deployment_controller.h"
 #include "member/object_util.h"
 #include "member/replicaset/replicaset_controller.h"
@@ -84,6 +85,46 @@ class DeploymentTest : public ::testing::Test {
     return v != nullptr && v->is_int64() ? v->get_int64() : 0;
   }
   // What `kubectl rollout status` waits for.
+  // Both controllers have acted on everything the test did: their queues
+  // are idle, every ReplicaSet has the pods its spec asks for and counts
+  // its ready ones, and the Deployment's status sums the ReplicaSets'
+  // (it is written last in a sync). `pods` gets the active pods then.
+  bool Settled(std::vector<json::object>* pods) {
+    auto idle = [&] {
+      for (const char* name :
+           {DeploymentController::kControllerName, ReplicaSetController::kControllerName}) {
+        runtime::WorkQueueStats q = env_.manager().Find(name)->Metrics().queue;
+        if (q.depth != 0 || q.processing != 0) return false;
+      }
+      return true;
+    };
+    if (!idle()) return false;
+    *pods = ActivePods(env_);
+    std::map<std::string, int64_t> ready_by_rs;
+    for (const json::object& p : *pods) {
+      const json::value* phase = Find(p, "status.phase");
+      if (phase != nullptr && *phase == "Running") {
+        ++ready_by_rs[api::ControllerName(p, "ReplicaSet")];
+      }
+    }
+    int64_t specs = 0, replicas = 0, available = 0;
+    for (const json::object& rs : ReplicaSets()) {
+      int64_t spec = IntAt(rs, "spec.replicas");
+      if (IntAt(rs, "status.replicas") != spec ||
+          IntAt(rs, "status.observedGeneration") != IntAt(rs, "metadata.generation") ||
+          IntAt(rs, "status.availableReplicas") != ready_by_rs[StringAt(rs, "metadata.name")]) {
+        return false;
+      }
+      specs += spec;
+      replicas += IntAt(rs, "status.replicas");
+      available += IntAt(rs, "status.availableReplicas");
+    }
+    json::object d = Get();
+    return static_cast<int64_t>(pods->size()) == specs &&
+           IntAt(d, "status.observedGeneration") == IntAt(d, "metadata.generation") &&
+           IntAt(d, "status.replicas") == replicas &&
+           IntAt(d, "status.availableReplicas") == available && idle();
+  }
   bool RolledOut(int replicas) {
     json::object d = Get();
     return StatusInt("observedGeneration") >= *GetInt(d["metadata"].as_object(), "generation") &&
@@ -159,12 +200,21 @@ TEST_F(DeploymentTest, CreatesAReplicaSetNamedByTheTemplateHashAtRevisionOne) {
 }
 
 // The largest sum of the ReplicaSets' spec.replicas seen by a watch, in
-// the order the server wrote them.
+// the order the server wrote them. The watch starts at a list's
+// resourceVersion, so no write after the constructor returns is missed,
+// however late the server opens the stream.
 class ReplicaSetSizes {
  public:
   explicit ReplicaSetSizes(client::Client& client) {
+    auto list = client.List(kReplicaSets, "default", {});
+    EXPECT_TRUE(list.ok()) << list.status().ToString();
+    if (!list.ok()) return;
+    for (const json::object& rs : list->items) {
+      sizes_[StringAt(rs, "metadata.name")] = IntAt(rs, "spec.replicas");
+      most_ += IntAt(rs, "spec.replicas");
+    }
     auto watch = client.StartWatch(
-        kReplicaSets, "default", {},
+        kReplicaSets, "default", {.resource_version = list->resource_version},
         [this](const client::WatchEvent& e) {
           if (e.type == client::WatchEvent::Type::kBookmark) return;
           std::lock_guard lock(mu_);
@@ -178,7 +228,11 @@ class ReplicaSetSizes {
           for (const auto& [_, n] : sizes_) sum += n;
           most_ = std::max(most_, sum);
         },
-        [](const Status&) {});
+        [this](const Status& s) {
+          std::lock_guard lock(mu_);
+          ended_ = true;
+          end_ = s;
+        });
     EXPECT_TRUE(watch.ok()) << watch.status().ToString();
     if (watch.ok()) watch_ = std::move(*watch);
   }
@@ -187,6 +241,7 @@ class ReplicaSetSizes {
   }
   int64_t Most() {
     std::lock_guard lock(mu_);
+    EXPECT_FALSE(ended_) << "the watch ended early: " << end_.ToString();
     return most_;
   }
 
@@ -194,6 +249,8 @@ class ReplicaSetSizes {
   std::mutex mu_;
   std::map<std::string, int64_t> sizes_;  // GUARDED_BY(mu_)
   int64_t most_ = 0;                      // GUARDED_BY(mu_)
+  bool ended_ = false;                    // GUARDED_BY(mu_)
+  Status end_;                            // GUARDED_BY(mu_)
   std::unique_ptr<client::Watch> watch_;
 };
 
@@ -210,19 +267,8 @@ TEST_F(DeploymentTest, RollingUpdateStaysWithinSurgeAndUnavailability) {
   SetImage("nginx:2");
   int64_t last_old_size = 4;
   for (int step = 0; step < 100 && !RolledOut(4); ++step) {
-    // Settled: every ReplicaSet has the pods its spec asks for, and its
-    // status says so.
-    ASSERT_TRUE(Eventually([&] {
-      int64_t want = 0;
-      for (const json::object& rs : ReplicaSets()) {
-        int64_t spec = *Find(rs, "spec.replicas")->if_int64();
-        const json::value* have = Find(rs, "status.replicas");
-        if ((have ? have->as_int64() : 0) != spec) return false;
-        want += spec;
-      }
-      return ActivePods(env_).size() == static_cast<size_t>(want);
-    }));
-    std::vector<json::object> pods = ActivePods(env_);
+    std::vector<json::object> pods;
+    ASSERT_TRUE(Eventually([&] { return Settled(&pods); })) << "step " << step;
     size_t ready = 0;
     for (const json::object& p : pods) {
       const json::value* phase = Find(p, "status.phase");
