@@ -12,7 +12,7 @@ void AddServerCommand(CLI::App& app);
 // member and its ctl subcommand (member.cc, member_ctl.cc).
 void AddMemberCommand(CLI::App& app);
 void AddMemberCtlCommand(CLI::App& member);
-// join, unjoin and install-kubectl-plugin (join.cc).
+// join, unjoin, cordon, uncordon and install-kubectl-plugin (join.cc).
 void AddJoinCommands(CLI::App& app);
 // up: a federation with simulated members, joined (up.cc).
 void AddUpCommand(CLI::App& app);

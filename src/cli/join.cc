@@ -1,5 +1,6 @@
-// `flotilla join`, `flotilla unjoin` and `flotilla install-kubectl-plugin`:
-// adding and removing member clusters (docs/federation.md). The same
+// `flotilla join`, `unjoin`, `cordon`, `uncordon` and
+// `install-kubectl-plugin`: adding, removing and cordoning member clusters
+// (docs/federation.md). The same
 // commands run as the kubectl plugin `kubectl flotilla ...`; like kubectl,
 // they find the federation through --kubeconfig, else $KUBECONFIG, else
 // ~/.kube/config, and --context.
@@ -97,6 +98,22 @@ int RunUnjoin(const UnjoinFlags& flags) {
   return 0;
 }
 
+struct CordonFlags {
+  FederationFlags fed;
+  std::string name;
+};
+
+// As kubectl cordon/uncordon print for nodes.
+int RunCordon(const CordonFlags& flags, bool cordon) {
+  auto fed = FederationClient(flags.fed);
+  if (!fed.ok()) return Fail(fed.status());
+  StatusOr<bool> changed = cluster::SetUnschedulable(**fed, flags.name, cordon);
+  if (!changed.ok()) return Fail(changed.status());
+  std::cout << "cluster.federation/" << flags.name << (*changed ? " " : " already ")
+            << (cordon ? "cordoned" : "uncordoned") << "\n";
+  return 0;
+}
+
 // A symlink DIR/kubectl-flotilla to this binary, which kubectl finds on PATH.
 int InstallPlugin(const std::string& dir) {
   std::error_code ec;
@@ -140,6 +157,17 @@ void AddJoinCommands(CLI::App& app) {
                     std::string(federation::kManagedByLabel) + "=" + federation::kManagedByValue +
                     ")");
   cmd->callback([unjoin] { std::exit(RunUnjoin(*unjoin)); });
+
+  for (bool cordon : {true, false}) {
+    auto flags = std::make_shared<CordonFlags>();
+    cmd = app.add_subcommand(cordon ? "cordon" : "uncordon",
+                             cordon ? "Mark a member cluster unschedulable: nothing new is placed "
+                                      "there, nothing moves off it"
+                                    : "Mark a member cluster schedulable again");
+    cmd->add_option("NAME", flags->name, "The member cluster's name")->required();
+    AddFederationFlags(*cmd, flags->fed);
+    cmd->callback([flags, cordon] { std::exit(RunCordon(*flags, cordon)); });
+  }
 
   auto dir = std::make_shared<std::string>();
   cmd = app.add_subcommand("install-kubectl-plugin",

@@ -37,7 +37,8 @@ def test_join_health_transitions_and_unjoin(fed_and_member):
     assert "zones" not in obj["status"]  # a federation server serves no nodes
     assert condition(obj, "Offline")["status"] == "False"
     headers, rows = table(fed.kubectl("get", "clusters").stdout)
-    assert headers[:4] == ["NAME", "READY", "ZONES", "REGION"]
+    assert headers[:5] == ["NAME", "READY", "SCHEDULING", "ZONES", "REGION"]
+    assert rows[0]["SCHEDULING"] == "Enabled"
     assert rows[0]["NAME"] == "m1" and rows[0]["READY"] == "True"
     assert rows[0]["ZONES"] == "<none>"
     fed.kubectl("get", "secret", "-n", "flotilla-system", "m1-kubeconfig")

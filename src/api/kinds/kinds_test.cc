@@ -270,7 +270,7 @@ TEST(Registration, ColumnsAreKubectlGetColumns) {
        "horizontalpodautoscalers",
        {"Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"}},
       {"coordination.k8s.io", "v1", "leases", {"Name", "Holder", "Age"}},
-      {"federation", "v1beta1", "clusters", {"Name", "Ready", "Zones", "Region", "Age"}},
+      {"federation", "v1beta1", "clusters", {"Name", "Ready", "Scheduling", "Zones", "Region", "Age"}},
       {"",
        "v1",
        "pods",

@@ -113,6 +113,13 @@ Resource ClusterResource() {
   r.columns = {
       NameColumn(),
       Column("Ready", "string", "Status of the cluster's Ready condition.", 0, ClusterReady),
+      Column("Scheduling", "string",
+             "Disabled when the cluster is cordoned (spec.unschedulable), else Enabled.", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               const json::value* u = Find(obj, "spec.unschedulable");
+               bool cordoned = u != nullptr && u->is_bool() && u->get_bool();
+               return json::string(cordoned ? "Disabled" : "Enabled");
+             }),
       Column("Zones", "string", "Zones the cluster's nodes are in.", 0, ClusterZones),
       Column("Region", "string", "Region the cluster is in.", 0,
              [](const json::object& obj, TimePoint) -> json::value {

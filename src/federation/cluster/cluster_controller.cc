@@ -7,6 +7,7 @@
 
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
+#include "federation/common/cluster_selector.h"
 
 namespace flotilla::federation::cluster {
 
@@ -168,14 +169,17 @@ void ClusterController::Probe(const std::string& name, Member& m, TimePoint now)
 
 Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   if (!m.unwritten) return Status::Ok();
-  auto written =
-      fed_.UpdateStatus(kClusters, "", WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at));
+  // As the federation's controllers see it (the shared cache), also when
+  // the write goes to the latest object.
+  bool cordoned = IsCordoned(cached);
+  auto written = fed_.UpdateStatus(
+      kClusters, "", WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at, cordoned));
   // The cache may not have our last write yet: once more on the latest.
   if (!written.ok() && written.status().Is(Reason::kConflict)) {
     auto latest = fed_.Get(kClusters, "", StringAt(cached, "metadata.name"));
     if (!latest.ok()) return latest.status();
-    written = fed_.UpdateStatus(kClusters, "",
-                                WithStatus(*latest, *m.unwritten, *m.healthy, m.probed_at));
+    written = fed_.UpdateStatus(
+        kClusters, "", WithStatus(*latest, *m.unwritten, *m.healthy, m.probed_at, cordoned));
   }
   // Anything else is retried with backoff, without probing again.
   if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
@@ -282,7 +286,7 @@ bool ClusterController::Judge(Member& m, const Observation& obs) const {
 }
 
 json::object ClusterController::WithStatus(const json::object& cluster, const Observation& obs,
-                                           bool healthy, TimePoint now) const {
+                                           bool healthy, TimePoint now, bool cordoned) const {
   json::object out = cluster;
   json::object& status = EnsureObject(out, "status");
   json::array old;
@@ -304,10 +308,15 @@ json::object ClusterController::WithStatus(const json::object& cluster, const Ob
   conditions.push_back(MakeCondition(&old, "Offline", reachable ? "False" : "True",
                                      reachable ? "ClusterReachable" : "ClusterNotReachable",
                                      reachable ? "cluster is reachable" : obs.message, now));
+  conditions.push_back(MakeCondition(
+      &old, "Schedulable", cordoned ? "False" : "True",
+      cordoned ? "ClusterCordoned" : "ClusterSchedulable",
+      cordoned ? "cluster is cordoned: nothing new is placed here" : "new placements may come here",
+      now));
   for (const json::value& c : old) {
     std::string type =
         c.is_object() ? std::string(GetString(c.get_object(), "type").value_or("")) : "";
-    if (type != "Ready" && type != "Offline") conditions.push_back(c);
+    if (type != "Ready" && type != "Offline" && type != "Schedulable") conditions.push_back(c);
   }
   status["conditions"] = std::move(conditions);
   if (obs.version && !obs.version->empty()) status["kubernetesVersion"] = *obs.version;

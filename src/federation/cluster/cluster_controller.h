@@ -98,8 +98,10 @@ class ClusterController {
   Status WriteStatus(const json::object& cached, Member& m);
   Observation Observe(Member& m);
   bool Judge(Member& m, const Observation& obs) const;
+  // `cluster` with the observation's conditions and topology, and the
+  // Schedulable condition (False while `cordoned`).
   json::object WithStatus(const json::object& cluster, const Observation& obs, bool healthy,
-                          TimePoint now) const;
+                          TimePoint now, bool cordoned) const;
 
   void WriteMetrics(metrics::TextWriter& w) const;
 

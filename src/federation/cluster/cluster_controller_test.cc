@@ -9,6 +9,7 @@
 #include "client/client_test_util.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
+#include "federation/common/cluster_selector.h"
 #include "federation/common/member_informers.h"
 #include "runtime/test_util.h"
 
@@ -116,6 +117,21 @@ TEST_F(ClusterControllerTest, ReadyWithZonesRegionAndVersion) {
   EXPECT_NE(metrics.find("flotilla_cluster_ready{cluster=\"m1\"} 1"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("flotilla_cluster_probe_duration_seconds{cluster=\"m1\"}"),
             std::string::npos);
+}
+
+TEST_F(ClusterControllerTest, SchedulableFollowsTheCordonAsTheControllersCacheHasIt) {
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Schedulable"), "status") == "True"; }));
+  EXPECT_EQ(Field(Condition("Schedulable"), "reason"), "ClusterSchedulable");
+  ASSERT_TRUE(SetUnschedulable(*fed_client_, "m1", true).ok());
+  ASSERT_TRUE(AdvanceUntil([&] { return Field(Condition("Schedulable"), "status") == "False"; }));
+  EXPECT_EQ(Field(Condition("Schedulable"), "reason"), "ClusterCordoned");
+  // Written from the shared cache: the controllers already see the cordon.
+  runtime::ObjectPtr cached = ctx_->cluster_objects().cache().Get("m1");
+  ASSERT_NE(cached, nullptr);
+  EXPECT_TRUE(IsCordoned(*cached));
+  ASSERT_TRUE(SetUnschedulable(*fed_client_, "m1", false).ok());
+  ASSERT_TRUE(AdvanceUntil([&] { return Field(Condition("Schedulable"), "status") == "True"; }));
+  EXPECT_EQ(Field(Condition("Ready"), "status"), "True");
 }
 
 TEST_F(ClusterControllerTest, NotReadyOnlyAfterThreeFailedProbesBackAfterOneSuccess) {

@@ -4,6 +4,7 @@
 #include "base/base64.h"
 #include "client/rest_client.h"
 #include "federation/cluster/member_access.h"
+#include "federation/common/cluster_selector.h"
 #include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {
@@ -161,6 +162,16 @@ StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
   return out;
+}
+
+StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bool unschedulable) {
+  FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
+  if (IsCordoned(cluster) == unschedulable) return false;
+  FLOTILLA_RETURN_IF_ERROR(fed.Patch(kClusters, "", name, client::PatchType::kMerge,
+                                     unschedulable ? R"({"spec":{"unschedulable":true}})"
+                                                   : R"({"spec":{"unschedulable":null}})")
+                               .status());
+  return true;
 }
 
 }  // namespace flotilla::federation::cluster

@@ -49,4 +49,9 @@ struct UnjoinResult {
 StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
                               Clock* io_clock = nullptr);
 
+// Cordons (`unschedulable`) or uncordons the Cluster `name`: sets or
+// removes its spec.unschedulable (kubectl flotilla cordon/uncordon).
+// Returns whether anything changed; NotFound when there is no such Cluster.
+StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bool unschedulable);
+
 }  // namespace flotilla::federation::cluster

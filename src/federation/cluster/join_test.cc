@@ -80,6 +80,31 @@ TEST_F(JoinTest, InvalidClusterNameLeavesNoSecret) {
       fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig").status().Is(Reason::kNotFound));
 }
 
+TEST_F(JoinTest, CordonSetsUnschedulableAndUncordonRemovesIt) {
+  ASSERT_TRUE(Join(*fed_client_, Options()).ok());
+  auto unschedulable = [&] {
+    auto c = fed_client_->Get(kClusters, "", "m1");
+    EXPECT_TRUE(c.ok());
+    const json::value* u = c.ok() ? Find(*c, "spec.unschedulable") : nullptr;
+    return u == nullptr ? json::value() : *u;
+  };
+  EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", true).value(), true);
+  EXPECT_EQ(unschedulable(), json::value(true));
+  EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", true).value(), false);  // already
+  EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", false).value(), true);
+  EXPECT_TRUE(unschedulable().is_null());
+  EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", false).value(), false);
+  EXPECT_TRUE(SetUnschedulable(*fed_client_, "m2", true).status().Is(Reason::kNotFound));
+  // The API refuses what is no boolean.
+  auto c = fed_client_->Get(kClusters, "", "m1");
+  ASSERT_TRUE(c.ok());
+  (*c)["spec"].as_object()["unschedulable"] = "yes";
+  Status refused = fed_client_->Update(kClusters, "", *c).status();
+  EXPECT_TRUE(refused.Is(Reason::kBadRequest)) << refused.ToString();
+  EXPECT_NE(refused.message().find("spec.unschedulable of type bool"), std::string::npos)
+      << refused.ToString();
+}
+
 TEST_F(JoinTest, UnjoinRemovesClusterAndSecretAndCascadesToManagedObjectsOnly) {
   ASSERT_TRUE(Join(*fed_client_, Options()).ok());
   auto member = member_.InProcess();

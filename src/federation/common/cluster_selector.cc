@@ -225,4 +225,9 @@ bool ClusterSelector::Matches(const json::object& cluster) const {
   return true;
 }
 
+bool IsCordoned(const json::object& cluster) {
+  const json::value* v = Find(cluster, "spec.unschedulable");
+  return v != nullptr && v->is_bool() && v->get_bool();
+}
+
 }  // namespace flotilla::federation

@@ -65,4 +65,9 @@ class ClusterSelector {
   std::optional<std::string> cluster_;
 };
 
+// A cordoned cluster (its Cluster's spec.unschedulable, `kubectl flotilla
+// cordon`) is given nothing new: no copy where it holds none, no replica
+// beyond what it holds. Nothing moves off it either.
+bool IsCordoned(const json::object& cluster);
+
 }  // namespace flotilla::federation

@@ -1,13 +1,18 @@
 // What the federation's controllers share (context.h).
 #include "federation/common/context.h"
 
+#include "federation/common/cluster_selector.h"
+
 namespace flotilla::federation {
 namespace {
 
-bool LabelsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+// What placements read of a Cluster besides its readiness: its labels
+// (cluster selectors) and whether it is cordoned.
+bool PlacementInputsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
   const json::value* la = Find(*a, "metadata.labels");
   const json::value* lb = Find(*b, "metadata.labels");
-  return (la == nullptr) != (lb == nullptr) || (la != nullptr && *la != *lb);
+  return (la == nullptr) != (lb == nullptr) || (la != nullptr && *la != *lb) ||
+         IsCordoned(*a) != IsCordoned(*b);
 }
 
 }  // namespace
@@ -39,7 +44,7 @@ void FederationContext::OnClusterChange(std::function<void()> fn) {
         {.on_add = [this](const runtime::ObjectPtr&) { ClustersChanged(); },
          .on_update =
              [this](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-               if (LabelsChanged(a, b)) ClustersChanged();
+               if (PlacementInputsChanged(a, b)) ClustersChanged();
              },
          .on_delete = [this](const runtime::ObjectPtr&) { ClustersChanged(); }});
   }

@@ -7,9 +7,14 @@
 namespace flotilla::federation {
 
 std::optional<int64_t> EstimatedCapacity(const ClusterView& c) {
-  if (c.create_failed) return 0;
-  if (c.full) return c.scheduled;
-  return std::nullopt;
+  std::optional<int64_t> out;
+  if (c.create_failed) {
+    out = 0;
+  } else if (c.full) {
+    out = c.scheduled;
+  }
+  if (c.cordoned) out = std::min(out.value_or(c.current), std::max<int64_t>(c.current, 0));
+  return out;
 }
 
 Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,

@@ -55,6 +55,8 @@ struct ClusterView {
   bool full = false;
   // Its local ReplicaSet could not be created and the retry is not due.
   bool create_failed = false;
+  // The cluster is cordoned: it keeps at most what it holds (`current`).
+  bool cordoned = false;
 };
 
 struct Targets {
@@ -63,7 +65,8 @@ struct Targets {
   planner::ReplicaCounts overflow;  // what capacity cut, positive entries only
 };
 
-// The estimated capacity of `c` for the workload; none when unbounded.
+// The estimated capacity of `c` for the workload (a cordoned cluster's is
+// at most what it holds); none when unbounded.
 std::optional<int64_t> EstimatedCapacity(const ClusterView& c);
 
 Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,

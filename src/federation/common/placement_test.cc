@@ -123,6 +123,26 @@ TEST(PlacementTest, EstimatedCapacity) {
   EXPECT_EQ(EstimatedCapacity({.placed = 5, .scheduled = 3, .pending = 2, .full = true}), 3);
   EXPECT_EQ(EstimatedCapacity({.placed = 5, .scheduled = 3, .pending = 2}), std::nullopt);
   EXPECT_EQ(EstimatedCapacity({.placed = 5, .create_failed = true}), 0);
+  // Cordoned: what it holds, or less.
+  EXPECT_EQ(EstimatedCapacity({.placed = 5, .current = 4, .cordoned = true}), 4);
+  EXPECT_EQ(EstimatedCapacity({.current = 4, .scheduled = 3, .full = true, .cordoned = true}), 3);
+  EXPECT_EQ(EstimatedCapacity({.cordoned = true}), 0);
+}
+
+TEST(PlacementTest, ACordonedClusterGetsNothingNewAndLosesNothing) {
+  std::vector<ClusterView> views = Abc();
+  views[1].cordoned = true;
+  // A new workload: nothing there.
+  Targets fresh = ComputeTargets(30, views, "default/web", Even(true));
+  EXPECT_EQ(fresh.replicas["A"], 15);
+  EXPECT_EQ(fresh.replicas["B"], 0);
+  EXPECT_EQ(fresh.replicas["C"], 15);
+  // One that runs there keeps its replicas; a scale-up goes elsewhere.
+  for (ClusterView& v : views) v.current = v.placed = 10;
+  Targets grown = ComputeTargets(45, views, "default/web", Even(true));
+  EXPECT_EQ(grown.replicas["B"], 10);
+  EXPECT_EQ(grown.replicas["A"] + grown.replicas["C"], 35);
+  EXPECT_EQ(grown.overflow["B"], 5);  // its even share (15) beyond what it holds
 }
 
 }  // namespace

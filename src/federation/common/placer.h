@@ -77,6 +77,7 @@ struct WorkloadInCluster {
   runtime::ObjectPtr local;
   // Its pods that are not being deleted are counted.
   std::vector<runtime::ObjectPtr> pods;
+  bool cordoned = false;
 };
 
 // One placement of one workload.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
 
@@ -51,7 +52,9 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   plan->replicas = IntAt(check.obj, "spec.replicas");
   std::vector<WorkloadInCluster> clusters;
   for (const Copy& c : check.copies) {
-    WorkloadInCluster w{.cluster = c.cluster()};
+    WorkloadInCluster w{
+        .cluster = c.cluster(),
+        .cordoned = c.target.cluster_object != nullptr && IsCordoned(*c.target.cluster_object)};
     if (c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing)) {
       w.local = c.existing;
       w.pods = PodsOf(c.cluster(), *c.existing);

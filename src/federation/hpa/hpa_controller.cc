@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/federated.h"
+#include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/local_workload.h"
@@ -139,6 +140,7 @@ Status HpaController::Plan(Check& check) {
   std::string target_name = StringAt(check.obj, "spec.scaleTargetRef.name");
   for (const Copy& c : check.copies) {
     HpaCluster h{.name = c.cluster()};
+    h.cordoned = c.target.cluster_object != nullptr && IsCordoned(*c.target.cluster_object);
     if (target != nullptr) {
       if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
         runtime::ObjectPtr t = informer->lister().Get(check.ns, target_name);

@@ -223,6 +223,7 @@ Partition PartitionHpa(int64_t min, int64_t max, const planner::Preferences& pre
   for (const HpaCluster& c : clusters) {
     const planner::ClusterPreferences* p = prefs.For(c.name);
     if (p == nullptr || (p->max_replicas && *p->max_replicas == 0)) continue;
+    if (c.cordoned && !c.held) continue;
     order.push_back(&c);
   }
   auto weight = [&](const HpaCluster* c) { return prefs.For(c->name)->weight; };
@@ -239,6 +240,7 @@ Partition PartitionHpa(int64_t min, int64_t max, const planner::Preferences& pre
     const planner::ClusterPreferences* p = prefs.For(c->name);
     Slot s{.c = c, .frozen = c->frozen};
     if (p->max_replicas) s.upper = *p->max_replicas;
+    if (c->cordoned) s.upper = std::min(s.upper, c->held->max);
     slots.push_back(s);
     min_lower.push_back(std::max<int64_t>(1, std::min(p->min_replicas, s.upper)));
     upper.push_back(s.upper);

@@ -73,6 +73,9 @@ struct HpaCluster {
   std::optional<double> load;
   // Its shares changed within the freeze window.
   bool frozen = false;
+  // Cordoned: chosen only where it holds a share already, and its max
+  // does not grow.
+  bool cordoned = false;
 };
 
 struct PartitionOptions {

@@ -78,6 +78,21 @@ TEST(HpaPartitionTest, PreferencesCapAndExclude) {
   EXPECT_TRUE(over.over_preferences);
 }
 
+TEST(HpaPartitionTest, ACordonedClusterKeepsItsShareAndTakesNoMore) {
+  // Without a share: not chosen.
+  std::vector<HpaCluster> fresh = Fresh({"a", "b", "c"});
+  fresh[0].cordoned = true;
+  EXPECT_EQ(PartitionHpa(3, 12, kDefault, fresh).chosen, (std::vector<std::string>{"b", "c"}));
+  // With one, at its ceiling: the load's max goes nowhere (b and c have
+  // nothing to spare), and a does not grow.
+  std::vector<HpaCluster> held = {Held("a", {1, 4}, 4, 4, 2.5), Held("b", {1, 4}, 4, 4, 1.0),
+                                  Held("c", {1, 4}, 4, 4, 1.0)};
+  held[0].cordoned = true;
+  Partition p = PartitionHpa(3, 12, kDefault, held);
+  EXPECT_EQ(p.shares.at("a"), (Bounds{1, 4}));
+  EXPECT_TRUE(p.moves.empty());
+}
+
 TEST(HpaPartitionTest, AClusterAtItsCeilingGetsWhatItsLoadNeedsInOneStep) {
   // Federation v1 moved one replica of max per sync; the load here asks for
   // ceil(4 * 2.5) = 10, so six more at once.

@@ -12,6 +12,7 @@
 #include "client/client_test_util.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
+#include "federation/common/cluster_selector.h"
 #include "federation/common/member_copy.h"
 #include "runtime/test_util.h"
 
@@ -487,6 +488,40 @@ TEST_F(ReplicaSetControllerTest, TheClusterSelectorChoosesTheClusters) {
   ASSERT_TRUE(Settle([&] {
     return Placement() == std::vector<int64_t>{4, -1, -1};
   })) << json::serialize(json::value_from(Placement()));
+}
+
+TEST_F(ReplicaSetControllerTest, ACordonedClusterGetsNothingNewUntilUncordoned) {
+  Start();
+  const std::string rebalance = R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})";
+  CreateFrs(6, rebalance, "", "old");
+  ASSERT_TRUE(Settle([&] { return Placement("old") == std::vector<int64_t>{2, 2, 2}; }));
+  ASSERT_TRUE(cluster::SetUnschedulable(*fed_client_, "b", true).ok());
+  // Once the controller's cache has the cordon (as the cluster
+  // controller's Schedulable condition tells a user), a new workload stays
+  // out of b; one already there keeps its replicas there and grows
+  // elsewhere.
+  ASSERT_TRUE(Eventually([&] {
+    runtime::ObjectPtr b = ctx_->cluster_objects().cache().Get("b");
+    return b != nullptr && IsCordoned(*b);
+  }));
+  CreateFrs(6, rebalance, "", "new");
+  ASSERT_TRUE(Eventually([&] {
+    json::object frs = Frs("old");
+    frs["spec"].as_object()["replicas"] = 12;
+    return fed_client_->Update(kReplicaSets, kNs, frs).ok();
+  }));
+  ASSERT_TRUE(Settle([&] {
+    return Placement("new") == std::vector<int64_t>{3, -1, 3} &&
+           Placement("old") == std::vector<int64_t>{5, 2, 5};
+  })) << json::serialize(json::value_from(Placement("new")))
+      << json::serialize(json::value_from(Placement("old")));
+  // Uncordoned, b takes its share back (these rebalance).
+  ASSERT_TRUE(cluster::SetUnschedulable(*fed_client_, "b", false).ok());
+  ASSERT_TRUE(Settle([&] {
+    return Placement("new") == std::vector<int64_t>{2, 2, 2} &&
+           Placement("old") == std::vector<int64_t>{4, 4, 4};
+  })) << json::serialize(json::value_from(Placement("new")))
+      << json::serialize(json::value_from(Placement("old")));
 }
 
 TEST_F(ReplicaSetControllerTest, DeletionFollowsThePolicyTheServerRecorded) {

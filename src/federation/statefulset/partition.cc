@@ -23,7 +23,7 @@ struct Slot {
 
 void Grow(std::vector<Slot>& slots, int64_t need) {
   for (Slot& s : slots) {  // minReplicas first, in name order
-    if (!s.cluster->ready) continue;
+    if (!s.cluster->ready || s.cluster->cordoned) continue;
     int64_t add =
         std::clamp<int64_t>(s.prefs.min_replicas - s.share, 0, std::min(need, s.Max() - s.share));
     s.share += add;
@@ -32,7 +32,9 @@ void Grow(std::vector<Slot>& slots, int64_t need) {
   while (need > 0) {
     Slot* best = nullptr;
     for (Slot& s : slots) {
-      if (!s.cluster->ready || s.prefs.weight <= 0 || s.share >= s.Max()) continue;
+      if (!s.cluster->ready || s.cluster->cordoned || s.prefs.weight <= 0 || s.share >= s.Max()) {
+        continue;
+      }
       if (best == nullptr || s.FewerPerWeightThan(*best)) best = &s;
     }
     if (best == nullptr) return;  // no cluster can take more

@@ -14,6 +14,7 @@
 //   then the one with the most replicas per unit of weight above its
 //   minReplicas (a cluster without weight first), then any (ties: the last
 //   by name). The member's controller removes the highest ordinals.
+// - A cordoned cluster gets no new replicas; it gives them up as others do.
 // - A cluster that is not ready keeps its share untouched: its replicas are
 //   not recreated elsewhere. A cluster that left the federation is not
 //   given: its share is free for the others, as new identities.
@@ -37,6 +38,8 @@ struct StatefulCluster {
   int64_t current = 0;
   // Ready and admitted: its share may change.
   bool ready = false;
+  // Cordoned: its share may shrink, never grow.
+  bool cordoned = false;
 };
 
 // Every cluster's share, 0 included.

@@ -57,6 +57,15 @@ TEST(PartitionTest, AClusterOutOfReachKeepsItsShare) {
             (Counts{{"c1", 1}, {"c2", 4}, {"c3", 0}}));
 }
 
+TEST(PartitionTest, ACordonedClusterOnlyShrinks) {
+  std::vector<StatefulCluster> clusters{
+      {"c1", 2, true}, {"c2", 2, true, /*cordoned=*/true}, {"c3", 2, true}};
+  EXPECT_EQ(Partition(10, clusters, planner::Preferences::Default()),
+            (Counts{{"c1", 4}, {"c2", 2}, {"c3", 4}}));
+  EXPECT_EQ(Partition(3, clusters, planner::Preferences::Default()),
+            (Counts{{"c1", 1}, {"c2", 1}, {"c3", 1}}));
+}
+
 TEST(PartitionTest, AClusterThatLeftFreesItsShareForTheOthers) {
   // c2 was unjoined: its 4 are not in the input; 11 are placed anew.
   EXPECT_EQ(Partition(11, Ready({{"c1", 4}, {"c3", 3}}), planner::Preferences::Default()),

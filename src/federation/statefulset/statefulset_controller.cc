@@ -98,7 +98,8 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
     }
     auto copy = std::find_if(check.copies.begin(), check.copies.end(),
                              [&](const Copy& c) { return c.cluster() == name; });
-    StatefulCluster c{.name = name, .ready = copy != check.copies.end()};
+    StatefulCluster c{
+        .name = name, .ready = copy != check.copies.end(), .cordoned = IsCordoned(*cluster)};
     if (auto planned = last.find(name); planned != last.end()) {
       // What the federation placed there: a hand edit moves nothing.
       c.current = planned->second;

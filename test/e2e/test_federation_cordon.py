@@ -1,0 +1,88 @@
+"""Cordoning member clusters end to end (docs/federation.md, "Cordon"):
+three `flotilla member` clusters. `kubectl flotilla cordon` (the real
+kubectl running the plugin) marks a Cluster unschedulable and `kubectl get
+clusters` shows it; a new federated ReplicaSet stays out of the cordoned
+cluster, one already there keeps its replicas there and grows elsewhere;
+`kubectl flotilla uncordon` lets the rebalancing ones take their share back.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import FLOTILLA_BINARY, KUBECTL, table, wait_for
+from federation import cluster, condition, replicaset, start_federation
+
+CLUSTERS = ["a", "b", "c"]
+MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "40", "--pod-startup", "100ms"]
+REBALANCE = {"rebalance": True, "clusters": {"*": {"weight": 1}}}
+
+
+@pytest.fixture
+def fed(tmp_path):
+    federation = start_federation(tmp_path, {c: ({"zone": c}, MEMBER_ARGS) for c in CLUSTERS})
+    try:
+        federation.create_namespace("shop")
+        yield federation
+    finally:
+        federation.close()
+
+
+def plugin(fed, *args, check=True):
+    """`kubectl flotilla ARGS`: kubectl finds kubectl-flotilla next to the
+    binary under test, the federation through KUBECONFIG."""
+    env = dict(os.environ, PATH=f"{os.path.dirname(FLOTILLA_BINARY)}:{os.environ['PATH']}",
+               KUBECONFIG=fed.server.kubeconfig, HOME=fed.server.data_dir)
+    result = subprocess.run([KUBECTL, "flotilla", *args], capture_output=True, text=True,
+                            env=env, timeout=60)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def schedulable_is(fed, name, status):
+    obj = cluster(fed.server, name)
+    return obj if condition(obj, "Schedulable").get("status") == status else None
+
+
+def scheduling(fed):
+    headers, rows = table(fed.kubectl("get", "clusters").stdout)
+    assert "SCHEDULING" in headers
+    return {row["NAME"]: row["SCHEDULING"] for row in rows}
+
+
+def test_a_cordoned_cluster_gets_nothing_new_until_uncordoned(fed):
+    fed.create(replicaset("old", 6, preferences=REBALANCE), "shop")
+    fed.wait_layout("shop", "old", {"a": 2, "b": 2, "c": 2})
+    assert scheduling(fed) == {"a": "Enabled", "b": "Enabled", "c": "Enabled"}
+
+    out = plugin(fed, "cordon", "b")
+    assert out.stdout.strip() == "cluster.federation/b cordoned"
+    assert cluster(fed.server, "b")["spec"]["unschedulable"] is True
+    assert plugin(fed, "cordon", "b").stdout.strip() == "cluster.federation/b already cordoned"
+    assert scheduling(fed) == {"a": "Enabled", "b": "Disabled", "c": "Enabled"}
+    # The federation's controllers see the cordon once the cluster
+    # controller says so.
+    obj = wait_for(lambda: schedulable_is(fed, "b", "False"), "b Schedulable False")
+    assert condition(obj, "Schedulable")["reason"] == "ClusterCordoned"
+
+    # New: none in b. Already there: keeps its 2, grows in a and c.
+    fed.create(replicaset("new", 6, preferences=REBALANCE), "shop")
+    fed.kubectl("scale", "rs", "old", "-n", "shop", "--replicas", "12")
+    fed.wait_layout("shop", "new", {"a": 3, "c": 3})
+    fed.wait_layout("shop", "old", {"a": 5, "b": 2, "c": 5})
+    assert fed["b"].rs_replicas("shop", "new") is None
+
+    out = plugin(fed, "uncordon", "b")
+    assert out.stdout.strip() == "cluster.federation/b uncordoned"
+    assert "unschedulable" not in cluster(fed.server, "b")["spec"]
+    wait_for(lambda: schedulable_is(fed, "b", "True"), "b Schedulable True")
+    fed.wait_layout("shop", "new", {"a": 2, "b": 2, "c": 2})
+    fed.wait_layout("shop", "old", {"a": 4, "b": 4, "c": 4})
+
+
+def test_cordon_of_an_unknown_cluster_is_a_clear_error(fed):
+    out = plugin(fed, "cordon", "nope", check=False)
+    assert out.returncode != 0
+    assert 'clusters.federation "nope" not found' in out.stderr
