@@ -410,7 +410,7 @@ TEST_F(DeploymentControllerTest, RollsOutOneClusterAtATimeInTheAnnotationsOrder)
     std::sort(started.begin(), started.end());
     return started == want;
   })) << json::serialize(json::value_from(EventMessages("RolloutStarted")));
-  EXPECT_FALSE(EventMessages("RolloutCompleted").empty());
+  EXPECT_TRUE(Eventually([&] { return !EventMessages("RolloutCompleted").empty(); }));
 }
 
 // Seed 001, Tests: "If a failure in update stops the whole update".
@@ -424,7 +424,7 @@ TEST_F(DeploymentControllerTest, AFailureInAnUpdateStopsTheWholeUpdate) {
   EXPECT_EQ(StringAt(Condition("Progressing"), "status"), "False");
   EXPECT_NE(StringAt(Condition("Progressing"), "message").find("cluster a"), std::string::npos);
   Holds([&] { return Images() == Strings{"nginx:broken", "nginx:1", "nginx:1"}; });
-  EXPECT_FALSE(EventMessages("RolloutFailed").empty());
+  EXPECT_TRUE(Eventually([&] { return !EventMessages("RolloutFailed").empty(); }));
   // Undo: the failed cluster goes back at once; the others never changed.
   SetImage("nginx:1");
   ASSERT_TRUE(Settle([&] { return Images() == Strings{"nginx:1", "nginx:1", "nginx:1"}; }));
@@ -684,7 +684,7 @@ TEST_F(DeploymentControllerTest, ARefusedCreateIsRetriedAndItsReplicasGoElsewher
          {{api::kDeploymentPreferencesAnnotation,
            R"({"rebalance": true, "clusters": {"*": {"weight": 1}}})"}});
   ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{3, -1, 3}; }));
-  EXPECT_FALSE(EventMessages("FailedCreateInCluster").empty());
+  EXPECT_TRUE(Eventually([&] { return !EventMessages("FailedCreateInCluster").empty(); }));
   reject_[1] = false;
   clock_.Advance(std::chrono::seconds(30));
   ASSERT_TRUE(Settle([&] {

@@ -226,7 +226,7 @@ TEST_F(SyncControllerTest, UpdatesAndRestoresCopiesEditedOrDeletedByHand) {
 
   ASSERT_TRUE(m2_->Delete(kConfigMaps, "shop", "cfg").ok());
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v2"; }));
-  EXPECT_TRUE(HasEvent("shop", "cfg", "UpdateInCluster"));
+  EXPECT_TRUE(Eventually([&] { return HasEvent("shop", "cfg", "UpdateInCluster"); }));
 }
 
 TEST_F(SyncControllerTest, ClusterSelectorPlacesAndMovesCopies) {
@@ -305,7 +305,8 @@ TEST_F(SyncControllerTest, DeletionFollowsThePropagationPolicy) {
     EXPECT_EQ(Data(*m, "shop", "none"), "x");
     EXPECT_EQ(Data(*m, "shop", "orphan"), "x");
   }
-  EXPECT_TRUE(HasEvent("shop", "bg", "DeleteInCluster"));
+  // Events are written in the background.
+  EXPECT_TRUE(Eventually([&] { return HasEvent("shop", "bg", "DeleteInCluster"); }));
 }
 
 TEST_F(SyncControllerTest, ANamespaceDeletedInBackgroundTakesItsCopiesAlong) {
