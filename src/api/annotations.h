@@ -1,5 +1,6 @@
-// Reading an object's annotations (metadata.annotations), for the code that
-// acts on the federation's annotations and the apiserver's own. Pure.
+// Reading an object's annotations (metadata.annotations) and labels, for
+// the code that acts on the federation's annotations and labels and the
+// apiserver's own. Pure.
 #pragma once
 
 #include <string>
@@ -20,6 +21,14 @@ inline const json::value* FindAnnotation(const json::object& obj, std::string_vi
 // The annotation `key` of `obj`; "" when absent or not a string.
 inline std::string AnnotationAt(const json::object& obj, std::string_view key) {
   const json::value* v = FindAnnotation(obj, key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// The label `key` of `obj`; "" when absent or not a string.
+inline std::string LabelAt(const json::object& obj, std::string_view key) {
+  const json::value* labels = Find(obj, "metadata.labels");
+  if (labels == nullptr || !labels->is_object()) return "";
+  const json::value* v = labels->get_object().if_contains(key);
   return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 

@@ -86,6 +86,17 @@ inline constexpr char kShadowReplicaSetAnnotation[] = "federation.kubernetes.io/
 // delete).
 inline constexpr char kShadowOfLabel[] = "federation.kubernetes.io/shadow-of";
 
+// Federated Deployments and ReplicaSets of one namespace with the same
+// value of this label form an application (seed 003, location affinity).
+inline constexpr char kApplicationLabel[] = "federation.kubernetes.io/application";
+// An application's class: kStrictlyDecoupled (the default: any replica
+// anywhere), kPreferentiallyCoupled or kStrictlyCoupled (all of it in one
+// cluster). The workloads of one application must agree.
+inline constexpr char kLocationAffinityAnnotation[] = "federation.kubernetes.io/location-affinity";
+inline constexpr char kStrictlyDecoupled[] = "strictly-decoupled";
+inline constexpr char kPreferentiallyCoupled[] = "preferentially-coupled";
+inline constexpr char kStrictlyCoupled[] = "strictly-coupled";
+
 // Held by a federated object until its member copies are dealt with as its
 // deletion asked.
 inline constexpr char kDeleteFromUnderlyingClustersFinalizer[] =

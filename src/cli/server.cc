@@ -18,6 +18,7 @@
 #include "client/in_process_client.h"
 #include "client/kubeconfig.h"
 #include "federation/admission/admission.h"
+#include "federation/common/names.h"
 #include "federation/controllers.h"
 
 namespace flotilla::cli {
@@ -66,7 +67,8 @@ int RunServer(ServerFlags& flags) {
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
   auto cluster_names = std::make_shared<federation::ClusterNames>();
-  federation::AddFederationAdmission(registry, cluster_names);
+  auto workloads = std::make_shared<federation::NamespaceWorkloads>();
+  federation::AddFederationAdmission(registry, {.clusters = cluster_names, .workloads = workloads});
   flags.server.registry = &registry;
   flags.server.schemas = &api::SchemaSet::Builtin();
   auto server = apiserver::Server::Start(flags.server);
@@ -90,6 +92,20 @@ int RunServer(ServerFlags& flags) {
   }
   federation::FederationControllers* running = controllers->get();
   cluster_names->Set([running] { return running->context().cluster_objects().cache().Keys(); });
+  workloads->Set([running](const std::string& ns) {
+    std::vector<json::object> out;
+    for (const auto& [resource, kind] : {std::pair{&federation::kDeployments, "Deployment"},
+                                         std::pair{&federation::kReplicaSets, "ReplicaSet"}}) {
+      runtime::Informer* informer = running->context().informers().Find(*resource);
+      if (informer == nullptr) continue;
+      for (const runtime::ObjectPtr& obj : informer->lister().List(ns)) {
+        json::object typed = *obj;
+        typed["kind"] = kind;
+        out.push_back(std::move(typed));
+      }
+    }
+    return out;
+  });
   (*server)->api().metrics().SetSource("federation",
                                        [running] { return running->RenderMetrics(); });
   spdlog::info("Flotilla API server {} listening on {} (storage: {})", kVersion, (*server)->url(),
@@ -110,6 +126,7 @@ int RunServer(ServerFlags& flags) {
   spdlog::info("received signal {}, shutting down", sig);
   (*server)->api().metrics().SetSource("federation", nullptr);
   cluster_names->Set(nullptr);
+  workloads->Set(nullptr);
   controllers->reset();
   (*server)->Stop();
   return 0;

@@ -44,6 +44,13 @@ class SharedInformers {
     return *slot;
   }
 
+  // The informer of `resource` if some controller uses it; null otherwise.
+  Informer* Find(const client::ResourceRef& resource) {
+    std::lock_guard lock(mu_);
+    auto it = informers_.find(resource.group + "/" + resource.version + "/" + resource.resource);
+    return it == informers_.end() ? nullptr : it->second.get();
+  }
+
   // Stops every informer, all at once: each may take up to a second to
   // leave its watch. (The manager stops them too; this makes it safe to
   // destroy them afterwards.) Idempotent.

@@ -39,6 +39,8 @@ FEDERATED_OBJECT = "federation.kubernetes.io/federated-object"
 PREFERENCES = "federation.kubernetes.io/replica-set-preferences"
 CLUSTER_SELECTOR = "federation.alpha.kubernetes.io/cluster-selector"
 RS_STATUS = "federation.kubernetes.io/replica-set-status"
+APPLICATION = "federation.kubernetes.io/application"
+LOCATION_AFFINITY = "federation.kubernetes.io/location-affinity"
 
 RS_PATH = "/apis/apps/v1/namespaces/{ns}/replicasets"
 POD_PATH = "/api/v1/namespaces/{ns}/pods"

@@ -115,7 +115,50 @@ std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
   return {};
 }
 
-void AddFederationAdmission(api::Registry& registry, std::shared_ptr<const ClusterNames> clusters) {
+std::vector<StatusCause> ValidateApplicationClass(const json::object& obj, const json::object* old,
+                                                  std::string_view kind,
+                                                  const std::vector<json::object>& others) {
+  const std::string app = api::LabelAt(obj, api::kApplicationLabel);
+  const json::value* value = api::FindAnnotation(obj, api::kLocationAffinityAnnotation);
+  if (old != nullptr && app == api::LabelAt(*old, api::kApplicationLabel) &&
+      api::AnnotationAt(obj, api::kLocationAffinityAnnotation) ==
+          api::AnnotationAt(*old, api::kLocationAffinityAnnotation)) {
+    return {};  // neither the application nor the class changed
+  }
+  const std::string field = AnnotationField(api::kLocationAffinityAnnotation);
+  auto class_of = [](const json::object& o) {
+    const json::value* v = api::FindAnnotation(o, api::kLocationAffinityAnnotation);
+    return v != nullptr && v->is_string() ? std::string(v->get_string())
+                                          : std::string(api::kStrictlyDecoupled);
+  };
+  std::string mine = class_of(obj);
+  if (value != nullptr && value->is_string() && mine != api::kStrictlyDecoupled &&
+      mine != api::kPreferentiallyCoupled && mine != api::kStrictlyCoupled) {
+    return {api::FieldNotSupported(
+        field, *value,
+        {api::kStrictlyDecoupled, api::kPreferentiallyCoupled, api::kStrictlyCoupled})};
+  }
+  if (app.empty()) return {};
+  const std::string name = StringAt(obj, "metadata.name");
+  for (const json::object& other : others) {
+    if (StringAt(other, "kind") == kind && StringAt(other, "metadata.name") == name) continue;
+    if (api::LabelAt(other, api::kApplicationLabel) != app ||
+        !api::LabelAt(other, api::kShadowOfLabel).empty()) {
+      continue;
+    }
+    std::string theirs = class_of(other);
+    if (theirs == mine) continue;
+    return {api::FieldInvalid(field, json::string(mine),
+                              "must agree with the other workloads of application \"" + app +
+                                  "\": " + StringAt(other, "kind") + " \"" +
+                                  StringAt(other, "metadata.name") + "\" is " + theirs)};
+  }
+  return {};
+}
+
+void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
+  std::shared_ptr<const ClusterNames> clusters = sources.clusters;
+  std::shared_ptr<const NamespaceWorkloads> workloads = sources.workloads;
   for (const Kind& kind : kPropagatedKinds) {
     registry.AddValidation(
         kind.group, kind.plural, [](const json::object& obj, const json::object* old) {
@@ -125,8 +168,16 @@ void AddFederationAdmission(api::Registry& registry, std::shared_ptr<const Clust
         });
   }
   registry.AddValidation(
-      "apps", "replicasets", [](const json::object& obj, const json::object* old) {
-        return ValidatePreferencesAnnotation(obj, old, api::kReplicaSetPreferencesAnnotation);
+      "apps", "replicasets", [workloads](const json::object& obj, const json::object* old) {
+        std::vector<StatusCause> causes =
+            ValidatePreferencesAnnotation(obj, old, api::kReplicaSetPreferencesAnnotation);
+        if (workloads != nullptr) {
+          for (StatusCause& c : ValidateApplicationClass(
+                   obj, old, "ReplicaSet", workloads->Get(StringAt(obj, "metadata.namespace")))) {
+            causes.push_back(c);
+          }
+        }
+        return causes;
       });
   registry.AddValidation("autoscaling", "horizontalpodautoscalers",
                          [](const json::object& obj, const json::object* old) {
@@ -134,10 +185,16 @@ void AddFederationAdmission(api::Registry& registry, std::shared_ptr<const Clust
                                                                 api::kHpaPreferencesAnnotation);
                          });
   registry.AddValidation(
-      "apps", "deployments", [](const json::object& obj, const json::object* old) {
+      "apps", "deployments", [workloads](const json::object& obj, const json::object* old) {
         std::vector<StatusCause> causes =
             ValidatePreferencesAnnotation(obj, old, api::kDeploymentPreferencesAnnotation);
         for (StatusCause& c : ValidateUpdateOrderAnnotation(obj, old)) causes.push_back(c);
+        if (workloads != nullptr) {
+          for (StatusCause& c : ValidateApplicationClass(
+                   obj, old, "Deployment", workloads->Get(StringAt(obj, "metadata.namespace")))) {
+            causes.push_back(c);
+          }
+        }
         return causes;
       });
   registry.AddValidation(

@@ -14,6 +14,11 @@
 //    be valid placement preferences;
 //  - federation.kubernetes.io/cluster (the one cluster an object goes to) on
 //    every propagated kind must be a cluster name;
+//  - federation.kubernetes.io/location-affinity on Deployments and
+//    ReplicaSets must be a class (strictly-decoupled, preferentially-coupled,
+//    strictly-coupled), the same as every other Deployment and ReplicaSet
+//    with the same federation.kubernetes.io/application label in the
+//    namespace (as the federation's caches have them);
 //  - a new StatefulSet's name must leave room for every joined cluster's
 //    name: its local StatefulSets are named <name>-<cluster>, and a
 //    StatefulSet's name may have at most 52 characters (its pods' revision
@@ -39,30 +44,43 @@
 
 namespace flotilla::federation {
 
-// The names of the joined clusters, for the StatefulSet name rule: set once
-// the federation's caches run, unset before they stop; without a source the
-// rule admits every name. Thread-safe.
-class ClusterNames {
+// What a rule reads of the federation's state: a source set once the
+// federation's caches run, unset before they stop; without a source the
+// rule sees nothing (an empty result). Thread-safe.
+template <typename Signature>
+class LateSource;
+template <typename Result, typename... Args>
+class LateSource<Result(Args...)> {
  public:
-  void Set(std::function<std::vector<std::string>()> source) {
+  void Set(std::function<Result(Args...)> source) {
     std::lock_guard lock(mu_);
     source_ = std::move(source);
   }
-  std::vector<std::string> Get() const {
+  Result Get(Args... args) const {
     std::lock_guard lock(mu_);
-    return source_ ? source_() : std::vector<std::string>{};
+    return source_ ? source_(args...) : Result{};
   }
 
  private:
   mutable std::mutex mu_;
-  std::function<std::vector<std::string>()> source_;  // GUARDED_BY(mu_)
+  std::function<Result(Args...)> source_;  // GUARDED_BY(mu_)
 };
 
-// Chains the rules onto the kinds of `registry` they apply to. `clusters`
-// may be null (no name rule). REQUIRES: the kinds are registered and the
+// The names of the joined clusters, for the StatefulSet name rule.
+using ClusterNames = LateSource<std::vector<std::string>()>;
+// The federated Deployments and ReplicaSets of a namespace (with kind set),
+// for the application rule.
+using NamespaceWorkloads = LateSource<std::vector<json::object>(const std::string& ns)>;
+
+struct AdmissionSources {
+  std::shared_ptr<const ClusterNames> clusters;
+  std::shared_ptr<const NamespaceWorkloads> workloads;
+};
+
+// Chains the rules onto the kinds of `registry` they apply to. A null
+// source skips its rule. REQUIRES: the kinds are registered and the
 // registry is not shared yet.
-void AddFederationAdmission(api::Registry& registry,
-                            std::shared_ptr<const ClusterNames> clusters = nullptr);
+void AddFederationAdmission(api::Registry& registry, AdmissionSources sources = {});
 
 // The cluster-selector rule: causes for an invalid annotation on `obj`
 // (nothing when absent, or unchanged from `old`, which is null on create).
@@ -79,6 +97,14 @@ std::vector<StatusCause> ValidateUpdateOrderAnnotation(const json::object& obj,
 // The placement-cluster rule; same contract.
 std::vector<StatusCause> ValidatePlacementClusterAnnotation(const json::object& obj,
                                                             const json::object* old);
+// The application rule for a Deployment or ReplicaSet (`kind`): a valid
+// location-affinity class, the same as every other workload of its
+// application in `others` (the namespace's federated Deployments and
+// ReplicaSets, with kind set). Checked when the label or the class is set
+// or changed.
+std::vector<StatusCause> ValidateApplicationClass(const json::object& obj, const json::object* old,
+                                                  std::string_view kind,
+                                                  const std::vector<json::object>& others);
 // The StatefulSet name rule against `clusters`, on create only.
 std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
                                                        const json::object* old,

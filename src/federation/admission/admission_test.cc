@@ -99,6 +99,74 @@ TEST(AdmissionTest, PreferencesRuleNamesTheFieldInsideTheAnnotation) {
   EXPECT_TRUE(ValidatePreferencesAnnotation(fine, nullptr, kRsPrefs).empty());
 }
 
+// A workload of application `app` (none: "") with class `cls` (none: "").
+json::object Workload(std::string_view kind, std::string_view name, std::string_view app,
+                      std::string_view cls) {
+  json::object meta{{"name", name}, {"namespace", "shop"}};
+  if (!app.empty()) meta["labels"] = json::object{{"federation.kubernetes.io/application", app}};
+  if (!cls.empty()) {
+    meta["annotations"] = json::object{{"federation.kubernetes.io/location-affinity", cls}};
+  }
+  return json::object{{"apiVersion", "apps/v1"}, {"kind", kind}, {"metadata", std::move(meta)}};
+}
+
+TEST(AdmissionTest, TheWorkloadsOfAnApplicationAgreeOnItsClass) {
+  const std::string field = "metadata.annotations[federation.kubernetes.io/location-affinity]";
+  std::vector<json::object> others = {
+      Workload("Deployment", "web", "shop", "preferentially-coupled"),
+      Workload("ReplicaSet", "cache", "shop", "preferentially-coupled"),
+      Workload("Deployment", "batch", "reports", ""),  // strictly-decoupled
+  };
+  EXPECT_TRUE(
+      ValidateApplicationClass(Workload("Deployment", "db", "shop", "preferentially-coupled"),
+                               nullptr, "Deployment", others)
+          .empty());
+  std::vector<StatusCause> causes = ValidateApplicationClass(
+      Workload("Deployment", "db", "shop", "strictly-coupled"), nullptr, "Deployment", others);
+  ASSERT_EQ(Fields(causes), std::vector<std::string>{field});
+  EXPECT_NE(
+      causes[0].message.find(R"(application "shop": Deployment "web" is preferentially-coupled)"),
+      std::string::npos)
+      << causes[0].message;
+  // No class is strictly-decoupled, which disagrees too.
+  EXPECT_EQ(Fields(ValidateApplicationClass(Workload("ReplicaSet", "db", "shop", ""), nullptr,
+                                            "ReplicaSet", others)),
+            std::vector<std::string>{field});
+  EXPECT_TRUE(ValidateApplicationClass(Workload("ReplicaSet", "db", "reports", ""), nullptr,
+                                       "ReplicaSet", others)
+                  .empty());
+  // The workload itself (an update) and shadows do not count; another
+  // kind of the same name does.
+  EXPECT_TRUE(ValidateApplicationClass(Workload("Deployment", "web", "shop", "strictly-coupled"),
+                                       nullptr, "Deployment", {others[0]})
+                  .empty());
+  json::object shadow = Workload("ReplicaSet", "web-7f9", "shop", "");
+  shadow["metadata"].as_object()["labels"].as_object()["federation.kubernetes.io/shadow-of"] =
+      "web";
+  EXPECT_TRUE(ValidateApplicationClass(Workload("Deployment", "db", "shop", "strictly-coupled"),
+                                       nullptr, "Deployment", {shadow})
+                  .empty());
+  EXPECT_FALSE(ValidateApplicationClass(Workload("ReplicaSet", "web", "shop", "strictly-coupled"),
+                                        nullptr, "ReplicaSet", {others[0]})
+                   .empty());
+}
+
+TEST(AdmissionTest, AnApplicationClassIsOneOfThree) {
+  std::vector<StatusCause> causes = ValidateApplicationClass(
+      Workload("Deployment", "db", "", "coupled"), nullptr, "Deployment", {});
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].type, "FieldValueNotSupported");
+  EXPECT_NE(causes[0].message.find("strictly-decoupled"), std::string::npos) << causes[0].message;
+}
+
+TEST(AdmissionTest, AnUnchangedApplicationAndClassAreNotCheckedAgain) {
+  json::object stored = Workload("Deployment", "db", "shop", "strictly-coupled");
+  std::vector<json::object> others = {Workload("Deployment", "web", "shop", "")};
+  EXPECT_TRUE(ValidateApplicationClass(stored, &stored, "Deployment", others).empty());
+  json::object moved = Workload("Deployment", "db", "shop", "preferentially-coupled");
+  EXPECT_FALSE(ValidateApplicationClass(moved, &stored, "Deployment", others).empty());
+}
+
 class RegistryAdmissionTest : public ::testing::Test {
  protected:
   RegistryAdmissionTest() {

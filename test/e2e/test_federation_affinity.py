@@ -1,9 +1,14 @@
-"""Cordoning member clusters end to end (docs/federation.md, "Cordon"):
-three `flotilla member` clusters. `kubectl flotilla cordon` (the real
-kubectl running the plugin) marks a Cluster unschedulable and `kubectl get
-clusters` shows it; a new federated ReplicaSet stays out of the cordoned
-cluster, one already there keeps its replicas there and grows elsewhere;
-`kubectl flotilla uncordon` lets the rebalancing ones take their share back.
+"""Location policy end to end (docs/federation.md, "Cordon" and
+"Applications"), over three `flotilla member` clusters.
+
+Cordon: `kubectl flotilla cordon` (the real kubectl running the plugin)
+marks a Cluster unschedulable and `kubectl get clusters` shows it; a new
+federated ReplicaSet stays out of the cordoned cluster, one already there
+keeps its replicas there and grows elsewhere; `kubectl flotilla uncordon`
+lets the rebalancing ones take their share back.
+
+Applications: the workloads of one application must agree on its
+location-affinity class, and the class is one of three (422 otherwise).
 """
 
 import os
@@ -12,7 +17,8 @@ import subprocess
 import pytest
 
 from conftest import FLOTILLA_BINARY, KUBECTL, table, wait_for
-from federation import cluster, condition, replicaset, start_federation
+from federation import APPLICATION, LOCATION_AFFINITY, cluster, condition, replicaset, \
+    start_federation
 
 CLUSTERS = ["a", "b", "c"]
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "40", "--pod-startup", "100ms"]
@@ -86,3 +92,32 @@ def test_cordon_of_an_unknown_cluster_is_a_clear_error(fed):
     out = plugin(fed, "cordon", "nope", check=False)
     assert out.returncode != 0
     assert 'clusters.federation "nope" not found' in out.stderr
+
+
+def application(obj, app, cls=None):
+    obj["metadata"].setdefault("labels", {})[APPLICATION] = app
+    if cls is not None:
+        obj["metadata"].setdefault("annotations", {})[LOCATION_AFFINITY] = cls
+    return obj
+
+
+def test_the_workloads_of_an_application_agree_on_its_class(fed):
+    fed.create(application(replicaset("web", 2), "shop", "preferentially-coupled"), "shop")
+    # The admission reads the federation's caches: wait until the
+    # controllers have seen web (they write its status).
+    wait_for(lambda: (fed.get_rs("shop", "web") or {}).get("status", {}).get(
+        "observedGeneration"), "web observed")
+    out = fed.create(application(replicaset("cache", 1), "shop", "strictly-coupled"), "shop",
+                     check=False)
+    assert out.returncode != 0
+    assert "is invalid" in out.stderr
+    assert 'must agree with the other workloads of application "shop": ReplicaSet "web" ' \
+           'is preferentially-coupled' in out.stderr
+    # No class is strictly-decoupled: it disagrees too.
+    out = fed.create(application(replicaset("cache", 1), "shop"), "shop", check=False)
+    assert out.returncode != 0 and 'ReplicaSet "web" is preferentially-coupled' in out.stderr
+    fed.create(application(replicaset("cache", 1), "shop", "preferentially-coupled"), "shop")
+    out = fed.create(application(replicaset("odd", 1), "other", "coupled"), "shop", check=False)
+    assert out.returncode != 0
+    assert "Unsupported value: \"coupled\"" in out.stderr
+    assert "strictly-decoupled" in out.stderr
