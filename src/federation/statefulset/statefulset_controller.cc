@@ -87,6 +87,12 @@ void StatefulSetController::EnqueueServiceOwners(const json::object& svc) {
 
 planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& state) {
   std::map<std::string, int64_t> last = LastPlanned(check.obj, api::kStatefulSetStatusAnnotation);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = decided_.find(check.key); it != decided_.end()) {
+      last = std::map<std::string, int64_t>(it->second.begin(), it->second.end());
+    }
+  }
   StatusOr<ClusterSelector> selector = ClusterSelector::Of(check.obj);
   std::vector<StatefulCluster> clusters;
   for (const runtime::ObjectPtr& cluster : ctx_.cluster_objects().lister().List()) {
@@ -115,6 +121,12 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
                                 prefs.ok() ? *prefs : planner::Preferences::Default());
 }
 
+void StatefulSetController::Forget(const std::string& key) {
+  rollout_events_->Forget(key);
+  std::lock_guard lock(mu_);
+  decided_.erase(key);
+}
+
 Status StatefulSetController::Plan(Check& check) {
   auto shared = std::make_shared<State>();
   check.state = shared;
@@ -129,6 +141,10 @@ Status StatefulSetController::Plan(Check& check) {
     return Status::Ok();
   }
   state.shares = Partition(check, state);
+  {
+    std::lock_guard lock(mu_);
+    decided_[check.key] = state.shares;
+  }
   const json::object* tmpl = TemplateOf(check.obj);
   static const json::object kNone;
   std::vector<ClusterTemplate> facts;
@@ -202,16 +218,23 @@ std::vector<runtime::ObjectPtr> StatefulSetController::LoadBalancers(
   return out;
 }
 
-std::vector<runtime::ObjectPtr> StatefulSetController::Revisions(const json::object& sts) const {
-  // Named <name>-<hash>, the hash without '-'.
+namespace {
+
+// A ControllerRevision of `sts`: named <name>-<hash> (the hash without
+// '-'), controlled by it or left without owner by an orphaning delete.
+bool IsRevisionOf(const json::object& rev, const json::object& sts) {
   std::string prefix = StringAt(sts, "metadata.name") + "-";
+  std::string name = StringAt(rev, "metadata.name");
+  return name.starts_with(prefix) && name.find('-', prefix.size()) == std::string::npos &&
+         OwnedOrOrphaned(rev, StringAt(sts, "metadata.uid"));
+}
+
+}  // namespace
+
+std::vector<runtime::ObjectPtr> StatefulSetController::Revisions(const json::object& sts) const {
   std::vector<runtime::ObjectPtr> out;
   for (runtime::ObjectPtr& rev : revisions_.lister().List(StringAt(sts, "metadata.namespace"))) {
-    std::string name = StringAt(*rev, "metadata.name");
-    if (name.starts_with(prefix) && name.find('-', prefix.size()) == std::string::npos &&
-        OwnedOrOrphaned(*rev, StringAt(sts, "metadata.uid"))) {
-      out.push_back(std::move(rev));
-    }
+    if (IsRevisionOf(*rev, sts)) out.push_back(std::move(rev));
   }
   return out;
 }
@@ -338,7 +361,18 @@ StatusOr<bool> StatefulSetController::Finalize(const json::object& obj) {
     Status s = ctx_.fed().Delete(kServices, ns, StringAt(*svc, "metadata.name"), opts);
     if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
   }
-  for (const runtime::ObjectPtr& rev : Revisions(obj)) {
+  std::vector<runtime::ObjectPtr> revisions = Revisions(obj);
+  if (revisions.empty()) {
+    // The cache may lag a revision the last check wrote: ask the server.
+    FLOTILLA_ASSIGN_OR_RETURN(client::ObjectList live,
+                              ctx_.fed().List(runtime::kControllerRevisions, ns, {}));
+    for (json::object& rev : live.items) {
+      if (IsRevisionOf(rev, obj)) {
+        revisions.push_back(std::make_shared<const json::object>(std::move(rev)));
+      }
+    }
+  }
+  for (const runtime::ObjectPtr& rev : revisions) {
     remaining = true;
     Status s =
         ctx_.fed().Delete(runtime::kControllerRevisions, ns, StringAt(*rev, "metadata.name"));

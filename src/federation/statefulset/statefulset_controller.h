@@ -32,6 +32,8 @@
 // Thread-safe; time runs on the context's clock.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,7 +66,7 @@ class StatefulSetController : public Strategy {
   std::string Detail(const Copy& c) const override;
   StatusOr<runtime::Result> Finish(Check& check) override;
   StatusOr<bool> Finalize(const json::object& obj) override;
-  void Forget(const std::string& key) override { rollout_events_->Forget(key); }
+  void Forget(const std::string& key) override;
 
  private:
   struct State;
@@ -85,6 +87,11 @@ class StatefulSetController : public Strategy {
   runtime::ControllerHistory history_;
   std::optional<Reconciler> reconciler_;
   std::optional<RolloutReporter> rollout_events_;
+  // Each StatefulSet's shares as this process last decided them: what a
+  // cluster holds, before the status annotation (the cache of the
+  // federated object may not show this process's last write yet).
+  std::mutex mu_;
+  std::map<std::string, planner::ReplicaCounts> decided_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace flotilla::federation::statefulset
