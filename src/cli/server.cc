@@ -8,6 +8,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "api/federated.h"
 #include "api/kinds/kinds.h"
 #include "api/schema.h"
 #include "base/log.h"
@@ -67,7 +68,7 @@ int RunServer(ServerFlags& flags) {
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
   auto cluster_names = std::make_shared<federation::ClusterNames>();
-  auto workloads = std::make_shared<federation::NamespaceWorkloads>();
+  auto workloads = std::make_shared<federation::ApplicationWorkloads>();
   federation::AddFederationAdmission(registry, {.clusters = cluster_names, .workloads = workloads});
   flags.server.registry = &registry;
   flags.server.schemas = &api::SchemaSet::Builtin();
@@ -92,13 +93,15 @@ int RunServer(ServerFlags& flags) {
   }
   federation::FederationControllers* running = controllers->get();
   cluster_names->Set([running] { return running->context().cluster_objects().cache().Keys(); });
-  workloads->Set([running](const std::string& ns) {
+  workloads->Set([running](const std::string& ns, const std::string& app) {
     std::vector<json::object> out;
     for (const auto& [resource, kind] : {std::pair{&federation::kDeployments, "Deployment"},
                                          std::pair{&federation::kReplicaSets, "ReplicaSet"}}) {
       runtime::Informer* informer = running->context().informers().Find(*resource);
       if (informer == nullptr) continue;
-      for (const runtime::ObjectPtr& obj : informer->lister().List(ns)) {
+      for (const runtime::ObjectPtr& obj :
+           informer->lister().ByLabel(api::kApplicationLabel, app)) {
+        if (StringAt(*obj, "metadata.namespace") != ns) continue;
         json::object typed = *obj;
         typed["kind"] = kind;
         out.push_back(std::move(typed));

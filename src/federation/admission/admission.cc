@@ -115,9 +115,9 @@ std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
   return {};
 }
 
-std::vector<StatusCause> ValidateApplicationClass(const json::object& obj, const json::object* old,
-                                                  std::string_view kind,
-                                                  const std::vector<json::object>& others) {
+std::vector<StatusCause> ValidateApplicationClass(
+    const json::object& obj, const json::object* old, std::string_view kind,
+    const std::function<std::vector<json::object>(const std::string& app)>& others) {
   const std::string app = api::LabelAt(obj, api::kApplicationLabel);
   const json::value* value = api::FindAnnotation(obj, api::kLocationAffinityAnnotation);
   if (old != nullptr && app == api::LabelAt(*old, api::kApplicationLabel) &&
@@ -140,7 +140,7 @@ std::vector<StatusCause> ValidateApplicationClass(const json::object& obj, const
   }
   if (app.empty()) return {};
   const std::string name = StringAt(obj, "metadata.name");
-  for (const json::object& other : others) {
+  for (const json::object& other : others(app)) {
     if (StringAt(other, "kind") == kind && StringAt(other, "metadata.name") == name) continue;
     if (api::LabelAt(other, api::kApplicationLabel) != app ||
         !api::LabelAt(other, api::kShadowOfLabel).empty()) {
@@ -158,7 +158,18 @@ std::vector<StatusCause> ValidateApplicationClass(const json::object& obj, const
 
 void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
   std::shared_ptr<const ClusterNames> clusters = sources.clusters;
-  std::shared_ptr<const NamespaceWorkloads> workloads = sources.workloads;
+  std::shared_ptr<const ApplicationWorkloads> workloads = sources.workloads;
+  // The other workloads of an application, asked of `workloads` only when
+  // the rule needs them.
+  auto application_rule = [workloads](const json::object& obj, const json::object* old,
+                                      std::string_view kind, std::vector<StatusCause>& causes) {
+    if (workloads == nullptr) return;
+    std::string ns = StringAt(obj, "metadata.namespace");
+    for (StatusCause& c : ValidateApplicationClass(
+             obj, old, kind, [&](const std::string& app) { return workloads->Get(ns, app); })) {
+      causes.push_back(std::move(c));
+    }
+  };
   for (const Kind& kind : kPropagatedKinds) {
     registry.AddValidation(
         kind.group, kind.plural, [](const json::object& obj, const json::object* old) {
@@ -168,15 +179,10 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
         });
   }
   registry.AddValidation(
-      "apps", "replicasets", [workloads](const json::object& obj, const json::object* old) {
+      "apps", "replicasets", [application_rule](const json::object& obj, const json::object* old) {
         std::vector<StatusCause> causes =
             ValidatePreferencesAnnotation(obj, old, api::kReplicaSetPreferencesAnnotation);
-        if (workloads != nullptr) {
-          for (StatusCause& c : ValidateApplicationClass(
-                   obj, old, "ReplicaSet", workloads->Get(StringAt(obj, "metadata.namespace")))) {
-            causes.push_back(c);
-          }
-        }
+        application_rule(obj, old, "ReplicaSet", causes);
         return causes;
       });
   registry.AddValidation("autoscaling", "horizontalpodautoscalers",
@@ -185,16 +191,11 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
                                                                 api::kHpaPreferencesAnnotation);
                          });
   registry.AddValidation(
-      "apps", "deployments", [workloads](const json::object& obj, const json::object* old) {
+      "apps", "deployments", [application_rule](const json::object& obj, const json::object* old) {
         std::vector<StatusCause> causes =
             ValidatePreferencesAnnotation(obj, old, api::kDeploymentPreferencesAnnotation);
         for (StatusCause& c : ValidateUpdateOrderAnnotation(obj, old)) causes.push_back(c);
-        if (workloads != nullptr) {
-          for (StatusCause& c : ValidateApplicationClass(
-                   obj, old, "Deployment", workloads->Get(StringAt(obj, "metadata.namespace")))) {
-            causes.push_back(c);
-          }
-        }
+        application_rule(obj, old, "Deployment", causes);
         return causes;
       });
   registry.AddValidation(

@@ -68,13 +68,14 @@ class LateSource<Result(Args...)> {
 
 // The names of the joined clusters, for the StatefulSet name rule.
 using ClusterNames = LateSource<std::vector<std::string>()>;
-// The federated Deployments and ReplicaSets of a namespace (with kind set),
-// for the application rule.
-using NamespaceWorkloads = LateSource<std::vector<json::object>(const std::string& ns)>;
+// The federated Deployments and ReplicaSets of a namespace labelled with an
+// application (with kind set), for the application rule.
+using ApplicationWorkloads =
+    LateSource<std::vector<json::object>(const std::string& ns, const std::string& app)>;
 
 struct AdmissionSources {
   std::shared_ptr<const ClusterNames> clusters;
-  std::shared_ptr<const NamespaceWorkloads> workloads;
+  std::shared_ptr<const ApplicationWorkloads> workloads;
 };
 
 // Chains the rules onto the kinds of `registry` they apply to. A null
@@ -99,12 +100,12 @@ std::vector<StatusCause> ValidatePlacementClusterAnnotation(const json::object& 
                                                             const json::object* old);
 // The application rule for a Deployment or ReplicaSet (`kind`): a valid
 // location-affinity class, the same as every other workload of its
-// application in `others` (the namespace's federated Deployments and
-// ReplicaSets, with kind set). Checked when the label or the class is set
-// or changed.
-std::vector<StatusCause> ValidateApplicationClass(const json::object& obj, const json::object* old,
-                                                  std::string_view kind,
-                                                  const std::vector<json::object>& others);
+// application that `others` (called only when needed) returns: the
+// namespace's federated Deployments and ReplicaSets with the application
+// label, kind set. Checked when the label or the class is set or changed.
+std::vector<StatusCause> ValidateApplicationClass(
+    const json::object& obj, const json::object* old, std::string_view kind,
+    const std::function<std::vector<json::object>(const std::string& app)>& others);
 // The StatefulSet name rule against `clusters`, on create only.
 std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
                                                        const json::object* old,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/annotations.h"
 #include "api/kinds/kinds.h"
 
 namespace flotilla::federation {
@@ -110,6 +111,19 @@ json::object Workload(std::string_view kind, std::string_view name, std::string_
   return json::object{{"apiVersion", "apps/v1"}, {"kind", kind}, {"metadata", std::move(meta)}};
 }
 
+// The application rule's source over `workloads`, as the server's answers:
+// those labelled with the application asked for.
+std::function<std::vector<json::object>(const std::string&)> From(
+    std::vector<json::object> workloads) {
+  return [workloads](const std::string& app) {
+    std::vector<json::object> out;
+    for (const json::object& w : workloads) {
+      if (api::LabelAt(w, "federation.kubernetes.io/application") == app) out.push_back(w);
+    }
+    return out;
+  };
+}
+
 TEST(AdmissionTest, TheWorkloadsOfAnApplicationAgreeOnItsClass) {
   const std::string field = "metadata.annotations[federation.kubernetes.io/location-affinity]";
   std::vector<json::object> others = {
@@ -119,10 +133,11 @@ TEST(AdmissionTest, TheWorkloadsOfAnApplicationAgreeOnItsClass) {
   };
   EXPECT_TRUE(
       ValidateApplicationClass(Workload("Deployment", "db", "shop", "preferentially-coupled"),
-                               nullptr, "Deployment", others)
+                               nullptr, "Deployment", From(others))
           .empty());
-  std::vector<StatusCause> causes = ValidateApplicationClass(
-      Workload("Deployment", "db", "shop", "strictly-coupled"), nullptr, "Deployment", others);
+  std::vector<StatusCause> causes =
+      ValidateApplicationClass(Workload("Deployment", "db", "shop", "strictly-coupled"), nullptr,
+                               "Deployment", From(others));
   ASSERT_EQ(Fields(causes), std::vector<std::string>{field});
   EXPECT_NE(
       causes[0].message.find(R"(application "shop": Deployment "web" is preferentially-coupled)"),
@@ -130,30 +145,30 @@ TEST(AdmissionTest, TheWorkloadsOfAnApplicationAgreeOnItsClass) {
       << causes[0].message;
   // No class is strictly-decoupled, which disagrees too.
   EXPECT_EQ(Fields(ValidateApplicationClass(Workload("ReplicaSet", "db", "shop", ""), nullptr,
-                                            "ReplicaSet", others)),
+                                            "ReplicaSet", From(others))),
             std::vector<std::string>{field});
   EXPECT_TRUE(ValidateApplicationClass(Workload("ReplicaSet", "db", "reports", ""), nullptr,
-                                       "ReplicaSet", others)
+                                       "ReplicaSet", From(others))
                   .empty());
   // The workload itself (an update) and shadows do not count; another
   // kind of the same name does.
   EXPECT_TRUE(ValidateApplicationClass(Workload("Deployment", "web", "shop", "strictly-coupled"),
-                                       nullptr, "Deployment", {others[0]})
+                                       nullptr, "Deployment", From({others[0]}))
                   .empty());
   json::object shadow = Workload("ReplicaSet", "web-7f9", "shop", "");
   shadow["metadata"].as_object()["labels"].as_object()["federation.kubernetes.io/shadow-of"] =
       "web";
   EXPECT_TRUE(ValidateApplicationClass(Workload("Deployment", "db", "shop", "strictly-coupled"),
-                                       nullptr, "Deployment", {shadow})
+                                       nullptr, "Deployment", From({shadow}))
                   .empty());
   EXPECT_FALSE(ValidateApplicationClass(Workload("ReplicaSet", "web", "shop", "strictly-coupled"),
-                                        nullptr, "ReplicaSet", {others[0]})
+                                        nullptr, "ReplicaSet", From({others[0]}))
                    .empty());
 }
 
 TEST(AdmissionTest, AnApplicationClassIsOneOfThree) {
   std::vector<StatusCause> causes = ValidateApplicationClass(
-      Workload("Deployment", "db", "", "coupled"), nullptr, "Deployment", {});
+      Workload("Deployment", "db", "", "coupled"), nullptr, "Deployment", From({}));
   ASSERT_EQ(causes.size(), 1u);
   EXPECT_EQ(causes[0].type, "FieldValueNotSupported");
   EXPECT_NE(causes[0].message.find("strictly-decoupled"), std::string::npos) << causes[0].message;
@@ -162,9 +177,9 @@ TEST(AdmissionTest, AnApplicationClassIsOneOfThree) {
 TEST(AdmissionTest, AnUnchangedApplicationAndClassAreNotCheckedAgain) {
   json::object stored = Workload("Deployment", "db", "shop", "strictly-coupled");
   std::vector<json::object> others = {Workload("Deployment", "web", "shop", "")};
-  EXPECT_TRUE(ValidateApplicationClass(stored, &stored, "Deployment", others).empty());
+  EXPECT_TRUE(ValidateApplicationClass(stored, &stored, "Deployment", From(others)).empty());
   json::object moved = Workload("Deployment", "db", "shop", "preferentially-coupled");
-  EXPECT_FALSE(ValidateApplicationClass(moved, &stored, "Deployment", others).empty());
+  EXPECT_FALSE(ValidateApplicationClass(moved, &stored, "Deployment", From(others)).empty());
 }
 
 class RegistryAdmissionTest : public ::testing::Test {
