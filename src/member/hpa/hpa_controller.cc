@@ -173,6 +173,18 @@ Status HpaController::WriteStatusIfChanged(Sync& s) {
   json::object updated = s.hpa;
   updated["status"] = s.status;
   auto written = ctx_.client.UpdateStatus(kHorizontalPodAutoscalers, "", updated);
+  if (!written.ok() && written.status().Is(Reason::kConflict)) {
+    // The cache was behind our own last status write, or another writer
+    // touched the metadata. The status is ours alone: put it on the latest
+    // object, unless the spec moved on (then the next sync computes anew).
+    std::string ns = StringAt(s.hpa, "metadata.namespace");
+    auto latest = ctx_.client.Get(kHorizontalPodAutoscalers, ns, StringAt(s.hpa, "metadata.name"));
+    if (latest.ok() && IntAt(*latest, "metadata.generation", 0) ==
+                           IntAt(s.hpa, "metadata.generation", 0)) {
+      (*latest)["status"] = s.status;
+      written = ctx_.client.UpdateStatus(kHorizontalPodAutoscalers, "", *latest);
+    }
+  }
   if (!written.ok()) {
     ctx_.events.Event(s.hpa, runtime::kEventTypeWarning, "FailedUpdateStatus",
                       written.status().message());

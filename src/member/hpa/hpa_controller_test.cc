@@ -215,8 +215,7 @@ TEST_F(HpaControllerTest, ScalesOutByTheCeilRuleWhenDemandRises) {
   EXPECT_EQ(
       json::serialize(*current),
       R"([{"type":"Resource","resource":{"name":"cpu","current":{"averageValue":"425m","averageUtilization":85}}}])");
-  EXPECT_EQ(*GetString(*GetObject(hpa, "status"), "lastScaleTime"),
-            FormatRfc3339(env_.clock().Now()));
+  EXPECT_EQ(StringAt(hpa, "status.lastScaleTime"), FormatRfc3339(env_.clock().Now()));
   EXPECT_EQ(Condition("AbleToScale"),
             "True SucceededRescale: the HPA controller was able to update the target scale to 7");
   EXPECT_TRUE(HasEvent("SuccessfulRescale",
