@@ -96,6 +96,16 @@ inline constexpr char kLocationAffinityAnnotation[] = "federation.kubernetes.io/
 inline constexpr char kStrictlyDecoupled[] = "strictly-decoupled";
 inline constexpr char kPreferentiallyCoupled[] = "preferentially-coupled";
 inline constexpr char kStrictlyCoupled[] = "strictly-coupled";
+// On a workload of a coupled application: a daily window "HH:MM-HH:MM"
+// (UTC) outside which the federation does not start a move that is not a
+// failover.
+inline constexpr char kMigrationWindowAnnotation[] = "federation.kubernetes.io/migration-window";
+// On a workload of a coupled application: the name of another application
+// of the namespace whose clusters, and their zones, it stays out of.
+inline constexpr char kAntiAffinityAnnotation[] = "federation.kubernetes.io/anti-affinity";
+// On a workload of a coupled application: the cluster a person asked it to
+// move to (`kubectl flotilla migrate`).
+inline constexpr char kMigrateToAnnotation[] = "federation.kubernetes.io/migrate-to";
 
 // Held by a federated object until its member copies are dealt with as its
 // deletion asked.

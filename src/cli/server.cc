@@ -178,6 +178,11 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                     "When a federated ReplicaSet or Deployment not in its desired state is "
                     "checked again, and a local copy a member refused is created again")
       ->group("Federation");
+  AddDurationOption(cmd, "--migration-timeout", &flags.federation.applications.migration_timeout,
+                    "10m",
+                    "How long a coupled application's move to another cluster may take before "
+                    "it is rolled back")
+      ->group("Federation");
   auto& hpa = flags.federation.hpa;
   AddDurationOption(cmd, "--hpa-freeze-window", &hpa.freeze_window, "30s",
                     "How long a member cluster whose share of a federated HPA's minReplicas or "

@@ -41,13 +41,18 @@ FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
   if (options.Enabled("sync")) {
     components_.push_back(std::make_shared<sync::SyncController>(ctx_, options.sync));
   }
+  WorkloadOptions workloads = options.workloads;
+  if (options.Enabled("replicaset") || options.Enabled("deployment")) {
+    ApplicationOptions apps = options.applications;
+    apps.recheck_delay = workloads.recheck_delay;
+    applications_ = std::make_unique<Applications>(ctx_, apps);
+    workloads.applications = applications_.get();
+  }
   if (options.Enabled("replicaset")) {
-    components_.push_back(
-        std::make_shared<replicaset::ReplicaSetController>(ctx_, options.workloads));
+    components_.push_back(std::make_shared<replicaset::ReplicaSetController>(ctx_, workloads));
   }
   if (options.Enabled("deployment")) {
-    components_.push_back(
-        std::make_shared<deployment::DeploymentController>(ctx_, options.workloads));
+    components_.push_back(std::make_shared<deployment::DeploymentController>(ctx_, workloads));
   }
   if (options.Enabled("statefulset")) {
     components_.push_back(

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "client/client.h"
 #include "federation/cluster/cluster_controller.h"
+#include "federation/common/applications.h"
 #include "federation/common/context.h"
 #include "federation/common/placer.h"
 #include "federation/dns/federation_dns.h"
@@ -30,6 +31,8 @@ struct FederationOptions {
   sync::SyncControllerOptions sync;
   // Federated ReplicaSets, Deployments and StatefulSets.
   WorkloadOptions workloads;
+  // Coupled applications of federated ReplicaSets and Deployments.
+  ApplicationOptions applications;
   // Federated HorizontalPodAutoscalers.
   hpa::HpaOptions hpa;
   ContextOptions context;
@@ -65,6 +68,9 @@ class FederationControllers {
   FederationControllers(client::Client& fed, Clock& clock, const FederationOptions& options);
 
   FederationContext ctx_;
+  // Where coupled applications run; null when neither the ReplicaSet nor
+  // the Deployment controller runs.
+  std::unique_ptr<Applications> applications_;
   // The components, built in order and destroyed after the context stopped.
   std::vector<std::shared_ptr<void>> components_;
   std::unique_ptr<dns::FederationDns> dns_;

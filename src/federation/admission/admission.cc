@@ -5,6 +5,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/validation.h"
+#include "federation/common/applications.h"
 #include "federation/common/cluster_selector.h"
 #include "planner/preferences.h"
 
@@ -115,6 +116,38 @@ std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
   return {};
 }
 
+std::vector<StatusCause> ValidateApplicationAnnotations(const json::object& obj,
+                                                        const json::object* old) {
+  std::vector<StatusCause> causes;
+  auto check = [&](std::string_view key,
+                   const std::function<std::vector<std::string>(const std::string&)>& problems) {
+    const json::value* value = api::FindAnnotation(obj, key);
+    if (value == nullptr || !value->is_string()) return;
+    std::string text(value->get_string());
+    if (old != nullptr && api::AnnotationAt(*old, key) == text) return;
+    for (const std::string& p : problems(text)) {
+      causes.push_back(api::FieldInvalid(AnnotationField(key), *value, p));
+    }
+  };
+  check(api::kMigrationWindowAnnotation, [](const std::string& text) {
+    auto window = ParseMigrationWindow(text);
+    return window.ok() ? std::vector<std::string>{}
+                       : std::vector<std::string>{window.status().message()};
+  });
+  check(api::kAntiAffinityAnnotation, [&](const std::string& text) {
+    std::vector<std::string> out = text.empty()
+                                       ? std::vector<std::string>{"must name an application"}
+                                       : api::IsValidLabelValue(text);
+    if (!text.empty() && text == api::LabelAt(obj, api::kApplicationLabel)) {
+      out.push_back("an application cannot avoid itself");
+    }
+    return out;
+  });
+  check(api::kMigrateToAnnotation,
+        [](const std::string& text) { return api::IsDNS1123Subdomain(text); });
+  return causes;
+}
+
 std::vector<StatusCause> ValidateApplicationClass(
     const json::object& obj, const json::object* old, std::string_view kind,
     const std::function<std::vector<json::object>(const std::string& app)>& others) {
@@ -163,6 +196,7 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
   // the rule needs them.
   auto application_rule = [workloads](const json::object& obj, const json::object* old,
                                       std::string_view kind, std::vector<StatusCause>& causes) {
+    for (StatusCause& c : ValidateApplicationAnnotations(obj, old)) causes.push_back(c);
     if (workloads == nullptr) return;
     std::string ns = StringAt(obj, "metadata.namespace");
     for (StatusCause& c : ValidateApplicationClass(

@@ -98,6 +98,12 @@ std::vector<StatusCause> ValidateUpdateOrderAnnotation(const json::object& obj,
 // The placement-cluster rule; same contract.
 std::vector<StatusCause> ValidatePlacementClusterAnnotation(const json::object& obj,
                                                             const json::object* old);
+// The annotations of a coupled application's workload: a migration window
+// "HH:MM-HH:MM", an anti-affinity that is a label value naming another
+// application, a migrate-to that is a cluster's name. Checked when set or
+// changed.
+std::vector<StatusCause> ValidateApplicationAnnotations(const json::object& obj,
+                                                        const json::object* old);
 // The application rule for a Deployment or ReplicaSet (`kind`): a valid
 // location-affinity class, the same as every other workload of its
 // application that `others` (called only when needed) returns: the

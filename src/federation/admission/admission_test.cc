@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/annotations.h"
+#include "api/federated.h"
 #include "api/kinds/kinds.h"
 
 namespace flotilla::federation {
@@ -180,6 +181,36 @@ TEST(AdmissionTest, AnUnchangedApplicationAndClassAreNotCheckedAgain) {
   EXPECT_TRUE(ValidateApplicationClass(stored, &stored, "Deployment", From(others)).empty());
   json::object moved = Workload("Deployment", "db", "shop", "preferentially-coupled");
   EXPECT_FALSE(ValidateApplicationClass(moved, &stored, "Deployment", From(others)).empty());
+}
+
+TEST(AdmissionTest, ACoupledApplicationsAnnotationsAreChecked) {
+  auto with = [](std::string_view key, std::string_view value) {
+    json::object w = Workload("Deployment", "db", "shop", "preferentially-coupled");
+    w["metadata"].as_object()["annotations"].as_object()[key] = value;
+    return w;
+  };
+  const std::string window = "metadata.annotations[federation.kubernetes.io/migration-window]";
+  EXPECT_TRUE(
+      ValidateApplicationAnnotations(with(api::kMigrationWindowAnnotation, "02:00-04:00"), nullptr)
+          .empty());
+  std::vector<StatusCause> causes =
+      ValidateApplicationAnnotations(with(api::kMigrationWindowAnnotation, "2am-4am"), nullptr);
+  ASSERT_EQ(Fields(causes), std::vector<std::string>{window});
+  EXPECT_NE(causes[0].message.find("HH:MM-HH:MM"), std::string::npos) << causes[0].message;
+  EXPECT_EQ(
+      Fields(ValidateApplicationAnnotations(with(api::kAntiAffinityAnnotation, "shop"), nullptr)),
+      std::vector<std::string>{"metadata.annotations[federation.kubernetes.io/anti-affinity]"});
+  EXPECT_FALSE(
+      ValidateApplicationAnnotations(with(api::kAntiAffinityAnnotation, "not valid!"), nullptr)
+          .empty());
+  EXPECT_TRUE(ValidateApplicationAnnotations(with(api::kAntiAffinityAnnotation, "reports"), nullptr)
+                  .empty());
+  EXPECT_EQ(
+      Fields(ValidateApplicationAnnotations(with(api::kMigrateToAnnotation, "Cluster_B"), nullptr)),
+      std::vector<std::string>{"metadata.annotations[federation.kubernetes.io/migrate-to]"});
+  // Unchanged on update: not checked again.
+  json::object stored = with(api::kMigrationWindowAnnotation, "2am-4am");
+  EXPECT_TRUE(ValidateApplicationAnnotations(stored, &stored).empty());
 }
 
 class RegistryAdmissionTest : public ::testing::Test {

@@ -22,6 +22,10 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kHpaPreferencesAnnotation,
     api::kHpaStatusAnnotation,
     api::kHpaTargetClusterListAnnotation,
+    api::kLocationAffinityAnnotation,
+    api::kMigrationWindowAnnotation,
+    api::kAntiAffinityAnnotation,
+    api::kMigrateToAnnotation,
 };
 
 std::string_view StringAt(const json::object& obj, std::string_view path) {

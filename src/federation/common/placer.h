@@ -40,6 +40,8 @@
 
 namespace flotilla::federation {
 
+class Applications;
+
 struct PlacerOptions {
   // How long pods may stay unschedulable (or uncreated) before their
   // cluster counts as full for the workload ([I4]).
@@ -64,6 +66,9 @@ struct WorkloadOptions {
   // back before it is planned without.
   Duration sync_grace = std::chrono::seconds(30);
   int workers = 8;
+  // Where coupled applications run; null: every workload is placed on its
+  // own. Not owned.
+  Applications* applications = nullptr;
 
   PlacerOptions placer() const {
     return {.unschedulable_threshold = unschedulable_threshold, .create_retry = recheck_delay};

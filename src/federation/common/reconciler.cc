@@ -329,6 +329,7 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
   };
   std::vector<Unwanted> todo;
   for (const Target& t : not_admitted) {
+    if (strategy_.KeepNotAdmitted(check, t.cluster)) continue;
     std::string name = strategy_.CopyName(check.obj, t.cluster);
     runtime::ObjectPtr copy = Cached(check, t.cluster, name);
     todo.push_back({&t, std::move(name), std::move(copy),

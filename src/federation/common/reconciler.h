@@ -26,8 +26,9 @@
 //     NotManagedInCluster unless the strategy keeps quiet) or taken over
 //     (Warning OverwriteInCluster), replacing it when it cannot be updated
 //     into what is wanted.
-//  7. Managed copies in ready clusters the selector no longer admits, and
-//     those the strategy marked `remove`, are deleted (Background).
+//  7. Managed copies in ready clusters the selector no longer admits (unless
+//     the strategy keeps them a while), and those the strategy marked
+//     `remove`, are deleted (Background).
 //  8. Strategy::Finish writes the status and says when to check again; a
 //     write that lost a race with a member brings the check back soon.
 //
@@ -136,6 +137,11 @@ class Strategy {
   // A take-over that cannot be an update (an immutable field differs): the
   // object is deleted (its dependents orphaned) and created anew.
   virtual bool MustReplace(const Copy& c) const { return false; }
+  // After Plan: true keeps the managed copy in `cluster`, which the cluster
+  // selector no longer admits, for now (a move off it is not done yet).
+  virtual bool KeepNotAdmitted(const Check& check, const std::string& cluster) const {
+    return false;
+  }
   // Ends the events' messages about a write of `c` ("with 16 replicas").
   virtual std::string Detail(const Copy& c) const { return ""; }
   // Writes the status; returns when to check again (a failed write of the

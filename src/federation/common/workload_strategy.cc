@@ -4,11 +4,17 @@
 
 #include <algorithm>
 
+#include "api/deployment/deployment_util.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation {
+namespace {
+
+constexpr char kLocationAffinityCondition[] = "LocationAffinity";
+
+}  // namespace
 
 WorkloadStrategy::WorkloadStrategy(FederationContext& ctx, WorkloadOptions options,
                                    const std::string& kind, std::string preferences_annotation,
@@ -28,6 +34,10 @@ void WorkloadStrategy::StartReconciler(const std::string& name, Duration copy_ch
                         .sync_grace = options_.sync_grace,
                         .retry_soon = std::max<Duration>(options_.member_change_delay,
                                                          std::chrono::milliseconds(100))});
+  if (options_.applications != nullptr) {
+    options_.applications->AddKind(resource(), kind(), preferences_annotation_,
+                                   [this](const std::string& key) { reconciler_->Enqueue(key); });
+  }
 }
 
 WorkloadPlan& WorkloadStrategy::PlanOf(Check& check) {
@@ -64,8 +74,65 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   plan->placement = placer_.Place(check.key, plan->replicas, plan->prefs, clusters,
                                   LastPlanned(check.obj, breakdown_annotation_), check.now);
   plan->hpa = HpaTargetListOf(check.obj);
-  if (plan->hpa) FollowHpa(check, *plan);
+  if (plan->hpa) {
+    FollowHpa(check, *plan);
+  } else if (options_.applications != nullptr) {
+    plan->coupled = options_.applications->Place(check.obj, check.now);
+    if (plan->coupled) FollowApplication(check, *plan);
+  }
   return true;
+}
+
+void WorkloadStrategy::FollowApplication(const Check& check, WorkloadPlan& plan) {
+  Targets& t = plan.placement.targets;
+  t = Targets{};
+  for (const Copy& c : check.copies) {
+    int64_t& n = t.replicas[c.cluster()];
+    if (!plan.coupled->seen.contains(c.cluster())) {
+      // The application did not see this cluster (it became ready, or
+      // stopped being, during the check): its copy stays as it is.
+      n = c.Managed() ? IntAt(*c.existing, "spec.replicas") : 0;
+    } else if (auto it = plan.coupled->replicas.find(c.cluster());
+               it != plan.coupled->replicas.end()) {
+      n = it->second;
+    }
+  }
+  if (std::optional<TimePoint> at = plan.coupled->next_check) {
+    std::optional<TimePoint>& next = plan.placement.next_check;
+    if (!next || *at < *next) next = *at;
+  }
+}
+
+bool WorkloadStrategy::KeepNotAdmitted(const Check& check, const std::string& cluster) const {
+  const WorkloadPlan& plan = PlanOf(check);
+  return plan.coupled && plan.coupled->keep == cluster;
+}
+
+void WorkloadStrategy::SetAffinityCondition(const Check& check, json::object& status) const {
+  const WorkloadPlan& plan = PlanOf(check);
+  api::deployment::RemoveCondition(status, kLocationAffinityCondition);
+  if (const json::array* left = GetArray(status, "conditions"); left && left->empty()) {
+    status.erase("conditions");
+  }
+  if (!plan.coupled) return;
+  json::object cond{{"type", kLocationAffinityCondition},
+                    {"status", plan.coupled->placed ? "True" : "False"},
+                    {"reason", plan.coupled->reason},
+                    {"message", plan.coupled->message},
+                    {"lastTransitionTime", FormatRfc3339(check.now)}};
+  // The time of the last change of status is kept.
+  const json::value* old = Find(check.obj, "status.conditions");
+  for (const json::value& c : old && old->is_array() ? old->get_array() : json::array()) {
+    if (c.is_object() && GetString(c.get_object(), "type") == kLocationAffinityCondition &&
+        GetString(c.get_object(), "status") == GetString(cond, "status")) {
+      if (const json::value* t = c.get_object().if_contains("lastTransitionTime")) {
+        cond["lastTransitionTime"] = *t;
+      }
+    }
+  }
+  json::value& conds = status["conditions"];
+  if (!conds.is_array()) conds = json::array();
+  conds.as_array().push_back(std::move(cond));
 }
 
 void WorkloadStrategy::FollowHpa(const Check& check, WorkloadPlan& plan) {
@@ -100,8 +167,9 @@ void WorkloadStrategy::SetDesired(Check& check) const {
     int64_t replicas = plan.placement.ReplicasFor(c.cluster());
     c.desired = DesiredCopy(check, i, replicas);
     c.create = replicas > 0 && !plan.placement.views[i].create_failed;
-    // Not among the HPA's clusters: no local object there.
-    c.remove = plan.hpa && replicas == 0 && c.Managed();
+    // Not among the HPA's clusters, or where its application does not run:
+    // no local object there.
+    c.remove = (plan.hpa || plan.coupled) && replicas == 0 && c.Managed();
   }
 }
 
@@ -113,6 +181,7 @@ bool WorkloadStrategy::Replan(Check& check) {
   }
   placer_.CreateFailed(check.key, failed, plan.replicas, plan.prefs, plan.placement, check.now);
   if (plan.hpa) FollowHpa(check, plan);
+  if (plan.coupled) FollowApplication(check, plan);
   SetDesired(check);
   return true;
 }

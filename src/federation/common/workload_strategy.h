@@ -15,6 +15,11 @@
 //          recheck_delay while a cluster's local object has not got all its
 //          replicas ready, or pods wait, or a create waits; sooner when a
 //          waiting pod crosses the threshold.
+// A workload of a coupled application (applications.h, when the options
+// name the federation's Applications) gets what the application's
+// placement gives it, a LocationAffinity condition saying where the
+// application runs, and loses its local objects elsewhere; the copy a move
+// is leaving is kept even where the selector no longer admits it.
 // While a federated HPA scales the workload (hpa_target.h), the HPA's
 // clusters replace the placement: each keeps the replicas its local object
 // has (its local HPA sets them; at least 1, an HPA does not scale from 0),
@@ -32,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "federation/common/applications.h"
 #include "federation/common/context.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/placer.h"
@@ -48,6 +54,9 @@ struct WorkloadPlan {
   PlacementResult placement;
   // The clusters of the federated HPA that scales it; none: the placer's.
   std::optional<HpaTargetList> hpa;
+  // Where its coupled application runs (applications.h); none: the
+  // placer's (or the HPA's, which comes first).
+  std::optional<CoupledPlacement> coupled;
 };
 
 class WorkloadStrategy : public Strategy {
@@ -56,6 +65,7 @@ class WorkloadStrategy : public Strategy {
   Unmanaged OnUnmanaged(const Copy& c) const override;
   bool MustReplace(const Copy& c) const override;
   std::string Detail(const Copy& c) const override;
+  bool KeepNotAdmitted(const Check& check, const std::string& cluster) const override;
   void Forget(const std::string& key) override { placer_.Forget(key); }
 
  protected:
@@ -82,6 +92,9 @@ class WorkloadStrategy : public Strategy {
   void Settle(const Check& check);
   // When to check again.
   runtime::Result NextCheck(const Check& check) const;
+  // Sets the LocationAffinity condition of a coupled workload in the
+  // `status` it writes (removes it from a workload that is not).
+  void SetAffinityCondition(const Check& check, json::object& status) const;
   // While a federated HPA scales the workload: spec.replicas becomes the
   // sum of the local objects' (written when it differs; check.obj is then
   // the written object).
@@ -101,6 +114,8 @@ class WorkloadStrategy : public Strategy {
  private:
   // The HPA's clusters replace the placement's targets.
   static void FollowHpa(const Check& check, WorkloadPlan& plan);
+  // The application's clusters replace the placement's targets.
+  static void FollowApplication(const Check& check, WorkloadPlan& plan);
 
   const std::string preferences_annotation_;
   const std::string breakdown_annotation_;

@@ -214,8 +214,9 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
                                       {api::kDeploymentStatusAnnotation,
                                        BreakdownAnnotation(shadows.revision, clusters)}},
                                      {api::kShadowReplicaSetAnnotation}));
-  return WriteStatusIfChanged(ctx_.fed(), kDeployments, d,
-                              AggregateStatus(d, clusters, shadows.current, check.now));
+  json::object status = AggregateStatus(d, clusters, shadows.current, check.now);
+  SetAffinityCondition(check, status);
+  return WriteStatusIfChanged(ctx_.fed(), kDeployments, d, status);
 }
 
 StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {

@@ -98,7 +98,9 @@ Status ReplicaSetController::WriteStatus(Check& check) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object frs, SetAnnotation(ctx_.fed(), kReplicaSets, check.obj,
                                                             api::kReplicaSetStatusAnnotation,
                                                             BreakdownAnnotation(locals)));
-  return WriteStatusIfChanged(ctx_.fed(), kReplicaSets, frs, AggregateStatus(frs, locals));
+  json::object status = AggregateStatus(frs, locals);
+  SetAffinityCondition(check, status);
+  return WriteStatusIfChanged(ctx_.fed(), kReplicaSets, frs, status);
 }
 
 }  // namespace flotilla::federation::replicaset

@@ -8,10 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "api/resources.h"
 #include "base/json.h"
-#include "member/scheduler/resources.h"
 
 namespace flotilla::member::scheduler {
+
+using api::Allocatable;
+using api::NonZeroPodRequests;
+using api::ParseQuantity;
+using api::PodRequests;
+using api::QuantityValue;
+using api::Resources;
 
 // Why one node does not fit a pod: the reasons of the first filter that
 // rejected it (NodeResourcesFit may give several), and whether preemption

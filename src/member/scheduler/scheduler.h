@@ -26,7 +26,7 @@
 #include <string>
 
 #include "member/context.h"
-#include "member/scheduler/resources.h"
+#include "api/resources.h"
 #include "runtime/event_recorder.h"
 
 namespace flotilla::member {
@@ -41,13 +41,13 @@ class Scheduler : public Component {
   struct Assumed {
     std::string uid;
     std::string node;
-    scheduler::Resources requested;
-    scheduler::Resources non_zero;
+    api::Resources requested;
+    api::Resources non_zero;
   };
   struct Choice;
   struct Requests {
-    scheduler::Resources requested;
-    scheduler::Resources non_zero;
+    api::Resources requested;
+    api::Resources non_zero;
   };
 
   StatusOr<runtime::Result> Reconcile(const std::string& key);

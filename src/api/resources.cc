@@ -1,10 +1,10 @@
-#include "member/scheduler/resources.h"
+#include "api/resources.h"
 
 #include <algorithm>
 #include <limits>
 #include <string>
 
-namespace flotilla::member::scheduler {
+namespace flotilla::api {
 namespace {
 
 using Int128 = __int128;
@@ -179,4 +179,4 @@ Resources Allocatable(const json::object& node) {
   return r;
 }
 
-}  // namespace flotilla::member::scheduler
+}  // namespace flotilla::api

@@ -1,7 +1,8 @@
 // What a pod asks of a node and what a node offers, as kube-scheduler's
 // NodeResourcesFit plugin counts them: cpu in millicores, memory and
 // ephemeral storage in bytes, and pods. Pure functions; thread-safe.
-// Internal to src/member/scheduler.
+// Shared by the member's scheduler and the federation's room estimate
+// (federation/common/applications.h).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 
 #include "base/json.h"
 
-namespace flotilla::member::scheduler {
+namespace flotilla::api {
 
 struct Resources {
   int64_t milli_cpu = 0;
@@ -49,4 +50,4 @@ Resources NonZeroPodRequests(const json::object& pod);
 // status.allocatable of a node; absent entries are 0.
 Resources Allocatable(const json::object& node);
 
-}  // namespace flotilla::member::scheduler
+}  // namespace flotilla::api
