@@ -1,6 +1,6 @@
-// `flotilla join`, `unjoin`, `cordon`, `uncordon` and
-// `install-kubectl-plugin`: adding, removing and cordoning member clusters
-// (docs/federation.md). The same
+// `flotilla join`, `unjoin`, `cordon`, `uncordon`, `migrate` and
+// `install-kubectl-plugin`: adding, removing and cordoning member clusters,
+// moving coupled applications (docs/federation.md). The same
 // commands run as the kubectl plugin `kubectl flotilla ...`; like kubectl,
 // they find the federation through --kubeconfig, else $KUBECONFIG, else
 // ~/.kube/config, and --context.
@@ -13,7 +13,9 @@
 
 #include "base/log.h"
 #include "cli/commands.h"
+#include "cli/duration.h"
 #include "client/rest_client.h"
+#include "federation/cluster/migrate.h"
 #include "federation/common/names.h"
 
 namespace flotilla::cli {
@@ -114,6 +116,20 @@ int RunCordon(const CordonFlags& flags, bool cordon) {
   return 0;
 }
 
+struct MigrateFlags {
+  FederationFlags fed;
+  cluster::MigrateOptions opts;
+};
+
+int RunMigrate(MigrateFlags flags) {
+  auto fed = FederationClient(flags.fed);
+  if (!fed.ok()) return Fail(fed.status());
+  flags.opts.report = [](const std::string& line) { std::cout << line << std::endl; };
+  Status s = cluster::Migrate(**fed, flags.opts);
+  if (!s.ok()) return Fail(s);
+  return 0;
+}
+
 // A symlink DIR/kubectl-flotilla to this binary, which kubectl finds on PATH.
 int InstallPlugin(const std::string& dir) {
   std::error_code ec;
@@ -168,6 +184,24 @@ void AddJoinCommands(CLI::App& app) {
     AddFederationFlags(*cmd, flags->fed);
     cmd->callback([flags, cordon] { std::exit(RunCordon(*flags, cordon)); });
   }
+
+  auto migrate = std::make_shared<MigrateFlags>();
+  migrate->opts.ns = "default";
+  cmd = app.add_subcommand("migrate",
+                           "Move a coupled application whole to another cluster, "
+                           "make-before-break, and report each step");
+  cmd->add_option("APP", migrate->opts.app,
+                  "The application (its workloads' label "
+                  "federation.kubernetes.io/application)")
+      ->required();
+  cmd->add_option("--to", migrate->opts.to, "The cluster to move it to")->required();
+  cmd->add_option("-n,--namespace", migrate->opts.ns, "The application's namespace")
+      ->capture_default_str();
+  cmd->add_flag("--dry-run", migrate->opts.dry_run, "Say what would be done, change nothing");
+  AddDurationOption(*cmd, "--timeout", &migrate->opts.timeout, "15m",
+                    "How long to wait for the move before withdrawing the request");
+  AddFederationFlags(*cmd, migrate->fed);
+  cmd->callback([migrate] { std::exit(RunMigrate(*migrate)); });
 
   auto dir = std::make_shared<std::string>();
   cmd = app.add_subcommand("install-kubectl-plugin",

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import FLOTILLA_BINARY, FlotillaServer, wait_for
+from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, wait_for
 from members import MemberProcess
 
 # Probes every second; a stopped member costs 3 s per probe (the timeout),
@@ -398,6 +398,18 @@ class Federation:
                 member.terminate()
         if self.server.running():
             self.server.stop()
+
+
+def plugin(fed, *args, check=True, timeout=60):
+    """`kubectl flotilla ARGS`: kubectl finds kubectl-flotilla next to the
+    binary under test, the federation through KUBECONFIG."""
+    env = dict(os.environ, PATH=f"{os.path.dirname(FLOTILLA_BINARY)}:{os.environ['PATH']}",
+               KUBECONFIG=fed.server.kubeconfig, HOME=fed.server.data_dir)
+    result = subprocess.run([KUBECTL, "flotilla", *args], capture_output=True, text=True,
+                            env=env, timeout=timeout)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
 
 
 def start_federation(root, members, server_args=FAST_FED_ARGS):

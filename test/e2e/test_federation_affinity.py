@@ -11,13 +11,10 @@ Applications: the workloads of one application must agree on its
 location-affinity class, and the class is one of three (422 otherwise).
 """
 
-import os
-import subprocess
-
 import pytest
 
-from conftest import FLOTILLA_BINARY, KUBECTL, table, wait_for
-from federation import APPLICATION, LOCATION_AFFINITY, cluster, condition, replicaset, \
+from conftest import table, wait_for
+from federation import APPLICATION, LOCATION_AFFINITY, cluster, condition, plugin, replicaset, \
     start_federation
 
 CLUSTERS = ["a", "b", "c"]
@@ -33,18 +30,6 @@ def fed(tmp_path):
         yield federation
     finally:
         federation.close()
-
-
-def plugin(fed, *args, check=True):
-    """`kubectl flotilla ARGS`: kubectl finds kubectl-flotilla next to the
-    binary under test, the federation through KUBECONFIG."""
-    env = dict(os.environ, PATH=f"{os.path.dirname(FLOTILLA_BINARY)}:{os.environ['PATH']}",
-               KUBECONFIG=fed.server.kubeconfig, HOME=fed.server.data_dir)
-    result = subprocess.run([KUBECTL, "flotilla", *args], capture_output=True, text=True,
-                            env=env, timeout=60)
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
 
 
 def schedulable_is(fed, name, status):
