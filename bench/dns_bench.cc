@@ -48,6 +48,7 @@
 
 #include "base/log.h"
 #include "bench/dns_failover.h"
+#include "bench/federation_bench.h"
 #include "bench/proc_stats.h"
 #include "cli/child_process.h"
 #include "dns/server.h"
@@ -258,8 +259,7 @@ int Main(const Config& c) {
   (*server)->Stop();
   std::vector<double> failover;
   if (c.failovers > 0) {
-    std::string binary =
-        (fs::canonical("/proc/self/exe").parent_path().parent_path() / "flotilla").string();
+    std::string binary = flotilla::bench::FlotillaOfThisBuild();
     auto measured =
         bench::MeasureDnsFailover(binary, (dir / "fleet").string(), FreePort(), c.failovers);
     if (!measured.ok()) {

@@ -29,6 +29,8 @@ inline const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
 inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", false};
 
 double SecondsSince(Steady::time_point start);
+// The flotilla binary of this build: build/flotilla next to build/bench/.
+std::string FlotillaOfThisBuild();
 // VmRSS and VmHWM (peak) of a process, in MiB (0 when unreadable).
 double RssMiB(pid_t pid, const char* field = "VmRSS");
 

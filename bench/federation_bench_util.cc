@@ -13,6 +13,11 @@
 
 namespace flotilla::bench {
 
+std::string FlotillaOfThisBuild() {
+  return (std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "flotilla")
+      .string();
+}
+
 double SecondsSince(Steady::time_point start) {
   return std::chrono::duration<double>(Steady::now() - start).count();
 }

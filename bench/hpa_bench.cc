@@ -234,9 +234,7 @@ int Run(Config c) {
 
 int main(int argc, char** argv) {
   flotilla::bench::Config c;
-  c.flotilla =
-      (std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "flotilla")
-          .string();
+  c.flotilla = flotilla::bench::FlotillaOfThisBuild();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 >= argc) {

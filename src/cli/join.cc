@@ -1,4 +1,4 @@
-// `flotilla join`, `unjoin`, `cordon`, `uncordon`, `migrate` and
+// `flotilla join`, `unjoin`, `cordon`, `uncordon`, `drain`, `migrate` and
 // `install-kubectl-plugin`: adding, removing and cordoning member clusters,
 // moving coupled applications (docs/federation.md). The same
 // commands run as the kubectl plugin `kubectl flotilla ...`; like kubectl,
@@ -130,6 +130,15 @@ int RunMigrate(MigrateFlags flags) {
   return 0;
 }
 
+int RunDrain(cluster::DrainOptions opts, const FederationFlags& fed_flags) {
+  auto fed = FederationClient(fed_flags);
+  if (!fed.ok()) return Fail(fed.status());
+  opts.report = [](const std::string& line) { std::cout << line << std::endl; };
+  auto drained = cluster::Drain(**fed, opts);
+  if (!drained.ok()) return Fail(drained.status());
+  return 0;
+}
+
 // A symlink DIR/kubectl-flotilla to this binary, which kubectl finds on PATH.
 int InstallPlugin(const std::string& dir) {
   std::error_code ec;
@@ -184,6 +193,16 @@ void AddJoinCommands(CLI::App& app) {
     AddFederationFlags(*cmd, flags->fed);
     cmd->callback([flags, cordon] { std::exit(RunCordon(*flags, cordon)); });
   }
+
+  auto drain = std::make_shared<std::pair<cluster::DrainOptions, FederationFlags>>();
+  cmd = app.add_subcommand("drain",
+                           "Cordon a member cluster and move what can move off it, "
+                           "make-before-break; list what stays (StatefulSets)");
+  cmd->add_option("NAME", drain->first.cluster, "The member cluster's name")->required();
+  AddDurationOption(*cmd, "--timeout", &drain->first.timeout, "15m",
+                    "How long to wait for everything movable to leave");
+  AddFederationFlags(*cmd, drain->second);
+  cmd->callback([drain] { std::exit(RunDrain(drain->first, drain->second)); });
 
   auto migrate = std::make_shared<MigrateFlags>();
   migrate->opts.ns = "default";

@@ -9,6 +9,10 @@ room it moves whole to a cluster with room, and its running pods never
 drop below its size during the move (sampled from the members); that
 cluster stopped, it comes up whole in the last one.
 
+Drained, b gives up a decoupled ReplicaSet make-before-break and the
+coupled application moves whole; the StatefulSet stays and the drain
+lists it.
+
 A strictly coupled application stays put when its cluster stops and says
 so; `kubectl flotilla migrate --dry-run` says what it would do, and
 `kubectl flotilla migrate` moves it. Invalid annotations give 422.
@@ -20,9 +24,9 @@ import time
 
 import pytest
 
-from conftest import wait_for
-from federation import APPLICATION, LOCATION_AFFINITY, SLOW, condition, plugin, running, \
-    start_federation
+from conftest import table, wait_for
+from federation import APPLICATION, LOCATION_AFFINITY, SLOW, condition, plugin, replicaset, \
+    running, start_federation
 
 MEMBERS = {"a": "8", "b": "4", "c": "8"}
 RS_PREFERENCES = "federation.kubernetes.io/replica-set-preferences"
@@ -182,3 +186,44 @@ def test_bad_application_annotations_are_refused(fed):
                    {"federation.kubernetes.io/anti-affinity": "shop"})
     out = fed.create(bad, "shop", check=False)
     assert out.returncode != 0 and "cannot avoid itself" in out.stderr
+
+
+def statefulset(name, replicas):
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "serviceName": name,
+                     "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"terminationGracePeriodSeconds": 0,
+                                           "containers": [{"name": "app", "image": "nginx:1.27",
+                                                           "resources": {"requests": {
+                                                               "cpu": "100m"}}}]}}}}
+
+
+def test_a_drain_moves_what_can_move_make_before_break_and_lists_what_stays(fed):
+    fed.create(replicaset("spread", 6, cpu="100m"), "shop")
+    fed.create(workload("Deployment", "web", 2, "shop", "preferentially-coupled"), "shop")
+    fed.create(workload("ReplicaSet", "db", 1, "shop", "preferentially-coupled"), "shop")
+    fed.create(statefulset("ledger", 3), "shop")
+    wait_running(fed, ["spread"], {"a": 2, "b": 2, "c": 2})
+    wait_running(fed, ["web", "db"], {"b": 3})
+    wait_running(fed, ["ledger"], {"a": 1, "b": 1, "c": 1})
+
+    spread, shop = Sampler(fed, ["spread"]), Sampler(fed, ["web", "db"])
+    out = plugin(fed, "drain", "b", timeout=120)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "cluster.federation/b draining"
+    assert "ReplicaSet shop/spread moved off" in lines
+    assert "Deployment shop/web moved off" in lines and "ReplicaSet shop/db moved off" in lines
+    assert "left: StatefulSet shop/ledger (1 replicas): stateful replicas keep their " \
+           "cluster" in lines
+    assert lines[-1] == "cluster.federation/b drained"
+    wait_running(fed, ["spread"], {"a": 3, "c": 3})
+    assert set(running_by_cluster(fed, ["web", "db"])) in ({"a"}, {"c"})
+    assert spread.stop() >= 6, "the decoupled ReplicaSet lost running pods during the drain"
+    assert shop.stop() >= 3, "the application lost running pods during the drain"
+    assert running_by_cluster(fed, ["ledger"]) == {"a": 1, "b": 1, "c": 1}
+
+    headers, rows = table(fed.kubectl("get", "clusters").stdout)
+    assert {row["NAME"]: row["SCHEDULING"] for row in rows} == \
+        {"a": "Enabled", "b": "Draining", "c": "Enabled"}
+    assert plugin(fed, "uncordon", "b").stdout.strip() == "cluster.federation/b uncordoned"

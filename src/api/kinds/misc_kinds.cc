@@ -114,11 +114,17 @@ Resource ClusterResource() {
       NameColumn(),
       Column("Ready", "string", "Status of the cluster's Ready condition.", 0, ClusterReady),
       Column("Scheduling", "string",
-             "Disabled when the cluster is cordoned (spec.unschedulable), else Enabled.", 0,
+             "Draining when the cluster is drained (spec.draining), Disabled when it is "
+             "cordoned (spec.unschedulable), else Enabled.",
+             0,
              [](const json::object& obj, TimePoint) -> json::value {
-               const json::value* u = Find(obj, "spec.unschedulable");
-               bool cordoned = u != nullptr && u->is_bool() && u->get_bool();
-               return json::string(cordoned ? "Disabled" : "Enabled");
+               auto set = [&](const char* path) {
+                 const json::value* v = Find(obj, path);
+                 return v != nullptr && v->is_bool() && v->get_bool();
+               };
+               return json::string(set("spec.draining")        ? "Draining"
+                                   : set("spec.unschedulable") ? "Disabled"
+                                                               : "Enabled");
              }),
       Column("Zones", "string", "Zones the cluster's nodes are in.", 0, ClusterZones),
       Column("Region", "string", "Region the cluster is in.", 0,

@@ -288,6 +288,7 @@ bool ClusterController::Judge(Member& m, const Observation& obs) const {
 json::object ClusterController::WithStatus(const json::object& cluster, const Observation& obs,
                                            bool healthy, TimePoint now, bool cordoned) const {
   json::object out = cluster;
+  const bool draining = cordoned && IsDraining(cluster);
   json::object& status = EnsureObject(out, "status");
   json::array old;
   if (const json::array* c = GetArray(status, "conditions")) old = *c;
@@ -310,8 +311,12 @@ json::object ClusterController::WithStatus(const json::object& cluster, const Ob
                                      reachable ? "cluster is reachable" : obs.message, now));
   conditions.push_back(MakeCondition(
       &old, "Schedulable", cordoned ? "False" : "True",
-      cordoned ? "ClusterCordoned" : "ClusterSchedulable",
-      cordoned ? "cluster is cordoned: nothing new is placed here" : "new placements may come here",
+      draining   ? "ClusterDraining"
+      : cordoned ? "ClusterCordoned"
+                 : "ClusterSchedulable",
+      draining   ? "cluster is draining: nothing new is placed here and what can move leaves"
+      : cordoned ? "cluster is cordoned: nothing new is placed here"
+                 : "new placements may come here",
       now));
   for (const json::value& c : old) {
     std::string type =

@@ -168,8 +168,18 @@ StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bo
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
   if (IsCordoned(cluster) == unschedulable) return false;
   FLOTILLA_RETURN_IF_ERROR(fed.Patch(kClusters, "", name, client::PatchType::kMerge,
-                                     unschedulable ? R"({"spec":{"unschedulable":true}})"
-                                                   : R"({"spec":{"unschedulable":null}})")
+                                     unschedulable
+                                         ? R"({"spec":{"unschedulable":true}})"
+                                         : R"({"spec":{"unschedulable":null,"draining":null}})")
+                               .status());
+  return true;
+}
+
+StatusOr<bool> SetDraining(client::Client& fed, const std::string& name) {
+  FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
+  if (IsDraining(cluster)) return false;
+  FLOTILLA_RETURN_IF_ERROR(fed.Patch(kClusters, "", name, client::PatchType::kMerge,
+                                     R"({"spec":{"unschedulable":true,"draining":true}})")
                                .status());
   return true;
 }

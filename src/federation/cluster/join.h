@@ -52,6 +52,11 @@ StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool
 // Cordons (`unschedulable`) or uncordons the Cluster `name`: sets or
 // removes its spec.unschedulable (kubectl flotilla cordon/uncordon).
 // Returns whether anything changed; NotFound when there is no such Cluster.
+// Uncordoning also ends a drain.
 StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bool unschedulable);
+// Drains the Cluster `name` (spec.unschedulable and spec.draining; kubectl
+// flotilla drain). Returns whether anything changed; NotFound when there is
+// no such Cluster.
+StatusOr<bool> SetDraining(client::Client& fed, const std::string& name);
 
 }  // namespace flotilla::federation::cluster

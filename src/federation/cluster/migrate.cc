@@ -1,11 +1,14 @@
 // Moving a coupled application by hand (migrate.h).
 #include "federation/cluster/migrate.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "base/json.h"
+#include "federation/cluster/join.h"
 #include "federation/common/names.h"
 #include "runtime/event_recorder.h"
 
@@ -20,14 +23,21 @@ struct Workload {
 
 std::string Describe(const Workload& w) { return w.kind + " " + w.name; }
 
-// cluster -> replicas planned there, from the breakdown annotation.
-std::map<std::string, int64_t> Planned(const Workload& w) {
+// cluster -> replicas planned there (with `running`: or that its local
+// object still has), from the breakdown annotation; clusters with none
+// are left out.
+std::map<std::string, int64_t> Planned(const Workload& w, bool running = false) {
   std::map<std::string, int64_t> out;
   auto breakdown = ParseJsonObject(api::AnnotationAt(w.obj, w.breakdown_annotation));
   const json::value* clusters = breakdown.ok() ? Find(*breakdown, "clusters") : nullptr;
   if (clusters == nullptr || !clusters->is_object()) return out;
   for (const auto& [name, c] : clusters->get_object()) {
-    int64_t n = c.is_object() ? IntAt(c.get_object(), "planned") : 0;
+    if (!c.is_object()) continue;
+    int64_t n = IntAt(c.get_object(), "planned");
+    if (running) {
+      // "current" of a ReplicaSet's breakdown, "replicas" of the others'.
+      n = std::max({n, IntAt(c.get_object(), "current"), IntAt(c.get_object(), "replicas")});
+    }
     if (n > 0) out[name] = n;
   }
   return out;
@@ -51,13 +61,21 @@ std::pair<std::string, std::string> Affinity(const json::object& obj) {
   return {};
 }
 
+// The federated Deployments and ReplicaSets (shadows left out) of `ns`
+// ("": all) matching `selector`; with `statefulsets`, the StatefulSets too.
 StatusOr<std::vector<Workload>> WorkloadsOf(client::Client& fed, const std::string& ns,
-                                            const std::string& app) {
+                                            const std::string& selector,
+                                            bool statefulsets = false) {
   std::vector<Workload> out;
-  client::ListOptions list{.label_selector = std::string(api::kApplicationLabel) + "=" + app};
-  for (const auto& [resource, kind, breakdown] :
-       {std::tuple{&kDeployments, "Deployment", api::kDeploymentStatusAnnotation},
-        std::tuple{&kReplicaSets, "ReplicaSet", api::kReplicaSetStatusAnnotation}}) {
+  client::ListOptions list{.label_selector = selector};
+  static const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
+  std::vector<std::tuple<const client::ResourceRef*, const char*, const char*>> kinds = {
+      {&kDeployments, "Deployment", api::kDeploymentStatusAnnotation},
+      {&kReplicaSets, "ReplicaSet", api::kReplicaSetStatusAnnotation}};
+  if (statefulsets) {
+    kinds.emplace_back(&kStatefulSets, "StatefulSet", api::kStatefulSetStatusAnnotation);
+  }
+  for (const auto& [resource, kind, breakdown] : kinds) {
     FLOTILLA_ASSIGN_OR_RETURN(client::ObjectList items, fed.List(*resource, ns, list));
     for (json::object& obj : items.items) {
       if (!api::LabelAt(obj, api::kShadowOfLabel).empty()) continue;
@@ -115,7 +133,9 @@ Status Migrate(client::Client& fed, const MigrateOptions& opts) {
   auto report = [&](const std::string& line) {
     if (opts.report) opts.report(line);
   };
-  FLOTILLA_ASSIGN_OR_RETURN(std::vector<Workload> workloads, WorkloadsOf(fed, opts.ns, opts.app));
+  FLOTILLA_ASSIGN_OR_RETURN(
+      std::vector<Workload> workloads,
+      WorkloadsOf(fed, opts.ns, std::string(api::kApplicationLabel) + "=" + opts.app));
   if (workloads.empty()) {
     return Status::NotFound("application \"" + opts.app + "\" has no federated Deployment or " +
                             "ReplicaSet in namespace \"" + opts.ns + "\"");
@@ -188,6 +208,58 @@ Status Migrate(client::Client& fed, const MigrateOptions& opts) {
     }
     clock.SleepUntil(clock.Now() + opts.poll);
   }
+}
+
+StatusOr<DrainResult> Drain(client::Client& fed, const DrainOptions& opts) {
+  Clock& clock = opts.clock != nullptr ? *opts.clock : RealClock();
+  auto report = [&](const std::string& line) {
+    if (opts.report) opts.report(line);
+  };
+  FLOTILLA_ASSIGN_OR_RETURN(bool changed, SetDraining(fed, opts.cluster));
+  report("cluster.federation/" + opts.cluster + (changed ? " draining" : " already draining"));
+  DrainResult out;
+  auto name = [](const Workload& w) {
+    return w.kind + " " + std::string(StringAt(w.obj, "metadata.namespace")) + "/" + w.name;
+  };
+  std::set<std::string> moving, reported;
+  TimePoint started = clock.Now();
+  while (true) {
+    FLOTILLA_ASSIGN_OR_RETURN(std::vector<Workload> all, WorkloadsOf(fed, "", "", true));
+    std::set<std::string> now_moving;
+    out.left.clear();
+    for (const Workload& w : all) {
+      auto planned = Planned(w, /*running=*/true);
+      auto here = planned.find(opts.cluster);
+      if (here == planned.end()) {
+        if (moving.contains(name(w)) && reported.insert(name(w)).second) {
+          report(name(w) + " moved off");
+        }
+        continue;
+      }
+      std::string n = name(w) + " (" + std::to_string(here->second) + " replicas)";
+      if (w.kind == "StatefulSet") {
+        out.left.push_back(n + ": stateful replicas keep their cluster");
+      } else if (!api::AnnotationAt(w.obj, api::kHpaTargetClusterListAnnotation).empty()) {
+        out.left.push_back(n + ": scaled by a federated HorizontalPodAutoscaler");
+      } else {
+        now_moving.insert(name(w));
+        moving.insert(name(w));
+      }
+    }
+    if (now_moving.empty()) break;
+    if (clock.Now() - started >= opts.timeout) {
+      std::string list;
+      for (const std::string& m : now_moving) list += (list.empty() ? "" : ", ") + m;
+      return Status::Timeout("still in " + opts.cluster + " after the timeout: " + list);
+    }
+    clock.SleepUntil(clock.Now() + opts.poll);
+  }
+  for (const std::string& m : moving) {
+    if (reported.insert(m).second) report(m + " moved off");
+  }
+  for (const std::string& l : out.left) report("left: " + l);
+  report("cluster.federation/" + opts.cluster + " drained");
+  return out;
 }
 
 }  // namespace flotilla::federation::cluster

@@ -1,4 +1,7 @@
-// Moving a coupled application to another cluster by hand: what `kubectl
+// Moving a coupled application to another cluster by hand, and draining a
+// cluster.
+//
+// Migrate: what `kubectl
 // flotilla migrate APP -n NS --to CLUSTER` does (docs/federation.md,
 // "Applications"), the seed's manual migration. The federation's
 // Applications do the moving (make-before-break); this asks for it and
@@ -42,5 +45,27 @@ struct MigrateOptions {
 // exist; BadRequest when the application is not coupled; Timeout or
 // Conflict (rolled back) when the move did not finish.
 Status Migrate(client::Client& fed, const MigrateOptions& opts);
+
+struct DrainOptions {
+  std::string cluster;
+  Duration timeout = std::chrono::minutes(15);
+  Duration poll = std::chrono::seconds(1);
+  Clock* clock = nullptr;  // null: the real clock
+  std::function<void(const std::string&)> report;
+};
+
+struct DrainResult {
+  // What stays in the cluster, and why ("StatefulSet shop/db (2 replicas):
+  // stateful replicas keep their cluster").
+  std::vector<std::string> left;
+};
+
+// `kubectl flotilla drain CLUSTER`: marks the Cluster draining (and
+// cordoned), then waits until no federated Deployment or ReplicaSet has
+// replicas planned there (by their breakdown annotations), reporting each
+// as it moves off. StatefulSets and workloads a federated HPA scales stay
+// and are listed. NotFound when there is no such Cluster; Timeout naming
+// what has not moved.
+StatusOr<DrainResult> Drain(client::Client& fed, const DrainOptions& opts);
 
 }  // namespace flotilla::federation::cluster

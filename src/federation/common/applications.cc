@@ -132,6 +132,7 @@ struct Applications::Workload {
 struct Applications::Cluster {
   bool admitted = true;  // by every workload's selector and preferences
   bool cordoned = false;
+  bool draining = false;
   bool avoided = false;  // anti-affinity
   int64_t weight = 0;
   api::Resources free;    // allocatable - requested - others' reservations
@@ -227,7 +228,7 @@ std::map<std::string, Applications::Cluster> Applications::ClustersFor(
       unknown.push_back(name);
       continue;
     }
-    Cluster c{.cordoned = IsCordoned(*cluster_obj)};
+    Cluster c{.cordoned = IsCordoned(*cluster_obj), .draining = IsDraining(*cluster_obj)};
     for (const runtime::ObjectPtr& node : nodes->cache().List()) {
       if (NodeUsable(*node)) c.free += api::Allocatable(*node);
     }
@@ -461,6 +462,7 @@ void Applications::Decide(const std::string& app_key, App& app,
     // "" when it need not.
     auto must_leave = [&]() -> std::string {
       const Cluster& h = clusters.at(app.home);
+      if (h.draining) return app.home + " is draining";
       if (!h.admitted) return "its cluster selector or preferences no longer admit " + app.home;
       if (h.avoided) return "it must stay away from where its anti-affinity runs";
       if (!fits(app.home)) {
@@ -481,7 +483,8 @@ void Applications::Decide(const std::string& app_key, App& app,
       } else {
         place(migrate_to, "asked for");
       }
-    } else if (home_ready && (strict || must_leave().empty())) {
+    } else if (home_ready &&
+               ((strict && !clusters.at(app.home).draining) || must_leave().empty())) {
       set(true, "Placed", "application " + app_name + " runs in cluster " + app.home);
     } else if (strict && !app.home.empty()) {
       set(false, "ManualMigrationRequired",
@@ -501,7 +504,7 @@ void Applications::Decide(const std::string& app_key, App& app,
         app.next_check = now + options_.recheck_delay;
       } else if (!home_ready) {
         place(dest, why);
-      } else if (window && NextWindowOpen(*window, now) > now) {
+      } else if (window && !clusters.at(app.home).draining && NextWindowOpen(*window, now) > now) {
         set(true, "MigrationWindowClosed",
             "stays in " + app.home + " until its migration window opens: " + why);
         app.next_check = NextWindowOpen(*window, now);

@@ -28,13 +28,15 @@
 // - Moves. A preferentially coupled application moves when its home fails
 //   (at once: there is nothing to keep), and, make-before-break, when its
 //   home stops being admitted, has no room left for it (it grew), or an
-//   application it must avoid came there: the destination is reserved,
+//   application it must avoid came there, or it is drained (a drain moves
+//   strictly coupled applications too): the destination is reserved,
 //   every workload gets all its replicas there as well, and once all of
 //   them are available there the home gives its replicas up. A move not
 //   done within `migration_timeout` is rolled back (the destination is not
 //   tried again for as long) with a Warning MigrationRolledBack. Moves that
-//   are not failovers wait for the daily window of federation.kubernetes.io/
-//   migration-window ("02:00-04:00", UTC) when a workload has one.
+//   are neither failovers nor drains wait for the daily window of
+//   federation.kubernetes.io/migration-window ("02:00-04:00", UTC) when a
+//   workload has one.
 // - A strictly coupled application is never moved by the federation: when
 //   its home fails, its workloads get a Warning ManualMigrationRequired and
 //   the condition says so. federation.kubernetes.io/migrate-to: CLUSTER on

@@ -225,9 +225,14 @@ bool ClusterSelector::Matches(const json::object& cluster) const {
   return true;
 }
 
+bool IsDraining(const json::object& cluster) {
+  const json::value* v = Find(cluster, "spec.draining");
+  return v != nullptr && v->is_bool() && v->get_bool();
+}
+
 bool IsCordoned(const json::object& cluster) {
   const json::value* v = Find(cluster, "spec.unschedulable");
-  return v != nullptr && v->is_bool() && v->get_bool();
+  return (v != nullptr && v->is_bool() && v->get_bool()) || IsDraining(cluster);
 }
 
 }  // namespace flotilla::federation

@@ -14,6 +14,7 @@ std::optional<int64_t> EstimatedCapacity(const ClusterView& c) {
     out = c.scheduled;
   }
   if (c.cordoned) out = std::min(out.value_or(c.current), std::max<int64_t>(c.current, 0));
+  if (c.draining) out = 0;
   return out;
 }
 

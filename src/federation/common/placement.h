@@ -57,6 +57,8 @@ struct ClusterView {
   bool create_failed = false;
   // The cluster is cordoned: it keeps at most what it holds (`current`).
   bool cordoned = false;
+  // The cluster is draining: it keeps nothing.
+  bool draining = false;
 };
 
 struct Targets {
@@ -66,7 +68,7 @@ struct Targets {
 };
 
 // The estimated capacity of `c` for the workload (a cordoned cluster's is
-// at most what it holds); none when unbounded.
+// at most what it holds, a draining one's 0); none when unbounded.
 std::optional<int64_t> EstimatedCapacity(const ClusterView& c);
 
 Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,

@@ -154,7 +154,7 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
   auto sooner = [&](TimePoint t) {
     if (!*next_check || t < **next_check) *next_check = t;
   };
-  ClusterView v{.name = c.cluster, .cordoned = c.cordoned};
+  ClusterView v{.name = c.cluster, .cordoned = c.cordoned, .draining = c.draining};
   if (auto retry = w.create_retry_at.find(c.cluster); retry != w.create_retry_at.end()) {
     if (now < retry->second) {
       v.create_failed = true;

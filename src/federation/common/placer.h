@@ -83,6 +83,7 @@ struct WorkloadInCluster {
   // Its pods that are not being deleted are counted.
   std::vector<runtime::ObjectPtr> pods;
   bool cordoned = false;
+  bool draining = false;
 };
 
 // One placement of one workload.

@@ -62,9 +62,10 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   plan->replicas = IntAt(check.obj, "spec.replicas");
   std::vector<WorkloadInCluster> clusters;
   for (const Copy& c : check.copies) {
-    WorkloadInCluster w{
-        .cluster = c.cluster(),
-        .cordoned = c.target.cluster_object != nullptr && IsCordoned(*c.target.cluster_object)};
+    const json::object* cluster = c.target.cluster_object.get();
+    WorkloadInCluster w{.cluster = c.cluster(),
+                        .cordoned = cluster != nullptr && IsCordoned(*cluster),
+                        .draining = cluster != nullptr && IsDraining(*cluster)};
     if (c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing)) {
       w.local = c.existing;
       w.pods = PodsOf(c.cluster(), *c.existing);
@@ -105,7 +106,14 @@ void WorkloadStrategy::FollowApplication(const Check& check, WorkloadPlan& plan)
 
 bool WorkloadStrategy::KeepNotAdmitted(const Check& check, const std::string& cluster) const {
   const WorkloadPlan& plan = PlanOf(check);
-  return plan.coupled && plan.coupled->keep == cluster;
+  if (plan.coupled) return plan.coupled->keep == cluster;
+  // Make-before-break: a copy with available replicas stays until the
+  // admitted clusters have theirs available.
+  if (plan.hpa || plan.unavailable == 0) return false;
+  std::shared_ptr<runtime::Informer> copies = ctx_.members().Get(cluster, resource().resource);
+  runtime::ObjectPtr copy =
+      copies ? copies->lister().Get(check.ns, CopyName(check.obj, cluster)) : nullptr;
+  return copy != nullptr && IsManaged(*copy) && IntAt(*copy, "status.availableReplicas") > 0;
 }
 
 void WorkloadStrategy::SetAffinityCondition(const Check& check, json::object& status) const {
@@ -160,11 +168,35 @@ Status WorkloadStrategy::FollowLocalReplicas(Check& check) {
   return Status::Ok();
 }
 
+void WorkloadStrategy::HoldMoves(const Check& check, WorkloadPlan& plan) {
+  plan.held.assign(check.copies.size(), 0);
+  plan.unavailable = 0;
+  std::vector<int64_t> spare(check.copies.size(), 0);
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
+    int64_t target = plan.placement.ReplicasFor(c.cluster());
+    const json::object* local = c.Managed() ? c.Current() : nullptr;
+    int64_t placed = local ? IntAt(*local, "spec.replicas") : 0;
+    int64_t available = local ? std::min(IntAt(*local, "status.availableReplicas"), placed) : 0;
+    plan.unavailable += std::max<int64_t>(0, target - std::min(available, target));
+    spare[i] = std::max<int64_t>(0, available - target);
+  }
+  // Under an HPA the local HPAs move the counts; a coupled application
+  // moves whole by its own rule.
+  if (plan.hpa || plan.coupled) return;
+  int64_t hold = plan.unavailable;
+  for (size_t i = 0; i < spare.size() && hold > 0; ++i) {
+    plan.held[i] = std::min(spare[i], hold);
+    hold -= plan.held[i];
+  }
+}
+
 void WorkloadStrategy::SetDesired(Check& check) const {
-  const WorkloadPlan& plan = PlanOf(check);
+  WorkloadPlan& plan = PlanOf(check);
+  HoldMoves(check, plan);
   for (size_t i = 0; i < check.copies.size(); ++i) {
     Copy& c = check.copies[i];
-    int64_t replicas = plan.placement.ReplicasFor(c.cluster());
+    int64_t replicas = plan.placement.ReplicasFor(c.cluster()) + plan.held[i];
     c.desired = DesiredCopy(check, i, replicas);
     c.create = replicas > 0 && !plan.placement.views[i].create_failed;
     // Not among the HPA's clusters, or where its application does not run:

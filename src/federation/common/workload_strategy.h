@@ -15,6 +15,11 @@
 //          recheck_delay while a cluster's local object has not got all its
 //          replicas ready, or pods wait, or a create waits; sooner when a
 //          waiting pod crosses the threshold.
+// Moves are make-before-break unless a cluster failed: a copy whose
+// target fell keeps its available replicas beyond the target while other
+// copies lack available ones (HoldMoves), so the workload's available
+// replicas do not drop while its replicas move (a drain, a cordon, a
+// changed selector or preference, a rebalance).
 // A workload of a coupled application (applications.h, when the options
 // name the federation's Applications) gets what the application's
 // placement gives it, a LocationAffinity condition saying where the
@@ -57,6 +62,11 @@ struct WorkloadPlan {
   // Where its coupled application runs (applications.h); none: the
   // placer's (or the HPA's, which comes first).
   std::optional<CoupledPlacement> coupled;
+  // Make-before-break: per copy, the available replicas beyond its target
+  // that it keeps while other clusters lack theirs; and how many of the
+  // targets' replicas are not available yet.
+  std::vector<int64_t> held;
+  int64_t unavailable = 0;
 };
 
 class WorkloadStrategy : public Strategy {
@@ -116,6 +126,11 @@ class WorkloadStrategy : public Strategy {
   static void FollowHpa(const Check& check, WorkloadPlan& plan);
   // The application's clusters replace the placement's targets.
   static void FollowApplication(const Check& check, WorkloadPlan& plan);
+  // Make-before-break for the placer's moves: a copy whose target fell
+  // keeps the replicas it has available, as many as the other copies'
+  // targets lack available ones, and a copy in a cluster the selector no
+  // longer admits stays while any do.
+  static void HoldMoves(const Check& check, WorkloadPlan& plan);
 
   const std::string preferences_annotation_;
   const std::string breakdown_annotation_;

@@ -662,6 +662,12 @@ TEST_F(DeploymentControllerTest, PodsThatCannotBeScheduledMoveReplicasElsewhere)
   AddPods(0, 10, 0);
   AddPods(1, 10, 0);
   AddPods(2, 4, 6);
+  // c's Deployment says what runs: 4 available.
+  WriteLocalStatus(2, [](json::object& status, const json::object&) {
+    status["readyReplicas"] = 4;
+    status["availableReplicas"] = 4;
+    status["unavailableReplicas"] = 6;
+  });
   // The controller has seen the waiting pods before the clock moves.
   ASSERT_TRUE(Settle([&] {
     auto b = ParseJsonObject(api::AnnotationAt(Fed(), api::kDeploymentStatusAnnotation));

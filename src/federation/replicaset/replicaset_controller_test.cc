@@ -524,6 +524,51 @@ TEST_F(ReplicaSetControllerTest, ACordonedClusterGetsNothingNewUntilUncordoned) 
       << json::serialize(json::value_from(Placement("old")));
 }
 
+TEST_F(ReplicaSetControllerTest, ADrainedClusterGivesItsReplicasUpOnceTheOthersRunThem) {
+  Start();
+  CreateFrs(6);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{2, 2, 2}; }));
+  for (int i = 0; i < 3; ++i) RunAll(i);
+  ASSERT_TRUE(cluster::SetDraining(*fed_client_, "b").ok());
+  // a and c get b's share; b keeps its 2 available replicas meanwhile.
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{3, 2, 3};
+  })) << json::serialize(json::value_from(Placement()));
+  // a runs its 3: b gives up one (c still lacks one).
+  RunAll(0);
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{3, 1, 3};
+  })) << json::serialize(json::value_from(Placement()));
+  RunAll(2);
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{3, 0, 3};
+  })) << json::serialize(json::value_from(Placement()));
+  // Uncordoned: nothing comes back without rebalance.
+  ASSERT_TRUE(cluster::SetUnschedulable(*fed_client_, "b", false).ok());
+  EXPECT_FALSE(IsDraining(*fed_client_->Get(kClusters, "", "b")));
+  Holds([&] { return Placement() == std::vector<int64_t>{3, 0, 3}; });
+}
+
+TEST_F(ReplicaSetControllerTest, AChangedSelectorMovesReplicasMakeBeforeBreak) {
+  Start();
+  CreateFrs(4, "", R"([{"key": "location", "operator": "In", "values": ["cloud"]}])");
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{-1, 2, 2}; }));
+  RunAll(1);
+  RunAll(2);
+  ASSERT_TRUE(Eventually([&] {
+    json::object frs = Frs();
+    frs["metadata"].as_object()["annotations"].as_object()[api::kClusterSelectorAnnotation] =
+        R"([{"key": "location", "operator": "NotIn", "values": ["cloud"]}])";
+    return fed_client_->Update(kReplicaSets, kNs, frs).ok();
+  }));
+  // b and c keep their copies until a runs all 4.
+  Holds([&] { return Placement() == std::vector<int64_t>{4, 2, 2}; });
+  RunAll(0);
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{4, -1, -1};
+  })) << json::serialize(json::value_from(Placement()));
+}
+
 TEST_F(ReplicaSetControllerTest, DeletionFollowsThePolicyTheServerRecorded) {
   Start();
   CreateFrs(3, "", "", "kept");
