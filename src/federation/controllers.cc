@@ -45,6 +45,7 @@ FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
   if (options.Enabled("replicaset") || options.Enabled("deployment")) {
     ApplicationOptions apps = options.applications;
     apps.recheck_delay = workloads.recheck_delay;
+    apps.unschedulable_threshold = workloads.unschedulable_threshold;
     applications_ = std::make_unique<Applications>(ctx_, apps);
     workloads.applications = applications_.get();
   }

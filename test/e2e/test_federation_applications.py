@@ -13,6 +13,10 @@ Drained, b gives up a decoupled ReplicaSet make-before-break and the
 coupled application moves whole; the StatefulSet stays and the drain
 lists it.
 
+A decoupled ReplicaSet whose cluster selector changes moves
+make-before-break; an application with anti-affinity stays out of the
+other one's cluster.
+
 A strictly coupled application stays put when its cluster stops and says
 so; `kubectl flotilla migrate --dry-run` says what it would do, and
 `kubectl flotilla migrate` moves it. Invalid annotations give 422.
@@ -37,7 +41,9 @@ PREFER_B = json.dumps({"clusters": {"b": {"weight": 2}, "*": {"weight": 1}}})
 @pytest.fixture
 def fed(tmp_path):
     federation = start_federation(tmp_path, {
-        name: ({}, ["--nodes", "1", "--node-cpu", cpu, "--pod-startup", "1s"])
+        name: ({"location": "cloud" if name != "a" else "on-prem"},
+               ["--nodes", "1", "--node-cpu", cpu, "--zones", f"zone-{name}",
+                "--pod-startup", "1s"])
         for name, cpu in MEMBERS.items()})
     try:
         federation.create_namespace("shop")
@@ -227,3 +233,26 @@ def test_a_drain_moves_what_can_move_make_before_break_and_lists_what_stays(fed)
     assert {row["NAME"]: row["SCHEDULING"] for row in rows} == \
         {"a": "Enabled", "b": "Draining", "c": "Enabled"}
     assert plugin(fed, "uncordon", "b").stdout.strip() == "cluster.federation/b uncordoned"
+
+
+def test_a_changed_selector_moves_a_decoupled_workload_make_before_break(fed):
+    cloud = [{"key": "location", "operator": "In", "values": ["cloud"]}]
+    fed.create(replicaset("spread", 4, cpu="100m", selector=cloud), "shop")
+    wait_running(fed, ["spread"], {"b": 2, "c": 2})
+    sampler = Sampler(fed, ["spread"])
+    obj = replicaset("spread", 4, cpu="100m",
+                     selector=[{"key": "location", "operator": "In", "values": ["on-prem"]}])
+    fed.apply(obj, "shop")
+    wait_running(fed, ["spread"], {"a": 4})
+    assert sampler.stop() >= 4, "the ReplicaSet lost running pods while it moved"
+    assert fed["b"].rs_replicas("shop", "spread") is None
+
+
+def test_anti_affinity_keeps_an_application_out_of_the_others_cluster(fed):
+    fed.create(workload("ReplicaSet", "primary", 1, "db", "preferentially-coupled"), "shop")
+    wait_running(fed, ["primary"], {"b": 1})
+    fed.create(workload("ReplicaSet", "replica", 1, "db-replica", "preferentially-coupled",
+                        {"federation.kubernetes.io/anti-affinity": "db"}), "shop")
+    placed = wait_for(lambda: {c: n for c, n in running_by_cluster(fed, ["replica"]).items()},
+                      "replica running")
+    assert "b" not in placed and sum(placed.values()) == 1, placed

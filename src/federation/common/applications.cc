@@ -75,6 +75,20 @@ bool HoldsNode(const json::object& pod) {
   return phase != "Succeeded" && phase != "Failed";
 }
 
+// When the scheduler last found no node for `pod` (its PodScheduled=False
+// condition's lastTransitionTime); "" when it is bound or has no verdict.
+std::string UnschedulableSince(const json::object& pod) {
+  if (!StringAt(pod, "spec.nodeName").empty()) return "";
+  const json::value* conds = Find(pod, "status.conditions");
+  for (const json::value& c : conds && conds->is_array() ? conds->get_array() : json::array()) {
+    if (c.is_object() && GetString(c.get_object(), "type") == "PodScheduled" &&
+        GetString(c.get_object(), "status") == "False") {
+      return std::string(GetString(c.get_object(), "lastTransitionTime").value_or(""));
+    }
+  }
+  return "";
+}
+
 std::string AnnotationOfAny(const std::vector<runtime::ObjectPtr>& objs, std::string_view key) {
   for (const runtime::ObjectPtr& o : objs) {
     std::string v = api::AnnotationAt(*o, key);
@@ -138,6 +152,7 @@ struct Applications::Cluster {
   api::Resources free;    // allocatable - requested - others' reservations
   api::Resources own;     // what the application's bound pods request there
   int64_t placed = 0;     // replicas of the application's copies there
+  bool stuck = false;     // a pod of it waited too long for a node there
   bool available = true;  // every workload has all its replicas available there
 };
 
@@ -209,7 +224,7 @@ std::vector<Applications::Workload> Applications::WorkloadsOf(const std::string&
 }
 
 std::map<std::string, Applications::Cluster> Applications::ClustersFor(
-    const std::string& app_key, const std::vector<Workload>& workloads,
+    const std::string& app_key, const std::vector<Workload>& workloads, TimePoint now,
     std::vector<std::string>& unknown) const {
   std::map<std::string, Cluster> out;
   const std::string ns = StringAt(*workloads.front().obj, "metadata.namespace");
@@ -249,6 +264,11 @@ std::map<std::string, Applications::Cluster> Applications::ClustersFor(
       if (p != nullptr) c.weight += p->weight;
       for (const runtime::ObjectPtr& pod : pods->lister().List(ns, w.pods)) {
         if (HoldsNode(*pod)) c.own += api::PodRequests(*pod);
+        TimePoint since;
+        if (!IsBeingDeleted(*pod) && ParseRfc3339(UnschedulableSince(*pod), &since) &&
+            now - since >= options_.unschedulable_threshold) {
+          c.stuck = true;
+        }
       }
       runtime::ObjectPtr copy = copies[i]->lister().Get(ns, StringAt(*w.obj, "metadata.name"));
       bool managed = copy != nullptr && IsManaged(*copy) && !IsBeingDeleted(*copy);
@@ -293,7 +313,7 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
   std::vector<Workload> workloads = WorkloadsOf(ns, app_name);
   if (workloads.empty()) return std::nullopt;
   std::vector<std::string> unknown;
-  std::map<std::string, Cluster> clusters = ClustersFor(app_key, workloads, unknown);
+  std::map<std::string, Cluster> clusters = ClustersFor(app_key, workloads, now, unknown);
   // Anti-affinity: out of the clusters of the application to avoid, and
   // out of their zones.
   std::vector<runtime::ObjectPtr> objs;
@@ -468,6 +488,7 @@ void Applications::Decide(const std::string& app_key, App& app,
       if (!fits(app.home)) {
         return app.home + " has no room left for it (" + Describe(demand) + " needed)";
       }
+      if (h.stuck) return "its pods waited too long for a node in " + app.home;
       return "";
     };
     if (!migrate_to.empty() && migrate_to != app.home) {

@@ -27,7 +27,8 @@
 //   so (LocationAffinity condition, reason NoClusterWithRoom).
 // - Moves. A preferentially coupled application moves when its home fails
 //   (at once: there is nothing to keep), and, make-before-break, when its
-//   home stops being admitted, has no room left for it (it grew), or an
+//   home stops being admitted, has no room left for it (it grew, or a pod
+//   of it waited longer than the unschedulable threshold for a node), or an
 //   application it must avoid came there, or it is drained (a drain moves
 //   strictly coupled applications too): the destination is reserved,
 //   every workload gets all its replicas there as well, and once all of
@@ -71,6 +72,9 @@ struct ApplicationOptions {
   Duration migration_timeout = std::chrono::minutes(10);
   // When an application that found no cluster with room looks again.
   Duration recheck_delay = std::chrono::minutes(1);
+  // A preferentially coupled application whose pods waited longer than
+  // this for a node where it runs moves (--unschedulable-threshold).
+  Duration unschedulable_threshold = std::chrono::minutes(1);
 };
 
 // What a workload of a coupled application gets.
@@ -138,7 +142,7 @@ class Applications {
   // The ready clusters whose caches have synced, as `workloads` see them;
   // `unknown` gets the ready ones whose caches have not.
   std::map<std::string, Cluster> ClustersFor(const std::string& app_key,
-                                             const std::vector<Workload>& workloads,
+                                             const std::vector<Workload>& workloads, TimePoint now,
                                              std::vector<std::string>& unknown) const;
   // The clusters where the workloads of application `app` in `ns` have
   // replicas, by this process's memory and by the members' caches.

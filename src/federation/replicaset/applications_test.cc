@@ -248,6 +248,44 @@ TEST_F(ApplicationsTest, GrownPastItsRoomItMovesWholeMakeBeforeBreak) {
   EXPECT_EQ(apps_->HomeOf(kNs, "shop"), (std::pair<std::string, std::string>{"c", ""}));
 }
 
+TEST_F(ApplicationsTest, PodsUnschedulableTooLongMoveItWhole) {
+  Start();
+  ShopInB();
+  // Plays b's scheduler: a pod of web finds no node (a node failed, say).
+  auto lrs = member_clients_[1]->Get(kReplicaSets, kNs, "web");
+  ASSERT_TRUE(lrs.ok());
+  json::object owner{{"apiVersion", "apps/v1"},
+                     {"kind", "ReplicaSet"},
+                     {"name", "web"},
+                     {"uid", StringAt(*lrs, "metadata.uid")},
+                     {"controller", true}};
+  json::object pod{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", json::object{{"name", "web-x"},
+                                {"labels", json::object{{"app", "web"}}},
+                                {"ownerReferences", json::array{owner}}}},
+      {"spec",
+       json::object{{"containers", json::array{json::object{{"name", "c"}, {"image", "nginx"}}}}}}};
+  auto made = member_clients_[1]->Create(kPods, kNs, pod);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  json::object pending = *made;
+  pending["status"] = json::object{
+      {"phase", "Pending"},
+      {"conditions",
+       json::array{json::object{{"type", "PodScheduled"},
+                                {"status", "False"},
+                                {"reason", "Unschedulable"},
+                                {"lastTransitionTime", FormatRfc3339(clock_.Now())}}}}};
+  ASSERT_TRUE(member_clients_[1]->UpdateStatus(kPods, kNs, pending).ok());
+  ASSERT_TRUE(Idle());
+  clock_.Advance(std::chrono::seconds(59));
+  ASSERT_TRUE(Idle());
+  EXPECT_EQ(Placement("web"), (std::vector<int64_t>{-1, 3, -1}));
+  clock_.Advance(std::chrono::seconds(1));
+  ShopMovesFromBToC();
+}
+
 TEST_F(ApplicationsTest, AMoveNotDoneWithinTheTimeoutIsRolledBack) {
   Start();
   ShopInB();

@@ -529,6 +529,8 @@ TEST_F(ReplicaSetControllerTest, ADrainedClusterGivesItsReplicasUpOnceTheOthersR
   CreateFrs(6);
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{2, 2, 2}; }));
   for (int i = 0; i < 3; ++i) RunAll(i);
+  // The controller's caches show them available (its status sums them).
+  ASSERT_TRUE(Settle([&] { return IntAt(Frs(), "status.availableReplicas") == 6; }));
   ASSERT_TRUE(cluster::SetDraining(*fed_client_, "b").ok());
   // a and c get b's share; b keeps its 2 available replicas meanwhile.
   ASSERT_TRUE(Settle([&] {
@@ -555,6 +557,8 @@ TEST_F(ReplicaSetControllerTest, AChangedSelectorMovesReplicasMakeBeforeBreak) {
   ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{-1, 2, 2}; }));
   RunAll(1);
   RunAll(2);
+  // The controller's caches show them available (its status sums them).
+  ASSERT_TRUE(Settle([&] { return IntAt(Frs(), "status.availableReplicas") == 4; }));
   ASSERT_TRUE(Eventually([&] {
     json::object frs = Frs();
     frs["metadata"].as_object()["annotations"].as_object()[api::kClusterSelectorAnnotation] =
