@@ -310,6 +310,14 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
   const std::string app_name = api::LabelAt(obj, api::kApplicationLabel);
   const std::string app_key = ns + "/" + app_name;
   std::lock_guard lock(mu_);
+  // Applications that are gone, or no longer coupled, reserve nothing.
+  std::erase_if(apps_, [&](const auto& entry) {
+    if (entry.first == app_key) return false;
+    size_t slash = entry.first.find('/');
+    std::vector<Workload> left =
+        WorkloadsOf(entry.first.substr(0, slash), entry.first.substr(slash + 1));
+    return left.empty() || !Coupled(*left.front().obj);
+  });
   std::vector<Workload> workloads = WorkloadsOf(ns, app_name);
   if (workloads.empty()) return std::nullopt;
   std::vector<std::string> unknown;

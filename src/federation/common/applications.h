@@ -44,6 +44,8 @@
 //   a workload (`kubectl flotilla migrate`) moves any coupled application
 //   there, make-before-break, window or not.
 //
+// What is remembered of an application that is gone or no longer coupled
+// (its reservations) is dropped at the next decision of another one.
 // The home and a move in progress are remembered by this process; after a
 // restart the home is the cluster where the workloads' copies hold the
 // most replicas (a move in progress then starts again from there).

@@ -228,6 +228,13 @@ TEST_F(ApplicationsTest, AnApplicationRunsWholeWhereItHasRoomAndReservesIt) {
   ASSERT_TRUE(Eventually([&] { return Condition("big").starts_with("NoClusterWithRoom: "); }))
       << Condition("big");
   EXPECT_EQ(Placement("big"), (std::vector<int64_t>{-1, -1, -1}));
+  // shop deleted: what it reserved in b is free again.
+  ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "web").ok());
+  ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "db").ok());
+  CreateRs("next", 5, "500m", "next");
+  ASSERT_TRUE(Eventually([&] {
+    return Placement("next") == std::vector<int64_t>{-1, 5, -1};
+  })) << Condition("next");
 }
 
 TEST_F(ApplicationsTest, GrownPastItsRoomItMovesWholeMakeBeforeBreak) {

@@ -286,7 +286,11 @@ TEST_F(SyncControllerTest, DeletionFollowsThePropagationPolicy) {
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "none", "x")).ok());
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "orphan", "x")).ok());
   for (const char* name : {"bg", "fg", "none", "orphan"}) {
-    ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", name) == "x"; })) << name;
+    // In both members before the deletes: a copy the federation has not
+    // made yet would never come for the orphaned ones.
+    for (client::Client* m : {m1_.get(), m2_.get()}) {
+      ASSERT_TRUE(Eventually([&] { return Data(*m, "shop", name) == "x"; })) << name;
+    }
     ASSERT_TRUE(Eventually([&] {
       auto cm = Get(*fed_, kConfigMaps, "shop", name);
       return cm && Find(*cm, "metadata.finalizers") != nullptr;
