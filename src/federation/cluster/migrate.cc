@@ -192,6 +192,7 @@ Status Migrate(client::Client& fed, const MigrateOptions& opts) {
       report("started in " + opts.to + "; the original runs until every workload is available");
     }
     if (done) {
+      if (!said_started) report("started in " + opts.to);
       auto seconds =
           std::chrono::duration_cast<std::chrono::seconds>(clock.Now() - started).count();
       report("available in " + opts.to + "; originals deleted; DNS answers from " + opts.to +

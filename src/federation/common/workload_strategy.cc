@@ -178,7 +178,13 @@ void WorkloadStrategy::HoldMoves(const Check& check, WorkloadPlan& plan) {
     const json::object* local = c.Managed() ? c.Current() : nullptr;
     int64_t placed = local ? IntAt(*local, "spec.replicas") : 0;
     int64_t available = local ? std::min(IntAt(*local, "status.availableReplicas"), placed) : 0;
-    plan.unavailable += std::max<int64_t>(0, target - std::min(available, target));
+    // What a full cluster cannot run (its probes) is not waited for.
+    int64_t runnable = target;
+    if (auto cap = plan.placement.targets.capacity.find(c.cluster());
+        cap != plan.placement.targets.capacity.end()) {
+      runnable = std::min(runnable, cap->second);
+    }
+    plan.unavailable += std::max<int64_t>(0, runnable - std::min(available, runnable));
     spare[i] = std::max<int64_t>(0, available - target);
   }
   // Under an HPA the local HPAs move the counts; a coupled application
