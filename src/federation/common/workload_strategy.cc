@@ -168,7 +168,7 @@ Status WorkloadStrategy::FollowLocalReplicas(Check& check) {
   return Status::Ok();
 }
 
-void WorkloadStrategy::HoldMoves(const Check& check, WorkloadPlan& plan) {
+void HoldMoves(const Check& check, WorkloadPlan& plan) {
   plan.held.assign(check.copies.size(), 0);
   plan.unavailable = 0;
   std::vector<int64_t> spare(check.copies.size(), 0);

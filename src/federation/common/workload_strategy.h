@@ -69,6 +69,13 @@ struct WorkloadPlan {
   int64_t unavailable = 0;
 };
 
+// Make-before-break for the placer's moves: sets plan.held (a copy whose
+// target fell keeps the replicas it has available, as many as the other
+// copies' targets lack available ones) and plan.unavailable (a full
+// cluster's shortfall counted up to its estimated capacity). Nothing is
+// held under an HPA or for a coupled application.
+void HoldMoves(const Check& check, WorkloadPlan& plan);
+
 class WorkloadStrategy : public Strategy {
  public:
   bool Replan(Check& check) override;
@@ -126,11 +133,6 @@ class WorkloadStrategy : public Strategy {
   static void FollowHpa(const Check& check, WorkloadPlan& plan);
   // The application's clusters replace the placement's targets.
   static void FollowApplication(const Check& check, WorkloadPlan& plan);
-  // Make-before-break for the placer's moves: a copy whose target fell
-  // keeps the replicas it has available, as many as the other copies'
-  // targets lack available ones, and a copy in a cluster the selector no
-  // longer admits stays while any do.
-  static void HoldMoves(const Check& check, WorkloadPlan& plan);
 
   const std::string preferences_annotation_;
   const std::string breakdown_annotation_;
