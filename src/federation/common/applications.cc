@@ -78,15 +78,8 @@ bool HoldsNode(const json::object& pod) {
 // When the scheduler last found no node for `pod` (its PodScheduled=False
 // condition's lastTransitionTime); "" when it is bound or has no verdict.
 std::string UnschedulableSince(const json::object& pod) {
-  if (!StringAt(pod, "spec.nodeName").empty()) return "";
-  const json::value* conds = Find(pod, "status.conditions");
-  for (const json::value& c : conds && conds->is_array() ? conds->get_array() : json::array()) {
-    if (c.is_object() && GetString(c.get_object(), "type") == "PodScheduled" &&
-        GetString(c.get_object(), "status") == "False") {
-      return std::string(GetString(c.get_object(), "lastTransitionTime").value_or(""));
-    }
-  }
-  return "";
+  const json::object* cond = StringAt(pod, "spec.nodeName").empty() ? NotScheduled(pod) : nullptr;
+  return cond ? std::string(GetString(*cond, "lastTransitionTime").value_or("")) : "";
 }
 
 std::string AnnotationOfAny(const std::vector<runtime::ObjectPtr>& objs, std::string_view key) {

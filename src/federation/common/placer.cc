@@ -9,8 +9,17 @@
 namespace flotilla::federation {
 namespace {
 
-// The PodScheduled=False condition of a pod no node took; null when it has
-// none yet.
+std::string Describe(const planner::ReplicaCounts& counts) {
+  std::string out;
+  for (const auto& [cluster, n] : counts) {
+    if (!out.empty()) out += ", ";
+    out += cluster + "=" + std::to_string(n);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
 const json::object* NotScheduled(const json::object& pod) {
   const json::value* conds = Find(pod, "status.conditions");
   if (conds == nullptr || !conds->is_array()) return nullptr;
@@ -23,17 +32,6 @@ const json::object* NotScheduled(const json::object& pod) {
   }
   return nullptr;
 }
-
-std::string Describe(const planner::ReplicaCounts& counts) {
-  std::string out;
-  for (const auto& [cluster, n] : counts) {
-    if (!out.empty()) out += ", ";
-    out += cluster + "=" + std::to_string(n);
-  }
-  return out.empty() ? "none" : out;
-}
-
-}  // namespace
 
 // What the placer remembers of one workload between checks.
 struct ReplicaPlacer::Workload {

@@ -154,6 +154,10 @@ StatusOr<planner::Preferences> PreferencesOf(const json::object& obj, std::strin
 // unreadable.
 std::map<std::string, int64_t> LastPlanned(const json::object& obj, std::string_view key);
 
+// The PodScheduled=False condition of a pod no node took; null when it has
+// none yet.
+const json::object* NotScheduled(const json::object& pod);
+
 // The pods of `owner` (by ownerReference uid) in `pods`.
 std::vector<runtime::ObjectPtr> PodsOf(const runtime::Lister& pods, const json::object& owner);
 
