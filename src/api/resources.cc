@@ -179,4 +179,43 @@ Resources Allocatable(const json::object& node) {
   return r;
 }
 
+bool NodeSchedulable(const json::object& node) {
+  const json::value* unschedulable = Find(node, "spec.unschedulable");
+  if (unschedulable != nullptr && unschedulable->is_bool() && unschedulable->get_bool()) {
+    return false;
+  }
+  const json::value* conds = Find(node, "status.conditions");
+  if (conds == nullptr || !conds->is_array()) return false;
+  for (const json::value& c : conds->get_array()) {
+    if (c.is_object() && GetString(c.get_object(), "type") == "Ready") {
+      return GetString(c.get_object(), "status") == "True";
+    }
+  }
+  return false;
+}
+
+bool PodHoldsNode(const json::object& pod) {
+  if (StringAt(pod, "spec.nodeName").empty() ||
+      Find(pod, "metadata.deletionTimestamp") != nullptr) {
+    return false;
+  }
+  std::string phase = StringAt(pod, "status.phase");
+  return phase != "Succeeded" && phase != "Failed";
+}
+
+std::string FormatMilliCpu(int64_t milli) {
+  if (milli % 1000 == 0) return std::to_string(milli / 1000);
+  return std::to_string(milli) + "m";
+}
+
+std::string FormatBytes(int64_t bytes) {
+  static constexpr std::pair<const char*, int> kUnits[] = {{"Ei", 60}, {"Pi", 50}, {"Ti", 40},
+                                                           {"Gi", 30}, {"Mi", 20}, {"Ki", 10}};
+  for (auto [suffix, shift] : kUnits) {
+    int64_t unit = int64_t{1} << shift;
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
+  }
+  return std::to_string(bytes);
+}
+
 }  // namespace flotilla::api

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/json.h"
@@ -49,5 +50,18 @@ Resources NonZeroPodRequests(const json::object& pod);
 
 // status.allocatable of a node; absent entries are 0.
 Resources Allocatable(const json::object& node);
+
+// A node new pods may go to: its Ready condition True and not
+// spec.unschedulable.
+bool NodeSchedulable(const json::object& node);
+// A pod that holds its node's resources: bound, not Succeeded or Failed,
+// not being deleted.
+bool PodHoldsNode(const json::object& pod);
+
+// Quantities as resource.Quantity's String() writes them: cpu millicores in
+// DecimalSI ("1500m", "2"), bytes in BinarySI when a power of 1024 divides
+// them ("64Gi", "1536Mi"), else in bytes.
+std::string FormatMilliCpu(int64_t milli);
+std::string FormatBytes(int64_t bytes);
 
 }  // namespace flotilla::api

@@ -8,6 +8,7 @@
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
 #include "federation/common/cluster_selector.h"
+#include "federation/common/member_copy.h"
 
 namespace flotilla::federation::cluster {
 
@@ -19,6 +20,9 @@ struct ClusterController::Observation {
   double seconds = 0;
   std::optional<std::string> version;
   std::optional<Topology> topology;  // null: not known this time
+  // From the federation's caches of the member; null: not synced yet.
+  std::optional<ResourceSummary> resources;
+  std::optional<int64_t> federated_objects;
 };
 
 namespace {
@@ -74,6 +78,11 @@ ClusterController::ClusterController(FederationContext& ctx, ClusterControllerOp
   controller_ = &manager.AddController("cluster", std::max(1, options_.workers),
                                        [this](const std::string& key) { return Reconcile(key); });
   clusters_.AddEventHandler(controller_->EnqueueHandler());
+  // The resource summary reads these caches (shared with the workload
+  // controllers); their events need no handling here.
+  for (const client::ResourceRef& r : {kNodes, kPods}) {
+    ctx.members().AddHandler(r, [](const std::string&) { return runtime::EventHandler{}; });
+  }
   auto on_secret = [this](const runtime::ObjectPtr& s) { EnqueueClustersOf(s); };
   secrets_.AddEventHandler(
       {on_secret,
@@ -145,7 +154,7 @@ StatusOr<runtime::Result> ClusterController::Reconcile(const std::string& name) 
 }
 
 void ClusterController::Probe(const std::string& name, Member& m, TimePoint now) {
-  Observation obs = Observe(m);
+  Observation obs = Observe(name, m);
   bool was = m.healthy.value_or(!obs.ok);
   bool healthy = Judge(m, obs);
   if (was != healthy) {
@@ -239,7 +248,7 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   return true;
 }
 
-ClusterController::Observation ClusterController::Observe(Member& m) {
+ClusterController::Observation ClusterController::Observe(const std::string& name, Member& m) {
   Observation obs;
   if (!m.prober) {
     obs.message = m.secret_error;
@@ -269,7 +278,22 @@ ClusterController::Observation ClusterController::Observe(Member& m) {
   if (nodes.ok()) obs.topology = TopologyOfNodes(nodes->items);
   // A member that serves no nodes (another federation) has no zones.
   if (!nodes.ok() && nodes.status().Is(Reason::kNotFound)) obs.topology = Topology{};
+  ObserveCaches(name, obs);
   return obs;
+}
+
+void ClusterController::ObserveCaches(const std::string& name, Observation& obs) const {
+  auto informers = ctx_.members().Of(name);
+  bool synced = !informers.empty();
+  for (const auto& [resource, informer] : informers) synced = synced && informer->HasSynced();
+  if (!synced) return;
+  obs.resources = SummarizeResources(informers[kNodes.resource]->cache().List(),
+                                     informers[kPods.resource]->cache().List());
+  int64_t managed = 0;
+  for (const auto& [resource, informer] : informers) {
+    for (const runtime::ObjectPtr& o : informer->cache().List()) managed += IsManaged(*o) ? 1 : 0;
+  }
+  obs.federated_objects = managed;
 }
 
 bool ClusterController::Judge(Member& m, const Observation& obs) const {
@@ -325,6 +349,8 @@ json::object ClusterController::WithStatus(const json::object& cluster, const Ob
   }
   status["conditions"] = std::move(conditions);
   if (obs.version && !obs.version->empty()) status["kubernetesVersion"] = *obs.version;
+  if (obs.resources) SetResourceSummary(status, *obs.resources);
+  if (obs.federated_objects) status["federatedObjects"] = *obs.federated_objects;
   if (obs.topology) {
     json::array zones(obs.topology->zones.begin(), obs.topology->zones.end());
     if (zones.empty())

@@ -15,7 +15,11 @@
 // status changes). After a good probe it also records status.zones and
 // status.region from the member's nodes' topology labels (legacy
 // failure-domain.beta labels too; a member that serves no nodes has none)
-// and status.kubernetesVersion from GET /version.
+// and status.kubernetesVersion from GET /version; from the federation's
+// caches of the member (MemberInformers, once synced) status.nodeSummary,
+// status.resourceSummary (allocatable of the ready, schedulable nodes
+// against the requests of bound pods) and status.federatedObjects (the
+// objects there that the federation manages).
 //
 // Each cluster's REST client and prober are built from the Secret named by
 // spec.secretRef (namespace flotilla-system unless it names one) and rebuilt
@@ -96,7 +100,10 @@ class ClusterController {
   bool RefreshClients(Member& m, const json::object& cluster);
   void Probe(const std::string& name, Member& m, TimePoint now);
   Status WriteStatus(const json::object& cached, Member& m);
-  Observation Observe(Member& m);
+  Observation Observe(const std::string& name, Member& m);
+  // The resource summary and the count of managed objects, from the
+  // federation's caches of the member, when they are synced.
+  void ObserveCaches(const std::string& name, Observation& obs) const;
   bool Judge(Member& m, const Observation& obs) const;
   // `cluster` with the observation's conditions and topology, and the
   // Schedulable condition (False while `cordoned`).

@@ -119,6 +119,42 @@ TEST_F(ClusterControllerTest, ReadyWithZonesRegionAndVersion) {
             std::string::npos);
 }
 
+TEST_F(ClusterControllerTest, CapacityAndManagedObjectsFromTheFederationsCaches) {
+  auto m = member_.InProcess();
+  json::object node{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "big"}}}};
+  auto created = m->Create(kNodes, "", node);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  (*created)["status"] = json::object{
+      {"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}},
+      {"conditions", json::array{json::object{{"type", "Ready"}, {"status", "True"}}}}};
+  ASSERT_TRUE(m->UpdateStatus(kNodes, "", *created).ok());
+  json::object pod{{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"metadata", {{"name", "p"}, {"labels", {{kManagedByLabel, kManagedByValue}}}}},
+                   {"spec",
+                    {{"nodeName", "big"},
+                     {"containers",
+                      json::array{json::object{
+                          {"name", "c"},
+                          {"image", "nginx"},
+                          {"resources", {{"requests", {{"cpu", "500m"}, {"memory", "1Gi"}}}}}}}}}}};
+  ASSERT_TRUE(m->Create(kPods, "default", pod).ok());
+  auto summary = [&](const char* path) { return StringAt(Cluster(), path); };
+  ASSERT_TRUE(AdvanceUntil([&] {
+    return summary("status.resourceSummary.allocated.cpu") == "500m";
+  })) << ToJson(Cluster());
+  EXPECT_EQ(summary("status.resourceSummary.allocated.memory"), "1Gi");
+  EXPECT_EQ(summary("status.resourceSummary.allocated.pods"), "1");
+  EXPECT_EQ(summary("status.resourceSummary.allocatable.cpu"), "4");
+  EXPECT_EQ(summary("status.resourceSummary.allocatable.memory"), "8Gi");
+  EXPECT_EQ(summary("status.resourceSummary.allocatable.pods"), "110");
+  // n1 and n2 have no Ready condition: they count, but not as ready.
+  json::object c = Cluster();
+  EXPECT_EQ(IntAt(c, "status.nodeSummary.totalNum"), 3);
+  EXPECT_EQ(IntAt(c, "status.nodeSummary.readyNum"), 1);
+  EXPECT_EQ(IntAt(c, "status.federatedObjects"), 1);
+}
+
 TEST_F(ClusterControllerTest, SchedulableFollowsTheCordonAsTheControllersCacheHasIt) {
   ASSERT_TRUE(Eventually([&] { return Field(Condition("Schedulable"), "status") == "True"; }));
   EXPECT_EQ(Field(Condition("Schedulable"), "reason"), "ClusterSchedulable");

@@ -69,4 +69,31 @@ Topology TopologyOfNodes(const std::vector<json::object>& nodes) {
   return out;
 }
 
+ResourceSummary SummarizeResources(const std::vector<runtime::ObjectPtr>& nodes,
+                                   const std::vector<runtime::ObjectPtr>& pods) {
+  ResourceSummary out;
+  for (const runtime::ObjectPtr& node : nodes) {
+    ++out.nodes;
+    if (!api::NodeSchedulable(*node)) continue;
+    ++out.ready_nodes;
+    out.allocatable += api::Allocatable(*node);
+  }
+  for (const runtime::ObjectPtr& pod : pods) {
+    if (api::PodHoldsNode(*pod)) out.allocated += api::PodRequests(*pod);
+  }
+  return out;
+}
+
+void SetResourceSummary(json::object& status, const ResourceSummary& summary) {
+  auto quantities = [](const api::Resources& r) {
+    return json::object{{"cpu", api::FormatMilliCpu(r.milli_cpu)},
+                        {"memory", api::FormatBytes(r.memory)},
+                        {"pods", std::to_string(r.pods)}};
+  };
+  status["nodeSummary"] =
+      json::object{{"totalNum", summary.nodes}, {"readyNum", summary.ready_nodes}};
+  status["resourceSummary"] = json::object{{"allocatable", quantities(summary.allocatable)},
+                                           {"allocated", quantities(summary.allocated)}};
+}
+
 }  // namespace flotilla::federation::cluster

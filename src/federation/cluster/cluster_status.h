@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "api/resources.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "runtime/informer.h"
 
 namespace flotilla::federation::cluster {
 
@@ -25,6 +27,22 @@ struct Topology {
   std::vector<std::string> zones;  // sorted, distinct
   std::string region;              // the most common one; ties go to the first by name
 };
+
+// What a member offers and what its pods take, for status.nodeSummary and
+// status.resourceSummary (kubectl flotilla clusters, the dashboard).
+struct ResourceSummary {
+  int64_t nodes = 0;
+  int64_t ready_nodes = 0;     // Ready and schedulable
+  api::Resources allocatable;  // of the ready, schedulable nodes
+  api::Resources allocated;    // requested by the pods bound to any node
+};
+
+ResourceSummary SummarizeResources(const std::vector<runtime::ObjectPtr>& nodes,
+                                   const std::vector<runtime::ObjectPtr>& pods);
+
+// Sets status.nodeSummary {totalNum, readyNum} and status.resourceSummary
+// {allocatable, allocated} (each {cpu, memory, pods} as quantities).
+void SetResourceSummary(json::object& status, const ResourceSummary& summary);
 
 // Zones and region from topology.kubernetes.io/zone|region labels, else the
 // legacy failure-domain.beta.kubernetes.io/zone|region ones.

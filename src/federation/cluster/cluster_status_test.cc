@@ -43,5 +43,41 @@ TEST(TopologyTest, ZonesAndTheMostCommonRegionFromCurrentOrLegacyLabels) {
   EXPECT_EQ(TopologyOfNodes({}).region, "");
 }
 
+TEST(ResourceSummaryTest, ReadyNodesOfferAndBoundPodsTake) {
+  auto obj = [](const char* text) {
+    return std::make_shared<const json::object>(*ParseJsonObject(text));
+  };
+  std::vector<runtime::ObjectPtr> nodes = {
+      obj(R"({"status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"},
+                         "conditions": [{"type": "Ready", "status": "True"}]}})"),
+      obj(R"({"spec": {"unschedulable": true},
+              "status": {"allocatable": {"cpu": "8", "memory": "4Gi", "pods": "10"},
+                         "conditions": [{"type": "Ready", "status": "True"}]}})"),
+      obj(R"({"status": {"allocatable": {"cpu": "8"},
+                         "conditions": [{"type": "Ready", "status": "False"}]}})"),
+  };
+  const char* bound = R"({"spec": {"nodeName": "n", "containers": [
+      {"resources": {"requests": {"cpu": "250m", "memory": "100Mi"}}}]}})";
+  std::vector<runtime::ObjectPtr> pods = {
+      obj(bound),
+      obj(bound),
+      obj(R"({"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}})"),
+      obj(R"({"spec": {"nodeName": "n", "containers": [
+          {"resources": {"requests": {"cpu": "1"}}}]}, "status": {"phase": "Succeeded"}})"),
+  };
+  ResourceSummary s = SummarizeResources(nodes, pods);
+  EXPECT_EQ(s.nodes, 3);
+  EXPECT_EQ(s.ready_nodes, 1);
+  EXPECT_EQ(s.allocatable.milli_cpu, 2000);
+  EXPECT_EQ(s.allocated.milli_cpu, 500);
+  EXPECT_EQ(s.allocated.pods, 2);
+  json::object status;
+  SetResourceSummary(status, s);
+  EXPECT_EQ(ToJson(status),
+            R"({"nodeSummary":{"totalNum":3,"readyNum":1},"resourceSummary":{"allocatable":)"
+            R"({"cpu":"2","memory":"4Gi","pods":"10"},"allocated":{"cpu":"500m",)"
+            R"("memory":"200Mi","pods":"2"}}})");
+}
+
 }  // namespace
 }  // namespace flotilla::federation::cluster

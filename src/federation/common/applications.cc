@@ -53,28 +53,6 @@ std::string Describe(const api::Resources& r) {
          " pods";
 }
 
-bool NodeUsable(const json::object& node) {
-  const json::value* unschedulable = Find(node, "spec.unschedulable");
-  if (unschedulable != nullptr && unschedulable->is_bool() && unschedulable->get_bool()) {
-    return false;
-  }
-  const json::value* conds = Find(node, "status.conditions");
-  if (conds == nullptr || !conds->is_array()) return false;
-  for (const json::value& c : conds->get_array()) {
-    if (c.is_object() && GetString(c.get_object(), "type") == "Ready") {
-      return GetString(c.get_object(), "status") == "True";
-    }
-  }
-  return false;
-}
-
-// A pod that holds its node's resources: bound, not finished, not going.
-bool HoldsNode(const json::object& pod) {
-  if (StringAt(pod, "spec.nodeName").empty() || IsBeingDeleted(pod)) return false;
-  std::string phase = StringAt(pod, "status.phase");
-  return phase != "Succeeded" && phase != "Failed";
-}
-
 // When the scheduler last found no node for `pod` (its PodScheduled=False
 // condition's lastTransitionTime); "" when it is bound or has no verdict.
 std::string UnschedulableSince(const json::object& pod) {
@@ -238,10 +216,10 @@ std::map<std::string, Applications::Cluster> Applications::ClustersFor(
     }
     Cluster c{.cordoned = IsCordoned(*cluster_obj), .draining = IsDraining(*cluster_obj)};
     for (const runtime::ObjectPtr& node : nodes->cache().List()) {
-      if (NodeUsable(*node)) c.free += api::Allocatable(*node);
+      if (api::NodeSchedulable(*node)) c.free += api::Allocatable(*node);
     }
     for (const runtime::ObjectPtr& pod : pods->cache().List()) {
-      if (HoldsNode(*pod)) Subtract(c.free, api::PodRequests(*pod));
+      if (api::PodHoldsNode(*pod)) Subtract(c.free, api::PodRequests(*pod));
     }
     for (const auto& [other, app] : apps_) {
       if (other == app_key) continue;
@@ -256,7 +234,7 @@ std::map<std::string, Applications::Cluster> Applications::ClustersFor(
       c.admitted = c.admitted && admits;
       if (p != nullptr) c.weight += p->weight;
       for (const runtime::ObjectPtr& pod : pods->lister().List(ns, w.pods)) {
-        if (HoldsNode(*pod)) c.own += api::PodRequests(*pod);
+        if (api::PodHoldsNode(*pod)) c.own += api::PodRequests(*pod);
         TimePoint since;
         if (!IsBeingDeleted(*pod) && ParseRfc3339(UnschedulableSince(*pod), &since) &&
             now - since >= options_.unschedulable_threshold) {

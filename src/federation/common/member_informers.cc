@@ -93,6 +93,14 @@ std::shared_ptr<runtime::Informer> MemberInformers::Get(const std::string& clust
   return inf == it->second.informers.end() ? nullptr : inf->second;
 }
 
+std::map<std::string, std::shared_ptr<runtime::Informer>> MemberInformers::Of(
+    const std::string& cluster) const {
+  std::lock_guard lock(mu_);
+  auto it = members_.find(cluster);
+  if (it == members_.end()) return {};
+  return it->second.informers;
+}
+
 std::vector<std::string> MemberInformers::Clusters() const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;

@@ -50,6 +50,8 @@ class MemberInformers {
   // leaves; the pointer stays valid as long as it is held.
   std::shared_ptr<runtime::Informer> Get(const std::string& cluster,
                                          const std::string& resource) const;
+  // Every informer in `cluster` (none when it is not Ready), by resource.
+  std::map<std::string, std::shared_ptr<runtime::Informer>> Of(const std::string& cluster) const;
   // The clusters with informers, sorted.
   std::vector<std::string> Clusters() const;
 
