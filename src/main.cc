@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   flotilla::cli::AddServerCommand(app);
   flotilla::cli::AddMemberCommand(app);
   flotilla::cli::AddJoinCommands(app);
+  flotilla::cli::AddStatusCommands(app);
   flotilla::cli::AddUpCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;

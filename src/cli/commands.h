@@ -14,6 +14,8 @@ void AddMemberCommand(CLI::App& app);
 void AddMemberCtlCommand(CLI::App& member);
 // join, unjoin, cordon, uncordon and install-kubectl-plugin (join.cc).
 void AddJoinCommands(CLI::App& app);
+// status and clusters: the federation at a glance (status.cc).
+void AddStatusCommands(CLI::App& app);
 // up: a federation with simulated members, joined (up.cc).
 void AddUpCommand(CLI::App& app);
 

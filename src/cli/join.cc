@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
+#include "cli/federation_flags.h"
 #include "client/rest_client.h"
 #include "federation/cluster/migrate.h"
 #include "federation/common/names.h"
@@ -22,35 +23,6 @@ namespace flotilla::cli {
 namespace {
 
 namespace cluster = federation::cluster;
-
-// Where the federation is: kubectl's flags.
-struct FederationFlags {
-  std::string kubeconfig;
-  std::string context;
-};
-
-void AddFederationFlags(CLI::App& cmd, FederationFlags& flags) {
-  cmd.add_option("--kubeconfig", flags.kubeconfig,
-                 "The federation's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)");
-  cmd.add_option("--context", flags.context, "The context of that kubeconfig to use");
-}
-
-StatusOr<std::unique_ptr<client::Client>> FederationClient(const FederationFlags& flags) {
-  auto load = client::KubeconfigLoadOptions::FromEnvironment();
-  load.explicit_path = flags.kubeconfig;
-  load.context = flags.context;
-  auto config = client::LoadRestConfig(load);
-  if (!config.ok()) {
-    return Status(config.status().reason(),
-                  "the federation's kubeconfig: " + config.status().message());
-  }
-  return client::NewRestClient(*config);
-}
-
-int Fail(const Status& s) {
-  std::cerr << "error: " << s.message() << "\n";
-  return 1;
-}
 
 struct JoinFlags {
   FederationFlags fed;

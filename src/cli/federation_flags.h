@@ -1,0 +1,30 @@
+// How the commands that talk to a running federation (join, cordon,
+// status, dashboard, ...) find it: kubectl's --kubeconfig and --context,
+// else $KUBECONFIG, else ~/.kube/config.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "client/client.h"
+#include "client/kubeconfig.h"
+
+namespace flotilla::cli {
+
+struct FederationFlags {
+  std::string kubeconfig;
+  std::string context;
+};
+
+void AddFederationFlags(CLI::App& cmd, FederationFlags& flags);
+
+// The federation's REST config, errors naming the kubeconfig.
+StatusOr<client::RestConfig> FederationConfig(const FederationFlags& flags);
+StatusOr<std::unique_ptr<client::Client>> FederationClient(const FederationFlags& flags);
+
+// Prints "error: MESSAGE" to stderr; returns the exit code 1.
+int Fail(const Status& s);
+
+}  // namespace flotilla::cli
