@@ -36,7 +36,8 @@ struct Request {
 };
 
 // Answers one request. Exactly one of Respond or StartStream is called.
-// Not thread-safe: one handler thread uses it.
+// Not thread-safe: one handler thread uses it; only ClientGone and
+// WaitClientGone may also be called from another thread while it streams.
 class Responder {
  public:
   virtual ~Responder() = default;

@@ -80,9 +80,14 @@ bool SpawnThread(std::function<void()> fn) {
   return rc == 0;
 }
 
+int NativeFd(TlsStream& stream) { return stream.next_layer().native_handle(); }
+int NativeFd(tcp::socket& socket) { return socket.native_handle(); }
+
+// Over TLS (Stream = TlsStream) or plain TCP (tcp::socket).
+template <typename Stream>
 class StreamResponder : public Responder {
  public:
-  StreamResponder(TlsStream& stream, Connection& conn, bool keep_alive)
+  StreamResponder(Stream& stream, Connection& conn, bool keep_alive)
       : stream_(stream), conn_(conn), keep_alive_(keep_alive) {}
 
   void Respond(int code, const Headers& headers, std::string body) override {
@@ -170,7 +175,7 @@ class StreamResponder : public Responder {
 
   bool WaitClientGone(int millis) override {
     if (failed_) return true;
-    pollfd pfd{stream_.next_layer().native_handle(), POLLRDHUP, 0};
+    pollfd pfd{NativeFd(stream_), POLLRDHUP, 0};
     int n = ::poll(&pfd, 1, millis);
     return n > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
   }
@@ -188,12 +193,13 @@ class StreamResponder : public Responder {
   bool keep_going() const { return responded_ && !streaming_ && !failed_ && keep_alive_; }
 
  private:
-  TlsStream& stream_;
+  Stream& stream_;
   Connection& conn_;
   bool keep_alive_;
   bool responded_ = false;
   bool streaming_ = false;
-  bool failed_ = false;
+  // Read by WaitClientGone, which a proxy may call from a second thread.
+  std::atomic<bool> failed_{false};
 };
 
 std::string StatusBody(int code, std::string_view reason, std::string_view message) {
@@ -230,7 +236,7 @@ class HttpServerImpl : public HttpServer {
 
   ~HttpServerImpl() override { Stop(); }
 
-  Status Init() {
+  Status InitTls() {
     boost::system::error_code ec;
     ssl_ctx_.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                          ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
@@ -245,6 +251,12 @@ class HttpServerImpl : public HttpServer {
       if (ec) return Status::Internal("loading client CA: " + ec.message());
       ssl_ctx_.set_verify_mode(ssl::verify_peer, ec);
     }
+    return Status::Ok();
+  }
+
+  Status Init() {
+    boost::system::error_code ec;
+    if (!plain()) FLOTILLA_RETURN_IF_ERROR(InitTls());
     auto addr = net::ip::make_address(opts_.bind_address, ec);
     if (ec) return Status::BadRequest("invalid bind address " + opts_.bind_address);
     tcp::endpoint ep(addr, static_cast<unsigned short>(opts_.port));
@@ -349,6 +361,14 @@ class HttpServerImpl : public HttpServer {
     boost::system::error_code ec;
     auto ep = sock.remote_endpoint(ec);
     if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+    if (plain()) {
+      conn.Disarm();
+      ServeRequests(sock, conn, remote);
+      sock.shutdown(tcp::socket::shutdown_both, ec);
+      Forget(conn);
+      sock.close(ec);
+      return;
+    }
     {
       TlsStream stream(std::move(sock), ssl_ctx_);
       // A peer that connects and does not finish the handshake in time is
@@ -367,7 +387,8 @@ class HttpServerImpl : public HttpServer {
   // A client still sending an oversized body would see a reset instead of
   // the 413 if the connection closed at once: read and drop what it sends
   // (bounded in bytes and time) so it gets to read the answer.
-  static void DiscardUnreadBody(TlsStream& stream, Connection& conn) {
+  template <typename Stream>
+  static void DiscardUnreadBody(Stream& stream, Connection& conn) {
     constexpr size_t kMaxDiscard = 64 * 1024 * 1024;
     conn.Arm(kDiscardTimeoutSec);
     char sink[16384];
@@ -380,13 +401,17 @@ class HttpServerImpl : public HttpServer {
     }
   }
 
-  X509* PeerCert(TlsStream& stream) {
+  static X509* PeerCert(TlsStream& stream) {
     SSL* ssl = stream.native_handle();
     if (SSL_get_verify_result(ssl) != X509_V_OK) return nullptr;
     return SSL_get0_peer_certificate(ssl);
   }
+  static X509* PeerCert(tcp::socket&) { return nullptr; }
 
-  void ServeRequests(TlsStream& stream, Connection& conn, const std::string& remote) {
+  bool plain() const { return opts_.cert_path.empty(); }
+
+  template <typename Stream>
+  void ServeRequests(Stream& stream, Connection& conn, const std::string& remote) {
     boost::beast::flat_buffer buffer;
     X509* cert = PeerCert(stream);
     while (!stopping_) {
@@ -400,7 +425,7 @@ class HttpServerImpl : public HttpServer {
       http::read(stream, buffer, parser, ec);
       conn.Disarm();
       if (ec == http::error::body_limit) {
-        StreamResponder r(stream, conn, false);
+        StreamResponder<Stream> r(stream, conn, false);
         r.Respond(413, {{"Content-Type", "application/json"}},
                   StatusBody(413, "RequestEntityTooLarge",
                              "Request entity too large: limit is " +
@@ -412,7 +437,7 @@ class HttpServerImpl : public HttpServer {
       auto msg = parser.release();
       bool keep_alive = msg.keep_alive();
       Request req = MakeRequest(msg, cert, remote);
-      StreamResponder responder(stream, conn, keep_alive);
+      StreamResponder<Stream> responder(stream, conn, keep_alive);
       handler_(req, responder);
       if (!responder.Responded()) {
         responder.Respond(500, {{"Content-Type", "application/json"}},

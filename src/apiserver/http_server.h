@@ -1,5 +1,7 @@
 // An HTTPS/1.1 server: one thread per connection with blocking TLS I/O,
-// keep-alive, a request body limit, and optional client certificates.
+// keep-alive, a request body limit, and optional client certificates. Without
+// a serving certificate it speaks plain HTTP/1.1 (the dashboard's page on
+// loopback; never the API).
 //
 // Handlers run on the connection's thread and may block (a write waits for
 // its group commit); a watch keeps its connection's thread until it ends.
@@ -17,9 +19,9 @@ namespace flotilla::apiserver {
 
 struct HttpServerOptions {
   std::string bind_address = "127.0.0.1";
-  int port = 0;  // 0 picks a free port
-  std::string cert_path, key_path;
-  std::string client_ca_path;  // "" = no client certificates requested
+  int port = 0;                     // 0 picks a free port
+  std::string cert_path, key_path;  // "" cert_path: plain HTTP
+  std::string client_ca_path;       // "" = no client certificates requested
   size_t max_body_bytes = 3 * 1024 * 1024;
   // A connection is closed when its TLS handshake takes longer than
   // handshake_timeout_sec, or when no complete request arrives within

@@ -171,6 +171,29 @@ TEST_F(HttpServerTest, RequestArrivingWithTheHandshakeIsServed) {
   EXPECT_NE(reply.find("path=/first"), std::string::npos) << reply;
 }
 
+// Without a serving certificate: plain HTTP, keep-alive and all.
+TEST_F(HttpServerTest, PlainHttpWithoutACertificate) {
+  opts_.cert_path.clear();
+  opts_.key_path.clear();
+  StartServer();
+  int fd = ConnectTcp(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string reply;
+  for (const char* path : {"/one", "/two"}) {
+    std::string req = Get(path);
+    ASSERT_EQ(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+    char buf[4096];
+    while (reply.find(std::string("path=") + path) == std::string::npos) {
+      ssize_t n = RecvWithin(fd, buf, sizeof buf, kWaitMillis);
+      ASSERT_GT(n, 0) << reply;
+      reply.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  EXPECT_EQ(reply.find("HTTP/1.1 200"), 0u) << reply;
+  EXPECT_NE(reply.find("path=/one"), std::string::npos);
+}
+
 // Two pipelined requests in one record: both are answered, in order.
 TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
   opts_.idle_timeout_sec = 120;

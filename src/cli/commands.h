@@ -16,6 +16,8 @@ void AddMemberCtlCommand(CLI::App& member);
 void AddJoinCommands(CLI::App& app);
 // status and clusters: the federation at a glance (status.cc).
 void AddStatusCommands(CLI::App& app);
+// dashboard: the federation's web page on loopback (dashboard.cc).
+void AddDashboardCommand(CLI::App& app);
 // up: a federation with simulated members, joined (up.cc).
 void AddUpCommand(CLI::App& app);
 
