@@ -1,15 +1,11 @@
 // The dashboard's server (dashboard.h).
 #include "dashboard/dashboard.h"
 
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
 #include "apiserver/http_server.h"
 #include "base/json.h"
 #include "client/rest_client.h"
 #include "dashboard/assets.h"
+#include "dashboard/streams.h"
 
 namespace flotilla::dashboard {
 namespace {
@@ -17,10 +13,6 @@ namespace {
 using apiserver::Headers;
 using apiserver::Request;
 using apiserver::Responder;
-
-// How often a proxied watch looks for a browser that went away while the
-// federation had nothing to send.
-constexpr int kGoneCheckMillis = 500;
 
 const Headers& PageHeaders() {
   static const Headers kHeaders = {
@@ -66,52 +58,6 @@ bool IsWatch(const Request& req) {
   return req.QueryBool("watch") || req.path.find("/watch/") != std::string::npos;
 }
 
-// Feeds a watch's bytes from the federation to the browser as they come.
-class ProxySink : public client::StreamSink {
- public:
-  explicit ProxySink(Responder& out) : out_(out) {}
-
-  void OnHead(int code, std::string error_body) override {
-    Headers headers = With(PageHeaders(), "Content-Type", "application/json");
-    if (code < 200 || code > 299) {
-      out_.Respond(code, headers, std::move(error_body));
-    } else if (!out_.StartStream(code, headers)) {
-      Cancel();
-    }
-  }
-  bool OnData(std::string_view data) override {
-    if (out_.WriteChunk(data)) return true;
-    Cancel();
-    return false;
-  }
-  bool Cancelled() const override {
-    std::lock_guard lock(mu_);
-    return cancelled_;
-  }
-  bool WaitCancelled(int millis) override {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(millis), [&] { return cancelled_; });
-    return cancelled_;
-  }
-  void SetCanceller(std::function<void()> cancel) override {
-    std::lock_guard lock(mu_);
-    canceller_ = std::move(cancel);
-  }
-  void Cancel() {
-    std::lock_guard lock(mu_);
-    cancelled_ = true;
-    if (canceller_) canceller_();
-    cv_.notify_all();
-  }
-
- private:
-  Responder& out_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool cancelled_ = false;           // GUARDED_BY(mu_)
-  std::function<void()> canceller_;  // GUARDED_BY(mu_)
-};
-
 class DashboardImpl : public Dashboard {
  public:
   explicit DashboardImpl(std::shared_ptr<client::Transport> federation)
@@ -152,6 +98,11 @@ class DashboardImpl : public Dashboard {
       return;
     }
     if (Proxied(req.path)) return Proxy(req, out);
+    if (req.path == "/watch") {
+      auto specs = ParseWatchSpecs(req);
+      if (!specs.ok()) return RespondStatus(out, 400, "BadRequest", specs.status().message());
+      return ServeMergedWatch(*federation_, *specs, out);
+    }
     for (size_t i = 0; i < kAssetCount; ++i) {
       if (kAssets[i].path == req.path) {
         out.Respond(200, With(PageHeaders(), "Content-Type", std::string(kAssets[i].content_type)),
@@ -177,22 +128,7 @@ class DashboardImpl : public Dashboard {
                   std::move(got->body));
       return;
     }
-    ProxySink sink(out);
-    std::atomic<bool> done = false;
-    // The federation may send nothing for a long time: notice a browser
-    // that left in the meantime and end the upstream watch with it.
-    std::thread gone([&] {
-      while (!done && !sink.Cancelled()) {
-        if (out.WaitClientGone(kGoneCheckMillis)) sink.Cancel();
-      }
-    });
-    Status s = federation_->Stream(api, sink);
-    done = true;
-    gone.join();
-    if (!out.Responded()) {
-      RespondStatus(out, 503, "ServiceUnavailable",
-                    "the federation did not answer: " + s.message());
-    }
+    ForwardWatch(*federation_, api, out);
   }
 
   std::shared_ptr<client::Transport> federation_;

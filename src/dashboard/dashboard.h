@@ -4,7 +4,9 @@
 // page's static assets, built into the binary, and forwards the page's
 // reads (GET of /api/..., /apis/... and /version, watches streamed as they
 // come) to the federation with those credentials, so the page can read
-// what the user may read and nothing more. It writes nothing: any other
+// what the user may read and nothing more. The page's own watches come
+// merged into one response (GET /watch?w=RV,PATH&w=...; streams.h), since a
+// browser holds only six connections to one origin. It writes nothing: any other
 // method gets 405. A request whose Host header is not a loopback name gets
 // 403, so another site cannot reach it through DNS rebinding; responses
 // carry no CORS headers, so another site's script cannot read them.

@@ -159,6 +159,45 @@ TEST_F(DashboardTest, StreamsAWatchAsEventsHappen) {
   dashboard_->Stop();
 }
 
+TEST_F(DashboardTest, MergesWatchesIntoOneStream) {
+  auto fed = fed_.InProcess();
+  auto list = fed->List(kConfigMaps, "default", {});
+  ASSERT_TRUE(list.ok());
+  HttpClient http(dashboard_->port());
+  std::string rv = list->resource_version;
+  ASSERT_TRUE(http.Send("GET", "/watch?w=" + rv + ",/api/v1/namespaces/default/configmaps&w=" + rv +
+                                   ",/api/v1/namespaces&w=0,/apis/nope/v1/things"));
+  // The unknown kind's watch is refused: said on its own line, and then
+  // the stream ends, every watch with it, so that the page starts over.
+  std::string stream = http.ReadUntil("0\r\n\r\n");
+  ASSERT_EQ(stream.find("HTTP/1.1 200"), 0u) << stream;
+  EXPECT_NE(stream.find(R"({"path":"/apis/nope/v1/things","error":{)"), std::string::npos)
+      << stream;
+
+  HttpClient again(dashboard_->port());
+  ASSERT_TRUE(again.Send("GET", "/watch?w=" + rv + ",/api/v1/namespaces/default/configmaps&w=" +
+                                    rv + ",/api/v1/namespaces"));
+  ASSERT_EQ(again.ReadUntil("\r\n\r\n").find("HTTP/1.1 200"), 0u);
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", {{"name", "merged"}, {"namespace", "default"}}}};
+  ASSERT_TRUE(fed->Create(kConfigMaps, "default", cm).ok());
+  json::object ns{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "extra"}}}};
+  ASSERT_TRUE(fed->Create({"", "v1", "namespaces", false}, "", ns).ok());
+  std::string both = again.ReadUntil("\"extra\"");
+  both = again.ReadUntil("\"merged\"");
+  EXPECT_NE(both.find(R"({"path":"/api/v1/namespaces/default/configmaps","event":{"type":"ADDED")"),
+            std::string::npos)
+      << both;
+  EXPECT_NE(both.find(R"({"path":"/api/v1/namespaces","event":{"type":"ADDED")"), std::string::npos)
+      << both;
+
+  HttpClient bad(dashboard_->port());
+  EXPECT_EQ(bad.Get("/watch?w=1,/etc/passwd").find("HTTP/1.1 400"), 0u);
+  EXPECT_EQ(bad.Get("/watch").find("HTTP/1.1 400"), 0u);
+  dashboard_->Stop();
+}
+
 TEST_F(DashboardTest, RefusesWritesAndForeignHosts) {
   HttpClient http(dashboard_->port());
   ASSERT_TRUE(http.Send("DELETE", "/api/v1/namespaces/default"));

@@ -1,6 +1,7 @@
-// The dashboard's data: one list-then-watch per kind through the local
-// proxy (`flotilla dashboard`), kept as maps by namespace/name, and the
-// view of the moment redrawn at most once a frame when something changed.
+// The dashboard's data: each kind listed through the local proxy
+// (`flotilla dashboard`) and followed by one watch per kind, all carried by
+// one merged stream; kept as maps by namespace/name; the view of the moment
+// redrawn at most once a frame when something changed.
 // docs/dashboard.md.
 import { render } from "./views.js";
 
@@ -18,29 +19,15 @@ const RETRY_MS = 2000;
 
 const key = (o) => (o.metadata.namespace ? o.metadata.namespace + "/" : "") + o.metadata.name;
 
-// One kind: its objects, kept current by a watch that resumes from the last
-// resourceVersion it saw and lists again when that is too old (410).
+// One kind: its objects and the resourceVersion they are current at (null:
+// list again).
 class Resource {
-  constructor(path, changed) {
+  constructor(path) {
     this.path = path;
-    this.changed = changed;
     this.items = new Map();
+    this.rv = null;
     this.live = false;
     this.error = "";
-  }
-
-  async run() {
-    for (;;) {
-      try {
-        const rv = await this.list();
-        await this.watch(rv);
-      } catch (e) {
-        this.error = String(e.message || e);
-      }
-      this.live = false;
-      this.changed();
-      await new Promise((r) => setTimeout(r, RETRY_MS));
-    }
   }
 
   async list() {
@@ -48,44 +35,74 @@ class Resource {
     const body = await res.json();
     if (!res.ok) throw new Error(body.message || res.statusText);
     this.items = new Map(body.items.map((o) => [key(o), o]));
+    this.rv = body.metadata.resourceVersion;
     this.error = "";
-    this.changed();
-    return body.metadata.resourceVersion;
   }
 
-  // Until the stream ends; throws on an error event other than 410.
-  async watch(rv) {
-    const url = `${this.path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`;
-    const res = await fetch(url);
-    if (!res.ok) throw new Error((await res.json()).message || res.statusText);
-    this.live = true;
-    this.changed();
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let buffered = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffered += decoder.decode(value, { stream: true });
-      let newline;
-      while ((newline = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (line) this.apply(JSON.parse(line));
-      }
-    }
-  }
-
+  // Applies one watch event; throws when the watch must start over.
   apply(event) {
     const o = event.object;
     if (event.type === "ERROR") {
-      if (o.code === 410) throw new Error("resourceVersion too old: listing again");
+      this.rv = null; // 410 Gone or another end: list again
       throw new Error(o.message || "watch error");
     }
+    this.rv = o.metadata.resourceVersion;
     if (event.type === "BOOKMARK") return;
     if (event.type === "DELETED") this.items.delete(key(o));
     else this.items.set(key(o), o);
-    this.changed();
+  }
+}
+
+// Lists what needs it, then follows every kind through one merged watch
+// (GET /watch?w=RV,PATH&...), again and again: a browser gives a page six
+// connections to its origin, and a watch per kind would take them all.
+async function follow(resources, changed) {
+  const byPath = new Map(resources.map((r) => [r.path, r]));
+  for (;;) {
+    let failed = false;
+    try {
+      await Promise.all(resources.filter((r) => r.rv === null).map((r) =>
+        r.list().catch((e) => {
+          r.error = String(e.message || e);
+        })));
+      changed();
+      const listed = resources.filter((r) => r.rv !== null);
+      if (listed.length === 0) throw new Error("nothing could be listed");
+      const query = listed.map((r) => "w=" + encodeURIComponent(`${r.rv},${r.path}`)).join("&");
+      const res = await fetch("/watch?" + query);
+      if (!res.ok) throw new Error((await res.json()).message || res.statusText);
+      listed.forEach((r) => (r.live = true));
+      changed();
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        let newline;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (!line) continue;
+          const msg = JSON.parse(line);
+          const r = byPath.get(msg.path);
+          if (msg.error) {
+            r.error = msg.error.message || "watch refused";
+            r.rv = null;
+          } else {
+            r.apply(msg.event);
+          }
+          changed();
+        }
+      }
+    } catch (e) {
+      failed = true;
+      for (const r of resources) if (!r.error && r.rv === null) r.error = String(e.message || e);
+    }
+    resources.forEach((r) => (r.live = false));
+    changed();
+    await new Promise((done) => setTimeout(done, failed ? RETRY_MS : 100));
   }
 }
 
@@ -136,6 +153,6 @@ window.addEventListener("hashchange", () => {
   route();
   document.getElementById("main").focus();
 });
-for (const [name, path] of Object.entries(KINDS)) state.resources[name] = new Resource(path, changed);
+for (const [name, path] of Object.entries(KINDS)) state.resources[name] = new Resource(path);
 route();
-for (const r of Object.values(state.resources)) r.run();
+follow(Object.values(state.resources), changed);

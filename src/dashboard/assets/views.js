@@ -129,7 +129,44 @@ function clusterCard(c) {
     condition(c, "Ready").message || "") : null);
 }
 
+// Cards by cluster name, kept while their Cluster's resourceVersion holds:
+// a status write redraws one card, not a hundred.
+const cards = new Map();
+
+function cardOf(c) {
+  const cached = cards.get(c.metadata.name);
+  if (cached && cached.rv === c.metadata.resourceVersion) return cached.el;
+  const el = clusterCard(c);
+  cards.set(c.metadata.name, { rv: c.metadata.resourceVersion, el });
+  return el;
+}
+
+// Region sections by name, kept like the cards.
+const regions = new Map();
+
+// Makes `parent`'s children exactly `children`, touching nothing when they
+// already are: the browser then lays out only what changed.
+function sync(parent, children) {
+  const now = parent.children;
+  if (now.length === children.length && children.every((c, i) => now[i] === c)) return;
+  parent.replaceChildren(...children);
+}
+
+function regionOf(name) {
+  if (!regions.has(name)) {
+    const cardsEl = h("div", { class: "cards" });
+    regions.set(name, { cards: cardsEl, el: h("section", { class: "region", "aria-label": `Region ${name}` },
+      h("h3", { class: "region-name" }, name), cardsEl) });
+  }
+  return regions.get(name);
+}
+
+const clustersPage = { title: h("h2", {}, "Clusters"), summary: h("p", { class: "summary" }),
+  empty: h("p", {}, "No member clusters joined yet: kubectl flotilla join NAME --cluster-kubeconfig FILE") };
+
 function clustersView(main, d) {
+  const names = new Set(d.clusters.map((c) => c.metadata.name));
+  for (const name of cards.keys()) if (!names.has(name)) cards.delete(name);
   const byRegion = new Map();
   for (const c of [...d.clusters].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
     const region = (c.status || {}).region || "No region";
@@ -137,14 +174,14 @@ function clustersView(main, d) {
     byRegion.get(region).push(c);
   }
   const ready = d.clusters.filter((c) => health(c) === "Ready").length;
-  fill(main, 
-    h("h2", {}, "Clusters"),
-    h("p", { class: "summary" }, `${ready} of ${d.clusters.length} clusters ready`),
-    d.clusters.length === 0 ? h("p", {}, "No member clusters joined yet: kubectl flotilla join NAME --cluster-kubeconfig FILE") : null,
-    [...byRegion.entries()].sort().map(([region, clusters]) =>
-      h("section", { class: "region", "aria-label": `Region ${region}` },
-        h("h3", { class: "region-name" }, region),
-        h("div", { class: "cards" }, clusters.map(clusterCard)))));
+  clustersPage.summary.textContent = `${ready} of ${d.clusters.length} clusters ready`;
+  const sections = [...byRegion.entries()].sort().map(([region, clusters]) => {
+    const r = regionOf(region);
+    sync(r.cards, clusters.map(cardOf));
+    return r.el;
+  });
+  sync(main, [clustersPage.title, clustersPage.summary,
+    ...(d.clusters.length === 0 ? [clustersPage.empty] : []), ...sections]);
 }
 
 // The workloads as rows: kind/name, totals and per-cluster cells.
