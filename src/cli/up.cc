@@ -225,7 +225,9 @@ int RunUp(const UpFlags& flags) {
             << "  kubectl get clusters\n"
             << "  kubectl apply -f examples/\n"
             << "  dig @127.0.0.1 -p " << dns_port
-            << " +short hello.default.flotilla.svc.flotilla.local\n\n"
+            << " +short hello.default.flotilla.svc.flotilla.local\n"
+            << "  " << self << " status -A       # where every replica runs\n"
+            << "  " << self << " dashboard       # the same, live, on http://127.0.0.1:8080/\n\n"
             << "Members (each a Kubernetes API of its own):\n";
   for (size_t i = 0; i < profiles.size(); ++i) {
     std::cout << "  " << profiles[i].name << "  " << member_urls[i] << "  " << profiles[i].labels

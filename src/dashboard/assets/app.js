@@ -151,7 +151,8 @@ function route() {
 
 window.addEventListener("hashchange", () => {
   route();
-  document.getElementById("main").focus();
+  window.scrollTo(0, 0);
+  document.getElementById("main").focus({ preventScroll: true });
 });
 for (const [name, path] of Object.entries(KINDS)) state.resources[name] = new Resource(path);
 route();

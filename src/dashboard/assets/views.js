@@ -162,6 +162,7 @@ function regionOf(name) {
 }
 
 const clustersPage = { title: h("h2", {}, "Clusters"), summary: h("p", { class: "summary" }),
+  regions: h("div", { class: "regions" }),
   empty: h("p", {}, "No member clusters joined yet: kubectl flotilla join NAME --cluster-kubeconfig FILE") };
 
 function clustersView(main, d) {
@@ -180,8 +181,9 @@ function clustersView(main, d) {
     sync(r.cards, clusters.map(cardOf));
     return r.el;
   });
+  sync(clustersPage.regions, sections);
   sync(main, [clustersPage.title, clustersPage.summary,
-    ...(d.clusters.length === 0 ? [clustersPage.empty] : []), ...sections]);
+    ...(d.clusters.length === 0 ? [clustersPage.empty] : []), clustersPage.regions]);
 }
 
 // The workloads as rows: kind/name, totals and per-cluster cells.
