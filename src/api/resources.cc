@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "api/conditions.h"
+
 namespace flotilla::api {
 namespace {
 
@@ -184,14 +186,7 @@ bool NodeSchedulable(const json::object& node) {
   if (unschedulable != nullptr && unschedulable->is_bool() && unschedulable->get_bool()) {
     return false;
   }
-  const json::value* conds = Find(node, "status.conditions");
-  if (conds == nullptr || !conds->is_array()) return false;
-  for (const json::value& c : conds->get_array()) {
-    if (c.is_object() && GetString(c.get_object(), "type") == "Ready") {
-      return GetString(c.get_object(), "status") == "True";
-    }
-  }
-  return false;
+  return ConditionTrue(node, "Ready");
 }
 
 bool PodHoldsNode(const json::object& pod) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "api/conditions.h"
 #include "api/hash.h"
 
 namespace flotilla::api::deployment {
@@ -279,12 +280,7 @@ int64_t Proportion(const json::object& d, const json::object& rs, int64_t to_add
 }
 
 const json::object* GetCondition(const json::object& status, std::string_view type) {
-  const json::array* conds = GetArray(status, "conditions");
-  if (conds == nullptr) return nullptr;
-  for (const json::value& c : *conds) {
-    if (c.is_object() && GetString(c.get_object(), "type") == type) return &c.get_object();
-  }
-  return nullptr;
+  return FindCondition(status, type);
 }
 
 json::object NewCondition(std::string_view type, std::string_view status, std::string_view reason,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "api/conditions.h"
 #include "api/federated.h"
 #include "api/hpa/quantity.h"
 #include "api/resources.h"
@@ -16,15 +17,6 @@ const json::object& ObjectAt(const json::object& obj, std::string_view path) {
   static const json::object kEmpty;
   const json::value* v = Find(obj, path);
   return v != nullptr && v->is_object() ? v->get_object() : kEmpty;
-}
-
-const json::object* Condition(const json::object& obj, std::string_view type) {
-  const json::value* conds = Find(obj, "status.conditions");
-  if (conds == nullptr || !conds->is_array()) return nullptr;
-  for (const json::value& c : conds->get_array()) {
-    if (c.is_object() && GetString(c.get_object(), "type") == type) return &c.get_object();
-  }
-  return nullptr;
 }
 
 std::string ConditionField(const json::object* c, std::string_view key) {
@@ -93,8 +85,8 @@ json::value Optional(const std::optional<int64_t>& v) {
 ClusterInfo ClusterInfoOf(const json::object& cluster) {
   ClusterInfo c;
   c.name = StringAt(cluster, "metadata.name");
-  const json::object* ready = Condition(cluster, "Ready");
-  const json::object* offline = Condition(cluster, "Offline");
+  const json::object* ready = api::ConditionOf(cluster, "Ready");
+  const json::object* offline = api::ConditionOf(cluster, "Offline");
   std::string status = ConditionField(ready, "status");
   if (status == "True") {
     c.health = "Ready";

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "api/conditions.h"
 #include "member/object_util.h"
 
 namespace flotilla::member::nodes {
@@ -19,15 +20,6 @@ constexpr ConditionSpec kConditions[] = {
     {"PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
     {"Ready", "True", "KubeletReady", "kubelet is posting ready status"},
 };
-
-const json::object* Condition(const json::object& node, std::string_view type) {
-  const json::value* c = Find(node, "status.conditions");
-  if (c == nullptr || !c->is_array()) return nullptr;
-  for (const json::value& e : c->get_array()) {
-    if (e.is_object() && StringAt(e.get_object(), "type") == type) return &e.get_object();
-  }
-  return nullptr;
-}
 
 // 32 hex digits derived from `seed`: stable machine and boot IDs.
 std::string Hex128(const std::string& seed) {
@@ -127,7 +119,7 @@ json::object MissingLabels(const json::object& node) {
 
 bool NeedsRegistration(const json::object& node) {
   for (const ConditionSpec& c : kConditions) {
-    if (Condition(node, c.type) == nullptr) return true;
+    if (api::ConditionOf(node, c.type) == nullptr) return true;
   }
   for (std::string_view field : {"status.nodeInfo", "status.addresses"}) {
     if (Find(node, field) == nullptr) return true;
@@ -149,7 +141,7 @@ json::object RegistrationPatch(const json::object& node, const SimulationOptions
   }
   json::array conditions;
   for (const ConditionSpec& c : kConditions) {
-    if (Condition(node, c.type) != nullptr) continue;
+    if (api::ConditionOf(node, c.type) != nullptr) continue;
     conditions.push_back(json::object{{"type", c.type},
                                       {"status", c.status},
                                       {"reason", c.reason},
@@ -172,14 +164,14 @@ json::object RegistrationPatch(const json::object& node, const SimulationOptions
 json::object HeartbeatPatch(const json::object& node, TimePoint now) {
   json::array conditions;
   for (const ConditionSpec& c : kConditions) {
-    if (Condition(node, c.type) == nullptr) continue;
+    if (api::ConditionOf(node, c.type) == nullptr) continue;
     conditions.push_back(json::object{{"type", c.type}, {"lastHeartbeatTime", FormatRfc3339(now)}});
   }
   return {{"status", json::object{{"conditions", std::move(conditions)}}}};
 }
 
 std::optional<TimePoint> LastHeartbeat(const json::object& node) {
-  const json::object* ready = Condition(node, "Ready");
+  const json::object* ready = api::ConditionOf(node, "Ready");
   TimePoint t;
   if (ready == nullptr || !ParseRfc3339(StringAt(*ready, "lastHeartbeatTime"), &t))
     return std::nullopt;

@@ -1,5 +1,6 @@
 #include "member/services/endpoint_util.h"
 
+#include "api/conditions.h"
 #include "member/object_util.h"
 
 namespace flotilla::member::services {
@@ -34,16 +35,7 @@ bool HasEndpoint(const json::object& pod) {
   return !StringAt(pod, "status.podIP").empty() && phase != "Failed" && phase != "Succeeded";
 }
 
-bool IsReady(const json::object& pod) {
-  const json::value* conditions = Find(pod, "status.conditions");
-  if (conditions == nullptr || !conditions->is_array()) return false;
-  for (const json::value& c : conditions->get_array()) {
-    if (c.is_object() && StringAt(c.get_object(), "type") == "Ready") {
-      return StringAt(c.get_object(), "status") == "True";
-    }
-  }
-  return false;
-}
+bool IsReady(const json::object& pod) { return api::ConditionTrue(pod, "Ready"); }
 
 bool IsTerminating(const json::object& pod) {
   return !StringAt(pod, "metadata.deletionTimestamp").empty();
