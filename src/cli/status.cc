@@ -66,6 +66,9 @@ int RunStatus(const StatusFlags& flags) {
                                                    &federation::kReplicaSets,
                                                    &federation::statefulset::kStatefulSets};
   std::string only;
+  if (!flags.target.empty() && flags.all_namespaces) {
+    return Fail(Status::BadRequest("a workload cannot be named across all namespaces: use -n"));
+  }
   if (!flags.target.empty()) {
     auto slash = flags.target.find('/');
     const client::ResourceRef* kind =

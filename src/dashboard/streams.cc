@@ -42,6 +42,8 @@ class CancellableSink : public client::StreamSink {
   void SetCanceller(std::function<void()> cancel) override {
     std::lock_guard lock(mu_);
     canceller_ = std::move(cancel);
+    // Cancelled before the transport got this far: unblock it at once.
+    if (cancelled_ && canceller_) canceller_();
   }
   void Cancel() {
     std::lock_guard lock(mu_);

@@ -60,6 +60,7 @@ async function follow(resources, changed) {
   const byPath = new Map(resources.map((r) => [r.path, r]));
   for (;;) {
     let failed = false;
+    let reader = null;
     try {
       await Promise.all(resources.filter((r) => r.rv === null).map((r) =>
         r.list().catch((e) => {
@@ -73,7 +74,7 @@ async function follow(resources, changed) {
       if (!res.ok) throw new Error((await res.json()).message || res.statusText);
       listed.forEach((r) => (r.live = true));
       changed();
-      const reader = res.body.getReader();
+      reader = res.body.getReader();
       const decoder = new TextDecoder();
       let buffered = "";
       for (;;) {
@@ -99,6 +100,9 @@ async function follow(resources, changed) {
     } catch (e) {
       failed = true;
       for (const r of resources) if (!r.error && r.rv === null) r.error = String(e.message || e);
+    } finally {
+      // Ends the stream (and so every watch behind it) when we stopped early.
+      if (reader) reader.cancel().catch(() => {});
     }
     resources.forEach((r) => (r.live = false));
     changed();

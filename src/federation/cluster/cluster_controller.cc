@@ -286,9 +286,9 @@ void ClusterController::ObserveCaches(const std::string& name, Observation& obs)
   auto informers = ctx_.members().Of(name);
   bool synced = !informers.empty();
   for (const auto& [resource, informer] : informers) synced = synced && informer->HasSynced();
-  if (!synced) return;
-  obs.resources = SummarizeResources(informers[kNodes.resource]->cache().List(),
-                                     informers[kPods.resource]->cache().List());
+  auto nodes = informers.find(kNodes.resource), pods = informers.find(kPods.resource);
+  if (!synced || nodes == informers.end() || pods == informers.end()) return;
+  obs.resources = SummarizeResources(nodes->second->cache().List(), pods->second->cache().List());
   int64_t managed = 0;
   for (const auto& [resource, informer] : informers) {
     for (const runtime::ObjectPtr& o : informer->cache().List()) managed += IsManaged(*o) ? 1 : 0;
