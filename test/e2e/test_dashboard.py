@@ -26,6 +26,7 @@ from objects import deployment, hpa_v2
 
 MEMBERS = ("a", "b", "c")
 RS_STATUS = "federation.kubernetes.io/replica-set-status"
+HPA_STATUS = "federation.kubernetes.io/hpa-status"
 ARTIFACTS = os.environ.get("FLOTILLA_ARTIFACTS", os.path.abspath("artifacts"))
 # As the machine's notes advise for Chromium in a closed network.
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -180,17 +181,23 @@ def test_rollout_view_follows_an_update_cluster_by_cluster(fed, dashboard, brows
 
 def test_autoscaling_view_shows_each_clusters_bounds(fed, dashboard, browser):
     open_view(browser, dashboard, "autoscaling")
-    hpa = json.loads(fed.kubectl("get", "hpa", "api", "-o", "json").stdout)
-    wait_for(lambda: "federation.kubernetes.io/hpa-status" in json.loads(
-        fed.kubectl("get", "hpa", "api", "-o", "json").stdout)["metadata"].get("annotations", {}),
-        "the HPA's breakdown")
-    status = json.loads(json.loads(fed.kubectl("get", "hpa", "api", "-o", "json").stdout)
-                        ["metadata"]["annotations"]["federation.kubernetes.io/hpa-status"])
-    rows = until(browser, "const r = [...document.querySelectorAll('[data-hpa=\"default/api\"] tr[data-cluster]')];"
-                          "return r.length && r.map(t => [t.dataset.cluster, +t.children[1].textContent, +t.children[2].textContent]);",
-                 "the HPA's per-cluster rows")
-    assert sum(r[2] for r in rows) == hpa["spec"]["maxReplicas"], rows
-    assert sorted(r[0] for r in rows) == sorted(status["clusters"]), rows
+
+    def bounds_from_the_federation():
+        hpa = json.loads(fed.kubectl("get", "hpa", "api", "-o", "json").stdout)
+        text = hpa["metadata"].get("annotations", {}).get(HPA_STATUS)
+        clusters = json.loads(text)["clusters"] if text else {}
+        return sorted([n, c["minReplicas"], c["maxReplicas"]] for n, c in clusters.items())
+
+    def bounds_on_the_page():
+        return sorted(browser.execute_script(
+            "return [...document.querySelectorAll('[data-hpa=\"default/api\"] tr[data-cluster]')]"
+            ".map(t => [t.dataset.cluster, +t.children[1].textContent, +t.children[2].textContent])"))
+
+    # The page shows the bounds the federation's breakdown holds (read anew
+    # each time: the shares may still move), and they add up to the max.
+    rows = wait_for(lambda: (lambda want: want and bounds_on_the_page() == want and want)(
+        bounds_from_the_federation()), "the HPA's per-cluster bounds on the page")
+    assert sum(r[2] for r in rows) == 5, rows  # hpa_v2's maxReplicas
     screenshot(browser, "autoscaling")
 
 
