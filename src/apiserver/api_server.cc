@@ -59,13 +59,33 @@ const UserInfo& InProcessUser() {
   return kUser;
 }
 
+// What kube-apiserver's max-in-flight filter answers, as a Status, with the
+// Retry-After clients wait out.
+void RespondTooManyRequests(Responder& resp) {
+  json::object body =
+      StatusObject(Status(Reason::kTooManyRequests, "too many requests, please try again later"));
+  body["details"] = json::object{{"retryAfterSeconds", 1}};
+  Headers headers = JsonHeaders();
+  headers.emplace_back("Retry-After", "1");
+  resp.Respond(429, headers, json::serialize(body));
+}
+
+bool IsSystemMaster(const UserInfo& user) {
+  for (const std::string& g : user.groups) {
+    if (g == kGroupMasters) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 ApiServer::ApiServer(const ApiServerOptions& opts)
     : opts_(opts),
       store_(*opts.store, metrics_),
       objects_(*opts.registry, store_, *opts.clock),
-      discovery_(*opts.registry) {
+      discovery_(*opts.registry),
+      inflight_(opts.inflight) {
+  metrics_.SetSource("inflight", [this] { return inflight_.RenderMetrics(); });
   if (opts_.schemas != nullptr) {
     openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
     const api::SchemaSet* schemas = opts_.schemas;
@@ -114,8 +134,14 @@ void ApiServer::Handle(Request& req, Responder& outer) {
   } else {
     user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert);
   }
+  std::unique_ptr<InflightLimiter::Slot> slot;
+  if (user && !IsHealthPath(info.path) && !IsSystemMaster(*user)) {
+    slot = inflight_.TryAcquire(ClassifyRequest(info));
+  }
   if (!user && !IsHealthPath(info.path)) {
     RespondStatus(resp, Status::Unauthorized("Unauthorized"));
+  } else if (user && !IsHealthPath(info.path) && !IsSystemMaster(*user) && !slot) {
+    RespondTooManyRequests(resp);
   } else if (info.resource_request) {
     HandleResource(req, info, *user, resp);
   } else if (user && opts_.extra_paths && opts_.extra_paths(req, *user, resp)) {

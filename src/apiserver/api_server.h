@@ -14,6 +14,7 @@
 #include "apiserver/auth.h"
 #include "apiserver/discovery.h"
 #include "apiserver/http.h"
+#include "apiserver/inflight.h"
 #include "apiserver/metrics.h"
 #include "apiserver/objects.h"
 #include "apiserver/openapi.h"
@@ -36,6 +37,8 @@ struct ApiServerOptions {
   // Null: every request runs as an unrestricted in-process user.
   const Authenticator* authenticator = nullptr;
   std::string git_version = "v1.32.0";
+  // At most so many requests served at once (inflight.h); {0, 0}: no limit.
+  InflightLimits inflight{0, 0};
   PathHandler extra_paths;  // empty: none
 };
 
@@ -65,6 +68,7 @@ class ApiServer {
   Objects objects_;
   Discovery discovery_;
   std::unique_ptr<OpenApi> openapi_;
+  InflightLimiter inflight_;
   std::atomic<bool> ready_{false};
 };
 

@@ -42,6 +42,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   api_opts.schemas = opts.schemas;
   api_opts.authenticator = s->authn_.get();
   api_opts.extra_paths = opts.extra_paths;
+  api_opts.inflight = opts.inflight;
   s->api_ = std::make_unique<ApiServer>(api_opts);
   FLOTILLA_RETURN_IF_ERROR(s->api_->EnsureDefaultNamespaces());
   s->gc_ = std::make_unique<GarbageCollector>(s->api_->objects());

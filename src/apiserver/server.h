@@ -27,6 +27,9 @@ struct ServerOptions {
   Clock* clock = nullptr;                   // null: the real clock
   storage::StoreOptions store_options;
   PathHandler extra_paths;  // see ApiServerOptions
+  // kube-apiserver's --max-requests-inflight and
+  // --max-mutating-requests-inflight (inflight.h).
+  InflightLimits inflight;
   // Sees every HTTPS request before the API server (not the in-process
   // client's): returns true when it answered the request itself. A member
   // injects its faults here (503s, latency).

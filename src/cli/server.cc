@@ -234,6 +234,17 @@ void AddServerCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group("Storage");
+  cmd->add_option("--max-requests-inflight", flags->server.inflight.max_requests,
+                  "Read-only requests served at once (watches not counted); past it, 429 with "
+                  "Retry-After. 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Serving");
+  cmd->add_option("--max-mutating-requests-inflight", flags->server.inflight.max_mutating_requests,
+                  "Mutating requests served at once; past it, 429 with Retry-After. 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Serving");
   cmd->add_option("--bind-address", flags->server.bind_address, "Address to listen on")
       ->capture_default_str()
       ->group("Serving");
