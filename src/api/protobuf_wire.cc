@@ -40,25 +40,6 @@ bool Reader::Bytes(std::string_view* out) {
   return true;
 }
 
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<uint8_t>(s[i]);
-    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
-    for (int k = 1; k < len; ++k) {
-      const auto cc = static_cast<uint8_t>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += len;
-  }
-  return true;
-}
-
 std::optional<std::string> FormatTime(int64_t seconds) {
   // 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z, as Go's Time allows in JSON.
   if (seconds < -62135596800 || seconds > 253402300799) return std::nullopt;

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/utf8.h"
+
 namespace flotilla::api::protobuf {
 
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
@@ -31,7 +33,7 @@ class Reader {
 };
 
 // True when `s` is well-formed UTF-8 (no surrogates, no overlong forms).
-bool ValidUtf8(std::string_view s);
+using ::flotilla::ValidUtf8;
 
 // metav1.Time in JSON: RFC 3339 in UTC to the second; nullopt outside years
 // 0001..9999.

@@ -1,5 +1,7 @@
 #include "apiserver/responses.h"
 
+#include "base/utf8.h"
+
 namespace flotilla::apiserver {
 namespace {
 
@@ -25,18 +27,20 @@ json::object StatusObject(const Status& status, const std::string& name, const s
     o["code"] = 200;
     return o;
   }
+  // Messages may quote what a client sent, bytes that are not UTF-8 among
+  // them: the body must stay valid JSON text all the same.
   o["status"] = "Failure";
-  o["message"] = status.message();
+  o["message"] = ToValidUtf8(status.message());
   o["reason"] = status.reason_string();
   json::object details;
-  if (!name.empty()) details["name"] = name;
+  if (!name.empty()) details["name"] = ToValidUtf8(name);
   if (!group.empty()) details["group"] = group;
   if (!kind.empty()) details["kind"] = kind;
   if (!status.causes().empty()) {
     json::array causes;
     for (const auto& c : status.causes()) {
-      json::object cause{{"reason", c.type}, {"message", c.message}};
-      if (!c.field.empty()) cause["field"] = c.field;
+      json::object cause{{"reason", c.type}, {"message", ToValidUtf8(c.message)}};
+      if (!c.field.empty()) cause["field"] = ToValidUtf8(c.field);
       causes.push_back(std::move(cause));
     }
     details["causes"] = std::move(causes);

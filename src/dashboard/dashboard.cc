@@ -3,6 +3,7 @@
 
 #include "apiserver/http_server.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "client/rest_client.h"
 #include "dashboard/assets.h"
 #include "dashboard/streams.h"
@@ -32,8 +33,12 @@ Headers With(Headers headers, std::string name, std::string value) {
 
 void RespondStatus(Responder& out, int code, const std::string& reason,
                    const std::string& message) {
-  json::object status{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
-                      {"status", "Failure"}, {"message", message}, {"reason", reason},
+  json::object status{{"kind", "Status"},
+                      {"apiVersion", "v1"},
+                      {"metadata", json::object()},
+                      {"status", "Failure"},
+                      {"message", ToValidUtf8(message)},
+                      {"reason", reason},
                       {"code", code}};
   out.Respond(code, With(PageHeaders(), "Content-Type", "application/json"), ToJson(status));
 }

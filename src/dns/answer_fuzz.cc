@@ -4,7 +4,7 @@
 // breaks what answer.h promises: within its buffer and limit, a packet
 // libknot parses back, the query's ID, QR set.
 //
-// Built as a libFuzzer binary by scripts/fuzz-dns (clang); the unit suite
+// Built as a libFuzzer binary by scripts/fuzz (clang); the unit suite
 // drives the same function with mutated queries (answer_fuzz_test.cc).
 #include <cstdlib>
 #include <memory>

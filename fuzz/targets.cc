@@ -1,0 +1,37 @@
+#include "fuzz/targets.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace flotilla::fuzz {
+namespace {
+
+constexpr Target kTargets[] = {
+    {"api_object", &ApiObject},    {"patch", &Patch},           {"protobuf", &Protobuf},
+    {"selectors", &Selectors},     {"kubeconfig", &Kubeconfig}, {"token_file", &TokenFile},
+    {"annotations", &Annotations},
+};
+
+}  // namespace
+
+std::span<const Target> Targets() { return kTargets; }
+
+const Target* FindTarget(std::string_view name) {
+  for (const Target& t : kTargets) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+void Broken(std::string_view what, std::string_view detail) {
+  std::fprintf(stderr, "fuzz: %.*s\n  %.*s\n", static_cast<int>(what.size()), what.data(),
+               static_cast<int>(detail.size()), detail.data());
+  std::abort();
+}
+
+std::string_view AsText(std::span<const uint8_t> data) {
+  return {reinterpret_cast<const char*>(data.data()), data.size()};
+}
+
+}  // namespace flotilla::fuzz
