@@ -36,24 +36,20 @@ uint64_t InflightLimiter::Dropped(RequestKind kind) const {
 }
 
 std::string InflightLimiter::RenderMetrics() const {
-  std::string out =
-      "# HELP apiserver_current_inflight_requests Requests being served, by kind "
-      "(long-running ones not counted).\n"
-      "# TYPE apiserver_current_inflight_requests gauge\n";
-  for (auto [kind, name] : {std::pair{RequestKind::kReadOnly, "readOnly"},
-                            std::pair{RequestKind::kMutating, "mutating"}}) {
-    out += std::string("apiserver_current_inflight_requests{request_kind=\"") + name + "\"} " +
-           std::to_string(InFlight(kind)) + "\n";
-  }
-  out +=
-      "# HELP apiserver_dropped_requests_total Requests refused with 429 past the in-flight "
-      "limit, by kind.\n"
-      "# TYPE apiserver_dropped_requests_total counter\n";
-  for (auto [kind, name] : {std::pair{RequestKind::kReadOnly, "readOnly"},
-                            std::pair{RequestKind::kMutating, "mutating"}}) {
-    out += std::string("apiserver_dropped_requests_total{request_kind=\"") + name + "\"} " +
-           std::to_string(Dropped(kind)) + "\n";
-  }
+  std::string out;
+  auto family = [&](const std::string& name, const char* type, const char* help, auto value) {
+    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    for (auto [kind, label] : {std::pair{RequestKind::kReadOnly, "readOnly"},
+                               std::pair{RequestKind::kMutating, "mutating"}}) {
+      out += name + "{request_kind=\"" + label + "\"} " + std::to_string(value(kind)) + "\n";
+    }
+  };
+  family("apiserver_current_inflight_requests", "gauge",
+         "Requests being served, by kind (long-running ones not counted).",
+         [this](RequestKind k) { return InFlight(k); });
+  family("apiserver_dropped_requests_total", "counter",
+         "Requests refused with 429 past the in-flight limit, by kind.",
+         [this](RequestKind k) { return Dropped(k); });
   return out;
 }
 
