@@ -30,7 +30,9 @@ struct TokenEntry {
 StatusOr<std::vector<TokenEntry>> ParseTokenCsv(std::string_view text, std::string_view source);
 
 // One record (with its trailing newline) that ParseTokenCsv reads back as
-// `entry`; the groups column is quoted and omitted when there are no groups.
+// `entry` (a "\r\n" inside a field comes back as "\n", as Go's encoding/csv
+// reads it); the groups column is quoted and omitted when there are no
+// groups.
 std::string FormatTokenCsvLine(const TokenEntry& entry);
 
 }  // namespace flotilla::apiserver
