@@ -5,6 +5,7 @@
 #include "apiserver/token_file.h"
 
 #include <string>
+#include <vector>
 
 #include "fuzz/targets.h"
 
@@ -23,6 +24,12 @@ std::string Read(const std::string& value) {
   return out;
 }
 
+std::vector<std::string> Read(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) out.push_back(Read(v));
+  return out;
+}
+
 }  // namespace
 
 void TokenFile(std::span<const uint8_t> data) {
@@ -35,7 +42,7 @@ void TokenFile(std::span<const uint8_t> data) {
       Broken("a token record written does not read back", line);
     const apiserver::TokenEntry& back = again->front();
     if (back.token != Read(e.token) || back.user != Read(e.user) || back.uid != Read(e.uid) ||
-        back.groups != e.groups) {
+        back.groups != Read(e.groups)) {
       Broken("a token record reads back different", line);
     }
   }
