@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "api/conditions.h"
 #include "api/hpa/quantity.h"
 #include "api/hpa/status.h"
 
@@ -48,12 +49,7 @@ std::optional<double> Ratio(const json::object& current, const json::object& tar
 }
 
 const json::object* Condition(const json::object& hpa, std::string_view type) {
-  const json::array* conds = ArrayAt(hpa, "status.conditions");
-  if (conds == nullptr) return nullptr;
-  for (const json::value& c : *conds) {
-    if (c.is_object() && GetString(c.get_object(), "type") == type) return &c.get_object();
-  }
-  return nullptr;
+  return api::ConditionOf(hpa, type);
 }
 
 // The metric statuses averaged over the locals, one per federated metric.
