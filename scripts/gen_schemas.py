@@ -130,6 +130,12 @@ class PackageResolver:
                        "curation.json packages" % (cls_name, sorted(owners)))
 
 
+def kind_suffixes(kind):
+    """The kind's model and its list's: a kind with "list": false (a review,
+    a token request: created, never stored or listed) has no list."""
+    return ("", "List") if kind.get("list", True) else ("",)
+
+
 class Generator:
     def __init__(self, curation, handwritten):
         self.cur = curation
@@ -139,7 +145,7 @@ class Generator:
         self.definitions = {}
         self.kind_of = {}  # definition name -> (group, version, kind)
         for k in curation["kinds"]:
-            for suffix in ("", "List"):
+            for suffix in kind_suffixes(k):
                 self.kind_of[self.def_name(k["model"] + suffix)] = (
                     k["group"], k["version"], k["kind"] + suffix)
 
@@ -206,8 +212,9 @@ class Generator:
             return {"type": "array", "items": self.scalar(def_name, field, m.group(1))}
         m = DICT_RE.match(type_string)
         if m:
+            # dict(str, list[str]): a map of string lists (UserInfo.extra).
             return {"type": "object",
-                    "additionalProperties": self.scalar(def_name, field, m.group(1))}
+                    "additionalProperties": self.prop(def_name, field, m.group(1))}
         return self.scalar(def_name, field, type_string)
 
     # ---- one model ----------------------------------------------------
@@ -284,7 +291,7 @@ class Generator:
     # ---- the whole set ------------------------------------------------
 
     def run(self):
-        pending = [k["model"] + s for k in self.cur["kinds"] for s in ("", "List")]
+        pending = [k["model"] + s for k in self.cur["kinds"] for s in kind_suffixes(k)]
         pending += self.cur["extra_models"]
         done = set()
         while pending:

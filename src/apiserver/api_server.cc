@@ -2,6 +2,7 @@
 
 #include "apiserver/resource_handler.h"
 #include "apiserver/responses.h"
+#include "apiserver/reviews.h"
 #include "base/log.h"
 
 namespace flotilla::apiserver {
@@ -17,28 +18,29 @@ void RespondText(Responder& resp, int code, const std::string& body,
   resp.Respond(code, {{"Content-Type", type}, {"Cache-Control", "no-cache, private"}}, body);
 }
 
-bool AuthorizedNonResource(const UserInfo& user, const Request& req, const RequestInfo& info) {
-  std::string verb = req.method == "GET" || req.method == "HEAD" ? "get" : info.verb;
-  RequestAttributes attrs{verb, "", "", "", "", "", false, info.path};
-  return Authorize(user, attrs).allowed;
-}
-
-// Passes everything through and remembers the status code for metrics.
+// Passes everything through and remembers the status code for metrics and
+// the audit log, with the body when the audit log needs it; adds the
+// Audit-ID header of an audited request.
 class CodeRecorder : public Responder {
  public:
-  explicit CodeRecorder(Responder& inner) : inner_(inner) {}
+  CodeRecorder(Responder& inner, AuditRequest& audit) : inner_(inner), audit_(audit) {}
   void Respond(int code, const Headers& headers, std::string body) override {
     code_ = code;
-    inner_.Respond(code, headers, std::move(body));
+    if (audit_.WantsResponseBody() || code >= 400) body_ = body;
+    inner_.Respond(code, WithAuditId(headers), std::move(body));
   }
   void RespondParts(int code, const Headers& headers,
                     const std::vector<std::string_view>& parts) override {
     code_ = code;
-    inner_.RespondParts(code, headers, parts);
+    if (audit_.WantsResponseBody()) {
+      for (std::string_view p : parts) body_ += p;
+    }
+    inner_.RespondParts(code, WithAuditId(headers), parts);
   }
   bool StartStream(int code, const Headers& headers) override {
     code_ = code;
-    return inner_.StartStream(code, headers);
+    audit_.ResponseStarted(code);
+    return inner_.StartStream(code, WithAuditId(headers));
   }
   bool WriteChunk(std::string_view data) override { return inner_.WriteChunk(data); }
   bool ClientGone() override { return inner_.ClientGone(); }
@@ -48,11 +50,31 @@ class CodeRecorder : public Responder {
   }
   bool Responded() const override { return inner_.Responded(); }
   int code() const { return code_; }
+  const std::string& body() const { return body_; }
 
  private:
+  Headers WithAuditId(const Headers& headers) const {
+    if (audit_.audit_id().empty()) return headers;
+    Headers out = headers;
+    out.emplace_back("Audit-ID", audit_.audit_id());
+    return out;
+  }
+
   Responder& inner_;
+  AuditRequest& audit_;
   int code_ = 0;
+  std::string body_;
 };
+
+// What the audit policy and the authorizer see of a request.
+RequestAttributes AttributesOf(const Request& req, const RequestInfo& info) {
+  if (info.resource_request) {
+    return {info.verb, info.group, info.resource, info.subresource,
+            info.ns,   info.name,  true,          info.path};
+  }
+  std::string verb = req.method == "GET" || req.method == "HEAD" ? "get" : info.verb;
+  return {verb, "", "", "", "", "", false, info.path};
+}
 
 const UserInfo& InProcessUser() {
   static const UserInfo kUser{"system:apiserver", "", {"system:masters", "system:authenticated"}};
@@ -84,7 +106,8 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
       store_(*opts.store, metrics_),
       objects_(*opts.registry, store_, *opts.clock),
       discovery_(*opts.registry),
-      inflight_(opts.inflight) {
+      inflight_(opts.inflight),
+      rbac_(objects_) {
   metrics_.SetSource("inflight", [this] { return inflight_.RenderMetrics(); });
   if (opts_.schemas != nullptr) {
     openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
@@ -126,13 +149,33 @@ const api::Resource* ApiServer::ResolveResource(const RequestInfo& info) const {
 
 void ApiServer::Handle(Request& req, Responder& outer) {
   auto start = std::chrono::steady_clock::now();
-  CodeRecorder resp(outer);
   RequestInfo info = ParseRequestInfo(req);
+  AuditRequest audit(opts_.audit_log, req.method, req.target, req.remote, req.Header("user-agent"),
+                     AttributesOf(req, info), info.version);
+  CodeRecorder resp(outer, audit);
   std::optional<UserInfo> user;
   if (opts_.authenticator == nullptr) {
     user = InProcessUser();
   } else {
     user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert);
+  }
+  std::optional<UserInfo> authenticated = user;
+  Status impersonation = Status::Ok();
+  if (user && opts_.authenticator != nullptr) {
+    StatusOr<UserInfo> effective = Impersonate(req, *user);
+    if (effective.ok()) {
+      user = std::move(*effective);
+    } else {
+      impersonation = effective.status();
+    }
+  }
+  bool impersonated = impersonation.ok() && user && !req.Header("impersonate-user").empty();
+  audit.Received(authenticated ? &*authenticated : nullptr, impersonated ? &*user : nullptr,
+                 req.body);
+  if (!impersonation.ok()) {
+    RespondStatus(resp, impersonation);
+    audit.ResponseComplete(resp.code(), resp.body());
+    return;
   }
   std::unique_ptr<InflightLimiter::Slot> slot;
   if (user && !IsHealthPath(info.path) && !IsSystemMaster(*user)) {
@@ -143,15 +186,15 @@ void ApiServer::Handle(Request& req, Responder& outer) {
   } else if (user && !IsHealthPath(info.path) && !IsSystemMaster(*user) && !slot) {
     RespondTooManyRequests(resp);
   } else if (info.resource_request) {
-    HandleResource(req, info, *user, resp);
+    HandleResource(req, info, *user, resp, audit);
   } else if (user && opts_.extra_paths && opts_.extra_paths(req, *user, resp)) {
     // answered by the extra paths
-  } else if (!IsHealthPath(info.path) && !AuthorizedNonResource(*user, req, info)) {
-    RequestAttributes attrs{"get", "", "", "", "", "", false, info.path};
-    RespondStatus(resp, Status::Forbidden(ForbiddenMessage(*user, attrs)));
+  } else if (!IsHealthPath(info.path) && !AuthorizedNonResource(*user, req, info, audit)) {
+    RespondStatus(resp, Status::Forbidden(ForbiddenMessage(*user, AttributesOf(req, info))));
   } else {
     HandleNonResource(req, info, resp);
   }
+  audit.ResponseComplete(resp.code(), resp.body());
   // A watch's duration is its lifetime, not a latency: count it, don't time it.
   double secs =
       info.verb == "watch"
@@ -159,6 +202,69 @@ void ApiServer::Handle(Request& req, Responder& outer) {
           : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_.ObserveRequest(info.resource_request ? info.verb : req.method,
                           info.resource_request ? info.resource : "", resp.code(), secs);
+}
+
+bool ApiServer::AuthorizedNonResource(const UserInfo& user, const Request& req,
+                                      const RequestInfo& info, AuditRequest& audit) const {
+  Decision d = rbac_.Authorize(user, AttributesOf(req, info));
+  audit.Decided(d);
+  return d.allowed;
+}
+
+StatusOr<UserInfo> ApiServer::Impersonate(const Request& req, UserInfo user) const {
+  std::string as_user = req.Header("impersonate-user");
+  std::string as_groups = req.Header("impersonate-group");
+  std::string as_uid = req.Header("impersonate-uid");
+  std::vector<std::pair<std::string, std::string>> extras;
+  constexpr std::string_view kExtra = "impersonate-extra-";
+  for (const auto& [name, value] : req.headers) {
+    if (name.starts_with(kExtra)) extras.emplace_back(name.substr(kExtra.size()), value);
+  }
+  if (as_user.empty()) {
+    if (as_groups.empty() && as_uid.empty() && extras.empty()) return user;
+    return Status::BadRequest(
+        "requested impersonation of groups, a uid or extra fields "
+        "without impersonating a user");
+  }
+  auto check = [&](RequestAttributes attrs) -> Status {
+    if (rbac_.Authorize(user, attrs).allowed) return Status::Ok();
+    return Status::Forbidden(ForbiddenMessage(user, attrs));
+  };
+  UserInfo as{as_user, as_uid, {}};
+  constexpr std::string_view kSaPrefix = "system:serviceaccount:";
+  size_t colon = as_user.rfind(':');
+  if (as_user.starts_with(kSaPrefix) && colon > kSaPrefix.size()) {
+    std::string ns = as_user.substr(kSaPrefix.size(), colon - kSaPrefix.size());
+    std::string name = as_user.substr(colon + 1);
+    FLOTILLA_RETURN_IF_ERROR(
+        check({"impersonate", "", "serviceaccounts", "", ns, name, true, req.path}));
+    as.groups = ServiceAccountGroups(ns);
+  } else {
+    FLOTILLA_RETURN_IF_ERROR(check({"impersonate", "", "users", "", "", as_user, true, req.path}));
+  }
+  for (size_t start = 0; !as_groups.empty() && start <= as_groups.size();) {
+    size_t comma = as_groups.find(',', start);
+    std::string group = as_groups.substr(start, comma == std::string::npos ? comma : comma - start);
+    start = comma == std::string::npos ? as_groups.size() + 1 : comma + 1;
+    if (group.empty()) continue;
+    FLOTILLA_RETURN_IF_ERROR(check({"impersonate", "", "groups", "", "", group, true, req.path}));
+    if (std::find(as.groups.begin(), as.groups.end(), group) == as.groups.end()) {
+      as.groups.push_back(group);
+    }
+  }
+  if (!as_uid.empty()) {
+    FLOTILLA_RETURN_IF_ERROR(
+        check({"impersonate", "authentication.k8s.io", "uids", "", "", as_uid, true, req.path}));
+  }
+  for (const auto& [key, value] : extras) {
+    FLOTILLA_RETURN_IF_ERROR(check(
+        {"impersonate", "authentication.k8s.io", "userextras", key, "", value, true, req.path}));
+  }
+  if (as_user != "system:anonymous" &&
+      std::find(as.groups.begin(), as.groups.end(), kGroupAuthenticated) == as.groups.end()) {
+    as.groups.emplace_back(kGroupAuthenticated);
+  }
+  return as;
 }
 
 void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Responder& resp) {
@@ -214,15 +320,15 @@ void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Respond
 }
 
 void ApiServer::HandleResource(Request& req, const RequestInfo& info, const UserInfo& user,
-                               Responder& resp) {
+                               Responder& resp, AuditRequest& audit) {
   const api::Resource* res = ResolveResource(info);
   if (res == nullptr) {
     return RespondStatus(resp,
                          Status::NotFound("the server could not find the requested resource"));
   }
-  RequestAttributes attrs{info.verb, info.group, info.resource, info.subresource,
-                          info.ns,   info.name,  true,          info.path};
-  Decision decision = Authorize(user, attrs);
+  RequestAttributes attrs = AttributesOf(req, info);
+  Decision decision = rbac_.Authorize(user, attrs);
+  audit.Decided(decision);
   if (!decision.allowed) {
     return RespondStatus(resp, Status::Forbidden(ForbiddenMessage(user, attrs)), info.name, res);
   }
@@ -232,6 +338,16 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
                          Status::NotFound("the server could not find the requested resource"));
   }
   ResourceContext ctx{*res, info, req, resp, objects_, metrics_};
+  ReviewServices reviews{rbac_,
+                         opts_.authenticator,
+                         opts_.service_account_tokens,
+                         {std::string(kServiceAccountIssuer)}};
+  if (ServeReview(ctx, user, reviews)) return;
+  if (res->group == rbac::kGroup) {
+    ctx.admit = [this, &user, res, ns = info.ns](const json::object& obj) {
+      return rbac_.Admit(user, *res, ns, obj);
+    };
+  }
   if (info.verb == "watch") return ServeWatch(ctx);
   ServeResourceRequest(ctx);
 }

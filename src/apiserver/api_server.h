@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/registry.h"
+#include "apiserver/audit.h"
 #include "apiserver/auth.h"
 #include "apiserver/discovery.h"
 #include "apiserver/http.h"
@@ -18,7 +19,9 @@
 #include "apiserver/metrics.h"
 #include "apiserver/objects.h"
 #include "apiserver/openapi.h"
+#include "apiserver/rbac_authorizer.h"
 #include "apiserver/request_info.h"
+#include "apiserver/sa_token.h"
 #include "apiserver/timed_store.h"
 
 namespace flotilla::apiserver {
@@ -36,6 +39,10 @@ struct ApiServerOptions {
   const api::SchemaSet* schemas = nullptr;  // null: no schema checks, no OpenAPI
   // Null: every request runs as an unrestricted in-process user.
   const Authenticator* authenticator = nullptr;
+  // Where audit events go (audit.h); null: no audit log.
+  AuditLog* audit_log = nullptr;
+  // Signs TokenRequests (serviceaccounts/token); null: not served.
+  const ServiceAccountTokens* service_account_tokens = nullptr;
   std::string git_version = "v1.32.0";
   // At most so many requests served at once (inflight.h); {0, 0}: no limit.
   InflightLimits inflight{0, 0};
@@ -51,15 +58,26 @@ class ApiServer {
 
   // Creates default, kube-system, kube-public and kube-node-lease if absent.
   Status EnsureDefaultNamespaces();
+  // Loads RBAC, writes the bootstrap policy and starts aggregation
+  // (rbac_authorizer.h). Until then only system:masters is allowed anything.
+  Status StartRbac() { return rbac_.Start(); }
   // Marks the server ready (/readyz answers ok) or shutting down.
   void SetReady(bool ready) { ready_ = ready; }
 
   Objects& objects() { return objects_; }
+  RbacAuthorizer& rbac() { return rbac_; }
   Metrics& metrics() { return metrics_; }
 
  private:
   void HandleNonResource(Request& req, const RequestInfo& info, Responder& resp);
-  void HandleResource(Request& req, const RequestInfo& info, const UserInfo& user, Responder& resp);
+  void HandleResource(Request& req, const RequestInfo& info, const UserInfo& user, Responder& resp,
+                      AuditRequest& audit);
+  bool AuthorizedNonResource(const UserInfo& user, const Request& req, const RequestInfo& info,
+                             AuditRequest& audit) const;
+  // kube-apiserver's impersonation: the Impersonate-User, -Group, -Uid and
+  // -Extra-* headers replace the user when it may `impersonate` each of
+  // them; Forbidden otherwise. The user unchanged when there are none.
+  StatusOr<UserInfo> Impersonate(const Request& req, UserInfo user) const;
   const api::Resource* ResolveResource(const RequestInfo& info) const;
 
   ApiServerOptions opts_;
@@ -69,6 +87,7 @@ class ApiServer {
   Discovery discovery_;
   std::unique_ptr<OpenApi> openapi_;
   InflightLimiter inflight_;
+  RbacAuthorizer rbac_;
   std::atomic<bool> ready_{false};
 };
 

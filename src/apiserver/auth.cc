@@ -15,7 +15,9 @@
 #include <map>
 #include <sstream>
 
+#include "api/validation.h"
 #include "apiserver/certs.h"
+#include "apiserver/sa_token.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -51,86 +53,12 @@ std::optional<UserInfo> FromCertificate(X509* cert) {
   return Authenticated(UserInfo{cns.back(), "", certs::SubjectEntries(cert, NID_organizationName)});
 }
 
-// Go's %q for the strings Kubernetes puts in messages.
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 bool IsBearerScheme(std::string_view scheme) {
   constexpr std::string_view kBearer = "bearer";
   return scheme.size() == kBearer.size() &&
          std::equal(scheme.begin(), scheme.end(), kBearer.begin(), [](char a, char b) {
            return std::tolower(static_cast<unsigned char>(a)) == b;
          });
-}
-
-bool IsReadVerb(std::string_view verb) {
-  return verb == "get" || verb == "list" || verb == "watch";
-}
-
-// Paths Kubernetes' system:discovery and system:public-info-viewer roles open
-// to every authenticated user.
-bool IsPublicPath(std::string_view path) {
-  static constexpr std::array<std::string_view, 8> kExact = {
-      "/api", "/apis", "/healthz", "/livez", "/readyz", "/version", "/version/", "/openapi"};
-  static constexpr std::array<std::string_view, 3> kPrefix = {"/api/", "/apis/", "/openapi/"};
-  if (std::find(kExact.begin(), kExact.end(), path) != kExact.end()) return true;
-  return std::any_of(kPrefix.begin(), kPrefix.end(),
-                     [&](std::string_view p) { return path.substr(0, p.size()) == p; });
-}
-
-// What system:basic-user grants: asking what one may do oneself.
-bool IsSelfReview(const RequestAttributes& a) {
-  if (a.verb != "create" || !a.subresource.empty()) return false;
-  if (a.group == "authorization.k8s.io") {
-    return a.resource == "selfsubjectaccessreviews" || a.resource == "selfsubjectrulesreviews";
-  }
-  return a.group == "authentication.k8s.io" && a.resource == "selfsubjectreviews";
-}
-
-std::string Describe(const UserInfo& user) {
-  std::string groups;
-  for (const auto& g : user.groups) groups += (groups.empty() ? "" : ", ") + Quote(g);
-  return "user " + Quote(user.name) + " (groups [" + groups + "])";
-}
-
-std::string NoRule(const UserInfo& user, const RequestAttributes& a) {
-  std::string what =
-      a.resource_request
-          ? Quote(a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource)
-          : "path " + Quote(a.path);
-  return "no rule allows " + Describe(user) + " to " + a.verb + " " + what;
-}
-
-Decision AuthorizeNonResource(const UserInfo& user, const RequestAttributes& a) {
-  bool read = a.verb == "get" || a.verb == "head";
-  if (read && HasGroup(user, kGroupAuthenticated) && IsPublicPath(a.path)) {
-    return {true, "allowed: " + Quote(a.path) + " is open to every authenticated user"};
-  }
-  if (read && HasGroup(user, kGroupViewers)) {
-    return {true, "allowed: group \"flotilla:viewers\" may read every path"};
-  }
-  return {false, NoRule(user, a)};
 }
 
 }  // namespace
@@ -184,42 +112,26 @@ std::optional<UserInfo> Authenticator::FromBearer(std::string_view authorization
     bool equal = CRYPTO_memcmp(e.digest.data(), digest.data(), digest.size()) == 0;
     match = equal ? &e : match;
   }
-  if (match == nullptr) return std::nullopt;
-  return match->user;
-}
-
-Decision Authorize(const UserInfo& user, const RequestAttributes& attrs) {
-  if (HasGroup(user, kGroupMasters)) {
-    return {true, "allowed: group \"system:masters\" may do everything"};
-  }
-  if (!attrs.resource_request) return AuthorizeNonResource(user, attrs);
-  if (HasGroup(user, kGroupAuthenticated) && IsSelfReview(attrs)) {
-    return {true, "allowed: every authenticated user may review their own access"};
-  }
-  if (HasGroup(user, kGroupViewers) && IsReadVerb(attrs.verb)) {
-    // Secrets hold member cluster credentials; reading them is not viewing.
-    if (attrs.group.empty() && attrs.resource == "secrets") {
-      return {false, "group \"flotilla:viewers\" may not read secrets"};
-    }
-    return {true, "allowed: group \"flotilla:viewers\" may get, list and watch"};
-  }
-  return {false, NoRule(user, attrs)};
+  if (match != nullptr) return match->user;
+  if (token_validator_ && LooksLikeJwt(token)) return token_validator_(token);
+  return std::nullopt;
 }
 
 std::string ForbiddenMessage(const UserInfo& user, const RequestAttributes& attrs) {
   if (!attrs.resource_request) {
-    return "forbidden: User " + Quote(user.name) + " cannot " + attrs.verb + " path " +
-           Quote(attrs.path);
+    return "forbidden: User " + api::QuoteGo(user.name) + " cannot " + attrs.verb + " path " +
+           api::QuoteGo(attrs.path);
   }
   std::string qualified = attrs.group.empty() ? attrs.resource : attrs.resource + "." + attrs.group;
-  std::string prefix = attrs.name.empty() ? qualified + " is forbidden: "
-                                          : qualified + " " + Quote(attrs.name) + " is forbidden: ";
+  std::string prefix = attrs.name.empty()
+                           ? qualified + " is forbidden: "
+                           : qualified + " " + api::QuoteGo(attrs.name) + " is forbidden: ";
   std::string resource =
       attrs.subresource.empty() ? attrs.resource : attrs.resource + "/" + attrs.subresource;
   std::string scope =
-      attrs.ns.empty() ? " at the cluster scope" : " in the namespace " + Quote(attrs.ns);
-  return prefix + "User " + Quote(user.name) + " cannot " + attrs.verb + " resource " +
-         Quote(resource) + " in API group " + Quote(attrs.group) + scope;
+      attrs.ns.empty() ? " at the cluster scope" : " in the namespace " + api::QuoteGo(attrs.ns);
+  return prefix + "User " + api::QuoteGo(user.name) + " cannot " + attrs.verb + " resource " +
+         api::QuoteGo(resource) + " in API group " + api::QuoteGo(attrs.group) + scope;
 }
 
 }  // namespace flotilla::apiserver

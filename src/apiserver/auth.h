@@ -5,15 +5,16 @@
 // from the static token file. Anonymous requests are not authenticated; the
 // server answers them 401.
 //
-// Authorization is a fixed policy shaped after Kubernetes' default RBAC roles:
-// group system:masters may do everything (cluster-admin); group
-// flotilla:viewers may read (the "view" role: no Secrets); every
-// authenticated user may read discovery, version, OpenAPI and health paths
-// and ask what they themselves may do. docs/security.md has the table.
+// A bearer token that is no static token and has a JWT's shape goes to the
+// token validator, when one is set (service account tokens, sa_token.h).
+//
+// Authorization is RBAC (rbac.h, rbac_authorizer.h); this header holds the
+// request attributes it decides on. docs/security.md has the details.
 #pragma once
 
 #include <openssl/x509.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,11 @@ class Authenticator {
   // Thread-safe.
   std::optional<UserInfo> Authenticate(std::string_view authorization, X509* peer_cert) const;
 
+  // Validates bearer tokens the token file does not hold; nullopt: not
+  // authenticated. REQUIRES: set before the first Authenticate.
+  using TokenValidator = std::function<std::optional<UserInfo>(std::string_view token)>;
+  void SetTokenValidator(TokenValidator validator) { token_validator_ = std::move(validator); }
+
  private:
   Authenticator() = default;
 
@@ -65,6 +71,7 @@ class Authenticator {
   };
   // One per distinct token; every lookup compares against all of them.
   std::vector<Entry> entries_;
+  TokenValidator token_validator_;
 };
 
 struct RequestAttributes {
@@ -81,10 +88,6 @@ struct Decision {
   bool allowed = false;
   std::string reason;  // why, for logs and SubjectAccessReview status
 };
-
-// Applies the fixed policy described above. Group membership is read from
-// `user.groups` as given.
-Decision Authorize(const UserInfo& user, const RequestAttributes& attrs);
 
 // The Forbidden Status message exactly as kube-apiserver writes it, e.g.
 // `configmaps "x" is forbidden: User "flotilla-viewer" cannot create resource

@@ -99,6 +99,7 @@ class InflightServerTest : public ::testing::Test {
     };
     server_ = std::make_unique<ApiServer>(opts);
     ASSERT_TRUE(server_->EnsureDefaultNamespaces().ok());
+    ASSERT_TRUE(server_->StartRbac().ok());
   }
 
   void Do(RecordingResponder& resp, const std::string& method, const std::string& target,

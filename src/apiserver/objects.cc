@@ -84,6 +84,8 @@ api::ObjectMetaOptions MetaOptions(const api::Resource& res) {
   opts.namespaced = res.namespaced;
   if (res.group.empty() && res.plural == "namespaces") opts.validate_name = api::NameIsDNSLabel;
   if (res.group.empty() && res.plural == "services") opts.validate_name = api::NameIsDNS1035Label;
+  // RBAC names are path segments ("system:discovery"), as in Kubernetes.
+  if (res.group == "rbac.authorization.k8s.io") opts.validate_name = api::ValidatePathSegmentName;
   opts.kube_finalizer_names = res.group != "federation";
   return opts;
 }
@@ -249,6 +251,7 @@ StatusOr<json::object> Objects::Create(const api::Resource& res, const std::stri
     }
     if (!causes.empty()) return InvalidError(res, name, std::move(causes));
     FLOTILLA_RETURN_IF_ERROR(CheckNamespace(res, ns));
+    if (opts.admit) FLOTILLA_RETURN_IF_ERROR(opts.admit(obj));
     json::object to_store = obj;
     if (res.StorageVersion() != res.version && res.convert) {
       FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));

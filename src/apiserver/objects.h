@@ -28,6 +28,11 @@ struct WriteOptions {
   bool dry_run = false;
   FieldValidation field_validation = FieldValidation::kWarn;
   std::vector<std::string>* warnings = nullptr;  // filled under kWarn
+  // Called with the object about to be stored by a create, update or patch
+  // (after defaults and validation, before the write); an error refuses the
+  // write with that error. The API server's per-user admission (RBAC
+  // escalation checks) goes here. Null: none.
+  std::function<Status(const json::object& obj)> admit;
 };
 
 enum class Propagation { kDefault, kOrphan, kBackground, kForeground };
@@ -133,6 +138,10 @@ class Objects {
   // Converts a stored object (storage version) to `res`'s version.
   StatusOr<json::object> FromStorage(const api::Resource& res, json::object obj) const;
 
+  // The schema check every write makes (SchemaChecker), for bodies that are
+  // answered rather than stored.
+  Status CheckSchema(const api::Resource& res, json::object& obj, const WriteOptions& opts);
+
   const api::Registry& registry() const { return registry_; }
   storage::Store& store() { return store_; }
   Clock& clock() { return clock_; }
@@ -146,7 +155,6 @@ class Objects {
   StatusOr<json::object> PrepareUpdate(const api::Resource& res, const json::object& current,
                                        json::object obj, const std::string& subresource,
                                        const WriteOptions& opts);
-  Status CheckSchema(const api::Resource& res, json::object& obj, const WriteOptions& opts);
   Status CheckNamespace(const api::Resource& res, const std::string& ns);
   StatusOr<json::object> StoreCreate(const api::Resource& res, const std::string& ns,
                                      json::object obj, bool dry_run);

@@ -150,6 +150,7 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
     causes.insert(causes.end(), more.begin(), more.end());
   }
   if (!causes.empty()) return InvalidError(res, name, std::move(causes));
+  if (opts.admit && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(opts.admit(result));
   return result;
 }
 

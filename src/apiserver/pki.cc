@@ -33,13 +33,13 @@ constexpr Duration kRenewBefore = hours(24 * 30);
 constexpr Duration kBackdate = hours(1);  // tolerates clients whose clocks run behind
 
 struct Paths {
-  std::string ca_crt, ca_key, serving_crt, serving_key, admin_crt, admin_key, tokens;
+  std::string ca_crt, ca_key, serving_crt, serving_key, admin_crt, admin_key, tokens, sa_key;
 };
 
 Paths PathsIn(const std::string& dir) {
   auto p = [&](const char* name) { return (std::filesystem::path(dir) / name).string(); };
   return {p("ca.crt"),    p("ca.key"),    p("serving.crt"), p("serving.key"),
-          p("admin.crt"), p("admin.key"), p("tokens.csv")};
+          p("admin.crt"), p("admin.key"), p("tokens.csv"),  p("service-account.key")};
 }
 
 Status ErrnoStatus(std::string_view what, const std::string& path) {
@@ -49,14 +49,6 @@ Status ErrnoStatus(std::string_view what, const std::string& path) {
 bool Exists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(path, ec);
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoStatus("cannot read", path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 Status EnsureDir(const std::string& dir) {
@@ -211,14 +203,25 @@ Status EnsureTokens(const std::string& path, Pki* pki) {
     }
     FLOTILLA_ASSIGN_OR_RETURN(*token, RandomToken());
     if (!text.empty() && text.back() != '\n') text += '\n';
-    text +=
-        FormatTokenCsvLine({*token, std::string(user), std::string(user), {std::string(group)}});
+    std::vector<std::string> groups;
+    if (!group.empty()) groups.emplace_back(group);
+    text += FormatTokenCsvLine({*token, std::string(user), std::string(user), std::move(groups)});
     changed = true;
     return {};
   };
   FLOTILLA_RETURN_IF_ERROR(ensure(kAdminUser, kGroupMasters, &pki->admin_token));
   FLOTILLA_RETURN_IF_ERROR(ensure(kViewerUser, kGroupViewers, &pki->readonly_token));
+  FLOTILLA_RETURN_IF_ERROR(ensure(kControllerUser, "", &pki->controller_token));
   return changed ? WriteFileAtomic(path, text, 0600) : Status();
+}
+
+// The service account signing key: made once, kept like the CA key.
+StatusOr<std::string> EnsureSigningKey(const std::string& path) {
+  if (Exists(path)) return ReadFile(path);
+  FLOTILLA_ASSIGN_OR_RETURN(certs::PkeyPtr key, certs::GenerateKey());
+  FLOTILLA_ASSIGN_OR_RETURN(std::string pem, certs::KeyToPem(key.get()));
+  FLOTILLA_RETURN_IF_ERROR(WriteFileAtomic(path, pem, 0600));
+  return pem;
 }
 
 }  // namespace
@@ -250,6 +253,7 @@ StatusOr<Pki> EnsurePki(const PkiOptions& opts) {
   pki.admin_key_pem = std::move(admin_leaf.key_pem);
   pki.token_file_path = paths.tokens;
   FLOTILLA_RETURN_IF_ERROR(EnsureTokens(paths.tokens, &pki));
+  FLOTILLA_ASSIGN_OR_RETURN(pki.service_account_key_pem, EnsureSigningKey(paths.sa_key));
   return pki;
 }
 

@@ -62,28 +62,6 @@ StatusOr<json::object> ParseProtobufBody(const Request& req,
   return api::DecodeProtobufObject(env.raw, api_version, kind);
 }
 
-StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
-                                 const std::string& expected_api_version,
-                                 const std::string& expected_kind) {
-  std::string ct = req.Header("content-type");
-  if (api::IsKubernetesProtobuf(ct)) {
-    return ParseProtobufBody(req, expected_api_version, expected_kind);
-  }
-  if (!IsJsonContentType(ct)) return UnknownFormat();
-  auto obj = ParseJsonObject(req.body);
-  if (!obj.ok()) {
-    return Status::BadRequest(expected_kind + " in version \"" + res.version +
-                              "\" cannot be handled as a " + expected_kind + ": " +
-                              obj.status().message());
-  }
-  auto api_version = GetString(*obj, "apiVersion");
-  auto kind = GetString(*obj, "kind");
-  if ((api_version && *api_version != expected_api_version) || (kind && *kind != expected_kind)) {
-    return TypeMismatch(api_version.value_or(""), expected_api_version);
-  }
-  return obj;
-}
-
 void RespondObject(ResourceContext& ctx, int code, const json::object& obj,
                    const std::vector<std::string>& warnings = {}) {
   std::string accept = ctx.req.Header("accept");
@@ -258,6 +236,28 @@ void ServeBinding(ResourceContext& ctx, const WriteOptions& wopts) {
 
 }  // namespace
 
+StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
+                                 const std::string& expected_api_version,
+                                 const std::string& expected_kind) {
+  std::string ct = req.Header("content-type");
+  if (api::IsKubernetesProtobuf(ct)) {
+    return ParseProtobufBody(req, expected_api_version, expected_kind);
+  }
+  if (!IsJsonContentType(ct)) return UnknownFormat();
+  auto obj = ParseJsonObject(req.body);
+  if (!obj.ok()) {
+    return Status::BadRequest(expected_kind + " in version \"" + res.version +
+                              "\" cannot be handled as a " + expected_kind + ": " +
+                              obj.status().message());
+  }
+  auto api_version = GetString(*obj, "apiVersion");
+  auto kind = GetString(*obj, "kind");
+  if ((api_version && *api_version != expected_api_version) || (kind && *kind != expected_kind)) {
+    return TypeMismatch(api_version.value_or(""), expected_api_version);
+  }
+  return obj;
+}
+
 void ServeResourceRequest(ResourceContext& ctx) {
   const std::string& verb = ctx.info.verb;
   const std::string& sub = ctx.info.subresource;
@@ -266,6 +266,7 @@ void ServeResourceRequest(ResourceContext& ctx) {
   std::vector<std::string> warnings;
   auto wopts = ParseWriteOptions(ctx.req, &warnings);
   if (!wopts.ok()) return RespondStatus(ctx.resp, wopts.status());
+  wopts->admit = ctx.admit;
   if (sub == "scale" && ctx.res.has_scale) return ServeScale(ctx, verb, *wopts);
   if (sub == "binding" && HasBinding(ctx.res)) return ServeBinding(ctx, *wopts);
   if (!sub.empty() && !(sub == "status" && ctx.res.has_status) &&

@@ -3,6 +3,8 @@
 // Status errors as kube-apiserver does.
 #pragma once
 
+#include <functional>
+
 #include "api/registry.h"
 #include "apiserver/http.h"
 #include "apiserver/metrics.h"
@@ -18,7 +20,15 @@ struct ResourceContext {
   Responder& resp;
   Objects& objects;
   Metrics& metrics;
+  // The per-user admission of writes (WriteOptions::admit); null: none.
+  std::function<Status(const json::object& obj)> admit = nullptr;
 };
+
+// The request body as an object of `expected_api_version` and
+// `expected_kind` (JSON or protobuf); BadRequest as kube-apiserver words it.
+StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
+                                 const std::string& expected_api_version,
+                                 const std::string& expected_kind);
 
 // Serves get, list, create, update, patch, delete, deletecollection and the
 // status and scale subresources. Returns the HTTP code written.

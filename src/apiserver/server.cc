@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "apiserver/reviews.h"
+#include "base/file.h"
 #include "base/log.h"
 
 namespace flotilla::apiserver {
@@ -34,6 +36,21 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
     return Status::BadRequest("--storage must be sqlite or memory, not " + opts.storage);
   }
   FLOTILLA_ASSIGN_OR_RETURN(s->authn_, Authenticator::FromTokenFile(s->pki_.token_file_path));
+  FLOTILLA_ASSIGN_OR_RETURN(s->sa_tokens_,
+                            ServiceAccountTokens::FromKeyPem(s->pki_.service_account_key_pem));
+
+  if (!opts.audit_log.path.empty() && !opts.audit_policy_file.empty()) {
+    FLOTILLA_ASSIGN_OR_RETURN(std::string text, ReadFile(opts.audit_policy_file));
+    auto policy = AuditPolicy::Parse(text);
+    if (!policy.ok()) {
+      return Status::BadRequest(opts.audit_policy_file + ": " + policy.status().message());
+    }
+    FLOTILLA_ASSIGN_OR_RETURN(s->audit_,
+                              AuditLog::Open(opts.audit_log, std::move(*policy),
+                                             opts.clock != nullptr ? *opts.clock : RealClock()));
+  } else if (!opts.audit_log.path.empty()) {
+    spdlog::warn("--audit-log-path without --audit-policy-file: nothing is audited");
+  }
 
   ApiServerOptions api_opts;
   api_opts.registry = opts.registry;
@@ -41,10 +58,19 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   api_opts.clock = opts.clock != nullptr ? opts.clock : &RealClock();
   api_opts.schemas = opts.schemas;
   api_opts.authenticator = s->authn_.get();
+  api_opts.service_account_tokens = s->sa_tokens_.get();
+  api_opts.audit_log = s->audit_.get();
   api_opts.extra_paths = opts.extra_paths;
   api_opts.inflight = opts.inflight;
   s->api_ = std::make_unique<ApiServer>(api_opts);
   FLOTILLA_RETURN_IF_ERROR(s->api_->EnsureDefaultNamespaces());
+  FLOTILLA_RETURN_IF_ERROR(s->api_->StartRbac());
+  ApiServer* api_server = s->api_.get();
+  const ServiceAccountTokens* sa_tokens = s->sa_tokens_.get();
+  s->authn_->SetTokenValidator([api_server, sa_tokens](std::string_view token) {
+    return AuthenticateServiceAccountToken(token, *sa_tokens, {std::string(kServiceAccountIssuer)},
+                                           api_server->objects());
+  });
   s->gc_ = std::make_unique<GarbageCollector>(s->api_->objects());
   FLOTILLA_RETURN_IF_ERROR(s->gc_->Start());
 

@@ -30,6 +30,11 @@ struct ServerOptions {
   // kube-apiserver's --max-requests-inflight and
   // --max-mutating-requests-inflight (inflight.h).
   InflightLimits inflight;
+  // kube-apiserver's --audit-log-path ("-": standard output),
+  // --audit-policy-file, --audit-log-maxsize (MiB) and --audit-log-maxbackup
+  // (audit.h). Without a policy file nothing is logged, as in Kubernetes.
+  AuditLogOptions audit_log;
+  std::string audit_policy_file;
   // Sees every HTTPS request before the API server (not the in-process
   // client's): returns true when it answered the request itself. A member
   // injects its faults here (503s, latency).
@@ -56,6 +61,8 @@ class Server {
   Pki pki_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<Authenticator> authn_;
+  std::unique_ptr<ServiceAccountTokens> sa_tokens_;
+  std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<GarbageCollector> gc_;
   std::unique_ptr<HttpServer> http_;

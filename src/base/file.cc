@@ -7,8 +7,18 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace flotilla {
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Internal("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
 
 Status WriteFileAtomic(const std::string& path, std::string_view content, mode_t mode) {
   auto fail = [&](std::string_view what, const std::string& file) {

@@ -84,7 +84,7 @@ int RunServer(ServerFlags& flags) {
     return 1;
   }
   std::unique_ptr<client::Client> admin =
-      client::NewInProcessClient((*server)->api(), (*server)->pki().admin_token);
+      client::NewInProcessClient((*server)->api(), (*server)->pki().controller_token);
   auto controllers =
       federation::FederationControllers::Start(*admin, RealClock(), flags.federation);
   if (!controllers.ok()) {
@@ -245,6 +245,25 @@ void AddServerCommand(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group("Serving");
+  cmd->add_option("--audit-log-path", flags->server.audit_log.path,
+                  "Write audit.k8s.io/v1 events, one JSON line each, to this file (- for "
+                  "standard output); needs --audit-policy-file")
+      ->group("Auditing");
+  cmd->add_option("--audit-policy-file", flags->server.audit_policy_file,
+                  "The audit.k8s.io/v1 Policy (YAML or JSON) deciding what is logged at which "
+                  "level; docs/audit-policy.yaml is a starting point")
+      ->check(CLI::ExistingFile)
+      ->group("Auditing");
+  cmd->add_option("--audit-log-maxsize", flags->server.audit_log.max_size_mb,
+                  "Rotate the audit log when it would grow past this many MiB. 0: never")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Auditing");
+  cmd->add_option("--audit-log-maxbackup", flags->server.audit_log.max_backups,
+                  "Rotated audit logs to keep. 0: all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Auditing");
   cmd->add_option("--bind-address", flags->server.bind_address, "Address to listen on")
       ->capture_default_str()
       ->group("Serving");

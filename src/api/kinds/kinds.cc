@@ -35,8 +35,13 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::DeploymentResource());
   registry.Add(kinds::StatefulSetResource());
   registry.Add(kinds::ControllerRevisionResource());
+  for (Resource& r : kinds::ReviewResources()) registry.Add(std::move(r));
   registry.Add(kinds::HorizontalPodAutoscalerV2Resource());
   registry.Add(kinds::HorizontalPodAutoscalerV1Resource());
+  registry.Add(kinds::RoleResource());
+  registry.Add(kinds::ClusterRoleResource());
+  registry.Add(kinds::RoleBindingResource());
+  registry.Add(kinds::ClusterRoleBindingResource());
   registry.Add(kinds::LeaseResource());
   registry.Add(kinds::ClusterResource());
 }

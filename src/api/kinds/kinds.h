@@ -20,7 +20,13 @@ namespace flotilla::api {
 // Registers the kinds the federation serves, preferred versions first:
 //   v1: namespaces, configmaps, secrets, services, events, serviceaccounts
 //   apps/v1: replicasets, deployments, statefulsets, controllerrevisions
+//   authentication.k8s.io/v1: tokenreviews; authorization.k8s.io/v1:
+//     localsubjectaccessreviews, selfsubjectaccessreviews,
+//     selfsubjectrulesreviews, subjectaccessreviews (create only, answered
+//     by the server, never stored)
 //   autoscaling/v2 and autoscaling/v1: horizontalpodautoscalers (stored as v2)
+//   rbac.authorization.k8s.io/v1: roles, clusterroles, rolebindings,
+//     clusterrolebindings
 //   coordination.k8s.io/v1: leases
 //   federation/v1beta1: clusters
 // REQUIRES: none of them is registered yet.

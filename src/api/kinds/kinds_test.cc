@@ -202,14 +202,17 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
 
 TEST(Registration, GroupsListPreferredVersionsFirst) {
   auto groups = AllKinds().Groups();
-  ASSERT_EQ(groups.size(), 6u);
+  ASSERT_EQ(groups.size(), 9u);
   EXPECT_EQ(groups[0].first, "");
   EXPECT_EQ(groups[1].first, "apps");
-  EXPECT_EQ(groups[2].first, "autoscaling");
-  EXPECT_THAT(groups[2].second, ElementsAre("v2", "v1"));
-  EXPECT_EQ(groups[3].first, "coordination.k8s.io");
-  EXPECT_EQ(groups[4].first, "federation");
-  EXPECT_EQ(groups[5].first, "discovery.k8s.io");
+  EXPECT_EQ(groups[2].first, "authentication.k8s.io");
+  EXPECT_EQ(groups[3].first, "authorization.k8s.io");
+  EXPECT_EQ(groups[4].first, "autoscaling");
+  EXPECT_THAT(groups[4].second, ElementsAre("v2", "v1"));
+  EXPECT_EQ(groups[5].first, "rbac.authorization.k8s.io");
+  EXPECT_EQ(groups[6].first, "coordination.k8s.io");
+  EXPECT_EQ(groups[7].first, "federation");
+  EXPECT_EQ(groups[8].first, "discovery.k8s.io");
 }
 
 TEST(Registration, BothHpaVersionsShareV2Storage) {
@@ -270,7 +273,10 @@ TEST(Registration, ColumnsAreKubectlGetColumns) {
        "horizontalpodautoscalers",
        {"Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"}},
       {"coordination.k8s.io", "v1", "leases", {"Name", "Holder", "Age"}},
-      {"federation", "v1beta1", "clusters", {"Name", "Ready", "Scheduling", "Zones", "Region", "Age"}},
+      {"federation",
+       "v1beta1",
+       "clusters",
+       {"Name", "Ready", "Scheduling", "Zones", "Region", "Age"}},
       {"",
        "v1",
        "pods",

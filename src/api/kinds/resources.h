@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "api/registry.h"
 
@@ -34,6 +35,13 @@ Resource HorizontalPodAutoscalerV1Resource();
 // misc_kinds.cc
 Resource LeaseResource();
 Resource ClusterResource();
+// rbac_kinds.cc
+Resource RoleResource();
+Resource ClusterRoleResource();
+Resource RoleBindingResource();
+Resource ClusterRoleBindingResource();
+// TokenReview and the authorization.k8s.io access reviews.
+std::vector<Resource> ReviewResources();
 // member_kinds.cc
 Resource PodResource();
 Resource NodeResource();

@@ -1,0 +1,91 @@
+// The API server's RBAC authorizer: every Role, ClusterRole, RoleBinding and
+// ClusterRoleBinding in the store, kept current by one store watch, answers
+// whether a user may make a request (rbac.h has the semantics). It also
+// - writes the bootstrap policy (rbac_bootstrap.h) where it is missing, and
+//   adds the default rules and subjects back to bootstrap objects that keep
+//   the autoupdate annotation, as kube-apiserver does on start;
+// - aggregates ClusterRoles: one with an aggregationRule gets the rules of
+//   every ClusterRole its selectors match (in name order, each rule once),
+//   as kube-controller-manager's clusterrole-aggregation controller does;
+// - refuses escalation: a Role or ClusterRole may only be written by a user
+//   who holds its rules or may `escalate`; a binding only by a user who holds
+//   the bound role's rules or may `bind` it; an aggregationRule only by a
+//   user who may `escalate` ClusterRoles.
+// Group system:masters is allowed everything without a rule.
+//
+// Thread-safe. Changes reach decisions through the watch, so a write is
+// seen a moment after it is acknowledged, as with kube-apiserver's informer.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apiserver/objects.h"
+#include "apiserver/rbac.h"
+
+namespace flotilla::apiserver {
+
+class RbacAuthorizer {
+ public:
+  explicit RbacAuthorizer(Objects& objects);
+  ~RbacAuthorizer();
+
+  // Loads the policy, starts the watch, writes the bootstrap policy and
+  // aggregates; returns once decisions reflect all of it.
+  Status Start();
+  void Stop();
+
+  Decision Authorize(const UserInfo& user, const RequestAttributes& attrs) const;
+  // The rules that apply to `user` in `ns` ("" for the cluster scope).
+  std::vector<rbac::PolicyRule> RulesFor(const UserInfo& user, const std::string& ns) const;
+  // The escalation checks above for an object of `res` about to be stored
+  // by `user` in `ns`; Ok for every other resource.
+  Status Admit(const UserInfo& user, const api::Resource& res, const std::string& ns,
+               const json::object& obj) const;
+  // Returns once every RBAC write up to `revision` is reflected in decisions
+  // (read-your-writes for callers that just wrote a role or binding).
+  // REQUIRES: `revision` is that of a Role, ClusterRole or binding write.
+  void WaitForRevision(int64_t revision);
+
+ private:
+  void OnEvents(const std::vector<storage::Event>& batch);
+  // Applies one stored object (or its deletion) to the policy; older
+  // revisions than the one already applied for the key are ignored.
+  void ApplyLocked(const std::string& key, const std::string& value, int64_t revision,
+                   bool deleted);
+  // Both raise `*written` (when not null) to the revision of their last write.
+  Status EnsureBootstrap(int64_t* written);
+  // One aggregation pass; returns how many ClusterRoles it rewrote.
+  StatusOr<int> Aggregate(int64_t* written);
+  void AggregateLoop();
+  Status Forbid(const api::Resource& res, const json::object& obj, const std::string& why) const;
+
+  Objects& objects_;
+  const api::Resource* roles_ = nullptr;
+  const api::Resource* cluster_roles_ = nullptr;
+  const api::Resource* bindings_ = nullptr;
+  const api::Resource* cluster_bindings_ = nullptr;
+  std::unique_ptr<storage::Watcher> watcher_;
+
+  mutable std::shared_mutex mu_;
+  rbac::Policy policy_;                                        // GUARDED_BY(mu_)
+  std::map<std::string, int64_t> revisions_;                   // GUARDED_BY(mu_); key -> applied
+  std::map<std::string, json::object> cluster_roles_by_name_;  // GUARDED_BY(mu_)
+  int64_t seen_ = 0;                                           // GUARDED_BY(mu_)
+  std::condition_variable_any seen_cv_;
+
+  std::mutex loop_mu_;
+  std::condition_variable loop_cv_;
+  bool dirty_ = false;  // GUARDED_BY(loop_mu_)
+  bool stop_ = false;   // GUARDED_BY(loop_mu_)
+  std::thread aggregator_;
+};
+
+}  // namespace flotilla::apiserver

@@ -1,0 +1,343 @@
+// RBAC through the API server: the bootstrap policy, bindings, escalation,
+// aggregation, access reviews, service account tokens and impersonation.
+#include "apiserver/rbac_authorizer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "apiserver/api_server_test_util.h"
+#include "apiserver/certs.h"
+#include "apiserver/meta.h"
+#include "apiserver/reviews.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+using ::flotilla::apiserver::testing::RecordingResponder;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kTokens[] =
+    "tok-admin,admin,1,system:masters\n"
+    "tok-ann,ann,2\n"
+    "tok-bob,bob,3\n"
+    "tok-flotilla-viewer,flotilla-viewer,4,flotilla:viewers\n";
+
+class RbacServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto authn = Authenticator::FromTokenCsv(kTokens, "test tokens");
+    ASSERT_TRUE(authn.ok());
+    authn_ = std::move(*authn);
+    auto key = certs::GenerateKey();
+    ASSERT_TRUE(key.ok());
+    auto tokens = ServiceAccountTokens::FromKeyPem(*certs::KeyToPem(key->get()));
+    ASSERT_TRUE(tokens.ok());
+    tokens_ = std::move(*tokens);
+    api::RegisterFoundationKinds(registry_);
+    ApiServerOptions opts{.registry = &registry_,
+                          .store = store_.get(),
+                          .clock = &clock_,
+                          .schemas = &api::SchemaSet::Builtin(),
+                          .authenticator = authn_.get(),
+                          .service_account_tokens = tokens_.get()};
+    server_ = std::make_unique<ApiServer>(opts);
+    ASSERT_TRUE(server_->EnsureDefaultNamespaces().ok());
+    Status rbac = server_->StartRbac();
+    ASSERT_TRUE(rbac.ok()) << rbac.ToString();
+    authn_->SetTokenValidator([this](std::string_view token) {
+      return AuthenticateServiceAccountToken(token, *tokens_, {std::string(kServiceAccountIssuer)},
+                                             server_->objects());
+    });
+    for (const char* ns : {"a", "b"}) {
+      ASSERT_EQ(Do("admin", "POST", "/api/v1/namespaces",
+                   R"({"metadata": {"name": ")" + std::string(ns) + "\"}}"),
+                201);
+    }
+  }
+
+  // Sends the request as the holder of `who`'s token ("tok-" + who, or a
+  // raw token); returns the code. RBAC writes wait until decisions reflect them.
+  int Do(const std::string& who, const std::string& method, const std::string& target,
+         const std::string& body = "", const Headers& extra = {}) {
+    last_ = std::make_unique<RecordingResponder>();
+    Request req;
+    req.method = method;
+    req.target = target;
+    SplitTarget(target, &req.path, &req.query);
+    req.body = body;
+    req.headers["content-type"] = "application/json";
+    req.headers["authorization"] =
+        "Bearer " + (who.find('.') != std::string::npos ? who : "tok-" + who);
+    for (const auto& [k, v] : extra) req.headers[k] = v;
+    server_->Handle(req, *last_);
+    if (last_->code() < 300 && method != "GET" && target.find("/rbac.") != std::string::npos) {
+      // A DELETE answers with the object as it was; its revision is the last.
+      server_->rbac().WaitForRevision(method == "DELETE" ? store_->CurrentRevision()
+                                                         : ResourceVersionOf(last_->Json()));
+    }
+    return last_->code();
+  }
+
+  std::string Message() { return StringAt(last_->Json(), "message"); }
+
+  void Bind(const std::string& ns, const std::string& name, const std::string& role_kind,
+            const std::string& role, const std::string& subject) {
+    std::string path =
+        ns.empty() ? "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+                   : "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings";
+    std::string body = R"({"metadata": {"name": ")" + name + R"("}, "roleRef": {"apiGroup":
+        "rbac.authorization.k8s.io", "kind": ")" +
+                       role_kind + R"(", "name": ")" + role + R"("}, "subjects": [)" + subject +
+                       "]}";
+    ASSERT_EQ(Do("admin", "POST", path, body), 201) << last_->body();
+  }
+
+  static std::string User(const std::string& name) {
+    return R"({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": ")" + name + "\"}";
+  }
+
+  // Polls `ready` (the aggregation controller works in the background).
+  bool Eventually(const std::function<bool()>& ready) {
+    for (int i = 0; i < 2000; ++i) {
+      if (ready()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  FakeClock clock_;
+  api::Registry registry_;
+  std::unique_ptr<storage::Store> store_ = storage::NewMemoryStore();
+  std::unique_ptr<Authenticator> authn_;
+  std::unique_ptr<ServiceAccountTokens> tokens_;
+  std::unique_ptr<ApiServer> server_;
+  std::unique_ptr<RecordingResponder> last_;
+};
+
+constexpr char kConfigMaps[] = "/api/v1/namespaces/{ns}/configmaps";
+
+std::string ConfigMaps(const std::string& ns) {
+  std::string p = kConfigMaps;
+  return p.replace(p.find("{ns}"), 4, ns);
+}
+
+TEST_F(RbacServerTest, BootstrapRolesAreServedAndAggregated) {
+  ASSERT_EQ(Do("admin", "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/view"), 200);
+  std::string view = last_->body();
+  EXPECT_THAT(view, HasSubstr("\"configmaps\""));
+  EXPECT_THAT(view, HasSubstr("\"clusters\""));
+  EXPECT_THAT(view, Not(HasSubstr("\"secrets\"")));
+  EXPECT_EQ(Do("flotilla-viewer", "GET", ConfigMaps("a")), 200);
+  EXPECT_EQ(Do("flotilla-viewer", "GET", "/api/v1/namespaces/a/secrets"), 403);
+  EXPECT_EQ(Message(),
+            R"(secrets is forbidden: User "flotilla-viewer" cannot list resource "secrets" in )"
+            R"(API group "" in the namespace "a")");
+  EXPECT_EQ(Do("flotilla-viewer", "GET", "/metrics"), 200);
+  EXPECT_EQ(Do("ann", "GET", ConfigMaps("a")), 403);
+  EXPECT_EQ(Do("ann", "GET", "/apis"), 200);
+}
+
+TEST_F(RbacServerTest, EditInOneNamespaceOnly) {
+  Bind("a", "ann-edit", "ClusterRole", "edit", User("ann"));
+  EXPECT_EQ(Do("ann", "POST", ConfigMaps("a"), R"({"metadata": {"name": "c"}})"), 201);
+  EXPECT_EQ(Do("ann", "POST", ConfigMaps("b"), R"({"metadata": {"name": "c"}})"), 403);
+  EXPECT_THAT(Message(), HasSubstr(R"(User "ann" cannot create resource "configmaps")"));
+  // Deleting the binding takes the right away again.
+  ASSERT_EQ(Do("admin", "DELETE",
+               "/apis/rbac.authorization.k8s.io/v1/namespaces/a/rolebindings/ann-edit"),
+            200);
+  EXPECT_EQ(Do("ann", "POST", ConfigMaps("a"), R"({"metadata": {"name": "d"}})"), 403);
+}
+
+TEST_F(RbacServerTest, EscalationIsRefusedUnlessHeldOrBindGranted) {
+  Bind("a", "ann-admin", "ClusterRole", "admin", User("ann"));
+  const std::string roles = "/apis/rbac.authorization.k8s.io/v1/namespaces/a/roles";
+  const std::string bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/a/rolebindings";
+  // A role with rules ann holds in a.
+  EXPECT_EQ(Do("ann", "POST", roles, R"({"metadata": {"name": "cm"}, "rules": [{"apiGroups":
+      [""], "resources": ["configmaps"], "verbs": ["get", "create"]}]})"),
+            201)
+      << last_->body();
+  // One with a rule she does not hold.
+  EXPECT_EQ(Do("ann", "POST", roles, R"({"metadata": {"name": "leases"}, "rules": [{"apiGroups":
+      ["federation"], "resources": ["clusters"], "verbs": ["delete"]}]})"),
+            403);
+  EXPECT_THAT(Message(), HasSubstr(R"(roles.rbac.authorization.k8s.io "leases" is forbidden: )"
+                                   R"(user "ann" (groups=["system:authenticated"]) is attempting )"
+                                   R"(to grant RBAC permissions not currently held:)"
+                                   "\n"
+                                   R"({APIGroups:["federation"], Resources:["clusters"], )"
+                                   R"(Verbs:["delete"]})"));
+  // Binding bob to edit is fine (admin holds edit's rules), to cluster-admin not.
+  EXPECT_EQ(Do("ann", "POST", bindings, R"({"metadata": {"name": "bob-edit"}, "roleRef":
+      {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+      "subjects": [)" + User("bob") + "]}"),
+            201)
+      << last_->body();
+  std::string to_cluster_admin = R"({"metadata": {"name": "bob-root"}, "roleRef":
+      {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+      "subjects": [)" + User("bob") +
+                                 "]}";
+  EXPECT_EQ(Do("ann", "POST", bindings, to_cluster_admin), 403);
+  EXPECT_THAT(Message(), HasSubstr("attempting to grant RBAC permissions not currently held"));
+  // With `bind` on cluster-admin she may.
+  ASSERT_EQ(Do("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               R"({"metadata": {"name": "bind-root"}, "rules": [{"apiGroups":
+               ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["bind"],
+               "resourceNames": ["cluster-admin"]}]})"),
+            201);
+  Bind("a", "ann-bind", "ClusterRole", "bind-root", User("ann"));
+  EXPECT_EQ(Do("ann", "POST", bindings, to_cluster_admin), 201) << last_->body();
+  // An update is checked like a create.
+  EXPECT_EQ(Do("ann", "PATCH", roles + "/cm",
+               R"({"rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]})",
+               {{"content-type", "application/merge-patch+json"}}),
+            403);
+  EXPECT_THAT(Message(), HasSubstr("not currently held"));
+}
+
+TEST_F(RbacServerTest, AggregatedRolesPickUpNewRules) {
+  ASSERT_EQ(Do("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               R"({"metadata": {"name": "crontabs-view", "labels":
+               {"rbac.authorization.k8s.io/aggregate-to-view": "true"}}, "rules": [{"apiGroups":
+               ["stable.example.com"], "resources": ["crontabs"], "verbs": ["get"]}]})"),
+            201);
+  for (const char* role : {"view", "edit", "admin"}) {
+    EXPECT_TRUE(Eventually([&] {
+      Do("admin", "GET", std::string("/apis/rbac.authorization.k8s.io/v1/clusterroles/") + role);
+      return last_->body().find("crontabs") != std::string::npos;
+    })) << role;
+  }
+  // Only a user who may escalate may write an aggregationRule.
+  Bind("a", "ann-admin", "ClusterRole", "admin", User("ann"));
+  ASSERT_EQ(Do("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               R"({"metadata": {"name": "cr-writer"}, "rules": [{"apiGroups":
+               ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs":
+               ["create"]}]})"),
+            201);
+  Bind("", "ann-cr", "ClusterRole", "cr-writer", User("ann"));
+  EXPECT_EQ(Do("ann", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               R"({"metadata": {"name": "mine"}, "aggregationRule": {"clusterRoleSelectors":
+               [{"matchLabels": {"x": "y"}}]}})"),
+            403);
+  EXPECT_THAT(Message(),
+              HasSubstr("must have cluster-admin privileges to use the aggregationRule"));
+}
+
+TEST_F(RbacServerTest, AccessReviews) {
+  Bind("a", "ann-edit", "ClusterRole", "edit", User("ann"));
+  auto ssar = [&](const std::string& ns) {
+    return R"({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"namespace": ")" +
+           ns + R"(", "verb": "create", "resource": "configmaps"}}})";
+  };
+  ASSERT_EQ(Do("ann", "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", ssar("a")),
+            201);
+  EXPECT_EQ(Find(last_->Json(), "status.allowed")->as_bool(), true);
+  EXPECT_EQ(StringAt(last_->Json(), "status.reason"),
+            R"(RBAC: allowed by RoleBinding "a/ann-edit" of ClusterRole "edit")");
+  ASSERT_EQ(Do("ann", "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", ssar("b")),
+            201);
+  EXPECT_EQ(Find(last_->Json(), "status.allowed")->as_bool(), false);
+  // Neither or both kinds of attributes: 422.
+  EXPECT_EQ(Do("ann", "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+               R"({"spec": {}})"),
+            422);
+  // Unknown fields are refused, as in every strict decode.
+  EXPECT_EQ(Do("ann", "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+               R"({"spec": {"resourceAttributes": {"verbb": "get"}}})"),
+            400);
+
+  ASSERT_EQ(Do("ann", "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+               R"({"spec": {"namespace": "a"}})"),
+            201);
+  EXPECT_THAT(last_->body(), HasSubstr("\"configmaps\""));
+  EXPECT_THAT(last_->body(), HasSubstr("\"selfsubjectaccessreviews\""));
+  EXPECT_THAT(last_->body(), HasSubstr("\"/version\""));
+
+  // SubjectAccessReview: the admin may ask about bob; ann may not ask.
+  std::string sar = R"({"spec": {"user": "ann", "resourceAttributes": {"namespace": "a",
+      "verb": "delete", "resource": "configmaps", "name": "x"}}})";
+  ASSERT_EQ(Do("admin", "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar), 201);
+  EXPECT_EQ(Find(last_->Json(), "status.allowed")->as_bool(), true);
+  EXPECT_EQ(Do("ann", "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar), 403);
+  EXPECT_EQ(Do("admin", "POST",
+               "/apis/authorization.k8s.io/v1/namespaces/b/localsubjectaccessreviews", sar),
+            422);
+  EXPECT_THAT(Message(), HasSubstr("must match"));
+  // Reviews are answered, never stored or read.
+  EXPECT_EQ(Do("admin", "GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"), 405);
+}
+
+TEST_F(RbacServerTest, ServiceAccountTokensExpireAndDieWithTheirAccount) {
+  ASSERT_EQ(Do("admin", "POST", "/api/v1/namespaces/a/serviceaccounts",
+               R"({"metadata": {"name": "bot"}})"),
+            201);
+  Bind("a", "bot-edit", "ClusterRole", "edit",
+       R"({"kind": "ServiceAccount", "name": "bot", "namespace": "a"})");
+  const std::string token_path = "/api/v1/namespaces/a/serviceaccounts/bot/token";
+  EXPECT_EQ(Do("admin", "POST", token_path, R"({"spec": {"expirationSeconds": 60}})"), 422);
+  EXPECT_THAT(Message(), HasSubstr("may not specify a duration less than 10 minutes"));
+  EXPECT_EQ(Do("admin", "POST", "/api/v1/namespaces/a/serviceaccounts/nobody/token", "{}"), 404);
+  ASSERT_EQ(Do("admin", "POST", token_path,
+               R"({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                   "spec": {"expirationSeconds": 600}})"),
+            201);
+  std::string token = StringAt(last_->Json(), "status.token");
+  EXPECT_EQ(StringAt(last_->Json(), "status.expirationTimestamp"),
+            FormatRfc3339(clock_.Now() + std::chrono::seconds(600)));
+  EXPECT_EQ(Do(token, "POST", ConfigMaps("a"), R"({"metadata": {"name": "by-bot"}})"), 201);
+  EXPECT_EQ(Do(token, "GET", ConfigMaps("b")), 403);
+  EXPECT_THAT(Message(), HasSubstr(R"(User "system:serviceaccount:a:bot")"));
+  // TokenReview says who it is.
+  ASSERT_EQ(Do("admin", "POST", "/apis/authentication.k8s.io/v1/tokenreviews",
+               R"({"spec": {"token": ")" + token + "\"}}"),
+            201);
+  EXPECT_EQ(StringAt(last_->Json(), "status.user.username"), "system:serviceaccount:a:bot");
+  EXPECT_THAT(last_->body(), HasSubstr("system:serviceaccounts:a"));
+
+  clock_.Advance(std::chrono::seconds(600));
+  EXPECT_EQ(Do(token, "GET", ConfigMaps("a")), 401);
+
+  ASSERT_EQ(Do("admin", "POST", token_path, "{}"), 201);
+  std::string fresh = StringAt(last_->Json(), "status.token");
+  EXPECT_EQ(Do(fresh, "GET", ConfigMaps("a")), 200);
+  ASSERT_EQ(Do("admin", "DELETE", "/api/v1/namespaces/a/serviceaccounts/bot"), 200);
+  EXPECT_EQ(Do(fresh, "GET", ConfigMaps("a")), 401);
+  // A new account of the same name does not revive the old one's tokens.
+  ASSERT_EQ(Do("admin", "POST", "/api/v1/namespaces/a/serviceaccounts",
+               R"({"metadata": {"name": "bot"}})"),
+            201);
+  EXPECT_EQ(Do(fresh, "GET", ConfigMaps("a")), 401);
+}
+
+TEST_F(RbacServerTest, ImpersonationNeedsImpersonate) {
+  Bind("a", "bob-view", "ClusterRole", "view", User("bob"));
+  Headers as_bob = {{"impersonate-user", "bob"}};
+  EXPECT_EQ(Do("ann", "GET", ConfigMaps("a"), "", as_bob), 403);
+  EXPECT_EQ(Message(), R"(users "bob" is forbidden: User "ann" cannot impersonate resource )"
+                       R"("users" in API group "" at the cluster scope)");
+  // The admin may; the request is then bob's.
+  EXPECT_EQ(Do("admin", "GET", ConfigMaps("a"), "", as_bob), 200);
+  EXPECT_EQ(Do("admin", "POST", ConfigMaps("a"), R"({"metadata": {"name": "x"}})", as_bob), 403);
+  EXPECT_THAT(Message(), HasSubstr(R"(User "bob" cannot create)"));
+  // Granted impersonate on bob only, ann may act as bob but not as admin.
+  ASSERT_EQ(Do("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               R"({"metadata": {"name": "as-bob"}, "rules": [{"apiGroups": [""], "resources":
+               ["users"], "verbs": ["impersonate"], "resourceNames": ["bob"]}]})"),
+            201);
+  Bind("", "ann-as-bob", "ClusterRole", "as-bob", User("ann"));
+  EXPECT_EQ(Do("ann", "GET", ConfigMaps("a"), "", as_bob), 200);
+  EXPECT_EQ(Do("ann", "GET", ConfigMaps("a"), "", {{"impersonate-user", "admin"}}), 403);
+  EXPECT_EQ(Do("ann", "GET", ConfigMaps("a"), "",
+               {{"impersonate-user", "bob"}, {"impersonate-group", "system:masters"}}),
+            403);
+  EXPECT_THAT(Message(), HasSubstr(R"(groups "system:masters" is forbidden)"));
+  EXPECT_EQ(Do("admin", "GET", ConfigMaps("a"), "", {{"impersonate-group", "g"}}), 400);
+}
+
+}  // namespace
+}  // namespace flotilla::apiserver

@@ -1,0 +1,22 @@
+// The RBAC objects a new server starts with, as data: Kubernetes' default
+// roles (cluster-admin, admin, edit, view built by aggregation from
+// system:aggregate-to-*, system:discovery, system:public-info-viewer,
+// system:basic-user, system:monitoring) with the bindings Kubernetes gives
+// them, plus Flotilla's: the federation kinds in the aggregated roles, the
+// federation controllers' role and identity, and the read-only group bound
+// to view. docs/security.md lists them.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "base/json.h"
+
+namespace flotilla::apiserver::rbac {
+
+// ClusterRoles first, then ClusterRoleBindings; each carries apiVersion,
+// kind, metadata (labels kubernetes.io/bootstrapping=rbac-defaults and the
+// annotation rbac.authorization.kubernetes.io/autoupdate=true) and its body.
+const std::vector<json::object>& BootstrapPolicy();
+
+}  // namespace flotilla::apiserver::rbac

@@ -1,0 +1,316 @@
+// RBAC rule matching, coverage, aggregation and the bootstrap policy.
+#include "apiserver/rbac.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "apiserver/rbac_bootstrap.h"
+
+namespace flotilla::apiserver::rbac {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+UserInfo User(std::string name, std::vector<std::string> groups) {
+  groups.emplace_back("system:authenticated");
+  return {std::move(name), "", std::move(groups)};
+}
+
+RequestAttributes Resource(std::string verb, std::string group, std::string resource,
+                           std::string ns = "", std::string name = "") {
+  RequestAttributes a;
+  a.verb = std::move(verb);
+  a.group = std::move(group);
+  a.resource = std::move(resource);
+  a.ns = std::move(ns);
+  a.name = std::move(name);
+  return a;
+}
+
+RequestAttributes Path(std::string verb, std::string path) {
+  RequestAttributes a;
+  a.verb = std::move(verb);
+  a.resource_request = false;
+  a.path = std::move(path);
+  return a;
+}
+
+struct MatrixCase {
+  const char* who;
+  RequestAttributes attrs;
+  bool allowed;
+};
+
+PolicyRule Rule(std::vector<std::string> groups, std::vector<std::string> resources,
+                std::vector<std::string> verbs, std::vector<std::string> names = {}) {
+  return PolicyRule{
+      std::move(verbs), std::move(groups), std::move(resources), std::move(names), {}};
+}
+
+PolicyRule UrlRule(std::vector<std::string> urls, std::vector<std::string> verbs) {
+  return PolicyRule{std::move(verbs), {}, {}, {}, std::move(urls)};
+}
+
+// Runs aggregation to a fixed point, as the server does.
+void AggregateAll(std::map<std::string, json::object>& roles) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& [name, role] : roles) {
+      auto rules = AggregatedRules(name, role, roles);
+      if (rules && *rules != RulesOf(role)) {
+        role["rules"] = ToJson(*rules);
+        changed = true;
+      }
+    }
+  }
+}
+
+// The bootstrap policy after aggregation, as a new server holds it.
+Policy Bootstrapped() {
+  std::map<std::string, json::object> roles;
+  Policy policy;
+  for (const json::object& obj : BootstrapPolicy()) {
+    if (StringAt(obj, "kind") == "ClusterRole") {
+      roles[StringAt(obj, "metadata.name")] = obj;
+    } else {
+      policy.PutBinding(BindingOf(obj));
+    }
+  }
+  AggregateAll(roles);
+  for (const auto& [name, role] : roles) policy.PutRole("", name, RulesOf(role));
+  return policy;
+}
+
+TEST(RuleTest, VerbsGroupsResourcesAndStars) {
+  RequestAttributes get_cm = Resource("get", "", "configmaps", "ns", "c");
+  EXPECT_TRUE(Allows(Rule({""}, {"configmaps"}, {"get"}), get_cm));
+  EXPECT_TRUE(Allows(Rule({"*"}, {"*"}, {"*"}), get_cm));
+  EXPECT_FALSE(Allows(Rule({"apps"}, {"configmaps"}, {"get"}), get_cm));
+  EXPECT_FALSE(Allows(Rule({""}, {"configmaps"}, {"list"}), get_cm));
+  EXPECT_FALSE(Allows(Rule({""}, {"secrets"}, {"get"}), get_cm));
+  // A resource rule never allows a path, nor a path rule a resource.
+  EXPECT_FALSE(Allows(Rule({"*"}, {"*"}, {"*"}), Path("get", "/metrics")));
+  EXPECT_FALSE(Allows(UrlRule({"*"}, {"*"}), get_cm));
+}
+
+TEST(RuleTest, Subresources) {
+  RequestAttributes scale = Resource("update", "apps", "deployments", "ns", "web");
+  scale.subresource = "scale";
+  EXPECT_FALSE(Allows(Rule({"apps"}, {"deployments"}, {"update"}), scale));
+  EXPECT_TRUE(Allows(Rule({"apps"}, {"deployments/scale"}, {"update"}), scale));
+  EXPECT_TRUE(Allows(Rule({"apps"}, {"*/scale"}, {"update"}), scale));
+  EXPECT_FALSE(Allows(Rule({"apps"}, {"*/status"}, {"update"}), scale));
+  EXPECT_FALSE(Allows(Rule({"apps"}, {"deployments/scale"}, {"update"}),
+                      Resource("update", "apps", "deployments", "ns", "web")));
+}
+
+TEST(RuleTest, ResourceNamesNeedANamedRequest) {
+  PolicyRule only_a = Rule({""}, {"configmaps"}, {"get", "create", "list"}, {"a"});
+  EXPECT_TRUE(Allows(only_a, Resource("get", "", "configmaps", "ns", "a")));
+  EXPECT_FALSE(Allows(only_a, Resource("get", "", "configmaps", "ns", "b")));
+  EXPECT_FALSE(Allows(only_a, Resource("create", "", "configmaps", "ns")));
+  EXPECT_FALSE(Allows(only_a, Resource("list", "", "configmaps", "ns")));
+}
+
+TEST(RuleTest, NonResourceUrlsExactOrPrefix) {
+  PolicyRule rule = UrlRule({"/healthz", "/apis/*"}, {"get"});
+  EXPECT_TRUE(Allows(rule, Path("get", "/healthz")));
+  EXPECT_FALSE(Allows(rule, Path("get", "/healthz/etcd")));
+  EXPECT_TRUE(Allows(rule, Path("get", "/apis/apps/v1")));
+  EXPECT_FALSE(Allows(rule, Path("get", "/apis")));
+  EXPECT_FALSE(Allows(rule, Path("post", "/healthz")));
+}
+
+TEST(CoversTest, BrokenDownRules) {
+  std::vector<PolicyRule> owner = {
+      Rule({""}, {"configmaps", "pods"}, {"get", "list"}), Rule({"apps"}, {"*/scale"}, {"update"}),
+      Rule({""}, {"secrets"}, {"get"}, {"s1"}), UrlRule({"/logs/*"}, {"get"})};
+  EXPECT_TRUE(Covers(owner, {Rule({""}, {"pods"}, {"list"})}));
+  EXPECT_TRUE(Covers(owner, {Rule({"apps"}, {"deployments/scale"}, {"update"})}));
+  EXPECT_TRUE(Covers(owner, {Rule({""}, {"secrets"}, {"get"}, {"s1"})}));
+  EXPECT_TRUE(Covers(owner, {UrlRule({"/logs/a"}, {"get"})}));
+  std::vector<PolicyRule> missing;
+  EXPECT_FALSE(Covers(
+      owner,
+      {Rule({""}, {"configmaps", "secrets"}, {"get", "delete"}), UrlRule({"/metrics"}, {"get"})},
+      &missing));
+  std::vector<std::string> described;
+  for (const PolicyRule& r : missing) described.push_back(Describe(r));
+  EXPECT_THAT(described,
+              ElementsAre(R"({APIGroups:[""], Resources:["secrets"], Verbs:["get"]})",
+                          R"({APIGroups:[""], Resources:["configmaps"], Verbs:["delete"]})",
+                          R"({APIGroups:[""], Resources:["secrets"], Verbs:["delete"]})",
+                          R"({NonResourceURLs:["/metrics"], Verbs:["get"]})"));
+  // A named grant does not cover every name; a star covers everything.
+  EXPECT_FALSE(Covers(owner, {Rule({""}, {"secrets"}, {"get"})}));
+  EXPECT_TRUE(Covers({Rule({"*"}, {"*"}, {"*"})}, {Rule({"apps"}, {"deployments"}, {"*"})}));
+  EXPECT_FALSE(
+      Covers({Rule({"apps"}, {"deployments"}, {"get"})}, {Rule({"apps"}, {"deployments"}, {"*"})}));
+}
+
+TEST(BindingTest, SubjectsAndServiceAccounts) {
+  auto obj = ParseJsonObject(R"({"metadata": {"name": "b", "namespace": "team"},
+      "roleRef": {"kind": "ClusterRole", "name": "edit"},
+      "subjects": [{"kind": "ServiceAccount", "name": "bot"},
+                   {"kind": "ServiceAccount", "name": "ci", "namespace": "tools"},
+                   {"kind": "Group", "name": "devs"}, {"kind": "User", "name": "ann"}]})");
+  ASSERT_TRUE(obj.ok());
+  Binding b = BindingOf(*obj);
+  ASSERT_EQ(b.subjects.size(), 4u);
+  UserInfo bot{ServiceAccountUser("team", "bot"), "", {}};
+  UserInfo ci{"system:serviceaccount:tools:ci", "", {}};
+  EXPECT_TRUE(AppliesTo(b.subjects[0], bot, b.ns));
+  EXPECT_FALSE(AppliesTo(b.subjects[0], ci, b.ns));
+  EXPECT_TRUE(AppliesTo(b.subjects[1], ci, b.ns));
+  EXPECT_TRUE(AppliesTo(b.subjects[2], User("x", {"devs"}), b.ns));
+  EXPECT_TRUE(AppliesTo(b.subjects[3], User("ann", {}), b.ns));
+  EXPECT_FALSE(AppliesTo(b.subjects[3], User("devs", {}), b.ns));
+}
+
+TEST(PolicyTest, RoleBindingsGrantInTheirNamespaceOnly) {
+  Policy policy;
+  policy.PutRole("team", "reader", {Rule({""}, {"configmaps"}, {"get"})});
+  policy.PutRole("", "writer", {Rule({""}, {"configmaps"}, {"create"})});
+  policy.PutBinding({"team", "r", {"Role", "reader"}, {{"User", "ann", ""}}});
+  policy.PutBinding({"team", "w", {"ClusterRole", "writer"}, {{"User", "ann", ""}}});
+  UserInfo ann = User("ann", {});
+  EXPECT_TRUE(policy.Authorize(ann, Resource("get", "", "configmaps", "team", "c")).allowed);
+  EXPECT_TRUE(policy.Authorize(ann, Resource("create", "", "configmaps", "team")).allowed);
+  EXPECT_FALSE(policy.Authorize(ann, Resource("create", "", "configmaps", "other")).allowed);
+  EXPECT_FALSE(policy.Authorize(ann, Resource("list", "", "configmaps", "")).allowed);
+  Decision d = policy.Authorize(ann, Resource("create", "", "configmaps", "team"));
+  EXPECT_EQ(d.reason, R"(RBAC: allowed by RoleBinding "team/w" of ClusterRole "writer")");
+  // A binding to a role that does not exist grants nothing, until it does.
+  policy.PutBinding({"", "late", {"ClusterRole", "later"}, {{"User", "ann", ""}}});
+  EXPECT_FALSE(policy.Authorize(ann, Resource("get", "", "secrets", "x", "s")).allowed);
+  policy.PutRole("", "later", {Rule({""}, {"secrets"}, {"get"})});
+  EXPECT_TRUE(policy.Authorize(ann, Resource("get", "", "secrets", "x", "s")).allowed);
+  policy.RemoveBinding("", "late");
+  EXPECT_FALSE(policy.Authorize(ann, Resource("get", "", "secrets", "x", "s")).allowed);
+}
+
+TEST(AggregationTest, PicksUpRulesOfMatchingRolesInNameOrder) {
+  std::map<std::string, json::object> roles;
+  for (const json::object& obj : BootstrapPolicy()) {
+    if (StringAt(obj, "kind") == "ClusterRole") roles[StringAt(obj, "metadata.name")] = obj;
+  }
+  auto extra = ParseJsonObject(R"({"metadata": {"name": "crontabs-view",
+      "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+      "rules": [{"apiGroups": ["stable.example.com"], "resources": ["crontabs"],
+                 "verbs": ["get", "list", "watch"]}]})");
+  ASSERT_TRUE(extra.ok());
+  roles["crontabs-view"] = *extra;
+  AggregateAll(roles);
+  PolicyRule crontabs = Rule({"stable.example.com"}, {"crontabs"}, {"get", "list", "watch"});
+  for (const char* name : {"view", "edit", "admin"}) {
+    std::vector<PolicyRule> rules = RulesOf(roles[name]);
+    EXPECT_NE(std::find(rules.begin(), rules.end(), crontabs), rules.end()) << name;
+  }
+  // view takes crontabs-view before flotilla:aggregate-to-view (name order).
+  EXPECT_EQ(RulesOf(roles["view"]).front(), crontabs);
+  EXPECT_FALSE(AggregatedRules("crontabs-view", *extra, roles).has_value());
+}
+
+TEST(BootstrapPolicyTest, ViewCannotReadSecretsEditCanAndAdminManagesRoles) {
+  Policy policy = Bootstrapped();
+  policy.PutBinding({"team", "v", {"ClusterRole", "view"}, {{"User", "v", ""}}});
+  policy.PutBinding({"team", "e", {"ClusterRole", "edit"}, {{"User", "e", ""}}});
+  policy.PutBinding({"team", "a", {"ClusterRole", "admin"}, {{"User", "a", ""}}});
+  auto can = [&](const char* who, RequestAttributes attrs) {
+    return policy.Authorize(User(who, {}), attrs).allowed;
+  };
+  EXPECT_TRUE(can("v", Resource("list", "", "configmaps", "team")));
+  EXPECT_FALSE(can("v", Resource("get", "", "secrets", "team", "s")));
+  EXPECT_FALSE(can("v", Resource("create", "", "configmaps", "team")));
+  EXPECT_TRUE(can("e", Resource("get", "", "secrets", "team", "s")));
+  EXPECT_TRUE(can("e", Resource("create", "apps", "deployments", "team")));
+  RequestAttributes token = Resource("create", "", "serviceaccounts", "team", "bot");
+  token.subresource = "token";
+  EXPECT_TRUE(can("e", token));
+  EXPECT_FALSE(can("e", Resource("create", "rbac.authorization.k8s.io", "rolebindings", "team")));
+  EXPECT_TRUE(can("a", Resource("create", "rbac.authorization.k8s.io", "rolebindings", "team")));
+  EXPECT_FALSE(can("a", Resource("create", "", "configmaps", "elsewhere")));
+  EXPECT_FALSE(can("a", Resource("list", "federation", "clusters", "")));
+}
+
+TEST(BootstrapPolicyTest, ControllerRoleCannotTouchRbacOrImpersonate) {
+  Policy policy = Bootstrapped();
+  UserInfo controller{"system:flotilla:federation-controller", "", {"system:authenticated"}};
+  auto can = [&](RequestAttributes attrs) { return policy.Authorize(controller, attrs).allowed; };
+  EXPECT_TRUE(can(Resource("update", "apps", "replicasets", "ns", "r")));
+  EXPECT_TRUE(can(Resource("list", "", "secrets", "flotilla-system")));
+  EXPECT_TRUE(can(Resource("patch", "federation", "clusters", "", "c")));
+  EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "clusterrolebindings", "")));
+  EXPECT_FALSE(can(Resource("impersonate", "", "users", "", "flotilla-admin")));
+}
+
+TEST(BootstrapPolicyTest, Matrix) {
+  const Policy policy = Bootstrapped();
+  const UserInfo admin = User("flotilla-admin", {"system:masters"});
+  const UserInfo viewer = User("flotilla-viewer", {"flotilla:viewers"});
+  const UserInfo nobody = User("nobody", {});
+  std::map<std::string, const UserInfo*> users = {
+      {"admin", &admin}, {"viewer", &viewer}, {"nobody", &nobody}};
+  RequestAttributes scale = Resource("update", "apps", "deployments", "default", "web");
+  scale.subresource = "scale";
+  RequestAttributes pod_log = Resource("get", "", "pods", "default", "p");
+  pod_log.subresource = "log";
+  const std::vector<MatrixCase> cases = {
+      {"admin", Resource("create", "", "configmaps", "default"), true},
+      {"admin", Resource("deletecollection", "apps", "deployments", "default"), true},
+      {"admin", Resource("get", "", "secrets", "flotilla-system", "m1"), true},
+      {"admin", scale, true},
+      {"admin", Path("post", "/anything"), true},
+      {"viewer", Resource("get", "", "configmaps", "default", "x"), true},
+      {"viewer", Resource("list", "apps", "deployments", ""), true},
+      {"viewer", Resource("watch", "federation", "clusters", ""), true},
+      {"viewer", pod_log, true},
+      {"viewer", Resource("create", "", "configmaps", "default"), false},
+      {"viewer", Resource("update", "", "configmaps", "default", "x"), false},
+      {"viewer", Resource("patch", "", "configmaps", "default", "x"), false},
+      {"viewer", Resource("delete", "", "configmaps", "default", "x"), false},
+      {"viewer", Resource("deletecollection", "", "configmaps", "default"), false},
+      {"viewer", scale, false},
+      {"viewer", Resource("get", "", "secrets", "flotilla-system", "m1"), false},
+      {"viewer", Resource("list", "", "secrets", ""), false},
+      {"viewer", Path("get", "/metrics"), true},
+      {"viewer", Path("post", "/metrics"), false},
+      {"nobody", Resource("get", "", "configmaps", "default", "x"), false},
+      {"nobody", Resource("list", "", "namespaces", ""), false},
+      {"nobody", Path("get", "/api"), true},
+      {"nobody", Path("get", "/api/v1"), true},
+      {"nobody", Path("get", "/apis/apps/v1"), true},
+      {"nobody", Path("get", "/version"), true},
+      {"nobody", Path("get", "/openapi/v2"), true},
+      {"nobody", Path("get", "/openapi/v3/apis/apps/v1"), true},
+      {"nobody", Path("get", "/healthz"), true},
+      {"nobody", Path("get", "/livez"), true},
+      {"nobody", Path("get", "/readyz"), true},
+      {"nobody", Path("post", "/api"), false},
+      {"nobody", Path("get", "/metrics"), false},
+      {"nobody", Path("get", "/apisx"), false},
+      {"nobody", Path("get", "/healthz/etcd"), false},
+      {"nobody", Resource("create", "authorization.k8s.io", "selfsubjectaccessreviews"), true},
+      {"nobody", Resource("create", "authorization.k8s.io", "selfsubjectrulesreviews"), true},
+      {"nobody", Resource("create", "authentication.k8s.io", "selfsubjectreviews"), true},
+      {"nobody", Resource("create", "authorization.k8s.io", "subjectaccessreviews"), false},
+  };
+  for (const auto& c : cases) {
+    Decision d = policy.Authorize(*users.at(c.who), c.attrs);
+    std::string what = std::string(c.who) + " " + c.attrs.verb + " " +
+                       (c.attrs.resource_request ? c.attrs.resource : c.attrs.path);
+    EXPECT_EQ(d.allowed, c.allowed) << what << ": " << d.reason;
+    if (c.allowed) EXPECT_THAT(d.reason, HasSubstr("RBAC: allowed by ")) << what;
+  }
+}
+
+TEST(BootstrapPolicyTest, UnauthenticatedGroupsGetNothingPublic) {
+  UserInfo bare{"bare", "", {}};
+  EXPECT_FALSE(Bootstrapped().Authorize(bare, Path("get", "/version")).allowed);
+}
+
+}  // namespace
+}  // namespace flotilla::apiserver::rbac
