@@ -1,4 +1,5 @@
-// Field numbers of the k8s.io/api (core/v1, apps/v1, autoscaling/v1 and v2)
+// Field numbers of the k8s.io/api (core/v1, apps/v1, autoscaling/v1 and v2,
+// rbac/v1, authentication/v1 TokenRequest, authorization/v1 reviews)
 // and k8s.io/apimachinery (meta/v1) generated.proto messages that the kinds
 // we serve contain. One table, longer than our usual file, because it is data
 // that reads best in one place: a message per block, fields in proto order.
@@ -73,7 +74,12 @@ extern const Message kObjectMeta, kManagedFieldsEntry, kOwnerReference, kLabelSe
     kHPAStatusV1, kCrossVersionObjectReference, kHPAv2, kHPASpecV2, kHPAStatusV2, kMetricSpec,
     kObjectMetricSource, kPodsMetricSource, kResourceMetricSource, kContainerResourceMetricSource,
     kExternalMetricSource, kMetricIdentifier, kMetricTarget, kHPABehavior, kHPAScalingRules,
-    kHPAScalingPolicy, kHPACondition;
+    kHPAScalingPolicy, kHPACondition, kPolicyRule, kAggregationRule, kRole, kClusterRole, kSubject,
+    kRoleRef, kRoleBinding, kClusterRoleBinding, kTokenRequest, kTokenRequestSpec,
+    kTokenRequestStatus, kBoundObjectReference, kResourceAttributes, kNonResourceAttributes,
+    kSubjectAccessReviewStatus, kSelfSubjectAccessReview, kSelfSubjectAccessReviewSpec,
+    kSubjectAccessReview, kSubjectAccessReviewSpec, kSelfSubjectRulesReview,
+    kSelfSubjectRulesReviewSpec, kSubjectRulesReviewStatus, kResourceRule, kNonResourceRule;
 
 #define FLOTILLA_PB_MESSAGE(var, name, ...)  \
   const Field var##Fields[] = {__VA_ARGS__}; \
@@ -459,6 +465,68 @@ FLOTILLA_PB_MESSAGE(kHPACondition, "HorizontalPodAutoscalerCondition", Str(1, "t
                     Str(2, "status"), Time(3, "lastTransitionTime"), Str(4, "reason"),
                     Str(5, "message"));
 
+// rbac.authorization.k8s.io/v1
+FLOTILLA_PB_MESSAGE(kPolicyRule, "PolicyRule", Strs(1, "verbs"), Strs(2, "apiGroups"),
+                    Strs(3, "resources"), Strs(4, "resourceNames"), Strs(5, "nonResourceURLs"));
+FLOTILLA_PB_MESSAGE(kAggregationRule, "AggregationRule",
+                    Msgs(1, "clusterRoleSelectors", &kLabelSelector));
+FLOTILLA_PB_MESSAGE(kRole, "Role", Msg(1, "metadata", &kObjectMeta),
+                    Msgs(2, "rules", &kPolicyRule));
+FLOTILLA_PB_MESSAGE(kClusterRole, "ClusterRole", Msg(1, "metadata", &kObjectMeta),
+                    Msgs(2, "rules", &kPolicyRule), Msg(3, "aggregationRule", &kAggregationRule));
+FLOTILLA_PB_MESSAGE(kSubject, "Subject", Str(1, "kind"), Str(2, "apiGroup"), Str(3, "name"),
+                    Str(4, "namespace"));
+FLOTILLA_PB_MESSAGE(kRoleRef, "RoleRef", Str(1, "apiGroup"), Str(2, "kind"), Str(3, "name"));
+FLOTILLA_PB_MESSAGE(kRoleBinding, "RoleBinding", Msg(1, "metadata", &kObjectMeta),
+                    Msgs(2, "subjects", &kSubject), Msg(3, "roleRef", &kRoleRef));
+FLOTILLA_PB_MESSAGE(kClusterRoleBinding, "ClusterRoleBinding", Msg(1, "metadata", &kObjectMeta),
+                    Msgs(2, "subjects", &kSubject), Msg(3, "roleRef", &kRoleRef));
+
+// authentication.k8s.io/v1 TokenRequest (serviceaccounts/token)
+FLOTILLA_PB_MESSAGE(kTokenRequest, "TokenRequest", Msg(1, "metadata", &kObjectMeta),
+                    Msg(2, "spec", &kTokenRequestSpec), Msg(3, "status", &kTokenRequestStatus));
+FLOTILLA_PB_MESSAGE(kTokenRequestSpec, "TokenRequestSpec", Strs(1, "audiences"),
+                    Msg(3, "boundObjectRef", &kBoundObjectReference),
+                    I64(4, "expirationSeconds", P));
+FLOTILLA_PB_MESSAGE(kTokenRequestStatus, "TokenRequestStatus", Str(1, "token"),
+                    Time(2, "expirationTimestamp"));
+FLOTILLA_PB_MESSAGE(kBoundObjectReference, "BoundObjectReference", Str(1, "kind"),
+                    Str(2, "apiVersion"), Str(3, "name"), Str(4, "uid"));
+
+// authorization.k8s.io/v1 access reviews
+FLOTILLA_PB_MESSAGE(kResourceAttributes, "ResourceAttributes", Str(1, "namespace"), Str(2, "verb"),
+                    Str(3, "group"), Str(4, "version"), Str(5, "resource"), Str(6, "subresource"),
+                    Str(7, "name"));
+FLOTILLA_PB_MESSAGE(kNonResourceAttributes, "NonResourceAttributes", Str(1, "path"),
+                    Str(2, "verb"));
+FLOTILLA_PB_MESSAGE(kSubjectAccessReviewStatus, "SubjectAccessReviewStatus", Bool(1, "allowed"),
+                    Str(2, "reason"), Str(3, "evaluationError"), Bool(4, "denied"));
+FLOTILLA_PB_MESSAGE(kSelfSubjectAccessReview, "SelfSubjectAccessReview",
+                    Msg(1, "metadata", &kObjectMeta), Msg(2, "spec", &kSelfSubjectAccessReviewSpec),
+                    Msg(3, "status", &kSubjectAccessReviewStatus));
+FLOTILLA_PB_MESSAGE(kSelfSubjectAccessReviewSpec, "SelfSubjectAccessReviewSpec",
+                    Msg(1, "resourceAttributes", &kResourceAttributes),
+                    Msg(2, "nonResourceAttributes", &kNonResourceAttributes));
+FLOTILLA_PB_MESSAGE(kSubjectAccessReview, "SubjectAccessReview", Msg(1, "metadata", &kObjectMeta),
+                    Msg(2, "spec", &kSubjectAccessReviewSpec),
+                    Msg(3, "status", &kSubjectAccessReviewStatus));
+FLOTILLA_PB_MESSAGE(kSubjectAccessReviewSpec, "SubjectAccessReviewSpec",
+                    Msg(1, "resourceAttributes", &kResourceAttributes),
+                    Msg(2, "nonResourceAttributes", &kNonResourceAttributes), Str(3, "user"),
+                    Strs(4, "groups"), Str(6, "uid"));
+FLOTILLA_PB_MESSAGE(kSelfSubjectRulesReview, "SelfSubjectRulesReview",
+                    Msg(1, "metadata", &kObjectMeta), Msg(2, "spec", &kSelfSubjectRulesReviewSpec),
+                    Msg(3, "status", &kSubjectRulesReviewStatus));
+FLOTILLA_PB_MESSAGE(kSubjectRulesReviewStatus, "SubjectRulesReviewStatus",
+                    Msgs(1, "resourceRules", &kResourceRule),
+                    Msgs(2, "nonResourceRules", &kNonResourceRule), Bool(3, "incomplete"),
+                    Str(4, "evaluationError"));
+FLOTILLA_PB_MESSAGE(kResourceRule, "ResourceRule", Strs(1, "verbs"), Strs(2, "apiGroups"),
+                    Strs(3, "resources"), Strs(4, "resourceNames"));
+FLOTILLA_PB_MESSAGE(kNonResourceRule, "NonResourceRule", Strs(1, "verbs"),
+                    Strs(2, "nonResourceURLs"));
+FLOTILLA_PB_MESSAGE(kSelfSubjectRulesReviewSpec, "SelfSubjectRulesReviewSpec", Str(1, "namespace"));
+
 #undef FLOTILLA_PB_MESSAGE
 
 namespace {
@@ -481,6 +549,15 @@ const ObjectKind kObjectKinds[] = {
     {"apps/v1", "ReplicaSet", &kReplicaSet},
     {"autoscaling/v1", "HorizontalPodAutoscaler", &kHPAv1},
     {"autoscaling/v2", "HorizontalPodAutoscaler", &kHPAv2},
+    {"rbac.authorization.k8s.io/v1", "Role", &kRole},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", &kClusterRole},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", &kRoleBinding},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &kClusterRoleBinding},
+    {"authentication.k8s.io/v1", "TokenRequest", &kTokenRequest},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &kSelfSubjectAccessReview},
+    {"authorization.k8s.io/v1", "LocalSubjectAccessReview", &kSubjectAccessReview},
+    {"authorization.k8s.io/v1", "SubjectAccessReview", &kSubjectAccessReview},
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &kSelfSubjectRulesReview},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "apiserver/api_server.h"
 
+#include "api/protobuf.h"
 #include "apiserver/resource_handler.h"
 #include "apiserver/responses.h"
 #include "apiserver/reviews.h"
@@ -65,6 +66,17 @@ class CodeRecorder : public Responder {
   int code_ = 0;
   std::string body_;
 };
+
+// The request body as JSON text for the audit log: a protobuf body is
+// decoded, as kube-apiserver logs the decoded object; "" when it cannot be.
+std::string AuditBody(const Request& req, const AuditLog* log) {
+  if (log == nullptr || req.body.empty()) return "";
+  if (!api::IsKubernetesProtobuf(req.Header("content-type"))) return req.body;
+  auto env = api::ParseProtobufEnvelope(req.body);
+  if (!env.ok() || !api::HasProtobufSchema(env->api_version, env->kind)) return "";
+  auto obj = api::DecodeProtobufObject(env->raw, env->api_version, env->kind);
+  return obj.ok() ? json::serialize(*obj) : "";
+}
 
 // What the audit policy and the authorizer see of a request.
 RequestAttributes AttributesOf(const Request& req, const RequestInfo& info) {
@@ -171,7 +183,7 @@ void ApiServer::Handle(Request& req, Responder& outer) {
   }
   bool impersonated = impersonation.ok() && user && !req.Header("impersonate-user").empty();
   audit.Received(authenticated ? &*authenticated : nullptr, impersonated ? &*user : nullptr,
-                 req.body);
+                 AuditBody(req, opts_.audit_log));
   if (!impersonation.ok()) {
     RespondStatus(resp, impersonation);
     audit.ResponseComplete(resp.code(), resp.body());
