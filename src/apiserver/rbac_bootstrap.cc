@@ -47,7 +47,6 @@ constexpr std::string_view kPolicy = R"json({
                          "replicasets", "replicasets/scale", "statefulsets",
                          "statefulsets/scale"], "write"],
              [["autoscaling"], ["horizontalpodautoscalers"], "write"],
-             [["coordination.k8s.io"], ["leases"], "read+write"],
              [["discovery.k8s.io"], ["endpointslices"], "write"]]},
   {"name": "system:aggregate-to-view", "labels": {"aggregate-to-view": "true"},
    "rules": [[[""], ["configmaps", "endpoints", "persistentvolumeclaims",

@@ -1,6 +1,11 @@
 """The official Kubernetes Python client (python3-kubernetes) against a real
 `flotilla server`: CRUD on every kind, list-then-watch, patches, the scale and
-status subresources, optimistic concurrency and expired watches."""
+status subresources, optimistic concurrency and expired watches.
+
+The suite runs twice: as the admin, and as a service account bound to the
+`edit` ClusterRole with a token from `kubectl create token`, as a workload
+inside a cluster would. What `edit` does not allow in Kubernetes either
+(namespaces, Clusters, Leases, writing status) runs as the admin only, and says so."""
 
 import base64
 import json
@@ -8,6 +13,7 @@ import queue
 import threading
 
 import pytest
+import yaml
 from kubernetes import client, dynamic, watch
 from kubernetes.client.rest import ApiException
 
@@ -15,9 +21,46 @@ import objects
 from conftest import namespace_name, wait_for
 
 
+IDENTITIES = ["admin", "edit-serviceaccount"]
+
+
+@pytest.fixture(scope="module", params=IDENTITIES)
+def identity(request):
+    return request.param
+
+
+def edit_serviceaccount_kubeconfig(server, directory):
+    """A kubeconfig holding a token of service account default/python-suite,
+    bound to `edit` in every namespace."""
+    server.kubectl("create", "serviceaccount", "python-suite", "-n", "default")
+    server.kubectl("create", "clusterrolebinding", "python-suite-edit", "--clusterrole=edit",
+                   "--serviceaccount=default:python-suite")
+    token = server.kubectl("create", "token", "python-suite", "-n", "default",
+                           "--duration=2h").stdout.strip()
+    with open(server.kubeconfig) as f:
+        doc = yaml.safe_load(f)
+    for entry in doc["users"]:
+        entry["user"] = {"token": token}
+    path = directory / "python-suite.kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    wait_for(lambda: server.kubectl("auth", "can-i", "create", "deployments", "-n", "default",
+                                    kubeconfig=str(path), check=False).stdout.strip() == "yes",
+             "the service account's binding to take effect")
+    return str(path)
+
+
 @pytest.fixture(scope="module")
-def api(server):
-    return server.api_client()
+def api(server, identity, tmp_path_factory):
+    if identity == "admin":
+        return server.api_client()
+    path = edit_serviceaccount_kubeconfig(server, tmp_path_factory.mktemp("python-suite"))
+    return server.api_client(kubeconfig=path)
+
+
+def admin_only(identity, what):
+    """Skips, visibly, what the `edit` role does not allow in Kubernetes."""
+    if identity != "admin":
+        pytest.skip(f"{what} is outside the edit role (as in Kubernetes): runs as the admin")
 
 
 @pytest.fixture
@@ -142,7 +185,9 @@ KINDS = {
 
 
 @pytest.mark.parametrize("kind", KINDS.values(), ids=KINDS.keys())
-def test_crud(api, namespace, kind):
+def test_crud(api, identity, namespace, kind):
+    if kind.suffix == "lease":
+        admin_only(identity, "coordination.k8s.io Leases")
     op = kind.ops(api)
     created = op("create")(namespace, kind.make("crud", namespace))
     assert created.metadata.name == "crud" and created.metadata.namespace == namespace
@@ -177,7 +222,8 @@ def test_create_in_missing_namespace_is_not_found(core):
                      "no-such-namespace", objects.configmap("c"))
 
 
-def test_namespace_crud_and_lifecycle(core, request):
+def test_namespace_crud_and_lifecycle(core, identity, request):
+    admin_only(identity, "Namespaces")
     name = namespace_name(request.node.name)
     created = core.create_namespace(objects.namespace(name, labels={"team": "e2e"}))
     assert created.status.phase == "Active"
@@ -245,7 +291,8 @@ def test_hpa_v2_crud(dyn, namespace):
 CLUSTERS = ("federation", "v1beta1", "clusters")
 
 
-def test_cluster_crud_and_status(api, request):
+def test_cluster_crud_and_status(api, identity, request):
+    admin_only(identity, "federation Clusters")
     co = client.CustomObjectsApi(api)
     name = namespace_name(request.node.name)
     created = co.create_cluster_custom_object(*CLUSTERS, objects.cluster(name))
@@ -423,7 +470,8 @@ def test_scale_subresource(apps, namespace):
     assert apps.read_namespaced_deployment("web", namespace).spec.replicas == 4
 
 
-def test_status_subresource(apps, namespace):
+def test_status_subresource(apps, identity, namespace):
+    admin_only(identity, "Writing the status subresource (controllers' work)")
     apps.create_namespaced_deployment(namespace, objects.deployment("web"))
     d = apps.patch_namespaced_deployment_status("web", namespace, {"status": {
         "replicas": 3, "readyReplicas": 2, "observedGeneration": 1}})
