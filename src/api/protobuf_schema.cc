@@ -79,7 +79,8 @@ extern const Message kObjectMeta, kManagedFieldsEntry, kOwnerReference, kLabelSe
     kTokenRequestStatus, kBoundObjectReference, kResourceAttributes, kNonResourceAttributes,
     kSubjectAccessReviewStatus, kSelfSubjectAccessReview, kSelfSubjectAccessReviewSpec,
     kSubjectAccessReview, kSubjectAccessReviewSpec, kSelfSubjectRulesReview,
-    kSelfSubjectRulesReviewSpec, kSubjectRulesReviewStatus, kResourceRule, kNonResourceRule;
+    kSelfSubjectRulesReviewSpec, kSubjectRulesReviewStatus, kResourceRule, kNonResourceRule,
+    kSelfSubjectReview, kSelfSubjectReviewStatus, kUserInfo;
 
 #define FLOTILLA_PB_MESSAGE(var, name, ...)  \
   const Field var##Fields[] = {__VA_ARGS__}; \
@@ -493,6 +494,12 @@ FLOTILLA_PB_MESSAGE(kTokenRequestStatus, "TokenRequestStatus", Str(1, "token"),
 FLOTILLA_PB_MESSAGE(kBoundObjectReference, "BoundObjectReference", Str(1, "kind"),
                     Str(2, "apiVersion"), Str(3, "name"), Str(4, "uid"));
 
+FLOTILLA_PB_MESSAGE(kSelfSubjectReview, "SelfSubjectReview", Msg(1, "metadata", &kObjectMeta),
+                    Msg(2, "status", &kSelfSubjectReviewStatus));
+FLOTILLA_PB_MESSAGE(kSelfSubjectReviewStatus, "SelfSubjectReviewStatus",
+                    Msg(1, "userInfo", &kUserInfo));
+FLOTILLA_PB_MESSAGE(kUserInfo, "UserInfo", Str(1, "username"), Str(2, "uid"), Strs(3, "groups"));
+
 // authorization.k8s.io/v1 access reviews
 FLOTILLA_PB_MESSAGE(kResourceAttributes, "ResourceAttributes", Str(1, "namespace"), Str(2, "verb"),
                     Str(3, "group"), Str(4, "version"), Str(5, "resource"), Str(6, "subresource"),
@@ -554,6 +561,7 @@ const ObjectKind kObjectKinds[] = {
     {"rbac.authorization.k8s.io/v1", "RoleBinding", &kRoleBinding},
     {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &kClusterRoleBinding},
     {"authentication.k8s.io/v1", "TokenRequest", &kTokenRequest},
+    {"authentication.k8s.io/v1", "SelfSubjectReview", &kSelfSubjectReview},
     {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &kSelfSubjectAccessReview},
     {"authorization.k8s.io/v1", "LocalSubjectAccessReview", &kSubjectAccessReview},
     {"authorization.k8s.io/v1", "SubjectAccessReview", &kSubjectAccessReview},

@@ -225,7 +225,12 @@ bool ServeReview(ResourceContext& ctx, const UserInfo& user, const ReviewService
     RespondStatus(ctx.resp, body.status(), "", &res);
     return true;
   }
-  if (res.kind == "SelfSubjectRulesReview") {
+  if (res.kind == "SelfSubjectReview") {
+    (*body)["status"] = json::object{
+        {"userInfo",
+         {{"username", user.name}, {"uid", user.uid}, {"groups", StringsJson(user.groups)}}}};
+    RespondReview(ctx, std::move(*body));
+  } else if (res.kind == "SelfSubjectRulesReview") {
     ServeRulesReview(ctx, user, services, std::move(*body));
   } else if (res.kind == "TokenReview") {
     ServeTokenReview(ctx, services, std::move(*body));

@@ -2,7 +2,8 @@
 // - authorization.k8s.io/v1 SelfSubjectAccessReview, SubjectAccessReview,
 //   LocalSubjectAccessReview ("may this user do this?", `kubectl auth
 //   can-i`) and SelfSubjectRulesReview (`kubectl auth can-i --list`);
-// - authentication.k8s.io/v1 TokenReview (who a token is);
+// - authentication.k8s.io/v1 SelfSubjectReview (who am I, `kubectl auth
+//   whoami`) and TokenReview (who a token is);
 // - the serviceaccounts/token subresource: a TokenRequest that returns a
 //   signed, expiring service account token (`kubectl create token`).
 // The caller has authorized the create itself.

@@ -100,6 +100,18 @@ def test_auth_can_i_and_list_answer_as_kube_apiserver(server, tmp_path, request)
     assert "/version" in listed and "/metrics" not in listed, listed
 
 
+def test_auth_whoami(server, tmp_path, request):
+    ns = new_namespace(server, request)
+    gina = user_kubeconfig(server, tmp_path, "gina", groups=["devs", "ops"])
+    out = server.kubectl("auth", "whoami", "-o", "json", kubeconfig=gina).stdout
+    info = json.loads(out)["status"]["userInfo"]
+    assert info["username"] == "gina"
+    assert info["groups"] == ["devs", "ops", "system:authenticated"]
+    server.kubectl("create", "serviceaccount", "robot", "-n", ns)
+    as_sa = server.kubectl("auth", "whoami", "--as", f"system:serviceaccount:{ns}:robot").stdout
+    assert f"system:serviceaccount:{ns}:robot" in as_sa and "system:serviceaccounts" in as_sa
+
+
 def test_view_reads_configmaps_but_not_secrets(server, tmp_path, request):
     ns = new_namespace(server, request)
     server.kubectl("create", "configmap", "settings", "-n", ns, "--from-literal=a=1")

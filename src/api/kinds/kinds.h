@@ -20,7 +20,8 @@ namespace flotilla::api {
 // Registers the kinds the federation serves, preferred versions first:
 //   v1: namespaces, configmaps, secrets, services, events, serviceaccounts
 //   apps/v1: replicasets, deployments, statefulsets, controllerrevisions
-//   authentication.k8s.io/v1: tokenreviews; authorization.k8s.io/v1:
+//   authentication.k8s.io/v1: selfsubjectreviews, tokenreviews;
+//   authorization.k8s.io/v1:
 //     localsubjectaccessreviews, selfsubjectaccessreviews,
 //     selfsubjectrulesreviews, subjectaccessreviews (create only, answered
 //     by the server, never stored)

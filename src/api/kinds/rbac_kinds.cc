@@ -213,6 +213,7 @@ Resource ClusterRoleBindingResource() {
 
 std::vector<Resource> ReviewResources() {
   return {
+      Review("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews", false),
       Review("authentication.k8s.io", "TokenReview", "tokenreviews", false),
       Review("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", true),
       Review("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews", false),

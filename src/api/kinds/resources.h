@@ -40,7 +40,7 @@ Resource RoleResource();
 Resource ClusterRoleResource();
 Resource RoleBindingResource();
 Resource ClusterRoleBindingResource();
-// TokenReview and the authorization.k8s.io access reviews.
+// SelfSubjectReview, TokenReview and the authorization.k8s.io access reviews.
 std::vector<Resource> ReviewResources();
 // member_kinds.cc
 Resource PodResource();
