@@ -8,9 +8,11 @@ namespace flotilla::fuzz {
 namespace {
 
 constexpr Target kTargets[] = {
-    {"api_object", &ApiObject},    {"patch", &Patch},           {"protobuf", &Protobuf},
-    {"selectors", &Selectors},     {"kubeconfig", &Kubeconfig}, {"token_file", &TokenFile},
-    {"annotations", &Annotations},
+    {"api_object", &ApiObject},     {"patch", &Patch},
+    {"protobuf", &Protobuf},        {"selectors", &Selectors},
+    {"kubeconfig", &Kubeconfig},    {"token_file", &TokenFile},
+    {"annotations", &Annotations},  {"service_account_token", &ServiceAccountToken},
+    {"audit_policy", &AuditPolicy},
 };
 
 }  // namespace

@@ -38,5 +38,7 @@ void Selectors(std::span<const uint8_t> data);
 void Kubeconfig(std::span<const uint8_t> data);
 void TokenFile(std::span<const uint8_t> data);
 void Annotations(std::span<const uint8_t> data);
+void ServiceAccountToken(std::span<const uint8_t> data);
+void AuditPolicy(std::span<const uint8_t> data);
 
 }  // namespace flotilla::fuzz
