@@ -35,16 +35,6 @@ json::value FromYaml(const YAML::Node& node) {
   }
 }
 
-std::vector<std::string> Strings(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::array* a = GetArray(o, key)) {
-    for (const json::value& v : *a) {
-      if (v.is_string()) out.emplace_back(v.get_string());
-    }
-  }
-  return out;
-}
-
 bool Has(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -73,7 +63,7 @@ const char* LevelName(AuditLevel l) {
 }
 
 StatusOr<std::vector<std::string>> Stages(const json::object& o) {
-  std::vector<std::string> out = Strings(o, "omitStages");
+  std::vector<std::string> out = StringsAt(o, "omitStages");
   for (const std::string& s : out) {
     if (std::find(std::begin(kStages), std::end(kStages), s) == std::end(kStages)) {
       return Status::BadRequest("audit policy: unknown stage \"" + s + "\"");
@@ -178,18 +168,18 @@ StatusOr<AuditPolicy> AuditPolicy::Parse(std::string_view text) {
     const json::object& r = v.get_object();
     AuditRule rule;
     FLOTILLA_ASSIGN_OR_RETURN(rule.level, ParseLevel(StringAt(r, "level")));
-    rule.users = Strings(r, "users");
-    rule.user_groups = Strings(r, "userGroups");
-    rule.verbs = Strings(r, "verbs");
-    rule.namespaces = Strings(r, "namespaces");
-    rule.non_resource_urls = Strings(r, "nonResourceURLs");
+    rule.users = StringsAt(r, "users");
+    rule.user_groups = StringsAt(r, "userGroups");
+    rule.verbs = StringsAt(r, "verbs");
+    rule.namespaces = StringsAt(r, "namespaces");
+    rule.non_resource_urls = StringsAt(r, "nonResourceURLs");
     FLOTILLA_ASSIGN_OR_RETURN(rule.omit_stages, Stages(r));
     if (const json::array* rs = GetArray(r, "resources")) {
       for (const json::value& g : *rs) {
         if (!g.is_object()) continue;
         rule.resources.push_back({StringAt(g.get_object(), "group"),
-                                  Strings(g.get_object(), "resources"),
-                                  Strings(g.get_object(), "resourceNames")});
+                                  StringsAt(g.get_object(), "resources"),
+                                  StringsAt(g.get_object(), "resourceNames")});
       }
     }
     policy.rules.push_back(std::move(rule));

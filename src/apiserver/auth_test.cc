@@ -7,10 +7,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "apiserver/auth_test_util.h"
 #include "apiserver/certs.h"
 
 namespace flotilla::apiserver {
 namespace {
+
+using ::flotilla::apiserver::testing::Path;
+using ::flotilla::apiserver::testing::Resource;
+using ::flotilla::apiserver::testing::User;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -120,36 +125,6 @@ TEST(AuthenticatorTest, TokenFileErrors) {
   EXPECT_THAT(bad.status().message(), HasSubstr(path + " line 2"));
   std::filesystem::remove_all(tmpl);
 }
-
-UserInfo User(std::string name, std::vector<std::string> groups) {
-  groups.emplace_back("system:authenticated");
-  return {std::move(name), "", std::move(groups)};
-}
-
-RequestAttributes Resource(std::string verb, std::string group, std::string resource,
-                           std::string ns = "", std::string name = "") {
-  RequestAttributes a;
-  a.verb = std::move(verb);
-  a.group = std::move(group);
-  a.resource = std::move(resource);
-  a.ns = std::move(ns);
-  a.name = std::move(name);
-  return a;
-}
-
-RequestAttributes Path(std::string verb, std::string path) {
-  RequestAttributes a;
-  a.verb = std::move(verb);
-  a.resource_request = false;
-  a.path = std::move(path);
-  return a;
-}
-
-struct MatrixCase {
-  const char* who;
-  RequestAttributes attrs;
-  bool allowed;
-};
 
 TEST(ForbiddenMessageTest, MatchesKubeApiserver) {
   UserInfo viewer = User("flotilla-viewer", {"flotilla:viewers"});

@@ -8,12 +8,6 @@ namespace {
 
 const std::vector<std::string> kSubresourceVerbs = {"get", "patch", "update"};
 
-json::array Strings(const std::vector<std::string>& v) {
-  json::array a;
-  for (const auto& s : v) a.emplace_back(s);
-  return a;
-}
-
 json::array LegacyResources(const api::Registry& reg, const std::string& group,
                             const std::string& version) {
   json::array out;
@@ -23,16 +17,16 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                    {"singularName", r->singular},
                    {"namespaced", r->namespaced},
                    {"kind", r->kind},
-                   {"verbs", Strings(r->verbs)}};
-    if (!r->short_names.empty()) e["shortNames"] = Strings(r->short_names);
-    if (!r->categories.empty()) e["categories"] = Strings(r->categories);
+                   {"verbs", ToJsonArray(r->verbs)}};
+    if (!r->short_names.empty()) e["shortNames"] = ToJsonArray(r->short_names);
+    if (!r->categories.empty()) e["categories"] = ToJsonArray(r->categories);
     out.push_back(std::move(e));
     if (r->has_status) {
       out.push_back(json::object{{"name", r->plural + "/status"},
                                  {"singularName", ""},
                                  {"namespaced", r->namespaced},
                                  {"kind", r->kind},
-                                 {"verbs", Strings(kSubresourceVerbs)}});
+                                 {"verbs", ToJsonArray(kSubresourceVerbs)}});
     }
     if (HasBinding(*r)) {
       out.push_back(json::object{{"name", r->plural + "/binding"},
@@ -48,7 +42,7 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"group", "autoscaling"},
                                  {"version", "v1"},
                                  {"kind", "Scale"},
-                                 {"verbs", Strings(kSubresourceVerbs)}});
+                                 {"verbs", ToJsonArray(kSubresourceVerbs)}});
     }
   }
   return out;
@@ -71,7 +65,7 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
       subs.push_back(json::object{
           {"subresource", "status"},
           {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
-          {"verbs", Strings(kSubresourceVerbs)}});
+          {"verbs", ToJsonArray(kSubresourceVerbs)}});
     }
     if (HasBinding(*r)) {
       subs.push_back(
@@ -83,15 +77,15 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
       subs.push_back(json::object{
           {"subresource", "scale"},
           {"responseKind", {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
-          {"verbs", Strings(kSubresourceVerbs)}});
+          {"verbs", ToJsonArray(kSubresourceVerbs)}});
     }
     json::object e{{"resource", r->plural},
                    {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
                    {"scope", r->namespaced ? "Namespaced" : "Cluster"},
                    {"singularResource", r->singular},
-                   {"verbs", Strings(r->verbs)}};
-    if (!r->short_names.empty()) e["shortNames"] = Strings(r->short_names);
-    if (!r->categories.empty()) e["categories"] = Strings(r->categories);
+                   {"verbs", ToJsonArray(r->verbs)}};
+    if (!r->short_names.empty()) e["shortNames"] = ToJsonArray(r->short_names);
+    if (!r->categories.empty()) e["categories"] = ToJsonArray(r->categories);
     if (!subs.empty()) e["subresources"] = std::move(subs);
     resources.push_back(std::move(e));
   }
@@ -128,7 +122,7 @@ Discovery::Discovery(const api::Registry& reg) {
     if (group.empty()) {
       legacy_["/api"] = json::serialize(json::object{
           {"kind", "APIVersions"},
-          {"versions", Strings(versions)},
+          {"versions", ToJsonArray(versions)},
           {"serverAddressByClientCIDRs",
            json::array{json::object{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", ""}}}}});
       continue;

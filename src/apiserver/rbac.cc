@@ -11,22 +11,6 @@ namespace {
 
 constexpr std::string_view kAll = "*";
 
-std::vector<std::string> Strings(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::array* a = GetArray(o, key)) {
-    for (const json::value& v : *a) {
-      if (v.is_string()) out.emplace_back(v.get_string());
-    }
-  }
-  return out;
-}
-
-json::array StringsJson(const std::vector<std::string>& v) {
-  json::array out;
-  for (const std::string& s : v) out.emplace_back(s);
-  return out;
-}
-
 bool Has(const std::vector<std::string>& set, std::string_view s) {
   return std::find(set.begin(), set.end(), s) != set.end();
 }
@@ -114,8 +98,9 @@ std::vector<PolicyRule> RulesOf(const json::object& role) {
   for (const json::value& v : *rules) {
     if (!v.is_object()) continue;
     const json::object& r = v.get_object();
-    out.push_back(PolicyRule{Strings(r, "verbs"), Strings(r, "apiGroups"), Strings(r, "resources"),
-                             Strings(r, "resourceNames"), Strings(r, "nonResourceURLs")});
+    out.push_back(PolicyRule{StringsAt(r, "verbs"), StringsAt(r, "apiGroups"),
+                             StringsAt(r, "resources"), StringsAt(r, "resourceNames"),
+                             StringsAt(r, "nonResourceURLs")});
   }
   return out;
 }
@@ -123,11 +108,11 @@ std::vector<PolicyRule> RulesOf(const json::object& role) {
 json::array ToJson(const std::vector<PolicyRule>& rules) {
   json::array out;
   for (const PolicyRule& r : rules) {
-    json::object o{{"verbs", StringsJson(r.verbs)}};
-    if (!r.api_groups.empty()) o["apiGroups"] = StringsJson(r.api_groups);
-    if (!r.resources.empty()) o["resources"] = StringsJson(r.resources);
-    if (!r.resource_names.empty()) o["resourceNames"] = StringsJson(r.resource_names);
-    if (!r.non_resource_urls.empty()) o["nonResourceURLs"] = StringsJson(r.non_resource_urls);
+    json::object o{{"verbs", ToJsonArray(r.verbs)}};
+    if (!r.api_groups.empty()) o["apiGroups"] = ToJsonArray(r.api_groups);
+    if (!r.resources.empty()) o["resources"] = ToJsonArray(r.resources);
+    if (!r.resource_names.empty()) o["resourceNames"] = ToJsonArray(r.resource_names);
+    if (!r.non_resource_urls.empty()) o["nonResourceURLs"] = ToJsonArray(r.non_resource_urls);
     out.emplace_back(std::move(o));
   }
   return out;

@@ -6,43 +6,18 @@
 
 #include <map>
 
+#include "apiserver/auth_test_util.h"
 #include "apiserver/rbac_bootstrap.h"
 
 namespace flotilla::apiserver::rbac {
 namespace {
 
+using ::flotilla::apiserver::testing::Path;
+using ::flotilla::apiserver::testing::Resource;
+using ::flotilla::apiserver::testing::User;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-UserInfo User(std::string name, std::vector<std::string> groups) {
-  groups.emplace_back("system:authenticated");
-  return {std::move(name), "", std::move(groups)};
-}
-
-RequestAttributes Resource(std::string verb, std::string group, std::string resource,
-                           std::string ns = "", std::string name = "") {
-  RequestAttributes a;
-  a.verb = std::move(verb);
-  a.group = std::move(group);
-  a.resource = std::move(resource);
-  a.ns = std::move(ns);
-  a.name = std::move(name);
-  return a;
-}
-
-RequestAttributes Path(std::string verb, std::string path) {
-  RequestAttributes a;
-  a.verb = std::move(verb);
-  a.resource_request = false;
-  a.path = std::move(path);
-  return a;
-}
-
-struct MatrixCase {
-  const char* who;
-  RequestAttributes attrs;
-  bool allowed;
-};
 
 PolicyRule Rule(std::vector<std::string> groups, std::vector<std::string> resources,
                 std::vector<std::string> verbs, std::vector<std::string> names = {}) {
@@ -247,6 +222,12 @@ TEST(BootstrapPolicyTest, ControllerRoleCannotTouchRbacOrImpersonate) {
   EXPECT_FALSE(can(Resource("impersonate", "", "users", "", "flotilla-admin")));
 }
 
+struct MatrixCase {
+  const char* who;
+  RequestAttributes attrs;
+  bool allowed;
+};
+
 TEST(BootstrapPolicyTest, Matrix) {
   const Policy policy = Bootstrapped();
   const UserInfo admin = User("flotilla-admin", {"system:masters"});
@@ -303,7 +284,9 @@ TEST(BootstrapPolicyTest, Matrix) {
     std::string what = std::string(c.who) + " " + c.attrs.verb + " " +
                        (c.attrs.resource_request ? c.attrs.resource : c.attrs.path);
     EXPECT_EQ(d.allowed, c.allowed) << what << ": " << d.reason;
-    if (c.allowed) EXPECT_THAT(d.reason, HasSubstr("RBAC: allowed by ")) << what;
+    if (c.allowed) {
+      EXPECT_THAT(d.reason, HasSubstr("RBAC: allowed by ")) << what;
+    }
   }
 }
 

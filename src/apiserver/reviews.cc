@@ -12,22 +12,6 @@ constexpr int64_t kDefaultTokenSeconds = 3600;
 constexpr int64_t kMinTokenSeconds = 600;
 constexpr int64_t kMaxTokenSeconds = int64_t{1} << 32;
 
-json::array StringsJson(const std::vector<std::string>& v) {
-  json::array out;
-  for (const std::string& s : v) out.emplace_back(s);
-  return out;
-}
-
-std::vector<std::string> StringsOf(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::array* a = GetArray(o, key)) {
-    for (const json::value& v : *a) {
-      if (v.is_string()) out.emplace_back(v.get_string());
-    }
-  }
-  return out;
-}
-
 Status InvalidSpec(const api::Resource& res, std::string field, const json::value& value,
                    std::string_view detail) {
   std::vector<StatusCause> causes{api::FieldInvalid(std::move(field), value, detail)};
@@ -76,7 +60,7 @@ void ServeAccessReview(ResourceContext& ctx, const UserInfo& requester,
   if (!attrs.ok()) return RespondStatus(ctx.resp, attrs.status(), "", &ctx.res);
   UserInfo subject = requester;
   if (ctx.res.kind != "SelfSubjectAccessReview") {
-    subject = UserInfo{StringAt(spec, "user"), StringAt(spec, "uid"), StringsOf(spec, "groups")};
+    subject = UserInfo{StringAt(spec, "user"), StringAt(spec, "uid"), StringsAt(spec, "groups")};
     if (subject.name.empty() && subject.groups.empty()) {
       return RespondStatus(ctx.resp,
                            InvalidSpec(ctx.res, "spec.user", json::value(""),
@@ -105,13 +89,13 @@ void ServeRulesReview(ResourceContext& ctx, const UserInfo& user, const ReviewSe
   for (const rbac::PolicyRule& r : services.rbac.RulesFor(user, ns)) {
     if (!r.non_resource_urls.empty()) {
       non_resource_rules.push_back(json::object{
-          {"verbs", StringsJson(r.verbs)}, {"nonResourceURLs", StringsJson(r.non_resource_urls)}});
+          {"verbs", ToJsonArray(r.verbs)}, {"nonResourceURLs", ToJsonArray(r.non_resource_urls)}});
       continue;
     }
-    json::object rule{{"verbs", StringsJson(r.verbs)},
-                      {"apiGroups", StringsJson(r.api_groups)},
-                      {"resources", StringsJson(r.resources)}};
-    if (!r.resource_names.empty()) rule["resourceNames"] = StringsJson(r.resource_names);
+    json::object rule{{"verbs", ToJsonArray(r.verbs)},
+                      {"apiGroups", ToJsonArray(r.api_groups)},
+                      {"resources", ToJsonArray(r.resources)}};
+    if (!r.resource_names.empty()) rule["resourceNames"] = ToJsonArray(r.resource_names);
     resource_rules.push_back(std::move(rule));
   }
   body["status"] = json::object{{"resourceRules", std::move(resource_rules)},
@@ -130,8 +114,8 @@ void ServeTokenReview(ResourceContext& ctx, const ReviewServices& services, json
   if (user) {
     status["authenticated"] = true;
     status["user"] = json::object{
-        {"username", user->name}, {"uid", user->uid}, {"groups", StringsJson(user->groups)}};
-    status["audiences"] = StringsJson(services.audiences);
+        {"username", user->name}, {"uid", user->uid}, {"groups", ToJsonArray(user->groups)}};
+    status["audiences"] = ToJsonArray(services.audiences);
   } else {
     status["error"] = "invalid bearer token";
   }
@@ -168,14 +152,14 @@ void ServeTokenRequest(ResourceContext& ctx, const ReviewServices& services) {
     return RespondStatus(ctx.resp, Status::Invalid(std::move(message), std::move(causes)),
                          ctx.info.name, &ctx.res);
   }
-  std::vector<std::string> audiences = StringsOf(spec, "audiences");
+  std::vector<std::string> audiences = StringsAt(spec, "audiences");
   if (audiences.empty()) audiences = services.audiences;
   TimePoint now = ctx.objects.clock().Now();
   ServiceAccountClaims claims{ctx.info.ns, ctx.info.name, StringAt(*sa, "metadata.uid"),
                               audiences,   now,           now + std::chrono::seconds(secs)};
   auto token = services.tokens->Issue(claims);
   if (!token.ok()) return RespondStatus(ctx.resp, token.status());
-  spec["audiences"] = StringsJson(audiences);
+  spec["audiences"] = ToJsonArray(audiences);
   spec["expirationSeconds"] = secs;
   json::object out{
       {"apiVersion", "authentication.k8s.io/v1"},
@@ -228,7 +212,7 @@ bool ServeReview(ResourceContext& ctx, const UserInfo& user, const ReviewService
   if (res.kind == "SelfSubjectReview") {
     (*body)["status"] = json::object{
         {"userInfo",
-         {{"username", user.name}, {"uid", user.uid}, {"groups", StringsJson(user.groups)}}}};
+         {{"username", user.name}, {"uid", user.uid}, {"groups", ToJsonArray(user.groups)}}}};
     RespondReview(ctx, std::move(*body));
   } else if (res.kind == "SelfSubjectRulesReview") {
     ServeRulesReview(ctx, user, services, std::move(*body));

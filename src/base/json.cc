@@ -103,6 +103,22 @@ const json::array* GetArray(const json::object& o, std::string_view key) {
   return v != nullptr && v->is_array() ? &v->get_array() : nullptr;
 }
 
+std::vector<std::string> StringsAt(const json::object& o, std::string_view dotted_path) {
+  std::vector<std::string> out;
+  const json::value* v = Find(o, dotted_path);
+  if (v == nullptr || !v->is_array()) return out;
+  for (const json::value& s : v->get_array()) {
+    if (s.is_string()) out.emplace_back(s.get_string());
+  }
+  return out;
+}
+
+json::array ToJsonArray(const std::vector<std::string>& strings) {
+  json::array out;
+  for (const std::string& s : strings) out.emplace_back(s);
+  return out;
+}
+
 json::object& EnsureObject(json::object& o, std::string_view key) {
   json::value& v = o[key];
   if (!v.is_object()) v = json::object();

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -39,6 +40,12 @@ std::optional<int64_t> GetInt(const json::object& o, std::string_view key);
 std::optional<bool> GetBool(const json::object& o, std::string_view key);
 const json::object* GetObject(const json::object& o, std::string_view key);
 const json::array* GetArray(const json::object& o, std::string_view key);
+
+// The strings of the array at a dotted path, in order, skipping elements
+// that are not strings; empty when absent or not an array.
+std::vector<std::string> StringsAt(const json::object& o, std::string_view dotted_path);
+// The strings as a JSON array.
+json::array ToJsonArray(const std::vector<std::string>& strings);
 
 // Returns o[key] as an object, creating (or replacing a non-object with) an
 // empty one.

@@ -8,20 +8,6 @@
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation::dns {
-namespace {
-
-std::vector<std::string> Strings(const json::object& obj, std::string_view path) {
-  std::vector<std::string> out;
-  const json::value* v = Find(obj, path);
-  if (v == nullptr || !v->is_array()) return out;
-  for (const json::value& s : v->get_array()) {
-    if (s.is_string()) out.emplace_back(s.get_string());
-  }
-  return out;
-}
-
-}  // namespace
-
 FederationDns::FederationDns(FederationContext& ctx, FederationDnsOptions options)
     : ctx_(ctx),
       options_(std::move(options)),
@@ -51,7 +37,7 @@ std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t seria
     clusters.push_back(ClusterFacts{.name = name,
                                     .ready = ctx_.clusters().Get(name) != nullptr,
                                     .region = StringAt(*c, "status.region"),
-                                    .zones = Strings(*c, "status.zones")});
+                                    .zones = StringsAt(*c, "status.zones")});
   }
   std::vector<runtime::ObjectPtr> services = services_.lister().List();
   // Stateful pods' own Services (placed in one cluster): their addresses
