@@ -168,6 +168,12 @@ Binding BindingOf(const json::object& obj) {
   return b;
 }
 
+std::string Describe(const Binding& b) {
+  return (b.ns.empty() ? "ClusterRoleBinding " : "RoleBinding ") +
+         api::QuoteGo(b.ns.empty() ? b.name : b.ns + "/" + b.name) + " of " + b.role_ref.kind +
+         " " + api::QuoteGo(b.role_ref.name);
+}
+
 std::string ServiceAccountUser(std::string_view ns, std::string_view name) {
   return "system:serviceaccount:" + std::string(ns) + ":" + std::string(name);
 }
@@ -218,11 +224,8 @@ void Policy::VisitRules(const UserInfo& user, const std::string& ns, const Visit
     if (!applies) return true;
     const std::vector<PolicyRule>* rules = RoleOf(b);
     if (rules == nullptr) return true;
-    std::string source = (b.ns.empty() ? "ClusterRoleBinding " : "RoleBinding ") +
-                         api::QuoteGo(b.ns.empty() ? b.name : b.ns + "/" + b.name) + " of " +
-                         b.role_ref.kind + " " + api::QuoteGo(b.role_ref.name);
     for (const PolicyRule& r : *rules) {
-      if (!visit(source, r)) return false;
+      if (!visit(b, r)) return false;
     }
     return true;
   };
@@ -239,7 +242,7 @@ void Policy::VisitRules(const UserInfo& user, const std::string& ns, const Visit
 
 std::vector<PolicyRule> Policy::RulesFor(const UserInfo& user, const std::string& ns) const {
   std::vector<PolicyRule> out;
-  VisitRules(user, ns, [&](const std::string&, const PolicyRule& r) {
+  VisitRules(user, ns, [&](const Binding&, const PolicyRule& r) {
     out.push_back(r);
     return true;
   });
@@ -249,9 +252,9 @@ std::vector<PolicyRule> Policy::RulesFor(const UserInfo& user, const std::string
 Decision Policy::Authorize(const UserInfo& user, const RequestAttributes& attrs) const {
   Decision d;
   VisitRules(user, attrs.resource_request ? attrs.ns : "",
-             [&](const std::string& source, const PolicyRule& rule) {
+             [&](const Binding& binding, const PolicyRule& rule) {
                if (!Allows(rule, attrs)) return true;
-               d = {true, "RBAC: allowed by " + source};
+               d = {true, "RBAC: allowed by " + Describe(binding)};
                return false;
              });
   return d;

@@ -83,6 +83,8 @@ struct Binding {
 Binding BindingOf(const json::object& obj);
 // Whether `subject` of a binding in `binding_ns` names `user`.
 bool AppliesTo(const Subject& subject, const UserInfo& user, std::string_view binding_ns);
+// `RoleBinding "ns/name" of ClusterRole "edit"`, as RBAC's reasons name it.
+std::string Describe(const Binding& binding);
 
 // The service account user name, "system:serviceaccount:NS:NAME".
 std::string ServiceAccountUser(std::string_view ns, std::string_view name);
@@ -99,9 +101,9 @@ class Policy {
   const std::vector<PolicyRule>* Role(const std::string& ns, const std::string& name) const;
 
   // Calls `visit` with each rule that applies to `user` in `ns` ("" for the
-  // cluster scope: ClusterRoleBindings only), and with a description of
-  // where it comes from; stops when `visit` returns false.
-  using Visitor = std::function<bool(const std::string& source, const PolicyRule& rule)>;
+  // cluster scope: ClusterRoleBindings only), and the binding it comes
+  // from; stops when `visit` returns false.
+  using Visitor = std::function<bool(const Binding& binding, const PolicyRule& rule)>;
   void VisitRules(const UserInfo& user, const std::string& ns, const Visitor& visit) const;
 
   std::vector<PolicyRule> RulesFor(const UserInfo& user, const std::string& ns) const;

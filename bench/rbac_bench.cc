@@ -1,0 +1,152 @@
+// What RBAC costs a request (docs/benchmarks.md, "RBAC"): one authorization
+// decision against the bootstrap policy plus N RoleBindings (one per
+// namespace, each for its own user) for a user allowed by a binding, for a
+// user no binding names (every cluster binding and every binding of the
+// namespace looked at), and for system:masters, which bypasses RBAC; the
+// escalation check of a RoleBinding to `admin`; and a whole GET through the
+// API server in process, as the admin (the bypass: the same request without
+// RBAC, the peer in this run) and as a user bound to `edit`.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <string>
+
+#include "apiserver/api_server_test_util.h"
+#include "apiserver/rbac.h"
+#include "apiserver/rbac_bootstrap.h"
+
+namespace flotilla::apiserver {
+namespace {
+
+rbac::Policy MakePolicy(int bindings) {
+  std::map<std::string, json::object> roles;
+  rbac::Policy policy;
+  for (const json::object& obj : rbac::BootstrapPolicy()) {
+    if (StringAt(obj, "kind") == "ClusterRole") {
+      roles[StringAt(obj, "metadata.name")] = obj;
+    } else {
+      policy.PutBinding(rbac::BindingOf(obj));
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& [name, role] : roles) {
+      auto rules = rbac::AggregatedRules(name, role, roles);
+      if (rules && *rules != rbac::RulesOf(role)) {
+        role["rules"] = rbac::ToJson(*rules);
+        changed = true;
+      }
+    }
+  }
+  for (const auto& [name, role] : roles) policy.PutRole("", name, rbac::RulesOf(role));
+  for (int i = 0; i < bindings; ++i) {
+    std::string n = std::to_string(i);
+    policy.PutBinding({"team-" + n, "edit", {"ClusterRole", "edit"}, {{"User", "user-" + n, ""}}});
+  }
+  return policy;
+}
+
+RequestAttributes GetConfigMap(const std::string& ns) {
+  return {"get", "", "configmaps", "", ns, "settings", true, ""};
+}
+
+void BM_AuthorizeAllowed(benchmark::State& state) {
+  rbac::Policy policy = MakePolicy(static_cast<int>(state.range(0)));
+  UserInfo user{"user-0", "", {"system:authenticated"}};
+  RequestAttributes attrs = GetConfigMap("team-0");
+  for (auto _ : state) {
+    Decision d = policy.Authorize(user, attrs);
+    if (!d.allowed) state.SkipWithError("not allowed");
+    benchmark::DoNotOptimize(d);
+  }
+}
+BENCHMARK(BM_AuthorizeAllowed)->Arg(10)->Arg(1000)->Arg(10000);
+
+void BM_AuthorizeDenied(benchmark::State& state) {
+  rbac::Policy policy = MakePolicy(static_cast<int>(state.range(0)));
+  UserInfo user{"nobody", "", {"system:authenticated"}};
+  RequestAttributes attrs = GetConfigMap("team-0");
+  for (auto _ : state) {
+    Decision d = policy.Authorize(user, attrs);
+    if (d.allowed) state.SkipWithError("allowed");
+    benchmark::DoNotOptimize(d);
+  }
+}
+BENCHMARK(BM_AuthorizeDenied)->Arg(10)->Arg(1000)->Arg(10000);
+
+void BM_EscalationCheckBindAdmin(benchmark::State& state) {
+  rbac::Policy policy = MakePolicy(10);
+  policy.PutBinding({"team-0", "admin", {"ClusterRole", "admin"}, {{"User", "user-0", ""}}});
+  UserInfo user{"user-0", "", {"system:authenticated"}};
+  const std::vector<rbac::PolicyRule> wanted = *policy.Role("", "admin");
+  state.counters["rules"] = static_cast<double>(wanted.size());
+  for (auto _ : state) {
+    bool ok = rbac::Covers(policy.RulesFor(user, "team-0"), wanted);
+    if (!ok) state.SkipWithError("not covered");
+    benchmark::DoNotOptimize(ok);
+  }
+}
+BENCHMARK(BM_EscalationCheckBindAdmin);
+
+// A GET of one ConfigMap through ApiServer::Handle (no TLS, no socket).
+class ServerFixture {
+ public:
+  ServerFixture() {
+    auto authn = Authenticator::FromTokenCsv("tok-admin,admin,1,system:masters\ntok-ann,ann,2\n",
+                                             "bench tokens");
+    authn_ = std::move(*authn);
+    api::RegisterFoundationKinds(registry_);
+    ApiServerOptions opts{.registry = &registry_,
+                          .store = store_.get(),
+                          .clock = &clock_,
+                          .schemas = &api::SchemaSet::Builtin(),
+                          .authenticator = authn_.get()};
+    server_ = std::make_unique<ApiServer>(opts);
+    (void)server_->EnsureDefaultNamespaces();
+    (void)server_->StartRbac();
+    Do("tok-admin", "POST", "/api/v1/namespaces", R"({"metadata": {"name": "team"}})");
+    Do("tok-admin", "POST", "/api/v1/namespaces/team/configmaps",
+       R"({"metadata": {"name": "settings"}, "data": {"a": "1"}})");
+    Do("tok-admin", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings",
+       R"({"metadata": {"name": "ann"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+           "kind": "ClusterRole", "name": "edit"}, "subjects": [{"apiGroup":
+           "rbac.authorization.k8s.io", "kind": "User", "name": "ann"}]})");
+    server_->rbac().WaitForRevision(store_->CurrentRevision());
+  }
+
+  int Do(const std::string& token, const std::string& method, const std::string& target,
+         const std::string& body = "") {
+    testing::RecordingResponder resp;
+    Request req;
+    req.method = method;
+    req.target = target;
+    SplitTarget(target, &req.path, &req.query);
+    req.body = body;
+    req.headers["content-type"] = "application/json";
+    req.headers["authorization"] = "Bearer " + token;
+    server_->Handle(req, resp);
+    return resp.code();
+  }
+
+ private:
+  FakeClock clock_;
+  api::Registry registry_;
+  std::unique_ptr<storage::Store> store_ = storage::NewMemoryStore();
+  std::unique_ptr<Authenticator> authn_;
+  std::unique_ptr<ApiServer> server_;
+};
+
+void BM_HandleGet(benchmark::State& state, const char* token) {
+  static ServerFixture* fixture = new ServerFixture();
+  for (auto _ : state) {
+    int code = fixture->Do(token, "GET", "/api/v1/namespaces/team/configmaps/settings");
+    if (code != 200) state.SkipWithError("not 200");
+  }
+}
+BENCHMARK_CAPTURE(BM_HandleGet, admin_bypass, "tok-admin");
+BENCHMARK_CAPTURE(BM_HandleGet, edit_user_rbac, "tok-ann");
+
+}  // namespace
+}  // namespace flotilla::apiserver
+
+BENCHMARK_MAIN();
