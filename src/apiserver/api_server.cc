@@ -165,30 +165,15 @@ void ApiServer::Handle(Request& req, Responder& outer) {
   AuditRequest audit(opts_.audit_log, req.method, req.target, req.remote, req.Header("user-agent"),
                      AttributesOf(req, info), info.version);
   CodeRecorder resp(outer, audit);
-  std::optional<UserInfo> user;
-  if (opts_.authenticator == nullptr) {
-    user = InProcessUser();
-  } else {
-    user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert);
-  }
-  std::optional<UserInfo> authenticated = user;
-  Status impersonation = Status::Ok();
-  if (user && opts_.authenticator != nullptr) {
-    StatusOr<UserInfo> effective = Impersonate(req, *user);
-    if (effective.ok()) {
-      user = std::move(*effective);
-    } else {
-      impersonation = effective.status();
-    }
-  }
-  bool impersonated = impersonation.ok() && user && !req.Header("impersonate-user").empty();
-  audit.Received(authenticated ? &*authenticated : nullptr, impersonated ? &*user : nullptr,
-                 AuditBody(req, opts_.audit_log));
-  if (!impersonation.ok()) {
-    RespondStatus(resp, impersonation);
+  Identity id = Identify(req);
+  audit.Received(id.authenticated ? &*id.authenticated : nullptr,
+                 id.impersonated ? &*id.user : nullptr, AuditBody(req, opts_.audit_log));
+  if (!id.impersonation.ok()) {
+    RespondStatus(resp, id.impersonation);
     audit.ResponseComplete(resp.code(), resp.body());
     return;
   }
+  const std::optional<UserInfo>& user = id.user;
   std::unique_ptr<InflightLimiter::Slot> slot;
   if (user && !IsHealthPath(info.path) && !IsSystemMaster(*user)) {
     slot = inflight_.TryAcquire(ClassifyRequest(info));
@@ -214,6 +199,25 @@ void ApiServer::Handle(Request& req, Responder& outer) {
           : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_.ObserveRequest(info.resource_request ? info.verb : req.method,
                           info.resource_request ? info.resource : "", resp.code(), secs);
+}
+
+ApiServer::Identity ApiServer::Identify(const Request& req) const {
+  Identity id;
+  if (opts_.authenticator == nullptr) {
+    id.user = id.authenticated = InProcessUser();
+    return id;
+  }
+  id.user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert);
+  id.authenticated = id.user;
+  if (!id.user) return id;
+  StatusOr<UserInfo> effective = Impersonate(req, *id.user);
+  if (!effective.ok()) {
+    id.impersonation = effective.status();
+    return id;
+  }
+  id.impersonated = !req.Header("impersonate-user").empty();
+  id.user = std::move(*effective);
+  return id;
 }
 
 bool ApiServer::AuthorizedNonResource(const UserInfo& user, const Request& req,

@@ -78,6 +78,14 @@ class ApiServer {
   // -Extra-* headers replace the user when it may `impersonate` each of
   // them; Forbidden otherwise. The user unchanged when there are none.
   StatusOr<UserInfo> Impersonate(const Request& req, UserInfo user) const;
+  // Who a request is from (authenticated) and acts as (user: the same, or
+  // the impersonated user); `impersonation` says why impersonating failed.
+  struct Identity {
+    std::optional<UserInfo> authenticated, user;
+    bool impersonated = false;
+    Status impersonation = Status::Ok();
+  };
+  Identity Identify(const Request& req) const;
   const api::Resource* ResolveResource(const RequestInfo& info) const;
 
   ApiServerOptions opts_;
