@@ -98,6 +98,20 @@ def shares(fed, ns, clusters=CLUSTERS, name="web"):
     return out
 
 
+def settled_shares(fed, ns, attempts=100):
+    """shares() read until two reads in a row agree. The local HPAs are read
+    one cluster after another, so a read that overlaps the federation's
+    writes can mix one cluster's old share with another's new one: a state
+    that never existed, which would break the sums below by timing alone."""
+    last = shares(fed, ns)
+    for _ in range(attempts):
+        now = shares(fed, ns)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
 def local_replicas(fed, ns, clusters=CLUSTERS, name="web"):
     """{cluster: (spec.replicas, readyReplicas)} of the local Deployments."""
     out = {}
@@ -204,7 +218,7 @@ def test_load_in_one_cluster_moves_max_there_and_back(fed, ns):
     seen = []
 
     def a_past_its_first_share():
-        s = shares(fed, ns)
+        s = settled_shares(fed, ns)
         seen.append(s)
         assert sums_hold(s, 3, 12), s
         r = local_replicas(fed, ns)
@@ -267,7 +281,7 @@ def test_the_local_hpas_scale_while_the_federation_is_down(fed, ns):
     # pods, and as b is at its ceiling it gets the max the others spare.
     wait_for(lambda: shares(fed, ns)["b"] == (1, 10), "max 10 in b", TIMEOUT)
     wait_for(lambda: local_replicas(fed, ns)["b"] == (10, 10), "10 ready pods in b", TIMEOUT)
-    assert sums_hold(shares(fed, ns), 3, 12)
+    wait_for(lambda: sums_hold(settled_shares(fed, ns), 3, 12), "the shares to add up", TIMEOUT)
 
 
 def test_deleting_the_hpa_hands_placement_back(fed, ns):
