@@ -279,4 +279,17 @@ std::optional<std::vector<PolicyRule>> AggregatedRules(
   return out;
 }
 
+void AggregateAll(std::map<std::string, json::object>& roles) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& [name, role] : roles) {
+      auto rules = AggregatedRules(name, role, roles);
+      if (rules && *rules != RulesOf(role)) {
+        role["rules"] = ToJson(*rules);
+        changed = true;
+      }
+    }
+  }
+}
+
 }  // namespace flotilla::apiserver::rbac

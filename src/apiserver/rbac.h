@@ -62,6 +62,10 @@ std::optional<std::vector<PolicyRule>> AggregatedRules(
     const std::string& name, const json::object& role,
     const std::map<std::string, json::object>& all);
 
+// Rewrites the rules of every aggregating ClusterRole in `roles` (by name)
+// until none changes, as the server's aggregation settles.
+void AggregateAll(std::map<std::string, json::object>& roles);
+
 struct Subject {
   std::string kind;  // User, Group or ServiceAccount
   std::string name;

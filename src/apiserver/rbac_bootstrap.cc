@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 namespace flotilla::apiserver::rbac {
 namespace {
@@ -175,6 +176,21 @@ std::vector<json::object> Build() {
 }
 
 }  // namespace
+
+Policy BootstrappedPolicy() {
+  std::map<std::string, json::object> roles;
+  Policy policy;
+  for (const json::object& obj : BootstrapPolicy()) {
+    if (StringAt(obj, "kind") == "ClusterRole") {
+      roles[StringAt(obj, "metadata.name")] = obj;
+    } else {
+      policy.PutBinding(BindingOf(obj));
+    }
+  }
+  AggregateAll(roles);
+  for (const auto& [name, role] : roles) policy.PutRole("", name, RulesOf(role));
+  return policy;
+}
 
 const std::vector<json::object>& BootstrapPolicy() {
   static const std::vector<json::object> kObjects = Build();

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apiserver/rbac.h"
 #include "base/json.h"
 
 namespace flotilla::apiserver::rbac {
@@ -18,5 +19,8 @@ namespace flotilla::apiserver::rbac {
 // kind, metadata (labels kubernetes.io/bootstrapping=rbac-defaults and the
 // annotation rbac.authorization.kubernetes.io/autoupdate=true) and its body.
 const std::vector<json::object>& BootstrapPolicy();
+
+// The policy a new server decides by: the objects above, aggregated.
+Policy BootstrappedPolicy();
 
 }  // namespace flotilla::apiserver::rbac

@@ -29,36 +29,6 @@ PolicyRule UrlRule(std::vector<std::string> urls, std::vector<std::string> verbs
   return PolicyRule{std::move(verbs), {}, {}, {}, std::move(urls)};
 }
 
-// Runs aggregation to a fixed point, as the server does.
-void AggregateAll(std::map<std::string, json::object>& roles) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (auto& [name, role] : roles) {
-      auto rules = AggregatedRules(name, role, roles);
-      if (rules && *rules != RulesOf(role)) {
-        role["rules"] = ToJson(*rules);
-        changed = true;
-      }
-    }
-  }
-}
-
-// The bootstrap policy after aggregation, as a new server holds it.
-Policy Bootstrapped() {
-  std::map<std::string, json::object> roles;
-  Policy policy;
-  for (const json::object& obj : BootstrapPolicy()) {
-    if (StringAt(obj, "kind") == "ClusterRole") {
-      roles[StringAt(obj, "metadata.name")] = obj;
-    } else {
-      policy.PutBinding(BindingOf(obj));
-    }
-  }
-  AggregateAll(roles);
-  for (const auto& [name, role] : roles) policy.PutRole("", name, RulesOf(role));
-  return policy;
-}
-
 TEST(RuleTest, VerbsGroupsResourcesAndStars) {
   RequestAttributes get_cm = Resource("get", "", "configmaps", "ns", "c");
   EXPECT_TRUE(Allows(Rule({""}, {"configmaps"}, {"get"}), get_cm));
@@ -190,7 +160,7 @@ TEST(AggregationTest, PicksUpRulesOfMatchingRolesInNameOrder) {
 }
 
 TEST(BootstrapPolicyTest, ViewCannotReadSecretsEditCanAndAdminManagesRoles) {
-  Policy policy = Bootstrapped();
+  Policy policy = BootstrappedPolicy();
   policy.PutBinding({"team", "v", {"ClusterRole", "view"}, {{"User", "v", ""}}});
   policy.PutBinding({"team", "e", {"ClusterRole", "edit"}, {{"User", "e", ""}}});
   policy.PutBinding({"team", "a", {"ClusterRole", "admin"}, {{"User", "a", ""}}});
@@ -212,7 +182,7 @@ TEST(BootstrapPolicyTest, ViewCannotReadSecretsEditCanAndAdminManagesRoles) {
 }
 
 TEST(BootstrapPolicyTest, ControllerRoleCannotTouchRbacOrImpersonate) {
-  Policy policy = Bootstrapped();
+  Policy policy = BootstrappedPolicy();
   UserInfo controller{"system:flotilla:federation-controller", "", {"system:authenticated"}};
   auto can = [&](RequestAttributes attrs) { return policy.Authorize(controller, attrs).allowed; };
   EXPECT_TRUE(can(Resource("update", "apps", "replicasets", "ns", "r")));
@@ -229,7 +199,7 @@ struct MatrixCase {
 };
 
 TEST(BootstrapPolicyTest, Matrix) {
-  const Policy policy = Bootstrapped();
+  const Policy policy = BootstrappedPolicy();
   const UserInfo admin = User("flotilla-admin", {"system:masters"});
   const UserInfo viewer = User("flotilla-viewer", {"flotilla:viewers"});
   const UserInfo nobody = User("nobody", {});
@@ -292,7 +262,7 @@ TEST(BootstrapPolicyTest, Matrix) {
 
 TEST(BootstrapPolicyTest, UnauthenticatedGroupsGetNothingPublic) {
   UserInfo bare{"bare", "", {}};
-  EXPECT_FALSE(Bootstrapped().Authorize(bare, Path("get", "/version")).allowed);
+  EXPECT_FALSE(BootstrappedPolicy().Authorize(bare, Path("get", "/version")).allowed);
 }
 
 }  // namespace
