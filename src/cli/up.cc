@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cli/child_process.h"
+#include "base/child_process.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
 

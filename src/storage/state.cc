@@ -12,6 +12,8 @@ namespace {
 
 std::string Quoted(std::string_view key) { return "\"" + std::string(key) + "\""; }
 
+}  // namespace
+
 Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
   if (op.kind == WriteKind::kCreate) {
     if (current) return Status::AlreadyExists("key " + Quoted(op.key) + " already exists");
@@ -36,8 +38,6 @@ StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key
     return Status::Internal("write to key " + Quoted(key) + " failed: " + e.what());
   }
 }
-
-}  // namespace
 
 Event ToEvent(const HistoryEntry& entry) {
   Event event;

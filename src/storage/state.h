@@ -33,6 +33,14 @@ struct WriteOp {
   const Mutation* mutation = nullptr;  // kCreate, kUpdate
 };
 
+// Checks `op`'s precondition against `current` (null when the key does not
+// exist): AlreadyExists, NotFound or Conflict, naming the key.
+Status CheckPrecondition(const WriteOp& op, const RecordPtr& current);
+
+// Runs `mutation`; one that throws is an InternalError naming the key.
+StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
+                                  const std::optional<KeyValue>& before);
+
 // Checks `op` against `current` (null when the key does not exist) and
 // computes the history entry it produces at `revision`, running the mutation.
 // Errors: AlreadyExists, NotFound, Conflict naming the key, or the mutation's

@@ -48,6 +48,10 @@ struct ListOptions {
   // Fill ListResult::shared_items (the stored records themselves, no copy)
   // instead of items.
   bool shared = false;
+  // List as of this revision (a continue token's); 0 = the latest. The etcd
+  // backend reads etcd at that revision (Expired once it is compacted); the
+  // memory and sqlite backends keep no old values and list the latest.
+  int64_t revision = 0;
 };
 
 struct ListResult {

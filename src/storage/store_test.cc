@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "storage/etcd_cluster.h"
+#include "storage/etcd_store.h"
 #include "storage/test_util.h"
 
 namespace flotilla::storage {
@@ -22,16 +24,45 @@ using ::testing::HasSubstr;
 using testing::SetValue;
 using testing::TempDir;
 
+// One etcd for the whole binary; each test has its own key prefix. etcd's
+// revision counts every test's writes, so the tests check revisions relative
+// to the one their store started at (Rev).
+EtcdCluster& SharedEtcd() {
+  static TempDir* dir = new TempDir();
+  static std::unique_ptr<EtcdCluster> etcd = [] {
+    auto started = EtcdCluster::Start(dir->path(), 1, std::chrono::seconds(60));
+    EXPECT_TRUE(started.ok()) << started.status().ToString();
+    return started.ok() ? std::move(started).value() : nullptr;
+  }();
+  return *etcd;
+}
+
 class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { store_ = Open(); }
+  void SetUp() override {
+    static int tests = 0;
+    prefix_ = "/store-test-" + std::to_string(++tests);
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+    r0_ = store_->CurrentRevision();
+  }
 
   std::unique_ptr<Store> Open(const StoreOptions& opts = {}) {
     if (GetParam() == "memory") return NewMemoryStore(opts);
-    auto store = OpenSqliteStore(dir_.path() + "/state.db", opts);
+    StatusOr<std::unique_ptr<Store>> store = Status::Internal("no backend " + GetParam());
+    if (GetParam() == "sqlite") store = OpenSqliteStore(dir_.path() + "/state.db", opts);
+    if (GetParam() == "etcd") {
+      store = OpenEtcdStore({.endpoints = SharedEtcd().endpoints(),
+                             .prefix = prefix_,
+                             .compaction_interval = std::chrono::milliseconds(0),
+                             .history_events = opts.history_events});
+    }
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(store).value() : nullptr;
   }
+
+  // The revision of the store's n-th write in this test.
+  int64_t Rev(int64_t n) const { return r0_ + n; }
 
   KeyValue MustCreate(const std::string& key, const std::string& value) {
     auto kv = store_->Create(key, SetValue(value));
@@ -40,40 +71,42 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   }
 
   TempDir dir_;
+  std::string prefix_;
   std::unique_ptr<Store> store_;
+  int64_t r0_ = 0;
 };
 
 TEST_P(StoreTest, CreateGetUpdateDelete) {
-  EXPECT_EQ(store_->CurrentRevision(), 0);
+  EXPECT_EQ(store_->CurrentRevision(), Rev(0));
   KeyValue created = MustCreate("/registry/pods/ns/a", "v1");
   EXPECT_EQ(created.key, "/registry/pods/ns/a");
   EXPECT_EQ(created.value, "v1");
-  EXPECT_EQ(created.create_revision, 1);
-  EXPECT_EQ(created.mod_revision, 1);
+  EXPECT_EQ(created.create_revision, Rev(1));
+  EXPECT_EQ(created.mod_revision, Rev(1));
 
   auto got = store_->Get("/registry/pods/ns/a");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->value, "v1");
-  EXPECT_EQ(got->mod_revision, 1);
+  EXPECT_EQ(got->mod_revision, Rev(1));
 
   MustCreate("/registry/pods/ns/b", "other");
-  auto updated = store_->Update("/registry/pods/ns/a", 1, SetValue("v2"));
+  auto updated = store_->Update("/registry/pods/ns/a", Rev(1), SetValue("v2"));
   ASSERT_TRUE(updated.ok());
-  EXPECT_EQ(updated->create_revision, 1);
-  EXPECT_EQ(updated->mod_revision, 3);
+  EXPECT_EQ(updated->create_revision, Rev(1));
+  EXPECT_EQ(updated->mod_revision, Rev(3));
   EXPECT_EQ(store_->Get("/registry/pods/ns/a")->value, "v2");
 
   auto deleted = store_->Delete("/registry/pods/ns/a", 0);
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(deleted->value, "v2");
-  EXPECT_EQ(deleted->create_revision, 1);
-  EXPECT_EQ(deleted->mod_revision, 4);
+  EXPECT_EQ(deleted->create_revision, Rev(1));
+  EXPECT_EQ(deleted->mod_revision, Rev(4));
   EXPECT_TRUE(store_->Get("/registry/pods/ns/a").status().Is(Reason::kNotFound));
-  EXPECT_EQ(store_->CurrentRevision(), 4);
+  EXPECT_EQ(store_->CurrentRevision(), Rev(4));
 
   KeyValue again = MustCreate("/registry/pods/ns/a", "v3");
-  EXPECT_EQ(again.create_revision, 5);
-  EXPECT_EQ(again.mod_revision, 5);
+  EXPECT_EQ(again.create_revision, Rev(5));
+  EXPECT_EQ(again.mod_revision, Rev(5));
 }
 
 TEST_P(StoreTest, ErrorsNameTheKeyAndWriteNothing) {
@@ -90,24 +123,24 @@ TEST_P(StoreTest, ErrorsNameTheKeyAndWriteNothing) {
   EXPECT_THAT(get_missing.message(), HasSubstr("/k/missing"));
   EXPECT_TRUE(store_->Delete("/k/missing", 0).status().Is(Reason::kNotFound));
 
-  EXPECT_EQ(store_->CurrentRevision(), 1);
+  EXPECT_EQ(store_->CurrentRevision(), Rev(1));
   EXPECT_EQ(store_->Get("/k/a")->value, "v");
 }
 
 TEST_P(StoreTest, StaleExpectedRevisionConflicts) {
   MustCreate("/k/a", "v1");
-  ASSERT_TRUE(store_->Update("/k/a", 1, SetValue("v2")).ok());
+  ASSERT_TRUE(store_->Update("/k/a", Rev(1), SetValue("v2")).ok());
 
-  Status stale = store_->Update("/k/a", 1, SetValue("v3")).status();
+  Status stale = store_->Update("/k/a", Rev(1), SetValue("v3")).status();
   EXPECT_TRUE(stale.Is(Reason::kConflict)) << stale.ToString();
   EXPECT_THAT(stale.message(), HasSubstr("/k/a"));
-  Status stale_delete = store_->Delete("/k/a", 1).status();
+  Status stale_delete = store_->Delete("/k/a", Rev(1)).status();
   EXPECT_TRUE(stale_delete.Is(Reason::kConflict)) << stale_delete.ToString();
   EXPECT_EQ(store_->Get("/k/a")->value, "v2");
-  EXPECT_EQ(store_->CurrentRevision(), 2);
+  EXPECT_EQ(store_->CurrentRevision(), Rev(2));
 
   EXPECT_TRUE(store_->Update("/k/a", 0, SetValue("v4")).ok());  // unconditional
-  EXPECT_TRUE(store_->Delete("/k/a", 3).ok());
+  EXPECT_TRUE(store_->Delete("/k/a", Rev(3)).ok());
 }
 
 TEST_P(StoreTest, MutationSeesRevisionAndCurrentValue) {
@@ -120,9 +153,9 @@ TEST_P(StoreTest, MutationSeesRevisionAndCurrentValue) {
     return StatusOr<std::string>("rv=" + std::to_string(rev));
   });
   ASSERT_TRUE(created.ok());
-  EXPECT_EQ(seen_revision, 2);
+  EXPECT_EQ(seen_revision, Rev(2));
   EXPECT_FALSE(saw_current);
-  EXPECT_EQ(created->value, "rv=2");
+  EXPECT_EQ(created->value, "rv=" + std::to_string(Rev(2)));
 
   std::optional<KeyValue> current;
   auto updated = store_->Update("/k/a", 0, [&](int64_t rev, const std::optional<KeyValue>& cur) {
@@ -131,9 +164,9 @@ TEST_P(StoreTest, MutationSeesRevisionAndCurrentValue) {
   });
   ASSERT_TRUE(updated.ok());
   ASSERT_TRUE(current.has_value());
-  EXPECT_EQ(current->value, "rv=2");
-  EXPECT_EQ(current->mod_revision, 2);
-  EXPECT_EQ(updated->value, "rv=2,rv=3");
+  EXPECT_EQ(current->value, "rv=" + std::to_string(Rev(2)));
+  EXPECT_EQ(current->mod_revision, Rev(2));
+  EXPECT_EQ(updated->value, "rv=" + std::to_string(Rev(2)) + ",rv=" + std::to_string(Rev(3)));
 }
 
 TEST_P(StoreTest, MutationErrorAbortsTheWrite) {
@@ -147,8 +180,8 @@ TEST_P(StoreTest, MutationErrorAbortsTheWrite) {
   EXPECT_TRUE(store_->Create("/k/b", fail).status().Is(Reason::kInvalid));
   EXPECT_EQ(store_->Get("/k/a")->value, "v1");
   EXPECT_TRUE(store_->Get("/k/b").status().Is(Reason::kNotFound));
-  EXPECT_EQ(store_->CurrentRevision(), 1);
-  EXPECT_EQ(MustCreate("/k/c", "v").mod_revision, 2);  // no revision was used up
+  EXPECT_EQ(store_->CurrentRevision(), Rev(1));
+  EXPECT_EQ(MustCreate("/k/c", "v").mod_revision, Rev(2));  // no revision was used up
 }
 
 TEST_P(StoreTest, ThrowingMutationIsAnInternalError) {
@@ -158,7 +191,7 @@ TEST_P(StoreTest, ThrowingMutationIsAnInternalError) {
   Status status = store_->Create("/k/a", thrower).status();
   EXPECT_TRUE(status.Is(Reason::kInternalError)) << status.ToString();
   EXPECT_THAT(status.message(), HasSubstr("boom"));
-  EXPECT_EQ(MustCreate("/k/a", "v").mod_revision, 1);  // the store still works
+  EXPECT_EQ(MustCreate("/k/a", "v").mod_revision, Rev(1));  // the store still works
 }
 
 TEST_P(StoreTest, ListIsSortedFilteredAndPaged) {
@@ -174,9 +207,9 @@ TEST_P(StoreTest, ListIsSortedFilteredAndPaged) {
   EXPECT_THAT(keys, ::testing::ElementsAre("/registry/pods/ns1/a", "/registry/pods/ns1/b",
                                            "/registry/pods/ns2/a", "/registry/pods/ns2/b"));
   EXPECT_FALSE(all->more);
-  EXPECT_EQ(all->revision, 6);
+  EXPECT_EQ(all->revision, Rev(6));
   EXPECT_EQ(all->items[0].value, "/registry/pods/ns1/a");
-  EXPECT_EQ(all->items[0].mod_revision, 4);
+  EXPECT_EQ(all->items[0].mod_revision, Rev(4));
 
   auto page1 = store_->List("/registry/pods/", {.limit = 3});
   ASSERT_EQ(page1->items.size(), 3u);
@@ -222,7 +255,7 @@ TEST_P(StoreTest, WatchFromNowSeesPutsAndDeletesUnderPrefix) {
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].type, Event::Type::kPut);
   EXPECT_EQ(events[0].kv.value, "v1");
-  EXPECT_EQ(events[0].kv.mod_revision, 3);
+  EXPECT_EQ(events[0].kv.mod_revision, Rev(3));
   EXPECT_FALSE(events[0].prev.has_value());
   EXPECT_EQ(events[1].type, Event::Type::kPut);
   EXPECT_EQ(events[1].kv.value, "v2");
@@ -230,23 +263,23 @@ TEST_P(StoreTest, WatchFromNowSeesPutsAndDeletesUnderPrefix) {
   EXPECT_EQ(events[1].prev->value, "v1");
   EXPECT_EQ(events[2].type, Event::Type::kDelete);
   EXPECT_EQ(events[2].kv.value, "v2");
-  EXPECT_EQ(events[2].kv.mod_revision, 5);
-  EXPECT_EQ(events[2].kv.create_revision, 3);
+  EXPECT_EQ(events[2].kv.mod_revision, Rev(5));
+  EXPECT_EQ(events[2].kv.create_revision, Rev(3));
   ASSERT_TRUE(events[2].prev.has_value());
-  EXPECT_EQ(events[2].prev->mod_revision, 4);
+  EXPECT_EQ(events[2].prev->mod_revision, Rev(4));
 }
 
 TEST_P(StoreTest, WatchFromPastRevisionReplaysThenFollows) {
   for (int i = 1; i <= 5; ++i) MustCreate("/k/" + std::to_string(i), "v");
   EventLog log;
-  auto watcher = store_->Watch("/k/", 2, log.Callback());
+  auto watcher = store_->Watch("/k/", Rev(2), log.Callback());
   ASSERT_TRUE(watcher.ok());
   MustCreate("/k/6", "v");
   MustCreate("/k/7", "v");
   std::vector<Event> events = log.WaitFor(5);
   ASSERT_EQ(events.size(), 5u);
   for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(events[i].kv.mod_revision, i + 3);
+    EXPECT_EQ(events[i].kv.mod_revision, Rev(i + 3));
     EXPECT_EQ(events[i].kv.key, "/k/" + std::to_string(i + 3));
   }
 }
@@ -254,37 +287,38 @@ TEST_P(StoreTest, WatchFromPastRevisionReplaysThenFollows) {
 TEST_P(StoreTest, WatchFromCompactedRevisionIsExpired) {
   for (int i = 1; i <= 5; ++i) MustCreate("/k/a" + std::to_string(i), "v");
   ASSERT_TRUE(store_->Update("/k/a1", 0, SetValue("w")).ok());
-  ASSERT_TRUE(store_->Compact(3).ok());
-  EXPECT_EQ(store_->CompactedRevision(), 3);
+  ASSERT_TRUE(store_->Compact(Rev(3)).ok());
+  EXPECT_EQ(store_->CompactedRevision(), Rev(3));
 
-  Status expired = store_->Watch("/k/", 2, [](const std::vector<Event>&) {}).status();
+  Status expired = store_->Watch("/k/", Rev(2), [](const std::vector<Event>&) {}).status();
   EXPECT_TRUE(expired.Is(Reason::kExpired)) << expired.ToString();
   EventLog log;
-  auto watcher = store_->Watch("/k/", 3, log.Callback());
+  auto watcher = store_->Watch("/k/", Rev(3), log.Callback());
   ASSERT_TRUE(watcher.ok());
   EXPECT_EQ(log.WaitFor(3).size(), 3u);  // revisions 4, 5, 6
-  EXPECT_EQ(log.events().front().kv.mod_revision, 4);
+  EXPECT_EQ(log.events().front().kv.mod_revision, Rev(4));
 
   EXPECT_EQ(store_->Get("/k/a1")->value, "w");  // latest values survive
   EXPECT_EQ(store_->Get("/k/a2")->value, "v");
-  EXPECT_TRUE(store_->Compact(2).ok());  // already compacted: nothing to do
-  EXPECT_EQ(store_->CompactedRevision(), 3);
-  EXPECT_TRUE(store_->Compact(100).Is(Reason::kBadRequest));
+  EXPECT_TRUE(store_->Compact(Rev(2)).ok());  // already compacted: nothing to do
+  EXPECT_EQ(store_->CompactedRevision(), Rev(3));
+  EXPECT_TRUE(store_->Compact(Rev(100)).Is(Reason::kBadRequest));
 }
 
 TEST_P(StoreTest, HistoryIsBoundedByHistoryEvents) {
   store_.reset();
   store_ = Open({.history_events = 5});
   for (int i = 1; i <= 20; ++i) MustCreate("/k/" + std::to_string(i), "v");
-  EXPECT_EQ(store_->CompactedRevision(), 15);
-  EXPECT_TRUE(
-      store_->Watch("/k/", 14, [](const std::vector<Event>&) {}).status().Is(Reason::kExpired));
+  EXPECT_EQ(store_->CompactedRevision(), Rev(15));
+  EXPECT_TRUE(store_->Watch("/k/", Rev(14), [](const std::vector<Event>&) {})
+                  .status()
+                  .Is(Reason::kExpired));
   EventLog log;
-  auto watcher = store_->Watch("/k/", 15, log.Callback());
+  auto watcher = store_->Watch("/k/", Rev(15), log.Callback());
   ASSERT_TRUE(watcher.ok());
   std::vector<Event> events = log.WaitFor(5);
   ASSERT_EQ(events.size(), 5u);
-  EXPECT_EQ(events.front().kv.mod_revision, 16);
+  EXPECT_EQ(events.front().kv.mod_revision, Rev(16));
   EXPECT_EQ(store_->List("/k/", {})->items.size(), 20u);
 }
 
@@ -361,11 +395,11 @@ TEST_P(StoreTest, ConcurrentWritersAndWatchers) {
   }
   constexpr int kTotal = kThreads * kWrites;
   EXPECT_EQ(revisions.size(), static_cast<size_t>(kTotal));
-  EXPECT_EQ(store_->CurrentRevision(), kTotal);
+  EXPECT_EQ(store_->CurrentRevision(), Rev(kTotal));
 
   std::vector<Event> events = all.WaitFor(kTotal);
   ASSERT_EQ(events.size(), static_cast<size_t>(kTotal));
-  for (int i = 0; i < kTotal; ++i) EXPECT_EQ(events[i].kv.mod_revision, i + 1);
+  for (int i = 0; i < kTotal; ++i) EXPECT_EQ(events[i].kv.mod_revision, Rev(i + 1));
   std::vector<Event> even = evens.WaitFor(kTotal / 2);
   ASSERT_EQ(even.size(), static_cast<size_t>(kTotal / 2));
   for (size_t i = 1; i < even.size(); ++i) {
@@ -374,7 +408,7 @@ TEST_P(StoreTest, ConcurrentWritersAndWatchers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("memory", "sqlite"),
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("memory", "sqlite", "etcd"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

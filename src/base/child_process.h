@@ -1,4 +1,5 @@
-// ChildProcess: a child running another flotilla command, for `flotilla up`.
+// ChildProcess: a child process (another flotilla command for `flotilla up`,
+// an etcd member for EtcdCluster).
 // Its stdout is read line by line (the ready lines commands print), its
 // stderr goes to a log file, and it dies with the parent (PR_SET_PDEATHSIG).
 #pragma once
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace flotilla::cli {
+namespace flotilla {
 
 class ChildProcess {
  public:
@@ -47,4 +48,4 @@ class ChildProcess {
   int code_ = 0;
 };
 
-}  // namespace flotilla::cli
+}  // namespace flotilla

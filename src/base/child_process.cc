@@ -1,4 +1,4 @@
-#include "cli/child_process.h"
+#include "base/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,7 +9,7 @@
 
 #include <thread>
 
-namespace flotilla::cli {
+namespace flotilla {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path) {
   int out[2];
@@ -108,4 +108,4 @@ int ChildProcess::Stop(std::chrono::milliseconds grace) {
   return code_;
 }
 
-}  // namespace flotilla::cli
+}  // namespace flotilla
