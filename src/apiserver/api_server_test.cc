@@ -214,9 +214,9 @@ TEST(ApiServerTest, DeletingAFederatedObjectRecordsThePropagationPolicy) {
     return Get(s, "/api/v1/namespaces/default/configmaps/" + name);
   };
   json::object plain = create_and_delete("plain", "");
-  const json::value* policy =
-      Find(plain, "metadata.annotations")->as_object().if_contains(
-          "federation.kubernetes.io/deletion-propagation");
+  const json::value* policy = Find(plain, "metadata.annotations")
+                                  ->as_object()
+                                  .if_contains("federation.kubernetes.io/deletion-propagation");
   ASSERT_NE(policy, nullptr);
   EXPECT_EQ(policy->as_string(), "Orphan");
   EXPECT_NE(json::serialize(*Find(plain, "metadata.finalizers")).find("\"orphan\""),

@@ -79,6 +79,12 @@ void PruneFields(json::object& obj, const std::vector<std::string>& paths) {
   }
 }
 
+StatusOr<std::string> WithResourceVersion(std::string_view stored, int64_t revision) {
+  FLOTILLA_ASSIGN_OR_RETURN(json::object obj, ParseJsonObject(stored));
+  MetaOf(obj)["resourceVersion"] = std::to_string(revision);
+  return json::serialize(obj);
+}
+
 api::ObjectMetaOptions MetaOptions(const api::Resource& res) {
   api::ObjectMetaOptions opts;
   opts.namespaced = res.namespaced;
@@ -194,6 +200,7 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
     }
     return kv.status();
   }
+  MetaOf(stored)["resourceVersion"] = std::to_string(kv->mod_revision);  // see Update
   return stored;
 }
 

@@ -84,6 +84,11 @@ struct PatchRequest {
   std::string body;
 };
 
+// A stored object with metadata.resourceVersion set to `revision`: the
+// etcd backend's EtcdOptions::set_revision, for a write that got another
+// revision than its mutation was given.
+StatusOr<std::string> WithResourceVersion(std::string_view stored, int64_t revision);
+
 class Objects {
  public:
   Objects(const api::Registry& registry, storage::Store& store, Clock& clock);

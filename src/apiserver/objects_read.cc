@@ -18,14 +18,39 @@ std::string EncodeContinue(int64_t rev, std::string_view last_key, std::string_v
   return Base64Encode(json::serialize(o));
 }
 
-StatusOr<std::string> DecodeContinue(const std::string& token, std::string_view prefix) {
+// Sets where the next page starts and the revision the list is read at.
+Status DecodeContinue(const std::string& token, std::string_view prefix,
+                      storage::ListOptions& page) {
   auto raw = Base64Decode(token);
   auto parsed = raw ? ParseJsonObject(*raw) : StatusOr<json::object>(Status::BadRequest(""));
   auto start = parsed.ok() ? GetString(*parsed, "start") : std::nullopt;
-  if (!start || start->find("..") != std::string_view::npos) {
+  const json::value* rv = parsed.ok() ? parsed->if_contains("rv") : nullptr;
+  if (!start || start->find("..") != std::string_view::npos || rv == nullptr || !rv->is_int64() ||
+      rv->get_int64() < 0) {
     return Status::BadRequest("continue key is not valid: " + token);
   }
-  return std::string(prefix) + std::string(*start);
+  page.start_after = std::string(prefix) + std::string(*start);
+  page.revision = rv->get_int64();
+  return Status::Ok();
+}
+
+// kube-apiserver's words for a continue token whose revision was compacted.
+Status ContinueExpired() {
+  return Status::Expired(
+      "The provided continue parameter is too old to display a consistent list result. You can "
+      "start a new list without the continue parameter, or use the continue token in this "
+      "response to retrieve the remainder of the results. Continuing with the provided token "
+      "results in an inconsistent list - objects that were created, modified, or deleted "
+      "between the time the first chunk was returned and now may show up in the list.");
+}
+
+StatusOr<storage::ListResult> ListChunk(storage::Store& store, const std::string& prefix,
+                                        const storage::ListOptions& page) {
+  auto chunk = store.List(prefix, page);
+  if (!chunk.ok() && page.revision > 0 && chunk.status().Is(Reason::kExpired)) {
+    return ContinueExpired();
+  }
+  return chunk;
 }
 
 // Field values for field selectors: metadata.name, metadata.namespace and any
@@ -50,7 +75,7 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
   const std::string prefix = Prefix(res, ns);
   storage::ListOptions page;
   if (!opts.continue_token.empty()) {
-    FLOTILLA_ASSIGN_OR_RETURN(page.start_after, DecodeContinue(opts.continue_token, prefix));
+    FLOTILLA_RETURN_IF_ERROR(DecodeContinue(opts.continue_token, prefix, page));
   }
   ListPage out;
   const bool filtering = !labels.Empty() || !fields.Empty();
@@ -60,7 +85,7 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
   if (out.raw) {
     // The stored records themselves: no copy, no decoding. Without a
     // selector the store's limit is the page's.
-    FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, store_.List(prefix, page));
+    FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, ListChunk(store_, prefix, page));
     out.revision = chunk.revision;
     out.raw_items = std::move(chunk.shared_items);
     if (chunk.more && !out.raw_items.empty()) {
@@ -70,8 +95,9 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
   }
   std::string last_key;
   for (;;) {
-    FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, store_.List(prefix, page));
+    FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult chunk, ListChunk(store_, prefix, page));
     if (out.revision == 0) out.revision = chunk.revision;
+    page.revision = out.revision;  // every chunk of one page at one revision
     for (auto& kv : chunk.items) {
       json::object obj = Decode(kv.value);
       const json::object* meta = FindMeta(obj);

@@ -184,7 +184,11 @@ StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const
       return StatusOr<std::string>(json::serialize(to_store));
     };
     auto written = store_.Update(key, kv->mod_revision, encode);
-    if (written.ok()) return FromStorage(res, std::move(to_store));
+    if (written.ok()) {
+      // The revision etcd gave, which may differ from the one `encode` got.
+      MetaOf(to_store)["resourceVersion"] = std::to_string(written->mod_revision);
+      return FromStorage(res, std::move(to_store));
+    }
     if (written.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
     if (written.status().Is(Reason::kConflict)) {
       return ConflictError(res, name,
@@ -308,7 +312,11 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
       return StatusOr<std::string>(json::serialize(to_store));
     };
     auto written = store_.Update(key, kv->mod_revision, encode);
-    if (written.ok()) return FromStorage(res, std::move(to_store));
+    if (written.ok()) {
+      // The revision etcd gave, which may differ from the one `encode` got.
+      MetaOf(to_store)["resourceVersion"] = std::to_string(written->mod_revision);
+      return FromStorage(res, std::move(to_store));
+    }
     if (written.status().Is(Reason::kConflict) && attempt < kMaxRetries) continue;
     return written.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : written.status();
   }

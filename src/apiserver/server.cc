@@ -32,8 +32,13 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
     std::filesystem::create_directories(opts.data_dir + "/db", ec);
     FLOTILLA_ASSIGN_OR_RETURN(
         s->store_, storage::OpenSqliteStore(opts.data_dir + "/db/state.db", opts.store_options));
+  } else if (opts.storage == "etcd") {
+    storage::EtcdOptions etcd = opts.etcd;
+    etcd.history_events = opts.store_options.history_events;
+    etcd.set_revision = WithResourceVersion;
+    FLOTILLA_ASSIGN_OR_RETURN(s->store_, storage::OpenEtcdStore(etcd));
   } else {
-    return Status::BadRequest("--storage must be sqlite or memory, not " + opts.storage);
+    return Status::BadRequest("--storage must be sqlite, memory or etcd, not " + opts.storage);
   }
   FLOTILLA_ASSIGN_OR_RETURN(s->authn_, Authenticator::FromTokenFile(s->pki_.token_file_path));
   FLOTILLA_ASSIGN_OR_RETURN(s->sa_tokens_,

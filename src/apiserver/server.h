@@ -13,6 +13,7 @@
 #include "apiserver/http_server.h"
 #include "apiserver/pki.h"
 #include "base/clock.h"
+#include "storage/etcd_store.h"
 
 namespace flotilla::apiserver {
 
@@ -20,7 +21,10 @@ struct ServerOptions {
   std::string data_dir = "./flotilla-data";
   std::string bind_address = "127.0.0.1";
   int port = 6443;                 // 0 picks a free port
-  std::string storage = "sqlite";  // "sqlite" | "memory"
+  std::string storage = "sqlite";  // "sqlite" | "memory" | "etcd"
+  // With storage "etcd": the members, TLS and prefix (set_revision and
+  // history_events are filled in by Start).
+  storage::EtcdOptions etcd;
   std::vector<std::string> extra_sans;
   const api::Registry* registry = nullptr;  // REQUIRED
   const api::SchemaSet* schemas = nullptr;  // null: no schema checks, no OpenAPI

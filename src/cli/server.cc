@@ -4,9 +4,11 @@
 #include "apiserver/server.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <iostream>
+#include <random>
 
 #include "api/federated.h"
 #include "api/kinds/kinds.h"
@@ -21,16 +23,171 @@
 #include "federation/admission/admission.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
+#include "runtime/leader_election.h"
 
 namespace flotilla::cli {
 namespace {
 
+// client-go's leaderelection defaults, as kube-controller-manager's flags.
+struct LeaderFlags {
+  std::string elect = "auto";  // true, false, or auto: true with etcd storage
+  Duration lease_duration = std::chrono::seconds(15);
+  Duration renew_deadline = std::chrono::seconds(10);
+  Duration retry_period = std::chrono::seconds(2);
+  std::string lease_namespace = federation::kSystemNamespace;
+  std::string lease_name = "flotilla-controllers";
+};
+
 struct ServerFlags {
   apiserver::ServerOptions server;
   federation::FederationOptions federation;
+  LeaderFlags leader;
   Duration dns_ttl = std::chrono::seconds(30);
   std::string log_level = "info";
+  std::string etcd_servers;
+  Duration etcd_compaction_interval = std::chrono::minutes(5);
 };
+
+// The federation controllers of this server: started once, or each time
+// the server gains the lease and stopped as soon as it loses it. The
+// admission rules read the controllers' caches while they run.
+class ControllerHost {
+ public:
+  ControllerHost(client::Client& client, const federation::FederationOptions& opts,
+                 std::shared_ptr<federation::ClusterNames> clusters,
+                 std::shared_ptr<federation::ApplicationWorkloads> workloads)
+      : client_(client),
+        opts_(opts),
+        clusters_(std::move(clusters)),
+        workloads_(std::move(workloads)) {}
+  ~ControllerHost() { Stop(); }
+
+  Status Start() {
+    std::lock_guard lock(mu_);
+    if (running_) return Status::Ok();
+    FLOTILLA_ASSIGN_OR_RETURN(
+        running_, federation::FederationControllers::Start(client_, RealClock(), opts_));
+    federation::FederationControllers* running = running_.get();
+    clusters_->Set([running] { return running->context().cluster_objects().cache().Keys(); });
+    workloads_->Set([running](const std::string& ns, const std::string& app) {
+      std::vector<json::object> out;
+      for (const auto& [resource, kind] : {std::pair{&federation::kDeployments, "Deployment"},
+                                           std::pair{&federation::kReplicaSets, "ReplicaSet"}}) {
+        runtime::Informer* informer = running->context().informers().Find(*resource);
+        if (informer == nullptr) continue;
+        for (const runtime::ObjectPtr& obj :
+             informer->lister().ByLabel(api::kApplicationLabel, app)) {
+          if (StringAt(*obj, "metadata.namespace") != ns) continue;
+          json::object typed = *obj;
+          typed["kind"] = kind;
+          out.push_back(std::move(typed));
+        }
+      }
+      return out;
+    });
+    return Status::Ok();
+  }
+
+  void Stop() {
+    std::unique_ptr<federation::FederationControllers> stopping;
+    {
+      std::lock_guard lock(mu_);
+      clusters_->Set(nullptr);
+      workloads_->Set(nullptr);
+      stopping = std::move(running_);
+    }
+    stopping.reset();
+  }
+
+  std::string RenderMetrics() {
+    std::lock_guard lock(mu_);
+    return running_ ? running_->RenderMetrics() : std::string();
+  }
+  federation::dns::FederationDns* dns() {
+    std::lock_guard lock(mu_);
+    return running_ ? running_->dns() : nullptr;
+  }
+
+ private:
+  client::Client& client_;
+  const federation::FederationOptions& opts_;
+  std::shared_ptr<federation::ClusterNames> clusters_;
+  std::shared_ptr<federation::ApplicationWorkloads> workloads_;
+  std::mutex mu_;
+  std::unique_ptr<federation::FederationControllers> running_;  // GUARDED_BY(mu_)
+};
+
+bool LeaderElect(const ServerFlags& flags) {
+  if (flags.leader.elect == "auto") return flags.server.storage == "etcd";
+  return flags.leader.elect == "true";
+}
+
+// kube-controller-manager's: the host name and a random id.
+std::string LeaderIdentity() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::random_device rd;
+  char id[17];
+  std::snprintf(id, sizeof id, "%08x%08x", rd(), rd());
+  return std::string(host) + "_" + id;
+}
+
+std::string LeaderMetrics(const std::string& lease, bool leading, const std::string& holder) {
+  return "# HELP flotilla_leader_election_master_status 1 while this server runs the federation "
+         "controllers, 0 otherwise.\n"
+         "# TYPE flotilla_leader_election_master_status gauge\n"
+         "flotilla_leader_election_master_status{name=\"" +
+         lease + "\"} " + (leading ? "1" : "0") +
+         "\n# HELP flotilla_leader_election_leader The holder of the lease as this server last "
+         "saw it.\n"
+         "# TYPE flotilla_leader_election_leader gauge\n"
+         "flotilla_leader_election_leader{name=\"" +
+         lease + "\",identity=\"" + holder + "\"} 1\n";
+}
+
+// Campaigns for the Lease; the controllers run while this server holds it.
+// Failing to start them when leading ends the server (SIGTERM to itself),
+// as a crashing kube-controller-manager would.
+StatusOr<std::unique_ptr<runtime::LeaderElector>> StartElector(client::Client& client,
+                                                               const ServerFlags& flags,
+                                                               ControllerHost& host) {
+  json::object ns{{"apiVersion", "v1"},
+                  {"kind", "Namespace"},
+                  {"metadata", json::object{{"name", flags.leader.lease_namespace}}}};
+  auto created = client.Create(federation::kNamespaces, "", ns);
+  if (!created.ok() && !created.status().Is(Reason::kAlreadyExists)) return created.status();
+  runtime::LeaderElectionConfig config;
+  config.lease_namespace = flags.leader.lease_namespace;
+  config.lease_name = flags.leader.lease_name;
+  config.identity = LeaderIdentity();
+  config.lease_duration = flags.leader.lease_duration;
+  config.renew_deadline = flags.leader.renew_deadline;
+  config.retry_period = flags.leader.retry_period;
+  runtime::LeaderCallbacks callbacks;
+  const std::string identity = config.identity;
+  callbacks.on_started_leading = [&host, identity] {
+    spdlog::info("leading as {}: starting the federation controllers", identity);
+    Status started = host.Start();
+    if (!started.ok()) {
+      spdlog::critical("starting the federation controllers: {}", started.ToString());
+      kill(getpid(), SIGTERM);
+    }
+  };
+  callbacks.on_stopped_leading = [&host, identity] {
+    spdlog::warn("{} lost the lease: stopping the federation controllers", identity);
+    host.Stop();
+  };
+  callbacks.on_new_leader = [](const std::string& leader) {
+    spdlog::info("the federation controllers' leader is {}", leader.empty() ? "nobody" : leader);
+  };
+  FLOTILLA_ASSIGN_OR_RETURN(
+      auto elector,
+      runtime::LeaderElector::Create(client, RealClock(), std::move(config), std::move(callbacks)));
+  spdlog::info("campaigning for lease {}/{} as {}", flags.leader.lease_namespace,
+               flags.leader.lease_name, identity);
+  elector->Start();
+  return elector;
+}
 
 // The host of HOST:PORT, for the dig line ("127.0.0.1" for a wildcard).
 std::string DnsHost(const std::string& address) {
@@ -65,6 +222,14 @@ int RunServer(ServerFlags& flags) {
       std::chrono::duration_cast<std::chrono::seconds>(flags.dns_ttl).count());
   RaiseOpenFileLimit();
   BlockTerminationSignals();
+  for (size_t at = 0; at < flags.etcd_servers.size();) {
+    size_t comma = std::min(flags.etcd_servers.find(',', at), flags.etcd_servers.size());
+    if (comma > at)
+      flags.server.etcd.endpoints.push_back(flags.etcd_servers.substr(at, comma - at));
+    at = comma + 1;
+  }
+  flags.server.etcd.compaction_interval =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.etcd_compaction_interval);
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
   auto cluster_names = std::make_shared<federation::ClusterNames>();
@@ -85,36 +250,28 @@ int RunServer(ServerFlags& flags) {
   }
   std::unique_ptr<client::Client> admin =
       client::NewInProcessClient((*server)->api(), (*server)->pki().controller_token);
-  auto controllers =
-      federation::FederationControllers::Start(*admin, RealClock(), flags.federation);
-  if (!controllers.ok()) {
-    spdlog::error("starting the federation controllers: {}", controllers.status().ToString());
+  ControllerHost host(*admin, flags.federation, cluster_names, workloads);
+  std::unique_ptr<runtime::LeaderElector> elector;
+  if (LeaderElect(flags)) {
+    auto started = StartElector(*admin, flags, host);
+    if (!started.ok()) {
+      spdlog::error("leader election: {}", started.status().ToString());
+      return 1;
+    }
+    elector = std::move(started).value();
+    runtime::LeaderElector* e = elector.get();
+    (*server)->api().metrics().SetSource("leader", [e, &flags] {
+      return LeaderMetrics(flags.leader.lease_name, e->IsLeading(), e->Leader());
+    });
+  } else if (Status started = host.Start(); !started.ok()) {
+    spdlog::error("starting the federation controllers: {}", started.ToString());
     return 1;
   }
-  federation::FederationControllers* running = controllers->get();
-  cluster_names->Set([running] { return running->context().cluster_objects().cache().Keys(); });
-  workloads->Set([running](const std::string& ns, const std::string& app) {
-    std::vector<json::object> out;
-    for (const auto& [resource, kind] : {std::pair{&federation::kDeployments, "Deployment"},
-                                         std::pair{&federation::kReplicaSets, "ReplicaSet"}}) {
-      runtime::Informer* informer = running->context().informers().Find(*resource);
-      if (informer == nullptr) continue;
-      for (const runtime::ObjectPtr& obj :
-           informer->lister().ByLabel(api::kApplicationLabel, app)) {
-        if (StringAt(*obj, "metadata.namespace") != ns) continue;
-        json::object typed = *obj;
-        typed["kind"] = kind;
-        out.push_back(std::move(typed));
-      }
-    }
-    return out;
-  });
-  (*server)->api().metrics().SetSource("federation",
-                                       [running] { return running->RenderMetrics(); });
+  (*server)->api().metrics().SetSource("federation", [&host] { return host.RenderMetrics(); });
   spdlog::info("Flotilla API server {} listening on {} (storage: {})", kVersion, (*server)->url(),
                flags.server.storage);
   // The DNS line first: `flotilla up` reads it once it sees the API's.
-  if (federation::dns::FederationDns* dns = running->dns()) {
+  if (federation::dns::FederationDns* dns = host.dns()) {
     const auto& d = flags.federation.dns;
     std::cout << "Flotilla DNS serving " << d.address << " (UDP and TCP port " << dns->port()
               << ")\n"
@@ -128,9 +285,9 @@ int RunServer(ServerFlags& flags) {
   int sig = WaitForTerminationSignal();
   spdlog::info("received signal {}, shutting down", sig);
   (*server)->api().metrics().SetSource("federation", nullptr);
-  cluster_names->Set(nullptr);
-  workloads->Set(nullptr);
-  controllers->reset();
+  (*server)->api().metrics().SetSource("leader", nullptr);
+  if (elector) elector->Stop();  // stops the controllers if leading
+  host.Stop();
   (*server)->Stop();
   return 0;
 }
@@ -225,10 +382,52 @@ void AddServerCommand(CLI::App& app) {
                   "Directory for state, certificates and kubeconfigs")
       ->capture_default_str()
       ->group("Storage");
-  cmd->add_option("--storage", flags->server.storage, "Storage backend: sqlite or memory")
-      ->check(CLI::IsMember({"sqlite", "memory"}))
+  cmd->add_option("--storage", flags->server.storage,
+                  "Storage backend: sqlite (one server), etcd (several servers) or memory")
+      ->check(CLI::IsMember({"sqlite", "memory", "etcd"}))
       ->capture_default_str()
       ->group("Storage");
+  cmd->add_option("--etcd-servers", flags->etcd_servers,
+                  "With --storage etcd: the etcd members, http(s)://HOST:PORT,...")
+      ->group("Storage");
+  cmd->add_option("--etcd-cafile", flags->server.etcd.ca_file,
+                  "CA certificate that signed etcd's serving certificates")
+      ->group("Storage");
+  cmd->add_option("--etcd-certfile", flags->server.etcd.cert_file, "Client certificate for etcd")
+      ->group("Storage");
+  cmd->add_option("--etcd-keyfile", flags->server.etcd.key_file, "Client key for etcd")
+      ->group("Storage");
+  cmd->add_option("--etcd-prefix", flags->server.etcd.prefix,
+                  "Every key is stored under this prefix in etcd")
+      ->capture_default_str()
+      ->group("Storage");
+  AddDurationOption(*cmd, "--etcd-compaction-interval", &flags->etcd_compaction_interval, "5m",
+                    "How often this server compacts etcd's history (0: never)",
+                    /*allow_zero=*/true)
+      ->group("Storage");
+  cmd->add_option("--leader-elect", flags->leader.elect,
+                  "Run the federation controllers only while holding a Lease, so that several "
+                  "servers can share one etcd: true, false, or auto (true with --storage etcd)")
+      ->check(CLI::IsMember({"true", "false", "auto"}))
+      ->capture_default_str()
+      ->group("Leader election");
+  AddDurationOption(*cmd, "--leader-elect-lease-duration", &flags->leader.lease_duration, "15s",
+                    "How long a candidate waits after the last observed renewal before taking "
+                    "the lease")
+      ->group("Leader election");
+  AddDurationOption(*cmd, "--leader-elect-renew-deadline", &flags->leader.renew_deadline, "10s",
+                    "How long the leader keeps trying to renew before it stops leading")
+      ->group("Leader election");
+  AddDurationOption(*cmd, "--leader-elect-retry-period", &flags->leader.retry_period, "2s",
+                    "How often candidates try to acquire and the leader renews")
+      ->group("Leader election");
+  cmd->add_option("--leader-elect-resource-namespace", flags->leader.lease_namespace,
+                  "Namespace of the Lease")
+      ->capture_default_str()
+      ->group("Leader election");
+  cmd->add_option("--leader-elect-resource-name", flags->leader.lease_name, "Name of the Lease")
+      ->capture_default_str()
+      ->group("Leader election");
   cmd->add_option("--watch-history", flags->server.store_options.history_events,
                   "Events kept in memory for watch resumption; older resourceVersions get 410 Gone")
       ->check(CLI::PositiveNumber)

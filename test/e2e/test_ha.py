@@ -1,0 +1,200 @@
+"""Several federation servers on one etcd (issue: high availability).
+
+One etcd member started from Debian's etcd-server, two `flotilla server
+--storage etcd` processes sharing it (the second on a copy of the first's
+data directory, so one kubeconfig serves both), leader election on a short
+lease so that the test runs in seconds: what is written through one server is
+read at once through the other, a watch on one sees every write made through
+the other in order, and after kill -9 of the leading server the other leads
+and finishes the placements without placing anything twice; the killed
+server, restarted, is a follower.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import FlotillaServer, stop_process, wait_for, _die_with_parent
+from federation import FAST_FED_ARGS, Federation, plan, replicaset
+
+ETCD = "/usr/bin/etcd"
+LEASE = ["--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s",
+         "--leader-elect-retry-period", "500ms"]
+CLUSTERS = ["a", "b"]
+MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "40", "--pod-startup", "100ms"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def etcd(tmp_path):
+    client, peer = free_port(), free_port()
+    url = f"http://127.0.0.1:{client}"
+    log = open(tmp_path / "etcd.log", "w")
+    proc = subprocess.Popen(
+        [ETCD, "--data-dir", str(tmp_path / "etcd"), "--listen-client-urls", url,
+         "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+         "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+         "--initial-cluster", f"default=http://127.0.0.1:{peer}",
+         "--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn"],
+        stdout=subprocess.DEVNULL, stderr=log, preexec_fn=_die_with_parent)
+    try:
+        wait_for(lambda: healthy(client), "etcd healthy")
+        yield url
+    finally:
+        stop_process(proc)
+        log.close()
+
+
+def healthy(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+            return b'"health":"true"' in s.recv(4096)
+    except OSError:
+        return False
+
+
+def etcd_args(url):
+    return ["--storage", "etcd", "--etcd-servers", url] + LEASE
+
+
+def leading(server):
+    """This server's own view: 1 while it runs the controllers."""
+    text = server.raw().get("/metrics", timeout=10).text
+    for line in text.splitlines():
+        if line.startswith("flotilla_leader_election_master_status"):
+            return line.rsplit(" ", 1)[1] == "1"
+    raise AssertionError("no leader election metric")
+
+
+def second_server(first, root, args):
+    """A server on a copy of `first`'s data directory (its CA, serving
+    certificate and tokens), as docs/storage.md describes."""
+    data_dir = os.path.join(root, "second")
+    shutil.copytree(os.path.join(first.data_dir, "pki"), os.path.join(data_dir, "pki"))
+    return FlotillaServer(data_dir, args)
+
+
+def test_two_servers_serve_one_federation(etcd, tmp_path):
+    args = ["--controllers=cluster"] + etcd_args(etcd)
+    one = FlotillaServer(str(tmp_path / "one"), args).start()
+    two = second_server(one, str(tmp_path), args).start()
+    try:
+        # The first server's kubeconfig is good for the second.
+        two_raw = one.raw()
+        two_raw.base = two.url
+        ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ha"}}
+        assert one.raw().post("/api/v1/namespaces", json=ns).status_code == 201
+        path = "/api/v1/namespaces/ha/configmaps"
+        start_rv = two.raw().get(path).json()["metadata"]["resourceVersion"]
+        events = []
+        ready = threading.Event()
+
+        def watch():
+            with two.raw().get(f"{path}?watch=1&resourceVersion={start_rv}", stream=True,
+                               timeout=60) as response:
+                ready.set()
+                for line in response.iter_lines():
+                    if line:
+                        events.append(json.loads(line))
+                    if len(events) >= 40:
+                        return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        ready.wait(30)
+        written = []
+        for i in range(20):
+            cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm{i}"},
+                  "data": {"i": str(i)}}
+            created = one.raw().post(path, json=cm)
+            assert created.status_code == 201, created.text
+            rv = created.json()["metadata"]["resourceVersion"]
+            written.append(("ADDED", f"cm{i}", rv))
+            # Read at once through the other server, at the same version.
+            read = two_raw.get(f"{path}/cm{i}")
+            assert read.status_code == 200, read.text
+            assert read.json()["metadata"]["resourceVersion"] == rv
+            cm["data"]["i"] = f"{i}!"
+            cm["metadata"]["resourceVersion"] = rv
+            updated = one.raw().put(f"{path}/cm{i}", json=cm)
+            assert updated.status_code == 200, updated.text
+            written.append(("MODIFIED", f"cm{i}", updated.json()["metadata"]["resourceVersion"]))
+        watcher.join(60)
+        seen = [(e["type"], e["object"]["metadata"]["name"],
+                 e["object"]["metadata"]["resourceVersion"]) for e in events]
+        assert seen == written
+        # Both serve the same list at one revision.
+        names = lambda s: [i["metadata"]["name"] for i in s.raw().get(path).json()["items"]]
+        assert names(one) == names(two) and len(names(one)) == 20
+        # The kubectl of the first server's kubeconfig, pointed at the second.
+        out = one.kubectl("get", "configmaps", "-n", "ha", "--server", two.url, "-o", "name").stdout
+        assert len(out.split()) == 20
+    finally:
+        two.stop()
+        one.stop()
+
+
+def test_the_follower_takes_over_when_the_leader_is_killed(etcd, tmp_path):
+    fed = Federation(tmp_path, FAST_FED_ARGS + etcd_args(etcd)).start()
+    standby = second_server(fed.server, str(tmp_path), FAST_FED_ARGS + etcd_args(etcd))
+    try:
+        wait_for(lambda: leading(fed.server), "the first server leads")
+        standby.start()
+        assert not leading(standby)
+        for name in CLUSTERS:
+            fed.add_member(name, {"zone": name}, MEMBER_ARGS, wait=False)
+        for name in CLUSTERS:
+            fed.wait_ready(name)
+        fed.create_namespace("shop")
+        fed.create(replicaset("web", 10), "shop")
+        fed.wait_layout("shop", "web", plan(10, CLUSTERS, "shop/web"))
+        uids = {c: fed[c].local_rs("shop", "web")["metadata"]["uid"] for c in CLUSTERS}
+
+        # Placements in flight when the leader dies.
+        for i in range(5):
+            fed.create(replicaset(f"api{i}", 4), "shop")
+        fed.server.kill9()
+        killed = time.monotonic()
+        wait_for(lambda: leading(standby), "the standby leads", timeout=60)
+        print(f"standby leading {time.monotonic() - killed:.2f} s after kill -9 of the leader "
+              f"(lease duration 4 s)")
+        fed.server = standby  # the federation is now served by the standby
+        fed._api = None
+        for i in range(5):
+            fed.wait_layout("shop", f"api{i}", plan(4, CLUSTERS, f"shop/api{i}"))
+        fed.wait_layout("shop", "web", plan(10, CLUSTERS, "shop/web"))
+        # Nothing placed twice: one local ReplicaSet per cluster and name,
+        # the first ones never replaced.
+        for c in CLUSTERS:
+            assert fed[c].local_rs("shop", "web")["metadata"]["uid"] == uids[c]
+            names = fed[c].kubectl("get", "rs", "-n", "shop", "-o", "name").stdout.split()
+            assert sorted(names) == sorted(["replicaset.apps/web"] +
+                                           [f"replicaset.apps/api{i}" for i in range(5)])
+
+        # The killed server, restarted, follows.
+        first = FlotillaServer(os.path.join(str(tmp_path), "federation"),
+                               FAST_FED_ARGS + etcd_args(etcd)).start()
+        try:
+            assert not leading(first)
+            assert leading(standby)
+            holder = json.loads(standby.kubectl("get", "lease", "-n", "flotilla-system",
+                                                "flotilla-controllers", "-o", "json").stdout)
+            assert holder["spec"]["holderIdentity"]
+        finally:
+            first.stop()
+    finally:
+        fed.close()
+        if standby.running():
+            standby.stop()
