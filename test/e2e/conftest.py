@@ -13,6 +13,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -96,6 +97,59 @@ def stop_process(proc, timeout=STOP_TIMEOUT):
         proc.kill()
         proc.wait()
         return None
+
+
+ETCD = "/usr/bin/etcd"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Etcd:
+    """One etcd member (Debian's etcd-server) on free loopback ports, with
+    its data under `data_dir`."""
+
+    def __init__(self, data_dir):
+        self.data_dir = data_dir
+        self.client_port, self.peer_port = free_port(), free_port()
+        self.url = f"http://127.0.0.1:{self.client_port}"
+        peer = f"http://127.0.0.1:{self.peer_port}"
+        os.makedirs(data_dir, exist_ok=True)
+        self._log = open(os.path.join(data_dir, "etcd.log"), "w")
+        self.proc = subprocess.Popen(
+            [ETCD, "--data-dir", os.path.join(data_dir, "data"), "--listen-client-urls",
+             self.url, "--advertise-client-urls", self.url, "--listen-peer-urls", peer,
+             "--initial-advertise-peer-urls", peer, "--initial-cluster", f"default={peer}",
+             "--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn"],
+            stdout=subprocess.DEVNULL, stderr=self._log, preexec_fn=_die_with_parent)
+        wait_for(self.healthy, "etcd healthy")
+
+    def healthy(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.client_port), timeout=2) as s:
+                s.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+                return b'"health":"true"' in s.recv(4096)
+        except OSError:
+            return False
+
+    def server_args(self):
+        return ["--storage", "etcd", "--etcd-servers", self.url]
+
+    def stop(self):
+        stop_process(self.proc)
+        self._log.close()
+
+
+def storage_args(root):
+    """With FLOTILLA_E2E_STORAGE=etcd (the *_etcd CTest suites): an Etcd
+    under `root` and the server flags for it; else (None, [])."""
+    if os.environ.get("FLOTILLA_E2E_STORAGE") != "etcd":
+        return None, []
+    etcd = Etcd(os.path.join(str(root), "etcd"))
+    return etcd, etcd.server_args()
 
 
 class Kubeconfig:
@@ -310,12 +364,15 @@ def api_only(extra_args):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """One server per test module; tests isolate themselves by namespace."""
-    srv = FlotillaServer(str(tmp_path_factory.mktemp("flotilla")), API_ONLY_ARGS)
+    etcd, storage = storage_args(tmp_path_factory.mktemp("etcd"))
+    srv = FlotillaServer(str(tmp_path_factory.mktemp("flotilla")), API_ONLY_ARGS + storage)
     srv.start()
     try:
         yield srv
     finally:
         srv.stop()
+        if etcd:
+            etcd.stop()
 
 
 @pytest.fixture

@@ -13,56 +13,27 @@ server, restarted, is a follower.
 import json
 import os
 import shutil
-import socket
-import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import FlotillaServer, stop_process, wait_for, _die_with_parent
+from conftest import Etcd, FlotillaServer, wait_for
 from federation import FAST_FED_ARGS, Federation, plan, replicaset
 
-ETCD = "/usr/bin/etcd"
 LEASE = ["--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s",
          "--leader-elect-retry-period", "500ms"]
 CLUSTERS = ["a", "b"]
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "40", "--pod-startup", "100ms"]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def etcd(tmp_path):
-    client, peer = free_port(), free_port()
-    url = f"http://127.0.0.1:{client}"
-    log = open(tmp_path / "etcd.log", "w")
-    proc = subprocess.Popen(
-        [ETCD, "--data-dir", str(tmp_path / "etcd"), "--listen-client-urls", url,
-         "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-         "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-         "--initial-cluster", f"default=http://127.0.0.1:{peer}",
-         "--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn"],
-        stdout=subprocess.DEVNULL, stderr=log, preexec_fn=_die_with_parent)
+    member = Etcd(str(tmp_path / "etcd"))
     try:
-        wait_for(lambda: healthy(client), "etcd healthy")
-        yield url
+        yield member.url
     finally:
-        stop_process(proc)
-        log.close()
-
-
-def healthy(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
-            s.sendall(b"GET /health HTTP/1.0\r\n\r\n")
-            return b'"health":"true"' in s.recv(4096)
-    except OSError:
-        return False
+        member.stop()
 
 
 def etcd_args(url):
@@ -198,3 +169,57 @@ def test_the_follower_takes_over_when_the_leader_is_killed(etcd, tmp_path):
         fed.close()
         if standby.running():
             standby.stop()
+
+
+def test_compaction_expires_old_watches_and_a_relist_misses_nothing(etcd, tmp_path):
+    srv = FlotillaServer(str(tmp_path / "one"), ["--controllers=cluster", "--storage", "etcd",
+                                                 "--etcd-servers", etcd,
+                                                 "--etcd-compaction-interval", "1s"]).start()
+    try:
+        api = srv.raw()
+        ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "compact"}}
+        assert api.post("/api/v1/namespaces", json=ns).status_code == 201
+        path = "/api/v1/namespaces/compact/configmaps"
+
+        def write(i, value):
+            cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm{i}"},
+                  "data": {"v": value}}
+            r = api.put(f"{path}/cm{i}", json=cm)
+            if r.status_code == 404:
+                r = api.post(path, json=cm)
+            assert r.status_code in (200, 201), r.text
+
+        def listed():
+            body = api.get(path).json()
+            return ({i["metadata"]["name"]: i["data"]["v"] for i in body["items"]},
+                    body["metadata"]["resourceVersion"])
+
+        for i in range(10):
+            write(i, "first")
+        # An informer lists, then is away while writes happen and etcd is
+        # compacted past what it saw.
+        cache, rv = listed()
+        for i in range(5, 15):
+            write(i, "second")
+
+        def gone():
+            r = api.get(path, params={"watch": "true", "resourceVersion": rv,
+                                      "timeoutSeconds": "1"}, stream=True)
+            with r:
+                if r.status_code == 410:
+                    return True
+                first = next(r.iter_lines(), b"")
+                return b'"code":410' in first
+        wait_for(gone, "the compactor to compact past the informer's resourceVersion", timeout=60)
+
+        # Its watch gets 410, so it re-lists: the new list has every write.
+        cache, rv = listed()
+        assert cache == {f"cm{i}": ("first" if i < 5 else "second") for i in range(15)}
+        # And it follows from the new list's resourceVersion.
+        write(0, "third")
+        with api.get(path, params={"watch": "true", "resourceVersion": rv,
+                                   "timeoutSeconds": "10"}, stream=True) as r:
+            event = json.loads(next(r.iter_lines()))
+        assert event["type"] == "MODIFIED" and event["object"]["data"] == {"v": "third"}
+    finally:
+        srv.stop()
