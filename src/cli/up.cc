@@ -6,6 +6,11 @@
 // server. A child that dies takes the whole federation down with a message
 // naming its log.
 //
+// With --ha the federation runs on a three-member etcd cluster (EtcdCluster,
+// under DIR/etcd) with two servers (DIR/federation and DIR/federation-2, the
+// second on a copy of the first's credentials) sharing one DNS address that
+// the leading server serves; losing one server is survived.
+//
 // The members differ as real fleets do: an on-premise cluster and cloud
 // clusters in different regions and zones (labels location=on-prem|cloud and
 // region), one of them small (one node of 2 CPUs), so that the seeds'
@@ -13,6 +18,7 @@
 // selector, surviving a cluster loss) can be tried at once (examples/).
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,10 +27,11 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
 #include "base/child_process.h"
+#include "base/status.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
+#include "storage/etcd_cluster.h"
 
 namespace flotilla::cli {
 namespace {
@@ -39,6 +46,8 @@ struct UpFlags {
   int dns_port = 10053;
   std::string storage = "sqlite";
   std::string log_level = "info";
+  // Three etcd members and two federation servers on them.
+  bool ha = false;
 };
 
 // What distinguishes one simulated member from another.
@@ -118,6 +127,8 @@ Status Join(const std::string& self, const std::string& fed_kubeconfig, const Me
 struct Running {
   std::string name, log;
   std::unique_ptr<ChildProcess> process;
+  // One of the --ha servers: the other carries on without it.
+  bool redundant = false;
 };
 
 // Starts a child and waits for its ready line; nullptr with a message on
@@ -165,18 +176,62 @@ int RunUp(const UpFlags& flags) {
     running.clear();
   };
 
+  // With --ha: etcd first, and one DNS address for both servers, which
+  // the leading one serves.
+  std::unique_ptr<storage::EtcdCluster> etcd;
+  std::vector<std::string> fed_storage = {"--storage", flags.storage};
+  int dns_port = flags.dns_port;
+  if (flags.ha) {
+    auto started = storage::EtcdCluster::Start((dir / "etcd").string(), 3, seconds(60));
+    if (!started.ok()) {
+      std::cerr << "starting etcd: " << started.status().message() << "\n";
+      return 1;
+    }
+    etcd = std::move(started).value();
+    fed_storage = {"--storage", "etcd", "--etcd-servers", etcd->endpoints_flag()};
+    if (dns_port == 0) dns_port = storage::FreeLoopbackPort();
+  }
+  auto server_argv = [&](const std::string& data_dir, int port) {
+    std::vector<std::string> argv = {self,
+                                     "server",
+                                     "--data-dir",
+                                     data_dir,
+                                     "--secure-port",
+                                     std::to_string(port),
+                                     "--dns-address",
+                                     "127.0.0.1:" + std::to_string(dns_port),
+                                     "--log-level",
+                                     flags.log_level};
+    argv.insert(argv.end(), fed_storage.begin(), fed_storage.end());
+    return argv;
+  };
+
   std::string fed_url;
   std::vector<std::string> fed_lines;
   std::string fed_log = log_dir + "/federation.log";
-  auto server = StartAndWait(
-      {self, "server", "--data-dir", fed_dir, "--secure-port", std::to_string(flags.port),
-       "--dns-address", "127.0.0.1:" + std::to_string(flags.dns_port), "--storage", flags.storage,
-       "--log-level", flags.log_level},
-      fed_log, &fed_url, &fed_lines);
+  auto server = StartAndWait(server_argv(fed_dir, flags.port), fed_log, &fed_url, &fed_lines);
   if (server == nullptr) return 1;
-  int dns_port = DnsPortIn(fed_lines);
-  running.push_back({"federation", fed_log, std::move(server)});
+  if (!flags.ha) dns_port = DnsPortIn(fed_lines);
+  running.push_back({"federation", fed_log, std::move(server), flags.ha});
   const std::string fed_kubeconfig = fed_dir + "/kubeconfig";
+  // The second server shares the first's credentials (CA, serving
+  // certificate, tokens): one kubeconfig is good for both.
+  std::string second_url;
+  const std::string second_dir = (dir / "federation-2").string();
+  if (flags.ha) {
+    fs::create_directories(second_dir, ec);
+    fs::copy(fed_dir + "/pki", second_dir + "/pki",
+             fs::copy_options::recursive | fs::copy_options::skip_existing, ec);
+    std::string log = log_dir + "/federation-2.log";
+    std::vector<std::string> lines;
+    auto second = StartAndWait(server_argv(second_dir, flags.port == 0 ? 0 : flags.port + 1), log,
+                               &second_url, &lines);
+    if (second == nullptr) {
+      stop_all();
+      return 1;
+    }
+    running.push_back({"federation-2", log, std::move(second), true});
+  }
 
   std::vector<MemberProfile> profiles = Profiles(flags.members);
   std::vector<std::string> member_urls;
@@ -220,8 +275,15 @@ int RunUp(const UpFlags& flags) {
   }
 
   std::cout << "Flotilla is up: the federation at " << fed_url << " with " << profiles.size()
-            << " member clusters (kubeconfig " << (dir / "kubeconfig").string() << ")\n\n"
-            << "  export KUBECONFIG=" << (dir / "kubeconfig").string() << "\n"
+            << " member clusters (kubeconfig " << (dir / "kubeconfig").string() << ")\n\n";
+  if (flags.ha) {
+    std::cout << "High availability: two federation servers on a three-member etcd ("
+              << etcd->endpoints_flag() << "); the federation controllers run in the one holding "
+              << "the lease (kubectl get lease -n flotilla-system)\n"
+              << "  " << fed_url << "  kubeconfig " << fed_kubeconfig << "\n"
+              << "  " << second_url << "  kubeconfig " << second_dir << "/kubeconfig\n\n";
+  }
+  std::cout << "  export KUBECONFIG=" << (dir / "kubeconfig").string() << "\n"
             << "  kubectl get clusters\n"
             << "  kubectl apply -f examples/\n"
             << "  dig @127.0.0.1 -p " << dns_port
@@ -240,12 +302,20 @@ int RunUp(const UpFlags& flags) {
 
   int sig = 0;
   while ((sig = WaitForTerminationSignalFor(1000)) == 0) {
-    for (Running& r : running) {
-      if (r.process->Exited()) {
-        std::cerr << r.name << " exited unexpectedly; see " << r.log << ". Stopping.\n";
-        stop_all();
-        return 1;
+    for (auto it = running.begin(); it != running.end(); ++it) {
+      if (!it->process->Exited()) continue;
+      bool other_server = std::any_of(running.begin(), running.end(), [&](const Running& r) {
+        return r.redundant && &r != &*it && !r.process->Exited();
+      });
+      if (it->redundant && other_server) {
+        std::cerr << it->name << " exited; the other federation server carries on. See " << it->log
+                  << ".\n";
+        running.erase(it);
+        break;
       }
+      std::cerr << it->name << " exited unexpectedly; see " << it->log << ". Stopping.\n";
+      stop_all();
+      return 1;
     }
   }
   std::cout << "Stopping the members and the federation...\n" << std::flush;
@@ -276,6 +346,9 @@ void AddUpCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
+  cmd->add_flag("--ha", flags->ha,
+                "High availability: a three-member etcd cluster and two federation servers on "
+                "it, with leader-elected controllers (needs etcd, from scripts/bootstrap)");
   cmd->callback([flags] { std::exit(RunUp(*flags)); });
 }
 

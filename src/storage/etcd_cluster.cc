@@ -7,13 +7,19 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace flotilla::storage {
 namespace {
 
-// A port nothing listens on now: bound, read back, released.
-int FreePort() {
+bool Healthy(int port);
+std::string Url(int port);
+
+}  // namespace
+
+// Bound, read back, released.
+int FreeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -27,6 +33,8 @@ int FreePort() {
   close(fd);
   return port;
 }
+
+namespace {
 
 // GET /health on the client port: etcd answers {"health":"true"} once the
 // member is serving and the cluster has a leader.
@@ -60,23 +68,37 @@ StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const std::string& dir
   std::unique_ptr<EtcdCluster> c(new EtcdCluster());
   c->dir_ = dir;
   std::filesystem::create_directories(dir);
+  // A cluster's members know each other's peer URLs: a restart must keep them.
+  const std::string ports_path = dir + "/ports";
+  std::ifstream saved(ports_path);
+  bool fresh = true;
   for (int i = 0; i < members; ++i) {
     Member m;
     m.name = "etcd" + std::to_string(i);
-    m.client_port = FreePort();
-    m.peer_port = FreePort();
+    if (saved >> m.client_port >> m.peer_port) {
+      fresh = false;
+    } else {
+      m.client_port = FreeLoopbackPort();
+      m.peer_port = FreeLoopbackPort();
+    }
     if (m.client_port == 0 || m.peer_port == 0) return Status::Unavailable("no free port for etcd");
     if (i > 0) c->initial_cluster_ += ",";
     c->initial_cluster_ += m.name + "=" + Url(m.peer_port);
     c->members_.push_back(std::move(m));
   }
-  for (int i = 0; i < members; ++i) FLOTILLA_RETURN_IF_ERROR(c->Launch(i, true));
+  if (fresh) {
+    std::ofstream out(ports_path);
+    for (const Member& m : c->members_) out << m.client_port << " " << m.peer_port << "\n";
+  }
+  for (int i = 0; i < members; ++i) FLOTILLA_RETURN_IF_ERROR(c->Launch(i, fresh));
   for (int i = 0; i < members; ++i) FLOTILLA_RETURN_IF_ERROR(c->WaitReady(i, timeout));
   return c;
 }
 
 EtcdCluster::~EtcdCluster() {
-  for (int i = 0; i < size(); ++i) Kill(i);
+  for (Member& m : members_) {
+    if (m.process) m.process->Stop();
+  }
 }
 
 Status EtcdCluster::Launch(int i, bool fresh) {

@@ -13,14 +13,18 @@
 
 namespace flotilla::storage {
 
+// A TCP port on 127.0.0.1 that nothing listens on now.
+int FreeLoopbackPort();
+
 class EtcdCluster {
  public:
   // Starts `members` members forming one cluster, with their data under
   // `dir` (dir/NAME), and waits until every member answers. Logs go to
-  // dir/NAME.log.
+  // dir/NAME.log. The ports are kept in dir/ports: started again on the
+  // same dir, the cluster comes back on its ports with its data.
   static StatusOr<std::unique_ptr<EtcdCluster>> Start(const std::string& dir, int members,
                                                       std::chrono::milliseconds timeout);
-  // Kills every member still running.
+  // Stops every member still running (SIGTERM, then SIGKILL after 10 s).
   ~EtcdCluster();
 
   // The client URLs, one per member ("http://127.0.0.1:PORT").

@@ -127,3 +127,70 @@ def test_up_runs_a_joined_federation_and_ctrl_c_stops_it(up):
     fed_port = int(match.group(1).rsplit(":", 1)[1])
     for port in [fed_port, *members.values()]:
         assert not port_open(port), f"port {port} still served after up stopped"
+
+
+def test_up_ha_runs_two_servers_on_etcd_and_survives_losing_one(tmp_path):
+    directory = tmp_path / "up-ha"
+    proc = subprocess.Popen(
+        [FLOTILLA_BINARY, "up", "--ha", "--dir", str(directory), "--secure-port", "0",
+         "--dns-port", "0", "--members", "1", "--storage", "memory"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
+    try:
+        reader = LineReader(proc.stdout)
+        line = reader.wait_for_line(lambda l: UP_RE.search(l) or "exited" in l or "did not" in l
+                                    or "starting etcd" in l, "the up line", timeout=180)
+        assert UP_RE.search(line), line
+        reader.wait_for_line(lambda l: l.startswith("High availability"), "the HA line")
+        servers = [reader.wait_for_line(lambda l: "kubeconfig" in l, f"server {i}")
+                   for i in range(2)]
+        kubeconfigs = [l.split("kubeconfig ")[1].strip() for l in servers]
+        assert kubeconfigs[1] == str(directory / "federation-2" / "kubeconfig")
+
+        def holder(kubeconfig):
+            out = kubectl(kubeconfig, "get", "lease", "-n", "flotilla-system",
+                          "flotilla-controllers", "-o", "json", check=False)
+            return json.loads(out.stdout)["spec"].get("holderIdentity") if out.returncode == 0 \
+                else None
+
+        def ready(kubeconfig):
+            out = kubectl(kubeconfig, "get", "clusters", "-o", "json", check=False)
+            if out.returncode != 0:
+                return False
+            return any(c["type"] == "Ready" and c["status"] == "True"
+                       for item in json.loads(out.stdout)["items"]
+                       for c in item.get("status", {}).get("conditions", []))
+
+        for kubeconfig in kubeconfigs:
+            wait_for(lambda k=kubeconfig: ready(k), f"the member Ready through {kubeconfig}",
+                     timeout=60)
+        first_holder = wait_for(lambda: holder(kubeconfigs[0]), "a leader")
+        assert holder(kubeconfigs[1]) == first_holder
+
+        def leading(kubeconfig):
+            metrics = kubectl(kubeconfig, "get", "--raw", "/metrics").stdout
+            return 'flotilla_leader_election_master_status{name="flotilla-controllers"} 1' \
+                in metrics
+
+        # kill -9 of the leading server: the other leads and serves on.
+        leader = wait_for(lambda: [i for i in (0, 1) if leading(kubeconfigs[i])],
+                          "one server leading")
+        assert len(leader) == 1
+        data_dir = os.path.dirname(kubeconfigs[leader[0]])
+        pid = subprocess.run(["pgrep", "-f", "--", f"--data-dir {data_dir} "],
+                             capture_output=True, text=True).stdout.split()
+        assert len(pid) == 1, pid
+        os.kill(int(pid[0]), signal.SIGKILL)
+        reader.wait_for_line(lambda l: "carries on" in l, "up noticing the lost server")
+        other = kubeconfigs[1 - leader[0]]
+        wait_for(lambda: holder(other) not in (None, first_holder), "the other server leading",
+                 timeout=60)
+        assert leading(other) and ready(other)
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 0
+        left = subprocess.run(["pgrep", "-f", str(directory)], capture_output=True, text=True)
+        assert left.stdout == "", f"processes left: {left.stdout}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
