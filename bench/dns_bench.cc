@@ -50,7 +50,7 @@
 #include "bench/dns_failover.h"
 #include "bench/federation_bench.h"
 #include "bench/proc_stats.h"
-#include "cli/child_process.h"
+#include "base/child_process.h"
 #include "dns/server.h"
 
 namespace flotilla::dns {
@@ -230,7 +230,7 @@ int Main(const Config& c) {
          << "  local-zone: \"flotilla.local.\" static\n"
          << records.unbound << "remote-control:\n  control-enable: no\n";
   }
-  cli::ChildProcess unbound({"/usr/sbin/unbound", "-d", "-c", (dir / "unbound.conf").string()},
+  ChildProcess unbound({"/usr/sbin/unbound", "-d", "-c", (dir / "unbound.conf").string()},
                             (dir / "unbound.log").string());
   // Ready when it answers.
   bool up = false;

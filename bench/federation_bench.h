@@ -16,7 +16,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
-#include "cli/child_process.h"
+#include "base/child_process.h"
 #include "client/client.h"
 
 namespace flotilla::bench {
@@ -36,7 +36,7 @@ double RssMiB(pid_t pid, const char* field = "VmRSS");
 
 // A child process of the flotilla binary and the kubeconfigs it wrote.
 struct Process {
-  std::unique_ptr<cli::ChildProcess> child;
+  std::unique_ptr<ChildProcess> child;
   std::vector<std::string> kubeconfigs;  // the server's, or one per member cluster
 };
 

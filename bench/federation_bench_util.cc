@@ -28,7 +28,7 @@ StatusOr<Process> StartServer(const std::string& binary, const std::string& dir,
                               const std::vector<std::string>& flags) {
   std::vector<std::string> argv{binary, "server", "--data-dir", dir, "--secure-port", "0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  Process p{std::make_unique<cli::ChildProcess>(argv, dir + ".log"), {dir + "/kubeconfig"}};
+  Process p{std::make_unique<ChildProcess>(argv, dir + ".log"), {dir + "/kubeconfig"}};
   if (!p.child->started()) return Status::Internal("cannot start " + binary);
   auto ready = p.child->WaitForLine(
       [](const std::string& l) { return l.find("Flotilla API server ready at") == 0; },
@@ -41,7 +41,7 @@ StatusOr<Process> StartMembers(const std::string& binary, const std::string& dir
                                const std::vector<std::string>& args, int clusters) {
   std::vector<std::string> argv{binary, "member", "--data-dir", dir, "--secure-port", "0"};
   argv.insert(argv.end(), args.begin(), args.end());
-  Process p{std::make_unique<cli::ChildProcess>(argv, dir + ".log"), {}};
+  Process p{std::make_unique<ChildProcess>(argv, dir + ".log"), {}};
   if (!p.child->started()) return Status::Internal("cannot start " + binary);
   static const std::regex kReady(R"(Flotilla member \S+ ready at \S+ \(kubeconfig (\S+)\))");
   for (int i = 0; i < clusters; ++i) {

@@ -41,8 +41,11 @@ def etcd_args(url):
 
 
 def leading(server):
-    """This server's own view: 1 while it runs the controllers."""
-    text = server.raw().get("/metrics", timeout=10).text
+    """This server's own view: 1 while it runs the controllers (asked on one
+    kept-alive connection per server start)."""
+    if getattr(server, "metrics_client", None) not in server._clients:
+        server.metrics_client = server.raw()
+    text = server.metrics_client.get("/metrics", timeout=10).text
     for line in text.splitlines():
         if line.startswith("flotilla_leader_election_master_status"):
             return line.rsplit(" ", 1)[1] == "1"
