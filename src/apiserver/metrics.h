@@ -24,7 +24,9 @@ class Metrics {
   std::string Render() const;
   // Adds what `source` renders (other components' metrics, e.g. the
   // federation's per-cluster health, in the same format) to Render() under
-  // `name`; an empty function removes it. `source` must not call back here.
+  // `name`; an empty function removes it, waiting for a Render in progress.
+  // `source` runs under this registry's lock: it must neither call back here
+  // nor wait for anything that records a request.
   void SetSource(const std::string& name, std::function<std::string()> source);
 
  private:

@@ -62,11 +62,18 @@ class ControllerHost {
         workloads_(std::move(workloads)) {}
   ~ControllerHost() { Stop(); }
 
+  // Start and Stop are called from one thread at a time (the elector's, or
+  // main's). The controllers start outside the lock: /metrics takes it, and
+  // the controllers' informers, syncing, go through the API server too.
   Status Start() {
-    std::lock_guard lock(mu_);
-    if (running_) return Status::Ok();
+    {
+      std::lock_guard lock(mu_);
+      if (running_) return Status::Ok();
+    }
     FLOTILLA_ASSIGN_OR_RETURN(
-        running_, federation::FederationControllers::Start(client_, RealClock(), opts_));
+        auto started, federation::FederationControllers::Start(client_, RealClock(), opts_));
+    std::lock_guard lock(mu_);
+    running_ = std::move(started);
     federation::FederationControllers* running = running_.get();
     clusters_->Set([running] { return running->context().cluster_objects().cache().Keys(); });
     workloads_->Set([running](const std::string& ns, const std::string& app) {
