@@ -262,16 +262,9 @@ class EtcdStore final : public Store {
   Status Compact(int64_t revision) override {
     pb::CompactionRequest req;
     req.set_revision(revision);
-    pb::CompactionResponse resp;
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    grpc::Status s = kv_->Compact(&ctx, req, &resp);
-    if (!s.ok()) {
-      Status st = FromGrpc(s, "compaction");
-      // At or below etcd's compacted revision: already done.
-      if (!st.Is(Reason::kExpired)) return st;
-    }
-    Note(resp.header().revision());
+    auto done = Call<pb::CompactionResponse>(&pb::KV::Stub::Compact, req, "compaction");
+    // At or below etcd's compacted revision: already done.
+    if (!done.ok() && !done.status().Is(Reason::kExpired)) return done.status();
     return CompactCache(revision);
   }
 
@@ -304,24 +297,23 @@ class EtcdStore final : public Store {
 
   int64_t Guess() const { return std::max(latest_.load(), state_.revision()) + 1; }
 
-  StatusOr<pb::RangeResponse> Range(const pb::RangeRequest& req) {
-    pb::RangeResponse resp;
+  // One unary call to etcd with the request deadline; notes the revision
+  // its response carries.
+  template <typename Response, typename Request, typename Method>
+  StatusOr<Response> Call(Method method, const Request& req, std::string_view what) {
+    Response resp;
     grpc::ClientContext ctx;
     Prepare(ctx);
-    grpc::Status s = kv_->Range(&ctx, req, &resp);
-    if (!s.ok()) return FromGrpc(s, "read");
+    grpc::Status s = (kv_.get()->*method)(&ctx, req, &resp);
+    if (!s.ok()) return FromGrpc(s, what);
     Note(resp.header().revision());
     return resp;
   }
-
+  StatusOr<pb::RangeResponse> Range(const pb::RangeRequest& req) {
+    return Call<pb::RangeResponse>(&pb::KV::Stub::Range, req, "read");
+  }
   StatusOr<pb::TxnResponse> Txn(const pb::TxnRequest& req) {
-    pb::TxnResponse resp;
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    grpc::Status s = kv_->Txn(&ctx, req, &resp);
-    if (!s.ok()) return FromGrpc(s, "write");
-    Note(resp.header().revision());
-    return resp;
+    return Call<pb::TxnResponse>(&pb::KV::Stub::Txn, req, "write");
   }
 
   static Status ModifiedError(std::string_view key, int64_t expected, int64_t found) {
