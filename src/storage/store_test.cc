@@ -27,14 +27,21 @@ using testing::TempDir;
 // One etcd for the whole binary; each test has its own key prefix. etcd's
 // revision counts every test's writes, so the tests check revisions relative
 // to the one their store started at (Rev).
-EtcdCluster& SharedEtcd() {
-  static TempDir* dir = new TempDir();
-  static std::unique_ptr<EtcdCluster> etcd = [] {
-    auto started = EtcdCluster::Start(dir->path(), 1, std::chrono::seconds(60));
+// Stopped, and its directory removed, when the binary exits (members are
+// destroyed in reverse order: etcd first).
+struct SharedEtcdMember {
+  TempDir dir;
+  std::unique_ptr<EtcdCluster> etcd;
+};
+
+EtcdCluster* SharedEtcd() {
+  static SharedEtcdMember shared;
+  if (!shared.etcd) {
+    auto started = EtcdCluster::Start(shared.dir.path(), 1, std::chrono::seconds(60));
     EXPECT_TRUE(started.ok()) << started.status().ToString();
-    return started.ok() ? std::move(started).value() : nullptr;
-  }();
-  return *etcd;
+    if (started.ok()) shared.etcd = std::move(started).value();
+  }
+  return shared.etcd.get();
 }
 
 class StoreTest : public ::testing::TestWithParam<std::string> {
@@ -51,8 +58,9 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     if (GetParam() == "memory") return NewMemoryStore(opts);
     StatusOr<std::unique_ptr<Store>> store = Status::Internal("no backend " + GetParam());
     if (GetParam() == "sqlite") store = OpenSqliteStore(dir_.path() + "/state.db", opts);
-    if (GetParam() == "etcd") {
-      store = OpenEtcdStore({.endpoints = SharedEtcd().endpoints(),
+    if (GetParam() == "etcd" && SharedEtcd() == nullptr) store = Status::Unavailable("no etcd");
+    if (GetParam() == "etcd" && SharedEtcd() != nullptr) {
+      store = OpenEtcdStore({.endpoints = SharedEtcd()->endpoints(),
                              .prefix = prefix_,
                              .compaction_interval = std::chrono::milliseconds(0),
                              .history_events = opts.history_events});
