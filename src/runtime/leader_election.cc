@@ -64,13 +64,15 @@ LeaderElector::LeaderElector(client::Client& client, Clock& clock, LeaderElectio
       clock_(clock),
       config_(std::move(config)),
       callbacks_(std::move(callbacks)),
-      alarm_(clock) {}
+      alarm_(clock),
+      watchdog_alarm_(clock) {}
 
 LeaderElector::~LeaderElector() { Stop(); }
 
 void LeaderElector::Start() {
   std::lock_guard lock(join_mu_);
   thread_ = std::thread([this] { Run(); });
+  watchdog_ = std::thread([this] { Watchdog(); });
 }
 
 void LeaderElector::Stop() {
@@ -81,6 +83,10 @@ void LeaderElector::Stop() {
   alarm_.Stop();
   std::lock_guard lock(join_mu_);
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  // After the elector's thread: its last EndTerm happens before the watchdog
+  // stops watching.
+  watchdog_alarm_.Stop();
+  if (watchdog_.joinable() && watchdog_.get_id() != std::this_thread::get_id()) watchdog_.join();
 }
 
 bool LeaderElector::IsLeading() const {
@@ -101,21 +107,72 @@ bool LeaderElector::Stopping() const {
 void LeaderElector::Run() {
   while (Acquire()) {
     {
-      std::lock_guard lock(mu_);
-      leading_ = true;
+      std::lock_guard term(term_mu_);
+      {
+        std::lock_guard lock(mu_);
+        leading_ = true;
+        term_over_ = false;
+      }
+      spdlog::info("leader election: {} leads {}/{}", config_.identity, config_.lease_namespace,
+                   config_.lease_name);
+      if (callbacks_.on_started_leading) Guard("started leading", callbacks_.on_started_leading);
     }
-    spdlog::info("leader election: {} leads {}/{}", config_.identity, config_.lease_namespace,
-                 config_.lease_name);
-    if (callbacks_.on_started_leading) Guard("started leading", callbacks_.on_started_leading);
+    // The first renewal round starts a retry period from now.
+    RenewBy(clock_.Now() + config_.retry_period + config_.renew_deadline);
     Renew();
+    const bool released = Stopping() && config_.release_on_stop;
+    EndTerm(Stopping() ? "stopped" : "lost the lease");
+    if (released) Release();
+  }
+}
+
+void LeaderElector::RenewBy(TimePoint deadline) {
+  {
+    std::lock_guard lock(mu_);
+    renew_by_ = deadline;
+  }
+  watchdog_alarm_.Kick();
+}
+
+bool LeaderElector::TermOver() const {
+  std::lock_guard lock(mu_);
+  return term_over_;
+}
+
+void LeaderElector::EndTerm(const char* why) {
+  std::lock_guard term(term_mu_);
+  {
+    std::lock_guard lock(mu_);
+    renew_by_ = TimePoint::max();
+    if (term_over_) return;
+    term_over_ = true;
+    leading_ = false;
+  }
+  spdlog::info("leader election: {} stopped leading {}/{} ({})", config_.identity,
+               config_.lease_namespace, config_.lease_name, why);
+  if (callbacks_.on_stopped_leading) Guard("stopped leading", callbacks_.on_stopped_leading);
+}
+
+// Ends the term at the renew deadline even while the elector's thread is
+// blocked in a call that has not returned.
+void LeaderElector::Watchdog() {
+  while (!watchdog_alarm_.stopped()) {
+    TimePoint by;
     {
       std::lock_guard lock(mu_);
-      leading_ = false;
+      by = renew_by_;
     }
-    spdlog::info("leader election: {} stopped leading {}/{}", config_.identity,
-                 config_.lease_namespace, config_.lease_name);
-    if (callbacks_.on_stopped_leading) Guard("stopped leading", callbacks_.on_stopped_leading);
-    if (Stopping() && config_.release_on_stop) Release();
+    TimePoint now = clock_.Now();
+    if (by != TimePoint::max() && now >= by) {
+      spdlog::warn(
+          "leader election: {} did not renew {}/{} within {}s", config_.identity,
+          config_.lease_namespace, config_.lease_name,
+          std::chrono::duration_cast<std::chrono::seconds>(config_.renew_deadline).count());
+      EndTerm("renew deadline passed");
+      continue;
+    }
+    // Idle (not leading): wake at a Kick; an hour stands for "never".
+    watchdog_alarm_.Wait(by == TimePoint::max() ? now + std::chrono::hours(1) : by);
   }
 }
 
@@ -141,11 +198,20 @@ bool LeaderElector::Acquire() {
 // renew_deadline (tries every retry_period until then) or on Stop().
 void LeaderElector::Renew() {
   while (SleepUntil(clock_.Now() + config_.retry_period)) {
+    if (TermOver()) return;
     TimePoint deadline = clock_.Now() + config_.renew_deadline;
+    RenewBy(deadline);
     for (;;) {
       bool renewed = TryAcquireOrRenew();
       MaybeReportTransition();
-      if (renewed) break;
+      // The watchdog ended the term while the call was blocked: a renewal
+      // that succeeded late does not bring it back (the elector acquires
+      // again, as a candidate).
+      if (TermOver()) return;
+      if (renewed) {
+        RenewBy(clock_.Now() + config_.retry_period + config_.renew_deadline);
+        break;
+      }
       if (!SleepUntil(std::min(clock_.Now() + config_.retry_period, deadline))) return;
       if (clock_.Now() >= deadline) {
         spdlog::warn(

@@ -20,12 +20,20 @@
 // can take over. After losing the lease the elector becomes a candidate
 // again; the caller decides what losing means (the federation server exits).
 //
-// Callbacks run on the elector's thread, in order: on_new_leader(identity)
-// whenever the observed holder changes (including to ourselves),
-// on_started_leading when we acquire, on_stopped_leading when we lose the
-// lease or are stopped while leading (not when never leading, unlike
-// client-go). on_stopped_leading must stop the work the lease guards before
-// it returns: with release_on_stop, the lease is released right after it.
+// A renewal blocked in a call (an API server or store that does not answer)
+// must not keep a leader leading past its deadline: a watchdog thread ends
+// the term when the renew deadline of the current round passes, whatever the
+// elector's thread is doing, and the elector starts over as a candidate once
+// its call returns.
+//
+// Callbacks run in order: on_new_leader(identity) whenever the observed
+// holder changes (including to ourselves), on_started_leading when we
+// acquire, on_stopped_leading when we lose the lease or are stopped while
+// leading (not when never leading, unlike client-go). They run on the
+// elector's thread, except on_stopped_leading at a missed renew deadline,
+// which runs on the watchdog's; the two leading callbacks never overlap.
+// on_stopped_leading must stop the work the lease guards before it returns:
+// with release_on_stop, the lease is released right after it.
 //
 // Thread-safe. Times run on the injected Clock.
 #pragma once
@@ -100,6 +108,8 @@ class LeaderElector {
   std::string Leader() const;
   // See Alarm::SleepingUntil.
   TimePoint SleepingUntil() const { return alarm_.SleepingUntil(); }
+  // The watchdog's: the renew deadline it waits for while leading.
+  TimePoint WatchdogSleepingUntil() const { return watchdog_alarm_.SleepingUntil(); }
 
  private:
   LeaderElector(client::Client& client, Clock& clock, LeaderElectionConfig config,
@@ -116,6 +126,12 @@ class LeaderElector {
   bool LeaseValid(TimePoint now) const;
   void MaybeReportTransition();
   bool SleepUntil(TimePoint deadline);
+  void Watchdog();
+  // Sets the deadline of the next renewal and wakes the watchdog.
+  void RenewBy(TimePoint deadline);
+  // Ends the term once: leading_ false and on_stopped_leading called.
+  void EndTerm(const char* why);
+  bool TermOver() const;
   bool Stopping() const;
   LeaderElectionRecord Record(TimePoint now) const;
 
@@ -124,6 +140,7 @@ class LeaderElector {
   const LeaderElectionConfig config_;
   const LeaderCallbacks callbacks_;
   Alarm alarm_;
+  Alarm watchdog_alarm_;
 
   // Owned by the elector thread.
   LeaderElectionRecord observed_;
@@ -137,8 +154,15 @@ class LeaderElector {
   bool stopping_ = false;  // GUARDED_BY(mu_)
   std::string leader_;     // GUARDED_BY(mu_)
 
+  // While leading: the term ends if no renewal succeeds by then.
+  TimePoint renew_by_ = TimePoint::max();  // GUARDED_BY(mu_)
+  bool term_over_ = true;                  // GUARDED_BY(mu_): on_stopped_leading is due or done
+  // Held while a leading callback runs, so that they never overlap.
+  std::mutex term_mu_;
+
   std::mutex join_mu_;
-  std::thread thread_;  // GUARDED_BY(join_mu_) once started
+  std::thread thread_;    // GUARDED_BY(join_mu_) once started
+  std::thread watchdog_;  // GUARDED_BY(join_mu_) once started
 };
 
 }  // namespace flotilla::runtime

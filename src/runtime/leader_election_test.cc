@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <vector>
 
 #include "runtime/fake_client.h"
@@ -18,30 +20,59 @@ using client::ResourceRef;
 using testing::Eventually;
 
 // Fails the calls leader election makes (Get, Create, Update) after Cut(),
-// as for a candidate cut off from the API server.
+// as for a candidate cut off from the API server; after Hang() they block
+// until Release(), then fail, as for a server (or its store) that does not
+// answer.
 class PartitionableClient : public testing::ForwardingClient {
  public:
   using ForwardingClient::ForwardingClient;
   void Cut() { cut_ = true; }
+  void Hang() {
+    std::lock_guard lock(mu_);
+    hang_ = true;
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      hang_ = false;
+      cut_ = true;
+    }
+    cv_.notify_all();
+  }
+  int blocked() {
+    std::lock_guard lock(mu_);
+    return blocked_;
+  }
 
   StatusOr<json::object> Get(const ResourceRef& r, const std::string& ns,
                              const std::string& name) override {
-    if (cut_) return Down();
+    if (Unreachable()) return Down();
     return ForwardingClient::Get(r, ns, name);
   }
   StatusOr<json::object> Create(const ResourceRef& r, const std::string& ns,
                                 const json::object& obj) override {
-    if (cut_) return Down();
+    if (Unreachable()) return Down();
     return ForwardingClient::Create(r, ns, obj);
   }
   StatusOr<json::object> Update(const ResourceRef& r, const std::string& ns,
                                 const json::object& obj) override {
-    if (cut_) return Down();
+    if (Unreachable()) return Down();
     return ForwardingClient::Update(r, ns, obj);
   }
 
  private:
   static Status Down() { return Status::Unavailable("connection refused"); }
+  bool Unreachable() {
+    std::unique_lock lock(mu_);
+    ++blocked_;
+    cv_.wait(lock, [&] { return !hang_; });
+    --blocked_;
+    return cut_;
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool hang_ = false;  // GUARDED_BY(mu_)
+  int blocked_ = 0;    // GUARDED_BY(mu_)
   std::atomic<bool> cut_ = false;
 };
 
@@ -87,10 +118,16 @@ class LeaderElectionTest : public ::testing::Test {
 
   // Waits until every running elector has done what is due at the current
   // time and sleeps towards a later deadline.
+  // A candidate blocked in a call (Hang) counts as settled once its
+  // watchdog has.
   void Settle() {
     ASSERT_TRUE(Eventually([&] {
       for (auto& c : candidates_) {
-        if (c->elector != nullptr && c->elector->SleepingUntil() <= clock_.Now()) return false;
+        if (c->elector == nullptr) continue;
+        if (c->elector->WatchdogSleepingUntil() <= clock_.Now()) return false;
+        if (c->client->blocked() == 0 && c->elector->SleepingUntil() <= clock_.Now()) {
+          return false;
+        }
       }
       return true;
     }));
@@ -181,6 +218,43 @@ TEST_F(LeaderElectionTest, AnotherTakesOverAfterTheLeaseDurationWhenTheLeaderSto
     Step(1s);
     ASSERT_EQ(Leaders(), std::vector<Candidate*>{new_leader});
   }
+}
+
+// A renewal stuck in a call that does not return (its API server or store
+// not answering) does not keep the leader leading: the watchdog ends its
+// term at the renew deadline, before anyone else can take over.
+TEST_F(LeaderElectionTest, RenewalBlockedInACallStillEndsTheTermAtTheDeadline) {
+  StartCandidates(2);
+  ASSERT_EQ(Leaders().size(), 1u);
+  Candidate* old_leader = Leaders()[0];
+  Step(2s);  // one renewal
+  TimePoint last_renew = clock_.Now();
+  ASSERT_EQ(Stored().renew_time, FormatRfc3339Micro(last_renew));
+  old_leader->client->Hang();
+
+  Candidate* new_leader = nullptr;
+  for (int i = 0; i < 30 && new_leader == nullptr; ++i) {
+    Step(1s);
+    std::vector<Candidate*> leaders = Leaders();
+    ASSERT_LE(leaders.size(), 1u);
+    if (leaders.size() == 1 && leaders[0] != old_leader) new_leader = leaders[0];
+  }
+  ASSERT_NE(new_leader, nullptr);
+  EXPECT_EQ(old_leader->client->blocked(), 1);  // still stuck in its renewal
+  EXPECT_EQ(old_leader->stopped, 1);
+  EXPECT_LE(old_leader->stopped_at, last_renew + 2s + 10s);
+  EXPECT_LT(old_leader->stopped_at, new_leader->started_at);
+  EXPECT_EQ(overlaps_, 0);
+
+  // Its call returns (failing); it is a candidate again and the new leader
+  // keeps the lease.
+  old_leader->client->Release();
+  for (int i = 0; i < 20; ++i) {
+    Step(1s);
+    ASSERT_EQ(Leaders(), std::vector<Candidate*>{new_leader});
+  }
+  EXPECT_EQ(old_leader->started, 1);
+  EXPECT_EQ(old_leader->stopped, 1);
 }
 
 TEST_F(LeaderElectionTest, KilledLeaderIsReplacedAfterTheLeaseDuration) {
