@@ -13,12 +13,15 @@ server, restarted, is a follower.
 import json
 import os
 import shutil
+import signal
+import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import Etcd, FlotillaServer, wait_for
+from conftest import (ETCD, Etcd, FlotillaServer, _die_with_parent, free_port, stop_process,
+                      wait_for)
 from federation import FAST_FED_ARGS, Federation, plan, replicaset
 
 LEASE = ["--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s",
@@ -172,6 +175,49 @@ def test_the_follower_takes_over_when_the_leader_is_killed(etcd, tmp_path):
         fed.close()
         if standby.running():
             standby.stop()
+
+
+def test_a_leader_cut_off_from_etcd_stops_before_the_other_takes_over(etcd, tmp_path):
+    """The leader reaches etcd through an `etcd grpc-proxy` that is then
+    frozen (SIGSTOP): its requests hang rather than fail, as across a
+    partition. It must stop its controllers at its renew deadline, before
+    the other server, which reaches etcd directly, takes the lease."""
+    port = free_port()
+    log = open(tmp_path / "proxy.log", "w")
+    proxy = subprocess.Popen(
+        [ETCD, "grpc-proxy", "start", "--endpoints", etcd.replace("http://", ""),
+         "--listen-addr", f"127.0.0.1:{port}", "--data-dir", str(tmp_path / "proxy")],
+        stdout=subprocess.DEVNULL, stderr=log, preexec_fn=_die_with_parent)
+    lease = ["--leader-elect-lease-duration", "6s", "--leader-elect-renew-deadline", "3s",
+             "--leader-elect-retry-period", "500ms"]
+    cut = FlotillaServer(str(tmp_path / "cut"), ["--controllers=cluster", "--storage", "etcd",
+                                                 "--etcd-servers", f"http://127.0.0.1:{port}",
+                                                 *lease]).start()
+    other = second_server(cut, str(tmp_path), ["--controllers=cluster", "--storage", "etcd",
+                                               "--etcd-servers", etcd, *lease])
+    try:
+        wait_for(lambda: leading(cut), "the server behind the proxy leads")
+        other.start()
+        assert not leading(other)
+        proxy.send_signal(signal.SIGSTOP)
+        frozen = time.monotonic()
+        stopped = started = None
+        while stopped is None or started is None:
+            assert time.monotonic() - frozen < 60, (stopped, started)
+            if stopped is None and not leading(cut):
+                stopped = time.monotonic() - frozen
+            if started is None and leading(other):
+                started = time.monotonic() - frozen
+            time.sleep(0.02)
+        print(f"the cut-off leader stopped {stopped:.2f} s after the freeze, the other led "
+              f"{started:.2f} s after it (lease 6 s, renew deadline 3 s)")
+        assert stopped < started
+    finally:
+        proxy.send_signal(signal.SIGCONT)
+        other.stop()
+        cut.stop()
+        stop_process(proxy)
+        log.close()
 
 
 def test_compaction_expires_old_watches_and_a_relist_misses_nothing(etcd, tmp_path):
