@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "base/file.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
@@ -25,8 +26,11 @@ namespace {
 
 namespace pb = etcdserverpb;
 
-// kube-apiserver's key for coordinating compactions between servers.
-constexpr std::string_view kCompactKey = "compact_rev_key";
+// The key coordinating compactions between servers (kube-apiserver's
+// compact_rev_key), under the prefix: the cache's one watch sees it in
+// revision order with everything else. It is never an object: Load, List and
+// the cache leave it out.
+constexpr std::string_view kCompactKey = "/compact_rev_key";
 // A stored value starts with this header, the revision its mutation was
 // given, and a newline.
 constexpr std::string_view kHeader = "flotilla:";
@@ -143,6 +147,7 @@ class EtcdStore final : public Store {
     out.revision = opts.revision > 0 ? opts.revision : resp.header().revision();
     out.more = resp.more();
     for (const auto& kv : resp.kvs()) {
+      if (IsCompactKey(kv.key())) continue;
       if (opts.shared) {
         out.shared_items.push_back(std::make_shared<const KeyValue>(FromEtcd(kv)));
       } else {
@@ -272,6 +277,10 @@ class EtcdStore final : public Store {
 
  private:
   std::string Full(std::string_view key) const { return opts_.prefix + std::string(key); }
+  bool IsCompactKey(std::string_view full) const {
+    return full.size() == opts_.prefix.size() + kCompactKey.size() &&
+           full.starts_with(opts_.prefix) && full.ends_with(kCompactKey);
+  }
 
   void Prepare(grpc::ClientContext& ctx) const {
     ctx.set_deadline(std::chrono::system_clock::now() + opts_.request_timeout);
@@ -450,7 +459,9 @@ Status EtcdStore::Load() {
                                  resp.status().message());
     }
     if (revision == 0) revision = resp->header().revision();
-    for (const auto& kv : resp->kvs()) kvs.push_back(FromEtcd(kv));
+    for (const auto& kv : resp->kvs()) {
+      if (!IsCompactKey(kv.key())) kvs.push_back(FromEtcd(kv));
+    }
     if (!resp->more() || resp->kvs_size() == 0) break;
     req.set_key(resp->kvs(resp->kvs_size() - 1).key() + '\0');
     req.set_revision(revision);
@@ -467,8 +478,22 @@ Status EtcdStore::Load() {
 void EtcdStore::ApplyEvents(const pb::WatchResponse& resp) {
   std::vector<HistoryEntry> entries;
   int64_t last = state_.revision();
+  int64_t compacted_seen = 0;  // the compaction key's latest write here
   for (const auto& ev : resp.events()) {
     const mvccpb::KeyValue& kv = ev.kv();
+    if (IsCompactKey(kv.key())) {
+      // A server recorded a compaction: the cache forgets history up to it.
+      int64_t rev = 0;
+      const std::string& v = kv.value();
+      if (ev.type() == mvccpb::Event::PUT &&
+          std::from_chars(v.data(), v.data() + v.size(), rev).ec == std::errc()) {
+        if (!entries.empty()) state_.Apply(std::exchange(entries, {}));
+        Status st = CompactCache(rev);
+        if (!st.ok()) spdlog::warn("etcd: compacting the watch cache: {}", st.ToString());
+      }
+      compacted_seen = std::max(compacted_seen, kv.mod_revision());
+      continue;
+    }
     // A transaction writing several keys of the prefix gives them one
     // revision; Flotilla writes one key per transaction.
     if (kv.mod_revision() <= last) {
@@ -498,13 +523,13 @@ void EtcdStore::ApplyEvents(const pb::WatchResponse& resp) {
   int64_t progress = resp.events_size() == 0 && !resp.created() ? resp.header().revision() : 0;
   {
     std::lock_guard lock(mu_);
-    watched_ = std::max({watched_.load(), last, progress});
+    watched_ = std::max({watched_.load(), last, progress, compacted_seen});
   }
   cache_cv_.notify_all();
 }
 
-// One stream, two watches: the prefix (id 1) and the compaction key (id 2).
-// After a broken stream it resumes from the last revision applied.
+// One watch on the whole prefix. After a broken stream it resumes from the
+// last revision seen.
 void EtcdStore::WatchLoop() {
   std::chrono::milliseconds backoff(100);
   for (;;) {
@@ -524,13 +549,7 @@ void EtcdStore::WatchLoop() {
     c->set_start_revision(from);
     c->set_prev_kv(true);
     c->set_progress_notify(true);
-    c->set_watch_id(1);
-    pb::WatchRequest compact;
-    auto* cc = compact.mutable_create_request();
-    cc->set_key(std::string(kCompactKey));
-    cc->set_start_revision(from);
-    cc->set_watch_id(2);
-    bool ok = stream->Write(data) && stream->Write(compact);
+    bool ok = stream->Write(data);
     pb::WatchResponse resp;
     while (ok && stream->Read(&resp)) {
       backoff = std::chrono::milliseconds(100);
@@ -543,18 +562,6 @@ void EtcdStore::WatchLoop() {
             "be brought up to date, restarting the server is required",
             resp.compact_revision(), from - 1);
         std::abort();
-      }
-      if (resp.watch_id() == 2) {
-        Note(resp.header().revision());
-        for (const auto& ev : resp.events()) {
-          int64_t rev = 0;
-          const std::string& v = ev.kv().value();
-          if (std::from_chars(v.data(), v.data() + v.size(), rev).ec == std::errc()) {
-            Status st = CompactCache(rev);
-            if (!st.ok()) spdlog::warn("etcd: compacting the watch cache: {}", st.ToString());
-          }
-        }
-        continue;
       }
       if (resp.canceled()) break;
       Note(resp.header().revision());
@@ -583,14 +590,14 @@ void EtcdStore::CompactLoop() {
   while (Pause(opts_.compaction_interval)) {
     pb::TxnRequest txn;
     pb::Compare* cmp = txn.add_compare();
-    cmp->set_key(std::string(kCompactKey));
+    cmp->set_key(Full(kCompactKey));
     cmp->set_target(pb::Compare::VERSION);
     cmp->set_result(pb::Compare::EQUAL);
     cmp->set_version(version);
     pb::PutRequest* put = txn.add_success()->mutable_request_put();
-    put->set_key(std::string(kCompactKey));
+    put->set_key(Full(kCompactKey));
     put->set_value(std::to_string(revision));
-    txn.add_failure()->mutable_request_range()->set_key(std::string(kCompactKey));
+    txn.add_failure()->mutable_request_range()->set_key(Full(kCompactKey));
     auto resp = Txn(txn);
     if (!resp.ok()) {
       spdlog::warn("etcd compaction: {}", resp.status().ToString());

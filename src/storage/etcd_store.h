@@ -10,10 +10,10 @@
 //   one etcd watch over the prefix with prev_kv, which resumes from its last
 //   revision after a broken stream.
 // - A compactor compacts etcd every compaction_interval to the revision it
-//   saw one interval before, coordinated between servers through etcd's
-//   `compact_rev_key` as kube-apiserver's is; every server's cache follows
-//   the compactions it sees on that key, so a watch from a compacted
-//   revision is Expired (410).
+//   saw one interval before, coordinated between servers through the key
+//   `prefix/compact_rev_key` as kube-apiserver's is through its
+//   `compact_rev_key`; every server's cache follows the compactions it sees
+//   on that key, so a watch from a compacted revision is Expired (410).
 //
 // The revision a write gets is known only once etcd applied it. A mutation
 // is run with the revision etcd is expected to give it (the latest one seen
