@@ -129,6 +129,32 @@ TEST_F(EtcdStoreTest, RevisionIsSetWhenTheGuessWasWrong) {
   for (const Event& e : events) EXPECT_EQ(e.kv.value, "rv=" + std::to_string(e.kv.mod_revision));
 }
 
+// A list comes from the cache when it has caught up with etcd, else from
+// etcd: when another user of the same etcd (here a store on another prefix)
+// wrote last, the cache cannot know it is current.
+TEST_F(EtcdStoreTest, ListsComeFromTheCacheOnlyWhenItIsCurrent) {
+  StartEtcd(1);
+  auto store = Open();
+  auto other = OpenEtcdStore({.endpoints = etcd_->endpoints(),
+                              .prefix = "/other",
+                              .compaction_interval = std::chrono::milliseconds(0)});
+  ASSERT_TRUE(store && other.ok());
+  auto mine = store->Create("/k/a", SetValue("a"));
+  ASSERT_TRUE(mine.ok());
+  auto cached = store->List("/k/", {});
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ(cached->revision, mine->mod_revision);  // the cache's revision
+  ASSERT_EQ(cached->items.size(), 1u);
+
+  auto theirs = (*other)->Create("/k/b", SetValue("b"));
+  ASSERT_TRUE(theirs.ok());
+  auto read = store->List("/k/", {});
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->revision, theirs->mod_revision);  // etcd's, read from etcd
+  ASSERT_EQ(read->items.size(), 1u);
+  EXPECT_EQ(read->items[0].value, "a");
+}
+
 // The pages of one list are one snapshot: later pages, read at the first
 // page's revision, show no write made in between; once etcd compacted that
 // revision the list is Expired.
