@@ -4,11 +4,14 @@
 // - Keys are `prefix + key`; a resourceVersion is etcd's mod_revision.
 // - Create is a transaction on `create_revision == 0`; update and delete
 //   carry a precondition on `mod_revision`.
-// - Get and List read etcd (linearizable); a List with a revision reads etcd
-//   at that revision, so the pages of one list are one snapshot.
-// - Watches are served from an in-memory cache (the shared State), fed by
-//   one etcd watch over the prefix with prev_kv, which resumes from its last
-//   revision after a broken stream.
+// - Get reads etcd (linearizable). List is a consistent read from an
+//   in-memory cache (the shared State) once it has caught up with etcd's
+//   current revision, else from etcd; a List with a revision (a continue
+//   token's) reads etcd at that revision, so the pages of one list are one
+//   snapshot.
+// - Watches are served from the cache, fed by one etcd watch over the
+//   prefix with prev_kv, which resumes from its last revision after a broken
+//   stream.
 // - A compactor compacts etcd every compaction_interval to the revision it
 //   saw one interval before, coordinated between servers through the key
 //   `prefix/compact_rev_key` as kube-apiserver's is through its
