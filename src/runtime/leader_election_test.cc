@@ -138,6 +138,19 @@ class LeaderElectionTest : public ::testing::Test {
     Settle();
   }
 
+  // Steps the clock a second at a time (at most 30) until a candidate other
+  // than `old` leads, checking that never two lead at once.
+  Candidate* StepUntilAnotherLeads(Candidate* old) {
+    for (int i = 0; i < 30; ++i) {
+      Step(1s);
+      std::vector<Candidate*> leaders = Leaders();
+      EXPECT_LE(leaders.size(), 1u);
+      if (leaders.size() == 1 && leaders[0] != old) return leaders[0];
+    }
+    ADD_FAILURE() << "nobody took over from " << old->id;
+    return nullptr;
+  }
+
   std::vector<Candidate*> Leaders() {
     std::vector<Candidate*> out;
     for (auto& c : candidates_) {
@@ -192,13 +205,7 @@ TEST_F(LeaderElectionTest, AnotherTakesOverAfterTheLeaseDurationWhenTheLeaderSto
   ASSERT_EQ(last.renew_time, FormatRfc3339Micro(last_renew));
   old_leader->client->Cut();
 
-  Candidate* new_leader = nullptr;
-  for (int i = 0; i < 30 && new_leader == nullptr; ++i) {
-    Step(1s);
-    std::vector<Candidate*> leaders = Leaders();
-    ASSERT_LE(leaders.size(), 1u);
-    if (leaders.size() == 1 && leaders[0] != old_leader) new_leader = leaders[0];
-  }
+  Candidate* new_leader = StepUntilAnotherLeads(old_leader);
   ASSERT_NE(new_leader, nullptr);
   // The cut-off leader gave up after its renew deadline, before the lease
   // could expire for anyone else.
@@ -232,13 +239,7 @@ TEST_F(LeaderElectionTest, RenewalBlockedInACallStillEndsTheTermAtTheDeadline) {
   ASSERT_EQ(Stored().renew_time, FormatRfc3339Micro(last_renew));
   old_leader->client->Hang();
 
-  Candidate* new_leader = nullptr;
-  for (int i = 0; i < 30 && new_leader == nullptr; ++i) {
-    Step(1s);
-    std::vector<Candidate*> leaders = Leaders();
-    ASSERT_LE(leaders.size(), 1u);
-    if (leaders.size() == 1 && leaders[0] != old_leader) new_leader = leaders[0];
-  }
+  Candidate* new_leader = StepUntilAnotherLeads(old_leader);
   ASSERT_NE(new_leader, nullptr);
   EXPECT_EQ(old_leader->client->blocked(), 1);  // still stuck in its renewal
   EXPECT_EQ(old_leader->stopped, 1);
