@@ -31,29 +31,20 @@ RequestAttributes GetConfigMap(const std::string& ns) {
   return {"get", "", "configmaps", "", ns, "settings", true, ""};
 }
 
-void BM_AuthorizeAllowed(benchmark::State& state) {
+// One decision for `user` on a ConfigMap in team-0, which must come out as
+// `allowed`.
+void BM_Authorize(benchmark::State& state, const char* user, bool allowed) {
   rbac::Policy policy = MakePolicy(static_cast<int>(state.range(0)));
-  UserInfo user{"user-0", "", {"system:authenticated"}};
+  UserInfo info{user, "", {"system:authenticated"}};
   RequestAttributes attrs = GetConfigMap("team-0");
   for (auto _ : state) {
-    Decision d = policy.Authorize(user, attrs);
-    if (!d.allowed) state.SkipWithError("not allowed");
+    Decision d = policy.Authorize(info, attrs);
+    if (d.allowed != allowed) state.SkipWithError("unexpected decision");
     benchmark::DoNotOptimize(d);
   }
 }
-BENCHMARK(BM_AuthorizeAllowed)->Arg(10)->Arg(1000)->Arg(10000);
-
-void BM_AuthorizeDenied(benchmark::State& state) {
-  rbac::Policy policy = MakePolicy(static_cast<int>(state.range(0)));
-  UserInfo user{"nobody", "", {"system:authenticated"}};
-  RequestAttributes attrs = GetConfigMap("team-0");
-  for (auto _ : state) {
-    Decision d = policy.Authorize(user, attrs);
-    if (d.allowed) state.SkipWithError("allowed");
-    benchmark::DoNotOptimize(d);
-  }
-}
-BENCHMARK(BM_AuthorizeDenied)->Arg(10)->Arg(1000)->Arg(10000);
+BENCHMARK_CAPTURE(BM_Authorize, Allowed, "user-0", true)->Arg(10)->Arg(1000)->Arg(10000);
+BENCHMARK_CAPTURE(BM_Authorize, Denied, "nobody", false)->Arg(10)->Arg(1000)->Arg(10000);
 
 void BM_EscalationCheckBindAdmin(benchmark::State& state) {
   rbac::Policy policy = MakePolicy(10);
@@ -72,19 +63,8 @@ BENCHMARK(BM_EscalationCheckBindAdmin);
 // A GET of one ConfigMap through ApiServer::Handle (no TLS, no socket).
 class ServerFixture {
  public:
-  ServerFixture() {
-    auto authn = Authenticator::FromTokenCsv("tok-admin,admin,1,system:masters\ntok-ann,ann,2\n",
-                                             "bench tokens");
-    authn_ = std::move(*authn);
-    api::RegisterFoundationKinds(registry_);
-    ApiServerOptions opts{.registry = &registry_,
-                          .store = store_.get(),
-                          .clock = &clock_,
-                          .schemas = &api::SchemaSet::Builtin(),
-                          .authenticator = authn_.get()};
-    server_ = std::make_unique<ApiServer>(opts);
-    (void)server_->EnsureDefaultNamespaces();
-    (void)server_->StartRbac();
+  ServerFixture()
+      : s_({.tokens_csv = "tok-admin,admin,1,system:masters\ntok-ann,ann,2\n", .rbac = true}) {
     Do("tok-admin", "POST", "/api/v1/namespaces", R"({"metadata": {"name": "team"}})");
     Do("tok-admin", "POST", "/api/v1/namespaces/team/configmaps",
        R"({"metadata": {"name": "settings"}, "data": {"a": "1"}})");
@@ -92,29 +72,19 @@ class ServerFixture {
        R"({"metadata": {"name": "ann"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
            "kind": "ClusterRole", "name": "edit"}, "subjects": [{"apiGroup":
            "rbac.authorization.k8s.io", "kind": "User", "name": "ann"}]})");
-    server_->rbac().WaitForRevision(store_->CurrentRevision());
+    s_.api().rbac().WaitForRevision(s_.store().CurrentRevision());
   }
 
   int Do(const std::string& token, const std::string& method, const std::string& target,
          const std::string& body = "") {
     testing::RecordingResponder resp;
-    Request req;
-    req.method = method;
-    req.target = target;
-    SplitTarget(target, &req.path, &req.query);
-    req.body = body;
-    req.headers["content-type"] = "application/json";
-    req.headers["authorization"] = "Bearer " + token;
-    server_->Handle(req, resp);
+    s_.Do(resp, method, target, body, "application/json", "application/json",
+          {{"authorization", "Bearer " + token}});
     return resp.code();
   }
 
  private:
-  FakeClock clock_;
-  api::Registry registry_;
-  std::unique_ptr<storage::Store> store_ = storage::NewMemoryStore();
-  std::unique_ptr<Authenticator> authn_;
-  std::unique_ptr<ApiServer> server_;
+  testing::TestServer s_;
 };
 
 void BM_HandleGet(benchmark::State& state, const char* token) {

@@ -79,25 +79,48 @@ class RecordingResponder : public Responder {
 
 class TestServer {
  public:
-  // `member_kinds`: also serve what a member cluster serves (pods, nodes, ...).
-  explicit TestServer(bool member_kinds = false) : store_(storage::NewMemoryStore()) {
+  struct Options {
+    // Also serve what a member cluster serves (pods, nodes, ...).
+    bool member_kinds = false;
+    // Authenticate with these static tokens (token,user,uid[,groups]);
+    // empty: no authenticator, every request is the admin's.
+    std::string tokens_csv;
+    const ServiceAccountTokens* service_account_tokens = nullptr;
+    // Authorize with RBAC (the bootstrap policy); see started().
+    bool rbac = false;
+  };
+
+  explicit TestServer(bool member_kinds = false)
+      : TestServer(Options{.member_kinds = member_kinds}) {}
+  explicit TestServer(const Options& o) : store_(storage::NewMemoryStore()) {
     api::RegisterFoundationKinds(registry_);
-    if (member_kinds) api::RegisterMemberKinds(registry_);
+    if (o.member_kinds) api::RegisterMemberKinds(registry_);
+    if (!o.tokens_csv.empty()) {
+      auto authn = Authenticator::FromTokenCsv(o.tokens_csv, "test tokens");
+      if (authn.ok()) authn_ = std::move(authn).value();
+      if (!authn.ok()) started_ = authn.status();
+    }
     ApiServerOptions opts;
     opts.registry = &registry_;
     opts.store = store_.get();
     opts.clock = &clock_;
     opts.schemas = &api::SchemaSet::Builtin();
+    opts.authenticator = authn_.get();
+    opts.service_account_tokens = o.service_account_tokens;
     server_ = std::make_unique<ApiServer>(opts);
     server_->SetReady(true);
     Status s = server_->EnsureDefaultNamespaces();
-    (void)s;
+    if (started_.ok()) started_ = s;
+    if (o.rbac && started_.ok()) started_ = server_->StartRbac();
   }
+
+  // Whether the tokens, the default namespaces and RBAC were set up.
+  const Status& started() const { return started_; }
 
   // Issues a request; `body` JSON, `content_type` for PATCH.
   void Do(RecordingResponder& resp, const std::string& method, const std::string& target,
           const std::string& body = "", const std::string& content_type = "application/json",
-          const std::string& accept = "application/json") {
+          const std::string& accept = "application/json", const Headers& extra = {}) {
     Request req;
     req.method = method;
     req.target = target;
@@ -105,6 +128,7 @@ class TestServer {
     req.body = body;
     req.headers["content-type"] = content_type;
     req.headers["accept"] = accept;
+    for (const auto& [k, v] : extra) req.headers[k] = v;
     server_->Handle(req, resp);
   }
 
@@ -112,12 +136,16 @@ class TestServer {
   storage::Store& store() { return *store_; }
   FakeClock& clock() { return clock_; }
   api::Registry& registry() { return registry_; }
+  // REQUIRES: Options::tokens_csv was given.
+  Authenticator& authn() { return *authn_; }
 
  private:
   FakeClock clock_;
   api::Registry registry_;
   std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<Authenticator> authn_;
   std::unique_ptr<ApiServer> server_;
+  Status started_;
 };
 
 }  // namespace flotilla::apiserver::testing

@@ -28,26 +28,18 @@ constexpr char kTokens[] =
 class RbacServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto authn = Authenticator::FromTokenCsv(kTokens, "test tokens");
-    ASSERT_TRUE(authn.ok());
-    authn_ = std::move(*authn);
     auto key = certs::GenerateKey();
     ASSERT_TRUE(key.ok());
     auto tokens = ServiceAccountTokens::FromKeyPem(*certs::KeyToPem(key->get()));
     ASSERT_TRUE(tokens.ok());
     tokens_ = std::move(*tokens);
-    api::RegisterFoundationKinds(registry_);
-    ApiServerOptions opts{.registry = &registry_,
-                          .store = store_.get(),
-                          .clock = &clock_,
-                          .schemas = &api::SchemaSet::Builtin(),
-                          .authenticator = authn_.get(),
-                          .service_account_tokens = tokens_.get()};
-    server_ = std::make_unique<ApiServer>(opts);
-    ASSERT_TRUE(server_->EnsureDefaultNamespaces().ok());
-    Status rbac = server_->StartRbac();
-    ASSERT_TRUE(rbac.ok()) << rbac.ToString();
-    authn_->SetTokenValidator([this](std::string_view token) {
+    s_ = std::make_unique<testing::TestServer>(testing::TestServer::Options{
+        .tokens_csv = kTokens, .service_account_tokens = tokens_.get(), .rbac = true});
+    ASSERT_TRUE(s_->started().ok()) << s_->started().ToString();
+    server_ = &s_->api();
+    store_ = &s_->store();
+    clock_ = &s_->clock();
+    s_->authn().SetTokenValidator([this](std::string_view token) {
       return AuthenticateServiceAccountToken(token, *tokens_, {std::string(kServiceAccountIssuer)},
                                              server_->objects());
     });
@@ -63,16 +55,10 @@ class RbacServerTest : public ::testing::Test {
   int Do(const std::string& who, const std::string& method, const std::string& target,
          const std::string& body = "", const Headers& extra = {}) {
     last_ = std::make_unique<RecordingResponder>();
-    Request req;
-    req.method = method;
-    req.target = target;
-    SplitTarget(target, &req.path, &req.query);
-    req.body = body;
-    req.headers["content-type"] = "application/json";
-    req.headers["authorization"] =
-        "Bearer " + (who.find('.') != std::string::npos ? who : "tok-" + who);
-    for (const auto& [k, v] : extra) req.headers[k] = v;
-    server_->Handle(req, *last_);
+    Headers headers = extra;
+    headers.emplace_back("authorization",
+                         "Bearer " + (who.find('.') != std::string::npos ? who : "tok-" + who));
+    s_->Do(*last_, method, target, body, "application/json", "application/json", headers);
     if (last_->code() < 300 && method != "GET" && target.find("/rbac.") != std::string::npos) {
       // A DELETE answers with the object as it was; its revision is the last.
       server_->rbac().WaitForRevision(method == "DELETE" ? store_->CurrentRevision()
@@ -108,12 +94,11 @@ class RbacServerTest : public ::testing::Test {
     return false;
   }
 
-  FakeClock clock_;
-  api::Registry registry_;
-  std::unique_ptr<storage::Store> store_ = storage::NewMemoryStore();
-  std::unique_ptr<Authenticator> authn_;
   std::unique_ptr<ServiceAccountTokens> tokens_;
-  std::unique_ptr<ApiServer> server_;
+  std::unique_ptr<testing::TestServer> s_;
+  ApiServer* server_ = nullptr;      // s_'s
+  storage::Store* store_ = nullptr;  // s_'s
+  FakeClock* clock_ = nullptr;       // s_'s
   std::unique_ptr<RecordingResponder> last_;
 };
 
@@ -288,7 +273,7 @@ TEST_F(RbacServerTest, ServiceAccountTokensExpireAndDieWithTheirAccount) {
             201);
   std::string token = StringAt(last_->Json(), "status.token");
   EXPECT_EQ(StringAt(last_->Json(), "status.expirationTimestamp"),
-            FormatRfc3339(clock_.Now() + std::chrono::seconds(600)));
+            FormatRfc3339(clock_->Now() + std::chrono::seconds(600)));
   EXPECT_EQ(Do(token, "POST", ConfigMaps("a"), R"({"metadata": {"name": "by-bot"}})"), 201);
   EXPECT_EQ(Do(token, "GET", ConfigMaps("b")), 403);
   EXPECT_THAT(Message(), HasSubstr(R"(User "system:serviceaccount:a:bot")"));
@@ -299,7 +284,7 @@ TEST_F(RbacServerTest, ServiceAccountTokensExpireAndDieWithTheirAccount) {
   EXPECT_EQ(StringAt(last_->Json(), "status.user.username"), "system:serviceaccount:a:bot");
   EXPECT_THAT(last_->body(), HasSubstr("system:serviceaccounts:a"));
 
-  clock_.Advance(std::chrono::seconds(600));
+  clock_->Advance(std::chrono::seconds(600));
   EXPECT_EQ(Do(token, "GET", ConfigMaps("a")), 401);
 
   ASSERT_EQ(Do("admin", "POST", token_path, "{}"), 201);
