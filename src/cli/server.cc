@@ -44,7 +44,6 @@ struct ServerFlags {
   LeaderFlags leader;
   Duration dns_ttl = std::chrono::seconds(30);
   std::string log_level = "info";
-  std::string etcd_servers;
   Duration etcd_compaction_interval = std::chrono::minutes(5);
 };
 
@@ -229,12 +228,6 @@ int RunServer(ServerFlags& flags) {
       std::chrono::duration_cast<std::chrono::seconds>(flags.dns_ttl).count());
   RaiseOpenFileLimit();
   BlockTerminationSignals();
-  for (size_t at = 0; at < flags.etcd_servers.size();) {
-    size_t comma = std::min(flags.etcd_servers.find(',', at), flags.etcd_servers.size());
-    if (comma > at)
-      flags.server.etcd.endpoints.push_back(flags.etcd_servers.substr(at, comma - at));
-    at = comma + 1;
-  }
   flags.server.etcd.compaction_interval =
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.etcd_compaction_interval);
   api::Registry registry;
@@ -394,8 +387,9 @@ void AddServerCommand(CLI::App& app) {
       ->check(CLI::IsMember({"sqlite", "memory", "etcd"}))
       ->capture_default_str()
       ->group("Storage");
-  cmd->add_option("--etcd-servers", flags->etcd_servers,
+  cmd->add_option("--etcd-servers", flags->server.etcd.endpoints,
                   "With --storage etcd: the etcd members, http(s)://HOST:PORT,...")
+      ->delimiter(',')
       ->group("Storage");
   cmd->add_option("--etcd-cafile", flags->server.etcd.ca_file,
                   "CA certificate that signed etcd's serving certificates")
