@@ -197,8 +197,11 @@ TEST_F(InformerTest, WatchFromCompactedResourceVersionRelists) {
   recorder_.Take();
   client_.PauseWatches();
   std::string b1 = Create("ns", "b", "1");
+  // Compacted before the watch closes: the informer's next watch, started
+  // as soon as this one ends, gets 410 (the other order let it resume in
+  // between and see b1 without relisting).
+  client_.Compact();
   client_.CloseWatches();
-  client_.Compact();  // the informer's next watch gets 410
   client_.ResumeWatches();
   ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 1; }));
   EXPECT_THAT(recorder_.Take(), ElementsAre("add ns/b@" + b1));
