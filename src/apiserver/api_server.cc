@@ -43,6 +43,11 @@ class CodeRecorder : public Responder {
     audit_.ResponseStarted(code);
     return inner_.StartStream(code, WithAuditId(headers));
   }
+  std::shared_ptr<ChunkStream> StartAsyncStream(int code, const Headers& headers) override {
+    code_ = code;
+    audit_.ResponseStarted(code);
+    return inner_.StartAsyncStream(code, WithAuditId(headers));
+  }
   bool WriteChunk(std::string_view data) override { return inner_.WriteChunk(data); }
   bool ClientGone() override { return inner_.ClientGone(); }
   bool WaitClientGone(int millis) override { return inner_.WaitClientGone(millis); }
@@ -191,6 +196,9 @@ void ApiServer::Handle(Request& req, Responder& outer) {
   } else {
     HandleNonResource(req, info, resp);
   }
+  // A watch answered to a synchronous responder is served here, on the
+  // caller's thread; an event-driven server's goes on without a thread.
+  outer.RunDetachedStream();
   audit.ResponseComplete(resp.code(), resp.body());
   // A watch's duration is its lifetime, not a latency: count it, don't time it.
   double secs =

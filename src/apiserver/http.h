@@ -4,8 +4,10 @@
 
 #include <openssl/x509.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,7 +37,30 @@ struct Request {
   std::string Header(std::string_view name) const;
 };
 
-// Answers one request. Exactly one of Respond or StartStream is called.
+// A chunked response that lives on after the handler returns (a watch): the
+// handler starts it, hands it to whatever produces the chunks, and returns,
+// so that an open stream holds no thread. Thread-safe.
+class ChunkStream {
+ public:
+  virtual ~ChunkStream() = default;
+  // Queues `chunk` for the peer without blocking; false once the stream has
+  // ended. A peer that falls too far behind (more than the server's stream
+  // buffer queued) is cut off: what is queued is dropped, the chunked body
+  // is ended and the connection closed, and the stream ends.
+  virtual bool Write(std::string chunk) = 0;
+  // Ends the stream once what is queued has been sent.
+  virtual void End() = 0;
+  // Calls `fn` once the stream has ended, for whatever reason (End, the
+  // peer gone, cut off, the server stopping), on a thread that may block
+  // briefly but never inside Write or End. One function; set it once.
+  virtual void OnEnd(std::function<void()> fn) = 0;
+  // Calls `fn` after `delay` unless the stream has ended first; a later
+  // call replaces an earlier timer not yet fired.
+  virtual void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
+};
+
+// Answers one request. Exactly one of Respond, StartStream or
+// StartAsyncStream is called.
 // Not thread-safe: one handler thread uses it; only ClientGone and
 // WaitClientGone may also be called from another thread while it streams.
 class Responder {
@@ -68,6 +93,20 @@ class Responder {
   // Responders that only learn it when asked (ClientGone) ignore it.
   virtual void NotifyWhenGone(std::function<void()> wake) { (void)wake; }
   virtual bool Responded() const = 0;
+
+  // Starts a chunked response that outlives the handler call; null when the
+  // client is gone. The default serves it from the handler's caller: it
+  // starts a synchronous stream, and RunDetachedStream, called once the
+  // handler has returned, writes the chunks until the stream ends.
+  // Responders of an event-driven server override it.
+  virtual std::shared_ptr<ChunkStream> StartAsyncStream(int code, const Headers& headers);
+  // Serves the stream StartAsyncStream's default started, if any, until it
+  // ends. Whoever calls a handler with a synchronous responder calls it.
+  void RunDetachedStream();
+
+ private:
+  class DetachedStream;
+  std::shared_ptr<DetachedStream> detached_;
 };
 
 }  // namespace flotilla::apiserver

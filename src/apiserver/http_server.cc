@@ -1,22 +1,29 @@
 #include "apiserver/http_server.h"
 
 #include <poll.h>
-#include <pthread.h>
-#include <sys/socket.h>
 
 #include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <future>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "apiserver/url.h"
+#include "base/io.h"
 #include "base/json.h"
 #include "base/log.h"
 
@@ -28,179 +35,12 @@ namespace ssl = boost::asio::ssl;
 namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 using TlsStream = ssl::stream<tcp::socket>;
+using boost::system::error_code;
 
-constexpr size_t kThreadStack = 512 * 1024;
-constexpr int kSendTimeoutSec = 30;
+constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 constexpr int kDiscardTimeoutSec = 5;
 constexpr int kCloseTimeoutSec = 5;
-
-// One open connection. Asio's blocking reads and writes ignore SO_RCVTIMEO
-// and SO_SNDTIMEO (they poll without a timeout after EAGAIN), and TLS keeps
-// bytes in buffers poll(2) cannot see, so timeouts are deadlines: the
-// server's reaper shuts down the socket of a connection whose deadline
-// passed, which ends any blocked read or write on it.
-struct Connection {
-  using Clock = std::chrono::steady_clock;
-  static constexpr int64_t kNone = INT64_MAX;
-
-  explicit Connection(int f) : fd(f) {}
-
-  // Arms the deadline `seconds` from now, replacing any earlier one.
-  void Arm(int seconds) {
-    auto at = Clock::now() + std::chrono::seconds(seconds);
-    deadline.store(at.time_since_epoch().count(), std::memory_order_relaxed);
-  }
-  void Disarm() { deadline.store(kNone, std::memory_order_relaxed); }
-  bool Expired(Clock::time_point now) const {
-    return deadline.load(std::memory_order_relaxed) <= now.time_since_epoch().count();
-  }
-
-  const int fd;
-  std::atomic<int64_t> deadline{kNone};
-};
-
-// Starts `fn` on a detached thread with a small stack.
-bool SpawnThread(std::function<void()> fn) {
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, kThreadStack);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  auto* heap_fn = new std::function<void()>(std::move(fn));
-  pthread_t tid;
-  int rc = pthread_create(
-      &tid, &attr,
-      [](void* arg) -> void* {
-        std::unique_ptr<std::function<void()>> f(static_cast<std::function<void()>*>(arg));
-        (*f)();
-        return nullptr;
-      },
-      heap_fn);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) delete heap_fn;
-  return rc == 0;
-}
-
-int NativeFd(TlsStream& stream) { return stream.next_layer().native_handle(); }
-int NativeFd(tcp::socket& socket) { return socket.native_handle(); }
-
-// Over TLS (Stream = TlsStream) or plain TCP (tcp::socket).
-template <typename Stream>
-class StreamResponder : public Responder {
- public:
-  StreamResponder(Stream& stream, Connection& conn, bool keep_alive)
-      : stream_(stream), conn_(conn), keep_alive_(keep_alive) {}
-
-  void Respond(int code, const Headers& headers, std::string body) override {
-    http::response<http::string_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.keep_alive(keep_alive_);
-    res.body() = std::move(body);
-    res.prepare_payload();
-    boost::system::error_code ec;
-    conn_.Arm(kSendTimeoutSec);
-    http::write(stream_, res, ec);
-    conn_.Disarm();
-    responded_ = true;
-    failed_ = static_cast<bool>(ec);
-  }
-
-  // The header, then the parts copied into blocks of kBlock bytes: one TLS
-  // write per block rather than per part, and no buffer the size of the body.
-  void RespondParts(int code, const Headers& headers,
-                    const std::vector<std::string_view>& parts) override {
-    constexpr size_t kBlock = 64 * 1024;
-    size_t size = 0;
-    for (std::string_view p : parts) size += p.size();
-    http::response<http::empty_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.keep_alive(keep_alive_);
-    res.content_length(size);
-    http::response_serializer<http::empty_body> sr(res);
-    boost::system::error_code ec;
-    conn_.Arm(kSendTimeoutSec);
-    http::write_header(stream_, sr, ec);
-    std::string block;
-    block.reserve(kBlock);
-    auto flush = [&] {
-      if (!ec && !block.empty()) net::write(stream_, net::buffer(block), ec);
-      block.clear();
-    };
-    for (std::string_view p : parts) {
-      while (!ec && !p.empty()) {
-        size_t n = std::min(p.size(), kBlock - block.size());
-        block.append(p.data(), n);
-        p.remove_prefix(n);
-        if (block.size() == kBlock) flush();
-      }
-    }
-    flush();
-    conn_.Disarm();
-    responded_ = true;
-    failed_ = static_cast<bool>(ec);
-  }
-
-  bool StartStream(int code, const Headers& headers) override {
-    http::response<http::empty_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.chunked(true);
-    res.keep_alive(false);
-    http::response_serializer<http::empty_body> sr(res);
-    boost::system::error_code ec;
-    conn_.Arm(kSendTimeoutSec);
-    http::write_header(stream_, sr, ec);
-    conn_.Disarm();
-    responded_ = true;
-    streaming_ = true;
-    failed_ = static_cast<bool>(ec);
-    return !failed_;
-  }
-
-  bool WriteChunk(std::string_view data) override {
-    if (failed_) return false;
-    boost::system::error_code ec;
-    conn_.Arm(kSendTimeoutSec);
-    net::write(stream_, http::make_chunk(net::const_buffer(data.data(), data.size())), ec);
-    conn_.Disarm();
-    failed_ = static_cast<bool>(ec);
-    return !failed_;
-  }
-
-  bool ClientGone() override { return WaitClientGone(0); }
-
-  bool WaitClientGone(int millis) override {
-    if (failed_) return true;
-    pollfd pfd{NativeFd(stream_), POLLRDHUP, 0};
-    int n = ::poll(&pfd, 1, millis);
-    return n > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-  }
-
-  bool Responded() const override { return responded_; }
-
-  void Finish() {
-    if (streaming_ && !failed_) {
-      boost::system::error_code ec;
-      conn_.Arm(kSendTimeoutSec);
-      net::write(stream_, http::make_chunk_last(), ec);
-      conn_.Disarm();
-    }
-  }
-  bool keep_going() const { return responded_ && !streaming_ && !failed_ && keep_alive_; }
-
- private:
-  Stream& stream_;
-  Connection& conn_;
-  bool keep_alive_;
-  bool responded_ = false;
-  bool streaming_ = false;
-  // Read by WaitClientGone, which a proxy may call from a second thread.
-  std::atomic<bool> failed_{false};
-};
+constexpr size_t kBlock = 64 * 1024;
 
 std::string StatusBody(int code, std::string_view reason, std::string_view message) {
   json::object o{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
@@ -226,18 +66,567 @@ Request MakeRequest(http::request<http::string_body>& req, X509* cert, std::stri
   return r;
 }
 
+// What a connection needs of its server, and what the server needs of a
+// connection to stop it.
+class ConnectionBase {
+ public:
+  virtual ~ConnectionBase() = default;
+  // Shuts the socket down (on the connection's strand), ending whatever
+  // waits on it, a handler polling for the peer's leaving included.
+  virtual void Abort() = 0;
+};
+
+struct ServerContext {
+  const HttpServerOptions& opts;
+  const Handler& handler;
+  ssl::context& ssl_ctx;
+  const std::atomic<bool>& stopping;
+  // Called once when a connection's coroutine ends, its last use of this.
+  std::function<void(ConnectionBase*)> finished;
+};
+
+template <typename Stream>
+class AsyncStream;
+template <typename Stream>
+class StreamResponder;
+
+// One connection: a coroutine on its own strand. Stream is TlsStream or
+// tcp::socket.
+template <typename Stream>
+class Connection : public ConnectionBase, public std::enable_shared_from_this<Connection<Stream>> {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  Connection(ServerContext& server, tcp::socket socket)
+      : server_(server),
+        stream_(MakeStream(std::move(socket), server.ssl_ctx)),
+        deadline_(stream_.get_executor()) {}
+
+  Stream& stream() { return stream_; }
+  tcp::socket& socket() {
+    if constexpr (kTls) {
+      return stream_.next_layer();
+    } else {
+      return stream_;
+    }
+  }
+  auto executor() { return stream_.get_executor(); }
+  const HttpServerOptions& opts() const { return server_.opts; }
+
+  void Abort() override {
+    net::post(executor(), [self = this->shared_from_this()] { self->ShutDown(); });
+  }
+
+  // On the strand: shuts the socket down unless Disarm or another Arm comes
+  // first, which ends any read or write waiting on it.
+  void Arm(int seconds) {
+    uint64_t gen = ++deadline_gen_;
+    deadline_.expires_after(std::chrono::seconds(seconds));
+    deadline_.async_wait([self = this->shared_from_this(), gen](error_code ec) {
+      if (ec || gen != self->deadline_gen_) return;
+      self->ShutDown();
+    });
+  }
+  // Not close: a handler may be polling the descriptor, whose number must
+  // not be reused before the connection ends (Close).
+  void ShutDown() {
+    error_code ignored;
+    socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+  void Disarm() {
+    ++deadline_gen_;
+    deadline_.cancel();
+  }
+
+  // Runs `start(done)` on the strand and waits for `done(ec)`; for a
+  // handler's thread, never the loop's. `start` begins one async operation
+  // whose completion calls `done`; the send deadline covers it.
+  template <typename Start>
+  error_code Await(Start start) {
+    // Shared: the waiter may return and go while set_value still runs.
+    auto result = std::make_shared<std::promise<error_code>>();
+    auto future = result->get_future();
+    net::post(executor(), [&, result] {
+      Arm(opts().send_timeout_sec);
+      start([this, result](error_code ec) {
+        Disarm();
+        result->set_value(ec);
+      });
+    });
+    return future.get();
+  }
+
+  // Serves the connection until it closes; `self` keeps it alive.
+  static net::awaitable<void> Run(std::shared_ptr<Connection> self) { co_await self->Serve(); }
+
+ private:
+  static Stream MakeStream(tcp::socket socket, ssl::context& ctx) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), ctx);
+    } else {
+      (void)ctx;
+      return socket;
+    }
+  }
+
+  X509* PeerCert() {
+    if constexpr (kTls) {
+      SSL* ssl = stream_.native_handle();
+      if (SSL_get_verify_result(ssl) != X509_V_OK) return nullptr;
+      return SSL_get0_peer_certificate(ssl);
+    } else {
+      return nullptr;
+    }
+  }
+
+  net::awaitable<void> ServeRequests();
+  net::awaitable<void> DiscardUnreadBody();
+  net::awaitable<void> Close();
+  // Runs the handler on the blocking pool; resumes once it has returned.
+  //
+  // GCC 12 destroys twice a temporary with a destructor that is part of a
+  // co_await expression (an argument passed by value, a lambda with
+  // captures, an executor): such values are named locals here, passed by
+  // reference.
+  net::awaitable<void> Handle(Request& req, StreamResponder<Stream>& r);
+  net::awaitable<void> Serve();
+
+  ServerContext& server_;
+  Stream stream_;
+  net::steady_timer deadline_;
+  uint64_t deadline_gen_ = 0;  // on the strand
+  boost::beast::flat_buffer buffer_;
+  std::string remote_;
+};
+
+// A stream that outlives its handler: chunks queue here and a coroutine on
+// the connection's strand writes them, while another reads to learn when
+// the peer leaves.
+template <typename Stream>
+class AsyncStream : public ChunkStream, public std::enable_shared_from_this<AsyncStream<Stream>> {
+ public:
+  explicit AsyncStream(std::shared_ptr<Connection<Stream>> conn)
+      : conn_(std::move(conn)), wake_(conn_->executor()), timer_(conn_->executor()) {}
+
+  bool Write(std::string chunk) override {
+    std::lock_guard lock(mu_);
+    if (ending_) return false;
+    if (queued_bytes_ + chunk.size() > conn_->opts().max_stream_buffer_bytes) {
+      spdlog::debug("cutting off a stream {} bytes behind", queued_bytes_);
+      queue_.clear();
+      queued_bytes_ = 0;
+      ending_ = true;
+      WakeLocked();
+      return false;
+    }
+    queued_bytes_ += chunk.size();
+    queue_.push_back(std::move(chunk));
+    WakeLocked();
+    return true;
+  }
+
+  void End() override {
+    std::lock_guard lock(mu_);
+    ending_ = true;
+    WakeLocked();
+  }
+
+  void OnEnd(std::function<void()> fn) override {
+    {
+      std::lock_guard lock(mu_);
+      if (!ended_) {
+        on_end_ = std::move(fn);
+        return;
+      }
+    }
+    fn();
+  }
+
+  void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    net::post(conn_->executor(), [self = this->shared_from_this(), delay, fn = std::move(fn)] {
+      if (self->ended_on_strand_) return;
+      uint64_t gen = ++self->timer_gen_;
+      self->timer_.expires_after(delay);
+      self->timer_.async_wait([self, gen, fn](error_code ec) {
+        if (!ec && gen == self->timer_gen_ && !self->ended_on_strand_) fn();
+      });
+    });
+  }
+
+  // On the strand, after the handler returned: writes until the stream ends.
+  net::awaitable<void> Run();
+
+ private:
+  // Wakes the writer if it waits for something to do.
+  void WakeLocked() {
+    if (!writer_waiting_) return;
+    writer_waiting_ = false;
+    net::post(conn_->executor(), [self = this->shared_from_this()] { self->wake_.cancel(); });
+  }
+  static net::awaitable<void> WatchPeer(std::shared_ptr<AsyncStream> self);
+  // Waits on the strand until woken.
+  net::awaitable<void> Sleep() {
+    wake_.expires_at(net::steady_timer::time_point::max());
+    co_await wake_.async_wait(kAwait);
+  }
+
+  std::shared_ptr<Connection<Stream>> conn_;
+  net::steady_timer wake_;   // on the strand; cancelled to wake the writer
+  net::steady_timer timer_;  // on the strand; SetTimer's
+  uint64_t timer_gen_ = 0;   // on the strand
+  bool ended_on_strand_ = false;
+  bool reader_done_ = false;  // on the strand
+
+  std::mutex mu_;
+  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
+  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_): written or not yet
+  bool ending_ = false;            // GUARDED_BY(mu_)
+  bool ended_ = false;             // GUARDED_BY(mu_)
+  bool peer_gone_ = false;         // GUARDED_BY(mu_)
+  bool writer_waiting_ = false;    // GUARDED_BY(mu_)
+  std::function<void()> on_end_;   // GUARDED_BY(mu_)
+};
+
+template <typename Stream>
+net::awaitable<void> AsyncStream<Stream>::WatchPeer(std::shared_ptr<AsyncStream> self) {
+  char sink[512];
+  while (true) {
+    auto [ec, n] = co_await self->conn_->stream().async_read_some(net::buffer(sink), kAwait);
+    if (ec) break;
+  }
+  self->reader_done_ = true;
+  std::lock_guard lock(self->mu_);
+  self->peer_gone_ = true;
+  self->writer_waiting_ = true;  // wake the writer whatever it waits for
+  self->WakeLocked();
+}
+
+template <typename Stream>
+net::awaitable<void> AsyncStream<Stream>::Run() {
+  auto self = this->shared_from_this();
+  net::co_spawn(conn_->executor(), WatchPeer(self), net::detached);
+  std::string out;
+  bool failed = false;
+  while (true) {
+    size_t taken = 0;
+    {
+      std::unique_lock lock(mu_);
+      if (peer_gone_) {
+        failed = true;
+        break;
+      }
+      if (queue_.empty()) {
+        if (ending_) break;
+        writer_waiting_ = true;
+        lock.unlock();
+        co_await Sleep();
+        continue;
+      }
+      // One buffer for many chunks: TLS writes one record per buffer.
+      out.clear();
+      while (!queue_.empty() && out.size() < kBlock) {
+        const std::string& c = queue_.front();
+        char size[24];
+        int n = std::snprintf(size, sizeof(size), "%zx\r\n", c.size());
+        out.append(size, static_cast<size_t>(n));
+        out += c;
+        out += "\r\n";
+        taken += c.size();
+        queue_.pop_front();
+      }
+    }
+    conn_->Arm(conn_->opts().send_timeout_sec);
+    auto [ec, n] = co_await net::async_write(conn_->stream(), net::buffer(out), kAwait);
+    conn_->Disarm();
+    std::lock_guard lock(mu_);
+    queued_bytes_ -= std::min(queued_bytes_, taken);
+    if (ec) {
+      failed = true;
+      break;
+    }
+  }
+  if (!failed) {
+    conn_->Arm(conn_->opts().send_timeout_sec);
+    co_await net::async_write(conn_->stream(), net::buffer("0\r\n\r\n", 5), kAwait);
+    conn_->Disarm();
+  }
+  std::function<void()> on_end;
+  {
+    std::lock_guard lock(mu_);
+    ending_ = ended_ = true;
+    queue_.clear();
+    on_end = std::move(on_end_);
+  }
+  ended_on_strand_ = true;
+  ++timer_gen_;
+  timer_.cancel();
+  if (on_end) on_end();
+  // The reader must be done before the connection closes its TLS session.
+  if (!reader_done_) {
+    error_code ignored;
+    conn_->socket().cancel(ignored);
+    while (!reader_done_) co_await Sleep();
+  }
+}
+
+// Answers from a handler's thread through the connection's strand.
+template <typename Stream>
+class StreamResponder : public Responder {
+ public:
+  StreamResponder(std::shared_ptr<Connection<Stream>> conn, bool keep_alive)
+      : conn_(std::move(conn)), keep_alive_(keep_alive) {}
+
+  void Respond(int code, const Headers& headers, std::string body) override {
+    http::response<http::string_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(code));
+    for (const auto& [k, v] : headers) res.set(k, v);
+    res.keep_alive(keep_alive_);
+    res.body() = std::move(body);
+    res.prepare_payload();
+    error_code ec = conn_->Await([&](auto done) {
+      http::async_write(conn_->stream(), res, [done](error_code ec, size_t) { done(ec); });
+    });
+    responded_ = true;
+    failed_ = static_cast<bool>(ec);
+  }
+
+  // The header, then the parts copied into blocks of kBlock bytes: one TLS
+  // write per block rather than per part, and no buffer the size of the body.
+  void RespondParts(int code, const Headers& headers,
+                    const std::vector<std::string_view>& parts) override {
+    size_t size = 0;
+    for (std::string_view p : parts) size += p.size();
+    http::response<http::empty_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(code));
+    for (const auto& [k, v] : headers) res.set(k, v);
+    res.keep_alive(keep_alive_);
+    res.content_length(size);
+    error_code ec = WriteHeader(res);
+    std::string block;
+    block.reserve(kBlock);
+    auto flush = [&] {
+      if (!ec && !block.empty()) ec = WriteRaw(block);
+      block.clear();
+    };
+    for (std::string_view p : parts) {
+      while (!ec && !p.empty()) {
+        size_t n = std::min(p.size(), kBlock - block.size());
+        block.append(p.data(), n);
+        p.remove_prefix(n);
+        if (block.size() == kBlock) flush();
+      }
+    }
+    flush();
+    responded_ = true;
+    failed_ = static_cast<bool>(ec);
+  }
+
+  bool StartStream(int code, const Headers& headers) override {
+    http::response<http::empty_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(code));
+    for (const auto& [k, v] : headers) res.set(k, v);
+    res.chunked(true);
+    res.keep_alive(false);
+    error_code ec = WriteHeader(res);
+    responded_ = true;
+    streaming_ = true;
+    failed_ = static_cast<bool>(ec);
+    return !failed_;
+  }
+
+  std::shared_ptr<ChunkStream> StartAsyncStream(int code, const Headers& headers) override {
+    if (!StartStream(code, headers)) return nullptr;
+    async_ = std::make_shared<AsyncStream<Stream>>(conn_);
+    return async_;
+  }
+
+  bool WriteChunk(std::string_view data) override {
+    if (failed_) return false;
+    std::string chunk;
+    chunk.reserve(data.size() + 24);
+    char size[24];
+    int n = std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+    chunk.append(size, static_cast<size_t>(n));
+    chunk += data;
+    chunk += "\r\n";
+    failed_ = static_cast<bool>(WriteRaw(chunk));
+    return !failed_;
+  }
+
+  bool ClientGone() override { return WaitClientGone(0); }
+
+  bool WaitClientGone(int millis) override {
+    if (failed_) return true;
+    pollfd pfd{conn_->socket().native_handle(), POLLRDHUP, 0};
+    int n = ::poll(&pfd, 1, millis);
+    return n > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  }
+
+  bool Responded() const override { return responded_; }
+
+  // Ends a synchronous stream; on the handler's thread.
+  void Finish() {
+    if (streaming_ && !async_ && !failed_) WriteRaw(std::string("0\r\n\r\n"));
+  }
+  bool keep_going() const { return responded_ && !streaming_ && !failed_ && keep_alive_; }
+  std::shared_ptr<AsyncStream<Stream>> async_stream() const { return async_; }
+
+ private:
+  template <typename Response>
+  error_code WriteHeader(Response& res) {
+    http::response_serializer<http::empty_body> sr(res);
+    return conn_->Await([&](auto done) {
+      http::async_write_header(conn_->stream(), sr, [done](error_code ec, size_t) { done(ec); });
+    });
+  }
+  error_code WriteRaw(const std::string& bytes) {
+    return conn_->Await([&](auto done) {
+      net::async_write(conn_->stream(), net::buffer(bytes),
+                       [done](error_code ec, size_t) { done(ec); });
+    });
+  }
+
+  std::shared_ptr<Connection<Stream>> conn_;
+  bool keep_alive_;
+  bool responded_ = false;
+  bool streaming_ = false;
+  // Read by WaitClientGone, which a handler may call from a second thread.
+  std::atomic<bool> failed_{false};
+  std::shared_ptr<AsyncStream<Stream>> async_;
+};
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::Serve() {
+  // Whatever way this coroutine ends, the server learns it.
+  struct Finished {
+    Connection* conn;
+    ~Finished() { conn->server_.finished(conn); }
+  } finished{this};
+  error_code ec;
+  auto ep = socket().remote_endpoint(ec);
+  if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+  if constexpr (kTls) {
+    // A peer that connects and does not finish the handshake in time is dropped.
+    Arm(opts().handshake_timeout_sec);
+    auto [hs] = co_await stream_.async_handshake(ssl::stream_base::server, kAwait);
+    Disarm();
+    if (!hs && SSL_is_init_finished(stream_.native_handle())) co_await ServeRequests();
+  } else {
+    co_await ServeRequests();
+  }
+  co_await Close();
+}
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::Close() {
+  error_code ec;
+  if constexpr (kTls) {
+    // The TLS shutdown waits for the peer's close_notify; not for long.
+    Arm(kCloseTimeoutSec);
+    co_await stream_.async_shutdown(kAwait);
+    Disarm();
+  } else {
+    socket().shutdown(tcp::socket::shutdown_both, ec);
+  }
+  socket().close(ec);
+}
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::Handle(Request& req, StreamResponder<Stream>& responder) {
+  auto work = [this, &req, r = &responder] {
+    server_.handler(req, *r);
+    if (!r->Responded()) {
+      r->Respond(500, {{"Content-Type", "application/json"}},
+                 StatusBody(500, "InternalError", "no response"));
+    }
+    r->Finish();
+  };
+  auto initiate = [work, ex = executor()](auto handler) mutable {
+    auto h = std::make_shared<decltype(handler)>(std::move(handler));
+    SharedBlockingPool().Submit([work, h, ex] {
+      work();
+      net::post(ex, [h] { std::move (*h)(); });
+    });
+  };
+  co_await net::async_initiate<decltype(net::use_awaitable), void()>(initiate, net::use_awaitable);
+}
+
+// A client still sending an oversized body would see a reset instead of
+// the 413 if the connection closed at once: read and drop what it sends
+// (bounded in bytes and time) so it gets to read the answer.
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::DiscardUnreadBody() {
+  constexpr size_t kMaxDiscard = 64 * 1024 * 1024;
+  Arm(kDiscardTimeoutSec);
+  char sink[16384];
+  size_t total = 0;
+  while (total < kMaxDiscard) {
+    auto [ec, n] = co_await stream_.async_read_some(net::buffer(sink), kAwait);
+    if (ec || n == 0) break;
+    total += n;
+  }
+  Disarm();
+}
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::ServeRequests() {
+  auto self = this->shared_from_this();
+  X509* cert = PeerCert();
+  while (!server_.stopping) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(opts().max_body_bytes);
+    parser.header_limit(64 * 1024);
+    // Covers both an idle keep-alive connection and a peer sending its
+    // request too slowly.
+    Arm(opts().idle_timeout_sec);
+    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kAwait);
+    Disarm();
+    if (ec == http::error::body_limit) {
+      http::response<http::string_body> res;
+      res.version(11);
+      res.result(413);
+      res.set("Content-Type", "application/json");
+      res.keep_alive(false);
+      res.body() =
+          StatusBody(413, "RequestEntityTooLarge",
+                     "Request entity too large: limit is " + std::to_string(opts().max_body_bytes));
+      res.prepare_payload();
+      Arm(opts().send_timeout_sec);
+      co_await http::async_write(stream_, res, kAwait);
+      Disarm();
+      co_await DiscardUnreadBody();
+      co_return;
+    }
+    if (ec) co_return;
+    auto msg = parser.release();
+    Request req = MakeRequest(msg, cert, remote_);
+    auto responder = std::make_shared<StreamResponder<Stream>>(self, msg.keep_alive());
+    co_await Handle(req, *responder);
+    if (auto stream = responder->async_stream()) {
+      co_await stream->Run();
+      co_return;
+    }
+    if (!responder->keep_going()) co_return;
+  }
+}
+
 class HttpServerImpl : public HttpServer {
  public:
   HttpServerImpl(const HttpServerOptions& opts, Handler handler)
       : opts_(opts),
         handler_(std::move(handler)),
         ssl_ctx_(ssl::context::tls_server),
-        acceptor_(io_) {}
+        acceptor_(net::make_strand(SharedIoContext())),
+        context_{opts_, handler_, ssl_ctx_, stopping_, [this](ConnectionBase* c) { Finished(c); }} {
+  }
 
   ~HttpServerImpl() override { Stop(); }
 
   Status InitTls() {
-    boost::system::error_code ec;
+    error_code ec;
     ssl_ctx_.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                          ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
                          ssl::context::no_tlsv1_1);
@@ -255,7 +644,7 @@ class HttpServerImpl : public HttpServer {
   }
 
   Status Init() {
-    boost::system::error_code ec;
+    error_code ec;
     if (!plain()) FLOTILLA_RETURN_IF_ERROR(InitTls());
     auto addr = net::ip::make_address(opts_.bind_address, ec);
     if (ec) return Status::BadRequest("invalid bind address " + opts_.bind_address);
@@ -269,8 +658,13 @@ class HttpServerImpl : public HttpServer {
                                  std::to_string(opts_.port) + ": " + ec.message());
     }
     port_ = acceptor_.local_endpoint().port();
-    accept_thread_ = std::thread([this] { AcceptLoop(); });
-    reaper_thread_ = std::thread([this] { ReapLoop(); });
+    accepting_ = true;
+    net::co_spawn(acceptor_.get_executor(), Accept(), [this](std::exception_ptr e) {
+      if (e) spdlog::error("HTTP server: the accept loop failed");
+      std::lock_guard lock(mu_);
+      accepting_ = false;
+      cv_.notify_all();
+    });
     return Status::Ok();
   }
 
@@ -278,209 +672,81 @@ class HttpServerImpl : public HttpServer {
 
   void Stop() override {
     if (stopping_.exchange(true)) return;
-    { std::lock_guard lock(mu_); }  // the reaper is waiting or will see stopping_
-    cv_.notify_all();
-    ::shutdown(acceptor_.native_handle(), SHUT_RDWR);
-    if (accept_thread_.joinable()) accept_thread_.join();
-    boost::system::error_code ec;
-    acceptor_.close(ec);
+    net::post(acceptor_.get_executor(), [this] {
+      error_code ec;
+      acceptor_.close(ec);
+      std::lock_guard lock(mu_);
+      acceptor_closed_ = true;
+      cv_.notify_all();
+    });
     std::unique_lock lock(mu_);
-    for (Connection* c : conns_) ::shutdown(c->fd, SHUT_RDWR);
-    // Not only forgotten but finished: a serving thread still closes its
-    // socket after Forget, and that needs io_.
-    cv_.wait(lock, [&] { return conns_.empty() && serving_ == 0; });
-    lock.unlock();
-    if (reaper_thread_.joinable()) reaper_thread_.join();
+    for (ConnectionBase* c : conns_) c->Abort();
+    cv_.wait(lock, [&] { return conns_.empty() && !accepting_ && acceptor_closed_; });
   }
 
  private:
-  void AcceptLoop() {
+  bool plain() const { return opts_.cert_path.empty(); }
+
+  net::awaitable<void> Accept() {
+    net::steady_timer backoff(acceptor_.get_executor());
     while (!stopping_) {
-      boost::system::error_code ec;
-      tcp::socket sock(io_);
-      acceptor_.accept(sock, ec);
+      auto strand = net::make_strand(SharedIoContext());
+      auto [ec, sock] = co_await acceptor_.async_accept(strand, kAwait);
       if (ec) {
-        if (stopping_) return;
+        if (stopping_ || ec == net::error::operation_aborted) break;
+        // Out of descriptors, say: wait a little rather than spin.
+        backoff.expires_after(std::chrono::milliseconds(50));
+        co_await backoff.async_wait(kAwait);
         continue;
       }
       sock.set_option(tcp::no_delay(true), ec);
-      auto sock_ptr = std::make_shared<tcp::socket>(std::move(sock));
-      auto conn = std::make_shared<Connection>(sock_ptr->native_handle());
-      {
-        std::lock_guard lock(mu_);
-        if (stopping_) return;
-        conns_.insert(conn.get());
-        ++serving_;
-      }
-      conn->Arm(opts_.handshake_timeout_sec);
-      bool spawned = SpawnThread([this, sock_ptr, conn]() mutable {
-        auto sock = std::move(sock_ptr);
-        Serve(std::move(*sock), *conn);
-        sock.reset();  // the moved-from socket still refers to io_
-        Finished();
-      });
-      if (!spawned) {
-        Forget(*conn);
-        Finished();
+      if (plain()) {
+        Launch(std::make_shared<Connection<tcp::socket>>(context_, std::move(sock)));
+      } else {
+        Launch(std::make_shared<Connection<TlsStream>>(context_, std::move(sock)));
       }
     }
   }
 
-  // Once a second, shuts down the sockets of connections past their deadline.
-  void ReapLoop() {
-    std::unique_lock lock(mu_);
-    while (!stopping_) {
-      cv_.wait_for(lock, std::chrono::seconds(1));
-      auto now = Connection::Clock::now();
-      for (Connection* c : conns_) {
-        if (!c->Expired(now)) continue;
-        c->Disarm();
-        ::shutdown(c->fd, SHUT_RDWR);
-      }
-    }
-  }
-
-  // Removes the connection while its socket is still open, so neither the
-  // reaper nor Stop can shut down a descriptor number reused by a new one.
-  void Forget(Connection& conn) {
-    std::lock_guard lock(mu_);
-    conns_.erase(&conn);
-    cv_.notify_all();
-  }
-
-  // The last thing a serving thread does with this server: Stop may return
-  // (and the server be destroyed) as soon as mu_ is released.
-  void Finished() {
-    std::lock_guard lock(mu_);
-    --serving_;
-    cv_.notify_all();
-  }
-
-  void Serve(tcp::socket sock, Connection& conn) {
-    std::string remote;
-    boost::system::error_code ec;
-    auto ep = sock.remote_endpoint(ec);
-    if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
-    if (plain()) {
-      conn.Disarm();
-      ServeRequests(sock, conn, remote);
-      sock.shutdown(tcp::socket::shutdown_both, ec);
-      Forget(conn);
-      sock.close(ec);
-      return;
-    }
+  template <typename Stream>
+  void Launch(std::shared_ptr<Connection<Stream>> conn) {
     {
-      TlsStream stream(std::move(sock), ssl_ctx_);
-      // A peer that connects and does not finish the handshake in time is
-      // dropped (the deadline was armed at accept).
-      stream.handshake(ssl::stream_base::server, ec);
-      conn.Disarm();
-      if (!ec && SSL_is_init_finished(stream.native_handle())) ServeRequests(stream, conn, remote);
-      // The TLS shutdown waits for the peer's close_notify; not for long.
-      conn.Arm(kCloseTimeoutSec);
-      stream.shutdown(ec);
-      Forget(conn);
-      stream.next_layer().close(ec);
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      conns_.insert(conn.get());
     }
-  }
-
-  // A client still sending an oversized body would see a reset instead of
-  // the 413 if the connection closed at once: read and drop what it sends
-  // (bounded in bytes and time) so it gets to read the answer.
-  template <typename Stream>
-  static void DiscardUnreadBody(Stream& stream, Connection& conn) {
-    constexpr size_t kMaxDiscard = 64 * 1024 * 1024;
-    conn.Arm(kDiscardTimeoutSec);
-    char sink[16384];
-    size_t total = 0;
-    boost::system::error_code ec;
-    while (total < kMaxDiscard) {
-      size_t n = stream.read_some(net::buffer(sink), ec);
-      if (ec || n == 0) break;
-      total += n;
-    }
-  }
-
-  static X509* PeerCert(TlsStream& stream) {
-    SSL* ssl = stream.native_handle();
-    if (SSL_get_verify_result(ssl) != X509_V_OK) return nullptr;
-    return SSL_get0_peer_certificate(ssl);
-  }
-  static X509* PeerCert(tcp::socket&) { return nullptr; }
-
-  bool plain() const { return opts_.cert_path.empty(); }
-
-  template <typename Stream>
-  void ServeRequests(Stream& stream, Connection& conn, const std::string& remote) {
-    boost::beast::flat_buffer buffer;
-    X509* cert = PeerCert(stream);
-    while (!stopping_) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(opts_.max_body_bytes);
-      parser.header_limit(64 * 1024);
-      boost::system::error_code ec;
-      // Covers both an idle keep-alive connection and a peer sending its
-      // request too slowly.
-      conn.Arm(opts_.idle_timeout_sec);
-      http::read(stream, buffer, parser, ec);
-      conn.Disarm();
-      if (ec == http::error::body_limit) {
-        StreamResponder<Stream> r(stream, conn, false);
-        r.Respond(413, {{"Content-Type", "application/json"}},
-                  StatusBody(413, "RequestEntityTooLarge",
-                             "Request entity too large: limit is " +
-                                 std::to_string(opts_.max_body_bytes)));
-        DiscardUnreadBody(stream, conn);
-        return;
+    auto ex = conn->executor();
+    net::co_spawn(ex, Connection<Stream>::Run(std::move(conn)), [](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        spdlog::error("HTTP connection failed: {}", x.what());
       }
-      if (ec) return;
-      auto msg = parser.release();
-      bool keep_alive = msg.keep_alive();
-      Request req = MakeRequest(msg, cert, remote);
-      StreamResponder<Stream> responder(stream, conn, keep_alive);
-      handler_(req, responder);
-      if (!responder.Responded()) {
-        responder.Respond(500, {{"Content-Type", "application/json"}},
-                          StatusBody(500, "InternalError", "no response"));
-      }
-      responder.Finish();
-      if (!responder.keep_going()) return;
-    }
+    });
+  }
+
+  void Finished(ConnectionBase* conn) {
+    std::lock_guard lock(mu_);
+    conns_.erase(conn);
+    cv_.notify_all();
   }
 
   HttpServerOptions opts_;
   Handler handler_;
-  net::io_context io_;
   ssl::context ssl_ctx_;
   tcp::acceptor acceptor_;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
-  std::thread accept_thread_;
+  ServerContext context_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::set<Connection*> conns_;  // GUARDED_BY(mu_): open connections
-  int serving_ = 0;              // GUARDED_BY(mu_): threads in Serve or about to be
-  std::thread reaper_thread_;
+  std::set<ConnectionBase*> conns_;  // GUARDED_BY(mu_): running connections
+  bool accepting_ = false;           // GUARDED_BY(mu_): the accept loop runs
+  bool acceptor_closed_ = false;     // GUARDED_BY(mu_)
 };
 
 }  // namespace
-
-std::string Request::Query(std::string_view name) const {
-  auto it = query.find(std::string(name));
-  return it == query.end() ? "" : it->second;
-}
-
-bool Request::HasQuery(std::string_view name) const { return query.count(std::string(name)) > 0; }
-
-bool Request::QueryBool(std::string_view name) const {
-  std::string v = Query(name);
-  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
-}
-
-std::string Request::Header(std::string_view name) const {
-  auto it = headers.find(std::string(name));
-  return it == headers.end() ? "" : it->second;
-}
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& opts,
                                                         Handler handler) {

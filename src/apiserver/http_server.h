@@ -1,10 +1,14 @@
-// An HTTPS/1.1 server: one thread per connection with blocking TLS I/O,
+// An HTTPS/1.1 server on the process's shared event loop (base/io.h):
 // keep-alive, a request body limit, and optional client certificates. Without
 // a serving certificate it speaks plain HTTP/1.1 (the dashboard's page on
 // loopback; never the API).
 //
-// Handlers run on the connection's thread and may block (a write waits for
-// its group commit); a watch keeps its connection's thread until it ends.
+// Connections are coroutines on the shared io_context: reading requests,
+// TLS and writing cost no thread while they wait. A request's handler runs
+// on the shared blocking pool and may block (a write waits for its group
+// commit); its responder's writes are the loop's, awaited by the handler. A
+// stream started with StartAsyncStream (a watch) outlives the handler and
+// holds no thread at all.
 #pragma once
 
 #include <atomic>
@@ -28,6 +32,12 @@ struct HttpServerOptions {
   // idle_timeout_sec (idle keep-alive or a peer sending too slowly).
   int handshake_timeout_sec = 10;
   int idle_timeout_sec = 300;
+  // A stream (StartAsyncStream) whose peer falls this many bytes behind is
+  // cut off: its queue dropped, the chunked body ended, the connection
+  // closed. A write that makes no progress for send_timeout_sec closes the
+  // connection too.
+  size_t max_stream_buffer_bytes = 16 * 1024 * 1024;
+  int send_timeout_sec = 30;
 };
 
 using Handler = std::function<void(Request& request, Responder& responder)>;
@@ -39,7 +49,8 @@ class HttpServer {
                                                      Handler handler);
   virtual ~HttpServer() = default;
   virtual int port() const = 0;
-  // Stops accepting, closes connections and joins every thread.
+  // Stops accepting, closes connections and waits until no handler or
+  // stream of this server runs.
   virtual void Stop() = 0;
 };
 

@@ -85,6 +85,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   http_opts.cert_path = s->pki_.serving_cert_path;
   http_opts.key_path = s->pki_.serving_key_path;
   http_opts.client_ca_path = s->pki_.ca_cert_path;
+  http_opts.max_stream_buffer_bytes = opts.watch_buffer_bytes;
   ApiServer* api = s->api_.get();
   auto filter = opts.http_filter;
   FLOTILLA_ASSIGN_OR_RETURN(

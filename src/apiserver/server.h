@@ -34,6 +34,9 @@ struct ServerOptions {
   // kube-apiserver's --max-requests-inflight and
   // --max-mutating-requests-inflight (inflight.h).
   InflightLimits inflight;
+  // A watch whose client falls this many bytes behind is cut off
+  // (HttpServerOptions::max_stream_buffer_bytes).
+  size_t watch_buffer_bytes = 16 * 1024 * 1024;
   // kube-apiserver's --audit-log-path ("-": standard output),
   // --audit-policy-file, --audit-log-maxsize (MiB) and --audit-log-maxbackup
   // (audit.h). Without a policy file nothing is logged, as in Kubernetes.

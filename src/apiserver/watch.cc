@@ -1,8 +1,8 @@
 // ServeWatch: a chunked stream of watch events for one resource, fed by a
 // Store watch, filtered by selectors (objects leaving a selector are sent as
 // DELETED, entering ones as ADDED), with bookmarks and timeouts.
-#include <condition_variable>
-#include <deque>
+#include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "api/fields.h"
@@ -15,47 +15,8 @@
 namespace flotilla::apiserver {
 namespace {
 
-constexpr size_t kMaxQueuedEvents = 10000;
 constexpr int kDefaultTimeoutSec = 1800;
 constexpr int kBookmarkEverySec = 30;
-
-class EventQueue {
- public:
-  // Returns false when the queue overflowed (the watch is then ended).
-  bool Push(std::vector<std::string> lines) {
-    std::lock_guard lock(mu_);
-    if (queue_.size() + lines.size() > kMaxQueuedEvents) {
-      overflow_ = true;
-    } else {
-      for (auto& l : lines) queue_.push_back(std::move(l));
-    }
-    cv_.notify_all();
-    return !overflow_;
-  }
-  // Ends the current or next Take's wait (the client is gone).
-  void Wake() {
-    std::lock_guard lock(mu_);
-    woken_ = true;
-    cv_.notify_all();
-  }
-  // Waits up to `millis` for events; returns them (possibly none).
-  std::deque<std::string> Take(int millis, bool* overflow) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(millis),
-                 [&] { return !queue_.empty() || overflow_ || woken_; });
-    *overflow = overflow_;
-    std::deque<std::string> out;
-    out.swap(queue_);
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
-  bool overflow_ = false;          // GUARDED_BY(mu_)
-  bool woken_ = false;             // GUARDED_BY(mu_)
-};
 
 struct Filter {
   api::LabelSelector labels;
@@ -74,8 +35,9 @@ struct Filter {
 
 class Encoder {
  public:
-  Encoder(ResourceContext& ctx, bool raw)
-      : ctx_(ctx),
+  Encoder(const ResourceContext& ctx, bool raw)
+      : res_(ctx.res),
+        clock_(ctx.objects.clock()),
         table_(WantsTable(ctx.req.Header("accept"))),
         include_(ParseIncludeObject(ctx.req.Query("includeObject"))),
         raw_(raw) {}
@@ -86,24 +48,25 @@ class Encoder {
   std::string Line(std::string_view type, const json::object& obj) {
     json::value payload = obj;
     if (table_) {
-      payload = ToTable(ctx_.res, {obj}, ctx_.objects.clock().Now(), include_, first_);
+      payload = ToTable(res_, {obj}, clock_.Now(), include_, first_);
       first_ = false;
     }
     return json::serialize(json::object{{"type", type}, {"object", std::move(payload)}}) + "\n";
   }
 
  private:
-  ResourceContext& ctx_;
+  const api::Resource& res_;
+  Clock& clock_;
   bool table_;
   IncludeObject include_;
   bool raw_;
   bool first_ = true;
 };
 
-json::object DecodeStored(ResourceContext& ctx, const std::string& bytes) {
+json::object DecodeStored(Objects& objects, const api::Resource& res, const std::string& bytes) {
   auto parsed = ParseJsonObject(bytes);
   if (!parsed.ok()) return json::object();
-  auto converted = ctx.objects.FromStorage(ctx.res, std::move(*parsed));
+  auto converted = objects.FromStorage(res, std::move(*parsed));
   return converted.ok() ? std::move(*converted) : json::object();
 }
 
@@ -125,25 +88,6 @@ std::string RawLine(std::string_view type, const std::string& object_bytes) {
   return line;
 }
 
-// Turns one store event into zero or one watch lines.
-std::optional<std::string> Translate(ResourceContext& ctx, const Filter& filter, Encoder& enc,
-                                     const storage::Event& ev) {
-  if (enc.raw() && ev.type == storage::Event::Type::kPut) {
-    return RawLine(ev.prev ? "MODIFIED" : "ADDED", ev.kv.value);
-  }
-  json::object cur = DecodeStored(ctx, ev.kv.value);
-  bool prev_match = ev.prev && filter.Matches(DecodeStored(ctx, ev.prev->value));
-  if (ev.type == storage::Event::Type::kDelete) {
-    if (!filter.Matches(cur)) return std::nullopt;
-    MetaOf(cur)["resourceVersion"] = std::to_string(ev.kv.mod_revision);
-    return enc.Line("DELETED", cur);
-  }
-  bool match = filter.Matches(cur);
-  if (match) return enc.Line(ev.prev && prev_match ? "MODIFIED" : "ADDED", cur);
-  if (prev_match) return enc.Line("DELETED", cur);
-  return std::nullopt;
-}
-
 std::string ErrorLine(const Status& s) {
   return json::serialize(json::object{{"type", "ERROR"}, {"object", StatusObject(s)}}) + "\n";
 }
@@ -154,6 +98,137 @@ std::string BookmarkLine(const api::Resource& res, int64_t rev) {
                    {"metadata", {{"resourceVersion", std::to_string(rev)}}}};
   return json::serialize(json::object{{"type", "BOOKMARK"}, {"object", std::move(obj)}}) + "\n";
 }
+
+// One open watch: the store's events, translated, go to the client's
+// stream; owned by the watcher's callback and the stream's end, not by a
+// thread.
+class WatchSession : public std::enable_shared_from_this<WatchSession> {
+ public:
+  WatchSession(const ResourceContext& ctx, Filter filter, bool raw)
+      : res_(ctx.res),
+        objects_(ctx.objects),
+        metrics_(ctx.metrics),
+        filter_(std::move(filter)),
+        enc_(ctx, raw) {}
+
+  Encoder& encoder() { return enc_; }
+  const Filter& filter() const { return filter_; }
+
+  // Starts delivering events after `start` to `stream`, `initial` first.
+  // On failure, the stream carries the error and ends.
+  void Start(std::shared_ptr<ChunkStream> stream, int64_t start, std::string initial,
+             const std::string& rv_param, std::chrono::seconds timeout, bool bookmarks) {
+    stream_ = std::move(stream);
+    latest_ = start;
+    auto self = shared_from_this();
+    auto watcher = objects_.store().Watch(
+        Objects::Prefix(res_, ns_), start,
+        [self](const std::vector<storage::Event>& batch) { self->Deliver(batch); });
+    if (!watcher.ok()) {
+      Status s = watcher.status();
+      if (s.Is(Reason::kExpired) || s.Is(Reason::kGone)) {
+        s = Status::Expired("too old resource version: " + rv_param + " (" +
+                            std::to_string(objects_.store().CompactedRevision()) + ")");
+      }
+      stream_->Write(ErrorLine(s));
+      stream_->End();
+      return;
+    }
+    metrics_.WatchStarted();
+    {
+      // Events that came before the initial lines were written wait for them.
+      std::lock_guard lock(mu_);
+      watcher_ = std::move(*watcher);
+      if (!initial.empty()) stream_->Write(std::move(initial));
+      if (!held_.empty()) stream_->Write(std::move(held_));
+      open_ = true;
+    }
+    stream_->OnEnd([self] { self->Stop(); });
+    deadline_ = std::chrono::steady_clock::now() + timeout;
+    bookmarks_ = bookmarks;
+    ArmTimer();
+  }
+
+  void set_namespace(std::string ns) { ns_ = std::move(ns); }
+
+ private:
+  // On a delivery thread of the store's watch hub.
+  void Deliver(const std::vector<storage::Event>& batch) {
+    std::string lines;
+    for (const auto& ev : batch) {
+      if (auto line = Translate(ev)) lines += *line;
+      latest_.store(ev.kv.mod_revision);
+    }
+    if (lines.empty()) return;
+    std::lock_guard lock(mu_);
+    if (!open_) {
+      held_ += lines;
+    } else if (!stream_->Write(std::move(lines)) && watcher_) {
+      watcher_->Stop();  // from the callback: returns at once, no batch follows
+    }
+  }
+
+  // Turns one store event into zero or one watch lines.
+  std::optional<std::string> Translate(const storage::Event& ev) {
+    if (enc_.raw() && ev.type == storage::Event::Type::kPut) {
+      return RawLine(ev.prev ? "MODIFIED" : "ADDED", ev.kv.value);
+    }
+    json::object cur = DecodeStored(objects_, res_, ev.kv.value);
+    bool prev_match = ev.prev && filter_.Matches(DecodeStored(objects_, res_, ev.prev->value));
+    if (ev.type == storage::Event::Type::kDelete) {
+      if (!filter_.Matches(cur)) return std::nullopt;
+      MetaOf(cur)["resourceVersion"] = std::to_string(ev.kv.mod_revision);
+      return enc_.Line("DELETED", cur);
+    }
+    bool match = filter_.Matches(cur);
+    if (match) return enc_.Line(ev.prev && prev_match ? "MODIFIED" : "ADDED", cur);
+    if (prev_match) return enc_.Line("DELETED", cur);
+    return std::nullopt;
+  }
+
+  // The next bookmark or the end of the watch, whichever is sooner.
+  void ArmTimer() {
+    auto now = std::chrono::steady_clock::now();
+    auto at = deadline_;
+    if (bookmarks_) at = std::min(at, now + std::chrono::seconds(kBookmarkEverySec));
+    auto self = shared_from_this();
+    stream_->SetTimer(std::chrono::ceil<std::chrono::milliseconds>(std::max(at - now, {})),
+                      [self] { self->Tick(); });
+  }
+
+  void Tick() {
+    if (std::chrono::steady_clock::now() >= deadline_) return stream_->End();
+    if (bookmarks_ && !stream_->Write(BookmarkLine(res_, latest_.load()))) return;
+    ArmTimer();
+  }
+
+  // Once the stream has ended.
+  void Stop() {
+    std::unique_ptr<storage::Watcher> watcher;
+    {
+      std::lock_guard lock(mu_);
+      watcher = std::move(watcher_);
+      open_ = false;
+    }
+    if (watcher) watcher->Stop();
+    metrics_.WatchEnded();
+  }
+
+  const api::Resource& res_;
+  Objects& objects_;
+  Metrics& metrics_;
+  std::string ns_;
+  const Filter filter_;
+  Encoder enc_;  // used by one delivery at a time
+  std::shared_ptr<ChunkStream> stream_;
+  std::atomic<int64_t> latest_{0};
+  std::chrono::steady_clock::time_point deadline_;
+  bool bookmarks_ = false;
+  std::mutex mu_;
+  std::unique_ptr<storage::Watcher> watcher_;  // GUARDED_BY(mu_)
+  bool open_ = false;                          // GUARDED_BY(mu_)
+  std::string held_;                           // GUARDED_BY(mu_)
+};
 
 }  // namespace
 
@@ -167,15 +242,17 @@ void ServeWatch(ResourceContext& ctx) {
     auto by_name = api::FieldSelector::Parse("metadata.name=" + ctx.info.name);
     if (by_name.ok()) filter.fields = std::move(*by_name);
   }
-  Encoder enc(ctx, RawPassthrough(ctx, filter, WantsTable(ctx.req.Header("accept"))));
-  std::vector<std::string> initial;
+  bool raw = RawPassthrough(ctx, filter, WantsTable(ctx.req.Header("accept")));
+  auto session = std::make_shared<WatchSession>(ctx, std::move(filter), raw);
+  session->set_namespace(ctx.info.ns);
+  std::string initial;
   std::string rv_param = ctx.req.Query("resourceVersion");
   int64_t start = 0;
   if (rv_param.empty() || rv_param == "0") {
     auto page = ctx.objects.List(ctx.res, ctx.info.ns, {});
     if (!page.ok()) return RespondStatus(ctx.resp, page.status());
     for (const auto& item : page->items) {
-      if (filter.Matches(item)) initial.push_back(enc.Line("ADDED", item));
+      if (session->filter().Matches(item)) initial += session->encoder().Line("ADDED", item);
     }
     start = page->revision;
   } else {
@@ -185,55 +262,14 @@ void ServeWatch(ResourceContext& ctx) {
       return RespondStatus(ctx.resp, Status::BadRequest("invalid resource version: " + rv_param));
     }
   }
-  auto queue = std::make_shared<EventQueue>();
-  auto latest = std::make_shared<std::atomic<int64_t>>(start);
-  auto watcher = ctx.objects.store().Watch(
-      Objects::Prefix(ctx.res, ctx.info.ns), start,
-      [&ctx, &filter, &enc, queue, latest](const std::vector<storage::Event>& batch) {
-        std::vector<std::string> lines;
-        for (const auto& ev : batch) {
-          if (auto line = Translate(ctx, filter, enc, ev)) lines.push_back(std::move(*line));
-          latest->store(ev.kv.mod_revision);
-        }
-        if (!lines.empty()) queue->Push(std::move(lines));
-      });
-  Headers headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
-  if (!ctx.resp.StartStream(200, headers)) {
-    if (watcher.ok()) (*watcher)->Stop();
-    return;
-  }
-  if (!watcher.ok()) {
-    Status s = watcher.status();
-    if (s.Is(Reason::kExpired) || s.Is(Reason::kGone)) {
-      s = Status::Expired("too old resource version: " + rv_param + " (" +
-                          std::to_string(ctx.objects.store().CompactedRevision()) + ")");
-    }
-    ctx.resp.WriteChunk(ErrorLine(s));
-    return;
-  }
-  ctx.metrics.WatchStarted();
-  for (const auto& line : initial) ctx.resp.WriteChunk(line);
   std::string timeout_param = ctx.req.Query("timeoutSeconds");
   int timeout = timeout_param.empty() ? kDefaultTimeoutSec : std::atoi(timeout_param.c_str());
-  bool bookmarks = ctx.req.QueryBool("allowWatchBookmarks");
-  Clock& clock = ctx.objects.clock();
-  TimePoint deadline = clock.Now() + std::chrono::seconds(timeout);
-  TimePoint next_bookmark = clock.Now() + std::chrono::seconds(kBookmarkEverySec);
-  ctx.resp.NotifyWhenGone([queue] { queue->Wake(); });
-  while (clock.Now() < deadline) {
-    bool overflow = false;
-    for (auto& line : queue->Take(1000, &overflow)) {
-      if (!ctx.resp.WriteChunk(line)) overflow = true;
-    }
-    if (overflow || ctx.resp.ClientGone()) break;
-    if (bookmarks && clock.Now() >= next_bookmark) {
-      if (!ctx.resp.WriteChunk(BookmarkLine(ctx.res, latest->load()))) break;
-      next_bookmark = clock.Now() + std::chrono::seconds(kBookmarkEverySec);
-    }
-  }
-  ctx.resp.NotifyWhenGone(nullptr);
-  (*watcher)->Stop();
-  ctx.metrics.WatchEnded();
+  Headers headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
+  auto stream = ctx.resp.StartAsyncStream(200, headers);
+  if (!stream) return;
+  session->Start(std::move(stream), start, std::move(initial), rv_param,
+                 std::chrono::seconds(std::max(timeout, 0)),
+                 ctx.req.QueryBool("allowWatchBookmarks"));
 }
 
 }  // namespace flotilla::apiserver

@@ -52,7 +52,9 @@ inline std::string KindName(const ::testing::TestParamInfo<ClientKind>& info) {
 
 class TestCluster {
  public:
-  explicit TestCluster(storage::StoreOptions store_options = {}, Clock* clock = nullptr) {
+  // `configure`, if given, adjusts the server's options before it starts.
+  explicit TestCluster(storage::StoreOptions store_options = {}, Clock* clock = nullptr,
+                       const std::function<void(apiserver::ServerOptions&)>& configure = nullptr) {
     api::RegisterFoundationKinds(registry_);
     api::RegisterMemberKinds(registry_);
     opts_.data_dir = dir_.path();
@@ -62,6 +64,7 @@ class TestCluster {
     opts_.schemas = &api::SchemaSet::Builtin();
     opts_.clock = clock;
     opts_.store_options = store_options;
+    if (configure) configure(opts_);
     Start();
   }
   ~TestCluster() {

@@ -1,0 +1,134 @@
+#include "apiserver/http.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+namespace flotilla::apiserver {
+
+std::string Request::Query(std::string_view name) const {
+  auto it = query.find(std::string(name));
+  return it == query.end() ? "" : it->second;
+}
+
+bool Request::HasQuery(std::string_view name) const { return query.count(std::string(name)) > 0; }
+
+bool Request::QueryBool(std::string_view name) const {
+  std::string v = Query(name);
+  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
+}
+
+std::string Request::Header(std::string_view name) const {
+  auto it = headers.find(std::string(name));
+  return it == headers.end() ? "" : it->second;
+}
+
+// A ChunkStream written by the thread that called the handler, through the
+// responder's synchronous stream, once the handler has returned.
+class Responder::DetachedStream : public ChunkStream {
+ public:
+  // A reader this far behind is cut off, as the event-driven server does by
+  // bytes.
+  static constexpr size_t kMaxQueuedChunks = 10000;
+  // How often a responder that cannot notify is asked whether the client left.
+  static constexpr auto kGonePoll = std::chrono::seconds(1);
+
+  bool Write(std::string chunk) override {
+    std::lock_guard lock(mu_);
+    if (ended_ || ending_) return false;
+    if (queue_.size() >= kMaxQueuedChunks) {
+      queue_.clear();
+      ending_ = true;
+      cv_.notify_all();
+      return false;
+    }
+    queue_.push_back(std::move(chunk));
+    cv_.notify_all();
+    return true;
+  }
+
+  void End() override {
+    std::lock_guard lock(mu_);
+    ending_ = true;
+    cv_.notify_all();
+  }
+
+  void OnEnd(std::function<void()> fn) override {
+    std::lock_guard lock(mu_);
+    on_end_ = std::move(fn);
+  }
+
+  void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    std::lock_guard lock(mu_);
+    timer_at_ = std::chrono::steady_clock::now() + delay;
+    timer_fn_ = std::move(fn);
+    cv_.notify_all();
+  }
+
+  void Run(Responder& out) {
+    out.NotifyWhenGone([this] {
+      std::lock_guard lock(mu_);
+      gone_ = true;
+      cv_.notify_all();
+    });
+    std::unique_lock lock(mu_);
+    while (!gone_) {
+      auto now = std::chrono::steady_clock::now();
+      cv_.wait_until(lock, std::min(timer_at_, now + kGonePoll), [&] {
+        return !queue_.empty() || ending_ || gone_ || std::chrono::steady_clock::now() >= timer_at_;
+      });
+      if (timer_fn_ && std::chrono::steady_clock::now() >= timer_at_) {
+        auto fn = std::move(timer_fn_);
+        timer_fn_ = nullptr;
+        timer_at_ = std::chrono::steady_clock::time_point::max();
+        lock.unlock();
+        fn();
+        lock.lock();
+        continue;
+      }
+      std::deque<std::string> chunks;
+      chunks.swap(queue_);
+      bool ending = ending_;
+      lock.unlock();
+      bool ok = true;
+      for (const std::string& c : chunks) {
+        if (!(ok = out.WriteChunk(c))) break;
+      }
+      if (!ok || out.ClientGone()) ending = true;
+      lock.lock();
+      if (ending && queue_.empty()) break;
+      if (!ok) break;
+    }
+    ended_ = true;
+    queue_.clear();
+    timer_fn_ = nullptr;
+    auto on_end = std::move(on_end_);
+    lock.unlock();
+    out.NotifyWhenGone(nullptr);
+    if (on_end) on_end();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;   // GUARDED_BY(mu_)
+  bool ending_ = false;             // GUARDED_BY(mu_)
+  bool ended_ = false;              // GUARDED_BY(mu_)
+  bool gone_ = false;               // GUARDED_BY(mu_)
+  std::function<void()> on_end_;    // GUARDED_BY(mu_)
+  std::function<void()> timer_fn_;  // GUARDED_BY(mu_)
+  std::chrono::steady_clock::time_point timer_at_ =
+      std::chrono::steady_clock::time_point::max();  // GUARDED_BY(mu_)
+};
+
+std::shared_ptr<ChunkStream> Responder::StartAsyncStream(int code, const Headers& headers) {
+  if (!StartStream(code, headers)) return nullptr;
+  detached_ = std::make_shared<DetachedStream>();
+  return detached_;
+}
+
+void Responder::RunDetachedStream() {
+  if (auto stream = std::move(detached_)) stream->Run(*this);
+}
+
+}  // namespace flotilla::apiserver
