@@ -113,6 +113,8 @@ json::object Latency(const Config& c, int members) {
           {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, c.samples)},
           {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, c.samples)},
           {"server_rss_mib", RssMiB(server_pid)},
+          {"server_threads", StatusField(server_pid, "Threads")},
+          {"members_threads", StatusField(members_pid, "Threads")},
           {"broken_watches", (*watcher)->broken_watches()}};
 }
 

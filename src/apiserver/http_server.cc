@@ -18,9 +18,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <future>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "apiserver/url.h"
 #include "base/io.h"
@@ -138,22 +139,19 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     deadline_.cancel();
   }
 
-  // Runs `start(done)` on the strand and waits for `done(ec)`; for a
-  // handler's thread, never the loop's. `start` begins one async operation
-  // whose completion calls `done`; the send deadline covers it.
-  template <typename Start>
-  error_code Await(Start start) {
-    // Shared: the waiter may return and go while set_value still runs.
-    auto result = std::make_shared<std::promise<error_code>>();
-    auto future = result->get_future();
-    net::post(executor(), [&, result] {
-      Arm(opts().send_timeout_sec);
-      start([this, result](error_code ec) {
-        Disarm();
-        result->set_value(ec);
-      });
-    });
-    return future.get();
+  // Runs `write(ec)`, a blocking write, under the send deadline; for a
+  // handler's thread, never the loop's. While a handler runs nothing else
+  // uses the stream, and a blocking write is much cheaper for a large body
+  // than the loop's writes; the deadline's shutdown ends it if the peer
+  // stops reading (asio's blocking writes poll without a timeout).
+  template <typename Write>
+  error_code WriteBlocking(Write write) {
+    auto self = this->shared_from_this();
+    net::post(executor(), [self] { self->Arm(self->opts().send_timeout_sec); });
+    error_code ec;
+    write(ec);
+    net::post(executor(), [self] { self->Disarm(); });
+    return ec;
   }
 
   // Serves the connection until it closes; `self` keeps it alive.
@@ -205,8 +203,12 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 template <typename Stream>
 class AsyncStream : public ChunkStream, public std::enable_shared_from_this<AsyncStream<Stream>> {
  public:
-  explicit AsyncStream(std::shared_ptr<Connection<Stream>> conn)
-      : conn_(std::move(conn)), wake_(conn_->executor()), timer_(conn_->executor()) {}
+  // `head`: the response's header, sent before the first chunk.
+  AsyncStream(std::shared_ptr<Connection<Stream>> conn, std::string head)
+      : conn_(std::move(conn)),
+        head_(std::move(head)),
+        wake_(conn_->executor()),
+        timer_(conn_->executor()) {}
 
   bool Write(std::string chunk) override {
     std::lock_guard lock(mu_);
@@ -271,6 +273,7 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
   }
 
   std::shared_ptr<Connection<Stream>> conn_;
+  std::string head_;         // on the strand; "" once sent
   net::steady_timer wake_;   // on the strand; cancelled to wake the writer
   net::steady_timer timer_;  // on the strand; SetTimer's
   uint64_t timer_gen_ = 0;   // on the strand
@@ -315,7 +318,7 @@ net::awaitable<void> AsyncStream<Stream>::Run() {
         failed = true;
         break;
       }
-      if (queue_.empty()) {
+      if (queue_.empty() && head_.empty()) {
         if (ending_) break;
         writer_waiting_ = true;
         lock.unlock();
@@ -324,6 +327,7 @@ net::awaitable<void> AsyncStream<Stream>::Run() {
       }
       // One buffer for many chunks: TLS writes one record per buffer.
       out.clear();
+      out.swap(head_);
       while (!queue_.empty() && out.size() < kBlock) {
         const std::string& c = queue_.front();
         char size[24];
@@ -373,28 +377,35 @@ net::awaitable<void> AsyncStream<Stream>::Run() {
 template <typename Stream>
 class StreamResponder : public Responder {
  public:
-  StreamResponder(std::shared_ptr<Connection<Stream>> conn, bool keep_alive)
-      : conn_(std::move(conn)), keep_alive_(keep_alive) {}
+  // `on_loop`: the handler runs on the connection's strand, where nothing
+  // may wait for the connection's I/O.
+  StreamResponder(std::shared_ptr<Connection<Stream>> conn, bool keep_alive, bool on_loop)
+      : conn_(std::move(conn)), keep_alive_(keep_alive), on_loop_(on_loop) {}
 
+  // On the loop the response is written once the handler has returned, by
+  // the connection's coroutine; on the pool, at once.
   void Respond(int code, const Headers& headers, std::string body) override {
-    http::response<http::string_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.keep_alive(keep_alive_);
-    res.body() = std::move(body);
-    res.prepare_payload();
-    error_code ec = conn_->Await([&](auto done) {
-      http::async_write(conn_->stream(), res, [done](error_code ec, size_t) { done(ec); });
-    });
+    response_.emplace();
+    response_->version(11);
+    response_->result(static_cast<unsigned>(code));
+    for (const auto& [k, v] : headers) response_->set(k, v);
+    response_->keep_alive(keep_alive_);
+    response_->body() = std::move(body);
+    response_->prepare_payload();
     responded_ = true;
-    failed_ = static_cast<bool>(ec);
+    if (on_loop_) return;
+    failed_ = static_cast<bool>(conn_->WriteBlocking(
+        [&](error_code& ec) { http::write(conn_->stream(), *response_, ec); }));
+    response_.reset();
   }
 
-  // The header, then the parts copied into blocks of kBlock bytes: one TLS
-  // write per block rather than per part, and no buffer the size of the body.
+  // On the blocking pool: the header, then the parts copied into blocks of
+  // kBlock bytes, one TLS write per block rather than per part, and no
+  // buffer the size of the body. On the loop, which cannot wait for its own
+  // writes, the parts are copied into one body.
   void RespondParts(int code, const Headers& headers,
                     const std::vector<std::string_view>& parts) override {
+    if (on_loop_) return Responder::RespondParts(code, headers, parts);
     size_t size = 0;
     for (std::string_view p : parts) size += p.size();
     http::response<http::empty_body> res;
@@ -424,6 +435,11 @@ class StreamResponder : public Responder {
   }
 
   bool StartStream(int code, const Headers& headers) override {
+    if (on_loop_) {
+      spdlog::error("a synchronous stream cannot be served on the event loop");
+      failed_ = true;
+      return false;
+    }
     http::response<http::empty_body> res;
     res.version(11);
     res.result(static_cast<unsigned>(code));
@@ -437,9 +453,19 @@ class StreamResponder : public Responder {
     return !failed_;
   }
 
+  // The header goes out with the first chunks, written by the stream.
   std::shared_ptr<ChunkStream> StartAsyncStream(int code, const Headers& headers) override {
-    if (!StartStream(code, headers)) return nullptr;
-    async_ = std::make_shared<AsyncStream<Stream>>(conn_);
+    http::response<http::empty_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(code));
+    for (const auto& [k, v] : headers) res.set(k, v);
+    res.chunked(true);
+    res.keep_alive(false);
+    std::ostringstream head;
+    head << res.base();
+    responded_ = true;
+    streaming_ = true;
+    async_ = std::make_shared<AsyncStream<Stream>>(conn_, head.str());
     return async_;
   }
 
@@ -473,29 +499,32 @@ class StreamResponder : public Responder {
   }
   bool keep_going() const { return responded_ && !streaming_ && !failed_ && keep_alive_; }
   std::shared_ptr<AsyncStream<Stream>> async_stream() const { return async_; }
+  // The response Respond left for the connection to write, if any.
+  std::optional<http::response<http::string_body>>& response() { return response_; }
+  void set_failed() { failed_ = true; }
+  bool on_loop() const { return on_loop_; }
 
  private:
   template <typename Response>
   error_code WriteHeader(Response& res) {
     http::response_serializer<http::empty_body> sr(res);
-    return conn_->Await([&](auto done) {
-      http::async_write_header(conn_->stream(), sr, [done](error_code ec, size_t) { done(ec); });
-    });
+    return conn_->WriteBlocking(
+        [&](error_code& ec) { http::write_header(conn_->stream(), sr, ec); });
   }
   error_code WriteRaw(const std::string& bytes) {
-    return conn_->Await([&](auto done) {
-      net::async_write(conn_->stream(), net::buffer(bytes),
-                       [done](error_code ec, size_t) { done(ec); });
-    });
+    return conn_->WriteBlocking(
+        [&](error_code& ec) { net::write(conn_->stream(), net::buffer(bytes), ec); });
   }
 
   std::shared_ptr<Connection<Stream>> conn_;
   bool keep_alive_;
   bool responded_ = false;
   bool streaming_ = false;
+  const bool on_loop_;
   // Read by WaitClientGone, which a handler may call from a second thread.
   std::atomic<bool> failed_{false};
   std::shared_ptr<AsyncStream<Stream>> async_;
+  std::optional<http::response<http::string_body>> response_;
 };
 
 template <typename Stream>
@@ -544,6 +573,10 @@ net::awaitable<void> Connection<Stream>::Handle(Request& req, StreamResponder<St
     }
     r->Finish();
   };
+  if (responder.on_loop()) {
+    work();
+    co_return;
+  }
   auto initiate = [work, ex = executor()](auto handler) mutable {
     auto h = std::make_shared<decltype(handler)>(std::move(handler));
     SharedBlockingPool().Submit([work, h, ex] {
@@ -603,11 +636,19 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
     if (ec) co_return;
     auto msg = parser.release();
     Request req = MakeRequest(msg, cert, remote_);
-    auto responder = std::make_shared<StreamResponder<Stream>>(self, msg.keep_alive());
+    bool on_loop = opts().runs_on_loop && opts().runs_on_loop(req);
+    auto responder = std::make_shared<StreamResponder<Stream>>(self, msg.keep_alive(), on_loop);
     co_await Handle(req, *responder);
     if (auto stream = responder->async_stream()) {
       co_await stream->Run();
       co_return;
+    }
+    if (auto& response = responder->response()) {
+      Arm(opts().send_timeout_sec);
+      auto [wec, written] = co_await http::async_write(stream_, *response, kAwait);
+      Disarm();
+      if (wec) responder->set_failed();
+      response.reset();
     }
     if (!responder->keep_going()) co_return;
   }

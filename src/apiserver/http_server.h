@@ -38,6 +38,12 @@ struct HttpServerOptions {
   // connection too.
   size_t max_stream_buffer_bytes = 16 * 1024 * 1024;
   int send_timeout_sec = 30;
+  // Requests for which this says true are handled on the event loop itself
+  // rather than handed to the blocking pool: a handler that never waits (a
+  // read served from memory) saves two thread hand-offs. Such a handler
+  // must not block, nor start a synchronous stream. Null: every request
+  // goes to the pool.
+  std::function<bool(const Request&)> runs_on_loop;
 };
 
 using Handler = std::function<void(Request& request, Responder& responder)>;

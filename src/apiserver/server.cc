@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "apiserver/request_info.h"
 #include "apiserver/reviews.h"
 #include "base/file.h"
 #include "base/log.h"
@@ -86,6 +87,16 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   http_opts.key_path = s->pki_.serving_key_path;
   http_opts.client_ca_path = s->pki_.ca_cert_path;
   http_opts.max_stream_buffer_bytes = opts.watch_buffer_bytes;
+  // Reads of the API come from memory (the watch cache) and are served on
+  // the event loop; not on etcd, where a GET is a round trip, nor behind a
+  // filter, which may wait (a member's injected latency).
+  if (opts.storage != "etcd" && !opts.http_filter) {
+    http_opts.runs_on_loop = [](const Request& req) {
+      if (req.method != "GET" && req.method != "HEAD") return false;
+      RequestInfo info = ParseRequestInfo(req);
+      return info.resource_request && (info.verb == "get" || info.verb == "watch");
+    };
+  }
   ApiServer* api = s->api_.get();
   auto filter = opts.http_filter;
   FLOTILLA_ASSIGN_OR_RETURN(
