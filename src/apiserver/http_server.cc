@@ -50,6 +50,15 @@ std::string StatusBody(int code, std::string_view reason, std::string_view messa
   return json::serialize(o);
 }
 
+// Appends `data` framed as one chunk of a chunked body.
+void AppendChunk(std::string& out, std::string_view data) {
+  char size[24];
+  int n = std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+  out.append(size, static_cast<size_t>(n));
+  out += data;
+  out += "\r\n";
+}
+
 Request MakeRequest(http::request<http::string_body>& req, X509* cert, std::string remote) {
   Request r;
   r.method = std::string(req.method_string());
@@ -330,11 +339,7 @@ net::awaitable<void> AsyncStream<Stream>::Run() {
       out.swap(head_);
       while (!queue_.empty() && out.size() < kBlock) {
         const std::string& c = queue_.front();
-        char size[24];
-        int n = std::snprintf(size, sizeof(size), "%zx\r\n", c.size());
-        out.append(size, static_cast<size_t>(n));
-        out += c;
-        out += "\r\n";
+        AppendChunk(out, c);
         taken += c.size();
         queue_.pop_front();
       }
@@ -408,11 +413,7 @@ class StreamResponder : public Responder {
     if (on_loop_) return Responder::RespondParts(code, headers, parts);
     size_t size = 0;
     for (std::string_view p : parts) size += p.size();
-    http::response<http::empty_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
-    res.keep_alive(keep_alive_);
+    auto res = Head(code, headers, keep_alive_);
     res.content_length(size);
     error_code ec = WriteHeader(res);
     std::string block;
@@ -440,12 +441,8 @@ class StreamResponder : public Responder {
       failed_ = true;
       return false;
     }
-    http::response<http::empty_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
+    auto res = Head(code, headers, false);
     res.chunked(true);
-    res.keep_alive(false);
     error_code ec = WriteHeader(res);
     responded_ = true;
     streaming_ = true;
@@ -455,12 +452,8 @@ class StreamResponder : public Responder {
 
   // The header goes out with the first chunks, written by the stream.
   std::shared_ptr<ChunkStream> StartAsyncStream(int code, const Headers& headers) override {
-    http::response<http::empty_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
+    auto res = Head(code, headers, false);
     res.chunked(true);
-    res.keep_alive(false);
     std::ostringstream head;
     head << res.base();
     responded_ = true;
@@ -472,12 +465,7 @@ class StreamResponder : public Responder {
   bool WriteChunk(std::string_view data) override {
     if (failed_) return false;
     std::string chunk;
-    chunk.reserve(data.size() + 24);
-    char size[24];
-    int n = std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
-    chunk.append(size, static_cast<size_t>(n));
-    chunk += data;
-    chunk += "\r\n";
+    AppendChunk(chunk, data);
     failed_ = static_cast<bool>(WriteRaw(chunk));
     return !failed_;
   }
@@ -505,6 +493,14 @@ class StreamResponder : public Responder {
   bool on_loop() const { return on_loop_; }
 
  private:
+  static http::response<http::empty_body> Head(int code, const Headers& headers, bool keep_alive) {
+    http::response<http::empty_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(code));
+    for (const auto& [k, v] : headers) res.set(k, v);
+    res.keep_alive(keep_alive);
+    return res;
+  }
   template <typename Response>
   error_code WriteHeader(Response& res) {
     http::response_serializer<http::empty_body> sr(res);
