@@ -33,8 +33,10 @@ StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
 // Serves get, list, create, update, patch, delete, deletecollection and the
 // status and scale subresources. Returns the HTTP code written.
 void ServeResourceRequest(ResourceContext& ctx);
-// Serves a watch (chunked JSON event stream) until the client leaves, the
-// timeout passes or the server stops.
+// Starts a watch (chunked JSON event stream) that lasts until the client
+// leaves, the timeout passes or the server stops: on the responder's
+// ChunkStream, so over HTTPS it goes on after this returns, holding no
+// thread.
 void ServeWatch(ResourceContext& ctx);
 
 }  // namespace flotilla::apiserver

@@ -108,6 +108,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       : res_(ctx.res),
         objects_(ctx.objects),
         metrics_(ctx.metrics),
+        ns_(ctx.info.ns),
         filter_(std::move(filter)),
         enc_(ctx, raw) {}
 
@@ -148,8 +149,6 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     bookmarks_ = bookmarks;
     ArmTimer();
   }
-
-  void set_namespace(std::string ns) { ns_ = std::move(ns); }
 
  private:
   // On a delivery thread of the store's watch hub.
@@ -217,7 +216,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   const api::Resource& res_;
   Objects& objects_;
   Metrics& metrics_;
-  std::string ns_;
+  const std::string ns_;
   const Filter filter_;
   Encoder enc_;  // used by one delivery at a time
   std::shared_ptr<ChunkStream> stream_;
@@ -244,7 +243,6 @@ void ServeWatch(ResourceContext& ctx) {
   }
   bool raw = RawPassthrough(ctx, filter, WantsTable(ctx.req.Header("accept")));
   auto session = std::make_shared<WatchSession>(ctx, std::move(filter), raw);
-  session->set_namespace(ctx.info.ns);
   std::string initial;
   std::string rv_param = ctx.req.Query("resourceVersion");
   int64_t start = 0;
