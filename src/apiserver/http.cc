@@ -27,16 +27,17 @@ std::string Request::Header(std::string_view name) const {
 // responder's synchronous stream, once the handler has returned.
 class Responder::DetachedStream : public ChunkStream {
  public:
-  // A reader this far behind is cut off, as the event-driven server does by
-  // bytes.
-  static constexpr size_t kMaxQueuedChunks = 10000;
+  // A reader this far behind is cut off, as the event-driven server cuts
+  // off one more than its stream buffer behind.
+  static constexpr size_t kMaxQueuedBytes = 16 << 20;
   // How often a responder that cannot notify is asked whether the client left.
   static constexpr auto kGonePoll = std::chrono::seconds(1);
 
   bool Write(std::string chunk) override {
     std::lock_guard lock(mu_);
     if (ended_ || ending_) return false;
-    if (queue_.size() >= kMaxQueuedChunks) {
+    queued_bytes_ += chunk.size();
+    if (queued_bytes_ > kMaxQueuedBytes) {
       queue_.clear();
       ending_ = true;
       cv_.notify_all();
@@ -88,6 +89,7 @@ class Responder::DetachedStream : public ChunkStream {
       }
       std::deque<std::string> chunks;
       chunks.swap(queue_);
+      queued_bytes_ = 0;
       bool ending = ending_;
       lock.unlock();
       bool ok = true;
@@ -112,6 +114,7 @@ class Responder::DetachedStream : public ChunkStream {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;   // GUARDED_BY(mu_)
+  size_t queued_bytes_ = 0;         // GUARDED_BY(mu_)
   bool ending_ = false;             // GUARDED_BY(mu_)
   bool ended_ = false;              // GUARDED_BY(mu_)
   bool gone_ = false;               // GUARDED_BY(mu_)

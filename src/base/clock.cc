@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/timer.h"
+
 namespace flotilla {
 namespace {
 
@@ -36,6 +38,24 @@ class SystemClock : public Clock {
 
 }  // namespace
 
+Clock::Clock() = default;
+
+Clock::~Clock() { StopTimers(); }
+
+TimerService& Clock::timers() {
+  std::lock_guard lock(timers_mu_);
+  if (timers_ == nullptr) timers_ = std::make_unique<TimerService>(*this);
+  return *timers_;
+}
+
+void Clock::StopTimers() {
+  std::unique_ptr<TimerService> timers;
+  {
+    std::lock_guard lock(timers_mu_);
+    timers = std::move(timers_);
+  }
+}
+
 void Clock::SleepUntil(TimePoint deadline) {
   std::unique_ptr<Sleeper> sleeper = NewSleeper();
   while (!sleeper->SleepUntil(deadline)) {
@@ -68,6 +88,8 @@ class FakeClock::FakeSleeper : public Sleeper {
 };
 
 FakeClock::FakeClock(TimePoint start) : now_(start) {}
+
+FakeClock::~FakeClock() { StopTimers(); }
 
 TimePoint FakeClock::Now() const {
   std::lock_guard lock(mu_);

@@ -27,13 +27,28 @@ class Sleeper {
   virtual void Wake() = 0;
 };
 
+class TimerService;
+
 class Clock {
  public:
-  virtual ~Clock() = default;
+  Clock();
+  virtual ~Clock();
   virtual TimePoint Now() const = 0;
   virtual std::unique_ptr<Sleeper> NewSleeper() = 0;
   // Blocks until Now() >= deadline (a backoff, a rate limit's wait).
   void SleepUntil(TimePoint deadline);
+  // The thread that runs every Timer on this clock (timer.h), started on
+  // first use.
+  TimerService& timers();
+
+ protected:
+  // Stops the timer thread; a derived clock calls it in its destructor,
+  // before what the thread's Sleeper uses is gone.
+  void StopTimers();
+
+ private:
+  std::mutex timers_mu_;
+  std::unique_ptr<TimerService> timers_;  // GUARDED_BY(timers_mu_)
 };
 
 // The process-wide real clock. Thread-safe; never destroyed.
@@ -43,6 +58,7 @@ Clock& RealClock();
 class FakeClock : public Clock {
  public:
   explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1700000000)));
+  ~FakeClock() override;
   TimePoint Now() const override;
   std::unique_ptr<Sleeper> NewSleeper() override;
   void Advance(Duration d);

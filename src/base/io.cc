@@ -115,4 +115,9 @@ BlockingPool& SharedBlockingPool() {
   return *pool;
 }
 
+BlockingPool& SharedClientPool() {
+  static BlockingPool* pool = new BlockingPool(256, std::chrono::seconds(30));
+  return *pool;
+}
+
 }  // namespace flotilla

@@ -49,7 +49,14 @@ class BlockingPool {
   bool closing_ = false;                     // GUARDED_BY(mu_)
 };
 
-// The process's pool: up to 256 threads, idle ones exit after 30 s.
+// The process's pool for servers (their request handlers): up to 256
+// threads, idle ones exit after 30 s.
 BlockingPool& SharedBlockingPool();
+// The process's pool for the client side (informers' lists, controllers'
+// workers, event writers), sized as the servers' one. It is apart from it
+// so that clients waiting on a server of the same process (tests, the
+// members of a member process) never hold the threads that server needs to
+// answer them.
+BlockingPool& SharedClientPool();
 
 }  // namespace flotilla

@@ -66,26 +66,32 @@ Status Connection::Open(const Endpoint& ep, Deadline deadline, bool* verify_fail
             deadline, dial.c_str()));
   stream_.next_layer().set_option(tcp::no_delay(true), ec);
   stream_.next_layer().set_option(net::socket_base::keep_alive(true), ec);
-  SSL* ssl = stream_.native_handle();
-  bool is_ip = IsIpAddress(ep.verify_name);
-  if (!is_ip) SSL_set_tlsext_host_name(ssl, ep.verify_name.c_str());
-  if (ep.verify) {
-    if (is_ip) {
-      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), ep.verify_name.c_str());
-    } else {
-      SSL_set1_host(ssl, ep.verify_name.c_str());
-    }
-  }
+  PrepareTls(stream_.native_handle(), ep);
   Status s =
       Await([&](auto handler) { stream_.async_handshake(ssl::stream_base::client, handler); },
             deadline, "TLS handshake");
+  return HandshakeResult(stream_.native_handle(), ep, std::move(s), verify_failed);
+}
+
+void PrepareTls(SSL* ssl, const Endpoint& ep) {
+  bool is_ip = IsIpAddress(ep.verify_name);
+  if (!is_ip) SSL_set_tlsext_host_name(ssl, ep.verify_name.c_str());
+  if (!ep.verify) return;
+  if (is_ip) {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), ep.verify_name.c_str());
+  } else {
+    SSL_set1_host(ssl, ep.verify_name.c_str());
+  }
+}
+
+Status HandshakeResult(SSL* ssl, const Endpoint& ep, Status handshake, bool* verify_failed) {
   long verify = SSL_get_verify_result(ssl);
-  if (!s.ok() && ep.verify && verify != X509_V_OK) {
+  if (!handshake.ok() && ep.verify && verify != X509_V_OK) {
     *verify_failed = true;
     return Status::Unavailable(std::string("tls: failed to verify certificate: x509: ") +
                                X509_verify_cert_error_string(verify));
   }
-  return s;
+  return handshake;
 }
 
 Status Connection::Write(http::request<http::string_body>& req, Deadline deadline) {

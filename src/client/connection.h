@@ -26,6 +26,13 @@ namespace http = boost::beast::http;
 
 using Deadline = std::optional<TimePoint>;  // nullopt: no deadline
 
+// Before a TLS handshake with `ep`: sets SNI and, when ep.verify, the name
+// or address the server's certificate must carry.
+void PrepareTls(SSL* ssl, const Endpoint& ep);
+// The outcome of a handshake that returned `handshake`: a certificate that
+// did not verify is named as such, and *verify_failed set.
+Status HandshakeResult(SSL* ssl, const Endpoint& ep, Status handshake, bool* verify_failed);
+
 class Connection {
  public:
   // `ctx` and `clock` are not owned and must outlive the connection.

@@ -3,9 +3,14 @@
 // answered by ApiServer::Handle into in-memory Responders.
 #include "client/in_process_client.h"
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
+#include <mutex>
 #include <utility>
 
 #include "apiserver/url.h"
+#include "base/io.h"
 #include "client/transport.h"
 
 namespace flotilla::client {
@@ -77,6 +82,195 @@ class SinkResponder : public apiserver::Responder {
   bool stopped_ = false;
 };
 
+// A stream answered in process: the server's ChunkStream and the client's
+// StreamCall at once. The server's threads queue chunks; they reach the sink
+// on the shared loop, one drain at a time. A consumer more than
+// kMaxQueuedBytes behind is cut off, as the HTTPS server cuts off a slow
+// peer: the queue is dropped and the stream ends cleanly, so a watch
+// resumes from its last resourceVersion.
+class LoopStream : public apiserver::ChunkStream,
+                   public StreamCall,
+                   public std::enable_shared_from_this<LoopStream> {
+ public:
+  static constexpr size_t kMaxQueuedBytes = 16 << 20;
+
+  explicit LoopStream(std::shared_ptr<AsyncStreamSink> sink)
+      : sink_(std::move(sink)), timer_(SharedIoContext()) {}
+
+  // The sink's OnHead, on the calling thread, before any chunk.
+  void Head(int code, std::string error_body) { sink_->OnHead(code, std::move(error_body)); }
+
+  // Ends the stream with `status` (before a head: the watch fails to start).
+  void Fail(Status status) {
+    std::lock_guard lock(mu_);
+    failure_ = std::move(status);
+    ending_ = true;
+    ScheduleLocked();
+  }
+
+  bool Cancelled() const {
+    std::lock_guard lock(mu_);
+    return cancelled_;
+  }
+
+  bool Write(std::string chunk) override {
+    std::lock_guard lock(mu_);
+    if (ending_) return false;
+    queued_bytes_ += chunk.size();
+    if (queued_bytes_ > kMaxQueuedBytes) {
+      queue_.clear();
+      ending_ = true;
+      ScheduleLocked();
+      return false;
+    }
+    queue_.push_back(std::move(chunk));
+    ScheduleLocked();
+    return true;
+  }
+
+  void End() override {
+    std::lock_guard lock(mu_);
+    ending_ = true;
+    ScheduleLocked();
+  }
+
+  void OnEnd(std::function<void()> fn) override {
+    std::unique_lock lock(mu_);
+    if (!finished_) {
+      on_end_ = std::move(fn);
+      return;
+    }
+    lock.unlock();
+    fn();
+  }
+
+  void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    std::lock_guard lock(mu_);
+    if (finished_) return;
+    timer_fn_ = std::move(fn);
+    uint64_t generation = ++timer_generation_;
+    timer_.expires_after(delay);
+    timer_.async_wait([self = shared_from_this(), generation](boost::system::error_code ec) {
+      if (!ec) self->Fire(generation);
+    });
+  }
+
+  void Cancel() override {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    ending_ = true;
+    queue_.clear();
+    ScheduleLocked();
+  }
+
+ private:
+  // REQUIRES: mu_ held.
+  void ScheduleLocked() {
+    if (draining_ || finished_) return;
+    draining_ = true;
+    boost::asio::post(SharedIoContext(), [self = shared_from_this()] { self->Drain(); });
+  }
+
+  void Drain() {
+    while (true) {
+      std::deque<std::string> chunks;
+      {
+        std::lock_guard lock(mu_);
+        chunks.swap(queue_);
+        queued_bytes_ = 0;
+        if (chunks.empty()) {
+          if (ending_) break;
+          draining_ = false;
+          return;
+        }
+      }
+      for (const std::string& chunk : chunks) {
+        if (sink_->OnData(chunk) && !Cancelled()) continue;
+        Cancel();
+        break;
+      }
+    }
+    Finish();
+  }
+
+  void Finish() {
+    std::function<void()> on_end;
+    Status status;
+    {
+      std::lock_guard lock(mu_);
+      finished_ = true;
+      timer_fn_ = nullptr;
+      timer_.cancel();
+      on_end = std::move(on_end_);
+      status = failure_;
+    }
+    sink_->OnEnd(status);
+    if (on_end) on_end();
+  }
+
+  void Fire(uint64_t generation) {
+    std::function<void()> fn;
+    {
+      std::lock_guard lock(mu_);
+      if (generation != timer_generation_ || finished_) return;
+      fn = std::move(timer_fn_);
+      timer_fn_ = nullptr;
+    }
+    if (fn) fn();
+  }
+
+  const std::shared_ptr<AsyncStreamSink> sink_;
+  mutable std::mutex mu_;
+  std::deque<std::string> queue_;   // GUARDED_BY(mu_)
+  size_t queued_bytes_ = 0;         // GUARDED_BY(mu_)
+  bool ending_ = false;             // GUARDED_BY(mu_) no more chunks are taken
+  bool cancelled_ = false;          // GUARDED_BY(mu_)
+  bool draining_ = false;           // GUARDED_BY(mu_) a Drain is posted or running
+  bool finished_ = false;           // GUARDED_BY(mu_) OnEnd delivered or under way
+  Status failure_;                  // GUARDED_BY(mu_)
+  std::function<void()> on_end_;    // GUARDED_BY(mu_)
+  boost::asio::steady_timer timer_;  // GUARDED_BY(mu_)
+  std::function<void()> timer_fn_;  // GUARDED_BY(mu_)
+  uint64_t timer_generation_ = 0;   // GUARDED_BY(mu_)
+};
+
+// Answers a streamed request into a LoopStream.
+class LoopResponder : public apiserver::Responder {
+ public:
+  explicit LoopResponder(std::shared_ptr<LoopStream> stream) : stream_(std::move(stream)) {}
+
+  void Respond(int code, const apiserver::Headers&, std::string body) override {
+    responded_ = true;
+    if (!Is2xx(code)) {
+      stream_->Head(code, std::move(body));
+    } else {
+      stream_->Head(code, "");
+      if (!body.empty()) stream_->Write(std::move(body));
+    }
+    stream_->End();
+  }
+  // Synchronous streams would hold the caller's thread for their life.
+  bool StartStream(int, const apiserver::Headers&) override {
+    responded_ = true;
+    stream_->Fail(Status::Internal("the in-process client takes only asynchronous streams"));
+    return false;
+  }
+  std::shared_ptr<apiserver::ChunkStream> StartAsyncStream(int code,
+                                                           const apiserver::Headers&) override {
+    responded_ = true;
+    stream_->Head(code, "");
+    return stream_;
+  }
+  bool WriteChunk(std::string_view) override { return false; }
+  bool ClientGone() override { return stream_->Cancelled(); }
+  bool WaitClientGone(int) override { return stream_->Cancelled(); }
+  bool Responded() const override { return responded_; }
+
+ private:
+  const std::shared_ptr<LoopStream> stream_;
+  bool responded_ = false;
+};
+
 class InProcessTransport : public Transport {
  public:
   InProcessTransport(apiserver::ApiServer& server, std::string token)
@@ -96,6 +290,16 @@ class InProcessTransport : public Transport {
     server_.Handle(request, responder);
     if (!responder.Responded()) return Status::Internal("the server did not respond");
     return Status::Ok();
+  }
+
+  std::shared_ptr<StreamCall> StartStream(const ApiRequest& req,
+                                          std::shared_ptr<AsyncStreamSink> sink) override {
+    auto stream = std::make_shared<LoopStream>(std::move(sink));
+    apiserver::Request request = MakeRequest(req);
+    LoopResponder responder(stream);
+    server_.Handle(request, responder);
+    if (!responder.Responded()) stream->Fail(Status::Internal("the server did not respond"));
+    return stream;
   }
 
  private:

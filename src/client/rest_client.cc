@@ -10,6 +10,7 @@
 #include "base/token_bucket.h"
 #include "client/connection_pool.h"
 #include "client/endpoint.h"
+#include "client/https_stream.h"
 #include "client/transport.h"
 
 namespace flotilla::client {
@@ -46,6 +47,7 @@ class RestTransport : public Transport {
         endpoint_(ep),
         token_(config.token),
         limiter_(opts.qps, opts.burst, clock_),
+        tls_(ctx),
         pool_(std::move(ctx), std::move(ep), opts.max_idle_connections, opts.idle_timeout, clock_) {
   }
 
@@ -62,12 +64,29 @@ class RestTransport : public Transport {
 
   Status Stream(const ApiRequest& req, StreamSink& sink) override;
 
+  std::shared_ptr<StreamCall> StartStream(const ApiRequest& req,
+                                          std::shared_ptr<AsyncStreamSink> sink) override {
+    limiter_.Wait();
+    HttpsStreamParams params;
+    params.tls = tls_;
+    params.endpoint = endpoint_;
+    params.request = MakeHttpRequest(req);
+    params.head_timeout = opts_.timeout;
+    // The stream may outlive this transport.
+    params.describe = [prefix = FailurePrefix(req)](const Status& s) {
+      return Status(s.reason(), prefix + s.message());
+    };
+    return StartHttpsStream(std::move(params), std::move(sink));
+  }
+
  private:
   Attempt Once(const ApiRequest& req);
   std::optional<Duration> RetryDelay(const ApiRequest& req, const Attempt& result,
                                      int attempt) const;
   http::request<http::string_body> MakeHttpRequest(const ApiRequest& req) const;
   Deadline NewDeadline() const;
+  // How a failure of `req` is named: `get "https://host/path": `.
+  std::string FailurePrefix(const ApiRequest& req) const;
   Status Failure(const ApiRequest& req, const Status& s) const;
   // Reads the body of a streamed response into `consume` until it ends or
   // `consume` returns false.
@@ -79,6 +98,7 @@ class RestTransport : public Transport {
   const Endpoint endpoint_;
   const std::string token_;
   TokenBucket limiter_;
+  const std::shared_ptr<boost::asio::ssl::context> tls_;
   ConnectionPool pool_;
 };
 
@@ -87,13 +107,16 @@ Deadline RestTransport::NewDeadline() const {
   return clock_.Now() + opts_.timeout;
 }
 
-Status RestTransport::Failure(const ApiRequest& req, const Status& s) const {
+std::string RestTransport::FailurePrefix(const ApiRequest& req) const {
   std::string method = req.method;
   for (size_t i = 1; i < method.size(); ++i) {
     method[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(method[i])));
   }
-  return Status(s.reason(), method + " \"" + endpoint_.origin + endpoint_.path_prefix +
-                                req.Target() + "\": " + s.message());
+  return method + " \"" + endpoint_.origin + endpoint_.path_prefix + req.Target() + "\": ";
+}
+
+Status RestTransport::Failure(const ApiRequest& req, const Status& s) const {
+  return Status(s.reason(), FailurePrefix(req) + s.message());
 }
 
 http::request<http::string_body> RestTransport::MakeHttpRequest(const ApiRequest& req) const {

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "client/client_test_util.h"
+#include "runtime/informer.h"
 
 namespace flotilla::client {
 namespace {
@@ -267,6 +269,62 @@ TEST(ScaleTest, ClientSurvivesTheServerStoppingMidStreamWithManyStreamsOpen) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_TRUE(tally.WaitEvents(kWatches + 1));  // "after", listed first
   (*w)->Stop();
+}
+
+// The process's thread count, from /proc.
+int Threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("Threads:")) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// An informer per watch used to cost two threads (its own and its watch's);
+// now neither holds one: the count of threads stays far below the count of
+// informers, over HTTPS and in process alike.
+TEST(ScaleTest, InformersShareThreadsInsteadOfHoldingOne) {
+  constexpr int kEach = 500;
+  TestCluster cluster;
+  auto rest = cluster.Rest(cluster.AdminConfig(), Unlimited());
+  auto in_process = cluster.InProcess();
+  ASSERT_TRUE(rest->Create(kConfigMaps, "default", ConfigMap("before")).ok());
+  const int threads_before = Threads();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int adds = 0;
+  runtime::EventHandler count{.on_add = [&](const runtime::ObjectPtr&) {
+    std::lock_guard lock(mu);
+    ++adds;
+    cv.notify_all();
+  }};
+  auto wait_adds = [&](int n) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, kBound, [&] { return adds >= n; });
+  };
+  std::vector<std::unique_ptr<runtime::Informer>> informers;
+  for (int i = 0; i < 2 * kEach; ++i) {
+    Client& client = i < kEach ? *rest : *in_process;
+    informers.push_back(std::make_unique<runtime::Informer>(client, kConfigMaps, RealClock()));
+    informers.back()->AddEventHandler(count);
+    informers.back()->Start();
+  }
+  for (auto& informer : informers) ASSERT_TRUE(informer->WaitForSync());
+  ASSERT_TRUE(wait_adds(2 * kEach));  // "before", listed
+  ASSERT_TRUE(rest->Create(kConfigMaps, "default", ConfigMap("after")).ok());
+  ASSERT_TRUE(wait_adds(2 * 2 * kEach));  // "after", watched
+  for (auto& informer : informers) EXPECT_NE(informer->cache().Get("default/after"), nullptr);
+  const int threads_open = Threads();
+  std::printf("%d informers with their watches open: %d threads, %d before\n", 2 * kEach,
+              threads_open, threads_before);
+  // The pools may have grown for the lists (up to 256 threads each for the
+  // informers and for the server's handlers, until they idle), and the
+  // shared loop started: fewer threads than informers, where each used to
+  // hold two.
+  EXPECT_LT(threads_open - threads_before, 2 * kEach);
+  informers.clear();
 }
 
 }  // namespace

@@ -1,124 +1,169 @@
 // StreamWatch (stream_watch.h).
 #include "client/stream_watch.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <utility>
 
 #include "client/response_decoder.h"
+#include "client/watch_decoder.h"
 
 namespace flotilla::client {
 
-StreamWatch::StreamWatch(std::shared_ptr<Transport> transport, ApiRequest req,
-                         WatchCallback on_event, WatchDone on_done)
-    : transport_(std::move(transport)),
-      req_(std::move(req)),
-      on_event_(std::move(on_event)),
-      on_done_(std::move(on_done)) {}
+// The sink the transport feeds; it outlives the StreamWatch until OnEnd.
+class StreamWatch::State : public AsyncStreamSink {
+ public:
+  State(WatchCallback on_event, WatchDone on_done)
+      : on_event_(std::move(on_event)), on_done_(std::move(on_done)) {}
 
-StatusOr<std::unique_ptr<Watch>> StreamWatch::Start(std::shared_ptr<Transport> transport,
-                                                    ApiRequest req, WatchCallback on_event,
-                                                    WatchDone on_done) {
-  std::unique_ptr<StreamWatch> watch(new StreamWatch(std::move(transport), std::move(req),
-                                                     std::move(on_event), std::move(on_done)));
-  StreamWatch* w = watch.get();
-  w->thread_ = std::thread([w] { w->Run(); });
-  Status head;
-  {
-    std::unique_lock lock(w->mu_);
-    w->cv_.wait(lock, [w] { return w->head_known_; });
-    head = w->head_status_;
+  // Blocks until the head is known; its status.
+  Status WaitForHead() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return head_known_; });
+    return head_status_;
   }
-  if (!head.ok()) {
-    w->thread_.join();
-    return head;
+
+  // See Watch::Stop.
+  void Stop(StreamCall& call) {
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+    }
+    call.Cancel();
+    WatchDone done;
+    {
+      std::unique_lock lock(mu_);
+      // From a callback: `done` follows once it returns, from OnEnd.
+      if (callback_thread_ == std::this_thread::get_id()) return;
+      cv_.wait(lock, [&] { return callback_thread_ == std::thread::id(); });
+      if (ended_) return;
+      ended_ = true;
+      done = std::move(on_done_);
+    }
+    if (done) done(Status::Ok());
   }
-  return std::unique_ptr<Watch>(std::move(watch));
-}
 
-StreamWatch::~StreamWatch() {
-  Stop();
-  // Destroyed from its own done callback: Run touches nothing after it.
-  if (thread_.joinable()) thread_.detach();
-}
-
-void StreamWatch::Stop() {
-  {
+  std::string LastResourceVersion() const {
     std::lock_guard lock(mu_);
-    cancelled_ = true;
-    if (canceller_) canceller_();
+    return last_rv_;
+  }
+
+  void OnHead(int code, std::string error_body) override {
+    std::lock_guard lock(mu_);
+    head_known_ = true;
+    head_status_ = code >= 200 && code < 300 ? Status::Ok() : ErrorFromResponse(code, error_body);
     cv_.notify_all();
   }
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-}
 
-std::string StreamWatch::LastResourceVersion() const {
-  std::lock_guard lock(mu_);
-  return last_rv_;
-}
-
-void StreamWatch::Run() {
-  Status status = transport_->Stream(req_, *this);
-  {
-    std::lock_guard lock(mu_);
-    if (!head_known_) {
-      head_known_ = true;
-      head_status_ =
-          status.ok() ? Status::Unavailable("the watch ended before the server answered") : status;
-      cv_.notify_all();
-      return;
+  bool OnData(std::string_view data) override {
+    if (!EnterCallback()) return false;
+    if (end_status_.ok()) {
+      Status s = decoder_.Feed(data, [this](WatchEvent event) { return Deliver(std::move(event)); });
+      if (!s.ok()) end_status_ = s;
     }
-    if (!head_status_.ok()) return;
-    if (cancelled_) status = Status::Ok();  // failures that Stop() caused are not errors
+    return LeaveCallback() && end_status_.ok();
   }
-  if (status.ok() && end_status_.ok() && !Cancelled()) {
-    end_status_ = decoder_.Finish([this](WatchEvent event) { return Deliver(std::move(event)); });
-  }
-  if (status.ok() && !Cancelled()) status = end_status_;
-  // Moved out first: the done callback may destroy this Watch.
-  WatchDone done = std::move(on_done_);
-  if (done) done(status);
-}
 
-bool StreamWatch::Deliver(WatchEvent event) {
-  if (Cancelled()) return false;
-  bool is_error = event.type == WatchEvent::Type::kError;
-  if (is_error) {
-    end_status_ = StatusFromObject(event.object, 500);
-  } else if (std::string rv = EventResourceVersion(event); !rv.empty()) {
+  void OnEnd(Status status) override {
+    {
+      std::lock_guard lock(mu_);
+      if (!head_known_) {
+        head_known_ = true;
+        head_status_ =
+            status.ok() ? Status::Unavailable("the watch ended before the server answered") : status;
+        cv_.notify_all();
+        return;
+      }
+      if (!head_status_.ok()) return;  // refused: StartWatch returned the error
+      if (cancelled_) status = Status::Ok();  // failures that Stop() caused are not errors
+    }
+    if (status.ok() && end_status_.ok() && EnterCallback()) {
+      end_status_ = decoder_.Finish([this](WatchEvent event) { return Deliver(std::move(event)); });
+      LeaveCallback();
+    }
+    WatchDone done;
+    {
+      std::lock_guard lock(mu_);
+      if (ended_) return;
+      ended_ = true;
+      if (status.ok() && !cancelled_) status = end_status_;
+      done = std::move(on_done_);
+      callback_thread_ = std::this_thread::get_id();
+    }
+    // It may destroy the StreamWatch; this State lives on until we return.
+    if (done) done(status);
     std::lock_guard lock(mu_);
-    last_rv_ = std::move(rv);
+    callback_thread_ = std::thread::id();
+    cv_.notify_all();
   }
-  if (on_event_) on_event_(event);
-  return !is_error;  // an ERROR event ends the stream
+
+ private:
+  // Marks this thread as running a callback; false when cancelled.
+  bool EnterCallback() {
+    std::lock_guard lock(mu_);
+    if (cancelled_) return false;
+    callback_thread_ = std::this_thread::get_id();
+    return true;
+  }
+  // Clears the mark; false when cancelled meanwhile.
+  bool LeaveCallback() {
+    std::lock_guard lock(mu_);
+    callback_thread_ = std::thread::id();
+    cv_.notify_all();
+    return !cancelled_;
+  }
+
+  bool Deliver(WatchEvent event) {
+    bool is_error = event.type == WatchEvent::Type::kError;
+    {
+      std::lock_guard lock(mu_);
+      if (cancelled_) return false;
+      if (!is_error) {
+        if (std::string rv = EventResourceVersion(event); !rv.empty()) last_rv_ = std::move(rv);
+      }
+    }
+    if (is_error) end_status_ = StatusFromObject(event.object, 500);
+    if (on_event_) on_event_(event);
+    return !is_error;  // an ERROR event ends the stream
+  }
+
+  const WatchCallback on_event_;
+  // The transport's calls are serialized: these are used by one at a time.
+  WatchDecoder decoder_;
+  Status end_status_;  // why the stream ended early
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool head_known_ = false;           // GUARDED_BY(mu_)
+  Status head_status_;                // GUARDED_BY(mu_)
+  bool cancelled_ = false;            // GUARDED_BY(mu_)
+  bool ended_ = false;                // GUARDED_BY(mu_) `done` taken
+  WatchDone on_done_;                 // GUARDED_BY(mu_)
+  std::thread::id callback_thread_;  // GUARDED_BY(mu_) running a callback
+  std::string last_rv_;               // GUARDED_BY(mu_)
+};
+
+StreamWatch::StreamWatch(std::shared_ptr<State> state, std::shared_ptr<StreamCall> call)
+    : state_(std::move(state)), call_(std::move(call)) {}
+
+StatusOr<std::unique_ptr<Watch>> StreamWatch::Start(Transport& transport, const ApiRequest& req,
+                                                    WatchCallback on_event, WatchDone on_done) {
+  auto state = std::make_shared<State>(std::move(on_event), std::move(on_done));
+  std::shared_ptr<StreamCall> call = transport.StartStream(req, state);
+  Status head = state->WaitForHead();
+  if (!head.ok()) {
+    call->Cancel();
+    return head;
+  }
+  return std::unique_ptr<Watch>(new StreamWatch(std::move(state), std::move(call)));
 }
 
-void StreamWatch::OnHead(int code, std::string error_body) {
-  std::lock_guard lock(mu_);
-  head_known_ = true;
-  head_status_ = code >= 200 && code < 300 ? Status::Ok() : ErrorFromResponse(code, error_body);
-  cv_.notify_all();
-}
+StreamWatch::~StreamWatch() { Stop(); }
 
-bool StreamWatch::OnData(std::string_view data) {
-  if (Cancelled() || !end_status_.ok()) return false;
-  Status s = decoder_.Feed(data, [this](WatchEvent event) { return Deliver(std::move(event)); });
-  if (!s.ok()) end_status_ = s;
-  return end_status_.ok() && !Cancelled();
-}
+void StreamWatch::Stop() { state_->Stop(*call_); }
 
-bool StreamWatch::Cancelled() const {
-  std::lock_guard lock(mu_);
-  return cancelled_;
-}
-
-bool StreamWatch::WaitCancelled(int millis) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, std::chrono::milliseconds(millis), [this] { return cancelled_; });
-}
-
-void StreamWatch::SetCanceller(std::function<void()> cancel) {
-  std::lock_guard lock(mu_);
-  canceller_ = std::move(cancel);
-  if (cancelled_ && canceller_) canceller_();
-}
+std::string StreamWatch::LastResourceVersion() const { return state_->LastResourceVersion(); }
 
 }  // namespace flotilla::client

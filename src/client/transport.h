@@ -57,6 +57,32 @@ class StreamSink {
   virtual void SetCanceller(std::function<void()> cancel) = 0;
 };
 
+// Receives a streamed response asynchronously (Transport::StartStream).
+// The calls come one at a time and in order, on the process's shared loop
+// (base/io.h) or, for OnHead, on the thread that starts the stream; they
+// must not block for long.
+class AsyncStreamSink {
+ public:
+  virtual ~AsyncStreamSink() = default;
+  // Once, when the response head is known. For a code outside 2xx,
+  // `error_body` is the complete body and OnData is not called.
+  virtual void OnHead(int code, std::string error_body) = 0;
+  // A piece of the body, in order. Returns false to end the stream.
+  virtual bool OnData(std::string_view data) = 0;
+  // Once, last: OK when the server ended the stream, the sink did or the
+  // call was cancelled; the transport failure otherwise (before the head,
+  // OnHead is never called).
+  virtual void OnEnd(Status status) = 0;
+};
+
+// A stream started by Transport::StartStream. Thread-safe.
+class StreamCall {
+ public:
+  virtual ~StreamCall() = default;
+  // Ends the stream soon; OnEnd follows, asynchronously. Idempotent.
+  virtual void Cancel() = 0;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -70,6 +96,11 @@ class Transport {
   // sink did; a transport failure otherwise (when it happens before the
   // head, OnHead is never called). Thread-safe.
   virtual Status Stream(const ApiRequest& req, StreamSink& sink) = 0;
+  // Starts a streaming request whose response goes to `sink` without a
+  // thread of its own; the transport holds `sink` until OnEnd. May block
+  // briefly (a rate limit), never for the response. Thread-safe.
+  virtual std::shared_ptr<StreamCall> StartStream(const ApiRequest& req,
+                                                  std::shared_ptr<AsyncStreamSink> sink) = 0;
 };
 
 // The Client over `transport`. Watches share ownership of the transport, so

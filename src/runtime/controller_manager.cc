@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "base/io.h"
 #include "base/log.h"
 #include "runtime/parallel.h"
 
@@ -24,24 +25,46 @@ EventHandler Controller::EnqueueHandler() {
 }
 
 void Controller::StartWorkers() {
-  for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { Work(); });
+  {
+    std::lock_guard lock(run_mu_);
+    started_ = true;
+  }
+  queue_.SetOnReady([this] { Kick(); });
+  for (int i = 0; i < workers_; ++i) Kick();
 }
 
 void Controller::ShutDown() {
   queue_.ShutDown();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  std::unique_lock lock(run_mu_);
+  started_ = false;
+  run_cv_.wait(lock, [&] { return running_ == 0; });
 }
 
+// Posts a worker when one may start: a key may be ready and fewer than
+// workers_ run. Called under the queue's lock.
+void Controller::Kick() {
+  std::lock_guard lock(run_mu_);
+  if (!started_ || running_ >= workers_) return;
+  ++running_;
+  SharedClientPool().Submit([this] { Work(); });
+}
+
+// One worker: reconciles ready keys until there are none.
 void Controller::Work() {
-  while (auto key = queue_.Get()) {
+  while (auto key = queue_.TryGet()) {
     ++busy_;
     ProcessOne(*key);
     --busy_;
     queue_.Done(*key);
   }
+  {
+    std::lock_guard lock(run_mu_);
+    --running_;
+    run_cv_.notify_all();
+  }
+  // A key that became ready after TryGet found none, while this worker
+  // still counted as running, posted nothing: look again.
+  if (queue_.Len() > 0) Kick();
 }
 
 void Controller::ProcessOne(const std::string& key) {

@@ -1,5 +1,6 @@
 // The controller manager: runs named level-based controllers, each a
-// Reconcile(key) function with its own work queue and N workers, on top of
+// Reconcile(key) function with its own work queue and up to N workers (tasks
+// on the shared client pool while keys are ready), on top of
 // informers whose caches it fills before any worker starts (controller-
 // runtime's Manager, client-go's sample-controller loop).
 //
@@ -27,7 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
+#include <condition_variable>
 #include <vector>
 
 #include "base/clock.h"
@@ -82,6 +83,7 @@ class Controller {
   void ShutDown();
 
  private:
+  void Kick();
   void Work();
   void ProcessOne(const std::string& key);
   StatusOr<Result> CallReconcile(const std::string& key, bool* threw);
@@ -92,8 +94,13 @@ class Controller {
   const ReconcileFunc reconcile_;
   Clock& clock_;
   WorkQueue queue_;
-  std::vector<std::thread> threads_;  // started and joined by the manager's thread
   std::atomic<int> busy_ = 0;
+  // Workers run on the shared client pool (base/io.h), up to workers_ at
+  // once, while keys are ready.
+  std::mutex run_mu_;
+  std::condition_variable run_cv_;  // running_ went down
+  bool started_ = false;            // GUARDED_BY(run_mu_)
+  int running_ = 0;                 // GUARDED_BY(run_mu_)
 
   mutable std::mutex mu_;
   ControllerMetrics metrics_;  // GUARDED_BY(mu_), queue fields filled on read

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 
+#include "base/io.h"
 #include "base/log.h"
 
 namespace flotilla::runtime {
@@ -28,17 +29,12 @@ json::object Reference(const json::object& obj) {
 
 EventRecorder::EventRecorder(client::Client& client, Clock& clock, EventSource source,
                              size_t max_queued)
-    : client_(client), clock_(clock), source_(std::move(source)), max_queued_(max_queued) {
-  thread_ = std::thread([this] { Run(); });
-}
+    : client_(client), clock_(clock), source_(std::move(source)), max_queued_(max_queued) {}
 
 EventRecorder::~EventRecorder() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+  std::unique_lock lock(mu_);
+  stopping_ = true;
+  cv_.wait(lock, [&] { return !writing_; });
 }
 
 void EventRecorder::Event(const json::object& object, std::string_view type,
@@ -55,7 +51,9 @@ void EventRecorder::Event(const json::object& object, std::string_view type,
   }
   queue_.push_back(std::move(p));
   ++enqueued_;
-  cv_.notify_all();
+  if (writing_) return;
+  writing_ = true;
+  SharedClientPool().Submit([this] { WriteQueued(); });
 }
 
 void EventRecorder::Flush() {
@@ -69,11 +67,14 @@ EventRecorderStats EventRecorder::Stats() const {
   return stats_;
 }
 
-void EventRecorder::Run() {
+void EventRecorder::WriteQueued() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-    if (queue_.empty()) return;
+    if (queue_.empty()) {
+      writing_ = false;
+      cv_.notify_all();  // under mu_: the destructor may run once it is released
+      return;
+    }
     Pending p = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();

@@ -15,7 +15,8 @@
 // messages are not done.)
 //
 // Recording never blocks on the API server: events queue (up to
-// `max_queued`, the excess dropped and counted) and one thread writes them.
+// `max_queued`, the excess dropped and counted) and a thread of the shared
+// client pool (base/io.h) writes them, one at a time, while any are queued.
 // A failed write is logged and dropped, as an event is best-effort.
 //
 // Thread-safe. Timestamps come from the injected Clock.
@@ -28,7 +29,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 
 #include "base/clock.h"
@@ -86,7 +86,8 @@ class EventRecorder {
     std::list<std::string>::iterator lru;
   };
 
-  void Run();
+  // Runs on the shared client pool while events are queued.
+  void WriteQueued();
   void Write(const Pending& p);
   bool CreateEvent(const Pending& p, const std::string& key, Seen seen);
   std::string EventName(const std::string& object_name, TimePoint at);
@@ -103,13 +104,12 @@ class EventRecorder {
   uint64_t enqueued_ = 0;      // GUARDED_BY(mu_)
   uint64_t finished_ = 0;      // GUARDED_BY(mu_)
   bool stopping_ = false;      // GUARDED_BY(mu_)
+  bool writing_ = false;       // GUARDED_BY(mu_) WriteQueued is posted or running
   EventRecorderStats stats_;   // GUARDED_BY(mu_)
 
-  // Owned by the writer thread.
+  // Owned by the running WriteQueued.
   std::unordered_map<std::string, Seen> seen_;
   std::list<std::string> lru_;  // most recent first
-
-  std::thread thread_;
 };
 
 }  // namespace flotilla::runtime

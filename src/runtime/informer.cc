@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "base/io.h"
 #include "base/log.h"
 
 namespace flotilla::runtime {
@@ -9,8 +10,6 @@ namespace flotilla::runtime {
 using client::WatchEvent;
 
 namespace {
-
-constexpr Duration kIdleSleep = std::chrono::hours(1);
 
 bool ParseRv(const std::string& s, int64_t* out) {
   if (s.empty()) return false;
@@ -53,7 +52,15 @@ Informer::Informer(client::Client& client, client::ResourceRef resource, Clock& 
       resource_(std::move(resource)),
       clock_(clock),
       options_(std::move(options)),
-      alarm_(clock) {}
+      retry_timer_(clock,
+                   [this] {
+                     std::lock_guard lock(mu_);
+                     PostLocked([this] { Step(); });
+                   }),
+      resync_timer_(clock, [this] {
+        std::lock_guard lock(mu_);
+        PostLocked([this] { Resync(); });
+      }) {}
 
 Informer::~Informer() { Stop(); }
 
@@ -67,8 +74,8 @@ void Informer::AddEventHandler(EventHandler handler) {
 }
 
 void Informer::Start() {
-  std::lock_guard lock(join_mu_);
-  thread_ = std::thread([this] { Run(); });
+  std::lock_guard lock(mu_);
+  PostLocked([this] { Step(); });
 }
 
 void Informer::Stop() {
@@ -77,9 +84,14 @@ void Informer::Stop() {
     stopping_ = true;
   }
   synced_cv_.notify_all();
-  alarm_.Stop();
-  std::lock_guard lock(join_mu_);
-  if (thread_.joinable()) thread_.join();
+  // Nothing is posted once stopping_ is set; wait for what was.
+  retry_timer_.Cancel();
+  resync_timer_.Cancel();
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return pending_ == 0; });
+  std::unique_ptr<client::Watch> watch = std::move(watch_);
+  lock.unlock();
+  if (watch != nullptr) watch->Stop();
 }
 
 bool Informer::HasSynced() const {
@@ -98,31 +110,47 @@ InformerStats Informer::Stats() const {
   return stats_;
 }
 
-bool Informer::Stopping() const {
-  std::lock_guard lock(mu_);
-  return stopping_;
+bool Informer::PostLocked(std::function<void()> work) {
+  if (stopping_) return false;
+  ++pending_;
+  SharedClientPool().Submit([this, work = std::move(work)] {
+    work();
+    std::lock_guard lock(mu_);
+    if (--pending_ == 0) idle_cv_.notify_all();
+  });
+  return true;
 }
 
-void Informer::Run() {
-  bool need_list = true;
-  while (!Stopping()) {
-    if (need_list && !ListAndReplace()) {
-      Backoff();
-      continue;
-    }
-    need_list = false;
-    if (!StartWatch()) {
-      Backoff();
-      continue;
-    }
-    WaitForWatchEnd();
-    watch_->Stop();
-    watch_.reset();
+void Informer::Step() {
+  std::unique_ptr<client::Watch> ended;
+  bool need_list;
+  {
     std::lock_guard lock(mu_);
-    need_list = watch_end_ == WatchEnd::kFailed;
+    if (stopping_) return;
+    ended = std::move(watch_);
+    need_list = need_list_;
   }
-  if (watch_ != nullptr) watch_->Stop();
-  watch_.reset();
+  if (ended != nullptr) ended->Stop();
+  ended.reset();
+  if (need_list) {
+    if (!ListAndReplace()) return Retry();
+    std::lock_guard lock(mu_);
+    need_list_ = false;
+  }
+  if (!StartWatch()) Retry();
+}
+
+// Waits before the next list or watch: not at all after one failure, then
+// backoff_initial doubling up to backoff_max.
+void Informer::Retry() {
+  std::lock_guard lock(mu_);
+  if (failures_ <= 1) {
+    PostLocked([this] { Step(); });
+    return;
+  }
+  Duration delay = options_.backoff_max;
+  if (failures_ - 2 < 30) delay = std::min(delay, options_.backoff_initial * (1 << (failures_ - 2)));
+  if (!stopping_) retry_timer_.ArmAfter(delay);
 }
 
 bool Informer::ListAndReplace() {
@@ -152,7 +180,9 @@ bool Informer::ListAndReplace() {
     if (!synced_) {
       synced_ = true;
       first = true;
-      next_resync_ = clock_.Now() + options_.resync_period;
+      if (options_.resync_period > Duration::zero() && !stopping_) {
+        resync_timer_.ArmAfter(options_.resync_period);
+      }
       synced_cv_.notify_all();
     }
   }
@@ -199,7 +229,7 @@ bool Informer::StartWatch() {
   {
     std::lock_guard lock(mu_);
     generation = ++watch_generation_;
-    watch_end_ = WatchEnd::kNone;
+    watch_ended_ = false;
     watch_saw_events_ = false;
     opts.resource_version = stats_.resource_version;
   }
@@ -215,73 +245,52 @@ bool Informer::StartWatch() {
     return false;
   }
   ++stats_.watches;
+  // When stopping, Stop() stops it once this step has returned.
   watch_ = std::move(watch).value();
   return true;
 }
 
-// Sleeps until the watch ends or the informer stops, resyncing on time.
-void Informer::WaitForWatchEnd() {
-  std::unique_lock lock(mu_);
-  bool resync = options_.resync_period > Duration::zero();
-  while (!stopping_ && watch_end_ == WatchEnd::kNone) {
-    TimePoint now = clock_.Now();
-    if (resync && now >= next_resync_) {
-      next_resync_ = now + options_.resync_period;
-      lock.unlock();
-      Resync();
-      lock.lock();
-      continue;
-    }
-    TimePoint deadline = resync ? next_resync_ : now + kIdleSleep;
-    lock.unlock();
-    alarm_.Wait(deadline);
-    lock.lock();
-  }
-}
-
 void Informer::OnWatchEvent(uint64_t generation, const WatchEvent& event) {
-  bool kick = false;
-  {
-    std::lock_guard deliver(deliver_mu_);
-    std::unique_lock lock(mu_);
-    if (generation != watch_generation_ || watch_end_ != WatchEnd::kNone || stopping_) return;
-    if (event.type == WatchEvent::Type::kError) {
-      spdlog::info("informer {}: watch ended: {}", resource_.resource,
-                   StatusFromObject(event.object).ToString());
-      watch_end_ = WatchEnd::kFailed;
-      ++stats_.watch_failures;
-      ++failures_;
-      kick = true;
-    } else {
-      watch_saw_events_ = true;
-      failures_ = 0;
-      std::string rv = ResourceVersionOf(event.object);
-      if (!rv.empty()) stats_.resource_version = rv;
-      if (event.type != WatchEvent::Type::kBookmark) {
-        ++stats_.events;
-        lock.unlock();
-        ApplyLocked(event.type, std::make_shared<const json::object>(event.object));
-      }
-    }
+  std::lock_guard deliver(deliver_mu_);
+  std::unique_lock lock(mu_);
+  if (generation != watch_generation_ || watch_ended_ || stopping_) return;
+  if (event.type == WatchEvent::Type::kError) {
+    spdlog::info("informer {}: watch ended: {}", resource_.resource,
+                 StatusFromObject(event.object).ToString());
+    watch_ended_ = true;
+    need_list_ = true;
+    ++stats_.watch_failures;
+    ++failures_;
+    PostLocked([this] { Step(); });  // lists again at once
+    return;
   }
-  if (kick) alarm_.Kick();
+  watch_saw_events_ = true;
+  failures_ = 0;
+  std::string rv = ResourceVersionOf(event.object);
+  if (!rv.empty()) stats_.resource_version = rv;
+  if (event.type == WatchEvent::Type::kBookmark) return;
+  ++stats_.events;
+  lock.unlock();
+  ApplyLocked(event.type, std::make_shared<const json::object>(event.object));
 }
 
+// At once, the next Step: after a clean end (the server's timeout, a
+// dropped slow watcher) it watches again from the last resourceVersion;
+// after a failure it lists again. A watch that saw nothing counts towards
+// the backoff of a list or watch start that fails next.
 void Informer::OnWatchDone(uint64_t generation, const Status& status) {
-  {
-    std::lock_guard lock(mu_);
-    if (generation != watch_generation_ || watch_end_ != WatchEnd::kNone) return;
-    if (status.ok()) {
-      watch_end_ = WatchEnd::kClean;
-      if (!watch_saw_events_) ++failures_;
-    } else {
-      spdlog::info("informer {}: watch broken: {}", resource_.resource, status.ToString());
-      watch_end_ = WatchEnd::kFailed;
-      ++stats_.watch_failures;
-      ++failures_;
-    }
+  std::lock_guard lock(mu_);
+  if (generation != watch_generation_ || watch_ended_) return;
+  watch_ended_ = true;
+  if (status.ok()) {
+    if (!watch_saw_events_) ++failures_;
+  } else {
+    spdlog::info("informer {}: watch broken: {}", resource_.resource, status.ToString());
+    need_list_ = true;
+    ++stats_.watch_failures;
+    ++failures_;
   }
-  alarm_.Kick();
+  PostLocked([this] { Step(); });
 }
 
 // REQUIRES: deliver_mu_ held.
@@ -304,25 +313,13 @@ void Informer::ApplyLocked(WatchEvent::Type type, ObjectPtr obj) {
 }
 
 void Informer::Resync() {
-  std::lock_guard lock(deliver_mu_);
-  for (const auto& obj : cache_.List()) NotifyUpdate(obj, obj);
-  std::lock_guard stats_lock(mu_);
-  ++stats_.resyncs;
-}
-
-// Waits before the next list or watch: not at all after one failure, then
-// backoff_initial doubling up to backoff_max.
-void Informer::Backoff() {
-  int failures;
   {
-    std::lock_guard lock(mu_);
-    failures = failures_;
+    std::lock_guard lock(deliver_mu_);
+    for (const auto& obj : cache_.List()) NotifyUpdate(obj, obj);
   }
-  if (failures <= 1) return;
-  Duration delay = options_.backoff_max;
-  if (failures - 2 < 30) delay = std::min(delay, options_.backoff_initial * (1 << (failures - 2)));
-  TimePoint deadline = clock_.Now() + delay;
-  while (!Stopping() && clock_.Now() < deadline) alarm_.Wait(deadline);
+  std::lock_guard lock(mu_);
+  ++stats_.resyncs;
+  if (!stopping_) resync_timer_.ArmAfter(options_.resync_period);
 }
 
 void Informer::NotifyAdd(const ObjectPtr& obj) {

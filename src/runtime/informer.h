@@ -12,14 +12,18 @@
 // one update) and never sees the same change twice: an event whose
 // resourceVersion is not newer than the cached object's is dropped.
 //
-// Handlers run one at a time, in order, on the informer's threads; they must
-// be quick (enqueue keys) and must not call back into the informer. They get
+// Handlers run one at a time, in order: for a watch event on the thread
+// that delivers it (the process's shared loop for a REST or in-process
+// watch), for a list on a thread of the shared client pool. They must be
+// quick (enqueue keys) and must not call back into the informer. They get
 // read-only objects. Every `resync_period` each cached object is
 // re-delivered to OnUpdate(obj, obj), so level-based controllers re-check
 // the world. Failed lists and watches are retried at once, then with backoff
 // (`backoff_initial` doubling to `backoff_max`) while they keep failing.
 //
-// Thread-safe. Time (resync, backoff) runs on the injected Clock.
+// An informer holds no thread of its own: lists and watch starts run on the
+// shared client pool (base/io.h), resync and backoff on Timers of the
+// injected Clock. Thread-safe.
 #pragma once
 
 #include <condition_variable>
@@ -28,12 +32,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/timer.h"
 #include "client/client.h"
-#include "runtime/alarm.h"
 #include "runtime/cache.h"
 
 namespace flotilla::runtime {
@@ -81,10 +84,10 @@ class Informer {
   // on_add for every cached object.
   void AddEventHandler(EventHandler handler);
 
-  // Starts listing and watching on a thread of its own. Call once.
+  // Starts listing and watching. Call once.
   void Start();
-  // Stops watching and joins the thread; no handler runs after it returns.
-  // Idempotent. The cache keeps its last contents.
+  // Stops watching; no handler runs after it returns. Idempotent. The cache
+  // keeps its last contents. Not from a handler.
   void Stop();
 
   // True once the first list has been delivered.
@@ -101,19 +104,19 @@ class Informer {
   InformerStats Stats() const;
 
  private:
-  enum class WatchEnd { kNone, kClean, kFailed };
-
-  void Run();
+  // Runs on the shared pool: lists if needed, then starts a watch.
+  void Step();
+  // Queues a Step on the pool; false once stopping. REQUIRES: mu_ held.
+  bool PostLocked(std::function<void()> work);
+  // The next Step: at once after one failure, else after the backoff.
+  void Retry();
   bool ListAndReplace();
   void Replace(std::vector<json::object> items);
   bool StartWatch();
-  void WaitForWatchEnd();
   void OnWatchEvent(uint64_t generation, const client::WatchEvent& event);
   void OnWatchDone(uint64_t generation, const Status& status);
   void ApplyLocked(client::WatchEvent::Type type, ObjectPtr obj);
   void Resync();
-  void Backoff();
-  bool Stopping() const;
 
   void NotifyAdd(const ObjectPtr& obj);
   void NotifyUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj);
@@ -124,7 +127,6 @@ class Informer {
   const client::ResourceRef resource_;
   Clock& clock_;
   const InformerOptions options_;
-  Alarm alarm_;
   Cache cache_;
 
   // Serializes cache changes with handler calls. Taken before mu_.
@@ -133,18 +135,21 @@ class Informer {
 
   mutable std::mutex mu_;
   std::condition_variable synced_cv_;
+  std::condition_variable idle_cv_;       // pending_ reached zero
   bool synced_ = false;                   // GUARDED_BY(mu_)
   bool stopping_ = false;                 // GUARDED_BY(mu_)
+  int pending_ = 0;                       // GUARDED_BY(mu_) work posted, not finished
+  bool need_list_ = true;                 // GUARDED_BY(mu_)
   uint64_t watch_generation_ = 0;         // GUARDED_BY(mu_)
-  WatchEnd watch_end_ = WatchEnd::kNone;  // GUARDED_BY(mu_)
+  bool watch_ended_ = false;              // GUARDED_BY(mu_) the current watch's
   bool watch_saw_events_ = false;         // GUARDED_BY(mu_)
   int failures_ = 0;                      // GUARDED_BY(mu_) consecutive
-  TimePoint next_resync_;                 // GUARDED_BY(mu_)
   InformerStats stats_;                   // GUARDED_BY(mu_)
-  std::unique_ptr<client::Watch> watch_;  // owned by the informer thread
+  std::unique_ptr<client::Watch> watch_;  // GUARDED_BY(mu_); stopped outside it
 
-  std::mutex join_mu_;
-  std::thread thread_;  // GUARDED_BY(join_mu_) once started
+  // Last: their callbacks use the members above.
+  Timer retry_timer_;
+  Timer resync_timer_;
 };
 
 }  // namespace flotilla::runtime

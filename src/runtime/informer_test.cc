@@ -236,8 +236,10 @@ TEST_F(InformerTest, FailedListsAreRetriedWithBackoff) {
     for (const auto& a : client_.Actions()) n += a.verb == FakeClient::Verb::kList;
     return n;
   };
-  // The first failure is retried at once; the second waits 800 ms.
+  // The first failure is retried at once; the second waits 800 ms, on a
+  // timer of the clock.
   ASSERT_TRUE(Eventually([&] { return lists() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 800ms; }));
   EXPECT_FALSE(informer.HasSynced());
   clock_.Advance(799ms);
   EXPECT_FALSE(informer.HasSynced());

@@ -51,8 +51,8 @@ class SharedInformers {
     return it == informers_.end() ? nullptr : it->second.get();
   }
 
-  // Stops every informer, all at once: each may take up to a second to
-  // leave its watch. (The manager stops them too; this makes it safe to
+  // Stops every informer, all at once: each waits for its list in
+  // progress, if any. (The manager stops them too; this makes it safe to
   // destroy them afterwards.) Idempotent.
   void StopAll() {
     std::lock_guard lock(mu_);

@@ -1,20 +1,11 @@
 #include "runtime/work_queue.h"
 
 namespace flotilla::runtime {
-namespace {
-
-// How long the timer thread sleeps when no key is waiting; it only looks
-// again (a Kick wakes it sooner).
-constexpr Duration kIdleSleep = std::chrono::hours(1);
-
-}  // namespace
 
 WorkQueue::WorkQueue(Clock& clock, std::unique_ptr<RateLimiter> limiter)
     : clock_(clock),
       limiter_(limiter ? std::move(limiter) : NewControllerRateLimiter(clock)),
-      alarm_(clock) {
-  timer_ = std::thread([this] { RunTimer(); });
-}
+      timer_(clock, [this] { MoveDue(); }) {}
 
 WorkQueue::~WorkQueue() { ShutDown(); }
 
@@ -22,7 +13,6 @@ void WorkQueue::Add(const std::string& key) { AddAfter(key, Duration::zero()); }
 
 void WorkQueue::AddAfter(const std::string& key, Duration delay) {
   TimePoint ready = clock_.Now() + delay;
-  bool kick = false;
   {
     std::lock_guard lock(mu_);
     if (shutting_down_) return;
@@ -41,9 +31,9 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
       waiting_by_key_.emplace(key, ready);
     }
     waiting_by_time_.emplace(ready, key);
-    kick = waiting_by_time_.begin()->second == key;
+    // Armed under mu_, so that MoveDue cannot arm for a later key after it.
+    if (waiting_by_time_.begin()->second == key) timer_.ArmAt(ready);
   }
-  if (kick) alarm_.Kick();
 }
 
 void WorkQueue::AddRateLimited(const std::string& key) {
@@ -63,6 +53,28 @@ std::optional<std::string> WorkQueue::Get() {
   std::unique_lock lock(mu_);
   ready_cv_.wait(lock, [&] { return !queue_.empty() || shutting_down_; });
   if (shutting_down_) return std::nullopt;
+  return TakeLocked();
+}
+
+std::optional<std::string> WorkQueue::TryGet() {
+  std::lock_guard lock(mu_);
+  if (shutting_down_ || queue_.empty()) return std::nullopt;
+  return TakeLocked();
+}
+
+void WorkQueue::SetOnReady(std::function<void()> fn) {
+  std::lock_guard lock(mu_);
+  on_ready_ = std::move(fn);
+}
+
+void WorkQueue::Done(const std::string& key) {
+  std::lock_guard lock(mu_);
+  processing_.erase(key);
+  if (dirty_.count(key) != 0 && !shutting_down_) PushLocked(key);
+}
+
+// REQUIRES: mu_ held and a key queued.
+std::string WorkQueue::TakeLocked() {
   std::string key = std::move(queue_.front());
   queue_.pop_front();
   dirty_.erase(key);
@@ -70,13 +82,11 @@ std::optional<std::string> WorkQueue::Get() {
   return key;
 }
 
-void WorkQueue::Done(const std::string& key) {
-  std::lock_guard lock(mu_);
-  processing_.erase(key);
-  if (dirty_.count(key) != 0 && !shutting_down_) {
-    queue_.push_back(key);
-    ready_cv_.notify_one();
-  }
+// REQUIRES: mu_ held.
+void WorkQueue::PushLocked(const std::string& key) {
+  queue_.push_back(key);
+  ready_cv_.notify_one();
+  if (on_ready_) on_ready_();
 }
 
 void WorkQueue::ShutDown() {
@@ -89,9 +99,7 @@ void WorkQueue::ShutDown() {
     waiting_by_time_.clear();
   }
   ready_cv_.notify_all();
-  alarm_.Stop();
-  std::lock_guard lock(join_mu_);
-  if (timer_.joinable()) timer_.join();
+  timer_.Cancel();
 }
 
 bool WorkQueue::ShuttingDown() const {
@@ -113,8 +121,7 @@ WorkQueueStats WorkQueue::Stats() const {
 void WorkQueue::AddLocked(const std::string& key) {
   if (!dirty_.insert(key).second) return;
   if (processing_.count(key) != 0) return;
-  queue_.push_back(key);
-  ready_cv_.notify_one();
+  PushLocked(key);
 }
 
 // REQUIRES: mu_ held.
@@ -125,21 +132,19 @@ void WorkQueue::CancelWaitLocked(const std::string& key) {
   waiting_by_key_.erase(it);
 }
 
-void WorkQueue::RunTimer() {
-  std::unique_lock lock(mu_);
-  while (!shutting_down_) {
-    TimePoint now = clock_.Now();
-    while (!waiting_by_time_.empty() && waiting_by_time_.begin()->first <= now) {
-      std::string key = waiting_by_time_.begin()->second;
-      waiting_by_time_.erase(waiting_by_time_.begin());
-      waiting_by_key_.erase(key);
-      AddLocked(key);
-    }
-    TimePoint next = waiting_by_time_.empty() ? now + kIdleSleep : waiting_by_time_.begin()->first;
-    lock.unlock();
-    alarm_.Wait(next);
-    lock.lock();
+// The timer's callback: moves the keys whose delay has passed to the queue
+// and arms the timer for the next one.
+void WorkQueue::MoveDue() {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return;
+  TimePoint now = clock_.Now();
+  while (!waiting_by_time_.empty() && waiting_by_time_.begin()->first <= now) {
+    std::string key = waiting_by_time_.begin()->second;
+    waiting_by_time_.erase(waiting_by_time_.begin());
+    waiting_by_key_.erase(key);
+    AddLocked(key);
   }
+  if (!waiting_by_time_.empty()) timer_.ArmAt(waiting_by_time_.begin()->first);
 }
 
 }  // namespace flotilla::runtime

@@ -18,25 +18,25 @@
 //   keys still queued or waiting (a level-based controller finds them again
 //   when it starts) and ignores later adds.
 //
-// One timer thread per queue moves delayed keys to the queue; it sleeps on
-// the injected Clock. Thread-safe.
+// Delayed keys move to the queue on a Timer (base/timer.h): the queues on
+// one Clock share its one timer thread. Thread-safe.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_set>
 #include <utility>
 
 #include "base/clock.h"
-#include "runtime/alarm.h"
+#include "base/timer.h"
 #include "runtime/rate_limiter.h"
 
 namespace flotilla::runtime {
@@ -53,7 +53,7 @@ class WorkQueue {
  public:
   // `limiter` null means NewControllerRateLimiter(clock).
   explicit WorkQueue(Clock& clock, std::unique_ptr<RateLimiter> limiter = nullptr);
-  // Shuts the queue down and joins its timer thread.
+  // Shuts the queue down.
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -68,6 +68,12 @@ class WorkQueue {
   // Blocks until a key is ready and hands it out, or returns nullopt once the
   // queue is shut down. The caller must call Done(key) when finished.
   std::optional<std::string> Get();
+  // A ready key as Get() hands it out, or nullopt at once when none is.
+  std::optional<std::string> TryGet();
+  // Calls `fn` whenever a key becomes ready, under the queue's lock: it must
+  // be quick and must not call the queue (a controller posts a worker).
+  // Set it before keys are added.
+  void SetOnReady(std::function<void()> fn);
   void Done(const std::string& key);
 
   void ShutDown();
@@ -80,11 +86,13 @@ class WorkQueue {
  private:
   void AddLocked(const std::string& key);
   void CancelWaitLocked(const std::string& key);
-  void RunTimer();
+  void MoveDue();
+  // REQUIRES: mu_ held.
+  void PushLocked(const std::string& key);
+  std::string TakeLocked();
 
   Clock& clock_;
   const std::unique_ptr<RateLimiter> limiter_;
-  Alarm alarm_;
 
   mutable std::mutex mu_;
   std::condition_variable ready_cv_;
@@ -94,11 +102,10 @@ class WorkQueue {
   std::map<std::string, TimePoint> waiting_by_key_;              // GUARDED_BY(mu_)
   std::set<std::pair<TimePoint, std::string>> waiting_by_time_;  // GUARDED_BY(mu_)
   bool shutting_down_ = false;                                   // GUARDED_BY(mu_)
+  std::function<void()> on_ready_;                               // GUARDED_BY(mu_)
   uint64_t adds_ = 0;                                            // GUARDED_BY(mu_)
   uint64_t retries_ = 0;                                         // GUARDED_BY(mu_)
-
-  std::mutex join_mu_;
-  std::thread timer_;  // GUARDED_BY(join_mu_) once started
+  Timer timer_;  // armed for the earliest waiting key
 };
 
 }  // namespace flotilla::runtime

@@ -196,6 +196,42 @@ TEST(WorkQueueTest, AddRateLimitedBacksOffExponentiallyPerKey) {
   EXPECT_EQ(q.Stats().retries, 2u);
 }
 
+TEST(WorkQueueTest, TryGetDoesNotBlockAndOnReadyTellsOfEveryReadyKey) {
+  FakeClock clock;
+  WorkQueue q(clock);
+  std::atomic<int> ready = 0;
+  q.SetOnReady([&] { ++ready; });
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+  q.Add("a");
+  q.Add("a");  // merged: not ready twice
+  EXPECT_EQ(ready, 1);
+  ASSERT_EQ(q.TryGet(), "a");
+  q.Add("a");  // dirty while processing: ready again once done
+  EXPECT_EQ(ready, 1);
+  q.Done("a");
+  EXPECT_EQ(ready, 2);
+  ASSERT_EQ(q.TryGet(), "a");
+  q.Done("a");
+  q.AddAfter("b", 1s);
+  clock.Advance(1s);
+  EXPECT_TRUE(Eventually([&] { return ready == 3; }));
+  EXPECT_EQ(q.TryGet(), "b");
+}
+
+TEST(WorkQueueTest, QueuesOnOneClockShareItsTimerThread) {
+  FakeClock clock;
+  std::vector<std::unique_ptr<WorkQueue>> queues;
+  for (int i = 0; i < 100; ++i) {
+    queues.push_back(std::make_unique<WorkQueue>(clock));
+    queues.back()->AddAfter("k", std::chrono::seconds(i + 1));
+  }
+  EXPECT_EQ(clock.timers().armed(), 100u) << "one timer per queue, all on the clock's service";
+  clock.Advance(100s);
+  for (auto& q : queues) EXPECT_EQ(q->Get(), "k");
+  queues.clear();
+  EXPECT_EQ(clock.timers().armed(), 0u);
+}
+
 TEST(RateLimiterTest, ExponentialDoublesFromBaseToMax) {
   ExponentialFailureRateLimiter limiter(5ms, 1000s);
   EXPECT_EQ(limiter.When("k"), 5ms);

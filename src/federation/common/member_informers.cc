@@ -77,7 +77,8 @@ void MemberInformers::Drop(const std::string& name) {
 }
 
 void MemberInformers::StopAll(Member& m) {
-  // A watch may take up to a second to notice its end: stop them together.
+  // An informer stops once its list in progress, if any, returns, which
+  // for an unreachable member is its timeout: stop them together.
   std::vector<runtime::Informer*> informers;
   for (auto& [resource, informer] : m.informers) informers.push_back(informer.get());
   runtime::ParallelFor(informers.size(), static_cast<int>(informers.size()),
