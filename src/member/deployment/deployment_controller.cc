@@ -65,6 +65,7 @@ DeploymentController::DeploymentController(ControllerContext& ctx)
       deployments_(ctx.informers.For(kDeployments)),
       replicasets_(ctx.informers.For(kReplicaSets)),
       pods_(ctx.informers.For(kPods)) {
+  replicasets_.AddIndex(kControllerlessIndex, ControllerlessValues);
   controller_ = &ctx.manager.AddController(
       kControllerName, 2, [this](const std::string& key) { return Reconcile(key); });
   deployments_.AddEventHandler(controller_->EnqueueHandler());
@@ -173,7 +174,7 @@ Status DeploymentController::ClaimReplicaSets(Sync& s, const api::LabelSelector&
         }
         return Status::Ok();
       }};
-  ClaimResult claimed = ClaimObjects(client_, req, replicasets_.lister().List(ns));
+  ClaimResult claimed = ClaimObjects(client_, req, ClaimCandidates(replicasets_.lister(), s.d));
   for (const runtime::ObjectPtr& rs : claimed.claimed) {
     s.rs_list.push_back(std::make_shared<json::object>(*rs));
   }

@@ -1,5 +1,6 @@
 #include "member/replicaset/controller_ref.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace flotilla::member {
@@ -82,6 +83,26 @@ ClaimResult ClaimObjects(client::Client& client, const ClaimRequest& req,
       fail(adopted.status());
     }
   }
+  return out;
+}
+
+std::vector<std::string> ControllerlessValues(const json::object& obj) {
+  if (ControllerRefOf(obj) != nullptr) return {};
+  return {Meta(obj, "namespace")};
+}
+
+std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
+                                                const json::object& owner) {
+  const std::string ns = Meta(owner, "namespace");
+  std::vector<runtime::ObjectPtr> out = lister.ByIndex(kControllerlessIndex, ns);
+  for (runtime::ObjectPtr& obj : lister.ByOwner(Meta(owner, "uid"))) {
+    if (ControllerRefOf(*obj) != nullptr && Meta(*obj, "namespace") == ns) {
+      out.push_back(std::move(obj));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+    return runtime::ObjectKey(*a) < runtime::ObjectKey(*b);
+  });
   return out;
 }
 

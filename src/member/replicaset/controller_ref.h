@@ -52,4 +52,15 @@ struct ClaimResult {
 ClaimResult ClaimObjects(client::Client& client, const ClaimRequest& req,
                          const std::vector<runtime::ObjectPtr>& candidates);
 
+// An index of the objects no controller owns, by namespace.
+inline constexpr char kControllerlessIndex[] = "controllerless";
+std::vector<std::string> ControllerlessValues(const json::object& obj);
+// What `owner` may claim among a cache's objects (which carry
+// kControllerlessIndex): those with an ownerReference to it, and those no
+// controller owns in its namespace; in key order. The same as every object
+// of the namespace for ClaimObjects, without looking at the objects other
+// controllers own.
+std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
+                                                const json::object& owner);
+
 }  // namespace flotilla::member

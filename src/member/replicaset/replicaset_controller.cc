@@ -16,6 +16,7 @@ ReplicaSetController::ReplicaSetController(ControllerContext& ctx)
       replicasets_(ctx.informers.For(kReplicaSets)),
       pods_(ctx.informers.For(kPods)),
       expectations_(ctx.clock) {
+  pods_.AddIndex(kControllerlessIndex, ControllerlessValues);
   controller_ = &ctx.manager.AddController(
       kControllerName, 2, [this](const std::string& key) { return Reconcile(key); });
   runtime::EventHandler rs_handler = controller_->EnqueueHandler();
@@ -112,7 +113,7 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   bool needs_sync = expectations_.Satisfied(key);
 
   std::vector<runtime::ObjectPtr> active;
-  for (const runtime::ObjectPtr& pod : pods_.lister().List(ns)) {
+  for (const runtime::ObjectPtr& pod : ClaimCandidates(pods_.lister(), *rs)) {
     if (IsPodActive(*pod)) active.push_back(pod);
   }
   ClaimRequest claim{&kPods, rs.get(), "apps/v1", "ReplicaSet", &*selector, [&]() -> Status {
