@@ -47,18 +47,13 @@ Status GarbageCollector::Start() {
   FLOTILLA_ASSIGN_OR_RETURN(
       watcher_,
       objects_.store().Watch("/", all.revision, [this](const auto& batch) { OnEvents(batch); }));
-  worker_ = std::thread([this] { Run(); });
+  worker_.Kick();
   return Status::Ok();
 }
 
 void GarbageCollector::Stop() {
   if (watcher_) watcher_->Stop();
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    cv_.notify_all();
-  }
-  if (worker_.joinable()) worker_.join();
+  worker_.Stop();
 }
 
 void GarbageCollector::Index(const std::string& key, const std::string& value) {
@@ -128,7 +123,7 @@ void GarbageCollector::OnEvents(const std::vector<storage::Event>& batch) {
       }
     }
   }
-  cv_.notify_all();
+  worker_.Kick();
 }
 
 std::optional<GarbageCollector::Node> GarbageCollector::Lookup(const std::string& key) {
@@ -145,20 +140,16 @@ std::vector<std::string> GarbageCollector::DependentsOf(const std::string& uid) 
   return {it->second.begin(), it->second.end()};
 }
 
-void GarbageCollector::Run() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    cv_.wait(lock, [&] { return stopping_ || !pending_.empty() || !pending_namespaces_.empty(); });
-    if (stopping_) return;
-    std::set<std::string> keys;
-    std::set<std::string> namespaces;
+void GarbageCollector::ProcessPending() {
+  std::set<std::string> keys;
+  std::set<std::string> namespaces;
+  {
+    std::lock_guard lock(mu_);
     keys.swap(pending_);
     namespaces.swap(pending_namespaces_);
-    lock.unlock();
-    for (const auto& key : keys) Process(key);
-    for (const auto& ns : namespaces) ProcessNamespace(ns);
-    lock.lock();
   }
+  for (const auto& key : keys) Process(key);
+  for (const auto& ns : namespaces) ProcessNamespace(ns);
 }
 
 }  // namespace flotilla::apiserver

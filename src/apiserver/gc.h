@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "apiserver/objects.h"
+#include "base/io.h"
 
 namespace flotilla::apiserver {
 
@@ -45,25 +46,26 @@ class GarbageCollector {
   void OnEvents(const std::vector<storage::Event>& batch);
   void Index(const std::string& key, const std::string& value);
   void Unindex(const std::string& key);
-  void Run();
+  // Processes what is pending (on the server pool, kicked by OnEvents).
+  void ProcessPending();
   void Process(const std::string& key);
   void ProcessNamespace(const std::string& ns);
   std::optional<Node> Lookup(const std::string& key);
   std::vector<std::string> DependentsOf(const std::string& uid);
+  // Processes `key` again on the next pass.
   void Retry(const std::string& key);
 
   Objects& objects_;
   std::unique_ptr<storage::Watcher> watcher_;
-  std::thread worker_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;                                    // GUARDED_BY(mu_)
   std::map<std::string, Node> nodes_;                        // GUARDED_BY(mu_) by key
   std::map<std::string, std::string> uid_to_key_;            // GUARDED_BY(mu_)
   std::map<std::string, std::set<std::string>> dependents_;  // GUARDED_BY(mu_) owner uid -> keys
   std::set<std::string> pending_;                            // GUARDED_BY(mu_) keys to check
   std::set<std::string> pending_namespaces_;                 // GUARDED_BY(mu_)
+  // Last: it runs ProcessPending, which uses the members above.
+  PoolTrigger worker_{SharedBlockingPool(), [this] { ProcessPending(); }};
 };
 
 }  // namespace flotilla::apiserver

@@ -24,8 +24,11 @@ Status Modify(Objects& objects, const api::Resource& res, const std::string& ns,
 }  // namespace
 
 void GarbageCollector::Retry(const std::string& key) {
-  std::lock_guard lock(mu_);
-  pending_.insert(key);
+  {
+    std::lock_guard lock(mu_);
+    pending_.insert(key);
+  }
+  worker_.Kick();
 }
 
 void GarbageCollector::Process(const std::string& key) {

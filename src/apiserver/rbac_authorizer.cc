@@ -91,17 +91,14 @@ Status RbacAuthorizer::Start() {
     if (rewritten == 0) break;
   }
   WaitForRevision(written);
-  aggregator_ = std::thread([this] { AggregateLoop(); });
+  std::lock_guard lock(loop_mu_);
+  started_ = true;
+  if (dirty_) aggregator_.Kick();
   return Status::Ok();
 }
 
 void RbacAuthorizer::Stop() {
-  {
-    std::lock_guard lock(loop_mu_);
-    stop_ = true;
-  }
-  loop_cv_.notify_all();
-  if (aggregator_.joinable()) aggregator_.join();
+  aggregator_.Stop();
   if (watcher_) watcher_->Stop();
 }
 
@@ -119,7 +116,7 @@ void RbacAuthorizer::OnEvents(const std::vector<storage::Event>& batch) {
   if (cluster_role_changed) {
     std::lock_guard lock(loop_mu_);
     dirty_ = true;
-    loop_cv_.notify_all();
+    if (started_) aggregator_.Kick();
   }
 }
 
@@ -214,18 +211,14 @@ StatusOr<int> RbacAuthorizer::Aggregate(int64_t* written) {
   return static_cast<int>(changes.size());
 }
 
-void RbacAuthorizer::AggregateLoop() {
-  std::unique_lock lock(loop_mu_);
-  while (true) {
-    loop_cv_.wait(lock, [&] { return dirty_ || stop_; });
-    if (stop_) return;
+void RbacAuthorizer::AggregateOnce() {
+  {
+    std::lock_guard lock(loop_mu_);
     dirty_ = false;
-    lock.unlock();
-    auto rewritten = Aggregate(nullptr);
-    if (!rewritten.ok()) {
-      spdlog::warn("rbac: aggregating ClusterRoles: {}", rewritten.status().ToString());
-    }
-    lock.lock();
+  }
+  auto rewritten = Aggregate(nullptr);
+  if (!rewritten.ok()) {
+    spdlog::warn("rbac: aggregating ClusterRoles: {}", rewritten.status().ToString());
   }
 }
 

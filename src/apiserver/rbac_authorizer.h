@@ -29,6 +29,7 @@
 
 #include "apiserver/objects.h"
 #include "apiserver/rbac.h"
+#include "base/io.h"
 
 namespace flotilla::apiserver {
 
@@ -64,7 +65,7 @@ class RbacAuthorizer {
   Status EnsureBootstrap(int64_t* written);
   // One aggregation pass; returns how many ClusterRoles it rewrote.
   StatusOr<int> Aggregate(int64_t* written);
-  void AggregateLoop();
+  void AggregateOnce();
   Status Forbid(const api::Resource& res, const json::object& obj, const std::string& why) const;
 
   Objects& objects_;
@@ -82,10 +83,10 @@ class RbacAuthorizer {
   std::condition_variable_any seen_cv_;
 
   std::mutex loop_mu_;
-  std::condition_variable loop_cv_;
-  bool dirty_ = false;  // GUARDED_BY(loop_mu_)
-  bool stop_ = false;   // GUARDED_BY(loop_mu_)
-  std::thread aggregator_;
+  bool dirty_ = false;    // GUARDED_BY(loop_mu_)
+  bool started_ = false;  // GUARDED_BY(loop_mu_)
+  // Aggregates on the server pool after ClusterRoles change, once started.
+  PoolTrigger aggregator_{SharedBlockingPool(), [this] { AggregateOnce(); }};
 };
 
 }  // namespace flotilla::apiserver

@@ -110,6 +110,44 @@ void BlockingPool::Work() {
   cv_.notify_all();
 }
 
+PoolTrigger::PoolTrigger(BlockingPool& pool, std::function<void()> fn)
+    : pool_(pool), fn_(std::move(fn)) {}
+
+PoolTrigger::~PoolTrigger() { Stop(); }
+
+void PoolTrigger::Kick() {
+  std::lock_guard lock(mu_);
+  if (stopped_) return;
+  if (posted_) {
+    again_ = true;
+    return;
+  }
+  posted_ = true;
+  pool_.Submit([this] { Run(); });
+}
+
+void PoolTrigger::Stop() {
+  std::unique_lock lock(mu_);
+  stopped_ = true;
+  if (runner_ == std::this_thread::get_id()) return;
+  idle_cv_.wait(lock, [&] { return !posted_; });
+}
+
+void PoolTrigger::Run() {
+  std::unique_lock lock(mu_);
+  runner_ = std::this_thread::get_id();
+  do {
+    again_ = false;
+    if (stopped_) break;
+    lock.unlock();
+    fn_();
+    lock.lock();
+  } while (again_);
+  posted_ = false;
+  runner_ = std::thread::id();
+  idle_cv_.notify_all();  // under mu_: the owner may destroy this once it is released
+}
+
 BlockingPool& SharedBlockingPool() {
   static BlockingPool* pool = new BlockingPool(256, std::chrono::seconds(30));
   return *pool;

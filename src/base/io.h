@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <thread>
 
 namespace flotilla {
 
@@ -47,6 +48,35 @@ class BlockingPool {
   size_t threads_ = 0;                       // GUARDED_BY(mu_)
   size_t idle_ = 0;                          // GUARDED_BY(mu_)
   bool closing_ = false;                     // GUARDED_BY(mu_)
+};
+
+// A function run on a pool whenever it is kicked, never twice at once: a
+// Kick() while it runs makes it run once more afterwards. It holds no
+// thread while idle, in place of a thread that waits for work. Thread-safe.
+class PoolTrigger {
+ public:
+  PoolTrigger(BlockingPool& pool, std::function<void()> fn);
+  // Stop().
+  ~PoolTrigger();
+  PoolTrigger(const PoolTrigger&) = delete;
+  PoolTrigger& operator=(const PoolTrigger&) = delete;
+
+  void Kick();
+  // Waits for a run in progress (unless called from it); later kicks do
+  // nothing. Idempotent.
+  void Stop();
+
+ private:
+  void Run();
+
+  BlockingPool& pool_;
+  const std::function<void()> fn_;
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  bool posted_ = false;   // GUARDED_BY(mu_) a Run is queued or running
+  bool again_ = false;    // GUARDED_BY(mu_) kicked while running
+  bool stopped_ = false;  // GUARDED_BY(mu_)
+  std::thread::id runner_;  // GUARDED_BY(mu_)
 };
 
 // The process's pool for servers (their request handlers): up to 256

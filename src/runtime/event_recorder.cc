@@ -32,9 +32,12 @@ EventRecorder::EventRecorder(client::Client& client, Clock& clock, EventSource s
     : client_(client), clock_(clock), source_(std::move(source)), max_queued_(max_queued) {}
 
 EventRecorder::~EventRecorder() {
-  std::unique_lock lock(mu_);
-  stopping_ = true;
-  cv_.wait(lock, [&] { return !writing_; });
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  Flush();
+  writer_.Stop();
 }
 
 void EventRecorder::Event(const json::object& object, std::string_view type,
@@ -51,9 +54,7 @@ void EventRecorder::Event(const json::object& object, std::string_view type,
   }
   queue_.push_back(std::move(p));
   ++enqueued_;
-  if (writing_) return;
-  writing_ = true;
-  SharedClientPool().Submit([this] { WriteQueued(); });
+  writer_.Kick();
 }
 
 void EventRecorder::Flush() {
@@ -69,12 +70,7 @@ EventRecorderStats EventRecorder::Stats() const {
 
 void EventRecorder::WriteQueued() {
   std::unique_lock lock(mu_);
-  for (;;) {
-    if (queue_.empty()) {
-      writing_ = false;
-      cv_.notify_all();  // under mu_: the destructor may run once it is released
-      return;
-    }
+  while (!queue_.empty()) {
     Pending p = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();

@@ -32,6 +32,7 @@
 #include <unordered_map>
 
 #include "base/clock.h"
+#include "base/io.h"
 #include "base/json.h"
 #include "client/client.h"
 
@@ -104,12 +105,14 @@ class EventRecorder {
   uint64_t enqueued_ = 0;      // GUARDED_BY(mu_)
   uint64_t finished_ = 0;      // GUARDED_BY(mu_)
   bool stopping_ = false;      // GUARDED_BY(mu_)
-  bool writing_ = false;       // GUARDED_BY(mu_) WriteQueued is posted or running
   EventRecorderStats stats_;   // GUARDED_BY(mu_)
 
   // Owned by the running WriteQueued.
   std::unordered_map<std::string, Seen> seen_;
   std::list<std::string> lru_;  // most recent first
+
+  // Last: it runs WriteQueued, which uses the members above.
+  PoolTrigger writer_{SharedClientPool(), [this] { WriteQueued(); }};
 };
 
 }  // namespace flotilla::runtime

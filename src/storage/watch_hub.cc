@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/io.h"
+
 namespace flotilla::storage {
 
 // One watcher's queue and delivery state. The callback is called only by the
@@ -47,17 +49,10 @@ class WatchHub::Handle final : public Watcher {
   std::shared_ptr<Sink> sink_;
 };
 
-WatchHub::WatchHub(int threads) {
-  for (int i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { Run(); });
-}
-
 WatchHub::~WatchHub() {
-  {
-    std::lock_guard lock(mu_);
-    closing_ = true;
-  }
-  ready_cv_.notify_all();
-  for (auto& t : threads_) t.join();
+  std::unique_lock lock(mu_);
+  closing_ = true;
+  idle_cv_.wait(lock, [this] { return inflight_ == 0; });
 }
 
 std::unique_ptr<Watcher> WatchHub::Add(std::string prefix, int64_t after_revision,
@@ -68,10 +63,7 @@ std::unique_ptr<Watcher> WatchHub::Add(std::string prefix, int64_t after_revisio
   sink->scheduled = !sink->queue.empty();
   std::lock_guard lock(mu_);
   sinks_.push_back(sink);
-  if (sink->scheduled) {
-    ready_.push_back(sink);
-    ready_cv_.notify_one();
-  }
+  if (sink->scheduled) ScheduleLocked(sink);
   return std::make_unique<Handle>(std::move(sink));
 }
 
@@ -94,24 +86,9 @@ void WatchHub::Publish(std::span<const HistoryEntry> entries) {
     }
     if (added && !sink.scheduled) {
       sink.scheduled = true;
-      ready_.push_back(sinks_[i]);
-      ready_cv_.notify_one();
+      ScheduleLocked(sinks_[i]);
     }
     ++i;
-  }
-}
-
-void WatchHub::Run() {
-  while (true) {
-    std::shared_ptr<Sink> sink;
-    {
-      std::unique_lock lock(mu_);
-      ready_cv_.wait(lock, [this] { return closing_ || !ready_.empty(); });
-      if (closing_) return;
-      sink = std::move(ready_.front());
-      ready_.pop_front();
-    }
-    Deliver(sink);
   }
 }
 
@@ -151,13 +128,23 @@ void WatchHub::Deliver(const std::shared_ptr<Sink>& sink) {
     }
   }
   sink->idle.notify_all();
-  if (again) Schedule(sink);
+  if (!again) return;
+  std::lock_guard lock(mu_);
+  ScheduleLocked(sink);
 }
 
-void WatchHub::Schedule(std::shared_ptr<Sink> sink) {
-  std::lock_guard lock(mu_);
-  ready_.push_back(std::move(sink));
-  ready_cv_.notify_one();
+void WatchHub::ScheduleLocked(std::shared_ptr<Sink> sink) {
+  ++inflight_;
+  SharedBlockingPool().Submit([this, sink = std::move(sink)] {
+    bool closing;
+    {
+      std::lock_guard lock(mu_);
+      closing = closing_;
+    }
+    if (!closing) Deliver(sink);
+    std::lock_guard lock(mu_);
+    if (--inflight_ == 0) idle_cv_.notify_all();
+  });
 }
 
 }  // namespace flotilla::storage

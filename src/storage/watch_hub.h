@@ -1,8 +1,9 @@
-// Watch fan-out. Every watcher has its own queue of history entries; a small
-// pool of delivery threads drains the queues and calls the callbacks, one
-// batch at a time per watcher, so that a watcher's events arrive in order and
-// a slow callback holds up neither writers (Publish only appends to queues)
-// nor, unless every delivery thread is busy with a slow one, other watchers.
+// Watch fan-out. Every watcher has its own queue of history entries; tasks
+// on the process's server pool (base/io.h) drain the queues and call the
+// callbacks, one batch at a time per watcher, so that a watcher's events
+// arrive in order and a slow callback holds up neither writers (Publish only
+// appends to queues) nor other watchers. The hub holds no thread: the 100
+// API servers of a member process share the pool.
 #pragma once
 
 #include <condition_variable>
@@ -12,7 +13,6 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "storage/record.h"
@@ -22,13 +22,12 @@ namespace flotilla::storage {
 
 class WatchHub {
  public:
-  static constexpr int kDefaultThreads = 4;
   // Most events handed to one callback invocation.
   static constexpr size_t kMaxBatch = 1000;
 
-  explicit WatchHub(int threads = kDefaultThreads);
-  // Joins the delivery threads; events still queued are dropped. Watchers may
-  // outlive the hub (their Stop() keeps working).
+  WatchHub() = default;
+  // Waits for the deliveries in progress; events still queued are dropped.
+  // Watchers may outlive the hub (their Stop() keeps working).
   ~WatchHub();
 
   WatchHub(const WatchHub&) = delete;
@@ -48,16 +47,15 @@ class WatchHub {
   struct Sink;
   class Handle;
 
-  void Run();
   void Deliver(const std::shared_ptr<Sink>& sink);
-  void Schedule(std::shared_ptr<Sink> sink);
+  // Posts a delivery of `sink` to the pool. REQUIRES: mu_ held.
+  void ScheduleLocked(std::shared_ptr<Sink> sink);
 
   std::mutex mu_;
-  std::condition_variable ready_cv_;
+  std::condition_variable idle_cv_;           // inflight_ reached zero
   std::vector<std::shared_ptr<Sink>> sinks_;  // GUARDED_BY(mu_)
-  std::deque<std::shared_ptr<Sink>> ready_;   // GUARDED_BY(mu_)
+  size_t inflight_ = 0;                       // GUARDED_BY(mu_) deliveries posted
   bool closing_ = false;                      // GUARDED_BY(mu_)
-  std::vector<std::thread> threads_;
 };
 
 }  // namespace flotilla::storage
