@@ -6,7 +6,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "apiserver/url.h"
@@ -155,12 +157,23 @@ class LoopStream : public apiserver::ChunkStream,
     });
   }
 
+  // Ends the stream before it returns, the server's session included (a
+  // member stops its informers, then its API server), unless called from
+  // the sink while it is fed: then the drain ends it on return.
   void Cancel() override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     cancelled_ = true;
     ending_ = true;
     queue_.clear();
-    ScheduleLocked();
+    if (!draining_ && !finished_) {
+      draining_ = true;
+      drainer_ = std::this_thread::get_id();
+      lock.unlock();
+      Finish();
+      return;
+    }
+    if (drainer_ == std::this_thread::get_id()) return;
+    done_cv_.wait(lock, [&] { return done_; });
   }
 
  private:
@@ -176,11 +189,13 @@ class LoopStream : public apiserver::ChunkStream,
       std::deque<std::string> chunks;
       {
         std::lock_guard lock(mu_);
+        drainer_ = std::this_thread::get_id();
         chunks.swap(queue_);
         queued_bytes_ = 0;
         if (chunks.empty()) {
           if (ending_) break;
           draining_ = false;
+          drainer_ = std::thread::id();
           return;
         }
       }
@@ -206,6 +221,10 @@ class LoopStream : public apiserver::ChunkStream,
     }
     sink_->OnEnd(status);
     if (on_end) on_end();
+    std::lock_guard lock(mu_);
+    done_ = true;
+    drainer_ = std::thread::id();
+    done_cv_.notify_all();
   }
 
   void Fire(uint64_t generation) {
@@ -227,6 +246,9 @@ class LoopStream : public apiserver::ChunkStream,
   bool cancelled_ = false;          // GUARDED_BY(mu_)
   bool draining_ = false;           // GUARDED_BY(mu_) a Drain is posted or running
   bool finished_ = false;           // GUARDED_BY(mu_) OnEnd delivered or under way
+  bool done_ = false;               // GUARDED_BY(mu_) Finish returned
+  std::condition_variable done_cv_;
+  std::thread::id drainer_;         // GUARDED_BY(mu_) the thread draining or finishing
   Status failure_;                  // GUARDED_BY(mu_)
   std::function<void()> on_end_;    // GUARDED_BY(mu_)
   boost::asio::steady_timer timer_;  // GUARDED_BY(mu_)
