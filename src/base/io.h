@@ -73,9 +73,9 @@ class PoolTrigger {
   const std::function<void()> fn_;
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  bool posted_ = false;   // GUARDED_BY(mu_) a Run is queued or running
-  bool again_ = false;    // GUARDED_BY(mu_) kicked while running
-  bool stopped_ = false;  // GUARDED_BY(mu_)
+  bool posted_ = false;     // GUARDED_BY(mu_) a Run is queued or running
+  bool again_ = false;      // GUARDED_BY(mu_) kicked while running
+  bool stopped_ = false;    // GUARDED_BY(mu_)
   std::thread::id runner_;  // GUARDED_BY(mu_)
 };
 

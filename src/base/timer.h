@@ -49,10 +49,10 @@ class TimerService {
   Clock& clock_;
   const std::unique_ptr<Sleeper> sleeper_;
   mutable std::mutex mu_;
-  std::condition_variable idle_cv_;            // signalled when a callback returns
+  std::condition_variable idle_cv_;               // signalled when a callback returns
   std::set<std::pair<TimePoint, Timer*>> queue_;  // GUARDED_BY(mu_)
-  Timer* running_ = nullptr;                   // GUARDED_BY(mu_)
-  bool stopping_ = false;                      // GUARDED_BY(mu_)
+  Timer* running_ = nullptr;                      // GUARDED_BY(mu_)
+  bool stopping_ = false;                         // GUARDED_BY(mu_)
   std::thread thread_;
 };
 
@@ -78,7 +78,7 @@ class Timer {
   TimerService& service_;
   // Shared so that a callback that destroys its Timer runs to its end.
   const std::shared_ptr<const std::function<void()>> fire_;
-  TimePoint when_;     // GUARDED_BY(service_.mu_) while armed_
+  TimePoint when_;      // GUARDED_BY(service_.mu_) while armed_
   bool armed_ = false;  // GUARDED_BY(service_.mu_)
 };
 

@@ -132,9 +132,9 @@ net::awaitable<Status> HttpsStream::Connect() {
   const Endpoint& ep = params_.endpoint;
   auto [resolve_ec, addresses] = co_await resolver_.async_resolve(ep.host, ep.port, kAwait);
   if (resolve_ec) {
-    co_return timed_out_ ? Failed("dial tcp", resolve_ec)
-                         : Status::Unavailable("dial tcp: lookup " + ep.host + ": " +
-                                               resolve_ec.message());
+    co_return timed_out_
+        ? Failed("dial tcp", resolve_ec)
+        : Status::Unavailable("dial tcp: lookup " + ep.host + ": " + resolve_ec.message());
   }
   std::string dial = "dial tcp " + ep.host_header;
   auto [connect_ec, peer] = co_await net::async_connect(stream_.next_layer(), addresses, kAwait);

@@ -5,8 +5,8 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <deque>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -240,20 +240,20 @@ class LoopStream : public apiserver::ChunkStream,
 
   const std::shared_ptr<AsyncStreamSink> sink_;
   mutable std::mutex mu_;
-  std::deque<std::string> queue_;   // GUARDED_BY(mu_)
-  size_t queued_bytes_ = 0;         // GUARDED_BY(mu_)
-  bool ending_ = false;             // GUARDED_BY(mu_) no more chunks are taken
-  bool cancelled_ = false;          // GUARDED_BY(mu_)
-  bool draining_ = false;           // GUARDED_BY(mu_) a Drain is posted or running
-  bool finished_ = false;           // GUARDED_BY(mu_) OnEnd delivered or under way
-  bool done_ = false;               // GUARDED_BY(mu_) Finish returned
+  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
+  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_)
+  bool ending_ = false;            // GUARDED_BY(mu_) no more chunks are taken
+  bool cancelled_ = false;         // GUARDED_BY(mu_)
+  bool draining_ = false;          // GUARDED_BY(mu_) a Drain is posted or running
+  bool finished_ = false;          // GUARDED_BY(mu_) OnEnd delivered or under way
+  bool done_ = false;              // GUARDED_BY(mu_) Finish returned
   std::condition_variable done_cv_;
-  std::thread::id drainer_;         // GUARDED_BY(mu_) the thread draining or finishing
-  Status failure_;                  // GUARDED_BY(mu_)
-  std::function<void()> on_end_;    // GUARDED_BY(mu_)
+  std::thread::id drainer_;          // GUARDED_BY(mu_) the thread draining or finishing
+  Status failure_;                   // GUARDED_BY(mu_)
+  std::function<void()> on_end_;     // GUARDED_BY(mu_)
   boost::asio::steady_timer timer_;  // GUARDED_BY(mu_)
-  std::function<void()> timer_fn_;  // GUARDED_BY(mu_)
-  uint64_t timer_generation_ = 0;   // GUARDED_BY(mu_)
+  std::function<void()> timer_fn_;   // GUARDED_BY(mu_)
+  uint64_t timer_generation_ = 0;    // GUARDED_BY(mu_)
 };
 
 // Answers a streamed request into a LoopStream.

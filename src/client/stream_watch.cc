@@ -60,7 +60,8 @@ class StreamWatch::State : public AsyncStreamSink {
   bool OnData(std::string_view data) override {
     if (!EnterCallback()) return false;
     if (end_status_.ok()) {
-      Status s = decoder_.Feed(data, [this](WatchEvent event) { return Deliver(std::move(event)); });
+      Status s =
+          decoder_.Feed(data, [this](WatchEvent event) { return Deliver(std::move(event)); });
       if (!s.ok()) end_status_ = s;
     }
     return LeaveCallback() && end_status_.ok();
@@ -71,12 +72,13 @@ class StreamWatch::State : public AsyncStreamSink {
       std::lock_guard lock(mu_);
       if (!head_known_) {
         head_known_ = true;
-        head_status_ =
-            status.ok() ? Status::Unavailable("the watch ended before the server answered") : status;
+        head_status_ = status.ok()
+                           ? Status::Unavailable("the watch ended before the server answered")
+                           : status;
         cv_.notify_all();
         return;
       }
-      if (!head_status_.ok()) return;  // refused: StartWatch returned the error
+      if (!head_status_.ok()) return;         // refused: StartWatch returned the error
       if (cancelled_) status = Status::Ok();  // failures that Stop() caused are not errors
     }
     if (status.ok() && end_status_.ok() && EnterCallback()) {
@@ -136,13 +138,13 @@ class StreamWatch::State : public AsyncStreamSink {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool head_known_ = false;           // GUARDED_BY(mu_)
-  Status head_status_;                // GUARDED_BY(mu_)
-  bool cancelled_ = false;            // GUARDED_BY(mu_)
-  bool ended_ = false;                // GUARDED_BY(mu_) `done` taken
-  WatchDone on_done_;                 // GUARDED_BY(mu_)
+  bool head_known_ = false;          // GUARDED_BY(mu_)
+  Status head_status_;               // GUARDED_BY(mu_)
+  bool cancelled_ = false;           // GUARDED_BY(mu_)
+  bool ended_ = false;               // GUARDED_BY(mu_) `done` taken
+  WatchDone on_done_;                // GUARDED_BY(mu_)
   std::thread::id callback_thread_;  // GUARDED_BY(mu_) running a callback
-  std::string last_rv_;               // GUARDED_BY(mu_)
+  std::string last_rv_;              // GUARDED_BY(mu_)
 };
 
 StreamWatch::StreamWatch(std::shared_ptr<State> state, std::shared_ptr<StreamCall> call)

@@ -24,11 +24,11 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <condition_variable>
 #include <vector>
 
 #include "base/clock.h"

@@ -149,7 +149,8 @@ void Informer::Retry() {
     return;
   }
   Duration delay = options_.backoff_max;
-  if (failures_ - 2 < 30) delay = std::min(delay, options_.backoff_initial * (1 << (failures_ - 2)));
+  if (failures_ - 2 < 30)
+    delay = std::min(delay, options_.backoff_initial * (1 << (failures_ - 2)));
   if (!stopping_) retry_timer_.ArmAfter(delay);
 }
 
