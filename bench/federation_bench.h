@@ -90,10 +90,14 @@ class LocalReplicaSetWatcher {
       const std::vector<client::Client*>& members);
   ~LocalReplicaSetWatcher();
 
-  // Waits until `name` exists in `count` members; returns when the last of
-  // them was seen, or nullopt after `timeout`.
-  std::optional<Steady::time_point> WaitFor(const std::string& name, int count,
-                                            std::chrono::milliseconds timeout);
+  // When a ReplicaSet was seen in the first and in the last of its members.
+  struct Arrival {
+    Steady::time_point first, last;
+  };
+  // Waits until `name` exists in `count` members, or returns nullopt after
+  // `timeout`.
+  std::optional<Arrival> WaitFor(const std::string& name, int count,
+                                 std::chrono::milliseconds timeout);
   // Waits until `names` ReplicaSets have appeared somewhere; returns when
   // the last one did, or nullopt after `timeout`.
   std::optional<Steady::time_point> WaitForNames(size_t names, std::chrono::milliseconds timeout);
@@ -106,7 +110,7 @@ class LocalReplicaSetWatcher {
 
   struct Arrivals {
     int count = 0;
-    Steady::time_point last;
+    Arrival at;
   };
   mutable std::mutex mu_;
   std::condition_variable cv_;

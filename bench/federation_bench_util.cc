@@ -194,14 +194,17 @@ void LocalReplicaSetWatcher::Seen(const std::string& name) {
   {
     std::lock_guard lock(mu_);
     Arrivals& a = seen_[name];
-    if (a.count == 0) last_new_name_ = now;
+    if (a.count == 0) {
+      last_new_name_ = now;
+      a.at.first = now;
+    }
     ++a.count;
-    a.last = now;
+    a.at.last = now;
   }
   cv_.notify_all();
 }
 
-std::optional<Steady::time_point> LocalReplicaSetWatcher::WaitFor(
+std::optional<LocalReplicaSetWatcher::Arrival> LocalReplicaSetWatcher::WaitFor(
     const std::string& name, int count, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   bool done = cv_.wait_for(lock, timeout, [&] {
@@ -209,7 +212,7 @@ std::optional<Steady::time_point> LocalReplicaSetWatcher::WaitFor(
     return it != seen_.end() && it->second.count >= count;
   });
   if (!done) return std::nullopt;
-  return seen_[name].last;
+  return seen_[name].at;
 }
 
 std::optional<Steady::time_point> LocalReplicaSetWatcher::WaitForNames(

@@ -4,6 +4,8 @@
 #include <deque>
 #include <mutex>
 
+#include "base/io.h"
+
 namespace flotilla::apiserver {
 
 std::string Request::Query(std::string_view name) const {
@@ -73,6 +75,7 @@ class Responder::DetachedStream : public ChunkStream {
       cv_.notify_all();
     });
     std::unique_lock lock(mu_);
+    ScopedBlocking blocking;
     while (!gone_) {
       auto now = std::chrono::steady_clock::now();
       cv_.wait_until(lock, std::min(timer_at_, now + kGonePoll), [&] {

@@ -6,6 +6,7 @@
 #include "api/validation.h"
 #include "apiserver/meta.h"
 #include "apiserver/rbac_bootstrap.h"
+#include "base/io.h"
 #include "base/log.h"
 
 namespace flotilla::apiserver {
@@ -157,6 +158,7 @@ void RbacAuthorizer::ApplyLocked(const std::string& key, const std::string& valu
 
 void RbacAuthorizer::WaitForRevision(int64_t revision) {
   std::unique_lock lock(mu_);
+  ScopedBlocking blocking;
   seen_cv_.wait(lock, [&] { return seen_ >= revision; });
 }
 

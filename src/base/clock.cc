@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/io.h"
 #include "base/timer.h"
 
 namespace flotilla {
@@ -57,6 +58,7 @@ void Clock::StopTimers() {
 }
 
 void Clock::SleepUntil(TimePoint deadline) {
+  ScopedBlocking blocking;
   std::unique_ptr<Sleeper> sleeper = NewSleeper();
   while (!sleeper->SleepUntil(deadline)) {
   }

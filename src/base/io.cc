@@ -57,31 +57,62 @@ SharedIo& Shared() {
 boost::asio::io_context& SharedIoContext() { return Shared().io; }
 size_t SharedIoThreads() { return Shared().threads; }
 
-BlockingPool::BlockingPool(size_t max_threads, std::chrono::milliseconds idle_timeout)
-    : max_threads_(std::max<size_t>(1, max_threads)), idle_timeout_(idle_timeout) {}
+namespace {
+// The pool whose thread this is, and how deep its ScopedBlocking nest.
+thread_local BlockingPool* tls_pool = nullptr;
+thread_local int tls_blocking_depth = 0;
+}  // namespace
+
+size_t BlockingPool::DefaultRunningTarget() {
+  return std::max<size_t>(4, 2 * std::thread::hardware_concurrency());
+}
+
+BlockingPool::BlockingPool(size_t max_threads, std::chrono::milliseconds idle_timeout,
+                           size_t running_target, std::chrono::milliseconds starvation_check)
+    : max_threads_(std::max<size_t>(1, max_threads)),
+      idle_timeout_(idle_timeout),
+      running_target_(std::max<size_t>(1, running_target)),
+      starvation_check_(starvation_check) {}
 
 BlockingPool::~BlockingPool() {
   std::unique_lock lock(mu_);
   closing_ = true;
   queue_.clear();
   cv_.notify_all();
+  monitor_cv_.notify_all();
   cv_.wait(lock, [&] { return threads_ == 0; });
+  lock.unlock();
+  if (monitor_.joinable()) monitor_.join();
 }
 
 void BlockingPool::Submit(std::function<void()> work) {
   std::lock_guard lock(mu_);
   if (closing_) return;
   queue_.push_back(std::move(work));
-  if (idle_ >= queue_.size()) {
+  if (running_ < running_target_) {
+    DispatchLocked();
+    return;
+  }
+  // It waits for a running thread: the monitor watches that one finishes.
+  if (!monitor_.joinable()) {
+    monitor_ = std::thread([this] { Monitor(); });
+  } else if (queue_.size() == 1) {
+    monitor_cv_.notify_one();
+  }
+}
+
+void BlockingPool::DispatchLocked() {
+  if (idle_ > wakes_) {
+    ++wakes_;
     cv_.notify_one();
     return;
   }
-  if (threads_ < max_threads_) {
-    if (SpawnDetached([this] { Work(); })) {
-      ++threads_;
-    } else if (threads_ == 0) {
-      spdlog::error("cannot start a thread for blocking work; it waits");
-    }
+  if (threads_ >= max_threads_) return;
+  if (SpawnDetached([this] { Work(); })) {
+    ++threads_;
+    ++running_;
+  } else if (threads_ == 0) {
+    spdlog::error("cannot start a thread for blocking work; it waits");
   }
 }
 
@@ -91,16 +122,23 @@ size_t BlockingPool::threads() const {
 }
 
 void BlockingPool::Work() {
+  tls_pool = this;
   std::unique_lock lock(mu_);
-  while (true) {
+  while (!closing_) {
     if (queue_.empty()) {
+      --running_;
       ++idle_;
-      bool woken = cv_.wait_for(lock, idle_timeout_, [&] { return !queue_.empty() || closing_; });
+      bool woken = cv_.wait_for(lock, idle_timeout_, [&] { return wakes_ > 0 || closing_; });
       --idle_;
       if (!woken || closing_) break;
+      --wakes_;
+      ++running_;
+      // Another thread may have taken the work this wake was for.
+      if (queue_.empty()) continue;
     }
     auto work = std::move(queue_.front());
     queue_.pop_front();
+    ++started_;
     lock.unlock();
     work();
     work = nullptr;
@@ -108,6 +146,47 @@ void BlockingPool::Work() {
   }
   --threads_;
   cv_.notify_all();
+  tls_pool = nullptr;
+}
+
+void BlockingPool::Monitor() {
+  std::unique_lock lock(mu_);
+  uint64_t seen = started_;
+  while (!closing_) {
+    if (queue_.empty()) {
+      monitor_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      seen = started_;
+      continue;
+    }
+    monitor_cv_.wait_for(lock, starvation_check_, [&] { return closing_; });
+    if (closing_) break;
+    // Queued work and none started: whatever runs waits without saying so.
+    if (!queue_.empty() && started_ == seen) DispatchLocked();
+    seen = started_;
+  }
+}
+
+void BlockingPool::EnterBlocking() {
+  std::lock_guard lock(mu_);
+  --running_;
+  if (!queue_.empty() && running_ < running_target_) DispatchLocked();
+}
+
+void BlockingPool::LeaveBlocking() {
+  std::lock_guard lock(mu_);
+  ++running_;
+}
+
+ScopedBlocking::ScopedBlocking() {
+  if (tls_pool == nullptr || tls_blocking_depth++ > 0) return;
+  pool_ = tls_pool;
+  pool_->EnterBlocking();
+}
+
+ScopedBlocking::~ScopedBlocking() {
+  if (tls_pool == nullptr) return;
+  --tls_blocking_depth;
+  if (pool_ != nullptr) pool_->LeaveBlocking();
 }
 
 PoolTrigger::PoolTrigger(BlockingPool& pool, std::function<void()> fn)
@@ -130,6 +209,7 @@ void PoolTrigger::Stop() {
   std::unique_lock lock(mu_);
   stopped_ = true;
   if (runner_ == std::this_thread::get_id()) return;
+  ScopedBlocking blocking;
   idle_cv_.wait(lock, [&] { return !posted_; });
 }
 

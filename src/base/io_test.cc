@@ -35,6 +35,116 @@ class Gate {
   bool open_ = false;
 };
 
+// The monitor's check, for tests that must see the target alone at work.
+constexpr std::chrono::milliseconds kNoMonitor = std::chrono::hours(1);
+
+// A flag one thread sets and others wait for.
+class Latch {
+ public:
+  void Set() {
+    std::lock_guard lock(mu_);
+    set_ = true;
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return set_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool set_ = false;
+};
+
+// Counts tasks that ran, and how many ran at once at most.
+class Tally {
+ public:
+  void Enter() {
+    std::lock_guard lock(mu_);
+    most_ = std::max(most_, ++now_);
+  }
+  void Leave() {
+    std::lock_guard lock(mu_);
+    --now_;
+    ++done_;
+    cv_.notify_all();
+  }
+  void WaitDone(int n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_ >= n; });
+  }
+  int most() {
+    std::lock_guard lock(mu_);
+    return most_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int now_ = 0, most_ = 0, done_ = 0;
+};
+
+TEST(BlockingPoolTest, RunsNoMoreThanItsTargetAtOnce) {
+  BlockingPool pool(64, std::chrono::seconds(30), /*running_target=*/2, kNoMonitor);
+  Gate gate;
+  Tally tally;
+  for (int i = 0; i < 10; ++i) {
+    pool.Submit([&] {
+      tally.Enter();
+      gate.Arrive();
+      tally.Leave();
+    });
+  }
+  gate.WaitArrived(2);
+  EXPECT_EQ(pool.threads(), 2u) << "work waits for a running thread instead of starting one";
+  gate.Open();
+  tally.WaitDone(10);
+  EXPECT_EQ(tally.most(), 2);
+}
+
+TEST(BlockingPoolTest, WorkThatDeclaresItWaitsLetsQueuedWorkRun) {
+  BlockingPool pool(64, std::chrono::seconds(30), /*running_target=*/1, kNoMonitor);
+  Latch waiting, second_ran, first_done;
+  pool.Submit([&] {
+    ScopedBlocking outer;
+    { ScopedBlocking inner; }  // nested: the outer one still holds
+    waiting.Set();
+    second_ran.Wait();
+    first_done.Set();
+  });
+  waiting.Wait();
+  // With a target of one and the only thread busy, this runs only because
+  // the first declared that it waits; without, the test would hang.
+  pool.Submit([&] { second_ran.Set(); });
+  first_done.Wait();
+  EXPECT_EQ(pool.threads(), 2u);
+}
+
+TEST(BlockingPoolTest, TheMonitorStartsAThreadForWorkStuckBehindAnUndeclaredWait) {
+  BlockingPool pool(64, std::chrono::seconds(30), /*running_target=*/1,
+                    std::chrono::milliseconds(1));
+  Latch waiting, second_ran, first_done;
+  pool.Submit([&] {
+    waiting.Set();
+    second_ran.Wait();  // not declared
+    first_done.Set();
+  });
+  waiting.Wait();
+  pool.Submit([&] { second_ran.Set(); });
+  first_done.Wait();
+  EXPECT_EQ(pool.threads(), 2u);
+}
+
+TEST(BlockingPoolTest, ScopedBlockingOffAPoolThreadDoesNothing) {
+  ScopedBlocking outer;
+  ScopedBlocking inner;
+  BlockingPool pool(4, std::chrono::seconds(30));
+  Latch ran;
+  pool.Submit([&] { ran.Set(); });
+  ran.Wait();
+}
+
 TEST(PoolTriggerTest, KicksWhileItRunsMakeOneMoreRun) {
   BlockingPool pool(4, std::chrono::seconds(30));
   Gate gate;

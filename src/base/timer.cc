@@ -1,6 +1,8 @@
 // TimerService and Timer (timer.h).
 #include "base/timer.h"
 
+#include "base/io.h"
+
 namespace flotilla {
 namespace {
 
@@ -50,6 +52,7 @@ void TimerService::Cancel(Timer* timer) {
   if (timer->armed_) queue_.erase({timer->when_, timer});
   timer->armed_ = false;
   if (std::this_thread::get_id() == thread_.get_id()) return;
+  ScopedBlocking blocking;
   idle_cv_.wait(lock, [&] { return running_ != timer; });
 }
 

@@ -10,6 +10,8 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/error.hpp>
 
+#include "base/io.h"
+
 namespace flotilla::client {
 namespace {
 
@@ -28,6 +30,9 @@ Connection::~Connection() { Close(); }
 template <typename Op>
 Status Connection::Await(const Op& op, Deadline deadline, const char* what) {
   if (broken_) return Status::Unavailable(std::string(what) + ": the connection is closed");
+  // Waiting for the peer; a write of a request rarely waits, but one of a
+  // large body may.
+  ScopedBlocking blocking;
   bool done = false;
   last_error_ = {};
   op([this, &done](boost::system::error_code ec, auto&&...) {

@@ -173,6 +173,7 @@ class LoopStream : public apiserver::ChunkStream,
       return;
     }
     if (drainer_ == std::this_thread::get_id()) return;
+    ScopedBlocking blocking;
     done_cv_.wait(lock, [&] { return done_; });
   }
 

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/io.h"
 #include "client/response_decoder.h"
 #include "client/watch_decoder.h"
 
@@ -20,6 +21,7 @@ class StreamWatch::State : public AsyncStreamSink {
 
   // Blocks until the head is known; its status.
   Status WaitForHead() {
+    ScopedBlocking blocking;
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return head_known_; });
     return head_status_;
@@ -37,6 +39,7 @@ class StreamWatch::State : public AsyncStreamSink {
       std::unique_lock lock(mu_);
       // From a callback: `done` follows once it returns, from OnEnd.
       if (callback_thread_ == std::this_thread::get_id()) return;
+      ScopedBlocking blocking;
       cv_.wait(lock, [&] { return callback_thread_ == std::thread::id(); });
       if (ended_) return;
       ended_ = true;

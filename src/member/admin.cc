@@ -8,6 +8,7 @@
 
 #include "apiserver/request_info.h"
 #include "apiserver/responses.h"
+#include "base/io.h"
 
 namespace flotilla::member {
 namespace {
@@ -152,6 +153,7 @@ bool Faults::Filter(apiserver::Request& req, apiserver::Responder& resp) {
       return true;
     case Mode::kSlow:
       // Real time on purpose: the fault is latency a client measures.
+      ScopedBlocking blocking;
       std::this_thread::sleep_for(latency());
       return false;
   }

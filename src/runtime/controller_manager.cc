@@ -37,6 +37,7 @@ void Controller::ShutDown() {
   queue_.ShutDown();
   std::unique_lock lock(run_mu_);
   started_ = false;
+  ScopedBlocking blocking;
   run_cv_.wait(lock, [&] { return running_ == 0; });
 }
 

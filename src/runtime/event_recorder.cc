@@ -60,6 +60,7 @@ void EventRecorder::Event(const json::object& object, std::string_view type,
 void EventRecorder::Flush() {
   std::unique_lock lock(mu_);
   uint64_t target = enqueued_;
+  ScopedBlocking blocking;
   cv_.wait(lock, [&] { return finished_ >= target; });
 }
 

@@ -88,6 +88,7 @@ void Informer::Stop() {
   retry_timer_.Cancel();
   resync_timer_.Cancel();
   std::unique_lock lock(mu_);
+  ScopedBlocking blocking;
   idle_cv_.wait(lock, [&] { return pending_ == 0; });
   std::unique_ptr<client::Watch> watch = std::move(watch_);
   lock.unlock();
@@ -101,6 +102,7 @@ bool Informer::HasSynced() const {
 
 bool Informer::WaitForSync() {
   std::unique_lock lock(mu_);
+  ScopedBlocking blocking;
   synced_cv_.wait(lock, [&] { return synced_ || stopping_; });
   return synced_;
 }

@@ -3,6 +3,8 @@
 
 #include <memory>
 
+#include "base/io.h"
+
 namespace flotilla::runtime {
 namespace {
 
@@ -79,6 +81,7 @@ void WorkPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn, int 
   }
   batch->Work();
   std::unique_lock lock(batch->mu);
+  ScopedBlocking blocking;
   batch->cv.wait(lock, [&] { return batch->done == n; });
 }
 

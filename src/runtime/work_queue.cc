@@ -1,5 +1,7 @@
 #include "runtime/work_queue.h"
 
+#include "base/io.h"
+
 namespace flotilla::runtime {
 
 WorkQueue::WorkQueue(Clock& clock, std::unique_ptr<RateLimiter> limiter)
@@ -51,6 +53,7 @@ int WorkQueue::NumRequeues(const std::string& key) { return limiter_->NumRequeue
 
 std::optional<std::string> WorkQueue::Get() {
   std::unique_lock lock(mu_);
+  ScopedBlocking blocking;
   ready_cv_.wait(lock, [&] { return !queue_.empty() || shutting_down_; });
   if (shutting_down_) return std::nullopt;
   return TakeLocked();

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "base/file.h"
+#include "base/io.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "storage/state.h"
 
@@ -307,6 +308,7 @@ class EtcdStore final : public Store {
   // backends. Bounded: with the watch stream broken the write is still
   // durable and acknowledged.
   void AwaitCache(int64_t revision) {
+    ScopedBlocking blocking;
     std::unique_lock lock(mu_);
     cache_cv_.wait_for(lock, opts_.request_timeout,
                        [&] { return stopping_ || watched_.load() >= revision; });
@@ -322,6 +324,7 @@ class EtcdStore final : public Store {
     req.set_keys_only(true);
     FLOTILLA_ASSIGN_OR_RETURN(pb::RangeResponse resp, Range(req));
     const int64_t revision = resp.header().revision();
+    ScopedBlocking blocking;
     std::unique_lock lock(mu_);
     return cache_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] {
       return stopping_ || watched_.load() >= revision;
@@ -335,6 +338,7 @@ class EtcdStore final : public Store {
   template <typename Response, typename Request, typename Method>
   StatusOr<Response> Call(Method method, const Request& req, std::string_view what) {
     Response resp;
+    ScopedBlocking blocking;
     grpc::ClientContext ctx;
     Prepare(ctx);
     grpc::Status s = (kv_.get()->*method)(&ctx, req, &resp);

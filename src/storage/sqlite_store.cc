@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/io.h"
 #include "storage/sqlite_log.h"
 #include "storage/state.h"
 #include "storage/store.h"
@@ -115,6 +116,7 @@ StatusOr<KeyValue> SqliteStore::Submit(Request& req) {
   if (closing_) return Status::Unavailable("storage is shutting down");
   queue_.push_back(&req);
   work_cv_.notify_one();
+  ScopedBlocking blocking;  // for the group commit
   done_cv_.wait(lock, [&req] { return req.done; });
   return std::move(req.result);
 }

@@ -41,6 +41,7 @@ class WatchHub::Handle final : public Watcher {
     if (sink_->running && sink_->runner == std::this_thread::get_id()) {
       return;  // Called from the callback: Deliver releases it on return.
     }
+    ScopedBlocking blocking;
     sink_->idle.wait(lock, [this] { return !sink_->running; });
     doomed = std::move(sink_->callback);
   }
@@ -52,6 +53,7 @@ class WatchHub::Handle final : public Watcher {
 WatchHub::~WatchHub() {
   std::unique_lock lock(mu_);
   closing_ = true;
+  ScopedBlocking blocking;
   idle_cv_.wait(lock, [this] { return inflight_ == 0; });
 }
 

@@ -5,6 +5,7 @@
 
 #include "base/base64.h"
 #include "client/connection.h"
+#include "client/connection_pool.h"
 #include "client/endpoint.h"
 
 namespace flotilla::federation::cluster {
@@ -12,21 +13,27 @@ namespace {
 
 namespace http = boost::beast::http;
 
+// Probes reuse one kept-alive connection: a TLS handshake per probe was a
+// fifth of the federation's CPU with 100 members (docs/benchmarks.md).
+constexpr size_t kIdleConnections = 1;
+// Longer than any probe period, shorter than the server's idle timeout.
+constexpr Duration kIdleTimeout = std::chrono::seconds(120);
+
 class TlsProber : public MemberProber {
  public:
   TlsProber(std::shared_ptr<boost::asio::ssl::context> ctx, client::Endpoint ep, std::string token,
             Duration timeout, Clock& clock)
-      : ctx_(std::move(ctx)),
-        endpoint_(std::move(ep)),
+      : endpoint_(ep),
         token_(std::move(token)),
         timeout_(timeout),
-        clock_(clock) {}
+        clock_(clock),
+        pool_(std::move(ctx), std::move(ep), kIdleConnections, kIdleTimeout, clock) {}
 
   StatusOr<HttpResult> Get(const std::string& path) override {
     client::Deadline deadline = clock_.Now() + timeout_;
-    client::Connection conn(*ctx_, clock_);
     bool verify_failed = false;
-    Status s = conn.Open(endpoint_, deadline, &verify_failed);
+    auto conn = pool_.Acquire(deadline, &verify_failed);
+    if (!conn.ok()) return Failure(path, conn.status());
     http::request<http::string_body> req;
     req.method(http::verb::get);
     req.target(endpoint_.path_prefix + path);
@@ -34,24 +41,28 @@ class TlsProber : public MemberProber {
     req.set(http::field::host, endpoint_.host_header);
     req.set(http::field::user_agent, "flotilla-cluster-controller");
     if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
-    req.keep_alive(false);
+    req.keep_alive(true);
     http::response_parser<http::string_body> parser;
     parser.body_limit(1 << 20);
-    if (s.ok()) s = conn.Write(req, deadline);
-    if (s.ok()) s = conn.Read(parser, deadline);
-    if (!s.ok()) {
-      return Status(s.reason(), "get \"" + endpoint_.origin + endpoint_.path_prefix + path +
-                                    "\": " + s.message());
-    }
-    return HttpResult{static_cast<int>(parser.get().result_int()), parser.get().body()};
+    Status s = (*conn)->Write(req, deadline);
+    if (s.ok()) s = (*conn)->Read(parser, deadline);
+    if (!s.ok()) return Failure(path, s);
+    HttpResult result{static_cast<int>(parser.get().result_int()), parser.get().body()};
+    if (parser.keep_alive()) pool_.Release(std::move(*conn));
+    return result;
   }
 
  private:
-  const std::shared_ptr<boost::asio::ssl::context> ctx_;
+  Status Failure(const std::string& path, const Status& s) const {
+    return Status(s.reason(),
+                  "get \"" + endpoint_.origin + endpoint_.path_prefix + path + "\": " + s.message());
+  }
+
   const client::Endpoint endpoint_;
   const std::string token_;
   const Duration timeout_;
   Clock& clock_;
+  client::ConnectionPool pool_;
 };
 
 }  // namespace

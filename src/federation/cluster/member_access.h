@@ -3,9 +3,11 @@
 // HTTPS GETs of the member's non-resource paths (/readyz, /healthz,
 // /version), which the Client interface does not offer.
 //
-// A probe opens a fresh connection each time, so a member that died since
-// the last probe is seen at once, and every step (connect, TLS handshake,
-// request, response) is bounded by one timeout; nothing is retried.
+// A probe reuses the previous probe's connection while it is alive (its
+// peer has not closed it); a member that died since then closed it or
+// leaves the request unanswered, and is seen at once as before. Every step
+// (connect, TLS handshake, request, response) is bounded by one timeout;
+// nothing is retried.
 #pragma once
 
 #include <memory>
@@ -34,7 +36,7 @@ struct HttpResult {
   std::string body;
 };
 
-// Thread-safe (each Get uses its own connection).
+// Thread-safe (concurrent Gets use connections of their own).
 class MemberProber {
  public:
   // BadRequest for a config that cannot work (see client::NewRestClient).
