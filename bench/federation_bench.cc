@@ -10,6 +10,9 @@
 //    p50, p99, max, the same to the first member it appeared in, and the CPU time the federation and the members'
 //    process used per sample. --gap-ms pauses between samples, so that a sample does
 //    not share the machine with the previous one's pods starting.
+//    With the phase `configmaps`: --samples ConfigMaps written at
+//    --configmap-rate a second whatever the previous ones did (the sync
+//    controller copies them to every member), the same figures.
 // 2. Scale: --rs federated ReplicaSets of one replica each over
 //    --scale-members members, created by 8 writers; the time until a local
 //    ReplicaSet exists for every one of them (converged), the time until the
@@ -23,8 +26,9 @@
 // Prints one JSON object; docs/benchmarks.md ("Federation") says how the
 // published figures were taken. Wall-clock time is what is measured here.
 //
-// Usage: federation_bench [--flotilla PATH] [--phases latency,scale,failover]
+// Usage: federation_bench [--flotilla PATH] [--phases latency,configmaps,scale,failover]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
+//                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
 #include "bench/federation_bench.h"
 
@@ -54,6 +58,7 @@ struct Config {
   std::vector<int> latency_members{10, 100};
   int samples = 100;
   int gap_ms = 0;
+  double configmap_rate = 4;
   int rs = 10000;
   int scale_members = 10;
   int timeout_s = 600;
@@ -117,6 +122,61 @@ json::object Latency(const Config& c, int members) {
           {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, c.samples)},
           {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, c.samples)},
           {"server_rss_mib", RssMiB(server_pid)},
+          {"server_threads", StatusField(server_pid, "Threads")},
+          {"members_threads", StatusField(members_pid, "Threads")},
+          {"broken_watches", (*watcher)->broken_watches()}};
+}
+
+// Federated ConfigMaps written at c.configmap_rate a second; the time from
+// each create to its copy in every member.
+json::object ConfigMapLatency(const Config& c, int members) {
+  std::string dir = c.work_dir + "/configmaps-" + std::to_string(members);
+  auto fleet = StartFleet(c.flotilla, dir, members, {"--nodes", "1"}, c.timeout_s);
+  if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
+  auto watcher = LocalReplicaSetWatcher::Start(fleet->Members(), kConfigMaps);
+  if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
+  pid_t server_pid = fleet->server.child->pid(), members_pid = fleet->members.child->pid();
+  double server_cpu = CpuSeconds(server_pid), members_cpu = CpuSeconds(members_pid);
+  const auto interval = std::chrono::duration_cast<Steady::duration>(
+      std::chrono::duration<double>(1.0 / std::max(0.01, c.configmap_rate)));
+  std::vector<Steady::time_point> sent;
+  Steady::time_point start = Steady::now();
+  for (int i = 0; i < c.samples; ++i) {
+    std::this_thread::sleep_until(start + i * interval);
+    sent.push_back(Steady::now());
+    json::object cm{{"apiVersion", "v1"},
+                    {"kind", "ConfigMap"},
+                    {"metadata", {{"name", "cm-" + std::to_string(i)}}},
+                    {"data", {{"key", "value " + std::to_string(i)}}}};
+    auto created = fleet->fed->Create(kConfigMaps, "bench", cm);
+    if (!created.ok()) return {{"error", created.status().ToString()}};
+  }
+  std::vector<double> ms, first_ms;
+  int timeouts = 0;
+  for (int i = 0; i < c.samples; ++i) {
+    auto at = (*watcher)->WaitFor("cm-" + std::to_string(i), members, std::chrono::seconds(30));
+    if (!at) {
+      ++timeouts;
+      continue;
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(at->last - sent[i]).count());
+    first_ms.push_back(std::chrono::duration<double, std::milli>(at->first - sent[i]).count());
+  }
+  server_cpu = CpuSeconds(server_pid) - server_cpu;
+  members_cpu = CpuSeconds(members_pid) - members_cpu;
+  std::sort(ms.begin(), ms.end());
+  std::sort(first_ms.begin(), first_ms.end());
+  return {{"members", members},
+          {"samples", static_cast<int64_t>(ms.size())},
+          {"rate_per_s", c.configmap_rate},
+          {"timeouts", timeouts},
+          {"p50_ms", Percentile(ms, 0.50)},
+          {"p99_ms", Percentile(ms, 0.99)},
+          {"max_ms", ms.empty() ? -1.0 : ms.back()},
+          {"first_member_p50_ms", Percentile(first_ms, 0.50)},
+          {"first_member_p99_ms", Percentile(first_ms, 0.99)},
+          {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, c.samples)},
+          {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, c.samples)},
           {"server_threads", StatusField(server_pid, "Threads")},
           {"members_threads", StatusField(members_pid, "Threads")},
           {"broken_watches", (*watcher)->broken_watches()}};
@@ -279,6 +339,13 @@ int Run(Config c) {
         std::cerr << json::serialize(runs.back()) << std::endl;
       }
       out["propagation"] = std::move(runs);
+    } else if (phase == "configmaps") {
+      json::array runs;
+      for (int n : c.latency_members) {
+        runs.push_back(ConfigMapLatency(c, n));
+        std::cerr << json::serialize(runs.back()) << std::endl;
+      }
+      out["configmap_propagation"] = std::move(runs);
     } else if (phase == "scale") {
       out["scale"] = Scale(c);
       std::cerr << json::serialize(out["scale"]) << std::endl;
@@ -324,6 +391,8 @@ int main(int argc, char** argv) {
       c.samples = std::stoi(next());
     } else if (a == "--gap-ms") {
       c.gap_ms = std::stoi(next());
+    } else if (a == "--configmap-rate") {
+      c.configmap_rate = std::stod(next());
     } else if (a == "--rs") {
       c.rs = std::stoi(next());
     } else if (a == "--scale-members") {
@@ -332,8 +401,8 @@ int main(int argc, char** argv) {
       c.timeout_s = std::stoi(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,scale,failover] [--latency-members 10,100] [--samples N] [--gap-ms MS] "
-                   "[--rs N] "
+                   "latency,configmaps,scale,failover] [--latency-members 10,100] [--samples N] "
+                   "[--gap-ms MS] [--configmap-rate R] [--rs N] "
                    "[--scale-members N] [--timeout-s S]\n";
       return 2;
     }

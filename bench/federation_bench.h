@@ -25,6 +25,7 @@ using Steady = std::chrono::steady_clock;
 
 inline const client::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const client::ResourceRef kPods{"", "v1", "pods", true};
+inline const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 inline const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
 inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", false};
 
@@ -79,15 +80,16 @@ StatusOr<Fleet> StartFleet(const std::string& binary, const std::string& dir, in
 // when deleted; `preferences` ("" for none) is its placement annotation.
 json::object ReplicaSet(const std::string& name, int64_t replicas, const std::string& preferences);
 
-// Watches the managed local ReplicaSets of every member and records, per
-// ReplicaSet name, in how many members it appeared and when it last did.
-// Thread-safe.
+// Watches the managed local copies (ReplicaSets unless told) of every
+// member and records, per name, in how many members it appeared and when
+// it first and last did. Thread-safe.
 class LocalReplicaSetWatcher {
  public:
   // Starts one watch per member (all namespaces). The clients must outlive
   // the watcher.
   static StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> Start(
-      const std::vector<client::Client*>& members);
+      const std::vector<client::Client*>& members,
+      const client::ResourceRef& resource = kReplicaSets);
   ~LocalReplicaSetWatcher();
 
   // When a ReplicaSet was seen in the first and in the last of its members.

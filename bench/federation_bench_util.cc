@@ -159,7 +159,7 @@ json::object ReplicaSet(const std::string& name, int64_t replicas, const std::st
 }
 
 StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> LocalReplicaSetWatcher::Start(
-    const std::vector<client::Client*>& members) {
+    const std::vector<client::Client*>& members, const client::ResourceRef& resource) {
   std::unique_ptr<LocalReplicaSetWatcher> w(new LocalReplicaSetWatcher());
   LocalReplicaSetWatcher* self = w.get();
   client::WatchOptions opts;
@@ -167,7 +167,7 @@ StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> LocalReplicaSetWatcher::Start(
   opts.allow_bookmarks = false;
   for (client::Client* member : members) {
     FLOTILLA_ASSIGN_OR_RETURN(auto watch, member->StartWatch(
-                                              kReplicaSets, "", opts,
+                                              resource, "", opts,
                                               [self](const client::WatchEvent& e) {
                                                 if (e.type != client::WatchEvent::Type::kAdded)
                                                   return;
