@@ -23,6 +23,10 @@ if(FLOTILLA_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+if(FLOTILLA_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
 
 # flotilla_library(NAME SOURCES a.cc b.cc DEPS other_lib ...)
 # Declares static library flotilla_NAME with src/ on its include path.
