@@ -7,10 +7,10 @@
 //    ReplicaSets of N replicas (one per member, rebalance true) created one
 //    after the other; for each, the time from sending the create to the
 //    moment its local ReplicaSet has been seen (watch event) in every member.
-//    p50, p99, max, the same to the first member it appeared in, and the CPU time the federation and the members'
-//    process used per sample. --gap-ms pauses between samples, so that a sample does
-//    not share the machine with the previous one's pods starting.
-//    With the phase `configmaps`: --samples ConfigMaps written at
+//    p50, p99, max, the same to the first member it appeared in, and the CPU time the federation
+//    and the members' process used per sample. --gap-ms pauses between samples, so that a sample
+//    does not share the machine with the previous one's pods starting. With the phase `configmaps`:
+//    --samples ConfigMaps written at
 //    --configmap-rate a second whatever the previous ones did (the sync
 //    controller copies them to every member), the same figures.
 // 2. Scale: --rs federated ReplicaSets of one replica each over
@@ -80,18 +80,58 @@ double Percentile(const std::vector<double>& v, double p) {
   return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
+// The samples of one propagation run, and the CPU the federation and the
+// members' process spent meanwhile.
+class PropagationFigures {
+ public:
+  explicit PropagationFigures(const Fleet& fleet)
+      : server_pid_(fleet.server.child->pid()),
+        members_pid_(fleet.members.child->pid()),
+        server_cpu_(CpuSeconds(server_pid_)),
+        members_cpu_(CpuSeconds(members_pid_)) {}
+
+  void Add(Steady::time_point sent, const LocalCopyWatcher::Arrival& at) {
+    ms_.push_back(std::chrono::duration<double, std::milli>(at.last - sent).count());
+    first_ms_.push_back(std::chrono::duration<double, std::milli>(at.first - sent).count());
+  }
+  void Timeout() { ++timeouts_; }
+
+  // The figures of `samples` sent to `members`.
+  json::object Report(int members, int samples) {
+    double server_cpu = CpuSeconds(server_pid_) - server_cpu_;
+    double members_cpu = CpuSeconds(members_pid_) - members_cpu_;
+    std::sort(ms_.begin(), ms_.end());
+    std::sort(first_ms_.begin(), first_ms_.end());
+    return {{"members", members},
+            {"samples", static_cast<int64_t>(ms_.size())},
+            {"timeouts", timeouts_},
+            {"p50_ms", Percentile(ms_, 0.50)},
+            {"p99_ms", Percentile(ms_, 0.99)},
+            {"max_ms", ms_.empty() ? -1.0 : ms_.back()},
+            {"first_member_p50_ms", Percentile(first_ms_, 0.50)},
+            {"first_member_p99_ms", Percentile(first_ms_, 0.99)},
+            {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, samples)},
+            {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, samples)},
+            {"server_rss_mib", RssMiB(server_pid_)},
+            {"server_threads", StatusField(server_pid_, "Threads")},
+            {"members_threads", StatusField(members_pid_, "Threads")}};
+  }
+
+ private:
+  const pid_t server_pid_, members_pid_;
+  const double server_cpu_, members_cpu_;
+  std::vector<double> ms_, first_ms_;  // to the last member, and to the first
+  int timeouts_ = 0;
+};
+
 json::object Latency(const Config& c, int members) {
   std::string dir = c.work_dir + "/latency-" + std::to_string(members);
   auto fleet =
       StartFleet(c.flotilla, dir, members, {"--nodes", "1", "--node-pods", "1000"}, c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
-  auto watcher = LocalReplicaSetWatcher::Start(fleet->Members());
+  auto watcher = LocalCopyWatcher::Start(fleet->Members());
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
-  std::vector<double> ms, first_ms;  // to the last member, and to the first
-  int timeouts = 0;
-  // Whose CPU a sample costs: the federation's, or the members' process's.
-  pid_t server_pid = fleet->server.child->pid(), members_pid = fleet->members.child->pid();
-  double server_cpu = CpuSeconds(server_pid), members_cpu = CpuSeconds(members_pid);
+  PropagationFigures figures(*fleet);
   for (int i = 0; i < c.samples; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(c.gap_ms));
     std::string name = "lat-" + std::to_string(i);
@@ -99,32 +139,16 @@ json::object Latency(const Config& c, int members) {
     auto created = fleet->fed->Create(kReplicaSets, "bench", ReplicaSet(name, members, kEven));
     if (!created.ok()) return {{"error", created.status().ToString()}};
     auto at = (*watcher)->WaitFor(name, members, std::chrono::seconds(30));
-    if (!at) {
-      ++timeouts;
-      continue;
+    if (at) {
+      figures.Add(sent, *at);
+    } else {
+      figures.Timeout();
     }
-    ms.push_back(std::chrono::duration<double, std::milli>(at->last - sent).count());
-    first_ms.push_back(std::chrono::duration<double, std::milli>(at->first - sent).count());
   }
-  server_cpu = CpuSeconds(server_pid) - server_cpu;
-  members_cpu = CpuSeconds(members_pid) - members_cpu;
-  std::sort(ms.begin(), ms.end());
-  std::sort(first_ms.begin(), first_ms.end());
-  return {{"members", members},
-          {"samples", static_cast<int64_t>(ms.size())},
-          {"gap_ms", c.gap_ms},
-          {"timeouts", timeouts},
-          {"p50_ms", Percentile(ms, 0.50)},
-          {"p99_ms", Percentile(ms, 0.99)},
-          {"max_ms", ms.empty() ? -1.0 : ms.back()},
-          {"first_member_p50_ms", Percentile(first_ms, 0.50)},
-          {"first_member_p99_ms", Percentile(first_ms, 0.99)},
-          {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, c.samples)},
-          {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, c.samples)},
-          {"server_rss_mib", RssMiB(server_pid)},
-          {"server_threads", StatusField(server_pid, "Threads")},
-          {"members_threads", StatusField(members_pid, "Threads")},
-          {"broken_watches", (*watcher)->broken_watches()}};
+  json::object out = figures.Report(members, c.samples);
+  out["gap_ms"] = c.gap_ms;
+  out["broken_watches"] = (*watcher)->broken_watches();
+  return out;
 }
 
 // Federated ConfigMaps written at c.configmap_rate a second; the time from
@@ -133,10 +157,9 @@ json::object ConfigMapLatency(const Config& c, int members) {
   std::string dir = c.work_dir + "/configmaps-" + std::to_string(members);
   auto fleet = StartFleet(c.flotilla, dir, members, {"--nodes", "1"}, c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
-  auto watcher = LocalReplicaSetWatcher::Start(fleet->Members(), kConfigMaps);
+  auto watcher = LocalCopyWatcher::Start(fleet->Members(), kConfigMaps);
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
-  pid_t server_pid = fleet->server.child->pid(), members_pid = fleet->members.child->pid();
-  double server_cpu = CpuSeconds(server_pid), members_cpu = CpuSeconds(members_pid);
+  PropagationFigures figures(*fleet);
   const auto interval = std::chrono::duration_cast<Steady::duration>(
       std::chrono::duration<double>(1.0 / std::max(0.01, c.configmap_rate)));
   std::vector<Steady::time_point> sent;
@@ -151,35 +174,18 @@ json::object ConfigMapLatency(const Config& c, int members) {
     auto created = fleet->fed->Create(kConfigMaps, "bench", cm);
     if (!created.ok()) return {{"error", created.status().ToString()}};
   }
-  std::vector<double> ms, first_ms;
-  int timeouts = 0;
   for (int i = 0; i < c.samples; ++i) {
     auto at = (*watcher)->WaitFor("cm-" + std::to_string(i), members, std::chrono::seconds(30));
-    if (!at) {
-      ++timeouts;
-      continue;
+    if (at) {
+      figures.Add(sent[i], *at);
+    } else {
+      figures.Timeout();
     }
-    ms.push_back(std::chrono::duration<double, std::milli>(at->last - sent[i]).count());
-    first_ms.push_back(std::chrono::duration<double, std::milli>(at->first - sent[i]).count());
   }
-  server_cpu = CpuSeconds(server_pid) - server_cpu;
-  members_cpu = CpuSeconds(members_pid) - members_cpu;
-  std::sort(ms.begin(), ms.end());
-  std::sort(first_ms.begin(), first_ms.end());
-  return {{"members", members},
-          {"samples", static_cast<int64_t>(ms.size())},
-          {"rate_per_s", c.configmap_rate},
-          {"timeouts", timeouts},
-          {"p50_ms", Percentile(ms, 0.50)},
-          {"p99_ms", Percentile(ms, 0.99)},
-          {"max_ms", ms.empty() ? -1.0 : ms.back()},
-          {"first_member_p50_ms", Percentile(first_ms, 0.50)},
-          {"first_member_p99_ms", Percentile(first_ms, 0.99)},
-          {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, c.samples)},
-          {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, c.samples)},
-          {"server_threads", StatusField(server_pid, "Threads")},
-          {"members_threads", StatusField(members_pid, "Threads")},
-          {"broken_watches", (*watcher)->broken_watches()}};
+  json::object out = figures.Report(members, c.samples);
+  out["rate_per_s"] = c.configmap_rate;
+  out["broken_watches"] = (*watcher)->broken_watches();
+  return out;
 }
 
 // How many federated ReplicaSets of `ns` report `ready` ready replicas.
@@ -202,7 +208,7 @@ json::object Scale(const Config& c) {
   auto fleet = StartFleet(c.flotilla, dir, c.scale_members,
                           {"--nodes", "1", "--node-pods", std::to_string(per_member)}, c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
-  auto watcher = LocalReplicaSetWatcher::Start(fleet->Members());
+  auto watcher = LocalCopyWatcher::Start(fleet->Members());
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
   pid_t server = fleet->server.child->pid();
   double rss_idle = RssMiB(server);

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "base/child_process.h"
 #include "base/json.h"
 #include "base/status.h"
-#include "base/child_process.h"
 #include "client/client.h"
 
 namespace flotilla::bench {
@@ -83,14 +83,14 @@ json::object ReplicaSet(const std::string& name, int64_t replicas, const std::st
 // Watches the managed local copies (ReplicaSets unless told) of every
 // member and records, per name, in how many members it appeared and when
 // it first and last did. Thread-safe.
-class LocalReplicaSetWatcher {
+class LocalCopyWatcher {
  public:
   // Starts one watch per member (all namespaces). The clients must outlive
   // the watcher.
-  static StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> Start(
+  static StatusOr<std::unique_ptr<LocalCopyWatcher>> Start(
       const std::vector<client::Client*>& members,
       const client::ResourceRef& resource = kReplicaSets);
-  ~LocalReplicaSetWatcher();
+  ~LocalCopyWatcher();
 
   // When a ReplicaSet was seen in the first and in the last of its members.
   struct Arrival {
@@ -107,7 +107,7 @@ class LocalReplicaSetWatcher {
   int broken_watches() const;
 
  private:
-  LocalReplicaSetWatcher() = default;
+  LocalCopyWatcher() = default;
   void Seen(const std::string& name);
 
   struct Arrivals {

@@ -158,10 +158,10 @@ json::object ReplicaSet(const std::string& name, int64_t replicas, const std::st
                {{"terminationGracePeriodSeconds", 0}, {"containers", json::array{container}}}}}}}}};
 }
 
-StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> LocalReplicaSetWatcher::Start(
+StatusOr<std::unique_ptr<LocalCopyWatcher>> LocalCopyWatcher::Start(
     const std::vector<client::Client*>& members, const client::ResourceRef& resource) {
-  std::unique_ptr<LocalReplicaSetWatcher> w(new LocalReplicaSetWatcher());
-  LocalReplicaSetWatcher* self = w.get();
+  std::unique_ptr<LocalCopyWatcher> w(new LocalCopyWatcher());
+  LocalCopyWatcher* self = w.get();
   client::WatchOptions opts;
   opts.label_selector = "federation.kubernetes.io/managed-by=flotilla";
   opts.allow_bookmarks = false;
@@ -185,11 +185,11 @@ StatusOr<std::unique_ptr<LocalReplicaSetWatcher>> LocalReplicaSetWatcher::Start(
   return w;
 }
 
-LocalReplicaSetWatcher::~LocalReplicaSetWatcher() {
+LocalCopyWatcher::~LocalCopyWatcher() {
   for (auto& w : watches_) w->Stop();
 }
 
-void LocalReplicaSetWatcher::Seen(const std::string& name) {
+void LocalCopyWatcher::Seen(const std::string& name) {
   Steady::time_point now = Steady::now();
   {
     std::lock_guard lock(mu_);
@@ -204,7 +204,7 @@ void LocalReplicaSetWatcher::Seen(const std::string& name) {
   cv_.notify_all();
 }
 
-std::optional<LocalReplicaSetWatcher::Arrival> LocalReplicaSetWatcher::WaitFor(
+std::optional<LocalCopyWatcher::Arrival> LocalCopyWatcher::WaitFor(
     const std::string& name, int count, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   bool done = cv_.wait_for(lock, timeout, [&] {
@@ -215,19 +215,19 @@ std::optional<LocalReplicaSetWatcher::Arrival> LocalReplicaSetWatcher::WaitFor(
   return seen_[name].at;
 }
 
-std::optional<Steady::time_point> LocalReplicaSetWatcher::WaitForNames(
+std::optional<Steady::time_point> LocalCopyWatcher::WaitForNames(
     size_t names, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   if (!cv_.wait_for(lock, timeout, [&] { return seen_.size() >= names; })) return std::nullopt;
   return last_new_name_;
 }
 
-size_t LocalReplicaSetWatcher::names() const {
+size_t LocalCopyWatcher::names() const {
   std::lock_guard lock(mu_);
   return seen_.size();
 }
 
-int LocalReplicaSetWatcher::broken_watches() const {
+int LocalCopyWatcher::broken_watches() const {
   std::lock_guard lock(mu_);
   return broken_;
 }

@@ -71,13 +71,13 @@ class BlockingPool {
   const size_t running_target_;
   const std::chrono::milliseconds starvation_check_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;                // idle threads wait here for a wake
-  std::condition_variable monitor_cv_;        // the monitor waits for queued work
+  std::condition_variable cv_;               // idle threads wait here for a wake
+  std::condition_variable monitor_cv_;       // the monitor waits for queued work
   std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
   size_t threads_ = 0;                       // GUARDED_BY(mu_)
-  size_t running_ = 0;  // threads not idle and not in a ScopedBlocking; GUARDED_BY(mu_)
-  size_t idle_ = 0;     // threads waiting for a wake; GUARDED_BY(mu_)
-  size_t wakes_ = 0;    // wakes given to idle threads, not yet taken; GUARDED_BY(mu_)
+  size_t running_ = 0;    // threads not idle and not in a ScopedBlocking; GUARDED_BY(mu_)
+  size_t idle_ = 0;       // threads waiting for a wake; GUARDED_BY(mu_)
+  size_t wakes_ = 0;      // wakes given to idle threads, not yet taken; GUARDED_BY(mu_)
   uint64_t started_ = 0;  // work items taken off the queue; GUARDED_BY(mu_)
   bool closing_ = false;  // GUARDED_BY(mu_)
   std::thread monitor_;   // started with the first work that has to wait

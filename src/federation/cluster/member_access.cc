@@ -54,8 +54,8 @@ class TlsProber : public MemberProber {
 
  private:
   Status Failure(const std::string& path, const Status& s) const {
-    return Status(s.reason(),
-                  "get \"" + endpoint_.origin + endpoint_.path_prefix + path + "\": " + s.message());
+    return Status(s.reason(), "get \"" + endpoint_.origin + endpoint_.path_prefix + path +
+                                  "\": " + s.message());
   }
 
   const client::Endpoint endpoint_;
