@@ -158,7 +158,10 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     auto self = this->shared_from_this();
     net::post(executor(), [self] { self->Arm(self->opts().send_timeout_sec); });
     error_code ec;
-    write(ec);
+    {
+      ScopedBlocking blocking;  // for a peer that reads slowly
+      write(ec);
+    }
     net::post(executor(), [self] { self->Disarm(); });
     return ec;
   }

@@ -86,8 +86,8 @@ class BlockingPool {
 // Declares that the calling thread waits while the object lives (for the
 // network, a commit, a timer, another task). On a BlockingPool's thread the
 // pool may give queued work another thread meanwhile; elsewhere it does
-// nothing. Nested declarations count once. Cheap when the pool has nothing
-// queued.
+// nothing. Nested declarations count once. On a pool's thread it costs a
+// lock of the pool at either end.
 class ScopedBlocking {
  public:
   ScopedBlocking();
