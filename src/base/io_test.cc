@@ -133,7 +133,8 @@ TEST(BlockingPoolTest, TheMonitorStartsAThreadForWorkStuckBehindAnUndeclaredWait
   waiting.Wait();
   pool.Submit([&] { second_ran.Set(); });
   first_done.Wait();
-  EXPECT_EQ(pool.threads(), 2u);
+  // At least one more; how many depends on how soon a new thread starts.
+  EXPECT_GE(pool.threads(), 2u);
 }
 
 TEST(BlockingPoolTest, ScopedBlockingOffAPoolThreadDoesNothing) {
