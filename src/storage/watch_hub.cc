@@ -73,8 +73,11 @@ void WatchHub::Publish(std::span<const HistoryEntry> entries) {
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < sinks_.size();) {
     Sink& sink = *sinks_[i];
-    std::lock_guard sink_lock(sink.mu);
+    std::unique_lock sink_lock(sink.mu);
     if (sink.stopped) {  // Forget stopped watchers as we pass by.
+      // Unlocked first: this may drop the last reference, and the mutex
+      // with it (ThreadSanitizer saw the unlock of a freed mutex).
+      sink_lock.unlock();
       std::swap(sinks_[i], sinks_.back());
       sinks_.pop_back();
       continue;

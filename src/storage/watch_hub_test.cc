@@ -95,5 +95,20 @@ TEST(WatchHubTest, WatcherMayOutliveTheHub) {
   EXPECT_EQ(log.events().size(), 1u);
 }
 
+TEST(WatchHubTest, StoppedWatchersAreForgottenOnTheNextPublish) {
+  WatchHub hub;
+  EventLog kept_log;
+  auto kept = hub.Add("/", 0, kept_log.Callback(), {});
+  for (int i = 0; i < 50; ++i) {
+    EventLog log;
+    auto watcher = hub.Add("/", 0, log.Callback(), {});
+    watcher->Stop();
+    watcher.reset();  // the hub holds the last reference; Publish drops it
+    hub.Publish(Puts("/k", i + 1, i + 1));
+  }
+  EXPECT_EQ(kept_log.WaitFor(50).size(), 50u);
+  kept->Stop();
+}
+
 }  // namespace
 }  // namespace flotilla::storage
