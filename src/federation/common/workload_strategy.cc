@@ -25,6 +25,12 @@ WorkloadStrategy::WorkloadStrategy(FederationContext& ctx, WorkloadOptions optio
       preferences_annotation_(std::move(preferences_annotation)),
       breakdown_annotation_(std::move(breakdown_annotation)) {}
 
+std::vector<client::ResourceRef> WorkloadStrategy::WithApplicationReads(
+    std::vector<client::ResourceRef> reads) const {
+  if (options_.applications != nullptr) reads.push_back(kNodes);
+  return reads;
+}
+
 void WorkloadStrategy::StartReconciler(const std::string& name, Duration copy_change_delay) {
   reconciler_.emplace(
       ctx_, *this,

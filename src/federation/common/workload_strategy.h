@@ -96,6 +96,12 @@ class WorkloadStrategy : public Strategy {
   // is how long after a change of a local object its workload is checked.
   void StartReconciler(const std::string& name, Duration copy_change_delay);
   Reconciler& reconciler() { return *reconciler_; }
+  // `reads`, and the members' Nodes when coupled applications are placed
+  // (by the clusters' free capacity): a check then waits for those caches
+  // as for its own, and does not place a new application while the
+  // cluster it prefers is still listing its nodes.
+  std::vector<client::ResourceRef> WithApplicationReads(
+      std::vector<client::ResourceRef> reads) const;
 
   // Places the replicas into `plan` and stores it as the check's state;
   // false when the preferences are invalid.

@@ -59,7 +59,9 @@ class DeploymentController : public WorkloadStrategy {
 
   const client::ResourceRef& resource() const override { return kDeployments; }
   std::string kind() const override { return "Deployment"; }
-  std::vector<client::ResourceRef> MemberReads() const override { return {kReplicaSets, kPods}; }
+  std::vector<client::ResourceRef> MemberReads() const override {
+    return WithApplicationReads({kReplicaSets, kPods});
+  }
   Status Plan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
   json::object Updated(const Copy& c) const override;

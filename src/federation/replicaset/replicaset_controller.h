@@ -56,7 +56,9 @@ class ReplicaSetController : public WorkloadStrategy {
 
   const client::ResourceRef& resource() const override { return kReplicaSets; }
   std::string kind() const override { return "ReplicaSet"; }
-  std::vector<client::ResourceRef> MemberReads() const override { return {kPods}; }
+  std::vector<client::ResourceRef> MemberReads() const override {
+    return WithApplicationReads({kPods});
+  }
   bool Federates(const json::object& obj) const override { return !IsShadow(obj); }
   Status Plan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
