@@ -1,18 +1,23 @@
 // One HTTPS/1.1 connection of the REST client: Beast over an OpenSSL stream,
-// with every operation bounded by a deadline on the injected Clock. Each
-// connection owns a small io_context and runs its asynchronous operations
-// on the calling thread until they finish or the deadline passes (the
-// socket is then closed: a connection that timed out is never reused).
+// with every operation bounded by a deadline on the injected Clock. The
+// operations block the calling thread: its socket is its own, registered
+// with no event loop, and a read or write that would block waits in poll(2)
+// until the deadline (the socket is then closed: a connection that timed
+// out is never reused). It holds one file descriptor and no thread.
 //
 // Not thread-safe, except Abort(): one thread at a time uses a connection
 // (the pool hands it out exclusively); Abort() may come from any thread.
 #pragma once
 
+#include <sys/uio.h>
+
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/system/system_error.hpp>
 #include <mutex>
 #include <optional>
 
@@ -32,6 +37,84 @@ void PrepareTls(SSL* ssl, const Endpoint& ep);
 // The outcome of a handshake that returned `handshake`: a certificate that
 // did not verify is named as such, and *verify_failed set.
 Status HandshakeResult(SSL* ssl, const Endpoint& ep, Status handshake, bool* verify_failed);
+
+// The TCP socket under a Connection's TLS: a plain descriptor whose reads
+// and writes wait in poll(2) until the deadline set last, failing with
+// net::error::timed_out past it. It is the SyncReadStream and
+// SyncWriteStream ssl::stream and Beast's blocking operations need, and
+// its own lowest layer; its executor (the shared loop's) only serves
+// ssl::stream's construction.
+class DeadlineSocket {
+ public:
+  using executor_type = boost::asio::io_context::executor_type;
+  using lowest_layer_type = DeadlineSocket;
+
+  explicit DeadlineSocket(Clock& clock) : clock_(clock) {}
+  ~DeadlineSocket();
+  DeadlineSocket(const DeadlineSocket&) = delete;
+  DeadlineSocket& operator=(const DeadlineSocket&) = delete;
+
+  executor_type get_executor() const;
+  lowest_layer_type& lowest_layer() { return *this; }
+  const lowest_layer_type& lowest_layer() const { return *this; }
+
+  void set_deadline(Deadline deadline) { deadline_ = deadline; }
+  // Connects to the first of `addresses` that accepts, with TCP_NODELAY and
+  // keep-alive.
+  boost::system::error_code Connect(const boost::asio::ip::tcp::resolver::results_type& addresses);
+  int fd() const { return fd_; }
+  // Any thread: wakes a wait in progress, which then fails.
+  void Shutdown();
+  void Close();
+
+  template <typename Buffers>
+  size_t read_some(const Buffers& buffers, boost::system::error_code& ec) {
+    IoVecs v(buffers);
+    return Transfer(v, /*write=*/false, ec);
+  }
+  template <typename Buffers>
+  size_t write_some(const Buffers& buffers, boost::system::error_code& ec) {
+    IoVecs v(buffers);
+    return Transfer(v, /*write=*/true, ec);
+  }
+  template <typename Buffers>
+  size_t read_some(const Buffers& buffers) {
+    return Throwing(read_some(buffers, last_));
+  }
+  template <typename Buffers>
+  size_t write_some(const Buffers& buffers) {
+    return Throwing(write_some(buffers, last_));
+  }
+
+ private:
+  // Up to kMax non-empty buffers of a sequence, as iovecs.
+  struct IoVecs {
+    static constexpr size_t kMax = 16;
+    template <typename Buffers>
+    explicit IoVecs(const Buffers& buffers) {
+      for (auto it = boost::asio::buffer_sequence_begin(buffers);
+           it != boost::asio::buffer_sequence_end(buffers) && count < kMax; ++it) {
+        auto b = *it;
+        if (b.size() == 0) continue;
+        iov[count++] = {const_cast<void*>(static_cast<const void*>(b.data())), b.size()};
+      }
+    }
+    iovec iov[kMax];
+    size_t count = 0;
+  };
+  size_t Transfer(IoVecs& v, bool write, boost::system::error_code& ec);
+  // Waits until the socket is ready for `events` (POLLIN, POLLOUT).
+  boost::system::error_code Wait(short events);
+  size_t Throwing(size_t n) {
+    if (last_) throw boost::system::system_error(last_);
+    return n;
+  }
+
+  Clock& clock_;
+  Deadline deadline_;
+  int fd_ = -1;
+  boost::system::error_code last_;  // of the throwing forms
+};
 
 class Connection {
  public:
@@ -66,15 +149,14 @@ class Connection {
   void set_idle_since(TimePoint t) { idle_since_ = t; }
 
  private:
-  // Starts `op` with a completion handler and runs the io_context until it
-  // completes or `deadline` passes. `what` names the step in errors.
+  // Runs `op(error_code&)`, a blocking operation on stream_, bounded by
+  // `deadline`. `what` names the step in errors.
   template <typename Op>
-  Status Await(const Op& op, Deadline deadline, const char* what);
+  Status Run(const Op& op, Deadline deadline, const char* what);
   void Close();
 
   Clock& clock_;
-  boost::asio::io_context ioc_;
-  boost::asio::ssl::stream<boost::asio::ip::tcp::socket> stream_;
+  boost::asio::ssl::stream<DeadlineSocket> stream_;
   boost::beast::flat_buffer buffer_;
   bool broken_ = false;
   boost::system::error_code last_error_;
