@@ -1,6 +1,8 @@
 // ConnectionPool (connection_pool.h).
 #include "client/connection_pool.h"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace flotilla::client {
@@ -42,9 +44,21 @@ StatusOr<std::unique_ptr<Connection>> ConnectionPool::Acquire(Deadline deadline,
 }
 
 void ConnectionPool::Release(std::unique_ptr<Connection> conn) {
-  conn->set_idle_since(clock_.Now());
+  TimePoint now = clock_.Now();
+  conn->set_idle_since(now);
+  std::vector<std::unique_ptr<Connection>> closed;  // destroyed after the lock is released
   std::lock_guard lock(mu_);
-  if (idle_.size() < max_idle_) idle_.push_back(std::move(conn));
+  // The oldest first: those idle past the timeout go now, not when a
+  // request next takes one, so that a quiet pool holds no descriptors.
+  auto fresh = std::find_if(idle_.begin(), idle_.end(),
+                            [&](const auto& c) { return now - c->idle_since() <= idle_timeout_; });
+  std::move(idle_.begin(), fresh, std::back_inserter(closed));
+  idle_.erase(idle_.begin(), fresh);
+  if (idle_.size() < max_idle_) {
+    idle_.push_back(std::move(conn));
+  } else {
+    closed.push_back(std::move(conn));
+  }
 }
 
 size_t ConnectionPool::idle_count() {

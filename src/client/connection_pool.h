@@ -2,7 +2,8 @@
 // holding a few idle connections that any thread may take and give back.
 // An idle connection is reused only while it still looks alive (its peer has
 // not closed it) and has not idled longer than the idle timeout; otherwise a
-// new one is opened. The most recently used idle connection goes first.
+// new one is opened. The most recently used idle connection goes first;
+// those idle past the timeout are closed when another is given back.
 #pragma once
 
 #include <memory>

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "client/client_test_util.h"
+#include "client/connection_pool.h"
 
 namespace flotilla::client {
 namespace {
@@ -229,6 +230,31 @@ TEST(RestPoolTest, ConnectionsTheServerClosedAreNotReused) {
   cluster.Restart();  // closes the pooled connection
   auto created = client->Create(kConfigMaps, "default", ConfigMap("after"));
   EXPECT_TRUE(created.ok()) << created.status().ToString();
+}
+
+TEST(RestPoolTest, IdleConnectionsPastTheTimeoutCloseWhenAnotherIsGivenBack) {
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    resp.Respond(200, kJson, kConfigMapJson);
+  });
+  FakeClock clock;
+  ConnectionPool pool(MakeTlsContext(server.Config()).value(),
+                      ParseEndpoint(server.Config()).value(), 4, std::chrono::seconds(90), clock);
+  auto open = [&] {
+    bool verify_failed = false;
+    auto conn = pool.Acquire(std::nullopt, &verify_failed);
+    EXPECT_TRUE(conn.ok()) << conn.status().ToString();
+    return std::move(*conn);
+  };
+  auto a = open(), b = open(), c = open();
+  Connection* last = c.get();
+  pool.Release(std::move(a));
+  pool.Release(std::move(b));
+  EXPECT_EQ(pool.idle_count(), 2u);
+  clock.Advance(std::chrono::seconds(91));
+  pool.Release(std::move(c));  // the two idle past 90 s are closed
+  EXPECT_EQ(pool.idle_count(), 1u);
+  EXPECT_EQ(open().get(), last);  // the one given back last is taken again
+  EXPECT_EQ(pool.idle_count(), 0u);
 }
 
 TEST(RestRequestTest, PathPrefixQueryEncodingAndHeaders) {
