@@ -61,6 +61,8 @@ struct ClusterController::Member {
   TimePoint next_probe{};
   std::optional<Observation> unwritten;  // a probe whose status is not written yet
   TimePoint probed_at;
+  std::optional<TimePoint> reported_at;  // the probe time last written
+  std::optional<TimePoint> version_at;   // when GET /version was last asked
   mutable std::mutex mu;
   ClusterHealth health;  // GUARDED_BY(mu)
 };
@@ -154,7 +156,7 @@ StatusOr<runtime::Result> ClusterController::Reconcile(const std::string& name) 
 }
 
 void ClusterController::Probe(const std::string& name, Member& m, TimePoint now) {
-  Observation obs = Observe(name, m);
+  Observation obs = Observe(name, m, now);
   bool was = m.healthy.value_or(!obs.ok);
   bool healthy = Judge(m, obs);
   if (was != healthy) {
@@ -181,8 +183,13 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   // As the federation's controllers see it (the shared cache), also when
   // the write goes to the latest object.
   bool cordoned = IsCordoned(cached);
-  auto written = fed_.UpdateStatus(
-      kClusters, "", WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at, cordoned));
+  json::object desired = WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at, cordoned);
+  if (m.reported_at && m.probed_at - *m.reported_at < options_.status_report_period &&
+      SameButProbeTimes(cached.if_contains("status"), desired.if_contains("status"))) {
+    m.unwritten.reset();
+    return Status::Ok();
+  }
+  auto written = fed_.UpdateStatus(kClusters, "", desired);
   // The cache may not have our last write yet: once more on the latest.
   if (!written.ok() && written.status().Is(Reason::kConflict)) {
     auto latest = fed_.Get(kClusters, "", StringAt(cached, "metadata.name"));
@@ -193,6 +200,7 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   // Anything else is retried with backoff, without probing again.
   if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
   m.unwritten.reset();
+  m.reported_at = m.probed_at;
   return Status::Ok();
 }
 
@@ -224,6 +232,7 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
                   : "error: " + secret.status().message();
   if (version == m.secret_version) return false;
   m.secret_version = version;
+  m.version_at.reset();
   m.prober.reset();
   m.client.reset();
   Status built = secret.status();
@@ -248,7 +257,8 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   return true;
 }
 
-ClusterController::Observation ClusterController::Observe(const std::string& name, Member& m) {
+ClusterController::Observation ClusterController::Observe(const std::string& name, Member& m,
+                                                          TimePoint now) {
   Observation obs;
   if (!m.prober) {
     obs.message = m.secret_error;
@@ -269,16 +279,34 @@ ClusterController::Observation ClusterController::Observe(const std::string& nam
       obs.ok ? path + " responded with ok"
              : path + " responded with " + std::to_string(r->code) + ": " + Trim(r->body, 256);
   if (!obs.ok) return obs;
-  auto version = m.prober->Get("/version");
-  if (version.ok() && version->code == 200) {
-    auto doc = ParseJsonObject(version->body);
-    if (doc.ok()) obs.version = std::string(GetString(*doc, "gitVersion").value_or(""));
+  if (!m.version_at || now - *m.version_at >= options_.status_report_period) {
+    auto version = m.prober->Get("/version");
+    if (version.ok() && version->code == 200) {
+      auto doc = ParseJsonObject(version->body);
+      if (doc.ok()) obs.version = std::string(GetString(*doc, "gitVersion").value_or(""));
+      m.version_at = now;
+    }
   }
-  auto nodes = m.client->List(kNodes, "", {});
-  if (nodes.ok()) obs.topology = TopologyOfNodes(nodes->items);
-  // A member that serves no nodes (another federation) has no zones.
-  if (!nodes.ok() && nodes.status().Is(Reason::kNotFound)) obs.topology = Topology{};
-  ObserveCaches(name, obs);
+  // The federation's caches of the member, unless they still read through
+  // clients the last Secret change replaced.
+  const bool current = m.client != nullptr && ctx_.members().ClientOf(name) == m.client;
+  std::shared_ptr<runtime::Informer> cached =
+      current ? ctx_.members().Get(name, kNodes.resource) : nullptr;
+  if (cached && cached->HasSynced()) {
+    obs.topology = TopologyOfNodes(cached->cache().List());
+  } else {
+    auto nodes = m.client->List(kNodes, "", {});
+    if (nodes.ok()) {
+      std::vector<runtime::ObjectPtr> listed;
+      for (json::object& n : nodes->items) {
+        listed.push_back(std::make_shared<const json::object>(std::move(n)));
+      }
+      obs.topology = TopologyOfNodes(listed);
+    }
+    // A member that serves no nodes (another federation) has no zones.
+    if (!nodes.ok() && nodes.status().Is(Reason::kNotFound)) obs.topology = Topology{};
+  }
+  if (current) ObserveCaches(name, obs);
   return obs;
 }
 

@@ -11,11 +11,16 @@
 // Ready condition takes the first probe's outcome. Conditions:
 //   Ready   True  ClusterReady        / False ClusterNotReady
 //   Offline True  ClusterNotReachable / False ClusterReachable
-// with lastProbeTime (every probe) and lastTransitionTime (only when the
-// status changes). After a good probe it also records status.zones and
-// status.region from the member's nodes' topology labels (legacy
-// failure-domain.beta labels too; a member that serves no nodes has none)
-// and status.kubernetesVersion from GET /version; from the federation's
+// with lastProbeTime and lastTransitionTime (only when the status changes).
+// The status is written when a probe changes it, and otherwise every
+// `status_report_period`, to move lastProbeTime: with 1,000 members a write
+// per probe would be 100 writes a second that say nothing (Kubernetes
+// reports unchanged node status every 5 minutes for the same reason).
+// After a good probe it also records status.zones and status.region from
+// the member's nodes' topology labels (legacy failure-domain.beta labels
+// too; a member that serves no nodes has none), read from the federation's
+// cache of them once synced, and status.kubernetesVersion from GET /version
+// (asked every `status_report_period`); from the federation's
 // caches of the member (MemberInformers, once synced) status.nodeSummary,
 // status.resourceSummary (allocatable of the ready, schedulable nodes
 // against the requests of bound pods) and status.federatedObjects (the
@@ -53,6 +58,9 @@ using federation::kSecrets;
 
 struct ClusterControllerOptions {
   Duration monitor_period = std::chrono::seconds(10);
+  // A status that only the probe times would change is written at most
+  // this often, and GET /version is asked as often.
+  Duration status_report_period = std::chrono::seconds(60);
   Duration probe_timeout = std::chrono::seconds(3);
   int failure_threshold = 3;
   int success_threshold = 1;
@@ -100,7 +108,7 @@ class ClusterController {
   bool RefreshClients(Member& m, const json::object& cluster);
   void Probe(const std::string& name, Member& m, TimePoint now);
   Status WriteStatus(const json::object& cached, Member& m);
-  Observation Observe(const std::string& name, Member& m);
+  Observation Observe(const std::string& name, Member& m, TimePoint now);
   // The resource summary and the count of managed objects, from the
   // federation's caches of the member, when they are synced.
   void ObserveCaches(const std::string& name, Observation& obs) const;

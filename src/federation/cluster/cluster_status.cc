@@ -51,13 +51,13 @@ std::string ConditionStatus(const json::array* conditions, const std::string& ty
   return c == nullptr ? "" : std::string(GetString(*c, "status").value_or(""));
 }
 
-Topology TopologyOfNodes(const std::vector<json::object>& nodes) {
+Topology TopologyOfNodes(const std::vector<runtime::ObjectPtr>& nodes) {
   std::set<std::string> zones;
   std::map<std::string, int> regions;
-  for (const json::object& node : nodes) {
-    std::string zone = TopologyLabel(node, "zone");
+  for (const runtime::ObjectPtr& node : nodes) {
+    std::string zone = TopologyLabel(*node, "zone");
     if (!zone.empty()) zones.insert(zone);
-    std::string region = TopologyLabel(node, "region");
+    std::string region = TopologyLabel(*node, "region");
     if (!region.empty()) ++regions[region];
   }
   Topology out;
@@ -67,6 +67,20 @@ Topology TopologyOfNodes(const std::vector<json::object>& nodes) {
     if (count > best) out.region = region, best = count;
   }
   return out;
+}
+
+bool SameButProbeTimes(const json::value* a, const json::value* b) {
+  auto without = [](const json::value* status) {
+    json::value out = status != nullptr ? *status : json::value();
+    if (!out.is_object()) return out;
+    json::value* conditions = out.get_object().if_contains("conditions");
+    if (conditions == nullptr || !conditions->is_array()) return out;
+    for (json::value& c : conditions->get_array()) {
+      if (c.is_object()) c.get_object().erase("lastProbeTime");
+    }
+    return out;
+  };
+  return without(a) == without(b);
 }
 
 ResourceSummary SummarizeResources(const std::vector<runtime::ObjectPtr>& nodes,

@@ -46,6 +46,10 @@ void SetResourceSummary(json::object& status, const ResourceSummary& summary);
 
 // Zones and region from topology.kubernetes.io/zone|region labels, else the
 // legacy failure-domain.beta.kubernetes.io/zone|region ones.
-Topology TopologyOfNodes(const std::vector<json::object>& nodes);
+Topology TopologyOfNodes(const std::vector<runtime::ObjectPtr>& nodes);
+
+// Whether two Cluster statuses (either may be null) differ in nothing but
+// their conditions' lastProbeTime.
+bool SameButProbeTimes(const json::value* a, const json::value* b);
 
 }  // namespace flotilla::federation::cluster

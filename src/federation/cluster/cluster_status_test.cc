@@ -5,8 +5,9 @@
 namespace flotilla::federation::cluster {
 namespace {
 
-json::object Node(json::object labels) {
-  return {{"metadata", {{"name", "n"}, {"labels", std::move(labels)}}}};
+runtime::ObjectPtr Node(json::object labels) {
+  return std::make_shared<const json::object>(
+      json::object{{"metadata", {{"name", "n"}, {"labels", std::move(labels)}}}});
 }
 
 TEST(MakeConditionTest, KeepsTransitionTimeWhileStatusIsUnchanged) {
@@ -27,7 +28,7 @@ TEST(MakeConditionTest, KeepsTransitionTimeWhileStatusIsUnchanged) {
 }
 
 TEST(TopologyTest, ZonesAndTheMostCommonRegionFromCurrentOrLegacyLabels) {
-  std::vector<json::object> nodes = {
+  std::vector<runtime::ObjectPtr> nodes = {
       Node({{"topology.kubernetes.io/zone", "b"}, {"topology.kubernetes.io/region", "eu"}}),
       Node({{"failure-domain.beta.kubernetes.io/zone", "a"},
             {"failure-domain.beta.kubernetes.io/region", "us"}}),
@@ -41,6 +42,25 @@ TEST(TopologyTest, ZonesAndTheMostCommonRegionFromCurrentOrLegacyLabels) {
   EXPECT_EQ(t.region, "us");
   EXPECT_TRUE(TopologyOfNodes({}).zones.empty());
   EXPECT_EQ(TopologyOfNodes({}).region, "");
+}
+
+TEST(SameButProbeTimesTest, OnlyTheProbeTimesMayDiffer) {
+  TimePoint t0 = TimePoint(std::chrono::seconds(1700000000));
+  auto status = [&](const char* ready, TimePoint probed, const char* version) {
+    json::array old{MakeCondition(nullptr, "Ready", "True", "ClusterReady", "ok", t0)};
+    return json::value(json::object{
+        {"conditions", json::array{MakeCondition(&old, "Ready", ready, "R", "m", probed)}},
+        {"kubernetesVersion", version}});
+  };
+  json::value a = status("True", t0, "v1.32.0");
+  json::value later = status("True", t0 + std::chrono::seconds(10), "v1.32.0");
+  EXPECT_TRUE(SameButProbeTimes(&a, &later));
+  json::value flipped = status("False", t0, "v1.32.0");
+  EXPECT_FALSE(SameButProbeTimes(&a, &flipped));
+  json::value upgraded = status("True", t0, "v1.33.0");
+  EXPECT_FALSE(SameButProbeTimes(&a, &upgraded));
+  EXPECT_FALSE(SameButProbeTimes(&a, nullptr));
+  EXPECT_TRUE(SameButProbeTimes(nullptr, nullptr));
 }
 
 TEST(ResourceSummaryTest, ReadyNodesOfferAndBoundPodsTake) {

@@ -94,6 +94,12 @@ std::shared_ptr<runtime::Informer> MemberInformers::Get(const std::string& clust
   return inf == it->second.informers.end() ? nullptr : inf->second;
 }
 
+std::shared_ptr<client::Client> MemberInformers::ClientOf(const std::string& cluster) const {
+  std::lock_guard lock(mu_);
+  auto it = members_.find(cluster);
+  return it == members_.end() ? nullptr : it->second.client;
+}
+
 std::map<std::string, std::shared_ptr<runtime::Informer>> MemberInformers::Of(
     const std::string& cluster) const {
   std::lock_guard lock(mu_);

@@ -50,6 +50,10 @@ class MemberInformers {
   // leaves; the pointer stays valid as long as it is held.
   std::shared_ptr<runtime::Informer> Get(const std::string& cluster,
                                          const std::string& resource) const;
+  // The client the informers in `cluster` read through; null when it is not
+  // Ready. Another than the cluster's current one means they are about to
+  // be restarted: their caches are of the old endpoint.
+  std::shared_ptr<client::Client> ClientOf(const std::string& cluster) const;
   // Every informer in `cluster` (none when it is not Ready), by resource.
   std::map<std::string, std::shared_ptr<runtime::Informer>> Of(const std::string& cluster) const;
   // The clusters with informers, sorted.
