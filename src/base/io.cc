@@ -78,9 +78,9 @@ BlockingPool::~BlockingPool() {
   std::unique_lock lock(mu_);
   closing_ = true;
   queue_.clear();
-  cv_.notify_all();
+  for (Idle* idle : idle_) idle->cv.notify_one();
   monitor_cv_.notify_all();
-  cv_.wait(lock, [&] { return threads_ == 0; });
+  exited_.wait(lock, [&] { return threads_ == 0; });
   lock.unlock();
   if (monitor_.joinable()) monitor_.join();
 }
@@ -102,9 +102,12 @@ void BlockingPool::Submit(std::function<void()> work) {
 }
 
 void BlockingPool::DispatchLocked() {
-  if (idle_ > wakes_) {
-    ++wakes_;
-    cv_.notify_one();
+  if (!idle_.empty()) {
+    Idle* idle = idle_.back();
+    idle_.pop_back();
+    idle->woken = true;
+    ++running_;  // from now: a burst wakes no more threads than it needs
+    idle->cv.notify_one();
     return;
   }
   if (threads_ >= max_threads_) return;
@@ -127,12 +130,14 @@ void BlockingPool::Work() {
   while (!closing_) {
     if (queue_.empty()) {
       --running_;
-      ++idle_;
-      bool woken = cv_.wait_for(lock, idle_timeout_, [&] { return wakes_ > 0 || closing_; });
-      --idle_;
-      if (!woken || closing_) break;
-      --wakes_;
-      ++running_;
+      Idle self;
+      idle_.push_back(&self);
+      self.cv.wait_for(lock, idle_timeout_, [&] { return self.woken || closing_; });
+      if (!self.woken) {  // timed out, or closing
+        idle_.erase(std::find(idle_.begin(), idle_.end(), &self));
+        break;
+      }
+      if (closing_) break;
       // Another thread may have taken the work this wake was for.
       if (queue_.empty()) continue;
     }
@@ -145,7 +150,7 @@ void BlockingPool::Work() {
     lock.lock();
   }
   --threads_;
-  cv_.notify_all();
+  exited_.notify_all();
   tls_pool = nullptr;
 }
 

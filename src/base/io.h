@@ -13,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace flotilla {
 
@@ -70,14 +71,22 @@ class BlockingPool {
   const std::chrono::milliseconds idle_timeout_;
   const size_t running_target_;
   const std::chrono::milliseconds starvation_check_;
+  // An idle thread, waiting for a wake (on its own stack).
+  struct Idle {
+    std::condition_variable cv;
+    bool woken = false;  // GUARDED_BY(mu_)
+  };
+
   mutable std::mutex mu_;
-  std::condition_variable cv_;               // idle threads wait here for a wake
+  std::condition_variable exited_;           // a thread exited (the destructor waits)
   std::condition_variable monitor_cv_;       // the monitor waits for queued work
   std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
   size_t threads_ = 0;                       // GUARDED_BY(mu_)
-  size_t running_ = 0;    // threads not idle and not in a ScopedBlocking; GUARDED_BY(mu_)
-  size_t idle_ = 0;       // threads waiting for a wake; GUARDED_BY(mu_)
-  size_t wakes_ = 0;      // wakes given to idle threads, not yet taken; GUARDED_BY(mu_)
+  size_t running_ = 0;  // threads not idle and not in a ScopedBlocking; GUARDED_BY(mu_)
+  // Idle threads, the most recently idle last: it is woken first, so that
+  // threads a burst started and no longer needed stay idle and time out
+  // (a condition variable wakes them in turn and none would). GUARDED_BY(mu_)
+  std::vector<Idle*> idle_;
   uint64_t started_ = 0;  // work items taken off the queue; GUARDED_BY(mu_)
   bool closing_ = false;  // GUARDED_BY(mu_)
   std::thread monitor_;   // started with the first work that has to wait

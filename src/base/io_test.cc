@@ -137,6 +137,35 @@ TEST(BlockingPoolTest, TheMonitorStartsAThreadForWorkStuckBehindAnUndeclaredWait
   EXPECT_GE(pool.threads(), 2u);
 }
 
+TEST(BlockingPoolTest, ThreadsABurstStartedTimeOutUnderATrickleOfWork) {
+  BlockingPool pool(64, std::chrono::milliseconds(100), /*running_target=*/8, kNoMonitor);
+  Gate gate;
+  Tally tally;
+  for (int i = 0; i < 8; ++i) {
+    pool.Submit([&] {
+      tally.Enter();
+      gate.Arrive();
+      tally.Leave();
+    });
+  }
+  gate.WaitArrived(8);
+  ASSERT_EQ(pool.threads(), 8u);
+  gate.Open();
+  tally.WaitDone(8);
+  // One task at a time: the most recently idle thread takes each (or the
+  // one before it, while the last is still going idle); the rest idle past
+  // the timeout and exit. Woken in turn, each would be busy every eighth
+  // task and none would. The time is the pool's idle timeout: real time.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (pool.threads() > 2 && std::chrono::steady_clock::now() < deadline) {
+    Latch ran;
+    pool.Submit([&] { ran.Set(); });
+    ran.Wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_LE(pool.threads(), 2u);
+}
+
 TEST(BlockingPoolTest, ScopedBlockingOffAPoolThreadDoesNothing) {
   ScopedBlocking outer;
   ScopedBlocking inner;
