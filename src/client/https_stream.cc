@@ -26,7 +26,10 @@ using tcp = boost::asio::ip::tcp;
 using boost::system::error_code;
 
 constexpr auto kAwait = net::as_tuple(net::use_awaitable);
-constexpr size_t kReadBuffer = 64 * 1024;
+// The body buffer a stream holds while it is open: one TLS record's
+// plaintext (16 KiB), the most one read through TLS returns. A federation
+// of 1,000 members holds 15,000 of them.
+constexpr size_t kReadBuffer = 16 * 1024;
 constexpr size_t kMaxErrorBody = 1 << 20;
 
 bool Is2xx(int code) { return code >= 200 && code < 300; }
