@@ -22,29 +22,43 @@
 //    30 replicas (default preferences); one member is stopped (SIGSTOP); the
 //    times until its Cluster is NotReady, until the other two's local
 //    ReplicaSets hold all 30 replicas and until 30 pods run there.
+// 4. Clusters: --clusters (1000) clusters in member processes of
+//    --clusters-per-process (100), started together and joined by 8 joiners;
+//    per cluster the time from its join to its Ready condition, and from the
+//    first join to the last Ready; the federation's and the members' CPU
+//    over --idle-s (60) seconds from 10 s after all are Ready; --cluster-samples (30)
+//    ConfigMaps written at --cluster-rate (1) a second, timed to every
+//    cluster as in `configmaps`; the server's threads and memory.
 //
 // Prints one JSON object; docs/benchmarks.md ("Federation") says how the
 // published figures were taken. Wall-clock time is what is measured here.
 //
-// Usage: federation_bench [--flotilla PATH] [--phases latency,configmaps,scale,failover]
+// Usage: federation_bench [--flotilla PATH]
+//                         [--phases latency,configmaps,scale,failover,clusters]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
+//                         [--clusters 1000] [--clusters-per-process 100] [--idle-s 60]
+//                         [--cluster-samples 30] [--cluster-rate 1]
 #include "bench/federation_bench.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "base/log.h"
 #include "bench/proc_stats.h"
+#include "client/kubeconfig.h"
+#include "federation/cluster/join.h"
 
 namespace flotilla::bench {
 namespace {
@@ -62,6 +76,11 @@ struct Config {
   int rs = 10000;
   int scale_members = 10;
   int timeout_s = 600;
+  int clusters = 1000;
+  int clusters_per_process = 100;
+  int idle_s = 60;
+  int cluster_samples = 30;
+  double cluster_rate = 1;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -80,15 +99,29 @@ double Percentile(const std::vector<double>& v, double p) {
   return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
+double TotalCpuSeconds(const std::vector<pid_t>& pids) {
+  double sum = 0;
+  for (pid_t p : pids) sum += CpuSeconds(p);
+  return sum;
+}
+
+long long TotalThreads(const std::vector<pid_t>& pids) {
+  long long sum = 0;
+  for (pid_t p : pids) sum += StatusField(p, "Threads");
+  return sum;
+}
+
 // The samples of one propagation run, and the CPU the federation and the
-// members' process spent meanwhile.
+// members' processes spent meanwhile.
 class PropagationFigures {
  public:
-  explicit PropagationFigures(const Fleet& fleet)
-      : server_pid_(fleet.server.child->pid()),
-        members_pid_(fleet.members.child->pid()),
+  PropagationFigures(pid_t server, std::vector<pid_t> members)
+      : server_pid_(server),
+        members_pids_(std::move(members)),
         server_cpu_(CpuSeconds(server_pid_)),
-        members_cpu_(CpuSeconds(members_pid_)) {}
+        members_cpu_(TotalCpuSeconds(members_pids_)) {}
+  explicit PropagationFigures(const Fleet& fleet)
+      : PropagationFigures(fleet.server.child->pid(), {fleet.members.child->pid()}) {}
 
   void Add(Steady::time_point sent, const LocalCopyWatcher::Arrival& at) {
     ms_.push_back(std::chrono::duration<double, std::milli>(at.last - sent).count());
@@ -99,7 +132,7 @@ class PropagationFigures {
   // The figures of `samples` sent to `members`.
   json::object Report(int members, int samples) {
     double server_cpu = CpuSeconds(server_pid_) - server_cpu_;
-    double members_cpu = CpuSeconds(members_pid_) - members_cpu_;
+    double members_cpu = TotalCpuSeconds(members_pids_) - members_cpu_;
     std::sort(ms_.begin(), ms_.end());
     std::sort(first_ms_.begin(), first_ms_.end());
     return {{"members", members},
@@ -114,11 +147,12 @@ class PropagationFigures {
             {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, samples)},
             {"server_rss_mib", RssMiB(server_pid_)},
             {"server_threads", StatusField(server_pid_, "Threads")},
-            {"members_threads", StatusField(members_pid_, "Threads")}};
+            {"members_threads", TotalThreads(members_pids_)}};
   }
 
  private:
-  const pid_t server_pid_, members_pid_;
+  const pid_t server_pid_;
+  const std::vector<pid_t> members_pids_;
   const double server_cpu_, members_cpu_;
   std::vector<double> ms_, first_ms_;  // to the last member, and to the first
   int timeouts_ = 0;
@@ -151,8 +185,36 @@ json::object Latency(const Config& c, int members) {
   return out;
 }
 
-// Federated ConfigMaps written at c.configmap_rate a second; the time from
-// each create to its copy in every member.
+// Writes `samples` federated ConfigMaps into "bench" at `rate` a second,
+// whatever the previous ones did (the sync controller copies them to every
+// member), then records the time from each create to its copy in all
+// `members`.
+Status TimeConfigMaps(client::Client& fed, LocalCopyWatcher& watcher, int members, int samples,
+                      double rate, PropagationFigures& figures) {
+  const auto interval = std::chrono::duration_cast<Steady::duration>(
+      std::chrono::duration<double>(1.0 / std::max(0.01, rate)));
+  std::vector<Steady::time_point> sent;
+  Steady::time_point start = Steady::now();
+  for (int i = 0; i < samples; ++i) {
+    std::this_thread::sleep_until(start + i * interval);
+    sent.push_back(Steady::now());
+    json::object cm{{"apiVersion", "v1"},
+                    {"kind", "ConfigMap"},
+                    {"metadata", {{"name", "cm-" + std::to_string(i)}}},
+                    {"data", {{"key", "value " + std::to_string(i)}}}};
+    FLOTILLA_RETURN_IF_ERROR(fed.Create(kConfigMaps, "bench", cm).status());
+  }
+  for (int i = 0; i < samples; ++i) {
+    auto at = watcher.WaitFor("cm-" + std::to_string(i), members, std::chrono::seconds(30));
+    if (at) {
+      figures.Add(sent[i], *at);
+    } else {
+      figures.Timeout();
+    }
+  }
+  return Status::Ok();
+}
+
 json::object ConfigMapLatency(const Config& c, int members) {
   std::string dir = c.work_dir + "/configmaps-" + std::to_string(members);
   auto fleet = StartFleet(c.flotilla, dir, members, {"--nodes", "1"}, c.timeout_s);
@@ -160,27 +222,10 @@ json::object ConfigMapLatency(const Config& c, int members) {
   auto watcher = LocalCopyWatcher::Start(fleet->Members(), kConfigMaps);
   if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
   PropagationFigures figures(*fleet);
-  const auto interval = std::chrono::duration_cast<Steady::duration>(
-      std::chrono::duration<double>(1.0 / std::max(0.01, c.configmap_rate)));
-  std::vector<Steady::time_point> sent;
-  Steady::time_point start = Steady::now();
-  for (int i = 0; i < c.samples; ++i) {
-    std::this_thread::sleep_until(start + i * interval);
-    sent.push_back(Steady::now());
-    json::object cm{{"apiVersion", "v1"},
-                    {"kind", "ConfigMap"},
-                    {"metadata", {{"name", "cm-" + std::to_string(i)}}},
-                    {"data", {{"key", "value " + std::to_string(i)}}}};
-    auto created = fleet->fed->Create(kConfigMaps, "bench", cm);
-    if (!created.ok()) return {{"error", created.status().ToString()}};
-  }
-  for (int i = 0; i < c.samples; ++i) {
-    auto at = (*watcher)->WaitFor("cm-" + std::to_string(i), members, std::chrono::seconds(30));
-    if (at) {
-      figures.Add(sent[i], *at);
-    } else {
-      figures.Timeout();
-    }
+  if (Status s =
+          TimeConfigMaps(*fleet->fed, **watcher, members, c.samples, c.configmap_rate, figures);
+      !s.ok()) {
+    return {{"error", s.ToString()}};
   }
   json::object out = figures.Report(members, c.samples);
   out["rate_per_s"] = c.configmap_rate;
@@ -252,6 +297,243 @@ json::object Scale(const Config& c) {
           {"server_rss_mib_converged", rss_converged},
           {"server_rss_mib_end", RssMiB(server)},
           {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
+}
+
+// When each Cluster of the federation was first seen Ready (a watch on
+// clusters). Thread-safe.
+class ReadyClusters {
+ public:
+  static StatusOr<std::unique_ptr<ReadyClusters>> Start(client::Client& fed) {
+    std::unique_ptr<ReadyClusters> r(new ReadyClusters());
+    ReadyClusters* self = r.get();
+    client::WatchOptions opts;
+    opts.allow_bookmarks = false;
+    FLOTILLA_ASSIGN_OR_RETURN(
+        r->watch_,
+        fed.StartWatch(
+            kClusters, "", opts,
+            [self](const client::WatchEvent& e) {
+              const json::value* conditions = Find(e.object, "status.conditions");
+              if (conditions == nullptr || !conditions->is_array()) return;
+              for (const json::value& cond : conditions->get_array()) {
+                if (!cond.is_object()) continue;
+                const json::object& o = cond.get_object();
+                if (GetString(o, "type") == "Ready" && GetString(o, "status") == "True") {
+                  self->Ready(std::string(
+                      GetString(*GetObject(e.object, "metadata"), "name").value_or("")));
+                }
+              }
+            },
+            [](const Status&) {}));
+    return r;
+  }
+  ~ReadyClusters() { watch_->Stop(); }
+
+  // Waits until `count` clusters are Ready; false after `timeout`.
+  bool WaitFor(size_t count, std::chrono::seconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return ready_.size() >= count; });
+  }
+  std::map<std::string, Steady::time_point> ready() const {
+    std::lock_guard lock(mu_);
+    return ready_;
+  }
+
+ private:
+  ReadyClusters() = default;
+  void Ready(const std::string& name) {
+    Steady::time_point now = Steady::now();
+    {
+      std::lock_guard lock(mu_);
+      ready_.emplace(name, now);  // the first time only
+    }
+    cv_.notify_all();
+  }
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Steady::time_point> ready_;  // GUARDED_BY(mu_)
+  std::unique_ptr<client::Watch> watch_;
+};
+
+// Runs `f(i)` for i in [0, n) on `threads` threads; the first error.
+Status ParallelDo(int n, int threads, const std::function<Status(int)>& f) {
+  std::atomic<int> next{0};
+  std::mutex mu;
+  Status first = Status::Ok();
+  std::vector<std::thread> workers;
+  for (int w = 0; w < threads; ++w) {
+    workers.emplace_back([&] {
+      for (int i = next++; i < n; i = next++) {
+        Status s = f(i);
+        std::lock_guard lock(mu);
+        if (!s.ok() && first.ok()) first = s;
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  return first;
+}
+
+// Starts `processes` member processes of `per_process` clusters each
+// (p<P>-1.. in process P) and waits for them in parallel; their kubeconfigs
+// by cluster name.
+StatusOr<std::vector<Process>> StartMemberProcesses(const Config& c, const std::string& dir,
+                                                    int processes, int per_process,
+                                                    std::map<std::string, std::string>& joins) {
+  std::vector<Process> out;
+  for (int p = 0; p < processes; ++p) {
+    std::string name = "p" + std::to_string(p + 1);
+    FLOTILLA_ASSIGN_OR_RETURN(
+        Process started,
+        LaunchMembers(c.flotilla, dir + "/" + name,
+                      {"--clusters", std::to_string(per_process), "--name", name, "--nodes", "1"}));
+    out.push_back(std::move(started));
+  }
+  FLOTILLA_RETURN_IF_ERROR(ParallelDo(processes, processes, [&](int p) {
+    return AwaitMembers(out[p], dir + "/p" + std::to_string(p + 1), per_process);
+  }));
+  for (int p = 0; p < processes; ++p) {
+    for (int i = 0; i < per_process; ++i) {
+      joins["p" + std::to_string(p + 1) + "-" + std::to_string(i + 1)] = out[p].kubeconfigs[i];
+    }
+  }
+  return out;
+}
+
+// Many clusters: c.clusters in member processes of c.clusters_per_process,
+// joined by 8 joiners (`flotilla join` as a library call); per cluster the
+// time from its join to its Ready condition; the federation's and the
+// members' CPU while idle for c.idle_s (health probes are most of what the
+// federation does then); c.cluster_samples ConfigMaps at c.cluster_rate
+// timed to every cluster; the server's threads and memory.
+// Raises this process's descriptor limit (which its children inherit) as
+// far as it may: to `want` when privileged, else to the hard limit. A
+// federation of 1,000 members holds a connection per watch of each member.
+rlim_t RaiseDescriptorLimit(rlim_t want) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  rlimit raised{std::max(want, lim.rlim_max), std::max(want, lim.rlim_max)};
+  if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised.rlim_cur;
+  lim.rlim_cur = lim.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &lim);
+  getrlimit(RLIMIT_NOFILE, &lim);
+  return lim.rlim_cur;
+}
+
+json::object Clusters(const Config& c) {
+  rlim_t descriptors = RaiseDescriptorLimit(1 << 20);
+  std::string dir = c.work_dir + "/clusters";
+  std::filesystem::create_directories(dir);
+  auto server = StartServer(c.flotilla, dir + "/server", {});
+  if (!server.ok()) return {{"error", server.status().ToString()}};
+  pid_t server_pid = server->child->pid();
+  auto fed = ClientFor(server->kubeconfigs[0]);
+  if (!fed.ok()) return {{"error", fed.status().ToString()}};
+  if (Status s = EnsureNamespace(**fed, "bench"); !s.ok()) return {{"error", s.ToString()}};
+  int per_process = std::max(1, c.clusters_per_process);
+  int processes = (c.clusters + per_process - 1) / per_process;
+  std::map<std::string, std::string> kubeconfigs;
+  Steady::time_point start = Steady::now();
+  auto members = StartMemberProcesses(c, dir, processes, per_process, kubeconfigs);
+  if (!members.ok()) return {{"error", members.status().ToString()}};
+  double members_started_s = SecondsSince(start);
+  std::vector<pid_t> member_pids;
+  for (const Process& p : *members) member_pids.push_back(p.child->pid());
+  std::vector<std::pair<std::string, std::string>> clusters(kubeconfigs.begin(), kubeconfigs.end());
+  int n = static_cast<int>(clusters.size());
+  std::vector<std::unique_ptr<client::Client>> member_clients(n);
+  if (Status s = ParallelDo(n, 8,
+                            [&](int i) {
+                              FLOTILLA_ASSIGN_OR_RETURN(member_clients[i],
+                                                        ClientFor(clusters[i].second));
+                              return EnsureNamespace(*member_clients[i], "bench");
+                            });
+      !s.ok()) {
+    return {{"error", s.ToString()}};
+  }
+  double rss_before_join = RssMiB(server_pid);
+
+  auto ready = ReadyClusters::Start(**fed);
+  if (!ready.ok()) return {{"error", ready.status().ToString()}};
+  std::vector<Steady::time_point> joined(n);
+  Steady::time_point join_start = Steady::now();
+  if (Status s =
+          ParallelDo(n, 8,
+                     [&](int i) {
+                       federation::cluster::JoinOptions opts;
+                       opts.name = clusters[i].first;
+                       client::KubeconfigLoadOptions load;
+                       load.explicit_path = clusters[i].second;
+                       FLOTILLA_ASSIGN_OR_RETURN(opts.member, client::LoadRestConfig(load));
+                       FLOTILLA_RETURN_IF_ERROR(federation::cluster::Join(**fed, opts).status());
+                       joined[i] = Steady::now();
+                       return Status::Ok();
+                     });
+      !s.ok()) {
+    return {{"error", s.ToString()}};
+  }
+  double joins_s = SecondsSince(join_start);
+  bool all_ready = (*ready)->WaitFor(n, std::chrono::seconds(c.timeout_s));
+  std::vector<double> join_to_ready_s;
+  Steady::time_point last_ready = join_start;
+  std::map<std::string, Steady::time_point> at = (*ready)->ready();
+  for (int i = 0; i < n; ++i) {
+    auto it = at.find(clusters[i].first);
+    if (it == at.end()) continue;
+    join_to_ready_s.push_back(std::chrono::duration<double>(it->second - joined[i]).count());
+    last_ready = std::max(last_ready, it->second);
+  }
+  std::sort(join_to_ready_s.begin(), join_to_ready_s.end());
+  json::object out{
+      {"clusters", n},
+      {"member_processes", processes},
+      {"descriptor_limit", static_cast<int64_t>(descriptors)},
+      {"members_started_s", members_started_s},
+      {"joins_s", joins_s},
+      {"ready", static_cast<int64_t>(join_to_ready_s.size())},
+      {"all_ready", all_ready},
+      {"first_join_to_all_ready_s", std::chrono::duration<double>(last_ready - join_start).count()},
+      {"join_to_ready_p50_s", Percentile(join_to_ready_s, 0.50)},
+      {"join_to_ready_p99_s", Percentile(join_to_ready_s, 0.99)},
+      {"join_to_ready_max_s", join_to_ready_s.empty() ? -1.0 : join_to_ready_s.back()},
+      {"server_rss_mib_before_join", rss_before_join}};
+  if (!all_ready) return out;
+
+  // The last joins' informers list their members meanwhile: settle first.
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  double server_cpu = CpuSeconds(server_pid), members_cpu = TotalCpuSeconds(member_pids);
+  std::this_thread::sleep_for(std::chrono::seconds(c.idle_s));
+  out["idle_s"] = c.idle_s;
+  out["server_idle_cpu_percent"] = (CpuSeconds(server_pid) - server_cpu) * 100 / c.idle_s;
+  out["members_idle_cpu_percent"] = (TotalCpuSeconds(member_pids) - members_cpu) * 100 / c.idle_s;
+  out["server_rss_mib_idle"] = RssMiB(server_pid);
+  out["server_threads_idle"] = StatusField(server_pid, "Threads");
+  out["server_descriptors_idle"] = OpenDescriptors(server_pid);
+  out["members_threads_idle"] = TotalThreads(member_pids);
+  out["members_rss_mib"] = [&] {
+    double sum = 0;
+    for (pid_t p : member_pids) sum += RssMiB(p);
+    return sum;
+  }();
+
+  std::vector<client::Client*> watched;
+  for (auto& m : member_clients) watched.push_back(m.get());
+  auto watcher = LocalCopyWatcher::Start(watched, kConfigMaps);
+  if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
+  PropagationFigures figures(server_pid, member_pids);
+  if (Status s = TimeConfigMaps(**fed, **watcher, n, c.cluster_samples, c.cluster_rate, figures);
+      !s.ok()) {
+    out["error"] = s.ToString();
+    return out;
+  }
+  json::object cm = figures.Report(n, c.cluster_samples);
+  cm["rate_per_s"] = c.cluster_rate;
+  cm["broken_watches"] = (*watcher)->broken_watches();
+  out["configmaps"] = std::move(cm);
+  out["server_rss_mib_end"] = RssMiB(server_pid);
+  out["server_rss_mib_peak"] = RssMiB(server_pid, "VmHWM");
+  return out;
 }
 
 // Local spec.replicas and running pods of "web" over `members`.
@@ -357,6 +639,9 @@ int Run(Config c) {
       std::cerr << json::serialize(out["scale"]) << std::endl;
     } else if (phase == "failover") {
       out["failover"] = Failover(c);
+    } else if (phase == "clusters") {
+      out["clusters"] = Clusters(c);
+      std::cerr << json::serialize(out["clusters"]) << std::endl;
     } else {
       std::cerr << "unknown phase " << phase << "\n";
       return 2;
@@ -405,11 +690,23 @@ int main(int argc, char** argv) {
       c.scale_members = std::stoi(next());
     } else if (a == "--timeout-s") {
       c.timeout_s = std::stoi(next());
+    } else if (a == "--clusters") {
+      c.clusters = std::stoi(next());
+    } else if (a == "--clusters-per-process") {
+      c.clusters_per_process = std::stoi(next());
+    } else if (a == "--idle-s") {
+      c.idle_s = std::stoi(next());
+    } else if (a == "--cluster-samples") {
+      c.cluster_samples = std::stoi(next());
+    } else if (a == "--cluster-rate") {
+      c.cluster_rate = std::stod(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,configmaps,scale,failover] [--latency-members 10,100] [--samples N] "
-                   "[--gap-ms MS] [--configmap-rate R] [--rs N] "
-                   "[--scale-members N] [--timeout-s S]\n";
+                   "latency,configmaps,scale,failover,clusters] [--latency-members 10,100] "
+                   "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
+                   "[--scale-members N] [--timeout-s S] [--clusters N] "
+                   "[--clusters-per-process N] [--idle-s S] [--cluster-samples N] "
+                   "[--cluster-rate R]\n";
       return 2;
     }
   }

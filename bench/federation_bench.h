@@ -48,6 +48,12 @@ StatusOr<Process> StartServer(const std::string& binary, const std::string& dir,
 // clusters, once all are ready.
 StatusOr<Process> StartMembers(const std::string& binary, const std::string& dir,
                                const std::vector<std::string>& args, int clusters);
+// The same in two steps: LaunchMembers starts the process (on a thread that
+// outlives it: see ChildProcess), AwaitMembers reads its `clusters` ready
+// lines into p.kubeconfigs (from any one thread).
+StatusOr<Process> LaunchMembers(const std::string& binary, const std::string& dir,
+                                const std::vector<std::string>& args);
+Status AwaitMembers(Process& p, const std::string& dir, int clusters);
 
 // A REST client without client-side rate limit.
 StatusOr<std::unique_ptr<client::Client>> ClientFor(const std::string& kubeconfig);

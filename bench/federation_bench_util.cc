@@ -37,12 +37,16 @@ StatusOr<Process> StartServer(const std::string& binary, const std::string& dir,
   return p;
 }
 
-StatusOr<Process> StartMembers(const std::string& binary, const std::string& dir,
-                               const std::vector<std::string>& args, int clusters) {
+StatusOr<Process> LaunchMembers(const std::string& binary, const std::string& dir,
+                                const std::vector<std::string>& args) {
   std::vector<std::string> argv{binary, "member", "--data-dir", dir, "--secure-port", "0"};
   argv.insert(argv.end(), args.begin(), args.end());
   Process p{std::make_unique<ChildProcess>(argv, dir + ".log"), {}};
   if (!p.child->started()) return Status::Internal("cannot start " + binary);
+  return p;
+}
+
+Status AwaitMembers(Process& p, const std::string& dir, int clusters) {
   static const std::regex kReady(R"(Flotilla member \S+ ready at \S+ \(kubeconfig (\S+)\))");
   for (int i = 0; i < clusters; ++i) {
     std::smatch m;
@@ -53,6 +57,13 @@ StatusOr<Process> StartMembers(const std::string& binary, const std::string& dir
     std::regex_search(*line, m, kReady);
     p.kubeconfigs.push_back(m[1]);
   }
+  return Status::Ok();
+}
+
+StatusOr<Process> StartMembers(const std::string& binary, const std::string& dir,
+                               const std::vector<std::string>& args, int clusters) {
+  FLOTILLA_ASSIGN_OR_RETURN(Process p, LaunchMembers(binary, dir, args));
+  FLOTILLA_RETURN_IF_ERROR(AwaitMembers(p, dir, clusters));
   return p;
 }
 

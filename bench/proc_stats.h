@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -42,6 +43,17 @@ inline long long StatusField(pid_t pid, std::string_view field) {
     if (line.rfind(prefix, 0) == 0) return std::strtoll(line.c_str() + prefix.size(), nullptr, 10);
   }
   return 0;
+}
+
+// How many file descriptors the process has open.
+inline long long OpenDescriptors(pid_t pid) {
+  std::error_code ec;
+  long long n = 0;
+  for (std::filesystem::directory_iterator it(ProcPath(pid, "fd"), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ++n;
+  }
+  return n;
 }
 
 }  // namespace flotilla::bench

@@ -2,6 +2,8 @@
 // an etcd member for EtcdCluster).
 // Its stdout is read line by line (the ready lines commands print), its
 // stderr goes to a log file, and it dies with the parent (PR_SET_PDEATHSIG).
+// That signal follows the *thread* that started the child: start children
+// on a thread that outlives them, not on a short-lived helper thread.
 #pragma once
 
 #include <sys/types.h>
