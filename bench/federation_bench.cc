@@ -59,6 +59,7 @@
 #include "bench/proc_stats.h"
 #include "client/kubeconfig.h"
 #include "federation/cluster/join.h"
+#include "runtime/parallel.h"
 
 namespace flotilla::bench {
 namespace {
@@ -309,22 +310,14 @@ class ReadyClusters {
     client::WatchOptions opts;
     opts.allow_bookmarks = false;
     FLOTILLA_ASSIGN_OR_RETURN(
-        r->watch_,
-        fed.StartWatch(
-            kClusters, "", opts,
-            [self](const client::WatchEvent& e) {
-              const json::value* conditions = Find(e.object, "status.conditions");
-              if (conditions == nullptr || !conditions->is_array()) return;
-              for (const json::value& cond : conditions->get_array()) {
-                if (!cond.is_object()) continue;
-                const json::object& o = cond.get_object();
-                if (GetString(o, "type") == "Ready" && GetString(o, "status") == "True") {
-                  self->Ready(std::string(
-                      GetString(*GetObject(e.object, "metadata"), "name").value_or("")));
-                }
-              }
-            },
-            [](const Status&) {}));
+        r->watch_, fed.StartWatch(
+                       kClusters, "", opts,
+                       [self](const client::WatchEvent& e) {
+                         if (ReadyStatus(e.object) != "True") return;
+                         self->Ready(std::string(
+                             GetString(*GetObject(e.object, "metadata"), "name").value_or("")));
+                       },
+                       [](const Status&) {}));
     return r;
   }
   ~ReadyClusters() { watch_->Stop(); }
@@ -356,22 +349,15 @@ class ReadyClusters {
   std::unique_ptr<client::Watch> watch_;
 };
 
-// Runs `f(i)` for i in [0, n) on `threads` threads; the first error.
+// runtime::ParallelFor over calls that may fail; the first error.
 Status ParallelDo(int n, int threads, const std::function<Status(int)>& f) {
-  std::atomic<int> next{0};
   std::mutex mu;
   Status first = Status::Ok();
-  std::vector<std::thread> workers;
-  for (int w = 0; w < threads; ++w) {
-    workers.emplace_back([&] {
-      for (int i = next++; i < n; i = next++) {
-        Status s = f(i);
-        std::lock_guard lock(mu);
-        if (!s.ok() && first.ok()) first = s;
-      }
-    });
-  }
-  for (auto& t : workers) t.join();
+  runtime::ParallelFor(n, threads, [&](size_t i) {
+    Status s = f(static_cast<int>(i));
+    std::lock_guard lock(mu);
+    if (!s.ok() && first.ok()) first = std::move(s);
+  });
   return first;
 }
 

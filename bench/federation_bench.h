@@ -65,6 +65,8 @@ Status JoinAndWaitReady(client::Client& fed, const std::map<std::string, std::st
 
 // The Ready condition's status of a Cluster ("" when unknown).
 std::string ClusterReady(client::Client& fed, const std::string& name);
+// The same of a Cluster object.
+std::string ReadyStatus(const json::object& cluster);
 
 // A namespace, created unless it exists.
 Status EnsureNamespace(client::Client& c, const std::string& name);

@@ -79,8 +79,11 @@ StatusOr<std::unique_ptr<client::Client>> ClientFor(const std::string& kubeconfi
 
 std::string ClusterReady(client::Client& fed, const std::string& name) {
   auto c = fed.Get(kClusters, "", name);
-  if (!c.ok()) return "";
-  const json::value* conditions = Find(*c, "status.conditions");
+  return c.ok() ? ReadyStatus(*c) : "";
+}
+
+std::string ReadyStatus(const json::object& cluster) {
+  const json::value* conditions = Find(cluster, "status.conditions");
   if (conditions == nullptr || !conditions->is_array()) return "";
   for (const json::value& cond : conditions->get_array()) {
     if (!cond.is_object()) continue;
