@@ -72,50 +72,83 @@ EventRecorderStats EventRecorder::Stats() const {
 void EventRecorder::WriteQueued() {
   std::unique_lock lock(mu_);
   while (!queue_.empty()) {
-    Pending p = std::move(queue_.front());
-    queue_.pop_front();
+    std::deque<Pending> batch;
+    batch.swap(queue_);
+    size_t n = batch.size();
     lock.unlock();
-    Write(p);
+    for (const Occurrences& o : Correlate(std::move(batch))) Write(o);
     lock.lock();
-    ++finished_;
+    finished_ += n;
     cv_.notify_all();
   }
 }
 
-void EventRecorder::Write(const Pending& p) {
-  const json::object& ref = p.involved;
-  std::string key;
-  for (const std::string& part :
-       {source_.component, source_.host, StringAt(ref, "kind"), StringAt(ref, "namespace"),
-        StringAt(ref, "name"), StringAt(ref, "uid"), StringAt(ref, "apiVersion"), p.type, p.reason,
-        p.message}) {
-    key.append(part).push_back('\x1f');
+std::vector<EventRecorder::Occurrences> EventRecorder::Correlate(std::deque<Pending> batch) {
+  std::vector<Occurrences> out;
+  std::unordered_map<std::string, size_t> index;  // event key -> out
+  for (Pending& p : batch) {
+    const json::object& ref = p.involved;
+    std::string key;
+    for (const std::string& part :
+         {source_.component, source_.host, StringAt(ref, "kind"), StringAt(ref, "namespace"),
+          StringAt(ref, "name"), StringAt(ref, "uid"), StringAt(ref, "apiVersion"), p.type,
+          p.reason}) {
+      key.append(part).push_back('\x1f');
+    }
+    // Similar events: the same but for the message.
+    Similar* similar = similar_.Find(key);
+    if (similar == nullptr || p.at - similar->last > kSimilarWindow) {
+      similar_.Put(key, Similar{{}, p.at});
+      similar = similar_.Find(key);
+    }
+    similar->last = p.at;
+    auto& messages = similar->messages;
+    if (std::find(messages.begin(), messages.end(), p.message) == messages.end()) {
+      messages.push_back(p.message);
+    }
+    if (messages.size() >= kSimilarMessages) {
+      messages.erase(messages.begin());  // keeps the set below the threshold
+      p.message = "(combined from similar events): " + p.message;
+      key.push_back('\x1e');  // the combined event's key: no message
+    } else {
+      key.append(p.message).push_back('\x1f');
+    }
+    auto [it, first] = index.emplace(key, out.size());
+    if (first) out.push_back(Occurrences{key, {}, p.at, 0});
+    Occurrences& o = out[it->second];
+    o.last = std::move(p);
+    ++o.count;
   }
-  auto it = seen_.find(key);
-  if (it == seen_.end()) {
-    std::string ns = StringAt(ref, "namespace");
-    Seen seen{EventName(StringAt(ref, "name"), p.at),
-              ns.empty() ? "default" : ns,
-              FormatRfc3339(p.at),
-              1,
-              {}};
-    CreateEvent(p, key, std::move(seen));
+  return out;
+}
+
+void EventRecorder::Write(const Occurrences& o) {
+  if (o.count > 1) {
+    std::lock_guard lock(mu_);
+    stats_.combined += o.count - 1;
+  }
+  Seen* found = seen_.Find(o.key);
+  if (found == nullptr) {
+    std::string ns = StringAt(o.last.involved, "namespace");
+    CreateEvent(o, Seen{EventName(StringAt(o.last.involved, "name"), o.first_at),
+                        ns.empty() ? "default" : ns, FormatRfc3339(o.first_at), o.count});
     return;
   }
-  Seen seen = it->second;
-  ++seen.count;
-  json::object patch{
-      {"count", seen.count}, {"lastTimestamp", FormatRfc3339(p.at)}, {"message", p.message}};
+  Seen seen = *found;
+  seen.count += o.count;
+  json::object patch{{"count", seen.count},
+                     {"lastTimestamp", FormatRfc3339(o.last.at)},
+                     {"message", o.last.message}};
   auto patched =
       client_.Patch(kEvents, seen.ns, seen.name, client::PatchType::kMerge, ToJson(patch));
   if (patched.ok()) {
-    Remember(key, std::move(seen));
+    seen_.Put(o.key, std::move(seen));
     std::lock_guard lock(mu_);
     ++stats_.patched;
     return;
   }
   if (patched.status().Is(Reason::kNotFound)) {
-    CreateEvent(p, key, std::move(seen));  // deleted meanwhile
+    CreateEvent(o, std::move(seen));  // deleted meanwhile
     return;
   }
   spdlog::warn("event recorder: updating event {}/{}: {}", seen.ns, seen.name,
@@ -124,7 +157,8 @@ void EventRecorder::Write(const Pending& p) {
   ++stats_.failed;
 }
 
-bool EventRecorder::CreateEvent(const Pending& p, const std::string& key, Seen seen) {
+void EventRecorder::CreateEvent(const Occurrences& o, Seen seen) {
+  const Pending& p = o.last;
   json::object source{{"component", source_.component}};
   if (!source_.host.empty()) source["host"] = source_.host;
   json::object event{{"apiVersion", "v1"},
@@ -139,9 +173,9 @@ bool EventRecorder::CreateEvent(const Pending& p, const std::string& key, Seen s
                      {"count", seen.count},
                      {"type", p.type}};
   auto created = client_.Create(kEvents, seen.ns, event);
-  if (!created.ok() && created.status().Is(Reason::kAlreadyExists) && seen.count == 1) {
+  if (!created.ok() && created.status().Is(Reason::kAlreadyExists) && seen.count == o.count) {
     // Another recorder picked the same name in the same nanosecond.
-    seen.name = EventName(StringAt(p.involved, "name"), p.at);
+    seen.name = EventName(StringAt(p.involved, "name"), o.first_at);
     event["metadata"].as_object()["name"] = seen.name;
     created = client_.Create(kEvents, seen.ns, event);
   }
@@ -150,12 +184,11 @@ bool EventRecorder::CreateEvent(const Pending& p, const std::string& key, Seen s
                  created.status().ToString());
     std::lock_guard lock(mu_);
     ++stats_.failed;
-    return false;
+    return;
   }
-  Remember(key, std::move(seen));
+  seen_.Put(o.key, std::move(seen));
   std::lock_guard lock(mu_);
   ++stats_.created;
-  return true;
 }
 
 // "<object name>.<hex nanoseconds>", as client-go names events, kept
@@ -173,18 +206,6 @@ std::string EventRecorder::EventName(const std::string& object_name, TimePoint a
   char hex[32];
   std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(nanos));
   return object_name + "." + hex;
-}
-
-void EventRecorder::Remember(const std::string& key, Seen seen) {
-  auto it = seen_.find(key);
-  if (it != seen_.end()) lru_.erase(it->second.lru);
-  lru_.push_front(key);
-  seen.lru = lru_.begin();
-  seen_[key] = std::move(seen);
-  if (seen_.size() > kCacheSize) {
-    seen_.erase(lru_.back());
-    lru_.pop_back();
-  }
 }
 
 }  // namespace flotilla::runtime

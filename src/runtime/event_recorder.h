@@ -3,20 +3,33 @@
 //
 // An event names its object (involvedObject: kind, namespace, name, uid,
 // apiVersion, resourceVersion), a type ("Normal" or "Warning"), a reason, a
-// message and its source component. Repeats are aggregated as client-go's
-// EventCorrelator does for identical events: the first occurrence creates an
-// Event (count 1, firstTimestamp = lastTimestamp = now, named
-// "<object>.<hex nanoseconds>" in the object's namespace, "default" for
-// cluster-scoped objects); a repeat of the same (source, object, type,
-// reason, message) PATCHes that Event's count and lastTimestamp instead, and
-// creates it again (keeping the count) if it was deleted meanwhile. The
-// recorder remembers the last 4096 distinct events (LRU), like client-go.
-// (client-go's spam filter and its merging of similar events with different
-// messages are not done.)
+// message and its source component. Events are correlated as client-go's
+// EventCorrelator does:
+// - Similar events are combined. Once an object has had events of the same
+//   (source, type, reason) with kSimilarMessages distinct messages within
+//   kSimilarWindow of each other, further ones with yet another message
+//   become one event, "(combined from similar events): <latest message>",
+//   counted like a repeat. (A federated object written to 1,000 clusters
+//   has 9 "CreateInCluster" events naming a cluster and one combined.)
+// - Repeats are aggregated: the first occurrence creates an Event (count 1,
+//   firstTimestamp = lastTimestamp = now, named "<object>.<hex
+//   nanoseconds>" in the object's namespace, "default" for cluster-scoped
+//   objects); a repeat of the same (source, object, type, reason, message),
+//   or of the same combined event, PATCHes that Event's count,
+//   lastTimestamp and message instead, and creates it again (keeping the
+//   count) if it was deleted meanwhile.
+// The recorder remembers the last kCacheSize distinct events and kinds of
+// similar events (LRU), like client-go. client-go's spam filter (25 events
+// per object, then one per 5 minutes, the rest dropped) is not done: no
+// occurrence is dropped here while the queue has room. What bounds the
+// writes instead is that they are made one at a time, and what queued
+// meanwhile is written together: repeats of one event queued together are
+// one write (count += n), so a burst costs the API server a write per
+// distinct event, not per occurrence.
 //
 // Recording never blocks on the API server: events queue (up to
 // `max_queued`, the excess dropped and counted) and a thread of the shared
-// client pool (base/io.h) writes them, one at a time, while any are queued.
+// client pool (base/io.h) writes them while any are queued.
 // A failed write is logged and dropped, as an event is best-effort.
 //
 // Thread-safe. Timestamps come from the injected Clock.
@@ -30,6 +43,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/io.h"
@@ -51,13 +65,47 @@ struct EventSource {
 struct EventRecorderStats {
   uint64_t created = 0;
   uint64_t patched = 0;
-  uint64_t dropped = 0;  // queue full
-  uint64_t failed = 0;   // the API write failed
+  uint64_t combined = 0;  // occurrences written together with another of the same event
+  uint64_t dropped = 0;   // queue full
+  uint64_t failed = 0;    // the API write failed
+};
+
+// A map of at most `capacity` entries that forgets the least recently used.
+template <typename V>
+class Lru {
+ public:
+  explicit Lru(size_t capacity) : capacity_(capacity) {}
+  // The entry for `key`, now the most recently used; nullptr if none.
+  V* Find(const std::string& key) {
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second.second);
+    return &it->second.first;
+  }
+  void Put(const std::string& key, V value) {
+    if (V* v = Find(key)) {
+      *v = std::move(value);
+      return;
+    }
+    order_.push_front(key);
+    map_.emplace(key, std::make_pair(std::move(value), order_.begin()));
+    if (map_.size() > capacity_) {
+      map_.erase(order_.back());
+      order_.pop_back();
+    }
+  }
+
+ private:
+  size_t capacity_;
+  std::list<std::string> order_;  // most recent first
+  std::unordered_map<std::string, std::pair<V, std::list<std::string>::iterator>> map_;
 };
 
 class EventRecorder {
  public:
   static constexpr size_t kCacheSize = 4096;
+  static constexpr size_t kSimilarMessages = 10;
+  static constexpr Duration kSimilarWindow = std::chrono::minutes(10);
 
   EventRecorder(client::Client& client, Clock& clock, EventSource source, size_t max_queued = 1000);
   // Writes what is queued, then stops.
@@ -81,19 +129,30 @@ class EventRecorder {
     std::string type, reason, message;
     TimePoint at;
   };
+  // One write of an event: the occurrences of one event key in a batch.
+  struct Occurrences {
+    std::string key;
+    Pending last;  // the latest, with the message to write
+    TimePoint first_at;
+    int64_t count = 0;
+  };
   struct Seen {
     std::string name, ns, first_timestamp;
     int64_t count = 0;
-    std::list<std::string>::iterator lru;
+  };
+  // The distinct messages of similar events, and when the last was seen.
+  struct Similar {
+    std::vector<std::string> messages;
+    TimePoint last;
   };
 
   // Runs on the shared client pool while events are queued.
   void WriteQueued();
-  void Write(const Pending& p);
-  bool CreateEvent(const Pending& p, const std::string& key, Seen seen);
+  // The batch's occurrences by event key, in the order each key first came.
+  std::vector<Occurrences> Correlate(std::deque<Pending> batch);
+  void Write(const Occurrences& o);
+  void CreateEvent(const Occurrences& o, Seen seen);
   std::string EventName(const std::string& object_name, TimePoint at);
-  void Remember(const std::string& key, Seen seen);
-
   client::Client& client_;
   Clock& clock_;
   const EventSource source_;
@@ -108,8 +167,8 @@ class EventRecorder {
   EventRecorderStats stats_;   // GUARDED_BY(mu_)
 
   // Owned by the running WriteQueued.
-  std::unordered_map<std::string, Seen> seen_;
-  std::list<std::string> lru_;  // most recent first
+  Lru<Seen> seen_{kCacheSize};        // by event key
+  Lru<Similar> similar_{kCacheSize};  // by key without the message
 
   // Last: it runs WriteQueued, which uses the members above.
   PoolTrigger writer_{SharedClientPool(), [this] { WriteQueued(); }};

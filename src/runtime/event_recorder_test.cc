@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
 #include "runtime/fake_client.h"
+#include "runtime/forwarding_client.h"
 
 namespace flotilla::runtime {
 namespace {
@@ -67,12 +72,11 @@ TEST_F(EventRecorderTest, RepeatsPatchCountAndLastTimestamp) {
   EventRecorder recorder(client_, clock_, {"fed"});
   TimePoint first = clock_.Now();
   json::object rs = ReplicaSet("web", "frontend");
-  recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
-  clock_.Advance(10s);
-  recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
-  clock_.Advance(10s);
-  recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
-  recorder.Flush();
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) clock_.Advance(10s);
+    recorder.Event(rs, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
+    recorder.Flush();  // each written alone (queued together they are one write)
+  }
   auto events = Events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].at("count"), 3);
@@ -142,14 +146,118 @@ TEST_F(EventRecorderTest, NoQueueRoomDropsEvents) {
 TEST_F(EventRecorderTest, ForgetsTheLeastRecentlySeenPastItsCacheSize) {
   EventRecorder recorder(client_, clock_, {"fed"}, /*max_queued=*/10000);
   json::object rs = ReplicaSet("web", "frontend");
-  for (size_t i = 0; i <= EventRecorder::kCacheSize; ++i) {
-    recorder.Event(rs, kEventTypeNormal, "Tick", "tick " + std::to_string(i));
-  }
-  recorder.Event(rs, kEventTypeNormal, "Tick", "tick " + std::to_string(EventRecorder::kCacheSize));
-  recorder.Event(rs, kEventTypeNormal, "Tick", "tick 0");  // evicted: a new event
+  // Distinct reasons, so that none is combined with another.
+  auto tick = [&](size_t i) {
+    recorder.Event(rs, kEventTypeNormal, "Tick" + std::to_string(i), "tick");
+  };
+  for (size_t i = 0; i <= EventRecorder::kCacheSize; ++i) tick(i);
+  recorder.Flush();
+  tick(EventRecorder::kCacheSize);
+  tick(0);  // evicted: a new event
   recorder.Flush();
   EXPECT_EQ(recorder.Stats().patched, 1u);
   EXPECT_EQ(recorder.Stats().created, EventRecorder::kCacheSize + 2);
+}
+
+TEST_F(EventRecorderTest, SimilarEventsPastTheThresholdAreCombinedIntoOne) {
+  EventRecorder recorder(client_, clock_, {"fed"});
+  json::object rs = ReplicaSet("web", "frontend");
+  auto created_in = [&](int cluster) {
+    recorder.Event(rs, kEventTypeNormal, "CreateInCluster",
+                   "Created in cluster c" + std::to_string(cluster));
+    recorder.Flush();
+  };
+  for (int c = 1; c <= 12; ++c) created_in(c);
+  // Another reason is not similar.
+  recorder.Event(rs, kEventTypeNormal, "UpdateInCluster", "Updated in cluster c1");
+  recorder.Flush();
+  auto by_message = [&] {
+    std::map<std::string, int64_t> out;
+    for (const auto& e : Events()) {
+      out[std::string(e.at("message").as_string())] = e.at("count").as_int64();
+    }
+    return out;
+  };
+  std::map<std::string, int64_t> want;
+  for (int c = 1; c <= 9; ++c) want["Created in cluster c" + std::to_string(c)] = 1;
+  want["(combined from similar events): Created in cluster c12"] = 3;
+  want["Updated in cluster c1"] = 1;
+  EXPECT_EQ(by_message(), want);
+  EXPECT_EQ(recorder.Stats().created, 11u);
+  EXPECT_EQ(recorder.Stats().patched, 2u);
+
+  // A message seen among the last nine is still its own event.
+  created_in(9);
+  want["Created in cluster c9"] = 2;
+  EXPECT_EQ(by_message(), want);
+
+  // Similar events more than the window apart start over.
+  clock_.Advance(EventRecorder::kSimilarWindow + 1s);
+  created_in(13);
+  want["Created in cluster c13"] = 1;
+  EXPECT_EQ(by_message(), want);
+}
+
+// A client whose first Create waits until the test lets it go on.
+class HeldClient : public testing::ForwardingClient {
+ public:
+  using ForwardingClient::ForwardingClient;
+  StatusOr<json::object> Create(const client::ResourceRef& r, const std::string& ns,
+                                const json::object& obj) override {
+    std::unique_lock lock(mu_);
+    if (!entered_) {
+      entered_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+    }
+    lock.unlock();
+    return ForwardingClient::Create(r, ns, obj);
+  }
+  void AwaitEntered() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return entered_; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool entered_ = false, released_ = false;
+};
+
+TEST_F(EventRecorderTest, OccurrencesQueuedWhileAWriteIsInFlightAreWrittenTogether) {
+  HeldClient held(client_);
+  EventRecorder recorder(held, clock_, {"fed"});
+  json::object a = ReplicaSet("web", "a"), b = ReplicaSet("web", "b");
+  recorder.Event(a, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
+  held.AwaitEntered();
+  TimePoint first_b = clock_.Now();
+  for (int i = 0; i < 5; ++i) {
+    recorder.Event(b, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
+    clock_.Advance(1s);
+  }
+  for (int i = 0; i < 3; ++i) {
+    recorder.Event(a, kEventTypeWarning, "FailedCreate", "cluster c2 unreachable");
+  }
+  held.Release();
+  recorder.Flush();
+  std::map<std::string, json::object> by_object;
+  for (const auto& e : Events()) {
+    by_object[std::string(Find(e, "involvedObject.name")->as_string())] = e;
+  }
+  ASSERT_EQ(by_object.size(), 2u);
+  EXPECT_EQ(by_object["a"].at("count"), 4);
+  EXPECT_EQ(by_object["b"].at("count"), 5);
+  EXPECT_EQ(by_object["b"].at("firstTimestamp"), json::value(FormatRfc3339(first_b)));
+  EXPECT_EQ(by_object["b"].at("lastTimestamp"), json::value(FormatRfc3339(clock_.Now() - 1s)));
+  EXPECT_EQ(Writes(),
+            (std::vector<FakeClient::Verb>{FakeClient::Verb::kCreate, FakeClient::Verb::kCreate,
+                                           FakeClient::Verb::kPatch}));
+  EXPECT_EQ(recorder.Stats().combined, 6u);
 }
 
 }  // namespace
