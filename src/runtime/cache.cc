@@ -91,17 +91,16 @@ ObjectPtr Cache::Remove(const std::string& key) {
 // REQUIRES: mu_ held exclusively.
 void Cache::IndexLocked(Index& index, const std::string& key, const json::object* old,
                         const json::object* now) {
-  if (old != nullptr) {
-    for (const auto& value : index.fn(*old)) {
-      auto it = index.keys_by_value.find(value);
-      if (it == index.keys_by_value.end()) continue;
-      it->second.erase(key);
-      if (it->second.empty()) index.keys_by_value.erase(it);
-    }
+  std::vector<std::string> was = old != nullptr ? index.fn(*old) : std::vector<std::string>{};
+  std::vector<std::string> is = now != nullptr ? index.fn(*now) : std::vector<std::string>{};
+  if (was == is) return;  // most updates change none of an object's index values
+  for (const auto& value : was) {
+    auto it = index.keys_by_value.find(value);
+    if (it == index.keys_by_value.end()) continue;
+    it->second.erase(key);
+    if (it->second.empty()) index.keys_by_value.erase(it);
   }
-  if (now != nullptr) {
-    for (auto& value : index.fn(*now)) index.keys_by_value[std::move(value)].insert(key);
-  }
+  for (auto& value : is) index.keys_by_value[std::move(value)].insert(key);
 }
 
 ObjectPtr Cache::Get(const std::string& key) const {
