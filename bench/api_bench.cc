@@ -9,7 +9,6 @@
 // thread (api_bench.h); the watch fan-out is in api_bench_watch.cc.
 #include "bench/api_bench.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/descriptors.h"
 #include "bench/proc_stats.h"
 
 namespace flotilla::bench {
@@ -239,10 +239,7 @@ int main(int argc, char** argv) {
   cfg.host = rest.substr(0, colon);
   cfg.port = rest.substr(colon + 1);
   while (!cfg.port.empty() && cfg.port.back() == '/') cfg.port.pop_back();
-  rlimit lim{};
-  getrlimit(RLIMIT_NOFILE, &lim);
-  lim.rlim_cur = lim.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &lim);
+  flotilla::RaiseDescriptorLimit();
   ssl::context ctx(ssl::context::tls_client);
   boost::system::error_code ec;
   ctx.load_verify_file(cfg.ca_file, ec);

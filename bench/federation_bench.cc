@@ -43,7 +43,6 @@
 #include "bench/federation_bench.h"
 
 #include <signal.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +54,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/descriptors.h"
 #include "base/log.h"
 #include "bench/proc_stats.h"
 #include "client/kubeconfig.h"
@@ -393,22 +393,10 @@ StatusOr<std::vector<Process>> StartMemberProcesses(const Config& c, const std::
 // members' CPU while idle for c.idle_s (health probes are most of what the
 // federation does then); c.cluster_samples ConfigMaps at c.cluster_rate
 // timed to every cluster; the server's threads and memory.
-// Raises this process's descriptor limit (which its children inherit) as
-// far as it may: to `want` when privileged, else to the hard limit. A
-// federation of 1,000 members holds a connection per watch of each member.
-rlim_t RaiseDescriptorLimit(rlim_t want) {
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
-  rlimit raised{std::max(want, lim.rlim_max), std::max(want, lim.rlim_max)};
-  if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised.rlim_cur;
-  lim.rlim_cur = lim.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &lim);
-  getrlimit(RLIMIT_NOFILE, &lim);
-  return lim.rlim_cur;
-}
-
 json::object Clusters(const Config& c) {
-  rlim_t descriptors = RaiseDescriptorLimit(1 << 20);
+  // Children inherit it: a federation of 1,000 members holds a connection
+  // per watch of each member.
+  uint64_t descriptors = RaiseDescriptorLimit(1 << 20);
   std::string dir = c.work_dir + "/clusters";
   std::filesystem::create_directories(dir);
   auto server = StartServer(c.flotilla, dir + "/server", {});

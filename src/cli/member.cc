@@ -1,12 +1,12 @@
 // `flotilla member`: one or many simulated member clusters in this process
 // (docs/member.md, "Running members"). Each gets its own port, data dir and
 // kubeconfig; the process runs until SIGINT or SIGTERM.
-#include <sys/resource.h>
 
 #include <iostream>
 #include <sstream>
 #include <thread>
 
+#include "base/descriptors.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
@@ -36,14 +36,6 @@ std::vector<std::string> SplitList(const std::string& text) {
   return out;
 }
 
-void RaiseOpenFileLimit() {
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
-}
-
 // The options of member `i` (0-based) of `flags.clusters`.
 member::MemberOptions OptionsFor(const MemberFlags& flags, int i) {
   member::MemberOptions opts = flags.member;
@@ -67,7 +59,7 @@ member::MemberOptions OptionsFor(const MemberFlags& flags, int i) {
 
 int RunMembers(MemberFlags& flags) {
   InitLogging(flags.log_level);
-  RaiseOpenFileLimit();
+  RaiseDescriptorLimit();
   BlockTerminationSignals();
   auto startup = member::ParseGoDuration(flags.pod_startup);
   auto stabilization = member::ParseGoDuration(flags.hpa_downscale_stabilization);

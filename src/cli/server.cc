@@ -3,7 +3,6 @@
 // and runs until SIGINT or SIGTERM.
 #include "apiserver/server.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -13,6 +12,7 @@
 #include "api/federated.h"
 #include "api/kinds/kinds.h"
 #include "api/schema.h"
+#include "base/descriptors.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
@@ -212,21 +212,12 @@ Status WriteKubeconfigs(const apiserver::Server& s, const std::string& dir) {
                                  "flotilla-viewer", {pki.readonly_token, "", ""});
 }
 
-// Every connection (each watch) holds a descriptor: use the hard limit.
-void RaiseOpenFileLimit() {
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
-}
-
 int RunServer(ServerFlags& flags) {
   InitLogging(flags.log_level);
   flags.federation.hpa.member_change_delay = flags.federation.workloads.member_change_delay;
   flags.federation.dns.ttl = static_cast<uint32_t>(
       std::chrono::duration_cast<std::chrono::seconds>(flags.dns_ttl).count());
-  RaiseOpenFileLimit();
+  RaiseDescriptorLimit();
   BlockTerminationSignals();
   flags.server.etcd.compaction_interval =
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.etcd_compaction_interval);
