@@ -2,8 +2,6 @@
 
 #include <sys/resource.h>
 
-#include <algorithm>
-
 namespace flotilla {
 
 uint64_t RaiseDescriptorLimit(uint64_t want) {
