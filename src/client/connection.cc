@@ -83,6 +83,10 @@ size_t DeadlineSocket::Transfer(IoVecs& v, bool write, boost::system::error_code
       ec = Errno();
       return 0;
     }
+    if (!write && !reads_wait_) {
+      ec = net::error::would_block;
+      return 0;
+    }
     ec = Wait(write ? POLLOUT : POLLIN);
     if (ec) return 0;
   }
@@ -216,10 +220,26 @@ void Connection::Abort() {
 
 bool Connection::Unusable() {
   if (broken_ || buffer_.size() > 0 || SSL_pending(stream_.native_handle()) > 0) return true;
-  std::lock_guard lock(fd_mu_);
-  if (closed_) return true;
-  pollfd pfd{stream_.next_layer().fd(), POLLIN | POLLRDHUP, 0};
-  return ::poll(&pfd, 1, 0) != 0;  // readable, hung up, or poll failed
+  {
+    std::lock_guard lock(fd_mu_);
+    if (closed_) return true;
+    pollfd pfd{stream_.next_layer().fd(), POLLIN | POLLRDHUP, 0};
+    int ready = ::poll(&pfd, 1, 0);
+    if (ready == 0) return false;
+    if (ready < 0 || (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) return true;
+  }
+  // Readable while idle: a TLS 1.3 server's session tickets (they follow
+  // the handshake, and a connection that carried no request has not read
+  // them), a close_notify, or bytes nobody asked for. Reading without
+  // waiting tells them apart: the engine absorbs records that carry no data
+  // and then wants more input, which would block. The read leaves the TLS
+  // state as a blocking read that went on later expects it.
+  char byte;
+  boost::system::error_code ec;
+  stream_.next_layer().set_reads_wait(false);
+  size_t n = stream_.read_some(net::buffer(&byte, 1), ec);
+  stream_.next_layer().set_reads_wait(true);
+  return n > 0 || ec != net::error::would_block;
 }
 
 bool Connection::ClosedByPeer() const {

@@ -59,6 +59,9 @@ class DeadlineSocket {
   const lowest_layer_type& lowest_layer() const { return *this; }
 
   void set_deadline(Deadline deadline) { deadline_ = deadline; }
+  // While unset, a read that would block fails at once with
+  // net::error::would_block instead of waiting (writes still wait).
+  void set_reads_wait(bool wait) { reads_wait_ = wait; }
   // Connects to the first of `addresses` that accepts, with TCP_NODELAY and
   // keep-alive.
   boost::system::error_code Connect(const boost::asio::ip::tcp::resolver::results_type& addresses);
@@ -112,6 +115,7 @@ class DeadlineSocket {
 
   Clock& clock_;
   Deadline deadline_;
+  bool reads_wait_ = true;
   int fd_ = -1;
   boost::system::error_code last_;  // of the throwing forms
 };
@@ -140,6 +144,8 @@ class Connection {
   void Abort();
   // True when an idle connection cannot be reused: it failed or timed out,
   // holds unread bytes, or its peer closed it (checked without blocking).
+  // TLS records that carry no data, such as the session tickets a TLS 1.3
+  // server sends after the handshake, are read and do not count.
   bool Unusable();
   // True when the last failure was the peer closing the stream (EOF),
   // possibly in the middle of a message.

@@ -237,14 +237,8 @@ TEST(RestPoolTest, IdleConnectionsPastTheTimeoutCloseWhenAnotherIsGivenBack) {
     resp.Respond(200, kJson, kConfigMapJson);
   });
   FakeClock clock;
-  // TLS 1.2: a TLS 1.3 server sends its session tickets after the
-  // handshake, and a connection that never read them may find them pending
-  // when taken again, which makes it unusable by the pool's rule (readable
-  // while idle); these connections carry no request that would read them.
-  std::shared_ptr<boost::asio::ssl::context> tls = MakeTlsContext(server.Config()).value();
-  SSL_CTX_set_max_proto_version(tls->native_handle(), TLS1_2_VERSION);
-  ConnectionPool pool(tls, ParseEndpoint(server.Config()).value(), 4, std::chrono::seconds(90),
-                      clock);
+  ConnectionPool pool(MakeTlsContext(server.Config()).value(),
+                      ParseEndpoint(server.Config()).value(), 4, std::chrono::seconds(90), clock);
   auto open = [&] {
     bool verify_failed = false;
     auto conn = pool.Acquire(std::nullopt, &verify_failed);
@@ -261,6 +255,50 @@ TEST(RestPoolTest, IdleConnectionsPastTheTimeoutCloseWhenAnotherIsGivenBack) {
   EXPECT_EQ(pool.idle_count(), 1u);
   EXPECT_EQ(open().get(), last);  // the one given back last is taken again
   EXPECT_EQ(pool.idle_count(), 0u);
+}
+
+// Session tickets the client has read (OpenSSL's callback takes no state).
+std::atomic<int> tickets_read{0};
+
+// A TLS 1.3 server sends its session tickets after the handshake, so they
+// reach an idle connection that never carried a request. The idle check
+// reads them and the connection stays usable; the TLS state it leaves
+// serves a request afterwards.
+TEST(RestPoolTest, SessionTicketsAfterTheHandshakeLeaveAnIdleConnectionUsable) {
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    resp.Respond(200, kJson, kConfigMapJson);
+  });
+  FakeClock clock;
+  std::shared_ptr<boost::asio::ssl::context> tls = MakeTlsContext(server.Config()).value();
+  SSL_CTX* ctx = tls->native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+  // The client counts the tickets it has read.
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(ctx, [](SSL*, SSL_SESSION*) {
+    ++tickets_read;
+    return 0;  // not kept
+  });
+  Endpoint ep = ParseEndpoint(server.Config()).value();
+  Connection conn(*tls, clock);
+  bool verify_failed = false;
+  ASSERT_TRUE(conn.Open(ep, std::nullopt, &verify_failed).ok());
+  // Checked until the tickets have arrived and the check has read them.
+  for (int i = 0; tickets_read == 0; ++i) {
+    ASSERT_FALSE(conn.Unusable()) << "check " << i;
+    ASSERT_LT(i, 20'000) << "no session ticket was read";
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_FALSE(conn.Unusable());
+
+  http::request<http::string_body> req{http::verb::get, "/api/v1/namespaces/default/configmaps/a",
+                                       11};
+  req.set(http::field::host, ep.host_header);
+  ASSERT_TRUE(conn.Write(req, std::nullopt).ok());
+  http::response_parser<http::string_body> parser;
+  Status read = conn.Read(parser, std::nullopt);
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  EXPECT_EQ(parser.get().result_int(), 200u);
+  EXPECT_EQ(parser.get().body(), kConfigMapJson);
 }
 
 TEST(RestRequestTest, PathPrefixQueryEncodingAndHeaders) {
