@@ -98,8 +98,7 @@ std::vector<EventRecorder::Occurrences> EventRecorder::Correlate(std::deque<Pend
     // Similar events: the same but for the message.
     Similar* similar = similar_.Find(key);
     if (similar == nullptr || p.at - similar->last > kSimilarWindow) {
-      similar_.Put(key, Similar{{}, p.at});
-      similar = similar_.Find(key);
+      similar = &similar_.Put(key, Similar{{}, p.at});
     }
     similar->last = p.at;
     auto& messages = similar->messages;

@@ -35,6 +35,7 @@
 // Thread-safe. Timestamps come from the injected Clock.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -74,7 +75,7 @@ struct EventRecorderStats {
 template <typename V>
 class Lru {
  public:
-  explicit Lru(size_t capacity) : capacity_(capacity) {}
+  explicit Lru(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
   // The entry for `key`, now the most recently used; nullptr if none.
   V* Find(const std::string& key) {
     auto it = map_.find(key);
@@ -82,17 +83,20 @@ class Lru {
     order_.splice(order_.begin(), order_, it->second.second);
     return &it->second.first;
   }
-  void Put(const std::string& key, V value) {
+  // Stores `value` for `key`, the most recently used; returns the entry
+  // (capacity_ >= 1, so the entry evicted is never this one).
+  V& Put(const std::string& key, V value) {
     if (V* v = Find(key)) {
       *v = std::move(value);
-      return;
+      return *v;
     }
     order_.push_front(key);
-    map_.emplace(key, std::make_pair(std::move(value), order_.begin()));
+    auto it = map_.emplace(key, std::make_pair(std::move(value), order_.begin())).first;
     if (map_.size() > capacity_) {
       map_.erase(order_.back());
       order_.pop_back();
     }
+    return it->second.first;
   }
 
  private:
@@ -153,6 +157,7 @@ class EventRecorder {
   void Write(const Occurrences& o);
   void CreateEvent(const Occurrences& o, Seen seen);
   std::string EventName(const std::string& object_name, TimePoint at);
+
   client::Client& client_;
   Clock& clock_;
   const EventSource source_;
