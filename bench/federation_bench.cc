@@ -7,12 +7,14 @@
 //    ReplicaSets of N replicas (one per member, rebalance true) created one
 //    after the other; for each, the time from sending the create to the
 //    moment its local ReplicaSet has been seen (watch event) in every member.
-//    p50, p99, max, the same to the first member it appeared in, and the CPU time the federation
-//    and the members' process used per sample. --gap-ms pauses between samples, so that a sample
-//    does not share the machine with the previous one's pods starting. With the phase `configmaps`:
-//    --samples ConfigMaps written at
-//    --configmap-rate a second whatever the previous ones did (the sync
-//    controller copies them to every member), the same figures.
+//    p50, p99, max, the same to the first member it appeared in and to the
+//    create's return, the three slowest samples broken down so, and the CPU
+//    time the federation and the members' process used per sample. --gap-ms
+//    pauses between samples, so that a sample does not share the machine
+//    with the previous one's pods starting. With the phase `configmaps`:
+//    --samples ConfigMaps written at --configmap-rate a second whatever the
+//    previous ones did (the sync controller copies them to every member),
+//    the same figures.
 // 2. Scale: --rs federated ReplicaSets of one replica each over
 //    --scale-members members, created by 8 writers; the time until a local
 //    ReplicaSet exists for every one of them (converged), the time until the
@@ -124,9 +126,13 @@ class PropagationFigures {
   explicit PropagationFigures(const Fleet& fleet)
       : PropagationFigures(fleet.server.child->pid(), {fleet.members.child->pid()}) {}
 
-  void Add(Steady::time_point sent, const LocalCopyWatcher::Arrival& at) {
-    ms_.push_back(std::chrono::duration<double, std::milli>(at.last - sent).count());
-    first_ms_.push_back(std::chrono::duration<double, std::milli>(at.first - sent).count());
+  // A sample sent at `sent`, whose create returned at `created`.
+  void Add(Steady::time_point sent, Steady::time_point created,
+           const LocalCopyWatcher::Arrival& at) {
+    auto ms = [&](Steady::time_point t) {
+      return std::chrono::duration<double, std::milli>(t - sent).count();
+    };
+    samples_.push_back({samples_.size(), ms(created), ms(at.first), ms(at.last)});
   }
   void Timeout() { ++timeouts_; }
 
@@ -134,16 +140,38 @@ class PropagationFigures {
   json::object Report(int members, int samples) {
     double server_cpu = CpuSeconds(server_pid_) - server_cpu_;
     double members_cpu = TotalCpuSeconds(members_pids_) - members_cpu_;
-    std::sort(ms_.begin(), ms_.end());
-    std::sort(first_ms_.begin(), first_ms_.end());
+    auto sorted = [&](double Sample::*field) {
+      std::vector<double> v;
+      for (const Sample& s : samples_) v.push_back(s.*field);
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    std::vector<double> ms = sorted(&Sample::last_ms), first_ms = sorted(&Sample::first_ms),
+                        create_ms = sorted(&Sample::create_ms);
+    // The three slowest samples, each broken down: a late first member
+    // means the fan-out started late, a late create a slow federated write.
+    std::vector<Sample> by_last = samples_;
+    std::sort(by_last.begin(), by_last.end(),
+              [](const Sample& a, const Sample& b) { return a.last_ms > b.last_ms; });
+    json::array slowest;
+    for (size_t i = 0; i < std::min<size_t>(3, by_last.size()); ++i) {
+      const Sample& s = by_last[i];
+      slowest.push_back({{"sample", static_cast<int64_t>(s.index)},
+                         {"create_ms", s.create_ms},
+                         {"first_member_ms", s.first_ms},
+                         {"last_member_ms", s.last_ms}});
+    }
     return {{"members", members},
-            {"samples", static_cast<int64_t>(ms_.size())},
+            {"samples", static_cast<int64_t>(samples_.size())},
             {"timeouts", timeouts_},
-            {"p50_ms", Percentile(ms_, 0.50)},
-            {"p99_ms", Percentile(ms_, 0.99)},
-            {"max_ms", ms_.empty() ? -1.0 : ms_.back()},
-            {"first_member_p50_ms", Percentile(first_ms_, 0.50)},
-            {"first_member_p99_ms", Percentile(first_ms_, 0.99)},
+            {"p50_ms", Percentile(ms, 0.50)},
+            {"p99_ms", Percentile(ms, 0.99)},
+            {"max_ms", ms.empty() ? -1.0 : ms.back()},
+            {"first_member_p50_ms", Percentile(first_ms, 0.50)},
+            {"first_member_p99_ms", Percentile(first_ms, 0.99)},
+            {"create_p50_ms", Percentile(create_ms, 0.50)},
+            {"create_p99_ms", Percentile(create_ms, 0.99)},
+            {"slowest", std::move(slowest)},
             {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, samples)},
             {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, samples)},
             {"server_rss_mib", RssMiB(server_pid_)},
@@ -155,7 +183,13 @@ class PropagationFigures {
   const pid_t server_pid_;
   const std::vector<pid_t> members_pids_;
   const double server_cpu_, members_cpu_;
-  std::vector<double> ms_, first_ms_;  // to the last member, and to the first
+  // Times from sending a sample: its create's return, its first member
+  // copy, its last.
+  struct Sample {
+    size_t index;
+    double create_ms, first_ms, last_ms;
+  };
+  std::vector<Sample> samples_;  // in the order sent
   int timeouts_ = 0;
 };
 
@@ -173,9 +207,10 @@ json::object Latency(const Config& c, int members) {
     Steady::time_point sent = Steady::now();
     auto created = fleet->fed->Create(kReplicaSets, "bench", ReplicaSet(name, members, kEven));
     if (!created.ok()) return {{"error", created.status().ToString()}};
+    Steady::time_point created_at = Steady::now();
     auto at = (*watcher)->WaitFor(name, members, std::chrono::seconds(30));
     if (at) {
-      figures.Add(sent, *at);
+      figures.Add(sent, created_at, *at);
     } else {
       figures.Timeout();
     }
@@ -194,7 +229,7 @@ Status TimeConfigMaps(client::Client& fed, LocalCopyWatcher& watcher, int member
                       double rate, PropagationFigures& figures) {
   const auto interval = std::chrono::duration_cast<Steady::duration>(
       std::chrono::duration<double>(1.0 / std::max(0.01, rate)));
-  std::vector<Steady::time_point> sent;
+  std::vector<Steady::time_point> sent, created;
   Steady::time_point start = Steady::now();
   for (int i = 0; i < samples; ++i) {
     std::this_thread::sleep_until(start + i * interval);
@@ -204,11 +239,12 @@ Status TimeConfigMaps(client::Client& fed, LocalCopyWatcher& watcher, int member
                     {"metadata", {{"name", "cm-" + std::to_string(i)}}},
                     {"data", {{"key", "value " + std::to_string(i)}}}};
     FLOTILLA_RETURN_IF_ERROR(fed.Create(kConfigMaps, "bench", cm).status());
+    created.push_back(Steady::now());
   }
   for (int i = 0; i < samples; ++i) {
     auto at = watcher.WaitFor("cm-" + std::to_string(i), members, std::chrono::seconds(30));
     if (at) {
-      figures.Add(sent[i], *at);
+      figures.Add(sent[i], created[i], *at);
     } else {
       figures.Timeout();
     }
