@@ -240,15 +240,18 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
     auto config = RestConfigFromSecret(**secret);
     built = config.status();
     if (config.ok()) {
-      auto prober = MemberProber::Create(*config, options_.probe_timeout, io_clock_);
       client::RestOptions opts{.qps = options_.member_qps,
                                .burst = options_.member_burst,
                                .timeout = options_.probe_timeout,
                                .max_retries = 0};
       opts.clock = &io_clock_;
-      auto rest = client::NewRestClient(*config, opts);
-      built = !prober.ok() ? prober.status() : rest.status();
-      if (built.ok()) m.prober = std::move(*prober), m.client = std::move(*rest);
+      // One transport: the probes keep a connection open for the writes.
+      auto transport = client::NewRestTransport(*config, opts);
+      built = transport.status();
+      if (built.ok()) {
+        m.prober = std::make_unique<MemberProber>(*transport);
+        m.client = client::NewTransportClient(*transport);
+      }
     }
   }
   m.secret_error = built.ok() ? "" : "the cluster's Secret: " + built.message();

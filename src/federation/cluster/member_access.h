@@ -3,20 +3,28 @@
 // HTTPS GETs of the member's non-resource paths (/readyz, /healthz,
 // /version), which the Client interface does not offer.
 //
-// A probe reuses the previous probe's connection while it is alive (its
-// peer has not closed it); a member that died since then closed it or
-// leaves the request unanswered, and is seen at once as before. Every step
-// (connect, TLS handshake, request, response) is bounded by one timeout;
-// nothing is retried.
+// A probe goes over a REST transport that never retries and bounds every
+// step (connect, TLS handshake, request, response) by its timeout. The
+// cluster controller gives the prober the transport of the member's REST
+// client, so probes and the federation's writes share its kept-alive
+// connections. A probe reuses the connection used last while it is alive
+// (its peer has not closed it); a member that died since then closed it or
+// leaves the request unanswered, and is seen at once as before. And a probe
+// every monitor period keeps one connection open between bursts of writes,
+// so the first write after a quiet spell pays no TLS handshake, much as
+// client-go's HTTP/2 connection to a member stays open under its watches
+// (docs/benchmarks.md, "1,000 member clusters").
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/status.h"
 #include "client/kubeconfig.h"
+#include "client/transport.h"
 #include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {
@@ -31,22 +39,28 @@ StatusOr<client::RestConfig> RestConfigFromSecret(const json::object& secret);
 StatusOr<std::string> SelfContainedKubeconfig(const std::string& cluster_name,
                                               const client::RestConfig& config);
 
-struct HttpResult {
-  int code = 0;
-  std::string body;
-};
-
 // Thread-safe (concurrent Gets use connections of their own).
 class MemberProber {
  public:
-  // BadRequest for a config that cannot work (see client::NewRestClient).
-  // `clock` times the I/O deadline; not owned, must outlive the prober.
+  // Probes over `transport`, which should not retry (RestOptions
+  // max_retries 0).
+  explicit MemberProber(std::shared_ptr<client::Transport> transport)
+      : transport_(std::move(transport)) {}
+  // A prober with a transport of its own: each probe bounded by `timeout`
+  // on `clock` (not owned, must outlive the prober). BadRequest for a
+  // config that cannot work (see client::NewRestClient).
   static StatusOr<std::unique_ptr<MemberProber>> Create(const client::RestConfig& config,
                                                         Duration timeout, Clock& clock);
-  virtual ~MemberProber() = default;
+
   // GET `path` with the member's credentials. HTTP error codes are results;
-  // errors are transport failures (ServiceUnavailable, Timeout).
-  virtual StatusOr<HttpResult> Get(const std::string& path) = 0;
+  // errors are transport failures (ServiceUnavailable, Timeout) that name
+  // the URL.
+  StatusOr<client::ApiResponse> Get(const std::string& path) {
+    return transport_->Do({.method = "GET", .path = path});
+  }
+
+ private:
+  std::shared_ptr<client::Transport> transport_;
 };
 
 }  // namespace flotilla::federation::cluster
