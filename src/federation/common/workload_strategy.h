@@ -109,7 +109,8 @@ class WorkloadStrategy : public Strategy {
   // The plan Place stored.
   static WorkloadPlan& PlanOf(Check& check);
   static const WorkloadPlan& PlanOf(const Check& check);
-  // Sets every copy's desired object and whether to create it.
+  // Sets whether to create every copy, and its desired object where there
+  // is one or one is to be created (elsewhere none).
   void SetDesired(Check& check) const;
   // The PlacementChanged event, if the placement changed.
   void Settle(const Check& check);
