@@ -29,8 +29,8 @@
 // Each cluster's REST client and prober are built from the Secret named by
 // spec.secretRef (namespace flotilla-system unless it names one) and rebuilt
 // when that Secret changes. They share one transport, so the probes keep a
-// connection open for the federation's writes to the member. Ready clusters and their clients are
-// reported to a ClusterClients registry.
+// connection open for the federation's writes to the member. Ready
+// clusters and their clients are reported to a ClusterClients registry.
 //
 // Time (the period, condition times) runs on the context's clock; network
 // timeouts on `io_clock`.
