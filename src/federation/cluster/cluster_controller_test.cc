@@ -283,11 +283,20 @@ TEST_F(ClusterControllerTest, MemberInformersFollowTheClustersReadiness) {
   ASSERT_TRUE(Eventually([&] { return synced_nodes(2); }));
   // The cache is updated before the handlers run: await the count.
   EXPECT_TRUE(Eventually([&] { return adds == 2; })) << adds;
+  const client::ResourceRef nodes[] = {kNodes}, nodes_and_pods[] = {kNodes, kPods};
+  auto synced = informers.Synced(nodes);
+  ASSERT_EQ(synced.size(), 1u);
+  EXPECT_EQ(synced[0].cluster, "m1");
+  EXPECT_TRUE(synced[0].synced);
+  synced = informers.Synced(nodes_and_pods);  // nobody informs on pods here
+  ASSERT_EQ(synced.size(), 1u);
+  EXPECT_FALSE(synced[0].synced);
 
   member_.Stop();
   ASSERT_TRUE(AdvanceUntil([&] { return !Health().ready; }));
   ASSERT_TRUE(Eventually([&] { return informers.Clusters().empty(); }));
   EXPECT_EQ(informers.Get("m1", "nodes"), nullptr);
+  EXPECT_TRUE(informers.Synced(nodes).empty());
 
   member_.Restart();  // an empty store: no nodes
   ASSERT_TRUE(AdvanceUntil([&] { return Health().ready; }));

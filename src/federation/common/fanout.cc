@@ -30,14 +30,9 @@ MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::Resou
                            Duration grace) {
   MemberTargets out;
   TimePoint now = ctx.clock().Now();
-  for (const std::string& cluster : ctx.members().Clusters()) {
+  for (const auto& [cluster, synced] : ctx.members().Synced(resources)) {
     Target t{.cluster = cluster, .client = ctx.clusters().Get(cluster)};
     if (t.client == nullptr) continue;  // no longer ready
-    bool synced = true;
-    for (const client::ResourceRef& r : resources) {
-      std::shared_ptr<runtime::Informer> informer = ctx.members().Get(cluster, r.resource);
-      synced = synced && informer != nullptr && informer->HasSynced();
-    }
     if (!synced) {
       // Its on_synced brings every object back.
       std::optional<TimePoint> since = ctx.ReadySince(cluster);

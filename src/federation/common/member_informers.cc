@@ -115,4 +115,20 @@ std::vector<std::string> MemberInformers::Clusters() const {
   return out;
 }
 
+std::vector<MemberInformers::ClusterSync> MemberInformers::Synced(
+    std::span<const client::ResourceRef> resources) const {
+  std::lock_guard lock(mu_);
+  std::vector<ClusterSync> out;
+  out.reserve(members_.size());
+  for (const auto& [name, m] : members_) {
+    bool synced = true;
+    for (const client::ResourceRef& r : resources) {
+      auto it = m.informers.find(r.resource);
+      synced = synced && it != m.informers.end() && it->second->HasSynced();
+    }
+    out.push_back({name, synced});
+  }
+  return out;
+}
+
 }  // namespace flotilla::federation

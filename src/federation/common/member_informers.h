@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,15 @@ class MemberInformers {
   std::map<std::string, std::shared_ptr<runtime::Informer>> Of(const std::string& cluster) const;
   // The clusters with informers, sorted.
   std::vector<std::string> Clusters() const;
+  // The clusters with informers, sorted, each with whether its informers on
+  // every one of `resources` have synced: one pass under one lock, for a
+  // caller that asks of every cluster at once (each check of a federated
+  // object).
+  struct ClusterSync {
+    std::string cluster;
+    bool synced;
+  };
+  std::vector<ClusterSync> Synced(std::span<const client::ResourceRef> resources) const;
 
  private:
   struct Member {
@@ -78,6 +88,8 @@ class MemberInformers {
   std::vector<Kind> kinds_;
   int subscription_ = -1;
 
+  // Taken before an informer's own lock (Synced), never after: informer
+  // methods that call handlers do so without it.
   mutable std::mutex mu_;
   std::map<std::string, Member> members_;  // GUARDED_BY(mu_)
 };
