@@ -20,7 +20,7 @@ struct HttpsStreamParams {
   // Bounds connecting, sending and reading the head (on the steady clock:
   // the loop's timers); zero means no bound. The body has none.
   Duration head_timeout = Duration::zero();
-  // Names a failure as the REST client names it ("get \"https://...\": ...").
+  // Names a failure as the REST client names it ("Get \"https://...\": ...").
   std::function<Status(const Status&)> describe;
 };
 

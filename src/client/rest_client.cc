@@ -85,7 +85,7 @@ class RestTransport : public Transport {
                                      int attempt) const;
   http::request<http::string_body> MakeHttpRequest(const ApiRequest& req) const;
   Deadline NewDeadline() const;
-  // How a failure of `req` is named: `get "https://host/path": `.
+  // How a failure of `req` is named: `Get "https://host/path": `.
   std::string FailurePrefix(const ApiRequest& req) const;
   Status Failure(const ApiRequest& req, const Status& s) const;
   // Reads the body of a streamed response into `consume` until it ends or
