@@ -39,7 +39,15 @@ struct Resource {
   std::vector<std::string> short_names;
   std::vector<std::string> categories;  // e.g. "all"
   bool has_status = false;              // status subresource
-  bool has_scale = false;               // scale subresource (autoscaling/v1 Scale)
+  // What a write to the status subresource takes besides status. The status
+  // strategies of Kubernetes' own kinds reset spec and keep the request's
+  // metadata, so a controller can record an annotation with its status in
+  // one write; the metadata fields named in status_keeps_metadata stay as
+  // stored (a Deployment's labels, a Pod's owner references). Custom kinds
+  // take status only. MakeResource sets it for schemas under io.k8s.
+  bool status_takes_metadata = false;
+  std::vector<std::string> status_keeps_metadata;
+  bool has_scale = false;  // scale subresource (autoscaling/v1 Scale)
   // Verbs listed in discovery; the default is the full set.
   std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get",
                                     "list",   "patch",  "update",           "watch"};

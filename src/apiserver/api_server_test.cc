@@ -121,6 +121,55 @@ TEST(ApiServerTest, StatusSubresourceOnlyChangesStatus) {
   EXPECT_EQ(*Find(u.Json(), "metadata.generation"), 1);
 }
 
+// As Kubernetes' status strategies: its own kinds take the request's
+// metadata on /status (less what the kind's strategy resets, and what no
+// update changes); a custom kind takes status only.
+TEST(ApiServerTest, StatusSubresourceTakesMetadataForKubernetesKinds) {
+  TestServer s;
+  auto put_status = [&](const std::string& collection, const std::string& body,
+                        json::object status) {
+    RecordingResponder c, u;
+    s.Do(c, "POST", collection, body);
+    EXPECT_EQ(c.code(), 201) << c.body();
+    json::object obj = c.Json();
+    json::object& meta = EnsureObject(obj, "metadata");
+    meta["annotations"] = json::object{{"note", "with the status"}};
+    meta["labels"] = json::object{{"app", "moved"}};
+    meta["uid"] = "not-the-uid";
+    obj["status"] = std::move(status);
+    s.Do(u, "PUT", collection + "/" + StringAt(obj, "metadata.name") + "/status",
+         json::serialize(obj));
+    EXPECT_EQ(u.code(), 200) << u.body();
+    EXPECT_EQ(StringAt(u.Json(), "metadata.uid"), StringAt(c.Json(), "metadata.uid"));
+    return u.Json();
+  };
+  const std::string rs_body =
+      R"({"metadata":{"name":"rs","labels":{"app":"web"}},"spec":{"replicas":1,)"
+      R"("selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":)"
+      R"({"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}})";
+  json::object rs =
+      put_status("/apis/apps/v1/namespaces/default/replicasets", rs_body, {{"replicas", 1}});
+  EXPECT_EQ(StringAt(rs, "metadata.annotations.note"), "with the status");
+  EXPECT_EQ(StringAt(rs, "metadata.labels.app"), "moved");
+  EXPECT_EQ(IntAt(rs, "status.replicas"), 1);
+  EXPECT_EQ(IntAt(rs, "metadata.generation"), 1);
+
+  json::object d =
+      put_status("/apis/apps/v1/namespaces/default/deployments", kDeployment, {{"replicas", 1}});
+  EXPECT_EQ(StringAt(d, "metadata.annotations.note"), "with the status");
+  EXPECT_EQ(Find(d, "metadata.labels"), nullptr) << "a Deployment's status keeps its labels";
+
+  json::object cluster =
+      put_status("/apis/federation/v1beta1/clusters",
+                 R"({"apiVersion":"federation/v1beta1","kind":"Cluster","metadata":{"name":"c1"},)"
+                 R"("spec":{"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0",)"
+                 R"("serverAddress":"https://10.0.0.1:6443"}],"secretRef":{"name":"c1"}}})",
+                 {{"region", "eu"}});
+  EXPECT_EQ(Find(cluster, "metadata.annotations"), nullptr) << "a custom kind takes status only";
+  EXPECT_EQ(Find(cluster, "metadata.labels"), nullptr);
+  EXPECT_EQ(StringAt(cluster, "status.region"), "eu");
+}
+
 TEST(ApiServerTest, ScaleSubresource) {
   TestServer s;
   RecordingResponder c;

@@ -1,5 +1,6 @@
 // Objects: update, patch, delete and scale (see objects.h).
 #include <chrono>
+#include <string_view>
 
 #include "api/federated.h"
 #include "api/patch.h"
@@ -81,6 +82,29 @@ void RecordFederatedDeletion(json::object& obj, Propagation propagation, bool fi
   annotations.as_object()[api::kDeletionPropagationAnnotation] = policy;
 }
 
+// Sets each of `fields` (strings) of `meta` to its value in `stored`
+// (removing it where `stored` lacks it).
+template <typename Fields>
+void KeepStoredMeta(const json::object* stored, json::object& meta, const Fields& fields) {
+  for (std::string_view f : fields) {
+    const json::value* v = stored ? stored->if_contains(f) : nullptr;
+    if (v != nullptr) {
+      meta[f] = *v;
+    } else {
+      meta.erase(f);
+    }
+  }
+}
+
+// Metadata no update changes: the server sets it, or it names the object.
+constexpr std::string_view kImmutableMeta[] = {"uid",
+                                               "creationTimestamp",
+                                               "deletionTimestamp",
+                                               "deletionGracePeriodSeconds",
+                                               "generation",
+                                               "namespace",
+                                               "name"};
+
 bool SameIgnoringResourceVersion(json::object a, json::object b) {
   MetaOf(a).erase("resourceVersion");
   MetaOf(b).erase("resourceVersion");
@@ -107,21 +131,19 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
     } else {
       result.erase("status");
     }
+    // A body without metadata leaves it as stored.
+    json::value* meta = obj.if_contains("metadata");
+    if (res.status_takes_metadata && meta != nullptr && meta->is_object()) {
+      json::object& taken = (result["metadata"] = std::move(*meta)).as_object();
+      KeepStoredMeta(FindMeta(current), taken, kImmutableMeta);
+      KeepStoredMeta(FindMeta(current), taken, res.status_keeps_metadata);
+    }
   } else {
     result = std::move(obj);
     result["apiVersion"] = res.ApiVersion();
     result["kind"] = res.kind;
     json::object& meta = MetaOf(result);
-    const json::object* old_meta = FindMeta(current);
-    for (const char* f : {"uid", "creationTimestamp", "deletionTimestamp",
-                          "deletionGracePeriodSeconds", "generation", "namespace", "name"}) {
-      const json::value* v = old_meta ? old_meta->if_contains(f) : nullptr;
-      if (v != nullptr) {
-        meta[f] = *v;
-      } else {
-        meta.erase(f);
-      }
-    }
+    KeepStoredMeta(FindMeta(current), meta, kImmutableMeta);
     if (res.has_status) {
       if (const json::value* st = current.if_contains("status")) {
         result["status"] = *st;

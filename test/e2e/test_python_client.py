@@ -483,11 +483,17 @@ def test_status_subresource(apps, identity, namespace):
     assert d.status.ready_replicas == 2, "the main resource ignores status"
     assert d.spec.replicas == 5
 
+    labels = d.metadata.labels
     d.spec.replicas = 9
     d.status.ready_replicas = 3
+    d.metadata.annotations = {**(d.metadata.annotations or {}), "example.com/note": "with status"}
+    d.metadata.labels = {"moved": "yes"}
     d = apps.replace_namespaced_deployment_status("web", namespace, d)
     assert d.status.ready_replicas == 3
     assert d.spec.replicas == 5, "the status subresource ignores spec"
+    assert d.metadata.annotations["example.com/note"] == "with status", \
+        "as in Kubernetes, a built-in kind's status write takes its metadata"
+    assert d.metadata.labels == labels, "as in Kubernetes, a Deployment's status keeps its labels"
 
 
 # --- concurrency ------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ Resource MakeResource(std::string group, std::string version, std::string kind, 
   r.plural = std::move(plural);
   r.namespaced = namespaced;
   r.schema_name = std::move(schema_name);
+  r.status_takes_metadata = r.schema_name.starts_with("io.k8s.");
   return r;
 }
 

@@ -264,6 +264,7 @@ Resource PodResource() {
   r.short_names = {"po"};
   r.categories = {"all"};
   r.has_status = true;
+  r.status_keeps_metadata = {"ownerReferences"};
   r.default_fn = DefaultPod;
   r.validate_fn = ValidatePod;
   r.columns = PodColumns();

@@ -124,6 +124,7 @@ Resource DeploymentResource() {
   r.short_names = {"deploy"};
   r.categories = {"all"};
   r.has_status = true;
+  r.status_keeps_metadata = {"labels"};
   r.has_scale = true;
   r.default_fn = DefaultDeployment;
   r.validate_fn = ValidateDeployment;

@@ -11,12 +11,14 @@ StatusOr<json::object> SetAnnotation(client::Client& client, const client::Resou
   return SetAnnotations(client, resource, obj, {{std::string(key), std::string(value)}});
 }
 
-StatusOr<json::object> SetAnnotations(client::Client& client, const client::ResourceRef& resource,
-                                      const json::object& obj,
-                                      const std::map<std::string, std::string>& set,
-                                      const std::vector<std::string>& remove) {
-  json::object updated = obj;
-  json::value& annotations = EnsureObject(updated, "metadata")["annotations"];
+namespace {
+
+// Sets each annotation of `set` on `obj` and removes each of `remove`;
+// returns whether anything changed.
+bool ApplyAnnotations(json::object& obj, const std::map<std::string, std::string>& set,
+                      const std::vector<std::string>& remove) {
+  if (set.empty() && remove.empty()) return false;
+  json::value& annotations = EnsureObject(obj, "metadata")["annotations"];
   if (!annotations.is_object()) annotations = json::object();
   json::object& a = annotations.as_object();
   bool changed = false;
@@ -27,16 +29,32 @@ StatusOr<json::object> SetAnnotations(client::Client& client, const client::Reso
     changed = true;
   }
   for (const std::string& key : remove) changed = a.erase(key) > 0 || changed;
-  if (!changed) return obj;
+  return changed;
+}
+
+}  // namespace
+
+StatusOr<json::object> SetAnnotations(client::Client& client, const client::ResourceRef& resource,
+                                      const json::object& obj,
+                                      const std::map<std::string, std::string>& set,
+                                      const std::vector<std::string>& remove) {
+  json::object updated = obj;
+  if (!ApplyAnnotations(updated, set, remove)) return obj;
   return client.Update(resource, "", updated);
 }
 
 Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& resource,
-                            const json::object& obj, json::object status) {
-  const json::object* current = GetObject(obj, "status");
-  if (current != nullptr && *current == status) return Status::Ok();
+                            const json::object& obj, json::object status,
+                            const std::map<std::string, std::string>& set,
+                            const std::vector<std::string>& remove) {
   json::object updated = obj;
-  updated["status"] = std::move(status);
+  bool changed = ApplyAnnotations(updated, set, remove);
+  const json::object* current = GetObject(obj, "status");
+  if (current == nullptr || *current != status) {
+    updated["status"] = std::move(status);
+    changed = true;
+  }
+  if (!changed) return Status::Ok();
   return client.UpdateStatus(resource, "", updated).status();
 }
 

@@ -1,7 +1,7 @@
-// Writes of a controller to the federated objects it manages: one
-// annotation, and the status, each written only when it changes. The writes
-// carry the object's resourceVersion, so a stale object gets Conflict (the
-// caller's next check sees the newer one).
+// Writes of a controller to the federated objects it manages: annotations,
+// and the status with the annotations that go with it, each written only
+// when it changes. The writes carry the object's resourceVersion, so a stale
+// object gets Conflict (the caller's next check sees the newer one).
 #pragma once
 
 #include <map>
@@ -29,8 +29,13 @@ StatusOr<json::object> SetAnnotations(client::Client& client, const client::Reso
                                       const std::map<std::string, std::string>& set,
                                       const std::vector<std::string>& remove = {});
 
-// Writes `status` through the status subresource unless `obj` has it.
+// Writes `status`, with each annotation of `set` set to its value and each
+// of `remove` removed, in one write through the status subresource (which
+// takes the metadata of Kubernetes' own kinds too); nothing when `obj` has
+// them all already.
 Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& resource,
-                            const json::object& obj, json::object status);
+                            const json::object& obj, json::object status,
+                            const std::map<std::string, std::string>& set = {},
+                            const std::vector<std::string>& remove = {});
 
 }  // namespace flotilla::federation

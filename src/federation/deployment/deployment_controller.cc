@@ -208,15 +208,13 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
   }
   // The Deployment's revision is its current shadow's; the shadow
   // annotation a rollback copies from a shadow means nothing here.
-  FLOTILLA_ASSIGN_OR_RETURN(
-      json::object d, SetAnnotations(ctx_.fed(), kDeployments, check.obj,
-                                     {{std::string(apps::kRevisionAnnotation), shadows.revision},
-                                      {api::kDeploymentStatusAnnotation,
-                                       BreakdownAnnotation(shadows.revision, clusters)}},
-                                     {api::kShadowReplicaSetAnnotation}));
-  json::object status = AggregateStatus(d, clusters, shadows.current, check.now);
+  json::object status = AggregateStatus(check.obj, clusters, shadows.current, check.now);
   SetAffinityCondition(check, status);
-  return WriteStatusIfChanged(ctx_.fed(), kDeployments, d, status);
+  return WriteStatusIfChanged(
+      ctx_.fed(), kDeployments, check.obj, std::move(status),
+      {{std::string(apps::kRevisionAnnotation), shadows.revision},
+       {api::kDeploymentStatusAnnotation, BreakdownAnnotation(shadows.revision, clusters)}},
+      {api::kShadowReplicaSetAnnotation});
 }
 
 StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {

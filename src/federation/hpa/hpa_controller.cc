@@ -234,11 +234,10 @@ StatusOr<runtime::Result> HpaController::Finish(Check& check) {
                       .local = c.Managed() ? c.Current() : nullptr,
                       .frozen = state.frozen[i]});
   }
-  FLOTILLA_ASSIGN_OR_RETURN(json::object hpa,
-                            SetAnnotation(ctx_.fed(), kHorizontalPodAutoscalers, check.obj,
-                                          api::kHpaStatusAnnotation, BreakdownAnnotation(locals)));
-  FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kHorizontalPodAutoscalers, hpa,
-                                                AggregateStatus(hpa, locals, check.now)));
+  FLOTILLA_RETURN_IF_ERROR(
+      WriteStatusIfChanged(ctx_.fed(), kHorizontalPodAutoscalers, check.obj,
+                           AggregateStatus(check.obj, locals, check.now),
+                           {{api::kHpaStatusAnnotation, BreakdownAnnotation(locals)}}));
   // A frozen cluster may give or take again once its freeze ends.
   if (state.thaw) {
     return runtime::Result{

@@ -95,12 +95,10 @@ Status ReplicaSetController::WriteStatus(Check& check) {
     }
     locals.push_back(std::move(l));
   }
-  FLOTILLA_ASSIGN_OR_RETURN(json::object frs, SetAnnotation(ctx_.fed(), kReplicaSets, check.obj,
-                                                            api::kReplicaSetStatusAnnotation,
-                                                            BreakdownAnnotation(locals)));
-  json::object status = AggregateStatus(frs, locals);
+  json::object status = AggregateStatus(check.obj, locals);
   SetAffinityCondition(check, status);
-  return WriteStatusIfChanged(ctx_.fed(), kReplicaSets, frs, status);
+  return WriteStatusIfChanged(ctx_.fed(), kReplicaSets, check.obj, std::move(status),
+                              {{api::kReplicaSetStatusAnnotation, BreakdownAnnotation(locals)}});
 }
 
 }  // namespace flotilla::federation::replicaset

@@ -322,12 +322,9 @@ Status StatefulSetController::WriteStatus(Check& check, const State& state,
     }
     clusters.push_back(std::move(s));
   }
-  FLOTILLA_ASSIGN_OR_RETURN(
-      json::object sts,
-      SetAnnotation(ctx_.fed(), kStatefulSets, check.obj, api::kStatefulSetStatusAnnotation,
-                    BreakdownAnnotation(update_revision, clusters)));
-  return WriteStatusIfChanged(ctx_.fed(), kStatefulSets, sts,
-                              AggregateStatus(sts, clusters, update_revision));
+  return WriteStatusIfChanged(
+      ctx_.fed(), kStatefulSets, check.obj, AggregateStatus(check.obj, clusters, update_revision),
+      {{api::kStatefulSetStatusAnnotation, BreakdownAnnotation(update_revision, clusters)}});
 }
 
 StatusOr<runtime::Result> StatefulSetController::Finish(Check& check) {
