@@ -33,7 +33,12 @@ Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
 StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
                                   const std::optional<KeyValue>& before) {
   try {
-    return mutation(revision, before);
+    StatusOr<std::string> value = mutation(revision, before);
+    // The stored value lives as long as the object and its history do:
+    // without the spare capacity a growing serializer leaves (up to half
+    // of the allocation).
+    if (value.ok()) value->shrink_to_fit();
+    return value;
   } catch (const std::exception& e) {
     return Status::Internal("write to key " + Quoted(key) + " failed: " + e.what());
   }

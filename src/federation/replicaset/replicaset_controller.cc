@@ -84,6 +84,7 @@ Status ReplicaSetController::WriteStatus(Check& check) {
     }
     const json::object* lrs = c.Current();
     if (lrs != nullptr && IsManaged(*lrs)) {
+      l.local = true;
       l.replicas = IntAt(*lrs, "status.replicas");
       l.fully_labeled = IntAt(*lrs, "status.fullyLabeledReplicas");
       l.ready = IntAt(*lrs, "status.readyReplicas");

@@ -27,6 +27,7 @@ json::object AggregateStatus(const json::object& frs, std::span<const LocalStatu
 std::string BreakdownAnnotation(std::span<const LocalStatus> locals) {
   json::object clusters;
   for (const LocalStatus& l : locals) {
+    if (l.planned == 0 && !l.local && l.pending == 0 && !l.estimated_capacity) continue;
     json::object c{{"planned", l.planned},
                    {"current", l.replicas},
                    {"ready", l.ready},

@@ -29,6 +29,7 @@ struct LocalStatus {
   int64_t available = 0;
   int64_t pending = 0;  // pods waiting to be scheduled or created
   std::optional<int64_t> estimated_capacity;
+  bool local = false;  // a local ReplicaSet the federation manages exists
   // The local ReplicaSet exists with the spec the federation wants and its
   // controller has observed that spec.
   bool observed = false;
@@ -39,7 +40,11 @@ struct LocalStatus {
 // ReplicaSet observed its current spec, else the previous value.
 json::object AggregateStatus(const json::object& frs, std::span<const LocalStatus> locals);
 
-// The per-cluster breakdown, as the annotation's JSON text.
+// The per-cluster breakdown, as the annotation's JSON text. A cluster with
+// nothing to show (no replicas planned, no local ReplicaSet, no pods
+// waiting, no capacity estimate) is left out: a one-replica ReplicaSet over
+// 100 clusters names one, not 100, and a reader takes an absent cluster's
+// counts for 0, as it does for a cluster joined after the last write.
 std::string BreakdownAnnotation(std::span<const LocalStatus> locals);
 
 }  // namespace flotilla::federation::replicaset

@@ -37,14 +37,17 @@ TEST(StatusTest, SumsTheLocalCountsAndObservesOnlyWhenEveryClusterDid) {
   EXPECT_EQ(AggregateStatus(Frs(5, 4), locals).at("observedGeneration"), json::value(5));
 }
 
-TEST(StatusTest, BreakdownNamesEveryClusterAndCapacityOnlyWhenEstimated) {
+TEST(StatusTest, BreakdownNamesClustersWithSomethingToShowAndCapacityOnlyWhenEstimated) {
   std::vector<LocalStatus> locals = {{.cluster = "A", .planned = 22, .replicas = 22, .ready = 21},
                                      {.cluster = "C",
                                       .planned = 8,
                                       .replicas = 8,
                                       .ready = 6,
                                       .pending = 2,
-                                      .estimated_capacity = 6}};
+                                      .estimated_capacity = 6},
+                                     {.cluster = "scaled-to-zero", .local = true},
+                                     {.cluster = "full", .estimated_capacity = 0},
+                                     {.cluster = "unused"}};
   auto parsed = ParseJsonObject(BreakdownAnnotation(locals));
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(*Find(*parsed, "clusters.A"),
@@ -52,6 +55,9 @@ TEST(StatusTest, BreakdownNamesEveryClusterAndCapacityOnlyWhenEstimated) {
                 {"planned", 22}, {"current", 22}, {"ready", 21}, {"unschedulable", 0}}));
   EXPECT_EQ(*Find(*parsed, "clusters.C.estimatedCapacity"), json::value(6));
   EXPECT_EQ(*Find(*parsed, "clusters.C.unschedulable"), json::value(2));
+  EXPECT_EQ(*Find(*parsed, "clusters.scaled-to-zero.planned"), json::value(0));
+  EXPECT_EQ(*Find(*parsed, "clusters.full.estimatedCapacity"), json::value(0));
+  EXPECT_EQ(Find(*parsed, "clusters.unused"), nullptr);
 }
 
 }  // namespace
