@@ -88,8 +88,9 @@ class MemberInformers {
   std::vector<Kind> kinds_;
   int subscription_ = -1;
 
-  // Taken before an informer's own lock (Synced), never after: informer
-  // methods that call handlers do so without it.
+  // Taken before the lock an informer's HasSynced takes (in Synced), never
+  // after: an informer calls its handlers, which may take this lock,
+  // without holding that one.
   mutable std::mutex mu_;
   std::map<std::string, Member> members_;  // GUARDED_BY(mu_)
 };
