@@ -102,6 +102,7 @@ std::string BreakdownAnnotation(const std::string& revision,
                                 std::span<const ClusterStatus> clusters) {
   json::object out;
   for (const ClusterStatus& c : clusters) {
+    if (c.planned == 0 && c.local == nullptr && c.pending == 0 && !c.estimated_capacity) continue;
     const json::object empty;
     const json::object& local = c.local != nullptr ? *c.local : empty;
     json::object entry{{"planned", c.planned},

@@ -63,7 +63,10 @@ struct ClusterStatus {
 json::object AggregateStatus(const json::object& d, std::span<const ClusterStatus> clusters,
                              const std::string& shadow, TimePoint now);
 
-// The breakdown annotation's JSON text.
+// The breakdown annotation's JSON text. A cluster with nothing to show (no
+// replicas planned, no local Deployment, no pods waiting, no capacity
+// estimate) is left out, as in the ReplicaSet's breakdown: it has no
+// rollout either, and a reader takes an absent cluster's counts for 0.
 std::string BreakdownAnnotation(const std::string& revision,
                                 std::span<const ClusterStatus> clusters);
 

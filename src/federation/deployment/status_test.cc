@@ -126,13 +126,15 @@ TEST(DeploymentStatusTest, PausedAndTheBreakdown) {
                                        .on_template = false,
                                        .rollout = ClusterRollout::kPaused,
                                        .revision = "1",
-                                       .observed = true}};
+                                       .observed = true},
+                                      {.cluster = "unused"}};
   json::object status = AggregateStatus(Deployment(3, true), clusters, "web-abc", TimePoint{});
   EXPECT_EQ(Condition(status, "Progressing").at("reason"), "DeploymentPaused");
   std::string breakdown = BreakdownAnnotation("2", clusters);
   EXPECT_EQ(breakdown,
             R"({"revision":"2","clusters":{"a":{"planned":3,"revision":"1","replicas":3,)"
-            R"("updated":0,"ready":3,"available":3,"unschedulable":0,"rollout":"paused"}}})");
+            R"("updated":0,"ready":3,"available":3,"unschedulable":0,"rollout":"paused"}}})")
+      << "a cluster with nothing planned, no copy and no estimate has no entry";
   EXPECT_EQ(PreviousRollout(breakdown, "a"), "paused");
   EXPECT_EQ(PreviousRollout(breakdown, "b"), "");
   EXPECT_EQ(PreviousRollout("not json", "a"), "");
