@@ -45,27 +45,37 @@ void Controller::ShutDown() {
 // workers_ run. Called under the queue's lock.
 void Controller::Kick() {
   std::lock_guard lock(run_mu_);
-  if (!started_ || running_ >= workers_) return;
+  if (!started_) return;
+  if (running_ >= workers_) {
+    missed_kick_ = true;
+    return;
+  }
   ++running_;
   SharedClientPool().Submit([this] { Work(); });
 }
 
-// One worker: reconciles ready keys until there are none.
+// One worker: reconciles ready keys until there are none. A key that
+// became ready after TryGet found none, while this worker still counted as
+// running, posted no worker (missed_kick_): it looks again. Nothing of the
+// controller is touched once running_ is down, as ShutDown may then return
+// and the controller be destroyed.
 void Controller::Work() {
-  while (auto key = queue_.TryGet()) {
-    ++busy_;
-    ProcessOne(*key);
-    --busy_;
-    queue_.Done(*key);
-  }
-  {
+  for (;;) {
+    while (auto key = queue_.TryGet()) {
+      ++busy_;
+      ProcessOne(*key);
+      --busy_;
+      queue_.Done(*key);
+    }
     std::lock_guard lock(run_mu_);
+    if (started_ && missed_kick_) {
+      missed_kick_ = false;
+      continue;
+    }
     --running_;
     run_cv_.notify_all();
+    return;
   }
-  // A key that became ready after TryGet found none, while this worker
-  // still counted as running, posted nothing: look again.
-  if (queue_.Len() > 0) Kick();
 }
 
 void Controller::ProcessOne(const std::string& key) {

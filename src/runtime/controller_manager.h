@@ -101,6 +101,9 @@ class Controller {
   std::condition_variable run_cv_;  // running_ went down
   bool started_ = false;            // GUARDED_BY(run_mu_)
   int running_ = 0;                 // GUARDED_BY(run_mu_)
+  // A Kick found every worker running: one of them looks again before it
+  // stops counting as running.
+  bool missed_kick_ = false;  // GUARDED_BY(run_mu_)
 
   mutable std::mutex mu_;
   ControllerMetrics metrics_;  // GUARDED_BY(mu_), queue fields filled on read
