@@ -26,6 +26,14 @@ json::object DesiredLocal(const json::object& federated, int64_t replicas);
 // are not compared.
 bool NeedsUpdate(const json::object& existing, const json::object& desired);
 
+// Whether a cluster has an entry in a workload's breakdown annotation: it
+// has replicas planned, a local copy, pods waiting or a capacity estimate.
+// One with none of these is left out (a one-replica workload over 100
+// clusters names one), and a reader takes an absent cluster's counts for 0.
+inline bool InBreakdown(int64_t planned, bool has_local, int64_t pending, bool has_estimate) {
+  return planned != 0 || has_local || pending != 0 || has_estimate;
+}
+
 // `existing` with what the federation sets taken from `desired`, ready for
 // an Update (keeps its resourceVersion and everything the member set).
 json::object Updated(const json::object& existing, const json::object& desired);

@@ -13,23 +13,31 @@ StatusOr<json::object> SetAnnotation(client::Client& client, const client::Resou
 
 namespace {
 
-// Sets each annotation of `set` on `obj` and removes each of `remove`;
-// returns whether anything changed.
-bool ApplyAnnotations(json::object& obj, const std::map<std::string, std::string>& set,
+// Whether `obj` has each annotation of `set` with its value and none of
+// `remove`: then a write would change nothing, and no copy is made.
+bool HasAnnotations(const json::object& obj, const std::map<std::string, std::string>& set,
+                    const std::vector<std::string>& remove) {
+  const json::value* found = Find(obj, "metadata.annotations");
+  const json::object* a = found != nullptr && found->is_object() ? &found->get_object() : nullptr;
+  for (const auto& [key, value] : set) {
+    const json::value* have = a != nullptr ? a->if_contains(key) : nullptr;
+    if (have == nullptr || !have->is_string() || have->get_string() != value) return false;
+  }
+  for (const std::string& key : remove) {
+    if (a != nullptr && a->contains(key)) return false;
+  }
+  return true;
+}
+
+// Sets each annotation of `set` on `obj` and removes each of `remove`.
+void ApplyAnnotations(json::object& obj, const std::map<std::string, std::string>& set,
                       const std::vector<std::string>& remove) {
-  if (set.empty() && remove.empty()) return false;
+  if (set.empty() && remove.empty()) return;
   json::value& annotations = EnsureObject(obj, "metadata")["annotations"];
   if (!annotations.is_object()) annotations = json::object();
   json::object& a = annotations.as_object();
-  bool changed = false;
-  for (const auto& [key, value] : set) {
-    const json::value* have = a.if_contains(key);
-    if (have != nullptr && have->is_string() && have->get_string() == value) continue;
-    a[key] = value;
-    changed = true;
-  }
-  for (const std::string& key : remove) changed = a.erase(key) > 0 || changed;
-  return changed;
+  for (const auto& [key, value] : set) a[key] = value;
+  for (const std::string& key : remove) a.erase(key);
 }
 
 }  // namespace
@@ -38,8 +46,9 @@ StatusOr<json::object> SetAnnotations(client::Client& client, const client::Reso
                                       const json::object& obj,
                                       const std::map<std::string, std::string>& set,
                                       const std::vector<std::string>& remove) {
+  if (HasAnnotations(obj, set, remove)) return obj;
   json::object updated = obj;
-  if (!ApplyAnnotations(updated, set, remove)) return obj;
+  ApplyAnnotations(updated, set, remove);
   return client.Update(resource, "", updated);
 }
 
@@ -47,14 +56,13 @@ Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& r
                             const json::object& obj, json::object status,
                             const std::map<std::string, std::string>& set,
                             const std::vector<std::string>& remove) {
-  json::object updated = obj;
-  bool changed = ApplyAnnotations(updated, set, remove);
   const json::object* current = GetObject(obj, "status");
-  if (current == nullptr || *current != status) {
-    updated["status"] = std::move(status);
-    changed = true;
+  if (current != nullptr && *current == status && HasAnnotations(obj, set, remove)) {
+    return Status::Ok();
   }
-  if (!changed) return Status::Ok();
+  json::object updated = obj;
+  ApplyAnnotations(updated, set, remove);
+  updated["status"] = std::move(status);
   return client.UpdateStatus(resource, "", updated).status();
 }
 

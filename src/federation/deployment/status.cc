@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/deployment/deployment_util.h"
+#include "federation/common/local_workload.h"
 
 namespace flotilla::federation::deployment {
 namespace {
@@ -102,7 +103,9 @@ std::string BreakdownAnnotation(const std::string& revision,
                                 std::span<const ClusterStatus> clusters) {
   json::object out;
   for (const ClusterStatus& c : clusters) {
-    if (c.planned == 0 && c.local == nullptr && c.pending == 0 && !c.estimated_capacity) continue;
+    if (!InBreakdown(c.planned, c.local != nullptr, c.pending, c.estimated_capacity.has_value())) {
+      continue;
+    }
     const json::object empty;
     const json::object& local = c.local != nullptr ? *c.local : empty;
     json::object entry{{"planned", c.planned},

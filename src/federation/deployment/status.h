@@ -63,10 +63,8 @@ struct ClusterStatus {
 json::object AggregateStatus(const json::object& d, std::span<const ClusterStatus> clusters,
                              const std::string& shadow, TimePoint now);
 
-// The breakdown annotation's JSON text. A cluster with nothing to show (no
-// replicas planned, no local Deployment, no pods waiting, no capacity
-// estimate) is left out, as in the ReplicaSet's breakdown: it has no
-// rollout either, and a reader takes an absent cluster's counts for 0.
+// The breakdown annotation's JSON text: the clusters InBreakdown admits
+// (federation/common/local_workload.h); one left out has no rollout either.
 std::string BreakdownAnnotation(const std::string& revision,
                                 std::span<const ClusterStatus> clusters);
 

@@ -1,6 +1,8 @@
 // The federated ReplicaSet's status (status.h).
 #include "federation/replicaset/status.h"
 
+#include "federation/common/local_workload.h"
+
 namespace flotilla::federation::replicaset {
 
 json::object AggregateStatus(const json::object& frs, std::span<const LocalStatus> locals) {
@@ -27,7 +29,7 @@ json::object AggregateStatus(const json::object& frs, std::span<const LocalStatu
 std::string BreakdownAnnotation(std::span<const LocalStatus> locals) {
   json::object clusters;
   for (const LocalStatus& l : locals) {
-    if (l.planned == 0 && !l.local && l.pending == 0 && !l.estimated_capacity) continue;
+    if (!InBreakdown(l.planned, l.local, l.pending, l.estimated_capacity.has_value())) continue;
     json::object c{{"planned", l.planned},
                    {"current", l.replicas},
                    {"ready", l.ready},

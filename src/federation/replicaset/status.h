@@ -40,11 +40,8 @@ struct LocalStatus {
 // ReplicaSet observed its current spec, else the previous value.
 json::object AggregateStatus(const json::object& frs, std::span<const LocalStatus> locals);
 
-// The per-cluster breakdown, as the annotation's JSON text. A cluster with
-// nothing to show (no replicas planned, no local ReplicaSet, no pods
-// waiting, no capacity estimate) is left out: a one-replica ReplicaSet over
-// 100 clusters names one, not 100, and a reader takes an absent cluster's
-// counts for 0, as it does for a cluster joined after the last write.
+// The per-cluster breakdown, as the annotation's JSON text: the clusters
+// InBreakdown admits (federation/common/local_workload.h).
 std::string BreakdownAnnotation(std::span<const LocalStatus> locals);
 
 }  // namespace flotilla::federation::replicaset
