@@ -100,10 +100,24 @@ std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
       out.push_back(std::move(obj));
     }
   }
-  std::sort(out.begin(), out.end(), [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-    return runtime::ObjectKey(*a) < runtime::ObjectKey(*b);
-  });
-  return out;
+  // The two reads are not one snapshot: an object adopted between them is in
+  // both, orphaned in the first and owned in the second. Claimed twice it
+  // would count twice, and the controller would delete a pod it needs. Keep
+  // the later read (stable sort: the owned copy comes after).
+  std::stable_sort(out.begin(), out.end(),
+                   [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+                     return runtime::ObjectKey(*a) < runtime::ObjectKey(*b);
+                   });
+  std::vector<runtime::ObjectPtr> unique;
+  unique.reserve(out.size());
+  for (runtime::ObjectPtr& obj : out) {
+    if (!unique.empty() && runtime::ObjectKey(*unique.back()) == runtime::ObjectKey(*obj)) {
+      unique.back() = std::move(obj);
+    } else {
+      unique.push_back(std::move(obj));
+    }
+  }
+  return unique;
 }
 
 }  // namespace flotilla::member

@@ -59,7 +59,7 @@ std::vector<std::string> ControllerlessValues(const json::object& obj);
 // kControllerlessIndex): those with an ownerReference to it, and those no
 // controller owns in its namespace; in key order. The same as every object
 // of the namespace for ClaimObjects, without looking at the objects other
-// controllers own.
+// controllers own. Each object once, even when the cache changes meanwhile.
 std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
                                                 const json::object& owner);
 

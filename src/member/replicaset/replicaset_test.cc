@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
+#include <thread>
 
+#include "member/replicaset/controller_ref.h"
 #include "member/replicaset/replicaset_controller.h"
 #include "member/replicaset/workload_test_util.h"
 #include "runtime/forwarding_client.h"
@@ -41,6 +44,51 @@ std::set<std::string> Names(const std::vector<json::object>& objs) {
   std::set<std::string> out;
   for (const auto& o : objs) out.insert(Name(o));
   return out;
+}
+
+// ClaimCandidates reads the orphans, then the owned: a pod adopted between
+// the two reads is in both. Listed twice it counted twice, and a ReplicaSet
+// that had just adopted all its pods deleted one. A writer flips one pod
+// between orphan and owned while the reader checks every list for repeats.
+TEST(ClaimCandidatesTest, APodAdoptedBetweenTheReadsIsListedOnce) {
+  runtime::Cache cache;
+  cache.AddIndex(kControllerlessIndex, ControllerlessValues);
+  json::object owner = {{"metadata", {{"name", "web"}, {"namespace", "default"}, {"uid", "u1"}}}};
+  auto pod = [&](const std::string& name, bool owned) {
+    json::object meta = {{"name", name}, {"namespace", "default"}};
+    if (owned) {
+      meta["ownerReferences"] = json::array{NewControllerRef(owner, "apps/v1", "ReplicaSet")};
+    }
+    return std::make_shared<const json::object>(json::object{{"metadata", std::move(meta)}});
+  };
+  cache.Upsert(pod("a", true));
+  cache.Upsert(pod("b", false));
+  std::atomic<bool> stop{false};
+  std::atomic<int> flips{0};
+  std::thread writer([&] {
+    for (bool owned = true; !stop.load(); owned = !owned) {
+      cache.Upsert(pod("flip", owned));
+      flips.fetch_add(1);
+    }
+  });
+  runtime::Lister lister(cache);
+  int lists = 0;
+  // The old code listed "flip" twice within 30,000 lists in 10 runs of 10.
+  while (flips.load() < 30000 || lists < 30000) {
+    std::vector<std::string> keys;
+    for (const runtime::ObjectPtr& obj : ClaimCandidates(lister, owner)) {
+      keys.push_back(runtime::ObjectKey(*obj));
+    }
+    ++lists;
+    std::set<std::string> once(keys.begin(), keys.end());
+    if (once.size() != keys.size()) {
+      ADD_FAILURE() << "list " << lists << " names an object twice";
+      break;
+    }
+    EXPECT_EQ(keys.front(), "default/a");
+  }
+  stop.store(true);
+  writer.join();
 }
 
 TEST(ReplicaSetControllerTest, CreatesPodsFromTheTemplateOwnedByTheReplicaSet) {
