@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "api/annotations.h"
 #include "api/labels.h"
@@ -333,9 +334,16 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
   };
   // A cluster it runs in has not synced: nothing is decided until it has.
   if (!waiting(app.home) && !(app.move && waiting(app.move->to))) {
-    std::pair before{app.home, app.move ? app.move->to : ""};
+    // The other workloads learn of a new decision, or of a new condition
+    // without one (a strictly coupled application's home failing): each
+    // may have been checked just before, with the old one.
+    auto decision = [&] {
+      return std::tuple{app.home, app.move ? app.move->to : "", app.placed, app.reason,
+                        app.message};
+    };
+    auto before = decision();
     Decide(app_key, app, workloads, clusters, now);
-    if (before != std::pair{app.home, app.move ? app.move->to : ""}) EnqueueAll(workloads);
+    if (before != decision()) EnqueueAll(workloads);
   }
   CoupledPlacement out{.placed = app.placed,
                        .reason = app.reason,

@@ -80,6 +80,12 @@ Status FederationContext::Start() {
     }
     ClustersChanged();
   };
+  // The member informers hear of a cluster first: when the controllers are
+  // told, a cluster that left has no caches any more, and one that came has
+  // caches (not synced yet, their on_synced tells again). The other way a
+  // workload checked at once still saw the cluster that left, and nothing
+  // told it again.
+  members_.Start();
   subscription_ =
       clusters_.Subscribe({.on_ready =
                                [this](const std::string& name, std::shared_ptr<client::Client>) {
@@ -91,7 +97,6 @@ Status FederationContext::Start() {
                                },
                            .on_not_ready = gone,
                            .on_removed = gone});
-  members_.Start();
   return manager_.Start();
 }
 

@@ -83,7 +83,9 @@ class FederationContext {
   // When Start() was called; nullopt before.
   std::optional<TimePoint> StartedAt() const;
 
-  // Starts the member informers, then the manager: returns once every
+  // Starts the member informers (subscribed to the registry before the
+  // OnClusterChange callbacks, so that these find the member caches already
+  // started or dropped), then the manager: returns once every
   // federation cache has synced and the workers run. Unavailable when Stop()
   // came first.
   Status Start();
