@@ -198,12 +198,20 @@ bool Informer::ListAndReplace() {
   return true;
 }
 
+// What the cache keeps of `obj`: moved or copied as it came, or the
+// transform's view of it.
+template <typename Obj>
+ObjectPtr Informer::Cached(Obj&& obj) const {
+  if (options_.transform) return std::make_shared<const json::object>(options_.transform(obj));
+  return std::make_shared<const json::object>(std::forward<Obj>(obj));
+}
+
 // Delivers the difference between the cache and a fresh list.
 // REQUIRES: deliver_mu_ held.
 void Informer::Replace(std::vector<json::object> items) {
   std::set<std::string> listed;
   for (auto& item : items) {
-    ObjectPtr obj = std::make_shared<const json::object>(std::move(item));
+    ObjectPtr obj = Cached(std::move(item));
     std::string key = ObjectKey(*obj);
     listed.insert(key);
     ObjectPtr cached = cache_.Get(key);
@@ -274,7 +282,7 @@ void Informer::OnWatchEvent(uint64_t generation, const WatchEvent& event) {
   if (event.type == WatchEvent::Type::kBookmark) return;
   ++stats_.events;
   lock.unlock();
-  ApplyLocked(event.type, std::make_shared<const json::object>(event.object));
+  ApplyLocked(event.type, Cached(event.object));
 }
 
 // At once, the next Step: after a clean end (the server's timeout, a

@@ -52,6 +52,12 @@ struct EventHandler {
   std::function<void()> on_synced;
 };
 
+// What the cache keeps of an object the server sent, as client-go's
+// TransformFunc: a reader's view that drops fields none of its readers use,
+// so a cache of many objects costs less memory. It must keep the metadata the
+// informer reads (name, namespace, uid, resourceVersion) and be idempotent.
+using Transform = std::function<json::object(const json::object& obj)>;
+
 struct InformerOptions {
   std::string ns;  // "" = all namespaces
   std::string label_selector;
@@ -59,6 +65,9 @@ struct InformerOptions {
   Duration resync_period = Duration::zero();  // zero: no resync
   Duration backoff_initial = std::chrono::milliseconds(800);
   Duration backoff_max = std::chrono::seconds(30);
+  // Applied to every listed and watched object before it is cached and
+  // handed to the handlers; none: the object as sent.
+  Transform transform;
 };
 
 struct InformerStats {
@@ -112,6 +121,8 @@ class Informer {
   void Retry();
   bool ListAndReplace();
   void Replace(std::vector<json::object> items);
+  template <typename Obj>
+  ObjectPtr Cached(Obj&& obj) const;
   bool StartWatch();
   void OnWatchEvent(uint64_t generation, const client::WatchEvent& event);
   void OnWatchDone(uint64_t generation, const Status& status);

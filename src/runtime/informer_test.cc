@@ -264,6 +264,45 @@ TEST_F(InformerTest, LabelSelectedInformerSeesObjectsLeaveTheSelector) {
   EXPECT_THAT(informer->cache().Keys(), IsEmpty());
 }
 
+TEST_F(InformerTest, TransformedObjectsAreWhatTheCacheAndHandlersHold) {
+  std::string a1 = Create("ns", "a", "1");
+  InformerOptions options;
+  options.transform = [](const json::object& obj) {
+    json::object view = obj;
+    view.erase("data");
+    return view;
+  };
+  std::vector<ObjectPtr> seen;
+  std::mutex mu;
+  auto informer = std::make_unique<Informer>(client_, kConfigMaps, clock_, options);
+  informer->AddEventHandler(recorder_.Handler());
+  informer->AddEventHandler({.on_add =
+                                 [&](const ObjectPtr& o) {
+                                   std::lock_guard lock(mu);
+                                   seen.push_back(o);
+                                 },
+                             .on_update =
+                                 [&](const ObjectPtr&, const ObjectPtr& o) {
+                                   std::lock_guard lock(mu);
+                                   seen.push_back(o);
+                                 }});
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync());
+  std::string b1 = Create("ns", "b", "1");
+  std::string a2 = Update("ns", "a", "2");
+  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 3; }));
+  EXPECT_THAT(recorder_.Take(),
+              ElementsAre("add ns/a@" + a1, "add ns/b@" + b1, "update ns/a@" + a1 + "->" + a2));
+  std::lock_guard lock(mu);
+  ASSERT_EQ(seen.size(), 3u);  // listed, then watched
+  for (const ObjectPtr& o : seen) EXPECT_EQ(o->if_contains("data"), nullptr) << ToJson(*o);
+  for (const ObjectPtr& o : informer->cache().List()) {
+    EXPECT_EQ(o->if_contains("data"), nullptr) << ToJson(*o);
+    EXPECT_NE(Find(*o, "metadata.uid"), nullptr);
+  }
+  EXPECT_TRUE(CacheMatchesServer(*informer));
+}
+
 TEST_F(InformerTest, LateHandlerGetsTheCacheAsAddsAndThrowingHandlerIsContained) {
   std::string a1 = Create("ns", "a", "1");
   auto informer = StartInformer();

@@ -2,6 +2,7 @@
 #include "federation/common/context.h"
 
 #include "federation/common/cluster_selector.h"
+#include "federation/common/member_pod_view.h"
 
 namespace flotilla::federation {
 namespace {
@@ -24,7 +25,9 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       pool_(options.member_request_threads),
       manager_(clock),
       informers_(fed, clock, manager_),
-      members_(clusters_, clock) {}
+      members_(clusters_, clock) {
+  members_.SetTransform(kPods, MemberPodView);
+}
 
 FederationContext::~FederationContext() { Stop(); }
 

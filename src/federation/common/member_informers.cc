@@ -11,15 +11,21 @@ MemberInformers::MemberInformers(ClusterClients& clusters, Clock& clock,
 
 MemberInformers::~MemberInformers() { Stop(); }
 
+MemberInformers::Kind& MemberInformers::KindOf(const client::ResourceRef& resource) {
+  for (Kind& k : kinds_) {
+    if (k.resource.group == resource.group && k.resource.resource == resource.resource) return k;
+  }
+  return kinds_.emplace_back(Kind{.resource = resource});
+}
+
 void MemberInformers::AddHandler(const client::ResourceRef& resource,
                                  MemberHandlerFactory factory) {
-  for (Kind& k : kinds_) {
-    if (k.resource.group == resource.group && k.resource.resource == resource.resource) {
-      k.factories.push_back(std::move(factory));
-      return;
-    }
-  }
-  kinds_.push_back({resource, {std::move(factory)}});
+  KindOf(resource).factories.push_back(std::move(factory));
+}
+
+void MemberInformers::SetTransform(const client::ResourceRef& resource,
+                                   runtime::Transform transform) {
+  KindOf(resource).transform = std::move(transform);
 }
 
 void MemberInformers::Start() {
@@ -49,7 +55,10 @@ void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::C
   Member m;
   m.client = client;
   for (const Kind& kind : kinds_) {
-    auto informer = std::make_shared<runtime::Informer>(*client, kind.resource, clock_, options_);
+    if (kind.factories.empty()) continue;  // a transform, and no reader
+    runtime::InformerOptions options = options_;
+    options.transform = kind.transform;
+    auto informer = std::make_shared<runtime::Informer>(*client, kind.resource, clock_, options);
     for (const MemberHandlerFactory& make : kind.factories) informer->AddEventHandler(make(name));
     m.informers[kind.resource.resource] = informer;
   }

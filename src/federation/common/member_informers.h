@@ -41,6 +41,10 @@ class MemberInformers {
   // however many controllers ask); `factory` makes its handler there.
   // REQUIRES: before Start.
   void AddHandler(const client::ResourceRef& resource, MemberHandlerFactory factory);
+  // The informers on `resource` cache `transform`'s view of each object (it
+  // must keep what every handler and reader of theirs uses). REQUIRES: before
+  // Start.
+  void SetTransform(const client::ResourceRef& resource, runtime::Transform transform);
   // Subscribes to the registry: informers start for every Ready cluster.
   void Start();
   // Unsubscribes and stops every informer. Idempotent.
@@ -81,7 +85,9 @@ class MemberInformers {
   struct Kind {
     client::ResourceRef resource;
     std::vector<MemberHandlerFactory> factories;
+    runtime::Transform transform;
   };
+  Kind& KindOf(const client::ResourceRef& resource);
   ClusterClients& clusters_;
   Clock& clock_;
   const runtime::InformerOptions options_;
