@@ -27,6 +27,13 @@ struct Resources {
     pods += o.pods;
     return *this;
   }
+  Resources& operator-=(const Resources& o) {
+    milli_cpu -= o.milli_cpu;
+    memory -= o.memory;
+    ephemeral_storage -= o.ephemeral_storage;
+    pods -= o.pods;
+    return *this;
+  }
 };
 
 // A resource.Quantity ("100m", "0.5", "2", "1e3", "64Mi", "1.5Gi", or a JSON

@@ -13,10 +13,6 @@ using scheduler::NodeUsage;
 using scheduler::NodeVerdict;
 using scheduler::Resources;
 
-// Pods by spec.nodeName (the kubelet indexes the shared pod cache the same
-// way, under the same name).
-constexpr std::string_view kNodeNameIndex = "spec.nodeName";
-
 bool Terminal(const json::object& pod) {
   std::string phase = StringAt(pod, "status.phase");
   return phase == "Succeeded" || phase == "Failed";
@@ -84,15 +80,12 @@ Scheduler::Scheduler(ControllerContext& ctx)
       pods_(ctx.informers.For(kPods)),
       nodes_(ctx.informers.For(kNodes)),
       events_(ctx.client, ctx.clock, runtime::EventSource{"default-scheduler", ""}) {
-  pods_.AddIndex(std::string(kNodeNameIndex), [](const json::object& pod) {
-    std::string node = StringAt(pod, "spec.nodeName");
-    return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
-  });
   controller_ = &ctx.manager.AddController(
       "scheduler", 1, [this](const std::string& key) { return Reconcile(key); });
   pods_.AddEventHandler(runtime::EventHandler{
       .on_add =
           [this](const runtime::ObjectPtr& pod) {
+            Count(*pod);
             if (Pending(*pod)) controller_->queue().Add(runtime::ObjectKey(*pod));
           },
       .on_update = [this](const runtime::ObjectPtr& old_pod,
@@ -108,6 +101,7 @@ Scheduler::Scheduler(ControllerContext& ctx)
 }
 
 void Scheduler::OnPodUpdate(const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod) {
+  Count(*new_pod);
   std::string key = runtime::ObjectKey(*new_pod);
   if (Pending(*new_pod)) {
     // Our own status writes change nothing the scheduler reads.
@@ -119,12 +113,39 @@ void Scheduler::OnPodUpdate(const runtime::ObjectPtr& old_pod, const runtime::Ob
 }
 
 void Scheduler::OnPodDelete(const runtime::ObjectPtr& pod) {
-  Forget(runtime::ObjectKey(*pod));
+  std::string key = runtime::ObjectKey(*pod);
+  Forget(key);
   {
     std::lock_guard lock(mu_);
-    requests_.erase(StringAt(*pod, "metadata.uid"));
+    Uncount(key);
   }
   if (Occupies(*pod)) RetryUnschedulable();
+}
+
+void Scheduler::Count(const json::object& pod) {
+  std::string key = runtime::ObjectKey(pod);
+  std::string uid = StringAt(pod, "metadata.uid");
+  std::string node = Occupies(pod) ? StringAt(pod, "spec.nodeName") : "";
+  std::lock_guard lock(mu_);
+  auto it = counted_.find(key);
+  if (it != counted_.end() && it->second.uid == uid && it->second.node == node) return;
+  Uncount(key);
+  if (node.empty()) return;
+  Requests r{scheduler::PodRequests(pod), scheduler::NonZeroPodRequests(pod)};
+  Requests& u = usage_[node];
+  u.requested += r.requested;
+  u.non_zero += r.non_zero;
+  counted_.emplace(key, Counted{uid, node, r});
+}
+
+void Scheduler::Uncount(const std::string& key) {
+  auto it = counted_.find(key);
+  if (it == counted_.end()) return;
+  auto u = usage_.find(it->second.node);
+  u->second.requested -= it->second.requests.requested;
+  u->second.non_zero -= it->second.requests.non_zero;
+  if (u->second.requested.pods == 0) usage_.erase(u);
+  counted_.erase(it);
 }
 
 void Scheduler::Forget(const std::string& key) {
@@ -142,22 +163,15 @@ void Scheduler::PruneAssumed() {
   std::lock_guard lock(mu_);
   for (auto it = assumed_.begin(); it != assumed_.end();) {
     runtime::ObjectPtr pod = pods_.cache().Get(it->first);
-    bool done = pod == nullptr || StringAt(*pod, "metadata.uid") != it->second.uid ||
-                !StringAt(*pod, "spec.nodeName").empty();
+    bool done = pod == nullptr || StringAt(*pod, "metadata.uid") != it->second.uid;
+    if (!done && !StringAt(*pod, "spec.nodeName").empty()) {
+      // Bound in the cache: counted on its node once its event was handled
+      // (the cache shows it first), or holding nothing any more.
+      auto c = counted_.find(it->first);
+      done = (c != counted_.end() && c->second.uid == it->second.uid) || !Occupies(*pod);
+    }
     it = done ? assumed_.erase(it) : std::next(it);
   }
-}
-
-// A pod's requests do not change once it is bound (no in-place resize), so
-// they are worked out once per pod rather than once per placement.
-Scheduler::Requests Scheduler::RequestsOf(const json::object& pod) {
-  std::lock_guard lock(mu_);
-  auto [it, added] = requests_.try_emplace(StringAt(pod, "metadata.uid"));
-  if (added) {
-    it->second.requested = scheduler::PodRequests(pod);
-    it->second.non_zero = scheduler::NonZeroPodRequests(pod);
-  }
-  return it->second;
 }
 
 Scheduler::Choice Scheduler::Choose(const json::object& pod) {
@@ -165,19 +179,14 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
   choice.requested = scheduler::PodRequests(pod);
   choice.non_zero = scheduler::NonZeroPodRequests(pod);
   std::map<std::string, NodeUsage> usage;
-  for (const runtime::ObjectPtr& node : nodes_.cache().List()) {
-    NodeUsage& u = usage[StringAt(*node, "metadata.name")];
-    for (const runtime::ObjectPtr& p :
-         pods_.cache().ByIndex(kNodeNameIndex, StringAt(*node, "metadata.name"))) {
-      if (!Occupies(*p)) continue;
-      Requests r = RequestsOf(*p);
-      u.requested += r.requested;
-      u.non_zero_requested += r.non_zero;
-    }
-  }
   {
     std::lock_guard lock(mu_);
+    for (const auto& [node, r] : usage_) usage[node] = {r.requested, r.non_zero};
+    // Under the lock the pod events count under: an assumed pod is counted
+    // once, on its node or as assumed, however far the events have come.
     for (const auto& [key, a] : assumed_) {
+      auto c = counted_.find(key);
+      if (c != counted_.end() && c->second.uid == a.uid) continue;
       usage[a.node].requested += a.requested;
       usage[a.node].non_zero_requested += a.non_zero;
     }

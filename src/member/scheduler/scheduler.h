@@ -25,8 +25,8 @@
 #include <set>
 #include <string>
 
-#include "member/context.h"
 #include "api/resources.h"
+#include "member/context.h"
 #include "runtime/event_recorder.h"
 
 namespace flotilla::member {
@@ -49,10 +49,19 @@ class Scheduler : public Component {
     api::Resources requested;
     api::Resources non_zero;
   };
+  // A pod bound in the cache, counted on its node.
+  struct Counted {
+    std::string uid;
+    std::string node;
+    Requests requests;
+  };
 
   StatusOr<runtime::Result> Reconcile(const std::string& key);
   Choice Choose(const json::object& pod);
-  Requests RequestsOf(const json::object& pod);
+  // Counts `pod` on its node while it occupies it (and no longer once it
+  // does not), from the pod events.
+  void Count(const json::object& pod);
+  void Uncount(const std::string& key);  // REQUIRES: mu_ held
   Status Bind(const json::object& pod, const std::string& node, const Choice& choice);
   Status MarkUnschedulable(const json::object& pod, const std::string& message,
                            uint64_t changes_seen);
@@ -75,9 +84,14 @@ class Scheduler : public Component {
   // Counts the changes that may free capacity, so that a pod found not to
   // fit while one happened is tried again (kube-scheduler's move request
   // cycle).
-  uint64_t capacity_changes_ = 0;             // GUARDED_BY(mu_)
-  std::map<std::string, Assumed> assumed_;    // GUARDED_BY(mu_) by pod key
-  std::map<std::string, Requests> requests_;  // GUARDED_BY(mu_) by pod uid
+  uint64_t capacity_changes_ = 0;           // GUARDED_BY(mu_)
+  std::map<std::string, Assumed> assumed_;  // GUARDED_BY(mu_) by pod key
+  // What the pods bound in the cache request, by node, kept by the pod
+  // events as kube-scheduler's node cache is: a placement reads one sum per
+  // node, not every pod (a pod's requests do not change once it is bound:
+  // no in-place resize).
+  std::map<std::string, Counted> counted_;  // GUARDED_BY(mu_) by pod key
+  std::map<std::string, Requests> usage_;   // GUARDED_BY(mu_) by node
 };
 
 }  // namespace flotilla::member

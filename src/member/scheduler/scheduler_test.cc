@@ -200,6 +200,43 @@ TEST_F(SchedulerTest, RetriesWhenABoundPodGoesAway) {
   EXPECT_TRUE(BoundTo("second", "n1"));
 }
 
+// The node's requests are kept from the pod events: a pod another
+// scheduler bound counts, one that finished no longer does.
+TEST_F(SchedulerTest, CountsPodsBoundElsewhereUntilTheyFinish) {
+  AddNode("n1", "2");
+  AddPod("elsewhere", "2", R"({"nodeName":"n1"})");
+  AddPod("mine", "1");
+  ASSERT_TRUE(Unschedulable("mine"));
+  json::object done = Pod("elsewhere");
+  done["status"] = json::object{{"phase", "Succeeded"}};
+  ASSERT_TRUE(env_.client().UpdateStatus(kPods, "default", done).ok());
+  EXPECT_TRUE(BoundTo("mine", "n1"));
+}
+
+// Pods bound one after another while the cache catches up: each node ends
+// with as many as it holds, no more (a pod counted on its node and as
+// assumed at once was found not to fit, and stayed unschedulable), no less.
+TEST_F(SchedulerTest, ABurstFillsTheNodesExactly) {
+  AddNode("n1", "3");
+  AddNode("n2", "3");
+  for (int i = 0; i < 10; ++i) AddPod("p" + std::to_string(i), "1");
+  std::map<std::string, int> per_node;
+  // Pods found not to fit before the nodes' allocatable arrived are tried
+  // again: wait for the end state.
+  ASSERT_TRUE(Eventually([&] {
+    per_node.clear();
+    int unschedulable = 0;
+    for (int i = 0; i < 10; ++i) {
+      std::string name = "p" + std::to_string(i);
+      std::string node = NodeOf(name);
+      if (!node.empty()) ++per_node[node];
+      if (node.empty() && !UnschedulableMessage(name).empty()) ++unschedulable;
+    }
+    return per_node["n1"] + per_node["n2"] == 6 && unschedulable == 4;
+  }));
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"n1", 3}, {"n2", 3}}));
+}
+
 TEST_F(SchedulerTest, RetriesWhenAllocatableGrows) {
   AddNode("n1", "1");
   AddPod("waits", "2");
