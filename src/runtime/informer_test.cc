@@ -290,11 +290,14 @@ TEST_F(InformerTest, TransformedObjectsAreWhatTheCacheAndHandlersHold) {
   ASSERT_TRUE(informer->WaitForSync());
   std::string b1 = Create("ns", "b", "1");
   std::string a2 = Update("ns", "a", "2");
-  ASSERT_TRUE(Eventually([&] { return recorder_.Size() == 3; }));
+  // Handlers run one after the other for each event: wait for the last.
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu);
+    return seen.size() == 3;  // listed, then watched
+  }));
   EXPECT_THAT(recorder_.Take(),
               ElementsAre("add ns/a@" + a1, "add ns/b@" + b1, "update ns/a@" + a1 + "->" + a2));
   std::lock_guard lock(mu);
-  ASSERT_EQ(seen.size(), 3u);  // listed, then watched
   for (const ObjectPtr& o : seen) EXPECT_EQ(o->if_contains("data"), nullptr) << ToJson(*o);
   for (const ObjectPtr& o : informer->cache().List()) {
     EXPECT_EQ(o->if_contains("data"), nullptr) << ToJson(*o);

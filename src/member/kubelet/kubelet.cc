@@ -9,8 +9,7 @@
 namespace flotilla::member {
 namespace {
 
-// Pods by spec.nodeName (the scheduler indexes the shared pod cache the
-// same way, under the same name).
+// Pods by spec.nodeName.
 constexpr std::string_view kNodeNameIndex = "spec.nodeName";
 
 std::string InternalIp(const json::object& node) {
