@@ -88,7 +88,10 @@ class Watch {
   virtual std::string LastResourceVersion() const = 0;
 };
 
-using WatchCallback = std::function<void(const WatchEvent& event)>;
+// Takes the event by value: the stream hands over an event it decoded, so a
+// consumer that keeps the object (an informer's cache) moves it instead of
+// copying it. A callback taking `const WatchEvent&` fits too.
+using WatchCallback = std::function<void(WatchEvent event)>;
 // Called once when the stream ends (OK when closed normally or by Stop()).
 using WatchDone = std::function<void(const Status& status)>;
 

@@ -130,7 +130,7 @@ class StreamWatch::State : public AsyncStreamSink {
       }
     }
     if (is_error) end_status_ = StatusFromObject(event.object, 500);
-    if (on_event_) on_event_(event);
+    if (on_event_) on_event_(std::move(event));
     return !is_error;  // an ERROR event ends the stream
   }
 

@@ -85,7 +85,7 @@ struct FakeClient::Sink {
         if (rv != nullptr && rv->is_string()) last_rv = rv->as_string();
       }
       lock.unlock();
-      on_event(ev);
+      on_event(std::move(ev));
       lock.lock();
     }
     Status status = stopped ? Status::Ok() : end_status;

@@ -246,7 +246,7 @@ bool Informer::StartWatch() {
   }
   auto watch = client_.StartWatch(
       resource_, options_.ns, opts,
-      [this, generation](const WatchEvent& ev) { OnWatchEvent(generation, ev); },
+      [this, generation](WatchEvent ev) { OnWatchEvent(generation, std::move(ev)); },
       [this, generation](const Status& s) { OnWatchDone(generation, s); });
   std::lock_guard lock(mu_);
   if (!watch.ok()) {
@@ -261,7 +261,7 @@ bool Informer::StartWatch() {
   return true;
 }
 
-void Informer::OnWatchEvent(uint64_t generation, const WatchEvent& event) {
+void Informer::OnWatchEvent(uint64_t generation, WatchEvent event) {
   std::lock_guard deliver(deliver_mu_);
   std::unique_lock lock(mu_);
   if (generation != watch_generation_ || watch_ended_ || stopping_) return;
@@ -282,7 +282,7 @@ void Informer::OnWatchEvent(uint64_t generation, const WatchEvent& event) {
   if (event.type == WatchEvent::Type::kBookmark) return;
   ++stats_.events;
   lock.unlock();
-  ApplyLocked(event.type, Cached(event.object));
+  ApplyLocked(event.type, Cached(std::move(event.object)));
 }
 
 // At once, the next Step: after a clean end (the server's timeout, a

@@ -124,7 +124,7 @@ class Informer {
   template <typename Obj>
   ObjectPtr Cached(Obj&& obj) const;
   bool StartWatch();
-  void OnWatchEvent(uint64_t generation, const client::WatchEvent& event);
+  void OnWatchEvent(uint64_t generation, client::WatchEvent event);
   void OnWatchDone(uint64_t generation, const Status& status);
   void ApplyLocked(client::WatchEvent::Type type, ObjectPtr obj);
   void Resync();
