@@ -13,7 +13,8 @@
 //   api::PodRequests (capacity, the cluster's resource summary).
 // - status.phase (api::PodHoldsNode) and the PodScheduled condition (the
 //   placer's unschedulable pods).
-// A new reader of a member pod's field adds the field here.
+// A new reader of a member pod's field adds the field here. (Pods are not a
+// propagated kind: a reconciler comparing copies would need whole pods.)
 //
 // Pure; thread-safe.
 #pragma once
