@@ -66,10 +66,11 @@ def workload(kind, name, replicas, app, cls, annotations=None):
                                                                "cpu": "1"}}}]}}}}
 
 
-def running_by_cluster(fed, names):
-    """{cluster: running pods of `names`} over the reachable members."""
+def running_by_cluster(fed, names, reverse=False):
+    """{cluster: running pods of `names`} over the reachable members, read
+    one after another (in reverse order of name with `reverse`)."""
     out = {}
-    for cluster, member in fed.members.items():
+    for cluster, member in sorted(fed.members.items(), reverse=reverse):
         if member.stopped or not member.alive():
             continue
         n = sum(1 for name in names for p in member.pods("shop", f"app={name}") if running(p))
@@ -112,7 +113,17 @@ class Sampler:
 
     def _run(self):
         while not self._stop.is_set():
-            n = sum(running_by_cluster(self.fed, self.names).values())
+            # A sweep reads the members one after another, not at one
+            # instant: pods that moved from a member read late to one read
+            # early in between count nowhere (a false low when the sweep is
+            # slow, as on a loaded machine). A sweep back, taking each
+            # member's larger count, reads every move's destination after
+            # its source: a move that leaves no gap is never counted short,
+            # and a gap longer than the two sweeps still shows.
+            forward = running_by_cluster(self.fed, self.names)
+            backward = running_by_cluster(self.fed, self.names, reverse=True)
+            n = sum(max(forward.get(c, 0), backward.get(c, 0))
+                    for c in set(forward) | set(backward))
             self.lowest = n if self.lowest is None else min(self.lowest, n)
             self.samples += 1
             time.sleep(0.1)
