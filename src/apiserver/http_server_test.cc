@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 #include <string>
 
 #include "apiserver/pki.h"
@@ -139,9 +140,12 @@ class HttpServerTest : public ::testing::Test {
   }
 
   void StartServer() {
-    auto server = HttpServer::Start(opts_, [](Request& req, Responder& res) {
+    StartServerWith([](Request& req, Responder& res) {
       res.Respond(200, {{"Content-Type", "text/plain"}}, "path=" + req.path);
     });
+  }
+  void StartServerWith(Handler handler) {
+    auto server = HttpServer::Start(opts_, std::move(handler));
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
   }
@@ -254,6 +258,64 @@ TEST_F(HttpServerTest, StopClosesOpenConnections) {
     n = RecvWithin(client.fd(), buf, sizeof(buf), kWaitMillis);
   } while (n > 0);
   EXPECT_EQ(n, 0);
+}
+
+// A stream's peer that stops reading while chunks are queued is
+// disconnected once a write has made no progress for send_timeout_sec, and
+// the stream ends (its queue is well under the stream buffer's limit).
+TEST_F(HttpServerTest, StreamToAPeerThatStopsReadingEndsAtTheSendDeadline) {
+  constexpr size_t kChunk = 64 * 1024;
+  constexpr int kChunks = 384;  // 24 MiB: more than the sockets' buffers hold
+  opts_.send_timeout_sec = 1;
+  opts_.max_stream_buffer_bytes = 64 * 1024 * 1024;
+  std::promise<void> ended;
+  StartServerWith([&](Request&, Responder& res) {
+    auto stream = res.StartAsyncStream(200, {{"Content-Type", "text/plain"}});
+    ASSERT_TRUE(stream);
+    stream->OnEnd([&] { ended.set_value(); });
+    for (int i = 0; i < kChunks; ++i) ASSERT_TRUE(stream->Write(std::string(kChunk, 'x')));
+  });
+  TlsClient client(server_->port());
+  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+  ASSERT_TRUE(client.Write(Get("/stream")));
+  ASSERT_TRUE(client.Flush());
+  ASSERT_NE(client.ReadUntil("\r\n\r\n").find("HTTP/1.1 200"), std::string::npos);
+  // The client reads nothing more.
+  EXPECT_EQ(ended.get_future().wait_for(std::chrono::milliseconds(kWaitMillis)),
+            std::future_status::ready);
+}
+
+// A stream that goes on for longer than the send deadline, to a peer that
+// reads, is not cut: the deadline is per write, not per stream.
+TEST_F(HttpServerTest, StreamLongerThanTheSendDeadlineIsNotCut) {
+  constexpr int kTicks = 15;  // 100 ms apart: 1.5 s in all
+  opts_.send_timeout_sec = 1;
+  struct Pacer : std::enable_shared_from_this<Pacer> {
+    std::shared_ptr<ChunkStream> stream;
+    int left = kTicks;
+    void Next() {
+      if (left-- == 0) return stream->End();
+      stream->Write("tick\n");
+      stream->SetTimer(std::chrono::milliseconds(100), [self = shared_from_this()] { self->Next(); });
+    }
+  };
+  StartServerWith([](Request&, Responder& res) {
+    auto pacer = std::make_shared<Pacer>();
+    pacer->stream = res.StartAsyncStream(200, {{"Content-Type", "text/plain"}});
+    ASSERT_TRUE(pacer->stream);
+    pacer->Next();
+  });
+  TlsClient client(server_->port());
+  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+  ASSERT_TRUE(client.Write(Get("/ticks")));
+  ASSERT_TRUE(client.Flush());
+  std::string got = client.ReadUntil("\r\n0\r\n\r\n");
+  ASSERT_TRUE(got.ends_with("\r\n0\r\n\r\n")) << got;
+  size_t ticks = 0;
+  for (size_t at = got.find("tick\n"); at != std::string::npos; at = got.find("tick\n", at + 1)) {
+    ++ticks;
+  }
+  EXPECT_EQ(ticks, size_t{kTicks});
 }
 
 }  // namespace
