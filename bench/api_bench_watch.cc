@@ -1,5 +1,7 @@
 // api_bench's watch fan-out: many watch streams on a few asynchronous client
 // threads, each recording when it received each benchmark write.
+#include <sys/resource.h>
+
 #include <array>
 #include <iostream>
 #include <memory>
@@ -116,6 +118,14 @@ class Fanout {
   std::atomic<int64_t> received_{0};
 };
 
+// CPU seconds this process (the bench's watch threads and its writer) has used.
+double OwnCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto secs = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+  return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
 // Delivery latencies of every (watcher, write) pair received.
 void SummarizeDelivery(const Fanout& fanout, const std::vector<Clock::time_point>& sent,
                        const std::vector<Clock::time_point>& acked, int64_t expected,
@@ -159,6 +169,7 @@ json::object RunWatch(const Config& cfg, ssl::context& ctx, const std::string& n
   std::vector<Clock::time_point> sent(cfg.watch_writes), acked(cfg.watch_writes);
   std::vector<double> write_ms;
   double cpu_before = ServerCpuSeconds(cfg);
+  double own_cpu_before = OwnCpuSeconds();
   auto start = Clock::now();
   for (int seq = 0; seq < cfg.watch_writes; ++seq) {
     std::this_thread::sleep_until(
@@ -177,9 +188,17 @@ json::object RunWatch(const Config& cfg, ssl::context& ctx, const std::string& n
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   double cpu_seconds = ServerCpuSeconds(cfg) - cpu_before;
+  double own_cpu_seconds = OwnCpuSeconds() - own_cpu_before;
   fanout.Stop();
-  out["server_cpu_us_per_event"] =
-      Round2(cpu_seconds * 1e6 / std::max<int64_t>(1, fanout.received()));
+  int64_t events = std::max<int64_t>(1, fanout.received());
+  out["server_cpu_us_per_event"] = Round2(cpu_seconds * 1e6 / events);
+  // The watchers share the cores with the server: what receiving costs
+  // them, and the write rate the writer reached (it waits for each ack).
+  out["bench_cpu_us_per_event"] = Round2(own_cpu_seconds * 1e6 / events);
+  if (cfg.watch_writes > 1) {
+    out["writes_per_second_reached"] =
+        Round2((cfg.watch_writes - 1) * 1000 / std::max(1.0, Ms(sent.back() - sent.front())));
+  }
   out["write_latency"] = Summarize(write_ms, 0, 0);
   SummarizeDelivery(fanout, sent, acked, expected, out);
   return out;

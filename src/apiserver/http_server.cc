@@ -1,6 +1,8 @@
 #include "apiserver/http_server.h"
 
+#include <openssl/err.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
@@ -15,6 +17,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -147,6 +150,9 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     ++deadline_gen_;
     deadline_.cancel();
   }
+  // A stream has taken the TLS session over from asio's stream (and ends it
+  // itself): closing skips asio's shutdown.
+  void set_session_taken() { session_taken_ = true; }
 
   // Runs `write(ec)`, a blocking write, under the send deadline; for a
   // handler's thread, never the loop's. While a handler runs nothing else
@@ -204,53 +210,61 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   ServerContext& server_;
   Stream stream_;
   net::steady_timer deadline_;
-  uint64_t deadline_gen_ = 0;  // on the strand
+  uint64_t deadline_gen_ = 0;   // on the strand
+  bool session_taken_ = false;  // on the strand
   boost::beast::flat_buffer buffer_;
   std::string remote_;
 };
 
-// A stream that outlives its handler: chunks queue here and the connection's
-// strand writes them, while a coroutine reads to learn when the peer leaves.
+// A stream that outlives its handler. Chunks are encrypted and sent by
+// whichever thread writes them, with a non-blocking send(2), as long as the
+// socket takes them; what it does not take waits for the socket to be
+// writable, on the connection's strand, and later chunks queue behind it.
+// Meanwhile the strand watches the socket for the peer's leaving.
 //
-// The writer is a chain of completion handlers, not a coroutine waiting on
-// a timer: a chunk that finds it idle posts one handler to the strand, and
-// a write's completion starts the next. The send deadline is a watchdog
-// armed once per send_timeout_sec while writes go on, not a timer set and
-// cancelled around every write. With 10,000 watches each write costs a
-// heap operation fewer on the reactor's lock that way, and 2 handlers
-// fewer (docs/benchmarks.md).
+// When the stream starts, the stream takes the TLS session over from asio's
+// stream: the session's BIOs become two memory BIOs of its own, so that a
+// chunk costs one SSL_write and one send(2) on the writer's thread, with no
+// hand-off to the loop (docs/benchmarks.md: 10,000 watches). Nothing is
+// pending in asio's stream then: its operations end with their output sent,
+// and nothing the peer sends after the request is read (a stream ends its
+// connection). Every use of the session from then on holds mu_.
 template <typename Stream>
 class AsyncStream : public ChunkStream, public std::enable_shared_from_this<AsyncStream<Stream>> {
  public:
+  static constexpr bool kTls = Connection<Stream>::kTls;
+
   // `head`: the response's header, sent before the first chunk.
   AsyncStream(std::shared_ptr<Connection<Stream>> conn, std::string head)
       : conn_(std::move(conn)),
-        head_(std::move(head)),
         done_wake_(conn_->executor()),
         timer_(conn_->executor()),
-        send_watch_(conn_->executor()) {}
+        send_watch_(conn_->executor()),
+        head_(std::move(head)) {}
 
   bool Write(std::string chunk) override {
     std::lock_guard lock(mu_);
     if (ending_) return false;
     if (queued_bytes_ + chunk.size() > conn_->opts().max_stream_buffer_bytes) {
       spdlog::debug("cutting off a stream {} bytes behind", queued_bytes_);
+      queued_bytes_ -= std::min(queued_bytes_, unsent_plain_bytes_);
       queue_.clear();
-      queued_bytes_ = 0;
+      unsent_plain_bytes_ = 0;
       ending_ = true;
-      WakeLocked();
+      FlushLocked();
       return false;
     }
     queued_bytes_ += chunk.size();
+    unsent_plain_bytes_ += chunk.size();
     queue_.push_back(std::move(chunk));
-    WakeLocked();
+    FlushLocked();
     return true;
   }
 
   void End() override {
     std::lock_guard lock(mu_);
     ending_ = true;
-    WakeLocked();
+    FlushLocked();
   }
 
   void OnEnd(std::function<void()> fn) override {
@@ -275,110 +289,103 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
     });
   }
 
-  // On the strand, after the handler returned: writes until the stream
-  // ends and the peer's reader has finished.
+  // On the strand, after the handler returned: sends until the stream ends
+  // and the peer's watch has finished.
   net::awaitable<void> Run();
 
  private:
-  // Posts the writer if it is idle.
-  void WakeLocked() {
-    if (!writer_idle_) return;
-    writer_idle_ = false;
-    net::post(conn_->executor(), [self = this->shared_from_this()] { self->Pump(); });
-  }
+  int fd() { return conn_->socket().native_handle(); }
 
-  // On the strand: writes what is queued, or goes idle, or ends the stream.
-  void Pump();
-  // On the strand: the terminating chunk unless `failed`, then the end.
-  void Finish(bool failed);
+  // Sends what is queued as far as the socket takes it, unless the strand
+  // waits for the socket (then it sends once it can); ends the stream once
+  // ending and all is sent, or once the peer is gone. REQUIRES: mu_ held.
+  void FlushLocked();
+  // Encrypts (or frames) queued chunks, at most kBlock of them, into
+  // out_. REQUIRES: mu_ held.
+  void EncodeLocked();
+  // Moves what the session wrote into out_. REQUIRES: mu_ held.
+  void DrainSessionLocked();
+  // Starts the end on the strand, once. REQUIRES: mu_ held.
+  void EndLocked(bool failed);
+  // On the strand: waits until the socket is writable, then flushes.
+  void WaitWritable();
+  // On the strand: waits for the peer to send something or leave.
+  void WatchPeer();
+  // On the strand: reads what the peer sent; true while it stays.
+  bool PeerStays();
+  // On the strand: the stream has ended.
   void Ended();
-  // On the strand: the stream has ended and the reader is done.
+  // On the strand: the stream has ended and the peer's watch is done.
   void MaybeDone() {
     if (!ended_on_strand_ || !reader_done_) return;
     done_ = true;
     done_wake_.cancel();
   }
-
-  // On the strand: starts `out_`'s write under the send deadline; `then`
-  // runs once it has completed.
-  template <typename Then>
-  void Send(Then then) {
-    sending_ = true;
-    send_started_ = std::chrono::steady_clock::now();
-    if (!watch_armed_) ArmWatch(send_started_ + SendTimeout());
-    net::async_write(conn_->stream(), net::buffer(out_),
-                     [self = this->shared_from_this(), then](error_code ec, size_t) mutable {
-                       self->sending_ = false;
-                       then(ec);
-                     });
-  }
   std::chrono::seconds SendTimeout() const {
     return std::chrono::seconds(conn_->opts().send_timeout_sec);
   }
-  // The watchdog: a write in progress since before the deadline closes the
-  // connection, which ends it; one started later re-arms it; with no write
-  // in progress it rests until the next.
+  // The watchdog: a send waiting since before the deadline closes the
+  // connection, which ends it; one that started waiting later re-arms it;
+  // with none waiting it rests until the next.
   void ArmWatch(std::chrono::steady_clock::time_point at) {
     watch_armed_ = true;
     send_watch_.expires_at(at);
     send_watch_.async_wait([self = this->shared_from_this()](error_code ec) {
       self->watch_armed_ = false;
-      if (ec || !self->sending_) return;
-      auto deadline = self->send_started_ + self->SendTimeout();
+      if (ec || !self->waiting_) return;
+      auto deadline = self->wait_started_ + self->SendTimeout();
       if (std::chrono::steady_clock::now() >= deadline) return self->conn_->ShutDown();
       self->ArmWatch(deadline);
     });
   }
 
-  static net::awaitable<void> WatchPeer(std::shared_ptr<AsyncStream> self);
-
   std::shared_ptr<Connection<Stream>> conn_;
   // On the strand from here to mu_.
-  std::string head_;  // "" once sent
-  std::string out_;   // the write in progress
-  size_t taken_ = 0;  // queued bytes `out_` carries
   net::steady_timer done_wake_;
   net::steady_timer timer_;  // SetTimer's
   uint64_t timer_gen_ = 0;
   net::steady_timer send_watch_;
   bool watch_armed_ = false;
-  bool sending_ = false;
-  std::chrono::steady_clock::time_point send_started_;
+  bool waiting_ = false;  // for the socket to be writable
+  std::chrono::steady_clock::time_point wait_started_;
   bool ended_on_strand_ = false;
   bool reader_done_ = false;
   bool done_ = false;
 
   std::mutex mu_;
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
-  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_): written or not yet
+  std::string head_;               // GUARDED_BY(mu_): "" once encoded
+  std::deque<std::string> queue_;  // GUARDED_BY(mu_): chunks not yet encoded
+  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_): chunks not yet sent
+  size_t unsent_plain_bytes_ = 0;  // GUARDED_BY(mu_): of them, in queue_
+  std::string out_;                // GUARDED_BY(mu_): bytes for the socket
+  size_t out_sent_ = 0;            // GUARDED_BY(mu_): of out_
+  size_t out_plain_bytes_ = 0;     // GUARDED_BY(mu_): chunk bytes out_ carries
+  BIO* rbio_ = nullptr;            // GUARDED_BY(mu_): the session's, once taken
+  BIO* wbio_ = nullptr;            // GUARDED_BY(mu_)
+  bool started_ = false;           // GUARDED_BY(mu_): Run has taken the session
+  bool strand_sends_ = false;      // GUARDED_BY(mu_): waiting for the socket
   bool ending_ = false;            // GUARDED_BY(mu_)
+  bool terminated_ = false;        // GUARDED_BY(mu_): the last chunk is encoded
+  bool end_posted_ = false;        // GUARDED_BY(mu_)
   bool ended_ = false;             // GUARDED_BY(mu_)
-  bool peer_gone_ = false;         // GUARDED_BY(mu_)
-  bool writer_idle_ = false;       // GUARDED_BY(mu_): a wake must post Pump
   std::function<void()> on_end_;   // GUARDED_BY(mu_)
 };
 
 template <typename Stream>
-net::awaitable<void> AsyncStream<Stream>::WatchPeer(std::shared_ptr<AsyncStream> self) {
-  char sink[512];
-  while (true) {
-    auto [ec, n] = co_await self->conn_->stream().async_read_some(net::buffer(sink), kAwait);
-    if (ec) break;
-  }
-  self->reader_done_ = true;
-  {
-    std::lock_guard lock(self->mu_);
-    self->peer_gone_ = true;
-    self->WakeLocked();
-  }
-  self->MaybeDone();
-}
-
-template <typename Stream>
 net::awaitable<void> AsyncStream<Stream>::Run() {
-  auto self = this->shared_from_this();
-  net::co_spawn(conn_->executor(), WatchPeer(self), net::detached);
-  Pump();
+  {
+    std::lock_guard lock(mu_);
+    if constexpr (kTls) {
+      SSL* ssl = conn_->stream().native_handle();
+      rbio_ = BIO_new(BIO_s_mem());
+      wbio_ = BIO_new(BIO_s_mem());
+      SSL_set_bio(ssl, rbio_, wbio_);  // the session owns them now
+      conn_->set_session_taken();
+    }
+    started_ = true;
+    FlushLocked();
+  }
+  WatchPeer();
   while (!done_) {
     done_wake_.expires_at(net::steady_timer::time_point::max());
     co_await done_wake_.async_wait(kAwait);
@@ -386,44 +393,153 @@ net::awaitable<void> AsyncStream<Stream>::Run() {
 }
 
 template <typename Stream>
-void AsyncStream<Stream>::Pump() {
-  {
-    std::unique_lock lock(mu_);
-    if (peer_gone_ || (queue_.empty() && head_.empty())) {
-      bool failed = peer_gone_;
-      if (!failed && !ending_) {
-        writer_idle_ = true;
-        return;
-      }
-      lock.unlock();
-      return Finish(failed);
-    }
-    // One buffer for many chunks: TLS writes one record per buffer.
-    out_.clear();
-    out_.swap(head_);
-    taken_ = 0;
-    while (!queue_.empty() && out_.size() < kBlock) {
-      const std::string& c = queue_.front();
-      AppendChunk(out_, c);
-      taken_ += c.size();
-      queue_.pop_front();
-    }
+void AsyncStream<Stream>::EncodeLocked() {
+  std::string plain;
+  plain.swap(head_);
+  size_t taken = 0;
+  while (!queue_.empty() && plain.size() < kBlock) {
+    AppendChunk(plain, queue_.front());
+    taken += queue_.front().size();
+    queue_.pop_front();
   }
-  Send([this](error_code ec) {
-    {
-      std::lock_guard lock(mu_);
-      queued_bytes_ -= std::min(queued_bytes_, taken_);
+  unsent_plain_bytes_ -= taken;
+  out_plain_bytes_ += taken;
+  if (ending_ && queue_.empty() && !terminated_) {
+    plain += "0\r\n\r\n";
+    terminated_ = true;
+  }
+  if constexpr (kTls) {
+    // asio's stream lets a write stop at a record; what is left is written
+    // on until all is.
+    SSL* ssl = conn_->stream().native_handle();
+    for (size_t done = 0; done < plain.size();) {
+      int n = SSL_write(ssl, plain.data() + done, static_cast<int>(plain.size() - done));
+      if (n <= 0) {
+        ERR_clear_error();
+        return EndLocked(true);
+      }
+      done += static_cast<size_t>(n);
     }
-    if (ec) return Finish(true);
-    Pump();
-  });
+    DrainSessionLocked();
+  } else {
+    out_ += plain;
+  }
 }
 
 template <typename Stream>
-void AsyncStream<Stream>::Finish(bool failed) {
-  if (failed) return Ended();
-  out_.assign("0\r\n\r\n");
-  Send([this](error_code) { Ended(); });
+void AsyncStream<Stream>::DrainSessionLocked() {
+  if constexpr (kTls) {
+    char* data = nullptr;
+    long n = BIO_get_mem_data(wbio_, &data);
+    if (n <= 0) return;
+    out_.append(data, static_cast<size_t>(n));
+    (void)BIO_reset(wbio_);
+  }
+}
+
+template <typename Stream>
+void AsyncStream<Stream>::FlushLocked() {
+  if (!started_ || strand_sends_ || end_posted_) return;
+  while (true) {
+    if (out_sent_ == out_.size()) {
+      out_.clear();
+      out_sent_ = 0;
+      queued_bytes_ -= std::min(queued_bytes_, out_plain_bytes_);
+      out_plain_bytes_ = 0;
+      if (head_.empty() && queue_.empty() && (!ending_ || terminated_)) {
+        if (terminated_) EndLocked(false);
+        return;
+      }
+      EncodeLocked();
+      if (end_posted_) return;
+      continue;
+    }
+    ssize_t n =
+        ::send(fd(), out_.data() + out_sent_, out_.size() - out_sent_, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      out_sent_ += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      strand_sends_ = true;
+      net::post(conn_->executor(), [self = this->shared_from_this()] { self->WaitWritable(); });
+      return;
+    }
+    return EndLocked(true);
+  }
+}
+
+template <typename Stream>
+void AsyncStream<Stream>::WaitWritable() {
+  if (ended_on_strand_) return;
+  waiting_ = true;
+  wait_started_ = std::chrono::steady_clock::now();
+  if (!watch_armed_) ArmWatch(wait_started_ + SendTimeout());
+  conn_->socket().async_wait(tcp::socket::wait_write,
+                             [self = this->shared_from_this()](error_code) {
+                               self->waiting_ = false;
+                               std::lock_guard lock(self->mu_);
+                               self->strand_sends_ = false;
+                               self->FlushLocked();  // a failed wait fails the send
+                             });
+}
+
+template <typename Stream>
+void AsyncStream<Stream>::EndLocked(bool failed) {
+  if (end_posted_) return;
+  end_posted_ = true;
+  ending_ = true;
+  if (failed) {
+    queue_.clear();
+    queued_bytes_ = unsent_plain_bytes_ = 0;
+  }
+  net::post(conn_->executor(), [self = this->shared_from_this()] { self->Ended(); });
+}
+
+template <typename Stream>
+void AsyncStream<Stream>::WatchPeer() {
+  conn_->socket().async_wait(tcp::socket::wait_read,
+                             [self = this->shared_from_this()](error_code ec) {
+                               if (!ec && !self->ended_on_strand_ && self->PeerStays()) {
+                                 return self->WatchPeer();
+                               }
+                               self->reader_done_ = true;
+                               {
+                                 std::lock_guard lock(self->mu_);
+                                 self->EndLocked(true);
+                               }
+                               self->MaybeDone();
+                             });
+}
+
+template <typename Stream>
+bool AsyncStream<Stream>::PeerStays() {
+  char buf[4096];
+  ssize_t n = ::recv(fd(), buf, sizeof(buf), MSG_DONTWAIT);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  if (n == 0) return false;
+  if constexpr (kTls) {
+    // Whatever the peer sends is read and dropped; its close_notify, or
+    // anything the session cannot read, means it has left.
+    std::lock_guard lock(mu_);
+    BIO_write(rbio_, buf, static_cast<int>(n));
+    SSL* ssl = conn_->stream().native_handle();
+    while (true) {
+      int r = SSL_read(ssl, buf, sizeof(buf));
+      if (r > 0) continue;
+      int err = SSL_get_error(ssl, r);
+      ERR_clear_error();
+      if (err != SSL_ERROR_WANT_READ) return false;
+      break;
+    }
+    // The session may have answered (a key update): it goes out in order.
+    if (BIO_ctrl_pending(wbio_) > 0) {
+      DrainSessionLocked();
+      FlushLocked();
+    }
+  }
+  return true;
 }
 
 template <typename Stream>
@@ -431,21 +547,32 @@ void AsyncStream<Stream>::Ended() {
   std::function<void()> on_end;
   {
     std::lock_guard lock(mu_);
-    ending_ = ended_ = true;
-    writer_idle_ = false;  // nothing wakes the writer again
+    ended_ = true;
     queue_.clear();
     on_end = std::move(on_end_);
+    if constexpr (kTls) {
+      // The close_notify, if the socket takes it at once; the connection
+      // closes after.
+      if (started_ && out_sent_ == out_.size()) {
+        SSL* ssl = conn_->stream().native_handle();
+        SSL_shutdown(ssl);
+        ERR_clear_error();
+        char* data = nullptr;
+        long n = BIO_get_mem_data(wbio_, &data);
+        if (n > 0) (void)::send(fd(), data, static_cast<size_t>(n), MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)BIO_reset(wbio_);
+      }
+    }
   }
   ended_on_strand_ = true;
   ++timer_gen_;
   timer_.cancel();
   send_watch_.cancel();
   if (on_end) on_end();
-  // The reader must be done before the connection closes its TLS session.
-  if (!reader_done_) {
-    error_code ignored;
-    conn_->socket().cancel(ignored);
-  }
+  // The peer's watch (and a wait for the socket) must be done before the
+  // connection closes.
+  error_code ignored;
+  conn_->socket().cancel(ignored);
   MaybeDone();
 }
 
@@ -620,6 +747,11 @@ template <typename Stream>
 net::awaitable<void> Connection<Stream>::Close() {
   error_code ec;
   if constexpr (kTls) {
+    if (session_taken_) {
+      socket().shutdown(tcp::socket::shutdown_both, ec);
+      socket().close(ec);
+      co_return;
+    }
     // The TLS shutdown waits for the peer's close_notify; not for long.
     Arm(kCloseTimeoutSec);
     co_await stream_.async_shutdown(kAwait);

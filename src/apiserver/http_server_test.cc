@@ -296,7 +296,8 @@ TEST_F(HttpServerTest, StreamLongerThanTheSendDeadlineIsNotCut) {
     void Next() {
       if (left-- == 0) return stream->End();
       stream->Write("tick\n");
-      stream->SetTimer(std::chrono::milliseconds(100), [self = shared_from_this()] { self->Next(); });
+      stream->SetTimer(std::chrono::milliseconds(100),
+                       [self = shared_from_this()] { self->Next(); });
     }
   };
   StartServerWith([](Request&, Responder& res) {
@@ -316,6 +317,52 @@ TEST_F(HttpServerTest, StreamLongerThanTheSendDeadlineIsNotCut) {
     ++ticks;
   }
   EXPECT_EQ(ticks, size_t{kTicks});
+}
+
+// Decodes a chunked body (after its header); false if it is malformed or
+// not ended by the last chunk.
+bool Dechunk(std::string_view body, std::string* out) {
+  while (true) {
+    size_t eol = body.find("\r\n");
+    if (eol == std::string_view::npos) return false;
+    size_t size = std::stoul(std::string(body.substr(0, eol)), nullptr, 16);
+    body.remove_prefix(eol + 2);
+    if (body.size() < size + 2 || body.substr(size, 2) != "\r\n") return false;
+    if (size == 0) return body.size() == 2;
+    out->append(body.substr(0, size));
+    body.remove_prefix(size + 2);
+  }
+}
+
+// Chunks of every size, from a byte to several TLS records, arrive whole
+// and in order, whether the socket takes them at once or the peer reads
+// late (the first chunks wait for the socket).
+TEST_F(HttpServerTest, StreamChunksOfEverySizeArriveWholeAndInOrder) {
+  std::string want;
+  std::vector<std::string> chunks;
+  for (size_t size : {1, 100, 16383, 16384, 16385, 40000, 70000, 200000, 3, 1000000, 5}) {
+    std::string c(size, '\0');
+    for (size_t i = 0; i < size; ++i) c[i] = static_cast<char>('a' + (i * 7 + chunks.size()) % 26);
+    want += c;
+    chunks.push_back(std::move(c));
+  }
+  StartServerWith([&](Request&, Responder& res) {
+    auto stream = res.StartAsyncStream(200, {{"Content-Type", "text/plain"}});
+    ASSERT_TRUE(stream);
+    for (const std::string& c : chunks) ASSERT_TRUE(stream->Write(c));
+    stream->End();
+  });
+  TlsClient client(server_->port());
+  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+  ASSERT_TRUE(client.Write(Get("/chunks")));
+  ASSERT_TRUE(client.Flush());
+  std::string got = client.ReadUntil("\r\n0\r\n\r\n");
+  size_t head_end = got.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos);
+  std::string body;
+  ASSERT_TRUE(Dechunk(std::string_view(got).substr(head_end + 4), &body));
+  EXPECT_EQ(body.size(), want.size());
+  EXPECT_TRUE(body == want);
 }
 
 }  // namespace
