@@ -43,10 +43,12 @@ struct Request {
 class ChunkStream {
  public:
   virtual ~ChunkStream() = default;
-  // Queues `chunk` for the peer without blocking; false once the stream has
-  // ended. A peer that falls too far behind (more than the server's stream
-  // buffer queued) is cut off: what is queued is dropped, the chunked body
-  // is ended and the connection closed, and the stream ends.
+  // Sends `chunk` to the peer as far as the connection takes it at once
+  // and queues the rest, never waiting; false once the stream has ended.
+  // An HTTPS stream encrypts on the caller's thread. A peer that falls too
+  // far behind (more than the server's stream buffer queued) is cut off:
+  // what is queued is dropped, the chunked body is ended and the
+  // connection closed, and the stream ends.
   virtual bool Write(std::string chunk) = 0;
   // Ends the stream once what is queued has been sent.
   virtual void End() = 0;

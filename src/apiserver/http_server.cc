@@ -300,8 +300,9 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
   // waits for the socket (then it sends once it can); ends the stream once
   // ending and all is sent, or once the peer is gone. REQUIRES: mu_ held.
   void FlushLocked();
-  // Encrypts (or frames) queued chunks, at most kBlock of them, into
-  // out_. REQUIRES: mu_ held.
+  // Frames the header and queued chunks (about kBlock bytes of them, and
+  // the last chunk once ending) and encrypts them into out_. REQUIRES: mu_
+  // held.
   void EncodeLocked();
   // Moves what the session wrote into out_. REQUIRES: mu_ held.
   void DrainSessionLocked();
