@@ -104,17 +104,18 @@ std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
   // both, orphaned in the first and owned in the second. Claimed twice it
   // would count twice, and the controller would delete a pod it needs. Keep
   // the later read (stable sort: the owned copy comes after).
-  std::stable_sort(out.begin(), out.end(),
-                   [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-                     return runtime::ObjectKey(*a) < runtime::ObjectKey(*b);
-                   });
+  std::vector<std::pair<std::string, runtime::ObjectPtr>> keyed;
+  keyed.reserve(out.size());
+  for (runtime::ObjectPtr& obj : out) keyed.emplace_back(runtime::ObjectKey(*obj), std::move(obj));
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<runtime::ObjectPtr> unique;
-  unique.reserve(out.size());
-  for (runtime::ObjectPtr& obj : out) {
-    if (!unique.empty() && runtime::ObjectKey(*unique.back()) == runtime::ObjectKey(*obj)) {
-      unique.back() = std::move(obj);
+  unique.reserve(keyed.size());
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    if (i > 0 && keyed[i - 1].first == keyed[i].first) {
+      unique.back() = std::move(keyed[i].second);
     } else {
-      unique.push_back(std::move(obj));
+      unique.push_back(std::move(keyed[i].second));
     }
   }
   return unique;
