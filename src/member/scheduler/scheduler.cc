@@ -184,6 +184,8 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
     for (const auto& [node, r] : usage_) usage[node] = {r.requested, r.non_zero};
     // Under the lock the pod events count under: an assumed pod is counted
     // once, on its node or as assumed, however far the events have come.
+    // PruneAssumed made the same check to forget assumed pods, but under
+    // an earlier lock: a pod counted since is still assumed here.
     for (const auto& [key, a] : assumed_) {
       auto c = counted_.find(key);
       if (c != counted_.end() && c->second.uid == a.uid) continue;
