@@ -159,6 +159,11 @@ std::string Get(const std::string& path) {
   return "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
 }
 
+// Completes the handshake and sends a GET of `path`.
+bool SendGet(TlsClient& client, const std::string& path) {
+  return client.HandshakeHoldingLastFlight() && client.Write(Get(path)) && client.Flush();
+}
+
 // The client's Finished and its first request arrive in one segment, so the
 // request's bytes sit in the server's TLS buffers, not in the socket, when
 // the handshake ends. They must be served at once, not after a timeout.
@@ -276,9 +281,7 @@ TEST_F(HttpServerTest, StreamToAPeerThatStopsReadingEndsAtTheSendDeadline) {
     for (int i = 0; i < kChunks; ++i) ASSERT_TRUE(stream->Write(std::string(kChunk, 'x')));
   });
   TlsClient client(server_->port());
-  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
-  ASSERT_TRUE(client.Write(Get("/stream")));
-  ASSERT_TRUE(client.Flush());
+  ASSERT_TRUE(SendGet(client, "/stream"));
   ASSERT_NE(client.ReadUntil("\r\n\r\n").find("HTTP/1.1 200"), std::string::npos);
   // The client reads nothing more.
   EXPECT_EQ(ended.get_future().wait_for(std::chrono::milliseconds(kWaitMillis)),
@@ -307,9 +310,7 @@ TEST_F(HttpServerTest, StreamLongerThanTheSendDeadlineIsNotCut) {
     pacer->Next();
   });
   TlsClient client(server_->port());
-  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
-  ASSERT_TRUE(client.Write(Get("/ticks")));
-  ASSERT_TRUE(client.Flush());
+  ASSERT_TRUE(SendGet(client, "/ticks"));
   std::string got = client.ReadUntil("\r\n0\r\n\r\n");
   ASSERT_TRUE(got.ends_with("\r\n0\r\n\r\n")) << got;
   size_t ticks = 0;
@@ -353,9 +354,7 @@ TEST_F(HttpServerTest, StreamChunksOfEverySizeArriveWholeAndInOrder) {
     stream->End();
   });
   TlsClient client(server_->port());
-  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
-  ASSERT_TRUE(client.Write(Get("/chunks")));
-  ASSERT_TRUE(client.Flush());
+  ASSERT_TRUE(SendGet(client, "/chunks"));
   std::string got = client.ReadUntil("\r\n0\r\n\r\n");
   size_t head_end = got.find("\r\n\r\n");
   ASSERT_NE(head_end, std::string::npos);
