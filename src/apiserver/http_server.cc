@@ -247,15 +247,13 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
     if (ending_) return false;
     if (queued_bytes_ + chunk.size() > conn_->opts().max_stream_buffer_bytes) {
       spdlog::debug("cutting off a stream {} bytes behind", queued_bytes_);
-      queued_bytes_ -= std::min(queued_bytes_, unsent_plain_bytes_);
+      for (const std::string& c : queue_) queued_bytes_ -= c.size();
       queue_.clear();
-      unsent_plain_bytes_ = 0;
       ending_ = true;
       FlushLocked();
       return false;
     }
     queued_bytes_ += chunk.size();
-    unsent_plain_bytes_ += chunk.size();
     queue_.push_back(std::move(chunk));
     FlushLocked();
     return true;
@@ -357,7 +355,6 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
   std::string head_;               // GUARDED_BY(mu_): "" once encoded
   std::deque<std::string> queue_;  // GUARDED_BY(mu_): chunks not yet encoded
   size_t queued_bytes_ = 0;        // GUARDED_BY(mu_): chunks not yet sent
-  size_t unsent_plain_bytes_ = 0;  // GUARDED_BY(mu_): of them, in queue_
   std::string out_;                // GUARDED_BY(mu_): bytes for the socket
   size_t out_sent_ = 0;            // GUARDED_BY(mu_): of out_
   size_t out_plain_bytes_ = 0;     // GUARDED_BY(mu_): chunk bytes out_ carries
@@ -403,7 +400,6 @@ void AsyncStream<Stream>::EncodeLocked() {
     taken += queue_.front().size();
     queue_.pop_front();
   }
-  unsent_plain_bytes_ -= taken;
   out_plain_bytes_ += taken;
   if (ending_ && queue_.empty() && !terminated_) {
     plain += "0\r\n\r\n";
@@ -493,7 +489,7 @@ void AsyncStream<Stream>::EndLocked(bool failed) {
   ending_ = true;
   if (failed) {
     queue_.clear();
-    queued_bytes_ = unsent_plain_bytes_ = 0;
+    queued_bytes_ = 0;
   }
   net::post(conn_->executor(), [self = this->shared_from_this()] { self->Ended(); });
 }

@@ -159,7 +159,8 @@ std::string Get(const std::string& path) {
   return "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
 }
 
-// Completes the handshake and sends a GET of `path`.
+// Runs the handshake and sends a GET of `path`; the client's last flight
+// and the request leave in one send(2).
 bool SendGet(TlsClient& client, const std::string& path) {
   return client.HandshakeHoldingLastFlight() && client.Write(Get(path)) && client.Flush();
 }
@@ -172,9 +173,7 @@ TEST_F(HttpServerTest, RequestArrivingWithTheHandshakeIsServed) {
   StartServer();
   TlsClient client(server_->port());
   ASSERT_GE(client.fd(), 0);
-  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
-  ASSERT_TRUE(client.Write(Get("/first")));
-  ASSERT_TRUE(client.Flush());
+  ASSERT_TRUE(SendGet(client, "/first"));
   std::string reply = client.ReadUntil("path=/first");
   EXPECT_NE(reply.find("HTTP/1.1 200"), std::string::npos) << reply;
   EXPECT_NE(reply.find("path=/first"), std::string::npos) << reply;
@@ -236,9 +235,7 @@ TEST_F(HttpServerTest, IdleConnectionIsClosed) {
   opts_.idle_timeout_sec = 1;
   StartServer();
   TlsClient client(server_->port());
-  ASSERT_TRUE(client.HandshakeHoldingLastFlight());
-  ASSERT_TRUE(client.Write(Get("/once")));
-  ASSERT_TRUE(client.Flush());
+  ASSERT_TRUE(SendGet(client, "/once"));
   EXPECT_NE(client.ReadUntil("path=/once").find("path=/once"), std::string::npos);
   // Nothing more is sent: the server ends the connection (a close_notify
   // alert and then EOF on the socket).
