@@ -30,6 +30,24 @@ int Registry::AddValidation(std::string_view group, std::string_view plural, Val
   return added;
 }
 
+int Registry::AddCreateMutation(std::string_view group, std::string_view plural, MutateFn fn) {
+  int added = 0;
+  for (const auto& r : resources_) {
+    if (r->group != group || r->plural != plural) continue;
+    MutateFn before = std::move(r->mutate_on_create);
+    if (!before) {
+      r->mutate_on_create = fn;
+    } else {
+      r->mutate_on_create = [before, fn](json::object& obj) {
+        before(obj);
+        fn(obj);
+      };
+    }
+    ++added;
+  }
+  return added;
+}
+
 const Resource* Registry::Find(std::string_view group, std::string_view version,
                                std::string_view plural) const {
   for (const auto& r : resources_) {

@@ -65,6 +65,10 @@ struct Resource {
 
   // Fills defaults in a new or updated object (spec.replicas = 1, ...).
   std::function<void(json::object& obj)> default_fn;
+  // Mutating admission at create only, after defaulting and before
+  // validation: what a program adds to every new object of the kind (the
+  // federation's finalizer). Chained by Registry::AddCreateMutation.
+  std::function<void(json::object& obj)> mutate_on_create;
   // Kind-specific validation beyond the schema; `old` is null on create.
   std::function<std::vector<StatusCause>(const json::object& obj, const json::object* old)>
       validate_fn;
@@ -79,6 +83,8 @@ struct Resource {
 // Resource::validate_fn's signature.
 using ValidateFn =
     std::function<std::vector<StatusCause>(const json::object& obj, const json::object* old)>;
+// Resource::mutate_on_create's.
+using MutateFn = std::function<void(json::object& obj)>;
 
 class Registry {
  public:
@@ -89,6 +95,10 @@ class Registry {
   // admission rules on kinds registered by others. Returns how many
   // resources it was added to. REQUIRES: before the registry is shared.
   int AddValidation(std::string_view group, std::string_view plural, ValidateFn fn);
+  // Chains `fn` after the mutate_on_create of every registered version of
+  // group/plural. Returns how many resources it was added to. REQUIRES:
+  // before the registry is shared.
+  int AddCreateMutation(std::string_view group, std::string_view plural, MutateFn fn);
 
   const Resource* Find(std::string_view group, std::string_view version,
                        std::string_view plural) const;

@@ -41,6 +41,33 @@ TEST(ApiServerTest, CreateGetAndServerOwnedMetadata) {
   EXPECT_EQ(got, created);
 }
 
+TEST(ApiServerTest, CreateMutationsChainAndApplyAtCreateOnly) {
+  TestServer s(TestServer::Options{.add_to_registry = [](api::Registry& r) {
+    auto label = [](const char* key) {
+      return [key](json::object& obj) {
+        EnsureObject(EnsureObject(obj, "metadata"), "labels")[key] = "yes";
+      };
+    };
+    EXPECT_EQ(r.AddCreateMutation("", "configmaps", label("first")), 1);
+    EXPECT_EQ(r.AddCreateMutation("", "configmaps", label("second")), 1);
+  }});
+  RecordingResponder created;
+  s.Do(created, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  ASSERT_EQ(created.code(), 201) << created.body();
+  EXPECT_EQ(*Find(created.Json(), "metadata.labels"),
+            json::value(json::object{{"app", "web"}, {"first", "yes"}, {"second", "yes"}}));
+  // An update keeps what it sends: the mutations do not run again.
+  RecordingResponder updated;
+  s.Do(updated, "PUT", "/api/v1/namespaces/default/configmaps/cfg", kConfigMap);
+  ASSERT_EQ(updated.code(), 200) << updated.body();
+  EXPECT_EQ(*Find(updated.Json(), "metadata.labels"), json::value(json::object{{"app", "web"}}));
+  // Other kinds are left alone.
+  RecordingResponder other;
+  s.Do(other, "POST", "/apis/apps/v1/namespaces/default/deployments", kDeployment);
+  ASSERT_EQ(other.code(), 201) << other.body();
+  EXPECT_EQ(Find(other.Json(), "metadata.labels"), nullptr);
+}
+
 TEST(ApiServerTest, DuplicateCreateIsAlreadyExists) {
   TestServer s;
   RecordingResponder a, b;

@@ -88,6 +88,8 @@ class TestServer {
     const ServiceAccountTokens* service_account_tokens = nullptr;
     // Authorize with RBAC (the bootstrap policy); see started().
     bool rbac = false;
+    // Adds to the registry before the server is built (admission rules).
+    std::function<void(api::Registry&)> add_to_registry;
   };
 
   explicit TestServer(bool member_kinds = false)
@@ -95,6 +97,7 @@ class TestServer {
   explicit TestServer(const Options& o) : store_(storage::NewMemoryStore()) {
     api::RegisterFoundationKinds(registry_);
     if (o.member_kinds) api::RegisterMemberKinds(registry_);
+    if (o.add_to_registry) o.add_to_registry(registry_);
     if (!o.tokens_csv.empty()) {
       auto authn = Authenticator::FromTokenCsv(o.tokens_csv, "test tokens");
       if (authn.ok()) authn_ = std::move(authn).value();

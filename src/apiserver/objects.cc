@@ -250,6 +250,7 @@ StatusOr<json::object> Objects::Create(const api::Resource& res, const std::stri
     if (generated) {
       MetaOf(obj)["name"] = MetaString(obj, "generateName").substr(0, 58) + RandomSuffix(5);
     }
+    if (res.mutate_on_create) res.mutate_on_create(obj);
     std::string name = MetaString(obj, "name");
     std::vector<StatusCause> causes = api::ValidateObjectMeta(obj, MetaOptions(res));
     if (res.validate_fn) {

@@ -52,13 +52,15 @@ struct ServerFlags {
 // admission rules read the controllers' caches while they run.
 class ControllerHost {
  public:
-  ControllerHost(client::Client& client, const federation::FederationOptions& opts,
-                 std::shared_ptr<federation::ClusterNames> clusters,
-                 std::shared_ptr<federation::ApplicationWorkloads> workloads)
-      : client_(client),
-        opts_(opts),
-        clusters_(std::move(clusters)),
-        workloads_(std::move(workloads)) {}
+  // What the admission rules read, set while the controllers run.
+  struct Sources {
+    std::shared_ptr<federation::ClusterNames> clusters;
+    std::shared_ptr<federation::ApplicationWorkloads> workloads;
+    std::shared_ptr<federation::FinalizedAtCreate> finalized;
+  };
+
+  ControllerHost(client::Client& client, const federation::FederationOptions& opts, Sources sources)
+      : client_(client), opts_(opts), sources_(std::move(sources)) {}
   ~ControllerHost() { Stop(); }
 
   // Start and Stop are called from one thread at a time (the elector's, or
@@ -74,8 +76,13 @@ class ControllerHost {
     std::lock_guard lock(mu_);
     running_ = std::move(started);
     federation::FederationControllers* running = running_.get();
-    clusters_->Set([running] { return running->context().cluster_objects().cache().Keys(); });
-    workloads_->Set([running](const std::string& ns, const std::string& app) {
+    sources_.clusters->Set(
+        [running] { return running->context().cluster_objects().cache().Keys(); });
+    sources_.finalized->Set(
+        [running](std::string_view group, std::string_view plural, const json::object& obj) {
+          return running->context().FinalizesAtCreate(group, plural, obj);
+        });
+    sources_.workloads->Set([running](const std::string& ns, const std::string& app) {
       std::vector<json::object> out;
       for (const auto& [resource, kind] : {std::pair{&federation::kDeployments, "Deployment"},
                                            std::pair{&federation::kReplicaSets, "ReplicaSet"}}) {
@@ -98,8 +105,9 @@ class ControllerHost {
     std::unique_ptr<federation::FederationControllers> stopping;
     {
       std::lock_guard lock(mu_);
-      clusters_->Set(nullptr);
-      workloads_->Set(nullptr);
+      sources_.clusters->Set(nullptr);
+      sources_.workloads->Set(nullptr);
+      sources_.finalized->Set(nullptr);
       stopping = std::move(running_);
     }
     stopping.reset();
@@ -117,8 +125,7 @@ class ControllerHost {
  private:
   client::Client& client_;
   const federation::FederationOptions& opts_;
-  std::shared_ptr<federation::ClusterNames> clusters_;
-  std::shared_ptr<federation::ApplicationWorkloads> workloads_;
+  Sources sources_;
   std::mutex mu_;
   std::unique_ptr<federation::FederationControllers> running_;  // GUARDED_BY(mu_)
 };
@@ -225,7 +232,9 @@ int RunServer(ServerFlags& flags) {
   api::RegisterFoundationKinds(registry);
   auto cluster_names = std::make_shared<federation::ClusterNames>();
   auto workloads = std::make_shared<federation::ApplicationWorkloads>();
-  federation::AddFederationAdmission(registry, {.clusters = cluster_names, .workloads = workloads});
+  auto finalized = std::make_shared<federation::FinalizedAtCreate>();
+  federation::AddFederationAdmission(
+      registry, {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
   flags.server.registry = &registry;
   flags.server.schemas = &api::SchemaSet::Builtin();
   auto server = apiserver::Server::Start(flags.server);
@@ -241,7 +250,8 @@ int RunServer(ServerFlags& flags) {
   }
   std::unique_ptr<client::Client> admin =
       client::NewInProcessClient((*server)->api(), (*server)->pki().controller_token);
-  ControllerHost host(*admin, flags.federation, cluster_names, workloads);
+  ControllerHost host(*admin, flags.federation,
+                      {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
   std::unique_ptr<runtime::LeaderElector> elector;
   if (LeaderElect(flags)) {
     auto started = StartElector(*admin, flags, host);

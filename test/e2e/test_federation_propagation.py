@@ -188,6 +188,24 @@ def test_deletion_modes(fed):
         assert value(m, "del", "raw") == "x"
 
 
+def test_finalizer_comes_with_the_create(fed):
+    """With a cluster joined, the admission puts the federation's finalizer on
+    a new object in its create: the controller copies it without writing the
+    federated object first."""
+    namespace(fed, "held")
+    created = json.loads(fed.kubectl("create", "configmap", "early", "-n", "held",
+                                     "--from-literal=key=x", "-o", "json").stdout)
+    assert created["metadata"]["finalizers"] == [
+        "federation.kubernetes.io/delete-from-underlying-clusters"]
+    for m in (fed["a"], fed["b"]):
+        wait_value(m, "held", "early", "x")
+    stored = json.loads(fed.kubectl("get", "cm", "early", "-n", "held", "-o", "json").stdout)
+    assert stored["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    fed.kubectl("delete", "cm", "early", "-n", "held")
+    for m in (fed["a"], fed["b"]):
+        wait_gone(m, "held", "early")
+
+
 def test_admission_refuses_bad_annotations(fed):
     bad = configmap("bad", "x", [{"key": "region", "operator": "Near", "values": ["eu"]}])
     out = fed.kubectl("apply", "-n", "default", "-f", "-", input=json.dumps(bad), check=False)

@@ -7,6 +7,7 @@
 #include "api/validation.h"
 #include "federation/common/applications.h"
 #include "federation/common/cluster_selector.h"
+#include "federation/common/deletion.h"
 #include "planner/preferences.h"
 
 namespace flotilla::federation {
@@ -192,6 +193,7 @@ std::vector<StatusCause> ValidateApplicationClass(
 void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
   std::shared_ptr<const ClusterNames> clusters = sources.clusters;
   std::shared_ptr<const ApplicationWorkloads> workloads = sources.workloads;
+  std::shared_ptr<const FinalizedAtCreate> finalized = sources.finalized;
   // The other workloads of an application, asked of `workloads` only when
   // the rule needs them.
   auto application_rule = [workloads](const json::object& obj, const json::object* old,
@@ -205,6 +207,11 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
     }
   };
   for (const Kind& kind : kPropagatedKinds) {
+    if (finalized != nullptr) {
+      registry.AddCreateMutation(kind.group, kind.plural, [finalized, kind](json::object& obj) {
+        if (finalized->Get(kind.group, kind.plural, obj)) AddFederationFinalizer(obj);
+      });
+    }
     registry.AddValidation(
         kind.group, kind.plural, [](const json::object& obj, const json::object* old) {
           std::vector<StatusCause> causes = ValidateClusterSelectorAnnotation(obj, old);

@@ -23,6 +23,13 @@
 //    name: its local StatefulSets are named <name>-<cluster>, and a
 //    StatefulSet's name may have at most 52 characters (its pods' revision
 //    label appends a hash to it).
+// And one mutation, at create: a new object that a running controller will
+// propagate, created while a cluster is joined, gets the finalizer
+// federation.kubernetes.io/delete-from-underlying-clusters in the create
+// itself (as Kubernetes' StorageObjectInUseProtection puts its finalizer on
+// a new PersistentVolumeClaim), so the controller does not write it before
+// the first copy (docs/federation.md, "Deletion").
+//
 // On update an annotation whose value did not change is not checked again,
 // so an object stored before a rule existed can still be updated (and its
 // finalizers removed).
@@ -73,14 +80,20 @@ using ClusterNames = LateSource<std::vector<std::string>()>;
 using ApplicationWorkloads =
     LateSource<std::vector<json::object>(const std::string& ns, const std::string& app)>;
 
+// Whether a running controller holds a new object of group/plural with the
+// federation's finalizer (FederationContext::FinalizesAtCreate).
+using FinalizedAtCreate =
+    LateSource<bool(std::string_view group, std::string_view plural, const json::object& obj)>;
+
 struct AdmissionSources {
   std::shared_ptr<const ClusterNames> clusters;
   std::shared_ptr<const ApplicationWorkloads> workloads;
+  std::shared_ptr<const FinalizedAtCreate> finalized;
 };
 
-// Chains the rules onto the kinds of `registry` they apply to. A null
-// source skips its rule. REQUIRES: the kinds are registered and the
-// registry is not shared yet.
+// Chains the rules (and the finalizer at create) onto the kinds of
+// `registry` they apply to. A null source skips its rule. REQUIRES: the kinds are registered and
+// the registry is not shared yet.
 void AddFederationAdmission(api::Registry& registry, AdmissionSources sources = {});
 
 // The cluster-selector rule: causes for an invalid annotation on `obj`

@@ -255,6 +255,48 @@ TEST_F(RegistryAdmissionTest, EveryPropagatedKindChecksTheSelector) {
             fields.end());
 }
 
+TEST(FinalizerAtCreateTest, WhatTheRunningControllersHoldGetsTheFinalizerInItsCreate) {
+  api::Registry registry;
+  api::RegisterFoundationKinds(registry);
+  auto finalized = std::make_shared<FinalizedAtCreate>();
+  AddFederationAdmission(registry, {.finalized = finalized});
+  auto create = [&](std::string_view group, std::string_view version, std::string_view plural,
+                    std::string_view name) {
+    json::object obj{{"metadata", json::object{{"name", name}, {"namespace", "default"}}}};
+    const api::Resource* r = registry.Find(group, version, plural);
+    EXPECT_NE(r, nullptr);
+    if (r != nullptr && r->mutate_on_create) r->mutate_on_create(obj);
+    const json::value* f = Find(obj, "metadata.finalizers");
+    return f != nullptr ? *f : json::value();
+  };
+  const json::value held(json::array{api::kDeleteFromUnderlyingClustersFinalizer});
+  EXPECT_TRUE(create("", "v1", "configmaps", "held").is_null());  // no controllers running
+
+  std::vector<std::string> asked;
+  finalized->Set([&](std::string_view group, std::string_view plural, const json::object& obj) {
+    asked.push_back(std::string(group) + "/" + std::string(plural));
+    return StringAt(obj, "metadata.name") == "held";
+  });
+  struct Case {
+    std::string_view group, version, plural;
+  };
+  for (Case c :
+       {Case{"", "v1", "namespaces"}, Case{"", "v1", "configmaps"}, Case{"", "v1", "secrets"},
+        Case{"", "v1", "services"}, Case{"apps", "v1", "replicasets"},
+        Case{"apps", "v1", "deployments"}, Case{"apps", "v1", "statefulsets"},
+        Case{"autoscaling", "v2", "horizontalpodautoscalers"},
+        Case{"autoscaling", "v1", "horizontalpodautoscalers"}}) {
+    asked.clear();
+    EXPECT_EQ(create(c.group, c.version, c.plural, "held"), held) << c.plural;
+    EXPECT_TRUE(create(c.group, c.version, c.plural, "other").is_null()) << c.plural;
+    const std::string kind = std::string(c.group) + "/" + std::string(c.plural);
+    EXPECT_EQ(asked, (std::vector<std::string>{kind, kind}));
+  }
+  asked.clear();
+  EXPECT_TRUE(create("coordination.k8s.io", "v1", "leases", "held").is_null());
+  EXPECT_TRUE(asked.empty());  // not a propagated kind: not asked
+}
+
 TEST_F(RegistryAdmissionTest, KeepsTheKindsOwnValidation) {
   // A Service without ports fails Service validation; the selector rule adds its cause.
   json::object svc = Annotated(R"({"apiVersion":"v1","kind":"Service",

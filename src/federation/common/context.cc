@@ -58,6 +58,21 @@ void FederationContext::ClustersChanged() {
   for (const auto& fn : on_cluster_change_) fn();
 }
 
+void FederationContext::AddFinalizedResource(const client::ResourceRef& resource,
+                                             std::function<bool(const json::object&)> federates) {
+  finalized_.emplace_back(resource, std::move(federates));
+}
+
+bool FederationContext::FinalizesAtCreate(std::string_view group, std::string_view plural,
+                                          const json::object& obj) {
+  for (const auto& [resource, federates] : finalized_) {
+    if (resource.group == group && resource.resource == plural) {
+      return federates(obj) && cluster_objects().cache().Size() > 0;
+    }
+  }
+  return false;
+}
+
 std::optional<TimePoint> FederationContext::ReadySince(const std::string& cluster) const {
   std::lock_guard lock(mu_);
   auto it = ready_since_.find(cluster);

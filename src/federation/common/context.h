@@ -78,6 +78,18 @@ class FederationContext {
   // Cluster object is added, deleted or relabelled. `fn` only enqueues.
   // REQUIRES: before Start.
   void OnClusterChange(std::function<void()> fn);
+  // A controller that holds the objects of `resource` it `federates` with
+  // the federation's finalizer says so, for FinalizesAtCreate. REQUIRES:
+  // before Start.
+  void AddFinalizedResource(const client::ResourceRef& resource,
+                            std::function<bool(const json::object&)> federates);
+  // True when a controller holds the new `obj` of group/plural with the
+  // finalizer and a cluster is joined: the federation's admission then puts
+  // the finalizer on in the create itself, instead of the controller
+  // writing it before the first copy. Without a joined cluster there is
+  // nothing to hold an object for, and a delete stays one write.
+  bool FinalizesAtCreate(std::string_view group, std::string_view plural, const json::object& obj);
+
   // When `cluster` last became ready; nullopt while it is not ready.
   std::optional<TimePoint> ReadySince(const std::string& cluster) const;
   // When Start() was called; nullopt before.
@@ -107,6 +119,8 @@ class FederationContext {
   void ClustersChanged();
 
   std::vector<std::function<void()>> on_cluster_change_;
+  // Set before Start, read-only after.
+  std::vector<std::pair<client::ResourceRef, std::function<bool(const json::object&)>>> finalized_;
   int subscription_ = -1;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_;  // GUARDED_BY(mu_)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/fake_client.h"
+#include "runtime/test_util.h"
 
 namespace flotilla::federation {
 namespace {
@@ -34,6 +35,28 @@ TEST(FederationContextTest, ControllersHearOfAClusterAfterItsMemberCaches) {
     std::lock_guard lock(mu);
     EXPECT_EQ(seen, (std::vector<std::string>{"a;", "a;b;", "b;", ""}));
   }
+  ctx.Stop();
+}
+
+TEST(FederationContextTest, FinalizesAtCreateWhatAControllerHoldsOnceAClusterIsJoined) {
+  FakeClock clock;
+  runtime::FakeClient fed(clock);
+  FederationContext ctx(fed, clock);
+  ctx.cluster_objects();
+  ctx.AddFinalizedResource(
+      kSecrets, [](const json::object& obj) { return StringAt(obj, "metadata.name") != "own"; });
+  ASSERT_TRUE(ctx.Start().ok());
+  json::object held{{"metadata", json::object{{"name", "held"}, {"namespace", "ns"}}}};
+  json::object own{{"metadata", json::object{{"name", "own"}, {"namespace", "ns"}}}};
+  EXPECT_FALSE(ctx.FinalizesAtCreate("", "secrets", held));  // no cluster joined yet
+
+  ASSERT_TRUE(fed.Create(kClusters, "", {{"metadata", json::object{{"name", "a"}}}}).ok());
+  ASSERT_TRUE(
+      runtime::testing::Eventually([&] { return ctx.cluster_objects().cache().Size() > 0; }));
+  EXPECT_TRUE(ctx.FinalizesAtCreate("", "secrets", held));
+  EXPECT_FALSE(ctx.FinalizesAtCreate("", "secrets", own));       // the controller leaves it
+  EXPECT_FALSE(ctx.FinalizesAtCreate("", "configmaps", held));   // no controller holds these
+  EXPECT_FALSE(ctx.FinalizesAtCreate("apps", "secrets", held));  // another group
   ctx.Stop();
 }
 

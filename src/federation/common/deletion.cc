@@ -32,17 +32,21 @@ bool DeletesMemberCopies(const json::object& obj) {
   return policy == "Background" || policy == "Foreground";
 }
 
+bool AddFederationFinalizer(json::object& obj) {
+  if (IsBeingDeleted(obj) || HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
+    return false;
+  }
+  json::value& finalizers = EnsureObject(obj, "metadata")["finalizers"];
+  if (!finalizers.is_array()) finalizers = json::array();
+  finalizers.get_array().emplace_back(api::kDeleteFromUnderlyingClustersFinalizer);
+  return true;
+}
+
 StatusOr<json::object> EnsureFederationFinalizer(client::Client& client,
                                                  const client::ResourceRef& resource,
                                                  const json::object& obj) {
-  if (IsBeingDeleted(obj) || HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
-    return obj;
-  }
   json::object updated = obj;
-  json::object& meta = EnsureObject(updated, "metadata");
-  json::value& finalizers = meta["finalizers"];
-  if (!finalizers.is_array()) finalizers = json::array();
-  finalizers.get_array().emplace_back(api::kDeleteFromUnderlyingClustersFinalizer);
+  if (!AddFederationFinalizer(updated)) return obj;
   return client.Update(resource, "", updated);
 }
 

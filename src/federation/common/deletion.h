@@ -27,8 +27,13 @@ bool HasFinalizer(const json::object& obj, std::string_view finalizer);
 // Foreground. Absent or Orphan keeps them.
 bool DeletesMemberCopies(const json::object& obj);
 
-// Adds api::kDeleteFromUnderlyingClustersFinalizer to `obj` unless it has it
-// or is being deleted; returns the object as stored afterwards (`obj` itself
+// Adds api::kDeleteFromUnderlyingClustersFinalizer to `obj` in place unless
+// it has it or is being deleted; true when it added it. The federation's
+// admission adds it so to a new object, in the create itself.
+bool AddFederationFinalizer(json::object& obj);
+
+// The same as a write: adds the finalizer to the stored `obj` unless it has
+// it or is being deleted; returns the object as stored afterwards (`obj` itself
 // when nothing was written). The update carries obj's resourceVersion.
 StatusOr<json::object> EnsureFederationFinalizer(client::Client& client,
                                                  const client::ResourceRef& resource,

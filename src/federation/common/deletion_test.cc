@@ -31,6 +31,25 @@ TEST(DeletionTest, BeingDeleted) {
       Obj(R"({"metadata":{"name":"a","deletionTimestamp":"2026-01-01T00:00:00Z"}})")));
 }
 
+TEST(DeletionTest, AddTheFinalizerInPlace) {
+  json::object plain = Obj(R"({"metadata":{"name":"a"}})");
+  EXPECT_TRUE(AddFederationFinalizer(plain));
+  EXPECT_EQ(*Find(plain, "metadata.finalizers"),
+            json::value(json::array{api::kDeleteFromUnderlyingClustersFinalizer}));
+  EXPECT_FALSE(AddFederationFinalizer(plain));  // once only
+  EXPECT_EQ(Find(plain, "metadata.finalizers")->as_array().size(), 1u);
+
+  json::object others = Obj(R"({"metadata":{"name":"a","finalizers":["x/y"]}})");
+  EXPECT_TRUE(AddFederationFinalizer(others));
+  EXPECT_EQ(*Find(others, "metadata.finalizers"),
+            json::value(json::array{"x/y", api::kDeleteFromUnderlyingClustersFinalizer}));
+
+  json::object leaving =
+      Obj(R"({"metadata":{"name":"a","deletionTimestamp":"2026-01-01T00:00:00Z"}})");
+  EXPECT_FALSE(AddFederationFinalizer(leaving));  // no new finalizer once deletion started
+  EXPECT_EQ(Find(leaving, "metadata.finalizers"), nullptr);
+}
+
 TEST(DeletionTest, EnsureAndRemoveTheFinalizer) {
   FakeClock clock;
   runtime::FakeClient client(clock);

@@ -88,6 +88,9 @@ Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOpt
       options_.name, std::max(1, options_.workers),
       [this](const std::string& key) { return Reconcile(key); }, options_.backoff);
   objects_.AddEventHandler(controller_->EnqueueHandler());
+  ctx.AddFinalizedResource(strategy.resource(), [&strategy](const json::object& obj) {
+    return strategy.Federates(obj);
+  });
   ctx.members().AddHandler(strategy.resource(),
                            [this](const std::string& cluster) { return MemberHandler(cluster); });
   for (const client::ResourceRef& r : strategy.MemberReads()) {
@@ -175,8 +178,10 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
     behind = expectations_.Behind(key, t.cluster, Cached(check, t.cluster, name)) || behind;
   }
   if (behind) return runtime::Result{.requeue_after = options_.expectation_ttl};
-  // The finalizer comes before the first copy does; a federation without
-  // members pays no extra write per object.
+  // The finalizer comes before the first copy does. An object created while
+  // a cluster was joined has it from its create (the admission puts it on,
+  // FederationContext::FinalizesAtCreate); a federation without members
+  // pays no write for it.
   if (!check.copies.empty() || !not_admitted.empty()) {
     StatusOr<json::object> held =
         EnsureFederationFinalizer(ctx_.fed(), strategy_.resource(), check.obj);
