@@ -213,6 +213,22 @@ TEST(AdmissionTest, ACoupledApplicationsAnnotationsAreChecked) {
   EXPECT_TRUE(ValidateApplicationAnnotations(stored, &stored).empty());
 }
 
+// Every served version of every kind the federation propagates.
+struct PropagatedVersion {
+  std::string_view group, version, plural;
+};
+constexpr PropagatedVersion kPropagatedVersions[] = {
+    {"", "v1", "namespaces"},
+    {"", "v1", "configmaps"},
+    {"", "v1", "secrets"},
+    {"", "v1", "services"},
+    {"apps", "v1", "replicasets"},
+    {"apps", "v1", "deployments"},
+    {"apps", "v1", "statefulsets"},
+    {"autoscaling", "v2", "horizontalpodautoscalers"},
+    {"autoscaling", "v1", "horizontalpodautoscalers"},
+};
+
 class RegistryAdmissionTest : public ::testing::Test {
  protected:
   RegistryAdmissionTest() {
@@ -230,15 +246,7 @@ class RegistryAdmissionTest : public ::testing::Test {
 };
 
 TEST_F(RegistryAdmissionTest, EveryPropagatedKindChecksTheSelector) {
-  struct Case {
-    std::string_view group, version, plural;
-  };
-  for (Case c :
-       {Case{"", "v1", "namespaces"}, Case{"", "v1", "configmaps"}, Case{"", "v1", "secrets"},
-        Case{"", "v1", "services"}, Case{"apps", "v1", "replicasets"},
-        Case{"apps", "v1", "deployments"}, Case{"apps", "v1", "statefulsets"},
-        Case{"autoscaling", "v2", "horizontalpodautoscalers"},
-        Case{"autoscaling", "v1", "horizontalpodautoscalers"}}) {
+  for (const PropagatedVersion& c : kPropagatedVersions) {
     json::object obj = Annotated(R"({"metadata":{"name":"x","namespace":"default"}})", kSelector,
                                  R"([{"key":"a","operator":"Near"}])");
     std::vector<std::string> fields = Fields(Validate(c.group, c.version, c.plural, obj));
@@ -277,15 +285,7 @@ TEST(FinalizerAtCreateTest, WhatTheRunningControllersHoldGetsTheFinalizerInItsCr
     asked.push_back(std::string(group) + "/" + std::string(plural));
     return StringAt(obj, "metadata.name") == "held";
   });
-  struct Case {
-    std::string_view group, version, plural;
-  };
-  for (Case c :
-       {Case{"", "v1", "namespaces"}, Case{"", "v1", "configmaps"}, Case{"", "v1", "secrets"},
-        Case{"", "v1", "services"}, Case{"apps", "v1", "replicasets"},
-        Case{"apps", "v1", "deployments"}, Case{"apps", "v1", "statefulsets"},
-        Case{"autoscaling", "v2", "horizontalpodautoscalers"},
-        Case{"autoscaling", "v1", "horizontalpodautoscalers"}}) {
+  for (const PropagatedVersion& c : kPropagatedVersions) {
     asked.clear();
     EXPECT_EQ(create(c.group, c.version, c.plural, "held"), held) << c.plural;
     EXPECT_TRUE(create(c.group, c.version, c.plural, "other").is_null()) << c.plural;
