@@ -10,42 +10,45 @@ void Registry::Add(Resource r) {
   resources_.push_back(std::make_unique<Resource>(std::move(r)));
 }
 
-int Registry::AddValidation(std::string_view group, std::string_view plural, ValidateFn fn) {
-  int added = 0;
+int Registry::ForEachVersion(std::string_view group, std::string_view plural,
+                             const std::function<void(Resource&)>& fn) {
+  int n = 0;
   for (const auto& r : resources_) {
     if (r->group != group || r->plural != plural) continue;
-    ValidateFn before = std::move(r->validate_fn);
-    if (!before) {
-      r->validate_fn = fn;
-    } else {
-      r->validate_fn = [before, fn](const json::object& obj, const json::object* old) {
-        std::vector<StatusCause> causes = before(obj, old);
-        std::vector<StatusCause> more = fn(obj, old);
-        causes.insert(causes.end(), more.begin(), more.end());
-        return causes;
-      };
-    }
-    ++added;
+    fn(*r);
+    ++n;
   }
-  return added;
+  return n;
+}
+
+int Registry::AddValidation(std::string_view group, std::string_view plural, ValidateFn fn) {
+  return ForEachVersion(group, plural, [&fn](Resource& r) {
+    ValidateFn before = std::move(r.validate_fn);
+    if (!before) {
+      r.validate_fn = fn;
+      return;
+    }
+    r.validate_fn = [before, fn](const json::object& obj, const json::object* old) {
+      std::vector<StatusCause> causes = before(obj, old);
+      std::vector<StatusCause> more = fn(obj, old);
+      causes.insert(causes.end(), more.begin(), more.end());
+      return causes;
+    };
+  });
 }
 
 int Registry::AddCreateMutation(std::string_view group, std::string_view plural, MutateFn fn) {
-  int added = 0;
-  for (const auto& r : resources_) {
-    if (r->group != group || r->plural != plural) continue;
-    MutateFn before = std::move(r->mutate_on_create);
+  return ForEachVersion(group, plural, [&fn](Resource& r) {
+    MutateFn before = std::move(r.mutate_on_create);
     if (!before) {
-      r->mutate_on_create = fn;
-    } else {
-      r->mutate_on_create = [before, fn](json::object& obj) {
-        before(obj);
-        fn(obj);
-      };
+      r.mutate_on_create = fn;
+      return;
     }
-    ++added;
-  }
-  return added;
+    r.mutate_on_create = [before, fn](json::object& obj) {
+      before(obj);
+      fn(obj);
+    };
+  });
 }
 
 const Resource* Registry::Find(std::string_view group, std::string_view version,

@@ -110,6 +110,10 @@ class Registry {
   std::vector<std::pair<std::string, std::vector<std::string>>> Groups() const;
 
  private:
+  // Calls `fn` on every registered version of group/plural; returns how many.
+  int ForEachVersion(std::string_view group, std::string_view plural,
+                     const std::function<void(Resource&)>& fn);
+
   std::vector<std::unique_ptr<Resource>> resources_;
 };
 
