@@ -75,17 +75,14 @@ double Max(const std::vector<double>& v) {
 
 int main(int argc, char** argv) {
   int idle_ms = 2000, rounds = 8, objects = 300;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     std::string a = argv[i];
-    int v = std::atoi(argv[i + 1]);
-    if (a == "--idle-ms") {
-      idle_ms = v;
-    } else if (a == "--rounds") {
-      rounds = v;
-    } else if (a == "--objects") {
-      objects = v;
-    } else {
-      std::fprintf(stderr, "usage: %s [--idle-ms N] [--rounds N] [--objects N]\n", argv[0]);
+    int* flag = a == "--idle-ms"   ? &idle_ms
+                : a == "--rounds"  ? &rounds
+                : a == "--objects" ? &objects
+                                   : nullptr;
+    if (flag == nullptr || i + 1 >= argc || (*flag = std::atoi(argv[i + 1])) <= 0) {
+      std::fprintf(stderr, "usage: %s [--idle-ms N] [--rounds N] [--objects N] (N > 0)\n", argv[0]);
       return 2;
     }
   }
