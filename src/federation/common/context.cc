@@ -67,7 +67,7 @@ bool FederationContext::FinalizesAtCreate(std::string_view group, std::string_vi
                                           const json::object& obj) {
   for (const auto& [resource, federates] : finalized_) {
     if (resource.group == group && resource.resource == plural) {
-      return federates(obj) && cluster_objects().cache().Size() > 0;
+      return cluster_objects().cache().Size() > 0 && federates(obj);
     }
   }
   return false;
