@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <set>
 #include <thread>
 
@@ -356,6 +357,27 @@ TEST(ApiServerTest, WatchFromCompactedVersionGetsExpired) {
   EXPECT_NE(w.body().find("\"type\":\"ERROR\""), std::string::npos);
   EXPECT_NE(w.body().find("\"code\":410"), std::string::npos);
   EXPECT_NE(w.body().find("Expired"), std::string::npos);
+}
+
+// Bookmarks and the end of a watch follow the server's clock; a zero
+// timeoutSeconds, as in Kubernetes, is the default (1800 s), not an instant end.
+TEST(ApiServerTest, WatchTimeoutAndBookmarksRunOnTheServersClock) {
+  TestServer s;
+  RecordingResponder w;
+  auto watch = std::async(std::launch::async, [&] {
+    s.Do(w, "GET",
+         "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=0"
+         "&allowWatchBookmarks=true");
+  });
+  // The server may arm its timer after a first advance: the next one fires it.
+  for (int i = 0; i < 10 && !w.WaitFor("BOOKMARK", 1, std::chrono::milliseconds(300)); ++i) {
+    s.clock().Advance(std::chrono::seconds(31));
+  }
+  ASSERT_TRUE(w.WaitFor("BOOKMARK", 1, std::chrono::milliseconds(0)));
+  EXPECT_NE(watch.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  s.clock().Advance(std::chrono::seconds(1800));
+  ASSERT_EQ(watch.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(w.body().find("ERROR"), std::string::npos) << w.body();
 }
 
 TEST(ApiServerTest, TableOutputHasKindColumns) {

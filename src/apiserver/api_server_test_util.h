@@ -56,10 +56,11 @@ class RecordingResponder : public Responder {
     }
     return "";
   }
-  // Waits until the streamed body contains `needle` `count` times.
-  bool WaitFor(const std::string& needle, int count = 1) {
+  // Waits (bounded) until the streamed body contains `needle` `count` times.
+  bool WaitFor(const std::string& needle, int count = 1,
+               std::chrono::milliseconds limit = std::chrono::seconds(20)) {
     std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(20), [&] {
+    return cv_.wait_for(lock, limit, [&] {
       int n = 0;
       for (size_t p = body_.find(needle); p != std::string::npos; p = body_.find(needle, p + 1))
         ++n;

@@ -61,13 +61,6 @@ class Responder::DetachedStream : public ChunkStream {
     on_end_ = std::move(fn);
   }
 
-  void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) override {
-    std::lock_guard lock(mu_);
-    timer_at_ = std::chrono::steady_clock::now() + delay;
-    timer_fn_ = std::move(fn);
-    cv_.notify_all();
-  }
-
   void Run(Responder& out) {
     out.NotifyWhenGone([this] {
       std::lock_guard lock(mu_);
@@ -77,19 +70,7 @@ class Responder::DetachedStream : public ChunkStream {
     std::unique_lock lock(mu_);
     ScopedBlocking blocking;
     while (!gone_) {
-      auto now = std::chrono::steady_clock::now();
-      cv_.wait_until(lock, std::min(timer_at_, now + kGonePoll), [&] {
-        return !queue_.empty() || ending_ || gone_ || std::chrono::steady_clock::now() >= timer_at_;
-      });
-      if (timer_fn_ && std::chrono::steady_clock::now() >= timer_at_) {
-        auto fn = std::move(timer_fn_);
-        timer_fn_ = nullptr;
-        timer_at_ = std::chrono::steady_clock::time_point::max();
-        lock.unlock();
-        fn();
-        lock.lock();
-        continue;
-      }
+      cv_.wait_for(lock, kGonePoll, [&] { return !queue_.empty() || ending_ || gone_; });
       std::deque<std::string> chunks;
       chunks.swap(queue_);
       queued_bytes_ = 0;
@@ -106,7 +87,6 @@ class Responder::DetachedStream : public ChunkStream {
     }
     ended_ = true;
     queue_.clear();
-    timer_fn_ = nullptr;
     auto on_end = std::move(on_end_);
     lock.unlock();
     out.NotifyWhenGone(nullptr);
@@ -116,15 +96,12 @@ class Responder::DetachedStream : public ChunkStream {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;   // GUARDED_BY(mu_)
-  size_t queued_bytes_ = 0;         // GUARDED_BY(mu_)
-  bool ending_ = false;             // GUARDED_BY(mu_)
-  bool ended_ = false;              // GUARDED_BY(mu_)
-  bool gone_ = false;               // GUARDED_BY(mu_)
-  std::function<void()> on_end_;    // GUARDED_BY(mu_)
-  std::function<void()> timer_fn_;  // GUARDED_BY(mu_)
-  std::chrono::steady_clock::time_point timer_at_ =
-      std::chrono::steady_clock::time_point::max();  // GUARDED_BY(mu_)
+  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
+  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_)
+  bool ending_ = false;            // GUARDED_BY(mu_)
+  bool ended_ = false;             // GUARDED_BY(mu_)
+  bool gone_ = false;              // GUARDED_BY(mu_)
+  std::function<void()> on_end_;   // GUARDED_BY(mu_)
 };
 
 std::shared_ptr<ChunkStream> Responder::StartAsyncStream(int code, const Headers& headers) {

@@ -56,9 +56,6 @@ class ChunkStream {
   // peer gone, cut off, the server stopping), on a thread that may block
   // briefly but never inside Write or End. One function; set it once.
   virtual void OnEnd(std::function<void()> fn) = 0;
-  // Calls `fn` after `delay` unless the stream has ended first; a later
-  // call replaces an earlier timer not yet fired.
-  virtual void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
 };
 
 // Answers one request. Exactly one of Respond, StartStream or

@@ -238,7 +238,6 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
   AsyncStream(std::shared_ptr<Connection<Stream>> conn, std::string head)
       : conn_(std::move(conn)),
         done_wake_(conn_->executor()),
-        timer_(conn_->executor()),
         send_watch_(conn_->executor()),
         head_(std::move(head)) {}
 
@@ -274,17 +273,6 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
       }
     }
     fn();
-  }
-
-  void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) override {
-    net::post(conn_->executor(), [self = this->shared_from_this(), delay, fn = std::move(fn)] {
-      if (self->ended_on_strand_) return;
-      uint64_t gen = ++self->timer_gen_;
-      self->timer_.expires_after(delay);
-      self->timer_.async_wait([self, gen, fn](error_code ec) {
-        if (!ec && gen == self->timer_gen_ && !self->ended_on_strand_) fn();
-      });
-    });
   }
 
   // On the strand, after the handler returned: sends until the stream ends
@@ -341,8 +329,6 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
   std::shared_ptr<Connection<Stream>> conn_;
   // On the strand from here to mu_.
   net::steady_timer done_wake_;
-  net::steady_timer timer_;  // SetTimer's
-  uint64_t timer_gen_ = 0;
   net::steady_timer send_watch_;
   bool watch_armed_ = false;
   bool waiting_ = false;  // for the socket to be writable
@@ -562,8 +548,6 @@ void AsyncStream<Stream>::Ended() {
     }
   }
   ended_on_strand_ = true;
-  ++timer_gen_;
-  timer_.cancel();
   send_watch_.cancel();
   if (on_end) on_end();
   // The peer's watch (and a wait for the socket) must be done before the

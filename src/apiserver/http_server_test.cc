@@ -17,6 +17,7 @@
 #include <string>
 
 #include "apiserver/pki.h"
+#include "base/timer.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -290,21 +291,21 @@ TEST_F(HttpServerTest, StreamToAPeerThatStopsReadingEndsAtTheSendDeadline) {
 TEST_F(HttpServerTest, StreamLongerThanTheSendDeadlineIsNotCut) {
   constexpr int kTicks = 15;  // 100 ms apart: 1.5 s in all
   opts_.send_timeout_sec = 1;
-  struct Pacer : std::enable_shared_from_this<Pacer> {
+  struct Pacer {
     std::shared_ptr<ChunkStream> stream;
     int left = kTicks;
+    Timer timer{RealClock(), [this] { Next(); }};
     void Next() {
       if (left-- == 0) return stream->End();
       stream->Write("tick\n");
-      stream->SetTimer(std::chrono::milliseconds(100),
-                       [self = shared_from_this()] { self->Next(); });
+      timer.ArmAfter(std::chrono::milliseconds(100));
     }
   };
-  StartServerWith([](Request&, Responder& res) {
-    auto pacer = std::make_shared<Pacer>();
-    pacer->stream = res.StartAsyncStream(200, {{"Content-Type", "text/plain"}});
-    ASSERT_TRUE(pacer->stream);
-    pacer->Next();
+  Pacer pacer;
+  StartServerWith([&pacer](Request&, Responder& res) {
+    pacer.stream = res.StartAsyncStream(200, {{"Content-Type", "text/plain"}});
+    ASSERT_TRUE(pacer.stream);
+    pacer.Next();
   });
   TlsClient client(server_->port());
   ASSERT_TRUE(SendGet(client, "/ticks"));

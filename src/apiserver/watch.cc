@@ -11,6 +11,7 @@
 #include "apiserver/resource_handler.h"
 #include "apiserver/responses.h"
 #include "apiserver/table.h"
+#include "base/timer.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -108,6 +109,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       : res_(ctx.res),
         objects_(ctx.objects),
         metrics_(ctx.metrics),
+        clock_(ctx.objects.clock()),
         ns_(ctx.info.ns),
         filter_(std::move(filter)),
         enc_(ctx, raw) {}
@@ -144,10 +146,14 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       if (!held_.empty()) stream_->Write(std::move(held_));
       open_ = true;
     }
-    stream_->OnEnd([self] { self->Stop(); });
-    deadline_ = std::chrono::steady_clock::now() + timeout;
+    deadline_ = clock_.Now() + timeout;
     bookmarks_ = bookmarks;
+    // The timer holds the session weakly: the stream's end owns it.
+    timer_ = std::make_unique<Timer>(clock_, [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->Tick();
+    });
     ArmTimer();
+    stream_->OnEnd([self] { self->Stop(); });
   }
 
  private:
@@ -185,18 +191,17 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     return std::nullopt;
   }
 
-  // The next bookmark or the end of the watch, whichever is sooner.
+  // The next bookmark or the end of the watch, whichever is sooner, on the
+  // server's clock.
   void ArmTimer() {
-    auto now = std::chrono::steady_clock::now();
-    auto at = deadline_;
-    if (bookmarks_) at = std::min(at, now + std::chrono::seconds(kBookmarkEverySec));
-    auto self = shared_from_this();
-    stream_->SetTimer(std::chrono::ceil<std::chrono::milliseconds>(std::max(at - now, {})),
-                      [self] { self->Tick(); });
+    TimePoint at = deadline_;
+    if (bookmarks_) at = std::min(at, clock_.Now() + std::chrono::seconds(kBookmarkEverySec));
+    timer_->ArmAt(at);
   }
 
+  // On the clock's timer thread, shared by every timer: quick.
   void Tick() {
-    if (std::chrono::steady_clock::now() >= deadline_) return stream_->End();
+    if (clock_.Now() >= deadline_) return stream_->End();
     if (bookmarks_ && !stream_->Write(BookmarkLine(res_, latest_.load()))) return;
     ArmTimer();
   }
@@ -210,19 +215,23 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       open_ = false;
     }
     if (watcher) watcher->Stop();
+    timer_->Cancel();
     metrics_.WatchEnded();
   }
 
   const api::Resource& res_;
   Objects& objects_;
   Metrics& metrics_;
+  Clock& clock_;
   const std::string ns_;
   const Filter filter_;
   Encoder enc_;  // used by one delivery at a time
   std::shared_ptr<ChunkStream> stream_;
   std::atomic<int64_t> latest_{0};
-  std::chrono::steady_clock::time_point deadline_;
+  // Set by Start before the stream can end.
+  TimePoint deadline_;
   bool bookmarks_ = false;
+  std::unique_ptr<Timer> timer_;
   std::mutex mu_;
   std::unique_ptr<storage::Watcher> watcher_;  // GUARDED_BY(mu_)
   bool open_ = false;                          // GUARDED_BY(mu_)
@@ -261,13 +270,14 @@ void ServeWatch(ResourceContext& ctx) {
     }
   }
   std::string timeout_param = ctx.req.Query("timeoutSeconds");
-  int timeout = timeout_param.empty() ? kDefaultTimeoutSec : std::atoi(timeout_param.c_str());
+  // As in Kubernetes, an absent or zero timeout is the server's default.
+  int timeout = std::atoi(timeout_param.c_str());
+  if (timeout <= 0) timeout = kDefaultTimeoutSec;
   Headers headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-cache, private"}};
   auto stream = ctx.resp.StartAsyncStream(200, headers);
   if (!stream) return;
   session->Start(std::move(stream), start, std::move(initial), rv_param,
-                 std::chrono::seconds(std::max(timeout, 0)),
-                 ctx.req.QueryBool("allowWatchBookmarks"));
+                 std::chrono::seconds(timeout), ctx.req.QueryBool("allowWatchBookmarks"));
 }
 
 }  // namespace flotilla::apiserver

@@ -200,9 +200,9 @@ class WatchRecorder {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, limit, [&] { return events_.size() >= n; });
   }
-  bool WaitDone() {
+  bool WaitDone(Duration limit = std::chrono::seconds(20)) {
     std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return !done_.empty(); });
+    return cv_.wait_for(lock, limit, [&] { return !done_.empty(); });
   }
   std::vector<WatchEvent> events() {
     std::lock_guard lock(mu_);

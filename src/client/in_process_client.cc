@@ -4,7 +4,6 @@
 #include "client/in_process_client.h"
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -96,8 +95,7 @@ class LoopStream : public apiserver::ChunkStream,
  public:
   static constexpr size_t kMaxQueuedBytes = 16 << 20;
 
-  explicit LoopStream(std::shared_ptr<AsyncStreamSink> sink)
-      : sink_(std::move(sink)), timer_(SharedIoContext()) {}
+  explicit LoopStream(std::shared_ptr<AsyncStreamSink> sink) : sink_(std::move(sink)) {}
 
   // The sink's OnHead, on the calling thread, before any chunk.
   void Head(int code, std::string error_body) { sink_->OnHead(code, std::move(error_body)); }
@@ -144,17 +142,6 @@ class LoopStream : public apiserver::ChunkStream,
     }
     lock.unlock();
     fn();
-  }
-
-  void SetTimer(std::chrono::milliseconds delay, std::function<void()> fn) override {
-    std::lock_guard lock(mu_);
-    if (finished_) return;
-    timer_fn_ = std::move(fn);
-    uint64_t generation = ++timer_generation_;
-    timer_.expires_after(delay);
-    timer_.async_wait([self = shared_from_this(), generation](boost::system::error_code ec) {
-      if (!ec) self->Fire(generation);
-    });
   }
 
   // Ends the stream before it returns, the server's session included (a
@@ -215,8 +202,6 @@ class LoopStream : public apiserver::ChunkStream,
     {
       std::lock_guard lock(mu_);
       finished_ = true;
-      timer_fn_ = nullptr;
-      timer_.cancel();
       on_end = std::move(on_end_);
       status = failure_;
     }
@@ -226,17 +211,6 @@ class LoopStream : public apiserver::ChunkStream,
     done_ = true;
     drainer_ = std::thread::id();
     done_cv_.notify_all();
-  }
-
-  void Fire(uint64_t generation) {
-    std::function<void()> fn;
-    {
-      std::lock_guard lock(mu_);
-      if (generation != timer_generation_ || finished_) return;
-      fn = std::move(timer_fn_);
-      timer_fn_ = nullptr;
-    }
-    if (fn) fn();
   }
 
   const std::shared_ptr<AsyncStreamSink> sink_;
@@ -249,12 +223,9 @@ class LoopStream : public apiserver::ChunkStream,
   bool finished_ = false;          // GUARDED_BY(mu_) OnEnd delivered or under way
   bool done_ = false;              // GUARDED_BY(mu_) Finish returned
   std::condition_variable done_cv_;
-  std::thread::id drainer_;          // GUARDED_BY(mu_) the thread draining or finishing
-  Status failure_;                   // GUARDED_BY(mu_)
-  std::function<void()> on_end_;     // GUARDED_BY(mu_)
-  boost::asio::steady_timer timer_;  // GUARDED_BY(mu_)
-  std::function<void()> timer_fn_;   // GUARDED_BY(mu_)
-  uint64_t timer_generation_ = 0;    // GUARDED_BY(mu_)
+  std::thread::id drainer_;       // GUARDED_BY(mu_) the thread draining or finishing
+  Status failure_;                // GUARDED_BY(mu_)
+  std::function<void()> on_end_;  // GUARDED_BY(mu_)
 };
 
 // Answers a streamed request into a LoopStream.
