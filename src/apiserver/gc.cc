@@ -6,25 +6,21 @@
 namespace flotilla::apiserver {
 namespace {
 
-std::vector<std::string> SplitKey(const std::string& key) {
-  std::vector<std::string> parts;
-  size_t i = 1;
-  while (i <= key.size()) {
-    size_t j = key.find('/', i);
-    if (j == std::string::npos) j = key.size();
-    parts.push_back(key.substr(i, j - i));
-    i = j + 1;
-  }
-  return parts;
-}
-
-// The storage-version resource for a key's group and plural.
-const api::Resource* ResourceForKey(const api::Registry& reg,
-                                    const std::vector<std::string>& parts) {
-  if (parts.size() < 3) return nullptr;
-  std::string group = parts[0] == "core" ? "" : parts[0];
+// The storage-version resource of a key ("/core/pods/ns/name",
+// "/apps/replicasets/ns/name", "/core/namespaces/name").
+const api::Resource* ResourceForKey(const api::Registry& reg, std::string_view key) {
+  if (!key.starts_with('/')) return nullptr;
+  key.remove_prefix(1);
+  size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return nullptr;
+  std::string_view group = key.substr(0, slash);
+  std::string_view rest = key.substr(slash + 1);
+  slash = rest.find('/');
+  if (slash == std::string_view::npos) return nullptr;
+  std::string_view plural = rest.substr(0, slash);
+  if (group == "core") group = "";
   for (const auto& r : reg.All()) {
-    if (r->group == group && r->plural == parts[1] && r->version == r->StorageVersion()) {
+    if (r->group == group && r->plural == plural && r->version == r->StorageVersion()) {
       return r.get();
     }
   }
@@ -57,28 +53,34 @@ void GarbageCollector::Stop() {
 }
 
 void GarbageCollector::Index(const std::string& key, const std::string& value) {
-  std::vector<std::string> parts = SplitKey(key);
-  const api::Resource* res = ResourceForKey(objects_.registry(), parts);
+  const api::Resource* res = ResourceForKey(objects_.registry(), key);
   if (res == nullptr) return;
-  auto parsed = ParseJsonObject(value);
-  if (!parsed.ok()) return;
-  Unindex(key);
+  // Only the metadata counts: parsing the rest (a pod's spec and status)
+  // was most of the collector's cost.
+  std::optional<std::string_view> meta_text = RawMember(value, "metadata");
+  if (!meta_text) return;
+  auto meta_object = ParseJsonObject(*meta_text);
+  if (!meta_object.ok()) return;
+  const json::object parsed{{"metadata", std::move(*meta_object)}};
+  const json::object& meta = parsed.at("metadata").as_object();
   Node node;
   node.res = res;
-  node.ns = MetaString(*parsed, "namespace");
-  node.name = MetaString(*parsed, "name");
-  node.uid = MetaString(*parsed, "uid");
-  node.deleting = IsBeingDeleted(*parsed);
-  node.orphan = HasFinalizer(*parsed, "orphan");
-  node.foreground = HasFinalizer(*parsed, "foregroundDeletion");
+  node.ns = MetaString(parsed, "namespace");
+  node.name = MetaString(parsed, "name");
+  node.uid = MetaString(parsed, "uid");
+  node.deleting = IsBeingDeleted(parsed);
+  node.orphan = HasFinalizer(parsed, "orphan");
+  node.foreground = HasFinalizer(parsed, "foregroundDeletion");
   node.is_namespace = res->group.empty() && res->plural == "namespaces";
-  const json::object* meta = FindMeta(*parsed);
-  if (const json::array* refs = meta ? GetArray(*meta, "ownerReferences") : nullptr) {
+  if (const json::array* refs = GetArray(meta, "ownerReferences")) {
     for (const auto& ref : *refs) {
       if (!ref.is_object()) continue;
       if (auto uid = GetString(ref.as_object(), "uid")) node.owners.emplace_back(*uid);
     }
   }
+  // A write that changed none of it (a status update) needs no new check.
+  if (auto it = nodes_.find(key); it != nodes_.end() && it->second == node) return;
+  Unindex(key);
   for (const auto& owner : node.owners) dependents_[owner].insert(key);
   uid_to_key_[node.uid] = key;
   if (node.is_namespace && node.deleting) pending_namespaces_.insert(node.name);

@@ -11,12 +11,12 @@
 #pragma once
 
 #include <condition_variable>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "apiserver/objects.h"
@@ -41,6 +41,7 @@ class GarbageCollector {
     bool orphan = false;
     bool foreground = false;
     bool is_namespace = false;
+    bool operator==(const Node&) const = default;
   };
 
   void OnEvents(const std::vector<storage::Event>& batch);
@@ -59,11 +60,13 @@ class GarbageCollector {
   std::unique_ptr<storage::Watcher> watcher_;
 
   std::mutex mu_;
-  std::map<std::string, Node> nodes_;                        // GUARDED_BY(mu_) by key
-  std::map<std::string, std::string> uid_to_key_;            // GUARDED_BY(mu_)
-  std::map<std::string, std::set<std::string>> dependents_;  // GUARDED_BY(mu_) owner uid -> keys
-  std::set<std::string> pending_;                            // GUARDED_BY(mu_) keys to check
-  std::set<std::string> pending_namespaces_;                 // GUARDED_BY(mu_)
+  // Hashed: every write in the cluster looks its key up here.
+  std::unordered_map<std::string, Node> nodes_;              // GUARDED_BY(mu_) by key
+  std::unordered_map<std::string, std::string> uid_to_key_;  // GUARDED_BY(mu_)
+  std::unordered_map<std::string, std::set<std::string>>
+      dependents_;                            // GUARDED_BY(mu_) owner uid -> keys
+  std::set<std::string> pending_;             // GUARDED_BY(mu_) keys to check
+  std::set<std::string> pending_namespaces_;  // GUARDED_BY(mu_)
   // Last: it runs ProcessPending, which uses the members above.
   PoolTrigger worker_{SharedBlockingPool(), [this] { ProcessPending(); }};
 };

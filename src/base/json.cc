@@ -36,6 +36,77 @@ StatusOr<json::object> ParseJsonObject(std::string_view text) {
 
 std::string ToJson(const json::value& v) { return json::serialize(v); }
 
+namespace {
+
+constexpr size_t kNone = std::string_view::npos;
+
+size_t SkipSpace(std::string_view t, size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+  return i;
+}
+
+// `t[i]` is the opening quote; the index after the closing one.
+size_t SkipString(std::string_view t, size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\') {
+      ++i;
+    } else if (t[i] == '"') {
+      return i + 1;
+    }
+  }
+  return kNone;
+}
+
+// The index after the value that starts at `i`; kNone when it does not end.
+// Containers are skipped by their brackets, not checked.
+size_t SkipValue(std::string_view t, size_t i) {
+  if (i >= t.size()) return kNone;
+  if (t[i] == '"') return SkipString(t, i);
+  if (t[i] != '{' && t[i] != '[') {
+    while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && t[i] != ' ' &&
+           t[i] != '\n' && t[i] != '\r' && t[i] != '\t') {
+      ++i;
+    }
+    return i;
+  }
+  int depth = 0;
+  while (i < t.size()) {
+    char c = t[i];
+    if (c == '"') {
+      i = SkipString(t, i);
+      if (i == kNone) return kNone;
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if ((c == '}' || c == ']') && --depth == 0) return i + 1;
+    ++i;
+  }
+  return kNone;
+}
+
+}  // namespace
+
+std::optional<std::string_view> RawMember(std::string_view text, std::string_view key) {
+  size_t i = SkipSpace(text, 0);
+  if (i >= text.size() || text[i] != '{') return std::nullopt;
+  i = SkipSpace(text, i + 1);
+  while (i < text.size() && text[i] == '"') {
+    size_t key_end = SkipString(text, i);
+    if (key_end == kNone) return std::nullopt;
+    std::string_view name = text.substr(i + 1, key_end - i - 2);
+    i = SkipSpace(text, key_end);
+    if (i >= text.size() || text[i] != ':') return std::nullopt;
+    i = SkipSpace(text, i + 1);
+    size_t value_end = SkipValue(text, i);
+    if (value_end == kNone || value_end == i) return std::nullopt;
+    if (name == key) return text.substr(i, value_end - i);
+    i = SkipSpace(text, value_end);
+    if (i >= text.size() || text[i] != ',') return std::nullopt;
+    i = SkipSpace(text, i + 1);
+  }
+  return std::nullopt;
+}
+
 const json::value* Find(const json::value& v, std::string_view dotted_path) {
   const json::value* cur = &v;
   while (!dotted_path.empty()) {

@@ -24,6 +24,13 @@ StatusOr<json::object> ParseJsonObject(std::string_view text);
 
 std::string ToJson(const json::value& v);
 
+// The text of the value of the first top-level member named `key` in the
+// JSON object `text`, without parsing the rest: stored objects read for
+// one field (the garbage collector reads only metadata). Keys are compared
+// as written, so a key spelled with escapes is not found; nullopt when
+// `key` is absent or `text` is not a well-formed object up to that member.
+std::optional<std::string_view> RawMember(std::string_view text, std::string_view key);
+
 // Nested lookup by a dotted path ("metadata.name"); nullptr when any step is
 // missing or not an object.
 const json::value* Find(const json::value& v, std::string_view dotted_path);

@@ -27,5 +27,40 @@ TEST(JsonTest, RejectsTrailingGarbageAndNonObjects) {
   EXPECT_FALSE(ParseJsonObject("[1,2]").ok());
 }
 
+TEST(JsonTest, RawMemberFindsATopLevelValueWithoutParsingTheRest) {
+  std::string_view doc = R"({"kind":"Pod", "spec" : {"metadata":{"name":"inner"},"s":"a\"}b"},)"
+                         R"( "list":[1,[2,"]"],{}],"n":-1.5e3,"t":true,)"
+                         "\n\t\"metadata\":{\"name\":\"outer\"},\"after\":\"x\"}";
+  EXPECT_EQ(RawMember(doc, "metadata"), R"({"name":"outer"})");
+  EXPECT_EQ(RawMember(doc, "kind"), R"("Pod")");
+  EXPECT_EQ(RawMember(doc, "list"), R"([1,[2,"]"],{}])");
+  EXPECT_EQ(RawMember(doc, "n"), "-1.5e3");
+  EXPECT_EQ(RawMember(doc, "t"), "true");
+  EXPECT_EQ(RawMember(doc, "after"), R"("x")");
+  EXPECT_EQ(RawMember(doc, "name"), std::nullopt) << "nested keys are not top-level";
+  EXPECT_EQ(RawMember(doc, "missing"), std::nullopt);
+  // What the member's text parses to is the parsed document's member.
+  auto whole = ParseJsonObject(doc);
+  ASSERT_TRUE(whole.ok());
+  auto meta = ParseJsonObject(*RawMember(doc, "metadata"));
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(*meta, whole->at("metadata"));
+}
+
+TEST(JsonTest, RawMemberRefusesWhatIsNotAnObject) {
+  EXPECT_EQ(RawMember("", "a"), std::nullopt);
+  EXPECT_EQ(RawMember("[1]", "a"), std::nullopt);
+  EXPECT_EQ(RawMember(R"({"a")", "a"), std::nullopt);
+  EXPECT_EQ(RawMember(R"({"a":)", "a"), std::nullopt);
+  EXPECT_EQ(RawMember(R"({"a":{"b":1)", "a"), std::nullopt) << "unterminated";
+  EXPECT_EQ(RawMember(R"({"a":[1,{"b":"]}"})", "a"), std::nullopt) << "unterminated";
+  // What follows the member is not read.
+  EXPECT_EQ(RawMember(R"({"a":{"b":1})", "a"), R"({"b":1})");
+  EXPECT_EQ(RawMember(R"({"a":"x)", "a"), std::nullopt);
+  EXPECT_EQ(RawMember(R"({"b":1 "a":2})", "a"), std::nullopt) << "missing comma";
+  EXPECT_EQ(RawMember(R"({})", "a"), std::nullopt);
+  EXPECT_EQ(RawMember(R"( {"a":1} )", "a"), "1");
+}
+
 }  // namespace
 }  // namespace flotilla
