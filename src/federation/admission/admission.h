@@ -41,6 +41,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,23 +54,25 @@ namespace flotilla::federation {
 
 // What a rule reads of the federation's state: a source set once the
 // federation's caches run, unset before they stop; without a source the
-// rule sees nothing (an empty result). Thread-safe.
+// rule sees nothing (an empty result). Thread-safe: requests call it
+// concurrently; Set waits for the calls under way, so nothing calls an
+// unset source after Set returns.
 template <typename Signature>
 class LateSource;
 template <typename Result, typename... Args>
 class LateSource<Result(Args...)> {
  public:
   void Set(std::function<Result(Args...)> source) {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     source_ = std::move(source);
   }
   Result Get(Args... args) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     return source_ ? source_(args...) : Result{};
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable std::shared_mutex mu_;
   std::function<Result(Args...)> source_;  // GUARDED_BY(mu_)
 };
 
