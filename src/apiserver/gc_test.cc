@@ -91,6 +91,27 @@ TEST_F(GcTest, DanglingOwnerReferenceIsCollected) {
   EXPECT_TRUE(Eventually([&] { return Code(std::string(kCms) + "/orphaned") == 404; }));
 }
 
+// The collector looks again at an object only when a write changes its
+// owners, deletion or finalizers: writes that change anything else leave
+// the index as it was, and an owner reference added later is checked.
+TEST_F(GcTest, OnlyWritesThatChangeOwnershipAreCheckedAgain) {
+  std::string uid = Create(kCms, R"({"metadata":{"name":"owner"}})");
+  Create(kCms, Owned("dep", uid));
+  Create(kCms, R"({"metadata":{"name":"late"}})");
+  auto patch = [&](const std::string& name, const std::string& body) {
+    RecordingResponder r;
+    s_.Do(r, "PATCH", std::string(kCms) + "/" + name, body, "application/merge-patch+json");
+    ASSERT_EQ(r.code(), 200) << r.body();
+  };
+  for (int i = 0; i < 3; ++i) patch("dep", R"({"data":{"k":")" + std::to_string(i) + R"("}})");
+  patch("late", R"({"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap",)"
+                R"("name":"gone","uid":"00000000-0000-4000-8000-000000000001"}]}})");
+  EXPECT_TRUE(Eventually([&] { return Code(std::string(kCms) + "/late") == 404; }));
+  EXPECT_EQ(Code(std::string(kCms) + "/dep"), 200);
+  Delete(std::string(kCms) + "/owner", "Background");
+  EXPECT_TRUE(Eventually([&] { return Code(std::string(kCms) + "/dep") == 404; }));
+}
+
 TEST_F(GcTest, NamespaceDeletionRemovesContentsThenItself) {
   Create("/api/v1/namespaces", R"({"metadata":{"name":"team"}})");
   Create("/api/v1/namespaces/team/configmaps", R"({"metadata":{"name":"a"}})");
