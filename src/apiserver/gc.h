@@ -63,8 +63,8 @@ class GarbageCollector {
   // Hashed: every write in the cluster looks its key up here.
   std::unordered_map<std::string, Node> nodes_;              // GUARDED_BY(mu_) by key
   std::unordered_map<std::string, std::string> uid_to_key_;  // GUARDED_BY(mu_)
-  std::unordered_map<std::string, std::set<std::string>>
-      dependents_;                            // GUARDED_BY(mu_) owner uid -> keys
+  // Owner uid -> the keys of its dependents.
+  std::unordered_map<std::string, std::set<std::string>> dependents_;  // GUARDED_BY(mu_)
   std::set<std::string> pending_;             // GUARDED_BY(mu_) keys to check
   std::set<std::string> pending_namespaces_;  // GUARDED_BY(mu_)
   // Last: it runs ProcessPending, which uses the members above.
