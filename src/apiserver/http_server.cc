@@ -212,6 +212,10 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   net::steady_timer deadline_;
   uint64_t deadline_gen_ = 0;   // on the strand
   bool session_taken_ = false;  // on the strand
+  // On the strand: the peer closed its end without ending TLS (as a client
+  // closing an idle pooled connection does), so there is nobody to send a
+  // close_notify to.
+  bool peer_dropped_ = false;
   boost::beast::flat_buffer buffer_;
   std::string remote_;
 };
@@ -728,7 +732,7 @@ template <typename Stream>
 net::awaitable<void> Connection<Stream>::Close() {
   error_code ec;
   if constexpr (kTls) {
-    if (session_taken_) {
+    if (session_taken_ || peer_dropped_) {
       socket().shutdown(tcp::socket::shutdown_both, ec);
       socket().close(ec);
       co_return;
@@ -813,7 +817,10 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
       co_await DiscardUnreadBody();
       co_return;
     }
-    if (ec) co_return;
+    if (ec) {
+      peer_dropped_ = ec == ssl::error::stream_truncated || ec == net::error::connection_reset;
+      co_return;
+    }
     auto msg = parser.release();
     Request req = MakeRequest(msg, cert, remote_);
     bool on_loop = opts().runs_on_loop && opts().runs_on_loop(req);

@@ -81,6 +81,9 @@ class TlsClient {
            static_cast<int>(data.size());
   }
 
+  // Queues a close_notify alert; Flush sends it.
+  void CloseNotify() { SSL_shutdown(ssl_); }
+
   // Sends everything buffered in a single send(2).
   bool Flush() {
     char* data = nullptr;
@@ -246,6 +249,38 @@ TEST_F(HttpServerTest, IdleConnectionIsClosed) {
     n = RecvWithin(client.fd(), buf, sizeof(buf), kWaitMillis);
   } while (n > 0);
   EXPECT_EQ(n, 0) << "expected EOF";
+}
+
+// Bytes the server sends before EOF on `fd` (-1: no EOF in time).
+ssize_t BytesUntilEof(int fd) {
+  char buf[4096];
+  ssize_t total = 0;
+  while (true) {
+    ssize_t n = RecvWithin(fd, buf, sizeof(buf), kWaitMillis);
+    if (n <= 0) return n == 0 ? total : -1;
+    total += n;
+  }
+}
+
+// A peer that closes its end without a close_notify (as a client closing
+// an idle pooled connection does) is gone: the server closes the socket
+// without writing a TLS alert nobody reads. A peer that ends TLS properly
+// gets a close_notify back.
+TEST_F(HttpServerTest, ClosingWithoutCloseNotifyGetsNoAlertBack) {
+  opts_.idle_timeout_sec = 120;
+  StartServer();
+  TlsClient dropped(server_->port());
+  ASSERT_TRUE(SendGet(dropped, "/dropped"));
+  ASSERT_NE(dropped.ReadUntil("path=/dropped").find("path=/dropped"), std::string::npos);
+  ASSERT_EQ(::shutdown(dropped.fd(), SHUT_WR), 0);
+  EXPECT_EQ(BytesUntilEof(dropped.fd()), 0);
+
+  TlsClient polite(server_->port());
+  ASSERT_TRUE(SendGet(polite, "/polite"));
+  ASSERT_NE(polite.ReadUntil("path=/polite").find("path=/polite"), std::string::npos);
+  polite.CloseNotify();
+  ASSERT_TRUE(polite.Flush());
+  EXPECT_GT(BytesUntilEof(polite.fd()), 0);  // the server's close_notify
 }
 
 // Stop returns while connections are open and idle.

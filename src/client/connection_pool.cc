@@ -5,6 +5,8 @@
 #include <iterator>
 #include <utility>
 
+#include "base/io.h"
+
 namespace flotilla::client {
 
 ConnectionPool::ConnectionPool(std::shared_ptr<boost::asio::ssl::context> ctx, Endpoint endpoint,
@@ -13,7 +15,8 @@ ConnectionPool::ConnectionPool(std::shared_ptr<boost::asio::ssl::context> ctx, E
       endpoint_(std::move(endpoint)),
       max_idle_(max_idle),
       idle_timeout_(idle_timeout),
-      clock_(clock) {}
+      clock_(clock),
+      expiry_(clock, [this] { Expire(); }) {}
 
 std::unique_ptr<Connection> ConnectionPool::TakeIdle() {
   std::vector<std::unique_ptr<Connection>> stale;  // closed outside the lock
@@ -44,21 +47,31 @@ StatusOr<std::unique_ptr<Connection>> ConnectionPool::Acquire(Deadline deadline,
 }
 
 void ConnectionPool::Release(std::unique_ptr<Connection> conn) {
-  TimePoint now = clock_.Now();
-  conn->set_idle_since(now);
-  std::vector<std::unique_ptr<Connection>> closed;  // destroyed after the lock is released
+  conn->set_idle_since(clock_.Now());
+  std::unique_ptr<Connection> closed;  // destroyed after the lock is released
   std::lock_guard lock(mu_);
-  // The oldest first: those idle past the timeout go now, not when a
-  // request next takes one, so that a quiet pool holds no descriptors.
-  auto fresh = std::find_if(idle_.begin(), idle_.end(),
-                            [&](const auto& c) { return now - c->idle_since() <= idle_timeout_; });
-  std::move(idle_.begin(), fresh, std::back_inserter(closed));
-  idle_.erase(idle_.begin(), fresh);
-  if (idle_.size() < max_idle_) {
-    idle_.push_back(std::move(conn));
-  } else {
-    closed.push_back(std::move(conn));
+  if (idle_.size() >= max_idle_) {
+    closed = std::move(conn);
+    return;
   }
+  // The oldest idle connection's expiry is armed already, unless this one
+  // is the only one.
+  if (idle_.empty()) expiry_.ArmAt(conn->idle_since() + idle_timeout_);
+  idle_.push_back(std::move(conn));
+}
+
+void ConnectionPool::Expire() {
+  auto expired = std::make_shared<std::vector<std::unique_ptr<Connection>>>();
+  {
+    TimePoint now = clock_.Now();
+    std::lock_guard lock(mu_);
+    auto fresh = std::find_if(idle_.begin(), idle_.end(),
+                              [&](const auto& c) { return now - c->idle_since() < idle_timeout_; });
+    std::move(idle_.begin(), fresh, std::back_inserter(*expired));
+    idle_.erase(idle_.begin(), fresh);
+    if (!idle_.empty()) expiry_.ArmAt(idle_.front()->idle_since() + idle_timeout_);
+  }
+  if (!expired->empty()) SharedClientPool().Submit([expired] { expired->clear(); });
 }
 
 size_t ConnectionPool::idle_count() {

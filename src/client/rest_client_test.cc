@@ -9,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "base/timer.h"
 #include "client/client_test_util.h"
 #include "client/connection_pool.h"
 
@@ -232,7 +233,7 @@ TEST(RestPoolTest, ConnectionsTheServerClosedAreNotReused) {
   EXPECT_TRUE(created.ok()) << created.status().ToString();
 }
 
-TEST(RestPoolTest, IdleConnectionsPastTheTimeoutCloseWhenAnotherIsGivenBack) {
+TEST(RestPoolTest, IdleConnectionsCloseWhenTheirTimeoutPassesWithNoOtherRequest) {
   ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
     resp.Respond(200, kJson, kConfigMapJson);
   });
@@ -245,16 +246,41 @@ TEST(RestPoolTest, IdleConnectionsPastTheTimeoutCloseWhenAnotherIsGivenBack) {
     EXPECT_TRUE(conn.ok()) << conn.status().ToString();
     return std::move(*conn);
   };
+  // The pool's timer runs on the fake clock's timer thread: poll for what
+  // it does (bounded; a failing test, not a timing assertion).
+  auto idle_becomes = [&](size_t n) {
+    for (int i = 0; i < 20000 && pool.idle_count() != n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return pool.idle_count();
+  };
   auto a = open(), b = open(), c = open();
   Connection* last = c.get();
   pool.Release(std::move(a));
   pool.Release(std::move(b));
-  EXPECT_EQ(pool.idle_count(), 2u);
-  clock.Advance(std::chrono::seconds(91));
-  pool.Release(std::move(c));  // the two idle past 90 s are closed
-  EXPECT_EQ(pool.idle_count(), 1u);
+  clock.Advance(std::chrono::seconds(60));
+  pool.Release(std::move(c));
+  EXPECT_EQ(pool.idle_count(), 3u);
+  clock.Advance(std::chrono::seconds(31));  // a and b have idled 91 s, c 31 s
+  EXPECT_EQ(idle_becomes(1), 1u);
   EXPECT_EQ(open().get(), last);  // the one given back last is taken again
   EXPECT_EQ(pool.idle_count(), 0u);
+
+  // A connection given back to the emptied pool is timed again, from its
+  // latest release.
+  pool.Release(open());
+  EXPECT_EQ(pool.idle_count(), 1u);
+  clock.Advance(std::chrono::seconds(89));
+  pool.Release(open());  // takes that one and gives it back: idle from now
+  TimePoint expires = clock.Now() + std::chrono::seconds(90);
+  clock.Advance(std::chrono::seconds(2));  // past the first release's expiry
+  for (int i = 0; i < 20000 && clock.timers().next_deadline() != expires; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(clock.timers().next_deadline(), expires);  // the timer ran and re-armed
+  EXPECT_EQ(pool.idle_count(), 1u);
+  clock.Advance(std::chrono::seconds(88));
+  EXPECT_EQ(idle_becomes(0), 0u);
 }
 
 // Session tickets the client has read (OpenSSL's callback takes no state).
