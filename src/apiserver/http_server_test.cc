@@ -180,6 +180,12 @@ bool SendGet(TlsClient& client, const std::string& path) {
   return client.HandshakeHoldingLastFlight() && client.Write(Get(path)) && client.Flush();
 }
 
+// SendGet, then reads until the handler's reply to `path` has come.
+bool Served(TlsClient& client, const std::string& path) {
+  return SendGet(client, path) &&
+         client.ReadUntil("path=" + path).find("path=" + path) != std::string::npos;
+}
+
 // The client's Finished and its first request arrive in one segment, so the
 // request's bytes sit in the server's TLS buffers, not in the socket, when
 // the handshake ends. They must be served at once, not after a timeout.
@@ -250,8 +256,7 @@ TEST_F(HttpServerTest, IdleConnectionIsClosed) {
   opts_.idle_timeout_sec = 1;
   StartServer();
   TlsClient client(server_->port());
-  ASSERT_TRUE(SendGet(client, "/once"));
-  EXPECT_NE(client.ReadUntil("path=/once").find("path=/once"), std::string::npos);
+  EXPECT_TRUE(Served(client, "/once"));
   // Nothing more is sent: the server ends the connection (a close_notify
   // alert and then EOF on the socket).
   EXPECT_GE(BytesUntilEof(client.fd()), 0) << "expected EOF";
@@ -265,14 +270,12 @@ TEST_F(HttpServerTest, ClosingWithoutCloseNotifyGetsNoAlertBack) {
   opts_.idle_timeout_sec = 120;
   StartServer();
   TlsClient dropped(server_->port());
-  ASSERT_TRUE(SendGet(dropped, "/dropped"));
-  ASSERT_NE(dropped.ReadUntil("path=/dropped").find("path=/dropped"), std::string::npos);
+  ASSERT_TRUE(Served(dropped, "/dropped"));
   ASSERT_EQ(::shutdown(dropped.fd(), SHUT_WR), 0);
   EXPECT_EQ(BytesUntilEof(dropped.fd()), 0);
 
   TlsClient polite(server_->port());
-  ASSERT_TRUE(SendGet(polite, "/polite"));
-  ASSERT_NE(polite.ReadUntil("path=/polite").find("path=/polite"), std::string::npos);
+  ASSERT_TRUE(Served(polite, "/polite"));
   polite.CloseNotify();
   ASSERT_TRUE(polite.Flush());
   EXPECT_GT(BytesUntilEof(polite.fd()), 0);  // the server's close_notify

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -248,11 +249,10 @@ TEST(RestPoolTest, IdleConnectionsCloseWhenTheirTimeoutPassesWithNoOtherRequest)
   };
   // The pool's timer runs on the fake clock's timer thread: poll for what
   // it does (bounded; a failing test, not a timing assertion).
-  auto idle_becomes = [&](size_t n) {
-    for (int i = 0; i < 20000 && pool.idle_count() != n; ++i) {
+  auto await = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 20000 && !done(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    return pool.idle_count();
   };
   auto a = open(), b = open(), c = open();
   Connection* last = c.get();
@@ -262,7 +262,8 @@ TEST(RestPoolTest, IdleConnectionsCloseWhenTheirTimeoutPassesWithNoOtherRequest)
   pool.Release(std::move(c));
   EXPECT_EQ(pool.idle_count(), 3u);
   clock.Advance(std::chrono::seconds(31));  // a and b have idled 91 s, c 31 s
-  EXPECT_EQ(idle_becomes(1), 1u);
+  await([&] { return pool.idle_count() == 1; });
+  EXPECT_EQ(pool.idle_count(), 1u);
   EXPECT_EQ(open().get(), last);  // the one given back last is taken again
   EXPECT_EQ(pool.idle_count(), 0u);
 
@@ -274,13 +275,12 @@ TEST(RestPoolTest, IdleConnectionsCloseWhenTheirTimeoutPassesWithNoOtherRequest)
   pool.Release(open());  // takes that one and gives it back: idle from now
   TimePoint expires = clock.Now() + std::chrono::seconds(90);
   clock.Advance(std::chrono::seconds(2));  // past the first release's expiry
-  for (int i = 0; i < 20000 && clock.timers().next_deadline() != expires; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  await([&] { return clock.timers().next_deadline() == expires; });
   EXPECT_EQ(clock.timers().next_deadline(), expires);  // the timer ran and re-armed
   EXPECT_EQ(pool.idle_count(), 1u);
   clock.Advance(std::chrono::seconds(88));
-  EXPECT_EQ(idle_becomes(0), 0u);
+  await([&] { return pool.idle_count() == 0; });
+  EXPECT_EQ(pool.idle_count(), 0u);
 }
 
 // Session tickets the client has read (OpenSSL's callback takes no state).
