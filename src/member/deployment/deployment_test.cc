@@ -456,13 +456,22 @@ TEST_F(DeploymentTest, ScalingMidRolloutIsProportional) {
     return std::make_pair(Find(old_rs, "spec.replicas")->as_int64(),
                           Find(new_rs, "spec.replicas")->as_int64());
   };
-  ASSERT_TRUE(Eventually([&] { return sizes() == std::make_pair(int64_t{8}, int64_t{5}); }));
+  // The controller must have seen both sizes before the pause: it scales
+  // from its cache, and a cache that still held new at 3 would spread the
+  // change over stale sizes (and then conflict). The Deployment's status
+  // counts 5 updated and 13 in all only from ReplicaSets whose pods
+  // followed those specs.
+  ASSERT_TRUE(Eventually([&] {
+    return sizes() == std::make_pair(int64_t{8}, int64_t{5}) &&
+           StatusInt("updatedReplicas") == 5 && StatusInt("replicas") == 13;
+  }));
   Patch(R"({"spec":{"paused":true}})");
   Patch(R"({"spec":{"replicas":20}})");
   // 25 allowed (20 + 5 surge), 12 to add, each in proportion to its size
   // against the 13 it was sized for: old 8 * 25 / 13 -> 15, new
   // 5 * 25 / 13 -> 10 (rounded).
-  ASSERT_TRUE(Eventually([&] { return sizes() == std::make_pair(int64_t{15}, int64_t{10}); }));
+  ASSERT_TRUE(Eventually([&] { return sizes() == std::make_pair(int64_t{15}, int64_t{10}); }))
+      << "old " << sizes().first << ", new " << sizes().second;
   for (const std::string image : {"nginx:1", "nginx:2"}) {
     json::object rs = ReplicaSetWithImage(image);
     EXPECT_EQ(Annotation(rs, "deployment.kubernetes.io/desired-replicas"), "20");
