@@ -462,8 +462,8 @@ TEST_F(DeploymentTest, ScalingMidRolloutIsProportional) {
   // counts 5 updated and 13 in all only from ReplicaSets whose pods
   // followed those specs.
   ASSERT_TRUE(Eventually([&] {
-    return sizes() == std::make_pair(int64_t{8}, int64_t{5}) &&
-           StatusInt("updatedReplicas") == 5 && StatusInt("replicas") == 13;
+    return sizes() == std::make_pair(int64_t{8}, int64_t{5}) && StatusInt("updatedReplicas") == 5 &&
+           StatusInt("replicas") == 13;
   }));
   Patch(R"({"spec":{"paused":true}})");
   Patch(R"({"spec":{"replicas":20}})");
