@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <functional>
 #include <future>
 #include <thread>
 
 #include "base/timer.h"
 #include "client/client_test_util.h"
 #include "client/connection_pool.h"
+#include "runtime/test_util.h"
 
 namespace flotilla::client {
 namespace {
@@ -249,11 +249,7 @@ TEST(RestPoolTest, IdleConnectionsCloseWhenTheirTimeoutPassesWithNoOtherRequest)
   };
   // The pool's timer runs on the fake clock's timer thread: poll for what
   // it does (bounded; a failing test, not a timing assertion).
-  auto await = [](const std::function<bool()>& done) {
-    for (int i = 0; i < 20000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  };
+  using runtime::testing::Eventually;
   auto a = open(), b = open(), c = open();
   Connection* last = c.get();
   pool.Release(std::move(a));
@@ -262,7 +258,7 @@ TEST(RestPoolTest, IdleConnectionsCloseWhenTheirTimeoutPassesWithNoOtherRequest)
   pool.Release(std::move(c));
   EXPECT_EQ(pool.idle_count(), 3u);
   clock.Advance(std::chrono::seconds(31));  // a and b have idled 91 s, c 31 s
-  await([&] { return pool.idle_count() == 1; });
+  Eventually([&] { return pool.idle_count() == 1; });
   EXPECT_EQ(pool.idle_count(), 1u);
   EXPECT_EQ(open().get(), last);  // the one given back last is taken again
   EXPECT_EQ(pool.idle_count(), 0u);
@@ -275,11 +271,11 @@ TEST(RestPoolTest, IdleConnectionsCloseWhenTheirTimeoutPassesWithNoOtherRequest)
   pool.Release(open());  // takes that one and gives it back: idle from now
   TimePoint expires = clock.Now() + std::chrono::seconds(90);
   clock.Advance(std::chrono::seconds(2));  // past the first release's expiry
-  await([&] { return clock.timers().next_deadline() == expires; });
+  Eventually([&] { return clock.timers().next_deadline() == expires; });
   EXPECT_EQ(clock.timers().next_deadline(), expires);  // the timer ran and re-armed
   EXPECT_EQ(pool.idle_count(), 1u);
   clock.Advance(std::chrono::seconds(88));
-  await([&] { return pool.idle_count() == 0; });
+  Eventually([&] { return pool.idle_count() == 0; });
   EXPECT_EQ(pool.idle_count(), 0u);
 }
 
