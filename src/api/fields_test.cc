@@ -7,14 +7,14 @@
 namespace flotilla::api {
 namespace {
 
-struct ParseCase {
+struct FieldSelectorCase {
   std::string selector;
   std::string canonical;
   std::vector<FieldRequirement> requirements;
 };
 
 TEST(FieldSelectorParse, TermsAndEscapes) {
-  const ParseCase cases[] = {
+  const FieldSelectorCase cases[] = {
       {"", "", {}},
       {"metadata.name=web", "metadata.name=web", {{"metadata.name", true, "web"}}},
       {"a==b", "a=b", {{"a", true, "b"}}},
@@ -26,7 +26,7 @@ TEST(FieldSelectorParse, TermsAndEscapes) {
       {R"(a=x\=y\\z)", R"(a=x\=y\\z)", {{"a", true, R"(x=y\z)"}}},
       {R"(a=b\,c,d!=e)", R"(a=b\,c,d!=e)", {{"a", true, "b,c"}, {"d", false, "e"}}},
   };
-  for (const ParseCase& c : cases) {
+  for (const FieldSelectorCase& c : cases) {
     StatusOr<FieldSelector> s = FieldSelector::Parse(c.selector);
     ASSERT_TRUE(s.ok()) << c.selector << ": " << s.status().ToString();
     EXPECT_EQ(s->ToString(), c.canonical) << c.selector;

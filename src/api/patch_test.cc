@@ -2,14 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "api/test_util.h"
+
 namespace flotilla::api {
 namespace {
 
-json::value J(std::string_view text) {
-  StatusOr<json::value> v = ParseJson(text);
-  EXPECT_TRUE(v.ok()) << text << ": " << v.status().ToString();
-  return v.ok() ? *v : json::value();
-}
+using testing::J;
 
 struct MergeCase {
   std::string original, patch, result;

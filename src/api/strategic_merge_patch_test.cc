@@ -3,6 +3,7 @@
 #include <map>
 
 #include "api/patch.h"
+#include "api/test_util.h"
 
 namespace flotilla::api {
 namespace {
@@ -30,11 +31,7 @@ FieldPatchInfo KubeLookup(const std::vector<std::string>& path) {
   return it == kInfo.end() ? FieldPatchInfo{} : it->second;
 }
 
-json::value J(std::string_view text) {
-  StatusOr<json::value> v = ParseJson(text);
-  EXPECT_TRUE(v.ok()) << text << ": " << v.status().ToString();
-  return v.ok() ? *v : json::value();
-}
+using testing::J;
 
 // A Deployment-shaped object whose pod spec is `pod_spec`.
 std::string Deploy(std::string_view pod_spec) {

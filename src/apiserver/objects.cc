@@ -8,6 +8,12 @@
 #include "apiserver/service_ports.h"
 
 namespace flotilla::apiserver {
+
+json::object ParseStored(const std::string& bytes) {
+  auto parsed = ParseJsonObject(bytes);
+  return parsed.ok() ? std::move(*parsed) : json::object();
+}
+
 namespace {
 
 constexpr int kMaxConflictRetries = 16;
@@ -20,11 +26,6 @@ std::string Lower(std::string s) {
 // "Deployment.apps" as the Invalid message names kinds.
 std::string QualifiedKind(const api::Resource& res) {
   return res.group.empty() ? res.kind : res.kind + "." + res.group;
-}
-
-json::object Decode(const std::string& bytes) {
-  auto parsed = ParseJsonObject(bytes);
-  return parsed.ok() ? std::move(*parsed) : json::object();
 }
 
 // Services get a cluster IP unless headless ("None") or ExternalName, as
@@ -149,7 +150,7 @@ StatusOr<json::object> Objects::Get(const api::Resource& res, const std::string&
     if (kv.status().Is(Reason::kNotFound)) return NotFoundError(res, name);
     return kv.status();
   }
-  return FromStorage(res, Decode(kv->value));
+  return FromStorage(res, ParseStored(kv->value));
 }
 
 Status Objects::CheckSchema(const api::Resource& res, json::object& obj, const WriteOptions& opts) {
@@ -166,7 +167,7 @@ Status Objects::CheckNamespace(const api::Resource& res, const std::string& ns) 
     if (kv.status().Is(Reason::kNotFound)) return NotFoundError(*ns_res, ns);
     return kv.status();
   }
-  json::object nsobj = Decode(kv->value);
+  json::object nsobj = ParseStored(kv->value);
   if (IsBeingDeleted(nsobj)) {
     return Status::Forbidden(Lower(res.plural) + " \"" +
                              "\" is forbidden: unable to create new "

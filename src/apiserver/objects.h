@@ -192,4 +192,8 @@ Status ConflictError(const api::Resource& res, std::string_view name, std::strin
 Status InvalidError(const api::Resource& res, std::string_view name,
                     std::vector<StatusCause> causes);
 
+// A stored object's bytes parsed; an empty object when they are not one
+// (storage holds what the server wrote, so only a damaged store gives that).
+json::object ParseStored(const std::string& bytes);
+
 }  // namespace flotilla::apiserver

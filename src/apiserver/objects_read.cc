@@ -8,11 +8,6 @@
 namespace flotilla::apiserver {
 namespace {
 
-json::object Decode(const std::string& bytes) {
-  auto parsed = ParseJsonObject(bytes);
-  return parsed.ok() ? std::move(*parsed) : json::object();
-}
-
 std::string EncodeContinue(int64_t rev, std::string_view last_key, std::string_view prefix) {
   json::object o{{"v", "meta.k8s.io/v1"}, {"rv", rev}, {"start", last_key.substr(prefix.size())}};
   return Base64Encode(json::serialize(o));
@@ -99,7 +94,7 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
     if (out.revision == 0) out.revision = chunk.revision;
     page.revision = out.revision;  // every chunk of one page at one revision
     for (auto& kv : chunk.items) {
-      json::object obj = Decode(kv.value);
+      json::object obj = ParseStored(kv.value);
       const json::object* meta = FindMeta(obj);
       const json::object* lbls = meta ? GetObject(*meta, "labels") : nullptr;
       if (!labels.Matches(lbls)) continue;

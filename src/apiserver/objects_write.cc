@@ -14,11 +14,6 @@ namespace {
 
 constexpr int kMaxRetries = 32;
 
-json::object Decode(const std::string& bytes) {
-  auto parsed = ParseJsonObject(bytes);
-  return parsed.ok() ? std::move(*parsed) : json::object();
-}
-
 // Whether a marked object may now leave storage: no finalizers remain (and,
 // for namespaces, no spec.finalizers).
 bool ReadyToDelete(const api::Resource& res, const json::object& obj) {
@@ -186,7 +181,7 @@ StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const
     if (!kv.ok()) {
       return kv.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : kv.status();
     }
-    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, Decode(kv->value)));
+    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, ParseStored(kv->value)));
     FLOTILLA_ASSIGN_OR_RETURN(json::object updated, transform(current));
     if (SameIgnoringResourceVersion(current, updated) || opts.dry_run) {
       return opts.dry_run ? updated : current;
@@ -273,7 +268,7 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
     if (!kv.ok()) {
       return kv.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : kv.status();
     }
-    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, Decode(kv->value)));
+    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, ParseStored(kv->value)));
     std::string uid = MetaString(current, "uid");
     if (opts.precondition_uid && *opts.precondition_uid != uid) {
       return ConflictError(res, name,

@@ -132,6 +132,11 @@ std::string StringAt(const json::object& o, std::string_view dotted_path) {
   return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
+std::string_view StringViewAt(const json::object& o, std::string_view dotted_path) {
+  const json::value* v = Find(o, dotted_path);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
 int64_t IntAt(const json::object& o, std::string_view dotted_path, int64_t fallback) {
   const json::value* v = Find(o, dotted_path);
   if (v == nullptr) return fallback;

@@ -38,6 +38,8 @@ const json::value* Find(const json::object& o, std::string_view dotted_path);
 
 // The string at a dotted path; "" when absent or not a string.
 std::string StringAt(const json::object& o, std::string_view dotted_path);
+// The same without a copy: a view into `o`, valid while `o` is unchanged.
+std::string_view StringViewAt(const json::object& o, std::string_view dotted_path);
 // The integer at a dotted path; `fallback` when absent or not an integer.
 int64_t IntAt(const json::object& o, std::string_view dotted_path, int64_t fallback = 0);
 

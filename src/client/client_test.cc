@@ -13,9 +13,9 @@ using testing::NameOf;
 using testing::RvOf;
 using testing::TestCluster;
 
-const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+using testing::kConfigMaps;
 const ResourceRef kDeployments{"apps", "v1", "deployments", true};
-const ResourceRef kNamespaces{"", "v1", "namespaces", false};
+using testing::kNamespaces;
 
 json::object ConfigMap(const std::string& name, const std::string& app = "web") {
   return {{"apiVersion", "v1"},

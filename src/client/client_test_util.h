@@ -24,6 +24,9 @@
 
 namespace flotilla::client::testing {
 
+inline const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+inline const ResourceRef kNamespaces{"", "v1", "namespaces", false};
+
 // A fresh directory under $TEST_TMPDIR (else /tmp), removed on destruction.
 class TempDir {
  public:

@@ -30,9 +30,6 @@ constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 // plaintext (16 KiB), the most one read through TLS returns. A federation
 // of 1,000 members holds 15,000 of them.
 constexpr size_t kReadBuffer = 16 * 1024;
-constexpr size_t kMaxErrorBody = 1 << 20;
-
-bool Is2xx(int code) { return code >= 200 && code < 300; }
 
 // The peer closing the stream, possibly in the middle of a message.
 bool ClosedByPeer(const error_code& ec) {

@@ -17,8 +17,6 @@
 namespace flotilla::client {
 namespace {
 
-bool Is2xx(int code) { return code >= 200 && code < 300; }
-
 // Collects a whole response. Used for everything but watches, so the client
 // never goes away mid-response.
 class BufferResponder : public apiserver::Responder {

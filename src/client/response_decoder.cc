@@ -8,8 +8,6 @@ namespace {
 
 constexpr size_t kMaxQuotedBody = 1024;
 
-bool Is2xx(int code) { return code >= 200 && code < 300; }
-
 // The message client-go's NewGenericServerResponse gives a response that
 // carries no Status.
 std::string GenericMessage(int code, std::string_view body) {

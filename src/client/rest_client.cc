@@ -17,7 +17,6 @@ namespace flotilla::client {
 namespace {
 
 constexpr size_t kStreamBuffer = 64 * 1024;
-constexpr size_t kMaxErrorBody = 1 << 20;
 
 // One attempt's outcome and what it says about trying again.
 struct Attempt {
@@ -26,8 +25,6 @@ struct Attempt {
   bool retryable = true;    // for failures: another attempt may succeed
   std::string retry_after;  // the Retry-After header
 };
-
-bool Is2xx(int code) { return code >= 200 && code < 300; }
 
 // Retry-After in seconds; nullopt when absent or an HTTP date.
 std::optional<Duration> ParseRetryAfter(const std::string& value) {

@@ -23,12 +23,12 @@ using testing::TempDir;
 using testing::TestCluster;
 using testing::WatchRecorder;
 
-const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
-const ResourceRef kNamespaces{"", "v1", "namespaces", false};
+using testing::kConfigMaps;
+using testing::kNamespaces;
 const apiserver::Headers kJson{{"Content-Type", "application/json"}};
 const char* kConfigMapJson = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"}})";
 
-json::object ConfigMap(const std::string& name) {
+json::object BareConfigMap(const std::string& name) {
   return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}};
 }
 
@@ -94,7 +94,7 @@ TEST(RestAuthTest, BearerTokens) {
   config.token = cluster.server().pki().readonly_token;
   auto viewer = cluster.Rest(config);
   EXPECT_TRUE(viewer->Get(kNamespaces, "", "default").ok());
-  Status forbidden = viewer->Create(kConfigMaps, "default", ConfigMap("cfg")).status();
+  Status forbidden = viewer->Create(kConfigMaps, "default", BareConfigMap("cfg")).status();
   EXPECT_TRUE(forbidden.Is(Reason::kForbidden)) << forbidden.ToString();
   EXPECT_TRUE(Contains(forbidden.message(), "User \"flotilla-viewer\" cannot create"));
 }
@@ -107,7 +107,7 @@ TEST(RestAuthTest, ClientCertificates) {
   ASSERT_TRUE(admin.ok());
   config.client_cert_pem = admin->first;
   config.client_key_pem = admin->second;
-  auto created = cluster.Rest(config)->Create(kConfigMaps, "default", ConfigMap("cfg"));
+  auto created = cluster.Rest(config)->Create(kConfigMaps, "default", BareConfigMap("cfg"));
   EXPECT_TRUE(created.ok()) << created.status().ToString();
 
   auto nobody = apiserver::IssueClientCert(cluster.server().pki(), "bob", {});
@@ -152,7 +152,7 @@ TEST(RestRetryTest, ServerErrorsAreRetriedForGetOnly) {
   EXPECT_EQ(server.requests().size(), 3u);
 
   failures = 1;
-  Status s = (*client)->Create(kConfigMaps, "default", ConfigMap("cfg")).status();
+  Status s = (*client)->Create(kConfigMaps, "default", BareConfigMap("cfg")).status();
   EXPECT_TRUE(s.Is(Reason::kServiceUnavailable));
   EXPECT_EQ(s.message(), "try later");
   EXPECT_EQ(server.requests().size(), 4u);
@@ -187,7 +187,7 @@ TEST(RestRetryTest, TooManyRequestsWaitsForRetryAfterForEveryVerb) {
   auto client = NewRestClient(server.Config(), opts);
   ASSERT_TRUE(client.ok());
   auto created = std::async(std::launch::async, [&] {
-    return (*client)->Create(kConfigMaps, "default", ConfigMap("cfg"));
+    return (*client)->Create(kConfigMaps, "default", BareConfigMap("cfg"));
   });
   int advanced = 0;
   while (advanced < 100 && created.wait_for(milliseconds(20)) != std::future_status::ready) {
@@ -228,9 +228,9 @@ TEST(RestPoolTest, ConnectionsTheServerClosedAreNotReused) {
   RestOptions opts = Fast();
   opts.max_retries = 0;  // a write on a dead connection would fail, not be retried
   auto client = cluster.Rest(cluster.AdminConfig(), opts);
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("before")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", BareConfigMap("before")).ok());
   cluster.Restart();  // closes the pooled connection
-  auto created = client->Create(kConfigMaps, "default", ConfigMap("after"));
+  auto created = client->Create(kConfigMaps, "default", BareConfigMap("after"));
   EXPECT_TRUE(created.ok()) << created.status().ToString();
 }
 
@@ -375,7 +375,7 @@ TEST(RestRequestTest, ConnectionRefused) {
   }
   RestOptions opts = Fast();
   opts.max_retries = 2;
-  Status s = NewRestClient(config, opts).value()->Create(kConfigMaps, "d", ConfigMap("c")).status();
+  Status s = NewRestClient(config, opts).value()->Create(kConfigMaps, "d", BareConfigMap("c")).status();
   EXPECT_TRUE(s.Is(Reason::kServiceUnavailable)) << s.ToString();
   EXPECT_TRUE(Contains(s.message(), "dial tcp 127.0.0.1:")) << s.message();
   EXPECT_TRUE(Contains(s.message(), "refused")) << s.message();

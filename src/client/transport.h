@@ -19,6 +19,11 @@
 
 namespace flotilla::client {
 
+inline bool Is2xx(int code) { return code >= 200 && code < 300; }
+// How much of an error response's body a transport keeps (the rest of a
+// huge error page says nothing more).
+inline constexpr size_t kMaxErrorBody = 1 << 20;
+
 struct ApiRequest {
   std::string method;  // "GET", "POST", "PUT", "PATCH", "DELETE"
   std::string path;    // percent-encoded, e.g. "/api/v1/namespaces/default/pods/web"

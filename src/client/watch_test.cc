@@ -16,9 +16,9 @@ using testing::TestCluster;
 using testing::WatchRecorder;
 using Type = WatchEvent::Type;
 
-const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+using testing::kConfigMaps;
 
-json::object ConfigMap(const std::string& name, const std::string& app = "web") {
+json::object LabelledConfigMap(const std::string& name, const std::string& app = "web") {
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
           {"metadata", {{"name", name}, {"labels", {{"app", app}}}}}};
@@ -33,7 +33,7 @@ INSTANTIATE_TEST_SUITE_P(BothClients, WatchTest,
 TEST_P(WatchTest, FromAResourceVersionSeesLaterEventsInOrder) {
   TestCluster cluster;
   auto client = cluster.Make(GetParam());
-  auto a = client->Create(kConfigMaps, "default", ConfigMap("a"));
+  auto a = client->Create(kConfigMaps, "default", LabelledConfigMap("a"));
   ASSERT_TRUE(a.ok());
   WatchRecorder rec;
   WatchOptions opts;
@@ -42,7 +42,7 @@ TEST_P(WatchTest, FromAResourceVersionSeesLaterEventsInOrder) {
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
   EXPECT_EQ((*watch)->LastResourceVersion(), "");
 
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("b")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("b")).ok());
   auto patched =
       client->Patch(kConfigMaps, "default", "b", PatchType::kMerge, R"({"data":{"k":"v"}})");
   ASSERT_TRUE(patched.ok());
@@ -66,14 +66,14 @@ TEST_P(WatchTest, FromAResourceVersionSeesLaterEventsInOrder) {
 TEST_P(WatchTest, WithoutAResourceVersionCurrentObjectsComeFirst) {
   TestCluster cluster;
   auto client = cluster.Make(GetParam());
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("x")).ok());
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("y", "db")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("x")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("y", "db")).ok());
   WatchRecorder rec;
   WatchOptions opts;
   opts.label_selector = "app=web";
   auto watch = client->StartWatch(kConfigMaps, "", opts, rec.OnEvent(), rec.OnDone());
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("z")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("z")).ok());
   ASSERT_TRUE(rec.WaitEvents(2));
   auto events = rec.events();
   EXPECT_EQ(NameOf(events[0].object), "x");
@@ -86,10 +86,10 @@ TEST_P(WatchTest, TooOldResourceVersionIsExpired) {
   store.history_events = 10;
   TestCluster cluster(store);
   auto client = cluster.Make(GetParam());
-  auto first = client->Create(kConfigMaps, "default", ConfigMap("c0"));
+  auto first = client->Create(kConfigMaps, "default", LabelledConfigMap("c0"));
   ASSERT_TRUE(first.ok());
   for (int i = 1; i < 30; ++i) {
-    ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("c" + std::to_string(i))).ok());
+    ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("c" + std::to_string(i))).ok());
   }
   WatchRecorder rec;
   WatchOptions opts;
@@ -117,7 +117,7 @@ TEST_P(WatchTest, BookmarksMoveTheLastResourceVersion) {
   auto watch = client->StartWatch(kConfigMaps, "default", opts, rec.OnEvent(), rec.OnDone());
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
   // Filtered out: no event, yet the server's position moves past it.
-  auto hidden = client->Create(kConfigMaps, "default", ConfigMap("hidden", "db"));
+  auto hidden = client->Create(kConfigMaps, "default", LabelledConfigMap("hidden", "db"));
   ASSERT_TRUE(hidden.ok());
   // The server sends a bookmark every 30 s of its clock; the first ones may
   // still carry the position from before the create.
@@ -138,12 +138,12 @@ TEST_P(WatchTest, StopEndsTheStreamAndNoCallbackFollows) {
   WatchRecorder rec;
   auto watch = client->StartWatch(kConfigMaps, "default", {}, rec.OnEvent(), rec.OnDone());
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("a")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("a")).ok());
   ASSERT_TRUE(rec.WaitEvents(1));
   (*watch)->Stop();
   ASSERT_EQ(rec.done().size(), 1u);
   EXPECT_TRUE(rec.done()[0].ok());
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("b")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("b")).ok());
   (*watch)->Stop();  // idempotent
   watch->reset();
   EXPECT_EQ(rec.events().size(), 1u);
@@ -198,7 +198,7 @@ TEST(InProcessWatchTest, RunsWithoutAnAuthenticator) {
   WatchRecorder rec;
   auto watch = client->StartWatch(kConfigMaps, "default", {}, rec.OnEvent(), rec.OnDone());
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
-  ASSERT_TRUE(client->Create(kConfigMaps, "default", ConfigMap("a")).ok());
+  ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("a")).ok());
   ASSERT_TRUE(rec.WaitEvents(1));
   (*watch)->Stop();
 }

@@ -9,6 +9,7 @@
 #include "apiserver/request_info.h"
 #include "apiserver/responses.h"
 #include "base/io.h"
+#include "member/object_util.h"
 
 namespace flotilla::member {
 namespace {
@@ -23,10 +24,6 @@ std::vector<std::string> Split(std::string_view path) {
     i = j + 1;
   }
   return parts;
-}
-
-std::string Str(const json::object& o, std::string_view key) {
-  return std::string(GetString(o, key).value_or(""));
 }
 
 std::string FormatDuration(Duration d) {
@@ -237,7 +234,7 @@ json::object Admin::State() const {
 StatusOr<json::object> Admin::SetRejection(const json::object& body) {
   static const std::set<std::string> kVerbs = {
       "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "*"};
-  Rejection rule{Str(body, "verb"), Str(body, "resource"), Str(body, "namespace")};
+  Rejection rule{FieldString(body, "verb"), FieldString(body, "resource"), FieldString(body, "namespace")};
   if (kVerbs.count(rule.verb) == 0) {
     return Status::BadRequest("verb: Unsupported value: \"" + rule.verb +
                               "\": supported values: get, list, watch, create, update, patch, "
@@ -249,13 +246,13 @@ StatusOr<json::object> Admin::SetRejection(const json::object& body) {
 }
 
 StatusOr<json::object> Admin::SetApi(const json::object& body) {
-  std::string mode = Str(body, "mode");
+  std::string mode = FieldString(body, "mode");
   if (mode == "healthy") {
     faults_.Set(Faults::Mode::kHealthy);
   } else if (mode == "unavailable") {
     faults_.Set(Faults::Mode::kUnavailable);
   } else if (mode == "slow") {
-    std::string text = Str(body, "latency");
+    std::string text = FieldString(body, "latency");
     auto latency = ParseGoDuration(text.empty() ? "1s" : text);
     if (!latency) return Status::BadRequest("latency: invalid duration \"" + text + "\"");
     faults_.Set(Faults::Mode::kSlow, *latency);
@@ -267,10 +264,10 @@ StatusOr<json::object> Admin::SetApi(const json::object& body) {
 }
 
 StatusOr<json::object> Admin::SetDemand(const json::object& body) {
-  std::string kind = Str(body, "kind");
-  std::string ns = Str(body, "namespace");
-  std::string name = Str(body, "name");
-  std::string cpu = Str(body, "cpu");
+  std::string kind = FieldString(body, "kind");
+  std::string ns = FieldString(body, "namespace");
+  std::string name = FieldString(body, "name");
+  std::string cpu = FieldString(body, "cpu");
   if (kind != "Deployment" && kind != "ReplicaSet" && kind != "StatefulSet") {
     return Status::BadRequest("kind: Unsupported value: \"" + kind +
                               "\": supported values: \"Deployment\", \"ReplicaSet\", "

@@ -4,13 +4,10 @@
 #include <set>
 
 #include "member/admin.h"
+#include "member/object_util.h"
 
 namespace flotilla::member {
 namespace {
-
-std::string Str(const json::object& o, std::string_view key) {
-  return std::string(GetString(o, key).value_or(""));
-}
 
 // What a resource quantity the admin takes may look like; the API server
 // validates it for real when it is written.
@@ -44,7 +41,7 @@ json::object& Condition(json::object& status, std::string_view type) {
   json::value& conds = status["conditions"];
   if (!conds.is_array()) conds = json::array();
   for (json::value& c : conds.as_array()) {
-    if (c.is_object() && Str(c.as_object(), "type") == type) return c.as_object();
+    if (c.is_object() && FieldString(c.as_object(), "type") == type) return c.as_object();
   }
   conds.as_array().push_back(json::object{{"type", type}});
   return conds.as_array().back().as_object();
@@ -53,7 +50,7 @@ json::object& Condition(json::object& status, std::string_view type) {
 void SetCondition(json::object& status, std::string_view type, const std::string& reason,
                   const std::string& message, TimePoint now) {
   json::object& c = Condition(status, type);
-  if (Str(c, "status") != "False") c["lastTransitionTime"] = FormatRfc3339(now);
+  if (FieldString(c, "status") != "False") c["lastTransitionTime"] = FormatRfc3339(now);
   c["status"] = "False";
   c["reason"] = reason;
   c["message"] = message;
@@ -66,7 +63,7 @@ std::vector<std::string> ContainerNames(const json::object& pod) {
   const json::value* cs = Find(pod, "spec.containers");
   if (cs == nullptr || !cs->is_array()) return names;
   for (const auto& c : cs->as_array()) {
-    if (c.is_object()) names.push_back(Str(c.as_object(), "name"));
+    if (c.is_object()) names.push_back(FieldString(c.as_object(), "name"));
   }
   return names;
 }
@@ -76,7 +73,7 @@ json::object& ContainerStatus(json::object& status, const std::string& name) {
   json::value& list = status["containerStatuses"];
   if (!list.is_array()) list = json::array();
   for (json::value& c : list.as_array()) {
-    if (c.is_object() && Str(c.as_object(), "name") == name) return c.as_object();
+    if (c.is_object() && FieldString(c.as_object(), "name") == name) return c.as_object();
   }
   list.as_array().push_back(json::object{{"name", name}, {"restartCount", 0}, {"image", ""}});
   return list.as_array().back().as_object();
@@ -95,8 +92,8 @@ StatusOr<json::object> Admin::AddNode(const json::object& body) {
   std::lock_guard lock(nodes_mu_);
   FLOTILLA_ASSIGN_OR_RETURN(client::ObjectList nodes, client_.List(kNodes, "", {}));
   std::set<std::string> taken;
-  for (const auto& n : nodes.items) taken.insert(Str(*GetObject(n, "metadata"), "name"));
-  std::string name = Str(body, "name");
+  for (const auto& n : nodes.items) taken.insert(FieldString(*GetObject(n, "metadata"), "name"));
+  std::string name = FieldString(body, "name");
   int index = static_cast<int>(nodes.items.size());
   if (name.empty()) {
     for (index = 0;; ++index) {
@@ -147,7 +144,7 @@ StatusOr<json::object> Admin::RemoveNode(const std::string& name) {
   int deleted = 0;
   for (const auto& pod : pods.items) {
     const json::object& meta = *GetObject(pod, "metadata");
-    Status s = client_.Delete(kPods, Str(meta, "namespace"), Str(meta, "name"), now);
+    Status s = client_.Delete(kPods, FieldString(meta, "namespace"), FieldString(meta, "name"), now);
     if (s.ok()) ++deleted;
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
@@ -166,8 +163,8 @@ StatusOr<json::object> Admin::ChangePodStatus(const std::string& ns, const std::
 
 StatusOr<json::object> Admin::FailPod(const std::string& ns, const std::string& name,
                                       const json::object& body) {
-  std::string reason = Str(body, "reason");
-  std::string message = Str(body, "message");
+  std::string reason = FieldString(body, "reason");
+  std::string message = FieldString(body, "message");
   if (reason.empty()) reason = "InjectedFailure";
   if (message.empty()) message = "The pod was failed by the member's admin endpoint";
   TimePoint now = clock_.Now();
@@ -194,7 +191,7 @@ StatusOr<json::object> Admin::CrashPod(const std::string& ns, const std::string&
   TimePoint now = clock_.Now();
   return ChangePodStatus(ns, name, [&](json::object& pod) {
     json::object& status = EnsureObject(pod, "status");
-    std::string uid = Str(*GetObject(pod, "metadata"), "uid");
+    std::string uid = FieldString(*GetObject(pod, "metadata"), "uid");
     std::vector<std::string> names = ContainerNames(pod);
     for (const auto& c : names) {
       json::object& cs = ContainerStatus(status, c);

@@ -17,6 +17,17 @@ inline std::string MetaAt(const json::object& obj, std::string_view key) {
   return meta == nullptr ? std::string() : std::string(GetString(*meta, key).value_or(""));
 }
 
+// o[key] as a string; "" when absent or of another type.
+inline std::string FieldString(const json::object& o, std::string_view key) {
+  return std::string(GetString(o, key).value_or(""));
+}
+
+// obj.status as an object; empty when absent.
+inline json::object StatusOf(const json::object& obj) {
+  const json::value* st = obj.if_contains("status");
+  return st != nullptr && st->is_object() ? st->get_object() : json::object();
+}
+
 // "namespace/name" -> {namespace, name}.
 inline std::pair<std::string, std::string> SplitKey(const std::string& key) {
   size_t slash = key.find('/');

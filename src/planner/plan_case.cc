@@ -17,7 +17,7 @@ using internal::kValueInvalid;
 using internal::Quote;
 using internal::Shown;
 
-constexpr std::string_view kWhat = "plan case";
+constexpr std::string_view kPlanCaseWhat = "plan case";
 constexpr std::array<std::string_view, 6> kCaseFields = {"replicas", "clusters", "current",
                                                          "capacity", "key",      "preferences"};
 constexpr std::string_view kNameRule =
@@ -208,7 +208,7 @@ json::object RunPlanCase(const PlanCase& c, bool explain) {
 }
 
 StatusOr<PlanCase> PlanCaseFromJson(const json::object& doc) {
-  FieldErrors errors("", kWhat);
+  FieldErrors errors("", kPlanCaseWhat);
   PlanCase c;
   for (const auto& [key, value] : doc) ReadField(key, value, errors, c);
   for (std::string_view required : {"replicas", "clusters"}) {

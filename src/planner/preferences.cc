@@ -16,7 +16,7 @@ using internal::ReadInt;
 using internal::Shown;
 using Errors = internal::FieldErrors;
 
-constexpr std::string_view kWhat = "replica placement preferences";
+constexpr std::string_view kPreferencesWhat = "replica placement preferences";
 constexpr std::array<std::string_view, 2> kTopFields = {"rebalance", "clusters"};
 constexpr std::array<std::string_view, 3> kClusterFields = {"minReplicas", "maxReplicas", "weight"};
 
@@ -107,7 +107,7 @@ const ClusterPreferences* Preferences::For(std::string_view cluster) const {
 }
 
 StatusOr<Preferences> PreferencesFromJson(const json::value& doc, std::string_view path) {
-  Errors errors(path, kWhat);
+  Errors errors(path, kPreferencesWhat);
   if (!doc.is_object()) {
     errors.Add(kTypeInvalid, errors.Field(""),
                "Invalid value: " + Shown(doc) + ": must be an object");
@@ -136,14 +136,14 @@ StatusOr<Preferences> PreferencesFromJson(const json::value& doc, std::string_vi
 StatusOr<Preferences> ParsePreferences(std::string_view text) {
   StatusOr<json::value> doc = ParseJson(text);
   if (!doc.ok()) {
-    return Status::Invalid("invalid " + std::string(kWhat) + ": " + doc.status().message(),
+    return Status::Invalid("invalid " + std::string(kPreferencesWhat) + ": " + doc.status().message(),
                            {{std::string(kValueInvalid), doc.status().message(), ""}});
   }
   return PreferencesFromJson(*doc);
 }
 
 Status ValidatePreferences(const Preferences& prefs, std::string_view path) {
-  Errors errors(path, kWhat);
+  Errors errors(path, kPreferencesWhat);
   ValidateInto(prefs, errors);
   if (!errors.empty()) return std::move(errors).ToStatus();
   return Status::Ok();

@@ -17,7 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Eventually;
 
-const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+using testing::kConfigMaps;
 
 json::object ConfigMap(const std::string& name) {
   return {{"apiVersion", "v1"},

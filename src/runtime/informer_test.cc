@@ -21,7 +21,7 @@ using testing::Eventually;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+using testing::kConfigMaps;
 
 json::object ConfigMap(const std::string& ns, const std::string& name, const std::string& value,
                        json::object labels = {}) {

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 using e2e::Process;
 using testing::Eventually;
 
-const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+using testing::kConfigMaps;
 
 class Server {
  public:

@@ -1,11 +1,16 @@
-// Helpers for runtime tests: a bounded poll for effects of other threads.
+// Helpers for runtime tests: a bounded poll for effects of other threads,
+// and the resource most tests use.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <thread>
 
+#include "client/client.h"
+
 namespace flotilla::runtime::testing {
+
+inline const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 
 // Polls `condition` until it holds, giving up after about 20 s of polling
 // (a failing test, never a timing assertion). Returns the last result.

@@ -37,8 +37,6 @@ constexpr std::string_view kCompactKey = "/compact_rev_key";
 constexpr std::string_view kHeader = "flotilla:";
 constexpr int64_t kListPage = 10000;
 
-std::string Quoted(std::string_view key) { return "\"" + std::string(key) + "\""; }
-
 // etcd's errors arrive as gRPC statuses whose message is etcd's own
 // ("etcdserver: request timed out", "mvcc: required revision has been
 // compacted").
@@ -131,7 +129,7 @@ class EtcdStore final : public Store {
     pb::RangeRequest req;
     req.set_key(Full(key));
     FLOTILLA_ASSIGN_OR_RETURN(pb::RangeResponse resp, Range(req));
-    if (resp.kvs_size() == 0) return Status::NotFound("key " + Quoted(key) + " not found");
+    if (resp.kvs_size() == 0) return Status::NotFound("key " + QuotedKey(key) + " not found");
     return FromEtcd(resp.mutable_kvs(0));
   }
 
@@ -178,7 +176,7 @@ class EtcdStore final : public Store {
     put->set_key(Full(key));
     put->set_value(Envelope(guess, body));
     FLOTILLA_ASSIGN_OR_RETURN(pb::TxnResponse resp, Txn(txn));
-    if (!resp.succeeded()) return Status::AlreadyExists("key " + Quoted(key) + " already exists");
+    if (!resp.succeeded()) return Status::AlreadyExists("key " + QuotedKey(key) + " already exists");
     const int64_t rev = resp.header().revision();
     AwaitCache(rev);
     return KeyValue{std::string(key), WithRevision(std::move(body), guess, rev), rev, rev};
@@ -190,7 +188,7 @@ class EtcdStore final : public Store {
       pb::RangeRequest get;
       get.set_key(Full(key));
       FLOTILLA_ASSIGN_OR_RETURN(pb::RangeResponse current, Range(get));
-      if (current.kvs_size() == 0) return Status::NotFound("key " + Quoted(key) + " not found");
+      if (current.kvs_size() == 0) return Status::NotFound("key " + QuotedKey(key) + " not found");
       KeyValue before = FromEtcd(current.mutable_kvs(0));
       if (expected_mod_revision != 0 && expected_mod_revision != before.mod_revision) {
         return ModifiedError(key, expected_mod_revision, before.mod_revision);
@@ -215,7 +213,7 @@ class EtcdStore final : public Store {
                         before.create_revision, rev};
       }
       const auto& now = resp.responses(0).response_range();
-      if (now.kvs_size() == 0) return Status::NotFound("key " + Quoted(key) + " not found");
+      if (now.kvs_size() == 0) return Status::NotFound("key " + QuotedKey(key) + " not found");
       // Written in between: with a precondition that is a conflict, without
       // one the mutation runs again on the newer value.
       if (expected_mod_revision != 0) {
@@ -244,11 +242,11 @@ class EtcdStore final : public Store {
     FLOTILLA_ASSIGN_OR_RETURN(pb::TxnResponse resp, Txn(txn));
     if (!resp.succeeded()) {
       const auto& now = resp.responses(0).response_range();
-      if (now.kvs_size() == 0) return Status::NotFound("key " + Quoted(key) + " not found");
+      if (now.kvs_size() == 0) return Status::NotFound("key " + QuotedKey(key) + " not found");
       return ModifiedError(key, expected_mod_revision, now.kvs(0).mod_revision());
     }
     const auto& deleted = resp.responses(0).response_delete_range();
-    if (deleted.prev_kvs_size() == 0) return Status::NotFound("key " + Quoted(key) + " not found");
+    if (deleted.prev_kvs_size() == 0) return Status::NotFound("key " + QuotedKey(key) + " not found");
     KeyValue kv =
         FromEtcd(resp.mutable_responses(0)->mutable_response_delete_range()->mutable_prev_kvs(0));
     kv.mod_revision = resp.header().revision();
@@ -354,7 +352,7 @@ class EtcdStore final : public Store {
   }
 
   static Status ModifiedError(std::string_view key, int64_t expected, int64_t found) {
-    return Status::Conflict("key " + Quoted(key) + " has been modified: expected revision " +
+    return Status::Conflict("key " + QuotedKey(key) + " has been modified: expected revision " +
                             std::to_string(expected) + ", found " + std::to_string(found));
   }
 

@@ -8,20 +8,15 @@
 #include <utility>
 
 namespace flotilla::storage {
-namespace {
-
-std::string Quoted(std::string_view key) { return "\"" + std::string(key) + "\""; }
-
-}  // namespace
 
 Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
   if (op.kind == WriteKind::kCreate) {
-    if (current) return Status::AlreadyExists("key " + Quoted(op.key) + " already exists");
+    if (current) return Status::AlreadyExists("key " + QuotedKey(op.key) + " already exists");
     return Status::Ok();
   }
-  if (!current) return Status::NotFound("key " + Quoted(op.key) + " not found");
+  if (!current) return Status::NotFound("key " + QuotedKey(op.key) + " not found");
   if (op.expected_mod_revision != 0 && op.expected_mod_revision != current->mod_revision) {
-    return Status::Conflict("key " + Quoted(op.key) + " has been modified: expected revision " +
+    return Status::Conflict("key " + QuotedKey(op.key) + " has been modified: expected revision " +
                             std::to_string(op.expected_mod_revision) + ", found " +
                             std::to_string(current->mod_revision));
   }
@@ -40,7 +35,7 @@ StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key
     if (value.ok()) value->shrink_to_fit();
     return value;
   } catch (const std::exception& e) {
-    return Status::Internal("write to key " + Quoted(key) + " failed: " + e.what());
+    return Status::Internal("write to key " + QuotedKey(key) + " failed: " + e.what());
   }
 }
 
@@ -69,7 +64,7 @@ StatusOr<HistoryEntry> PrepareWrite(const WriteOp& op, int64_t revision, const R
   HistoryEntry entry{revision, nullptr, current};
   if (op.kind == WriteKind::kDelete) return entry;
   if (op.mutation == nullptr || !*op.mutation) {
-    return Status::Internal("write to key " + Quoted(op.key) + " has no mutation");
+    return Status::Internal("write to key " + QuotedKey(op.key) + " has no mutation");
   }
   std::optional<KeyValue> before;
   if (current) before = *current;
@@ -96,7 +91,7 @@ RecordPtr State::Find(std::string_view key) const {
 
 StatusOr<KeyValue> State::Get(std::string_view key) const {
   RecordPtr kv = Find(key);
-  if (!kv) return Status::NotFound("key " + Quoted(key) + " not found");
+  if (!kv) return Status::NotFound("key " + QuotedKey(key) + " not found");
   return *kv;
 }
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <shared_mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,9 @@
 #include "storage/watch_hub.h"
 
 namespace flotilla::storage {
+
+// `key` in double quotes, as the backends' error messages name keys.
+inline std::string QuotedKey(std::string_view key) { return "\"" + std::string(key) + "\""; }
 
 enum class WriteKind { kCreate, kUpdate, kDelete };
 

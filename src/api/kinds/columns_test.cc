@@ -45,7 +45,7 @@ TEST_P(Columns, Row) {
 const std::string kTemplate = R"("template":{"spec":{"containers":[
     {"name":"nginx","image":"nginx:1.25"},{"name":"proxy","image":"envoy"}]}})";
 
-const RowCase kCases[] = {
+const RowCase kRowCases[] = {
     {"namespace",
      "",
      "v1",
@@ -316,7 +316,7 @@ const RowCase kCases[] = {
      {R"("web-abc")", R"("IPv4")", R"("<unset>")", R"("<unset>")", R"("3m")"}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Kinds, Columns, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Kinds, Columns, ::testing::ValuesIn(kRowCases),
                          [](const ::testing::TestParamInfo<RowCase>& info) {
                            return CaseName(info.param.name);
                          });

@@ -62,7 +62,7 @@ std::string DefaultedTemplate() {
          kPodSpecDefaults + "}}";
 }
 
-const DefaultCase kCases[] = {
+const DefaultCase kDefaultCases[] = {
     {"namespace", "", "v1", "namespaces", R"({"metadata":{"name":"team-a"}})",
      R"({"metadata":{"name":"team-a","labels":{"kubernetes.io/metadata.name":"team-a"}},
          "spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active"}})"},
@@ -186,7 +186,7 @@ const DefaultCase kCases[] = {
      R"({"addressType":"IPv4","ports":[{"port":80,"name":"","protocol":"TCP"}]})"},
 };
 
-INSTANTIATE_TEST_SUITE_P(Kinds, Defaults, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Kinds, Defaults, ::testing::ValuesIn(kDefaultCases),
                          [](const ::testing::TestParamInfo<DefaultCase>& info) {
                            return CaseName(info.param.name);
                          });

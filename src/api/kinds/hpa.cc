@@ -71,11 +71,6 @@ void ValidateIdentifier(const json::object& src, const std::string& path, Causes
   }
 }
 
-const json::object& ObjectOr(const json::object& o, std::string_view key) {
-  const json::object* v = GetObject(o, key);
-  return v ? *v : EmptyObject();
-}
-
 // validateResourceSource and validateContainerResourceSource.
 void ValidateResourceSource(std::string_view key, const json::object& src, const std::string& path,
                             Causes& out) {

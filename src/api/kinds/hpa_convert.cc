@@ -11,17 +11,12 @@ namespace {
 constexpr std::string_view kRoundTripAnnotations[] = {kMetricsAnnotation, kCurrentMetricsAnnotation,
                                                       kConditionsAnnotation, kBehaviorAnnotation};
 
-const json::object& Obj(const json::object& o, std::string_view key) {
-  const json::object* v = GetObject(o, key);
-  return v ? *v : EmptyObject();
-}
-
 void CopyIfSet(json::object& to, const json::object& from, std::string_view key) {
   const json::value* v = from.if_contains(key);
   if (v != nullptr && !v->is_null()) to[key] = *v;
 }
 
-json::object Ref(const json::object& ref) {
+json::object ScaleTargetRef(const json::object& ref) {
   json::object out{{"kind", json::string(StringAt(ref, "kind"))},
                    {"name", json::string(StringAt(ref, "name"))}};
   std::string api_version = StringAt(ref, "apiVersion");
@@ -74,7 +69,7 @@ json::object CpuUtilizationMetric(const json::value& percent) {
 }
 
 json::object SpecToV1(const json::object& spec) {
-  json::object out{{"scaleTargetRef", Ref(Obj(spec, "scaleTargetRef"))}};
+  json::object out{{"scaleTargetRef", ScaleTargetRef(ObjectOr(spec, "scaleTargetRef"))}};
   CopyIfSet(out, spec, "minReplicas");
   out["maxReplicas"] = IntOr(spec, "maxReplicas", 0);
   for (const json::object* m : ObjectsAt(spec, "metrics")) {
@@ -124,8 +119,8 @@ void AnnotateV1(const json::object& v2, json::object& out) {
 }
 
 json::object SpecToV2(const json::object& v1) {
-  const json::object& spec = Obj(v1, "spec");
-  json::object out{{"scaleTargetRef", Ref(Obj(spec, "scaleTargetRef"))}};
+  const json::object& spec = ObjectOr(v1, "spec");
+  json::object out{{"scaleTargetRef", ScaleTargetRef(ObjectOr(spec, "scaleTargetRef"))}};
   CopyIfSet(out, spec, "minReplicas");
   out["maxReplicas"] = IntOr(spec, "maxReplicas", 0);
   json::array metrics;
@@ -185,7 +180,7 @@ json::object HpaV2ToV1(const json::object& v2) {
   json::object out{{"apiVersion", "autoscaling/v1"}, {"kind", "HorizontalPodAutoscaler"}};
   if (const json::value* meta = v2.if_contains("metadata")) out["metadata"] = *meta;
   DropRoundTripAnnotations(out);
-  out["spec"] = SpecToV1(Obj(v2, "spec"));
+  out["spec"] = SpecToV1(ObjectOr(v2, "spec"));
   if (const json::object* status = GetObject(v2, "status")) out["status"] = StatusToV1(*status);
   AnnotateV1(v2, out);
   return out;

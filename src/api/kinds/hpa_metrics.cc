@@ -7,11 +7,6 @@
 namespace flotilla::api::kinds {
 namespace {
 
-const json::object& Obj(const json::object& o, std::string_view key) {
-  const json::object* v = GetObject(o, key);
-  return v ? *v : EmptyObject();
-}
-
 const json::value* Set(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   return v != nullptr && !v->is_null() ? v : nullptr;
@@ -41,7 +36,7 @@ json::value StringOrEmpty(const json::object& o, std::string_view key) {
 }
 
 // CrossVersionObjectReference: kind, name, apiVersion (omitempty).
-json::object Ref(const json::object& ref) {
+json::object ObjectRef(const json::object& ref) {
   json::object out{{"kind", StringOrEmpty(ref, "kind")}, {"name", StringOrEmpty(ref, "name")}};
   std::string api_version = StringAt(ref, "apiVersion");
   if (!api_version.empty()) out["apiVersion"] = api_version;
@@ -72,25 +67,25 @@ json::object ConvertSources(const json::object& in, const Source (&sources)[5]) 
 
 // ---- v2 spec -> v1 ----
 json::object ObjectSpecToV1(const json::object& s) {
-  json::object out{{"target", Ref(Obj(s, "describedObject"))},
-                   {"metricName", StringOrEmpty(Obj(s, "metric"), "name")},
-                   {"targetValue", QuantityOrZero(Obj(s, "target"), "value")}};
-  Copy(out, "selector", Obj(s, "metric"), "selector");
-  Copy(out, "averageValue", Obj(s, "target"), "averageValue");
+  json::object out{{"target", ObjectRef(ObjectOr(s, "describedObject"))},
+                   {"metricName", StringOrEmpty(ObjectOr(s, "metric"), "name")},
+                   {"targetValue", QuantityOrZero(ObjectOr(s, "target"), "value")}};
+  Copy(out, "selector", ObjectOr(s, "metric"), "selector");
+  Copy(out, "averageValue", ObjectOr(s, "target"), "averageValue");
   return out;
 }
 
 json::object PodsSpecToV1(const json::object& s) {
-  json::object out{{"metricName", StringOrEmpty(Obj(s, "metric"), "name")},
-                   {"targetAverageValue", QuantityOrZero(Obj(s, "target"), "averageValue")}};
-  Copy(out, "selector", Obj(s, "metric"), "selector");
+  json::object out{{"metricName", StringOrEmpty(ObjectOr(s, "metric"), "name")},
+                   {"targetAverageValue", QuantityOrZero(ObjectOr(s, "target"), "averageValue")}};
+  Copy(out, "selector", ObjectOr(s, "metric"), "selector");
   return out;
 }
 
 json::object ResourceSpecToV1(const json::object& s) {
   json::object out{{"name", StringOrEmpty(s, "name")}};
-  Copy(out, "targetAverageUtilization", Obj(s, "target"), "averageUtilization");
-  Copy(out, "targetAverageValue", Obj(s, "target"), "averageValue");
+  Copy(out, "targetAverageUtilization", ObjectOr(s, "target"), "averageUtilization");
+  Copy(out, "targetAverageValue", ObjectOr(s, "target"), "averageValue");
   return out;
 }
 
@@ -101,10 +96,10 @@ json::object ContainerSpecToV1(const json::object& s) {
 }
 
 json::object ExternalSpecToV1(const json::object& s) {
-  json::object out{{"metricName", StringOrEmpty(Obj(s, "metric"), "name")}};
-  Copy(out, "metricSelector", Obj(s, "metric"), "selector");
-  Copy(out, "targetValue", Obj(s, "target"), "value");
-  Copy(out, "targetAverageValue", Obj(s, "target"), "averageValue");
+  json::object out{{"metricName", StringOrEmpty(ObjectOr(s, "metric"), "name")}};
+  Copy(out, "metricSelector", ObjectOr(s, "metric"), "selector");
+  Copy(out, "targetValue", ObjectOr(s, "target"), "value");
+  Copy(out, "targetAverageValue", ObjectOr(s, "target"), "averageValue");
   return out;
 }
 
@@ -115,7 +110,7 @@ json::object ObjectSpecToV2(const json::object& s) {
   json::object target = Target(Set(s, "averageValue") ? "AverageValue" : "Value");
   target["value"] = QuantityOrZero(s, "targetValue");
   Copy(target, "averageValue", s, "averageValue");
-  return json::object{{"describedObject", Ref(Obj(s, "target"))},
+  return json::object{{"describedObject", ObjectRef(ObjectOr(s, "target"))},
                       {"target", std::move(target)},
                       {"metric", Identifier(s, "metricName", "selector")}};
 }
@@ -150,25 +145,25 @@ json::object ExternalSpecToV2(const json::object& s) {
 
 // ---- v2 status -> v1 ----
 json::object ObjectStatusToV1(const json::object& s) {
-  json::object out{{"target", Ref(Obj(s, "describedObject"))},
-                   {"metricName", StringOrEmpty(Obj(s, "metric"), "name")},
-                   {"currentValue", QuantityOrZero(Obj(s, "current"), "value")}};
-  Copy(out, "selector", Obj(s, "metric"), "selector");
-  Copy(out, "averageValue", Obj(s, "current"), "averageValue");
+  json::object out{{"target", ObjectRef(ObjectOr(s, "describedObject"))},
+                   {"metricName", StringOrEmpty(ObjectOr(s, "metric"), "name")},
+                   {"currentValue", QuantityOrZero(ObjectOr(s, "current"), "value")}};
+  Copy(out, "selector", ObjectOr(s, "metric"), "selector");
+  Copy(out, "averageValue", ObjectOr(s, "current"), "averageValue");
   return out;
 }
 
 json::object PodsStatusToV1(const json::object& s) {
-  json::object out{{"metricName", StringOrEmpty(Obj(s, "metric"), "name")},
-                   {"currentAverageValue", QuantityOrZero(Obj(s, "current"), "averageValue")}};
-  Copy(out, "selector", Obj(s, "metric"), "selector");
+  json::object out{{"metricName", StringOrEmpty(ObjectOr(s, "metric"), "name")},
+                   {"currentAverageValue", QuantityOrZero(ObjectOr(s, "current"), "averageValue")}};
+  Copy(out, "selector", ObjectOr(s, "metric"), "selector");
   return out;
 }
 
 json::object ResourceStatusToV1(const json::object& s) {
   json::object out{{"name", StringOrEmpty(s, "name")}};
-  Copy(out, "currentAverageUtilization", Obj(s, "current"), "averageUtilization");
-  out["currentAverageValue"] = QuantityOrZero(Obj(s, "current"), "averageValue");
+  Copy(out, "currentAverageUtilization", ObjectOr(s, "current"), "averageUtilization");
+  out["currentAverageValue"] = QuantityOrZero(ObjectOr(s, "current"), "averageValue");
   return out;
 }
 
@@ -179,10 +174,10 @@ json::object ContainerStatusToV1(const json::object& s) {
 }
 
 json::object ExternalStatusToV1(const json::object& s) {
-  json::object out{{"metricName", StringOrEmpty(Obj(s, "metric"), "name")}};
-  Copy(out, "metricSelector", Obj(s, "metric"), "selector");
-  out["currentValue"] = QuantityOrZero(Obj(s, "current"), "value");
-  Copy(out, "currentAverageValue", Obj(s, "current"), "averageValue");
+  json::object out{{"metricName", StringOrEmpty(ObjectOr(s, "metric"), "name")}};
+  Copy(out, "metricSelector", ObjectOr(s, "metric"), "selector");
+  out["currentValue"] = QuantityOrZero(ObjectOr(s, "current"), "value");
+  Copy(out, "currentAverageValue", ObjectOr(s, "current"), "averageValue");
   return out;
 }
 
@@ -192,7 +187,7 @@ json::object ObjectStatusToV2(const json::object& s) {
   Copy(current, "averageValue", s, "averageValue");
   return json::object{{"metric", Identifier(s, "metricName", "selector")},
                       {"current", std::move(current)},
-                      {"describedObject", Ref(Obj(s, "target"))}};
+                      {"describedObject", ObjectRef(ObjectOr(s, "target"))}};
 }
 
 json::object PodsStatusToV2(const json::object& s) {

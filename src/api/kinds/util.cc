@@ -42,6 +42,11 @@ const json::object& EmptyObject() {
   return kEmpty;
 }
 
+const json::object& ObjectOr(const json::object& o, std::string_view key) {
+  const json::object* v = GetObject(o, key);
+  return v ? *v : EmptyObject();
+}
+
 const json::object* ObjectAt(const json::object& o, std::string_view path) {
   const json::value* v = Find(o, path);
   return v != nullptr && v->is_object() ? &v->get_object() : nullptr;

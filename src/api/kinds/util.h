@@ -24,6 +24,8 @@ using Cell = std::function<json::value(const json::object& obj, TimePoint now)>;
 // ---- Reading. `path` is dotted ("spec.template.spec"); a missing step or a
 // value of another type reads as absent. ----
 const json::object& EmptyObject();
+// o[key] as an object; EmptyObject() when absent or of another type.
+const json::object& ObjectOr(const json::object& o, std::string_view key);
 const json::object* ObjectAt(const json::object& o, std::string_view path);
 const json::array* ArrayAt(const json::object& o, std::string_view path);
 std::optional<int64_t> IntAt(const json::object& o, std::string_view path);

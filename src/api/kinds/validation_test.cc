@@ -33,7 +33,7 @@ TEST_P(Validation, Causes) {
   EXPECT_THAT(Validate(c), ElementsAreArray(c.want)) << c.name;
 }
 
-const ValidationCase kCases[] = {
+const ValidationCase kValidationCases[] = {
     // ---- Service ----
     {"service valid", "", "v1", "services", kService, "{}", "", {}},
     {"service ports need names",
@@ -283,7 +283,7 @@ const ValidationCase kCases[] = {
       R"(spec.dnsPolicy: Unsupported value: "Google": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")"}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Kinds, Validation, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Kinds, Validation, ::testing::ValuesIn(kValidationCases),
                          [](const ::testing::TestParamInfo<ValidationCase>& info) {
                            return CaseName(info.param.name);
                          });

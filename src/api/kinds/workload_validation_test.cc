@@ -33,7 +33,7 @@ TEST_P(WorkloadValidation, Causes) {
   EXPECT_THAT(Validate(c), ElementsAreArray(c.want)) << c.name;
 }
 
-const ValidationCase kCases[] = {
+const ValidationCase kWorkloadCases[] = {
     // ---- Deployment ----
     {"deployment valid", "apps", "v1", "deployments", kDeployment, "{}", "", {}},
     {"negative replicas",
@@ -254,7 +254,7 @@ const ValidationCase kCases[] = {
       "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Apps, WorkloadValidation, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Apps, WorkloadValidation, ::testing::ValuesIn(kWorkloadCases),
                          [](const ::testing::TestParamInfo<ValidationCase>& info) {
                            return CaseName(info.param.name);
                          });

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
+#include "federation/common/test_util.h"
 #include "runtime/fake_client.h"
 
 namespace flotilla::federation {
@@ -10,7 +11,7 @@ namespace {
 
 const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 
-json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+using testing::Obj;
 
 TEST(DeletionTest, PolicyFromTheAnnotation) {
   auto with = [](std::string_view policy) {

@@ -28,16 +28,11 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kMigrateToAnnotation,
 };
 
-std::string_view StringAt(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
-
 }  // namespace
 
 std::string FederatedObjectKey(const json::object& federated) {
-  std::string_view ns = StringAt(federated, "metadata.namespace");
-  std::string_view name = StringAt(federated, "metadata.name");
+  std::string_view ns = StringViewAt(federated, "metadata.namespace");
+  std::string_view name = StringViewAt(federated, "metadata.name");
   return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
 }
 
@@ -50,8 +45,8 @@ bool IsFederationOnlyAnnotation(std::string_view key) {
 
 json::object MemberMetadata(const json::object& federated) {
   json::object meta;
-  meta["name"] = StringAt(federated, "metadata.name");
-  std::string_view ns = StringAt(federated, "metadata.namespace");
+  meta["name"] = StringViewAt(federated, "metadata.name");
+  std::string_view ns = StringViewAt(federated, "metadata.namespace");
   if (!ns.empty()) meta["namespace"] = ns;
   if (const json::value* labels = Find(federated, "metadata.labels");
       labels != nullptr && labels->is_object() && !labels->get_object().empty()) {

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
+#include "federation/common/test_util.h"
 
 namespace flotilla::federation {
 namespace {
 
-json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+using testing::Obj;
 
 TEST(MemberCopyTest, FederatedObjectKeyNamesNamespaceAndName) {
   EXPECT_EQ(FederatedObjectKey(Obj(R"({"metadata":{"name":"a","namespace":"n"}})")), "n/a");

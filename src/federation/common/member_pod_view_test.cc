@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "api/resources.h"
+#include "federation/common/test_util.h"
 
 namespace flotilla::federation {
 namespace {
 
-json::object Obj(std::string_view text) { return json::parse(text).as_object(); }
+using testing::Obj;
 
 // A pod as a member's kubelet and scheduler leave it, with every field the
 // federation reads set: requests on a container, a sidecar and an init

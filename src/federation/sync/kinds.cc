@@ -13,11 +13,6 @@ constexpr std::string_view kFederationOnlyNamespaces[] = {"flotilla-system", "ku
 constexpr std::string_view kAllocatedServiceFields[] = {"clusterIP", "clusterIPs", "ipFamilies",
                                                         "ipFamilyPolicy", "healthCheckNodePort"};
 
-std::string_view StringAt(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
-
 bool IsServices(const SyncKind& kind) { return kind.resource.resource == "services"; }
 
 bool Headless(const json::object& spec) {
@@ -104,14 +99,14 @@ const std::vector<SyncKind>& SyncKinds() {
 }
 
 bool Propagates(const SyncKind& kind, const json::object& federated) {
-  std::string_view name = StringAt(federated, "metadata.name");
-  std::string_view ns = kind.resource.namespaced ? StringAt(federated, "metadata.namespace") : name;
+  std::string_view name = StringViewAt(federated, "metadata.name");
+  std::string_view ns = kind.resource.namespaced ? StringViewAt(federated, "metadata.namespace") : name;
   for (std::string_view own : kFederationOnlyNamespaces) {
     if (ns == own) return false;
   }
   if (kind.kind == "Namespace" && name == "default") return false;
   if (kind.kind == "Secret" &&
-      StringAt(federated, "type") == "kubernetes.io/service-account-token") {
+      StringViewAt(federated, "type") == "kubernetes.io/service-account-token") {
     return false;
   }
   if (kind.kind == "Service" && ns == "default" && name == "kubernetes") return false;

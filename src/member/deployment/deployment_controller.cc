@@ -51,10 +51,6 @@ json::object ReplicaSetFor(const json::object& d, const std::string& hash) {
           {"spec", std::move(rs_spec)}};
 }
 
-json::object StatusOf(const json::object& d) {
-  const json::value* st = d.if_contains("status");
-  return st != nullptr && st->is_object() ? st->get_object() : json::object();
-}
 
 }  // namespace
 

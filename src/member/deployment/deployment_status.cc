@@ -20,10 +20,6 @@ std::vector<Rs> All(const std::vector<Rs>& old_rss, const Rs& new_rs) {
   return all;
 }
 
-json::object StatusOf(const json::object& d) {
-  const json::value* st = d.if_contains("status");
-  return st != nullptr && st->is_object() ? st->get_object() : json::object();
-}
 
 // A ReplicaSet's ReplicaFailure becomes the Deployment's (kube keeps one).
 void CopyReplicaFailure(json::object& status, const std::vector<Rs>& all, TimePoint now) {
