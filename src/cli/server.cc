@@ -336,6 +336,11 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                     "How long pods may wait to be scheduled before their cluster counts as full "
                     "for their federated ReplicaSet or Deployment")
       ->group("Federation");
+  AddDurationOption(cmd, "--capacity-probe-interval", &w.capacity_probe_interval, "5m",
+                    "How long after a cluster was found full for a federated ReplicaSet or "
+                    "Deployment a couple of its replicas are tried there again (doubling after "
+                    "each try that finds no room, up to an hour)")
+      ->group("Federation");
   AddDurationOption(cmd, "--recheck-delay,--replicaset-recheck-delay", &w.recheck_delay, "1m",
                     "When a federated ReplicaSet or Deployment not in its desired state is "
                     "checked again, and a local copy a member refused is created again")

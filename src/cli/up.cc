@@ -48,6 +48,8 @@ struct UpFlags {
   std::string log_level = "info";
   // Three etcd members and two federation servers on them.
   bool ha = false;
+  // More flags for every federation server (`flotilla server --help`).
+  std::vector<std::string> server_args;
 };
 
 // What distinguishes one simulated member from another.
@@ -203,6 +205,7 @@ int RunUp(const UpFlags& flags) {
                                      "--log-level",
                                      flags.log_level};
     argv.insert(argv.end(), fed_storage.begin(), fed_storage.end());
+    argv.insert(argv.end(), flags.server_args.begin(), flags.server_args.end());
     return argv;
   };
 
@@ -346,6 +349,11 @@ void AddUpCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
+  cmd->add_option("--server-arg", flags->server_args,
+                  "A flag for every federation server, repeatable (e.g. "
+                  "--server-arg=--unschedulable-threshold=20s; see flotilla server --help)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--ha", flags->ha,
                 "High availability: a three-member etcd cluster and two federation servers on "
                 "it, with leader-elected controllers (needs etcd, from scripts/bootstrap)");

@@ -24,13 +24,16 @@ from members import MemberProcess
 # so NotReady comes after about 3 x 4 s.
 FED_ARGS = ["--cluster-monitor-period", "1s"]
 # What the ReplicaSet suites run the federation with: unschedulable pods
-# count after 3 s, federated ReplicaSets are checked again every 2 s, and
-# member changes are acted on after 200 ms.
+# count after 3 s, a full cluster is probed for room 2 s later (then 4 s,
+# 8 s, ...), federated ReplicaSets are checked again every 2 s, and member
+# changes are acted on after 200 ms.
 FAST_FED_ARGS = FED_ARGS + ["--cluster-failure-threshold", "2",
                             "--unschedulable-threshold", "3s",
+                            "--capacity-probe-interval", "2s",
                             "--replicaset-recheck-delay", "2s",
                             "--member-change-delay", "200ms"]
-# Pods a cluster short of capacity keeps pending as probes, at most.
+# Replicas a full cluster gets beyond its capacity while it is probed for
+# room, at most.
 PROBES = 2
 SLOW = 90  # seconds: bound for waits that go through a Cluster's health change
 
@@ -355,8 +358,8 @@ class Federation:
     def wait_layout(self, ns, name, expected, timeout=60, probes=()):
         """Waits until every reachable member's local ReplicaSet has the
         replicas `expected` gives it (missing clusters: 0) and runs that many
-        pods. Clusters in `probes` are short of capacity and may keep up to
-        PROBES more replicas, pending. Returns {"spec": ..., "running": ...}."""
+        pods. Clusters in `probes` are short of capacity and may have up to
+        PROBES more replicas, pending, while a probe for room lasts. Returns {"spec": ..., "running": ...}."""
         want = {c: expected.get(c, 0) for c in self.members if not self.members[c].stopped
                 and self.members[c].alive()}
         seen = {}

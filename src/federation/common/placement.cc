@@ -11,7 +11,7 @@ std::optional<int64_t> EstimatedCapacity(const ClusterView& c) {
   if (c.create_failed) {
     out = 0;
   } else if (c.full) {
-    out = c.scheduled;
+    out = c.capacity.value_or(c.scheduled);
   }
   if (c.cordoned) out = std::min(out.value_or(c.current), std::max<int64_t>(c.current, 0));
   if (c.draining) out = 0;
@@ -32,23 +32,27 @@ Targets ComputeTargets(int64_t replicas, std::span<const ClusterView> clusters,
   planner::Placement placement = planner::PlanPlacement(replicas, states, workload_key, prefs);
   int64_t unplaced = std::max<int64_t>(replicas, 0);
   for (int64_t n : placement.replicas) unplaced -= n;
-  // Full clusters keep a couple waiting, and whatever no cluster could take
-  // waits where it was (a cluster whose local ReplicaSet cannot be created
-  // gets nothing until the retry).
+  // Whatever no cluster could take waits where it would have gone (a full
+  // cluster, not a draining one nor one whose local object cannot be
+  // created), and a full cluster being probed gets up to a couple beyond
+  // its capacity, on top of the replicas asked for.
   std::vector<int64_t> waiting(clusters.size(), 0);
   for (size_t i = 0; i < clusters.size(); ++i) {
     if (placement.overflow[i] <= 0) continue;
     out.overflow[clusters[i].name] = placement.overflow[i];
-    if (clusters[i].full && !clusters[i].create_failed) {
-      waiting[i] = std::min(placement.overflow[i], kProbeReplicas);
-      unplaced -= waiting[i];
-    }
   }
+  auto can_wait = [&](const ClusterView& c) {
+    return c.full && !c.create_failed && !c.draining;
+  };
   for (size_t i = 0; i < clusters.size() && unplaced > 0; ++i) {
-    if (waiting[i] == 0) continue;
-    int64_t more = std::min(placement.overflow[i] - waiting[i], unplaced);
-    waiting[i] += more;
-    unplaced -= more;
+    if (placement.overflow[i] <= 0 || !can_wait(clusters[i])) continue;
+    waiting[i] = std::min(placement.overflow[i], unplaced);
+    unplaced -= waiting[i];
+  }
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    const ClusterView& c = clusters[i];
+    if (placement.overflow[i] <= 0 || !can_wait(c) || !c.probing || c.cordoned) continue;
+    waiting[i] = std::max(waiting[i], std::min(placement.overflow[i], kProbeReplicas));
   }
   for (size_t i = 0; i < clusters.size(); ++i) {
     out.replicas[clusters[i].name] = placement.replicas[i] + waiting[i];

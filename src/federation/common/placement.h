@@ -3,19 +3,23 @@
 //
 // 1. A cluster's capacity is estimated only once some of the workload's pods
 //    there waited to be scheduled (or to be created) longer than the
-//    threshold: it is then the number of its pods that a node took ([I4];
-//    the seed's "placed minus failed to be scheduled", counted from the pods
-//    themselves so that a scale-down still in progress does not distort
-//    it). A cluster where the local ReplicaSet could not be created has
-//    capacity 0 until the create is retried ([E1]).
+//    threshold: the placer (placer.h) then learns the number of its pods
+//    that a node took ([I4]; the seed's "placed minus failed to be
+//    scheduled", counted from the pods themselves so that a scale-down
+//    still in progress does not distort it) and remembers it. A cluster
+//    where the local ReplicaSet could not be created has capacity 0 until
+//    the create is retried ([E1]).
 // 2-5. The planner (src/planner/planner.h) does the rest.
 //
-// A cluster whose capacity cut it keeps up to kProbeReplicas of the
-// replicas it cannot run, pending, so that the federation learns when room
-// appears there ("leaving a couple still waiting"): once a node takes one of
-// them, nothing waits too long any more and the cluster is unbounded again.
-// Replicas that no cluster can take wait where they were instead of being
-// dropped (e.g. a workload its selector keeps in one full cluster).
+// The placement sums to the replicas asked for, with one bounded
+// exception: a capacity probe. While the placer probes a full cluster
+// ("leaving a couple still waiting", seed 000), the cluster gets up to
+// kProbeReplicas of the replicas it cannot run on top of its capacity,
+// the others keeping theirs; if a node takes them, the estimate goes and
+// the cluster is unbounded again, else the probe ends and the placement
+// sums to the replicas again. Replicas that no cluster can take wait where
+// they were instead of being dropped (e.g. a workload its selector keeps in
+// one full cluster).
 //
 // Pure: no I/O, no clock, no threads.
 #pragma once
@@ -50,9 +54,15 @@ struct ClusterView {
   int64_t pending = 0;
   // Of those, the pods that exist and wait for a node.
   int64_t unscheduled = 0;
-  // Whether some of them have waited longer than the unschedulable
-  // threshold: the cluster is full for this workload.
+  // The cluster is full for this workload: `capacity` is what it can run.
+  // Pods that wait there are capacity probes, or the surplus of the share
+  // it had before, going away; neither is a rollout in progress.
   bool full = false;
+  // The capacity the placer learned (set when full).
+  std::optional<int64_t> capacity;
+  // A probe is due: the cluster may get up to kProbeReplicas beyond its
+  // capacity.
+  bool probing = false;
   // Its local ReplicaSet could not be created and the retry is not due.
   bool create_failed = false;
   // The cluster is cordoned: it keeps at most what it holds (`current`).

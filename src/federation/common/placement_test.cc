@@ -29,33 +29,73 @@ TEST(PlacementTest, WithoutWaitingPodsEveryClusterIsUnbounded) {
   EXPECT_TRUE(t.overflow.empty());
 }
 
-TEST(PlacementTest, PodsWaitingTooLongCapTheClusterAndLeaveTwoProbes) {
+TEST(PlacementTest, AFullClusterRunsItsCapacityAndTheRestGoesElsewhere) {
   // Seed scenario 1, "C has capacity for 6": C runs 6 of its 17.
   std::vector<ClusterView> views = Abc();
   views[0].placed = 16;
   views[1].placed = 17;
-  views[2] = {.name = "C", .placed = 17, .scheduled = 6, .pending = 11, .full = true};
+  views[2] = {.name = "C", .placed = 17, .scheduled = 6, .pending = 11, .full = true, .capacity = 6};
   Targets t = ComputeTargets(50, views, "default/web", Even(true));
   EXPECT_EQ(t.replicas["A"], 22);
   EXPECT_EQ(t.replicas["B"], 22);
   EXPECT_EQ(t.capacity["C"], 6);
-  EXPECT_EQ(t.replicas["C"], 6 + kProbeReplicas);
+  EXPECT_EQ(t.replicas["C"], 6);
+  EXPECT_EQ(Sum(t.replicas), 50);
   EXPECT_GT(t.overflow["C"], 0);
 
-  // While the member scales C down to 8, and once it has, its two probes
-  // still wait: the same placement (no oscillation).
+  // While the member scales C down to 6, and once it has: the same
+  // placement (no oscillation), still 50.
   views[0].placed = 22;
   views[1].placed = 22;
-  views[2] = {.name = "C", .placed = 8, .scheduled = 6, .pending = 11, .full = true};
+  views[2] = {.name = "C", .placed = 6, .scheduled = 6, .pending = 11, .full = true, .capacity = 6};
   EXPECT_EQ(ComputeTargets(50, views, "default/web", Even(true)).replicas, t.replicas);
-  views[2] = {.name = "C", .placed = 8, .scheduled = 6, .pending = 2, .full = true};
+  views[2] = {.name = "C", .placed = 6, .scheduled = 6, .full = true, .capacity = 6};
   EXPECT_EQ(ComputeTargets(50, views, "default/web", Even(true)).replicas, t.replicas);
 
-  // A probe got scheduled (room appeared): C is unbounded again.
-  views[2] = {.name = "C", .placed = 8, .scheduled = 7, .pending = 1, .full = false};
+  // A probe: C gets two more, the others keep theirs (52 while it lasts).
+  views[2].probing = true;
+  Targets probe = ComputeTargets(50, views, "default/web", Even(true));
+  EXPECT_EQ(probe.replicas["A"], 22);
+  EXPECT_EQ(probe.replicas["B"], 22);
+  EXPECT_EQ(probe.replicas["C"], 6 + kProbeReplicas);
+
+  // The probe's pods ran (room appeared): C is unbounded again.
+  views[2] = {.name = "C", .placed = 8, .scheduled = 8};
   Targets room = ComputeTargets(50, views, "default/web", Even(true));
   EXPECT_FALSE(room.capacity.contains("C"));
   EXPECT_GE(room.replicas["C"], 16);
+  EXPECT_EQ(Sum(room.replicas), 50);
+}
+
+// The README's walk-through (issue 36): 50 replicas over on-prem,
+// cloud-east and cloud-west, which runs 8; then on-prem drained. Every
+// finished placement sums to 50, with and without rebalance.
+TEST(PlacementTest, OverflowPlacesExactlyTheReplicasAskedFor) {
+  for (bool rebalance : {true, false}) {
+    SCOPED_TRACE(rebalance ? "rebalance" : "no rebalance");
+    std::vector<ClusterView> views = {
+        {.name = "on-prem", .placed = 17, .current = 17, .scheduled = 17},
+        {.name = "cloud-east", .placed = 17, .current = 17, .scheduled = 17},
+        {.name = "cloud-west",
+         .placed = 16,
+         .current = 16,
+         .scheduled = 8,
+         .pending = 8,
+         .unscheduled = 8,
+         .full = true,
+         .capacity = 8}};
+    Targets t = ComputeTargets(50, views, "default/spread", Even(rebalance));
+    EXPECT_EQ(Sum(t.replicas), 50);
+    EXPECT_EQ(t.replicas["cloud-west"], 8);
+    EXPECT_EQ(t.replicas["on-prem"] + t.replicas["cloud-east"], 42);
+
+    views[0].draining = true;
+    Targets drained = ComputeTargets(50, views, "default/spread", Even(rebalance));
+    EXPECT_EQ(Sum(drained.replicas), 50);
+    EXPECT_EQ(drained.replicas["on-prem"], 0);
+    EXPECT_EQ(drained.replicas["cloud-west"], 8);
+    EXPECT_EQ(drained.replicas["cloud-east"], 42);
+  }
 }
 
 TEST(PlacementTest, PendingPodsWithinTheThresholdDoNotCap) {

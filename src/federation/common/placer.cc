@@ -33,6 +33,13 @@ const json::object* NotScheduled(const json::object& pod) {
   return nullptr;
 }
 
+// What a full cluster can run, and when to look for more room there.
+struct LearnedCapacity {
+  int64_t replicas = 0;
+  TimePoint probe_at;
+  Duration backoff;
+};
+
 // What the placer remembers of one workload between checks.
 struct ReplicaPlacer::Workload {
   // cluster -> pod uid -> since when it waits to be scheduled
@@ -41,6 +48,8 @@ struct ReplicaPlacer::Workload {
   std::map<std::string, TimePoint> missing_since;
   // cluster -> when the create it rejected is tried again ([E1])
   std::map<std::string, TimePoint> create_retry_at;
+  // cluster -> the capacity learned there ([I4]) and when to probe it
+  std::map<std::string, LearnedCapacity> capacity;
   // The last placement, offline clusters included, for the moved count.
   std::optional<planner::ReplicaCounts> last_plan;
 };
@@ -95,6 +104,7 @@ PlacementResult ReplicaPlacer::Place(const std::string& key, int64_t replicas,
   std::erase_if(w.missing_since, left);
   std::erase_if(w.create_retry_at, left);
   std::erase_if(w.pending_since, left);
+  std::erase_if(w.capacity, left);
   out.targets = ComputeTargets(replicas, out.views, key, prefs);
   return out;
 }
@@ -179,18 +189,28 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
   if (c.local == nullptr) {
     w.pending_since.erase(c.cluster);
     w.missing_since.erase(c.cluster);
+    // Nothing there to probe with (a federated HPA took the cluster out):
+    // when the probe is due the estimate expires instead.
+    if (auto it = w.capacity.find(c.cluster); it != w.capacity.end() && now >= it->second.probe_at) {
+      w.capacity.erase(it);
+    }
+    Learned(c.cluster, w, /*waited_too_long=*/false, now, v, sooner);
     return v;
   }
   std::map<std::string, TimePoint>& before = w.pending_since[c.cluster];
   std::map<std::string, TimePoint> pending;
   int64_t live = 0;
+  bool waited_too_long = false;
   auto waited = [&](TimePoint since) {
     if (now - since >= options_.unschedulable_threshold) {
-      v.full = true;
+      waited_too_long = true;
     } else {
       sooner(since + options_.unschedulable_threshold);
     }
   };
+  for (const runtime::ObjectPtr& pod : c.outgoing_pods) {
+    if (!IsBeingDeleted(*pod)) ++live;
+  }
   for (const runtime::ObjectPtr& pod : c.pods) {
     if (IsBeingDeleted(*pod)) continue;
     ++live;
@@ -223,7 +243,38 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
   } else {
     w.missing_since.erase(c.cluster);
   }
+  Learned(c.cluster, w, waited_too_long, now, v, sooner);
   return v;
+}
+
+void ReplicaPlacer::Learned(const std::string& cluster, Workload& w, bool waited_too_long,
+                            TimePoint now, ClusterView& v,
+                            const std::function<void(TimePoint)>& sooner) const {
+  auto it = w.capacity.find(cluster);
+  if (waited_too_long) {
+    // Full: it runs what a node took. A probe that found no room waits
+    // twice as long for the next.
+    if (it == w.capacity.end()) {
+      Duration first = options_.capacity_probe_interval;
+      it = w.capacity.emplace(cluster, LearnedCapacity{.probe_at = now + first, .backoff = first})
+               .first;
+    } else if (now >= it->second.probe_at) {
+      Duration most = std::max<Duration>(std::chrono::hours(1), options_.capacity_probe_interval);
+      it->second.backoff = std::min(it->second.backoff * 2, most);
+      it->second.probe_at = now + it->second.backoff;
+    }
+    it->second.replicas = v.scheduled;
+  } else if (it != w.capacity.end() && v.pending == 0 && v.scheduled > it->second.replicas) {
+    // A node took more than it could run before (a probe's pods): room
+    // appeared, the cluster is unbounded again.
+    w.capacity.erase(it);
+    it = w.capacity.end();
+  }
+  if (it == w.capacity.end()) return;
+  v.full = true;
+  v.capacity = it->second.replicas;
+  v.probing = now >= it->second.probe_at;
+  if (!v.probing) sooner(it->second.probe_at);
 }
 
 StatusOr<planner::Preferences> PreferencesOf(const json::object& obj, std::string_view key) {
@@ -232,18 +283,30 @@ StatusOr<planner::Preferences> PreferencesOf(const json::object& obj, std::strin
   return planner::ParsePreferences(text);
 }
 
-std::map<std::string, int64_t> LastPlanned(const json::object& obj, std::string_view key) {
+namespace {
+
+// cluster -> `field` of the breakdown in annotation `key`.
+std::map<std::string, int64_t> BreakdownCounts(const json::object& obj, std::string_view key,
+                                               std::string_view field) {
   std::map<std::string, int64_t> out;
   auto breakdown = ParseJsonObject(api::AnnotationAt(obj, key));
   const json::value* clusters = breakdown.ok() ? Find(*breakdown, "clusters") : nullptr;
   if (clusters == nullptr || !clusters->is_object()) return out;
   for (const auto& [name, c] : clusters->get_object()) {
-    const json::value* planned = c.is_object() ? c.get_object().if_contains("planned") : nullptr;
-    if (planned != nullptr && (planned->is_int64() || planned->is_uint64())) {
-      out[name] = planned->to_number<int64_t>();
-    }
+    const json::value* n = c.is_object() ? c.get_object().if_contains(field) : nullptr;
+    if (n != nullptr && (n->is_int64() || n->is_uint64())) out[name] = n->to_number<int64_t>();
   }
   return out;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> LastPlanned(const json::object& obj, std::string_view key) {
+  return BreakdownCounts(obj, key, "planned");
+}
+
+std::map<std::string, int64_t> EstimatedCapacities(const json::object& obj, std::string_view key) {
+  return BreakdownCounts(obj, key, "estimatedCapacity");
 }
 
 std::vector<runtime::ObjectPtr> PodsOf(const runtime::Lister& pods, const json::object& owner) {

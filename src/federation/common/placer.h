@@ -1,10 +1,20 @@
 // ReplicaPlacer: where the replicas of federated workloads go, for every
-// controller that places replicas (ReplicaSets, Deployments, StatefulSets):
-// it keeps what seed 000 asks to remember of each workload between checks
-// ([I4]: since when its pods wait to be scheduled; [E1]: when a rejected
-// create is retried; the last placement, for the moved-replicas count),
-// turns what the member caches show into ClusterViews (placement.h) and
-// plans with the planner.
+// controller that places replicas (ReplicaSets, Deployments): it keeps what
+// seed 000 asks to remember of each workload between checks ([I4]: since
+// when its pods wait to be scheduled, and the capacity learned where they
+// waited too long; [E1]: when a rejected create is retried; the last
+// placement, for the moved-replicas count), turns what the member caches
+// show into ClusterViews (placement.h) and plans with the planner.
+//
+// Capacity: when a cluster's pods waited longer than the unschedulable
+// threshold, the cluster is full for the workload and its capacity is the
+// pods a node took. The placer remembers it, so the cluster keeps exactly
+// that many once the member removed the pods that waited. It probes the
+// cluster after `capacity_probe_interval`: the cluster gets up to
+// kProbeReplicas more (placement.h). If a node takes them, the estimate is
+// dropped and the cluster gets its full share again; if they wait past the
+// threshold, the estimate is learned again and the next probe comes after
+// twice the interval (at most max(1h, the interval)).
 //
 // What a view counts for one cluster, given the workload's managed local
 // object there and its pods:
@@ -24,6 +34,7 @@
 // (the work queue never runs one key twice at once).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +59,8 @@ struct PlacerOptions {
   Duration unschedulable_threshold = std::chrono::seconds(60);
   // When a create a member rejected is tried again ([E1]).
   Duration create_retry = std::chrono::minutes(1);
+  // When a full cluster is first probed for room.
+  Duration capacity_probe_interval = std::chrono::minutes(5);
 };
 
 // The settings of the controllers that place replicas (flags of `flotilla
@@ -65,13 +78,17 @@ struct WorkloadOptions {
   // How long a ready cluster whose caches have not synced holds the checks
   // back before it is planned without.
   Duration sync_grace = std::chrono::seconds(30);
+  // When a full cluster is first probed for room (placer.h).
+  Duration capacity_probe_interval = std::chrono::minutes(5);
   int workers = 8;
   // Where coupled applications run; null: every workload is placed on its
   // own. Not owned.
   Applications* applications = nullptr;
 
   PlacerOptions placer() const {
-    return {.unschedulable_threshold = unschedulable_threshold, .create_retry = recheck_delay};
+    return {.unschedulable_threshold = unschedulable_threshold,
+            .create_retry = recheck_delay,
+            .capacity_probe_interval = capacity_probe_interval};
   }
 };
 
@@ -82,6 +99,11 @@ struct WorkloadInCluster {
   runtime::ObjectPtr local;
   // Its pods that are not being deleted are counted.
   std::vector<runtime::ObjectPtr> pods;
+  // Pods that the local object is replacing (a Deployment's pods of an
+  // older template, in a cluster rolling out a newer one): they count as
+  // created, but the room they hold is not room for the current pods, so
+  // neither their scheduling nor their waiting says anything of capacity.
+  std::vector<runtime::ObjectPtr> outgoing_pods;
   bool cordoned = false;
   bool draining = false;
 };
@@ -135,6 +157,11 @@ class ReplicaPlacer {
   ClusterView View(const WorkloadInCluster& c, Workload& w,
                    const std::map<std::string, int64_t>& last_planned, TimePoint now,
                    std::optional<TimePoint>* next_check) const;
+  // Learns, keeps or drops `cluster`'s capacity for the workload, whether
+  // some of its pods `waited_too_long` or not, and sets v.full, v.capacity
+  // and v.probing; `sooner` is told when the next probe is due.
+  void Learned(const std::string& cluster, Workload& w, bool waited_too_long, TimePoint now,
+               ClusterView& v, const std::function<void(TimePoint)>& sooner) const;
 
   const PlacerOptions options_;
   const std::string kind_;
@@ -153,6 +180,9 @@ StatusOr<planner::Preferences> PreferencesOf(const json::object& obj, std::strin
 // ({"clusters": {"a": {"planned": 16, ...}}}); empty when absent or
 // unreadable.
 std::map<std::string, int64_t> LastPlanned(const json::object& obj, std::string_view key);
+// cluster -> "estimatedCapacity" of that breakdown, for the clusters that
+// have one.
+std::map<std::string, int64_t> EstimatedCapacities(const json::object& obj, std::string_view key);
 
 // The PodScheduled=False condition of a pod no node took; null when it has
 // none yet.

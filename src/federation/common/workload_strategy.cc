@@ -74,7 +74,7 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
                         .draining = cluster != nullptr && IsDraining(*cluster)};
     if (c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing)) {
       w.local = c.existing;
-      w.pods = PodsOf(c.cluster(), *c.existing);
+      PodsOf(c.cluster(), *c.existing, w);
     }
     clusters.push_back(std::move(w));
   }
@@ -151,7 +151,9 @@ void WorkloadStrategy::SetAffinityCondition(const Check& check, json::object& st
 
 void WorkloadStrategy::FollowHpa(const Check& check, WorkloadPlan& plan) {
   Targets& t = plan.placement.targets;
-  t = Targets{};
+  // The capacities learned stay: the HPA reads them (a cluster that can run
+  // none of the pods gives its shares up).
+  t = Targets{.capacity = std::move(t.capacity)};
   for (const Copy& c : check.copies) {
     int64_t n = 0;
     if (std::binary_search(plan.hpa->clusters.begin(), plan.hpa->clusters.end(), c.cluster())) {

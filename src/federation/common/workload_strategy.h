@@ -124,10 +124,11 @@ class WorkloadStrategy : public Strategy {
   // the written object).
   Status FollowLocalReplicas(Check& check);
 
-  // The managed local object of a copy (not being deleted) as seen, and its
-  // pods in `cluster`.
-  virtual std::vector<runtime::ObjectPtr> PodsOf(const std::string& cluster,
-                                                 const json::object& local) const = 0;
+  // The pods in `cluster` of `local`, the managed local object of a copy
+  // (not being deleted) as seen: into w.pods, and into w.outgoing_pods the
+  // ones it is replacing (placer.h).
+  virtual void PodsOf(const std::string& cluster, const json::object& local,
+                      WorkloadInCluster& w) const = 0;
   // The local object copy `i` should be, with `replicas`.
   virtual json::object DesiredCopy(const Check& check, size_t i, int64_t replicas) const = 0;
 

@@ -110,18 +110,19 @@ void DeploymentController::EnqueueFromPod(const std::string& cluster, const json
   if (rs != nullptr) EnqueueFromLocalReplicaSet(*rs);
 }
 
-std::vector<runtime::ObjectPtr> DeploymentController::PodsOf(const std::string& cluster,
-                                                             const json::object& local) const {
-  std::vector<runtime::ObjectPtr> out;
+void DeploymentController::PodsOf(const std::string& cluster, const json::object& local,
+                                  WorkloadInCluster& w) const {
   auto rss = ctx_.members().Get(cluster, kReplicaSets.resource);
   auto pods = ctx_.members().Get(cluster, kPods.resource);
-  if (rss == nullptr || pods == nullptr) return out;
+  if (rss == nullptr || pods == nullptr) return;
+  const json::object* tmpl = TemplateOf(local);
   for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(local, "metadata.uid"))) {
+    bool current = tmpl == nullptr || RunsTemplate(*rs, *tmpl);
+    std::vector<runtime::ObjectPtr>& into = current ? w.pods : w.outgoing_pods;
     for (runtime::ObjectPtr& pod : federation::PodsOf(pods->lister(), *rs)) {
-      out.push_back(std::move(pod));
+      into.push_back(std::move(pod));
     }
   }
-  return out;
 }
 
 json::object DeploymentController::DesiredCopy(const Check& check, size_t i,

@@ -85,8 +85,10 @@ class DeploymentController : public WorkloadStrategy {
   static const json::object* ManagedLocal(const Copy& c) {
     return c.Managed() ? c.Current() : nullptr;
   }
-  std::vector<runtime::ObjectPtr> PodsOf(const std::string& cluster,
-                                         const json::object& local) const override;
+  // The pods of the local Deployment's ReplicaSets: those of its template
+  // are its pods, the others' are outgoing.
+  void PodsOf(const std::string& cluster, const json::object& local,
+              WorkloadInCluster& w) const override;
   json::object DesiredCopy(const Check& check, size_t i, int64_t replicas) const override;
   // Federation ReplicaSets that may be shadows of `d`.
   std::vector<runtime::ObjectPtr> Candidates(const json::object& d) const;

@@ -170,13 +170,26 @@ class DeploymentControllerTest : public ::testing::Test {
     for (const json::object& rs : LocalReplicaSets(i)) {
       if (StringAt(rs, "metadata.name") != current) SizeLocalReplicaSet(i, d, rs, 0);
     }
+    SizeLocalReplicaSet(i, d, EnsureLocalReplicaSet(i, d, current), replicas);
+    WriteLocalStatus(i, [&](json::object& status, const json::object& local) {
+      status = json::object{{"observedGeneration", *Find(local, "metadata.generation")},
+                            {"replicas", replicas},
+                            {"updatedReplicas", replicas},
+                            {"readyReplicas", replicas},
+                            {"availableReplicas", replicas},
+                            {"unavailableReplicas", 0}};
+    });
+  }
+  // The local ReplicaSet `current` of member i's Deployment `d`, created
+  // (with d's template) when there is none.
+  json::object EnsureLocalReplicaSet(int i, const json::object& d, const std::string& current) {
     json::object rs = LocalReplicaSet(i, current);
     if (rs.empty()) {
       rs = json::object{
           {"apiVersion", "apps/v1"},
           {"kind", "ReplicaSet"},
           {"metadata", json::object{{"name", current}, {"ownerReferences", OwnerRef(d)}}},
-          {"spec", json::object{{"replicas", replicas},
+          {"spec", json::object{{"replicas", 0},
                                 {"selector", *Find(d, "spec.selector")},
                                 {"template", *Find(d, "spec.template")}}}};
       json::object& labels = rs["spec"]
@@ -186,18 +199,10 @@ class DeploymentControllerTest : public ::testing::Test {
                                  .as_object();
       labels["pod-template-hash"] = current.substr(4);
       auto made = member_clients_[i]->Create(kReplicaSets, kNs, rs);
-      ASSERT_TRUE(made.ok()) << made.status().ToString();
-      rs = *made;
+      EXPECT_TRUE(made.ok()) << made.status().ToString();
+      if (made.ok()) rs = *made;
     }
-    SizeLocalReplicaSet(i, d, rs, replicas);
-    WriteLocalStatus(i, [&](json::object& status, const json::object& local) {
-      status = json::object{{"observedGeneration", *Find(local, "metadata.generation")},
-                            {"replicas", replicas},
-                            {"updatedReplicas", replicas},
-                            {"readyReplicas", replicas},
-                            {"availableReplicas", replicas},
-                            {"unavailableReplicas", 0}};
-    });
+    return rs;
   }
   // Member i's rollout has begun: one new replica, one unavailable.
   void Begin(int i, bool timed_out = false) {
@@ -258,8 +263,9 @@ class DeploymentControllerTest : public ::testing::Test {
     ASSERT_TRUE(member_clients_[i]->UpdateStatus(kReplicaSets, kNs, with).ok());
   }
   // Plays member i's scheduler and kubelet: `running` pods of its local
-  // Deployment's current ReplicaSet on a node, `pending` that no node takes.
-  void AddPods(int i, int running, int pending) {
+  // Deployment's current ReplicaSet on a node, `pending` that no node takes
+  // (named `prefix` and a number).
+  void AddPods(int i, int running, int pending, const std::string& prefix = "web-") {
     json::object rs = LocalReplicaSet(i, LocalReplicaSetName(Local(i)));
     ASSERT_FALSE(rs.empty());
     json::array owner{json::object{{"apiVersion", "apps/v1"},
@@ -273,7 +279,7 @@ class DeploymentControllerTest : public ::testing::Test {
       if (p < running) spec["nodeName"] = "n1";
       json::object pod{{"apiVersion", "v1"},
                        {"kind", "Pod"},
-                       {"metadata", json::object{{"name", "web-" + std::to_string(p)},
+                       {"metadata", json::object{{"name", prefix + std::to_string(p)},
                                                  {"labels", json::object{{"app", "web"}}},
                                                  {"ownerReferences", owner}}},
                        {"spec", std::move(spec)}};
@@ -675,10 +681,66 @@ TEST_F(DeploymentControllerTest, PodsThatCannotBeScheduledMoveReplicasElsewhere)
   }));
   clock_.Advance(std::chrono::seconds(61));
   controller_kick();
-  // c keeps its 4 and 2 probes; a and b take the 26 it cannot run.
+  // c keeps the 4 it runs; a and b take the 26 it cannot run: 30 in all.
   ASSERT_TRUE(Settle([&] {
-    return Replicas() == std::vector<int64_t>{13, 13, 6};
+    return Replicas() == std::vector<int64_t>{13, 13, 4};
   })) << json::serialize(json::value_from(Replicas()));
+}
+
+// Issue 36: a new template whose pods no node in a cluster takes (it asks
+// for more than the cluster has free) is capacity information like any
+// other: after the threshold that cluster's share moves to the others,
+// make-before-break, and the rollout goes on instead of stalling there.
+TEST_F(DeploymentControllerTest, ARolloutGoesOnWhenAClusterCannotRunTheNewTemplate) {
+  Start(std::chrono::seconds(60));
+  Create(6, "nginx:1");
+  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{2, 2, 2}; }));
+  FinishAll();
+  for (int i = 0; i < 3; ++i) AddPods(i, 2, 0, "v1-");
+  ASSERT_TRUE(Settle([&] { return Complete(); }));
+
+  SetImage("nginx:2");
+  ASSERT_TRUE(Settle([&] { return Images()[0] == "nginx:2"; }));
+  Finish(0);
+  AddPods(0, 2, 0, "v2-");
+  ASSERT_TRUE(Settle([&] { return Images() == Strings{"nginx:2", "nginx:2", "nginx:1"}; }));
+  // b's Deployment controller surges one pod of the new template; no node
+  // takes it. Its two old pods keep running.
+  json::object b = Local(1);
+  SizeLocalReplicaSet(1, b, EnsureLocalReplicaSet(1, b, LocalReplicaSetName(b)), 1);
+  AddPods(1, 0, 1, "v2-");
+  WriteLocalStatus(1, [](json::object& status, const json::object& local) {
+    status = json::object{{"observedGeneration", *Find(local, "metadata.generation")},
+                          {"replicas", 3},
+                          {"updatedReplicas", 1},
+                          {"readyReplicas", 2},
+                          {"availableReplicas", 2},
+                          {"unavailableReplicas", 1}};
+  });
+  ASSERT_TRUE(Settle([&] {
+    auto s = ParseJsonObject(api::AnnotationAt(Fed(), api::kDeploymentStatusAnnotation));
+    return s.ok() && At(*s, "clusters.b.unschedulable") == json::value(1);
+  }));
+  // Within the threshold nothing moves, and c waits its turn.
+  Holds([&] { return Replicas() == std::vector<int64_t>{2, 2, 2} && Images()[2] == "nginx:1"; });
+  clock_.Advance(std::chrono::seconds(61));
+  controller_kick();
+  // b can run none of the new template: a and c take its share, b keeps
+  // its two available old pods until theirs are available.
+  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{3, 2, 3}; }))
+      << json::serialize(json::value_from(Replicas()));
+  Finish(0);
+  Finish(2);
+  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{3, 0, 3}; }))
+      << json::serialize(json::value_from(Replicas()));
+  // b's controller scales it down; with nothing left to roll out there,
+  // the rollout moves on to c and completes.
+  Finish(1);
+  ASSERT_TRUE(Settle([&] { return Images()[2] == "nginx:2"; }))
+      << json::serialize(json::value_from(Images()));
+  Finish(2);
+  ASSERT_TRUE(Settle([&] { return Complete(); }));
+  EXPECT_EQ(IntAt(Fed(), "status.replicas"), 6);
 }
 
 // [E1]: a member that refuses the create gets nothing until the retry; its

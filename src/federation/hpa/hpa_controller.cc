@@ -138,9 +138,19 @@ Status HpaController::Plan(Check& check) {
   std::string kind;
   const client::ResourceRef* target = TargetResource(check.obj, &kind);
   std::string target_name = StringAt(check.obj, "spec.scaleTargetRef.name");
+  // Where the target's controller learned that it can run nothing.
+  std::map<std::string, int64_t> capacity;
+  const client::ResourceRef* resource = nullptr;
+  if (runtime::ObjectPtr fed_target = TargetOf(check.obj, &resource)) {
+    capacity = EstimatedCapacities(*fed_target, resource->resource == "deployments"
+                                                    ? api::kDeploymentStatusAnnotation
+                                                    : api::kReplicaSetStatusAnnotation);
+  }
   for (const Copy& c : check.copies) {
     HpaCluster h{.name = c.cluster()};
     h.cordoned = c.target.cluster_object != nullptr && IsCordoned(*c.target.cluster_object);
+    auto cap = capacity.find(c.cluster());
+    h.full = !h.cordoned && cap != capacity.end() && cap->second == 0;
     if (target != nullptr) {
       if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
         runtime::ObjectPtr t = informer->lister().Get(check.ns, target_name);

@@ -226,6 +226,11 @@ Partition PartitionHpa(int64_t min, int64_t max, const planner::Preferences& pre
     if (c.cordoned && !c.held) continue;
     order.push_back(&c);
   }
+  // Clusters that can run none of the target's pods give their shares up
+  // to those that can.
+  if (std::any_of(order.begin(), order.end(), [](const HpaCluster* c) { return !c->full; })) {
+    std::erase_if(order, [](const HpaCluster* c) { return c->full; });
+  }
   auto weight = [&](const HpaCluster* c) { return prefs.For(c->name)->weight; };
   std::stable_sort(order.begin(), order.end(), [&](const HpaCluster* a, const HpaCluster* b) {
     return std::make_tuple(!a->held.has_value(), !a->runs_target, -weight(a), a->name) <

@@ -4,8 +4,9 @@
 // HPA whose min and max are its share; the local mins sum to the federated
 // min and the local maxes to the federated max.
 //
-// Which clusters are chosen: the candidates (ready, admitted, and not given
-// maxReplicas 0 by the hpa-preferences) ordered by: holding a local HPA of
+// Which clusters are chosen: the candidates (ready, admitted, not given
+// maxReplicas 0 by the hpa-preferences, and not full for the target unless
+// all are) ordered by: holding a local HPA of
 // it, running the target's replicas, the preferences' weight (highest
 // first), name. The first min(federated min, candidates) are chosen, so that
 // none gets a min below 1.
@@ -76,6 +77,10 @@ struct HpaCluster {
   // Cordoned: chosen only where it holds a share already, and its max
   // does not grow.
   bool cordoned = false;
+  // The target's controller found that the cluster can run none of the
+  // target's pods (their capacity there is 0, e.g. its nodes cannot fit
+  // the template): not chosen while other candidates remain.
+  bool full = false;
 };
 
 struct PartitionOptions {

@@ -54,6 +54,23 @@ TEST(HpaPartitionTest, ASmallMinChoosesFewerClusters) {
   EXPECT_EQ(p.shares, (Shares{{"a", {1, 5}}, {"b", {1, 4}}}));
 }
 
+// Issue 36: a cluster that can run none of the target's pods gives its
+// shares to the others, even one that held a local HPA; when every
+// candidate is full, they are all kept.
+TEST(HpaPartitionTest, AClusterFullForTheTargetGivesItsSharesUp) {
+  std::vector<HpaCluster> clusters = {Held("a", {1, 4}, 2, 2), Held("b", {1, 4}, 2, 2),
+                                      Held("c", {1, 4}, 1, 1)};
+  clusters[2].full = true;
+  Partition p = PartitionHpa(3, 12, kDefault, clusters);
+  EXPECT_EQ(p.chosen, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Sum(p.shares, &Bounds::min), 3);
+  EXPECT_EQ(Sum(p.shares, &Bounds::max), 12);
+  EXPECT_FALSE(p.shares.contains("c"));
+
+  for (HpaCluster& c : clusters) c.full = true;
+  EXPECT_EQ(PartitionHpa(3, 12, kDefault, clusters).chosen.size(), 3u);
+}
+
 TEST(HpaPartitionTest, ClustersRunningTheTargetAreChosenFirstThenByWeight) {
   std::vector<HpaCluster> clusters = Fresh({"a", "b", "c"});
   clusters[2].runs_target = true;

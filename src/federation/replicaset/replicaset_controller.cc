@@ -39,11 +39,10 @@ void ReplicaSetController::EnqueueOwner(const runtime::ObjectPtr& pod) {
                        options_.member_change_delay);
 }
 
-std::vector<runtime::ObjectPtr> ReplicaSetController::PodsOf(const std::string& cluster,
-                                                             const json::object& local) const {
+void ReplicaSetController::PodsOf(const std::string& cluster, const json::object& local,
+                                  WorkloadInCluster& w) const {
   std::shared_ptr<runtime::Informer> pods = ctx_.members().Get(cluster, kPods.resource);
-  return pods == nullptr ? std::vector<runtime::ObjectPtr>{}
-                         : federation::PodsOf(pods->lister(), local);
+  if (pods != nullptr) w.pods = federation::PodsOf(pods->lister(), local);
 }
 
 json::object ReplicaSetController::DesiredCopy(const Check& check, size_t, int64_t replicas) const {

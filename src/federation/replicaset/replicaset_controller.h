@@ -66,8 +66,8 @@ class ReplicaSetController : public WorkloadStrategy {
   StatusOr<runtime::Result> Finish(Check& check) override;
 
  private:
-  std::vector<runtime::ObjectPtr> PodsOf(const std::string& cluster,
-                                         const json::object& local) const override;
+  void PodsOf(const std::string& cluster, const json::object& local,
+              WorkloadInCluster& w) const override;
   json::object DesiredCopy(const Check& check, size_t i, int64_t replicas) const override;
   void EnqueueOwner(const runtime::ObjectPtr& pod);
   Status WriteStatus(Check& check);

@@ -25,6 +25,7 @@ using runtime::testing::Eventually;
 constexpr char kNs[] = "default";
 constexpr Duration kThreshold = std::chrono::seconds(60);
 constexpr Duration kRecheck = std::chrono::seconds(30);
+constexpr Duration kProbeInterval = std::chrono::minutes(5);
 
 // The value at `path` in `obj`, null when absent: a copy, safe to take from
 // a temporary.
@@ -52,6 +53,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
   void Start(WorkloadOptions options = {}, int ready = 3) {
     options.unschedulable_threshold = kThreshold;
     options.recheck_delay = kRecheck;
+    options.capacity_probe_interval = kProbeInterval;
     options.member_change_delay = Duration::zero();
     ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
     controller_ = std::make_unique<ReplicaSetController>(*ctx_, options);
@@ -179,9 +181,20 @@ class ReplicaSetControllerTest : public ::testing::Test {
       ASSERT_TRUE(member_clients_[i]->UpdateStatus(kPods, kNs, with_status).ok());
     }
   }
-  // Plays member i's scheduler for `n` pods that run.
-  void AddRunningPods(int i, int n, const std::string& name = "web") {
-    for (int p = 0; p < n; ++p) {
+  // Plays member i's ReplicaSet controller scaling down: deletes the pods
+  // that wait, `n` of them (0: all).
+  void DeleteUnschedulablePods(int i, int n = 0, const std::string& name = "web") {
+    for (int p = 0; n == 0 || p < n; ++p) {
+      Status s = member_clients_[i]->Delete(kPods, kNs, name + "-pending-" + std::to_string(p),
+                                            {.grace_period_seconds = 0});
+      if (s.Is(Reason::kNotFound)) break;
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+  }
+  // Plays member i's scheduler for `n` pods that run (numbered from
+  // `first`).
+  void AddRunningPods(int i, int n, const std::string& name = "web", int first = 0) {
+    for (int p = first; p < first + n; ++p) {
       auto made = member_clients_[i]->Create(
           kPods, kNs, Pod(i, name, name + "-running-" + std::to_string(p), "n1"));
       ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -208,8 +221,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     AddRunningPods(2, 4);
   }
   // Moves the clock to `early` before the unschedulable threshold (nothing
-  // moves), then past it: c keeps its 4 and 2 probes, a and b take the
-  // other 26.
+  // moves), then past it: c keeps the 4 it runs, a and b take the other 26.
   void CrossTheThreshold(Duration early) {
     clock_.Advance(kThreshold - early);
     // The check the threshold needs is waiting on the clock.
@@ -221,7 +233,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
     clock_.Advance(early);
     ASSERT_TRUE(Settle([&] {
-      return Placement() == std::vector<int64_t>{13, 13, 6};
+      return Placement() == std::vector<int64_t>{13, 13, 4};
     })) << json::serialize(json::value_from(Placement()));
   }
   std::vector<std::string> EventReasons() {
@@ -383,19 +395,56 @@ TEST_F(ReplicaSetControllerTest, ARestartWaitsForTheClustersLastSeenReady) {
   })) << json::serialize(json::value_from(Placement()));
 }
 
-TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereLeavingTwoProbes) {
+// [I4] and the README's overflow (issue 36): the placement sums to the
+// replicas asked for once the move is done, and stays so while nothing
+// changes; probes for room are bounded and end.
+TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereAndThePlacementSumsExactly) {
   // c runs 4 of its 10; 6 cannot be scheduled.
   SpreadThirtyWithFourRunningInC();
   AddUnschedulablePods(2, 6);
   ASSERT_TRUE(
       Settle([&] { return At(Breakdown(), "clusters.c.unschedulable") == json::value(6); }));
-  // c keeps its 4 and 2 probes; a and b take the other 26 between them.
+  // c keeps the 4 it runs; a and b take the other 26 between them.
   CrossTheThreshold(std::chrono::seconds(5));
   // The breakdown follows the placement.
   ASSERT_TRUE(Settle([&] {
     return At(Breakdown(), "clusters.c.estimatedCapacity") == json::value(4);
   })) << json::serialize(Breakdown());
-  EXPECT_EQ(At(Breakdown(), "clusters.c.unschedulable"), json::value(6));
+  EXPECT_EQ(At(Breakdown(), "clusters.c.planned"), json::value(4));
+
+  // The member scales c down to 4: nothing waits, the capacity is
+  // remembered, and the placement holds at 30.
+  DeleteUnschedulablePods(2);
+  Holds([&] {
+    return Placement() == std::vector<int64_t>{13, 13, 4} &&
+           At(Breakdown(), "clusters.c.unschedulable") == json::value(0);
+  });
+
+  // A probe after the interval: c gets two more, a and b keep theirs.
+  clock_.Advance(kProbeInterval);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{13, 13, 6}; }))
+      << json::serialize(json::value_from(Placement()));
+  // No node takes them: past the threshold the probe ends, 30 again.
+  AddUnschedulablePods(2, 2);
+  clock_.Advance(kThreshold);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{13, 13, 4}; }))
+      << json::serialize(json::value_from(Placement()));
+  DeleteUnschedulablePods(2);
+  // The next probe waits twice as long.
+  clock_.Advance(kProbeInterval);
+  Holds([&] { return Placement() == std::vector<int64_t>{13, 13, 4}; });
+  clock_.Advance(kProbeInterval);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{13, 13, 6}; }))
+      << json::serialize(json::value_from(Placement()));
+  // This time a node takes them: room appeared, c is unbounded again and
+  // gets its share back (rebalance), 30 in all.
+  AddRunningPods(2, 2, "web", /*first=*/4);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }))
+      << json::serialize(json::value_from(Placement()));
+  ASSERT_TRUE(Settle([&] {
+    return At(Breakdown(), "clusters.c.planned") == json::value(10) &&
+           Find(Breakdown(), "clusters.c.estimatedCapacity") == nullptr;
+  })) << json::serialize(Breakdown());
 }
 
 TEST_F(ReplicaSetControllerTest, PodsTheMemberCannotCreateCountAsWaitingToo) {

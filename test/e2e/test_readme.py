@@ -1,0 +1,249 @@
+"""The README's quick start, in its order, on `flotilla up` with its three
+members, checking each promise it makes (issue 36). When the README's walk-
+through changes, this test changes with it.
+
+One difference from a person at a terminal: the federation's unschedulable
+threshold is 20 s instead of a minute (`flotilla up --server-arg`), so that
+the walk-through takes a few minutes instead of many; nothing else waits on
+it."""
+
+import json
+import os
+import re
+import subprocess
+import urllib.request
+
+import pytest
+
+from conftest import FLOTILLA_BINARY, KUBECTL, LineReader, _die_with_parent, free_port, wait_for
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+UP_RE = re.compile(r"Flotilla is up: the federation at (https://127\.0\.0\.1:\d+) with (\d+) member")
+BUILD_DIR = os.path.dirname(FLOTILLA_BINARY)
+
+
+def example(name):
+    return os.path.join(ROOT, "examples", name)
+
+
+class Terminal:
+    """A shell the README's commands run in: KUBECONFIG and PATH (for the
+    kubectl plugin) as the README sets them."""
+
+    def __init__(self, kubeconfig):
+        self.env = dict(os.environ, KUBECONFIG=kubeconfig,
+                        PATH=BUILD_DIR + os.pathsep + os.environ.get("PATH", ""))
+
+    def run(self, *args, check=True, timeout=120):
+        result = subprocess.run(list(args), capture_output=True, text=True, env=self.env,
+                                timeout=timeout)
+        if check:
+            assert result.returncode == 0, f"{' '.join(args)}: {result.stdout}{result.stderr}"
+        return result
+
+    def kubectl(self, *args, **kw):
+        return self.run(KUBECTL, *args, **kw)
+
+    def get(self, *args):
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+
+def dig(port, name):
+    out = subprocess.run(["dig", "@127.0.0.1", "-p", str(port), "+short", "+tries=5", "+time=2",
+                          name], capture_output=True, text=True, timeout=60)
+    return sorted(line for line in out.stdout.splitlines() if line)
+
+
+def breakdown(obj, annotation):
+    text = obj["metadata"].get("annotations", {}).get(annotation, "{}")
+    return json.loads(text).get("clusters", {})
+
+
+def events(term, kind, name, reason):
+    items = term.get("events")["items"]
+    return [e["message"] for e in items if e["reason"] == reason
+            and e["involvedObject"].get("kind") == kind and e["involvedObject"]["name"] == name]
+
+
+@pytest.fixture
+def walkthrough(tmp_path):
+    directory = tmp_path / "flotilla-up"
+    proc = subprocess.Popen(
+        [FLOTILLA_BINARY, "up", "--dir", str(directory), "--secure-port", "0", "--dns-port", "0",
+         "--server-arg=--unschedulable-threshold=20s"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
+    reader = LineReader(proc.stdout)
+    try:
+        line = reader.wait_for_line(lambda l: UP_RE.search(l) or "exited" in l or "did not" in l,
+                                    "the up line", timeout=180)
+        assert UP_RE.search(line), line
+        dig_line = reader.wait_for_line(lambda l: l.strip().startswith("dig @"), "the dig line")
+        dns_port = int(re.search(r"-p (\d+)", dig_line).group(1))
+        yield Terminal(str(directory / "kubeconfig")), directory, dns_port
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(2)  # Ctrl-C
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_the_readme_quick_start_does_what_it_says(walkthrough):
+    term, directory, dns_port = walkthrough
+
+    # kubectl get clusters: the members, Ready, with zones and regions.
+    def ready():
+        items = term.get("clusters")["items"]
+        ok = [c for c in items if any(x["type"] == "Ready" and x["status"] == "True"
+                                      for x in c.get("status", {}).get("conditions", []))]
+        return items if len(ok) == 3 else None
+    clusters = {c["metadata"]["name"]: c for c in wait_for(ready, "three Ready members", 60)}
+    assert set(clusters) == {"on-prem", "cloud-east", "cloud-west"}
+    assert clusters["cloud-west"]["status"]["region"] == "us-west-2"
+    assert clusters["on-prem"]["status"]["zones"] == ["on-prem-dc1-a", "on-prem-dc1-b"]
+
+    # The spread example: all 50 ready and exactly 50 placed, cloud-west
+    # holding what it can run (8) once its pods waited past the threshold.
+    term.kubectl("apply", "-f", example("01-spread-evenly.yaml"))
+
+    def spread_settled():
+        rs = term.get("rs", "spread")
+        counts = breakdown(rs, "federation.kubernetes.io/replica-set-status")
+        planned = sum(c.get("planned", 0) for c in counts.values())
+        status = rs.get("status", {})
+        if (planned == 50 and status.get("replicas") == 50 and status.get("readyReplicas") == 50
+                and counts.get("cloud-west", {}).get("estimatedCapacity") == 8):
+            return counts
+        return None
+    counts = wait_for(spread_settled, "spread: 50 ready, 50 placed, cloud-west full at 8", 240)
+    assert counts["cloud-west"]["planned"] == 8
+    out = term.kubectl("get", "rs", "spread").stdout.split("\n")[1].split()
+    assert out[1:4] == ["50", "50", "50"], out  # DESIRED CURRENT READY
+    assert events(term, "ReplicaSet", "spread", "PlacementChanged")
+    assert "PlacementChanged" in term.kubectl("describe", "rs", "spread").stdout
+    term.kubectl("get", "configmaps,secrets,services", "-A")
+
+    # A Deployment, rolled out one cluster at a time.
+    term.kubectl("create", "deployment", "web", "--image=nginx:1.27", "--replicas=6")
+    term.kubectl("rollout", "status", "deployment/web", "--timeout=180s", timeout=200)
+    term.kubectl("set", "image", "deployment/web", "nginx=nginx:1.28")
+    out = term.kubectl("rollout", "status", "deployment/web", "--timeout=180s", timeout=200).stdout
+    assert 'deployment "web" successfully rolled out' in out
+    history = term.kubectl("rollout", "history", "deployment/web").stdout
+    assert re.search(r"^2\s", history, re.M), history
+    shadows = [rs["metadata"]["name"] for rs in term.get("rs")["items"]
+               if rs["metadata"]["name"].startswith("web-")]
+    assert len(shadows) == 2, shadows
+    started = events(term, "Deployment", "web", "RolloutStarted")
+    for cluster in ("on-prem", "cloud-east", "cloud-west"):
+        assert any(f"cluster {cluster}" in m for m in started), started
+
+    # The HPA step: the CPU request rolls out everywhere, although
+    # cloud-west (full of the spread's pods) cannot fit the new pods: its
+    # share moves to the others and the rollout finishes.
+    term.kubectl("set", "resources", "deployment", "web", "--requests=cpu=100m")
+    out = term.kubectl("rollout", "status", "deployment/web", "--timeout=240s", timeout=260).stdout
+    assert 'deployment "web" successfully rolled out' in out
+    for member in ("on-prem", "cloud-east"):
+        local = json.loads(term.kubectl(
+            "--kubeconfig", str(directory / "members" / member / "kubeconfig"),
+            "get", "deployment", "web", "-o", "json").stdout)
+        resources = local["spec"]["template"]["spec"]["containers"][0]["resources"]
+        assert resources["requests"]["cpu"] == "100m", member
+
+    term.kubectl("autoscale", "deployment", "web", "--min=3", "--max=12", "--cpu-percent=50")
+    hpa = wait_for(lambda: term.get("hpa", "web").get("status", {}).get("currentReplicas") and
+                   term.get("hpa", "web"), "the federated HPA's status", 60)
+    assert hpa["spec"]["minReplicas"] == 3 and hpa["spec"]["maxReplicas"] == 12
+    term.run(FLOTILLA_BINARY, "member", "ctl", "demand", "deployment/web", "2000m",
+             "--kubeconfig", str(directory / "members" / "on-prem" / "kubeconfig"))
+    moved = wait_for(lambda: [m for m in events(term, "HorizontalPodAutoscaler", "web",
+                                                "MaxReplicasMoved") if "on-prem" in m],
+                     "MaxReplicasMoved to on-prem", 240)
+    assert "to cluster on-prem" in moved[0], moved
+
+    # A Service found by DNS, globally and by region: the load-balancer
+    # addresses of the clusters where hello has ready pods (cloud-west is
+    # full of the spread's pods by now, so hello runs in the other two).
+    term.kubectl("apply", "-f", example("08-global-service.yaml"))
+
+    def answered():
+        counts = breakdown(term.get("deploy", "hello"), "federation.kubernetes.io/deployment-status")
+        ready = sorted(n for n, c in counts.items() if c.get("ready", 0) > 0)
+        addresses = dig(dns_port, "hello.default.flotilla.svc.flotilla.local")
+        return ready if len(ready) >= 2 and len(addresses) == len(ready) else None
+    ready = wait_for(answered, "the global name's addresses, one per cluster running hello", 150)
+    assert "cloud-east" in ready
+    assert len(dig(dns_port, "hello.default.flotilla.svc.us-east-1.flotilla.local")) == 1
+
+    # Where every replica runs; the clusters' health and capacity.
+    status = term.kubectl("flotilla", "status", "-A").stdout
+    assert re.search(r"replicaset/spread\s+50/50", status), status
+    assert "deployment/web" in status
+    table = term.kubectl("flotilla", "clusters").stdout
+    for cluster in ("on-prem", "cloud-east", "cloud-west"):
+        assert cluster in table
+    port = free_port()
+    dashboard = subprocess.Popen([FLOTILLA_BINARY, "dashboard", "--port", str(port)],
+                                 env=term.env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+    try:
+        def page():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+                    return r.status == 200
+            except OSError:
+                return False
+        wait_for(page, "the dashboard's page", 30)
+    finally:
+        dashboard.terminate()
+        dashboard.wait(timeout=30)
+
+    # RBAC, service accounts and their tokens.
+    term.kubectl("create", "namespace", "team-a")
+    term.kubectl("create", "serviceaccount", "ci", "-n", "team-a")
+    term.kubectl("create", "rolebinding", "ci-edit", "--clusterrole=edit",
+                 "--serviceaccount=team-a:ci", "-n", "team-a")
+    ci = "system:serviceaccount:team-a:ci"
+    yes = term.kubectl("auth", "can-i", "create", "deployments", "-n", "team-a", "--as", ci)
+    assert yes.stdout.strip() == "yes"
+    no = term.kubectl("auth", "can-i", "get", "secrets", "-n", "default", "--as", ci, check=False)
+    assert no.stdout.strip() == "no"
+    token = term.kubectl("create", "token", "ci", "-n", "team-a").stdout.strip()
+    assert token.count(".") == 2
+
+    # An application moved by hand, then a drain and an uncordon.
+    term.kubectl("apply", "-f", example("09-coupled-application.yaml"))
+    wait_for(lambda: term.get("deploy", "shop-web").get("status", {}).get("availableReplicas"),
+             "the application running", 120)
+    out = term.kubectl("flotilla", "migrate", "shop", "--to", "on-prem", timeout=900).stdout
+    assert "available in on-prem" in out, out
+    out = term.kubectl("flotilla", "drain", "on-prem", timeout=1000).stdout
+    assert "cluster.federation/on-prem drained" in out, out
+
+    def spread_off_on_prem():
+        counts = breakdown(term.get("rs", "spread"), "federation.kubernetes.io/replica-set-status")
+        planned = {name: c.get("planned", 0) for name, c in counts.items()}
+        return planned if planned.get("on-prem", 0) == 0 and sum(planned.values()) == 50 else None
+    wait_for(spread_off_on_prem, "spread off on-prem, 50 placed", 120)
+    term.kubectl("flotilla", "uncordon", "on-prem")
+
+    def spread_back():
+        rs = term.get("rs", "spread")
+        counts = breakdown(rs, "federation.kubernetes.io/replica-set-status")
+        planned = {name: c.get("planned", 0) for name, c in counts.items()}
+        return (planned.get("on-prem", 0) > 0 and sum(planned.values()) == 50
+                and rs["status"].get("readyReplicas") == 50 and rs["status"]["replicas"] == 50)
+    wait_for(spread_back, "spread back on on-prem, 50 placed and ready", 240)
+
+    # Each member is a Kubernetes cluster of its own.
+    member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))
+    nodes = member.get("nodes")["items"]
+    assert {n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes} == {
+        "on-prem-dc1-a", "on-prem-dc1-b"}
+    member.kubectl("create", "deployment", "local-web", "--image=nginx:1.27", "--replicas=3")
+    member.kubectl("rollout", "status", "deployment/local-web", "--timeout=120s", timeout=140)
+    pods = member.get("pods", "-l", "app=local-web")["items"]
+    assert len(pods) == 3 and all(p["spec"].get("nodeName") for p in pods)
