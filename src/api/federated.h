@@ -15,6 +15,14 @@ inline constexpr char kManagedByValue[] = "flotilla";
 // "<namespace>/<name>" ("<name>" for cluster-scoped kinds).
 inline constexpr char kFederatedObjectAnnotation[] = "federation.kubernetes.io/federated-object";
 
+// On a member copy: a hash of what the federation wanted the copy to be
+// when it last wrote it (its labels, its annotations that the federation
+// sets, and the kind's content: spec, data, ...). A copy whose hash is the
+// one the federation wants now was written for exactly that; the
+// federation then only looks for edits made in the member
+// (federation/common/copy_versions.h).
+inline constexpr char kDesiredHashAnnotation[] = "federation.kubernetes.io/desired-hash";
+
 // Which member clusters receive a federated object: a JSON list of
 // {key, operator, values} over Cluster labels (federation/cluster_selector.h).
 inline constexpr char kClusterSelectorAnnotation[] =

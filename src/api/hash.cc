@@ -36,6 +36,15 @@ void WriteCanonical(const json::value& v, std::string& out) {
 
 }  // namespace
 
+uint64_t Fnv1a64(std::string_view s) {
+  uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
 std::string CanonicalJson(const json::value& v) {
   std::string out;
   WriteCanonical(v, out);

@@ -3,6 +3,7 @@
 // canonical JSON text of a value and rand.SafeEncodeString. Pure.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,9 @@ namespace flotilla::api {
 // encoding/json writes for a map[string]interface{}), so that equal values
 // give equal text whatever order their fields came in.
 std::string CanonicalJson(const json::value& v);
+
+// 64-bit FNV-1a of `s`.
+uint64_t Fnv1a64(std::string_view s);
 
 // k8s.io/apimachinery/pkg/util/rand.SafeEncodeString: each byte mapped into
 // an alphabet without vowels or look-alike characters, so a hash never

@@ -304,8 +304,14 @@ void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Respond
   }
   if (IsHealthPath(p)) return RespondText(resp, 200, "ok");
   if (p == "/version" || p == "/version/") {
+    // "v1.19.16" -> major "1", minor "19".
+    std::string_view gv = opts_.git_version;
+    if (gv.starts_with("v")) gv.remove_prefix(1);
+    std::string_view major = gv.substr(0, gv.find('.'));
+    std::string_view minor = gv.size() > major.size() ? gv.substr(major.size() + 1) : "";
+    minor = minor.substr(0, minor.find('.'));
     json::object v{
-        {"major", "1"},       {"minor", "32"},           {"gitVersion", opts_.git_version},
+        {"major", major},     {"minor", minor},          {"gitVersion", opts_.git_version},
         {"gitCommit", ""},    {"gitTreeState", "clean"}, {"buildDate", ""},
         {"goVersion", "n/a"}, {"compiler", "flotilla"},  {"platform", "linux/amd64"}};
     return RespondJson(resp, 200, json::serialize(v));

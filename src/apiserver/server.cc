@@ -60,6 +60,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
 
   ApiServerOptions api_opts;
   api_opts.registry = opts.registry;
+  api_opts.git_version = opts.git_version;
   api_opts.store = s->store_.get();
   api_opts.clock = opts.clock != nullptr ? opts.clock : &RealClock();
   api_opts.schemas = opts.schemas;

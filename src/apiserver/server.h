@@ -28,6 +28,7 @@ struct ServerOptions {
   std::vector<std::string> extra_sans;
   const api::Registry* registry = nullptr;  // REQUIRED
   const api::SchemaSet* schemas = nullptr;  // null: no schema checks, no OpenAPI
+  std::string git_version = "v1.32.0";      // what /version reports
   Clock* clock = nullptr;                   // null: the real clock
   storage::StoreOptions store_options;
   PathHandler extra_paths;  // see ApiServerOptions

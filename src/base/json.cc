@@ -132,6 +132,43 @@ std::string StringAt(const json::object& o, std::string_view dotted_path) {
   return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
+namespace {
+
+bool Empty(const json::value& v) {
+  return v.is_null() || (v.is_object() && v.get_object().empty()) ||
+         (v.is_array() && v.get_array().empty());
+}
+
+}  // namespace
+
+bool JsonContains(const json::value& have, const json::value& want) {
+  if (Empty(want)) return true;
+  if (want.is_object()) {
+    if (!have.is_object()) return false;
+    for (const auto& [k, v] : want.get_object()) {
+      const json::value* h = have.get_object().if_contains(k);
+      if (h == nullptr ? !Empty(v) : !JsonContains(*h, v)) return false;
+    }
+    return true;
+  }
+  if (want.is_array()) {
+    if (!have.is_array() || have.get_array().size() != want.get_array().size()) return false;
+    for (size_t i = 0; i < want.get_array().size(); ++i) {
+      if (!JsonContains(have.get_array()[i], want.get_array()[i])) return false;
+    }
+    return true;
+  }
+  if (want.is_number() && have.is_number()) {
+    if (want.is_double() || have.is_double()) {
+      return want.to_number<double>() == have.to_number<double>();
+    }
+    if (want.is_int64() && want.get_int64() < 0) return have.is_int64() && have == want;
+    if (have.is_int64() && have.get_int64() < 0) return false;
+    return want.to_number<uint64_t>() == have.to_number<uint64_t>();
+  }
+  return have == want;
+}
+
 std::string_view StringViewAt(const json::object& o, std::string_view dotted_path) {
   const json::value* v = Find(o, dotted_path);
   return v != nullptr && v->is_string() ? std::string_view(v->get_string()) : std::string_view();

@@ -60,6 +60,13 @@ json::array ToJsonArray(const std::vector<std::string>& strings);
 // empty one.
 json::object& EnsureObject(json::object& o, std::string_view key);
 
+// Whether `have` holds everything `want` says: every field of an object
+// `want` with an equal (recursively: contained) value in `have`, arrays of
+// the same length element by element, scalars equal (numbers by value).
+// Null, empty objects and empty arrays in `want` count as absent (Go's
+// omitempty), and `have` may carry more fields (a server's defaults).
+bool JsonContains(const json::value& have, const json::value& want);
+
 // The JSON type name used in error messages ("string", "object", ...).
 std::string_view JsonTypeName(const json::value& v);
 

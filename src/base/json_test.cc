@@ -62,5 +62,31 @@ TEST(JsonTest, RawMemberRefusesWhatIsNotAnObject) {
   EXPECT_EQ(RawMember(R"( {"a":1} )", "a"), "1");
 }
 
+// What a real API server returns for what was sent: defaults added, zero
+// values written as null, numbers as another JSON type.
+TEST(JsonTest, JsonContainsTakesWhatAServerAddsAsNoDifference) {
+  auto v = [](std::string_view text) { return *ParseJson(text); };
+  json::value sent = v(R"({"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}},
+      "spec": {"containers": [{"name": "c", "image": "nginx"}]}}})");
+  json::value returned = v(R"({"replicas": 2, "progressDeadlineSeconds": 600,
+      "template": {"metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+      "spec": {"containers": [{"name": "c", "image": "nginx", "imagePullPolicy": "Always"}],
+               "restartPolicy": "Always"}}})");
+  EXPECT_TRUE(JsonContains(returned, sent));
+  EXPECT_FALSE(JsonContains(sent, returned));
+  // Null, {} and [] in what is wanted count as absent.
+  EXPECT_TRUE(JsonContains(v(R"({"a": 1})"), v(R"({"a": 1, "b": null, "c": {}, "d": []})")));
+  // A changed value, a missing element, another length: different.
+  EXPECT_FALSE(JsonContains(v(R"({"a": 2})"), v(R"({"a": 1})")));
+  EXPECT_FALSE(JsonContains(v(R"({"a": [1]})"), v(R"({"a": [1, 2]})")));
+  EXPECT_FALSE(JsonContains(v(R"({"a": [1, 2, 3]})"), v(R"({"a": [1, 2]})")));
+  EXPECT_FALSE(JsonContains(v(R"({})"), v(R"({"a": "x"})")));
+  EXPECT_FALSE(JsonContains(v(R"({"a": "1"})"), v(R"({"a": 1})")));
+  // Numbers compare by value whatever their JSON type.
+  EXPECT_TRUE(JsonContains(json::value(uint64_t{5}), json::value(int64_t{5})));
+  EXPECT_TRUE(JsonContains(json::value(5.0), json::value(int64_t{5})));
+  EXPECT_FALSE(JsonContains(json::value(uint64_t{5}), json::value(int64_t{-5})));
+}
+
 }  // namespace
 }  // namespace flotilla

@@ -25,6 +25,7 @@ struct MemberFlags {
   std::string hpa_sync_period = "15s";
   std::vector<std::string> stub_domains;  // DOMAIN=HOST:PORT
   std::string log_level = "info";
+  std::string kube_version;  // "": today's
 };
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -68,6 +69,15 @@ int RunMembers(MemberFlags& flags) {
     std::cerr << "error: --pod-startup, --hpa-downscale-stabilization and --hpa-sync-period take "
                  "durations such as 500ms, 30s or 5m (the period more than 0)\n";
     return 2;
+  }
+  if (!flags.kube_version.empty()) {
+    flags.member.kube_version = member::FindKubeVersion(flags.kube_version);
+    if (flags.member.kube_version == nullptr) {
+      std::cerr << "error: --kube-version takes one of";
+      for (const std::string& v : member::KubeVersionNames()) std::cerr << " " << v;
+      std::cerr << ", not " << flags.kube_version << "\n";
+      return 2;
+    }
   }
   auto& sim = flags.member.simulation;
   sim.pod_startup = *startup;
@@ -189,6 +199,14 @@ void AddMemberCommand(CLI::App& app) {
                   "HTTPS port (0 picks free ports; with --clusters N: PORT .. PORT+N-1)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str()
+      ->group("Serving");
+  std::string versions;
+  for (const std::string& v : member::KubeVersionNames()) versions += (versions.empty() ? "" : ", ") + v;
+  cmd->add_option("--kube-version", flags->kube_version,
+                  "Serve and write objects as a real kube-apiserver of this version does (" +
+                      versions +
+                      "; docs/member.md): its API versions only, the fields it does not know "
+                      "dropped, templates with a null creationTimestamp")
       ->group("Serving");
   AddSimulationFlags(cmd, *flags);
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")

@@ -9,22 +9,6 @@
 
 namespace flotilla::member {
 
-const api::Registry& MemberRegistry() {
-  static const api::Registry* registry = [] {
-    // The foundation kinds are registered together; a member copies all of
-    // them but the federation's own group.
-    api::Registry foundation;
-    api::RegisterFoundationKinds(foundation);
-    auto* r = new api::Registry();
-    for (const auto& res : foundation.All()) {
-      if (res->group != "federation") r->Add(*res);
-    }
-    api::RegisterMemberKinds(*r);
-    return r;
-  }();
-  return *registry;
-}
-
 StatusOr<std::unique_ptr<MemberCluster>> MemberCluster::Start(const MemberOptions& opts) {
   std::unique_ptr<MemberCluster> m(new MemberCluster(opts));
   if (m->opts_.kubeconfig_path.empty()) m->opts_.kubeconfig_path = opts.data_dir + "/kubeconfig";
@@ -41,7 +25,8 @@ Status MemberCluster::Init() {
   server_opts.bind_address = opts_.bind_address;
   server_opts.port = opts_.port;
   server_opts.storage = opts_.storage;
-  server_opts.registry = &MemberRegistry();
+  server_opts.registry = &MemberRegistry(opts_.kube_version);
+  if (opts_.kube_version != nullptr) server_opts.git_version = opts_.kube_version->git_version;
   server_opts.schemas = &api::SchemaSet::Builtin();
   server_opts.clock = &clock;
   server_opts.http_filter = [self](apiserver::Request& req, apiserver::Responder& resp) {
@@ -65,7 +50,7 @@ Status MemberCluster::Init() {
       *client_, clock, runtime::EventSource{"flotilla-member", opts_.name});
   ctx_.emplace(ControllerContext{*client_, clock, *manager_, *informers_, *events_,
                                  opts_.simulation, demand_});
-  components_ = BuildComponents(*ctx_);
+  components_ = BuildComponents(*ctx_, opts_.kube_version);
   if (!opts_.dns.address.empty()) {
     dns_ = std::make_unique<ClusterDns>(*ctx_, opts_.dns, dns_metrics_);
   }

@@ -19,6 +19,7 @@
 #include "member/admin.h"
 #include "member/context.h"
 #include "member/dns/cluster_dns.h"
+#include "member/kube_version.h"
 
 namespace flotilla::member {
 
@@ -32,11 +33,10 @@ struct MemberOptions {
   SimulationOptions simulation;    // simulation.cluster_name is set to `name`
   Clock* clock = nullptr;          // null: the real clock
   ClusterDnsOptions dns;           // the cluster's DNS (address empty: none)
+  // The Kubernetes version it presents itself as (kube_version.h); null:
+  // today's.
+  const KubeVersion* kube_version = nullptr;
 };
-
-// The kinds a member serves: the foundation kinds without
-// federation/v1beta1, and the member kinds. Built once, shared read-only.
-const api::Registry& MemberRegistry();
 
 class MemberCluster {
  public:

@@ -51,6 +51,45 @@ TEST(MemberClusterTest, ServesTheMemberKindsButNotTheFederationsThroughItsKubeco
   EXPECT_FALSE(client->List(kPods, "default", {}).ok());
 }
 
+// --kube-version: an older Kubernetes's API as a client sees it (issue 37):
+// the versions it serves, fields it does not know dropped and
+// templates written back with a null creationTimestamp.
+TEST(MemberClusterTest, AnOlderKubernetesServesAndWritesAsItDid) {
+  TempDir dir;
+  MemberOptions opts = Options(dir);
+  opts.kube_version = FindKubeVersion("1.19");
+  ASSERT_NE(opts.kube_version, nullptr);
+  auto member = MemberCluster::Start(opts);
+  ASSERT_TRUE(member.ok()) << member.status().ToString();
+  auto client = ClientFor((*member)->kubeconfig_path());
+  const client::ResourceRef v2{"autoscaling", "v2", "horizontalpodautoscalers", true};
+  const client::ResourceRef v1{"autoscaling", "v1", "horizontalpodautoscalers", true};
+  EXPECT_TRUE(client->List(v2, "", {}).status().Is(Reason::kNotFound));
+  EXPECT_TRUE(client->List(v1, "", {}).ok());
+
+  auto deployment = client->Create(kDeployments, "default", *ParseJsonObject(R"({
+      "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+      "spec": {"selector": {"matchLabels": {"app": "web"}},
+               "template": {"metadata": {"labels": {"app": "web"}},
+                            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})"));
+  ASSERT_TRUE(deployment.ok()) << deployment.status().ToString();
+  const json::value* created = Find(*deployment, "spec.template.metadata");
+  ASSERT_NE(created, nullptr);
+  ASSERT_TRUE(created->as_object().contains("creationTimestamp"));
+  EXPECT_TRUE(created->as_object().at("creationTimestamp").is_null());
+
+  auto service = client->Create(kServices, "default", *ParseJsonObject(R"({
+      "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+      "spec": {"ports": [{"port": 80}], "internalTrafficPolicy": "Cluster",
+               "ipFamilyPolicy": "SingleStack"}})"));
+  ASSERT_TRUE(service.ok()) << service.status().ToString();
+  EXPECT_EQ(Find(*service, "spec.internalTrafficPolicy"), nullptr);
+  EXPECT_EQ(Find(*service, "spec.ipFamilyPolicy"), nullptr);
+  EXPECT_NE(Find(*service, "spec.clusterIP"), nullptr);
+
+  EXPECT_EQ(FindKubeVersion("0.1"), nullptr);
+}
+
 TEST(MemberClusterTest, ManyMembersEachHaveTheirOwnApi) {
   TempDir dir;
   std::vector<std::unique_ptr<MemberCluster>> members;

@@ -17,14 +17,17 @@
 
 namespace flotilla::member {
 
-std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx) {
+std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
+                                                        const KubeVersion* version) {
   std::vector<std::unique_ptr<Component>> out;
   out.push_back(std::make_unique<Nodes>(ctx));
   out.push_back(std::make_unique<Scheduler>(ctx));
   out.push_back(std::make_unique<Kubelet>(ctx));
   out.push_back(std::make_unique<ReplicaSetController>(ctx));
   out.push_back(std::make_unique<DeploymentController>(ctx));
-  out.push_back(std::make_unique<hpa::HpaController>(ctx));
+  if (version == nullptr || version->Serves(kHorizontalPodAutoscalers.ApiVersion())) {
+    out.push_back(std::make_unique<hpa::HpaController>(ctx));
+  }
   out.push_back(std::make_unique<StatefulSetController>(ctx));
   out.push_back(std::make_unique<VolumeBinder>(ctx));
   out.push_back(std::make_unique<LoadBalancerController>(ctx));

@@ -6,9 +6,13 @@
 #include <vector>
 
 #include "member/context.h"
+#include "member/kube_version.h"
 
 namespace flotilla::member {
 
-std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx);
+// `version` (null: today's) leaves out the components whose API it does not
+// serve (kube_version.h).
+std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
+                                                        const KubeVersion* version = nullptr);
 
 }  // namespace flotilla::member

@@ -100,6 +100,11 @@ bool Informer::HasSynced() const {
   return synced_;
 }
 
+bool Informer::Served() const {
+  std::lock_guard lock(mu_);
+  return served_;
+}
+
 bool Informer::WaitForSync() {
   std::unique_lock lock(mu_);
   ScopedBlocking blocking;
@@ -142,10 +147,38 @@ void Informer::Step() {
   if (!StartWatch()) Retry();
 }
 
+void Informer::NotServed() {
+  bool tell = false;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.list_failures;
+    if (served_) {
+      spdlog::info("informer {}: the server does not serve {} (list: NotFound); trying again in {}s",
+                   resource_.resource, resource_.ApiVersion(),
+                   std::chrono::duration_cast<std::chrono::seconds>(options_.not_served_retry).count());
+    }
+    served_ = false;
+    failures_ = 0;
+    tell = !synced_ && !told_synced_;
+    told_synced_ = true;
+  }
+  if (tell) {
+    std::lock_guard lock(deliver_mu_);
+    for (const EventHandler& h : handlers_) {
+      if (h.on_synced) Guard("synced", h.on_synced);
+    }
+  }
+}
+
 // Waits before the next list or watch: not at all after one failure, then
-// backoff_initial doubling up to backoff_max.
+// backoff_initial doubling up to backoff_max; not_served_retry while the
+// server does not serve the resource.
 void Informer::Retry() {
   std::lock_guard lock(mu_);
+  if (!served_) {
+    if (!stopping_) retry_timer_.ArmAfter(options_.not_served_retry);
+    return;
+  }
   if (failures_ <= 1) {
     PostLocked([this] { Step(); });
     return;
@@ -161,6 +194,10 @@ bool Informer::ListAndReplace() {
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
   auto list = client_.List(resource_, options_.ns, opts);
+  if (!list.ok() && list.status().Is(Reason::kNotFound)) {
+    NotServed();
+    return false;
+  }
   if (!list.ok()) {
     spdlog::warn("informer {}: list failed: {}", resource_.resource, list.status().ToString());
     std::lock_guard lock(mu_);
@@ -171,6 +208,11 @@ bool Informer::ListAndReplace() {
   {
     std::lock_guard lock(mu_);
     ++stats_.lists;
+    if (!served_) {
+      spdlog::info("informer {}: the server serves {} now", resource_.resource,
+                   resource_.ApiVersion());
+    }
+    served_ = true;
   }
   {
     std::lock_guard lock(deliver_mu_);
@@ -182,7 +224,8 @@ bool Informer::ListAndReplace() {
     stats_.resource_version = list->resource_version;
     if (!synced_) {
       synced_ = true;
-      first = true;
+      first = !told_synced_;
+      told_synced_ = true;
       if (options_.resync_period > Duration::zero() && !stopping_) {
         resync_timer_.ArmAfter(options_.resync_period);
       }

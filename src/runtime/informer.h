@@ -48,7 +48,9 @@ struct EventHandler {
   // one).
   std::function<void(const ObjectPtr& obj)> on_delete;
   // Once, after the first list's objects were delivered (the cache has
-  // synced): a controller that waits for a new cache re-checks then.
+  // synced), or when the first list found that the server does not serve
+  // the resource (the cache is as complete as it gets: empty): a
+  // controller that waits for a new cache re-checks then.
   std::function<void()> on_synced;
 };
 
@@ -65,6 +67,10 @@ struct InformerOptions {
   Duration resync_period = Duration::zero();  // zero: no resync
   Duration backoff_initial = std::chrono::milliseconds(800);
   Duration backoff_max = std::chrono::seconds(30);
+  // A list answered NotFound (an API group, version or resource the server
+  // does not serve, e.g. an older Kubernetes) is tried again after this,
+  // not in a backoff loop.
+  Duration not_served_retry = std::chrono::minutes(5);
   // Applied to every listed and watched object before it is cached and
   // handed to the handlers; none: the object as sent.
   Transform transform;
@@ -101,6 +107,9 @@ class Informer {
 
   // True once the first list has been delivered.
   bool HasSynced() const;
+  // False while the server says it does not serve the resource (the last
+  // list was answered NotFound); true before the first list.
+  bool Served() const;
   // Blocks until HasSynced() (true) or Stop() (false).
   bool WaitForSync();
 
@@ -120,6 +129,8 @@ class Informer {
   // The next Step: at once after one failure, else after the backoff.
   void Retry();
   bool ListAndReplace();
+  // The list said the server does not serve the resource.
+  void NotServed();
   void Replace(std::vector<json::object> items);
   template <typename Obj>
   ObjectPtr Cached(Obj&& obj) const;
@@ -148,6 +159,8 @@ class Informer {
   std::condition_variable synced_cv_;
   std::condition_variable idle_cv_;       // pending_ reached zero
   bool synced_ = false;                   // GUARDED_BY(mu_)
+  bool served_ = true;                    // GUARDED_BY(mu_)
+  bool told_synced_ = false;              // GUARDED_BY(mu_) on_synced ran
   bool stopping_ = false;                 // GUARDED_BY(mu_)
   int pending_ = 0;                       // GUARDED_BY(mu_) work posted, not finished
   bool need_list_ = true;                 // GUARDED_BY(mu_)

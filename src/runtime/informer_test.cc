@@ -249,6 +249,42 @@ TEST_F(InformerTest, FailedListsAreRetriedWithBackoff) {
   EXPECT_EQ(recorder_.Size(), 1u);
 }
 
+// Issue 37: a member of an older Kubernetes that does not serve the
+// resource answers its list NotFound. The informer says so, tells its
+// handlers the cache is as complete as it gets, and lists again only after
+// not_served_retry: no loop of lists.
+TEST_F(InformerTest, AResourceTheServerDoesNotServeIsToldOnceAndTriedAgainLater) {
+  Create("ns", "a", "1");
+  client_.InjectError(FakeClient::Verb::kList,
+                      Status::NotFound("the server could not find the requested resource"), 2);
+  Informer informer(client_, kConfigMaps, clock_, {.not_served_retry = std::chrono::minutes(5)});
+  std::atomic<int> synced = 0;
+  informer.AddEventHandler({.on_synced = [&] { ++synced; }});
+  EXPECT_TRUE(informer.Served());
+  informer.Start();
+  auto lists = [&] {
+    int n = 0;
+    for (const auto& a : client_.Actions()) n += a.verb == FakeClient::Verb::kList;
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return !informer.Served() && synced == 1; }));
+  ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 5min; }));
+  EXPECT_EQ(lists(), 1);
+  EXPECT_FALSE(informer.HasSynced());
+  clock_.Advance(5min);
+  // Still not served: one more list, the next one five minutes later.
+  ASSERT_TRUE(Eventually([&] { return lists() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 5min; }));
+  EXPECT_FALSE(informer.Served());
+  // The member was upgraded: the next list succeeds, and on_synced is not
+  // told twice.
+  clock_.Advance(5min);
+  ASSERT_TRUE(informer.WaitForSync());
+  EXPECT_TRUE(informer.Served());
+  EXPECT_EQ(informer.cache().List().size(), 1u);
+  EXPECT_EQ(synced, 1);
+}
+
 TEST_F(InformerTest, LabelSelectedInformerSeesObjectsLeaveTheSelector) {
   Create("ns", "a", "1", {{"app", "web"}});
   Create("ns", "b", "1", {{"app", "db"}});

@@ -23,6 +23,9 @@ struct ClusterController::Observation {
   // From the federation's caches of the member; null: not synced yet.
   std::optional<ResourceSummary> resources;
   std::optional<int64_t> federated_objects;
+  // The resources read in the member that it does not serve; null: its
+  // caches are not synced yet.
+  std::optional<std::vector<std::string>> unsupported;
 };
 
 namespace {
@@ -316,7 +319,10 @@ ClusterController::Observation ClusterController::Observe(const std::string& nam
 void ClusterController::ObserveCaches(const std::string& name, Observation& obs) const {
   auto informers = ctx_.members().Of(name);
   bool synced = !informers.empty();
-  for (const auto& [resource, informer] : informers) synced = synced && informer->HasSynced();
+  for (const auto& [resource, informer] : informers) {
+    synced = synced && (informer->HasSynced() || !informer->Served());
+  }
+  if (synced) obs.unsupported = ctx_.members().NotServed(name);
   auto nodes = informers.find(kNodes.resource), pods = informers.find(kPods.resource);
   if (!synced || nodes == informers.end() || pods == informers.end()) return;
   obs.resources = SummarizeResources(nodes->second->cache().List(), pods->second->cache().List());
@@ -382,6 +388,10 @@ json::object ClusterController::WithStatus(const json::object& cluster, const Ob
   if (obs.version && !obs.version->empty()) status["kubernetesVersion"] = *obs.version;
   if (obs.resources) SetResourceSummary(status, *obs.resources);
   if (obs.federated_objects) status["federatedObjects"] = *obs.federated_objects;
+  if (obs.unsupported && obs.unsupported->empty()) status.erase("unsupportedKinds");
+  if (obs.unsupported && !obs.unsupported->empty()) {
+    status["unsupportedKinds"] = json::array(obs.unsupported->begin(), obs.unsupported->end());
+  }
   if (obs.topology) {
     json::array zones(obs.topology->zones.begin(), obs.topology->zones.end());
     if (zones.empty())

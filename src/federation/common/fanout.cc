@@ -30,9 +30,14 @@ MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::Resou
                            Duration grace) {
   MemberTargets out;
   TimePoint now = ctx.clock().Now();
-  for (const auto& [cluster, synced] : ctx.members().Synced(resources)) {
+  for (const auto& [cluster, synced, served] : ctx.members().Synced(resources)) {
     Target t{.cluster = cluster, .client = ctx.clusters().Get(cluster)};
     if (t.client == nullptr) continue;  // no longer ready
+    if (synced && !served) {
+      // The member does not serve the kind: no copy there.
+      out.not_served.push_back(cluster);
+      continue;
+    }
     if (!synced) {
       // Its on_synced brings every object back.
       std::optional<TimePoint> since = ctx.ReadySince(cluster);

@@ -50,10 +50,14 @@ struct MemberTargets {
   // cluster whose Cluster status says Ready was not probed yet: a
   // controller that must not plan without it waits.
   bool waiting = false;
+  // Ready clusters that do not serve the first of `resources` (an older
+  // Kubernetes): no target, so no copy and no write there. Sorted.
+  std::vector<std::string> not_served;
 };
 
 // The ready clusters whose member informers on every one of `resources`
-// have synced, with their Cluster objects.
+// have synced and that serve the first of them, with their Cluster
+// objects.
 MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::ResourceRef> resources,
                            Duration grace);
 

@@ -16,6 +16,10 @@
 
 namespace flotilla::federation {
 
+// The member resource of local HPAs (autoscaling/v2): a member that does
+// not serve it keeps its copy of an HPA's target as it is.
+inline constexpr char kHpaResource[] = "horizontalpodautoscalers";
+
 struct HpaTargetList {
   std::string hpa;                    // the federated HPA's name
   std::vector<std::string> clusters;  // sorted

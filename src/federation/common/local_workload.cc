@@ -29,7 +29,7 @@ bool NeedsUpdate(const json::object& existing, const json::object& desired) {
   json::object want = ObjectAt(desired, "metadata");
   return ObjectAt(have, "labels") != ObjectAt(want, "labels") ||
          ObjectAt(have, "annotations") != ObjectAt(want, "annotations") ||
-         ObjectAt(existing, "spec") != ObjectAt(desired, "spec");
+         !JsonContains(ObjectAt(existing, "spec"), ObjectAt(desired, "spec"));
 }
 
 json::object Updated(const json::object& existing, const json::object& desired) {

@@ -21,9 +21,12 @@ namespace flotilla::federation {
 // with `replicas`.
 json::object DesiredLocal(const json::object& federated, int64_t replicas);
 
-// Whether `existing` differs from `desired` in what the federation sets
-// (labels, annotations, spec). Fields the member adds (status, uid, ...)
-// are not compared.
+// Whether `existing` differs from `desired` in what the federation sets:
+// its labels and annotations, and spec fields that `desired` sets
+// (JsonContains: the member's defaults, status, uid, ... are not
+// compared). The reconciler asks this only of a copy written for the
+// desired one that this process has not written itself
+// (copy_versions.h).
 bool NeedsUpdate(const json::object& existing, const json::object& desired);
 
 // Whether a cluster has an entry in a workload's breakdown annotation: it

@@ -130,14 +130,34 @@ std::vector<MemberInformers::ClusterSync> MemberInformers::Synced(
   std::vector<ClusterSync> out;
   out.reserve(members_.size());
   for (const auto& [name, m] : members_) {
-    bool synced = true;
+    ClusterSync s{.cluster = name, .synced = true};
     for (const client::ResourceRef& r : resources) {
       auto it = m.informers.find(r.resource);
-      synced = synced && it != m.informers.end() && it->second->HasSynced();
+      bool served = it != m.informers.end() && it->second->Served();
+      if (&r == &resources.front()) s.served = served;
+      s.synced = s.synced && it != m.informers.end() && (it->second->HasSynced() || !served);
     }
-    out.push_back({name, synced});
+    out.push_back(std::move(s));
   }
   return out;
+}
+
+std::vector<std::string> MemberInformers::NotServed(const std::string& cluster) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  auto it = members_.find(cluster);
+  if (it == members_.end()) return out;
+  for (const auto& [resource, informer] : it->second.informers) {
+    if (informer->Served()) continue;
+    const client::ResourceRef& r = informer->resource();
+    out.push_back(r.resource + "." + r.version + (r.group.empty() ? "" : "." + r.group));
+  }
+  return out;
+}
+
+bool MemberInformers::Serves(const std::string& cluster, const std::string& resource) const {
+  std::shared_ptr<runtime::Informer> informer = Get(cluster, resource);
+  return informer == nullptr || informer->Served();
 }
 
 }  // namespace flotilla::federation

@@ -64,14 +64,22 @@ class MemberInformers {
   // The clusters with informers, sorted.
   std::vector<std::string> Clusters() const;
   // The clusters with informers, sorted, each with whether its informers on
-  // every one of `resources` have synced: one pass under one lock, for a
-  // caller that asks of every cluster at once (each check of a federated
-  // object).
+  // every one of `resources` have synced (one the member does not serve
+  // counts as synced, and empty) and whether it serves the first of them:
+  // one pass under one lock, for a caller that asks of every cluster at once
+  // (each check of a federated object).
   struct ClusterSync {
     std::string cluster;
     bool synced;
+    bool served = true;
   };
   std::vector<ClusterSync> Synced(std::span<const client::ResourceRef> resources) const;
+  // The resources `cluster` does not serve among those read, as kubectl
+  // names them fully ("horizontalpodautoscalers.v2.autoscaling"), sorted.
+  std::vector<std::string> NotServed(const std::string& cluster) const;
+  // Whether `cluster` serves `resource` (plural): false only once its
+  // informer there found that it does not.
+  bool Serves(const std::string& cluster, const std::string& resource) const;
 
  private:
   struct Member {

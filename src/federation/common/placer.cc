@@ -89,12 +89,22 @@ void ReplicaPlacer::Forget(const std::string& key) {
 PlacementResult ReplicaPlacer::Place(const std::string& key, int64_t replicas,
                                      const planner::Preferences& prefs,
                                      const std::vector<WorkloadInCluster>& clusters,
-                                     const std::map<std::string, int64_t>& last_planned,
-                                     TimePoint now) {
+                                     const LastCheck& last, TimePoint now) {
   Workload& w = WorkloadFor(key);
   PlacementResult out;
+  if (!w.last_plan) {
+    // A control plane that restarted goes on with what it had learned. The
+    // breakdown's estimate is also what a cordon, a drain (decided again
+    // from the Cluster) and a refused create (0; retried at once) showed.
+    Duration first = options_.capacity_probe_interval;
+    for (const WorkloadInCluster& c : clusters) {
+      auto n = last.capacity.find(c.cluster);
+      if (n == last.capacity.end() || n->second <= 0 || c.cordoned || c.draining) continue;
+      w.capacity.try_emplace(c.cluster, LearnedCapacity{n->second, now + first, first});
+    }
+  }
   for (const WorkloadInCluster& c : clusters) {
-    out.views.push_back(View(c, w, last_planned, now, &out.next_check));
+    out.views.push_back(View(c, w, last, now, &out.next_check));
   }
   // Clusters that left: their memory goes.
   auto left = [&](const auto& entry) {
@@ -156,9 +166,8 @@ std::optional<std::string> ReplicaPlacer::Settle(const std::string& key,
   return "Replicas per cluster: " + Describe(after) + " (were " + Describe(before) + ")";
 }
 
-ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
-                                const std::map<std::string, int64_t>& last_planned, TimePoint now,
-                                std::optional<TimePoint>* next_check) const {
+ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w, const LastCheck& last,
+                                TimePoint now, std::optional<TimePoint>* next_check) const {
   auto sooner = [&](TimePoint t) {
     if (!*next_check || t < **next_check) *next_check = t;
   };
@@ -183,7 +192,7 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w,
   }
   if (mine) {
     v.current = *mine;
-  } else if (auto planned = last_planned.find(c.cluster); planned != last_planned.end()) {
+  } else if (auto planned = last.planned.find(c.cluster); planned != last.planned.end()) {
     v.current = planned->second;
   }
   if (c.local == nullptr) {
@@ -307,6 +316,10 @@ std::map<std::string, int64_t> LastPlanned(const json::object& obj, std::string_
 
 std::map<std::string, int64_t> EstimatedCapacities(const json::object& obj, std::string_view key) {
   return BreakdownCounts(obj, key, "estimatedCapacity");
+}
+
+LastCheck LastCheckOf(const json::object& obj, std::string_view key) {
+  return {.planned = LastPlanned(obj, key), .capacity = EstimatedCapacities(obj, key)};
 }
 
 std::vector<runtime::ObjectPtr> PodsOf(const runtime::Lister& pods, const json::object& owner) {

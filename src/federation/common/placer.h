@@ -119,19 +119,29 @@ struct PlacementResult {
   int64_t ReplicasFor(const std::string& cluster) const;
 };
 
+// What the last check recorded on a workload, in its breakdown
+// annotation, per cluster: what it planned there and the capacity it had
+// learned (LastCheckOf).
+struct LastCheck {
+  std::map<std::string, int64_t> planned;
+  std::map<std::string, int64_t> capacity;
+};
+
 class ReplicaPlacer {
  public:
   // `kind` labels the metrics ("ReplicaSet").
   ReplicaPlacer(PlacerOptions options, metrics::Registry& registry, const std::string& kind);
   ~ReplicaPlacer();
 
-  // Observes the clusters and plans `replicas` of workload `key`.
-  // `last_planned` maps cluster -> what the last check recorded on the
-  // object as planned there (what this process planned itself, when it
-  // has, counts first: the object in the cache may be older).
+  // Observes the clusters and plans `replicas` of workload `key`. `last` is
+  // what the last check recorded on the object: what it planned in each
+  // cluster (what this process planned itself, when it has, counts first:
+  // the object in the cache may be older) and, for a process that has not
+  // checked the workload yet (a restarted control plane), the capacities
+  // learned before.
   PlacementResult Place(const std::string& key, int64_t replicas, const planner::Preferences& prefs,
-                        const std::vector<WorkloadInCluster>& clusters,
-                        const std::map<std::string, int64_t>& last_planned, TimePoint now);
+                        const std::vector<WorkloadInCluster>& clusters, const LastCheck& last,
+                        TimePoint now);
   // The create of the local object in `cluster` failed: the cluster gets
   // nothing until the retry is due. Plans `result` again.
   void CreateFailed(const std::string& key, const std::vector<std::string>& clusters,
@@ -154,8 +164,7 @@ class ReplicaPlacer {
  private:
   struct Workload;
   Workload& WorkloadFor(const std::string& key);
-  ClusterView View(const WorkloadInCluster& c, Workload& w,
-                   const std::map<std::string, int64_t>& last_planned, TimePoint now,
+  ClusterView View(const WorkloadInCluster& c, Workload& w, const LastCheck& last, TimePoint now,
                    std::optional<TimePoint>* next_check) const;
   // Learns, keeps or drops `cluster`'s capacity for the workload, whether
   // some of its pods `waited_too_long` or not, and sets v.full, v.capacity
@@ -180,6 +189,8 @@ StatusOr<planner::Preferences> PreferencesOf(const json::object& obj, std::strin
 // ({"clusters": {"a": {"planned": 16, ...}}}); empty when absent or
 // unreadable.
 std::map<std::string, int64_t> LastPlanned(const json::object& obj, std::string_view key);
+// Both, as a LastCheck.
+LastCheck LastCheckOf(const json::object& obj, std::string_view key);
 // cluster -> "estimatedCapacity" of that breakdown, for the clusters that
 // have one.
 std::map<std::string, int64_t> EstimatedCapacities(const json::object& obj, std::string_view key);

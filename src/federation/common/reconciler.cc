@@ -154,6 +154,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   }
   MemberTargets targets = ReadyTargets(ctx_, reads_, options_.sync_grace);
   if (targets.waiting) return runtime::Result{.requeue_after = options_.sync_grace};
+  check.not_served = std::move(targets.not_served);
 
   std::vector<Target> not_admitted;
   for (Target& t : targets.ready) {
@@ -190,6 +191,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   }
 
   FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
+  StampAll(check);
   CreateAll(check);
   UpdateAll(check);
   DeleteUnwanted(check, not_admitted);
@@ -210,6 +212,35 @@ runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& clu
 void Reconciler::Forget(const std::string& key) {
   strategy_.Forget(key);
   expectations_.Forget(key);
+  versions_.Forget(key);
+}
+
+void Reconciler::StampAll(Check& check) {
+  for (Copy& c : check.copies) {
+    if (c.desired) c.desired_hash = StampDesiredHash(*c.desired);
+  }
+}
+
+void Reconciler::Remember(const std::string& key, const Copy& c, const json::object& written) {
+  versions_.Remember(key, c.cluster(),
+                     {.want = c.desired_hash, .got = OwnedHash(written, *c.desired)});
+}
+
+bool Reconciler::CopyUpToDate(const std::string& key, const Copy& c) {
+  const json::object* have = c.Current();
+  if (have == nullptr || !c.desired) return false;
+  // Written for another desired copy, or not by the federation as it is.
+  if (DesiredHashOf(*have) != HashText(c.desired_hash)) return false;
+  if (std::optional<CopyVersions::Written> w = versions_.Find(key, c.cluster());
+      w && w->want == c.desired_hash) {
+    return OwnedHash(*have, *c.desired) == w->got;
+  }
+  Copy judged = c;
+  judged.existing = std::make_shared<const json::object>(*have);
+  judged.written.reset();
+  if (!strategy_.UpToDate(judged)) return false;
+  Remember(key, c, *have);
+  return true;
 }
 
 void Reconciler::Create(Check& check, std::vector<size_t> which) {
@@ -220,6 +251,7 @@ void Reconciler::Create(Check& check, std::vector<size_t> which) {
         writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired, strategy_.Detail(c));
     expectations_.Done(check.key, c.cluster(), made);
     if (made.ok()) {
+      Remember(check.key, c, *made);
       c.written = *std::move(made);
     } else if (made.status().Is(Reason::kAlreadyExists)) {
       check.retry = true;  // the cache is behind the member
@@ -247,6 +279,7 @@ void Reconciler::CreateAll(Check& check) {
                             [](const Copy& c) { return c.create_failed; });
   if (failed && strategy_.Replan(check)) {
     check.ClearError();
+    StampAll(check);
     Create(check, todo());
   }
 }
@@ -287,7 +320,7 @@ void Reconciler::UpdateAll(Check& check) {
         case Unmanaged::kTakeOver:
           break;
       }
-    } else if (strategy_.UpToDate(c)) {
+    } else if (CopyUpToDate(check.key, c)) {
       continue;
     }
     todo.push_back(i);
@@ -309,6 +342,7 @@ void Reconciler::UpdateAll(Check& check) {
       }
       return;
     }
+    Remember(check.key, c, *updated);
     const json::value* before = Find(*c.existing, "spec.replicas");
     const json::value* after = Find(*updated, "spec.replicas");
     if (after != nullptr && (before == nullptr || *before != *after)) {

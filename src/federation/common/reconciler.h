@@ -57,6 +57,7 @@
 #include "client/client.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/context.h"
+#include "federation/common/copy_versions.h"
 #include "federation/common/fanout.h"
 #include "federation/common/write_expectations.h"
 #include "runtime/controller_manager.h"
@@ -70,8 +71,10 @@ struct Copy {
   runtime::ObjectPtr existing;          // as the member's cache has it; null: none
   std::optional<json::object> written;  // as this check created or updated it
   // What the strategy wants there; nullopt: nothing (an existing copy is
-  // left as it is).
+  // left as it is). The reconciler stamps it with its hash
+  // (copy_versions.h) before it compares or writes.
   std::optional<json::object> desired;
+  uint64_t desired_hash = 0;
   // Create `desired` when there is no copy (false: only update one).
   bool create = true;
   // The strategy wants no copy here: a managed one is deleted (Background).
@@ -91,6 +94,9 @@ struct Check {
   json::object obj;  // as cached, with apiVersion and kind (and the finalizer once held)
   TimePoint now;
   std::vector<Copy> copies;  // the admitted ready clusters, by name
+  // Ready clusters that do not serve the kind (MemberTargets::not_served),
+  // admitted or not: they get no copy.
+  std::vector<std::string> not_served;
   // A write lost a race with a member: check again soon.
   std::atomic<bool> retry = false;
   // A write failed: the check is retried with backoff once Finish has run.
@@ -192,6 +198,12 @@ class Reconciler {
   void Enqueue(const std::string& key, Duration delay = Duration::zero());
   void EnqueueAll();
 
+  // Whether c.Current(), a managed copy, is as c.desired wants it, on what
+  // the federation owns and what the member made of its last write
+  // (copy_versions.h); Strategy::UpToDate decides for a copy this process
+  // has not written. REQUIRES: c.desired, stamped (true after Plan).
+  bool CopyUpToDate(const std::string& key, const Copy& c);
+
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
   StatusOr<runtime::Result> Delete(const json::object& obj);
@@ -205,6 +217,10 @@ class Reconciler {
                             const std::string& name) const;
   runtime::EventHandler MemberHandler(const std::string& cluster);
   void Forget(const std::string& key);
+  // Stamps every desired copy with its hash.
+  static void StampAll(Check& check);
+  // After a write of `c` that the member answered with `written`.
+  void Remember(const std::string& key, const Copy& c, const json::object& written);
 
   FederationContext& ctx_;
   Strategy& strategy_;
@@ -214,6 +230,7 @@ class Reconciler {
   MemberWriter writer_;
   metrics::CounterVec& replica_writes_;
   WriteExpectations expectations_;
+  CopyVersions versions_;
   runtime::Controller* controller_ = nullptr;
 };
 

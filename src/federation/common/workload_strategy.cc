@@ -79,7 +79,7 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
     clusters.push_back(std::move(w));
   }
   plan->placement = placer_.Place(check.key, plan->replicas, plan->prefs, clusters,
-                                  LastPlanned(check.obj, breakdown_annotation_), check.now);
+                                  LastCheckOf(check.obj, breakdown_annotation_), check.now);
   plan->hpa = HpaTargetListOf(check.obj);
   if (plan->hpa) {
     FollowHpa(check, *plan);
@@ -149,7 +149,7 @@ void WorkloadStrategy::SetAffinityCondition(const Check& check, json::object& st
   conds.as_array().push_back(std::move(cond));
 }
 
-void WorkloadStrategy::FollowHpa(const Check& check, WorkloadPlan& plan) {
+void WorkloadStrategy::FollowHpa(const Check& check, WorkloadPlan& plan) const {
   Targets& t = plan.placement.targets;
   // The capacities learned stay: the HPA reads them (a cluster that can run
   // none of the pods gives its shares up).
@@ -158,6 +158,10 @@ void WorkloadStrategy::FollowHpa(const Check& check, WorkloadPlan& plan) {
     int64_t n = 0;
     if (std::binary_search(plan.hpa->clusters.begin(), plan.hpa->clusters.end(), c.cluster())) {
       n = c.Managed() ? std::max<int64_t>(IntAt(*c.existing, "spec.replicas", 1), 1) : 1;
+    } else if (c.Managed() && !ctx_.members().Serves(c.cluster(), kHpaResource)) {
+      // A member without the HPA's API gets no local HPA; its copy keeps
+      // what it runs (the HPA controller's Event says so).
+      n = IntAt(*c.existing, "spec.replicas");
     }
     t.replicas[c.cluster()] = n;
   }

@@ -138,7 +138,7 @@ class WorkloadStrategy : public Strategy {
 
  private:
   // The HPA's clusters replace the placement's targets.
-  static void FollowHpa(const Check& check, WorkloadPlan& plan);
+  void FollowHpa(const Check& check, WorkloadPlan& plan) const;
   // The application's clusters replace the placement's targets.
   static void FollowApplication(const Check& check, WorkloadPlan& plan);
 

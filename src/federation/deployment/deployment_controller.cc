@@ -199,8 +199,7 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
         }
       }
       s.observed =
-          UpToDate(Copy{.existing = std::make_shared<const json::object>(*s.local),
-                        .desired = c.desired}) &&
+          c.desired && reconciler().CopyUpToDate(check.key, c) &&
           IntAt(*s.local, "status.observedGeneration") >= IntAt(*s.local, "metadata.generation");
     } else {
       s.observed = s.planned == 0;

@@ -205,9 +205,14 @@ std::string HpaController::Detail(const Copy& c) const {
 StatusOr<runtime::Result> HpaController::Finish(Check& check) {
   State& state = *std::any_cast<std::shared_ptr<State>&>(check.state);
   if (state.invalid) return runtime::Result{};
+  bool tell_not_served = false;
   {
     std::lock_guard lock(mu_);
     Memory& m = memory_[check.key];
+    if (m.not_served != check.not_served) {
+      m.not_served = check.not_served;
+      tell_not_served = !check.not_served.empty();
+    }
     for (size_t i = 0; i < check.copies.size(); ++i) {
       const Copy& c = check.copies[i];
       if (!state.partition.shares.contains(c.cluster())) {
@@ -230,6 +235,14 @@ StatusOr<runtime::Result> HpaController::Finish(Check& check) {
         state.thaw = t->second + options_.freeze_window;
       }
     }
+  }
+  if (tell_not_served) {
+    reconciler_->events().Event(
+        check.obj, runtime::kEventTypeWarning, "HPAUnsupportedInCluster",
+        "cluster(s) " + Join(check.not_served) + " do not serve " +
+            kHorizontalPodAutoscalers.ApiVersion() +
+            " HorizontalPodAutoscalers: they get no local HPA and no share of minReplicas and "
+            "maxReplicas; the target's copies there keep the replicas they run");
   }
   Report(check, state);
   FLOTILLA_RETURN_IF_ERROR(PlaceTarget(check, state));

@@ -84,6 +84,7 @@ class HpaController : public Strategy {
   struct Memory {
     std::map<std::string, Bounds> shares;         // cluster -> the shares last decided
     std::map<std::string, TimePoint> changed_at;  // cluster -> when they changed
+    std::vector<std::string> not_served;          // the clusters last reported as such
   };
   struct State;
   // The federated target of `hpa` (a Deployment or ReplicaSet) as cached;

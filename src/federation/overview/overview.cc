@@ -116,6 +116,7 @@ ClusterInfo ClusterInfoOf(const json::object& cluster) {
   c.pods_allocatable = Quantity(cluster, "status.resourceSummary.allocatable.pods", 1);
   c.pods_allocated = Quantity(cluster, "status.resourceSummary.allocated.pods", 1);
   c.federated_objects = OptionalInt(cluster, "status.federatedObjects");
+  c.unsupported = StringsAt(cluster, "status.unsupportedKinds");
   return c;
 }
 
@@ -209,7 +210,8 @@ json::object ToJson(const ClusterInfo& c) {
                                          : json::value(nullptr)}}},
       {"pods",
        {{"allocatable", Optional(c.pods_allocatable)}, {"allocated", Optional(c.pods_allocated)}}},
-      {"federatedObjects", Optional(c.federated_objects)}};
+      {"federatedObjects", Optional(c.federated_objects)},
+      {"unsupportedKinds", json::array(c.unsupported.begin(), c.unsupported.end())}};
 }
 
 json::object ToJson(const WorkloadInfo& w) {

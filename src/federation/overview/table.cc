@@ -195,7 +195,11 @@ std::string ClustersTable(const std::vector<ClusterInfo>& clusters, const TableO
     }
     row.push_back(c.federated_objects ? TableCell{std::to_string(*c.federated_objects)}
                                       : TableCell{"-", Tone::kDim});
-    row.push_back({c.message});
+    if (!c.message.empty() || c.unsupported.empty()) {
+      row.push_back({c.message});
+    } else {
+      row.push_back({"does not serve " + Join(c.unsupported, ", "), Tone::kWarn});
+    }
     rows.push_back(std::move(row));
   }
   return RenderTable({header}, rows, opts.colour);

@@ -41,7 +41,8 @@ std::string StatusTable(const std::vector<ClusterInfo>& clusters,
 
 // One row per cluster: NAME, STATUS, SCHEDULING, REGION, ZONES, VERSION,
 // CPU and MEMORY (requested/allocatable and the share), OBJECTS (federated
-// objects it holds), MESSAGE (the last failed probe); -o wide adds NODES
+// objects it holds), MESSAGE (the last failed probe; for a Ready cluster,
+// the resources it does not serve, if any); -o wide adds NODES
 // (ready/all) and PODS.
 std::string ClustersTable(const std::vector<ClusterInfo>& clusters, const TableOptions& opts);
 

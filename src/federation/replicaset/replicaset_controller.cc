@@ -88,7 +88,7 @@ Status ReplicaSetController::WriteStatus(Check& check) {
       l.fully_labeled = IntAt(*lrs, "status.fullyLabeledReplicas");
       l.ready = IntAt(*lrs, "status.readyReplicas");
       l.available = IntAt(*lrs, "status.availableReplicas");
-      l.observed = !NeedsUpdate(*lrs, *c.desired) &&
+      l.observed = c.desired && reconciler().CopyUpToDate(check.key, c) &&
                    IntAt(*lrs, "status.observedGeneration") >= IntAt(*lrs, "metadata.generation");
     } else {
       l.observed = l.planned == 0;

@@ -419,6 +419,12 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereAndThePlac
     return Placement() == std::vector<int64_t>{13, 13, 4} &&
            At(Breakdown(), "clusters.c.unschedulable") == json::value(0);
   });
+  // A restarted control plane goes on with the capacity it had learned
+  // (the breakdown's estimate): nothing moves.
+  for (int i = 0; i < 3; ++i) StoreReady(i);
+  Stop();
+  Start();
+  Holds([&] { return Placement() == std::vector<int64_t>{13, 13, 4}; });
 
   // A probe after the interval: c gets two more, a and b keep theirs.
   clock_.Advance(kProbeInterval);

@@ -314,7 +314,7 @@ Status StatefulSetController::WriteStatus(Check& check, const State& state,
       if (s.local != nullptr) {
         s.on_template = tmpl != nullptr && RunsTemplate(*s.local, *tmpl);
         s.observed =
-            c.desired && !NeedsUpdate(*s.local, *c.desired) &&
+            c.desired && reconciler_->CopyUpToDate(check.key, c) &&
             IntAt(*s.local, "status.observedGeneration") >= IntAt(*s.local, "metadata.generation");
       } else {
         s.observed = planned == 0;

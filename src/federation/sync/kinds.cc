@@ -137,7 +137,7 @@ bool CopyUpToDate(const SyncKind& kind, const json::object& desired, const json:
       const json::object* want = Spec(desired);
       const json::object* have = Spec(existing);
       if ((want == nullptr) != (have == nullptr)) return false;
-      if (want != nullptr && *want != PortableServiceSpec(*have)) return false;
+      if (want != nullptr && !JsonContains(PortableServiceSpec(*have), *want)) return false;
     } else if (!SameField(desired, existing, field)) {
       return false;
     }
