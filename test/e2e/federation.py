@@ -428,3 +428,17 @@ def start_federation(root, members, server_args=FAST_FED_ARGS):
         fed.close()
         raise
     return fed
+
+
+def module_federation(prefix, members, server_args=FAST_FED_ARGS):
+    """A module-scoped pytest fixture: a federation started with `members`
+    (as start_federation takes them) for the whole module, closed after it.
+    A suite names it `fed`: fed = module_federation("fed-x", {...})."""
+    @pytest.fixture(scope="module")
+    def fed(tmp_path_factory):
+        federation = start_federation(tmp_path_factory.mktemp(prefix), members, server_args)
+        try:
+            yield federation
+        finally:
+            federation.close()
+    return fed

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from conftest import namespace_name, table, wait_for
-from federation import FED_ARGS, start_federation
+from federation import FED_ARGS, module_federation
 
 CLUSTERS = ["a", "b", "c"]
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
@@ -37,14 +37,7 @@ DEPLOY_PATH = "/apis/apps/v1/namespaces/{ns}/deployments"
 RS_PATH = "/apis/apps/v1/namespaces/{ns}/replicasets"
 
 
-@pytest.fixture(scope="module")
-def fed(tmp_path_factory):
-    federation = start_federation(tmp_path_factory.mktemp("fed-deploy"),
-                                  {name: ({}, MEMBER_ARGS) for name in CLUSTERS}, SERVER_ARGS)
-    try:
-        yield federation
-    finally:
-        federation.close()
+fed = module_federation("fed-deploy", {name: ({}, MEMBER_ARGS) for name in CLUSTERS}, SERVER_ARGS)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import re
 import pytest
 
 from conftest import namespace_name, table, wait_for
-from federation import FED_ARGS, start_federation
+from federation import FED_ARGS, module_federation
 
 CLUSTERS = ["a", "b", "c"]
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
@@ -39,14 +39,7 @@ WRITES = re.compile(
     r'^flotilla_federation_replica_count_writes_total\{kind="Deployment",[^}]*\} (\S+)$', re.M)
 
 
-@pytest.fixture(scope="module")
-def fed(tmp_path_factory):
-    federation = start_federation(tmp_path_factory.mktemp("fed-hpa"),
-                                  {name: ({}, MEMBER_ARGS) for name in CLUSTERS}, SERVER_ARGS)
-    try:
-        yield federation
-    finally:
-        federation.close()
+fed = module_federation("fed-hpa", {name: ({}, MEMBER_ARGS) for name in CLUSTERS}, SERVER_ARGS)
 
 
 @pytest.fixture

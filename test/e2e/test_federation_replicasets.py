@@ -25,7 +25,7 @@ import pytest
 
 from conftest import namespace_name, table, wait_for
 from federation import (FEDERATED_OBJECT, MANAGED_BY, PREFERENCES, flotilla, plan, replicaset,
-                        start_federation)
+                        module_federation)
 
 CLUSTERS = ["a", "b", "c"]
 LABELS = {"a": {"location": "eu", "tier": "gold"},
@@ -38,14 +38,8 @@ MEMBER_ARGS = ["--nodes", "1", "--node-cpu", FULL_CPU, "--node-pods", "200",
 EVEN = {"rebalance": True, "clusters": {"*": {"weight": 1}}}
 
 
-@pytest.fixture(scope="module")
-def fed(tmp_path_factory):
-    federation = start_federation(tmp_path_factory.mktemp("fed-rs"),
-                                  {name: (LABELS[name], MEMBER_ARGS) for name in CLUSTERS})
-    try:
-        yield federation
-    finally:
-        federation.close()
+fed = module_federation("fed-rs",
+                        {name: (LABELS[name], MEMBER_ARGS) for name in CLUSTERS})
 
 
 @pytest.fixture

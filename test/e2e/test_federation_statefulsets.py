@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import namespace_name, table, wait_for
-from federation import FED_ARGS, start_federation
+from federation import FED_ARGS, module_federation
 
 CLUSTERS = ["c1", "c2", "c3"]
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
@@ -27,14 +27,7 @@ ORDER = "federation.kubernetes.io/cluster-update-order"
 STS_PATH = "/apis/apps/v1/namespaces/{ns}/statefulsets"
 
 
-@pytest.fixture(scope="module")
-def fed(tmp_path_factory):
-    federation = start_federation(tmp_path_factory.mktemp("fed-sts"),
-                                  {name: ({}, MEMBER_ARGS) for name in CLUSTERS}, SERVER_ARGS)
-    try:
-        yield federation
-    finally:
-        federation.close()
+fed = module_federation("fed-sts", {name: ({}, MEMBER_ARGS) for name in CLUSTERS}, SERVER_ARGS)
 
 
 @pytest.fixture

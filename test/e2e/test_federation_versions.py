@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import namespace_name, wait_for
-from federation import FED_ARGS, flotilla, start_federation
+from federation import FED_ARGS, flotilla, module_federation
 
 MEMBERS = {"today": [], "v119": ["--kube-version", "1.19"], "v125": ["--kube-version", "1.25"]}
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200", "--pod-startup", "300ms"]
@@ -25,15 +25,8 @@ REQUESTS = re.compile(r'^flotilla_federation_member_requests_total\{cluster="([^
                       r'resource="([^"]+)",operation="([^"]+)",result="ok"\} (\d+)', re.M)
 
 
-@pytest.fixture(scope="module")
-def fed(tmp_path_factory):
-    federation = start_federation(tmp_path_factory.mktemp("fed-versions"),
-                                  {name: ({}, MEMBER_ARGS + args)
-                                   for name, args in MEMBERS.items()}, SERVER_ARGS)
-    try:
-        yield federation
-    finally:
-        federation.close()
+fed = module_federation("fed-versions", {name: ({}, MEMBER_ARGS + args)
+                                         for name, args in MEMBERS.items()}, SERVER_ARGS)
 
 
 @pytest.fixture
