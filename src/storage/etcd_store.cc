@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <map>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -152,6 +153,8 @@ class EtcdStore final : public Store {
     ListResult out;
     out.revision = opts.revision > 0 ? opts.revision : resp.header().revision();
     out.more = resp.more();
+    // etcd counts the whole range; the compaction key is never in a list.
+    if (out.more) out.remaining = std::max<int64_t>(0, resp.count() - resp.kvs_size());
     for (mvccpb::KeyValue& kv : *resp.mutable_kvs()) {
       if (IsCompactKey(kv.key())) continue;
       if (opts.shared) {
@@ -163,7 +166,13 @@ class EtcdStore final : public Store {
     return out;
   }
 
-  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) override {
+  // From the cache: a gauge needs no read of etcd (kube-apiserver counts
+  // once a minute for the same reason).
+  StatusOr<int64_t> Count(std::string_view prefix) override { return state_.Count(prefix); }
+
+  using Store::Create;
+  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation, Duration ttl) override {
+    FLOTILLA_ASSIGN_OR_RETURN(int64_t lease, LeaseFor(ttl));
     const int64_t guess = Guess();
     FLOTILLA_ASSIGN_OR_RETURN(std::string body, RunMutation(mutation, key, guess, std::nullopt));
     pb::TxnRequest txn;
@@ -175,6 +184,7 @@ class EtcdStore final : public Store {
     pb::PutRequest* put = txn.add_success()->mutable_request_put();
     put->set_key(Full(key));
     put->set_value(Envelope(guess, body));
+    put->set_lease(lease);
     FLOTILLA_ASSIGN_OR_RETURN(pb::TxnResponse resp, Txn(txn));
     if (!resp.succeeded()) return Status::AlreadyExists("key " + QuotedKey(key) + " already exists");
     const int64_t rev = resp.header().revision();
@@ -182,8 +192,10 @@ class EtcdStore final : public Store {
     return KeyValue{std::string(key), WithRevision(std::move(body), guess, rev), rev, rev};
   }
 
+  using Store::Update;
   StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
-                            const Mutation& mutation) override {
+                            const Mutation& mutation, Duration ttl) override {
+    FLOTILLA_ASSIGN_OR_RETURN(int64_t lease, LeaseFor(ttl));
     for (;;) {
       pb::RangeRequest get;
       get.set_key(Full(key));
@@ -204,6 +216,7 @@ class EtcdStore final : public Store {
       pb::PutRequest* put = txn.add_success()->mutable_request_put();
       put->set_key(Full(key));
       put->set_value(Envelope(guess, body));
+      put->set_lease(lease);
       txn.add_failure()->mutable_request_range()->set_key(Full(key));
       FLOTILLA_ASSIGN_OR_RETURN(pb::TxnResponse resp, Txn(txn));
       if (resp.succeeded()) {
@@ -331,6 +344,37 @@ class EtcdStore final : public Store {
 
   int64_t Guess() const { return std::max(latest_.load(), state_.revision()) + 1; }
 
+  // The lease a write with `ttl` attaches its key to (0: none), as
+  // kube-apiserver's lease manager hands them out: writes within a short
+  // window share one lease, granted for the TTL plus that window (5% of
+  // the TTL, at most a minute), so a busy event stream costs a lease per
+  // window rather than per write, and a key lives at most the window
+  // longer than asked.
+  StatusOr<int64_t> LeaseFor(Duration ttl) {
+    if (ttl <= Duration::zero()) return int64_t{0};
+    const auto ttl_s = std::max<int64_t>(
+        1, std::chrono::ceil<std::chrono::seconds>(ttl).count());
+    const int64_t window_s = std::min<int64_t>(60, ttl_s / 20);
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(lease_mu_);
+    auto& cached = leases_[ttl_s];
+    if (cached.id != 0 && cached.expires > now + std::chrono::seconds(ttl_s) &&
+        cached.expires <= now + std::chrono::seconds(ttl_s + window_s)) {
+      return cached.id;
+    }
+    pb::LeaseGrantRequest req;
+    req.set_ttl(ttl_s + window_s);
+    pb::LeaseGrantResponse resp;
+    ScopedBlocking blocking;
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    grpc::Status s = lease_->LeaseGrant(&ctx, req, &resp);
+    if (!s.ok()) return FromGrpc(s, "lease grant");
+    if (!resp.error().empty()) return Status::Internal("etcd lease grant: " + resp.error());
+    cached = {resp.id(), now + std::chrono::seconds(resp.ttl())};
+    return cached.id;
+  }
+
   // One unary call to etcd with the request deadline; notes the revision
   // its response carries.
   template <typename Response, typename Request, typename Method>
@@ -415,7 +459,15 @@ class EtcdStore final : public Store {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::KV::Stub> kv_;
   std::unique_ptr<pb::Watch::Stub> watch_;
+  std::unique_ptr<pb::Lease::Stub> lease_;
   State state_;
+  // The lease of the current window per TTL in seconds.
+  struct Lease {
+    int64_t id = 0;
+    std::chrono::steady_clock::time_point expires;
+  };
+  std::mutex lease_mu_;
+  std::map<int64_t, Lease> leases_;  // GUARDED_BY(lease_mu_)
   std::atomic<int64_t> latest_{0};
   // Every event up to this revision has been applied to the cache.
   std::atomic<int64_t> watched_{0};
@@ -469,6 +521,7 @@ Status EtcdStore::Connect() {
   channel_ = grpc::CreateCustomChannel(target, creds, args);
   kv_ = pb::KV::NewStub(channel_);
   watch_ = pb::Watch::NewStub(channel_);
+  lease_ = pb::Lease::NewStub(channel_);
   return Status::Ok();
 }
 

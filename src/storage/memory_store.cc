@@ -3,6 +3,7 @@
 // process. For tests and `--storage memory`.
 #include <mutex>
 
+#include "storage/expiry.h"
 #include "storage/state.h"
 #include "storage/store.h"
 
@@ -11,7 +12,12 @@ namespace {
 
 class MemoryStore final : public Store {
  public:
-  explicit MemoryStore(const StoreOptions& opts) : state_(opts.history_events) {}
+  explicit MemoryStore(const StoreOptions& opts)
+      : clock_(opts.clock ? *opts.clock : RealClock()),
+        state_(opts.history_events, opts.history_window, &clock_),
+        expiry_(clock_, [this](const std::vector<Expiry::Due>& due) {
+          for (const Expiry::Due& d : due) Delete(d.key, d.mod_revision).status().IgnoreError();
+        }) {}
 
   StatusOr<KeyValue> Get(std::string_view key) override { return state_.Get(key); }
 
@@ -19,13 +25,17 @@ class MemoryStore final : public Store {
     return state_.List(prefix, opts);
   }
 
-  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) override {
-    return Write({WriteKind::kCreate, key, 0, &mutation});
+  StatusOr<int64_t> Count(std::string_view prefix) override { return state_.Count(prefix); }
+
+  using Store::Create;
+  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation, Duration ttl) override {
+    return Write({WriteKind::kCreate, key, 0, &mutation, Deadline(clock_, ttl)});
   }
 
+  using Store::Update;
   StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
-                            const Mutation& mutation) override {
-    return Write({WriteKind::kUpdate, key, expected_mod_revision, &mutation});
+                            const Mutation& mutation, Duration ttl) override {
+    return Write({WriteKind::kUpdate, key, expected_mod_revision, &mutation, Deadline(clock_, ttl)});
   }
 
   StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override {
@@ -47,13 +57,16 @@ class MemoryStore final : public Store {
     StatusOr<HistoryEntry> entry = PrepareWrite(op, state_.revision() + 1, state_.Find(op.key));
     if (!entry.ok()) return entry.status();
     KeyValue result = ResultOf(*entry);
+    expiry_.Note(entry->key(), entry->revision, entry->expires, entry->is_delete());
     state_.Apply({std::move(entry).value()});
     return result;
   }
 
+  Clock& clock_;
   // Serializes writes: read current value, prepare, apply.
   std::mutex write_mu_;
   State state_;
+  Expiry expiry_;  // last: its thread deletes through this store
 };
 
 }  // namespace

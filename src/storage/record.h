@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "base/clock.h"
 #include "storage/store.h"
 
 namespace flotilla::storage {
@@ -15,11 +16,15 @@ using RecordPtr = std::shared_ptr<const KeyValue>;
 
 // One applied write. A put has `kv` (the new value); a delete has a null `kv`
 // and its event value is `prev` with mod_revision set to `revision`. `prev` is
-// the value before the write, null for a create.
+// the value before the write, null for a create. A put with a TTL has the
+// time its key expires in `expires` (the epoch when it does not expire);
+// `applied` is when the state applied it (for the history's time bound).
 struct HistoryEntry {
   int64_t revision = 0;
   RecordPtr kv;
   RecordPtr prev;
+  TimePoint expires{};
+  TimePoint applied{};
 
   bool is_delete() const { return kv == nullptr; }
   // The key written. REQUIRES: kv or prev is set.

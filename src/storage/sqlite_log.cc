@@ -2,13 +2,16 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
 namespace flotilla::storage {
 namespace {
 
-constexpr int64_t kSchemaVersion = 1;
+// Version 2 added `expires` (milliseconds since the epoch, 0 = never); a
+// version 1 database is upgraded when opened.
+constexpr int64_t kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
   CREATE TABLE IF NOT EXISTS log (
@@ -18,13 +21,19 @@ constexpr const char* kSchema = R"sql(
     deleted INTEGER NOT NULL,
     create_revision INTEGER NOT NULL,
     prev_revision INTEGER NOT NULL,
-    value BLOB NOT NULL
+    value BLOB NOT NULL,
+    expires INTEGER NOT NULL DEFAULT 0
   );
   CREATE TABLE IF NOT EXISTS meta (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
   ) WITHOUT ROWID;
-  INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', 1);
+  INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', 2);
+)sql";
+
+constexpr const char* kUpgradeFrom1 = R"sql(
+  ALTER TABLE log ADD COLUMN expires INTEGER NOT NULL DEFAULT 0;
+  UPDATE meta SET value = 2 WHERE name = 'schema_version';
 )sql";
 
 // Rows superseded by a later row at or below ?2 (rows at or below ?1 were
@@ -38,10 +47,18 @@ constexpr const char* kSetCompacted =
     "INSERT INTO meta(name, value) VALUES ('compacted_revision', ?1) "
     "ON CONFLICT(name) DO UPDATE SET value = excluded.value";
 constexpr const char* kInsert =
-    "INSERT INTO log(id, key, created, deleted, create_revision, prev_revision, value) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    "INSERT INTO log(id, key, created, deleted, create_revision, prev_revision, value, expires) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 constexpr const char* kScan =
-    "SELECT id, key, created, deleted, create_revision, prev_revision, value FROM log ORDER BY id";
+    "SELECT id, key, created, deleted, create_revision, prev_revision, value, expires FROM log "
+    "ORDER BY id";
+
+int64_t ToMillis(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+TimePoint FromMillis(int64_t ms) {
+  return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::milliseconds(ms)));
+}
 
 std::string_view ColumnBytes(sqlite3_stmt* s, int col, const void* data) {
   if (data == nullptr) return {};
@@ -139,6 +156,10 @@ Status SqliteLog::Init(const std::string& path) {
                    &compacted_, nullptr) != SQLITE_OK) {
     return Error("read meta of " + path);
   }
+  if (version == 1) {
+    FLOTILLA_RETURN_IF_ERROR(Exec(kUpgradeFrom1));
+    version = 2;
+  }
   FLOTILLA_RETURN_IF_ERROR(Exec("COMMIT"));
   if (version != kSchemaVersion) {
     return Status::Internal("sqlite: " + path + " has schema version " + std::to_string(version) +
@@ -171,6 +192,7 @@ Status SqliteLog::Scan(const std::function<void(const Row&)>& fn) {
     row.create_revision = sqlite3_column_int64(raw, 4);
     row.prev_revision = sqlite3_column_int64(raw, 5);
     row.value = ColumnBytes(raw, 6, sqlite3_column_blob(raw, 6));
+    if (int64_t ms = sqlite3_column_int64(raw, 7); ms != 0) row.expires = FromMillis(ms);
     fn(row);
   }
   if (rc != SQLITE_DONE) return Error("scan");
@@ -207,6 +229,7 @@ Status SqliteLog::Insert(const HistoryEntry& e) {
   sqlite3_bind_int64(s, 6, e.prev ? e.prev->mod_revision : 0);
   // data() is never null, so an empty value binds as an empty blob, not NULL.
   sqlite3_bind_blob(s, 7, kv.value.data(), static_cast<int>(kv.value.size()), SQLITE_STATIC);
+  sqlite3_bind_int64(s, 8, e.is_delete() || e.expires == TimePoint{} ? 0 : ToMillis(e.expires));
   return Step(db_, s, "insert");
 }
 

@@ -1,6 +1,7 @@
 // The durable revision log under the sqlite store (docs/storage.md): one
-// table with one row per revision, in kine's layout, and a meta table that
-// holds the compacted revision. The database runs in WAL mode with
+// table with one row per revision, in kine's layout (with the time a TTL
+// write expires in place of kine's lease), and a meta table that holds the
+// compacted revision and the schema version. The database runs in WAL mode with
 // synchronous=FULL, so a committed transaction is fsync'd before Commit
 // returns, and in exclusive locking mode, so a second process cannot open it
 // while this one has it.
@@ -34,6 +35,7 @@ class SqliteLog {
     int64_t create_revision = 0;
     int64_t prev_revision = 0;  // the row this one supersedes; 0 for a create
     std::string_view value;
+    TimePoint expires{};  // when the key expires (a TTL write); the epoch: never
   };
 
   // Opens or creates the database at `path`. Unavailable if another process

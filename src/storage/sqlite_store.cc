@@ -8,6 +8,7 @@
 // writers. More concurrent writers mean bigger batches, not more fsyncs.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "base/io.h"
+#include "storage/expiry.h"
 #include "storage/sqlite_log.h"
 #include "storage/state.h"
 #include "storage/store.h"
@@ -30,9 +32,14 @@ constexpr int64_t kCompactLag = 1024;
 class SqliteStore final : public Store {
  public:
   SqliteStore(std::unique_ptr<SqliteLog> log, const StoreOptions& opts)
-      : log_(std::move(log)), state_(opts.history_events) {}
+      : clock_(opts.clock ? *opts.clock : RealClock()),
+        log_(std::move(log)),
+        state_(opts.history_events, opts.history_window, &clock_),
+        expiry_(std::make_unique<Expiry>(
+            clock_, [this](const std::vector<Expiry::Due>& due) { DeleteExpired(due); })) {}
 
   ~SqliteStore() override {
+    expiry_.reset();  // its thread writes through the committer
     {
       std::lock_guard lock(mu_);
       closing_ = true;
@@ -53,14 +60,18 @@ class SqliteStore final : public Store {
     return state_.List(prefix, opts);
   }
 
-  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) override {
-    Request req{{WriteKind::kCreate, key, 0, &mutation}};
+  StatusOr<int64_t> Count(std::string_view prefix) override { return state_.Count(prefix); }
+
+  using Store::Create;
+  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation, Duration ttl) override {
+    Request req{{WriteKind::kCreate, key, 0, &mutation, Deadline(clock_, ttl)}};
     return Submit(req);
   }
 
+  using Store::Update;
   StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
-                            const Mutation& mutation) override {
-    Request req{{WriteKind::kUpdate, key, expected_mod_revision, &mutation}};
+                            const Mutation& mutation, Duration ttl) override {
+    Request req{{WriteKind::kUpdate, key, expected_mod_revision, &mutation, Deadline(clock_, ttl)}};
     return Submit(req);
   }
 
@@ -96,13 +107,19 @@ class SqliteStore final : public Store {
   };
 
   StatusOr<KeyValue> Submit(Request& req);
+  // Queues every request of `reqs` at once (one commit for all, as a rule)
+  // and waits for them.
+  void SubmitAll(std::vector<Request>& reqs);
+  void DeleteExpired(const std::vector<Expiry::Due>& due);
   void CommitLoop();
   void CommitBatch(const std::vector<Request*>& batch);
   std::vector<HistoryEntry> PrepareBatch(const std::vector<Request*>& batch);
   void LoadRow(const SqliteLog::Row& row, int64_t base);
 
+  Clock& clock_;
   std::unique_ptr<SqliteLog> log_;  // used by the committer thread only once started
   State state_;
+  std::unique_ptr<Expiry> expiry_;
   std::mutex mu_;
   std::condition_variable work_cv_;  // the committer waits for requests
   std::condition_variable done_cv_;  // writers wait for their request
@@ -119,6 +136,25 @@ StatusOr<KeyValue> SqliteStore::Submit(Request& req) {
   ScopedBlocking blocking;  // for the group commit
   done_cv_.wait(lock, [&req] { return req.done; });
   return std::move(req.result);
+}
+
+void SqliteStore::SubmitAll(std::vector<Request>& reqs) {
+  std::unique_lock lock(mu_);
+  if (closing_) return;
+  for (Request& r : reqs) queue_.push_back(&r);
+  work_cv_.notify_one();
+  ScopedBlocking blocking;
+  done_cv_.wait(lock, [&reqs] {
+    return std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; });
+  });
+}
+
+// Expired keys are deleted like any other: a tombstone row each, one commit.
+void SqliteStore::DeleteExpired(const std::vector<Expiry::Due>& due) {
+  std::vector<Request> reqs;
+  reqs.reserve(due.size());
+  for (const Expiry::Due& d : due) reqs.push_back({{WriteKind::kDelete, d.key, d.mod_revision}});
+  SubmitAll(reqs);
 }
 
 void SqliteStore::CommitLoop() {
@@ -156,6 +192,7 @@ void SqliteStore::CommitBatch(const std::vector<Request*>& batch) {
       if (r->compact) r->result = KeyValue{};
     }
   }
+  expiry_->Note(entries);
   state_.Apply(std::move(entries));
 }
 
@@ -195,11 +232,12 @@ void SqliteStore::LoadRow(const SqliteLog::Row& row, int64_t base) {
     return std::make_shared<const KeyValue>(
         KeyValue{std::string(row.key), std::string(row.value), row.create_revision, mod_revision});
   };
+  expiry_->Note(row.key, row.id, row.expires, row.deleted);
   if (row.id <= base) {
     state_.Seed(row.key, row.deleted ? nullptr : record(row.id));
     return;
   }
-  HistoryEntry entry{row.id, nullptr, row.created ? nullptr : state_.Find(row.key)};
+  HistoryEntry entry{row.id, nullptr, row.created ? nullptr : state_.Find(row.key), row.expires};
   if (!row.deleted) {
     entry.kv = record(row.id);
   } else if (!entry.prev) {

@@ -150,6 +150,63 @@ TEST_F(SqliteStoreTest, AutomaticCompactionBoundsTheLog) {
   EXPECT_EQ(store->CompactedRevision(), 2990);
 }
 
+TEST_F(SqliteStoreTest, ADeadlineSurvivesARestart) {
+  FakeClock clock;
+  {
+    auto store = Open({.clock = &clock});
+    ASSERT_TRUE(store->Create("/ev/a", SetValue("a"), std::chrono::seconds(10)).ok());
+    ASSERT_TRUE(store->Create("/ev/b", SetValue("b"), std::chrono::seconds(30)).ok());
+    ASSERT_TRUE(store->Create("/ev/kept", SetValue("k")).ok());
+  }
+  // Down past a's deadline: it goes as soon as the store is open again.
+  clock.Advance(std::chrono::seconds(20));
+  auto store = Open({.clock = &clock});
+  EventLog log;
+  auto watcher = store->Watch("/ev/", 3, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  std::vector<Event> events = log.WaitFor(1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, Event::Type::kDelete);
+  EXPECT_EQ(events[0].kv.key, "/ev/a");
+  EXPECT_TRUE(store->Get("/ev/b").ok());
+  clock.Advance(std::chrono::seconds(10));
+  events = log.WaitFor(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kv.key, "/ev/b");
+  EXPECT_TRUE(store->Get("/ev/kept").ok());
+}
+
+TEST_F(SqliteStoreTest, AVersionOneDatabaseIsUpgraded) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, R"sql(
+    CREATE TABLE log (id INTEGER PRIMARY KEY, key TEXT NOT NULL, created INTEGER NOT NULL,
+      deleted INTEGER NOT NULL, create_revision INTEGER NOT NULL,
+      prev_revision INTEGER NOT NULL, value BLOB NOT NULL);
+    CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+    INSERT INTO meta VALUES ('schema_version', 1);
+    INSERT INTO log VALUES (1, '/k/a', 1, 0, 1, 0, 'a1');
+  )sql", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  FakeClock clock;
+  {
+    auto store = Open({.clock = &clock});
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Get("/k/a")->value, "a1");
+    ASSERT_TRUE(store->Create("/k/b", SetValue("b"), std::chrono::seconds(5)).ok());
+  }
+  clock.Advance(std::chrono::seconds(5));
+  auto store = Open({.clock = &clock});
+  EventLog log;
+  auto watcher = store->Watch("/k/", 1, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  std::vector<Event> events = log.WaitFor(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].type, Event::Type::kDelete);
+  EXPECT_EQ(events[1].kv.key, "/k/b");
+  EXPECT_TRUE(store->Get("/k/a").ok());
+}
+
 TEST_F(SqliteStoreTest, SecondOpenOfTheSameFileIsUnavailable) {
   auto store = Open();
   auto second = OpenSqliteStore(path_);

@@ -9,6 +9,10 @@
 
 namespace flotilla::storage {
 
+TimePoint Deadline(Clock& clock, Duration ttl) {
+  return ttl > Duration::zero() ? clock.Now() + ttl : TimePoint{};
+}
+
 Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
   if (op.kind == WriteKind::kCreate) {
     if (current) return Status::AlreadyExists("key " + QuotedKey(op.key) + " already exists");
@@ -77,11 +81,14 @@ StatusOr<HistoryEntry> PrepareWrite(const WriteOp& op, int64_t revision, const R
   entry.kv = std::make_shared<const KeyValue>(
       KeyValue{std::string(op.key), std::move(bytes), current ? current->create_revision : revision,
                revision});
+  entry.expires = op.expires;
   return entry;
 }
 
-State::State(int64_t history_limit)
-    : history_limit_(static_cast<size_t>(std::max<int64_t>(history_limit, 1))) {}
+State::State(int64_t history_limit, Duration history_window, Clock* clock)
+    : history_limit_(static_cast<size_t>(std::max<int64_t>(history_limit, 1))),
+      history_window_(history_window),
+      clock_(clock) {}
 
 RecordPtr State::Find(std::string_view key) const {
   std::shared_lock lock(mu_);
@@ -105,6 +112,7 @@ ListResult State::List(std::string_view prefix, const ListOptions& opts) const {
   for (size_t n = 0; it != index_.end() && it->kv->key.starts_with(prefix); ++it, ++n) {
     if (opts.limit > 0 && static_cast<int64_t>(n) == opts.limit) {
       out.more = true;
+      for (; it != index_.end() && it->kv->key.starts_with(prefix); ++it) ++out.remaining;
       break;
     }
     if (opts.shared) {
@@ -114,6 +122,16 @@ ListResult State::List(std::string_view prefix, const ListOptions& opts) const {
     }
   }
   return out;
+}
+
+int64_t State::Count(std::string_view prefix) const {
+  std::shared_lock lock(mu_);
+  int64_t n = 0;
+  for (auto it = index_.lower_bound(prefix); it != index_.end() && it->kv->key.starts_with(prefix);
+       ++it) {
+    ++n;
+  }
+  return n;
 }
 
 int64_t State::revision() const {
@@ -128,14 +146,24 @@ int64_t State::compacted() const {
 
 void State::Apply(std::vector<HistoryEntry> entries) {
   if (entries.empty()) return;
+  const bool timed = clock_ != nullptr && history_window_ > Duration::zero();
+  const TimePoint now = timed ? clock_->Now() : TimePoint{};
   std::unique_lock lock(mu_);
-  for (const HistoryEntry& e : entries) {
+  for (HistoryEntry& e : entries) {
+    e.applied = now;
     SetLocked(e.key(), e.kv);
     revision_ = e.revision;
     history_.push_back(e);
   }
   if (history_.size() > history_limit_) {
     TrimHistoryLocked(history_[history_.size() - history_limit_ - 1].revision);
+  }
+  if (timed && history_.front().applied < now - history_window_) {
+    // The newest entry older than the window and everything before it.
+    auto newer = std::partition_point(history_.begin(), history_.end(), [&](const HistoryEntry& e) {
+      return e.applied < now - history_window_;
+    });
+    TrimHistoryLocked(std::prev(newer)->revision);
   }
   hub_.Publish(entries);
 }

@@ -35,7 +35,12 @@ struct WriteOp {
   std::string_view key;
   int64_t expected_mod_revision = 0;   // kUpdate, kDelete; 0 = unconditional
   const Mutation* mutation = nullptr;  // kCreate, kUpdate
+  TimePoint expires{};                 // kCreate, kUpdate; the epoch: never
 };
+
+// When a write with `ttl` made now expires: the epoch (never) for a zero
+// TTL.
+TimePoint Deadline(Clock& clock, Duration ttl);
 
 // Checks `op`'s precondition against `current` (null when the key does not
 // exist): AlreadyExists, NotFound or Conflict, naming the key.
@@ -60,8 +65,11 @@ KeyValue ResultOf(const HistoryEntry& entry);
 // owner (one writer at a time).
 class State {
  public:
-  // Keeps at most `history_limit` events (at least one).
-  explicit State(int64_t history_limit);
+  // Keeps at most `history_limit` events (at least one) and, with a
+  // positive `history_window` and a clock, none applied longer than that
+  // ago (as etcd compacted every few minutes keeps no older ones).
+  explicit State(int64_t history_limit, Duration history_window = Duration::zero(),
+                 Clock* clock = nullptr);
 
   State(const State&) = delete;
   State& operator=(const State&) = delete;
@@ -70,6 +78,7 @@ class State {
   RecordPtr Find(std::string_view key) const;
   StatusOr<KeyValue> Get(std::string_view key) const;
   ListResult List(std::string_view prefix, const ListOptions& opts) const;
+  int64_t Count(std::string_view prefix) const;
 
   int64_t revision() const;
   int64_t compacted() const;
@@ -113,6 +122,8 @@ class State {
   void TrimHistoryLocked(int64_t upto);                // REQUIRES: mu_ held exclusively
 
   const size_t history_limit_;
+  const Duration history_window_;
+  Clock* const clock_;
   mutable std::shared_mutex mu_;
   absl::btree_set<Slot, SlotLess> index_;  // GUARDED_BY(mu_)
   std::deque<HistoryEntry> history_;       // GUARDED_BY(mu_), revisions ascending

@@ -10,6 +10,15 @@
 // and delivered to watchers. Concurrent writers share one commit (group
 // commit).
 //
+// Expiry: a write may give its key a time to live, as an etcd lease does
+// (kube-apiserver's --event-ttl). The key is deleted once the TTL has
+// passed since the write, unless it was written again first: watchers see
+// an ordinary delete at a new revision, lists stop returning it. A later
+// write without a TTL takes the expiry away; one with a TTL replaces it.
+// The memory and sqlite backends measure the TTL on StoreOptions::clock
+// (sqlite keeps the deadline on disk, so it survives restarts); etcd on its
+// own clock, through leases.
+//
 // Thread safety: every method may be called from any thread.
 #pragma once
 
@@ -21,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 
 namespace flotilla::storage {
@@ -59,6 +69,9 @@ struct ListResult {
   std::vector<std::shared_ptr<const KeyValue>> shared_items;  // with ListOptions::shared
   int64_t revision = 0;                                       // store revision the list reflects
   bool more = false;                                          // more keys exist past the last item
+  // With a limit, how many keys with the prefix follow the last one returned
+  // (metadata.remainingItemCount); 0 otherwise.
+  int64_t remaining = 0;
 };
 
 struct Event {
@@ -96,12 +109,22 @@ class Store {
   virtual StatusOr<ListResult> List(std::string_view prefix, const ListOptions& opts) = 0;
 
   // Creates `key`; AlreadyExists if it exists. Returns the stored KeyValue.
-  virtual StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) = 0;
+  // A positive `ttl` makes the key expire (see the top of this file).
+  virtual StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation,
+                                    Duration ttl) = 0;
+  StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation) {
+    return Create(key, mutation, Duration::zero());
+  }
 
   // Replaces `key`'s value. NotFound if absent. If expected_mod_revision is
-  // non-zero and differs from the current mod_revision: Conflict.
+  // non-zero and differs from the current mod_revision: Conflict. The key
+  // expires `ttl` from now when it is positive, never when it is zero.
   virtual StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
-                                    const Mutation& mutation) = 0;
+                                    const Mutation& mutation, Duration ttl) = 0;
+  StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
+                            const Mutation& mutation) {
+    return Update(key, expected_mod_revision, mutation, Duration::zero());
+  }
 
   // Deletes `key`; NotFound if absent; Conflict on a revision mismatch
   // (0 = unconditional). Returns the deleted KeyValue with mod_revision set to
@@ -130,11 +153,21 @@ class Store {
 
   // The oldest revision a Watch may start after.
   virtual int64_t CompactedRevision() = 0;
+
+  // How many live keys have the prefix (apiserver_storage_objects).
+  virtual StatusOr<int64_t> Count(std::string_view prefix) = 0;
 };
 
 struct StoreOptions {
   // Events kept in memory for watch resumption; older history is compacted.
   int64_t history_events = 100000;
+  // Nor any older than this (memory and sqlite; etcd's history is bounded by
+  // its compaction interval): under steady writes the superseded values the
+  // history holds stay bounded in time, not only in number. Zero: no time
+  // bound.
+  Duration history_window = std::chrono::minutes(5);
+  // The clock TTLs are measured on (memory and sqlite); null: the real one.
+  Clock* clock = nullptr;
 };
 
 std::unique_ptr<Store> NewMemoryStore(const StoreOptions& opts = {});

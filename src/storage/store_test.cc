@@ -54,7 +54,8 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     r0_ = store_->CurrentRevision();
   }
 
-  std::unique_ptr<Store> Open(const StoreOptions& opts = {}) {
+  std::unique_ptr<Store> Open(StoreOptions opts = {}) {
+    if (opts.clock == nullptr) opts.clock = &clock_;
     if (GetParam() == "memory") return NewMemoryStore(opts);
     StatusOr<std::unique_ptr<Store>> store = Status::Internal("no backend " + GetParam());
     if (GetParam() == "sqlite") store = OpenSqliteStore(dir_.path() + "/state.db", opts);
@@ -78,8 +79,16 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     return kv.ok() ? *kv : KeyValue{};
   }
 
+  // Expiry on the fake clock; etcd measures TTLs on its own, so a test of
+  // expiry gives it a TTL of a second and waits for it.
+  bool FakeTime() const { return GetParam() != "etcd"; }
+  void PassTime(Duration d) {
+    if (FakeTime()) clock_.Advance(d);
+  }
+
   TempDir dir_;
   std::string prefix_;
+  FakeClock clock_;
   std::unique_ptr<Store> store_;
   int64_t r0_ = 0;
 };
@@ -330,6 +339,33 @@ TEST_P(StoreTest, HistoryIsBoundedByHistoryEvents) {
   EXPECT_EQ(store_->List("/k/", {})->items.size(), 20u);
 }
 
+TEST_P(StoreTest, HistoryIsBoundedInTime) {
+  if (!FakeTime()) GTEST_SKIP() << "etcd's history is bounded by its compaction interval instead";
+  for (int i = 1; i <= 3; ++i) MustCreate("/k/" + std::to_string(i), "v");
+  clock_.Advance(std::chrono::minutes(4));
+  MustCreate("/k/4", "v");
+  EXPECT_EQ(store_->CompactedRevision(), Rev(0));  // nothing older than 5 minutes yet
+  clock_.Advance(std::chrono::minutes(2));
+  MustCreate("/k/5", "v");
+  EXPECT_EQ(store_->CompactedRevision(), Rev(3));
+  EXPECT_TRUE(store_->Watch("/k/", Rev(2), [](const std::vector<Event>&) {})
+                  .status()
+                  .Is(Reason::kExpired));
+  EventLog log;
+  auto watcher = store_->Watch("/k/", Rev(3), log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  std::vector<Event> events = log.WaitFor(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events.front().kv.mod_revision, Rev(4));
+  EXPECT_EQ(store_->List("/k/", {})->items.size(), 5u);
+  // And so on, write after write.
+  for (int i = 6; i <= 8; ++i) {
+    clock_.Advance(std::chrono::minutes(6));
+    MustCreate("/k/" + std::to_string(i), "v");
+    EXPECT_EQ(store_->CompactedRevision(), Rev(i - 1));
+  }
+}
+
 TEST_P(StoreTest, StopFromInsideTheCallbackEndsDelivery) {
   std::atomic<int> calls = 0;
   std::promise<void> called;
@@ -414,6 +450,107 @@ TEST_P(StoreTest, ConcurrentWritersAndWatchers) {
     EXPECT_GT(even[i].kv.mod_revision, even[i - 1].kv.mod_revision);
     EXPECT_TRUE(even[i].kv.key.starts_with("/c/0/"));
   }
+}
+
+TEST_P(StoreTest, KeysWithATtlExpireAsADeleteThatWatchersSee) {
+  constexpr Duration kTtl = std::chrono::seconds(1);
+  EventLog log;
+  auto watcher = store_->Watch("/ev/", 0, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  ASSERT_TRUE(store_->Create("/ev/a", SetValue("a"), kTtl).ok());
+  MustCreate("/ev/kept", "k");
+  auto listed = store_->List("/ev/", {});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->items.size(), 2u);
+
+  PassTime(kTtl);
+  std::vector<Event> events = log.WaitFor(3);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].type, Event::Type::kDelete);
+  EXPECT_EQ(events[2].kv.key, "/ev/a");
+  EXPECT_EQ(events[2].kv.value, "a");
+  EXPECT_EQ(events[2].kv.mod_revision, Rev(3));  // a write of its own
+  EXPECT_TRUE(store_->Get("/ev/a").status().Is(Reason::kNotFound));
+  listed = store_->List("/ev/", {});
+  ASSERT_EQ(listed->items.size(), 1u);
+  EXPECT_EQ(listed->items[0].key, "/ev/kept");
+  EXPECT_EQ(*store_->Count("/ev/"), 1);
+  // Recreated without a TTL, the key stays.
+  MustCreate("/ev/a", "again");
+  EXPECT_TRUE(store_->Get("/ev/a").ok());
+}
+
+TEST_P(StoreTest, AWriteWithoutATtlTakesTheExpiryAway) {
+  constexpr Duration kTtl = std::chrono::seconds(1);
+  ASSERT_TRUE(store_->Create("/ev/a", SetValue("a"), kTtl).ok());
+  ASSERT_TRUE(store_->Update("/ev/a", 0, SetValue("b")).ok());
+  EventLog log;
+  auto watcher = store_->Watch("/ev/", 0, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  // A key that expires after the first would have: once it is gone, the
+  // first one's deadline has passed too.
+  ASSERT_TRUE(store_->Create("/ev/sentinel", SetValue("s"), 2 * kTtl).ok());
+  PassTime(2 * kTtl);
+  std::vector<Event> events = log.WaitFor(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].type, Event::Type::kDelete);
+  EXPECT_EQ(events[1].kv.key, "/ev/sentinel");
+  auto a = store_->Get("/ev/a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->value, "b");
+}
+
+TEST_P(StoreTest, ARewriteWithATtlStartsItAgain) {
+  if (!FakeTime()) GTEST_SKIP() << "etcd measures TTLs on its own clock; the fake one moves here";
+  constexpr Duration kTtl = std::chrono::seconds(10);
+  ASSERT_TRUE(store_->Create("/ev/a", SetValue("a"), kTtl).ok());
+  clock_.Advance(std::chrono::seconds(6));
+  ASSERT_TRUE(store_->Update("/ev/a", 0, SetValue("b"), kTtl).ok());
+  EventLog log;
+  auto watcher = store_->Watch("/ev/", 0, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  ASSERT_TRUE(store_->Create("/ev/sentinel", SetValue("s"), std::chrono::seconds(5)).ok());
+  clock_.Advance(std::chrono::seconds(5));  // 11 s after the create, 5 after the update
+  std::vector<Event> events = log.WaitFor(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kv.key, "/ev/sentinel");
+  EXPECT_TRUE(store_->Get("/ev/a").ok());
+  clock_.Advance(std::chrono::seconds(5));
+  events = log.WaitFor(3);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].type, Event::Type::kDelete);
+  EXPECT_EQ(events[2].kv.key, "/ev/a");
+}
+
+TEST_P(StoreTest, ManyKeysExpireTogether) {
+  constexpr int kKeys = 200;
+  constexpr Duration kTtl = std::chrono::seconds(1);
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE(store_->Create("/ev/" + std::to_string(i), SetValue("v"), kTtl).ok());
+  }
+  EventLog log;
+  auto watcher = store_->Watch("/ev/", 0, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  PassTime(kTtl);
+  std::vector<Event> events = log.WaitFor(kKeys);
+  ASSERT_EQ(events.size(), static_cast<size_t>(kKeys));
+  for (const Event& e : events) EXPECT_EQ(e.type, Event::Type::kDelete);
+  EXPECT_EQ(*store_->Count("/ev/"), 0);
+}
+
+TEST_P(StoreTest, CountAndRemainingCountLiveKeysUnderThePrefix) {
+  for (int i = 0; i < 7; ++i) MustCreate("/c/" + std::to_string(i), "v");
+  MustCreate("/cx/0", "v");
+  ASSERT_TRUE(store_->Delete("/c/3", 0).ok());
+  EXPECT_EQ(*store_->Count("/c/"), 6);
+  EXPECT_EQ(*store_->Count("/none/"), 0);
+  auto page = store_->List("/c/", {.limit = 2});
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->more);
+  EXPECT_EQ(page->remaining, 4);
+  page = store_->List("/c/", {.start_after = "/c/4", .limit = 2});
+  EXPECT_FALSE(page->more);
+  EXPECT_EQ(page->remaining, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("memory", "sqlite", "etcd"),
