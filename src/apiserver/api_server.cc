@@ -1,5 +1,8 @@
 #include "apiserver/api_server.h"
 
+#include <algorithm>
+#include <set>
+
 #include "api/protobuf.h"
 #include "apiserver/resource_handler.h"
 #include "apiserver/responses.h"
@@ -126,6 +129,8 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
       inflight_(opts.inflight),
       rbac_(objects_) {
   metrics_.SetSource("inflight", [this] { return inflight_.RenderMetrics(); });
+  metrics_.SetSource("storage_objects", [this] { return RenderStorageObjects(); });
+  objects_.SetEventTtl(opts.event_ttl);
   if (opts_.schemas != nullptr) {
     openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
     const api::SchemaSet* schemas = opts_.schemas;
@@ -380,6 +385,23 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
   }
   if (info.verb == "watch") return ServeWatch(ctx);
   ServeResourceRequest(ctx);
+}
+
+std::string ApiServer::RenderStorageObjects() {
+  std::string out =
+      "# HELP apiserver_storage_objects Number of stored objects at the time of last check split "
+      "by kind.\n# TYPE apiserver_storage_objects gauge\n";
+  std::set<std::string> seen;  // resources sharing a storage (versions) count once
+  for (const auto& res : opts_.registry->All()) {
+    const auto& verbs = res->verbs;
+    if (std::find(verbs.begin(), verbs.end(), "list") == verbs.end()) continue;  // reviews
+    if (!seen.insert(Objects::Prefix(*res, "")).second) continue;
+    auto n = store_.Count(Objects::Prefix(*res, ""));
+    if (!n.ok()) continue;
+    out += "apiserver_storage_objects{resource=\"" + res->GroupResource() + "\"} " +
+           std::to_string(*n) + "\n";
+  }
+  return out;
 }
 
 }  // namespace flotilla::apiserver

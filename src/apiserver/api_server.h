@@ -47,6 +47,9 @@ struct ApiServerOptions {
   // At most so many requests served at once (inflight.h); {0, 0}: no limit.
   InflightLimits inflight{0, 0};
   PathHandler extra_paths;  // empty: none
+  // How long an Event lives after its last write; zero: for ever
+  // (ServerOptions::event_ttl).
+  Duration event_ttl = std::chrono::hours(1);
 };
 
 class ApiServer {
@@ -78,6 +81,9 @@ class ApiServer {
   // -Extra-* headers replace the user when it may `impersonate` each of
   // them; Forbidden otherwise. The user unchanged when there are none.
   StatusOr<UserInfo> Impersonate(const Request& req, UserInfo user) const;
+  // apiserver_storage_objects: the objects stored per resource, as
+  // kube-apiserver's gauge ("deployments.apps", core resources bare).
+  std::string RenderStorageObjects();
   // Who a request is from (authenticated) and acts as (user: the same, or
   // the impersonated user); `impersonation` says why impersonating failed.
   struct Identity {

@@ -252,10 +252,57 @@ TEST(ApiServerTest, ListWithSelectorsAndPagination) {
             1u);
   json::object page = Get(s, "/api/v1/namespaces/default/configmaps?limit=2");
   EXPECT_EQ(Find(page, "items")->as_array().size(), 2u);
+  ASSERT_NE(Find(page, "metadata.remainingItemCount"), nullptr);
+  EXPECT_EQ(Find(page, "metadata.remainingItemCount")->as_int64(), 3);
   std::string token(Find(page, "metadata.continue")->as_string());
   json::object rest = Get(s, "/api/v1/namespaces/default/configmaps?limit=10&continue=" + token);
   EXPECT_EQ(Find(rest, "items")->as_array().size(), 3u);
   EXPECT_EQ(Find(rest, "metadata.continue"), nullptr);
+  EXPECT_EQ(Find(rest, "metadata.remainingItemCount"), nullptr);
+  // As kube-apiserver: no count where a selector makes it a guess, and the
+  // same count in Table form.
+  json::object selected =
+      Get(s, "/api/v1/namespaces/default/configmaps?limit=1&labelSelector=i%3D0");
+  EXPECT_NE(Find(selected, "metadata.continue"), nullptr);
+  EXPECT_EQ(Find(selected, "metadata.remainingItemCount"), nullptr);
+  RecordingResponder table;
+  s.Do(table, "GET", "/api/v1/namespaces/default/configmaps?limit=4", "", "application/json",
+       "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_NE(Find(table.Json(), "metadata.remainingItemCount"), nullptr);
+  EXPECT_EQ(Find(table.Json(), "metadata.remainingItemCount")->as_int64(), 1);
+}
+
+TEST(ApiServerTest, EventsExpireAfterTheEventTtlAndWatchersSeeThemGo) {
+  TestServer s;
+  auto event = [](const std::string& name) {
+    return R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +
+           R"("},"involvedObject":{"kind":"ConfigMap","namespace":"default","name":"cfg"},
+             "reason":"Tested","message":"m","type":"Normal"})";
+  };
+  RecordingResponder c1, c2, cm;
+  s.Do(c1, "POST", "/api/v1/namespaces/default/events", event("early"));
+  ASSERT_EQ(c1.code(), 201) << c1.body();
+  s.Do(cm, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  s.clock().Advance(std::chrono::minutes(40));
+  s.Do(c2, "POST", "/api/v1/namespaces/default/events", event("late"));
+  ASSERT_EQ(c2.code(), 201) << c2.body();
+  std::string rv(Find(c2.Json(), "metadata.resourceVersion")->as_string());
+
+  RecordingResponder w;
+  std::thread watcher([&] {
+    s.Do(w, "GET", "/api/v1/namespaces/default/events?watch=true&resourceVersion=" + rv);
+  });
+  s.clock().Advance(std::chrono::minutes(21));  // 61 minutes after the first
+  EXPECT_TRUE(w.WaitFor("\"type\":\"DELETED\""));
+  w.Leave();
+  watcher.join();
+  EXPECT_NE(w.body().find("\"name\":\"early\""), std::string::npos) << w.body();
+  json::object list = Get(s, "/api/v1/namespaces/default/events");
+  ASSERT_EQ(Find(list, "items")->as_array().size(), 1u);
+  EXPECT_EQ(Find(list, "items")->as_array()[0].at("metadata").at("name"), "late");
+  int code = 0;
+  Get(s, "/api/v1/namespaces/default/configmaps/cfg", &code);
+  EXPECT_EQ(code, 200);  // other kinds do not expire
 }
 
 TEST(ApiServerTest, FinalizersHoldDeletion) {
@@ -521,6 +568,8 @@ TEST(ApiServerTest, MetricsCountRequestsByCodeAndTimeStorage) {
   EXPECT_NE(text.find(R"(flotilla_storage_operation_duration_seconds_count{operation="create"})"),
             std::string::npos);
   EXPECT_NE(text.find("apiserver_registered_watchers 0"), std::string::npos);
+  EXPECT_NE(text.find(R"(apiserver_storage_objects{resource="configmaps"} 1)"), std::string::npos);
+  EXPECT_NE(text.find(R"(apiserver_storage_objects{resource="namespaces"} 4)"), std::string::npos);
 }
 
 TEST(ApiServerTest, UnknownPathsAreNotFoundStatus) {

@@ -95,7 +95,7 @@ class TestServer {
 
   explicit TestServer(bool member_kinds = false)
       : TestServer(Options{.member_kinds = member_kinds}) {}
-  explicit TestServer(const Options& o) : store_(storage::NewMemoryStore()) {
+  explicit TestServer(const Options& o) : store_(storage::NewMemoryStore({.clock = &clock_})) {
     api::RegisterFoundationKinds(registry_);
     if (o.member_kinds) api::RegisterMemberKinds(registry_);
     if (o.add_to_registry) o.add_to_registry(registry_);

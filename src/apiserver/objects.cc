@@ -194,7 +194,7 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
     stored = obj;
     return StatusOr<std::string>(json::serialize(obj));
   };
-  auto kv = store_.Create(Key(res, ns, name), encode);
+  auto kv = store_.Create(Key(res, ns, name), encode, TtlOf(res));
   if (!kv.ok()) {
     if (kv.status().Is(Reason::kAlreadyExists)) {
       return Status::AlreadyExists(res.GroupResource() + " \"" + name + "\" already exists");
@@ -203,6 +203,10 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
   }
   MetaOf(stored)["resourceVersion"] = std::to_string(kv->mod_revision);  // see Update
   return stored;
+}
+
+Duration Objects::TtlOf(const api::Resource& res) const {
+  return res.group.empty() && res.plural == "events" ? event_ttl_ : Duration::zero();
 }
 
 StatusOr<json::object> Objects::Create(const api::Resource& res, const std::string& ns,

@@ -62,7 +62,9 @@ struct ListPage {
   std::vector<std::shared_ptr<const storage::KeyValue>> raw_items;
   int64_t revision = 0;
   std::string continue_token;  // "" when complete
-  int64_t remaining = -1;      // remainingItemCount when known
+  // metadata.remainingItemCount: the objects after this page, when a limit
+  // cut it short and no selector filtered it; -1 otherwise.
+  int64_t remaining = -1;
 };
 
 // Checks an incoming object against the kind's schema as kube-apiserver's
@@ -95,6 +97,12 @@ class Objects {
 
   void SetSchemaChecker(SchemaChecker checker) { schema_checker_ = std::move(checker); }
   void SetPatchInfo(PatchInfoProvider provider) { patch_info_ = std::move(provider); }
+  // How long an Event lives after its last write (kube-apiserver's
+  // --event-ttl); zero: for ever. Set before serving.
+  void SetEventTtl(Duration ttl) { event_ttl_ = ttl; }
+  // The TTL every write of `res` gives its object: the event TTL for v1
+  // Events, none for every other kind.
+  Duration TtlOf(const api::Resource& res) const;
 
   // Storage key of an object, and the prefix of a resource's (namespace's) objects.
   static std::string Key(const api::Resource& res, std::string_view ns, std::string_view name);
@@ -169,6 +177,7 @@ class Objects {
   Clock& clock_;
   SchemaChecker schema_checker_;
   PatchInfoProvider patch_info_;
+  Duration event_ttl_{};
 };
 
 // Whether a kind is deleted gracefully (pods), and whether it has the

@@ -85,6 +85,7 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
     out.raw_items = std::move(chunk.shared_items);
     if (chunk.more && !out.raw_items.empty()) {
       out.continue_token = EncodeContinue(out.revision, out.raw_items.back()->key, prefix);
+      out.remaining = chunk.remaining;
     }
     return out;
   }
@@ -105,6 +106,8 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
       if (opts.limit > 0 && static_cast<int64_t>(out.items.size()) >= opts.limit) {
         bool more = chunk.more || &kv != &chunk.items.back();
         if (more) out.continue_token = EncodeContinue(out.revision, last_key, prefix);
+        // As kube-apiserver: a count only without selectors, where it is exact.
+        if (more && !filtering) out.remaining = chunk.remaining + (&chunk.items.back() - &kv);
         return out;
       }
     }

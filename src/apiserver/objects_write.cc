@@ -200,7 +200,7 @@ StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const
       MetaOf(to_store)["resourceVersion"] = std::to_string(rev);
       return StatusOr<std::string>(json::serialize(to_store));
     };
-    auto written = store_.Update(key, kv->mod_revision, encode);
+    auto written = store_.Update(key, kv->mod_revision, encode, TtlOf(res));
     if (written.ok()) {
       // The revision etcd gave, which may differ from the one `encode` got.
       MetaOf(to_store)["resourceVersion"] = std::to_string(written->mod_revision);
@@ -328,7 +328,7 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
       MetaOf(to_store)["resourceVersion"] = std::to_string(rev);
       return StatusOr<std::string>(json::serialize(to_store));
     };
-    auto written = store_.Update(key, kv->mod_revision, encode);
+    auto written = store_.Update(key, kv->mod_revision, encode, TtlOf(res));
     if (written.ok()) {
       // The revision etcd gave, which may differ from the one `encode` got.
       MetaOf(to_store)["resourceVersion"] = std::to_string(written->mod_revision);

@@ -115,6 +115,7 @@ void ServeList(ResourceContext& ctx) {
   if (!page.ok()) return RespondStatus(ctx.resp, page.status(), "", &ctx.res);
   json::object meta{{"resourceVersion", std::to_string(page->revision)}};
   if (!page->continue_token.empty()) meta["continue"] = page->continue_token;
+  if (page->remaining >= 0) meta["remainingItemCount"] = page->remaining;
   if (page->raw) return RespondSplicedList(ctx.resp, ctx.res, meta, page->raw_items);
   if (table) {
     json::object table = ToTable(ctx.res, page->items, ctx.objects.clock().Now(),

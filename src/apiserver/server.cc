@@ -27,12 +27,14 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   }
   FLOTILLA_ASSIGN_OR_RETURN(s->pki_, EnsurePki(pki_opts));
 
+  storage::StoreOptions store_opts = opts.store_options;
+  if (store_opts.clock == nullptr) store_opts.clock = opts.clock;
   if (opts.storage == "memory") {
-    s->store_ = storage::NewMemoryStore(opts.store_options);
+    s->store_ = storage::NewMemoryStore(store_opts);
   } else if (opts.storage == "sqlite") {
     std::filesystem::create_directories(opts.data_dir + "/db", ec);
     FLOTILLA_ASSIGN_OR_RETURN(
-        s->store_, storage::OpenSqliteStore(opts.data_dir + "/db/state.db", opts.store_options));
+        s->store_, storage::OpenSqliteStore(opts.data_dir + "/db/state.db", store_opts));
   } else if (opts.storage == "etcd") {
     storage::EtcdOptions etcd = opts.etcd;
     etcd.history_events = opts.store_options.history_events;
@@ -69,6 +71,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
   api_opts.audit_log = s->audit_.get();
   api_opts.extra_paths = opts.extra_paths;
   api_opts.inflight = opts.inflight;
+  api_opts.event_ttl = opts.event_ttl;
   s->api_ = std::make_unique<ApiServer>(api_opts);
   FLOTILLA_RETURN_IF_ERROR(s->api_->EnsureDefaultNamespaces());
   FLOTILLA_RETURN_IF_ERROR(s->api_->StartRbac());

@@ -30,7 +30,10 @@ struct ServerOptions {
   const api::SchemaSet* schemas = nullptr;  // null: no schema checks, no OpenAPI
   std::string git_version = "v1.32.0";      // what /version reports
   Clock* clock = nullptr;                   // null: the real clock
-  storage::StoreOptions store_options;
+  storage::StoreOptions store_options;      // its clock: `clock` when unset
+  // kube-apiserver's --event-ttl: an Event is deleted this long after its
+  // last write; zero keeps Events for ever.
+  Duration event_ttl = std::chrono::hours(1);
   PathHandler extra_paths;  // see ApiServerOptions
   // kube-apiserver's --max-requests-inflight and
   // --max-mutating-requests-inflight (inflight.h).

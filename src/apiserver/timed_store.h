@@ -31,13 +31,15 @@ class TimedStore : public storage::Store {
                                      const storage::ListOptions& opts) override {
     return Timed("list", [&] { return inner_.List(prefix, opts); });
   }
-  StatusOr<storage::KeyValue> Create(std::string_view key,
-                                     const storage::Mutation& mutation) override {
-    return Timed("create", [&] { return inner_.Create(key, mutation); });
+  using storage::Store::Create;
+  StatusOr<storage::KeyValue> Create(std::string_view key, const storage::Mutation& mutation,
+                                     Duration ttl) override {
+    return Timed("create", [&] { return inner_.Create(key, mutation, ttl); });
   }
+  using storage::Store::Update;
   StatusOr<storage::KeyValue> Update(std::string_view key, int64_t expected,
-                                     const storage::Mutation& mutation) override {
-    return Timed("update", [&] { return inner_.Update(key, expected, mutation); });
+                                     const storage::Mutation& mutation, Duration ttl) override {
+    return Timed("update", [&] { return inner_.Update(key, expected, mutation, ttl); });
   }
   StatusOr<storage::KeyValue> Delete(std::string_view key, int64_t expected) override {
     return Timed("delete", [&] { return inner_.Delete(key, expected); });
@@ -49,6 +51,7 @@ class TimedStore : public storage::Store {
   int64_t CurrentRevision() override { return inner_.CurrentRevision(); }
   Status Compact(int64_t revision) override { return inner_.Compact(revision); }
   int64_t CompactedRevision() override { return inner_.CompactedRevision(); }
+  StatusOr<int64_t> Count(std::string_view prefix) override { return inner_.Count(prefix); }
 
  private:
   storage::Store& inner_;

@@ -9,6 +9,7 @@
 #include "base/descriptors.h"
 #include "base/log.h"
 #include "cli/commands.h"
+#include "cli/duration.h"
 #include "cli/signals.h"
 #include "member/cluster.h"
 #include "member/services/load_balancer.h"
@@ -200,6 +201,11 @@ void AddMemberCommand(CLI::App& app) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str()
       ->group("Serving");
+  AddDurationOption(*cmd, "--event-ttl", &m.event_ttl, "1h",
+                    "How long an Event is kept after its last write (kube-apiserver's "
+                    "--event-ttl; 0: for ever)",
+                    /*allow_zero=*/true)
+      ->group("Storage");
   std::string versions;
   for (const std::string& v : member::KubeVersionNames()) versions += (versions.empty() ? "" : ", ") + v;
   cmd->add_option("--kube-version", flags->kube_version,

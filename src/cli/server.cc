@@ -439,10 +439,21 @@ void AddServerCommand(CLI::App& app) {
   cmd->add_option("--leader-elect-resource-name", flags->leader.lease_name, "Name of the Lease")
       ->capture_default_str()
       ->group("Leader election");
+  AddDurationOption(*cmd, "--event-ttl", &flags->server.event_ttl, "1h",
+                    "How long an Event is kept after its last write (kube-apiserver's "
+                    "--event-ttl; 0: for ever)",
+                    /*allow_zero=*/true)
+      ->group("Storage");
   cmd->add_option("--watch-history", flags->server.store_options.history_events,
                   "Events kept in memory for watch resumption; older resourceVersions get 410 Gone")
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
+      ->group("Storage");
+  AddDurationOption(*cmd, "--watch-history-window", &flags->server.store_options.history_window,
+                    "5m",
+                    "Nor any events older than this, with --storage sqlite or memory (etcd's "
+                    "history is bounded by --etcd-compaction-interval); 0: no time bound",
+                    /*allow_zero=*/true)
       ->group("Storage");
   cmd->add_option("--max-requests-inflight", flags->server.inflight.max_requests,
                   "Read-only requests served at once (watches not counted); past it, 429 with "

@@ -48,6 +48,9 @@ struct ObjectList {
   std::vector<json::object> items;
   std::string resource_version;
   std::string continue_token;
+  // metadata.remainingItemCount: the objects past a limited page (-1: the
+  // server did not say).
+  int64_t remaining_item_count = -1;
 };
 
 struct WatchOptions {

@@ -106,6 +106,9 @@ StatusOr<ObjectList> DecodeList(StatusOr<ApiResponse> response) {
   if (const json::object* meta = GetObject(obj, "metadata")) {
     list.resource_version = std::string(GetString(*meta, "resourceVersion").value_or(""));
     list.continue_token = std::string(GetString(*meta, "continue").value_or(""));
+    if (const json::value* n = meta->if_contains("remainingItemCount"); n && n->is_int64()) {
+      list.remaining_item_count = n->as_int64();
+    }
   }
   json::value* items = obj.if_contains("items");
   if (items == nullptr || items->is_null()) return list;

@@ -66,16 +66,19 @@ TEST(DecodeTest, ObjectListAndNoContent) {
                   .Is(Reason::kServiceUnavailable));
 
   auto list = DecodeList(ApiResponse{
-      200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"12","continue":"c"},
+      200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"12","continue":"c",
+               "remainingItemCount":40},
                "items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})"});
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->resource_version, "12");
   EXPECT_EQ(list->continue_token, "c");
+  EXPECT_EQ(list->remaining_item_count, 40);
   ASSERT_EQ(list->items.size(), 2u);
   EXPECT_EQ(*Find(list->items[1], "metadata.name"), "b");
   auto empty = DecodeList(ApiResponse{200, R"({"metadata":{"resourceVersion":"3"},"items":null})"});
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->items.empty());
+  EXPECT_EQ(empty->remaining_item_count, -1);
   EXPECT_FALSE(DecodeList(ApiResponse{200, R"({"items":[1]})"}).ok());
 
   EXPECT_TRUE(DecodeNoContent(ApiResponse{200, ""}).ok());

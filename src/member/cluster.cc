@@ -29,6 +29,7 @@ Status MemberCluster::Init() {
   if (opts_.kube_version != nullptr) server_opts.git_version = opts_.kube_version->git_version;
   server_opts.schemas = &api::SchemaSet::Builtin();
   server_opts.clock = &clock;
+  server_opts.event_ttl = opts_.event_ttl;
   server_opts.http_filter = [self](apiserver::Request& req, apiserver::Responder& resp) {
     return self->faults_.Filter(req, resp);
   };

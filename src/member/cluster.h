@@ -36,6 +36,8 @@ struct MemberOptions {
   // The Kubernetes version it presents itself as (kube_version.h); null:
   // today's.
   const KubeVersion* kube_version = nullptr;
+  // kube-apiserver's --event-ttl (ServerOptions::event_ttl).
+  Duration event_ttl = std::chrono::hours(1);
 };
 
 class MemberCluster {

@@ -525,6 +525,41 @@ def test_create_existing_is_already_exists(core, namespace):
     assert core.read_namespaced_config_map("c", namespace).data == {"colour": "blue"}
 
 
+def test_events_expire_after_the_event_ttl(server_factory):
+    srv = server_factory(["--storage", "sqlite", "--event-ttl", "2s"]).start()
+    core = client.CoreV1Api(srv.api_client())
+    core.create_namespace(objects.namespace("ttl"))
+    core.create_namespaced_config_map("ttl", objects.configmap("kept"))
+    event = core.create_namespaced_event("ttl", client.CoreV1Event(
+        metadata=client.V1ObjectMeta(name="short-lived"),
+        involved_object=client.V1ObjectReference(kind="ConfigMap", namespace="ttl", name="kept"),
+        reason="Tested", message="gone in two seconds", type="Normal"))
+    deleted = None
+    for change in watch.Watch().stream(core.list_namespaced_event, "ttl",
+                                       resource_version=event.metadata.resource_version,
+                                       timeout_seconds=60):
+        if change["type"] == "DELETED":
+            deleted = change["object"]
+            break
+    assert deleted is not None and deleted.metadata.name == "short-lived"
+    assert core.list_namespaced_event("ttl").items == []
+    assert core.read_namespaced_config_map("kept", "ttl").metadata.name == "kept"
+    metrics = srv.raw().get("/metrics").text
+    assert 'apiserver_storage_objects{resource="events"} 0' in metrics, metrics
+    assert 'apiserver_storage_objects{resource="configmaps"} 1' in metrics, metrics
+
+
+def test_limited_lists_say_how_many_remain(core, namespace):
+    for i in range(5):
+        core.create_namespaced_config_map(namespace, objects.configmap(f"r{i}"))
+    page = core.list_namespaced_config_map(namespace, limit=2)
+    assert len(page.items) == 2 and page.metadata.remaining_item_count == 3
+    rest = core.list_namespaced_config_map(namespace, limit=2, _continue=page.metadata._continue)
+    assert rest.metadata.remaining_item_count == 1
+    last = core.list_namespaced_config_map(namespace, limit=2, _continue=rest.metadata._continue)
+    assert len(last.items) == 1 and last.metadata.remaining_item_count is None
+
+
 def test_watch_from_compacted_resource_version_is_gone(server_factory):
     srv = server_factory(["--storage", "memory", "--watch-history", "10"]).start()
     core = client.CoreV1Api(srv.api_client())
