@@ -26,6 +26,7 @@ using Steady = std::chrono::steady_clock;
 inline const client::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const client::ResourceRef kPods{"", "v1", "pods", true};
 inline const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
 inline const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
 inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", false};
 
@@ -87,6 +88,11 @@ StatusOr<Fleet> StartFleet(const std::string& binary, const std::string& dir, in
 // A ReplicaSet with `replicas` pods of no resource requests that go at once
 // when deleted; `preferences` ("" for none) is its placement annotation.
 json::object ReplicaSet(const std::string& name, int64_t replicas, const std::string& preferences);
+
+// A federated Deployment spread evenly (rebalance) with `replicas` pods of
+// `image`, no resource requests, rolled out one pod at a time (maxSurge 1,
+// maxUnavailable 0).
+json::object Deployment(const std::string& name, int64_t replicas, const std::string& image);
 
 // Watches the managed local copies (ReplicaSets unless told) of every
 // member and records, per name, in how many members it appeared and when

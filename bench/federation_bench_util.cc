@@ -172,6 +172,27 @@ json::object ReplicaSet(const std::string& name, int64_t replicas, const std::st
                {{"terminationGracePeriodSeconds", 0}, {"containers", json::array{container}}}}}}}}};
 }
 
+json::object Deployment(const std::string& name, int64_t replicas, const std::string& image) {
+  json::object labels{{"app", name}};
+  json::object container{{"name", "app"}, {"image", image}};
+  json::object d{
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata",
+       {{"name", name},
+        {"annotations", {{"federation.kubernetes.io/deployment-preferences", R"({"rebalance":true,"clusters":{"*":{"weight":1}}})"}}}}},
+      {"spec",
+       {{"replicas", replicas},
+        {"selector", {{"matchLabels", labels}}},
+        {"strategy",
+         {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 0}}}}},
+        {"template",
+         {{"metadata", {{"labels", labels}}},
+          {"spec",
+           {{"terminationGracePeriodSeconds", 0}, {"containers", json::array{container}}}}}}}}};
+  return d;
+}
+
 StatusOr<std::unique_ptr<LocalCopyWatcher>> LocalCopyWatcher::Start(
     const std::vector<client::Client*>& members, const client::ResourceRef& resource) {
   std::unique_ptr<LocalCopyWatcher> w(new LocalCopyWatcher());

@@ -38,7 +38,6 @@
 namespace flotilla::bench {
 namespace {
 
-inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
 inline const client::ResourceRef kHpas{"autoscaling", "v2", "horizontalpodautoscalers", true};
 
 struct Config {

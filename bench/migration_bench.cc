@@ -30,7 +30,6 @@
 namespace flotilla::bench {
 namespace {
 
-inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
 constexpr char kNs[] = "bench";
 
 struct Config {

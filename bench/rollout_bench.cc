@@ -35,8 +35,6 @@
 namespace flotilla::bench {
 namespace {
 
-inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
-constexpr char kEven[] = R"({"rebalance":true,"clusters":{"*":{"weight":1}}})";
 
 struct Config {
   std::string flotilla;
@@ -47,27 +45,6 @@ struct Config {
   int many_members = 10;
   int timeout_s = 600;
 };
-
-json::object Deployment(const std::string& name, int64_t replicas, const std::string& image) {
-  json::object labels{{"app", name}};
-  json::object container{{"name", "app"}, {"image", image}};
-  json::object d{
-      {"apiVersion", "apps/v1"},
-      {"kind", "Deployment"},
-      {"metadata",
-       {{"name", name},
-        {"annotations", {{"federation.kubernetes.io/deployment-preferences", kEven}}}}},
-      {"spec",
-       {{"replicas", replicas},
-        {"selector", {{"matchLabels", labels}}},
-        {"strategy",
-         {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 0}}}}},
-        {"template",
-         {{"metadata", {{"labels", labels}}},
-          {"spec",
-           {{"terminationGracePeriodSeconds", 0}, {"containers", json::array{container}}}}}}}}};
-  return d;
-}
 
 std::string ImageOf(const json::object& d) {
   const json::value* c = Find(d, "spec.template.spec.containers");
