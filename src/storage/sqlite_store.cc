@@ -39,18 +39,25 @@ class SqliteStore final : public Store {
             clock_, [this](const std::vector<Expiry::Due>& due) { DeleteExpired(due); })) {}
 
   ~SqliteStore() override {
-    expiry_.reset();  // its thread writes through the committer
     {
       std::lock_guard lock(mu_);
       closing_ = true;
     }
     work_cv_.notify_one();
+    done_cv_.notify_all();
+    // Its thread's deletes queued before closing are committed; later ones
+    // are refused, and without a committer (a failed Load) none waits.
+    expiry_.reset();
     if (committer_.joinable()) committer_.join();
   }
 
   // Rebuilds the state from the log. REQUIRES: before Start.
   Status Load();
   void Start() {
+    {
+      std::lock_guard lock(mu_);
+      committing_ = true;
+    }
     committer_ = std::thread([this] { CommitLoop(); });
   }
 
@@ -125,6 +132,7 @@ class SqliteStore final : public Store {
   std::condition_variable done_cv_;  // writers wait for their request
   std::vector<Request*> queue_;      // GUARDED_BY(mu_)
   bool closing_ = false;             // GUARDED_BY(mu_)
+  bool committing_ = false;          // GUARDED_BY(mu_) the committer was started
   std::thread committer_;
 };
 
@@ -144,8 +152,9 @@ void SqliteStore::SubmitAll(std::vector<Request>& reqs) {
   for (Request& r : reqs) queue_.push_back(&r);
   work_cv_.notify_one();
   ScopedBlocking blocking;
-  done_cv_.wait(lock, [&reqs] {
-    return std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; });
+  done_cv_.wait(lock, [&] {
+    return (closing_ && !committing_) ||
+           std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; });
   });
 }
 

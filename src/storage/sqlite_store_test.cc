@@ -176,6 +176,28 @@ TEST_F(SqliteStoreTest, ADeadlineSurvivesARestart) {
   EXPECT_TRUE(store->Get("/ev/kept").ok());
 }
 
+TEST_F(SqliteStoreTest, ClosingWhileKeysExpireLosesNothingElse) {
+  FakeClock clock;
+  {
+    auto store = Open({.clock = &clock});
+    for (int i = 0; i < 100; ++i) {
+      ASSERT_TRUE(store->Create("/ev/" + std::to_string(i), SetValue("v"), std::chrono::seconds(1)).ok());
+    }
+    ASSERT_TRUE(store->Create("/k/kept", SetValue("k")).ok());
+    clock.Advance(std::chrono::seconds(1));
+  }  // closed at once: the expiry either committed or is done on the next open
+  auto store = Open({.clock = &clock});
+  auto list = store->List("/ev/", {});
+  ASSERT_TRUE(list.ok());
+  EventLog log;  // from the list on: a delete for each key still there
+  auto watcher = store->Watch("/ev/", list->revision, log.Callback());
+  ASSERT_TRUE(watcher.ok());
+  std::vector<Event> events = log.WaitFor(list->items.size());
+  EXPECT_EQ(events.size(), list->items.size());
+  for (const Event& e : events) EXPECT_EQ(e.type, Event::Type::kDelete);
+  EXPECT_EQ(store->Get("/k/kept")->value, "k");
+}
+
 TEST_F(SqliteStoreTest, AVersionOneDatabaseIsUpgraded) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
