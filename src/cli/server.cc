@@ -451,7 +451,7 @@ void AddServerCommand(CLI::App& app) {
       ->group("Storage");
   AddDurationOption(*cmd, "--watch-history-window", &flags->server.store_options.history_window,
                     "5m",
-                    "Nor any events older than this, with --storage sqlite or memory (etcd's "
+                    "Nor any watch events older than this, with --storage sqlite or memory (etcd's "
                     "history is bounded by --etcd-compaction-interval); 0: no time bound",
                     /*allow_zero=*/true)
       ->group("Storage");
