@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <map>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
