@@ -35,7 +35,6 @@
 namespace flotilla::bench {
 namespace {
 
-
 struct Config {
   std::string flotilla;
   std::string work_dir;

@@ -59,7 +59,8 @@ json::object ConfigMap(const std::string& name) {
 int64_t CountEvents(client::Client& fed) {
   auto list = fed.List(kEvents, "", {.limit = 1});
   if (!list.ok()) return -1;
-  return static_cast<int64_t>(list->items.size()) + std::max<int64_t>(0, list->remaining_item_count);
+  return static_cast<int64_t>(list->items.size()) +
+         std::max<int64_t>(0, list->remaining_item_count);
 }
 
 struct Sample {
@@ -71,12 +72,11 @@ struct Sample {
 };
 
 json::object Run(const Config& c) {
-  auto fleet = StartFleet(c.flotilla, c.work_dir, c.clusters,
-                          {"--nodes", "4", "--node-cpu", "64", "--node-pods", "500",
-                           "--pod-startup", "200ms"},
-                          300,
-                          {"--storage", c.storage, "--event-ttl", std::to_string(c.ttl_s) + "s",
-                           "--watch-history-window", std::to_string(c.ttl_s) + "s"});
+  auto fleet = StartFleet(
+      c.flotilla, c.work_dir, c.clusters,
+      {"--nodes", "4", "--node-cpu", "64", "--node-pods", "500", "--pod-startup", "200ms"}, 300,
+      {"--storage", c.storage, "--event-ttl", std::to_string(c.ttl_s) + "s",
+       "--watch-history-window", std::to_string(c.ttl_s) + "s"});
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
   client::Client& fed = *fleet->fed;
   const pid_t server = fleet->server.child->pid();
@@ -98,8 +98,7 @@ json::object Run(const Config& c) {
   auto next_sample = start;
   while (SecondsSince(start) < c.duration_s) {
     if (Steady::now() >= next_sample) {
-      samples.push_back(
-          {SecondsSince(start), RssMiB(server), CountEvents(fed), ops, errors});
+      samples.push_back({SecondsSince(start), RssMiB(server), CountEvents(fed), ops, errors});
       next_sample += std::chrono::seconds(c.sample_s);
     }
     const int d = static_cast<int>((ops / 4) % c.deployments);
@@ -121,8 +120,8 @@ json::object Run(const Config& c) {
              {{"template",
                {{"spec",
                  {{"containers",
-                   json::array{{{"name", "app"},
-                                {"image", "nginx:" + std::to_string(image[d])}}}}}}}}}}};
+                   json::array{
+                       {{"name", "app"}, {"image", "nginx:" + std::to_string(image[d])}}}}}}}}}}};
         s = fed.Patch(kDeployments, "bench", name, client::PatchType::kStrategic,
                       json::serialize(patch))
                 .status();

@@ -33,8 +33,8 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& opts) {
     s->store_ = storage::NewMemoryStore(store_opts);
   } else if (opts.storage == "sqlite") {
     std::filesystem::create_directories(opts.data_dir + "/db", ec);
-    FLOTILLA_ASSIGN_OR_RETURN(
-        s->store_, storage::OpenSqliteStore(opts.data_dir + "/db/state.db", store_opts));
+    FLOTILLA_ASSIGN_OR_RETURN(s->store_,
+                              storage::OpenSqliteStore(opts.data_dir + "/db/state.db", store_opts));
   } else if (opts.storage == "etcd") {
     storage::EtcdOptions etcd = opts.etcd;
     etcd.history_events = opts.store_options.history_events;

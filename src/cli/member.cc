@@ -207,7 +207,8 @@ void AddMemberCommand(CLI::App& app) {
                     /*allow_zero=*/true)
       ->group("Storage");
   std::string versions;
-  for (const std::string& v : member::KubeVersionNames()) versions += (versions.empty() ? "" : ", ") + v;
+  for (const std::string& v : member::KubeVersionNames())
+    versions += (versions.empty() ? "" : ", ") + v;
   cmd->add_option("--kube-version", flags->kube_version,
                   "Serve and write objects as a real kube-apiserver of this version does (" +
                       versions +

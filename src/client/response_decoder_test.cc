@@ -65,8 +65,8 @@ TEST(DecodeTest, ObjectListAndNoContent) {
                   .status()
                   .Is(Reason::kServiceUnavailable));
 
-  auto list = DecodeList(ApiResponse{
-      200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"12","continue":"c",
+  auto list = DecodeList(
+      ApiResponse{200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"12","continue":"c",
                "remainingItemCount":40},
                "items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})"});
   ASSERT_TRUE(list.ok());

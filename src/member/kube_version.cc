@@ -59,9 +59,8 @@ void Rewrite(const KubeVersion& version, json::object& obj) {
   }
   if (!version.null_template_creation_timestamp) return;
   json::value* spec = obj.if_contains("spec");
-  json::value* tmpl = spec != nullptr && spec->is_object()
-                          ? spec->get_object().if_contains("template")
-                          : nullptr;
+  json::value* tmpl =
+      spec != nullptr && spec->is_object() ? spec->get_object().if_contains("template") : nullptr;
   if (tmpl == nullptr || !tmpl->is_object()) return;
   json::object& meta = EnsureObject(tmpl->get_object(), "metadata");
   if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = nullptr;

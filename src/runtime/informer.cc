@@ -153,9 +153,10 @@ void Informer::NotServed() {
     std::lock_guard lock(mu_);
     ++stats_.list_failures;
     if (served_) {
-      spdlog::info("informer {}: the server does not serve {} (list: NotFound); trying again in {}s",
-                   resource_.resource, resource_.ApiVersion(),
-                   std::chrono::duration_cast<std::chrono::seconds>(options_.not_served_retry).count());
+      spdlog::info(
+          "informer {}: the server does not serve {} (list: NotFound); trying again in {}s",
+          resource_.resource, resource_.ApiVersion(),
+          std::chrono::duration_cast<std::chrono::seconds>(options_.not_served_retry).count());
     }
     served_ = false;
     failures_ = 0;

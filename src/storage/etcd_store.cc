@@ -186,7 +186,8 @@ class EtcdStore final : public Store {
     put->set_value(Envelope(guess, body));
     put->set_lease(lease);
     FLOTILLA_ASSIGN_OR_RETURN(pb::TxnResponse resp, Txn(txn));
-    if (!resp.succeeded()) return Status::AlreadyExists("key " + QuotedKey(key) + " already exists");
+    if (!resp.succeeded())
+      return Status::AlreadyExists("key " + QuotedKey(key) + " already exists");
     const int64_t rev = resp.header().revision();
     AwaitCache(rev);
     return KeyValue{std::string(key), WithRevision(std::move(body), guess, rev), rev, rev};
@@ -259,7 +260,8 @@ class EtcdStore final : public Store {
       return ModifiedError(key, expected_mod_revision, now.kvs(0).mod_revision());
     }
     const auto& deleted = resp.responses(0).response_delete_range();
-    if (deleted.prev_kvs_size() == 0) return Status::NotFound("key " + QuotedKey(key) + " not found");
+    if (deleted.prev_kvs_size() == 0)
+      return Status::NotFound("key " + QuotedKey(key) + " not found");
     KeyValue kv =
         FromEtcd(resp.mutable_responses(0)->mutable_response_delete_range()->mutable_prev_kvs(0));
     kv.mod_revision = resp.header().revision();
@@ -352,8 +354,7 @@ class EtcdStore final : public Store {
   // longer than asked.
   StatusOr<int64_t> LeaseFor(Duration ttl) {
     if (ttl <= Duration::zero()) return int64_t{0};
-    const auto ttl_s = std::max<int64_t>(
-        1, std::chrono::ceil<std::chrono::seconds>(ttl).count());
+    const auto ttl_s = std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(ttl).count());
     const int64_t window_s = std::min<int64_t>(60, ttl_s / 20);
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(lease_mu_);

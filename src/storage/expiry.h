@@ -65,10 +65,10 @@ class Expiry {
   const Expire expire_;
   const std::unique_ptr<Sleeper> sleeper_;
   mutable std::mutex mu_;
-  std::map<std::string, Armed, std::less<>> by_key_;           // GUARDED_BY(mu_)
+  std::map<std::string, Armed, std::less<>> by_key_;          // GUARDED_BY(mu_)
   std::set<std::pair<TimePoint, std::string_view>> by_time_;  // GUARDED_BY(mu_); views of by_key_
-  bool stopping_ = false;                                      // GUARDED_BY(mu_)
-  std::thread thread_;                                         // started by the first Note
+  bool stopping_ = false;                                     // GUARDED_BY(mu_)
+  std::thread thread_;                                        // started by the first Note
 };
 
 }  // namespace flotilla::storage

@@ -35,7 +35,8 @@ class MemoryStore final : public Store {
   using Store::Update;
   StatusOr<KeyValue> Update(std::string_view key, int64_t expected_mod_revision,
                             const Mutation& mutation, Duration ttl) override {
-    return Write({WriteKind::kUpdate, key, expected_mod_revision, &mutation, Deadline(clock_, ttl)});
+    return Write(
+        {WriteKind::kUpdate, key, expected_mod_revision, &mutation, Deadline(clock_, ttl)});
   }
 
   StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override {

@@ -181,7 +181,8 @@ TEST_F(SqliteStoreTest, ClosingWhileKeysExpireLosesNothingElse) {
   {
     auto store = Open({.clock = &clock});
     for (int i = 0; i < 100; ++i) {
-      ASSERT_TRUE(store->Create("/ev/" + std::to_string(i), SetValue("v"), std::chrono::seconds(1)).ok());
+      ASSERT_TRUE(
+          store->Create("/ev/" + std::to_string(i), SetValue("v"), std::chrono::seconds(1)).ok());
     }
     ASSERT_TRUE(store->Create("/k/kept", SetValue("k")).ok());
     clock.Advance(std::chrono::seconds(1));
@@ -208,7 +209,9 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseIsUpgraded) {
     CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
     INSERT INTO meta VALUES ('schema_version', 1);
     INSERT INTO log VALUES (1, '/k/a', 1, 0, 1, 0, 'a1');
-  )sql", nullptr, nullptr, nullptr), SQLITE_OK);
+  )sql",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   FakeClock clock;
   {

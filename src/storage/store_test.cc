@@ -348,9 +348,8 @@ TEST_P(StoreTest, HistoryIsBoundedInTime) {
   clock_.Advance(std::chrono::minutes(2));
   MustCreate("/k/5", "v");
   EXPECT_EQ(store_->CompactedRevision(), Rev(3));
-  EXPECT_TRUE(store_->Watch("/k/", Rev(2), [](const std::vector<Event>&) {})
-                  .status()
-                  .Is(Reason::kExpired));
+  EXPECT_TRUE(
+      store_->Watch("/k/", Rev(2), [](const std::vector<Event>&) {}).status().Is(Reason::kExpired));
   EventLog log;
   auto watcher = store_->Watch("/k/", Rev(3), log.Callback());
   ASSERT_TRUE(watcher.ok());

@@ -200,7 +200,8 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w, const L
     w.missing_since.erase(c.cluster);
     // Nothing there to probe with (a federated HPA took the cluster out):
     // when the probe is due the estimate expires instead.
-    if (auto it = w.capacity.find(c.cluster); it != w.capacity.end() && now >= it->second.probe_at) {
+    if (auto it = w.capacity.find(c.cluster);
+        it != w.capacity.end() && now >= it->second.probe_at) {
       w.capacity.erase(it);
     }
     Learned(c.cluster, w, /*waited_too_long=*/false, now, v, sooner);

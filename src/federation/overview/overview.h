@@ -21,8 +21,8 @@ namespace flotilla::federation::overview {
 
 struct ClusterInfo {
   std::string name;
-  std::string health;      // "Ready", "NotReady" (reachable), "Offline", "Unknown"
-  std::string message;     // why it is not Ready (the last failed probe); "" when Ready
+  std::string health;   // "Ready", "NotReady" (reachable), "Offline", "Unknown"
+  std::string message;  // why it is not Ready (the last failed probe); "" when Ready
   // The resources the federation uses that it does not serve (an older
   // Kubernetes): status.unsupportedKinds.
   std::vector<std::string> unsupported;

@@ -428,25 +428,29 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereAndThePlac
 
   // A probe after the interval: c gets two more, a and b keep theirs.
   clock_.Advance(kProbeInterval);
-  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{13, 13, 6}; }))
-      << json::serialize(json::value_from(Placement()));
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{13, 13, 6};
+  })) << json::serialize(json::value_from(Placement()));
   // No node takes them: past the threshold the probe ends, 30 again.
   AddUnschedulablePods(2, 2);
   clock_.Advance(kThreshold);
-  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{13, 13, 4}; }))
-      << json::serialize(json::value_from(Placement()));
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{13, 13, 4};
+  })) << json::serialize(json::value_from(Placement()));
   DeleteUnschedulablePods(2);
   // The next probe waits twice as long.
   clock_.Advance(kProbeInterval);
   Holds([&] { return Placement() == std::vector<int64_t>{13, 13, 4}; });
   clock_.Advance(kProbeInterval);
-  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{13, 13, 6}; }))
-      << json::serialize(json::value_from(Placement()));
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{13, 13, 6};
+  })) << json::serialize(json::value_from(Placement()));
   // This time a node takes them: room appeared, c is unbounded again and
   // gets its share back (rebalance), 30 in all.
   AddRunningPods(2, 2, "web", /*first=*/4);
-  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{10, 10, 10}; }))
-      << json::serialize(json::value_from(Placement()));
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{10, 10, 10};
+  })) << json::serialize(json::value_from(Placement()));
   ASSERT_TRUE(Settle([&] {
     return At(Breakdown(), "clusters.c.planned") == json::value(10) &&
            Find(Breakdown(), "clusters.c.estimatedCapacity") == nullptr;

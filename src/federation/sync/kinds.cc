@@ -100,7 +100,8 @@ const std::vector<SyncKind>& SyncKinds() {
 
 bool Propagates(const SyncKind& kind, const json::object& federated) {
   std::string_view name = StringViewAt(federated, "metadata.name");
-  std::string_view ns = kind.resource.namespaced ? StringViewAt(federated, "metadata.namespace") : name;
+  std::string_view ns =
+      kind.resource.namespaced ? StringViewAt(federated, "metadata.namespace") : name;
   for (std::string_view own : kFederationOnlyNamespaces) {
     if (ns == own) return false;
   }
