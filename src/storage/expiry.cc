@@ -10,7 +10,9 @@ constexpr Duration kRetry = std::chrono::seconds(1);
 Expiry::Expiry(Clock& clock, Expire expire)
     : clock_(clock), expire_(std::move(expire)), sleeper_(clock.NewSleeper()) {}
 
-Expiry::~Expiry() {
+Expiry::~Expiry() { Stop(); }
+
+void Expiry::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -38,7 +40,7 @@ void Expiry::Note(std::string_view key, int64_t revision, TimePoint expires, boo
     }
     earliest = by_time_.empty() || expires < by_time_.begin()->first;
     by_time_.emplace(expires, it->first);
-    if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+    if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { Run(); });
   }
   if (earliest) sleeper_->Wake();
 }

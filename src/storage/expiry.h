@@ -40,7 +40,11 @@ class Expiry {
   using Expire = std::function<void(const std::vector<Due>& due)>;
 
   Expiry(Clock& clock, Expire expire);
-  ~Expiry();  // stops the thread; REQUIRES: the backend still works
+  ~Expiry();  // Stop()s
+  // Stops and joins the thread; no thread starts again. Idempotent. The
+  // object stays usable for Note (a backend's commits in flight).
+  // REQUIRES: the backend still works.
+  void Stop();
   Expiry(const Expiry&) = delete;
   Expiry& operator=(const Expiry&) = delete;
 

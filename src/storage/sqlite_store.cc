@@ -47,7 +47,7 @@ class SqliteStore final : public Store {
     done_cv_.notify_all();
     // Its thread's deletes queued before closing are committed; later ones
     // are refused, and without a committer (a failed Load) none waits.
-    expiry_.reset();
+    expiry_->Stop();  // the committer may still call its Note
     if (committer_.joinable()) committer_.join();
   }
 
