@@ -84,6 +84,10 @@ bool JsonEqual(const json::value& a, const json::value& b) {
   return a == b;
 }
 
+bool IsApplyPatch(std::string_view content_type) {
+  return MediaType(content_type) == kApplyPatchContentType;
+}
+
 json::value MergePatch(const json::value& original, const json::value& patch) {
   if (!patch.is_object()) return patch;
   json::object target = original.is_object() ? original.get_object() : json::object();
@@ -99,8 +103,8 @@ StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::valu
   bool strategic = type == kStrategicMergePatchContentType;
   if (type == kApplyPatchContentType) {
     return Status(Reason::kUnsupportedMediaType,
-                  "server-side apply (application/apply-patch+yaml) is not supported yet; use "
-                  "client-side apply (kubectl apply --server-side=false)");
+                  "application/apply-patch+yaml is server-side apply, which the field manager "
+                  "applies, not a patch");
   }
   if (!json_patch && !merge_patch && !strategic) {
     return Status(Reason::kUnsupportedMediaType,

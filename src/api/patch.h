@@ -68,6 +68,10 @@ StatusOr<json::value> JsonPatch(const json::value& original, const json::value& 
 StatusOr<json::value> StrategicMergePatch(const json::value& original, const json::value& patch,
                                           const PatchInfoLookup& lookup);
 
+// Whether `content_type` (parameters ignored) is server-side apply's, which
+// the field manager handles (managed_fields.h), not ApplyPatch.
+bool IsApplyPatch(std::string_view content_type);
+
 // Parses `patch_body` and applies it to `original` (an object) according to
 // `content_type` (parameters such as "; charset=utf-8" are ignored). The
 // result is always an object.

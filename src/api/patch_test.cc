@@ -187,8 +187,8 @@ TEST(ApplyPatch, DispatchesOnMediaType) {
       {"application/strategic-merge-patch+json", R"({"spec":{"paused":true}})", Reason::kOk,
        R"({"metadata":{"name":"n"},"spec":{"replicas":1,"paused":true}})"},
       {"application/apply-patch+yaml", "spec: {}", Reason::kUnsupportedMediaType,
-       "server-side apply (application/apply-patch+yaml) is not supported yet; use client-side "
-       "apply (kubectl apply --server-side=false)"},
+       "application/apply-patch+yaml is server-side apply, which the field manager applies, not "
+       "a patch"},
       {"application/json", "{}", Reason::kUnsupportedMediaType,
        "the body of the request was in an unknown format - accepted media types include: "
        "application/json-patch+json, application/merge-patch+json, "

@@ -149,6 +149,9 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
     });
     objects_.SetPatchInfo(
         [schemas](const api::Resource& res) { return schemas->PatchInfo(res.schema_name); });
+    objects_.SetTyping([schemas](const api::Resource& res) {
+      return api::Typed(&schemas->Definitions(), schemas->Definition(res.schema_name));
+    });
   }
 }
 

@@ -209,9 +209,37 @@ Duration Objects::TtlOf(const api::Resource& res) const {
   return res.group.empty() && res.plural == "events" ? event_ttl_ : Duration::zero();
 }
 
+api::FieldManager Objects::FieldManagerFor(const api::Resource& res) const {
+  return api::FieldManager(typing_ ? typing_(res) : api::Typed(nullptr, nullptr));
+}
+
+api::FieldManagerRequest Objects::ManagerRequest(const api::Resource& res,
+                                                 std::string_view endpoint,
+                                                 const WriteOptions& opts) const {
+  api::FieldManagerRequest req;
+  req.manager = opts.field_manager.empty() ? "flotilla-apiserver" : opts.field_manager;
+  req.api_version = res.ApiVersion();
+  req.kind = res.kind;
+  req.subresource = endpoint;
+  req.now = FormatRfc3339(clock_.Now());
+  req.force = opts.force;
+  // What the endpoint resets is nobody's through it: status through the
+  // object, the spec through /status.
+  if (res.has_status) {
+    req.ignored.Insert({api::fieldpath::Element::Field(endpoint == "status" ? "spec" : "status")});
+  }
+  return req;
+}
+
 StatusOr<json::object> Objects::Create(const api::Resource& res, const std::string& ns,
                                        json::object obj, const WriteOptions& opts) {
-  FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, obj, opts));
+  return CreateObject(res, ns, std::move(obj), opts, false);
+}
+
+StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std::string& ns,
+                                             json::object obj, const WriteOptions& opts,
+                                             bool applied) {
+  if (!applied) FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, obj, opts));
   json::object& meta = MetaOf(obj);
   if (res.namespaced) {
     auto body_ns = GetString(meta, "namespace");
@@ -249,6 +277,8 @@ StatusOr<json::object> Objects::Create(const api::Resource& res, const std::stri
     AllocateNodePorts(store_, Prefix(res, ""), nullptr, obj,
                       std::hash<std::string>{}(MetaString(obj, "uid")));
   }
+  // A create is an update from nothing (an apply recorded its own fields).
+  if (!applied) obj = FieldManagerFor(res).Update({}, std::move(obj), ManagerRequest(res, "", opts));
   for (int attempt = 0;; ++attempt) {
     // names.SimpleNameGenerator: the prefix is cut to 58 characters so that
     // a generated name fits in 63.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "api/managed_fields.h"
 #include "api/patch.h"
 #include "api/registry.h"
 #include "api/validation.h"
@@ -26,6 +27,12 @@ enum class FieldValidation { kIgnore, kWarn, kStrict };
 
 struct WriteOptions {
   bool dry_run = false;
+  // The field manager the write is recorded under in metadata.managedFields
+  // (the request's fieldManager, else its User-Agent's product name). Empty:
+  // the API server's own writes, recorded as "flotilla-apiserver".
+  std::string field_manager;
+  // Server-side apply only: take fields other managers own (force=true).
+  bool force = false;
   FieldValidation field_validation = FieldValidation::kWarn;
   std::vector<std::string>* warnings = nullptr;  // filled under kWarn
   // Called with the object about to be stored by a create, update or patch
@@ -80,6 +87,9 @@ void PruneFields(json::object& obj, const std::vector<std::string>& paths);
 
 // Strategic merge patch metadata for a resource (see api/patch.h).
 using PatchInfoProvider = std::function<api::PatchInfoLookup(const api::Resource& res)>;
+// How server-side apply reads a resource's objects (api/typed.h). Null, or
+// a resource it knows nothing of: every shape is deduced from the values.
+using TypingProvider = std::function<api::Typed(const api::Resource& res)>;
 
 struct PatchRequest {
   std::string content_type;
@@ -97,6 +107,7 @@ class Objects {
 
   void SetSchemaChecker(SchemaChecker checker) { schema_checker_ = std::move(checker); }
   void SetPatchInfo(PatchInfoProvider provider) { patch_info_ = std::move(provider); }
+  void SetTyping(TypingProvider provider) { typing_ = std::move(provider); }
   // How long an Event lives after its last write (kube-apiserver's
   // --event-ttl); zero: for ever. Set before serving.
   void SetEventTtl(Duration ttl) { event_ttl_ = ttl; }
@@ -118,9 +129,25 @@ class Objects {
   StatusOr<json::object> Update(const api::Resource& res, const std::string& ns,
                                 const std::string& name, const std::string& subresource,
                                 json::object obj, const WriteOptions& opts);
+  // Every PATCH flavour; `application/apply-patch+yaml` is Apply of the
+  // body (YAML or JSON). *created (when given) says whether an apply
+  // created the object.
   StatusOr<json::object> Patch(const api::Resource& res, const std::string& ns,
                                const std::string& name, const std::string& subresource,
-                               const PatchRequest& patch, const WriteOptions& opts);
+                               const PatchRequest& patch, const WriteOptions& opts,
+                               bool* created = nullptr);
+  // Server-side apply of `config` as opts.field_manager (required), with
+  // kube-apiserver's semantics (api/managed_fields.h): merged by the
+  // schema, conflicts (409) unless opts.force, fields the manager stopped
+  // applying removed. A missing object is created (*created = true) unless
+  // `endpoint` is a subresource. `endpoint`: "" (the object; status is
+  // kept), "status" (only status is taken) or "scale" (`config` is the
+  // object's own kind setting spec.replicas, as the scale subresource's
+  // apply becomes).
+  StatusOr<json::object> Apply(const api::Resource& res, const std::string& ns,
+                               const std::string& name, const std::string& endpoint,
+                               json::object config, const WriteOptions& opts,
+                               bool* created = nullptr);
   // Returns the deleted object, or the object now marked for deletion when
   // finalizers or a grace period hold it. A pod bound to a node and not
   // terminal is deleted gracefully, as kube-apiserver does: the first DELETE
@@ -165,9 +192,21 @@ class Objects {
   StatusOr<json::object> GuaranteedUpdate(const api::Resource& res, const std::string& ns,
                                           const std::string& name, const Transform& transform,
                                           bool retry, const WriteOptions& opts);
+  // How PrepareUpdate records a write in managedFields.
+  struct Ownership {
+    std::string endpoint;  // "", "status" or "scale"
+    bool applied = false;  // an apply: managedFields are already set
+  };
   StatusOr<json::object> PrepareUpdate(const api::Resource& res, const json::object& current,
                                        json::object obj, const std::string& subresource,
-                                       const WriteOptions& opts);
+                                       const WriteOptions& opts, const Ownership& ownership);
+  StatusOr<json::object> CreateObject(const api::Resource& res, const std::string& ns,
+                                      json::object obj, const WriteOptions& opts, bool applied);
+  // The field manager of `res`'s objects, and what a write through
+  // `endpoint` is to it.
+  api::FieldManager FieldManagerFor(const api::Resource& res) const;
+  api::FieldManagerRequest ManagerRequest(const api::Resource& res, std::string_view endpoint,
+                                          const WriteOptions& opts) const;
   Status CheckNamespace(const api::Resource& res, const std::string& ns);
   StatusOr<json::object> StoreCreate(const api::Resource& res, const std::string& ns,
                                      json::object obj, bool dry_run);
@@ -177,6 +216,7 @@ class Objects {
   Clock& clock_;
   SchemaChecker schema_checker_;
   PatchInfoProvider patch_info_;
+  TypingProvider typing_;
   Duration event_ttl_{};
 };
 

@@ -164,7 +164,7 @@ StatusOr<json::object> Objects::UpdateScale(const api::Resource& res, const std:
     }
     json::object updated = current;
     EnsureObject(updated, "spec")["replicas"] = want;
-    return PrepareUpdate(res, current, std::move(updated), "", opts);
+    return PrepareUpdate(res, current, std::move(updated), "", opts, {"scale"});
   };
   FLOTILLA_RETURN_IF_ERROR(GuaranteedUpdate(res, ns, name, transform, want_rv == 0, opts).status());
   return GetScale(res, ns, name);

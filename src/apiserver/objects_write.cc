@@ -8,6 +8,7 @@
 #include "apiserver/meta.h"
 #include "apiserver/objects.h"
 #include "apiserver/service_ports.h"
+#include "base/yaml.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -100,6 +101,24 @@ constexpr std::string_view kImmutableMeta[] = {"uid",
                                                "namespace",
                                                "name"};
 
+// The body of an apply: YAML (JSON is YAML) holding one object.
+StatusOr<json::object> DecodeApplyPatch(std::string_view body) {
+  auto parsed = ParseYaml(body);
+  if (!parsed.ok()) return Status::BadRequest("error decoding patch: " + parsed.status().message());
+  if (!parsed->is_object()) {
+    return Status::BadRequest("error decoding patch: the applied configuration must be an object, got " +
+                              std::string(JsonTypeName(*parsed)));
+  }
+  return std::move(parsed->as_object());
+}
+
+Status FieldManagerRequired() {
+  return Status::Invalid(
+      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for "
+      "apply patch",
+      {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}});
+}
+
 bool SameIgnoringResourceVersion(json::object a, json::object b) {
   MetaOf(a).erase("resourceVersion");
   MetaOf(b).erase("resourceVersion");
@@ -110,8 +129,16 @@ bool SameIgnoringResourceVersion(json::object a, json::object b) {
 
 StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const json::object& current,
                                               json::object obj, const std::string& subresource,
-                                              const WriteOptions& opts) {
-  FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, obj, opts));
+                                              const WriteOptions& opts,
+                                              const Ownership& ownership) {
+  // An apply's object was checked as the applied configuration, and its
+  // managedFields are the field manager's.
+  json::value applied_fields;
+  if (ownership.applied) {
+    if (const json::value* m = Find(obj, "metadata.managedFields")) applied_fields = *m;
+  } else {
+    FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, obj, opts));
+  }
   std::string name = MetaString(current, "name");
   std::string body_name = MetaString(obj, "name");
   if (!body_name.empty() && body_name != name) {
@@ -156,6 +183,14 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
       const json::object* m = FindMeta(current);
       meta["generation"] = (m ? GetInt(*m, "generation").value_or(0) : 0) + 1;
     }
+  }
+  if (!ownership.applied) {
+    result = FieldManagerFor(res).Update(current, std::move(result),
+                                         ManagerRequest(res, ownership.endpoint, opts));
+  } else if (applied_fields.is_array()) {
+    MetaOf(result)["managedFields"] = std::move(applied_fields);
+  } else {
+    MetaOf(result).erase("managedFields");
   }
   if (MetaString(result, "resourceVersion").empty()) {
     MetaOf(result)["resourceVersion"] = MetaString(current, "resourceVersion");
@@ -233,14 +268,20 @@ StatusOr<json::object> Objects::Update(const api::Resource& res, const std::stri
                            "the object has been modified; please apply your changes "
                            "to the latest version and try again");
     }
-    return PrepareUpdate(res, current, obj, subresource, opts);
+    return PrepareUpdate(res, current, obj, subresource, opts, {subresource});
   };
   return GuaranteedUpdate(res, ns, name, transform, want_rv == 0, opts);
 }
 
 StatusOr<json::object> Objects::Patch(const api::Resource& res, const std::string& ns,
                                       const std::string& name, const std::string& subresource,
-                                      const PatchRequest& patch, const WriteOptions& opts) {
+                                      const PatchRequest& patch, const WriteOptions& opts,
+                                      bool* created) {
+  if (created != nullptr) *created = false;
+  if (api::IsApplyPatch(patch.content_type)) {
+    FLOTILLA_ASSIGN_OR_RETURN(json::object config, DecodeApplyPatch(patch.body));
+    return Apply(res, ns, name, subresource, std::move(config), opts, created);
+  }
   bool precondition = false;
   Transform transform = [&](const json::object& current) -> StatusOr<json::object> {
     api::PatchInfoLookup lookup = patch_info_ ? patch_info_(res) : api::PatchInfoLookup();
@@ -255,9 +296,55 @@ StatusOr<json::object> Objects::Patch(const api::Resource& res, const std::strin
                            "the object has been modified; please apply your changes "
                            "to the latest version and try again");
     }
-    return PrepareUpdate(res, current, std::move(obj), subresource, opts);
+    return PrepareUpdate(res, current, std::move(obj), subresource, opts, {subresource});
   };
   return GuaranteedUpdate(res, ns, name, transform, !precondition, opts);
+}
+
+StatusOr<json::object> Objects::Apply(const api::Resource& res, const std::string& ns,
+                                      const std::string& name, const std::string& endpoint,
+                                      json::object config, const WriteOptions& opts,
+                                      bool* created) {
+  if (created != nullptr) *created = false;
+  if (opts.field_manager.empty()) return FieldManagerRequired();
+  FLOTILLA_RETURN_IF_ERROR(CheckSchema(res, config, opts));
+  std::string body_name = MetaString(config, "name");
+  if (!body_name.empty() && body_name != name) {
+    return Status::BadRequest("the name of the object (" + body_name +
+                              ") does not match the name on the URL (" + name + ")");
+  }
+  std::string body_ns = MetaString(config, "namespace");
+  if (res.namespaced && !body_ns.empty() && body_ns != ns) {
+    return Status::BadRequest(
+        "the namespace of the provided object does not match the namespace sent on the request");
+  }
+  const int64_t want_rv = ResourceVersionOf(config);
+  const api::FieldManager manager = FieldManagerFor(res);
+  const api::FieldManagerRequest req = ManagerRequest(res, endpoint, opts);
+  const std::string subresource = endpoint == "status" ? "status" : "";
+  Transform transform = [&](const json::object& current) -> StatusOr<json::object> {
+    if (want_rv != 0 && want_rv != ResourceVersionOf(current)) {
+      return ConflictError(res, name,
+                           "the object has been modified; please apply your changes "
+                           "to the latest version and try again");
+    }
+    FLOTILLA_ASSIGN_OR_RETURN(json::object merged, manager.Apply(current, config, req));
+    return PrepareUpdate(res, current, std::move(merged), subresource, opts, {endpoint, true});
+  };
+  // An object that is not there is created by its first apply; one that
+  // appears meanwhile is applied to.
+  for (int attempt = 0;; ++attempt) {
+    auto updated = GuaranteedUpdate(res, ns, name, transform, want_rv == 0, opts);
+    if (!updated.status().Is(Reason::kNotFound) || !endpoint.empty() || want_rv != 0) {
+      return updated;
+    }
+    json::object fresh = config;
+    MetaOf(fresh)["name"] = name;
+    FLOTILLA_ASSIGN_OR_RETURN(json::object merged, manager.Apply(json::object(), fresh, req));
+    auto made = CreateObject(res, ns, std::move(merged), opts, true);
+    if (made.ok() && created != nullptr) *created = true;
+    if (!made.status().Is(Reason::kAlreadyExists) || attempt > 0) return made;
+  }
 }
 
 StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::string& ns,

@@ -1,9 +1,13 @@
 #include "apiserver/resource_handler.h"
 
+#include <cctype>
+#include <cstdio>
+
 #include "api/protobuf.h"
 #include "apiserver/meta.h"
 #include "apiserver/responses.h"
 #include "apiserver/table.h"
+#include "base/yaml.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -12,9 +16,93 @@ bool IsJsonContentType(const std::string& ct) {
   return ct.empty() || ct.rfind("application/json", 0) == 0 || ct.rfind("*/*", 0) == 0;
 }
 
-StatusOr<WriteOptions> ParseWriteOptions(const Request& req, std::vector<std::string>* warnings) {
+// kube-apiserver's PatchOptions/CreateOptions/UpdateOptions error.
+Status OptionsInvalid(std::string_view verb, std::string field, std::string type,
+                      std::string detail) {
+  std::string kind = verb == "patch" ? "PatchOptions" : verb == "create" ? "CreateOptions"
+                                                                          : "UpdateOptions";
+  std::string message = kind + ".meta.k8s.io \"\" is invalid: " + field + ": " + detail;
+  return Status::Invalid(std::move(message), {{std::move(type), std::move(detail), std::move(field)}});
+}
+
+// The manager a write is recorded under: fieldManager, else the product
+// name of the User-Agent ("kubectl" of "kubectl/v1.32.4 (linux/amd64)"),
+// printable characters only, at most 128 bytes; "unknown" without either.
+std::string ManagerOrUserAgent(const std::string& manager, const std::string& user_agent) {
+  if (!manager.empty()) return manager;
+  std::string out;
+  for (char c : user_agent.substr(0, user_agent.find('/'))) {
+    if (out.size() >= 128) break;
+    if (std::isprint(static_cast<unsigned char>(c))) out += c;
+  }
+  return out.empty() ? "unknown" : out;
+}
+
+// `s` quoted as Go's %q quotes it (kube-apiserver prints values so).
+std::string GoQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '\a': out += "\\a"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\v': out += "\\v"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char hex[8];
+          std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+          out += hex;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+Status CheckFieldManager(std::string_view verb, const std::string& manager) {
+  if (manager.size() > 128) {
+    return OptionsInvalid(verb, "fieldManager", "FieldValueTooLong",
+                          "Too long: may not be more than 128 bytes");
+  }
+  for (size_t i = 0; i < manager.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(manager[i]);
+    if (c < 0x80 && !std::isprint(c)) {
+      char code[16];
+      std::snprintf(code, sizeof(code), "U+%04X", c);
+      return OptionsInvalid(verb, "fieldManager", "FieldValueInvalid",
+                            "Invalid value: " + GoQuote(manager) + ": invalid character " + code +
+                                " (at position " + std::to_string(i) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<WriteOptions> ParseWriteOptions(const Request& req, std::string_view verb,
+                                         std::vector<std::string>* warnings) {
   WriteOptions opts;
   opts.warnings = warnings;
+  const bool apply = verb == "patch" && api::IsApplyPatch(req.Header("content-type"));
+  std::string manager = req.Query("fieldManager");
+  FLOTILLA_RETURN_IF_ERROR(CheckFieldManager(verb, manager));
+  if (apply && manager.empty()) {
+    return OptionsInvalid(verb, "fieldManager", "FieldValueRequired",
+                          "Required value: is required for apply patch");
+  }
+  if (req.HasQuery("force")) {
+    if (!apply) {
+      return OptionsInvalid(verb, "force", "FieldValueForbidden",
+                            "Forbidden: may not be specified for non-apply patch");
+    }
+    opts.force = req.QueryBool("force");
+  }
+  opts.field_manager = ManagerOrUserAgent(manager, req.Header("user-agent"));
   std::string dry = req.Query("dryRun");
   if (!dry.empty() && dry != "All") {
     return Status::BadRequest("Invalid dryRun value: \"" + dry + "\"; must be \"All\"");
@@ -193,6 +281,33 @@ void ServeDeleteCollection(ResourceContext& ctx, const DeleteOptions& del) {
   RespondJson(ctx.resp, 200, json::serialize(list));
 }
 
+// An apply to the scale subresource: an autoscaling/v1 Scale whose
+// spec.replicas is applied to the object's own spec.replicas, owned
+// through "scale".
+StatusOr<json::object> ApplyScale(ResourceContext& ctx, const WriteOptions& wopts) {
+  auto body = ParseYaml(ctx.req.body);
+  if (!body.ok()) return Status::BadRequest("error decoding patch: " + body.status().message());
+  if (!body->is_object() || StringAt(body->as_object(), "kind") != "Scale" ||
+      StringAt(body->as_object(), "apiVersion") != "autoscaling/v1") {
+    return Status::BadRequest(
+        "error decoding patch: the scale subresource applies an autoscaling/v1 Scale");
+  }
+  const json::object& scale = body->as_object();
+  json::object config{{"apiVersion", ctx.res.ApiVersion()},
+                      {"kind", ctx.res.kind},
+                      {"metadata", {{"name", ctx.info.name}}}};
+  if (const json::value* replicas = Find(scale, "spec.replicas")) {
+    if (!replicas->is_int64() && !replicas->is_uint64()) {
+      return Status::BadRequest("Scale.spec.replicas must be an integer");
+    }
+    config["spec"] = json::object{{"replicas", *replicas}};
+  }
+  FLOTILLA_RETURN_IF_ERROR(
+      ctx.objects.Apply(ctx.res, ctx.info.ns, ctx.info.name, "scale", std::move(config), wopts)
+          .status());
+  return ctx.objects.GetScale(ctx.res, ctx.info.ns, ctx.info.name);
+}
+
 void ServeScale(ResourceContext& ctx, const std::string& verb, WriteOptions& wopts) {
   const auto& ns = ctx.info.ns;
   const auto& name = ctx.info.name;
@@ -203,6 +318,8 @@ void ServeScale(ResourceContext& ctx, const std::string& verb, WriteOptions& wop
     auto body = ParseJsonObject(ctx.req.body);
     result = body.ok() ? ctx.objects.UpdateScale(ctx.res, ns, name, std::move(*body), wopts)
                        : StatusOr<json::object>(body.status());
+  } else if (verb == "patch" && api::IsApplyPatch(ctx.req.Header("content-type"))) {
+    result = ApplyScale(ctx, wopts);
   } else if (verb == "patch") {
     auto current = ctx.objects.GetScale(ctx.res, ns, name);
     if (!current.ok()) return RespondStatus(ctx.resp, current.status(), name, &ctx.res);
@@ -265,7 +382,7 @@ void ServeResourceRequest(ResourceContext& ctx) {
   const auto& ns = ctx.info.ns;
   const auto& name = ctx.info.name;
   std::vector<std::string> warnings;
-  auto wopts = ParseWriteOptions(ctx.req, &warnings);
+  auto wopts = ParseWriteOptions(ctx.req, verb, &warnings);
   if (!wopts.ok()) return RespondStatus(ctx.resp, wopts.status());
   wopts->admit = ctx.admit;
   if (sub == "scale" && ctx.res.has_scale) return ServeScale(ctx, verb, *wopts);
@@ -300,7 +417,9 @@ void ServeResourceRequest(ResourceContext& ctx) {
     result = ctx.objects.Update(ctx.res, ns, name, effective_sub, std::move(*body), *wopts);
   } else if (verb == "patch") {
     PatchRequest patch{ctx.req.Header("content-type"), ctx.req.body};
-    result = ctx.objects.Patch(ctx.res, ns, name, effective_sub, patch, *wopts);
+    bool created = false;
+    result = ctx.objects.Patch(ctx.res, ns, name, effective_sub, patch, *wopts, &created);
+    if (created) code = 201;
   } else if (verb == "delete" || verb == "deletecollection") {
     auto del = ParseDeleteOptions(ctx.req);
     if (!del.ok()) return RespondStatus(ctx.resp, del.status(), name, &ctx.res);
