@@ -12,7 +12,7 @@ constexpr Target kTargets[] = {
     {"protobuf", &Protobuf},        {"selectors", &Selectors},
     {"kubeconfig", &Kubeconfig},    {"token_file", &TokenFile},
     {"annotations", &Annotations},  {"service_account_token", &ServiceAccountToken},
-    {"audit_policy", &AuditPolicy},
+    {"audit_policy", &AuditPolicy},  {"apply", &Apply},
 };
 
 }  // namespace

@@ -33,6 +33,7 @@ std::string_view AsText(std::span<const uint8_t> data);
 // The targets (one file each).
 void ApiObject(std::span<const uint8_t> data);
 void Patch(std::span<const uint8_t> data);
+void Apply(std::span<const uint8_t> data);
 void Protobuf(std::span<const uint8_t> data);
 void Selectors(std::span<const uint8_t> data);
 void Kubeconfig(std::span<const uint8_t> data);

@@ -11,6 +11,10 @@ namespace flotilla::api {
 // federation never updates or deletes a member object without it.
 inline constexpr char kManagedByLabel[] = "federation.kubernetes.io/managed-by";
 inline constexpr char kManagedByValue[] = "flotilla";
+// The field manager (and User-Agent) of the federation's controllers: what
+// they write, on the federation and in the members, is theirs under this
+// name in metadata.managedFields.
+inline constexpr char kFederationFieldManager[] = "flotilla-federation";
 // On a member copy: the federated object it was made from, as
 // "<namespace>/<name>" ("<name>" for cluster-scoped kinds).
 inline constexpr char kFederatedObjectAnnotation[] = "federation.kubernetes.io/federated-object";

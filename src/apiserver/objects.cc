@@ -278,7 +278,8 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
                       std::hash<std::string>{}(MetaString(obj, "uid")));
   }
   // A create is an update from nothing (an apply recorded its own fields).
-  if (!applied) obj = FieldManagerFor(res).Update({}, std::move(obj), ManagerRequest(res, "", opts));
+  if (!applied)
+    obj = FieldManagerFor(res).Update({}, std::move(obj), ManagerRequest(res, "", opts));
   for (int attempt = 0;; ++attempt) {
     // names.SimpleNameGenerator: the prefix is cut to 58 characters so that
     // a generated name fits in 63.

@@ -106,8 +106,9 @@ StatusOr<json::object> DecodeApplyPatch(std::string_view body) {
   auto parsed = ParseYaml(body);
   if (!parsed.ok()) return Status::BadRequest("error decoding patch: " + parsed.status().message());
   if (!parsed->is_object()) {
-    return Status::BadRequest("error decoding patch: the applied configuration must be an object, got " +
-                              std::string(JsonTypeName(*parsed)));
+    return Status::BadRequest(
+        "error decoding patch: the applied configuration must be an object, got " +
+        std::string(JsonTypeName(*parsed)));
   }
   return std::move(parsed->as_object());
 }

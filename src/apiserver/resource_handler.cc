@@ -19,10 +19,12 @@ bool IsJsonContentType(const std::string& ct) {
 // kube-apiserver's PatchOptions/CreateOptions/UpdateOptions error.
 Status OptionsInvalid(std::string_view verb, std::string field, std::string type,
                       std::string detail) {
-  std::string kind = verb == "patch" ? "PatchOptions" : verb == "create" ? "CreateOptions"
-                                                                          : "UpdateOptions";
+  std::string kind = verb == "patch"    ? "PatchOptions"
+                     : verb == "create" ? "CreateOptions"
+                                        : "UpdateOptions";
   std::string message = kind + ".meta.k8s.io \"\" is invalid: " + field + ": " + detail;
-  return Status::Invalid(std::move(message), {{std::move(type), std::move(detail), std::move(field)}});
+  return Status::Invalid(std::move(message),
+                         {{std::move(type), std::move(detail), std::move(field)}});
 }
 
 // The manager a write is recorded under: fieldManager, else the product
@@ -44,15 +46,33 @@ std::string GoQuote(std::string_view s) {
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\v': out += "\\v"; break;
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char hex[8];

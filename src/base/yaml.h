@@ -13,8 +13,8 @@
 namespace flotilla {
 
 // One YAML document. BadRequest with the parser's message and position for
-// malformed YAML, for more than one document, and for values JSON cannot
-// hold (.inf, .nan, non-string map keys that are not scalars).
+// malformed YAML or UTF-8, for more than one document, and for values JSON
+// cannot hold (.inf, .nan, map keys that are not scalars).
 StatusOr<json::value> ParseYaml(std::string_view text);
 
 }  // namespace flotilla

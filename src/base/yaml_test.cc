@@ -40,9 +40,35 @@ TEST(ParseYaml, ExplicitTags) {
   EXPECT_EQ(v->at("c"), json::value(2));
 }
 
+TEST(ParseYaml, AnchorsAndAliasesAreCopiedWithinABudget) {
+  auto v = ParseYaml("a: &x {k: [1, 2]}\nb: *x\n");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->at("a"), v->at("b"));
+  // Nine levels of ten aliases each would be a billion values.
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c) {
+    std::string prev(1, static_cast<char>(c - 1));
+    bomb += std::string(1, c) + ": &" + std::string(1, c) + " [";
+    for (int i = 0; i < 10; ++i) bomb += (i ? ", *" : "*") + prev;
+    bomb += "]\n";
+  }
+  auto refused = ParseYaml(bomb);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "yaml: document contains excessive aliasing");
+}
+
+TEST(ParseYaml, KeysAreStringsAsInJson) {
+  auto v = ParseYaml("1: a\ntrue: b\n~: c\n");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->at("1"), json::value("a"));
+  EXPECT_EQ(v->at("true"), json::value("b"));
+  EXPECT_EQ(v->at("null"), json::value("c"));
+}
+
 TEST(ParseYaml, BadInputIsABadRequest) {
-  for (const char* text : {"a: [1, 2\n", "a: b: c\n", "a: 1\n---\nb: 2\n", "a: .inf\n",
-                           "? [1, 2]\n: x\n", "a: !!int twelve\n"}) {
+  for (const char* text :
+       {"a: [1, 2\n", "a: b: c\n", "a: 1\n---\nb: 2\n", "a: .inf\n", "? [1, 2]\n: x\n",
+        "a: !!int twelve\n", "a: \"\xff\"\n", "\xc0\x80: b\n"}) {
     auto v = ParseYaml(text);
     ASSERT_FALSE(v.ok()) << text;
     EXPECT_TRUE(v.status().Is(Reason::kBadRequest)) << text;

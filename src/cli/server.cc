@@ -249,7 +249,8 @@ int RunServer(ServerFlags& flags) {
     return 1;
   }
   std::unique_ptr<client::Client> admin =
-      client::NewInProcessClient((*server)->api(), (*server)->pki().controller_token);
+      client::NewInProcessClient((*server)->api(), (*server)->pki().controller_token,
+                                 api::kFederationFieldManager);
   ControllerHost host(*admin, flags.federation,
                       {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
   std::unique_ptr<runtime::LeaderElector> elector;

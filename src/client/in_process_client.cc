@@ -265,8 +265,8 @@ class LoopResponder : public apiserver::Responder {
 
 class InProcessTransport : public Transport {
  public:
-  InProcessTransport(apiserver::ApiServer& server, std::string token)
-      : server_(server), token_(std::move(token)) {}
+  InProcessTransport(apiserver::ApiServer& server, std::string token, std::string user_agent)
+      : server_(server), token_(std::move(token)), user_agent_(std::move(user_agent)) {}
 
   StatusOr<ApiResponse> Do(const ApiRequest& req) override {
     apiserver::Request request = MakeRequest(req);
@@ -302,7 +302,7 @@ class InProcessTransport : public Transport {
     r.target = req.Target();
     apiserver::SplitTarget(r.target, &r.path, &r.query);
     r.headers["accept"] = "application/json";
-    r.headers["user-agent"] = "flotilla (in-process)";
+    r.headers["user-agent"] = user_agent_;
     if (!req.content_type.empty()) r.headers["content-type"] = req.content_type;
     if (!token_.empty()) r.headers["authorization"] = "Bearer " + token_;
     r.body = req.body;
@@ -312,12 +312,14 @@ class InProcessTransport : public Transport {
 
   apiserver::ApiServer& server_;
   const std::string token_;
+  const std::string user_agent_;
 };
 
 }  // namespace
 
-std::unique_ptr<Client> NewInProcessClient(apiserver::ApiServer& server, const std::string& token) {
-  return NewTransportClient(std::make_shared<InProcessTransport>(server, token));
+std::unique_ptr<Client> NewInProcessClient(apiserver::ApiServer& server, const std::string& token,
+                                           const std::string& user_agent) {
+  return NewTransportClient(std::make_shared<InProcessTransport>(server, token, user_agent));
 }
 
 }  // namespace flotilla::client

@@ -20,8 +20,10 @@ namespace flotilla::client {
 // `token` is sent as a bearer token: needed when the ApiServer authenticates
 // (an apiserver::Server does: use its pki().admin_token); empty for an
 // ApiServer built without an authenticator, which runs every request as an
-// unrestricted in-process user.
+// unrestricted in-process user. `user_agent` names the writer: its writes
+// are recorded under it in managedFields.
 std::unique_ptr<Client> NewInProcessClient(apiserver::ApiServer& server,
-                                           const std::string& token = "");
+                                           const std::string& token = "",
+                                           const std::string& user_agent = "flotilla");
 
 }  // namespace flotilla::client

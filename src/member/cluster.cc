@@ -44,7 +44,9 @@ Status MemberCluster::Init() {
   };
   FLOTILLA_ASSIGN_OR_RETURN(server_, apiserver::Server::Start(server_opts));
 
-  client_ = client::NewInProcessClient(server_->api(), server_->pki().admin_token);
+  // The simulated cluster's controllers and kubelets write as one manager.
+  client_ = client::NewInProcessClient(server_->api(), server_->pki().admin_token,
+                                       "flotilla-member");
   manager_ = std::make_unique<runtime::ControllerManager>(clock);
   informers_ = std::make_unique<SharedInformers>(*client_, clock, *manager_);
   events_ = std::make_unique<runtime::EventRecorder>(

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "api/federated.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
 #include "federation/common/cluster_selector.h"
@@ -247,6 +248,7 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
                                .burst = options_.member_burst,
                                .timeout = options_.probe_timeout,
                                .max_retries = 0};
+      opts.user_agent = api::kFederationFieldManager;
       opts.clock = &io_clock_;
       // One transport: the probes keep a connection open for the writes.
       auto transport = client::NewRestTransport(*config, opts);
