@@ -141,6 +141,23 @@ Set Set::Union(const Set& o) const {
   return out;
 }
 
+void Set::Add(const Set& o) {
+  member_ = member_ || o.member_;
+  for (const auto& [e, child] : o.children_) children_[e].Add(child);
+}
+
+bool Set::Remove(const Set& o) {
+  bool removed = member_ && o.member_;
+  if (removed) member_ = false;
+  for (const auto& [e, other] : o.children_) {
+    auto it = children_.find(e);
+    if (it == children_.end()) continue;
+    removed = it->second.Remove(other) || removed;
+    if (it->second.Empty()) children_.erase(it);
+  }
+  return removed;
+}
+
 Set Set::Difference(const Set& o) const {
   Set out;
   out.member_ = member_ && !o.member_;

@@ -73,6 +73,10 @@ class Set {
   bool AnyMember() const { return !Empty(); }
 
   Set Union(const Set& o) const;
+  // In place: this set with the members of `o` added / taken away (as
+  // Union / Difference). Remove returns whether anything went.
+  void Add(const Set& o);
+  bool Remove(const Set& o);
   // The members of this set that are not members of `o` (members below a
   // member of `o` stay: a path removes only itself).
   Set Difference(const Set& o) const;

@@ -241,6 +241,21 @@ json::array EncodeManagedFields(std::vector<ManagedFieldsEntry> entries) {
 
 json::object FieldManager::Update(const json::object& live, json::object updated,
                                   const FieldManagerRequest& req) const {
+  Set skip = ServerFields().Union(req.ignored);
+  Comparison cmp = typed_.Compare(live, updated, &skip);
+  const json::value* stored = ManagedFieldsOf(live);
+  const json::value* requested = ManagedFieldsOf(updated);
+  if (cmp.added.Empty() && cmp.modified.Empty() && cmp.removed.Empty() &&
+      (requested == nullptr || (stored != nullptr && *requested == *stored))) {
+    // Nothing changed hands: the stored entries stay as they are (none for
+    // an object nobody tracks).
+    if (stored != nullptr) {
+      EnsureObject(updated, "metadata")["managedFields"] = *stored;
+    } else {
+      SetManagedFields(updated, {});
+    }
+    return updated;
+  }
   std::vector<ManagedFieldsEntry> entries = StartingPoint(live, updated, req);
   if (entries.empty() && HasUid(live)) {
     // An object nobody tracks (or whose tracking the writer cleared) stays
@@ -248,20 +263,21 @@ json::object FieldManager::Update(const json::object& live, json::object updated
     SetManagedFields(updated, {});
     return updated;
   }
-  Set skip = ServerFields().Union(req.ignored);
-  Comparison cmp = typed_.Compare(live, updated, &skip);
-  Set changed = cmp.modified.Union(cmp.added);
+  Set changed = cmp.modified;
+  changed.Add(cmp.added);
   ManagedFieldsEntry self = EntryFor(req, kUpdate);
   for (ManagedFieldsEntry& e : entries) {
     if (e.SameManager(self)) continue;
-    e.fields = e.fields.Difference(changed).Difference(cmp.removed);
+    e.fields.Remove(changed);
+    e.fields.Remove(cmp.removed);
   }
   auto mine = EntryOf(entries, self);
   if (mine == entries.end()) {
     entries.push_back(self);
     mine = std::prev(entries.end());
   }
-  mine->fields = mine->fields.Difference(cmp.removed).Union(changed);
+  mine->fields.Remove(cmp.removed);
+  mine->fields.Add(changed);
   if (!changed.Empty()) mine->time = req.now;
   DropEmpty(entries);
   CapUpdateManagers(entries);
@@ -321,7 +337,8 @@ StatusOr<json::object> FieldManager::Apply(const json::object& live, const json:
   merged = typed_.Prune(merged, last.Difference(applied), owned);
 
   Comparison cmp = typed_.Compare(base, merged, &skip);
-  Set changed = cmp.modified.Union(cmp.added);
+  Set changed = cmp.modified;
+  changed.Add(cmp.added);
   std::vector<std::pair<std::string, Path>> conflicts;
   for (const ManagedFieldsEntry& e : entries) {
     if (e.SameManager(self)) continue;
@@ -337,7 +354,8 @@ StatusOr<json::object> FieldManager::Apply(const json::object& live, const json:
   }
   for (ManagedFieldsEntry& e : entries) {
     if (e.SameManager(self)) continue;
-    e.fields = e.fields.Difference(changed).Difference(cmp.removed);
+    e.fields.Remove(changed);
+    e.fields.Remove(cmp.removed);
   }
   mine = EntryOf(entries, self);
   if (mine->time.empty() || !changed.Empty() || !cmp.removed.Empty()) mine->time = req.now;

@@ -345,6 +345,9 @@ void CompareAt(const Walker& w, const Node& n, const json::value* lhs, const jso
   if (lhs != nullptr && lhs->is_null()) lhs = nullptr;
   if (rhs != nullptr && rhs->is_null()) rhs = nullptr;
   if (lhs == nullptr && rhs == nullptr) return;
+  // Most of an updated object is as it was: nothing below an equal value
+  // changed, and comparing plain values is much cheaper than walking them.
+  if (lhs != nullptr && rhs != nullptr && JsonEqual(*lhs, *rhs)) return;
   Shape shape = w.ShapeOf(n, rhs != nullptr ? *rhs : *lhs);
   bool both_empty =
       (lhs == nullptr || IsEmptyContainer(*lhs)) && (rhs == nullptr || IsEmptyContainer(*rhs));
@@ -365,72 +368,79 @@ void CompareAt(const Walker& w, const Node& n, const json::value* lhs, const jso
 
 // ---- Merge ----------------------------------------------------------------
 
-StatusOr<json::value> MergeAt(const Walker& w, const Node& n, const json::value* live,
-                              const json::value& config, Path& path);
+// Merges `config` into `target` in place (null: nothing there yet).
+Status MergeInto(const Walker& w, const Node& n, json::value& target, const json::value& config,
+                 Path& path);
 
-StatusOr<json::value> MergeLists(const Walker& w, const Node& n, Shape shape,
-                                 const json::value* live, const json::value& config, Path& path) {
-  static const json::array kEmpty;
-  const json::array& l = live != nullptr && live->is_array() ? live->get_array() : kEmpty;
+Status MergeListInto(const Walker& w, const Node& n, Shape shape, json::value& target,
+                     const json::value& config, Path& path) {
   std::vector<Item> r;
   std::string where = Where(path);
   FLOTILLA_RETURN_IF_ERROR(w.IndexList(n, shape, config.get_array(), where, true, &r));
-  std::vector<Item> live_items;
-  (void)w.IndexList(n, shape, l, where, false, &live_items);
-  std::map<Element, const json::value*> live_by;
-  for (const Item& item : live_items) live_by.emplace(item.element, item.value);
+  json::array live = target.is_array() ? std::move(target.as_array()) : json::array();
   std::map<Element, size_t> config_at;
   for (size_t i = 0; i < r.size(); ++i) config_at.emplace(r[i].element, i);
-
   Node item_node = w.ItemsOf(n);
+  std::vector<std::string> keys =
+      shape == Shape::kListMap ? w.KeysOf(n) : std::vector<std::string>{};
+  // Where each config item's live counterpart is (the first, if repeated).
+  std::vector<json::value*> live_of(r.size(), nullptr);
+  std::vector<std::optional<size_t>> config_of(live.size());
+  for (size_t i = 0; i < live.size(); ++i) {
+    std::string missing;
+    std::optional<Element> e = w.ItemElement(shape, keys, item_node, live[i], &missing);
+    auto at = e ? config_at.find(*e) : config_at.end();
+    if (at == config_at.end()) continue;
+    config_of[i] = at->second;
+    if (live_of[at->second] == nullptr) live_of[at->second] = &live[i];
+  }
+
   json::array out;
-  std::set<Element> emitted;
+  out.reserve(live.size() + r.size());
+  std::vector<bool> emitted(r.size(), false);
   size_t next = 0;  // the next config item to place
   auto emit_config = [&](size_t i) -> Status {
-    const Item& item = r[i];
-    if (!emitted.insert(item.element).second) return Status::Ok();
+    if (emitted[i]) return Status::Ok();
+    emitted[i] = true;
     if (shape == Shape::kListSet) {
-      out.push_back(*item.value);
+      out.push_back(*r[i].value);
       return Status::Ok();
     }
-    auto it = live_by.find(item.element);
-    path.push_back(item.element);
-    auto merged =
-        MergeAt(w, item_node, it == live_by.end() ? nullptr : it->second, *item.value, path);
+    json::value item = live_of[i] != nullptr ? std::move(*live_of[i]) : json::value();
+    path.push_back(r[i].element);
+    Status merged = MergeInto(w, item_node, item, *r[i].value, path);
     path.pop_back();
-    if (!merged.ok()) return merged.status();
-    out.push_back(std::move(*merged));
+    FLOTILLA_RETURN_IF_ERROR(merged);
+    out.push_back(std::move(item));
     return Status::Ok();
   };
   // Live items the config does not name keep their places; the config's
   // items come in the config's order, each before the live item that
   // follows it there.
-  std::vector<std::string> keys =
-      shape == Shape::kListMap ? w.KeysOf(n) : std::vector<std::string>{};
-  for (const json::value& item : l) {
-    std::string missing;
-    std::optional<Element> e = w.ItemElement(shape, keys, item_node, item, &missing);
-    auto at = e ? config_at.find(*e) : config_at.end();
-    if (at == config_at.end()) {
-      out.push_back(item);
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (!config_of[i]) {
+      out.push_back(std::move(live[i]));
       continue;
     }
-    while (next <= at->second) FLOTILLA_RETURN_IF_ERROR(emit_config(next++));
+    while (next <= *config_of[i]) FLOTILLA_RETURN_IF_ERROR(emit_config(next++));
   }
   while (next < r.size()) FLOTILLA_RETURN_IF_ERROR(emit_config(next++));
-  return json::value(std::move(out));
+  target = std::move(out);
+  return Status::Ok();
 }
 
-StatusOr<json::value> MergeAt(const Walker& w, const Node& n, const json::value* live,
-                              const json::value& config, Path& path) {
+Status MergeInto(const Walker& w, const Node& n, json::value& target, const json::value& config,
+                 Path& path) {
   Shape shape = w.ShapeOf(n, config);
   switch (shape) {
     case Shape::kScalar:
     case Shape::kAtomic:
-      return config;
+      target = config;
+      return Status::Ok();
     case Shape::kStruct:
     case Shape::kMap: {
-      json::object out = live != nullptr && live->is_object() ? live->get_object() : json::object();
+      if (!target.is_object()) target = json::object();
+      json::object& out = target.as_object();
       for (const auto& [key, value] : config.get_object()) {
         if (value.is_null()) {
           out.erase(key);
@@ -439,18 +449,17 @@ StatusOr<json::value> MergeAt(const Walker& w, const Node& n, const json::value*
         bool declared = false;
         Node field = w.FieldOf(n, key, &declared);
         path.push_back(Element::Field(key));
-        auto merged = MergeAt(w, field, out.if_contains(key), value, path);
+        Status merged = MergeInto(w, field, out[key], value, path);
         path.pop_back();
-        if (!merged.ok()) return merged.status();
-        out[key] = std::move(*merged);
+        FLOTILLA_RETURN_IF_ERROR(merged);
       }
-      return json::value(std::move(out));
+      return Status::Ok();
     }
     case Shape::kListMap:
     case Shape::kListSet:
-      return MergeLists(w, n, shape, live, config, path);
+      return MergeListInto(w, n, shape, target, config, path);
   }
-  return config;
+  return Status::Ok();
 }
 
 // ---- Prune ----------------------------------------------------------------
@@ -534,10 +543,11 @@ Comparison Typed::Compare(const json::value& before, const json::value& after,
   return out;
 }
 
-StatusOr<json::value> Typed::Merge(const json::value& live, const json::value& config) const {
+StatusOr<json::value> Typed::Merge(json::value live, const json::value& config) const {
   Walker w(definitions_);
   Path path;
-  return MergeAt(w, w.Resolve(root_), &live, config, path);
+  FLOTILLA_RETURN_IF_ERROR(MergeInto(w, w.Resolve(root_), live, config, path));
+  return live;
 }
 
 json::value Typed::Prune(const json::value& obj, const fieldpath::Set& remove,

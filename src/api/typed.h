@@ -61,7 +61,7 @@ class Typed {
   // lists item by item (keeping live's order, the config's order for the
   // items it names), atomic values replaced; a null in `config` removes.
   // BadRequest as ToFieldSet for malformed lists.
-  StatusOr<json::value> Merge(const json::value& live, const json::value& config) const;
+  StatusOr<json::value> Merge(json::value live, const json::value& config) const;
 
   // `obj` without the members of `remove`, except where a member of `keep`
   // lies at or below one (a kept item stays with its key fields); maps and

@@ -120,10 +120,34 @@ Status FieldManagerRequired() {
       {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}});
 }
 
-bool SameIgnoringResourceVersion(json::object a, json::object b) {
-  MetaOf(a).erase("resourceVersion");
-  MetaOf(b).erase("resourceVersion");
-  return a == b;
+// Whether members `key` of `a` and `b` are equal (both absent counts).
+bool SameMember(const json::object& a, const json::object& b, std::string_view key) {
+  const json::value* x = a.if_contains(key);
+  const json::value* y = b.if_contains(key);
+  return x == nullptr ? y == nullptr : y != nullptr && *x == *y;
+}
+
+// Whether two objects are the same write, resourceVersion aside. Compared
+// in place: every update asks, so copying both objects to drop one field
+// cost more than the rest of the check.
+bool SameIgnoringResourceVersion(const json::object& a, const json::object& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [key, value] : a) {
+    const json::value* other = b.if_contains(key);
+    if (other == nullptr) return false;
+    if (key != "metadata" || !value.is_object() || !other->is_object()) {
+      if (value != *other) return false;
+      continue;
+    }
+    const json::object& m = value.get_object();
+    const json::object& n = other->get_object();
+    size_t rv = (m.contains("resourceVersion") ? 1 : 0);
+    if (m.size() - rv != n.size() - (n.contains("resourceVersion") ? 1 : 0)) return false;
+    for (const auto& [field, v] : m) {
+      if (field != "resourceVersion" && !SameMember(m, n, field)) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace

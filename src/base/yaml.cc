@@ -213,6 +213,13 @@ class Ignore : public YAML::EventHandler {
 }  // namespace
 
 StatusOr<json::value> ParseYaml(std::string_view text) {
+  // JSON is YAML, and what clients send (kubectl's applies are JSON):
+  // taken by the JSON parser, ten times faster, when it reads it.
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
+    auto as_json = ParseJson(text);
+    if (as_json.ok()) return as_json;
+  }
   // JSON strings are UTF-8; so must every byte of the document be (Go's
   // YAML decoder refuses the rest too).
   for (size_t i = 0; i < text.size();) {
