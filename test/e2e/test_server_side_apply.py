@@ -205,6 +205,10 @@ def test_server_side_apply_takes_over_from_client_side_apply(server, namespace):
     assert obj["spec"]["replicas"] == 4
     owned = entries(obj)
     assert "f:replicas" in owned[("kubectl", "Apply", "")]["f:spec"]
+    # kubectl then moves client-side apply's entry into its own (a JSON
+    # patch of managedFields) and keeps the annotation as its own manager.
+    assert ("kubectl-client-side-apply", "Update", "") not in owned, owned.keys()
+    assert ("kubectl-last-applied", "Apply", "") in owned, owned.keys()
     # The last-applied annotation follows what was applied, so a later
     # client-side apply still computes its patch right.
     last = json.loads(
