@@ -210,6 +210,11 @@ class Objects {
   Status CheckNamespace(const api::Resource& res, const std::string& ns);
   StatusOr<json::object> StoreCreate(const api::Resource& res, const std::string& ns,
                                      json::object obj, bool dry_run);
+  // Writes `obj` over the stored revision `expected_revision` of `key` (in
+  // the storage version, with the written revision as its resourceVersion)
+  // and returns it as served. The store's error (Conflict, NotFound) as is.
+  StatusOr<json::object> StoreUpdate(const api::Resource& res, const std::string& key,
+                                     int64_t expected_revision, json::object obj);
 
   const api::Registry& registry_;
   storage::Store& store_;

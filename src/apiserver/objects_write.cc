@@ -231,6 +231,22 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
   return result;
 }
 
+StatusOr<json::object> Objects::StoreUpdate(const api::Resource& res, const std::string& key,
+                                            int64_t expected_revision, json::object obj) {
+  if (res.StorageVersion() != res.version && res.convert) {
+    FLOTILLA_ASSIGN_OR_RETURN(obj, res.convert(std::move(obj), res.StorageVersion()));
+  }
+  storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
+    MetaOf(obj)["resourceVersion"] = std::to_string(rev);
+    return StatusOr<std::string>(json::serialize(obj));
+  };
+  FLOTILLA_ASSIGN_OR_RETURN(storage::KeyValue written,
+                            store_.Update(key, expected_revision, encode, TtlOf(res)));
+  // The revision etcd gave, which may differ from the one `encode` got.
+  MetaOf(obj)["resourceVersion"] = std::to_string(written.mod_revision);
+  return FromStorage(res, std::move(obj));
+}
+
 StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const std::string& ns,
                                                  const std::string& name,
                                                  const Transform& transform, bool retry,
@@ -252,20 +268,8 @@ StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const
       if (deleted.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
       return deleted.status();
     }
-    json::object to_store = updated;
-    if (res.StorageVersion() != res.version && res.convert) {
-      FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));
-    }
-    storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
-      MetaOf(to_store)["resourceVersion"] = std::to_string(rev);
-      return StatusOr<std::string>(json::serialize(to_store));
-    };
-    auto written = store_.Update(key, kv->mod_revision, encode, TtlOf(res));
-    if (written.ok()) {
-      // The revision etcd gave, which may differ from the one `encode` got.
-      MetaOf(to_store)["resourceVersion"] = std::to_string(written->mod_revision);
-      return FromStorage(res, std::move(to_store));
-    }
+    auto written = StoreUpdate(res, key, kv->mod_revision, updated);
+    if (written.ok()) return written;
     if (written.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
     if (written.status().Is(Reason::kConflict)) {
       return ConflictError(res, name,
@@ -432,20 +436,8 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
       return deleted.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : deleted.status();
     }
     if (SameIgnoringResourceVersion(current, marked)) return current;
-    json::object to_store = marked;
-    if (res.StorageVersion() != res.version && res.convert) {
-      FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));
-    }
-    storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
-      MetaOf(to_store)["resourceVersion"] = std::to_string(rev);
-      return StatusOr<std::string>(json::serialize(to_store));
-    };
-    auto written = store_.Update(key, kv->mod_revision, encode, TtlOf(res));
-    if (written.ok()) {
-      // The revision etcd gave, which may differ from the one `encode` got.
-      MetaOf(to_store)["resourceVersion"] = std::to_string(written->mod_revision);
-      return FromStorage(res, std::move(to_store));
-    }
+    auto written = StoreUpdate(res, key, kv->mod_revision, marked);
+    if (written.ok()) return written;
     if (written.status().Is(Reason::kConflict) && attempt < kMaxRetries) continue;
     return written.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : written.status();
   }

@@ -20,6 +20,7 @@
 #include "cli/version.h"
 #include "client/in_process_client.h"
 #include "client/kubeconfig.h"
+#include "dns/zone.h"
 #include "federation/admission/admission.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
@@ -42,7 +43,7 @@ struct ServerFlags {
   apiserver::ServerOptions server;
   federation::FederationOptions federation;
   LeaderFlags leader;
-  Duration dns_ttl = std::chrono::seconds(30);
+  Duration dns_ttl = std::chrono::seconds(dns::kDefaultTtlSeconds);
   std::string log_level = "info";
   Duration etcd_compaction_interval = std::chrono::minutes(5);
 };
@@ -248,9 +249,8 @@ int RunServer(ServerFlags& flags) {
     spdlog::error("writing kubeconfig: {}", written.ToString());
     return 1;
   }
-  std::unique_ptr<client::Client> admin =
-      client::NewInProcessClient((*server)->api(), (*server)->pki().controller_token,
-                                 api::kFederationFieldManager);
+  std::unique_ptr<client::Client> admin = client::NewInProcessClient(
+      (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
   ControllerHost host(*admin, flags.federation,
                       {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
   std::unique_ptr<runtime::LeaderElector> elector;
@@ -375,7 +375,8 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                  "The federation's name in DNS names: SVC.NAMESPACE.NAME.svc.DOMAIN")
       ->capture_default_str()
       ->group("DNS");
-  AddDurationOption(cmd, "--dns-ttl", &flags.dns_ttl, "30s", "The TTL of the DNS answers")
+  AddDurationOption(cmd, "--dns-ttl", &flags.dns_ttl, std::to_string(dns::kDefaultTtlSeconds) + "s",
+                    "The TTL of the DNS answers")
       ->group("DNS");
   AddDurationOption(cmd, "--member-change-delay", &w.member_change_delay, "2s",
                     "How long after a local workload or pod changes its federated workload is "

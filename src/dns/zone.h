@@ -24,9 +24,13 @@
 
 namespace flotilla::dns {
 
+// The TTL of answers unless configured (--dns-ttl): the federation's and
+// each member's cluster DNS.
+inline constexpr uint32_t kDefaultTtlSeconds = 30;
+
 struct ZoneOptions {
   std::string apex = "flotilla.local";
-  uint32_t ttl = 30;
+  uint32_t ttl = kDefaultTtlSeconds;
   // The SOA serial; the builder of successive zones increases it.
   uint32_t serial = 1;
   // An address for the nameserver name ns.<apex> (its A or AAAA record);

@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "client/client.h"
+#include "client/resources.h"
 #include "runtime/controller_manager.h"
 #include "runtime/event_recorder.h"
 #include "runtime/informer.h"
@@ -25,17 +26,16 @@
 namespace flotilla::member {
 
 // The kinds a member serves, as client refs.
-inline const client::ResourceRef kPods{"", "v1", "pods", true};
-inline const client::ResourceRef kNodes{"", "v1", "nodes", false};
-inline const client::ResourceRef kServices{"", "v1", "services", true};
-inline const client::ResourceRef kEndpoints{"", "v1", "endpoints", true};
-inline const client::ResourceRef kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true};
-inline const client::ResourceRef kEndpointSlices{"discovery.k8s.io", "v1", "endpointslices", true};
-inline const client::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
-inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
-inline const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
-inline const client::ResourceRef kHorizontalPodAutoscalers{"autoscaling", "v2",
-                                                           "horizontalpodautoscalers", true};
+using client::kDeployments;
+using client::kEndpoints;
+using client::kEndpointSlices;
+using client::kHorizontalPodAutoscalers;
+using client::kNodes;
+using client::kPersistentVolumeClaims;
+using client::kPods;
+using client::kReplicaSets;
+using client::kServices;
+using client::kStatefulSets;
 
 // Informers shared by a member's controllers (runtime/shared_informers.h).
 using runtime::SharedInformers;

@@ -12,11 +12,12 @@
 
 #include "api/statefulset/revisions.h"
 #include "client/client.h"
+#include "client/resources.h"
 #include "runtime/informer.h"
 
 namespace flotilla::runtime {
 
-inline const client::ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions", true};
+using client::kControllerRevisions;
 
 struct Revisions {
   json::object current;

@@ -50,13 +50,14 @@
 #include "base/io.h"
 #include "base/json.h"
 #include "client/client.h"
+#include "client/resources.h"
 
 namespace flotilla::runtime {
 
 inline constexpr std::string_view kEventTypeNormal = "Normal";
 inline constexpr std::string_view kEventTypeWarning = "Warning";
 
-inline const client::ResourceRef kEvents{"", "v1", "events", true};
+using client::kEvents;
 
 struct EventSource {
   std::string component;  // e.g. "federated-replicaset-controller"

@@ -47,11 +47,12 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "client/client.h"
+#include "client/resources.h"
 #include "runtime/alarm.h"
 
 namespace flotilla::runtime {
 
-inline const client::ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
+using client::kLeases;
 
 struct LeaderElectionConfig {
   std::string lease_namespace;

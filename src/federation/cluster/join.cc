@@ -10,8 +10,6 @@
 namespace flotilla::federation::cluster {
 namespace {
 
-const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
-
 // What the federation may create in a member, deleted in this order by a
 // cascading unjoin (namespaces last: they take the rest with them).
 const std::vector<client::ResourceRef> kManagedKinds = {

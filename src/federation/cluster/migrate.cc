@@ -68,7 +68,6 @@ StatusOr<std::vector<Workload>> WorkloadsOf(client::Client& fed, const std::stri
                                             bool statefulsets = false) {
   std::vector<Workload> out;
   client::ListOptions list{.label_selector = selector};
-  static const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
   std::vector<std::tuple<const client::ResourceRef*, const char*, const char*>> kinds = {
       {&kDeployments, "Deployment", api::kDeploymentStatusAnnotation},
       {&kReplicaSets, "ReplicaSet", api::kReplicaSetStatusAnnotation}};

@@ -6,6 +6,7 @@
 
 #include "api/federated.h"
 #include "client/client.h"
+#include "client/resources.h"
 
 namespace flotilla::federation {
 
@@ -17,13 +18,14 @@ using api::kManagedByLabel;
 using api::kManagedByValue;
 
 inline const client::ResourceRef kClusters{"federation", "v1beta1", "clusters", false};
-inline const client::ResourceRef kSecrets{"", "v1", "secrets", true};
-inline const client::ResourceRef kNodes{"", "v1", "nodes", false};
-inline const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
-inline const client::ResourceRef kPods{"", "v1", "pods", true};
-inline const client::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
-inline const client::ResourceRef kDeployments{"apps", "v1", "deployments", true};
-inline const client::ResourceRef kServices{"", "v1", "services", true};
-inline const client::ResourceRef kEndpoints{"", "v1", "endpoints", true};
+using client::kDeployments;
+using client::kEndpoints;
+using client::kNamespaces;
+using client::kNodes;
+using client::kPods;
+using client::kReplicaSets;
+using client::kSecrets;
+using client::kServices;
+using client::kStatefulSets;
 
 }  // namespace flotilla::federation

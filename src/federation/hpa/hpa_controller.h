@@ -37,13 +37,13 @@
 #include <string>
 #include <vector>
 
+#include "client/resources.h"
 #include "federation/common/reconciler.h"
 #include "federation/hpa/partition.h"
 
 namespace flotilla::federation::hpa {
 
-inline const client::ResourceRef kHorizontalPodAutoscalers{"autoscaling", "v2",
-                                                           "horizontalpodautoscalers", true};
+using client::kHorizontalPodAutoscalers;
 
 // Settings (flags of `flotilla server`, docs/federation.md).
 struct HpaOptions {

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "client/resources.h"
 #include "federation/common/context.h"
 #include "federation/common/placer.h"
 #include "federation/common/reconciler.h"
@@ -47,7 +48,7 @@
 
 namespace flotilla::federation::statefulset {
 
-inline const client::ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
+using client::kStatefulSets;
 
 class StatefulSetController : public Strategy {
  public:

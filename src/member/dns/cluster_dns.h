@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dns/live_zone.h"
+#include "dns/zone.h"
 #include "member/context.h"
 
 namespace flotilla::member {
@@ -26,7 +27,7 @@ struct ClusterDnsOptions {
   std::string address;  // HOST:PORT; empty: no DNS
   std::string cluster_domain = "cluster.local";
   std::vector<dns::StubDomain> stub_domains;
-  uint32_t ttl = 30;
+  uint32_t ttl = dns::kDefaultTtlSeconds;
 };
 
 // The records of the cluster's Services and pods. Pure.

@@ -20,11 +20,12 @@
 #include <set>
 #include <string>
 
+#include "client/resources.h"
 #include "member/context.h"
 
 namespace flotilla::member {
 
-inline const client::ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
+using client::kLeases;
 inline constexpr std::string_view kNodeLeaseNamespace = "kube-node-lease";
 
 class Nodes : public Component {
