@@ -49,7 +49,7 @@ void Selectors(std::span<const uint8_t> data) {
       return std::nullopt;
     });
   }
-  std::string encoded = apiserver::PercentEncode(text);
+  std::string encoded = PercentEncode(text);
   for (const char* param : {"labelSelector", "fieldSelector"}) {
     std::string target =
         std::string("/api/v1/namespaces/default/pods?limit=1&") + param + "=" + encoded;

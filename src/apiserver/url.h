@@ -5,13 +5,13 @@
 #include <string>
 #include <string_view>
 
+#include "base/percent_encoding.h"
+
 namespace flotilla::apiserver {
 
 // Splits "/a%2Fb?x=1&y=%20" into path "/a/b" and {x: "1", y: " "}. '+' in the
 // query decodes to a space, as Go's url.ParseQuery does.
 void SplitTarget(std::string_view target, std::string* path,
                  std::multimap<std::string, std::string>* query);
-std::string PercentDecode(std::string_view s, bool plus_is_space);
-std::string PercentEncode(std::string_view s);
 
 }  // namespace flotilla::apiserver

@@ -92,18 +92,15 @@ StatusOr<client::ApiRequest> BuildRequest(const CtlFlags& f) {
     }
     if (a[1] == "set" && a.size() == 3) return req("PATCH", "nodes/" + a[2], body);
     if (a[1] == "remove" && a.size() == 3) {
-      return client::ApiRequest{
-          "DELETE", kAdmin + "nodes/" + client::PercentEncode(a[2]), {}, "", ""};
+      return client::ApiRequest{"DELETE", kAdmin + "nodes/" + PercentEncode(a[2]), {}, "", ""};
     }
   }
   if (verb == "pod" && a.size() == 3 && (a[1] == "fail" || a[1] == "crash")) {
     json::object body;
     if (!f.reason.empty()) body["reason"] = f.reason;
     if (!f.message.empty()) body["message"] = f.message;
-    return req(
-        "POST",
-        "pods/" + client::PercentEncode(f.ns) + "/" + client::PercentEncode(a[2]) + "/" + a[1],
-        body);
+    return req("POST", "pods/" + PercentEncode(f.ns) + "/" + PercentEncode(a[2]) + "/" + a[1],
+               body);
   }
   return usage(
       "state | api MODE | reject ... | demand KIND/NAME CPU | node add|set|remove ... | pod "

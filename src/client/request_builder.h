@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/json.h"
+#include "base/percent_encoding.h"
 #include "base/status.h"
 #include "client/client.h"
 #include "client/transport.h"
@@ -22,9 +23,6 @@ namespace flotilla::client {
 // "/SUBRESOURCE" when not empty. Each segment is percent-encoded.
 std::string ResourcePath(const ResourceRef& res, std::string_view ns, std::string_view name = "",
                          std::string_view subresource = "");
-
-// Percent-encodes everything but RFC 3986 unreserved characters.
-std::string PercentEncode(std::string_view s);
 
 StatusOr<ApiRequest> BuildGet(const ResourceRef& res, const std::string& ns,
                               const std::string& name, const std::string& subresource = "");
