@@ -1,0 +1,260 @@
+// Connection: one client connection of the HTTP server (see http_internal.h).
+#pragma once
+
+#include "apiserver/http_internal.h"
+
+namespace flotilla::apiserver::http_internal {
+
+// One connection: a coroutine on its own strand. Stream is TlsStream or
+// tcp::socket.
+template <typename Stream>
+class Connection : public ConnectionBase, public std::enable_shared_from_this<Connection<Stream>> {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  Connection(ServerContext& server, tcp::socket socket)
+      : server_(server),
+        stream_(MakeStream(std::move(socket), server.ssl_ctx)),
+        deadline_(stream_.get_executor()) {}
+
+  Stream& stream() { return stream_; }
+  tcp::socket& socket() {
+    if constexpr (kTls) {
+      return stream_.next_layer();
+    } else {
+      return stream_;
+    }
+  }
+  auto executor() { return stream_.get_executor(); }
+  const HttpServerOptions& opts() const { return server_.opts; }
+
+  void Abort() override {
+    net::post(executor(), [self = this->shared_from_this()] { self->ShutDown(); });
+  }
+
+  // On the strand: shuts the socket down unless Disarm or another Arm comes
+  // first, which ends any read or write waiting on it.
+  void Arm(int seconds) {
+    uint64_t gen = ++deadline_gen_;
+    deadline_.expires_after(std::chrono::seconds(seconds));
+    deadline_.async_wait([self = this->shared_from_this(), gen](error_code ec) {
+      if (ec || gen != self->deadline_gen_) return;
+      self->ShutDown();
+    });
+  }
+  // Not close: a handler may be polling the descriptor, whose number must
+  // not be reused before the connection ends (Close).
+  void ShutDown() {
+    error_code ignored;
+    socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+  void Disarm() {
+    ++deadline_gen_;
+    deadline_.cancel();
+  }
+  // A stream has taken the TLS session over from asio's stream (and ends it
+  // itself): closing skips asio's shutdown.
+  void set_session_taken() { session_taken_ = true; }
+
+  // Runs `write(ec)`, a blocking write, under the send deadline; for a
+  // handler's thread, never the loop's. While a handler runs nothing else
+  // uses the stream, and a blocking write is much cheaper for a large body
+  // than the loop's writes; the deadline's shutdown ends it if the peer
+  // stops reading (asio's blocking writes poll without a timeout).
+  template <typename Write>
+  error_code WriteBlocking(Write write) {
+    auto self = this->shared_from_this();
+    net::post(executor(), [self] { self->Arm(self->opts().send_timeout_sec); });
+    error_code ec;
+    {
+      ScopedBlocking blocking;  // for a peer that reads slowly
+      write(ec);
+    }
+    net::post(executor(), [self] { self->Disarm(); });
+    return ec;
+  }
+
+  // Serves the connection until it closes; `self` keeps it alive.
+  static net::awaitable<void> Run(std::shared_ptr<Connection> self) { co_await self->Serve(); }
+
+ private:
+  static Stream MakeStream(tcp::socket socket, ssl::context& ctx) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), ctx);
+    } else {
+      (void)ctx;
+      return socket;
+    }
+  }
+
+  X509* PeerCert() {
+    if constexpr (kTls) {
+      SSL* ssl = stream_.native_handle();
+      if (SSL_get_verify_result(ssl) != X509_V_OK) return nullptr;
+      return SSL_get0_peer_certificate(ssl);
+    } else {
+      return nullptr;
+    }
+  }
+
+  net::awaitable<void> ServeRequests();
+  net::awaitable<void> DiscardUnreadBody();
+  net::awaitable<void> Close();
+  // Runs the handler on the blocking pool; resumes once it has returned.
+  //
+  // GCC 12 destroys twice a temporary with a destructor that is part of a
+  // co_await expression (an argument passed by value, a lambda with
+  // captures, an executor): such values are named locals here, passed by
+  // reference.
+  net::awaitable<void> Handle(Request& req, StreamResponder<Stream>& r);
+  net::awaitable<void> Serve();
+
+  ServerContext& server_;
+  Stream stream_;
+  net::steady_timer deadline_;
+  uint64_t deadline_gen_ = 0;   // on the strand
+  bool session_taken_ = false;  // on the strand
+  // On the strand: the peer closed its end without ending TLS (as a client
+  // closing an idle pooled connection does), so there is nobody to send a
+  // close_notify to.
+  bool peer_dropped_ = false;
+  boost::beast::flat_buffer buffer_;
+  std::string remote_;
+};
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::Serve() {
+  // Whatever way this coroutine ends, the server learns it.
+  struct Finished {
+    Connection* conn;
+    ~Finished() { conn->server_.finished(conn); }
+  } finished{this};
+  error_code ec;
+  auto ep = socket().remote_endpoint(ec);
+  if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+  if constexpr (kTls) {
+    // A peer that connects and does not finish the handshake in time is dropped.
+    Arm(opts().handshake_timeout_sec);
+    auto [hs] = co_await stream_.async_handshake(ssl::stream_base::server, kAwait);
+    Disarm();
+    if (!hs && SSL_is_init_finished(stream_.native_handle())) co_await ServeRequests();
+  } else {
+    co_await ServeRequests();
+  }
+  co_await Close();
+}
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::Close() {
+  error_code ec;
+  if constexpr (kTls) {
+    if (session_taken_ || peer_dropped_) {
+      socket().shutdown(tcp::socket::shutdown_both, ec);
+      socket().close(ec);
+      co_return;
+    }
+    // The TLS shutdown waits for the peer's close_notify; not for long.
+    Arm(kCloseTimeoutSec);
+    co_await stream_.async_shutdown(kAwait);
+    Disarm();
+  } else {
+    socket().shutdown(tcp::socket::shutdown_both, ec);
+  }
+  socket().close(ec);
+}
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::Handle(Request& req, StreamResponder<Stream>& responder) {
+  auto work = [this, &req, r = &responder] {
+    server_.handler(req, *r);
+    if (!r->Responded()) {
+      r->Respond(500, {{"Content-Type", "application/json"}},
+                 StatusBody(500, "InternalError", "no response"));
+    }
+    r->Finish();
+  };
+  if (responder.on_loop()) {
+    work();
+    co_return;
+  }
+  auto initiate = [work, ex = executor()](auto handler) mutable {
+    auto h = std::make_shared<decltype(handler)>(std::move(handler));
+    SharedBlockingPool().Submit([work, h, ex] {
+      work();
+      net::post(ex, [h] { std::move (*h)(); });
+    });
+  };
+  co_await net::async_initiate<decltype(net::use_awaitable), void()>(initiate, net::use_awaitable);
+}
+
+// A client still sending an oversized body would see a reset instead of
+// the 413 if the connection closed at once: read and drop what it sends
+// (bounded in bytes and time) so it gets to read the answer.
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::DiscardUnreadBody() {
+  constexpr size_t kMaxDiscard = 64 * 1024 * 1024;
+  Arm(kDiscardTimeoutSec);
+  char sink[16384];
+  size_t total = 0;
+  while (total < kMaxDiscard) {
+    auto [ec, n] = co_await stream_.async_read_some(net::buffer(sink), kAwait);
+    if (ec || n == 0) break;
+    total += n;
+  }
+  Disarm();
+}
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::ServeRequests() {
+  auto self = this->shared_from_this();
+  X509* cert = PeerCert();
+  while (!server_.stopping) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(opts().max_body_bytes);
+    parser.header_limit(64 * 1024);
+    // Covers both an idle keep-alive connection and a peer sending its
+    // request too slowly.
+    Arm(opts().idle_timeout_sec);
+    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kAwait);
+    Disarm();
+    if (ec == http::error::body_limit) {
+      http::response<http::string_body> res;
+      res.version(11);
+      res.result(413);
+      res.set("Content-Type", "application/json");
+      res.keep_alive(false);
+      res.body() =
+          StatusBody(413, "RequestEntityTooLarge",
+                     "Request entity too large: limit is " + std::to_string(opts().max_body_bytes));
+      res.prepare_payload();
+      Arm(opts().send_timeout_sec);
+      co_await http::async_write(stream_, res, kAwait);
+      Disarm();
+      co_await DiscardUnreadBody();
+      co_return;
+    }
+    if (ec) {
+      peer_dropped_ = ec == ssl::error::stream_truncated || ec == net::error::connection_reset;
+      co_return;
+    }
+    auto msg = parser.release();
+    Request req = MakeRequest(msg, cert, remote_);
+    bool on_loop = opts().runs_on_loop && opts().runs_on_loop(req);
+    auto responder = std::make_shared<StreamResponder<Stream>>(self, msg.keep_alive(), on_loop);
+    co_await Handle(req, *responder);
+    if (auto stream = responder->async_stream()) {
+      co_await stream->Run();
+      co_return;
+    }
+    if (auto& response = responder->response()) {
+      Arm(opts().send_timeout_sec);
+      auto [wec, written] = co_await http::async_write(stream_, *response, kAwait);
+      Disarm();
+      if (wec) responder->set_failed();
+      response.reset();
+    }
+    if (!responder->keep_going()) co_return;
+  }
+}
+
+}  // namespace flotilla::apiserver::http_internal

@@ -1,0 +1,118 @@
+// The HTTP server's internals (http_server.h), shared by its classes: one
+// file each. Only http_server.cc includes these headers; the templates are
+// instantiated there for TLS and plain TCP streams.
+//
+// http_connection.h: Connection, one client connection (a coroutine on its
+//   strand) reading requests and handing them to the handler;
+// http_stream_responder.h: StreamResponder, how a handler answers (whole
+//   responses, or chunked streams);
+// http_async_stream.h: AsyncStream, a stream (a watch) that outlives its
+//   handler, written by whichever thread has the next chunk.
+#pragma once
+
+#include <openssl/err.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "apiserver/http_server.h"
+#include "apiserver/url.h"
+#include "base/io.h"
+#include "base/json.h"
+#include "base/log.h"
+
+namespace flotilla::apiserver::http_internal {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+using TlsStream = ssl::stream<tcp::socket>;
+using boost::system::error_code;
+
+inline constexpr auto kAwait = net::as_tuple(net::use_awaitable);
+inline constexpr int kDiscardTimeoutSec = 5;
+inline constexpr int kCloseTimeoutSec = 5;
+inline constexpr size_t kBlock = 64 * 1024;
+
+inline std::string StatusBody(int code, std::string_view reason, std::string_view message) {
+  json::object o{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+                 {"status", "Failure"}, {"message", message}, {"reason", reason},
+                 {"code", code}};
+  return json::serialize(o);
+}
+
+// Appends `data` framed as one chunk of a chunked body.
+inline void AppendChunk(std::string& out, std::string_view data) {
+  char size[24];
+  int n = std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+  out.append(size, static_cast<size_t>(n));
+  out += data;
+  out += "\r\n";
+}
+
+inline Request MakeRequest(http::request<http::string_body>& req, X509* cert, std::string remote) {
+  Request r;
+  r.method = std::string(req.method_string());
+  r.target = std::string(req.target());
+  SplitTarget(r.target, &r.path, &r.query);
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto [it, inserted] = r.headers.emplace(name, std::string(field.value()));
+    if (!inserted) it->second += "," + std::string(field.value());
+  }
+  r.body = std::move(req.body());
+  r.peer_cert = cert;
+  r.remote = std::move(remote);
+  return r;
+}
+
+// What a connection needs of its server, and what the server needs of a
+// connection to stop it.
+class ConnectionBase {
+ public:
+  virtual ~ConnectionBase() = default;
+  // Shuts the socket down (on the connection's strand), ending whatever
+  // waits on it, a handler polling for the peer's leaving included.
+  virtual void Abort() = 0;
+};
+
+struct ServerContext {
+  const HttpServerOptions& opts;
+  const Handler& handler;
+  ssl::context& ssl_ctx;
+  const std::atomic<bool>& stopping;
+  // Called once when a connection's coroutine ends, its last use of this.
+  std::function<void(ConnectionBase*)> finished;
+};
+
+template <typename Stream>
+class Connection;
+template <typename Stream>
+class AsyncStream;
+template <typename Stream>
+class StreamResponder;
+
+}  // namespace flotilla::apiserver::http_internal
