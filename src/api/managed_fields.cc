@@ -178,7 +178,82 @@ Set TakeableFromLastApplied(const Typed& typed, const json::object& live) {
   return fields->Difference(differs.modified).Difference(differs.added).Difference(differs.removed);
 }
 
+// Whether the FieldsV1 tree `fields` has a member that `s` has.
+bool Touches(const json::value& fields, const Set& s) {
+  if (!fields.is_object()) return false;
+  const json::object& o = fields.get_object();
+  for (const auto& [e, child] : s.children()) {
+    const json::value* sub = o.if_contains(e.Serialize());
+    if (sub == nullptr || !sub->is_object()) continue;
+    const json::object& node = sub->get_object();
+    if (child.member() && (node.empty() || node.contains("."))) return true;
+    if (Touches(*sub, child)) return true;
+  }
+  return false;
+}
+
+// The entry's sort key, as EncodeManagedFields orders entries.
+auto SortKey(const json::object& e) {
+  return std::make_tuple(StringAt(e, "operation"), StringAt(e, "time"), StringAt(e, "manager"),
+                         StringAt(e, "apiVersion"), StringAt(e, "subresource"));
+}
+
 }  // namespace
+
+std::optional<json::array> FieldManager::UpdateStored(const json::value& stored,
+                                                      const Comparison& cmp,
+                                                      const FieldManagerRequest& req) const {
+  // Only the entries the write touches are decoded and written again; the
+  // others stay the JSON they were. Anything unusual takes the full path.
+  if (!stored.is_array() || stored.get_array().empty()) return std::nullopt;
+  Set changed = cmp.modified;
+  changed.Add(cmp.added);
+  ManagedFieldsEntry self = EntryFor(req, kUpdate);
+  std::vector<ManagedFieldsEntry> rewritten;
+  std::optional<ManagedFieldsEntry> mine;
+  json::array out;
+  size_t updaters = 0;
+  for (const json::value& item : stored.get_array()) {
+    if (!item.is_object()) return std::nullopt;
+    const json::object& o = item.get_object();
+    const json::value* fields = o.if_contains("fieldsV1");
+    if (fields == nullptr || !fields->is_object()) return std::nullopt;
+    ManagedFieldsEntry header{StringAt(o, "manager"),    StringAt(o, "operation"),
+                              StringAt(o, "apiVersion"), StringAt(o, "subresource"),
+                              StringAt(o, "time"),       {}};
+    if (header.operation != kApply && header.operation != kUpdate) return std::nullopt;
+    if (header.operation == kUpdate) ++updaters;
+    bool is_mine = header.SameManager(self);
+    if (!is_mine && !Touches(*fields, changed) && !Touches(*fields, cmp.removed)) {
+      out.push_back(item);
+      continue;
+    }
+    auto decoded = Set::FromFieldsV1(*fields);
+    if (!decoded.ok()) return std::nullopt;
+    header.fields = std::move(*decoded);
+    if (is_mine) {
+      mine = std::move(header);
+      --updaters;
+      continue;
+    }
+    header.fields.Remove(changed);
+    header.fields.Remove(cmp.removed);
+    if (header.fields.Empty() && header.operation == kUpdate) --updaters;
+    rewritten.push_back(std::move(header));
+  }
+  if (!mine) mine = self;
+  mine->fields.Remove(cmp.removed);
+  mine->fields.Add(changed);
+  if (!changed.Empty()) mine->time = req.now;
+  if (!mine->fields.Empty()) ++updaters;
+  if (updaters > kMaxUpdateManagers) return std::nullopt;  // capping decodes them all
+  rewritten.push_back(std::move(*mine));
+  for (json::value& e : EncodeManagedFields(std::move(rewritten))) out.push_back(std::move(e));
+  std::stable_sort(out.begin(), out.end(), [](const json::value& a, const json::value& b) {
+    return SortKey(a.get_object()) < SortKey(b.get_object());
+  });
+  return out;
+}
 
 bool ManagedFieldsEntry::SameManager(const ManagedFieldsEntry& o) const {
   if (manager != o.manager || operation != o.operation || subresource != o.subresource) {
@@ -245,8 +320,11 @@ json::object FieldManager::Update(const json::object& live, json::object updated
   Comparison cmp = typed_.Compare(live, updated, &skip);
   const json::value* stored = ManagedFieldsOf(live);
   const json::value* requested = ManagedFieldsOf(updated);
-  if (cmp.added.Empty() && cmp.modified.Empty() && cmp.removed.Empty() &&
-      (requested == nullptr || (stored != nullptr && *requested == *stored))) {
+  // Whether the write starts from the stored entries: a subresource's
+  // always does; a request that sends none, or sends them back unchanged.
+  const bool from_stored = !req.subresource.empty() || requested == nullptr ||
+                           (stored != nullptr && *requested == *stored);
+  if (cmp.added.Empty() && cmp.modified.Empty() && cmp.removed.Empty() && from_stored) {
     // Nothing changed hands: the stored entries stay as they are (none for
     // an object nobody tracks).
     if (stored != nullptr) {
@@ -255,6 +333,12 @@ json::object FieldManager::Update(const json::object& live, json::object updated
       SetManagedFields(updated, {});
     }
     return updated;
+  }
+  if (stored != nullptr && from_stored) {
+    if (auto out = UpdateStored(*stored, cmp, req)) {
+      EnsureObject(updated, "metadata")["managedFields"] = std::move(*out);
+      return updated;
+    }
   }
   std::vector<ManagedFieldsEntry> entries = StartingPoint(live, updated, req);
   if (entries.empty() && HasUid(live)) {

@@ -23,6 +23,7 @@
 // Pure functions over values; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,12 @@ class FieldManager {
                                const FieldManagerRequest& req) const;
 
  private:
+  // Update's common case: the stored entries with the write's changes,
+  // decoding only the entries it touches; nullopt when they need the full
+  // path (malformed entries, too many updaters).
+  std::optional<json::array> UpdateStored(const json::value& stored, const Comparison& cmp,
+                                          const FieldManagerRequest& req) const;
+
   Typed typed_;
 };
 
