@@ -153,7 +153,11 @@ json::object Run(const Config& c) {
       }
       default:
         if (configmaps.size() > 50) {
-          s = fed.Delete(kConfigMaps, "bench", configmaps.front(), {});
+          // Background: the members' copies go too. A DELETE without a
+          // policy orphans them (docs/federation.md, "Deletion"), and the
+          // members, and the federation's caches of them, would grow.
+          s = fed.Delete(kConfigMaps, "bench", configmaps.front(),
+                         {.propagation_policy = "Background"});
           configmaps.pop_front();
         }
         break;
