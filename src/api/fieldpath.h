@@ -69,8 +69,6 @@ class Set {
   // The subtree under `e`; nullptr when there is none.
   const Set* Child(const Element& e) const;
   const std::map<Element, Set>& children() const { return children_; }
-  // Whether any member lies at or below this node.
-  bool AnyMember() const { return !Empty(); }
 
   Set Union(const Set& o) const;
   // In place: this set with the members of `o` added / taken away (as
