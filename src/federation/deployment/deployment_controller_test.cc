@@ -15,6 +15,7 @@
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/test_util.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::federation::deployment {
@@ -62,6 +63,7 @@ class DeploymentControllerTest : public ::testing::Test {
     // without a cluster that is about to come.
     for (int i = 0; i < 3; ++i) SetReady(i);
     ASSERT_TRUE(ctx_->Start().ok());
+    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
   }
   void Stop() {
     if (ctx_) ctx_->Stop();

@@ -13,6 +13,7 @@
 #include "federation/cluster/join.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/test_util.h"
 #include "federation/deployment/deployment_controller.h"
 #include "runtime/test_util.h"
 
@@ -53,6 +54,7 @@ class HpaControllerTest : public ::testing::Test {
     controller_ = std::make_unique<HpaController>(*ctx_, options);
     for (int i = 0; i < 3; ++i) SetReady(i);
     ASSERT_TRUE(ctx_->Start().ok());
+    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
   }
   void Stop() {
     if (ctx_) ctx_->Stop();

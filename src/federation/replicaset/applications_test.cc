@@ -12,6 +12,7 @@
 #include "client/client_test_util.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
+#include "federation/common/test_util.h"
 #include "federation/replicaset/replicaset_controller.h"
 #include "runtime/test_util.h"
 
@@ -62,6 +63,7 @@ class ApplicationsTest : public ::testing::Test {
     controller_ = std::make_unique<ReplicaSetController>(*ctx_, options);
     for (int i = 0; i < 3; ++i) SetReady(i);
     ASSERT_TRUE(ctx_->Start().ok());
+    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
   }
   void SetReady(int i) { ctx_->clusters().SetReady(Name(i), members_[i].InProcess()); }
   static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }

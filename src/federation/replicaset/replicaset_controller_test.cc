@@ -14,6 +14,7 @@
 #include "federation/cluster/test_util.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/test_util.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::federation::replicaset {
@@ -59,6 +60,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     controller_ = std::make_unique<ReplicaSetController>(*ctx_, options);
     for (int i = 0; i < ready; ++i) SetReady(i);
     ASSERT_TRUE(ctx_->Start().ok());
+    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), ready); }));
   }
   void Stop() {
     if (ctx_) ctx_->Stop();

@@ -13,6 +13,7 @@
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/test_util.h"
 #include "federation/statefulset/identities.h"
 #include "runtime/test_util.h"
 
@@ -62,6 +63,7 @@ class StatefulSetControllerTest : public ::testing::Test {
     controller_ = std::make_unique<StatefulSetController>(*ctx_, options);
     for (int i = 0; i < 3; ++i) SetReady(i);
     ASSERT_TRUE(ctx_->Start().ok());
+    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
   }
   void SetReady(int i, const std::string& name = "") {
     ctx_->clusters().SetReady(name.empty() ? Name(i) : name,
