@@ -58,6 +58,7 @@
 
 #include "base/descriptors.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "bench/proc_stats.h"
 #include "client/kubeconfig.h"
 #include "federation/cluster/join.h"
@@ -360,11 +361,11 @@ class ReadyClusters {
 
   // Waits until `count` clusters are Ready; false after `timeout`.
   bool WaitFor(size_t count, std::chrono::seconds timeout) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return ready_.size() >= count; });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(lock, timeout, [&]() REQUIRES(mu_) { return ready_.size() >= count; });
   }
   std::map<std::string, Steady::time_point> ready() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return ready_;
   }
 
@@ -373,25 +374,25 @@ class ReadyClusters {
   void Ready(const std::string& name) {
     Steady::time_point now = Steady::now();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ready_.emplace(name, now);  // the first time only
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, Steady::time_point> ready_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<std::string, Steady::time_point> ready_ GUARDED_BY(mu_);
   std::unique_ptr<client::Watch> watch_;
 };
 
 // runtime::ParallelFor over calls that may fail; the first error.
 Status ParallelDo(int n, int threads, const std::function<Status(int)>& f) {
-  std::mutex mu;
+  Mutex mu;
   Status first = Status::Ok();
   runtime::ParallelFor(n, threads, [&](size_t i) {
     Status s = f(static_cast<int>(i));
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (!s.ok() && first.ok()) first = std::move(s);
   });
   return first;

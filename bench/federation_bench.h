@@ -7,15 +7,14 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/child_process.h"
 #include "base/json.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "client/client.h"
 
@@ -128,11 +127,11 @@ class LocalCopyWatcher {
     int count = 0;
     Arrival at;
   };
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, Arrivals> seen_;  // GUARDED_BY(mu_)
-  Steady::time_point last_new_name_;      // GUARDED_BY(mu_)
-  int broken_ = 0;                        // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<std::string, Arrivals> seen_ GUARDED_BY(mu_);
+  Steady::time_point last_new_name_ GUARDED_BY(mu_);
+  int broken_ GUARDED_BY(mu_) = 0;
   std::vector<std::unique_ptr<client::Watch>> watches_;
 };
 

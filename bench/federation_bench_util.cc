@@ -5,6 +5,7 @@
 #include <regex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "bench/federation_bench.h"
 #include "bench/proc_stats.h"
 #include "client/kubeconfig.h"
@@ -214,7 +215,7 @@ StatusOr<std::unique_ptr<LocalCopyWatcher>> LocalCopyWatcher::Start(
                                               },
                                               [self](const Status& s) {
                                                 if (s.ok()) return;
-                                                std::lock_guard lock(self->mu_);
+                                                MutexLock lock(self->mu_);
                                                 ++self->broken_;
                                               }));
     w->watches_.push_back(std::move(watch));
@@ -229,7 +230,7 @@ LocalCopyWatcher::~LocalCopyWatcher() {
 void LocalCopyWatcher::Seen(const std::string& name) {
   Steady::time_point now = Steady::now();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Arrivals& a = seen_[name];
     if (a.count == 0) {
       last_new_name_ = now;
@@ -238,13 +239,13 @@ void LocalCopyWatcher::Seen(const std::string& name) {
     ++a.count;
     a.at.last = now;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 std::optional<LocalCopyWatcher::Arrival> LocalCopyWatcher::WaitFor(
     const std::string& name, int count, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  bool done = cv_.wait_for(lock, timeout, [&] {
+  MutexLock lock(mu_);
+  bool done = cv_.WaitFor(lock, timeout, [&]() REQUIRES(mu_) {
     auto it = seen_.find(name);
     return it != seen_.end() && it->second.count >= count;
   });
@@ -254,18 +255,19 @@ std::optional<LocalCopyWatcher::Arrival> LocalCopyWatcher::WaitFor(
 
 std::optional<Steady::time_point> LocalCopyWatcher::WaitForNames(
     size_t names, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  if (!cv_.wait_for(lock, timeout, [&] { return seen_.size() >= names; })) return std::nullopt;
+  MutexLock lock(mu_);
+  if (!cv_.WaitFor(lock, timeout, [&]() REQUIRES(mu_) { return seen_.size() >= names; }))
+    return std::nullopt;
   return last_new_name_;
 }
 
 size_t LocalCopyWatcher::names() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return seen_.size();
 }
 
 int LocalCopyWatcher::broken_watches() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return broken_;
 }
 

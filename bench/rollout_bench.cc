@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "bench/federation_bench.h"
 
 namespace flotilla::bench {
@@ -106,8 +107,7 @@ class ClusterTimes {
   };
   static StatusOr<std::unique_ptr<ClusterTimes>> Start(const std::vector<client::Client*>& members,
                                                        const std::string& image) {
-    std::unique_ptr<ClusterTimes> t(new ClusterTimes());
-    t->times_.resize(members.size());
+    std::unique_ptr<ClusterTimes> t(new ClusterTimes(members.size()));
     client::WatchOptions opts;
     opts.allow_bookmarks = false;
     for (size_t i = 0; i < members.size(); ++i) {
@@ -117,7 +117,7 @@ class ClusterTimes {
                                                 [self, i, image](const client::WatchEvent& e) {
                                                   if (ImageOf(e.object) != image) return;
                                                   Steady::time_point now = Steady::now();
-                                                  std::lock_guard lock(self->mu_);
+                                                  MutexLock lock(self->mu_);
                                                   Times& times = self->times_[i];
                                                   if (!times.started) times.started = now;
                                                   if (!times.done && RolledOut(e.object))
@@ -132,14 +132,14 @@ class ClusterTimes {
     for (auto& w : watches_) w->Stop();
   }
   std::vector<Times> Get() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return times_;
   }
 
  private:
-  ClusterTimes() = default;
-  mutable std::mutex mu_;
-  std::vector<Times> times_;  // GUARDED_BY(mu_), by member
+  explicit ClusterTimes(size_t members) : times_(members) {}
+  mutable Mutex mu_;
+  std::vector<Times> times_ GUARDED_BY(mu_);  // by member
   std::vector<std::unique_ptr<client::Watch>> watches_;
 };
 

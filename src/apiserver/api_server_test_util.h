@@ -3,37 +3,36 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 
 #include "api/kinds/kinds.h"
 #include "api/schema.h"
 #include "apiserver/api_server.h"
 #include "apiserver/url.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver::testing {
 
 class RecordingResponder : public Responder {
  public:
   void Respond(int code, const Headers& headers, std::string body) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     code_ = code;
     headers_ = headers;
     body_ = std::move(body);
     responded_ = true;
   }
   bool StartStream(int code, const Headers& headers) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     code_ = code;
     headers_ = headers;
     responded_ = true;
     return true;
   }
   bool WriteChunk(std::string_view data) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     body_ += data;
-    cv_.notify_all();
+    cv_.NotifyAll();
     return true;
   }
   bool ClientGone() override { return gone_; }
@@ -43,7 +42,7 @@ class RecordingResponder : public Responder {
   void Leave() { gone_ = true; }
   int code() const { return code_; }
   std::string body() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return body_;
   }
   json::object Json() {
@@ -59,8 +58,8 @@ class RecordingResponder : public Responder {
   // Waits (bounded) until the streamed body contains `needle` `count` times.
   bool WaitFor(const std::string& needle, int count = 1,
                std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, limit, [&] {
+    MutexLock lock(mu_);
+    return cv_.WaitFor(lock, limit, [&]() REQUIRES(mu_) {
       int n = 0;
       for (size_t p = body_.find(needle); p != std::string::npos; p = body_.find(needle, p + 1))
         ++n;
@@ -69,8 +68,8 @@ class RecordingResponder : public Responder {
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   int code_ = 0;
   Headers headers_;
   std::string body_;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <tuple>
 
+#include "base/mutex.h"
+
 namespace flotilla::apiserver {
 namespace {
 
@@ -201,7 +203,10 @@ std::pair<AuditLevel, std::vector<std::string>> AuditPolicy::Decide(
 StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(AuditLogOptions opts, AuditPolicy policy,
                                                    Clock& clock) {
   std::unique_ptr<AuditLog> log(new AuditLog(std::move(opts), std::move(policy), clock));
-  FLOTILLA_RETURN_IF_ERROR(log->OpenFile());
+  {
+    MutexLock lock(log->mu_);
+    FLOTILLA_RETURN_IF_ERROR(log->OpenFile());
+  }
   return log;
 }
 
@@ -252,7 +257,7 @@ void AuditLog::RotateLocked() {
 void AuditLog::Write(const json::object& event) {
   std::string line = json::serialize(event);
   line += '\n';
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (opts_.max_size_mb > 0 && file_ != stdout && size_ > 0 &&
       size_ + static_cast<int64_t>(line.size()) > int64_t{opts_.max_size_mb} << 20) {
     RotateLocked();

@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +24,7 @@
 #include "apiserver/auth.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace flotilla::apiserver {
@@ -73,15 +73,15 @@ class AuditLog {
  private:
   AuditLog(AuditLogOptions opts, AuditPolicy policy, Clock& clock)
       : opts_(std::move(opts)), policy_(std::move(policy)), clock_(clock) {}
-  Status OpenFile();
-  void RotateLocked();
+  Status OpenFile() REQUIRES(mu_);
+  void RotateLocked() REQUIRES(mu_);
 
   AuditLogOptions opts_;
   AuditPolicy policy_;
   Clock& clock_;
-  std::mutex mu_;
-  std::FILE* file_ = nullptr;  // GUARDED_BY(mu_)
-  int64_t size_ = 0;           // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::FILE* file_ GUARDED_BY(mu_) = nullptr;
+  int64_t size_ GUARDED_BY(mu_) = 0;
 };
 
 // One request's audit events.

@@ -2,6 +2,7 @@
 
 #include "apiserver/meta.h"
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -36,7 +37,7 @@ GarbageCollector::~GarbageCollector() { Stop(); }
 Status GarbageCollector::Start() {
   FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult all, objects_.store().List("/", {}));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& kv : all.items) Index(kv.key, kv.value);
     for (const auto& [key, node] : nodes_) pending_.insert(key);
   }
@@ -102,7 +103,7 @@ void GarbageCollector::Unindex(const std::string& key) {
 }
 
 void GarbageCollector::OnEvents(const std::vector<storage::Event>& batch) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& ev : batch) {
     if (ev.type == storage::Event::Type::kPut) {
       Index(ev.kv.key, ev.kv.value);
@@ -129,14 +130,14 @@ void GarbageCollector::OnEvents(const std::vector<storage::Event>& batch) {
 }
 
 std::optional<GarbageCollector::Node> GarbageCollector::Lookup(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(key);
   if (it == nodes_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<std::string> GarbageCollector::DependentsOf(const std::string& uid) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = dependents_.find(uid);
   if (it == dependents_.end()) return {};
   return {it->second.begin(), it->second.end()};
@@ -146,7 +147,7 @@ void GarbageCollector::ProcessPending() {
   std::set<std::string> keys;
   std::set<std::string> namespaces;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     keys.swap(pending_);
     namespaces.swap(pending_namespaces_);
   }

@@ -10,9 +10,7 @@
 // It keeps a small ownership index fed by a Store watch on every key.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,6 +19,7 @@
 
 #include "apiserver/objects.h"
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 
@@ -45,8 +44,8 @@ class GarbageCollector {
   };
 
   void OnEvents(const std::vector<storage::Event>& batch);
-  void Index(const std::string& key, const std::string& value);
-  void Unindex(const std::string& key);
+  void Index(const std::string& key, const std::string& value) REQUIRES(mu_);
+  void Unindex(const std::string& key) REQUIRES(mu_);
   // Processes what is pending (on the server pool, kicked by OnEvents).
   void ProcessPending();
   void Process(const std::string& key);
@@ -59,14 +58,14 @@ class GarbageCollector {
   Objects& objects_;
   std::unique_ptr<storage::Watcher> watcher_;
 
-  std::mutex mu_;
+  Mutex mu_;
   // Hashed: every write in the cluster looks its key up here.
-  std::unordered_map<std::string, Node> nodes_;              // GUARDED_BY(mu_) by key
-  std::unordered_map<std::string, std::string> uid_to_key_;  // GUARDED_BY(mu_)
+  std::unordered_map<std::string, Node> nodes_ GUARDED_BY(mu_);  // by key
+  std::unordered_map<std::string, std::string> uid_to_key_ GUARDED_BY(mu_);
   // Owner uid -> the keys of its dependents.
-  std::unordered_map<std::string, std::set<std::string>> dependents_;  // GUARDED_BY(mu_)
-  std::set<std::string> pending_;             // GUARDED_BY(mu_) keys to check
-  std::set<std::string> pending_namespaces_;  // GUARDED_BY(mu_)
+  std::unordered_map<std::string, std::set<std::string>> dependents_ GUARDED_BY(mu_);
+  std::set<std::string> pending_ GUARDED_BY(mu_);  // keys to check
+  std::set<std::string> pending_namespaces_ GUARDED_BY(mu_);
   // Last: it runs ProcessPending, which uses the members above.
   PoolTrigger worker_{SharedBlockingPool(), [this] { ProcessPending(); }};
 };

@@ -2,6 +2,7 @@
 #include "apiserver/gc.h"
 #include "apiserver/meta.h"
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -25,7 +26,7 @@ Status Modify(Objects& objects, const api::Resource& res, const std::string& ns,
 
 void GarbageCollector::Retry(const std::string& key) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     pending_.insert(key);
   }
   worker_.Kick();
@@ -39,7 +40,7 @@ void GarbageCollector::Process(const std::string& key) {
   for (const auto& owner : node->owners) {
     std::optional<Node> o;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = uid_to_key_.find(owner);
       if (it != uid_to_key_.end()) o = nodes_[it->second];
     }
@@ -99,7 +100,7 @@ void GarbageCollector::Process(const std::string& key) {
 void GarbageCollector::ProcessNamespace(const std::string& ns) {
   std::vector<std::pair<std::string, Node>> contents;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [key, node] : nodes_) {
       if (node.ns == ns && node.res->namespaced) contents.emplace_back(key, node);
     }

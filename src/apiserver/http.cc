@@ -1,10 +1,9 @@
 #include "apiserver/http.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 
@@ -36,72 +35,73 @@ class Responder::DetachedStream : public ChunkStream {
   static constexpr auto kGonePoll = std::chrono::seconds(1);
 
   bool Write(std::string chunk) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (ended_ || ending_) return false;
     queued_bytes_ += chunk.size();
     if (queued_bytes_ > kMaxQueuedBytes) {
       queue_.clear();
       ending_ = true;
-      cv_.notify_all();
+      cv_.NotifyAll();
       return false;
     }
     queue_.push_back(std::move(chunk));
-    cv_.notify_all();
+    cv_.NotifyAll();
     return true;
   }
 
   void End() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ending_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   void OnEnd(std::function<void()> fn) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     on_end_ = std::move(fn);
   }
 
   void Run(Responder& out) {
     out.NotifyWhenGone([this] {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       gone_ = true;
-      cv_.notify_all();
+      cv_.NotifyAll();
     });
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     ScopedBlocking blocking;
     while (!gone_) {
-      cv_.wait_for(lock, kGonePoll, [&] { return !queue_.empty() || ending_ || gone_; });
+      cv_.WaitFor(lock, kGonePoll,
+                  [&]() REQUIRES(mu_) { return !queue_.empty() || ending_ || gone_; });
       std::deque<std::string> chunks;
       chunks.swap(queue_);
       queued_bytes_ = 0;
       bool ending = ending_;
-      lock.unlock();
+      lock.Unlock();
       bool ok = true;
       for (const std::string& c : chunks) {
         if (!(ok = out.WriteChunk(c))) break;
       }
       if (!ok || out.ClientGone()) ending = true;
-      lock.lock();
+      lock.Lock();
       if (ending && queue_.empty()) break;
       if (!ok) break;
     }
     ended_ = true;
     queue_.clear();
     auto on_end = std::move(on_end_);
-    lock.unlock();
+    lock.Unlock();
     out.NotifyWhenGone(nullptr);
     if (on_end) on_end();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
-  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_)
-  bool ending_ = false;            // GUARDED_BY(mu_)
-  bool ended_ = false;             // GUARDED_BY(mu_)
-  bool gone_ = false;              // GUARDED_BY(mu_)
-  std::function<void()> on_end_;   // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  size_t queued_bytes_ GUARDED_BY(mu_) = 0;
+  bool ending_ GUARDED_BY(mu_) = false;
+  bool ended_ GUARDED_BY(mu_) = false;
+  bool gone_ GUARDED_BY(mu_) = false;
+  std::function<void()> on_end_ GUARDED_BY(mu_);
 };
 
 std::shared_ptr<ChunkStream> Responder::StartAsyncStream(int code, const Headers& headers) {

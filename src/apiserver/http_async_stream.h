@@ -2,6 +2,7 @@
 #pragma once
 
 #include "apiserver/http_internal.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver::http_internal {
 
@@ -31,7 +32,7 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
         head_(std::move(head)) {}
 
   bool Write(std::string chunk) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (ending_) return false;
     if (queued_bytes_ + chunk.size() > conn_->opts().max_stream_buffer_bytes) {
       spdlog::debug("cutting off a stream {} bytes behind", queued_bytes_);
@@ -48,14 +49,14 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
   }
 
   void End() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ending_ = true;
     FlushLocked();
   }
 
   void OnEnd(std::function<void()> fn) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!ended_) {
         on_end_ = std::move(fn);
         return;
@@ -73,16 +74,15 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
 
   // Sends what is queued as far as the socket takes it, unless the strand
   // waits for the socket (then it sends once it can); ends the stream once
-  // ending and all is sent, or once the peer is gone. REQUIRES: mu_ held.
-  void FlushLocked();
+  // ending and all is sent, or once the peer is gone.
+  void FlushLocked() REQUIRES(mu_);
   // Frames the header and queued chunks (about kBlock bytes of them, and
-  // the last chunk once ending) and encrypts them into out_. REQUIRES: mu_
-  // held.
-  void EncodeLocked();
-  // Moves what the session wrote into out_. REQUIRES: mu_ held.
-  void DrainSessionLocked();
-  // Starts the end on the strand, once. REQUIRES: mu_ held.
-  void EndLocked(bool failed);
+  // the last chunk once ending) and encrypts them into out_.
+  void EncodeLocked() REQUIRES(mu_);
+  // Moves what the session wrote into out_.
+  void DrainSessionLocked() REQUIRES(mu_);
+  // Starts the end on the strand, once.
+  void EndLocked(bool failed) REQUIRES(mu_);
   // On the strand: waits until the socket is writable, then flushes.
   void WaitWritable();
   // On the strand: waits for the peer to send something or leave.
@@ -126,28 +126,28 @@ class AsyncStream : public ChunkStream, public std::enable_shared_from_this<Asyn
   bool reader_done_ = false;
   bool done_ = false;
 
-  std::mutex mu_;
-  std::string head_;               // GUARDED_BY(mu_): "" once encoded
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_): chunks not yet encoded
-  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_): chunks not yet sent
-  std::string out_;                // GUARDED_BY(mu_): bytes for the socket
-  size_t out_sent_ = 0;            // GUARDED_BY(mu_): of out_
-  size_t out_plain_bytes_ = 0;     // GUARDED_BY(mu_): chunk bytes out_ carries
-  BIO* rbio_ = nullptr;            // GUARDED_BY(mu_): the session's, once taken
-  BIO* wbio_ = nullptr;            // GUARDED_BY(mu_)
-  bool started_ = false;           // GUARDED_BY(mu_): Run has taken the session
-  bool strand_sends_ = false;      // GUARDED_BY(mu_): waiting for the socket
-  bool ending_ = false;            // GUARDED_BY(mu_)
-  bool terminated_ = false;        // GUARDED_BY(mu_): the last chunk is encoded
-  bool end_posted_ = false;        // GUARDED_BY(mu_)
-  bool ended_ = false;             // GUARDED_BY(mu_)
-  std::function<void()> on_end_;   // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::string head_ GUARDED_BY(mu_);               // "" once encoded
+  std::deque<std::string> queue_ GUARDED_BY(mu_);  // chunks not yet encoded
+  size_t queued_bytes_ GUARDED_BY(mu_) = 0;        // chunks not yet sent
+  std::string out_ GUARDED_BY(mu_);                // bytes for the socket
+  size_t out_sent_ GUARDED_BY(mu_) = 0;            // of out_
+  size_t out_plain_bytes_ GUARDED_BY(mu_) = 0;     // chunk bytes out_ carries
+  BIO* rbio_ GUARDED_BY(mu_) = nullptr;            // the session's, once taken
+  BIO* wbio_ GUARDED_BY(mu_) = nullptr;
+  bool started_ GUARDED_BY(mu_) = false;       // Run has taken the session
+  bool strand_sends_ GUARDED_BY(mu_) = false;  // waiting for the socket
+  bool ending_ GUARDED_BY(mu_) = false;
+  bool terminated_ GUARDED_BY(mu_) = false;  // the last chunk is encoded
+  bool end_posted_ GUARDED_BY(mu_) = false;
+  bool ended_ GUARDED_BY(mu_) = false;
+  std::function<void()> on_end_ GUARDED_BY(mu_);
 };
 
 template <typename Stream>
 net::awaitable<void> AsyncStream<Stream>::Run() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if constexpr (kTls) {
       SSL* ssl = conn_->stream().native_handle();
       rbio_ = BIO_new(BIO_s_mem());
@@ -251,7 +251,7 @@ void AsyncStream<Stream>::WaitWritable() {
   conn_->socket().async_wait(tcp::socket::wait_write,
                              [self = this->shared_from_this()](error_code) {
                                self->waiting_ = false;
-                               std::lock_guard lock(self->mu_);
+                               MutexLock lock(self->mu_);
                                self->strand_sends_ = false;
                                self->FlushLocked();  // a failed wait fails the send
                              });
@@ -278,7 +278,7 @@ void AsyncStream<Stream>::WatchPeer() {
                                }
                                self->reader_done_ = true;
                                {
-                                 std::lock_guard lock(self->mu_);
+                                 MutexLock lock(self->mu_);
                                  self->EndLocked(true);
                                }
                                self->MaybeDone();
@@ -294,7 +294,7 @@ bool AsyncStream<Stream>::PeerStays() {
   if constexpr (kTls) {
     // Whatever the peer sends is read and dropped; its close_notify, or
     // anything the session cannot read, means it has left.
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     BIO_write(rbio_, buf, static_cast<int>(n));
     SSL* ssl = conn_->stream().native_handle();
     while (true) {
@@ -318,7 +318,7 @@ template <typename Stream>
 void AsyncStream<Stream>::Ended() {
   std::function<void()> on_end;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ended_ = true;
     queue_.clear();
     on_end = std::move(on_end_);

@@ -6,6 +6,7 @@
 #include "apiserver/http_connection.h"
 #include "apiserver/http_internal.h"
 #include "apiserver/http_stream_responder.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -65,12 +66,15 @@ class HttpServerImpl : public HttpServer {
                                  std::to_string(opts_.port) + ": " + ec.message());
     }
     port_ = acceptor_.local_endpoint().port();
-    accepting_ = true;
+    {
+      MutexLock lock(mu_);
+      accepting_ = true;
+    }
     net::co_spawn(acceptor_.get_executor(), Accept(), [this](std::exception_ptr e) {
       if (e) spdlog::error("HTTP server: the accept loop failed");
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       accepting_ = false;
-      cv_.notify_all();
+      cv_.NotifyAll();
     });
     return Status::Ok();
   }
@@ -82,13 +86,14 @@ class HttpServerImpl : public HttpServer {
     net::post(acceptor_.get_executor(), [this] {
       error_code ec;
       acceptor_.close(ec);
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       acceptor_closed_ = true;
-      cv_.notify_all();
+      cv_.NotifyAll();
     });
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     for (ConnectionBase* c : conns_) c->Abort();
-    cv_.wait(lock, [&] { return conns_.empty() && !accepting_ && acceptor_closed_; });
+    cv_.Wait(lock,
+             [&]() REQUIRES(mu_) { return conns_.empty() && !accepting_ && acceptor_closed_; });
   }
 
  private:
@@ -118,7 +123,7 @@ class HttpServerImpl : public HttpServer {
   template <typename Stream>
   void Launch(std::shared_ptr<Connection<Stream>> conn) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       conns_.insert(conn.get());
     }
@@ -134,9 +139,9 @@ class HttpServerImpl : public HttpServer {
   }
 
   void Finished(ConnectionBase* conn) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     conns_.erase(conn);
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   HttpServerOptions opts_;
@@ -146,11 +151,11 @@ class HttpServerImpl : public HttpServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   ServerContext context_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<ConnectionBase*> conns_;  // GUARDED_BY(mu_): running connections
-  bool accepting_ = false;           // GUARDED_BY(mu_): the accept loop runs
-  bool acceptor_closed_ = false;     // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::set<ConnectionBase*> conns_ GUARDED_BY(mu_);  // running connections
+  bool accepting_ GUARDED_BY(mu_) = false;           // the accept loop runs
+  bool acceptor_closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

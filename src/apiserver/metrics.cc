@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "base/mutex.h"
+
 namespace flotilla::apiserver {
 namespace {
 
@@ -38,18 +40,18 @@ void Metrics::Observe(Histogram& h, double seconds) {
 
 void Metrics::ObserveRequest(const std::string& verb, const std::string& resource, int code,
                              double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++requests_[{verb, resource, code}];
   Observe(latency_[{verb, resource}], seconds);
 }
 
 void Metrics::ObserveStorage(const std::string& operation, double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Observe(storage_[operation], seconds);
 }
 
 void Metrics::SetSource(const std::string& name, std::function<std::string()> source) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (source) {
     sources_[name] = std::move(source);
   } else {
@@ -58,7 +60,7 @@ void Metrics::SetSource(const std::string& name, std::function<std::string()> so
 }
 
 std::string Metrics::Render() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string out;
   out +=
       "# HELP apiserver_request_total Counter of apiserver requests by verb, resource and HTTP "

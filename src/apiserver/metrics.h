@@ -6,10 +6,11 @@
 #include <atomic>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 
@@ -37,12 +38,12 @@ class Metrics {
   };
   void Observe(Histogram& h, double seconds);
 
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // GUARDED_BY(mu_)
-  std::map<std::pair<std::string, std::string>, Histogram> latency_;        // GUARDED_BY(mu_)
-  std::map<std::string, Histogram> storage_;                                // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, Histogram> latency_ GUARDED_BY(mu_);
+  std::map<std::string, Histogram> storage_ GUARDED_BY(mu_);
   std::atomic<int64_t> watchers_{0};
-  std::map<std::string, std::function<std::string()>> sources_;  // GUARDED_BY(mu_)
+  std::map<std::string, std::function<std::string()>> sources_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::apiserver

@@ -8,6 +8,7 @@
 #include "apiserver/rbac_bootstrap.h"
 #include "base/io.h"
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -73,10 +74,11 @@ Status RbacAuthorizer::Start() {
   storage::Store& store = objects_.store();
   FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult list, store.List(kKeyPrefix, {}));
   {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     for (const storage::KeyValue& kv : list.items) {
       ApplyLocked(kv.key, kv.value, kv.mod_revision, false);
     }
+    MutexLock seen_lock(seen_mu_);
     seen_ = list.revision;
   }
   FLOTILLA_ASSIGN_OR_RETURN(
@@ -92,7 +94,7 @@ Status RbacAuthorizer::Start() {
     if (rewritten == 0) break;
   }
   WaitForRevision(written);
-  std::lock_guard lock(loop_mu_);
+  MutexLock lock(loop_mu_);
   started_ = true;
   if (dirty_) aggregator_.Kick();
   return Status::Ok();
@@ -106,16 +108,17 @@ void RbacAuthorizer::Stop() {
 void RbacAuthorizer::OnEvents(const std::vector<storage::Event>& batch) {
   bool cluster_role_changed = false;
   {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     for (const storage::Event& e : batch) {
       ApplyLocked(e.kv.key, e.kv.value, e.kv.mod_revision, e.type == storage::Event::Type::kDelete);
-      seen_ = std::max(seen_, e.kv.mod_revision);
       cluster_role_changed |= e.kv.key.starts_with(Objects::Prefix(*cluster_roles_, ""));
     }
+    MutexLock seen_lock(seen_mu_);
+    for (const storage::Event& e : batch) seen_ = std::max(seen_, e.kv.mod_revision);
   }
-  seen_cv_.notify_all();
+  seen_cv_.NotifyAll();
   if (cluster_role_changed) {
-    std::lock_guard lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     dirty_ = true;
     if (started_) aggregator_.Kick();
   }
@@ -157,9 +160,9 @@ void RbacAuthorizer::ApplyLocked(const std::string& key, const std::string& valu
 }
 
 void RbacAuthorizer::WaitForRevision(int64_t revision) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(seen_mu_);
   ScopedBlocking blocking;
-  seen_cv_.wait(lock, [&] { return seen_ >= revision; });
+  seen_cv_.Wait(lock, [&]() REQUIRES(seen_mu_) { return seen_ >= revision; });
 }
 
 namespace {
@@ -197,7 +200,7 @@ Status RbacAuthorizer::EnsureBootstrap(int64_t* written) {
 StatusOr<int> RbacAuthorizer::Aggregate(int64_t* written) {
   std::vector<std::pair<std::string, std::vector<rbac::PolicyRule>>> changes;
   {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     for (const auto& [name, role] : cluster_roles_by_name_) {
       auto rules = rbac::AggregatedRules(name, role, cluster_roles_by_name_);
       if (rules && *rules != rbac::RulesOf(role)) changes.emplace_back(name, std::move(*rules));
@@ -215,7 +218,7 @@ StatusOr<int> RbacAuthorizer::Aggregate(int64_t* written) {
 
 void RbacAuthorizer::AggregateOnce() {
   {
-    std::lock_guard lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     dirty_ = false;
   }
   auto rewritten = Aggregate(nullptr);
@@ -226,13 +229,13 @@ void RbacAuthorizer::AggregateOnce() {
 
 Decision RbacAuthorizer::Authorize(const UserInfo& user, const RequestAttributes& attrs) const {
   if (IsMaster(user)) return {true, "allowed: group \"system:masters\" may do everything"};
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return policy_.Authorize(user, attrs);
 }
 
 std::vector<rbac::PolicyRule> RbacAuthorizer::RulesFor(const UserInfo& user,
                                                        const std::string& ns) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return policy_.RulesFor(user, ns);
 }
 
@@ -270,7 +273,7 @@ Status RbacAuthorizer::Admit(const UserInfo& user, const api::Resource& res, con
     if (Authorize(user, bind).allowed) return Status::Ok();
     std::optional<std::vector<rbac::PolicyRule>> rules;
     {
-      std::shared_lock lock(mu_);
+      ReaderLock lock(mu_);
       if (auto* r = policy_.Role(cluster_role ? "" : role_ns, b.role_ref.name)) rules = *r;
     }
     if (!rules) {

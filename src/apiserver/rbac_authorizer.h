@@ -17,12 +17,9 @@
 // seen a moment after it is acknowledged, as with kube-apiserver's informer.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +27,7 @@
 #include "apiserver/objects.h"
 #include "apiserver/rbac.h"
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 
@@ -59,8 +57,8 @@ class RbacAuthorizer {
   void OnEvents(const std::vector<storage::Event>& batch);
   // Applies one stored object (or its deletion) to the policy; older
   // revisions than the one already applied for the key are ignored.
-  void ApplyLocked(const std::string& key, const std::string& value, int64_t revision,
-                   bool deleted);
+  void ApplyLocked(const std::string& key, const std::string& value, int64_t revision, bool deleted)
+      REQUIRES(mu_);
   // Both raise `*written` (when not null) to the revision of their last write.
   Status EnsureBootstrap(int64_t* written);
   // One aggregation pass; returns how many ClusterRoles it rewrote.
@@ -75,16 +73,19 @@ class RbacAuthorizer {
   const api::Resource* cluster_bindings_ = nullptr;
   std::unique_ptr<storage::Watcher> watcher_;
 
-  mutable std::shared_mutex mu_;
-  rbac::Policy policy_;                                        // GUARDED_BY(mu_)
-  std::map<std::string, int64_t> revisions_;                   // GUARDED_BY(mu_); key -> applied
-  std::map<std::string, json::object> cluster_roles_by_name_;  // GUARDED_BY(mu_)
-  int64_t seen_ = 0;                                           // GUARDED_BY(mu_)
-  std::condition_variable_any seen_cv_;
+  mutable SharedMutex mu_;
+  rbac::Policy policy_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t> revisions_ GUARDED_BY(mu_);  // key -> applied
+  std::map<std::string, json::object> cluster_roles_by_name_ GUARDED_BY(mu_);
+  // The last revision applied, written after the policy under mu_ (a
+  // reader of seen_ then reads a policy at least that new).
+  Mutex seen_mu_ ACQUIRED_AFTER(mu_);
+  int64_t seen_ GUARDED_BY(seen_mu_) = 0;
+  CondVar seen_cv_;
 
-  std::mutex loop_mu_;
-  bool dirty_ = false;    // GUARDED_BY(loop_mu_)
-  bool started_ = false;  // GUARDED_BY(loop_mu_)
+  Mutex loop_mu_;
+  bool dirty_ GUARDED_BY(loop_mu_) = false;
+  bool started_ GUARDED_BY(loop_mu_) = false;
   // Aggregates on the server pool after ClusterRoles change, once started.
   PoolTrigger aggregator_{SharedBlockingPool(), [this] { AggregateOnce(); }};
 };

@@ -3,7 +3,6 @@
 // DELETED, entering ones as ADDED), with bookmarks and timeouts.
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 
 #include "api/fields.h"
 #include "api/labels.h"
@@ -11,6 +10,7 @@
 #include "apiserver/resource_handler.h"
 #include "apiserver/responses.h"
 #include "apiserver/table.h"
+#include "base/mutex.h"
 #include "base/timer.h"
 
 namespace flotilla::apiserver {
@@ -140,7 +140,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     metrics_.WatchStarted();
     {
       // Events that came before the initial lines were written wait for them.
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       watcher_ = std::move(*watcher);
       if (!initial.empty()) stream_->Write(std::move(initial));
       if (!held_.empty()) stream_->Write(std::move(held_));
@@ -165,7 +165,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       latest_.store(ev.kv.mod_revision);
     }
     if (lines.empty()) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!open_) {
       held_ += lines;
     } else if (!stream_->Write(std::move(lines)) && watcher_) {
@@ -210,7 +210,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   void Stop() {
     std::unique_ptr<storage::Watcher> watcher;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       watcher = std::move(watcher_);
       open_ = false;
     }
@@ -232,10 +232,10 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   TimePoint deadline_;
   bool bookmarks_ = false;
   std::unique_ptr<Timer> timer_;
-  std::mutex mu_;
-  std::unique_ptr<storage::Watcher> watcher_;  // GUARDED_BY(mu_)
-  bool open_ = false;                          // GUARDED_BY(mu_)
-  std::string held_;                           // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::unique_ptr<storage::Watcher> watcher_ GUARDED_BY(mu_);
+  bool open_ GUARDED_BY(mu_) = false;
+  std::string held_ GUARDED_BY(mu_);
 };
 
 }  // namespace

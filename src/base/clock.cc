@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "base/io.h"
+#include "base/mutex.h"
 #include "base/timer.h"
 
 namespace flotilla {
@@ -12,23 +13,23 @@ namespace {
 class SystemSleeper : public Sleeper {
  public:
   bool SleepUntil(TimePoint deadline) override {
-    std::unique_lock lock(mu_);
-    bool woken = cv_.wait_until(lock, deadline, [&] { return woken_; });
+    MutexLock lock(mu_);
+    bool woken = cv_.WaitUntil(lock, deadline, [&]() REQUIRES(mu_) { return woken_; });
     woken_ = false;
     return !woken;
   }
   void Wake() override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       woken_ = true;
     }
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool woken_ = false;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  bool woken_ GUARDED_BY(mu_) = false;
 };
 
 class SystemClock : public Clock {
@@ -44,7 +45,7 @@ Clock::Clock() = default;
 Clock::~Clock() { StopTimers(); }
 
 TimerService& Clock::timers() {
-  std::lock_guard lock(timers_mu_);
+  MutexLock lock(timers_mu_);
   if (timers_ == nullptr) timers_ = std::make_unique<TimerService>(*this);
   return *timers_;
 }
@@ -52,7 +53,7 @@ TimerService& Clock::timers() {
 void Clock::StopTimers() {
   std::unique_ptr<TimerService> timers;
   {
-    std::lock_guard lock(timers_mu_);
+    MutexLock lock(timers_mu_);
     timers = std::move(timers_);
   }
 }
@@ -73,20 +74,20 @@ class FakeClock::FakeSleeper : public Sleeper {
  public:
   explicit FakeSleeper(FakeClock& clock) : clock_(clock) {}
   bool SleepUntil(TimePoint deadline) override {
-    std::unique_lock lock(clock_.mu_);
-    clock_.cv_.wait(lock, [&] { return clock_.now_ >= deadline || woken_; });
+    MutexLock lock(clock_.mu_);
+    clock_.cv_.Wait(lock, [&]() REQUIRES(clock_.mu_) { return clock_.now_ >= deadline || woken_; });
     woken_ = false;
     return clock_.now_ >= deadline;
   }
   void Wake() override {
-    std::lock_guard lock(clock_.mu_);
+    MutexLock lock(clock_.mu_);
     woken_ = true;
-    clock_.cv_.notify_all();
+    clock_.cv_.NotifyAll();
   }
 
  private:
   FakeClock& clock_;
-  bool woken_ = false;  // GUARDED_BY(clock_.mu_)
+  bool woken_ GUARDED_BY(clock_.mu_) = false;
 };
 
 FakeClock::FakeClock(TimePoint start) : now_(start) {}
@@ -94,22 +95,22 @@ FakeClock::FakeClock(TimePoint start) : now_(start) {}
 FakeClock::~FakeClock() { StopTimers(); }
 
 TimePoint FakeClock::Now() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return now_;
 }
 
 std::unique_ptr<Sleeper> FakeClock::NewSleeper() { return std::make_unique<FakeSleeper>(*this); }
 
 void FakeClock::Advance(Duration d) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   now_ += d;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void FakeClock::Set(TimePoint t) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   now_ = t;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 std::string FormatRfc3339(TimePoint t) {

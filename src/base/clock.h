@@ -3,10 +3,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
+
+#include "base/mutex.h"
 
 namespace flotilla {
 
@@ -47,8 +47,8 @@ class Clock {
   void StopTimers();
 
  private:
-  std::mutex timers_mu_;
-  std::unique_ptr<TimerService> timers_;  // GUARDED_BY(timers_mu_)
+  Mutex timers_mu_;
+  std::unique_ptr<TimerService> timers_ GUARDED_BY(timers_mu_);
 };
 
 // The process-wide real clock. Thread-safe; never destroyed.
@@ -67,11 +67,11 @@ class FakeClock : public Clock {
  private:
   class FakeSleeper;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // Every sleeper waits on this one (tests have few): Advance() and any
   // Wake() notify all, and each looks at its own deadline and flag.
-  std::condition_variable cv_;
-  TimePoint now_;  // GUARDED_BY(mu_)
+  CondVar cv_;
+  TimePoint now_ GUARDED_BY(mu_);
 };
 
 // RFC 3339 in UTC with second precision ("2026-11-21T05:07:55Z"), as

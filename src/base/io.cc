@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace flotilla {
 namespace {
@@ -75,18 +76,18 @@ BlockingPool::BlockingPool(size_t max_threads, std::chrono::milliseconds idle_ti
       starvation_check_(starvation_check) {}
 
 BlockingPool::~BlockingPool() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   closing_ = true;
   queue_.clear();
-  for (Idle* idle : idle_) idle->cv.notify_one();
-  monitor_cv_.notify_all();
-  exited_.wait(lock, [&] { return threads_ == 0; });
-  lock.unlock();
+  for (Idle* idle : idle_) idle->cv.NotifyOne();
+  monitor_cv_.NotifyAll();
+  exited_.Wait(lock, [&]() REQUIRES(mu_) { return threads_ == 0; });
+  lock.Unlock();
   if (monitor_.joinable()) monitor_.join();
 }
 
 void BlockingPool::Submit(std::function<void()> work) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closing_) return;
   queue_.push_back(std::move(work));
   if (running_ < running_target_) {
@@ -97,7 +98,7 @@ void BlockingPool::Submit(std::function<void()> work) {
   if (!monitor_.joinable()) {
     monitor_ = std::thread([this] { Monitor(); });
   } else if (queue_.size() == 1) {
-    monitor_cv_.notify_one();
+    monitor_cv_.NotifyOne();
   }
 }
 
@@ -107,7 +108,7 @@ void BlockingPool::DispatchLocked() {
     idle_.pop_back();
     idle->woken = true;
     ++running_;  // from now: a burst wakes no more threads than it needs
-    idle->cv.notify_one();
+    idle->cv.NotifyOne();
     return;
   }
   if (threads_ >= max_threads_) return;
@@ -120,19 +121,19 @@ void BlockingPool::DispatchLocked() {
 }
 
 size_t BlockingPool::threads() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return threads_;
 }
 
 void BlockingPool::Work() {
   tls_pool = this;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!closing_) {
     if (queue_.empty()) {
       --running_;
       Idle self;
       idle_.push_back(&self);
-      self.cv.wait_for(lock, idle_timeout_, [&] { return self.woken || closing_; });
+      self.cv.WaitFor(lock, idle_timeout_, [&]() REQUIRES(mu_) { return self.woken || closing_; });
       if (!self.woken) {  // timed out, or closing
         idle_.erase(std::find(idle_.begin(), idle_.end(), &self));
         break;
@@ -144,26 +145,26 @@ void BlockingPool::Work() {
     auto work = std::move(queue_.front());
     queue_.pop_front();
     ++started_;
-    lock.unlock();
+    lock.Unlock();
     work();
     work = nullptr;
-    lock.lock();
+    lock.Lock();
   }
   --threads_;
-  exited_.notify_all();
+  exited_.NotifyAll();
   tls_pool = nullptr;
 }
 
 void BlockingPool::Monitor() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   uint64_t seen = started_;
   while (!closing_) {
     if (queue_.empty()) {
-      monitor_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      monitor_cv_.Wait(lock, [&]() REQUIRES(mu_) { return closing_ || !queue_.empty(); });
       seen = started_;
       continue;
     }
-    monitor_cv_.wait_for(lock, starvation_check_, [&] { return closing_; });
+    monitor_cv_.WaitFor(lock, starvation_check_, [&]() REQUIRES(mu_) { return closing_; });
     if (closing_) break;
     // Queued work and none started: whatever runs waits without saying so.
     if (!queue_.empty() && started_ == seen) DispatchLocked();
@@ -172,13 +173,13 @@ void BlockingPool::Monitor() {
 }
 
 void BlockingPool::EnterBlocking() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   --running_;
   if (!queue_.empty() && running_ < running_target_) DispatchLocked();
 }
 
 void BlockingPool::LeaveBlocking() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++running_;
 }
 
@@ -200,7 +201,7 @@ PoolTrigger::PoolTrigger(BlockingPool& pool, std::function<void()> fn)
 PoolTrigger::~PoolTrigger() { Stop(); }
 
 void PoolTrigger::Kick() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stopped_) return;
   if (posted_) {
     again_ = true;
@@ -211,26 +212,26 @@ void PoolTrigger::Kick() {
 }
 
 void PoolTrigger::Stop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   stopped_ = true;
   if (runner_ == std::this_thread::get_id()) return;
   ScopedBlocking blocking;
-  idle_cv_.wait(lock, [&] { return !posted_; });
+  idle_cv_.Wait(lock, [&]() REQUIRES(mu_) { return !posted_; });
 }
 
 void PoolTrigger::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   runner_ = std::this_thread::get_id();
   do {
     again_ = false;
     if (stopped_) break;
-    lock.unlock();
+    lock.Unlock();
     fn_();
-    lock.lock();
+    lock.Lock();
   } while (again_);
   posted_ = false;
   runner_ = std::thread::id();
-  idle_cv_.notify_all();  // under mu_: the owner may destroy this once it is released
+  idle_cv_.NotifyAll();  // under mu_: the owner may destroy this once it is released
 }
 
 BlockingPool& SharedBlockingPool() {

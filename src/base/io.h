@@ -6,14 +6,14 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace flotilla {
 
@@ -63,7 +63,7 @@ class BlockingPool {
   void Work();
   void Monitor();
   // Gives queued work a thread: wakes an idle one or starts one.
-  void DispatchLocked();
+  void DispatchLocked() REQUIRES(mu_);
   void EnterBlocking();
   void LeaveBlocking();
 
@@ -73,23 +73,24 @@ class BlockingPool {
   const std::chrono::milliseconds starvation_check_;
   // An idle thread, waiting for a wake (on its own stack).
   struct Idle {
-    std::condition_variable cv;
-    bool woken = false;  // GUARDED_BY(mu_)
+    CondVar cv;
+    // Under the pool's mu_ (which the analysis cannot name from here).
+    bool woken = false;
   };
 
-  mutable std::mutex mu_;
-  std::condition_variable exited_;           // a thread exited (the destructor waits)
-  std::condition_variable monitor_cv_;       // the monitor waits for queued work
-  std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
-  size_t threads_ = 0;                       // GUARDED_BY(mu_)
-  size_t running_ = 0;  // threads not idle and not in a ScopedBlocking; GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar exited_;      // a thread exited (the destructor waits)
+  CondVar monitor_cv_;  // the monitor waits for queued work
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  size_t threads_ GUARDED_BY(mu_) = 0;
+  size_t running_ GUARDED_BY(mu_) = 0;  // threads not idle and not in a ScopedBlocking
   // Idle threads, the most recently idle last: it is woken first, so that
   // threads a burst started and no longer needed stay idle and time out
-  // (a condition variable wakes them in turn and none would). GUARDED_BY(mu_)
-  std::vector<Idle*> idle_;
-  uint64_t started_ = 0;  // work items taken off the queue; GUARDED_BY(mu_)
-  bool closing_ = false;  // GUARDED_BY(mu_)
-  std::thread monitor_;   // started with the first work that has to wait
+  // (a condition variable wakes them in turn and none would).
+  std::vector<Idle*> idle_ GUARDED_BY(mu_);
+  uint64_t started_ GUARDED_BY(mu_) = 0;  // work items taken off the queue
+  bool closing_ GUARDED_BY(mu_) = false;
+  std::thread monitor_;  // started with the first work that has to wait
 };
 
 // Declares that the calling thread waits while the object lives (for the
@@ -129,12 +130,12 @@ class PoolTrigger {
 
   BlockingPool& pool_;
   const std::function<void()> fn_;
-  std::mutex mu_;
-  std::condition_variable idle_cv_;
-  bool posted_ = false;     // GUARDED_BY(mu_) a Run is queued or running
-  bool again_ = false;      // GUARDED_BY(mu_) kicked while running
-  bool stopped_ = false;    // GUARDED_BY(mu_)
-  std::thread::id runner_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar idle_cv_;
+  bool posted_ GUARDED_BY(mu_) = false;  // a Run is queued or running
+  bool again_ GUARDED_BY(mu_) = false;   // kicked while running
+  bool stopped_ GUARDED_BY(mu_) = false;
+  std::thread::id runner_ GUARDED_BY(mu_);
 };
 
 // The process's pool for servers (their request handlers): up to 256

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
+
+#include "base/mutex.h"
 
 namespace flotilla {
 namespace {
@@ -13,24 +13,24 @@ namespace {
 class Gate {
  public:
   void Arrive() {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     ++arrived_;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return open_; });
+    cv_.NotifyAll();
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return open_; });
   }
   void WaitArrived(int n) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return arrived_ >= n; });
+    MutexLock lock(mu_);
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return arrived_ >= n; });
   }
   void Open() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     open_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   int arrived_ = 0;
   bool open_ = false;
 };
@@ -42,18 +42,18 @@ constexpr std::chrono::milliseconds kNoMonitor = std::chrono::hours(1);
 class Latch {
  public:
   void Set() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     set_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void Wait() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return set_; });
+    MutexLock lock(mu_);
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return set_; });
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   bool set_ = false;
 };
 
@@ -61,27 +61,27 @@ class Latch {
 class Tally {
  public:
   void Enter() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     most_ = std::max(most_, ++now_);
   }
   void Leave() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     --now_;
     ++done_;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void WaitDone(int n) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return done_ >= n; });
+    MutexLock lock(mu_);
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return done_ >= n; });
   }
   int most() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return most_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   int now_ = 0, most_ = 0, done_ = 0;
 };
 
@@ -178,28 +178,28 @@ TEST(BlockingPoolTest, ScopedBlockingOffAPoolThreadDoesNothing) {
 TEST(PoolTriggerTest, KicksWhileItRunsMakeOneMoreRun) {
   BlockingPool pool(4, std::chrono::seconds(30));
   Gate gate;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   int runs = 0, concurrent = 0, most = 0;
   PoolTrigger trigger(pool, [&] {
     int run;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       run = ++runs;
       most = std::max(most, ++concurrent);
     }
     if (run == 1) gate.Arrive();
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     --concurrent;
-    cv.notify_all();
+    cv.NotifyAll();
   });
   trigger.Kick();
   gate.WaitArrived(1);  // the first run is under way
   for (int i = 0; i < 10; ++i) trigger.Kick();
   gate.Open();
   {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return runs == 2 && concurrent == 0; });
+    MutexLock lock(mu);
+    cv.Wait(lock, [&]() REQUIRES(mu) { return runs == 2 && concurrent == 0; });
   }
   trigger.Stop();
   EXPECT_EQ(runs, 2) << "ten kicks during a run make one more run, not ten";
@@ -210,18 +210,18 @@ TEST(PoolTriggerTest, KicksWhileItRunsMakeOneMoreRun) {
 
 TEST(PoolTriggerTest, EachKickWhileIdleRuns) {
   BlockingPool pool(2, std::chrono::seconds(30));
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   int runs = 0;
   PoolTrigger trigger(pool, [&] {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ++runs;
-    cv.notify_all();
+    cv.NotifyAll();
   });
   for (int want = 1; want <= 3; ++want) {
     trigger.Kick();
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return runs >= want; });
+    MutexLock lock(mu);
+    cv.Wait(lock, [&]() REQUIRES(mu) { return runs >= want; });
   }
   trigger.Stop();
   EXPECT_EQ(runs, 3);

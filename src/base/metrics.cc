@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/mutex.h"
+
 namespace flotilla::metrics {
 namespace {
 
@@ -98,23 +100,23 @@ void TextWriter::Histogram(std::string_view name, const Labels& labels,
 }
 
 void CounterVec::Add(const std::vector<std::string>& values, double by) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   values_[values] += by;
 }
 
 double CounterVec::Value(const std::vector<std::string>& values) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = values_.find(values);
   return it == values_.end() ? 0 : it->second;
 }
 
 void CounterVec::Write(TextWriter& w, std::string_view name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [values, v] : values_) w.Sample(name, Zip(names_, values), v);
 }
 
 void HistogramVec::Observe(const std::vector<std::string>& values, double v) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = series_[values];
   if (s.counts.empty()) s.counts.resize(bounds_.size() + 1);
   size_t b = 0;
@@ -124,7 +126,7 @@ void HistogramVec::Observe(const std::vector<std::string>& values, double v) {
 }
 
 uint64_t HistogramVec::Count(const std::vector<std::string>& values) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = series_.find(values);
   if (it == series_.end()) return 0;
   uint64_t n = 0;
@@ -133,7 +135,7 @@ uint64_t HistogramVec::Count(const std::vector<std::string>& values) const {
 }
 
 void HistogramVec::Write(TextWriter& w, std::string_view name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [values, s] : series_) {
     w.Histogram(name, Zip(names_, values), bounds_, s.counts, s.sum);
   }
@@ -141,7 +143,7 @@ void HistogramVec::Write(TextWriter& w, std::string_view name) const {
 
 CounterVec& Registry::Counter(const std::string& name, const std::string& help,
                               std::vector<std::string> label_names) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Family& f = families_[name];
   if (!f.counter) {
     f.help = help;
@@ -153,7 +155,7 @@ CounterVec& Registry::Counter(const std::string& name, const std::string& help,
 HistogramVec& Registry::Histogram(const std::string& name, const std::string& help,
                                   std::vector<std::string> label_names,
                                   std::vector<double> bounds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Family& f = families_[name];
   if (!f.histogram) {
     f.help = help;
@@ -163,7 +165,7 @@ HistogramVec& Registry::Histogram(const std::string& name, const std::string& he
 }
 
 void Registry::SetCollector(const std::string& name, std::function<void(TextWriter&)> collect) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (collect) {
     collectors_[name] = std::move(collect);
   } else {
@@ -172,7 +174,7 @@ void Registry::SetCollector(const std::string& name, std::function<void(TextWrit
 }
 
 std::string Registry::Render() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TextWriter w;
   for (const auto& [name, f] : families_) {
     if (f.counter) {

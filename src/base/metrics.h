@@ -17,11 +17,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace flotilla::metrics {
 
@@ -54,8 +55,8 @@ class CounterVec {
 
  private:
   const std::vector<std::string> names_;
-  mutable std::mutex mu_;
-  std::map<std::vector<std::string>, double> values_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::vector<std::string>, double> values_ GUARDED_BY(mu_);
 };
 
 // Histograms with the same bounds and label names, by label values.
@@ -74,8 +75,8 @@ class HistogramVec {
   };
   const std::vector<std::string> names_;
   const std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::map<std::vector<std::string>, Series> series_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::vector<std::string>, Series> series_ GUARDED_BY(mu_);
 };
 
 // Latency bounds in seconds for requests to another server.
@@ -104,9 +105,9 @@ class Registry {
     std::unique_ptr<CounterVec> counter;
     std::unique_ptr<HistogramVec> histogram;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;                              // GUARDED_BY(mu_)
-  std::map<std::string, std::function<void(TextWriter&)>> collectors_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, Family> families_ GUARDED_BY(mu_);
+  std::map<std::string, std::function<void(TextWriter&)>> collectors_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::metrics

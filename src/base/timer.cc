@@ -2,6 +2,7 @@
 #include "base/timer.h"
 
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla {
 namespace {
@@ -17,7 +18,7 @@ TimerService::TimerService(Clock& clock) : clock_(clock), sleeper_(clock.NewSlee
 
 TimerService::~TimerService() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   sleeper_->Wake();
@@ -25,19 +26,20 @@ TimerService::~TimerService() {
 }
 
 size_t TimerService::armed() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
 TimePoint TimerService::next_deadline() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.empty() ? TimePoint::max() : queue_.begin()->first;
 }
 
 void TimerService::Arm(Timer* timer, TimePoint when) {
   bool earliest;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
+    timer->service_.mu_.AssertHeld();  // this service's
     if (timer->armed_) queue_.erase({timer->when_, timer});
     timer->armed_ = true;
     timer->when_ = when;
@@ -48,36 +50,38 @@ void TimerService::Arm(Timer* timer, TimePoint when) {
 }
 
 void TimerService::Cancel(Timer* timer) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
+  timer->service_.mu_.AssertHeld();  // this service's
   if (timer->armed_) queue_.erase({timer->when_, timer});
   timer->armed_ = false;
   if (std::this_thread::get_id() == thread_.get_id()) return;
   ScopedBlocking blocking;
-  idle_cv_.wait(lock, [&] { return running_ != timer; });
+  idle_cv_.Wait(lock, [&]() REQUIRES(mu_) { return running_ != timer; });
 }
 
 void TimerService::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     TimePoint now = clock_.Now();
     if (!queue_.empty() && queue_.begin()->first <= now) {
       Timer* timer = queue_.begin()->second;
       queue_.erase(queue_.begin());
+      timer->service_.mu_.AssertHeld();  // this service's
       timer->armed_ = false;
       running_ = timer;
-      lock.unlock();
+      lock.Unlock();
       // The callback may destroy its Timer: nothing here touches it after.
       std::shared_ptr<const std::function<void()>> fire = timer->fire_;
       (*fire)();
-      lock.lock();
+      lock.Lock();
       running_ = nullptr;
-      idle_cv_.notify_all();
+      idle_cv_.NotifyAll();
       continue;
     }
     TimePoint next = queue_.empty() ? now + kIdleSleep : queue_.begin()->first;
-    lock.unlock();
+    lock.Unlock();
     sleeper_->SleepUntil(next);
-    lock.lock();
+    lock.Lock();
   }
 }
 

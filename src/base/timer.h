@@ -14,12 +14,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 
 namespace flotilla {
 
@@ -48,11 +48,11 @@ class TimerService {
 
   Clock& clock_;
   const std::unique_ptr<Sleeper> sleeper_;
-  mutable std::mutex mu_;
-  std::condition_variable idle_cv_;               // signalled when a callback returns
-  std::set<std::pair<TimePoint, Timer*>> queue_;  // GUARDED_BY(mu_)
-  Timer* running_ = nullptr;                      // GUARDED_BY(mu_)
-  bool stopping_ = false;                         // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar idle_cv_;  // signalled when a callback returns
+  std::set<std::pair<TimePoint, Timer*>> queue_ GUARDED_BY(mu_);
+  Timer* running_ GUARDED_BY(mu_) = nullptr;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
@@ -78,8 +78,8 @@ class Timer {
   TimerService& service_;
   // Shared so that a callback that destroys its Timer runs to its end.
   const std::shared_ptr<const std::function<void()>> fire_;
-  TimePoint when_;      // GUARDED_BY(service_.mu_) while armed_
-  bool armed_ = false;  // GUARDED_BY(service_.mu_)
+  TimePoint when_ GUARDED_BY(service_.mu_);  // while armed_
+  bool armed_ GUARDED_BY(service_.mu_) = false;
 };
 
 }  // namespace flotilla

@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace flotilla {
 namespace {
@@ -17,24 +17,24 @@ class Fired {
  public:
   std::function<void()> Record(std::string name) {
     return [this, name] {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       names_.push_back(name);
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
   }
   std::vector<std::string> WaitFor(size_t n) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return names_.size() >= n; });
+    MutexLock lock(mu_);
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return names_.size() >= n; });
     return names_;
   }
   size_t count() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return names_.size();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   std::vector<std::string> names_;
 };
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/mutex.h"
+
 namespace flotilla {
 
 TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
@@ -11,7 +13,7 @@ TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
 
 Duration TokenBucket::Reserve() {
   if (qps_ <= 0) return Duration::zero();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TimePoint now = clock_.Now();
   if (now > last_) {
     double elapsed = std::chrono::duration<double>(now - last_).count();

@@ -5,9 +5,8 @@
 // later callers wait longer.
 #pragma once
 
-#include <mutex>
-
 #include "base/clock.h"
+#include "base/mutex.h"
 
 namespace flotilla {
 
@@ -28,9 +27,9 @@ class TokenBucket {
   const double qps_;
   const double burst_;
   Clock& clock_;
-  std::mutex mu_;
-  double tokens_;   // GUARDED_BY(mu_); negative when waits are reserved
-  TimePoint last_;  // GUARDED_BY(mu_): when tokens_ was last brought up to date
+  Mutex mu_;
+  double tokens_ GUARDED_BY(mu_);   // negative when waits are reserved
+  TimePoint last_ GUARDED_BY(mu_);  // when tokens_ was last brought up to date
 };
 
 }  // namespace flotilla

@@ -14,6 +14,7 @@
 #include "api/schema.h"
 #include "base/descriptors.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
 #include "cli/signals.h"
@@ -69,12 +70,12 @@ class ControllerHost {
   // the controllers' informers, syncing, go through the API server too.
   Status Start() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (running_) return Status::Ok();
     }
     FLOTILLA_ASSIGN_OR_RETURN(
         auto started, federation::FederationControllers::Start(client_, RealClock(), opts_));
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     running_ = std::move(started);
     federation::FederationControllers* running = running_.get();
     sources_.clusters->Set(
@@ -105,7 +106,7 @@ class ControllerHost {
   void Stop() {
     std::unique_ptr<federation::FederationControllers> stopping;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       sources_.clusters->Set(nullptr);
       sources_.workloads->Set(nullptr);
       sources_.finalized->Set(nullptr);
@@ -115,11 +116,11 @@ class ControllerHost {
   }
 
   std::string RenderMetrics() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return running_ ? running_->RenderMetrics() : std::string();
   }
   federation::dns::FederationDns* dns() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return running_ ? running_->dns() : nullptr;
   }
 
@@ -127,8 +128,8 @@ class ControllerHost {
   client::Client& client_;
   const federation::FederationOptions& opts_;
   Sources sources_;
-  std::mutex mu_;
-  std::unique_ptr<federation::FederationControllers> running_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::unique_ptr<federation::FederationControllers> running_ GUARDED_BY(mu_);
 };
 
 bool LeaderElect(const ServerFlags& flags) {

@@ -8,10 +8,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <condition_variable>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +17,7 @@
 #include "api/kinds/kinds.h"
 #include "api/schema.h"
 #include "apiserver/server.h"
+#include "base/mutex.h"
 #include "client/in_process_client.h"
 #include "client/rest_client.h"
 
@@ -138,7 +137,7 @@ class ScriptedServer {
     auto http = apiserver::HttpServer::Start(
         opts, [this](apiserver::Request& req, apiserver::Responder& resp) {
           {
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             seen_.push_back(req);
             remotes_.insert(req.remote);
           }
@@ -163,11 +162,11 @@ class ScriptedServer {
   const apiserver::Pki& pki() const { return pki_; }
 
   std::vector<apiserver::Request> requests() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return seen_;
   }
   size_t connections() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return remotes_.size();
   }
 
@@ -176,9 +175,9 @@ class ScriptedServer {
   Script script_;
   apiserver::Pki pki_;
   std::unique_ptr<apiserver::HttpServer> http_;
-  std::mutex mu_;
-  std::vector<apiserver::Request> seen_;  // GUARDED_BY(mu_)
-  std::set<std::string> remotes_;         // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<apiserver::Request> seen_ GUARDED_BY(mu_);
+  std::set<std::string> remotes_ GUARDED_BY(mu_);
 };
 
 // Collects watch events and the end of the stream, for tests to await.
@@ -186,41 +185,41 @@ class WatchRecorder {
  public:
   WatchCallback OnEvent() {
     return [this](const WatchEvent& e) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       events_.push_back(e);
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
   }
   WatchDone OnDone() {
     return [this](const Status& s) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       done_.push_back(s);
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
   }
   // Waits (bounded) until at least `n` events arrived.
   bool WaitEvents(size_t n, Duration limit = std::chrono::seconds(20)) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, limit, [&] { return events_.size() >= n; });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(lock, limit, [&]() REQUIRES(mu_) { return events_.size() >= n; });
   }
   bool WaitDone(Duration limit = std::chrono::seconds(20)) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, limit, [&] { return !done_.empty(); });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(lock, limit, [&]() REQUIRES(mu_) { return !done_.empty(); });
   }
   std::vector<WatchEvent> events() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return events_;
   }
   std::vector<Status> done() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return done_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<WatchEvent> events_;  // GUARDED_BY(mu_)
-  std::vector<Status> done_;        // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<WatchEvent> events_ GUARDED_BY(mu_);
+  std::vector<Status> done_ GUARDED_BY(mu_);
 };
 
 inline std::string NameOf(const json::object& obj) {

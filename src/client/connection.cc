@@ -15,6 +15,7 @@
 #include <climits>
 
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::client {
 namespace {
@@ -160,7 +161,7 @@ Status Connection::Open(const Endpoint& ep, Deadline deadline, bool* verify_fail
   FLOTILLA_RETURN_IF_ERROR(Run(
       [&](boost::system::error_code& e) {
         e = stream_.next_layer().Connect(addresses);
-        std::lock_guard lock(fd_mu_);
+        MutexLock lock(fd_mu_);
         closed_ = stream_.next_layer().fd() < 0;
       },
       deadline, dial.c_str()));
@@ -214,14 +215,14 @@ Status Connection::ReadSome(http::response_parser<http::buffer_body>& parser, De
 }
 
 void Connection::Abort() {
-  std::lock_guard lock(fd_mu_);
+  MutexLock lock(fd_mu_);
   if (!closed_) stream_.next_layer().Shutdown();
 }
 
 bool Connection::Unusable() {
   if (broken_ || buffer_.size() > 0 || SSL_pending(stream_.native_handle()) > 0) return true;
   {
-    std::lock_guard lock(fd_mu_);
+    MutexLock lock(fd_mu_);
     if (closed_) return true;
     pollfd pfd{stream_.next_layer().fd(), POLLIN | POLLRDHUP, 0};
     int ready = ::poll(&pfd, 1, 0);
@@ -248,7 +249,7 @@ bool Connection::ClosedByPeer() const {
 }
 
 void Connection::Close() {
-  std::lock_guard lock(fd_mu_);
+  MutexLock lock(fd_mu_);
   if (closed_) return;
   closed_ = true;
   stream_.next_layer().Close();

@@ -18,10 +18,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/system/system_error.hpp>
-#include <mutex>
 #include <optional>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "client/endpoint.h"
 
@@ -167,8 +167,8 @@ class Connection {
   bool broken_ = false;
   boost::system::error_code last_error_;
   TimePoint idle_since_;
-  std::mutex fd_mu_;     // Abort() against Close()
-  bool closed_ = false;  // GUARDED_BY(fd_mu_)
+  Mutex fd_mu_;  // Abort() against Close()
+  bool closed_ GUARDED_BY(fd_mu_) = false;
 };
 
 }  // namespace flotilla::client

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::client {
 
@@ -23,7 +24,7 @@ std::unique_ptr<Connection> ConnectionPool::TakeIdle() {
   std::unique_ptr<Connection> found;
   TimePoint now = clock_.Now();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     while (!idle_.empty() && !found) {
       std::unique_ptr<Connection> conn = std::move(idle_.back());
       idle_.pop_back();
@@ -49,7 +50,7 @@ StatusOr<std::unique_ptr<Connection>> ConnectionPool::Acquire(Deadline deadline,
 void ConnectionPool::Release(std::unique_ptr<Connection> conn) {
   conn->set_idle_since(clock_.Now());
   std::unique_ptr<Connection> closed;  // destroyed after the lock is released
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (idle_.size() >= max_idle_) {
     closed = std::move(conn);
     return;
@@ -64,7 +65,7 @@ void ConnectionPool::Expire() {
   auto expired = std::make_shared<std::vector<std::unique_ptr<Connection>>>();
   {
     TimePoint now = clock_.Now();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto fresh = std::find_if(idle_.begin(), idle_.end(),
                               [&](const auto& c) { return now - c->idle_since() < idle_timeout_; });
     std::move(idle_.begin(), fresh, std::back_inserter(*expired));
@@ -75,7 +76,7 @@ void ConnectionPool::Expire() {
 }
 
 size_t ConnectionPool::idle_count() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return idle_.size();
 }
 

@@ -14,10 +14,10 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/timer.h"
 #include "client/connection.h"
 #include "client/endpoint.h"
@@ -51,8 +51,8 @@ class ConnectionPool {
   const size_t max_idle_;
   const Duration idle_timeout_;
   Clock& clock_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Connection>> idle_;  // GUARDED_BY(mu_); newest last
+  Mutex mu_;
+  std::vector<std::unique_ptr<Connection>> idle_ GUARDED_BY(mu_);  // newest last
   // Armed for the oldest idle connection's expiry. Last, so that it is
   // destroyed (and its callback finished) first.
   Timer expiry_;

@@ -4,14 +4,13 @@
 #include "client/in_process_client.h"
 
 #include <boost/asio/post.hpp>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "apiserver/url.h"
 #include "base/io.h"
+#include "base/mutex.h"
 #include "client/transport.h"
 
 namespace flotilla::client {
@@ -100,19 +99,19 @@ class LoopStream : public apiserver::ChunkStream,
 
   // Ends the stream with `status` (before a head: the watch fails to start).
   void Fail(Status status) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     failure_ = std::move(status);
     ending_ = true;
     ScheduleLocked();
   }
 
   bool Cancelled() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return cancelled_;
   }
 
   bool Write(std::string chunk) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (ending_) return false;
     queued_bytes_ += chunk.size();
     if (queued_bytes_ > kMaxQueuedBytes) {
@@ -127,18 +126,18 @@ class LoopStream : public apiserver::ChunkStream,
   }
 
   void End() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ending_ = true;
     ScheduleLocked();
   }
 
   void OnEnd(std::function<void()> fn) override {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     if (!finished_) {
       on_end_ = std::move(fn);
       return;
     }
-    lock.unlock();
+    lock.Unlock();
     fn();
   }
 
@@ -146,25 +145,24 @@ class LoopStream : public apiserver::ChunkStream,
   // member stops its informers, then its API server), unless called from
   // the sink while it is fed: then the drain ends it on return.
   void Cancel() override {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     cancelled_ = true;
     ending_ = true;
     queue_.clear();
     if (!draining_ && !finished_) {
       draining_ = true;
       drainer_ = std::this_thread::get_id();
-      lock.unlock();
+      lock.Unlock();
       Finish();
       return;
     }
     if (drainer_ == std::this_thread::get_id()) return;
     ScopedBlocking blocking;
-    done_cv_.wait(lock, [&] { return done_; });
+    done_cv_.Wait(lock, [&]() REQUIRES(mu_) { return done_; });
   }
 
  private:
-  // REQUIRES: mu_ held.
-  void ScheduleLocked() {
+  void ScheduleLocked() REQUIRES(mu_) {
     if (draining_ || finished_) return;
     draining_ = true;
     boost::asio::post(SharedIoContext(), [self = shared_from_this()] { self->Drain(); });
@@ -174,7 +172,7 @@ class LoopStream : public apiserver::ChunkStream,
     while (true) {
       std::deque<std::string> chunks;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         drainer_ = std::this_thread::get_id();
         chunks.swap(queue_);
         queued_bytes_ = 0;
@@ -198,32 +196,32 @@ class LoopStream : public apiserver::ChunkStream,
     std::function<void()> on_end;
     Status status;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       finished_ = true;
       on_end = std::move(on_end_);
       status = failure_;
     }
     sink_->OnEnd(status);
     if (on_end) on_end();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
     drainer_ = std::thread::id();
-    done_cv_.notify_all();
+    done_cv_.NotifyAll();
   }
 
   const std::shared_ptr<AsyncStreamSink> sink_;
-  mutable std::mutex mu_;
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
-  size_t queued_bytes_ = 0;        // GUARDED_BY(mu_)
-  bool ending_ = false;            // GUARDED_BY(mu_) no more chunks are taken
-  bool cancelled_ = false;         // GUARDED_BY(mu_)
-  bool draining_ = false;          // GUARDED_BY(mu_) a Drain is posted or running
-  bool finished_ = false;          // GUARDED_BY(mu_) OnEnd delivered or under way
-  bool done_ = false;              // GUARDED_BY(mu_) Finish returned
-  std::condition_variable done_cv_;
-  std::thread::id drainer_;       // GUARDED_BY(mu_) the thread draining or finishing
-  Status failure_;                // GUARDED_BY(mu_)
-  std::function<void()> on_end_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  size_t queued_bytes_ GUARDED_BY(mu_) = 0;
+  bool ending_ GUARDED_BY(mu_) = false;  // no more chunks are taken
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  bool draining_ GUARDED_BY(mu_) = false;  // a Drain is posted or running
+  bool finished_ GUARDED_BY(mu_) = false;  // OnEnd delivered or under way
+  bool done_ GUARDED_BY(mu_) = false;      // Finish returned
+  CondVar done_cv_;
+  std::thread::id drainer_ GUARDED_BY(mu_);  // the thread draining or finishing
+  Status failure_ GUARDED_BY(mu_);
+  std::function<void()> on_end_ GUARDED_BY(mu_);
 };
 
 // Answers a streamed request into a LoopStream.

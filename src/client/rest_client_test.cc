@@ -9,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/timer.h"
 #include "client/client_test_util.h"
 #include "client/connection_pool.h"
@@ -347,12 +348,12 @@ TEST(RestRequestTest, PathPrefixQueryEncodingAndHeaders) {
 }
 
 TEST(RestRequestTest, TimeoutsAreNotRetried) {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   bool release = false;
   ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
-    std::unique_lock lock(mu);
-    cv.wait_for(lock, std::chrono::seconds(20), [&] { return release; });
+    MutexLock lock(mu);
+    cv.WaitFor(lock, std::chrono::seconds(20), [&]() REQUIRES(mu) { return release; });
     resp.Respond(200, kJson, kConfigMapJson);
   });
   RestOptions opts = Fast();
@@ -361,10 +362,10 @@ TEST(RestRequestTest, TimeoutsAreNotRetried) {
   EXPECT_TRUE(s.Is(Reason::kTimeout)) << s.ToString();
   EXPECT_EQ(server.requests().size(), 1u);
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     release = true;
   }
-  cv.notify_all();
+  cv.NotifyAll();
 }
 
 TEST(RestRequestTest, ConnectionRefused) {
@@ -375,7 +376,8 @@ TEST(RestRequestTest, ConnectionRefused) {
   }
   RestOptions opts = Fast();
   opts.max_retries = 2;
-  Status s = NewRestClient(config, opts).value()->Create(kConfigMaps, "d", BareConfigMap("c")).status();
+  Status s =
+      NewRestClient(config, opts).value()->Create(kConfigMaps, "d", BareConfigMap("c")).status();
   EXPECT_TRUE(s.Is(Reason::kServiceUnavailable)) << s.ToString();
   EXPECT_TRUE(Contains(s.message(), "dial tcp 127.0.0.1:")) << s.message();
   EXPECT_TRUE(Contains(s.message(), "refused")) << s.message();

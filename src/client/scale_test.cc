@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "base/mutex.h"
 #include "client/client_test_util.h"
 #include "runtime/informer.h"
 
@@ -56,32 +57,32 @@ class Tally {
     return [this, mine](const WatchEvent& e) {
       if (e.type != WatchEvent::Type::kAdded) return;
       mine->fetch_add(1);
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++events_;
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
   }
   WatchDone OnDone() {
     return [this](const Status&) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++done_;
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
   }
   bool WaitEvents(size_t n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kBound, [&] { return events_ >= n; });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(lock, kBound, [&]() REQUIRES(mu_) { return events_ >= n; });
   }
   bool WaitDone(size_t n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kBound, [&] { return done_ >= n; });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(lock, kBound, [&]() REQUIRES(mu_) { return done_ >= n; });
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  size_t events_ = 0;  // GUARDED_BY(mu_)
-  size_t done_ = 0;    // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  size_t events_ GUARDED_BY(mu_) = 0;
+  size_t done_ GUARDED_BY(mu_) = 0;
 };
 
 TEST(ScaleTest, ServerStaysResponsiveWith2000WatchesAnd100Writers) {
@@ -292,17 +293,17 @@ TEST(ScaleTest, InformersShareThreadsInsteadOfHoldingOne) {
   ASSERT_TRUE(rest->Create(kConfigMaps, "default", ConfigMap("before")).ok());
   const int threads_before = Threads();
 
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   int adds = 0;
   runtime::EventHandler count{.on_add = [&](const runtime::ObjectPtr&) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ++adds;
-    cv.notify_all();
+    cv.NotifyAll();
   }};
   auto wait_adds = [&](int n) {
-    std::unique_lock lock(mu);
-    return cv.wait_for(lock, kBound, [&] { return adds >= n; });
+    MutexLock lock(mu);
+    return cv.WaitFor(lock, kBound, [&]() REQUIRES(mu) { return adds >= n; });
   };
   std::vector<std::unique_ptr<runtime::Informer>> informers;
   for (int i = 0; i < 2 * kEach; ++i) {

@@ -1,13 +1,12 @@
 // StreamWatch (stream_watch.h).
 #include "client/stream_watch.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "base/io.h"
+#include "base/mutex.h"
 #include "client/response_decoder.h"
 #include "client/watch_decoder.h"
 
@@ -22,25 +21,25 @@ class StreamWatch::State : public AsyncStreamSink {
   // Blocks until the head is known; its status.
   Status WaitForHead() {
     ScopedBlocking blocking;
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return head_known_; });
+    MutexLock lock(mu_);
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return head_known_; });
     return head_status_;
   }
 
   // See Watch::Stop.
   void Stop(StreamCall& call) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       cancelled_ = true;
     }
     call.Cancel();
     WatchDone done;
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       // From a callback: `done` follows once it returns, from OnEnd.
       if (callback_thread_ == std::this_thread::get_id()) return;
       ScopedBlocking blocking;
-      cv_.wait(lock, [&] { return callback_thread_ == std::thread::id(); });
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return callback_thread_ == std::thread::id(); });
       if (ended_) return;
       ended_ = true;
       done = std::move(on_done_);
@@ -49,15 +48,15 @@ class StreamWatch::State : public AsyncStreamSink {
   }
 
   std::string LastResourceVersion() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return last_rv_;
   }
 
   void OnHead(int code, std::string error_body) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     head_known_ = true;
     head_status_ = code >= 200 && code < 300 ? Status::Ok() : ErrorFromResponse(code, error_body);
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   bool OnData(std::string_view data) override {
@@ -72,13 +71,13 @@ class StreamWatch::State : public AsyncStreamSink {
 
   void OnEnd(Status status) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!head_known_) {
         head_known_ = true;
         head_status_ = status.ok()
                            ? Status::Unavailable("the watch ended before the server answered")
                            : status;
-        cv_.notify_all();
+        cv_.NotifyAll();
         return;
       }
       if (!head_status_.ok()) return;         // refused: StartWatch returned the error
@@ -90,7 +89,7 @@ class StreamWatch::State : public AsyncStreamSink {
     }
     WatchDone done;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (ended_) return;
       ended_ = true;
       if (status.ok() && !cancelled_) status = end_status_;
@@ -99,31 +98,31 @@ class StreamWatch::State : public AsyncStreamSink {
     }
     // It may destroy the StreamWatch; this State lives on until we return.
     if (done) done(status);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     callback_thread_ = std::thread::id();
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
  private:
   // Marks this thread as running a callback; false when cancelled.
   bool EnterCallback() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (cancelled_) return false;
     callback_thread_ = std::this_thread::get_id();
     return true;
   }
   // Clears the mark; false when cancelled meanwhile.
   bool LeaveCallback() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     callback_thread_ = std::thread::id();
-    cv_.notify_all();
+    cv_.NotifyAll();
     return !cancelled_;
   }
 
   bool Deliver(WatchEvent event) {
     bool is_error = event.type == WatchEvent::Type::kError;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (cancelled_) return false;
       if (!is_error) {
         if (std::string rv = EventResourceVersion(event); !rv.empty()) last_rv_ = std::move(rv);
@@ -139,15 +138,15 @@ class StreamWatch::State : public AsyncStreamSink {
   WatchDecoder decoder_;
   Status end_status_;  // why the stream ended early
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool head_known_ = false;          // GUARDED_BY(mu_)
-  Status head_status_;               // GUARDED_BY(mu_)
-  bool cancelled_ = false;           // GUARDED_BY(mu_)
-  bool ended_ = false;               // GUARDED_BY(mu_) `done` taken
-  WatchDone on_done_;                // GUARDED_BY(mu_)
-  std::thread::id callback_thread_;  // GUARDED_BY(mu_) running a callback
-  std::string last_rv_;              // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool head_known_ GUARDED_BY(mu_) = false;
+  Status head_status_ GUARDED_BY(mu_);
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  bool ended_ GUARDED_BY(mu_) = false;  // `done` taken
+  WatchDone on_done_ GUARDED_BY(mu_);
+  std::thread::id callback_thread_ GUARDED_BY(mu_);  // running a callback
+  std::string last_rv_ GUARDED_BY(mu_);
 };
 
 StreamWatch::StreamWatch(std::shared_ptr<State> state, std::shared_ptr<StreamCall> call)

@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "base/json.h"
+#include "base/mutex.h"
 
 namespace flotilla::dashboard {
 namespace {
@@ -31,32 +30,33 @@ const Headers kStreamHeaders = {{"Content-Type", "application/json"},
 class CancellableSink : public client::StreamSink {
  public:
   bool Cancelled() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return cancelled_;
   }
   bool WaitCancelled(int millis) override {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(millis), [&] { return cancelled_; });
+    MutexLock lock(mu_);
+    cv_.WaitFor(lock, std::chrono::milliseconds(millis),
+                [&]() REQUIRES(mu_) { return cancelled_; });
     return cancelled_;
   }
   void SetCanceller(std::function<void()> cancel) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     canceller_ = std::move(cancel);
     // Cancelled before the transport got this far: unblock it at once.
     if (cancelled_ && canceller_) canceller_();
   }
   void Cancel() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     cancelled_ = true;
     if (canceller_) canceller_();
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool cancelled_ = false;           // GUARDED_BY(mu_)
-  std::function<void()> canceller_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  std::function<void()> canceller_ GUARDED_BY(mu_);
 };
 
 // Forwards one watch's bytes as they come.
@@ -87,13 +87,13 @@ class MergedOut {
   // False once the browser is gone.
   bool Write(const json::object& line) {
     std::string text = ToJson(line) + "\n";
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return out_.WriteChunk(text);
   }
 
  private:
   Responder& out_;
-  std::mutex mu_;
+  Mutex mu_;
 };
 
 // One watch of a merged stream: splits its bytes into events and wraps each.

@@ -1,12 +1,14 @@
 // A zone kept current and served (live_zone.h).
 #include "dns/live_zone.h"
 
+#include "base/mutex.h"
+
 namespace flotilla::dns {
 
 Status LiveZone::Start(const ServerOptions& options, metrics::Registry& registry) {
   std::shared_ptr<const Zone> first = Build();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     zone_ = std::move(first);
   }
   FLOTILLA_ASSIGN_OR_RETURN(server_, Server::Start(
@@ -17,36 +19,36 @@ Status LiveZone::Start(const ServerOptions& options, metrics::Registry& registry
 
 void LiveZone::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
   if (builder_.joinable()) builder_.join();
   if (server_) server_->Stop();
 }
 
 void LiveZone::MarkStale() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stale_ = true;
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 std::shared_ptr<const Zone> LiveZone::zone() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return zone_;
 }
 
 uint64_t LiveZone::builds() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return builds_;
 }
 
 std::shared_ptr<const Zone> LiveZone::Build() {
   uint32_t serial;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     serial = ++serial_;
     ++builds_;
   }
@@ -54,14 +56,14 @@ std::shared_ptr<const Zone> LiveZone::Build() {
 }
 
 void LiveZone::Loop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    changed_.wait(lock, [this] { return stale_ || stopping_; });
+    changed_.Wait(lock, [this]() REQUIRES(mu_) { return stale_ || stopping_; });
     if (stopping_) return;
     stale_ = false;
-    lock.unlock();
+    lock.Unlock();
     std::shared_ptr<const Zone> next = Build();
-    lock.lock();
+    lock.Lock();
     zone_ = std::move(next);
   }
 }

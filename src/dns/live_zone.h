@@ -5,12 +5,11 @@
 // last. The federation's DNS and each member's cluster DNS are one each.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "dns/server.h"
 
 namespace flotilla::dns {
@@ -43,13 +42,13 @@ class LiveZone {
   const BuildFn build_;
   std::unique_ptr<Server> server_;
   std::thread builder_;
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  bool stale_ = false;                // GUARDED_BY(mu_)
-  bool stopping_ = false;             // GUARDED_BY(mu_)
-  uint32_t serial_ = 0;               // GUARDED_BY(mu_)
-  uint64_t builds_ = 0;               // GUARDED_BY(mu_)
-  std::shared_ptr<const Zone> zone_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar changed_;
+  bool stale_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint32_t serial_ GUARDED_BY(mu_) = 0;
+  uint64_t builds_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<const Zone> zone_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::dns

@@ -14,9 +14,10 @@
 #include <cerrno>
 #include <cstring>
 #include <list>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace flotilla::dns {
 namespace {
@@ -131,14 +132,14 @@ class ServerImpl : public Server {
       (void)!write(wake_, &v, sizeof(v));
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (Connection& c : connections_) shutdown(c.fd, SHUT_RDWR);
     }
     for (std::thread& t : threads_) t.join();
     threads_.clear();
     std::list<Connection> left;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       left.swap(connections_);
     }
     for (Connection& c : left) c.thread.join();
@@ -254,7 +255,7 @@ class ServerImpl : public Server {
     while (Wait(tcp_)) {
       int fd = accept4(tcp_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       Reap();
       if (static_cast<int>(connections_.size()) >= options_.max_tcp_connections) {
         close(fd);
@@ -270,8 +271,8 @@ class ServerImpl : public Server {
     }
   }
 
-  // Joins the connections that ended. REQUIRES: mu_ held.
-  void Reap() {
+  // Joins the connections that ended.
+  void Reap() REQUIRES(mu_) {
     for (auto it = connections_.begin(); it != connections_.end();) {
       if (it->done) {
         it->thread.join();
@@ -317,7 +318,7 @@ class ServerImpl : public Server {
       out[1] = static_cast<uint8_t>(a.size & 0xff);
       if (!WriteAll(c.fd, out.data(), a.size + 2)) break;
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     close(c.fd);
     c.fd = -1;
     c.done = true;
@@ -332,8 +333,8 @@ class ServerImpl : public Server {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::list<Connection> connections_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::list<Connection> connections_ GUARDED_BY(mu_);
 };
 
 }  // namespace

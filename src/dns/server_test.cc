@@ -9,8 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <mutex>
 #include <random>
+
+#include "base/mutex.h"
 
 namespace flotilla::dns {
 namespace {
@@ -59,7 +60,7 @@ class ServerTest : public ::testing::Test {
     auto s = Server::Start(
         ServerOptions{.address = "127.0.0.1:0", .tcp_idle = std::chrono::seconds(5)},
         [this] {
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           return zone_;
         },
         registry_);
@@ -72,7 +73,7 @@ class ServerTest : public ::testing::Test {
   void SetZone(const std::string& ip) {
     ZoneBuilder b(ZoneOptions{});
     b.AddAddress("web.default.flotilla.svc.flotilla.local", ip);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     zone_ = b.Build();
   }
   sockaddr_in Addr() const {
@@ -106,7 +107,7 @@ class ServerTest : public ::testing::Test {
   }
 
   metrics::Registry registry_;
-  std::mutex mu_;
+  Mutex mu_;
   std::shared_ptr<const Zone> zone_;
   std::unique_ptr<Server> server_;
 };

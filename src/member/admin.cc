@@ -9,6 +9,7 @@
 #include "apiserver/request_info.h"
 #include "apiserver/responses.h"
 #include "base/io.h"
+#include "base/mutex.h"
 #include "member/object_util.h"
 
 namespace flotilla::member {
@@ -90,13 +91,13 @@ json::object Faults::State() const {
 }
 
 void Faults::SetRejection(std::optional<Rejection> rule) {
-  std::lock_guard lock(reject_mu_);
+  MutexLock lock(reject_mu_);
   rejection_ = std::move(rule);
   rejecting_ = rejection_.has_value();
 }
 
 std::optional<json::object> Faults::RejectionState() const {
-  std::lock_guard lock(reject_mu_);
+  MutexLock lock(reject_mu_);
   if (!rejection_) return std::nullopt;
   json::object state{{"verb", rejection_->verb}, {"resource", rejection_->resource}};
   if (!rejection_->ns.empty()) state["namespace"] = rejection_->ns;
@@ -107,7 +108,7 @@ bool Faults::Rejects(const apiserver::Request& req, std::string* message) const 
   if (!rejecting_) return false;
   apiserver::RequestInfo info = apiserver::ParseRequestInfo(req);
   if (!info.resource_request || info.is_discovery) return false;
-  std::lock_guard lock(reject_mu_);
+  MutexLock lock(reject_mu_);
   if (!rejection_) return false;
   const Rejection& r = *rejection_;
   std::string_view resource = r.resource;
@@ -234,7 +235,8 @@ json::object Admin::State() const {
 StatusOr<json::object> Admin::SetRejection(const json::object& body) {
   static const std::set<std::string> kVerbs = {
       "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "*"};
-  Rejection rule{FieldString(body, "verb"), FieldString(body, "resource"), FieldString(body, "namespace")};
+  Rejection rule{FieldString(body, "verb"), FieldString(body, "resource"),
+                 FieldString(body, "namespace")};
   if (kVerbs.count(rule.verb) == 0) {
     return Status::BadRequest("verb: Unsupported value: \"" + rule.verb +
                               "\": supported values: get, list, watch, create, update, patch, "

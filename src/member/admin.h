@@ -22,7 +22,6 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -30,6 +29,7 @@
 #include "apiserver/http.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "member/context.h"
 
@@ -75,8 +75,8 @@ class Faults {
 
   std::atomic<Mode> mode_{Mode::kHealthy};
   std::atomic<Duration::rep> latency_{0};
-  mutable std::mutex reject_mu_;
-  std::optional<Rejection> rejection_;  // GUARDED_BY(reject_mu_)
+  mutable Mutex reject_mu_;
+  std::optional<Rejection> rejection_ GUARDED_BY(reject_mu_);
   std::atomic<bool> rejecting_{false};  // rejection_ is set; read without the lock
 };
 
@@ -112,7 +112,7 @@ class Admin {
   WorkloadDemand& demand_;
   Faults& faults_;
   const SimulationOptions& options_;
-  std::mutex nodes_mu_;  // serializes node additions (name choice)
+  Mutex nodes_mu_;  // serializes node additions (name choice)
 };
 
 // A CPU quantity ("2500m", "2", "1.5") in millicores; nullopt when it is not

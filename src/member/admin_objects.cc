@@ -3,6 +3,7 @@
 // client, as anyone else would write them.
 #include <set>
 
+#include "base/mutex.h"
 #include "member/admin.h"
 #include "member/object_util.h"
 
@@ -89,7 +90,7 @@ std::string Unready(const std::vector<std::string>& names) {
 
 StatusOr<json::object> Admin::AddNode(const json::object& body) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object resources, ResourcesPatch(body));
-  std::lock_guard lock(nodes_mu_);
+  MutexLock lock(nodes_mu_);
   FLOTILLA_ASSIGN_OR_RETURN(client::ObjectList nodes, client_.List(kNodes, "", {}));
   std::set<std::string> taken;
   for (const auto& n : nodes.items) taken.insert(FieldString(*GetObject(n, "metadata"), "name"));
@@ -144,7 +145,8 @@ StatusOr<json::object> Admin::RemoveNode(const std::string& name) {
   int deleted = 0;
   for (const auto& pod : pods.items) {
     const json::object& meta = *GetObject(pod, "metadata");
-    Status s = client_.Delete(kPods, FieldString(meta, "namespace"), FieldString(meta, "name"), now);
+    Status s =
+        client_.Delete(kPods, FieldString(meta, "namespace"), FieldString(meta, "name"), now);
     if (s.ok()) ++deleted;
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }

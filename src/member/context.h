@@ -9,13 +9,13 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "client/resources.h"
 #include "runtime/controller_manager.h"
@@ -71,20 +71,20 @@ class WorkloadDemand {
   // kind: "Deployment", "ReplicaSet" or "StatefulSet".
   void Set(const std::string& kind, const std::string& ns, const std::string& name,
            int64_t millicores) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     demand_[kind + "/" + ns + "/" + name] = millicores;
   }
   std::optional<int64_t> Get(const std::string& kind, const std::string& ns,
                              const std::string& name) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = demand_.find(kind + "/" + ns + "/" + name);
     if (it == demand_.end()) return std::nullopt;
     return it->second;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, int64_t> demand_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, int64_t> demand_ GUARDED_BY(mu_);
 };
 
 struct ControllerContext {

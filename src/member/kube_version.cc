@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "api/kinds/kinds.h"
+#include "base/mutex.h"
 
 namespace flotilla::member {
 namespace {
@@ -109,9 +109,9 @@ std::vector<std::string> KubeVersionNames() {
 }
 
 const api::Registry& MemberRegistry(const KubeVersion* version) {
-  static std::mutex mu;
+  static Mutex mu;
   static std::map<const KubeVersion*, std::unique_ptr<api::Registry>> built;
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   std::unique_ptr<api::Registry>& r = built[version];
   if (!r) r = Build(version);
   return *r;

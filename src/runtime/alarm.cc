@@ -1,16 +1,18 @@
 #include "runtime/alarm.h"
 
+#include "base/mutex.h"
+
 namespace flotilla::runtime {
 
 void Alarm::Wait(TimePoint deadline) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;
     sleeping_ = true;
     deadline_ = deadline;
   }
   sleeper_->SleepUntil(deadline);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sleeping_ = false;
 }
 
@@ -18,19 +20,19 @@ void Alarm::Kick() { sleeper_->Wake(); }
 
 void Alarm::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
   }
   Kick();
 }
 
 TimePoint Alarm::SleepingUntil() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sleeping_ ? deadline_ : TimePoint::min();
 }
 
 bool Alarm::stopped() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stopped_;
 }
 

@@ -7,9 +7,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 
@@ -41,10 +41,10 @@ class Alarm {
  private:
   Clock& clock_;
   const std::unique_ptr<Sleeper> sleeper_;
-  mutable std::mutex mu_;
-  bool sleeping_ = false;  // GUARDED_BY(mu_)
-  TimePoint deadline_;     // GUARDED_BY(mu_) while sleeping_
-  bool stopped_ = false;   // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  bool sleeping_ GUARDED_BY(mu_) = false;
+  TimePoint deadline_ GUARDED_BY(mu_);  // while sleeping_
+  bool stopped_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace flotilla::runtime

@@ -1,6 +1,6 @@
 #include "runtime/cache.h"
 
-#include <mutex>
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 namespace {
@@ -62,7 +62,7 @@ Cache::Cache() {
 }
 
 void Cache::AddIndex(const std::string& name, IndexFunc fn) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   Index& index = indexes_[name];
   index = Index{std::move(fn), {}};
   for (const auto& [key, obj] : items_) IndexLocked(index, key, nullptr, obj.get());
@@ -70,7 +70,7 @@ void Cache::AddIndex(const std::string& name, IndexFunc fn) {
 
 ObjectPtr Cache::Upsert(ObjectPtr obj) {
   std::string key = ObjectKey(*obj);
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   ObjectPtr& slot = items_[key];
   ObjectPtr old = std::move(slot);
   for (auto& [name, index] : indexes_) IndexLocked(index, key, old.get(), obj.get());
@@ -79,7 +79,7 @@ ObjectPtr Cache::Upsert(ObjectPtr obj) {
 }
 
 ObjectPtr Cache::Remove(const std::string& key) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   auto it = items_.find(key);
   if (it == items_.end()) return nullptr;
   ObjectPtr old = std::move(it->second);
@@ -88,7 +88,6 @@ ObjectPtr Cache::Remove(const std::string& key) {
   return old;
 }
 
-// REQUIRES: mu_ held exclusively.
 void Cache::IndexLocked(Index& index, const std::string& key, const json::object* old,
                         const json::object* now) {
   std::vector<std::string> was = old != nullptr ? index.fn(*old) : std::vector<std::string>{};
@@ -104,13 +103,13 @@ void Cache::IndexLocked(Index& index, const std::string& key, const json::object
 }
 
 ObjectPtr Cache::Get(const std::string& key) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   auto it = items_.find(key);
   return it == items_.end() ? nullptr : it->second;
 }
 
 std::vector<ObjectPtr> Cache::List() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   std::vector<ObjectPtr> out;
   out.reserve(items_.size());
   for (const auto& [key, obj] : items_) out.push_back(obj);
@@ -118,7 +117,7 @@ std::vector<ObjectPtr> Cache::List() const {
 }
 
 std::vector<std::string> Cache::Keys() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   std::vector<std::string> out;
   out.reserve(items_.size());
   for (const auto& [key, obj] : items_) out.push_back(key);
@@ -126,7 +125,7 @@ std::vector<std::string> Cache::Keys() const {
 }
 
 std::vector<ObjectPtr> Cache::ByIndex(std::string_view index, const std::string& value) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   std::vector<ObjectPtr> out;
   auto idx = indexes_.find(index);
   if (idx == indexes_.end()) return out;
@@ -137,7 +136,7 @@ std::vector<ObjectPtr> Cache::ByIndex(std::string_view index, const std::string&
 }
 
 size_t Cache::Size() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return items_.size();
 }
 

@@ -12,7 +12,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "absl/container/btree_set.h"
 #include "api/labels.h"
 #include "base/json.h"
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 
@@ -69,13 +69,13 @@ class Cache {
     absl::btree_map<std::string, absl::btree_set<std::string>, std::less<>> keys_by_value;
   };
   void IndexLocked(Index& index, const std::string& key, const json::object* old,
-                   const json::object* now);
+                   const json::object* now) REQUIRES(mu_);
 
-  mutable std::shared_mutex mu_;
+  mutable SharedMutex mu_;
   // B-trees: in key order, as List promises, at a fraction of std::map's
   // node overhead and cache misses per lookup.
-  absl::btree_map<std::string, ObjectPtr> items_;      // GUARDED_BY(mu_)
-  std::map<std::string, Index, std::less<>> indexes_;  // GUARDED_BY(mu_)
+  absl::btree_map<std::string, ObjectPtr> items_ GUARDED_BY(mu_);
+  std::map<std::string, Index, std::less<>> indexes_ GUARDED_BY(mu_);
 };
 
 // Read access to a Cache for controllers. Cheap to copy; REQUIRES: the cache

@@ -5,6 +5,7 @@
 
 #include "base/io.h"
 #include "base/log.h"
+#include "base/mutex.h"
 #include "runtime/parallel.h"
 
 namespace flotilla::runtime {
@@ -26,7 +27,7 @@ EventHandler Controller::EnqueueHandler() {
 
 void Controller::StartWorkers() {
   {
-    std::lock_guard lock(run_mu_);
+    MutexLock lock(run_mu_);
     started_ = true;
   }
   queue_.SetOnReady([this] { Kick(); });
@@ -35,16 +36,16 @@ void Controller::StartWorkers() {
 
 void Controller::ShutDown() {
   queue_.ShutDown();
-  std::unique_lock lock(run_mu_);
+  MutexLock lock(run_mu_);
   started_ = false;
   ScopedBlocking blocking;
-  run_cv_.wait(lock, [&] { return running_ == 0; });
+  run_cv_.Wait(lock, [&]() REQUIRES(run_mu_) { return running_ == 0; });
 }
 
 // Posts a worker when one may start: a key may be ready and fewer than
 // workers_ run. Called under the queue's lock.
 void Controller::Kick() {
-  std::lock_guard lock(run_mu_);
+  MutexLock lock(run_mu_);
   if (!started_) return;
   if (running_ >= workers_) {
     missed_kick_ = true;
@@ -67,13 +68,13 @@ void Controller::Work() {
       --busy_;
       queue_.Done(*key);
     }
-    std::lock_guard lock(run_mu_);
+    MutexLock lock(run_mu_);
     if (started_ && missed_kick_) {
       missed_kick_ = false;
       continue;
     }
     --running_;
-    run_cv_.notify_all();
+    run_cv_.NotifyAll();
     return;
   }
 }
@@ -89,7 +90,7 @@ void Controller::ProcessOne(const std::string& key) {
     queue_.AddRateLimited(key);
   } else if (result->requeue_after > Duration::zero()) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++metrics_.requeues_after;
     }
     queue_.Forget(key);
@@ -121,7 +122,7 @@ void Controller::Observe(Duration took, bool failed, bool threw) {
   double seconds = std::chrono::duration<double>(took).count();
   size_t bucket = 0;
   while (bucket < kDurationBuckets.size() && seconds > kDurationBuckets[bucket]) ++bucket;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++metrics_.reconciles;
   metrics_.errors += failed;
   metrics_.exceptions += threw;
@@ -133,7 +134,7 @@ void Controller::Observe(Duration took, bool failed, bool threw) {
 ControllerMetrics Controller::Metrics() const {
   ControllerMetrics m;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     m = metrics_;
   }
   m.workers = workers_;
@@ -145,13 +146,13 @@ ControllerMetrics Controller::Metrics() const {
 ControllerManager::~ControllerManager() { Stop(); }
 
 void ControllerManager::AddInformer(Informer* informer) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   informers_.push_back(informer);
 }
 
 Controller& ControllerManager::AddController(std::string name, int workers, ReconcileFunc reconcile,
                                              const RateLimiterOptions& limits) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   controllers_.push_back(
       std::make_unique<Controller>(std::move(name), workers, std::move(reconcile), clock_, limits));
   return *controllers_.back();
@@ -160,7 +161,7 @@ Controller& ControllerManager::AddController(std::string name, int workers, Reco
 Status ControllerManager::Start() {
   std::vector<Informer*> informers;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return Status::Unavailable("controller manager stopped");
     if (started_) return Status::Internal("controller manager started twice");
     started_ = true;
@@ -173,7 +174,7 @@ Status ControllerManager::Start() {
                                  " cache synced");
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return Status::Unavailable("controller manager stopped");
   for (auto& controller : controllers_) controller->StartWorkers();
   workers_started_ = true;
@@ -183,10 +184,10 @@ Status ControllerManager::Start() {
 }
 
 void ControllerManager::Stop() {
-  std::lock_guard stop_lock(stop_mu_);
+  MutexLock stop_lock(stop_mu_);
   std::vector<Informer*> informers;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     // Forgotten once stopped: their owners may destroy them after Stop().
     informers.swap(informers_);
@@ -194,13 +195,18 @@ void ControllerManager::Stop() {
   // Workers first, so that no reconcile runs against a stopped informer's
   // cache; then the informers (which releases a Start() waiting on them).
   // controllers_ no longer changes once stopping_ is set.
-  for (auto& controller : controllers_) controller->ShutDown();
+  std::vector<Controller*> controllers;
+  {
+    MutexLock lock(mu_);
+    for (auto& controller : controllers_) controllers.push_back(controller.get());
+  }
+  for (Controller* controller : controllers) controller->ShutDown();
   ParallelFor(informers.size(), static_cast<int>(informers.size()),
               [&](size_t i) { informers[i]->Stop(); });
 }
 
 Controller* ControllerManager::Find(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& c : controllers_) {
     if (c->name() == name) return c.get();
   }
@@ -208,7 +214,7 @@ Controller* ControllerManager::Find(const std::string& name) {
 }
 
 std::vector<std::pair<std::string, ControllerMetrics>> ControllerManager::Metrics() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::pair<std::string, ControllerMetrics>> out;
   for (const auto& c : controllers_) out.emplace_back(c->name(), c->Metrics());
   return out;

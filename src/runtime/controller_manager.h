@@ -24,15 +24,14 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "runtime/informer.h"
 #include "runtime/work_queue.h"
@@ -97,16 +96,16 @@ class Controller {
   std::atomic<int> busy_ = 0;
   // Workers run on the shared client pool (base/io.h), up to workers_ at
   // once, while keys are ready.
-  std::mutex run_mu_;
-  std::condition_variable run_cv_;  // running_ went down
-  bool started_ = false;            // GUARDED_BY(run_mu_)
-  int running_ = 0;                 // GUARDED_BY(run_mu_)
+  Mutex run_mu_;
+  CondVar run_cv_;  // running_ went down
+  bool started_ GUARDED_BY(run_mu_) = false;
+  int running_ GUARDED_BY(run_mu_) = 0;
   // A Kick found every worker running: one of them looks again before it
   // stops counting as running.
-  bool missed_kick_ = false;  // GUARDED_BY(run_mu_)
+  bool missed_kick_ GUARDED_BY(run_mu_) = false;
 
-  mutable std::mutex mu_;
-  ControllerMetrics metrics_;  // GUARDED_BY(mu_), queue fields filled on read
+  mutable Mutex mu_;
+  ControllerMetrics metrics_ GUARDED_BY(mu_);  // queue fields filled on read
 };
 
 class ControllerManager {
@@ -135,13 +134,13 @@ class ControllerManager {
 
  private:
   Clock& clock_;
-  mutable std::mutex mu_;
-  std::vector<Informer*> informers_;                      // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<Controller>> controllers_;  // GUARDED_BY(mu_)
-  bool started_ = false;                                  // GUARDED_BY(mu_)
-  bool workers_started_ = false;                          // GUARDED_BY(mu_)
-  bool stopping_ = false;                                 // GUARDED_BY(mu_)
-  std::mutex stop_mu_;                                    // serializes Stop()
+  mutable Mutex mu_;
+  std::vector<Informer*> informers_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Controller>> controllers_ GUARDED_BY(mu_);
+  bool started_ GUARDED_BY(mu_) = false;
+  bool workers_started_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  Mutex stop_mu_;  // serializes Stop()
 };
 
 // Controllers' metrics in the Prometheus text format, with the names

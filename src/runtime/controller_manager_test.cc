@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "base/mutex.h"
 #include "runtime/fake_client.h"
 #include "runtime/test_util.h"
 
@@ -29,16 +30,16 @@ json::object ConfigMap(const std::string& name) {
 class Calls {
  public:
   void Add(const std::string& key) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++counts_[key];
   }
   int Of(const std::string& key) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return counts_[key];
   }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::map<std::string, int> counts_;
 };
 

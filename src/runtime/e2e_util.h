@@ -16,11 +16,12 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace flotilla::runtime::e2e {
 
@@ -57,7 +58,7 @@ class Process {
   // most `timeout`; nullopt if the stream ends or time runs out.
   std::optional<std::string> WaitForLine(const std::function<bool(const std::string&)>& match,
                                          std::chrono::seconds timeout) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       while (!lines_.empty()) {
@@ -66,7 +67,7 @@ class Process {
         if (match(line)) return line;
       }
       if (ended_) return std::nullopt;
-      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && lines_.empty()) {
+      if (cv_.WaitUntil(lock, deadline) == std::cv_status::timeout && lines_.empty()) {
         return std::nullopt;
       }
     }
@@ -95,25 +96,25 @@ class Process {
     size_t cap = 0;
     ssize_t n;
     while ((n = getline(&buf, &cap, in)) > 0) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       lines_.emplace_back(buf, n > 0 && buf[n - 1] == '\n' ? n - 1 : n);
-      cv_.notify_all();
+      cv_.NotifyAll();
     }
     free(buf);
     fclose(in);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ended_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   pid_t pid_ = -1;
   bool exited_ = false;
   int code_ = 0;
   std::thread reader_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> lines_;  // GUARDED_BY(mu_)
-  bool ended_ = false;             // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::string> lines_ GUARDED_BY(mu_);
+  bool ended_ GUARDED_BY(mu_) = false;
 };
 
 struct CommandResult {

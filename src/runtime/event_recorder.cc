@@ -6,6 +6,7 @@
 
 #include "base/io.h"
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 namespace {
@@ -33,7 +34,7 @@ EventRecorder::EventRecorder(client::Client& client, Clock& clock, EventSource s
 
 EventRecorder::~EventRecorder() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   Flush();
@@ -44,7 +45,7 @@ void EventRecorder::Event(const json::object& object, std::string_view type,
                           std::string_view reason, std::string_view message) {
   Pending p{Reference(object), std::string(type), std::string(reason), std::string(message),
             clock_.Now()};
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return;
   if (queue_.size() >= max_queued_) {
     ++stats_.dropped;
@@ -58,28 +59,28 @@ void EventRecorder::Event(const json::object& object, std::string_view type,
 }
 
 void EventRecorder::Flush() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   uint64_t target = enqueued_;
   ScopedBlocking blocking;
-  cv_.wait(lock, [&] { return finished_ >= target; });
+  cv_.Wait(lock, [&]() REQUIRES(mu_) { return finished_ >= target; });
 }
 
 EventRecorderStats EventRecorder::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 void EventRecorder::WriteQueued() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!queue_.empty()) {
     std::deque<Pending> batch;
     batch.swap(queue_);
     size_t n = batch.size();
-    lock.unlock();
+    lock.Unlock();
     for (const Occurrences& o : Correlate(std::move(batch))) Write(o);
-    lock.lock();
+    lock.Lock();
     finished_ += n;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
@@ -123,7 +124,7 @@ std::vector<EventRecorder::Occurrences> EventRecorder::Correlate(std::deque<Pend
 
 void EventRecorder::Write(const Occurrences& o) {
   if (o.count > 1) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stats_.combined += o.count - 1;
   }
   Seen* found = seen_.Find(o.key);
@@ -142,7 +143,7 @@ void EventRecorder::Write(const Occurrences& o) {
       client_.Patch(kEvents, seen.ns, seen.name, client::PatchType::kMerge, ToJson(patch));
   if (patched.ok()) {
     seen_.Put(o.key, std::move(seen));
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.patched;
     return;
   }
@@ -152,7 +153,7 @@ void EventRecorder::Write(const Occurrences& o) {
   }
   spdlog::warn("event recorder: updating event {}/{}: {}", seen.ns, seen.name,
                patched.status().ToString());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.failed;
 }
 
@@ -181,12 +182,12 @@ void EventRecorder::CreateEvent(const Occurrences& o, Seen seen) {
   if (!created.ok()) {
     spdlog::warn("event recorder: creating event {}/{}: {}", seen.ns, seen.name,
                  created.status().ToString());
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.failed;
     return;
   }
   seen_.Put(o.key, std::move(seen));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.created;
 }
 

@@ -36,11 +36,9 @@
 #pragma once
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <list>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -49,6 +47,7 @@
 #include "base/clock.h"
 #include "base/io.h"
 #include "base/json.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "client/resources.h"
 
@@ -164,13 +163,13 @@ class EventRecorder {
   const EventSource source_;
   const size_t max_queued_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;  // GUARDED_BY(mu_)
-  uint64_t enqueued_ = 0;      // GUARDED_BY(mu_)
-  uint64_t finished_ = 0;      // GUARDED_BY(mu_)
-  bool stopping_ = false;      // GUARDED_BY(mu_)
-  EventRecorderStats stats_;   // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Pending> queue_ GUARDED_BY(mu_);
+  uint64_t enqueued_ GUARDED_BY(mu_) = 0;
+  uint64_t finished_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  EventRecorderStats stats_ GUARDED_BY(mu_);
 
   // Owned by the running WriteQueued.
   Lru<Seen> seen_{kCacheSize};        // by event key

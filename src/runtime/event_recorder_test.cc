@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "runtime/fake_client.h"
 #include "runtime/forwarding_client.h"
 
@@ -204,28 +203,28 @@ class HeldClient : public testing::ForwardingClient {
   using ForwardingClient::ForwardingClient;
   StatusOr<json::object> Create(const client::ResourceRef& r, const std::string& ns,
                                 const json::object& obj) override {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     if (!entered_) {
       entered_ = true;
-      cv_.notify_all();
-      cv_.wait(lock, [&] { return released_; });
+      cv_.NotifyAll();
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return released_; });
     }
-    lock.unlock();
+    lock.Unlock();
     return ForwardingClient::Create(r, ns, obj);
   }
   void AwaitEntered() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return entered_; });
+    MutexLock lock(mu_);
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return entered_; });
   }
   void Release() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     released_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   bool entered_ = false, released_ = false;
 };
 

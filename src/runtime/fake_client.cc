@@ -6,6 +6,7 @@
 #include "api/fields.h"
 #include "api/labels.h"
 #include "api/patch.h"
+#include "base/mutex.h"
 #include "runtime/fake_client_internal.h"
 
 namespace flotilla::runtime {
@@ -65,7 +66,7 @@ StatusOr<json::object> FakeClient::Get(const ResourceRef& res, const std::string
                                        const std::string& name) {
   Record(Verb::kGet, res, ns, name, "");
   FLOTILLA_RETURN_IF_ERROR(TakeInjected(Verb::kGet));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const ObjectMap& objects = objects_[ResourceKey(res)];
   auto it = objects.find(ObjectKey(res.namespaced ? ns : "", name));
   if (it == objects.end()) return NotFound(res, name);
@@ -78,7 +79,7 @@ StatusOr<client::ObjectList> FakeClient::List(const ResourceRef& res, const std:
   FLOTILLA_RETURN_IF_ERROR(TakeInjected(Verb::kList));
   FLOTILLA_ASSIGN_OR_RETURN(auto filter,
                             fake_internal::Filter::Make(opts.label_selector, opts.field_selector));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   client::ObjectList list;
   list.resource_version = std::to_string(rv_);
   const ObjectMap& objects = objects_[ResourceKey(res)];
@@ -103,7 +104,7 @@ StatusOr<json::object> FakeClient::Create(const ResourceRef& res, const std::str
   json::object copy = obj;
   json::object& meta = EnsureObject(copy, "metadata");
   if (res.namespaced && !ns.empty()) meta["namespace"] = ns;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return WriteLocked(res, ns, std::move(copy), /*create=*/true);
 }
 
@@ -111,7 +112,7 @@ StatusOr<json::object> FakeClient::Update(const ResourceRef& res, const std::str
                                           const json::object& obj) {
   Record(Verb::kUpdate, res, ns, MetaString(obj, "metadata.name"), ToJson(obj));
   FLOTILLA_RETURN_IF_ERROR(TakeInjected(Verb::kUpdate));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return WriteLocked(res, ns, obj, /*create=*/false);
 }
 
@@ -127,7 +128,7 @@ StatusOr<json::object> FakeClient::Patch(const ResourceRef& res, const std::stri
   FLOTILLA_RETURN_IF_ERROR(TakeInjected(Verb::kPatch));
   // Read, patch and write under one lock: a resourceVersion in the patch is
   // a precondition, none means "whatever is current".
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const ObjectMap& objects = objects_[ResourceKey(res)];
   auto it = objects.find(ObjectKey(res.namespaced ? ns : "", name));
   if (it == objects.end()) return NotFound(res, name);
@@ -140,7 +141,7 @@ Status FakeClient::Delete(const ResourceRef& res, const std::string& ns, const s
                           const client::DeleteOptions& opts) {
   Record(Verb::kDelete, res, ns, name, "");
   FLOTILLA_RETURN_IF_ERROR(TakeInjected(Verb::kDelete));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ObjectMap& objects = objects_[ResourceKey(res)];
   auto it = objects.find(ObjectKey(res.namespaced ? ns : "", name));
   if (it == objects.end()) return NotFound(res, name);
@@ -180,7 +181,6 @@ StatusOr<json::object> FakeClient::UpdateScale(const ResourceRef& res, const std
   return GetScale(res, ns, name);
 }
 
-// REQUIRES: mu_ held.
 StatusOr<json::object> FakeClient::WriteLocked(const ResourceRef& res, const std::string& ns,
                                                json::object obj, bool create) {
   std::string name = MetaString(obj, "metadata.name");
@@ -217,12 +217,12 @@ StatusOr<json::object> FakeClient::WriteLocked(const ResourceRef& res, const std
 }
 
 void FakeClient::InjectError(Verb verb, Status status, int times) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (int i = 0; i < times; ++i) injected_[verb].push_back(status);
 }
 
 Status FakeClient::TakeInjected(Verb verb) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& queue = injected_[verb];
   if (queue.empty()) return Status::Ok();
   Status s = std::move(queue.front());
@@ -232,22 +232,22 @@ Status FakeClient::TakeInjected(Verb verb) {
 
 void FakeClient::Record(Verb verb, const ResourceRef& res, const std::string& ns,
                         const std::string& name, std::string body) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   actions_.push_back({verb, res.resource, ns, name, std::move(body)});
 }
 
 std::vector<FakeClient::Action> FakeClient::Actions() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return actions_;
 }
 
 void FakeClient::ClearActions() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   actions_.clear();
 }
 
 int64_t FakeClient::ResourceVersion() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return rv_;
 }
 

@@ -25,12 +25,12 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "client/client.h"
 
 namespace flotilla::runtime {
@@ -122,25 +122,25 @@ class FakeClient : public client::Client {
   void Record(Verb verb, const client::ResourceRef& res, const std::string& ns,
               const std::string& name, std::string body);
   StatusOr<json::object> WriteLocked(const client::ResourceRef& res, const std::string& ns,
-                                     json::object obj, bool create);
+                                     json::object obj, bool create) REQUIRES(mu_);
   // Appends a write to the history and queues it on matching watches; `old`
   // (null on create) decides whether a selector watch sees it enter or leave.
   void PublishLocked(const std::string& resource, client::WatchEvent::Type type,
-                     const json::object* old, const json::object& object);
-  std::vector<std::shared_ptr<Sink>> LiveSinksLocked();
+                     const json::object* old, const json::object& object) REQUIRES(mu_);
+  std::vector<std::shared_ptr<Sink>> LiveSinksLocked() REQUIRES(mu_);
 
   Clock& clock_;
   const size_t history_limit_;
-  mutable std::mutex mu_;
-  std::map<std::string, ObjectMap> objects_;     // GUARDED_BY(mu_) by ResourceKey
-  int64_t rv_ = 1;                               // GUARDED_BY(mu_)
-  int64_t uid_counter_ = 0;                      // GUARDED_BY(mu_)
-  int64_t compacted_rv_ = 1;                     // GUARDED_BY(mu_) oldest resumable
-  std::deque<HistoryEntry> history_;             // GUARDED_BY(mu_)
-  std::map<Verb, std::deque<Status>> injected_;  // GUARDED_BY(mu_)
-  std::vector<Action> actions_;                  // GUARDED_BY(mu_)
-  std::vector<std::weak_ptr<Sink>> sinks_;       // GUARDED_BY(mu_)
-  bool paused_ = false;                          // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, ObjectMap> objects_ GUARDED_BY(mu_);  // by ResourceKey
+  int64_t rv_ GUARDED_BY(mu_) = 1;
+  int64_t uid_counter_ GUARDED_BY(mu_) = 0;
+  int64_t compacted_rv_ GUARDED_BY(mu_) = 1;  // oldest resumable
+  std::deque<HistoryEntry> history_ GUARDED_BY(mu_);
+  std::map<Verb, std::deque<Status>> injected_ GUARDED_BY(mu_);
+  std::vector<Action> actions_ GUARDED_BY(mu_);
+  std::vector<std::weak_ptr<Sink>> sinks_ GUARDED_BY(mu_);
+  bool paused_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace flotilla::runtime

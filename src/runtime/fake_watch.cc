@@ -1,9 +1,9 @@
 // FakeClient's watches: a Sink per watch (its filter and queue of events) and
 // one delivery thread per watch, fed by PublishLocked and steered by the
 // pause, expire and break controls.
-#include <condition_variable>
 #include <thread>
 
+#include "base/mutex.h"
 #include "runtime/fake_client.h"
 #include "runtime/fake_client_internal.h"
 
@@ -54,29 +54,30 @@ struct FakeClient::Sink {
     return std::nullopt;
   }
 
-  // REQUIRES: mu held.
-  void PushLocked(WatchEvent::Type type, json::object object) {
+  void PushLocked(WatchEvent::Type type, json::object object) REQUIRES(mu) {
     if (ending || stopped) return;
     events.push_back({type, std::move(object)});
-    cv.notify_all();
+    cv.NotifyAll();
   }
 
   // Ends the stream: what was not delivered is dropped; `last` (if any) is
   // delivered before `done` gets `status`.
   void End(Status status, std::optional<WatchEvent> last) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (ending || stopped) return;
     events.clear();
     if (last) events.push_back(std::move(*last));
     ending = true;
     end_status = std::move(status);
-    cv.notify_all();
+    cv.NotifyAll();
   }
 
   void Run() {
-    std::unique_lock lock(mu);
+    MutexLock lock(mu);
     for (;;) {
-      cv.wait(lock, [&] { return stopped || (!events.empty() && (!paused || ending)) || ending; });
+      cv.Wait(lock, [&]() REQUIRES(mu) {
+        return stopped || (!events.empty() && (!paused || ending)) || ending;
+      });
       if (stopped || events.empty()) break;
       WatchEvent ev = std::move(events.front());
       events.pop_front();
@@ -84,13 +85,13 @@ struct FakeClient::Sink {
         const json::value* rv = Find(ev.object, "metadata.resourceVersion");
         if (rv != nullptr && rv->is_string()) last_rv = rv->as_string();
       }
-      lock.unlock();
+      lock.Unlock();
       on_event(std::move(ev));
-      lock.lock();
+      lock.Lock();
     }
     Status status = stopped ? Status::Ok() : end_status;
     finished = true;
-    lock.unlock();
+    lock.Unlock();
     if (on_done) on_done(status);
   }
 
@@ -99,15 +100,15 @@ struct FakeClient::Sink {
   const fake_internal::Filter filter;
   const client::WatchCallback on_event;
   const client::WatchDone on_done;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<WatchEvent> events;  // GUARDED_BY(mu)
-  std::string last_rv;            // GUARDED_BY(mu)
-  Status end_status;              // GUARDED_BY(mu)
-  bool paused = false;            // GUARDED_BY(mu)
-  bool ending = false;            // GUARDED_BY(mu)
-  bool stopped = false;           // GUARDED_BY(mu)
-  bool finished = false;          // GUARDED_BY(mu)
+  Mutex mu;
+  CondVar cv;
+  std::deque<WatchEvent> events GUARDED_BY(mu);
+  std::string last_rv GUARDED_BY(mu);
+  Status end_status GUARDED_BY(mu);
+  bool paused GUARDED_BY(mu) = false;
+  bool ending GUARDED_BY(mu) = false;
+  bool stopped GUARDED_BY(mu) = false;
+  bool finished GUARDED_BY(mu) = false;
 };
 
 // Stop() joins the delivery thread, so no callback runs after it returns;
@@ -122,14 +123,14 @@ class FakeClient::FakeWatch : public client::Watch {
   }
   void Stop() override {
     {
-      std::lock_guard lock(sink_->mu);
+      MutexLock lock(sink_->mu);
       sink_->stopped = true;
-      sink_->cv.notify_all();
+      sink_->cv.NotifyAll();
     }
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   }
   std::string LastResourceVersion() const override {
-    std::lock_guard lock(sink_->mu);
+    MutexLock lock(sink_->mu);
     return sink_->last_rv;
   }
 
@@ -158,8 +159,8 @@ StatusOr<std::unique_ptr<client::Watch>> FakeClient::StartWatch(const client::Re
   std::string resource = ResourceKey(res);
   auto sink = std::make_shared<Sink>(resource, res.namespaced ? ns : "", std::move(filter),
                                      std::move(on_event), std::move(on_done));
-  std::lock_guard lock(mu_);
-  std::lock_guard sink_lock(sink->mu);
+  MutexLock lock(mu_);
+  MutexLock sink_lock(sink->mu);
   sink->paused = paused_;
   if (from == 0) {
     for (const auto& [key, obj] : objects_[resource]) {
@@ -193,7 +194,7 @@ void FakeClient::PublishLocked(const std::string& resource, WatchEvent::Type typ
     if (sink->resource != resource) continue;
     auto seen = sink->Translate(type, old, object);
     if (!seen) continue;
-    std::lock_guard sink_lock(sink->mu);
+    MutexLock sink_lock(sink->mu);
     sink->PushLocked(*seen, object);
   }
 }
@@ -205,7 +206,7 @@ std::vector<std::shared_ptr<FakeClient::Sink>> FakeClient::LiveSinksLocked() {
     auto sink = weak.lock();
     if (sink == nullptr) continue;
     {
-      std::lock_guard sink_lock(sink->mu);
+      MutexLock sink_lock(sink->mu);
       if (sink->finished || sink->stopped) continue;
     }
     kept.push_back(weak);
@@ -216,26 +217,26 @@ std::vector<std::shared_ptr<FakeClient::Sink>> FakeClient::LiveSinksLocked() {
 }
 
 void FakeClient::PauseWatches() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   paused_ = true;
   for (const auto& sink : LiveSinksLocked()) {
-    std::lock_guard sink_lock(sink->mu);
+    MutexLock sink_lock(sink->mu);
     sink->paused = true;
   }
 }
 
 void FakeClient::ResumeWatches() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   paused_ = false;
   for (const auto& sink : LiveSinksLocked()) {
-    std::lock_guard sink_lock(sink->mu);
+    MutexLock sink_lock(sink->mu);
     sink->paused = false;
-    sink->cv.notify_all();
+    sink->cv.NotifyAll();
   }
 }
 
 void FakeClient::ExpireWatches() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   compacted_rv_ = rv_;
   history_.clear();
   Status expired = Status::Expired("The resourceVersion for the provided watch is too old.");
@@ -245,30 +246,30 @@ void FakeClient::ExpireWatches() {
 }
 
 void FakeClient::BreakWatches() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& sink : LiveSinksLocked()) {
     sink->End(Status::Unavailable("watch stream broken"), std::nullopt);
   }
 }
 
 void FakeClient::CloseWatches() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& sink : LiveSinksLocked()) sink->End(Status::Ok(), std::nullopt);
 }
 
 void FakeClient::Compact() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   compacted_rv_ = rv_;
   history_.clear();
 }
 
 int FakeClient::OpenWatches() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   int open = 0;
   for (const auto& weak : sinks_) {
     auto sink = weak.lock();
     if (sink == nullptr) continue;
-    std::lock_guard sink_lock(sink->mu);
+    MutexLock sink_lock(sink->mu);
     if (!sink->finished && !sink->stopped) ++open;
   }
   return open;

@@ -4,6 +4,7 @@
 
 #include "base/io.h"
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 
@@ -54,18 +55,18 @@ Informer::Informer(client::Client& client, client::ResourceRef resource, Clock& 
       options_(std::move(options)),
       retry_timer_(clock,
                    [this] {
-                     std::lock_guard lock(mu_);
+                     MutexLock lock(mu_);
                      PostLocked([this] { Step(); });
                    }),
       resync_timer_(clock, [this] {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         PostLocked([this] { Resync(); });
       }) {}
 
 Informer::~Informer() { Stop(); }
 
 void Informer::AddEventHandler(EventHandler handler) {
-  std::lock_guard lock(deliver_mu_);
+  MutexLock lock(deliver_mu_);
   if (handler.on_add) {
     for (const auto& obj : cache_.List()) Guard("add", [&] { handler.on_add(obj); });
   }
@@ -74,46 +75,46 @@ void Informer::AddEventHandler(EventHandler handler) {
 }
 
 void Informer::Start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   PostLocked([this] { Step(); });
 }
 
 void Informer::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  synced_cv_.notify_all();
+  synced_cv_.NotifyAll();
   // Nothing is posted once stopping_ is set; wait for what was.
   retry_timer_.Cancel();
   resync_timer_.Cancel();
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   ScopedBlocking blocking;
-  idle_cv_.wait(lock, [&] { return pending_ == 0; });
+  idle_cv_.Wait(lock, [&]() REQUIRES(mu_) { return pending_ == 0; });
   std::unique_ptr<client::Watch> watch = std::move(watch_);
-  lock.unlock();
+  lock.Unlock();
   if (watch != nullptr) watch->Stop();
 }
 
 bool Informer::HasSynced() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return synced_;
 }
 
 bool Informer::Served() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return served_;
 }
 
 bool Informer::WaitForSync() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   ScopedBlocking blocking;
-  synced_cv_.wait(lock, [&] { return synced_ || stopping_; });
+  synced_cv_.Wait(lock, [&]() REQUIRES(mu_) { return synced_ || stopping_; });
   return synced_;
 }
 
 InformerStats Informer::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
@@ -122,8 +123,8 @@ bool Informer::PostLocked(std::function<void()> work) {
   ++pending_;
   SharedClientPool().Submit([this, work = std::move(work)] {
     work();
-    std::lock_guard lock(mu_);
-    if (--pending_ == 0) idle_cv_.notify_all();
+    MutexLock lock(mu_);
+    if (--pending_ == 0) idle_cv_.NotifyAll();
   });
   return true;
 }
@@ -132,7 +133,7 @@ void Informer::Step() {
   std::unique_ptr<client::Watch> ended;
   bool need_list;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     ended = std::move(watch_);
     need_list = need_list_;
@@ -141,7 +142,7 @@ void Informer::Step() {
   ended.reset();
   if (need_list) {
     if (!ListAndReplace()) return Retry();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     need_list_ = false;
   }
   if (!StartWatch()) Retry();
@@ -150,7 +151,7 @@ void Informer::Step() {
 void Informer::NotServed() {
   bool tell = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.list_failures;
     if (served_) {
       spdlog::info(
@@ -164,7 +165,7 @@ void Informer::NotServed() {
     told_synced_ = true;
   }
   if (tell) {
-    std::lock_guard lock(deliver_mu_);
+    MutexLock lock(deliver_mu_);
     for (const EventHandler& h : handlers_) {
       if (h.on_synced) Guard("synced", h.on_synced);
     }
@@ -175,7 +176,7 @@ void Informer::NotServed() {
 // backoff_initial doubling up to backoff_max; not_served_retry while the
 // server does not serve the resource.
 void Informer::Retry() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!served_) {
     if (!stopping_) retry_timer_.ArmAfter(options_.not_served_retry);
     return;
@@ -201,13 +202,13 @@ bool Informer::ListAndReplace() {
   }
   if (!list.ok()) {
     spdlog::warn("informer {}: list failed: {}", resource_.resource, list.status().ToString());
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.list_failures;
     ++failures_;
     return false;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.lists;
     if (!served_) {
       spdlog::info("informer {}: the server serves {} now", resource_.resource,
@@ -216,12 +217,12 @@ bool Informer::ListAndReplace() {
     served_ = true;
   }
   {
-    std::lock_guard lock(deliver_mu_);
+    MutexLock lock(deliver_mu_);
     Replace(std::move(list->items));
   }
   bool first = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stats_.resource_version = list->resource_version;
     if (!synced_) {
       synced_ = true;
@@ -230,11 +231,11 @@ bool Informer::ListAndReplace() {
       if (options_.resync_period > Duration::zero() && !stopping_) {
         resync_timer_.ArmAfter(options_.resync_period);
       }
-      synced_cv_.notify_all();
+      synced_cv_.NotifyAll();
     }
   }
   if (first) {
-    std::lock_guard lock(deliver_mu_);
+    MutexLock lock(deliver_mu_);
     for (const EventHandler& h : handlers_) {
       if (h.on_synced) Guard("synced", h.on_synced);
     }
@@ -251,7 +252,6 @@ ObjectPtr Informer::Cached(Obj&& obj) const {
 }
 
 // Delivers the difference between the cache and a fresh list.
-// REQUIRES: deliver_mu_ held.
 void Informer::Replace(std::vector<json::object> items) {
   std::set<std::string> listed;
   for (auto& item : items) {
@@ -282,7 +282,7 @@ bool Informer::StartWatch() {
   opts.field_selector = options_.field_selector;
   uint64_t generation;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     generation = ++watch_generation_;
     watch_ended_ = false;
     watch_saw_events_ = false;
@@ -292,7 +292,7 @@ bool Informer::StartWatch() {
       resource_, options_.ns, opts,
       [this, generation](WatchEvent ev) { OnWatchEvent(generation, std::move(ev)); },
       [this, generation](const Status& s) { OnWatchDone(generation, s); });
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!watch.ok()) {
     spdlog::warn("informer {}: watch failed: {}", resource_.resource, watch.status().ToString());
     ++stats_.watch_failures;
@@ -306,8 +306,8 @@ bool Informer::StartWatch() {
 }
 
 void Informer::OnWatchEvent(uint64_t generation, WatchEvent event) {
-  std::lock_guard deliver(deliver_mu_);
-  std::unique_lock lock(mu_);
+  MutexLock deliver(deliver_mu_);
+  MutexLock lock(mu_);
   if (generation != watch_generation_ || watch_ended_ || stopping_) return;
   if (event.type == WatchEvent::Type::kError) {
     spdlog::info("informer {}: watch ended: {}", resource_.resource,
@@ -325,7 +325,7 @@ void Informer::OnWatchEvent(uint64_t generation, WatchEvent event) {
   if (!rv.empty()) stats_.resource_version = rv;
   if (event.type == WatchEvent::Type::kBookmark) return;
   ++stats_.events;
-  lock.unlock();
+  lock.Unlock();
   ApplyLocked(event.type, Cached(std::move(event.object)));
 }
 
@@ -334,7 +334,7 @@ void Informer::OnWatchEvent(uint64_t generation, WatchEvent event) {
 // after a failure it lists again. A watch that saw nothing counts towards
 // the backoff of a list or watch start that fails next.
 void Informer::OnWatchDone(uint64_t generation, const Status& status) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (generation != watch_generation_ || watch_ended_) return;
   watch_ended_ = true;
   if (status.ok()) {
@@ -348,7 +348,6 @@ void Informer::OnWatchDone(uint64_t generation, const Status& status) {
   PostLocked([this] { Step(); });
 }
 
-// REQUIRES: deliver_mu_ held.
 void Informer::ApplyLocked(WatchEvent::Type type, ObjectPtr obj) {
   std::string key = ObjectKey(*obj);
   ObjectPtr cached = cache_.Get(key);
@@ -369,10 +368,10 @@ void Informer::ApplyLocked(WatchEvent::Type type, ObjectPtr obj) {
 
 void Informer::Resync() {
   {
-    std::lock_guard lock(deliver_mu_);
+    MutexLock lock(deliver_mu_);
     for (const auto& obj : cache_.List()) NotifyUpdate(obj, obj);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.resyncs;
   if (!stopping_) resync_timer_.ArmAfter(options_.resync_period);
 }

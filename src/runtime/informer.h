@@ -26,15 +26,14 @@
 // injected Clock. Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/timer.h"
 #include "client/client.h"
 #include "runtime/cache.h"
@@ -124,25 +123,25 @@ class Informer {
  private:
   // Runs on the shared pool: lists if needed, then starts a watch.
   void Step();
-  // Queues a Step on the pool; false once stopping. REQUIRES: mu_ held.
-  bool PostLocked(std::function<void()> work);
+  // Queues a Step on the pool; false once stopping.
+  bool PostLocked(std::function<void()> work) REQUIRES(mu_);
   // The next Step: at once after one failure, else after the backoff.
   void Retry();
   bool ListAndReplace();
   // The list said the server does not serve the resource.
   void NotServed();
-  void Replace(std::vector<json::object> items);
+  void Replace(std::vector<json::object> items) REQUIRES(deliver_mu_);
   template <typename Obj>
   ObjectPtr Cached(Obj&& obj) const;
   bool StartWatch();
   void OnWatchEvent(uint64_t generation, client::WatchEvent event);
   void OnWatchDone(uint64_t generation, const Status& status);
-  void ApplyLocked(client::WatchEvent::Type type, ObjectPtr obj);
+  void ApplyLocked(client::WatchEvent::Type type, ObjectPtr obj) REQUIRES(deliver_mu_);
   void Resync();
 
-  void NotifyAdd(const ObjectPtr& obj);
-  void NotifyUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj);
-  void NotifyDelete(const ObjectPtr& obj);
+  void NotifyAdd(const ObjectPtr& obj) REQUIRES(deliver_mu_);
+  void NotifyUpdate(const ObjectPtr& old_obj, const ObjectPtr& new_obj) REQUIRES(deliver_mu_);
+  void NotifyDelete(const ObjectPtr& obj) REQUIRES(deliver_mu_);
   void Guard(const char* what, const std::function<void()>& call);
 
   client::Client& client_;
@@ -152,24 +151,24 @@ class Informer {
   Cache cache_;
 
   // Serializes cache changes with handler calls. Taken before mu_.
-  std::mutex deliver_mu_;
-  std::vector<EventHandler> handlers_;  // GUARDED_BY(deliver_mu_)
+  Mutex deliver_mu_;
+  std::vector<EventHandler> handlers_ GUARDED_BY(deliver_mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable synced_cv_;
-  std::condition_variable idle_cv_;       // pending_ reached zero
-  bool synced_ = false;                   // GUARDED_BY(mu_)
-  bool served_ = true;                    // GUARDED_BY(mu_)
-  bool told_synced_ = false;              // GUARDED_BY(mu_) on_synced ran
-  bool stopping_ = false;                 // GUARDED_BY(mu_)
-  int pending_ = 0;                       // GUARDED_BY(mu_) work posted, not finished
-  bool need_list_ = true;                 // GUARDED_BY(mu_)
-  uint64_t watch_generation_ = 0;         // GUARDED_BY(mu_)
-  bool watch_ended_ = false;              // GUARDED_BY(mu_) the current watch's
-  bool watch_saw_events_ = false;         // GUARDED_BY(mu_)
-  int failures_ = 0;                      // GUARDED_BY(mu_) consecutive
-  InformerStats stats_;                   // GUARDED_BY(mu_)
-  std::unique_ptr<client::Watch> watch_;  // GUARDED_BY(mu_); stopped outside it
+  mutable Mutex mu_;
+  CondVar synced_cv_;
+  CondVar idle_cv_;  // pending_ reached zero
+  bool synced_ GUARDED_BY(mu_) = false;
+  bool served_ GUARDED_BY(mu_) = true;
+  bool told_synced_ GUARDED_BY(mu_) = false;  // on_synced ran
+  bool stopping_ GUARDED_BY(mu_) = false;
+  int pending_ GUARDED_BY(mu_) = 0;  // work posted, not finished
+  bool need_list_ GUARDED_BY(mu_) = true;
+  uint64_t watch_generation_ GUARDED_BY(mu_) = 0;
+  bool watch_ended_ GUARDED_BY(mu_) = false;  // the current watch's
+  bool watch_saw_events_ GUARDED_BY(mu_) = false;
+  int failures_ GUARDED_BY(mu_) = 0;  // consecutive
+  InformerStats stats_ GUARDED_BY(mu_);
+  std::unique_ptr<client::Watch> watch_ GUARDED_BY(mu_);  // stopped outside it
 
   // Last: their callbacks use the members above.
   Timer retry_timer_;

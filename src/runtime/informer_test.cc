@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "runtime/fake_client.h"
 #include "runtime/test_util.h"
 
@@ -45,20 +45,20 @@ class Recorder {
             [this](const ObjectPtr& o) { Push("delete " + ObjectKey(*o)); }};
   }
   std::vector<std::string> Take() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return std::exchange(events_, {});
   }
   size_t Size() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return events_.size();
   }
 
  private:
   void Push(std::string e) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     events_.push_back(std::move(e));
   }
-  std::mutex mu_;
+  Mutex mu_;
   std::vector<std::string> events_;
 };
 
@@ -309,17 +309,17 @@ TEST_F(InformerTest, TransformedObjectsAreWhatTheCacheAndHandlersHold) {
     return view;
   };
   std::vector<ObjectPtr> seen;
-  std::mutex mu;
+  Mutex mu;
   auto informer = std::make_unique<Informer>(client_, kConfigMaps, clock_, options);
   informer->AddEventHandler(recorder_.Handler());
   informer->AddEventHandler({.on_add =
                                  [&](const ObjectPtr& o) {
-                                   std::lock_guard lock(mu);
+                                   MutexLock lock(mu);
                                    seen.push_back(o);
                                  },
                              .on_update =
                                  [&](const ObjectPtr&, const ObjectPtr& o) {
-                                   std::lock_guard lock(mu);
+                                   MutexLock lock(mu);
                                    seen.push_back(o);
                                  }});
   informer->Start();
@@ -328,12 +328,12 @@ TEST_F(InformerTest, TransformedObjectsAreWhatTheCacheAndHandlersHold) {
   std::string a2 = Update("ns", "a", "2");
   // Handlers run one after the other for each event: wait for the last.
   ASSERT_TRUE(Eventually([&] {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return seen.size() == 3;  // listed, then watched
   }));
   EXPECT_THAT(recorder_.Take(),
               ElementsAre("add ns/a@" + a1, "add ns/b@" + b1, "update ns/a@" + a1 + "->" + a2));
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   for (const ObjectPtr& o : seen) EXPECT_EQ(o->if_contains("data"), nullptr) << ToJson(*o);
   for (const ObjectPtr& o : informer->cache().List()) {
     EXPECT_EQ(o->if_contains("data"), nullptr) << ToJson(*o);

@@ -1,6 +1,7 @@
 #include "runtime/leader_election.h"
 
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 namespace {
@@ -70,18 +71,18 @@ LeaderElector::LeaderElector(client::Client& client, Clock& clock, LeaderElectio
 LeaderElector::~LeaderElector() { Stop(); }
 
 void LeaderElector::Start() {
-  std::lock_guard lock(join_mu_);
+  MutexLock lock(join_mu_);
   thread_ = std::thread([this] { Run(); });
   watchdog_ = std::thread([this] { Watchdog(); });
 }
 
 void LeaderElector::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   alarm_.Stop();
-  std::lock_guard lock(join_mu_);
+  MutexLock lock(join_mu_);
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   // After the elector's thread: its last EndTerm happens before the watchdog
   // stops watching.
@@ -90,26 +91,26 @@ void LeaderElector::Stop() {
 }
 
 bool LeaderElector::IsLeading() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return leading_;
 }
 
 std::string LeaderElector::Leader() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return leader_;
 }
 
 bool LeaderElector::Stopping() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stopping_;
 }
 
 void LeaderElector::Run() {
   while (Acquire()) {
     {
-      std::lock_guard term(term_mu_);
+      MutexLock term(term_mu_);
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         leading_ = true;
         term_over_ = false;
       }
@@ -128,21 +129,21 @@ void LeaderElector::Run() {
 
 void LeaderElector::RenewBy(TimePoint deadline) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     renew_by_ = deadline;
   }
   watchdog_alarm_.Kick();
 }
 
 bool LeaderElector::TermOver() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return term_over_;
 }
 
 void LeaderElector::EndTerm(const char* why) {
-  std::lock_guard term(term_mu_);
+  MutexLock term(term_mu_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     renew_by_ = TimePoint::max();
     if (term_over_) return;
     term_over_ = true;
@@ -159,7 +160,7 @@ void LeaderElector::Watchdog() {
   while (!watchdog_alarm_.stopped()) {
     TimePoint by;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       by = renew_by_;
     }
     TimePoint now = clock_.Now();
@@ -300,7 +301,7 @@ void LeaderElector::SetObserved(const LeaderElectionRecord& record) {
   observed_ = record;
   observed_raw_ = record.ToLeaseSpec();
   observed_time_ = clock_.Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   leader_ = record.holder_identity;
 }
 

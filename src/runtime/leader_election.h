@@ -40,12 +40,12 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "client/resources.h"
 #include "runtime/alarm.h"
@@ -150,20 +150,20 @@ class LeaderElector {
   std::optional<json::object> lease_;  // as last read or written
   std::string reported_leader_;
 
-  mutable std::mutex mu_;
-  bool leading_ = false;   // GUARDED_BY(mu_)
-  bool stopping_ = false;  // GUARDED_BY(mu_)
-  std::string leader_;     // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  bool leading_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::string leader_ GUARDED_BY(mu_);
 
   // While leading: the term ends if no renewal succeeds by then.
-  TimePoint renew_by_ = TimePoint::max();  // GUARDED_BY(mu_)
-  bool term_over_ = true;                  // GUARDED_BY(mu_): on_stopped_leading is due or done
+  TimePoint renew_by_ GUARDED_BY(mu_) = TimePoint::max();
+  bool term_over_ GUARDED_BY(mu_) = true;  // on_stopped_leading is due or done
   // Held while a leading callback runs, so that they never overlap.
-  std::mutex term_mu_;
+  Mutex term_mu_;
 
-  std::mutex join_mu_;
-  std::thread thread_;    // GUARDED_BY(join_mu_) once started
-  std::thread watchdog_;  // GUARDED_BY(join_mu_) once started
+  Mutex join_mu_;
+  std::thread thread_ GUARDED_BY(join_mu_);    // once started
+  std::thread watchdog_ GUARDED_BY(join_mu_);  // once started
 };
 
 }  // namespace flotilla::runtime

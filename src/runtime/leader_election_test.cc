@@ -4,10 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "runtime/fake_client.h"
 #include "runtime/forwarding_client.h"
 #include "runtime/test_util.h"
@@ -28,19 +27,19 @@ class PartitionableClient : public testing::ForwardingClient {
   using ForwardingClient::ForwardingClient;
   void Cut() { cut_ = true; }
   void Hang() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     hang_ = true;
   }
   void Release() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       hang_ = false;
       cut_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   int blocked() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return blocked_;
   }
 
@@ -63,16 +62,16 @@ class PartitionableClient : public testing::ForwardingClient {
  private:
   static Status Down() { return Status::Unavailable("connection refused"); }
   bool Unreachable() {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     ++blocked_;
-    cv_.wait(lock, [&] { return !hang_; });
+    cv_.Wait(lock, [&]() REQUIRES(mu_) { return !hang_; });
     --blocked_;
     return cut_;
   }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool hang_ = false;  // GUARDED_BY(mu_)
-  int blocked_ = 0;    // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  bool hang_ GUARDED_BY(mu_) = false;
+  int blocked_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> cut_ = false;
 };
 

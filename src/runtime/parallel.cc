@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 namespace {
@@ -15,9 +16,9 @@ struct Batch {
   size_t n = 0;
   const std::function<void(size_t)>* fn = nullptr;
   std::atomic<size_t> next = 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t done = 0;  // GUARDED_BY(mu)
+  Mutex mu;
+  CondVar cv;
+  size_t done GUARDED_BY(mu) = 0;
 
   void Work() {
     size_t finished = 0;
@@ -26,9 +27,9 @@ struct Batch {
       ++finished;
     }
     if (finished == 0) return;
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     done += finished;
-    if (done == n) cv.notify_all();
+    if (done == n) cv.NotifyAll();
   }
 };
 
@@ -40,10 +41,10 @@ WorkPool::WorkPool(int threads) {
 
 WorkPool::~WorkPool() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (std::thread& t : threads_) t.join();
 }
 
@@ -51,8 +52,8 @@ void WorkPool::Run() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      MutexLock lock(mu_);
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return stopping_ || !tasks_.empty(); });
       if (tasks_.empty()) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
@@ -70,19 +71,19 @@ void WorkPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn, int 
       std::min<size_t>({n - 1, threads_.size(), static_cast<size_t>(std::max(max_helpers, 0))});
   if (helpers > 0) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (size_t h = 0; h < helpers; ++h) tasks_.push_back([batch] { batch->Work(); });
     }
     if (helpers == 1) {
-      cv_.notify_one();
+      cv_.NotifyOne();
     } else {
-      cv_.notify_all();
+      cv_.NotifyAll();
     }
   }
   batch->Work();
-  std::unique_lock lock(batch->mu);
+  MutexLock lock(batch->mu);
   ScopedBlocking blocking;
-  batch->cv.wait(lock, [&] { return batch->done == n; });
+  batch->cv.Wait(lock, [&]() REQUIRES(batch->mu) { return batch->done == n; });
 }
 
 }  // namespace flotilla::runtime

@@ -2,9 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <set>
 #include <thread>
+
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 namespace {
@@ -12,11 +13,11 @@ namespace {
 TEST(ParallelForTest, CallsEveryIndexOnceOnAtMostMaxThreads) {
   for (int max_threads : {0, 1, 4, 64}) {
     std::vector<std::atomic<int>> calls(50);
-    std::mutex mu;
+    Mutex mu;
     std::set<std::thread::id> threads;
     ParallelFor(calls.size(), max_threads, [&](size_t i) {
       ++calls[i];
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       threads.insert(std::this_thread::get_id());
     });
     for (const auto& c : calls) EXPECT_EQ(c, 1);
@@ -28,11 +29,11 @@ TEST(ParallelForTest, CallsEveryIndexOnceOnAtMostMaxThreads) {
 TEST(WorkPoolTest, CallsEveryIndexOnceOnThePoolAndTheCaller) {
   WorkPool pool(3);
   std::vector<std::atomic<int>> calls(200);
-  std::mutex mu;
+  Mutex mu;
   std::set<std::thread::id> threads;
   pool.ParallelFor(calls.size(), [&](size_t i) {
     ++calls[i];
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     threads.insert(std::this_thread::get_id());
   });
   for (const auto& c : calls) EXPECT_EQ(c, 1);

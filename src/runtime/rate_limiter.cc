@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/mutex.h"
+
 namespace flotilla::runtime {
 
 Duration ExponentialFailureRateLimiter::When(const std::string& key) {
   int exp;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     exp = failures_[key]++;
   }
   // Computed in floating point so that a large exponent saturates at max_
@@ -19,12 +21,12 @@ Duration ExponentialFailureRateLimiter::When(const std::string& key) {
 }
 
 void ExponentialFailureRateLimiter::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   failures_.erase(key);
 }
 
 int ExponentialFailureRateLimiter::NumRequeues(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }

@@ -11,12 +11,12 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/token_bucket.h"
 
 namespace flotilla::runtime {
@@ -40,8 +40,8 @@ class ExponentialFailureRateLimiter : public RateLimiter {
  private:
   const Duration base_;
   const Duration max_;
-  std::mutex mu_;
-  std::unordered_map<std::string, int> failures_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::unordered_map<std::string, int> failures_ GUARDED_BY(mu_);
 };
 
 // A token bucket shared by all keys (golang.org/x/time/rate's Reserve): it

@@ -5,12 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <regex>
 
 #include "base/json.h"
+#include "base/mutex.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "runtime/e2e_util.h"
@@ -96,8 +95,8 @@ class GatedClient : public testing::ForwardingClient {
                                                       client::WatchDone on_done) override {
     auto once = std::make_shared<OnceDone>(std::move(on_done));
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return !gated_; });
+      MutexLock lock(mu_);
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return !gated_; });
       current_ = once;
       ++watches_;
     }
@@ -107,19 +106,19 @@ class GatedClient : public testing::ForwardingClient {
   void Close() {
     std::shared_ptr<OnceDone> current;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       gated_ = true;
       current = current_;
     }
     if (current) current->Call(Status::Ok());
   }
   void Open() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     gated_ = false;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   int watches() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return watches_;
   }
 
@@ -137,11 +136,11 @@ class GatedClient : public testing::ForwardingClient {
     std::atomic<bool> called_ = false;
   };
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool gated_ = false;                 // GUARDED_BY(mu_)
-  int watches_ = 0;                    // GUARDED_BY(mu_)
-  std::shared_ptr<OnceDone> current_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  bool gated_ GUARDED_BY(mu_) = false;
+  int watches_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<OnceDone> current_ GUARDED_BY(mu_);
 };
 
 // What the handlers were told, checked as it arrives: an add only for an
@@ -155,23 +154,23 @@ class Model {
             [this](const ObjectPtr& o) { Delete(*o); }};
   }
   std::map<std::string, std::string> State() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return state_;
   }
   std::vector<std::string> Errors() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return errors_;
   }
 
  private:
   void Add(const json::object& obj) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::string key = ObjectKey(obj);
     if (state_.count(key)) errors_.push_back("add of known " + key);
     state_[key] = ResourceVersionOf(obj);
   }
   void Update(const json::object& old_obj, const json::object& obj) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::string key = ObjectKey(obj);
     auto it = state_.find(key);
     if (it == state_.end() || it->second != ResourceVersionOf(old_obj)) {
@@ -183,14 +182,14 @@ class Model {
     state_[key] = ResourceVersionOf(obj);
   }
   void Delete(const json::object& obj) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::string key = ObjectKey(obj);
     if (state_.erase(key) == 0) errors_.push_back("delete of unknown " + key);
   }
 
-  std::mutex mu_;
-  std::map<std::string, std::string> state_;  // GUARDED_BY(mu_) key -> resourceVersion
-  std::vector<std::string> errors_;           // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, std::string> state_ GUARDED_BY(mu_);  // key -> resourceVersion
+  std::vector<std::string> errors_ GUARDED_BY(mu_);
 };
 
 // key -> resourceVersion of the ConfigMaps in `ns`, as kubectl lists them.

@@ -10,12 +10,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "runtime/controller_manager.h"
 #include "runtime/informer.h"
@@ -34,7 +34,7 @@ class SharedInformers {
   // REQUIRES: called before the manager starts (while controllers are
   // built).
   Informer& For(const client::ResourceRef& resource) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::string key = resource.group + "/" + resource.version + "/" + resource.resource;
     auto& slot = informers_[key];
     if (slot == nullptr) {
@@ -46,7 +46,7 @@ class SharedInformers {
 
   // The informer of `resource` if some controller uses it; null otherwise.
   Informer* Find(const client::ResourceRef& resource) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = informers_.find(resource.group + "/" + resource.version + "/" + resource.resource);
     return it == informers_.end() ? nullptr : it->second.get();
   }
@@ -55,7 +55,7 @@ class SharedInformers {
   // progress, if any. (The manager stops them too; this makes it safe to
   // destroy them afterwards.) Idempotent.
   void StopAll() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<std::thread> stopping;
     for (auto& [key, informer] : informers_) {
       stopping.emplace_back([i = informer.get()] { i->Stop(); });
@@ -67,8 +67,8 @@ class SharedInformers {
   client::Client& client_;
   Clock& clock_;
   ControllerManager& manager_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Informer>> informers_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, std::unique_ptr<Informer>> informers_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::runtime

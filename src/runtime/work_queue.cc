@@ -1,6 +1,7 @@
 #include "runtime/work_queue.h"
 
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::runtime {
 
@@ -16,7 +17,7 @@ void WorkQueue::Add(const std::string& key) { AddAfter(key, Duration::zero()); }
 void WorkQueue::AddAfter(const std::string& key, Duration delay) {
   TimePoint ready = clock_.Now() + delay;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (shutting_down_) return;
     ++adds_;
     if (delay <= Duration::zero()) {
@@ -41,7 +42,7 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
 void WorkQueue::AddRateLimited(const std::string& key) {
   Duration delay = limiter_->When(key);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++retries_;
   }
   AddAfter(key, delay);
@@ -52,31 +53,31 @@ void WorkQueue::Forget(const std::string& key) { limiter_->Forget(key); }
 int WorkQueue::NumRequeues(const std::string& key) { return limiter_->NumRequeues(key); }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   ScopedBlocking blocking;
-  ready_cv_.wait(lock, [&] { return !queue_.empty() || shutting_down_; });
+  ready_cv_.Wait(lock, [&]() REQUIRES(mu_) { return !queue_.empty() || shutting_down_; });
   if (shutting_down_) return std::nullopt;
   return TakeLocked();
 }
 
 std::optional<std::string> WorkQueue::TryGet() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutting_down_ || queue_.empty()) return std::nullopt;
   return TakeLocked();
 }
 
 void WorkQueue::SetOnReady(std::function<void()> fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   on_ready_ = std::move(fn);
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   processing_.erase(key);
   if (dirty_.count(key) != 0 && !shutting_down_) PushLocked(key);
 }
 
-// REQUIRES: mu_ held and a key queued.
+// REQUIRES: a key queued.
 std::string WorkQueue::TakeLocked() {
   std::string key = std::move(queue_.front());
   queue_.pop_front();
@@ -85,49 +86,47 @@ std::string WorkQueue::TakeLocked() {
   return key;
 }
 
-// REQUIRES: mu_ held.
 void WorkQueue::PushLocked(const std::string& key) {
   queue_.push_back(key);
-  ready_cv_.notify_one();
+  ready_cv_.NotifyOne();
   if (on_ready_) on_ready_();
 }
 
 void WorkQueue::ShutDown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     shutting_down_ = true;
     queue_.clear();
     dirty_.clear();
     waiting_by_key_.clear();
     waiting_by_time_.clear();
   }
-  ready_cv_.notify_all();
+  ready_cv_.NotifyAll();
   timer_.Cancel();
 }
 
 bool WorkQueue::ShuttingDown() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return shutting_down_;
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
 WorkQueueStats WorkQueue::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return {queue_.size(), waiting_by_key_.size(), processing_.size(), adds_, retries_};
 }
 
-// REQUIRES: mu_ held and not shutting down.
+// REQUIRES: not shutting down.
 void WorkQueue::AddLocked(const std::string& key) {
   if (!dirty_.insert(key).second) return;
   if (processing_.count(key) != 0) return;
   PushLocked(key);
 }
 
-// REQUIRES: mu_ held.
 void WorkQueue::CancelWaitLocked(const std::string& key) {
   auto it = waiting_by_key_.find(key);
   if (it == waiting_by_key_.end()) return;
@@ -138,7 +137,7 @@ void WorkQueue::CancelWaitLocked(const std::string& key) {
 // The timer's callback: moves the keys whose delay has passed to the queue
 // and arms the timer for the next one.
 void WorkQueue::MoveDue() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutting_down_) return;
   TimePoint now = clock_.Now();
   while (!waiting_by_time_.empty() && waiting_by_time_.begin()->first <= now) {

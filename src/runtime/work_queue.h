@@ -22,13 +22,11 @@
 // one Clock share its one timer thread. Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,6 +34,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/timer.h"
 #include "runtime/rate_limiter.h"
 
@@ -84,27 +83,26 @@ class WorkQueue {
   WorkQueueStats Stats() const;
 
  private:
-  void AddLocked(const std::string& key);
-  void CancelWaitLocked(const std::string& key);
+  void AddLocked(const std::string& key) REQUIRES(mu_);
+  void CancelWaitLocked(const std::string& key) REQUIRES(mu_);
   void MoveDue();
-  // REQUIRES: mu_ held.
-  void PushLocked(const std::string& key);
-  std::string TakeLocked();
+  void PushLocked(const std::string& key) REQUIRES(mu_);
+  std::string TakeLocked() REQUIRES(mu_);
 
   Clock& clock_;
   const std::unique_ptr<RateLimiter> limiter_;
 
-  mutable std::mutex mu_;
-  std::condition_variable ready_cv_;
-  std::deque<std::string> queue_;                                // GUARDED_BY(mu_)
-  std::unordered_set<std::string> dirty_;                        // GUARDED_BY(mu_)
-  std::unordered_set<std::string> processing_;                   // GUARDED_BY(mu_)
-  std::map<std::string, TimePoint> waiting_by_key_;              // GUARDED_BY(mu_)
-  std::set<std::pair<TimePoint, std::string>> waiting_by_time_;  // GUARDED_BY(mu_)
-  bool shutting_down_ = false;                                   // GUARDED_BY(mu_)
-  std::function<void()> on_ready_;                               // GUARDED_BY(mu_)
-  uint64_t adds_ = 0;                                            // GUARDED_BY(mu_)
-  uint64_t retries_ = 0;                                         // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar ready_cv_;
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  std::unordered_set<std::string> dirty_ GUARDED_BY(mu_);
+  std::unordered_set<std::string> processing_ GUARDED_BY(mu_);
+  std::map<std::string, TimePoint> waiting_by_key_ GUARDED_BY(mu_);
+  std::set<std::pair<TimePoint, std::string>> waiting_by_time_ GUARDED_BY(mu_);
+  bool shutting_down_ GUARDED_BY(mu_) = false;
+  std::function<void()> on_ready_ GUARDED_BY(mu_);
+  uint64_t adds_ GUARDED_BY(mu_) = 0;
+  uint64_t retries_ GUARDED_BY(mu_) = 0;
   Timer timer_;  // armed for the earliest waiting key
 };
 

@@ -12,14 +12,13 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "base/file.h"
 #include "base/io.h"
+#include "base/mutex.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "storage/state.h"
 
@@ -107,12 +106,12 @@ class EtcdStore final : public Store {
 
   ~EtcdStore() override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
       if (watch_ctx_ != nullptr) watch_ctx_->TryCancel();
     }
-    stop_cv_.notify_all();
-    cache_cv_.notify_all();
+    stop_cv_.NotifyAll();
+    cache_cv_.NotifyAll();
     if (watcher_.joinable()) watcher_.join();
     if (compactor_.joinable()) compactor_.join();
   }
@@ -322,9 +321,9 @@ class EtcdStore final : public Store {
   // durable and acknowledged.
   void AwaitCache(int64_t revision) {
     ScopedBlocking blocking;
-    std::unique_lock lock(mu_);
-    cache_cv_.wait_for(lock, opts_.request_timeout,
-                       [&] { return stopping_ || watched_.load() >= revision; });
+    MutexLock lock(mu_);
+    cache_cv_.WaitFor(lock, opts_.request_timeout,
+                      [&]() REQUIRES(mu_) { return stopping_ || watched_.load() >= revision; });
   }
 
   // Whether the cache has every write etcd had when this was asked (one
@@ -338,8 +337,8 @@ class EtcdStore final : public Store {
     FLOTILLA_ASSIGN_OR_RETURN(pb::RangeResponse resp, Range(req));
     const int64_t revision = resp.header().revision();
     ScopedBlocking blocking;
-    std::unique_lock lock(mu_);
-    return cache_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] {
+    MutexLock lock(mu_);
+    return cache_cv_.WaitFor(lock, std::chrono::milliseconds(50), [&]() REQUIRES(mu_) {
       return stopping_ || watched_.load() >= revision;
     }) && !stopping_;
   }
@@ -357,7 +356,7 @@ class EtcdStore final : public Store {
     const auto ttl_s = std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(ttl).count());
     const int64_t window_s = std::min<int64_t>(60, ttl_s / 20);
     const auto now = std::chrono::steady_clock::now();
-    std::lock_guard lock(lease_mu_);
+    MutexLock lock(lease_mu_);
     auto& cached = leases_[ttl_s];
     if (cached.id != 0 && cached.expires > now + std::chrono::seconds(ttl_s) &&
         cached.expires <= now + std::chrono::seconds(ttl_s + window_s)) {
@@ -452,8 +451,8 @@ class EtcdStore final : public Store {
   void CompactLoop();
   // Waits `d` or until the store stops; false when it stops.
   bool Pause(std::chrono::milliseconds d) {
-    std::unique_lock lock(mu_);
-    return !stop_cv_.wait_for(lock, d, [&] { return stopping_; });
+    MutexLock lock(mu_);
+    return !stop_cv_.WaitFor(lock, d, [&]() REQUIRES(mu_) { return stopping_; });
   }
 
   const EtcdOptions opts_;
@@ -467,17 +466,17 @@ class EtcdStore final : public Store {
     int64_t id = 0;
     std::chrono::steady_clock::time_point expires;
   };
-  std::mutex lease_mu_;
-  std::map<int64_t, Lease> leases_;  // GUARDED_BY(lease_mu_)
+  Mutex lease_mu_;
+  std::map<int64_t, Lease> leases_ GUARDED_BY(lease_mu_);
   std::atomic<int64_t> latest_{0};
   // Every event up to this revision has been applied to the cache.
   std::atomic<int64_t> watched_{0};
 
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  std::condition_variable cache_cv_;          // watched_ advanced
-  bool stopping_ = false;                     // GUARDED_BY(mu_)
-  grpc::ClientContext* watch_ctx_ = nullptr;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar stop_cv_;
+  CondVar cache_cv_;  // watched_ advanced
+  bool stopping_ GUARDED_BY(mu_) = false;
+  grpc::ClientContext* watch_ctx_ GUARDED_BY(mu_) = nullptr;
   std::thread watcher_;
   std::thread compactor_;
 };
@@ -605,10 +604,10 @@ void EtcdStore::ApplyEvents(pb::WatchResponse& resp) {
   // progress notification: every event up to its revision was sent.
   int64_t progress = resp.events_size() == 0 && !resp.created() ? resp.header().revision() : 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     watched_ = std::max({watched_.load(), last, progress, compacted_seen});
   }
-  cache_cv_.notify_all();
+  cache_cv_.NotifyAll();
 }
 
 // One watch on the whole prefix. After a broken stream it resumes from the
@@ -619,7 +618,7 @@ void EtcdStore::WatchLoop() {
     grpc::ClientContext ctx;
     ctx.set_wait_for_ready(true);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       watch_ctx_ = &ctx;
     }
@@ -653,7 +652,7 @@ void EtcdStore::WatchLoop() {
     stream->WritesDone();
     grpc::Status s = stream->Finish();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       watch_ctx_ = nullptr;
       if (stopping_) return;
     }

@@ -9,10 +9,10 @@
 #include <atomic>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "base/mutex.h"
 #include "storage/etcd_cluster.h"
 #include "storage/test_util.h"
 
@@ -263,7 +263,7 @@ TEST_F(EtcdStoreTest, MemberLossLosesNoAcknowledgedWrite) {
   auto store = Open(std::chrono::seconds(5));
   ASSERT_TRUE(store);
   constexpr int kWriters = 4, kPerWriter = 250;
-  std::mutex mu;
+  Mutex mu;
   std::map<std::string, int64_t> acked;  // key -> revision
   std::set<std::string> unknown;         // a failed attempt had been applied
   std::atomic<int> done = 0;
@@ -276,7 +276,7 @@ TEST_F(EtcdStoreTest, MemberLossLosesNoAcknowledgedWrite) {
         // retry), so that all 1,000 end up written.
         for (int attempt = 0; attempt < 200; ++attempt) {
           auto kv = store->Create(key, SetValue(key));
-          std::lock_guard lock(mu);
+          MutexLock lock(mu);
           if (kv.ok()) {
             acked[key] = kv->mod_revision;
             break;

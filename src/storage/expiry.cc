@@ -1,5 +1,7 @@
 #include "storage/expiry.h"
 
+#include "base/mutex.h"
+
 namespace flotilla::storage {
 namespace {
 
@@ -14,7 +16,7 @@ Expiry::~Expiry() { Stop(); }
 
 void Expiry::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   sleeper_->Wake();
@@ -25,7 +27,7 @@ void Expiry::Note(std::string_view key, int64_t revision, TimePoint expires, boo
   const bool arm = !deleted && expires != TimePoint{};
   bool earliest = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_key_.find(key);
     if (it == by_key_.end() && !arm) return;
     if (it != by_key_.end()) {
@@ -50,17 +52,17 @@ void Expiry::Note(const std::vector<HistoryEntry>& applied) {
 }
 
 size_t Expiry::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return by_key_.size();
 }
 
 TimePoint Expiry::next() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return by_time_.empty() ? TimePoint::max() : by_time_.begin()->first;
 }
 
 void Expiry::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     const TimePoint now = clock_.Now();
     std::vector<Due> due;
@@ -70,9 +72,9 @@ void Expiry::Run() {
     if (!due.empty()) {
       // The deletes come back through Note, which forgets the keys; a key
       // written again meanwhile keeps its new deadline.
-      lock.unlock();
+      lock.Unlock();
       expire_(due);
-      lock.lock();
+      lock.Lock();
       // A key still armed at the same revision was not deleted (a failed
       // commit, or a write whose Note is on its way): try again later
       // rather than at once.
@@ -86,9 +88,9 @@ void Expiry::Run() {
       continue;
     }
     const TimePoint next = by_time_.empty() ? TimePoint::max() : by_time_.begin()->first;
-    lock.unlock();
+    lock.Unlock();
     sleeper_->SleepUntil(next);
-    lock.lock();
+    lock.Lock();
   }
 }
 

@@ -15,7 +15,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "storage/record.h"
 
 namespace flotilla::storage {
@@ -68,11 +68,11 @@ class Expiry {
   Clock& clock_;
   const Expire expire_;
   const std::unique_ptr<Sleeper> sleeper_;
-  mutable std::mutex mu_;
-  std::map<std::string, Armed, std::less<>> by_key_;          // GUARDED_BY(mu_)
-  std::set<std::pair<TimePoint, std::string_view>> by_time_;  // GUARDED_BY(mu_); views of by_key_
-  bool stopping_ = false;                                     // GUARDED_BY(mu_)
-  std::thread thread_;                                        // started by the first Note
+  mutable Mutex mu_;
+  std::map<std::string, Armed, std::less<>> by_key_ GUARDED_BY(mu_);
+  std::set<std::pair<TimePoint, std::string_view>> by_time_ GUARDED_BY(mu_);  // views of by_key_
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::thread thread_;  // started by the first Note
 };
 
 }  // namespace flotilla::storage

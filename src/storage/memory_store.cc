@@ -1,8 +1,8 @@
 // The memory backend: the shared State and nothing underneath. A write is
 // visible, and acknowledged, as soon as it is applied; nothing survives the
 // process. For tests and `--storage memory`.
-#include <mutex>
 
+#include "base/mutex.h"
 #include "storage/expiry.h"
 #include "storage/state.h"
 #include "storage/store.h"
@@ -54,7 +54,7 @@ class MemoryStore final : public Store {
 
  private:
   StatusOr<KeyValue> Write(const WriteOp& op) {
-    std::lock_guard lock(write_mu_);
+    MutexLock lock(write_mu_);
     StatusOr<HistoryEntry> entry = PrepareWrite(op, state_.revision() + 1, state_.Find(op.key));
     if (!entry.ok()) return entry.status();
     KeyValue result = ResultOf(*entry);
@@ -65,7 +65,7 @@ class MemoryStore final : public Store {
 
   Clock& clock_;
   // Serializes writes: read current value, prepare, apply.
-  std::mutex write_mu_;
+  Mutex write_mu_;
   State state_;
   Expiry expiry_;  // last: its thread deletes through this store
 };

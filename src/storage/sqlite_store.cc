@@ -9,14 +9,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "base/io.h"
+#include "base/mutex.h"
 #include "storage/expiry.h"
 #include "storage/sqlite_log.h"
 #include "storage/state.h"
@@ -40,11 +39,11 @@ class SqliteStore final : public Store {
 
   ~SqliteStore() override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       closing_ = true;
     }
-    work_cv_.notify_one();
-    done_cv_.notify_all();
+    work_cv_.NotifyOne();
+    done_cv_.NotifyAll();
     // Its thread's deletes queued before closing are committed; later ones
     // are refused, and without a committer (a failed Load) none waits.
     expiry_->Stop();  // the committer may still call its Note
@@ -55,7 +54,7 @@ class SqliteStore final : public Store {
   Status Load();
   void Start() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       committing_ = true;
     }
     committer_ = std::thread([this] { CommitLoop(); });
@@ -110,7 +109,7 @@ class SqliteStore final : public Store {
     WriteOp op;
     bool compact = false;
     StatusOr<KeyValue> result = Status::Internal("write was not processed");
-    bool done = false;  // GUARDED_BY(mu_)
+    bool done = false;  // under the store's mu_ (the analysis cannot name it here)
   };
 
   StatusOr<KeyValue> Submit(Request& req);
@@ -127,32 +126,32 @@ class SqliteStore final : public Store {
   std::unique_ptr<SqliteLog> log_;  // used by the committer thread only once started
   State state_;
   std::unique_ptr<Expiry> expiry_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;  // the committer waits for requests
-  std::condition_variable done_cv_;  // writers wait for their request
-  std::vector<Request*> queue_;      // GUARDED_BY(mu_)
-  bool closing_ = false;             // GUARDED_BY(mu_)
-  bool committing_ = false;          // GUARDED_BY(mu_) the committer was started
+  Mutex mu_;
+  CondVar work_cv_;  // the committer waits for requests
+  CondVar done_cv_;  // writers wait for their request
+  std::vector<Request*> queue_ GUARDED_BY(mu_);
+  bool closing_ GUARDED_BY(mu_) = false;
+  bool committing_ GUARDED_BY(mu_) = false;  // the committer was started
   std::thread committer_;
 };
 
 StatusOr<KeyValue> SqliteStore::Submit(Request& req) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (closing_) return Status::Unavailable("storage is shutting down");
   queue_.push_back(&req);
-  work_cv_.notify_one();
+  work_cv_.NotifyOne();
   ScopedBlocking blocking;  // for the group commit
-  done_cv_.wait(lock, [&req] { return req.done; });
+  done_cv_.Wait(lock, [&req]() REQUIRES(mu_) { return req.done; });
   return std::move(req.result);
 }
 
 void SqliteStore::SubmitAll(std::vector<Request>& reqs) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (closing_) return;
   for (Request& r : reqs) queue_.push_back(&r);
-  work_cv_.notify_one();
+  work_cv_.NotifyOne();
   ScopedBlocking blocking;
-  done_cv_.wait(lock, [&] {
+  done_cv_.Wait(lock, [&]() REQUIRES(mu_) {
     return (closing_ && !committing_) ||
            std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; });
   });
@@ -170,11 +169,11 @@ void SqliteStore::CommitLoop() {
   std::vector<Request*> batch;
   while (true) {
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       for (Request* r : batch) r->done = true;
-      if (!batch.empty()) done_cv_.notify_all();
+      if (!batch.empty()) done_cv_.NotifyAll();
       batch.clear();
-      work_cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      work_cv_.Wait(lock, [this]() REQUIRES(mu_) { return closing_ || !queue_.empty(); });
       if (queue_.empty()) return;  // closing, and every request answered
       batch.swap(queue_);
     }

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "base/mutex.h"
 
 namespace flotilla::storage {
 
@@ -91,7 +92,7 @@ State::State(int64_t history_limit, Duration history_window, Clock* clock)
       clock_(clock) {}
 
 RecordPtr State::Find(std::string_view key) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   auto it = index_.find(key);
   return it == index_.end() ? nullptr : it->kv;
 }
@@ -104,7 +105,7 @@ StatusOr<KeyValue> State::Get(std::string_view key) const {
 
 ListResult State::List(std::string_view prefix, const ListOptions& opts) const {
   ListResult out;
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   out.revision = revision_;
   std::string_view after = opts.start_after;
   auto it =
@@ -125,7 +126,7 @@ ListResult State::List(std::string_view prefix, const ListOptions& opts) const {
 }
 
 int64_t State::Count(std::string_view prefix) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   int64_t n = 0;
   for (auto it = index_.lower_bound(prefix); it != index_.end() && it->kv->key.starts_with(prefix);
        ++it) {
@@ -135,12 +136,12 @@ int64_t State::Count(std::string_view prefix) const {
 }
 
 int64_t State::revision() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return revision_;
 }
 
 int64_t State::compacted() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return compacted_;
 }
 
@@ -148,7 +149,7 @@ void State::Apply(std::vector<HistoryEntry> entries) {
   if (entries.empty()) return;
   const bool timed = clock_ != nullptr && history_window_ > Duration::zero();
   const TimePoint now = timed ? clock_->Now() : TimePoint{};
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   for (HistoryEntry& e : entries) {
     e.applied = now;
     SetLocked(e.key(), e.kv);
@@ -169,7 +170,7 @@ void State::Apply(std::vector<HistoryEntry> entries) {
 }
 
 Status State::Compact(int64_t revision) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   if (revision <= compacted_) return Status::Ok();
   if (revision > revision_) {
     return Status::BadRequest("cannot compact to revision " + std::to_string(revision) +
@@ -181,7 +182,7 @@ Status State::Compact(int64_t revision) {
 
 StatusOr<std::unique_ptr<Watcher>> State::Watch(std::string_view prefix, int64_t after_revision,
                                                 WatchCallback callback) {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   if (after_revision != 0 && after_revision < compacted_) {
     return Status::Expired("too old resource version: " + std::to_string(after_revision) + " (" +
                            std::to_string(compacted_) + ")");
@@ -197,13 +198,13 @@ StatusOr<std::unique_ptr<Watcher>> State::Watch(std::string_view prefix, int64_t
 }
 
 void State::Start(int64_t revision) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   revision_ = revision;
   compacted_ = revision;
 }
 
 void State::Seed(std::string_view key, RecordPtr kv) {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   SetLocked(key, std::move(kv));
 }
 

@@ -11,12 +11,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "base/mutex.h"
 #include "storage/record.h"
 #include "storage/store.h"
 #include "storage/watch_hub.h"
@@ -118,17 +118,16 @@ class State {
     }
   };
 
-  void SetLocked(std::string_view key, RecordPtr kv);  // REQUIRES: mu_ held exclusively
-  void TrimHistoryLocked(int64_t upto);                // REQUIRES: mu_ held exclusively
-
+  void SetLocked(std::string_view key, RecordPtr kv) REQUIRES(mu_);
+  void TrimHistoryLocked(int64_t upto) REQUIRES(mu_);
   const size_t history_limit_;
   const Duration history_window_;
   Clock* const clock_;
-  mutable std::shared_mutex mu_;
-  absl::btree_set<Slot, SlotLess> index_;  // GUARDED_BY(mu_)
-  std::deque<HistoryEntry> history_;       // GUARDED_BY(mu_), revisions ascending
-  int64_t revision_ = 0;                   // GUARDED_BY(mu_)
-  int64_t compacted_ = 0;                  // GUARDED_BY(mu_)
+  mutable SharedMutex mu_;
+  absl::btree_set<Slot, SlotLess> index_ GUARDED_BY(mu_);
+  std::deque<HistoryEntry> history_ GUARDED_BY(mu_);  // revisions ascending
+  int64_t revision_ GUARDED_BY(mu_) = 0;
+  int64_t compacted_ GUARDED_BY(mu_) = 0;
   // Publish and Add run under mu_ so that a watch's replay and its live
   // events neither overlap nor leave a gap.
   WatchHub hub_;

@@ -6,12 +6,12 @@
 
 #include <atomic>
 #include <future>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "storage/etcd_cluster.h"
 #include "storage/etcd_store.h"
 #include "storage/test_util.h"
@@ -369,16 +369,16 @@ TEST_P(StoreTest, StopFromInsideTheCallbackEndsDelivery) {
   std::atomic<int> calls = 0;
   std::promise<void> called;
   std::unique_ptr<Watcher> watcher;
-  std::mutex mu;
-  std::unique_lock hold(mu);  // the callback waits until `watcher` is assigned
+  Mutex mu;
+  MutexLock hold(mu);  // the callback waits until `watcher` is assigned
   auto result = store_->Watch("/k/", 0, [&](const std::vector<Event>&) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     watcher->Stop();
     if (++calls == 1) called.set_value();
   });
   ASSERT_TRUE(result.ok());
   watcher = std::move(result).value();
-  hold.unlock();
+  hold.Unlock();
 
   EventLog witness;
   auto other = store_->Watch("/k/", 0, witness.Callback());

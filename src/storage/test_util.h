@@ -5,13 +5,12 @@
 #include <stdlib.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "storage/store.h"
 
 namespace flotilla::storage::testing {
@@ -44,10 +43,10 @@ class EventLog {
  public:
   WatchCallback Callback() {
     return [this](const std::vector<Event>& batch) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       events_.insert(events_.end(), batch.begin(), batch.end());
       ++batches_;
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
   }
 
@@ -55,26 +54,27 @@ class EventLog {
   // so that a broken store fails the test instead of hanging it. Returns all
   // events so far.
   std::vector<Event> WaitFor(size_t n) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return events_.size() >= n; });
+    MutexLock lock(mu_);
+    cv_.WaitFor(lock, std::chrono::seconds(60),
+                [&]() REQUIRES(mu_) { return events_.size() >= n; });
     return events_;
   }
 
   std::vector<Event> events() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return events_;
   }
 
   size_t batches() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return batches_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Event> events_;  // GUARDED_BY(mu_)
-  size_t batches_ = 0;         // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<Event> events_ GUARDED_BY(mu_);
+  size_t batches_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace flotilla::storage::testing

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/io.h"
+#include "base/mutex.h"
 
 namespace flotilla::storage {
 
@@ -11,19 +12,25 @@ namespace flotilla::storage {
 // delivery thread that set `running`, so one watcher never sees two batches at
 // once and its batches keep their order.
 struct WatchHub::Sink {
-  Sink(std::string p, int64_t after, WatchCallback cb)
-      : prefix(std::move(p)), after_revision(after), callback(std::move(cb)) {}
+  Sink(std::string p, int64_t after, WatchCallback cb, std::vector<HistoryEntry> backlog)
+      : prefix(std::move(p)),
+        after_revision(after),
+        callback(std::move(cb)),
+        queue(std::make_move_iterator(backlog.begin()), std::make_move_iterator(backlog.end())),
+        scheduled(!queue.empty()) {}
 
   const std::string prefix;
   const int64_t after_revision;
-  std::mutex mu;
-  std::condition_variable idle;    // signalled when `running` turns false
-  WatchCallback callback;          // GUARDED_BY(mu); emptied once stopped
-  std::deque<HistoryEntry> queue;  // GUARDED_BY(mu)
-  bool scheduled = false;          // GUARDED_BY(mu): in ready_ or being delivered
-  bool running = false;            // GUARDED_BY(mu): the callback is executing
-  std::thread::id runner;          // GUARDED_BY(mu): the thread running it
-  bool stopped = false;            // GUARDED_BY(mu)
+  Mutex mu;
+  CondVar idle;  // signalled when `running` turns false
+  // Called only by the thread that set `running`; emptied under mu once
+  // stopped and not running. Not GUARDED_BY: `running` guards it.
+  WatchCallback callback;
+  std::deque<HistoryEntry> queue GUARDED_BY(mu);
+  bool scheduled GUARDED_BY(mu) = false;  // in ready_ or being delivered
+  bool running GUARDED_BY(mu) = false;    // the callback is executing
+  std::thread::id runner GUARDED_BY(mu);  // the thread running it
+  bool stopped GUARDED_BY(mu) = false;
 };
 
 // The Watcher handed to callers. It holds only its Sink, so it may outlive
@@ -35,14 +42,14 @@ class WatchHub::Handle final : public Watcher {
 
   void Stop() override {
     WatchCallback doomed;  // destroyed after the lock is released
-    std::unique_lock lock(sink_->mu);
+    MutexLock lock(sink_->mu);
     sink_->stopped = true;
     sink_->queue.clear();
     if (sink_->running && sink_->runner == std::this_thread::get_id()) {
       return;  // Called from the callback: Deliver releases it on return.
     }
     ScopedBlocking blocking;
-    sink_->idle.wait(lock, [this] { return !sink_->running; });
+    sink_->idle.Wait(lock, [this]() REQUIRES(sink_->mu) { return !sink_->running; });
     doomed = std::move(sink_->callback);
   }
 
@@ -51,33 +58,32 @@ class WatchHub::Handle final : public Watcher {
 };
 
 WatchHub::~WatchHub() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   closing_ = true;
   ScopedBlocking blocking;
-  idle_cv_.wait(lock, [this] { return inflight_ == 0; });
+  idle_cv_.Wait(lock, [this]() REQUIRES(mu_) { return inflight_ == 0; });
 }
 
 std::unique_ptr<Watcher> WatchHub::Add(std::string prefix, int64_t after_revision,
                                        WatchCallback callback, std::vector<HistoryEntry> backlog) {
-  auto sink = std::make_shared<Sink>(std::move(prefix), after_revision, std::move(callback));
-  sink->queue.assign(std::make_move_iterator(backlog.begin()),
-                     std::make_move_iterator(backlog.end()));
-  sink->scheduled = !sink->queue.empty();
-  std::lock_guard lock(mu_);
+  bool scheduled = !backlog.empty();
+  auto sink = std::make_shared<Sink>(std::move(prefix), after_revision, std::move(callback),
+                                     std::move(backlog));
+  MutexLock lock(mu_);
   sinks_.push_back(sink);
-  if (sink->scheduled) ScheduleLocked(sink);
+  if (scheduled) ScheduleLocked(sink);
   return std::make_unique<Handle>(std::move(sink));
 }
 
 void WatchHub::Publish(std::span<const HistoryEntry> entries) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < sinks_.size();) {
     Sink& sink = *sinks_[i];
-    std::unique_lock sink_lock(sink.mu);
+    MutexLock sink_lock(sink.mu);
     if (sink.stopped) {  // Forget stopped watchers as we pass by.
       // Unlocked first: this may drop the last reference, and the mutex
       // with it (ThreadSanitizer saw the unlock of a freed mutex).
-      sink_lock.unlock();
+      sink_lock.Unlock();
       std::swap(sinks_[i], sinks_.back());
       sinks_.pop_back();
       continue;
@@ -100,7 +106,7 @@ void WatchHub::Publish(std::span<const HistoryEntry> entries) {
 void WatchHub::Deliver(const std::shared_ptr<Sink>& sink) {
   std::vector<HistoryEntry> batch;
   {
-    std::lock_guard lock(sink->mu);
+    MutexLock lock(sink->mu);
     if (sink->stopped || sink->queue.empty()) {
       sink->scheduled = false;
       return;
@@ -121,7 +127,7 @@ void WatchHub::Deliver(const std::shared_ptr<Sink>& sink) {
   WatchCallback doomed;
   bool again = false;
   {
-    std::lock_guard lock(sink->mu);
+    MutexLock lock(sink->mu);
     sink->running = false;
     if (sink->stopped) {
       doomed = std::move(sink->callback);
@@ -132,9 +138,9 @@ void WatchHub::Deliver(const std::shared_ptr<Sink>& sink) {
       sink->scheduled = false;
     }
   }
-  sink->idle.notify_all();
+  sink->idle.NotifyAll();
   if (!again) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ScheduleLocked(sink);
 }
 
@@ -143,12 +149,12 @@ void WatchHub::ScheduleLocked(std::shared_ptr<Sink> sink) {
   SharedBlockingPool().Submit([this, sink = std::move(sink)] {
     bool closing;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       closing = closing_;
     }
     if (!closing) Deliver(sink);
-    std::lock_guard lock(mu_);
-    if (--inflight_ == 0) idle_cv_.notify_all();
+    MutexLock lock(mu_);
+    if (--inflight_ == 0) idle_cv_.NotifyAll();
   });
 }
 

@@ -6,15 +6,14 @@
 // API servers of a member process share the pool.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "storage/record.h"
 #include "storage/store.h"
 
@@ -48,14 +47,14 @@ class WatchHub {
   class Handle;
 
   void Deliver(const std::shared_ptr<Sink>& sink);
-  // Posts a delivery of `sink` to the pool. REQUIRES: mu_ held.
-  void ScheduleLocked(std::shared_ptr<Sink> sink);
+  // Posts a delivery of `sink` to the pool.
+  void ScheduleLocked(std::shared_ptr<Sink> sink) REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable idle_cv_;           // inflight_ reached zero
-  std::vector<std::shared_ptr<Sink>> sinks_;  // GUARDED_BY(mu_)
-  size_t inflight_ = 0;                       // GUARDED_BY(mu_) deliveries posted
-  bool closing_ = false;                      // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar idle_cv_;  // inflight_ reached zero
+  std::vector<std::shared_ptr<Sink>> sinks_ GUARDED_BY(mu_);
+  size_t inflight_ GUARDED_BY(mu_) = 0;  // deliveries posted
+  bool closing_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace flotilla::storage

@@ -40,14 +40,13 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "api/registry.h"
 #include "base/json.h"
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace flotilla::federation {
@@ -63,17 +62,17 @@ template <typename Result, typename... Args>
 class LateSource<Result(Args...)> {
  public:
   void Set(std::function<Result(Args...)> source) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     source_ = std::move(source);
   }
   Result Get(Args... args) const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return source_ ? source_(args...) : Result{};
   }
 
  private:
-  mutable std::shared_mutex mu_;
-  std::function<Result(Args...)> source_;  // GUARDED_BY(mu_)
+  mutable SharedMutex mu_;
+  std::function<Result(Args...)> source_ GUARDED_BY(mu_);
 };
 
 // The names of the joined clusters, for the StatefulSet name rule.

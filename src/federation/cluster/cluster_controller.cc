@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "api/federated.h"
+#include "base/mutex.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
 #include "federation/common/cluster_selector.h"
@@ -67,8 +68,8 @@ struct ClusterController::Member {
   TimePoint probed_at;
   std::optional<TimePoint> reported_at;  // the probe time last written
   std::optional<TimePoint> version_at;   // when GET /version was last asked
-  mutable std::mutex mu;
-  ClusterHealth health;  // GUARDED_BY(mu)
+  mutable Mutex mu;
+  ClusterHealth health GUARDED_BY(mu);
 };
 
 ClusterController::ClusterController(FederationContext& ctx, ClusterControllerOptions options)
@@ -115,7 +116,7 @@ void ClusterController::EnqueueClustersOf(const runtime::ObjectPtr& secret) {
 
 std::shared_ptr<ClusterController::Member> ClusterController::MemberFor(
     const std::string& name, const json::object& cluster) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& m = members_[name];
   if (m) return m;
   m = std::make_shared<Member>();
@@ -132,12 +133,12 @@ std::shared_ptr<ClusterController::Member> ClusterController::MemberFor(
 std::optional<ClusterHealth> ClusterController::Health(const std::string& name) const {
   std::shared_ptr<Member> m;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = members_.find(name);
     if (it == members_.end()) return std::nullopt;
     m = it->second;
   }
-  std::lock_guard lock(m->mu);
+  MutexLock lock(m->mu);
   return m->health;
 }
 
@@ -167,7 +168,7 @@ void ClusterController::Probe(const std::string& name, Member& m, TimePoint now)
     spdlog::info("cluster {} is {}: {}", name, healthy ? "Ready" : "NotReady", obs.message);
   }
   {
-    std::lock_guard lock(m.mu);
+    MutexLock lock(m.mu);
     m.health.ready = healthy;
     m.health.reachable = obs.reachable;
     m.health.probe_seconds = obs.seconds;
@@ -210,7 +211,7 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
 
 void ClusterController::Forget(const std::string& name) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     members_.erase(name);
   }
   registry_.Remove(name);
@@ -260,7 +261,7 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
     }
   }
   m.secret_error = built.ok() ? "" : "the cluster's Secret: " + built.message();
-  std::lock_guard lock(m.mu);
+  MutexLock lock(m.mu);
   if (built.ok()) ++m.health.client_generation;
   return true;
 }
@@ -411,9 +412,9 @@ json::object ClusterController::WithStatus(const json::object& cluster, const Ob
 void ClusterController::WriteMetrics(metrics::TextWriter& w) const {
   std::map<std::string, ClusterHealth> health;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [name, m] : members_) {
-      std::lock_guard member_lock(m->mu);
+      MutexLock member_lock(m->mu);
       health[name] = m->health;
     }
   }

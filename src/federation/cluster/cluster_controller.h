@@ -38,11 +38,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "federation/cluster/member_access.h"
 #include "federation/common/cluster_clients.h"
@@ -131,8 +131,8 @@ class ClusterController {
   runtime::Informer secrets_;
   runtime::Controller* controller_ = nullptr;
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Member>> members_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<Member>> members_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::federation::cluster

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/base64.h"
+#include "base/mutex.h"
 #include "client/client_test_util.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
@@ -54,11 +55,11 @@ class ClusterControllerTest : public ::testing::Test {
   void TearDown() override { ctx_->Stop(); }
 
   void Record(const std::string& e) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     events_.push_back(e);
   }
   std::vector<std::string> Events() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return events_;
   }
   ClusterHealth Health() { return controller_->Health("m1").value_or(ClusterHealth{}); }
@@ -97,8 +98,8 @@ class ClusterControllerTest : public ::testing::Test {
   std::unique_ptr<FederationContext> ctx_;
   // The manager keeps pointers to the controller's informers: it goes first.
   std::unique_ptr<ClusterController> controller_;
-  std::mutex mu_;
-  std::vector<std::string> events_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<std::string> events_ GUARDED_BY(mu_);
 };
 
 TEST_F(ClusterControllerTest, ReadyWithZonesRegionAndVersion) {

@@ -7,6 +7,7 @@
 
 #include "api/annotations.h"
 #include "api/labels.h"
+#include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
@@ -281,7 +282,7 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
   const std::string ns = StringAt(obj, "metadata.namespace");
   const std::string app_name = api::LabelAt(obj, api::kApplicationLabel);
   const std::string app_key = ns + "/" + app_name;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Applications that are gone, or no longer coupled, reserve nothing.
   std::erase_if(apps_, [&](const auto& entry) {
     if (entry.first == app_key) return false;
@@ -533,7 +534,7 @@ void Applications::Decide(const std::string& app_key, App& app,
 
 std::pair<std::string, std::string> Applications::HomeOf(const std::string& ns,
                                                          const std::string& app) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = apps_.find(ns + "/" + app);
   if (it == apps_.end()) return {};
   return {it->second.home, it->second.move ? it->second.move->to : ""};

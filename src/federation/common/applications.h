@@ -56,7 +56,6 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -65,6 +64,7 @@
 #include "api/resources.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/mutex.h"
 #include "federation/common/context.h"
 
 namespace flotilla::federation {
@@ -145,10 +145,11 @@ class Applications {
   // `unknown` gets the ready ones whose caches have not.
   std::map<std::string, Cluster> ClustersFor(const std::string& app_key,
                                              const std::vector<Workload>& workloads, TimePoint now,
-                                             std::vector<std::string>& unknown) const;
+                                             std::vector<std::string>& unknown) const REQUIRES(mu_);
   // The clusters where the workloads of application `app` in `ns` have
   // replicas, by this process's memory and by the members' caches.
-  std::vector<std::string> WhereRuns(const std::string& ns, const std::string& app) const;
+  std::vector<std::string> WhereRuns(const std::string& ns, const std::string& app) const
+      REQUIRES(mu_);
   void Decide(const std::string& app_key, App& app, const std::vector<Workload>& workloads,
               const std::map<std::string, Cluster>& clusters, TimePoint now);
   void Record(const std::vector<Workload>& workloads, std::string_view type,
@@ -158,8 +159,8 @@ class Applications {
   FederationContext& ctx_;
   const ApplicationOptions options_;
   std::vector<Kind> kinds_;
-  std::mutex mu_;
-  std::map<std::string, App> apps_;  // GUARDED_BY(mu_) by "ns/app"
+  Mutex mu_;
+  std::map<std::string, App> apps_ GUARDED_BY(mu_);  // by "ns/app"
 };
 
 }  // namespace flotilla::federation

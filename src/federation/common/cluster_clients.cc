@@ -1,14 +1,16 @@
 // The registry of ready member clusters (cluster_clients.h).
 #include "federation/common/cluster_clients.h"
 
+#include "base/mutex.h"
+
 namespace flotilla::federation {
 
 int ClusterClients::Subscribe(ClusterCallbacks callbacks) {
-  std::lock_guard notify(notify_mu_);
+  MutexLock notify(notify_mu_);
   std::map<std::string, std::shared_ptr<client::Client>> ready;
   int id = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     id = next_id_++;
     subscribers_[id] = callbacks;
     ready = clients_;
@@ -21,22 +23,22 @@ int ClusterClients::Subscribe(ClusterCallbacks callbacks) {
 }
 
 void ClusterClients::Unsubscribe(int id) {
-  std::lock_guard notify(notify_mu_);
-  std::lock_guard lock(mu_);
+  MutexLock notify(notify_mu_);
+  MutexLock lock(mu_);
   subscribers_.erase(id);
 }
 
 std::vector<ClusterCallbacks> ClusterClients::Subscribers() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<ClusterCallbacks> out;
   for (const auto& [id, s] : subscribers_) out.push_back(s);
   return out;
 }
 
 void ClusterClients::SetReady(const std::string& name, std::shared_ptr<client::Client> client) {
-  std::lock_guard notify(notify_mu_);
+  MutexLock notify(notify_mu_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = clients_.find(name);
     if (it != clients_.end() && it->second == client) return;
     clients_[name] = client;
@@ -47,9 +49,9 @@ void ClusterClients::SetReady(const std::string& name, std::shared_ptr<client::C
 }
 
 void ClusterClients::SetNotReady(const std::string& name) {
-  std::lock_guard notify(notify_mu_);
+  MutexLock notify(notify_mu_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = clients_.find(name);
     if (it == clients_.end()) {
       clients_[name] = nullptr;  // known from now on, so that Remove reports it
@@ -64,9 +66,9 @@ void ClusterClients::SetNotReady(const std::string& name) {
 }
 
 void ClusterClients::Remove(const std::string& name) {
-  std::lock_guard notify(notify_mu_);
+  MutexLock notify(notify_mu_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (clients_.erase(name) == 0) return;
   }
   for (const auto& s : Subscribers()) {
@@ -75,13 +77,13 @@ void ClusterClients::Remove(const std::string& name) {
 }
 
 std::shared_ptr<client::Client> ClusterClients::Get(const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = clients_.find(name);
   return it == clients_.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> ClusterClients::ReadyClusters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [name, c] : clients_) {
     if (c) out.push_back(name);
@@ -90,7 +92,7 @@ std::vector<std::string> ClusterClients::ReadyClusters() const {
 }
 
 bool ClusterClients::Known(const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return clients_.contains(name);
 }
 

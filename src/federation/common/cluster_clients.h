@@ -19,10 +19,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "client/client.h"
 
 namespace flotilla::federation {
@@ -58,12 +58,12 @@ class ClusterClients {
  private:
   std::vector<ClusterCallbacks> Subscribers() const;
 
-  std::mutex notify_mu_;  // serializes callbacks; taken before mu_
-  mutable std::mutex mu_;
+  Mutex notify_mu_;  // serializes callbacks; taken before mu_
+  mutable Mutex mu_;
   // Every known cluster; the client is null while it is not ready.
-  std::map<std::string, std::shared_ptr<client::Client>> clients_;  // GUARDED_BY(mu_)
-  std::map<int, ClusterCallbacks> subscribers_;                     // GUARDED_BY(mu_)
-  int next_id_ = 0;                                                 // GUARDED_BY(mu_)
+  std::map<std::string, std::shared_ptr<client::Client>> clients_ GUARDED_BY(mu_);
+  std::map<int, ClusterCallbacks> subscribers_ GUARDED_BY(mu_);
+  int next_id_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace flotilla::federation

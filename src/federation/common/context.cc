@@ -1,6 +1,7 @@
 // What the federation's controllers share (context.h).
 #include "federation/common/context.h"
 
+#include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/member_pod_view.h"
 
@@ -32,7 +33,7 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
 FederationContext::~FederationContext() { Stop(); }
 
 runtime::EventRecorder& FederationContext::Events(const std::string& component) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::unique_ptr<runtime::EventRecorder>& r = events_[component];
   if (!r) {
     r = std::make_unique<runtime::EventRecorder>(fed_, clock_,
@@ -74,26 +75,26 @@ bool FederationContext::FinalizesAtCreate(std::string_view group, std::string_vi
 }
 
 std::optional<TimePoint> FederationContext::ReadySince(const std::string& cluster) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = ready_since_.find(cluster);
   if (it == ready_since_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<TimePoint> FederationContext::StartedAt() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return started_at_;
 }
 
 Status FederationContext::Start() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return Status::Unavailable("the federation controllers are stopping");
     started_at_ = clock_.Now();
   }
   auto gone = [this](const std::string& name) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ready_since_.erase(name);
     }
     ClustersChanged();
@@ -108,7 +109,7 @@ Status FederationContext::Start() {
       clusters_.Subscribe({.on_ready =
                                [this](const std::string& name, std::shared_ptr<client::Client>) {
                                  {
-                                   std::lock_guard lock(mu_);
+                                   MutexLock lock(mu_);
                                    ready_since_[name] = clock_.Now();
                                  }
                                  ClustersChanged();
@@ -120,7 +121,7 @@ Status FederationContext::Start() {
 
 void FederationContext::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;
     stopped_ = true;
   }
@@ -131,7 +132,7 @@ void FederationContext::Stop() {
   informers_.StopAll();
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     events.swap(events_);
   }
   events.clear();  // each writes what it holds, then stops

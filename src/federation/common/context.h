@@ -18,13 +18,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "federation/common/cluster_clients.h"
 #include "federation/common/member_informers.h"
@@ -122,11 +122,11 @@ class FederationContext {
   // Set before Start, read-only after.
   std::vector<std::pair<client::ResourceRef, std::function<bool(const json::object&)>>> finalized_;
   int subscription_ = -1;
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_;  // GUARDED_BY(mu_)
-  std::map<std::string, TimePoint> ready_since_;                           // GUARDED_BY(mu_)
-  bool stopped_ = false;                                                   // GUARDED_BY(mu_)
-  std::optional<TimePoint> started_at_;                                    // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_ GUARDED_BY(mu_);
+  std::map<std::string, TimePoint> ready_since_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
+  std::optional<TimePoint> started_at_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::federation

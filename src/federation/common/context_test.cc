@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/mutex.h"
 #include "runtime/fake_client.h"
 #include "runtime/test_util.h"
 
@@ -18,12 +19,12 @@ TEST(FederationContextTest, ControllersHearOfAClusterAfterItsMemberCaches) {
   auto member = std::make_shared<runtime::FakeClient>(clock);
   FederationContext ctx(fed, clock);
   ctx.members().AddHandler(kPods, [](const std::string&) { return runtime::EventHandler{}; });
-  std::mutex mu;
+  Mutex mu;
   std::vector<std::string> seen;  // at each call: the clusters with member caches
   ctx.OnClusterChange([&] {
     std::string clusters;
     for (const std::string& c : ctx.members().Clusters()) clusters += c + ";";
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     seen.push_back(clusters);
   });
   ASSERT_TRUE(ctx.Start().ok());
@@ -32,7 +33,7 @@ TEST(FederationContextTest, ControllersHearOfAClusterAfterItsMemberCaches) {
   ctx.clusters().SetNotReady("a");
   ctx.clusters().Remove("b");
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     EXPECT_EQ(seen, (std::vector<std::string>{"a;", "a;b;", "b;", ""}));
   }
   ctx.Stop();

@@ -5,6 +5,7 @@
 
 #include "api/federated.h"
 #include "api/hash.h"
+#include "base/mutex.h"
 
 namespace flotilla::federation {
 namespace {
@@ -84,13 +85,13 @@ std::string_view DesiredHashOf(const json::object& copy) {
 }
 
 void CopyVersions::Remember(const std::string& key, const std::string& cluster, Written w) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   written_[key][cluster] = w;
 }
 
 std::optional<CopyVersions::Written> CopyVersions::Find(const std::string& key,
                                                         const std::string& cluster) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto k = written_.find(key);
   if (k == written_.end()) return std::nullopt;
   auto c = k->second.find(cluster);
@@ -99,12 +100,12 @@ std::optional<CopyVersions::Written> CopyVersions::Find(const std::string& key,
 }
 
 void CopyVersions::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   written_.erase(key);
 }
 
 size_t CopyVersions::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   size_t n = 0;
   for (const auto& [key, clusters] : written_) n += clusters.size();
   return n;

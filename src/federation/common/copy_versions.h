@@ -31,11 +31,11 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "base/json.h"
+#include "base/mutex.h"
 
 namespace flotilla::federation {
 
@@ -64,8 +64,8 @@ class CopyVersions {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, std::map<std::string, Written>> written_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::map<std::string, Written>> written_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::federation

@@ -1,6 +1,7 @@
 // Informers in every Ready member (member_informers.h).
 #include "federation/common/member_informers.h"
 
+#include "base/mutex.h"
 #include "runtime/parallel.h"
 
 namespace flotilla::federation {
@@ -40,7 +41,7 @@ void MemberInformers::Stop() {
   subscription_ = -1;
   std::map<std::string, Member> members;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     members.swap(members_);
   }
   Member all;
@@ -67,7 +68,7 @@ void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::C
   std::vector<std::shared_ptr<runtime::Informer>> started;
   for (auto& [resource, informer] : m.informers) started.push_back(informer);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     members_[name] = std::move(m);
   }
   for (auto& informer : started) informer->Start();
@@ -76,7 +77,7 @@ void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::C
 void MemberInformers::Drop(const std::string& name) {
   Member m;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = members_.find(name);
     if (it == members_.end()) return;
     m = std::move(it->second);
@@ -96,7 +97,7 @@ void MemberInformers::StopAll(Member& m) {
 
 std::shared_ptr<runtime::Informer> MemberInformers::Get(const std::string& cluster,
                                                         const std::string& resource) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = members_.find(cluster);
   if (it == members_.end()) return nullptr;
   auto inf = it->second.informers.find(resource);
@@ -104,21 +105,21 @@ std::shared_ptr<runtime::Informer> MemberInformers::Get(const std::string& clust
 }
 
 std::shared_ptr<client::Client> MemberInformers::ClientOf(const std::string& cluster) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = members_.find(cluster);
   return it == members_.end() ? nullptr : it->second.client;
 }
 
 std::map<std::string, std::shared_ptr<runtime::Informer>> MemberInformers::Of(
     const std::string& cluster) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = members_.find(cluster);
   if (it == members_.end()) return {};
   return it->second.informers;
 }
 
 std::vector<std::string> MemberInformers::Clusters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [name, m] : members_) out.push_back(name);
   return out;
@@ -126,7 +127,7 @@ std::vector<std::string> MemberInformers::Clusters() const {
 
 std::vector<MemberInformers::ClusterSync> MemberInformers::Synced(
     std::span<const client::ResourceRef> resources) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<ClusterSync> out;
   out.reserve(members_.size());
   for (const auto& [name, m] : members_) {
@@ -143,7 +144,7 @@ std::vector<MemberInformers::ClusterSync> MemberInformers::Synced(
 }
 
 std::vector<std::string> MemberInformers::NotServed(const std::string& cluster) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   auto it = members_.find(cluster);
   if (it == members_.end()) return out;

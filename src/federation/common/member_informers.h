@@ -13,12 +13,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "federation/common/cluster_clients.h"
 #include "runtime/informer.h"
@@ -105,8 +105,8 @@ class MemberInformers {
   // Taken before the lock an informer's HasSynced takes (in Synced), never
   // after: an informer calls its handlers, which may take this lock,
   // without holding that one.
-  mutable std::mutex mu_;
-  std::map<std::string, Member> members_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, Member> members_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::federation

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/annotations.h"
+#include "base/mutex.h"
 #include "federation/common/deletion.h"
 
 namespace flotilla::federation {
@@ -75,14 +76,14 @@ ReplicaPlacer::ReplicaPlacer(PlacerOptions options, metrics::Registry& registry,
 ReplicaPlacer::~ReplicaPlacer() = default;
 
 ReplicaPlacer::Workload& ReplicaPlacer::WorkloadFor(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::unique_ptr<Workload>& w = workloads_[key];
   if (!w) w = std::make_unique<Workload>();
   return *w;
 }
 
 void ReplicaPlacer::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   workloads_.erase(key);
 }
 

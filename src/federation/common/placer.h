@@ -37,7 +37,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +44,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/metrics.h"
+#include "base/mutex.h"
 #include "federation/common/placement.h"
 #include "planner/preferences.h"
 #include "runtime/cache.h"
@@ -176,8 +176,8 @@ class ReplicaPlacer {
   const std::string kind_;
   metrics::CounterVec& moved_;
   metrics::CounterVec& changes_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Workload>> workloads_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, std::unique_ptr<Workload>> workloads_ GUARDED_BY(mu_);
 };
 
 // The preferences in annotation `key` of `obj` (planner::Preferences::

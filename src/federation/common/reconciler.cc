@@ -5,6 +5,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "base/mutex.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
 
@@ -44,17 +45,17 @@ bool Copy::Managed() const {
 }
 
 void Check::ClearError() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   error_ = Status::Ok();
 }
 
 void Check::Fail(const Status& s) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (error_.ok()) error_ = s;
 }
 
 Status Check::error() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return error_;
 }
 

@@ -47,12 +47,12 @@
 
 #include <any>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "client/client.h"
 #include "federation/common/cluster_selector.h"
@@ -107,8 +107,8 @@ struct Check {
   std::any state;
 
  private:
-  mutable std::mutex mu_;
-  Status error_;  // GUARDED_BY(mu_) the first failure
+  mutable Mutex mu_;
+  Status error_ GUARDED_BY(mu_);  // the first failure
 };
 
 // What a same-named member object the federation did not create gets.

@@ -2,6 +2,7 @@
 #include "federation/common/rollout_events.h"
 
 #include "api/annotations.h"
+#include "base/mutex.h"
 
 namespace flotilla::federation {
 
@@ -9,7 +10,7 @@ void RolloutReporter::Report(const Check& check, const RolloutPlan& plan,
                              const std::string& revision) {
   std::map<std::string, std::string> reported;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     reported = reported_[check.key];
   }
   std::string before = api::AnnotationAt(check.obj, breakdown_annotation_);
@@ -37,12 +38,12 @@ void RolloutReporter::Report(const Check& check, const RolloutPlan& plan,
                         "the template changes");
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   reported_[check.key] = std::move(now_reported);
 }
 
 void RolloutReporter::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   reported_.erase(key);
 }
 

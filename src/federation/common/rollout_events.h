@@ -11,9 +11,9 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "federation/common/reconciler.h"
 #include "federation/common/rollout.h"
 #include "runtime/event_recorder.h"
@@ -34,9 +34,9 @@ class RolloutReporter {
  private:
   runtime::EventRecorder& events_;
   const std::string breakdown_annotation_;
-  std::mutex mu_;
+  Mutex mu_;
   // object key -> cluster -> the rollout state its last check reported
-  std::map<std::string, std::map<std::string, std::string>> reported_;  // GUARDED_BY(mu_)
+  std::map<std::string, std::map<std::string, std::string>> reported_ GUARDED_BY(mu_);
 };
 
 // The rollout state of `cluster` in a breakdown annotation's text; "" when

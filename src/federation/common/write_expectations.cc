@@ -2,6 +2,8 @@
 // (write_expectations.h).
 #include "federation/common/write_expectations.h"
 
+#include "base/mutex.h"
+
 namespace flotilla::federation {
 namespace {
 
@@ -13,13 +15,13 @@ std::string VersionOf(const json::object* obj) {
 
 void WriteExpectations::Expect(const std::string& key, const std::string& cluster,
                                const runtime::ObjectPtr& seen) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   pending_[{key, cluster}] = Expectation{.seen_version = VersionOf(seen.get()), .at = clock_.Now()};
 }
 
 void WriteExpectations::Done(const std::string& key, const std::string& cluster,
                              const StatusOr<json::object>& written) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find({key, cluster});
   if (it == pending_.end()) return;
   if (!written.ok() || VersionOf(&*written) == it->second.seen_version) pending_.erase(it);
@@ -28,13 +30,13 @@ void WriteExpectations::Done(const std::string& key, const std::string& cluster,
 void WriteExpectations::Done(const std::string& key, const std::string& cluster,
                              const Status& deleted) {
   if (deleted.ok()) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   pending_.erase({key, cluster});
 }
 
 void WriteExpectations::Observed(const std::string& key, const std::string& cluster,
                                  const json::object& obj) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find({key, cluster});
   if (it != pending_.end() && VersionOf(&obj) != it->second.seen_version) {
     it->second.observed = true;
@@ -43,7 +45,7 @@ void WriteExpectations::Observed(const std::string& key, const std::string& clus
 
 bool WriteExpectations::Behind(const std::string& key, const std::string& cluster,
                                const runtime::ObjectPtr& cached) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find({key, cluster});
   if (it == pending_.end()) return false;
   const Expectation& e = it->second;
@@ -55,13 +57,13 @@ bool WriteExpectations::Behind(const std::string& key, const std::string& cluste
 }
 
 void WriteExpectations::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.lower_bound({key, ""});
   while (it != pending_.end() && it->first.first == key) it = pending_.erase(it);
 }
 
 size_t WriteExpectations::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return pending_.size();
 }
 

@@ -21,11 +21,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "runtime/cache.h"
 
@@ -67,8 +67,8 @@ class WriteExpectations {
 
   const Clock& clock_;
   const Duration ttl_;
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, Expectation> pending_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, std::string>, Expectation> pending_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::federation

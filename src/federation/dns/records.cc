@@ -158,7 +158,11 @@ void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
     if (c.region.empty()) continue;
     regions[c.region].insert(c.zones.begin(), c.zones.end());
   }
-  for (const auto& [region, zones] : regions) {
+  // Not a structured binding: lambdas capture `region`, which Clang 14 (the
+  // thread-safety pass, scripts/thread_safety) does not allow of one.
+  for (const auto& entry : regions) {
+    const std::string& region = entry.first;
+    const std::set<std::string>& zones = entry.second;
     std::string regional = names.Regional(ns, svc, region);
     std::string regional_target =
         write(regional, healthy([&](const ClusterFacts& c) { return c.region == region; }), global,

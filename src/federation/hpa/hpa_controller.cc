@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/federated.h"
+#include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/hpa_target.h"
@@ -83,8 +84,10 @@ HpaController::HpaController(FederationContext& ctx, HpaOptions options)
                                         .sync_grace = options_.sync_grace});
   // A target created, edited (its cluster list removed by hand) or deleted
   // checks the HPAs that scale it.
-  for (auto [informer, resource] :
+  for (auto target :
        {std::pair{&deployments_, &kDeployments}, std::pair{&replicasets_, &kReplicaSets}}) {
+    auto* informer = target.first;
+    const client::ResourceRef* resource = target.second;
     auto changed = [this, resource](const runtime::ObjectPtr& t) { EnqueueFor(*resource, *t); };
     informer->AddEventHandler({.on_add = changed,
                                .on_update = [changed](const runtime::ObjectPtr&,
@@ -132,7 +135,7 @@ Status HpaController::Plan(Check& check) {
   }
   Memory memory;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     memory = memory_[check.key];
   }
   std::string kind;
@@ -207,7 +210,7 @@ StatusOr<runtime::Result> HpaController::Finish(Check& check) {
   if (state.invalid) return runtime::Result{};
   bool tell_not_served = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Memory& m = memory_[check.key];
     if (m.not_served != check.not_served) {
       m.not_served = check.not_served;
@@ -328,7 +331,7 @@ StatusOr<bool> HpaController::Finalize(const json::object& obj) {
 }
 
 void HpaController::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   memory_.erase(key);
 }
 

@@ -33,10 +33,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "client/resources.h"
 #include "federation/common/reconciler.h"
 #include "federation/hpa/partition.h"
@@ -100,8 +100,8 @@ class HpaController : public Strategy {
   runtime::Informer& replicasets_;
   std::optional<Reconciler> reconciler_;
 
-  std::mutex mu_;
-  std::map<std::string, Memory> memory_;  // GUARDED_BY(mu_), by key
+  Mutex mu_;
+  std::map<std::string, Memory> memory_ GUARDED_BY(mu_);  // by key
 };
 
 }  // namespace flotilla::federation::hpa

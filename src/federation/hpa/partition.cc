@@ -207,7 +207,7 @@ std::vector<std::string> Partition::Changed(std::span<const HpaCluster> clusters
   std::vector<std::string> out;
   for (const auto& [name, b] : shares) {
     auto it = std::find_if(clusters.begin(), clusters.end(),
-                           [&](const HpaCluster& c) { return c.name == name; });
+                           [&name = name](const HpaCluster& c) { return c.name == name; });
     if (it == clusters.end() || !it->held || *it->held != b) out.push_back(name);
   }
   return out;

@@ -7,6 +7,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/owner.h"
+#include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/local_workload.h"
@@ -88,7 +89,7 @@ void StatefulSetController::EnqueueServiceOwners(const json::object& svc) {
 planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& state) {
   std::map<std::string, int64_t> last = LastPlanned(check.obj, api::kStatefulSetStatusAnnotation);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = decided_.find(check.key); it != decided_.end()) {
       last = std::map<std::string, int64_t>(it->second.begin(), it->second.end());
     }
@@ -123,7 +124,7 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
 
 void StatefulSetController::Forget(const std::string& key) {
   rollout_events_->Forget(key);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   decided_.erase(key);
 }
 
@@ -142,7 +143,7 @@ Status StatefulSetController::Plan(Check& check) {
   }
   state.shares = Partition(check, state);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     decided_[check.key] = state.shares;
   }
   const json::object* tmpl = TemplateOf(check.obj);

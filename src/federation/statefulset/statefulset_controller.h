@@ -33,11 +33,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "client/resources.h"
 #include "federation/common/context.h"
 #include "federation/common/placer.h"
@@ -91,8 +91,8 @@ class StatefulSetController : public Strategy {
   // Each StatefulSet's shares as this process last decided them: what a
   // cluster holds, before the status annotation (the cache of the
   // federated object may not show this process's last write yet).
-  std::mutex mu_;
-  std::map<std::string, planner::ReplicaCounts> decided_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, planner::ReplicaCounts> decided_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::federation::statefulset

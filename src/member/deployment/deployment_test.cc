@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <mutex>
 
 #include "api/deployment/deployment_util.h"
 #include "api/owner.h"
+#include "base/mutex.h"
 #include "member/deployment/deployment_controller.h"
 #include "member/object_util.h"
 #include "member/replicaset/replicaset_controller.h"
@@ -217,7 +217,7 @@ class ReplicaSetSizes {
         kReplicaSets, "default", {.resource_version = list->resource_version},
         [this](const client::WatchEvent& e) {
           if (e.type == client::WatchEvent::Type::kBookmark) return;
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           std::string name = StringAt(e.object, "metadata.name");
           if (e.type == client::WatchEvent::Type::kDeleted) {
             sizes_.erase(name);
@@ -229,7 +229,7 @@ class ReplicaSetSizes {
           most_ = std::max(most_, sum);
         },
         [this](const Status& s) {
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           ended_ = true;
           end_ = s;
         });
@@ -240,17 +240,17 @@ class ReplicaSetSizes {
     if (watch_) watch_->Stop();
   }
   int64_t Most() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     EXPECT_FALSE(ended_) << "the watch ended early: " << end_.ToString();
     return most_;
   }
 
  private:
-  std::mutex mu_;
-  std::map<std::string, int64_t> sizes_;  // GUARDED_BY(mu_)
-  int64_t most_ = 0;                      // GUARDED_BY(mu_)
-  bool ended_ = false;                    // GUARDED_BY(mu_)
-  Status end_;                            // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, int64_t> sizes_ GUARDED_BY(mu_);
+  int64_t most_ GUARDED_BY(mu_) = 0;
+  bool ended_ GUARDED_BY(mu_) = false;
+  Status end_ GUARDED_BY(mu_);
   std::unique_ptr<client::Watch> watch_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "api/hpa/quantity.h"
 #include "api/hpa/status.h"
+#include "base/mutex.h"
 #include "member/hpa/hpa_controller.h"
 #include "member/hpa/replica_calculator.h"
 
@@ -78,7 +79,7 @@ StatusOr<api::LabelSelector> HpaController::PodSelector(Sync& s, const json::obj
     SetCondition(s.status, "ScalingActive", false, "InvalidSelector", msg, s.now);
     return Status::Invalid(msg);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   selectors_.insert_or_assign(s.key, *selector);
   return selector;
 }
@@ -87,7 +88,7 @@ std::vector<std::string> HpaController::OtherHpasSelecting(
     const std::string& key, const std::vector<runtime::ObjectPtr>& pods) {
   std::string ns_prefix = key.substr(0, key.find('/') + 1);
   std::vector<std::string> out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [other, selector] : selectors_) {
     if (other == key || other.compare(0, ns_prefix.size(), ns_prefix) != 0) continue;
     for (const runtime::ObjectPtr& pod : pods) {

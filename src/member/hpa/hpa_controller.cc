@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/hpa/status.h"
+#include "base/mutex.h"
 
 namespace flotilla::member::hpa {
 
@@ -53,14 +54,14 @@ void HpaController::Enqueue(const runtime::ObjectPtr& obj) {
 }
 
 ScaleHistory& HpaController::HistoryFor(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return history_[key];
 }
 
 StatusOr<runtime::Result> HpaController::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = hpas_.cache().Get(key);
   if (cached == nullptr) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     history_.erase(key);
     selectors_.erase(key);
     return runtime::Result{};
@@ -179,8 +180,8 @@ Status HpaController::WriteStatusIfChanged(Sync& s) {
     // object, unless the spec moved on (then the next sync computes anew).
     std::string ns = StringAt(s.hpa, "metadata.namespace");
     auto latest = ctx_.client.Get(kHorizontalPodAutoscalers, ns, StringAt(s.hpa, "metadata.name"));
-    if (latest.ok() && IntAt(*latest, "metadata.generation", 0) ==
-                           IntAt(s.hpa, "metadata.generation", 0)) {
+    if (latest.ok() &&
+        IntAt(*latest, "metadata.generation", 0) == IntAt(s.hpa, "metadata.generation", 0)) {
       (*latest)["status"] = s.status;
       written = ctx_.client.UpdateStatus(kHorizontalPodAutoscalers, "", *latest);
     }

@@ -18,11 +18,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "api/labels.h"
+#include "base/mutex.h"
 #include "member/context.h"
 #include "member/hpa/scale_history.h"
 
@@ -73,10 +73,10 @@ class HpaController : public Component {
   runtime::Informer& pods_;
   runtime::Controller* controller_ = nullptr;
 
-  std::mutex mu_;
-  std::map<std::string, ScaleHistory> history_;  // GUARDED_BY(mu_), by HPA key
+  Mutex mu_;
+  std::map<std::string, ScaleHistory> history_ GUARDED_BY(mu_);  // by HPA key
   // The pod selector each HPA used last, to find pods two HPAs select.
-  std::map<std::string, api::LabelSelector> selectors_;  // GUARDED_BY(mu_), by HPA key
+  std::map<std::string, api::LabelSelector> selectors_ GUARDED_BY(mu_);  // by HPA key
 };
 
 }  // namespace flotilla::member::hpa

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "base/mutex.h"
 #include "member/object_util.h"
 
 namespace flotilla::member {
@@ -120,7 +121,7 @@ StatusOr<runtime::Result> Kubelet::Reconcile(const std::string& key) {
 }
 
 size_t Kubelet::Quarantined() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return orphaned_since_.size();
 }
 
@@ -130,7 +131,7 @@ StatusOr<runtime::Result> Kubelet::Orphaned(const json::object& pod) {
   std::string uid = StringAt(pod, "metadata.uid");
   TimePoint since;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     since = orphaned_since_.try_emplace(uid, clock_.Now()).first->second;
   }
   if (clock_.Now() < since + kOrphanQuarantine) {
@@ -189,19 +190,19 @@ Status Kubelet::ForceDelete(const json::object& pod) {
   if (!deleted.ok() && !deleted.Is(Reason::kNotFound) && !deleted.Is(Reason::kConflict)) {
     return deleted;
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   first_seen_.erase(StringAt(pod, "metadata.uid"));
   orphaned_since_.erase(StringAt(pod, "metadata.uid"));
   return Status::Ok();
 }
 
 TimePoint Kubelet::FirstSeen(const std::string& uid) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return first_seen_.try_emplace(uid, clock_.Now()).first->second;
 }
 
 std::string Kubelet::AllocateIp(const std::string& key, const json::object& pod) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!ips_loaded_) {
     // Pods that got their addresses before a restart keep them.
     for (const runtime::ObjectPtr& p : pods_.cache().List()) {
@@ -230,7 +231,7 @@ std::string Kubelet::AllocateIp(const std::string& key, const json::object& pod)
 }
 
 void Kubelet::Release(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = ips_.find(key);
   if (it == ips_.end()) return;
   used_ips_.erase(it->second);

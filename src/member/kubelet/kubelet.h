@@ -20,10 +20,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "base/mutex.h"
 #include "member/context.h"
 #include "member/kubelet/pod_lifecycle.h"
 #include "runtime/event_recorder.h"
@@ -62,13 +62,13 @@ class Kubelet : public Component {
   uint32_t network_ = 0;  // pod_cidr
   uint32_t size_ = 0;     // addresses in pod_cidr
 
-  std::mutex mu_;
-  std::map<std::string, TimePoint> first_seen_;      // GUARDED_BY(mu_) by pod uid
-  std::map<std::string, TimePoint> orphaned_since_;  // GUARDED_BY(mu_) by pod uid
-  std::map<std::string, std::string> ips_;           // GUARDED_BY(mu_) pod key -> IP
-  std::set<std::string> used_ips_;                   // GUARDED_BY(mu_)
-  bool ips_loaded_ = false;                          // GUARDED_BY(mu_)
-  uint32_t next_ip_ = 0;                             // GUARDED_BY(mu_) offset in pod_cidr
+  Mutex mu_;
+  std::map<std::string, TimePoint> first_seen_ GUARDED_BY(mu_);      // by pod uid
+  std::map<std::string, TimePoint> orphaned_since_ GUARDED_BY(mu_);  // by pod uid
+  std::map<std::string, std::string> ips_ GUARDED_BY(mu_);           // pod key -> IP
+  std::set<std::string> used_ips_ GUARDED_BY(mu_);
+  bool ips_loaded_ GUARDED_BY(mu_) = false;
+  uint32_t next_ip_ GUARDED_BY(mu_) = 0;  // offset in pod_cidr
 };
 
 }  // namespace flotilla::member

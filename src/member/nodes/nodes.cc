@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/mutex.h"
 #include "member/nodes/node_status.h"
 #include "member/object_util.h"
 
@@ -25,7 +26,7 @@ Nodes::Nodes(ControllerContext& ctx)
   controller_ = &ctx.manager.AddController(
       "nodes", 1, [this](const std::string& name) { return Reconcile(name); });
   nodes_.AddEventHandler(controller_->EnqueueHandler());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (int i = 0; i < options_.nodes; ++i) {
     std::string name = nodes::NodeName(options_, i);
     to_create_[name] = i;
@@ -40,7 +41,7 @@ StatusOr<runtime::Result> Nodes::Reconcile(const std::string& name) {
     return created.ok() ? StatusOr<runtime::Result>(runtime::Result{}) : created;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     to_create_.erase(name);  // exists (e.g. from before a restart): never recreate it
   }
   if (json::object labels = nodes::MissingLabels(*node); !labels.empty()) {
@@ -57,7 +58,7 @@ StatusOr<runtime::Result> Nodes::Reconcile(const std::string& name) {
   TimePoint now = clock_.Now();
   TimePoint renewed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = lease_renewed_.find(name);
     renewed = it == lease_renewed_.end() ? TimePoint::min() : it->second;
   }
@@ -83,7 +84,7 @@ StatusOr<runtime::Result> Nodes::Reconcile(const std::string& name) {
 Status Nodes::Create(const std::string& name) {
   int index = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     lease_renewed_.erase(name);
     auto it = to_create_.find(name);
     if (it == to_create_.end()) {
@@ -94,7 +95,7 @@ Status Nodes::Create(const std::string& name) {
   }
   auto created = client_.Create(kNodes, "", nodes::NewNode(options_, index));
   if (!created.ok() && !created.status().Is(Reason::kAlreadyExists)) return created.status();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   to_create_.erase(name);
   return Status::Ok();
 }
@@ -121,7 +122,7 @@ Status Nodes::Register(const json::object& node) {
 std::string Nodes::AddressFor(const std::string& name) {
   std::set<std::string> used;
   for (const runtime::ObjectPtr& n : nodes_.cache().List()) used.insert(nodes::InternalIp(*n));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = addresses_.find(name); it != addresses_.end()) return it->second;
   for (const auto& [node, ip] : addresses_) used.insert(ip);
   for (uint32_t host = 2; host < 65535; ++host) {
@@ -158,7 +159,7 @@ Status Nodes::RenewLease(const json::object& node) {
   } else if (!renewed.ok()) {
     return renewed.status();
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   lease_renewed_[name] = clock_.Now();
   return Status::Ok();
 }

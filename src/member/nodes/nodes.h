@@ -16,10 +16,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "base/mutex.h"
 #include "client/resources.h"
 #include "member/context.h"
 
@@ -49,10 +49,10 @@ class Nodes : public Component {
   runtime::Informer& nodes_;
   runtime::Controller* controller_ = nullptr;
 
-  std::mutex mu_;
-  std::map<std::string, int> to_create_;            // GUARDED_BY(mu_) name -> index
-  std::map<std::string, TimePoint> lease_renewed_;  // GUARDED_BY(mu_)
-  std::map<std::string, std::string> addresses_;    // GUARDED_BY(mu_) given out
+  Mutex mu_;
+  std::map<std::string, int> to_create_ GUARDED_BY(mu_);  // name -> index
+  std::map<std::string, TimePoint> lease_renewed_ GUARDED_BY(mu_);
+  std::map<std::string, std::string> addresses_ GUARDED_BY(mu_);  // given out
 };
 
 }  // namespace flotilla::member

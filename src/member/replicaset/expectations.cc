@@ -1,32 +1,34 @@
 #include "member/replicaset/expectations.h"
 
+#include "base/mutex.h"
+
 namespace flotilla::member {
 
 void Expectations::ExpectCreations(const std::string& key, int creations) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   records_[key] = Record{creations, {}, clock_.Now()};
 }
 
 void Expectations::ExpectDeletions(const std::string& key,
                                    const std::vector<std::string>& pod_keys) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   records_[key] = Record{0, {pod_keys.begin(), pod_keys.end()}, clock_.Now()};
 }
 
 void Expectations::CreationObserved(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = records_.find(key);
   if (it != records_.end() && it->second.creations > 0) --it->second.creations;
 }
 
 void Expectations::DeletionObserved(const std::string& key, const std::string& pod_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = records_.find(key);
   if (it != records_.end()) it->second.deletions.erase(pod_key);
 }
 
 bool Expectations::Satisfied(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = records_.find(key);
   if (it == records_.end()) return true;
   const Record& r = it->second;
@@ -35,7 +37,7 @@ bool Expectations::Satisfied(const std::string& key) {
 }
 
 void Expectations::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   records_.erase(key);
 }
 

@@ -8,12 +8,12 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 
 namespace flotilla::member {
 
@@ -42,8 +42,8 @@ class Expectations {
   };
 
   Clock& clock_;
-  std::mutex mu_;
-  std::map<std::string, Record> records_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, Record> records_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::member

@@ -102,7 +102,11 @@ void ReplicaSetController::OnPodDelete(const runtime::ObjectPtr& pod) {
 }
 
 StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key) {
-  auto [ns, name] = SplitKey(key);
+  // Not a structured binding: the claim's lambda captures both, which
+  // Clang 14 (scripts/thread_safety) does not allow of one.
+  const std::pair<std::string, std::string> split = SplitKey(key);
+  const std::string& ns = split.first;
+  const std::string& name = split.second;
   runtime::ObjectPtr rs = replicasets_.lister().Get(ns, name);
   if (rs == nullptr) {
     expectations_.Forget(key);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "member/object_util.h"
 #include "member/scheduler/filters.h"
 
@@ -116,7 +117,7 @@ void Scheduler::OnPodDelete(const runtime::ObjectPtr& pod) {
   std::string key = runtime::ObjectKey(*pod);
   Forget(key);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Uncount(key);
   }
   if (Occupies(*pod)) RetryUnschedulable();
@@ -126,7 +127,7 @@ void Scheduler::Count(const json::object& pod) {
   std::string key = runtime::ObjectKey(pod);
   std::string uid = StringAt(pod, "metadata.uid");
   std::string node = Occupies(pod) ? StringAt(pod, "spec.nodeName") : "";
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = counted_.find(key);
   if (it != counted_.end() && it->second.uid == uid && it->second.node == node) return;
   Uncount(key);
@@ -149,18 +150,18 @@ void Scheduler::Uncount(const std::string& key) {
 }
 
 void Scheduler::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   unschedulable_.erase(key);
 }
 
 void Scheduler::RetryUnschedulable() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++capacity_changes_;
   for (const std::string& key : unschedulable_) controller_->queue().Add(key);
 }
 
 void Scheduler::PruneAssumed() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = assumed_.begin(); it != assumed_.end();) {
     runtime::ObjectPtr pod = pods_.cache().Get(it->first);
     bool done = pod == nullptr || StringAt(*pod, "metadata.uid") != it->second.uid;
@@ -180,7 +181,7 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
   choice.non_zero = scheduler::NonZeroPodRequests(pod);
   std::map<std::string, NodeUsage> usage;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [node, r] : usage_) usage[node] = {r.requested, r.non_zero};
     // Under the lock the pod events count under: an assumed pod is counted
     // once, on its node or as assumed, however far the events have come.
@@ -215,7 +216,7 @@ StatusOr<runtime::Result> Scheduler::Reconcile(const std::string& key) {
   PruneAssumed();
   uint64_t changes_seen = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (assumed_.contains(key)) return runtime::Result{};  // bound; the informer lags
     changes_seen = capacity_changes_;
   }
@@ -249,7 +250,7 @@ Status Scheduler::Bind(const json::object& pod, const std::string& node, const C
     return result.status();
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     assumed_[ns + "/" + name] = Assumed{uid, node, choice.requested, choice.non_zero};
     unschedulable_.erase(ns + "/" + name);
   }
@@ -263,7 +264,7 @@ Status Scheduler::MarkUnschedulable(const json::object& pod, const std::string& 
   std::string ns = StringAt(pod, "metadata.namespace");
   std::string name = StringAt(pod, "metadata.name");
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     unschedulable_.insert(ns + "/" + name);
     // Capacity may have appeared while the pod was being placed.
     if (capacity_changes_ != changes_seen) controller_->queue().Add(ns + "/" + name);

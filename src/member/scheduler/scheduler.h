@@ -21,11 +21,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "api/resources.h"
+#include "base/mutex.h"
 #include "member/context.h"
 #include "runtime/event_recorder.h"
 
@@ -61,7 +61,7 @@ class Scheduler : public Component {
   // Counts `pod` on its node while it occupies it (and no longer once it
   // does not), from the pod events.
   void Count(const json::object& pod);
-  void Uncount(const std::string& key);  // REQUIRES: mu_ held
+  void Uncount(const std::string& key) REQUIRES(mu_);
   Status Bind(const json::object& pod, const std::string& node, const Choice& choice);
   Status MarkUnschedulable(const json::object& pod, const std::string& message,
                            uint64_t changes_seen);
@@ -79,19 +79,19 @@ class Scheduler : public Component {
   runtime::EventRecorder events_;
   runtime::Controller* controller_ = nullptr;
 
-  std::mutex mu_;
-  std::set<std::string> unschedulable_;  // GUARDED_BY(mu_) pod keys
+  Mutex mu_;
+  std::set<std::string> unschedulable_ GUARDED_BY(mu_);  // pod keys
   // Counts the changes that may free capacity, so that a pod found not to
   // fit while one happened is tried again (kube-scheduler's move request
   // cycle).
-  uint64_t capacity_changes_ = 0;           // GUARDED_BY(mu_)
-  std::map<std::string, Assumed> assumed_;  // GUARDED_BY(mu_) by pod key
+  uint64_t capacity_changes_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, Assumed> assumed_ GUARDED_BY(mu_);  // by pod key
   // What the pods bound in the cache request, by node, kept by the pod
   // events as kube-scheduler's node cache is: a placement reads one sum per
   // node, not every pod (a pod's requests do not change once it is bound:
   // no in-place resize).
-  std::map<std::string, Counted> counted_;  // GUARDED_BY(mu_) by pod key
-  std::map<std::string, Requests> usage_;   // GUARDED_BY(mu_) by node
+  std::map<std::string, Counted> counted_ GUARDED_BY(mu_);  // by pod key
+  std::map<std::string, Requests> usage_ GUARDED_BY(mu_);   // by node
 };
 
 }  // namespace flotilla::member

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <set>
 
+#include "base/mutex.h"
 #include "member/object_util.h"
 #include "member/services/endpoint_util.h"
 
@@ -106,7 +107,7 @@ std::optional<std::string> LoadBalancerController::Allocate(const std::string& k
                                                             const json::object& service) {
   std::set<uint32_t> taken;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [other, ip] : assigned_) {
       if (other != key) taken.insert(*AddressPool::ParseIp(ip));
     }
@@ -138,14 +139,14 @@ StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& k
                   StringAt(*cached, "metadata.deletionTimestamp").empty();
   // A service that names a loadBalancerClass is another implementation's.
   if (cached != nullptr && !StringAt(*cached, "spec.loadBalancerClass").empty()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     assigned_.erase(key);
     return runtime::Result{};
   }
   if (!wants_lb) {
     bool released = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       released = assigned_.erase(key) > 0;
     }
     if (cached == nullptr || IngressIps(*cached).empty()) {
@@ -164,7 +165,7 @@ StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& k
   std::string requested = StringAt(*cached, "spec.loadBalancerIP");
   if (current.size() == 1 && pool_ && pool_->Contains(current[0]) &&
       (requested.empty() || requested == current[0])) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     assigned_[key] = current[0];
     return runtime::Result{};
   }
@@ -186,7 +187,7 @@ StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& k
   if (written.status().Is(Reason::kNotFound)) return runtime::Result{};
   if (!written.ok()) return written.status();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     assigned_[key] = *ip;
   }
   Record(*cached, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");

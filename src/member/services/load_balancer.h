@@ -14,10 +14,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "member/context.h"
 
 namespace flotilla::member {
@@ -65,8 +65,8 @@ class LoadBalancerController : public Component {
   runtime::WorkQueue* queue_ = nullptr;
   const std::string cidr_;
   const std::optional<AddressPool> pool_;
-  std::mutex mu_;
-  std::map<std::string, std::string> assigned_;  // GUARDED_BY(mu_) service key -> ip
+  Mutex mu_;
+  std::map<std::string, std::string> assigned_ GUARDED_BY(mu_);  // service key -> ip
 };
 
 }  // namespace flotilla::member

@@ -6,8 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <mutex>
-
+#include "base/mutex.h"
 #include "member/object_util.h"
 #include "member/statefulset/volume_binder.h"
 #include "member/test_util.h"
@@ -55,7 +54,7 @@ class PodLog {
               e.type == client::WatchEvent::Type::kBookmark) {
             return;
           }
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           lines_.push_back(std::string(kNames[static_cast<int>(e.type)]) + " " +
                            StringAt(e.object, "metadata.name"));
         },
@@ -67,13 +66,13 @@ class PodLog {
     if (watch_) watch_->Stop();
   }
   std::vector<std::string> Lines() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return lines_;
   }
 
  private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<std::string> lines_ GUARDED_BY(mu_);
   std::unique_ptr<client::Watch> watch_;
 };
 
