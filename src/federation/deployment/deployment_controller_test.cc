@@ -1,9 +1,8 @@
-// The federated Deployment controller against real API servers: a
-// federation and three members started in-process on port 0. The members
-// run no controllers: the tests play each member's Deployment controller
-// (its local ReplicaSets and the local Deployment's status), so that they
-// decide exactly when a cluster's rollout progresses, finishes or fails.
-// Time moves on a FakeClock.
+// The federated Deployment controller against real API servers
+// (cluster::testing::ControllerTest): the tests play each member's
+// Deployment controller (its local ReplicaSets and the local Deployment's
+// status), so that they decide exactly when a cluster's rollout
+// progresses, finishes or fails. Time moves on a FakeClock.
 #include "federation/deployment/deployment_controller.h"
 
 #include <gtest/gtest.h>
@@ -11,25 +10,14 @@
 #include "api/annotations.h"
 #include "api/deployment/deployment_util.h"
 #include "api/federated.h"
-#include "client/client_test_util.h"
-#include "federation/cluster/join.h"
-#include "federation/cluster/test_util.h"
+#include "federation/cluster/controller_fixture.h"
 #include "federation/common/member_copy.h"
-#include "federation/common/test_util.h"
-#include "runtime/test_util.h"
 
 namespace flotilla::federation::deployment {
 namespace {
 
-using client::testing::TestCluster;
+using cluster::testing::At;
 using runtime::testing::Eventually;
-
-constexpr char kNs[] = "default";
-
-json::value At(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v == nullptr ? json::value() : *v;
-}
 
 std::string ImageOf(const json::object& obj) {
   const json::value* c = Find(obj, "spec.template.spec.containers");
@@ -37,18 +25,15 @@ std::string ImageOf(const json::object& obj) {
   return StringAt(c->as_array()[0].as_object(), "image");
 }
 
-class DeploymentControllerTest : public ::testing::Test {
+class DeploymentControllerTest : public cluster::testing::ControllerTest {
  protected:
-  void SetUp() override {
-    fed_client_ = fed_.InProcess();
-    for (int i = 0; i < 3; ++i) {
-      cluster::JoinOptions join{.name = Name(i), .member = members_[i].AdminConfig()};
-      ASSERT_TRUE(cluster::Join(*fed_client_, join).ok());
-      member_clients_[i] = members_[i].InProcess();
-    }
-  }
-  void TearDown() override { Stop(); }
+  DeploymentControllerTest() : ControllerTest({DeploymentController::kName}, "default/web") {}
 
+  // Creates of Deployments fail while reject_[i] is set.
+  std::shared_ptr<client::Client> ReadyClient(int i) override {
+    return std::make_shared<cluster::testing::RejectingClient>(members_[i].InProcess(),
+                                                               "deployments", reject_[i]);
+  }
   // The members' pods are not played unless a test adds them: without a
   // test's own threshold, missing pods never make a cluster full (however
   // far the nudges move the clock).
@@ -57,24 +42,10 @@ class DeploymentControllerTest : public ::testing::Test {
     options.unschedulable_threshold = unschedulable_threshold;
     options.recheck_delay = std::chrono::seconds(30);
     options.member_change_delay = Duration::zero();
-    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
-    controller_ = std::make_unique<DeploymentController>(*ctx_, options);
     // Ready before the start, as after a restart's probes: no check plans
     // without a cluster that is about to come.
-    for (int i = 0; i < 3; ++i) SetReady(i);
-    ASSERT_TRUE(ctx_->Start().ok());
-    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
+    StartWith([&] { Make<DeploymentController>(options); });
   }
-  void Stop() {
-    if (ctx_) ctx_->Stop();
-    controller_.reset();
-    ctx_.reset();
-  }
-  void SetReady(int i) {
-    ctx_->clusters().SetReady(Name(i), std::make_shared<cluster::testing::RejectingClient>(
-                                           members_[i].InProcess(), "deployments", reject_[i]));
-  }
-  static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
 
   // A Deployment of `replicas` running `image` (the API server defaults
   // the strategy: RollingUpdate, 25%/25%).
@@ -148,20 +119,6 @@ class DeploymentControllerTest : public ::testing::Test {
     auto rs = fed_client_->Get(kReplicaSets, kNs, name);
     return rs.ok() ? *rs : json::object{};
   }
-  bool Settle(const std::function<bool()>& done) {
-    Duration nudged = Duration::zero();
-    return Eventually([&] {
-      if (done()) return true;
-      runtime::WorkQueueStats q =
-          ctx_->manager().Find(DeploymentController::kName)->Metrics().queue;
-      if (q.depth == 0 && q.processing == 0 && q.waiting > 0 && nudged < std::chrono::seconds(2)) {
-        clock_.Advance(std::chrono::milliseconds(10));
-        nudged += std::chrono::milliseconds(10);
-      }
-      return false;
-    });
-  }
-
   // Plays member i's Deployment controller: the local ReplicaSet of the
   // local Deployment's template holds every replica, ready; older ones none.
   void Finish(int i, const std::string& rs_name = "") {
@@ -328,42 +285,10 @@ class DeploymentControllerTest : public ::testing::Test {
     }
     return {};
   }
-  std::vector<std::string> EventMessages(const std::string& reason) {
-    auto list = fed_client_->List(runtime::kEvents, kNs, {});
-    std::vector<std::string> out;
-    if (!list.ok()) return out;
-    for (const json::object& e : list->items) {
-      if (StringAt(e, "reason") == reason) out.push_back(StringAt(e, "message"));
-    }
-    return out;
-  }
-  // Waits, then checks that the state holds a while longer: the controller
-  // had every chance to do more and did not.
-  void Holds(const std::function<bool()>& state) {
-    ASSERT_TRUE(Settle(state));
-    runtime::Controller* c = ctx_->manager().Find(DeploymentController::kName);
-    uint64_t before = c->Metrics().reconciles;
-    controller_kick();
-    ASSERT_TRUE(Eventually([&] { return c->Metrics().reconciles > before; }));
-    ASSERT_TRUE(Settle([&] {
-      runtime::WorkQueueStats q = c->Metrics().queue;
-      return q.depth == 0 && q.processing == 0;
-    }));
-    EXPECT_TRUE(state());
-  }
   // Enqueues the Deployment, as any event of it would.
-  void controller_kick() {
-    ctx_->manager().Find(DeploymentController::kName)->queue().Add("default/web");
-  }
+  void controller_kick() { Controller().queue().Add("default/web"); }
 
-  FakeClock clock_;
-  TestCluster fed_;
-  cluster::testing::MemberServer members_[3];
-  std::unique_ptr<client::Client> member_clients_[3];
-  std::atomic<bool> reject_[3] = {false, false, false};
-  std::unique_ptr<client::Client> fed_client_;
-  std::unique_ptr<FederationContext> ctx_;
-  std::unique_ptr<DeploymentController> controller_;
+  std::atomic<bool> reject_[kMembers] = {false, false, false};
 };
 
 using Strings = std::vector<std::string>;
@@ -729,12 +654,14 @@ TEST_F(DeploymentControllerTest, ARolloutGoesOnWhenAClusterCannotRunTheNewTempla
   controller_kick();
   // b can run none of the new template: a and c take its share, b keeps
   // its two available old pods until theirs are available.
-  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{3, 2, 3}; }))
-      << json::serialize(json::value_from(Replicas()));
+  ASSERT_TRUE(Settle([&] {
+    return Replicas() == std::vector<int64_t>{3, 2, 3};
+  })) << json::serialize(json::value_from(Replicas()));
   Finish(0);
   Finish(2);
-  ASSERT_TRUE(Settle([&] { return Replicas() == std::vector<int64_t>{3, 0, 3}; }))
-      << json::serialize(json::value_from(Replicas()));
+  ASSERT_TRUE(Settle([&] {
+    return Replicas() == std::vector<int64_t>{3, 0, 3};
+  })) << json::serialize(json::value_from(Replicas()));
   // b's controller scales it down; with nothing left to roll out there,
   // the rollout moves on to c and completes.
   Finish(1);

@@ -1,47 +1,31 @@
-// The federated HPA controller against real API servers: a federation and
-// three members a, b, c started in-process on port 0, with the federated
-// Deployment controller beside it. The members run no controllers: a test
-// plays each member's HPA controller (its status, and the local
-// Deployment's replicas it sets). Time moves on a FakeClock.
+// The federated HPA controller against real API servers
+// (cluster::testing::ControllerTest: members a, b and c), with the
+// federated Deployment controller beside it. A test plays each member's HPA
+// controller (its status, and the local Deployment's replicas it sets).
+// Time moves on a FakeClock.
 #include "federation/hpa/hpa_controller.h"
 
 #include <gtest/gtest.h>
 
 #include "api/annotations.h"
 #include "api/federated.h"
-#include "client/client_test_util.h"
-#include "federation/cluster/join.h"
+#include "federation/cluster/controller_fixture.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/member_copy.h"
-#include "federation/common/test_util.h"
 #include "federation/deployment/deployment_controller.h"
-#include "runtime/test_util.h"
 
 namespace flotilla::federation::hpa {
 namespace {
 
-using client::testing::TestCluster;
+using cluster::testing::At;
 using runtime::testing::Eventually;
 using Shares = std::vector<std::string>;  // "min/max" per cluster, "-" for none
 
-constexpr char kNs[] = "default";
-
-json::value At(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v == nullptr ? json::value() : *v;
-}
-
-class HpaControllerTest : public ::testing::Test {
+class HpaControllerTest : public cluster::testing::ControllerTest {
  protected:
-  void SetUp() override {
-    fed_client_ = fed_.InProcess();
-    for (int i = 0; i < 3; ++i) {
-      cluster::JoinOptions join{.name = Name(i), .member = members_[i].AdminConfig()};
-      ASSERT_TRUE(cluster::Join(*fed_client_, join).ok());
-      member_clients_[i] = members_[i].InProcess();
-    }
-  }
-  void TearDown() override { Stop(); }
+  HpaControllerTest()
+      : ControllerTest({HpaController::kName, deployment::DeploymentController::kName},
+                       "default/web") {}
 
   void Start() {
     WorkloadOptions workloads;
@@ -49,23 +33,11 @@ class HpaControllerTest : public ::testing::Test {
     workloads.member_change_delay = Duration::zero();
     HpaOptions options;
     options.member_change_delay = Duration::zero();
-    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
-    deployments_ = std::make_unique<deployment::DeploymentController>(*ctx_, workloads);
-    controller_ = std::make_unique<HpaController>(*ctx_, options);
-    for (int i = 0; i < 3; ++i) SetReady(i);
-    ASSERT_TRUE(ctx_->Start().ok());
-    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
+    StartWith([&] {
+      Make<deployment::DeploymentController>(workloads);
+      Make<HpaController>(options);
+    });
   }
-  void Stop() {
-    if (ctx_) ctx_->Stop();
-    controller_.reset();
-    deployments_.reset();
-    ctx_.reset();
-  }
-  void SetReady(int i) {
-    ctx_->clusters().SetReady(Name(i), std::shared_ptr<client::Client>(members_[i].InProcess()));
-  }
-  static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
 
   void CreateDeployment(int64_t replicas) {
     auto d = ParseJsonObject(R"({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -166,35 +138,6 @@ class HpaControllerTest : public ::testing::Test {
       return member_clients_[i]->UpdateStatus(kHorizontalPodAutoscalers, kNs, h).ok();
     }));
   }
-  // Waits for `done`, moving the clock on in small steps while both
-  // controllers are idle and wait for it (a backoff after a lost race, a
-  // requeue); never by more than 2 s in all, far short of a freeze.
-  bool Settle(const std::function<bool()>& done) {
-    Duration nudged = Duration::zero();
-    return Eventually([&] {
-      if (done()) return true;
-      bool idle = true, waiting = false;
-      for (const char* name : {HpaController::kName, deployment::DeploymentController::kName}) {
-        runtime::WorkQueueStats q = ctx_->manager().Find(name)->Metrics().queue;
-        idle = idle && q.depth == 0 && q.processing == 0;
-        waiting = waiting || q.waiting > 0;
-      }
-      if (idle && waiting && nudged < std::chrono::seconds(2)) {
-        clock_.Advance(std::chrono::milliseconds(10));
-        nudged += std::chrono::milliseconds(10);
-      }
-      return false;
-    });
-  }
-  std::vector<std::string> EventMessages(const std::string& reason) {
-    auto list = fed_client_->List(runtime::kEvents, kNs, {});
-    std::vector<std::string> out;
-    if (!list.ok()) return out;
-    for (const json::object& e : list->items) {
-      if (StringAt(e, "reason") == reason) out.push_back(StringAt(e, "message"));
-    }
-    return out;
-  }
   double ReplicaWrites() {
     std::string metrics = ctx_->metrics().Render();
     double sum = 0;
@@ -234,15 +177,6 @@ class HpaControllerTest : public ::testing::Test {
         ctx_->manager().Find(deployment::DeploymentController::kName)->Metrics().queue;
     return d != nullptr && HpaTargetListOf(*d).has_value() && q.depth == 0 && q.processing == 0;
   }
-
-  TestCluster fed_;
-  std::array<TestCluster, 3> members_;
-  std::unique_ptr<client::Client> fed_client_;
-  std::array<std::unique_ptr<client::Client>, 3> member_clients_;
-  FakeClock clock_;
-  std::unique_ptr<FederationContext> ctx_;
-  std::unique_ptr<deployment::DeploymentController> deployments_;
-  std::unique_ptr<HpaController> controller_;
 };
 
 TEST_F(HpaControllerTest, MinAndMaxArePartitionedOverTheChosenClusters) {

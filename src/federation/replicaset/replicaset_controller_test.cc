@@ -1,77 +1,45 @@
-// The federated ReplicaSet controller against real API servers: a
-// federation and three members started in-process on port 0. The members
-// run no controllers: the tests play the members' ReplicaSet controller,
-// scheduler and kubelet by writing local statuses and pods themselves, and
-// decide when clusters are ready through the ClusterClients registry. Time
-// moves on a FakeClock.
+// The federated ReplicaSet controller against real API servers
+// (cluster::testing::ControllerTest): the tests play the members'
+// ReplicaSet controller, scheduler and kubelet. Time moves on a FakeClock.
 #include "federation/replicaset/replicaset_controller.h"
 
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
-#include "client/client_test_util.h"
-#include "federation/cluster/join.h"
-#include "federation/cluster/test_util.h"
+#include "federation/cluster/controller_fixture.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/member_copy.h"
-#include "federation/common/test_util.h"
-#include "runtime/test_util.h"
 
 namespace flotilla::federation::replicaset {
 namespace {
 
-using client::testing::TestCluster;
+using cluster::testing::At;
 using runtime::testing::Eventually;
 
-constexpr char kNs[] = "default";
 constexpr Duration kThreshold = std::chrono::seconds(60);
 constexpr Duration kRecheck = std::chrono::seconds(30);
 constexpr Duration kProbeInterval = std::chrono::minutes(5);
 
-// The value at `path` in `obj`, null when absent: a copy, safe to take from
-// a temporary.
-json::value At(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v == nullptr ? json::value() : *v;
-}
-
-class ReplicaSetControllerTest : public ::testing::Test {
+class ReplicaSetControllerTest : public cluster::testing::ControllerTest {
  protected:
-  void SetUp() override {
-    fed_client_ = fed_.InProcess();
-    const char* names[] = {"a", "b", "c"};
-    for (int i = 0; i < 3; ++i) {
-      cluster::JoinOptions join{.name = names[i],
-                                .member = members_[i].AdminConfig(),
-                                .labels = {{"location", i == 0 ? "on-prem" : "cloud"}}};
-      ASSERT_TRUE(cluster::Join(*fed_client_, join).ok());
-      member_clients_[i] = members_[i].InProcess();
-    }
-  }
-  void TearDown() override { Stop(); }
+  ReplicaSetControllerTest() : ControllerTest({ReplicaSetController::kName}, "default/web") {}
 
+  std::map<std::string, std::string> Labels(int i) const override {
+    return {{"location", i == 0 ? "on-prem" : "cloud"}};
+  }
+  // Creates of ReplicaSets fail while reject_[i] is set.
+  std::shared_ptr<client::Client> ReadyClient(int i) override {
+    return std::make_shared<cluster::testing::RejectingClient>(members_[i].InProcess(),
+                                                               "replicasets", reject_[i]);
+  }
   // Starts with the first `ready` clusters probed ready.
-  void Start(WorkloadOptions options = {}, int ready = 3) {
+  void Start(WorkloadOptions options = {}, int ready = kMembers) {
     options.unschedulable_threshold = kThreshold;
     options.recheck_delay = kRecheck;
     options.capacity_probe_interval = kProbeInterval;
     options.member_change_delay = Duration::zero();
-    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
-    controller_ = std::make_unique<ReplicaSetController>(*ctx_, options);
-    for (int i = 0; i < ready; ++i) SetReady(i);
-    ASSERT_TRUE(ctx_->Start().ok());
-    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), ready); }));
+    StartWith([&] { Make<ReplicaSetController>(options); }, ready);
   }
-  void Stop() {
-    if (ctx_) ctx_->Stop();
-    controller_.reset();
-    ctx_.reset();
-  }
-  void SetReady(int i) {
-    ctx_->clusters().SetReady(Name(i), std::make_shared<cluster::testing::RejectingClient>(
-                                           members_[i].InProcess(), "replicasets", reject_[i]));
-  }
-  static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
 
   void CreateFrs(int64_t replicas, const std::string& prefs = "", const std::string& selector = "",
                  const std::string& name = "web") {
@@ -116,22 +84,6 @@ class ReplicaSetControllerTest : public ::testing::Test {
     int64_t s = 0;
     for (int64_t n : v) s += std::max<int64_t>(n, 0);
     return s;
-  }
-  // Waits until `done`. When the controller only waits on a delay (a retry's
-  // backoff after a lost race), nudges the fake time by small steps, at
-  // most two seconds in all: far less than any threshold or re-check.
-  bool Settle(const std::function<bool()>& done) {
-    Duration nudged = Duration::zero();
-    return Eventually([&] {
-      if (done()) return true;
-      runtime::WorkQueueStats q =
-          ctx_->manager().Find(ReplicaSetController::kName)->Metrics().queue;
-      if (q.depth == 0 && q.processing == 0 && q.waiting > 0 && nudged < std::chrono::seconds(2)) {
-        clock_.Advance(std::chrono::milliseconds(10));
-        nudged += std::chrono::milliseconds(10);
-      }
-      return false;
-    });
   }
   // Plays member i's ReplicaSet controller: status as if every replica ran.
   void RunAll(int i, const std::string& name = "web") {
@@ -228,8 +180,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     clock_.Advance(kThreshold - early);
     // The check the threshold needs is waiting on the clock.
     ASSERT_TRUE(Settle([&] {
-      runtime::WorkQueueStats q =
-          ctx_->manager().Find(ReplicaSetController::kName)->Metrics().queue;
+      runtime::WorkQueueStats q = Controller().Metrics().queue;
       return q.depth == 0 && q.processing == 0 && q.waiting == 1;
     }));
     EXPECT_EQ(Placement(), (std::vector<int64_t>{10, 10, 10}));
@@ -237,35 +188,6 @@ class ReplicaSetControllerTest : public ::testing::Test {
     ASSERT_TRUE(Settle([&] {
       return Placement() == std::vector<int64_t>{13, 13, 4};
     })) << json::serialize(json::value_from(Placement()));
-  }
-  std::vector<std::string> EventReasons() {
-    auto list = fed_client_->List(runtime::kEvents, kNs, {});
-    std::vector<std::string> out;
-    if (!list.ok()) return out;
-    for (const json::object& e : list->items) out.emplace_back(GetString(e, "reason").value_or(""));
-    return out;
-  }
-  std::vector<std::string> EventMessages(const std::string& reason) {
-    auto list = fed_client_->List(runtime::kEvents, kNs, {});
-    std::vector<std::string> out;
-    if (!list.ok()) return out;
-    for (const json::object& e : list->items) {
-      if (GetString(e, "reason") == reason) out.emplace_back(GetString(e, "message").value_or(""));
-    }
-    return out;
-  }
-  // Checks that `state` still holds after one more full check.
-  void Holds(const std::function<bool()>& state) {
-    ASSERT_TRUE(Settle(state));
-    runtime::Controller* c = ctx_->manager().Find(ReplicaSetController::kName);
-    uint64_t before = c->Metrics().reconciles;
-    c->queue().Add("default/web");
-    ASSERT_TRUE(Eventually([&] { return c->Metrics().reconciles > before; }));
-    ASSERT_TRUE(Eventually([&] {
-      runtime::WorkQueueStats q = c->Metrics().queue;
-      return q.depth == 0 && q.processing == 0;
-    }));
-    EXPECT_TRUE(state());
   }
   // Writes the Ready condition a cluster controller would have written.
   void StoreReady(int i) {
@@ -283,14 +205,7 @@ class ReplicaSetControllerTest : public ::testing::Test {
     return std::find(r.begin(), r.end(), reason) != r.end();
   }
 
-  FakeClock clock_;
-  TestCluster fed_;
-  cluster::testing::MemberServer members_[3];
-  std::unique_ptr<client::Client> member_clients_[3];
-  std::atomic<bool> reject_[3] = {false, false, false};
-  std::unique_ptr<client::Client> fed_client_;
-  std::unique_ptr<FederationContext> ctx_;
-  std::unique_ptr<ReplicaSetController> controller_;
+  std::atomic<bool> reject_[kMembers] = {false, false, false};
 };
 
 TEST_F(ReplicaSetControllerTest, SpreadsReplicasEvenlyAndManagesTheLocalCopies) {

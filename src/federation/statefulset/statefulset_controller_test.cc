@@ -1,44 +1,30 @@
-// The federated StatefulSet controller against real API servers: a
-// federation and three members c1, c2, c3 (the seed's names) started
-// in-process on port 0. The members run no controllers: the tests play each
-// member's StatefulSet controller where a test needs its status. Time moves
-// on a FakeClock.
+// The federated StatefulSet controller against real API servers
+// (cluster::testing::ControllerTest, with the seed's member names c1, c2
+// and c3): the tests play each member's StatefulSet controller where a
+// test needs its status. Time moves on a FakeClock.
 #include "federation/statefulset/statefulset_controller.h"
 
 #include <gtest/gtest.h>
 
 #include "api/annotations.h"
 #include "api/federated.h"
-#include "client/client_test_util.h"
-#include "federation/cluster/join.h"
-#include "federation/cluster/test_util.h"
+#include "federation/cluster/controller_fixture.h"
 #include "federation/common/member_copy.h"
-#include "federation/common/test_util.h"
 #include "federation/statefulset/identities.h"
-#include "runtime/test_util.h"
 
 namespace flotilla::federation::statefulset {
 namespace {
 
-using client::testing::TestCluster;
+using cluster::testing::At;
 using runtime::testing::Eventually;
 using Counts = std::vector<int64_t>;
 
-constexpr char kNs[] = "default";
-
-json::value At(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v == nullptr ? json::value() : *v;
-}
-
-class StatefulSetControllerTest : public ::testing::Test {
+class StatefulSetControllerTest : public cluster::testing::ControllerTest {
  protected:
+  StatefulSetControllerTest() : ControllerTest({StatefulSetController::kName}, "default/store") {}
+
   void SetUp() override {
-    fed_client_ = fed_.InProcess();
-    for (int i = 0; i < 3; ++i) {
-      ASSERT_TRUE(Join(i).ok());
-      member_clients_[i] = members_[i].InProcess();
-    }
+    ControllerTest::SetUp();
     auto svc = ParseJsonObject(R"({"apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "etcd"},
         "spec": {"clusterIP": "None", "selector": {"app": "etcd"},
@@ -46,28 +32,12 @@ class StatefulSetControllerTest : public ::testing::Test {
     ASSERT_TRUE(svc.ok());
     ASSERT_TRUE(fed_client_->Create(kServices, kNs, *svc).ok());
   }
-  void TearDown() override {
-    if (ctx_) ctx_->Stop();
-  }
-  Status Join(int i, const std::string& name = "") {
-    cluster::JoinOptions join{.name = name.empty() ? Name(i) : name,
-                              .member = members_[i].AdminConfig()};
-    return cluster::Join(*fed_client_, join).status();
-  }
-  static std::string Name(int i) { return "c" + std::to_string(i + 1); }
+  std::string Name(int i) const override { return "c" + std::to_string(i + 1); }
 
   void Start() {
     WorkloadOptions options;
     options.member_change_delay = Duration::zero();
-    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
-    controller_ = std::make_unique<StatefulSetController>(*ctx_, options);
-    for (int i = 0; i < 3; ++i) SetReady(i);
-    ASSERT_TRUE(ctx_->Start().ok());
-    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
-  }
-  void SetReady(int i, const std::string& name = "") {
-    ctx_->clusters().SetReady(name.empty() ? Name(i) : name,
-                              std::shared_ptr<client::Client>(members_[i].InProcess()));
+    StartWith([&] { Make<StatefulSetController>(options); });
   }
   void Create(int64_t replicas, json::object annotations = {}, const std::string& name = "store") {
     auto sts = ParseJsonObject(R"({"apiVersion": "apps/v1", "kind": "StatefulSet",
@@ -148,54 +118,17 @@ class StatefulSetControllerTest : public ::testing::Test {
     auto svc = fed_client_->Get(kServices, kNs, "etcd");
     return svc.ok() ? api::AnnotationAt(*svc, annotation) : "";
   }
-  // Waits for `done`, moving the clock on (10 ms at a time, 30 s at most)
-  // whenever the controller has nothing to do but waits for a requeue: a
-  // deletion re-checks every 100 ms until the caches show its objects gone,
-  // and a busy machine may take many such rounds. Nothing here depends on
-  // how far the clock moves (stateful replicas never move).
+  // Waits for `done`, moving the clock on (30 s at most) whenever the
+  // controller has nothing to do but waits for a requeue: a deletion
+  // re-checks every 100 ms until the caches show its objects gone, and a
+  // busy machine may take many such rounds. Nothing here depends on how far
+  // the clock moves (stateful replicas never move).
   bool Settle(const std::function<bool()>& done) {
-    Duration nudged = Duration::zero();
-    return Eventually([&] {
-      if (done()) return true;
-      runtime::WorkQueueStats q =
-          ctx_->manager().Find(StatefulSetController::kName)->Metrics().queue;
-      if (q.depth == 0 && q.processing == 0 && q.waiting > 0 && nudged < std::chrono::seconds(30)) {
-        clock_.Advance(std::chrono::milliseconds(10));
-        nudged += std::chrono::milliseconds(10);
-      }
-      return false;
-    });
+    return ControllerTest::Settle(done, std::chrono::seconds(30));
   }
-  // Checks that `state` still holds after one more full check.
   void Holds(const std::function<bool()>& state) {
-    ASSERT_TRUE(Settle(state));
-    runtime::Controller* c = ctx_->manager().Find(StatefulSetController::kName);
-    uint64_t before = c->Metrics().reconciles;
-    c->queue().Add("default/store");
-    ASSERT_TRUE(Eventually([&] { return c->Metrics().reconciles > before; }));
-    ASSERT_TRUE(Eventually([&] {
-      runtime::WorkQueueStats q = c->Metrics().queue;
-      return q.depth == 0 && q.processing == 0;
-    }));
-    EXPECT_TRUE(state());
+    ControllerTest::Holds(state, std::chrono::seconds(30));
   }
-  std::vector<std::string> EventMessages(const std::string& reason) {
-    auto list = fed_client_->List(runtime::kEvents, kNs, {});
-    std::vector<std::string> out;
-    if (!list.ok()) return out;
-    for (const json::object& e : list->items) {
-      if (StringAt(e, "reason") == reason) out.push_back(StringAt(e, "message"));
-    }
-    return out;
-  }
-
-  FakeClock clock_;
-  TestCluster fed_;
-  cluster::testing::MemberServer members_[3];
-  std::unique_ptr<client::Client> member_clients_[3];
-  std::unique_ptr<client::Client> fed_client_;
-  std::unique_ptr<FederationContext> ctx_;
-  std::unique_ptr<StatefulSetController> controller_;
 };
 
 // The seed's example: 11 replicas over c1, c2, c3.
