@@ -211,7 +211,7 @@ int Main(const Config& c) {
 
   metrics::Registry registry;
   auto server = Server::Start(
-      ServerOptions{.address = "127.0.0.1:0", .udp_threads = 2}, [zone] { return zone; }, registry);
+      ServerOptions{.address = "127.0.0.1:0", .udp_sockets = 2}, [zone] { return zone; }, registry);
   if (!server.ok()) {
     std::cerr << server.status().ToString() << "\n";
     return 1;

@@ -1,62 +1,79 @@
-// The DNS server's sockets and threads (server.h).
+// The DNS server on the process's shared event loop (server.h).
 #include "dns/server.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <list>
-#include <thread>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <span>
 #include <vector>
 
+#include "base/io.h"
 #include "base/mutex.h"
 
 namespace flotilla::dns {
 namespace {
 
+namespace net = boost::asio;
+using net::ip::tcp;
+using net::ip::udp;
+using error_code = boost::system::error_code;
+using Strand = net::strand<net::io_context::executor_type>;
+constexpr auto kAwait = net::as_tuple(net::use_awaitable);
+using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+
 const char* Name(Transport t) { return t == Transport::kUdp ? "udp" : "tcp"; }
 
-struct Endpoint {
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  int family = AF_INET;
-  int port = 0;
-};
-
-// HOST:PORT as a socket address (numeric hosts only; empty: any).
-StatusOr<Endpoint> Resolve(const std::string& address) {
-  auto hp = SplitHostPort(address);
-  if (!hp.ok()) return hp.status();
-  addrinfo hints{};
-  hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
-  hints.ai_family = AF_UNSPEC;
-  addrinfo* res = nullptr;
-  if (int rc = getaddrinfo(hp->first.empty() ? nullptr : hp->first.c_str(), nullptr, &hints, &res);
-      rc != 0) {
-    return Status::BadRequest("DNS address " + address + ": " + gai_strerror(rc));
-  }
-  Endpoint e;
-  std::memcpy(&e.addr, res->ai_addr, res->ai_addrlen);
-  e.len = res->ai_addrlen;
-  e.family = res->ai_family;
-  freeaddrinfo(res);
-  e.port = hp->second;
-  uint16_t port = htons(static_cast<uint16_t>(e.port));
-  if (e.family == AF_INET) {
-    reinterpret_cast<sockaddr_in*>(&e.addr)->sin_port = port;
-  } else {
-    reinterpret_cast<sockaddr_in6*>(&e.addr)->sin6_port = port;
-  }
-  return e;
+// HOST:PORT as an address and port (numeric hosts only; empty: any IPv4).
+StatusOr<std::pair<net::ip::address, uint16_t>> Resolve(const std::string& address) {
+  FLOTILLA_ASSIGN_OR_RETURN(auto hp, SplitHostPort(address));
+  if (hp.first.empty())
+    return std::pair{net::ip::address(net::ip::address_v4::any()),
+                     static_cast<uint16_t>(hp.second)};
+  error_code ec;
+  net::ip::address ip = net::ip::make_address(hp.first, ec);
+  if (ec)
+    return Status::BadRequest("DNS address " + address + ": " + hp.first + " is no IP address");
+  return std::pair{ip, static_cast<uint16_t>(hp.second)};
 }
+
+// One TCP connection: its socket and the deadline that closes it (idle
+// between queries, or a response the client does not read). Shared by its
+// coroutine and the deadline's handler, both on the connection's strand.
+struct TcpConnection : std::enable_shared_from_this<TcpConnection> {
+  explicit TcpConnection(tcp::socket s) : socket(std::move(s)), deadline(socket.get_executor()) {}
+
+  void Arm(std::chrono::milliseconds after) {
+    uint64_t gen = ++deadline_gen;
+    deadline.expires_after(after);
+    deadline.async_wait([self = shared_from_this(), gen](error_code ec) {
+      if (!ec && gen == self->deadline_gen) self->Close();
+    });
+  }
+  void Close() {
+    ++deadline_gen;
+    deadline.cancel();
+    error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+  }
+
+  tcp::socket socket;
+  net::steady_timer deadline;
+  uint64_t deadline_gen = 0;  // on the strand
+};
 
 class ServerImpl : public Server {
  public:
@@ -70,116 +87,109 @@ class ServerImpl : public Server {
                                     {"transport"})),
         dropped_(registry.Counter("flotilla_dns_dropped_total",
                                   "DNS packets dropped unanswered (malformed or responses).",
-                                  {"transport"})) {}
+                                  {"transport"})),
+        acceptor_(net::make_strand(SharedIoContext())) {}
   ~ServerImpl() override { Stop(); }
 
   Status Bind() {
     for (const StubDomain& stub : options_.stub_domains) {
-      FLOTILLA_ASSIGN_OR_RETURN(Endpoint upstream, Resolve(stub.address));
+      FLOTILLA_ASSIGN_OR_RETURN(auto upstream, Resolve(stub.address));
       knot_dname_storage_t wire;
       std::string name = stub.domain.ends_with(".") ? stub.domain : stub.domain + ".";
       if (knot_dname_from_str(wire, name.c_str(), sizeof(wire)) == nullptr) {
         return Status::BadRequest("stub domain " + stub.domain + " is no DNS name");
       }
       knot_dname_to_lower(wire);
-      stubs_.push_back(Stub{std::vector<uint8_t>(wire, wire + knot_dname_size(wire)), upstream});
+      stubs_.push_back(Stub{std::vector<uint8_t>(wire, wire + knot_dname_size(wire)),
+                            udp::endpoint(upstream.first, upstream.second)});
     }
-    FLOTILLA_ASSIGN_OR_RETURN(Endpoint local, Resolve(options_.address));
-    sockaddr_storage addr = local.addr;
-    socklen_t len = local.len;
-    int family = local.family;
-    auto set_port = [&](int port) {
-      if (family == AF_INET) {
-        reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(static_cast<uint16_t>(port));
-      } else {
-        reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(static_cast<uint16_t>(port));
-      }
-    };
-    set_port(local.port);
-    // Port 0: TCP picks one, UDP takes the same.
-    tcp_ = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    udp_ = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (tcp_ < 0 || udp_ < 0) return Errno("socket");
-    int one = 1;
-    setsockopt(tcp_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(tcp_, reinterpret_cast<sockaddr*>(&addr), len) != 0) return Errno("bind tcp");
-    if (listen(tcp_, 128) != 0) return Errno("listen");
-    sockaddr_storage bound{};
-    socklen_t bound_len = sizeof(bound);
-    getsockname(tcp_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
-    port_ = family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port)
-                              : ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
-    set_port(port_);
-    if (bind(udp_, reinterpret_cast<sockaddr*>(&addr), len) != 0) return Errno("bind udp");
-    wake_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_ < 0) return Errno("eventfd");
+    FLOTILLA_ASSIGN_OR_RETURN(auto local, Resolve(options_.address));
+    // Port 0: TCP picks one, the UDP sockets take the same.
+    error_code ec;
+    tcp::endpoint tcp_at(local.first, local.second);
+    acceptor_.open(tcp_at.protocol(), ec);
+    if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(tcp_at, ec);
+    if (!ec) acceptor_.listen(128, ec);
+    if (ec) return Failed("TCP", ec);
+    port_ = acceptor_.local_endpoint().port();
+    // Several UDP sockets on the port (SO_REUSEPORT: the kernel spreads the
+    // clients over them), each read on its own strand, answer at once.
+    udp::endpoint udp_at(local.first, static_cast<uint16_t>(port_));
+    for (int i = 0; i < std::max(1, options_.udp_sockets); ++i) {
+      auto socket = std::make_unique<udp::socket>(net::make_strand(SharedIoContext()));
+      socket->open(udp_at.protocol(), ec);
+      if (!ec && options_.udp_sockets > 1) socket->set_option(ReusePort(true), ec);
+      if (!ec) socket->bind(udp_at, ec);
+      if (!ec) socket->non_blocking(true, ec);
+      if (ec) return Failed("UDP", ec);
+      udp_.push_back(std::move(socket));
+    }
     return Status::Ok();
   }
 
   void Run() {
-    for (int i = 0; i < std::max(1, options_.udp_threads); ++i) {
-      threads_.emplace_back([this] { ServeUdp(); });
-    }
-    threads_.emplace_back([this] { AcceptTcp(); });
+    for (auto& socket : udp_) Spawn(socket->get_executor(), ServeUdp(*socket));
+    Spawn(acceptor_.get_executor(), Accept());
   }
 
   int port() const override { return port_; }
 
   void Stop() override {
     if (stopping_.exchange(true)) return;
-    if (wake_ >= 0) {
-      uint64_t v = 1;
-      (void)!write(wake_, &v, sizeof(v));
+    // Each socket is closed on its strand; every coroutine then ends.
+    net::post(acceptor_.get_executor(), [this] {
+      error_code ignored;
+      acceptor_.close(ignored);
+    });
+    for (auto& socket : udp_) {
+      net::post(socket->get_executor(), [s = socket.get()] {
+        error_code ignored;
+        s->close(ignored);
+      });
     }
-    {
-      MutexLock lock(mu_);
-      for (Connection& c : connections_) shutdown(c.fd, SHUT_RDWR);
+    MutexLock lock(mu_);
+    for (const std::shared_ptr<TcpConnection>& c : connections_) {
+      net::post(c->socket.get_executor(), [c] { c->Close(); });
     }
-    for (std::thread& t : threads_) t.join();
-    threads_.clear();
-    std::list<Connection> left;
-    {
-      MutexLock lock(mu_);
-      left.swap(connections_);
-    }
-    for (Connection& c : left) c.thread.join();
-    for (int* fd : {&udp_, &tcp_, &wake_}) {
-      if (*fd >= 0) close(*fd);
-      *fd = -1;
-    }
+    // A query forwarded to a stub domain ends within the forward timeout.
+    ScopedBlocking blocking;
+    ended_.Wait(lock, [&]() REQUIRES(mu_) { return running_ == 0; });
   }
 
  private:
   struct Stub {
     std::vector<uint8_t> domain;  // lowercase wire form
-    Endpoint upstream;
-  };
-  std::vector<Stub> stubs_;
-
-  struct Connection {
-    int fd = -1;
-    std::thread thread;
-    bool done = false;
+    udp::endpoint upstream;
   };
 
-  static Status Errno(const char* what) {
-    return Status::Unavailable(std::string("DNS server: ") + what + ": " + std::strerror(errno));
+  static Status Failed(const char* what, const error_code& ec) {
+    return Status::Unavailable(std::string("DNS server: ") + what + ": " + ec.message());
   }
 
-  // Waits until `fd` is readable; false when the server stops.
-  bool Wait(int fd) {
-    pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake_, .events = POLLIN}};
-    while (!stopping_) {
-      int n = poll(fds, 2, -1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 || fds[1].revents != 0) return false;
-      if (fds[0].revents != 0) return true;
+  // Runs `work` on `ex`; Stop waits for every one of them.
+  template <typename Executor>
+  void Spawn(const Executor& ex, net::awaitable<void> work) {
+    {
+      MutexLock lock(mu_);
+      ++running_;
     }
-    return false;
+    net::co_spawn(ex, std::move(work), [this](std::exception_ptr e) {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+          spdlog::error("DNS server: {}", x.what());
+        }
+      }
+      // Under mu_: Stop may destroy this once it is released.
+      MutexLock lock(mu_);
+      if (--running_ == 0) ended_.NotifyAll();
+    });
   }
 
   // The stub domain `query` asks under; null when none.
-  const struct Stub* StubFor(std::span<const uint8_t> query) const {
+  const Stub* StubFor(std::span<const uint8_t> query) const {
     if (stubs_.empty() || query.size() < KNOT_WIRE_HEADER_SIZE) return nullptr;
     knot_pkt_t* q = knot_pkt_new(const_cast<uint8_t*>(query.data()),
                                  static_cast<uint16_t>(query.size()), nullptr);
@@ -193,135 +203,157 @@ class ServerImpl : public Server {
     return found;
   }
 
-  // Asks the stub domain's server; its answer, or SERVFAIL.
-  Answered Forward(const Stub& stub, std::span<const uint8_t> query, std::span<uint8_t> out) {
-    int fd = socket(stub.upstream.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ssize_t n = -1;
-    if (fd >= 0 &&
-        connect(fd, reinterpret_cast<const sockaddr*>(&stub.upstream.addr), stub.upstream.len) ==
-            0 &&
-        send(fd, query.data(), query.size(), 0) == static_cast<ssize_t>(query.size())) {
-      pollfd p{.fd = fd, .events = POLLIN};
-      if (poll(&p, 1, static_cast<int>(options_.forward_timeout.count())) == 1) {
-        n = recv(fd, out.data(), out.size(), 0);
-      }
+  // Asks the stub domain's server over UDP; its answer, or SERVFAIL when
+  // none comes within the forward timeout.
+  net::awaitable<Answered> Forward(const Stub& stub, std::span<const uint8_t> query,
+                                   std::span<uint8_t> out) {
+    auto ex = co_await net::this_coro::executor;
+    auto socket = std::make_shared<udp::socket>(ex);
+    net::steady_timer timeout(ex);
+    size_t n = 0;
+    error_code ec;
+    socket->open(stub.upstream.protocol(), ec);
+    if (!ec) socket->connect(stub.upstream, ec);
+    if (!ec) socket->send(net::buffer(query.data(), query.size()), 0, ec);
+    if (!ec) {
+      timeout.expires_after(options_.forward_timeout);
+      timeout.async_wait([socket](error_code e) {
+        if (!e) socket->cancel();
+      });
+      std::tie(ec, n) = co_await socket->async_receive(net::buffer(out.data(), out.size()), kAwait);
+      timeout.cancel();
     }
-    if (fd >= 0) close(fd);
-    if (n < static_cast<ssize_t>(KNOT_WIRE_HEADER_SIZE) ||
+    if (ec || n < KNOT_WIRE_HEADER_SIZE ||
         knot_wire_get_id(out.data()) != knot_wire_get_id(query.data())) {
-      return ErrorAnswer(query, out, KNOT_RCODE_SERVFAIL);
+      co_return ErrorAnswer(query, out, KNOT_RCODE_SERVFAIL);
     }
-    return Answered{.size = static_cast<size_t>(n), .rcode = knot_wire_get_rcode(out.data())};
+    co_return Answered{.size = n, .rcode = knot_wire_get_rcode(out.data())};
   }
 
-  Answered Respond(std::span<const uint8_t> query, std::span<uint8_t> out, Transport t) {
+  // `query`'s answer into `out`: forwarded to its stub domain, or from the
+  // zone; counted in the metrics. Size 0: dropped.
+  net::awaitable<Answered> Respond(std::span<const uint8_t> query, std::span<uint8_t> out,
+                                   Transport t) {
     auto start = std::chrono::steady_clock::now();
     Answered a;
     if (const Stub* stub = StubFor(query)) {
-      a = Forward(*stub, query, out);
+      a = co_await Forward(*stub, query, out);
     } else {
-      std::shared_ptr<const Zone> zone = zone_();
-      a = Answer(*zone, query, out, t, options_.answer);
+      a = AnswerFromZone(query, out, t);
     }
+    Count(a, t, start);
+    co_return a;
+  }
+  Answered AnswerFromZone(std::span<const uint8_t> query, std::span<uint8_t> out, Transport t) {
+    std::shared_ptr<const Zone> zone = zone_();
+    return Answer(*zone, query, out, t, options_.answer);
+  }
+  void Count(const Answered& a, Transport t, std::chrono::steady_clock::time_point start) {
     if (a.size == 0) {
       dropped_.Add({Name(t)});
-      return a;
+      return;
     }
     queries_.Add({Name(t), TypeName(a.qtype), RcodeName(a.rcode)});
     latency_.Observe(
         {Name(t)}, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    return a;
   }
 
-  void ServeUdp() {
+  // Reads `socket` on its strand: waits until it is readable, then answers
+  // every datagram there is before waiting again. A query for a stub domain
+  // is forwarded by a coroutine of its own, so that others are answered
+  // meanwhile. A response the socket cannot take at once is dropped, as a
+  // full socket buffer drops any datagram.
+  net::awaitable<void> ServeUdp(udp::socket& socket) {
     std::vector<uint8_t> in(KNOT_WIRE_MAX_PKTSIZE), out(KNOT_WIRE_MAX_PKTSIZE);
-    while (Wait(udp_)) {
-      // Drain what is there before polling again.
+    for (;;) {
+      auto [ec] = co_await socket.async_wait(udp::socket::wait_read, kAwait);
+      if (ec || stopping_) co_return;
       for (;;) {
-        sockaddr_storage peer{};
-        socklen_t peer_len = sizeof(peer);
-        ssize_t n = recvfrom(udp_, in.data(), in.size(), MSG_DONTWAIT,
-                             reinterpret_cast<sockaddr*>(&peer), &peer_len);
-        if (n < 0) break;
-        Answered a = Respond(std::span(in.data(), static_cast<size_t>(n)), out, Transport::kUdp);
+        udp::endpoint peer;
+        error_code read_ec;
+        size_t n = socket.receive_from(net::buffer(in), peer, 0, read_ec);
+        if (read_ec) break;  // drained (would block), or closed
+        std::span<const uint8_t> query(in.data(), n);
+        if (StubFor(query) != nullptr) {
+          Spawn(socket.get_executor(),
+                ForwardUdp(socket, std::vector<uint8_t>(query.begin(), query.end()), peer));
+          continue;
+        }
+        auto start = std::chrono::steady_clock::now();
+        Answered a = AnswerFromZone(query, out, Transport::kUdp);
+        Count(a, Transport::kUdp, start);
         if (a.size == 0) continue;
-        sendto(udp_, out.data(), a.size, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&peer),
-               peer_len);
+        error_code ignored;
+        socket.send_to(net::buffer(out.data(), a.size), peer, 0, ignored);
       }
     }
   }
+  // On `socket`'s strand: forwards one query and sends the answer back.
+  net::awaitable<void> ForwardUdp(udp::socket& socket, std::vector<uint8_t> query,
+                                  udp::endpoint peer) {
+    std::vector<uint8_t> out(KNOT_WIRE_MAX_PKTSIZE);
+    std::span<const uint8_t> q(query);
+    std::span<uint8_t> o(out);
+    Answered a = co_await Respond(q, o, Transport::kUdp);
+    if (a.size == 0) co_return;
+    error_code ignored;
+    socket.send_to(net::buffer(out.data(), a.size), peer, 0, ignored);
+  }
 
-  void AcceptTcp() {
-    while (Wait(tcp_)) {
-      int fd = accept4(tcp_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      MutexLock lock(mu_);
-      Reap();
-      if (static_cast<int>(connections_.size()) >= options_.max_tcp_connections) {
-        close(fd);
+  // Takes connections, each on its own strand; past max_tcp_connections a
+  // new one is closed at once.
+  net::awaitable<void> Accept() {
+    net::steady_timer backoff(acceptor_.get_executor());
+    while (!stopping_) {
+      auto strand = net::make_strand(SharedIoContext());
+      auto [ec, socket] = co_await acceptor_.async_accept(strand, kAwait);
+      if (ec) {
+        if (stopping_ || ec == net::error::operation_aborted) co_return;
+        // Out of descriptors, say: wait a little rather than spin.
+        backoff.expires_after(std::chrono::milliseconds(50));
+        co_await backoff.async_wait(kAwait);
         continue;
       }
-      timeval idle{.tv_sec = static_cast<time_t>(options_.tcp_idle.count() / 1000),
-                   .tv_usec = static_cast<suseconds_t>((options_.tcp_idle.count() % 1000) * 1000)};
-      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
-      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &idle, sizeof(idle));
-      Connection& c = connections_.emplace_back();
-      c.fd = fd;
-      c.thread = std::thread([this, &c] { ServeTcp(c); });
-    }
-  }
-
-  // Joins the connections that ended.
-  void Reap() REQUIRES(mu_) {
-    for (auto it = connections_.begin(); it != connections_.end();) {
-      if (it->done) {
-        it->thread.join();
-        it = connections_.erase(it);
-      } else {
-        ++it;
+      auto conn = std::make_shared<TcpConnection>(std::move(socket));
+      {
+        MutexLock lock(mu_);
+        if (stopping_ || static_cast<int>(connections_.size()) >= options_.max_tcp_connections) {
+          conn->Close();
+          continue;
+        }
+        connections_.insert(conn);
       }
+      Spawn(conn->socket.get_executor(), ServeTcp(conn));
     }
   }
 
-  static bool ReadAll(int fd, uint8_t* p, size_t n) {
-    while (n > 0) {
-      ssize_t r = recv(fd, p, n, 0);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      p += r;
-      n -= static_cast<size_t>(r);
-    }
-    return true;
-  }
-
-  static bool WriteAll(int fd, const uint8_t* p, size_t n) {
-    while (n > 0) {
-      ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return true;
-  }
-
-  void ServeTcp(Connection& c) {
+  // Length-prefixed queries, answered in order; the connection closes after
+  // tcp_idle without a query, or when a response is not taken within
+  // tcp_idle (a client that does not read).
+  net::awaitable<void> ServeTcp(std::shared_ptr<TcpConnection> conn) {
     std::vector<uint8_t> in(KNOT_WIRE_MAX_PKTSIZE), out(KNOT_WIRE_MAX_PKTSIZE + 2);
     while (!stopping_) {
+      conn->Arm(options_.tcp_idle);
       uint8_t len[2];
-      if (!ReadAll(c.fd, len, 2)) break;
+      auto [ec, got] = co_await net::async_read(conn->socket, net::buffer(len, 2), kAwait);
+      if (ec) break;
       size_t n = (size_t{len[0]} << 8) | len[1];
-      if (!ReadAll(c.fd, in.data(), n)) break;
-      Answered a = Respond(std::span(in.data(), n), std::span(out).subspan(2), Transport::kTcp);
+      std::tie(ec, got) = co_await net::async_read(conn->socket, net::buffer(in.data(), n), kAwait);
+      if (ec) break;
+      std::span<const uint8_t> query(in.data(), n);
+      std::span<uint8_t> answer = std::span(out).subspan(2);
+      Answered a = co_await Respond(query, answer, Transport::kTcp);
       if (a.size == 0) continue;
       out[0] = static_cast<uint8_t>(a.size >> 8);
       out[1] = static_cast<uint8_t>(a.size & 0xff);
-      if (!WriteAll(c.fd, out.data(), a.size + 2)) break;
+      conn->Arm(options_.tcp_idle);
+      std::tie(ec, got) =
+          co_await net::async_write(conn->socket, net::buffer(out.data(), a.size + 2), kAwait);
+      if (ec) break;
     }
+    conn->Close();
     MutexLock lock(mu_);
-    close(c.fd);
-    c.fd = -1;
-    c.done = true;
+    connections_.erase(conn);
   }
 
   const ServerOptions options_;
@@ -329,12 +361,15 @@ class ServerImpl : public Server {
   metrics::CounterVec& queries_;
   metrics::HistogramVec& latency_;
   metrics::CounterVec& dropped_;
-  int udp_ = -1, tcp_ = -1, wake_ = -1;
+  std::vector<Stub> stubs_;
+  tcp::acceptor acceptor_;
+  std::vector<std::unique_ptr<udp::socket>> udp_;  // each on its own strand
   int port_ = 0;
   std::atomic<bool> stopping_{false};
-  std::vector<std::thread> threads_;
   Mutex mu_;
-  std::list<Connection> connections_ GUARDED_BY(mu_);
+  CondVar ended_;                    // running_ reached zero
+  int running_ GUARDED_BY(mu_) = 0;  // coroutines not yet ended
+  std::set<std::shared_ptr<TcpConnection>> connections_ GUARDED_BY(mu_);
 };
 
 }  // namespace

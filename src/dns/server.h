@@ -1,12 +1,15 @@
 // A DNS server over UDP and TCP on one address (docs/dns.md), answering
 // from whatever zone its source holds at the time of each query.
 //
-// UDP: `udp_threads` threads read the one socket, each answering in its own
-// buffers. TCP: one thread accepts; each connection (at most
-// `max_tcp_connections`, the rest are closed at once) has its thread,
-// reads length-prefixed queries and closes after `tcp_idle` without one.
-// A malformed query is dropped or answered FORMERR (answer.h); nothing a
-// client sends stops the server answering others.
+// It runs on the process's shared event loop (base/io.h), as the API server
+// does: no thread of its own. UDP: `udp_sockets` sockets on the one port
+// (SO_REUSEPORT), each read on its own strand, so that as many answer at
+// once; a query for a stub domain is forwarded by a coroutine of its own.
+// TCP: each connection (at most `max_tcp_connections`, the rest are closed
+// at once) reads length-prefixed queries and closes after `tcp_idle`
+// without one, or when a response is not taken within `tcp_idle` (a client
+// that does not read). A malformed query is dropped or answered FORMERR
+// (answer.h); nothing a client sends stops the server answering others.
 //
 // Metrics (on the registry given):
 //   flotilla_dns_queries_total{transport,type,rcode}   counter
@@ -38,7 +41,7 @@ struct StubDomain {
 
 struct ServerOptions {
   std::string address = "127.0.0.1:0";  // HOST:PORT; port 0 picks a free one (the same for both)
-  int udp_threads = 2;
+  int udp_sockets = 2;
   int max_tcp_connections = 64;
   std::chrono::milliseconds tcp_idle{10000};
   std::vector<StubDomain> stub_domains;
@@ -56,7 +59,9 @@ class Server {
                                                  metrics::Registry& registry);
   virtual ~Server() = default;
   virtual int port() const = 0;
-  // Stops serving and joins every thread. Idempotent.
+  // Stops serving and waits until every connection and query in flight has
+  // ended (a forwarded query within the forward timeout). Idempotent. Not
+  // from a thread of the shared event loop.
   virtual void Stop() = 0;
 };
 

@@ -24,7 +24,7 @@ FederationDns::FederationDns(FederationContext& ctx, FederationDnsOptions option
 
 Status FederationDns::Start() {
   return live_.Start(::flotilla::dns::ServerOptions{.address = options_.address,
-                                                    .udp_threads = options_.udp_threads},
+                                                    .udp_sockets = options_.udp_sockets},
                      ctx_.metrics());
 }
 

@@ -26,7 +26,7 @@ struct FederationDnsOptions {
   std::string address;
   DnsNames names;
   uint32_t ttl = 30;
-  int udp_threads = 2;
+  int udp_sockets = 2;
 };
 
 class FederationDns {
