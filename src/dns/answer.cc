@@ -1,9 +1,12 @@
 // Answering a query from a zone (answer.h).
 #include "dns/answer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace flotilla::dns {
 namespace {
@@ -23,6 +26,177 @@ bool Put(knot_pkt_t* r, const knot_rrset_t* rr) {
 
 // An SRV rdata's target: after priority, weight and port.
 const knot_dname_t* SrvTarget(const knot_rdata_t* rd) { return rd->data + 6; }
+
+// The largest response `q` may get: `out`'s size, and over UDP 512 bytes
+// or the query's EDNS payload (at most options.max_udp_payload).
+uint16_t Limit(knot_pkt_t* q, std::span<uint8_t> out, Transport transport,
+               const AnswerOptions& options) {
+  uint16_t limit = static_cast<uint16_t>(std::min<size_t>(out.size(), KNOT_WIRE_MAX_PKTSIZE));
+  if (transport != Transport::kUdp) return limit;
+  uint16_t udp = KNOT_WIRE_MIN_PKTSIZE;
+  if (knot_pkt_has_edns(q)) {
+    udp = std::max<uint16_t>(udp,
+                             std::min(knot_edns_get_payload(q->opt_rr), options.max_udp_payload));
+  }
+  return std::min(limit, udp);
+}
+
+// One response being written into `out` for the parsed query `q`, with the
+// space for its OPT (when the query had one) kept until Finish writes it
+// last.
+class Response {
+ public:
+  Response(const Zone& zone, knot_pkt_t* q, std::span<uint8_t> out, uint16_t limit,
+           const AnswerOptions& options)
+      : zone_(zone),
+        q_(q),
+        out_(out),
+        limit_(limit),
+        options_(options),
+        edns_(knot_pkt_has_edns(q)) {
+    result_.qtype = knot_pkt_qtype(q);
+  }
+  ~Response() {
+    // An OPT never put in the packet (a failed start) is freed here.
+    if (opt_pending_) knot_rrset_clear(&opt_, &r_->mm);
+  }
+
+  // The response header for the query, AA clear, the OPT's space kept;
+  // false when libknot could not start it.
+  bool Start() {
+    r_.reset(knot_pkt_new(out_.data(), limit_, nullptr));
+    if (!r_ || knot_pkt_init_response(r_.get(), q_) != KNOT_EOK) return false;
+    knot_wire_clear_ra(r_->wire);
+    knot_wire_clear_ad(r_->wire);
+    if (edns_) {
+      knot_edns_init(&opt_, options_.max_udp_payload, 0, 0, &r_->mm);
+      opt_pending_ = true;
+      knot_pkt_reserve(r_.get(), static_cast<uint16_t>(knot_edns_wire_size(&opt_)));
+    }
+    return true;
+  }
+
+  // The whole answer: BADVERS for an EDNS version other than 0, REFUSED
+  // outside the zone or class IN, else the records (CNAME chain, the
+  // records of the type, SOA when negative, SRV targets' addresses).
+  Answered Write() {
+    if (edns_ && knot_edns_get_version(q_->opt_rr) != 0) {
+      result_.rcode = KNOT_RCODE_BADVERS;
+      return Finish();
+    }
+    uint16_t qclass = knot_pkt_qclass(q_);
+    const knot_dname_t* qname = knot_pkt_qname(q_);  // lowercase
+    if ((qclass != KNOT_CLASS_IN && qclass != KNOT_CLASS_ANY) ||
+        knot_dname_in_bailiwick(qname, zone_.apex()) < 0) {
+      result_.rcode = KNOT_RCODE_REFUSED;
+      return Finish();
+    }
+    knot_wire_set_aa(r_->wire);
+    knot_pkt_begin(r_.get(), KNOT_ANSWER);
+    std::vector<const knot_rrset_t*> srv;
+    std::optional<bool> negative = PutAnswer(qname, srv);
+    if (!negative) return Truncated();
+    if (*negative) {
+      knot_pkt_begin(r_.get(), KNOT_AUTHORITY);
+      if (!Put(r_.get(), &zone_.soa())) return Truncated();
+    }
+    PutSrvTargets(srv);
+    return Finish();
+  }
+
+ private:
+  // The answer section: the records of `qname` of the query's type,
+  // following CNAMEs in the zone. Whether the answer is negative (NXDOMAIN
+  // or NODATA; the rcode is set); nullopt when a record did not fit.
+  std::optional<bool> PutAnswer(const knot_dname_t* qname, std::vector<const knot_rrset_t*>& srv) {
+    uint16_t qtype = result_.qtype;
+    const knot_dname_t* name = qname;
+    const Zone::Node* node = zone_.Find(name);
+    for (int link = 0; link < kMaxChain; ++link) {
+      if (node == nullptr) {
+        // The first name: NXDOMAIN; a CNAME's target: its rcode too
+        // (RFC 6604).
+        result_.rcode = KNOT_RCODE_NXDOMAIN;
+        return true;
+      }
+      const knot_rrset_t* cname = node->Of(KNOT_RRTYPE_CNAME);
+      if (cname != nullptr && qtype != KNOT_RRTYPE_CNAME && qtype != KNOT_RRTYPE_ANY) {
+        if (!Put(r_.get(), cname)) return std::nullopt;
+        name = knot_cname_name(cname->rrs.rdata);
+        if (knot_dname_in_bailiwick(name, zone_.apex()) < 0)
+          return false;  // the client resolves it
+        node = zone_.Find(name);
+        continue;
+      }
+      bool any = false;
+      for (const knot_rrset_t* rr : node->rrsets) {
+        if (qtype != KNOT_RRTYPE_ANY && rr->type != qtype) continue;
+        if (!Put(r_.get(), rr)) return std::nullopt;
+        if (rr->type == KNOT_RRTYPE_SRV) srv.push_back(rr);
+        any = true;
+      }
+      return !any;
+    }
+    return false;
+  }
+
+  // Additional data: the addresses of SRV targets, as far as they fit.
+  void PutSrvTargets(const std::vector<const knot_rrset_t*>& srv) {
+    if (srv.empty()) return;
+    knot_pkt_begin(r_.get(), KNOT_ADDITIONAL);
+    for (const knot_rrset_t* rr : srv) {
+      knot_rdata_t* rd = rr->rrs.rdata;
+      for (uint16_t i = 0; i < rr->rrs.count; ++i, rd = knot_rdataset_next(rd)) {
+        const Zone::Node* target = zone_.Find(SrvTarget(rd));
+        if (target == nullptr) continue;
+        for (uint16_t type : {KNOT_RRTYPE_A, KNOT_RRTYPE_AAAA}) {
+          const knot_rrset_t* addr = target->Of(type);
+          if (addr != nullptr && knot_pkt_put(r_.get(), KNOT_COMPR_HINT_NONE, addr,
+                                              KNOT_PF_NOTRUNC | KNOT_PF_CHECKDUP) != KNOT_EOK) {
+            return;  // no more room
+          }
+        }
+      }
+    }
+  }
+
+  // A response that does not fit over UDP goes with TC and no records.
+  Answered Truncated() {
+    if (opt_pending_) knot_rrset_clear(&opt_, &r_->mm);
+    opt_pending_ = false;
+    Start();  // anew, over the same buffer
+    knot_wire_set_aa(r_->wire);
+    knot_wire_set_tc(r_->wire);
+    result_.rcode = KNOT_RCODE_NOERROR;
+    return Finish();
+  }
+
+  // The rcode, then the OPT (with the rcode's upper bits) last.
+  Answered Finish() {
+    knot_wire_set_rcode(r_->wire, static_cast<short>(KNOT_EDNS_RCODE_LO(result_.rcode)));
+    if (opt_pending_) {
+      knot_edns_set_ext_rcode(&opt_, static_cast<uint8_t>(result_.rcode >> 4));
+      knot_pkt_reclaim(r_.get(), static_cast<uint16_t>(knot_edns_wire_size(&opt_)));
+      knot_pkt_begin(r_.get(), KNOT_ADDITIONAL);
+      knot_pkt_put(r_.get(), KNOT_COMPR_HINT_NONE, &opt_, KNOT_PF_FREE);
+      opt_pending_ = false;
+    }
+    result_.size = r_->size;
+    result_.truncated = knot_wire_get_tc(r_->wire);
+    return result_;
+  }
+
+  const Zone& zone_;
+  knot_pkt_t* const q_;
+  const std::span<uint8_t> out_;
+  const uint16_t limit_;
+  const AnswerOptions& options_;
+  const bool edns_;
+  Pkt r_;
+  knot_rrset_t opt_;
+  bool opt_pending_ = false;  // opt_ holds memory of r_ not yet in the packet
+  Answered result_;
+};
 
 }  // namespace
 
@@ -67,127 +241,9 @@ Answered Answer(const Zone& zone, std::span<const uint8_t> query, std::span<uint
   if (!q || knot_pkt_parse(q.get(), 0) != KNOT_EOK) {
     return ErrorAnswer(query, out, KNOT_RCODE_FORMERR);
   }
-  uint16_t limit = static_cast<uint16_t>(std::min<size_t>(out.size(), KNOT_WIRE_MAX_PKTSIZE));
-  if (transport == Transport::kUdp) {
-    uint16_t udp = KNOT_WIRE_MIN_PKTSIZE;
-    if (knot_pkt_has_edns(q.get())) {
-      udp = std::max<uint16_t>(udp,
-                               std::min(knot_edns_get_payload(q->opt_rr), options.max_udp_payload));
-    }
-    limit = std::min(limit, udp);
-  }
-  Pkt r(knot_pkt_new(out.data(), limit, nullptr));
-  if (!r || knot_pkt_init_response(r.get(), q.get()) != KNOT_EOK) {
-    return ErrorAnswer(query, out, KNOT_RCODE_SERVFAIL);
-  }
-  knot_wire_clear_ra(r->wire);
-  knot_wire_clear_ad(r->wire);
-  Answered result{.qtype = knot_pkt_qtype(q.get())};
-  // The OPT of the answer, written last in the space kept for it.
-  knot_rrset_t opt;
-  bool edns = knot_pkt_has_edns(q.get());
-  if (edns) {
-    uint8_t version = knot_edns_get_version(q->opt_rr);
-    knot_edns_init(&opt, options.max_udp_payload, 0, 0, &r->mm);
-    if (version != 0) result.rcode = KNOT_RCODE_BADVERS;
-    knot_pkt_reserve(r.get(), static_cast<uint16_t>(knot_edns_wire_size(&opt)));
-  }
-  auto finish = [&]() -> Answered {
-    knot_wire_set_rcode(r->wire, static_cast<short>(KNOT_EDNS_RCODE_LO(result.rcode)));
-    if (edns) {
-      knot_edns_set_ext_rcode(&opt, static_cast<uint8_t>(result.rcode >> 4));
-      knot_pkt_reclaim(r.get(), static_cast<uint16_t>(knot_edns_wire_size(&opt)));
-      knot_pkt_begin(r.get(), KNOT_ADDITIONAL);
-      knot_pkt_put(r.get(), KNOT_COMPR_HINT_NONE, &opt, KNOT_PF_FREE);
-    }
-    result.size = r->size;
-    result.truncated = knot_wire_get_tc(r->wire);
-    return result;
-  };
-  if (result.rcode == KNOT_RCODE_BADVERS) return finish();
-  uint16_t qclass = knot_pkt_qclass(q.get());
-  const knot_dname_t* qname = knot_pkt_qname(q.get());  // lowercase
-  if ((qclass != KNOT_CLASS_IN && qclass != KNOT_CLASS_ANY) ||
-      knot_dname_in_bailiwick(qname, zone.apex()) < 0) {
-    result.rcode = KNOT_RCODE_REFUSED;
-    return finish();
-  }
-  knot_wire_set_aa(r->wire);
-  uint16_t qtype = result.qtype;
-  // A response that does not fit over UDP goes with TC and no records.
-  auto truncated = [&]() -> Answered {
-    Pkt clean(knot_pkt_new(out.data(), limit, nullptr));
-    knot_pkt_init_response(clean.get(), q.get());
-    knot_wire_clear_ra(clean->wire);
-    knot_wire_clear_ad(clean->wire);
-    knot_wire_set_aa(clean->wire);
-    knot_wire_set_tc(clean->wire);
-    // The OPT was never put in the packet that goes: free it here.
-    if (edns) knot_rrset_clear(&opt, &r->mm);
-    r = std::move(clean);
-    if (edns) {
-      knot_edns_init(&opt, options.max_udp_payload, 0, 0, &r->mm);
-      knot_pkt_reserve(r.get(), static_cast<uint16_t>(knot_edns_wire_size(&opt)));
-    }
-    result.rcode = KNOT_RCODE_NOERROR;
-    return finish();
-  };
-  knot_pkt_begin(r.get(), KNOT_ANSWER);
-  const knot_dname_t* name = qname;
-  const Zone::Node* node = zone.Find(name);
-  bool negative = false;
-  std::vector<const knot_rrset_t*> srv;
-  for (int link = 0; link < kMaxChain; ++link) {
-    if (node == nullptr) {
-      // The first name: NXDOMAIN; a CNAME's target: its rcode too
-      // (RFC 6604).
-      result.rcode = KNOT_RCODE_NXDOMAIN;
-      negative = true;
-      break;
-    }
-    const knot_rrset_t* cname = node->Of(KNOT_RRTYPE_CNAME);
-    if (cname != nullptr && qtype != KNOT_RRTYPE_CNAME && qtype != KNOT_RRTYPE_ANY) {
-      if (!Put(r.get(), cname)) return truncated();
-      name = knot_cname_name(cname->rrs.rdata);
-      if (knot_dname_in_bailiwick(name, zone.apex()) < 0) break;  // the client resolves it
-      node = zone.Find(name);
-      continue;
-    }
-    bool any = false;
-    for (const knot_rrset_t* rr : node->rrsets) {
-      if (qtype != KNOT_RRTYPE_ANY && rr->type != qtype) continue;
-      if (!Put(r.get(), rr)) return truncated();
-      if (rr->type == KNOT_RRTYPE_SRV) srv.push_back(rr);
-      any = true;
-    }
-    negative = !any;
-    break;
-  }
-  if (negative) {
-    knot_pkt_begin(r.get(), KNOT_AUTHORITY);
-    if (!Put(r.get(), &zone.soa())) return truncated();
-  }
-  // Additional data: the addresses of SRV targets, as far as they fit.
-  if (!srv.empty()) {
-    knot_pkt_begin(r.get(), KNOT_ADDITIONAL);
-    bool room = true;
-    for (const knot_rrset_t* rr : srv) {
-      knot_rdata_t* rd = rr->rrs.rdata;
-      for (uint16_t i = 0; room && i < rr->rrs.count; ++i, rd = knot_rdataset_next(rd)) {
-        const Zone::Node* target = zone.Find(SrvTarget(rd));
-        if (target == nullptr) continue;
-        for (uint16_t type : {KNOT_RRTYPE_A, KNOT_RRTYPE_AAAA}) {
-          const knot_rrset_t* addr = target->Of(type);
-          if (addr != nullptr && knot_pkt_put(r.get(), KNOT_COMPR_HINT_NONE, addr,
-                                              KNOT_PF_NOTRUNC | KNOT_PF_CHECKDUP) != KNOT_EOK) {
-            room = false;
-            break;
-          }
-        }
-      }
-    }
-  }
-  return finish();
+  Response r(zone, q.get(), out, Limit(q.get(), out, transport, options), options);
+  if (!r.Start()) return ErrorAnswer(query, out, KNOT_RCODE_SERVFAIL);
+  return r.Write();
 }
 
 }  // namespace flotilla::dns
