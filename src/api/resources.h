@@ -2,7 +2,7 @@
 // NodeResourcesFit plugin counts them: cpu in millicores, memory and
 // ephemeral storage in bytes, and pods. Pure functions; thread-safe.
 // Shared by the member's scheduler and the federation's room estimate
-// (federation/common/applications.h).
+// (federation/applications/applications.h).
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 #include "base/status.h"
 #include "client/client.h"
 #include "federation/cluster/cluster_controller.h"
-#include "federation/common/applications.h"
+#include "federation/applications/applications.h"
 #include "federation/common/context.h"
 #include "federation/common/placer.h"
 #include "federation/dns/federation_dns.h"

@@ -5,7 +5,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/validation.h"
-#include "federation/common/applications.h"
+#include "federation/applications/applications.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "planner/preferences.h"

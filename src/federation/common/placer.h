@@ -51,7 +51,7 @@
 
 namespace flotilla::federation {
 
-class Applications;
+class CoupledPlacer;
 
 struct PlacerOptions {
   // How long pods may stay unschedulable (or uncreated) before their
@@ -83,7 +83,7 @@ struct WorkloadOptions {
   int workers = 8;
   // Where coupled applications run; null: every workload is placed on its
   // own. Not owned.
-  Applications* applications = nullptr;
+  CoupledPlacer* applications = nullptr;
 
   PlacerOptions placer() const {
     return {.unschedulable_threshold = unschedulable_threshold,

@@ -20,8 +20,8 @@
 // copies lack available ones (HoldMoves), so the workload's available
 // replicas do not drop while its replicas move (a drain, a cordon, a
 // changed selector or preference, a rebalance).
-// A workload of a coupled application (applications.h, when the options
-// name the federation's Applications) gets what the application's
+// A workload of a coupled application (coupled.h, when the options name a
+// CoupledPlacer: the federation's Applications) gets what the application's
 // placement gives it, a LocationAffinity condition saying where the
 // application runs, and loses its local objects elsewhere; the copy a move
 // is leaving is kept even where the selector no longer admits it.
@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "federation/common/applications.h"
+#include "federation/common/coupled.h"
 #include "federation/common/context.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/placer.h"
@@ -59,7 +59,7 @@ struct WorkloadPlan {
   PlacementResult placement;
   // The clusters of the federated HPA that scales it; none: the placer's.
   std::optional<HpaTargetList> hpa;
-  // Where its coupled application runs (applications.h); none: the
+  // Where its coupled application runs (coupled.h); none: the
   // placer's (or the HPA's, which comes first).
   std::optional<CoupledPlacement> coupled;
   // Make-before-break: per copy, the available replicas beyond its target

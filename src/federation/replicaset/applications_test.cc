@@ -1,10 +1,10 @@
-// Coupled applications (federation/common/applications.h) made of
+// Coupled applications (federation/applications/applications.h) made of
 // federated ReplicaSets, against real API servers: a federation and three
 // members started in-process on port 0, with nodes of different sizes
 // (a: 2 cpu, b: 3 cpu, c: 4 cpu). The members run no controllers: the
 // tests write the nodes, and the local ReplicaSets' statuses as their
 // controller would. Time moves on a FakeClock.
-#include "federation/common/applications.h"
+#include "federation/applications/applications.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Where coupled applications run (applications.h).
-#include "federation/common/applications.h"
+#include "federation/applications/applications.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -66,6 +66,7 @@
 #include "base/json.h"
 #include "base/mutex.h"
 #include "federation/common/context.h"
+#include "federation/common/coupled.h"
 
 namespace flotilla::federation {
 
@@ -79,49 +80,25 @@ struct ApplicationOptions {
   Duration unschedulable_threshold = std::chrono::minutes(1);
 };
 
-// What a workload of a coupled application gets.
-struct CoupledPlacement {
-  // cluster -> this workload's replicas there (its home, and the
-  // destination of a move in progress).
-  std::map<std::string, int64_t> replicas;
-  // A cluster the workload's copy must be kept in even where its selector
-  // no longer admits it: the home a move is leaving.
-  std::optional<std::string> keep;
-  // The clusters the decision saw (ready, caches synced); a copy elsewhere
-  // is left as it is.
-  std::set<std::string> seen;
-  // The LocationAffinity condition.
-  bool placed = false;
-  std::string reason, message;
-  // When the workload must be checked again (a timeout, a window, a retry).
-  std::optional<TimePoint> next_check;
-};
-
 // Parses a migration window "HH:MM-HH:MM" (UTC; the end may be before the
 // start: the window spans midnight) into minutes of the day [start, end).
 StatusOr<std::pair<int, int>> ParseMigrationWindow(std::string_view text);
 // When the window next opens at or after `now`; `now` when it is open.
 TimePoint NextWindowOpen(std::pair<int, int> window, TimePoint now);
 
-class Applications {
+class Applications : public CoupledPlacer {
  public:
   // `ctx` must outlive it. Registers a node informer in every member.
   // REQUIRES: before ctx.Start().
   Applications(FederationContext& ctx, ApplicationOptions options);
-  ~Applications();
+  ~Applications() override;
   Applications(const Applications&) = delete;
   Applications& operator=(const Applications&) = delete;
 
-  // A kind whose workloads form applications: its federated informer is
-  // read, its copies in the members (same name) are counted, and `enqueue`
-  // checks one of its workloads (by key) again. REQUIRES: before Start.
   void AddKind(const client::ResourceRef& resource, const std::string& kind,
                std::string preferences_annotation,
-               std::function<void(const std::string& key)> enqueue);
-
-  // The placement of `obj`, a workload of that kind; nullopt when it is not
-  // part of a coupled application.
-  std::optional<CoupledPlacement> Place(const json::object& obj, TimePoint now);
+               std::function<void(const std::string& key)> enqueue) override;
+  std::optional<CoupledPlacement> Place(const json::object& obj, TimePoint now) override;
 
   // An application's state, for tests and status: its home ("" when none)
   // and the destination of its move ("" when none).
