@@ -277,6 +277,240 @@ std::vector<std::string> Applications::WhereRuns(const std::string& ns,
   return out;
 }
 
+// One decision for one application: where it runs, whether it moves, what
+// it reserves. Its steps in order: FollowMove (a move in progress ends,
+// rolls back or goes on), then, without a move, ChooseHome (a move asked
+// for, the home kept, a strictly coupled home lost, or the best cluster),
+// then Reserve.
+class Applications::Decision {
+ public:
+  Decision(Applications& apps, const std::string& app_key, App& app,
+           const std::vector<Workload>& workloads, const std::map<std::string, Cluster>& clusters,
+           TimePoint now)
+      : apps_(apps),
+        options_(apps.options_),
+        app_key_(app_key),
+        app_(app),
+        workloads_(workloads),
+        clusters_(clusters),
+        now_(now),
+        app_name_(app_key.substr(app_key.find('/') + 1)),
+        was_reason_(app.reason) {
+    std::vector<runtime::ObjectPtr> objs;
+    for (const Workload& w : workloads) {
+      objs.push_back(w.obj);
+      demand_ += Times(w.request, w.replicas);
+    }
+    strict_ = api::AnnotationAt(*workloads.front().obj, api::kLocationAffinityAnnotation) ==
+              api::kStrictlyCoupled;
+    migrate_to_ = AnnotationOfAny(objs, api::kMigrateToAnnotation);
+    if (auto w = ParseMigrationWindow(AnnotationOfAny(objs, api::kMigrationWindowAnnotation));
+        w.ok()) {
+      window_ = *w;
+    }
+  }
+
+  void Run() {
+    app_.next_check.reset();
+    std::erase_if(app_.refused, [&](const auto& r) { return r.second <= now_; });
+    if (app_.move) FollowMove();
+    if (!app_.move) ChooseHome();
+    Reserve();
+  }
+
+ private:
+  bool Ready(const std::string& name) const { return clusters_.contains(name); }
+  // Whether `name` has room for the whole application (what its pods there
+  // already use counts as room).
+  bool Fits(const std::string& name) const {
+    const Cluster& c = clusters_.at(name);
+    api::Resources room = c.free;
+    room += c.own;
+    return Covers(room, demand_);
+  }
+  void Set(bool placed, std::string reason, std::string message) {
+    app_.placed = placed;
+    app_.reason = std::move(reason);
+    app_.message = std::move(message);
+  }
+  void Record(std::string_view type, const std::string& reason, const std::string& message) {
+    apps_.Record(workloads_, type, reason, message);
+  }
+  static std::string Seconds(Duration d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
+  }
+
+  // A move in progress: done once the destination has every replica
+  // available; rolled back when the destination goes or the timeout passes
+  // (the destination is then refused for a timeout); else it goes on.
+  void FollowMove() {
+    App::Move m = *app_.move;
+    std::string elapsed = Seconds(now_ - m.started);
+    if (!Ready(m.from)) {
+      app_.home = m.to;  // its home failed: nothing left to keep
+      app_.move.reset();
+    } else if (!Ready(m.to) || !clusters_.at(m.to).admitted) {
+      app_.move.reset();
+      Record(runtime::kEventTypeWarning, "MigrationRolledBack",
+             "cluster " + m.to + " is no longer available; application " + app_name_ +
+                 " stays in " + m.from);
+    } else if (clusters_.at(m.to).available) {
+      app_.home = m.to;
+      app_.move.reset();
+      Record(
+          runtime::kEventTypeNormal, "Migrated",
+          "application " + app_name_ + " moved from " + m.from + " to " + m.to + " in " + elapsed);
+    } else if (now_ - m.started >= options_.migration_timeout) {
+      app_.move.reset();
+      app_.refused[m.to] = now_ + options_.migration_timeout;
+      Record(runtime::kEventTypeWarning, "MigrationRolledBack",
+             "application " + app_name_ + " was not available in " + m.to + " within " +
+                 Seconds(options_.migration_timeout) + "; it stays in " + m.from);
+    } else {
+      Set(true, "Migrating", "moving from " + m.from + " to " + m.to + " (" + elapsed + " so far)");
+      app_.next_check = m.started + options_.migration_timeout;
+    }
+  }
+
+  void ChooseHome() {
+    const bool home_ready = !app_.home.empty() && Ready(app_.home);
+    if (!migrate_to_.empty() && migrate_to_ != app_.home) {
+      MoveAsked(home_ready);
+    } else if (home_ready &&
+               ((strict_ && !clusters_.at(app_.home).draining) || MustLeave().empty())) {
+      Set(true, "Placed", "application " + app_name_ + " runs in cluster " + app_.home);
+    } else if (strict_ && !app_.home.empty()) {
+      Set(false, "ManualMigrationRequired",
+          "cluster " + app_.home + " of strictly coupled application " + app_name_ +
+              " is not available; move it with kubectl flotilla migrate " + app_name_ + " --to " +
+              "CLUSTER");
+      if (was_reason_ != "ManualMigrationRequired") {
+        Record(runtime::kEventTypeWarning, "ManualMigrationRequired", app_.message);
+      }
+    } else {
+      MoveToTheBest(home_ready);
+    }
+  }
+
+  // The migrate-to annotation names another cluster.
+  void MoveAsked(bool home_ready) {
+    if (!Ready(migrate_to_) || !clusters_.at(migrate_to_).admitted) {
+      Set(home_ready, "MigrationImpossible",
+          "cluster " + migrate_to_ + " is not ready or not admitted by the workloads");
+    } else if (!Fits(migrate_to_)) {
+      Set(home_ready, "NoClusterWithRoom",
+          "cluster " + migrate_to_ + " has no room for " + Describe(demand_));
+      app_.next_check = now_ + options_.recheck_delay;
+    } else if (home_ready) {
+      StartMove(migrate_to_, true, "asked for");
+    } else {
+      Place(migrate_to_, "asked for");
+    }
+  }
+
+  // No home, a home that failed, or a preferentially coupled application
+  // that must leave its home: the best cluster with room, moved to
+  // make-before-break (within the migration window, if it has one).
+  void MoveToTheBest(bool home_ready) {
+    std::string why = home_ready ? MustLeave() : "cluster " + app_.home + " is not available";
+    std::string dest = Best(app_.home);
+    if (dest.empty()) {
+      Set(home_ready, "NoClusterWithRoom",
+          (home_ready ? "stays in " + app_.home + " although " + why + ": " : std::string()) +
+              "no cluster has room for " + Describe(demand_));
+      app_.next_check = now_ + options_.recheck_delay;
+    } else if (!home_ready) {
+      Place(dest, why);
+    } else if (window_ && !clusters_.at(app_.home).draining &&
+               NextWindowOpen(*window_, now_) > now_) {
+      Set(true, "MigrationWindowClosed",
+          "stays in " + app_.home + " until its migration window opens: " + why);
+      app_.next_check = NextWindowOpen(*window_, now_);
+    } else {
+      StartMove(dest, false, why);
+    }
+  }
+
+  // The best cluster to move to (not `except`), "" when none has room: the
+  // highest weight, then the planner's tie-break.
+  std::string Best(const std::string& except) const {
+    std::string chosen;
+    for (const auto& [name, c] : clusters_) {
+      if (name == except || !c.admitted || c.cordoned || c.avoided || app_.refused.contains(name) ||
+          !Fits(name)) {
+        continue;
+      }
+      if (chosen.empty()) {
+        chosen = name;
+        continue;
+      }
+      const Cluster& b = clusters_.at(chosen);
+      if (c.weight > b.weight ||
+          (c.weight == b.weight &&
+           planner::TieBreakHash(name, app_key_) < planner::TieBreakHash(chosen, app_key_))) {
+        chosen = name;
+      }
+    }
+    return chosen;
+  }
+
+  // Why a preferentially coupled application must leave its ready home; ""
+  // when it need not.
+  std::string MustLeave() const {
+    const Cluster& h = clusters_.at(app_.home);
+    if (h.draining) return app_.home + " is draining";
+    if (!h.admitted) return "its cluster selector or preferences no longer admit " + app_.home;
+    if (h.avoided) return "it must stay away from where its anti-affinity runs";
+    if (!Fits(app_.home)) {
+      return app_.home + " has no room left for it (" + Describe(demand_) + " needed)";
+    }
+    if (h.stuck) return "its pods waited too long for a node in " + app_.home;
+    return "";
+  }
+
+  void StartMove(const std::string& to, bool manual, const std::string& why) {
+    app_.move = App::Move{.from = app_.home, .to = to, .started = now_, .manual = manual};
+    app_.next_check = now_ + options_.migration_timeout;
+    Set(true, "Migrating", "moving from " + app_.home + " to " + to + ": " + why);
+    Record(runtime::kEventTypeNormal, "MigrationStarted",
+           "moving application " + app_name_ + " from " + app_.home + " to " + to + ": " + why);
+  }
+
+  void Place(const std::string& to, const std::string& why) {
+    std::string from = app_.home;
+    app_.home = to;
+    Set(true, "Placed", "application " + app_name_ + " runs in cluster " + to);
+    Record(runtime::kEventTypeNormal, "ApplicationPlaced",
+           "application " + app_name_ + " placed in cluster " + to +
+               (from.empty() ? "" : " (" + why + ")"));
+  }
+
+  // What the application holds: what it needs where it runs, less what its
+  // bound pods already use there.
+  void Reserve() {
+    app_.reserved.clear();
+    for (const std::string& c : {app_.home, app_.move ? app_.move->to : std::string()}) {
+      if (!c.empty() && Ready(c) && app_.placed) {
+        app_.reserved[c] = ClampedMinus(demand_, clusters_.at(c).own);
+      }
+    }
+  }
+
+  Applications& apps_;
+  const ApplicationOptions& options_;
+  const std::string& app_key_;
+  App& app_;
+  const std::vector<Workload>& workloads_;
+  const std::map<std::string, Cluster>& clusters_;
+  const TimePoint now_;
+  const std::string app_name_;
+  const std::string was_reason_;
+  api::Resources demand_;
+  bool strict_ = false;
+  std::string migrate_to_;
+  std::optional<std::pair<int, int>> window_;
+};
+
 std::optional<CoupledPlacement> Applications::Place(const json::object& obj, TimePoint now) {
   if (!Coupled(obj)) return std::nullopt;
   const std::string ns = StringAt(obj, "metadata.namespace");
@@ -343,7 +577,7 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
                         app.message};
     };
     auto before = decision();
-    Decide(app_key, app, workloads, clusters, now);
+    Decision(*this, app_key, app, workloads, clusters, now).Run();
     if (before != decision()) EnqueueAll(workloads);
   }
   CoupledPlacement out{.placed = app.placed,
@@ -358,178 +592,6 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
     out.keep = app.move->from;
   }
   return out;
-}
-
-void Applications::Decide(const std::string& app_key, App& app,
-                          const std::vector<Workload>& workloads,
-                          const std::map<std::string, Cluster>& clusters, TimePoint now) {
-  std::vector<runtime::ObjectPtr> objs;
-  api::Resources demand;
-  for (const Workload& w : workloads) {
-    objs.push_back(w.obj);
-    demand += Times(w.request, w.replicas);
-  }
-  const bool strict = api::AnnotationAt(*workloads.front().obj, api::kLocationAffinityAnnotation) ==
-                      api::kStrictlyCoupled;
-  const std::string app_name = app_key.substr(app_key.find('/') + 1);
-  const std::string migrate_to = AnnotationOfAny(objs, api::kMigrateToAnnotation);
-  std::optional<std::pair<int, int>> window;
-  if (auto w = ParseMigrationWindow(AnnotationOfAny(objs, api::kMigrationWindowAnnotation));
-      w.ok()) {
-    window = *w;
-  }
-  auto ready = [&](const std::string& name) { return clusters.contains(name); };
-  auto fits = [&](const std::string& name) {
-    const Cluster& c = clusters.at(name);
-    api::Resources room = c.free;
-    room += c.own;
-    return Covers(room, demand);
-  };
-  auto set = [&](bool placed, std::string reason, std::string message) {
-    app.placed = placed;
-    app.reason = std::move(reason);
-    app.message = std::move(message);
-  };
-  const std::string was_reason = app.reason;
-  app.next_check.reset();
-  std::erase_if(app.refused, [&](const auto& r) { return r.second <= now; });
-
-  // A move in progress.
-  if (app.move) {
-    App::Move m = *app.move;
-    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - m.started).count();
-    if (!ready(m.from)) {
-      app.home = m.to;  // its home failed: nothing left to keep
-      app.move.reset();
-    } else if (!ready(m.to) || !clusters.at(m.to).admitted) {
-      app.move.reset();
-      Record(workloads, runtime::kEventTypeWarning, "MigrationRolledBack",
-             "cluster " + m.to + " is no longer available; application " + app_name + " stays in " +
-                 m.from);
-    } else if (clusters.at(m.to).available) {
-      app.home = m.to;
-      app.move.reset();
-      Record(workloads, runtime::kEventTypeNormal, "Migrated",
-             "application " + app_name + " moved from " + m.from + " to " + m.to + " in " +
-                 std::to_string(seconds) + "s");
-    } else if (now - m.started >= options_.migration_timeout) {
-      app.move.reset();
-      app.refused[m.to] = now + options_.migration_timeout;
-      Record(workloads, runtime::kEventTypeWarning, "MigrationRolledBack",
-             "application " + app_name + " was not available in " + m.to + " within " +
-                 std::to_string(
-                     std::chrono::duration_cast<std::chrono::seconds>(options_.migration_timeout)
-                         .count()) +
-                 "s; it stays in " + m.from);
-    } else {
-      set(true, "Migrating",
-          "moving from " + m.from + " to " + m.to + " (" + std::to_string(seconds) + "s so far)");
-      app.next_check = m.started + options_.migration_timeout;
-    }
-  }
-
-  if (!app.move) {
-    const bool home_ready = !app.home.empty() && ready(app.home);
-    // The best cluster to move to (not `except`), "" when none has room.
-    auto best = [&](const std::string& except) {
-      std::string chosen;
-      for (const auto& [name, c] : clusters) {
-        if (name == except || !c.admitted || c.cordoned || c.avoided ||
-            app.refused.contains(name) || !fits(name)) {
-          continue;
-        }
-        if (chosen.empty()) {
-          chosen = name;
-          continue;
-        }
-        const Cluster& b = clusters.at(chosen);
-        if (c.weight > b.weight ||
-            (c.weight == b.weight &&
-             planner::TieBreakHash(name, app_key) < planner::TieBreakHash(chosen, app_key))) {
-          chosen = name;
-        }
-      }
-      return chosen;
-    };
-    auto start_move = [&](const std::string& to, bool manual, const std::string& why) {
-      app.move = App::Move{.from = app.home, .to = to, .started = now, .manual = manual};
-      app.next_check = now + options_.migration_timeout;
-      set(true, "Migrating", "moving from " + app.home + " to " + to + ": " + why);
-      Record(workloads, runtime::kEventTypeNormal, "MigrationStarted",
-             "moving application " + app_name + " from " + app.home + " to " + to + ": " + why);
-    };
-    auto place = [&](const std::string& to, const std::string& why) {
-      std::string from = app.home;
-      app.home = to;
-      set(true, "Placed", "application " + app_name + " runs in cluster " + to);
-      Record(workloads, runtime::kEventTypeNormal, "ApplicationPlaced",
-             "application " + app_name + " placed in cluster " + to +
-                 (from.empty() ? "" : " (" + why + ")"));
-    };
-    // Why a preferentially coupled application must leave its ready home;
-    // "" when it need not.
-    auto must_leave = [&]() -> std::string {
-      const Cluster& h = clusters.at(app.home);
-      if (h.draining) return app.home + " is draining";
-      if (!h.admitted) return "its cluster selector or preferences no longer admit " + app.home;
-      if (h.avoided) return "it must stay away from where its anti-affinity runs";
-      if (!fits(app.home)) {
-        return app.home + " has no room left for it (" + Describe(demand) + " needed)";
-      }
-      if (h.stuck) return "its pods waited too long for a node in " + app.home;
-      return "";
-    };
-    if (!migrate_to.empty() && migrate_to != app.home) {
-      if (!ready(migrate_to) || !clusters.at(migrate_to).admitted) {
-        set(home_ready, "MigrationImpossible",
-            "cluster " + migrate_to + " is not ready or not admitted by the workloads");
-      } else if (!fits(migrate_to)) {
-        set(home_ready, "NoClusterWithRoom",
-            "cluster " + migrate_to + " has no room for " + Describe(demand));
-        app.next_check = now + options_.recheck_delay;
-      } else if (home_ready) {
-        start_move(migrate_to, true, "asked for");
-      } else {
-        place(migrate_to, "asked for");
-      }
-    } else if (home_ready &&
-               ((strict && !clusters.at(app.home).draining) || must_leave().empty())) {
-      set(true, "Placed", "application " + app_name + " runs in cluster " + app.home);
-    } else if (strict && !app.home.empty()) {
-      set(false, "ManualMigrationRequired",
-          "cluster " + app.home + " of strictly coupled application " + app_name +
-              " is not available; move it with kubectl flotilla migrate " + app_name + " --to " +
-              "CLUSTER");
-      if (was_reason != "ManualMigrationRequired") {
-        Record(workloads, runtime::kEventTypeWarning, "ManualMigrationRequired", app.message);
-      }
-    } else {
-      std::string why = home_ready ? must_leave() : "cluster " + app.home + " is not available";
-      std::string dest = best(app.home);
-      if (dest.empty()) {
-        set(home_ready, "NoClusterWithRoom",
-            (home_ready ? "stays in " + app.home + " although " + why + ": " : std::string()) +
-                "no cluster has room for " + Describe(demand));
-        app.next_check = now + options_.recheck_delay;
-      } else if (!home_ready) {
-        place(dest, why);
-      } else if (window && !clusters.at(app.home).draining && NextWindowOpen(*window, now) > now) {
-        set(true, "MigrationWindowClosed",
-            "stays in " + app.home + " until its migration window opens: " + why);
-        app.next_check = NextWindowOpen(*window, now);
-      } else {
-        start_move(dest, false, why);
-      }
-    }
-  }
-
-  // What the application holds: what it needs where it runs, less what its
-  // bound pods already use there.
-  app.reserved.clear();
-  for (const std::string& c : {app.home, app.move ? app.move->to : std::string()}) {
-    if (!c.empty() && ready(c) && app.placed)
-      app.reserved[c] = ClampedMinus(demand, clusters.at(c).own);
-  }
 }
 
 std::pair<std::string, std::string> Applications::HomeOf(const std::string& ns,

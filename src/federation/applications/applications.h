@@ -127,8 +127,9 @@ class Applications : public CoupledPlacer {
   // replicas, by this process's memory and by the members' caches.
   std::vector<std::string> WhereRuns(const std::string& ns, const std::string& app) const
       REQUIRES(mu_);
-  void Decide(const std::string& app_key, App& app, const std::vector<Workload>& workloads,
-              const std::map<std::string, Cluster>& clusters, TimePoint now);
+  // Where an application runs, whether it moves, what it reserves
+  // (applications.cc).
+  class Decision;
   void Record(const std::vector<Workload>& workloads, std::string_view type,
               const std::string& reason, const std::string& message);
   void EnqueueAll(const std::vector<Workload>& workloads) const;
