@@ -160,171 +160,218 @@ std::unique_ptr<ChildProcess> StartAndWait(const std::vector<std::string>& argv,
   return child;
 }
 
-int RunUp(const UpFlags& flags) {
-  BlockTerminationSignals();
-  std::error_code ec;
-  const fs::path dir = fs::absolute(flags.dir, ec);
-  fs::create_directories(dir / "members", ec);
-  if (ec) {
-    std::cerr << "cannot create " << dir.string() << ": " << ec.message() << "\n";
-    return 1;
-  }
-  const std::string self = SelfPath();
-  const std::string fed_dir = (dir / "federation").string();
-  const std::string log_dir = dir.string();
-  std::vector<Running> running;  // stopped in reverse order on the way out
-  auto stop_all = [&running] {
-    for (auto it = running.rbegin(); it != running.rend(); ++it) it->process->Stop();
-    running.clear();
-  };
+// `flotilla up`'s run, in its steps: the directory, etcd (--ha), the
+// federation server(s), the members (each joined), the kubeconfig, the
+// banner, then watching the children until a signal or one of them exits.
+// Every child started is stopped on the way out, in reverse order.
+class Up {
+ public:
+  explicit Up(const UpFlags& flags) : flags_(flags), self_(SelfPath()) {}
 
-  // With --ha: etcd first, and one DNS address for both servers, which
-  // the leading one serves.
-  std::unique_ptr<storage::EtcdCluster> etcd;
-  std::vector<std::string> fed_storage = {"--storage", flags.storage};
-  int dns_port = flags.dns_port;
-  if (flags.ha) {
-    auto started = storage::EtcdCluster::Start((dir / "etcd").string(), 3, seconds(60));
+  int Run() {
+    BlockTerminationSignals();
+    if (!PrepareDir() || !StartEtcd() || !StartFederation() || !StartMembers() ||
+        !WriteKubeconfig()) {
+      StopAll();
+      return 1;
+    }
+    PrintBanner();
+    return Supervise();
+  }
+
+ private:
+  bool PrepareDir() {
+    std::error_code ec;
+    dir_ = fs::absolute(flags_.dir, ec);
+    fs::create_directories(dir_ / "members", ec);
+    if (ec) {
+      std::cerr << "cannot create " << dir_.string() << ": " << ec.message() << "\n";
+      return false;
+    }
+    fed_dir_ = (dir_ / "federation").string();
+    fed_kubeconfig_ = fed_dir_ + "/kubeconfig";
+    second_dir_ = (dir_ / "federation-2").string();
+    log_dir_ = dir_.string();
+    fed_storage_ = {"--storage", flags_.storage};
+    dns_port_ = flags_.dns_port;
+    return true;
+  }
+
+  // With --ha: etcd first, and one DNS address for both servers, which the
+  // leading one serves.
+  bool StartEtcd() {
+    if (!flags_.ha) return true;
+    auto started = storage::EtcdCluster::Start((dir_ / "etcd").string(), 3, seconds(60));
     if (!started.ok()) {
       std::cerr << "starting etcd: " << started.status().message() << "\n";
-      return 1;
+      return false;
     }
-    etcd = std::move(started).value();
-    fed_storage = {"--storage", "etcd", "--etcd-servers", etcd->endpoints_flag()};
-    if (dns_port == 0) dns_port = storage::FreeLoopbackPort();
+    etcd_ = std::move(started).value();
+    fed_storage_ = {"--storage", "etcd", "--etcd-servers", etcd_->endpoints_flag()};
+    if (dns_port_ == 0) dns_port_ = storage::FreeLoopbackPort();
+    return true;
   }
-  auto server_argv = [&](const std::string& data_dir, int port) {
-    std::vector<std::string> argv = {self,
-                                     "server",
-                                     "--data-dir",
-                                     data_dir,
-                                     "--secure-port",
-                                     std::to_string(port),
-                                     "--dns-address",
-                                     "127.0.0.1:" + std::to_string(dns_port),
-                                     "--log-level",
-                                     flags.log_level};
-    argv.insert(argv.end(), fed_storage.begin(), fed_storage.end());
-    argv.insert(argv.end(), flags.server_args.begin(), flags.server_args.end());
+
+  std::vector<std::string> ServerArgv(const std::string& data_dir, int port) const {
+    std::vector<std::string> argv = {self_,           "server",
+                                     "--data-dir",    data_dir,
+                                     "--secure-port", std::to_string(port),
+                                     "--dns-address", "127.0.0.1:" + std::to_string(dns_port_),
+                                     "--log-level",   flags_.log_level};
+    argv.insert(argv.end(), fed_storage_.begin(), fed_storage_.end());
+    argv.insert(argv.end(), flags_.server_args.begin(), flags_.server_args.end());
     return argv;
-  };
+  }
 
-  std::string fed_url;
-  std::vector<std::string> fed_lines;
-  std::string fed_log = log_dir + "/federation.log";
-  auto server = StartAndWait(server_argv(fed_dir, flags.port), fed_log, &fed_url, &fed_lines);
-  if (server == nullptr) return 1;
-  if (!flags.ha) dns_port = DnsPortIn(fed_lines);
-  running.push_back({"federation", fed_log, std::move(server), flags.ha});
-  const std::string fed_kubeconfig = fed_dir + "/kubeconfig";
-  // The second server shares the first's credentials (CA, serving
-  // certificate, tokens): one kubeconfig is good for both.
-  std::string second_url;
-  const std::string second_dir = (dir / "federation-2").string();
-  if (flags.ha) {
-    fs::create_directories(second_dir, ec);
-    fs::copy(fed_dir + "/pki", second_dir + "/pki",
+  // The federation server; with --ha a second one sharing the first's
+  // credentials (CA, serving certificate, tokens): one kubeconfig is good
+  // for both.
+  bool StartFederation() {
+    std::vector<std::string> lines;
+    std::string log = log_dir_ + "/federation.log";
+    auto server = StartAndWait(ServerArgv(fed_dir_, flags_.port), log, &fed_url_, &lines);
+    if (server == nullptr) return false;
+    if (!flags_.ha) dns_port_ = DnsPortIn(lines);
+    running_.push_back({"federation", log, std::move(server), flags_.ha});
+    if (!flags_.ha) return true;
+    std::error_code ec;
+    fs::create_directories(second_dir_, ec);
+    fs::copy(fed_dir_ + "/pki", second_dir_ + "/pki",
              fs::copy_options::recursive | fs::copy_options::skip_existing, ec);
-    std::string log = log_dir + "/federation-2.log";
-    std::vector<std::string> lines;
-    auto second = StartAndWait(server_argv(second_dir, flags.port == 0 ? 0 : flags.port + 1), log,
-                               &second_url, &lines);
-    if (second == nullptr) {
-      stop_all();
-      return 1;
-    }
-    running.push_back({"federation-2", log, std::move(second), true});
+    std::string second_log = log_dir_ + "/federation-2.log";
+    std::vector<std::string> second_lines;
+    auto second = StartAndWait(ServerArgv(second_dir_, flags_.port == 0 ? 0 : flags_.port + 1),
+                               second_log, &second_url_, &second_lines);
+    if (second == nullptr) return false;
+    running_.push_back({"federation-2", second_log, std::move(second), true});
+    return true;
   }
 
-  std::vector<MemberProfile> profiles = Profiles(flags.members);
-  std::vector<std::string> member_urls;
-  std::vector<int> member_dns;
-  for (size_t i = 0; i < profiles.size(); ++i) {
-    const MemberProfile& p = profiles[i];
-    std::string member_dir = (dir / "members" / p.name).string();
-    std::string log = log_dir + "/member-" + p.name + ".log";
-    std::string url;
-    std::vector<std::string> lines;
-    auto member = StartAndWait(
-        {self, "member", "--name", p.name, "--data-dir", member_dir, "--secure-port", "0",
-         "--storage", flags.storage, "--nodes", std::to_string(p.nodes), "--node-cpu", p.node_cpu,
-         "--node-memory", p.node_memory, "--zones", p.zones, "--region", p.region,
-         // Load-balancer addresses unique across the federation.
-         "--lb-cidr", "172.18." + std::to_string(i + 1) + ".0/24",
-         // Its own DNS, which answers the federation's names too.
-         "--dns-address", "127.0.0.1:0", "--stub-domain",
-         "flotilla.local=127.0.0.1:" + std::to_string(dns_port), "--log-level", flags.log_level},
-        log, &url, &lines);
-    if (member == nullptr) {
-      stop_all();
-      return 1;
-    }
-    running.push_back({p.name, log, std::move(member)});
-    member_urls.push_back(url);
-    member_dns.push_back(DnsPortIn(lines));
-    Status joined = Join(self, fed_kubeconfig, p, member_dir + "/kubeconfig",
-                         log_dir + "/join-" + p.name + ".log");
-    if (!joined.ok()) {
-      std::cerr << joined.message() << "\n";
-      stop_all();
-      return 1;
-    }
-  }
-  fs::copy_file(fed_kubeconfig, dir / "kubeconfig", fs::copy_options::overwrite_existing, ec);
-  if (ec) {
-    std::cerr << "cannot write " << (dir / "kubeconfig").string() << ": " << ec.message() << "\n";
-    stop_all();
-    return 1;
-  }
-
-  std::cout << "Flotilla is up: the federation at " << fed_url << " with " << profiles.size()
-            << " member clusters (kubeconfig " << (dir / "kubeconfig").string() << ")\n\n";
-  if (flags.ha) {
-    std::cout << "High availability: two federation servers on a three-member etcd ("
-              << etcd->endpoints_flag() << "); the federation controllers run in the one holding "
-              << "the lease (kubectl get lease -n flotilla-system)\n"
-              << "  " << fed_url << "  kubeconfig " << fed_kubeconfig << "\n"
-              << "  " << second_url << "  kubeconfig " << second_dir << "/kubeconfig\n\n";
-  }
-  std::cout << "  export KUBECONFIG=" << (dir / "kubeconfig").string() << "\n"
-            << "  kubectl get clusters\n"
-            << "  kubectl apply -f examples/\n"
-            << "  dig @127.0.0.1 -p " << dns_port
-            << " +short hello.default.flotilla.svc.flotilla.local\n"
-            << "  " << self << " status -A       # where every replica runs\n"
-            << "  " << self << " dashboard       # the same, live, on http://127.0.0.1:8080/\n\n"
-            << "Members (each a Kubernetes API of its own):\n";
-  for (size_t i = 0; i < profiles.size(); ++i) {
-    std::cout << "  " << profiles[i].name << "  " << member_urls[i] << "  " << profiles[i].labels
-              << "  kubectl --kubeconfig "
-              << (dir / "members" / profiles[i].name / "kubeconfig").string() << " get nodes\n"
-              << "    its DNS: dig @127.0.0.1 -p " << member_dns[i]
-              << " +short hello.default.svc.cluster.local (and the federation's names)\n";
-  }
-  std::cout << "\nLogs are in " << log_dir << ". Press Ctrl-C to stop.\n" << std::flush;
-
-  int sig = 0;
-  while ((sig = WaitForTerminationSignalFor(1000)) == 0) {
-    for (auto it = running.begin(); it != running.end(); ++it) {
-      if (!it->process->Exited()) continue;
-      bool other_server = std::any_of(running.begin(), running.end(), [&](const Running& r) {
-        return r.redundant && &r != &*it && !r.process->Exited();
-      });
-      if (it->redundant && other_server) {
-        std::cerr << it->name << " exited; the other federation server carries on. See " << it->log
-                  << ".\n";
-        running.erase(it);
-        break;
+  // Each member with its own DNS (which answers the federation's names too)
+  // and load-balancer addresses unique across the federation, joined.
+  bool StartMembers() {
+    profiles_ = Profiles(flags_.members);
+    for (size_t i = 0; i < profiles_.size(); ++i) {
+      const MemberProfile& p = profiles_[i];
+      std::string member_dir = (dir_ / "members" / p.name).string();
+      std::string log = log_dir_ + "/member-" + p.name + ".log";
+      std::string url;
+      std::vector<std::string> lines;
+      auto member =
+          StartAndWait({self_,           "member",
+                        "--name",        p.name,
+                        "--data-dir",    member_dir,
+                        "--secure-port", "0",
+                        "--storage",     flags_.storage,
+                        "--nodes",       std::to_string(p.nodes),
+                        "--node-cpu",    p.node_cpu,
+                        "--node-memory", p.node_memory,
+                        "--zones",       p.zones,
+                        "--region",      p.region,
+                        "--lb-cidr",     "172.18." + std::to_string(i + 1) + ".0/24",
+                        "--dns-address", "127.0.0.1:0",
+                        "--stub-domain", "flotilla.local=127.0.0.1:" + std::to_string(dns_port_),
+                        "--log-level",   flags_.log_level},
+                       log, &url, &lines);
+      if (member == nullptr) return false;
+      running_.push_back({p.name, log, std::move(member)});
+      member_urls_.push_back(url);
+      member_dns_.push_back(DnsPortIn(lines));
+      Status joined = Join(self_, fed_kubeconfig_, p, member_dir + "/kubeconfig",
+                           log_dir_ + "/join-" + p.name + ".log");
+      if (!joined.ok()) {
+        std::cerr << joined.message() << "\n";
+        return false;
       }
-      std::cerr << it->name << " exited unexpectedly; see " << it->log << ". Stopping.\n";
-      stop_all();
-      return 1;
     }
+    return true;
   }
-  std::cout << "Stopping the members and the federation...\n" << std::flush;
-  stop_all();
-  return 0;
-}
+
+  bool WriteKubeconfig() {
+    std::error_code ec;
+    fs::copy_file(fed_kubeconfig_, dir_ / "kubeconfig", fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      std::cerr << "cannot write " << (dir_ / "kubeconfig").string() << ": " << ec.message()
+                << "\n";
+      return false;
+    }
+    return true;
+  }
+
+  void PrintBanner() const {
+    std::cout << "Flotilla is up: the federation at " << fed_url_ << " with " << profiles_.size()
+              << " member clusters (kubeconfig " << (dir_ / "kubeconfig").string() << ")\n\n";
+    if (flags_.ha) {
+      std::cout << "High availability: two federation servers on a three-member etcd ("
+                << etcd_->endpoints_flag()
+                << "); the federation controllers run in the one holding "
+                << "the lease (kubectl get lease -n flotilla-system)\n"
+                << "  " << fed_url_ << "  kubeconfig " << fed_kubeconfig_ << "\n"
+                << "  " << second_url_ << "  kubeconfig " << second_dir_ << "/kubeconfig\n\n";
+    }
+    std::cout << "  export KUBECONFIG=" << (dir_ / "kubeconfig").string() << "\n"
+              << "  kubectl get clusters\n"
+              << "  kubectl apply -f examples/\n"
+              << "  dig @127.0.0.1 -p " << dns_port_
+              << " +short hello.default.flotilla.svc.flotilla.local\n"
+              << "  " << self_ << " status -A       # where every replica runs\n"
+              << "  " << self_ << " dashboard       # the same, live, on http://127.0.0.1:8080/\n\n"
+              << "Members (each a Kubernetes API of its own):\n";
+    for (size_t i = 0; i < profiles_.size(); ++i) {
+      std::cout << "  " << profiles_[i].name << "  " << member_urls_[i] << "  "
+                << profiles_[i].labels << "  kubectl --kubeconfig "
+                << (dir_ / "members" / profiles_[i].name / "kubeconfig").string() << " get nodes\n"
+                << "    its DNS: dig @127.0.0.1 -p " << member_dns_[i]
+                << " +short hello.default.svc.cluster.local (and the federation's names)\n";
+    }
+    std::cout << "\nLogs are in " << log_dir_ << ". Press Ctrl-C to stop.\n" << std::flush;
+  }
+
+  // Until a termination signal (0) or a child that exits (1; with --ha one
+  // federation server may exit while the other carries on).
+  int Supervise() {
+    while (WaitForTerminationSignalFor(1000) == 0) {
+      for (auto it = running_.begin(); it != running_.end(); ++it) {
+        if (!it->process->Exited()) continue;
+        bool other_server = std::any_of(running_.begin(), running_.end(), [&](const Running& r) {
+          return r.redundant && &r != &*it && !r.process->Exited();
+        });
+        if (it->redundant && other_server) {
+          std::cerr << it->name << " exited; the other federation server carries on. See "
+                    << it->log << ".\n";
+          running_.erase(it);
+          break;
+        }
+        std::cerr << it->name << " exited unexpectedly; see " << it->log << ". Stopping.\n";
+        StopAll();
+        return 1;
+      }
+    }
+    std::cout << "Stopping the members and the federation...\n" << std::flush;
+    StopAll();
+    return 0;
+  }
+
+  void StopAll() {
+    for (auto it = running_.rbegin(); it != running_.rend(); ++it) it->process->Stop();
+    running_.clear();
+  }
+
+  const UpFlags& flags_;
+  const std::string self_;
+  fs::path dir_;
+  std::string fed_dir_, fed_kubeconfig_, second_dir_, log_dir_;
+  std::vector<std::string> fed_storage_;
+  int dns_port_ = 0;
+  std::unique_ptr<storage::EtcdCluster> etcd_;  // outlives the servers on it
+  std::vector<Running> running_;                // stopped in reverse order on the way out
+  std::string fed_url_, second_url_;
+  std::vector<MemberProfile> profiles_;
+  std::vector<std::string> member_urls_;
+  std::vector<int> member_dns_;
+};
+
+int RunUp(const UpFlags& flags) { return Up(flags).Run(); }
 
 }  // namespace
 
