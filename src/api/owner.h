@@ -2,6 +2,7 @@
 // controllers that follow ownership. Pure.
 #pragma once
 
+#include "api/views.h"
 #include "base/json.h"
 
 namespace flotilla::api {
@@ -19,6 +20,17 @@ inline const json::object* ControllerRef(const json::object& obj) {
     }
   }
   return nullptr;
+}
+
+// An ownerReference naming `owner` its controller, with
+// blockOwnerDeletion, as Kubernetes' controllers write it (apiVersion and
+// kind given: an object read from an informer may lack them).
+inline json::object NewControllerRef(const json::object& owner, std::string_view api_version,
+                                     std::string_view kind) {
+  ObjectView o(owner);
+  return {{"apiVersion", api_version}, {"kind", kind},
+          {"name", o.name()},          {"uid", o.uid()},
+          {"controller", true},        {"blockOwnerDeletion", true}};
 }
 
 // The name of the controller of `obj` when it is of `kind`; "" otherwise.

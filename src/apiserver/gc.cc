@@ -1,5 +1,6 @@
 #include "apiserver/gc.h"
 
+#include "api/views.h"
 #include "apiserver/meta.h"
 #include "base/log.h"
 #include "base/mutex.h"
@@ -69,7 +70,7 @@ void GarbageCollector::Index(const std::string& key, const std::string& value) {
   node.ns = MetaString(parsed, "namespace");
   node.name = MetaString(parsed, "name");
   node.uid = MetaString(parsed, "uid");
-  node.deleting = IsBeingDeleted(parsed);
+  node.deleting = api::IsBeingDeleted(parsed);
   node.orphan = HasFinalizer(parsed, "orphan");
   node.foreground = HasFinalizer(parsed, "foregroundDeletion");
   node.is_namespace = res->group.empty() && res->plural == "namespaces";

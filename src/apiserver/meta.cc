@@ -64,10 +64,6 @@ void RemoveFinalizer(json::object& obj, std::string_view finalizer) {
   }
 }
 
-bool IsBeingDeleted(const json::object& obj) {
-  return !MetaString(obj, "deletionTimestamp").empty();
-}
-
 std::string NewUid() {
   uint64_t a = Rng()();
   uint64_t b = Rng()();

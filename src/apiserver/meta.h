@@ -19,7 +19,6 @@ int64_t ResourceVersionOf(const json::object& obj);  // 0 when absent or unparsa
 bool HasFinalizer(const json::object& obj, std::string_view finalizer);
 void AddFinalizer(json::object& obj, std::string_view finalizer);
 void RemoveFinalizer(json::object& obj, std::string_view finalizer);
-bool IsBeingDeleted(const json::object& obj);
 
 // A random RFC 4122 version 4 UUID.
 std::string NewUid();

@@ -4,6 +4,7 @@
 
 #include "api/patch.h"
 #include "api/validation.h"
+#include "api/views.h"
 #include "apiserver/meta.h"
 #include "apiserver/service_ports.h"
 
@@ -168,7 +169,7 @@ Status Objects::CheckNamespace(const api::Resource& res, const std::string& ns) 
     return kv.status();
   }
   json::object nsobj = ParseStored(kv->value);
-  if (IsBeingDeleted(nsobj)) {
+  if (api::IsBeingDeleted(nsobj)) {
     return Status::Forbidden(Lower(res.plural) + " \"" +
                              "\" is forbidden: unable to create new "
                              "content in namespace " +

@@ -3,6 +3,7 @@
 // pods that a kubelet runs (see objects.h).
 #include <chrono>
 
+#include "api/views.h"
 #include "apiserver/meta.h"
 #include "apiserver/objects.h"
 
@@ -107,7 +108,7 @@ StatusOr<json::object> Objects::Bind(const api::Resource& res, const std::string
       return BindingConflict(name, "Precondition failed: UID in precondition: " + want_uid +
                                        ", UID in object meta: " + MetaString(current, "uid"));
     }
-    if (IsBeingDeleted(current)) {
+    if (api::IsBeingDeleted(current)) {
       return BindingConflict(name,
                              "pod " + name + " is being deleted, cannot be assigned to a host");
     }

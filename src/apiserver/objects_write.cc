@@ -5,6 +5,7 @@
 #include "api/federated.h"
 #include "api/patch.h"
 #include "api/validation.h"
+#include "api/views.h"
 #include "apiserver/meta.h"
 #include "apiserver/objects.h"
 #include "apiserver/service_ports.h"
@@ -18,7 +19,7 @@ constexpr int kMaxRetries = 32;
 // Whether a marked object may now leave storage: no finalizers remain (and,
 // for namespaces, no spec.finalizers).
 bool ReadyToDelete(const api::Resource& res, const json::object& obj) {
-  if (!IsBeingDeleted(obj)) return false;
+  if (!api::IsBeingDeleted(obj)) return false;
   const json::object* meta = FindMeta(obj);
   const json::array* fins = meta ? GetArray(*meta, "finalizers") : nullptr;
   if (fins != nullptr && !fins->empty()) return false;
@@ -415,9 +416,9 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
       case Propagation::kDefault:
         break;
     }
-    RecordFederatedDeletion(marked, opts.propagation, !IsBeingDeleted(current));
+    RecordFederatedDeletion(marked, opts.propagation, !api::IsBeingDeleted(current));
     std::optional<int64_t> grace = GracefulDeletePeriod(res, current, opts);
-    if (!IsBeingDeleted(marked)) {
+    if (!api::IsBeingDeleted(marked)) {
       int64_t period = grace ? *grace : opts.grace_period_seconds.value_or(0);
       MetaOf(marked)["deletionTimestamp"] =
           FormatRfc3339(clock_.Now() + std::chrono::seconds(grace.value_or(0)));

@@ -144,9 +144,9 @@ ObjectPtr Lister::Get(std::string_view ns, std::string_view name) const {
   return cache_->Get(ObjectKey(ns, name));
 }
 
-std::vector<ObjectPtr> Lister::List(const std::string& ns,
-                                    const api::LabelSelector& selector) const {
-  std::vector<ObjectPtr> all = ns.empty() ? cache_->List() : cache_->ByIndex(kNamespaceIndex, ns);
+std::vector<ObjectPtr> Lister::List(std::string_view ns, const api::LabelSelector& selector) const {
+  std::vector<ObjectPtr> all =
+      ns.empty() ? cache_->List() : cache_->ByIndex(kNamespaceIndex, std::string(ns));
   if (selector.Empty()) return all;
   std::vector<ObjectPtr> out;
   for (auto& obj : all) {
@@ -155,8 +155,8 @@ std::vector<ObjectPtr> Lister::List(const std::string& ns,
   return out;
 }
 
-std::vector<ObjectPtr> Lister::ByOwner(const std::string& uid) const {
-  return cache_->ByIndex(kOwnerIndex, uid);
+std::vector<ObjectPtr> Lister::ByOwner(std::string_view uid) const {
+  return cache_->ByIndex(kOwnerIndex, std::string(uid));
 }
 
 std::vector<ObjectPtr> Lister::ByLabel(std::string_view key, std::string_view value) const {

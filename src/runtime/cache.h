@@ -87,10 +87,10 @@ class Lister {
   // Null when absent. `ns` is "" for cluster-scoped objects.
   ObjectPtr Get(std::string_view ns, std::string_view name) const;
   // Objects in `ns` ("" = all namespaces) matching `selector`, in key order.
-  std::vector<ObjectPtr> List(const std::string& ns = "",
+  std::vector<ObjectPtr> List(std::string_view ns = "",
                               const api::LabelSelector& selector = {}) const;
   // Objects with an ownerReference to `uid`.
-  std::vector<ObjectPtr> ByOwner(const std::string& uid) const;
+  std::vector<ObjectPtr> ByOwner(std::string_view uid) const;
   // Objects labelled key=value.
   std::vector<ObjectPtr> ByLabel(std::string_view key, std::string_view value) const;
   std::vector<ObjectPtr> ByIndex(std::string_view index, const std::string& value) const;

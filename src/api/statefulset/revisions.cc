@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/hash.h"
+#include "api/owner.h"
 
 namespace flotilla::api::statefulset {
 namespace {
@@ -42,16 +43,12 @@ json::object NewRevision(const json::object& set, int64_t revision, int64_t coll
     labels = l->get_object();
   }
   labels["controller.kubernetes.io/hash"] = hash;
-  json::object owner{{"apiVersion", "apps/v1"},
-                     {"kind", "StatefulSet"},
-                     {"name", name},
-                     {"uid", StringAt(set, "metadata.uid")},
-                     {"controller", true},
-                     {"blockOwnerDeletion", true}};
-  json::object meta{{"name", name.substr(0, 223) + "-" + hash},
-                    {"namespace", StringAt(set, "metadata.namespace")},
-                    {"labels", std::move(labels)},
-                    {"ownerReferences", json::array{std::move(owner)}}};
+  json::object meta{
+      {"name", name.substr(0, 223) + "-" + hash},
+      {"namespace", StringAt(set, "metadata.namespace")},
+      {"labels", std::move(labels)},
+      {"ownerReferences", json::array{NewControllerRef(set, "apps/v1", "StatefulSet")}}};
+
   return json::object{{"apiVersion", "apps/v1"},
                       {"kind", "ControllerRevision"},
                       {"metadata", std::move(meta)},

@@ -5,6 +5,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/validation.h"
+#include "api/views.h"
 #include "federation/applications/applications.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
@@ -102,7 +103,7 @@ std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
                                                        const json::object* old,
                                                        const std::vector<std::string>& clusters) {
   if (old != nullptr) return {};  // a cluster joined since is warned about, not refused
-  std::string name = StringAt(obj, "metadata.name");
+  std::string name(api::ObjectView(obj).name());
   for (const std::string& cluster : clusters) {
     std::string local = name + "-" + cluster;
     if (local.size() > api::kMaxStatefulSetNameLength) {
@@ -173,19 +174,17 @@ std::vector<StatusCause> ValidateApplicationClass(
         {api::kStrictlyDecoupled, api::kPreferentiallyCoupled, api::kStrictlyCoupled})};
   }
   if (app.empty()) return {};
-  const std::string name = StringAt(obj, "metadata.name");
+  const std::string name(api::ObjectView(obj).name());
   for (const json::object& other : others(app)) {
-    if (StringAt(other, "kind") == kind && StringAt(other, "metadata.name") == name) continue;
-    if (api::LabelAt(other, api::kApplicationLabel) != app ||
-        !api::LabelAt(other, api::kShadowOfLabel).empty()) {
-      continue;
-    }
+    api::ObjectView o(other);
+    if (o.kind() == kind && o.name() == name) continue;
+    if (o.label(api::kApplicationLabel) != app || !o.label(api::kShadowOfLabel).empty()) continue;
     std::string theirs = class_of(other);
     if (theirs == mine) continue;
     return {api::FieldInvalid(field, json::string(mine),
                               "must agree with the other workloads of application \"" + app +
-                                  "\": " + StringAt(other, "kind") + " \"" +
-                                  StringAt(other, "metadata.name") + "\" is " + theirs)};
+                                  "\": " + std::string(o.kind()) + " \"" + std::string(o.name()) +
+                                  "\" is " + theirs)};
   }
   return {};
 }
@@ -200,7 +199,7 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
                                       std::string_view kind, std::vector<StatusCause>& causes) {
     for (StatusCause& c : ValidateApplicationAnnotations(obj, old)) causes.push_back(c);
     if (workloads == nullptr) return;
-    std::string ns = StringAt(obj, "metadata.namespace");
+    std::string ns(api::ObjectView(obj).ns());
     for (StatusCause& c : ValidateApplicationClass(
              obj, old, kind, [&](const std::string& app) { return workloads->Get(ns, app); })) {
       causes.push_back(std::move(c));

@@ -7,6 +7,7 @@
 
 #include "api/annotations.h"
 #include "api/labels.h"
+#include "api/views.h"
 #include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
@@ -172,7 +173,7 @@ std::vector<Applications::Workload> Applications::WorkloadsOf(const std::string&
     runtime::Informer* informer = ctx_.informers().Find(kind.resource);
     if (informer == nullptr) continue;
     for (const runtime::ObjectPtr& obj : informer->lister().ByLabel(api::kApplicationLabel, app)) {
-      if (StringAt(*obj, "metadata.namespace") != ns || IsBeingDeleted(*obj) ||
+      if (api::ObjectView(*obj).ns() != ns || api::IsBeingDeleted(*obj) ||
           !api::LabelAt(*obj, api::kShadowOfLabel).empty()) {
         continue;
       }
@@ -200,7 +201,7 @@ std::map<std::string, Applications::Cluster> Applications::ClustersFor(
     const std::string& app_key, const std::vector<Workload>& workloads, TimePoint now,
     std::vector<std::string>& unknown) const {
   std::map<std::string, Cluster> out;
-  const std::string ns = StringAt(*workloads.front().obj, "metadata.namespace");
+  const std::string ns(api::ObjectView(*workloads.front().obj).ns());
   for (const std::string& name : ctx_.members().Clusters()) {
     runtime::ObjectPtr cluster_obj = ctx_.cluster_objects().cache().Get(name);
     if (cluster_obj == nullptr) continue;  // being unjoined
@@ -216,7 +217,8 @@ std::map<std::string, Applications::Cluster> Applications::ClustersFor(
       unknown.push_back(name);
       continue;
     }
-    Cluster c{.cordoned = IsCordoned(*cluster_obj), .draining = IsDraining(*cluster_obj)};
+    Cluster c{.cordoned = api::ClusterView(*cluster_obj).cordoned(),
+              .draining = api::ClusterView(*cluster_obj).draining()};
     for (const runtime::ObjectPtr& node : nodes->cache().List()) {
       if (api::NodeSchedulable(*node)) c.free += api::Allocatable(*node);
     }
@@ -238,19 +240,20 @@ std::map<std::string, Applications::Cluster> Applications::ClustersFor(
       for (const runtime::ObjectPtr& pod : pods->lister().List(ns, w.pods)) {
         if (api::PodHoldsNode(*pod)) c.own += api::PodRequests(*pod);
         TimePoint since;
-        if (!IsBeingDeleted(*pod) && ParseRfc3339(UnschedulableSince(*pod), &since) &&
+        if (!api::IsBeingDeleted(*pod) && ParseRfc3339(UnschedulableSince(*pod), &since) &&
             now - since >= options_.unschedulable_threshold) {
           c.stuck = true;
         }
       }
-      runtime::ObjectPtr copy = copies[i]->lister().Get(ns, StringAt(*w.obj, "metadata.name"));
-      bool managed = copy != nullptr && IsManaged(*copy) && !IsBeingDeleted(*copy);
-      int64_t placed = managed ? IntAt(*copy, "spec.replicas") : 0;
-      c.placed += placed;
-      c.available =
-          c.available && managed && placed == w.replicas &&
-          IntAt(*copy, "status.availableReplicas") >= w.replicas &&
-          IntAt(*copy, "status.observedGeneration") >= IntAt(*copy, "metadata.generation");
+      runtime::ObjectPtr copy = copies[i]->lister().Get(ns, api::ObjectView(*w.obj).name());
+      if (copy == nullptr || !IsManaged(*copy) || api::IsBeingDeleted(*copy)) {
+        c.available = false;
+        continue;
+      }
+      api::WorkloadView local(*copy);
+      c.placed += local.replicas();
+      c.available = c.available && local.replicas() == w.replicas &&
+                    local.available_replicas() >= w.replicas && local.Observed();
     }
     out.emplace(name, c);
   }
@@ -268,8 +271,8 @@ std::vector<std::string> Applications::WhereRuns(const std::string& ns,
     for (const std::string& cluster : ctx_.members().Clusters()) {
       auto copies = ctx_.members().Get(cluster, w.kind->resource.resource);
       runtime::ObjectPtr copy =
-          copies ? copies->lister().Get(ns, StringAt(*w.obj, "metadata.name")) : nullptr;
-      if (copy != nullptr && IsManaged(*copy) && IntAt(*copy, "spec.replicas") > 0) {
+          copies ? copies->lister().Get(ns, api::ObjectView(*w.obj).name()) : nullptr;
+      if (copy != nullptr && IsManaged(*copy) && api::WorkloadView(*copy).replicas() > 0) {
         out.push_back(cluster);
       }
     }
@@ -513,7 +516,7 @@ class Applications::Decision {
 
 std::optional<CoupledPlacement> Applications::Place(const json::object& obj, TimePoint now) {
   if (!Coupled(obj)) return std::nullopt;
-  const std::string ns = StringAt(obj, "metadata.namespace");
+  const std::string ns(api::ObjectView(obj).ns());
   const std::string app_name = api::LabelAt(obj, api::kApplicationLabel);
   const std::string app_key = ns + "/" + app_name;
   MutexLock lock(mu_);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "api/federated.h"
+#include "api/views.h"
 #include "base/mutex.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
@@ -31,19 +32,6 @@ struct ClusterController::Observation {
 };
 
 namespace {
-
-std::string SecretNamespace(const json::object& cluster) {
-  const json::value* ns = Find(cluster, "spec.secretRef.namespace");
-  if (ns != nullptr && ns->is_string() && !ns->get_string().empty()) {
-    return std::string(ns->get_string());
-  }
-  return kSystemNamespace;
-}
-
-std::string SecretName(const json::object& cluster) {
-  const json::value* name = Find(cluster, "spec.secretRef.name");
-  return name != nullptr && name->is_string() ? std::string(name->get_string()) : "";
-}
 
 std::string Trim(std::string s, size_t max) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -105,10 +93,10 @@ ClusterController::~ClusterController() {
 }
 
 void ClusterController::EnqueueClustersOf(const runtime::ObjectPtr& secret) {
-  std::string ns = StringAt(*secret, "metadata.namespace");
-  std::string name = StringAt(*secret, "metadata.name");
+  api::ObjectView changed(*secret);
   for (const runtime::ObjectPtr& c : clusters_.lister().List()) {
-    if (SecretName(*c) == name && SecretNamespace(*c) == ns) {
+    SecretRef ref = SecretRefOf(*c);
+    if (ref.name == changed.name() && ref.ns == changed.ns()) {
       controller_->queue().Add(runtime::ObjectKey(*c));
     }
   }
@@ -121,10 +109,7 @@ std::shared_ptr<ClusterController::Member> ClusterController::MemberFor(
   if (m) return m;
   m = std::make_shared<Member>();
   // A restarted controller carries on from the health the status records.
-  const json::value* conditions = Find(cluster, "status.conditions");
-  std::string ready = ConditionStatus(
-      conditions != nullptr && conditions->is_array() ? &conditions->get_array() : nullptr,
-      "Ready");
+  std::string_view ready = api::ClusterView(cluster).condition_status("Ready");
   if (ready == "True") m->healthy = true;
   if (ready == "False") m->healthy = false;
   return m;
@@ -187,7 +172,7 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   if (!m.unwritten) return Status::Ok();
   // As the federation's controllers see it (the shared cache), also when
   // the write goes to the latest object.
-  bool cordoned = IsCordoned(cached);
+  bool cordoned = api::ClusterView(cached).cordoned();
   json::object desired = WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at, cordoned);
   if (m.reported_at && m.probed_at - *m.reported_at < options_.status_report_period &&
       SameButProbeTimes(cached.if_contains("status"), desired.if_contains("status"))) {
@@ -197,7 +182,7 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   auto written = fed_.UpdateStatus(kClusters, "", desired);
   // The cache may not have our last write yet: once more on the latest.
   if (!written.ok() && written.status().Is(Reason::kConflict)) {
-    auto latest = fed_.Get(kClusters, "", StringAt(cached, "metadata.name"));
+    auto latest = fed_.Get(kClusters, "", std::string(api::ObjectView(cached).name()));
     if (!latest.ok()) return latest.status();
     written = fed_.UpdateStatus(
         kClusters, "", WithStatus(*latest, *m.unwritten, *m.healthy, m.probed_at, cordoned));
@@ -218,7 +203,7 @@ void ClusterController::Forget(const std::string& name) {
 }
 
 StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& cluster) {
-  std::string ns = SecretNamespace(cluster), name = SecretName(cluster);
+  auto [ns, name] = SecretRefOf(cluster);
   runtime::ObjectPtr secret;
   if (ns == kSystemNamespace) {
     secret = secrets_.lister().Get(ns, name);
@@ -232,9 +217,9 @@ StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& clu
 
 bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   auto secret = SecretOf(cluster);
-  std::string version =
-      secret.ok() ? StringAt(**secret, "metadata.uid") + "/" + runtime::ResourceVersionOf(**secret)
-                  : "error: " + secret.status().message();
+  std::string version = secret.ok() ? std::string(api::ObjectView(**secret).uid()) + "/" +
+                                          runtime::ResourceVersionOf(**secret)
+                                    : "error: " + secret.status().message();
   if (version == m.secret_version) return false;
   m.secret_version = version;
   m.version_at.reset();
@@ -352,7 +337,7 @@ bool ClusterController::Judge(Member& m, const Observation& obs) const {
 json::object ClusterController::WithStatus(const json::object& cluster, const Observation& obs,
                                            bool healthy, TimePoint now, bool cordoned) const {
   json::object out = cluster;
-  const bool draining = cordoned && IsDraining(cluster);
+  const bool draining = cordoned && api::ClusterView(cluster).draining();
   json::object& status = EnsureObject(out, "status");
   json::array old;
   if (const json::array* c = GetArray(status, "conditions")) old = *c;

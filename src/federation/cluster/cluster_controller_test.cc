@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "api/views.h"
 #include "base/base64.h"
 #include "base/mutex.h"
 #include "client/client_test_util.h"
@@ -184,7 +185,7 @@ TEST_F(ClusterControllerTest, SchedulableFollowsTheCordonAsTheControllersCacheHa
   // Written from the shared cache: the controllers already see the cordon.
   runtime::ObjectPtr cached = ctx_->cluster_objects().cache().Get("m1");
   ASSERT_NE(cached, nullptr);
-  EXPECT_TRUE(IsCordoned(*cached));
+  EXPECT_TRUE(api::ClusterView(*cached).cordoned());
   ASSERT_TRUE(SetUnschedulable(*fed_client_, "m1", false).ok());
   ASSERT_TRUE(AdvanceUntil([&] { return Field(Condition("Schedulable"), "status") == "True"; }));
   EXPECT_EQ(Field(Condition("Ready"), "status"), "True");

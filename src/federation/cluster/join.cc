@@ -1,6 +1,7 @@
 // flotilla join / unjoin (join.h).
 #include "federation/cluster/join.h"
 
+#include "api/views.h"
 #include "base/base64.h"
 #include "client/rest_client.h"
 #include "federation/cluster/member_access.h"
@@ -137,13 +138,7 @@ StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
 StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
                               Clock* io_clock) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
-  const json::value* ref_ns = Find(cluster, "spec.secretRef.namespace");
-  const json::value* ref_name = Find(cluster, "spec.secretRef.name");
-  std::string secret_ns = ref_ns != nullptr && ref_ns->is_string() && !ref_ns->get_string().empty()
-                              ? std::string(ref_ns->get_string())
-                              : kSystemNamespace;
-  std::string secret_name =
-      ref_name != nullptr && ref_name->is_string() ? std::string(ref_name->get_string()) : "";
+  auto [secret_ns, secret_name] = SecretRefOf(cluster);
   UnjoinResult out;
   if (cascade) {
     FLOTILLA_ASSIGN_OR_RETURN(json::object secret, fed.Get(kSecrets, secret_ns, secret_name));
@@ -164,7 +159,7 @@ StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool
 
 StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bool unschedulable) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
-  if (IsCordoned(cluster) == unschedulable) return false;
+  if (api::ClusterView(cluster).cordoned() == unschedulable) return false;
   FLOTILLA_RETURN_IF_ERROR(fed.Patch(kClusters, "", name, client::PatchType::kMerge,
                                      unschedulable
                                          ? R"({"spec":{"unschedulable":true}})"
@@ -175,7 +170,7 @@ StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bo
 
 StatusOr<bool> SetDraining(client::Client& fed, const std::string& name) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
-  if (IsDraining(cluster)) return false;
+  if (api::ClusterView(cluster).draining()) return false;
   FLOTILLA_RETURN_IF_ERROR(fed.Patch(kClusters, "", name, client::PatchType::kMerge,
                                      R"({"spec":{"unschedulable":true,"draining":true}})")
                                .status());

@@ -3,10 +3,18 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "api/views.h"
 #include "base/base64.h"
 #include "client/rest_client.h"
 
 namespace flotilla::federation::cluster {
+
+SecretRef SecretRefOf(const json::object& cluster) {
+  api::ClusterView v(cluster);
+  return {.ns = v.secret_namespace().empty() ? std::string(kSystemNamespace)
+                                             : std::string(v.secret_namespace()),
+          .name = std::string(v.secret_name())};
+}
 
 StatusOr<client::RestConfig> RestConfigFromSecret(const json::object& secret) {
   const json::value* data = Find(secret, std::string("data.") + kKubeconfigKey);

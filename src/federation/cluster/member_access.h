@@ -29,6 +29,14 @@
 
 namespace flotilla::federation::cluster {
 
+// Where a Cluster's credentials are: its spec.secretRef, in the
+// federation's system namespace when the ref names none.
+struct SecretRef {
+  std::string ns;
+  std::string name;
+};
+SecretRef SecretRefOf(const json::object& cluster);
+
 // Reads data.kubeconfig (base64) of a v1 Secret and resolves its current
 // context. BadRequest naming what is wrong (no such key, bad base64, a
 // kubeconfig that does not resolve).

@@ -7,6 +7,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/views.h"
 #include "base/json.h"
 #include "federation/cluster/join.h"
 #include "federation/common/names.h"
@@ -79,7 +80,7 @@ StatusOr<std::vector<Workload>> WorkloadsOf(client::Client& fed, const std::stri
     for (json::object& obj : items.items) {
       if (!api::LabelAt(obj, api::kShadowOfLabel).empty()) continue;
       out.push_back(
-          {resource, kind, std::string(StringAt(obj, "metadata.name")), breakdown, std::move(obj)});
+          {resource, kind, std::string(api::ObjectView(obj).name()), breakdown, std::move(obj)});
     }
   }
   return out;
@@ -219,7 +220,7 @@ StatusOr<DrainResult> Drain(client::Client& fed, const DrainOptions& opts) {
   report("cluster.federation/" + opts.cluster + (changed ? " draining" : " already draining"));
   DrainResult out;
   auto name = [](const Workload& w) {
-    return w.kind + " " + std::string(StringAt(w.obj, "metadata.namespace")) + "/" + w.name;
+    return w.kind + " " + std::string(api::ObjectView(w.obj).ns()) + "/" + w.name;
   };
   std::set<std::string> moving, reported;
   TimePoint started = clock.Now();

@@ -6,6 +6,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/validation.h"
+#include "api/views.h"
 
 namespace flotilla::federation {
 namespace {
@@ -215,24 +216,12 @@ bool ClusterSelector::Matches(const std::map<std::string, std::string>& labels) 
 }
 
 bool ClusterSelector::Matches(const json::object& cluster) const {
-  if (cluster_ && StringAt(cluster, "metadata.name") != *cluster_) return false;
-  const json::value* labels = Find(cluster, "metadata.labels");
-  const json::object* o =
-      labels != nullptr && labels->is_object() ? &labels->get_object() : nullptr;
+  if (cluster_ && api::ObjectView(cluster).name() != *cluster_) return false;
+  const json::object* o = api::ObjectView(cluster).labels();
   for (const api::LabelRequirement& r : requirements_) {
     if (!r.Matches(o)) return false;
   }
   return true;
-}
-
-bool IsDraining(const json::object& cluster) {
-  const json::value* v = Find(cluster, "spec.draining");
-  return v != nullptr && v->is_bool() && v->get_bool();
-}
-
-bool IsCordoned(const json::object& cluster) {
-  const json::value* v = Find(cluster, "spec.unschedulable");
-  return (v != nullptr && v->is_bool() && v->get_bool()) || IsDraining(cluster);
 }
 
 }  // namespace flotilla::federation

@@ -65,13 +65,4 @@ class ClusterSelector {
   std::optional<std::string> cluster_;
 };
 
-// A cordoned cluster (its Cluster's spec.unschedulable, `kubectl flotilla
-// cordon`) is given nothing new: no copy where it holds none, no replica
-// beyond what it holds. Nothing moves off it either.
-// A draining cluster (spec.draining, `kubectl flotilla drain`) is cordoned,
-// and what can move leaves it: federated ReplicaSets' and Deployments'
-// replicas (make-before-break) and coupled applications (whole).
-bool IsCordoned(const json::object& cluster);
-bool IsDraining(const json::object& cluster);
-
 }  // namespace flotilla::federation

@@ -1,6 +1,7 @@
 // What the federation's controllers share (context.h).
 #include "federation/common/context.h"
 
+#include "api/views.h"
 #include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/member_pod_view.h"
@@ -11,10 +12,10 @@ namespace {
 // What placements read of a Cluster besides its readiness: its labels
 // (cluster selectors) and whether it is cordoned.
 bool PlacementInputsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-  const json::value* la = Find(*a, "metadata.labels");
-  const json::value* lb = Find(*b, "metadata.labels");
+  const json::object* la = api::ObjectView(*a).labels();
+  const json::object* lb = api::ObjectView(*b).labels();
   return (la == nullptr) != (lb == nullptr) || (la != nullptr && *la != *lb) ||
-         IsCordoned(*a) != IsCordoned(*b);
+         api::ClusterView(*a).cordoned() != api::ClusterView(*b).cordoned();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/views.h"
 
 namespace flotilla::federation {
 namespace {
@@ -12,11 +13,6 @@ const json::array* Finalizers(const json::object& obj) {
 }
 
 }  // namespace
-
-bool IsBeingDeleted(const json::object& obj) {
-  const json::value* v = Find(obj, "metadata.deletionTimestamp");
-  return v != nullptr && !v->is_null();
-}
 
 bool HasFinalizer(const json::object& obj, std::string_view finalizer) {
   const json::array* finalizers = Finalizers(obj);
@@ -33,7 +29,7 @@ bool DeletesMemberCopies(const json::object& obj) {
 }
 
 bool AddFederationFinalizer(json::object& obj) {
-  if (IsBeingDeleted(obj) || HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
+  if (api::IsBeingDeleted(obj) || HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
     return false;
   }
   json::value& finalizers = EnsureObject(obj, "metadata")["finalizers"];

@@ -17,9 +17,6 @@
 
 namespace flotilla::federation {
 
-// metadata.deletionTimestamp is set.
-bool IsBeingDeleted(const json::object& obj);
-
 bool HasFinalizer(const json::object& obj, std::string_view finalizer);
 
 // True when the deletion of `obj` (being deleted) must delete its managed

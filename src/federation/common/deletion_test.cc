@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
+#include "api/views.h"
 #include "federation/common/test_util.h"
 #include "runtime/fake_client.h"
 
@@ -27,8 +28,8 @@ TEST(DeletionTest, PolicyFromTheAnnotation) {
 }
 
 TEST(DeletionTest, BeingDeleted) {
-  EXPECT_FALSE(IsBeingDeleted(Obj(R"({"metadata":{"name":"a"}})")));
-  EXPECT_TRUE(IsBeingDeleted(
+  EXPECT_FALSE(api::IsBeingDeleted(Obj(R"({"metadata":{"name":"a"}})")));
+  EXPECT_TRUE(api::IsBeingDeleted(
       Obj(R"({"metadata":{"name":"a","deletionTimestamp":"2026-01-01T00:00:00Z"}})")));
 }
 

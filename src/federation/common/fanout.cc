@@ -2,6 +2,7 @@
 #include "federation/common/fanout.h"
 
 #include "api/annotations.h"
+#include "api/views.h"
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation {
@@ -10,18 +11,6 @@ namespace {
 std::string WithDetail(std::string message, const std::string& detail) {
   if (!detail.empty()) message += " " + detail;
   return message;
-}
-
-// The Cluster's Ready condition is True.
-bool StoredReady(const json::object& cluster) {
-  const json::value* conditions = Find(cluster, "status.conditions");
-  if (conditions == nullptr || !conditions->is_array()) return false;
-  for (const json::value& c : conditions->get_array()) {
-    if (c.is_object() && StringAt(c.get_object(), "type") == "Ready") {
-      return StringAt(c.get_object(), "status") == "True";
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -53,8 +42,8 @@ MemberTargets ReadyTargets(FederationContext& ctx, std::span<const client::Resou
   std::optional<TimePoint> started = ctx.StartedAt();
   if (grace > Duration::zero() && started && now < *started + grace) {
     for (const runtime::ObjectPtr& c : ctx.cluster_objects().lister().List()) {
-      std::string name = StringAt(*c, "metadata.name");
-      if (!ctx.clusters().Known(name) && StoredReady(*c)) out.waiting = true;
+      std::string name(api::ObjectView(*c).name());
+      if (!ctx.clusters().Known(name) && api::ClusterView(*c).ready()) out.waiting = true;
     }
   }
   return out;

@@ -1,6 +1,7 @@
 #include "federation/common/member_copy.h"
 
 #include "api/federated.h"
+#include "api/views.h"
 
 namespace flotilla::federation {
 namespace {
@@ -31,9 +32,8 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
 }  // namespace
 
 std::string FederatedObjectKey(const json::object& federated) {
-  std::string_view ns = StringViewAt(federated, "metadata.namespace");
-  std::string_view name = StringViewAt(federated, "metadata.name");
-  return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
+  api::ObjectView v(federated);
+  return v.ns().empty() ? std::string(v.name()) : std::string(v.ns()) + "/" + std::string(v.name());
 }
 
 bool IsFederationOnlyAnnotation(std::string_view key) {
@@ -45,17 +45,15 @@ bool IsFederationOnlyAnnotation(std::string_view key) {
 
 json::object MemberMetadata(const json::object& federated) {
   json::object meta;
-  meta["name"] = StringViewAt(federated, "metadata.name");
-  std::string_view ns = StringViewAt(federated, "metadata.namespace");
-  if (!ns.empty()) meta["namespace"] = ns;
-  if (const json::value* labels = Find(federated, "metadata.labels");
-      labels != nullptr && labels->is_object() && !labels->get_object().empty()) {
+  api::ObjectView fed(federated);
+  meta["name"] = fed.name();
+  if (!fed.ns().empty()) meta["namespace"] = fed.ns();
+  if (const json::object* labels = fed.labels(); labels != nullptr && !labels->empty()) {
     meta["labels"] = *labels;
   }
-  if (const json::value* annotations = Find(federated, "metadata.annotations");
-      annotations != nullptr && annotations->is_object()) {
+  if (const json::object* annotations = fed.annotations()) {
     json::object kept;
-    for (const auto& [k, v] : annotations->get_object()) {
+    for (const auto& [k, v] : *annotations) {
       if (!IsFederationOnlyAnnotation(k)) kept[k] = v;
     }
     if (!kept.empty()) meta["annotations"] = std::move(kept);
@@ -73,10 +71,7 @@ void MarkManaged(json::object& member_obj, const json::object& federated) {
 }
 
 bool IsManaged(const json::object& member_obj) {
-  const json::value* labels = Find(member_obj, "metadata.labels");
-  if (labels == nullptr || !labels->is_object()) return false;
-  const json::value* v = labels->get_object().if_contains(api::kManagedByLabel);
-  return v != nullptr && v->is_string() && v->get_string() == api::kManagedByValue;
+  return api::ObjectView(member_obj).label(api::kManagedByLabel) == api::kManagedByValue;
 }
 
 }  // namespace flotilla::federation

@@ -2,8 +2,21 @@
 #include "federation/common/object_writes.h"
 
 #include "api/annotations.h"
+#include "api/views.h"
 
 namespace flotilla::federation {
+
+client::DeleteOptions DeleteOptionsFor(const json::object& obj, std::string policy) {
+  return client::DeleteOptions{.propagation_policy = std::move(policy),
+                               .precondition_uid = std::string(api::ObjectView(obj).uid())};
+}
+
+Status DeleteExactly(client::Client& client, const client::ResourceRef& resource,
+                     const json::object& obj, std::string policy) {
+  api::ObjectView v(obj);
+  return client.Delete(resource, std::string(v.ns()), std::string(v.name()),
+                       DeleteOptionsFor(obj, std::move(policy)));
+}
 
 StatusOr<json::object> SetAnnotation(client::Client& client, const client::ResourceRef& resource,
                                      const json::object& obj, std::string_view key,

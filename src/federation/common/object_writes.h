@@ -1,7 +1,7 @@
 // Writes of a controller to the federated objects it manages: annotations,
 // and the status with the annotations that go with it, each written only
-// when it changes. The writes carry the object's resourceVersion, so a stale
-// object gets Conflict (the caller's next check sees the newer one).
+// when it changes; deletions of exactly the object read. The writes carry the object's
+// resourceVersion, so a stale object gets Conflict (the caller's next check sees the newer one).
 #pragma once
 
 #include <map>
@@ -37,5 +37,15 @@ Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& r
                             const json::object& obj, json::object status,
                             const std::map<std::string, std::string>& set = {},
                             const std::vector<std::string>& remove = {});
+
+// Options that delete `obj` itself and not an object made under its name
+// meanwhile (a precondition on its uid), with propagation `policy` ("":
+// the kind's default).
+client::DeleteOptions DeleteOptionsFor(const json::object& obj, std::string policy = "");
+
+// Deletes the federated `obj` so (DeleteOptionsFor): NotFound and Conflict
+// come back as they are.
+Status DeleteExactly(client::Client& client, const client::ResourceRef& resource,
+                     const json::object& obj, std::string policy = "");
 
 }  // namespace flotilla::federation

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/annotations.h"
+#include "api/views.h"
 #include "base/mutex.h"
 #include "federation/common/deletion.h"
 
@@ -181,7 +182,7 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w, const L
       w.create_retry_at.erase(retry);
     }
   }
-  if (c.local != nullptr) v.placed = IntAt(*c.local, "spec.replicas");
+  if (c.local != nullptr) v.placed = api::WorkloadView(*c.local).replicas();
   // What the federation placed there: this process's last plan (the
   // caches may not show its writes yet), else what the last check recorded
   // on the object (a restarted control plane), else the local spec.
@@ -220,16 +221,16 @@ ClusterView ReplicaPlacer::View(const WorkloadInCluster& c, Workload& w, const L
     }
   };
   for (const runtime::ObjectPtr& pod : c.outgoing_pods) {
-    if (!IsBeingDeleted(*pod)) ++live;
+    if (!api::IsBeingDeleted(*pod)) ++live;
   }
   for (const runtime::ObjectPtr& pod : c.pods) {
-    if (IsBeingDeleted(*pod)) continue;
+    if (api::IsBeingDeleted(*pod)) continue;
     ++live;
     if (!StringAt(*pod, "spec.nodeName").empty()) {
       ++v.scheduled;
       continue;
     }
-    std::string uid = StringAt(*pod, "metadata.uid");
+    std::string uid(api::ObjectView(*pod).uid());
     auto seen = before.find(uid);
     TimePoint since = seen != before.end() ? seen->second : now;
     // The member's own record (the scheduler's verdict) survives a restart
@@ -325,7 +326,7 @@ LastCheck LastCheckOf(const json::object& obj, std::string_view key) {
 }
 
 std::vector<runtime::ObjectPtr> PodsOf(const runtime::Lister& pods, const json::object& owner) {
-  return pods.ByOwner(StringAt(owner, "metadata.uid"));
+  return pods.ByOwner(api::ObjectView(owner).uid());
 }
 
 }  // namespace flotilla::federation

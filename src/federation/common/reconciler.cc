@@ -5,9 +5,11 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/views.h"
 #include "base/mutex.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/object_writes.h"
 
 namespace flotilla::federation {
 namespace {
@@ -41,7 +43,7 @@ const json::object* Copy::Current() const {
 
 bool Copy::Managed() const {
   const json::object* c = Current();
-  return c != nullptr && IsManaged(*c) && !IsBeingDeleted(*c);
+  return c != nullptr && IsManaged(*c) && !api::IsBeingDeleted(*c);
 }
 
 void Check::ClearError() {
@@ -60,7 +62,7 @@ Status Check::error() const {
 }
 
 std::string Strategy::CopyName(const json::object& obj, const std::string&) const {
-  return StringAt(obj, "metadata.name");
+  return std::string(api::ObjectView(obj).name());
 }
 
 json::object Typed(const client::ResourceRef& resource, const std::string& kind, json::object obj) {
@@ -140,10 +142,11 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   if (!strategy_.Federates(*cached)) return runtime::Result{};
   Check check;
   check.obj = Typed(strategy_.resource(), strategy_.kind(), *cached);
-  if (IsBeingDeleted(check.obj)) return Delete(check.obj);
+  if (api::IsBeingDeleted(check.obj)) return Delete(check.obj);
   check.key = key;
-  check.ns = StringAt(check.obj, "metadata.namespace");
-  check.name = StringAt(check.obj, "metadata.name");
+  api::ObjectView view(check.obj);
+  check.ns = view.ns();
+  check.name = view.name();
   check.now = ctx_.clock().Now();
 
   StatusOr<ClusterSelector> selector = ClusterSelector::Of(check.obj);
@@ -291,8 +294,7 @@ StatusOr<json::object> Reconciler::TakeOver(Check& check, const Copy& c) {
   }
   // Replaced: its dependents stay for the new object to adopt where they
   // match.
-  client::DeleteOptions orphan{.propagation_policy = "Orphan",
-                               .precondition_uid = StringAt(*c.existing, "metadata.uid")};
+  client::DeleteOptions orphan = DeleteOptionsFor(*c.existing, "Orphan");
   FLOTILLA_RETURN_IF_ERROR(writer_.Delete(check.obj, c.target, strategy_.resource(), check.ns,
                                           c.name, orphan,
                                           "(not created by the federation; replaced)"));
@@ -304,7 +306,7 @@ void Reconciler::UpdateAll(Check& check) {
   for (size_t i = 0; i < check.copies.size(); ++i) {
     Copy& c = check.copies[i];
     if (c.written || !c.desired || c.remove || c.existing == nullptr ||
-        IsBeingDeleted(*c.existing)) {
+        api::IsBeingDeleted(*c.existing)) {
       continue;
     }
     if (!IsManaged(*c.existing)) {
@@ -379,12 +381,11 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
     if (c.remove) todo.push_back({&c.target, c.name, c.existing, "(no longer wanted there)"});
   }
   std::erase_if(todo, [](const Unwanted& u) {
-    return u.copy == nullptr || !IsManaged(*u.copy) || IsBeingDeleted(*u.copy);
+    return u.copy == nullptr || !IsManaged(*u.copy) || api::IsBeingDeleted(*u.copy);
   });
   writer_.ForEach(todo.size(), [&](size_t i) {
     const Unwanted& u = todo[i];
-    client::DeleteOptions opts{.propagation_policy = "Background",
-                               .precondition_uid = StringAt(*u.copy, "metadata.uid")};
+    client::DeleteOptions opts = DeleteOptionsFor(*u.copy, "Background");
     expectations_.Expect(check.key, u.target->cluster, u.copy);
     Status s =
         writer_.Delete(check.obj, *u.target, strategy_.resource(), check.ns, u.name, opts, u.why);
@@ -405,7 +406,7 @@ StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
   }
   if (DeletesMemberCopies(obj)) {
     std::string policy = api::AnnotationAt(obj, api::kDeletionPropagationAnnotation);
-    std::string ns = StringAt(obj, "metadata.namespace");
+    std::string ns(api::ObjectView(obj).ns());
     MemberTargets targets = ReadyTargets(ctx_, std::span(reads_).first(1), Duration::zero());
     std::atomic<bool> remaining = targets.waiting;
     writer_.ForEach(targets.ready.size(), [&](size_t i) {
@@ -426,9 +427,9 @@ StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
       }
       if (copy == nullptr || !IsManaged(*copy)) return;
       remaining = true;
-      if (IsBeingDeleted(*copy)) return;
-      client::DeleteOptions opts{.propagation_policy = policy,
-                                 .precondition_uid = StringAt(*copy, "metadata.uid")};
+      if (api::IsBeingDeleted(*copy)) return;
+      client::DeleteOptions opts = DeleteOptionsFor(*copy, policy);
+
       (void)writer_.Delete(obj, t, strategy_.resource(), ns, name, opts);
     });
     // The member caches' delete events bring the key back sooner.

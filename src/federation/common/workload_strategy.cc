@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/deployment/deployment_util.h"
+#include "api/views.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
@@ -65,14 +66,14 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
     return false;
   }
   plan->prefs = *std::move(prefs);
-  plan->replicas = IntAt(check.obj, "spec.replicas");
+  plan->replicas = api::WorkloadView(check.obj).replicas();
   std::vector<WorkloadInCluster> clusters;
   for (const Copy& c : check.copies) {
     const json::object* cluster = c.target.cluster_object.get();
     WorkloadInCluster w{.cluster = c.cluster(),
-                        .cordoned = cluster != nullptr && IsCordoned(*cluster),
-                        .draining = cluster != nullptr && IsDraining(*cluster)};
-    if (c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing)) {
+                        .cordoned = cluster != nullptr && api::ClusterView(*cluster).cordoned(),
+                        .draining = cluster != nullptr && api::ClusterView(*cluster).draining()};
+    if (c.existing != nullptr && IsManaged(*c.existing) && !api::IsBeingDeleted(*c.existing)) {
       w.local = c.existing;
       PodsOf(c.cluster(), *c.existing, w);
     }
@@ -98,7 +99,7 @@ void WorkloadStrategy::FollowApplication(const Check& check, WorkloadPlan& plan)
     if (!plan.coupled->seen.contains(c.cluster())) {
       // The application did not see this cluster (it became ready, or
       // stopped being, during the check): its copy stays as it is.
-      n = c.Managed() ? IntAt(*c.existing, "spec.replicas") : 0;
+      n = c.Managed() ? api::WorkloadView(*c.existing).replicas() : 0;
     } else if (auto it = plan.coupled->replicas.find(c.cluster());
                it != plan.coupled->replicas.end()) {
       n = it->second;
@@ -119,7 +120,7 @@ bool WorkloadStrategy::KeepNotAdmitted(const Check& check, const std::string& cl
   std::shared_ptr<runtime::Informer> copies = ctx_.members().Get(cluster, resource().resource);
   runtime::ObjectPtr copy =
       copies ? copies->lister().Get(check.ns, CopyName(check.obj, cluster)) : nullptr;
-  return copy != nullptr && IsManaged(*copy) && IntAt(*copy, "status.availableReplicas") > 0;
+  return copy != nullptr && IsManaged(*copy) && api::WorkloadView(*copy).available_replicas() > 0;
 }
 
 void WorkloadStrategy::SetAffinityCondition(const Check& check, json::object& status) const {
@@ -157,11 +158,11 @@ void WorkloadStrategy::FollowHpa(const Check& check, WorkloadPlan& plan) const {
   for (const Copy& c : check.copies) {
     int64_t n = 0;
     if (std::binary_search(plan.hpa->clusters.begin(), plan.hpa->clusters.end(), c.cluster())) {
-      n = c.Managed() ? std::max<int64_t>(IntAt(*c.existing, "spec.replicas", 1), 1) : 1;
+      n = c.Managed() ? std::max<int64_t>(api::WorkloadView(*c.existing).replicas(), 1) : 1;
     } else if (c.Managed() && !ctx_.members().Serves(c.cluster(), kHpaResource)) {
       // A member without the HPA's API gets no local HPA; its copy keeps
       // what it runs (the HPA controller's Event says so).
-      n = IntAt(*c.existing, "spec.replicas");
+      n = api::WorkloadView(*c.existing).replicas();
     }
     t.replicas[c.cluster()] = n;
   }
@@ -172,13 +173,22 @@ Status WorkloadStrategy::FollowLocalReplicas(Check& check) {
   if (!plan.hpa) return Status::Ok();
   int64_t sum = 0;
   for (const Copy& c : check.copies) sum += plan.placement.ReplicasFor(c.cluster());
-  if (sum == IntAt(check.obj, "spec.replicas")) return Status::Ok();
+  if (sum == api::WorkloadView(check.obj).replicas()) return Status::Ok();
   json::object obj = check.obj;
   EnsureObject(obj, "spec")["replicas"] = sum;
   FLOTILLA_ASSIGN_OR_RETURN(json::object written, ctx_.fed().Update(resource(), check.ns, obj));
   check.obj = Typed(resource(), kind(), std::move(written));
   return Status::Ok();
 }
+
+namespace {
+
+// A copy runs `want` replicas, all of them ready.
+bool Holds(const api::WorkloadView& copy, int64_t want) {
+  return copy.ready_replicas() == want && copy.status_replicas() == want;
+}
+
+}  // namespace
 
 void HoldMoves(const Check& check, WorkloadPlan& plan) {
   plan.held.assign(check.copies.size(), 0);
@@ -187,9 +197,12 @@ void HoldMoves(const Check& check, WorkloadPlan& plan) {
   for (size_t i = 0; i < check.copies.size(); ++i) {
     const Copy& c = check.copies[i];
     int64_t target = plan.placement.ReplicasFor(c.cluster());
-    const json::object* local = c.Managed() ? c.Current() : nullptr;
-    int64_t placed = local ? IntAt(*local, "spec.replicas") : 0;
-    int64_t available = local ? std::min(IntAt(*local, "status.availableReplicas"), placed) : 0;
+    int64_t placed = 0, available = 0;
+    if (const json::object* local = c.Managed() ? c.Current() : nullptr) {
+      api::WorkloadView v(*local);
+      placed = v.replicas();
+      available = std::min(v.available_replicas(), placed);
+    }
     // What a full cluster cannot run (its probes) is not waited for.
     int64_t runnable = target;
     if (auto cap = plan.placement.targets.capacity.find(c.cluster());
@@ -245,18 +258,19 @@ bool WorkloadStrategy::Replan(Check& check) {
 
 Unmanaged WorkloadStrategy::OnUnmanaged(const Copy& c) const {
   // Taken over only where the federation places replicas ([E2]).
-  return IntAt(*c.desired, "spec.replicas") > 0 ? Unmanaged::kTakeOver : Unmanaged::kLeaveQuietly;
+  return api::WorkloadView(*c.desired).replicas() > 0 ? Unmanaged::kTakeOver
+                                                      : Unmanaged::kLeaveQuietly;
 }
 
 bool WorkloadStrategy::MustReplace(const Copy& c) const {
   // A selector cannot change.
-  const json::value* have = Find(*c.existing, "spec.selector");
-  const json::value* want = Find(*c.desired, "spec.selector");
+  const json::object* have = api::WorkloadView(*c.existing).selector();
+  const json::object* want = api::WorkloadView(*c.desired).selector();
   return have != nullptr && want != nullptr && *have != *want;
 }
 
 std::string WorkloadStrategy::Detail(const Copy& c) const {
-  return "with " + std::to_string(IntAt(*c.desired, "spec.replicas")) + " replicas";
+  return "with " + std::to_string(api::WorkloadView(*c.desired).replicas()) + " replicas";
 }
 
 void WorkloadStrategy::Settle(const Check& check) {
@@ -277,9 +291,8 @@ runtime::Result WorkloadStrategy::NextCheck(const Check& check) const {
     const Copy& c = check.copies[i];
     const json::object* local = c.Managed() ? c.Current() : nullptr;
     int64_t want = plan.placement.ReplicasFor(check.copies[i].cluster());
-    bool ready = local == nullptr ? want == 0
-                                  : IntAt(*local, "status.readyReplicas") == want &&
-                                        IntAt(*local, "status.replicas") == want;
+    bool ready = local == nullptr ? want == 0 : Holds(api::WorkloadView(*local), want);
+
     const ClusterView& v = plan.placement.views[i];
     settled = settled && ready && v.pending == 0 && !v.create_failed;
   }

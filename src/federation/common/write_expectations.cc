@@ -2,13 +2,14 @@
 // (write_expectations.h).
 #include "federation/common/write_expectations.h"
 
+#include "api/views.h"
 #include "base/mutex.h"
 
 namespace flotilla::federation {
 namespace {
 
 std::string VersionOf(const json::object* obj) {
-  return obj == nullptr ? "" : StringAt(*obj, "metadata.resourceVersion");
+  return obj == nullptr ? "" : std::string(api::ObjectView(*obj).resource_version());
 }
 
 }  // namespace

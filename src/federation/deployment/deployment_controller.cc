@@ -8,6 +8,7 @@
 #include "api/deployment/deployment_util.h"
 #include "api/federated.h"
 #include "api/owner.h"
+#include "api/views.h"
 #include "federation/common/deletion.h"
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
@@ -84,7 +85,7 @@ DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptio
       owner = std::string(GetString(labels->get_object(), api::kShadowOfLabel).value_or(""));
     }
     if (!owner.empty()) {
-      reconciler().Enqueue(runtime::ObjectKey(StringAt(*rs, "metadata.namespace"), owner));
+      reconciler().Enqueue(runtime::ObjectKey(api::ObjectView(*rs).ns(), owner));
     }
   };
   replicasets_.AddEventHandler(
@@ -97,7 +98,7 @@ DeploymentController::DeploymentController(FederationContext& ctx, WorkloadOptio
 void DeploymentController::EnqueueFromLocalReplicaSet(const json::object& rs) {
   std::string owner = api::ControllerName(rs, "Deployment");
   if (owner.empty()) return;
-  reconciler().Enqueue(runtime::ObjectKey(StringAt(rs, "metadata.namespace"), owner),
+  reconciler().Enqueue(runtime::ObjectKey(api::ObjectView(rs).ns(), owner),
                        options_.member_change_delay);
 }
 
@@ -106,7 +107,7 @@ void DeploymentController::EnqueueFromPod(const std::string& cluster, const json
   if (rs_name.empty()) return;
   std::shared_ptr<runtime::Informer> rss = ctx_.members().Get(cluster, kReplicaSets.resource);
   if (rss == nullptr) return;
-  runtime::ObjectPtr rs = rss->lister().Get(StringAt(pod, "metadata.namespace"), rs_name);
+  runtime::ObjectPtr rs = rss->lister().Get(api::ObjectView(pod).ns(), rs_name);
   if (rs != nullptr) EnqueueFromLocalReplicaSet(*rs);
 }
 
@@ -116,7 +117,7 @@ void DeploymentController::PodsOf(const std::string& cluster, const json::object
   auto pods = ctx_.members().Get(cluster, kPods.resource);
   if (rss == nullptr || pods == nullptr) return;
   const json::object* tmpl = TemplateOf(local);
-  for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(local, "metadata.uid"))) {
+  for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(api::ObjectView(local).uid())) {
     bool current = tmpl == nullptr || RunsTemplate(*rs, *tmpl);
     std::vector<runtime::ObjectPtr>& into = current ? w.pods : w.outgoing_pods;
     for (runtime::ObjectPtr& pod : federation::PodsOf(pods->lister(), *rs)) {
@@ -140,7 +141,8 @@ Status DeploymentController::Plan(Check& check) {
   std::vector<LocalDeployment> locals;
   for (size_t i = 0; i < check.copies.size(); ++i) {
     const Copy& c = check.copies[i];
-    bool managed = c.existing != nullptr && IsManaged(*c.existing) && !IsBeingDeleted(*c.existing);
+    bool managed =
+        c.existing != nullptr && IsManaged(*c.existing) && !api::IsBeingDeleted(*c.existing);
     locals.push_back({.cluster = c.cluster(),
                       .local = managed ? c.existing.get() : nullptr,
                       .full = state->placement.views[i].full});
@@ -198,9 +200,8 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
           break;
         }
       }
-      s.observed =
-          c.desired && reconciler().CopyUpToDate(check.key, c) &&
-          IntAt(*s.local, "status.observedGeneration") >= IntAt(*s.local, "metadata.generation");
+      s.observed = c.desired && reconciler().CopyUpToDate(check.key, c) &&
+                   api::WorkloadView(*s.local).Observed();
     } else {
       s.observed = s.planned == 0;
     }

@@ -2,6 +2,7 @@
 #include "federation/deployment/rollout.h"
 
 #include "api/deployment/deployment_util.h"
+#include "api/views.h"
 
 namespace flotilla::federation::deployment {
 
@@ -11,9 +12,9 @@ bool Paused(const json::object& d) {
 }
 
 bool MidUpdate(const json::object& local, bool full) {
-  return IntAt(local, "status.updatedReplicas") != IntAt(local, "status.replicas") ||
-         (!full && IntAt(local, "status.unavailableReplicas") != 0) ||
-         IntAt(local, "status.observedGeneration") != IntAt(local, "metadata.generation");
+  api::WorkloadView v(local);
+  return v.updated_replicas() != v.status_replicas() || (!full && v.unavailable_replicas() != 0) ||
+         v.observed_generation() != v.generation();
 }
 
 bool TimedOut(const json::object& local) {

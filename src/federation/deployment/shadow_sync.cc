@@ -8,6 +8,7 @@
 #include "api/deployment/deployment_util.h"
 #include "api/federated.h"
 #include "api/owner.h"
+#include "api/views.h"
 #include "federation/common/deletion.h"
 #include "federation/common/object_writes.h"
 #include "federation/deployment/deployment_controller.h"
@@ -18,9 +19,9 @@ namespace flotilla::federation::deployment {
 namespace apps = api::deployment;
 
 std::vector<runtime::ObjectPtr> DeploymentController::Candidates(const json::object& d) const {
-  std::vector<runtime::ObjectPtr> out = replicasets_.lister().ByOwner(StringAt(d, "metadata.uid"));
+  std::vector<runtime::ObjectPtr> out = replicasets_.lister().ByOwner(api::ObjectView(d).uid());
   for (runtime::ObjectPtr& rs :
-       replicasets_.lister().ByLabel(api::kShadowOfLabel, StringAt(d, "metadata.name"))) {
+       replicasets_.lister().ByLabel(api::kShadowOfLabel, api::ObjectView(d).name())) {
     if (api::ControllerRef(*rs) == nullptr) out.push_back(std::move(rs));
   }
   return out;
@@ -36,7 +37,7 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
     std::string name = NewShadowName(d);
     for (const runtime::ObjectPtr& s : shadows) {
       // Ours, with its template edited by hand: put back.
-      if (StringAt(*s, "metadata.name") == name) current = s;
+      if (api::ObjectView(*s).name() == name) current = s;
     }
   }
   if (current == nullptr) {
@@ -57,7 +58,8 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
     if (s != current) old.push_back(s);
   }
   std::string revision = std::to_string(MaxRevision(old) + 1);
-  std::string current_name = current ? StringAt(*current, "metadata.name") : NewShadowName(d);
+  std::string current_name =
+      current ? std::string(api::ObjectView(*current).name()) : NewShadowName(d);
   std::map<std::string, ShadowCounts> counts = LocalCounts(check, current_name, old);
   json::object want = DesiredCurrentShadow(d, current.get(), revision, counts[current_name]);
   json::object stored;
@@ -87,8 +89,8 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
   out.templates.emplace_back(*TemplateOf(stored), out.revision);
 
   for (const runtime::ObjectPtr& s : old) {
-    if (IsBeingDeleted(*s)) continue;
-    const ShadowCounts& n = counts[StringAt(*s, "metadata.name")];
+    if (api::IsBeingDeleted(*s)) continue;
+    const ShadowCounts& n = counts[std::string(api::ObjectView(*s).name())];
     json::object desired = DesiredOldShadow(d, *s, n);
     json::object kept = *s;
     if (ShadowNeedsUpdate(*s, desired)) {
@@ -106,9 +108,7 @@ StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check&
                               [](ClusterRollout r) { return r == ClusterRollout::kComplete; });
   if (complete) {
     for (const runtime::ObjectPtr& s : ShadowsBeyondHistory(d, old)) {
-      client::DeleteOptions opts{.precondition_uid = StringAt(*s, "metadata.uid")};
-      Status deleted =
-          ctx_.fed().Delete(kReplicaSets, check.ns, StringAt(*s, "metadata.name"), opts);
+      Status deleted = DeleteExactly(ctx_.fed(), kReplicaSets, *s);
       if (!deleted.ok() && !deleted.Is(Reason::kNotFound)) return deleted;
     }
   }
@@ -123,10 +123,10 @@ std::map<std::string, ShadowCounts> DeploymentController::LocalCounts(
   std::vector<std::pair<std::string, const json::object*>> templates;
   templates.emplace_back(current, TemplateOf(check.obj));
   for (const runtime::ObjectPtr& s : old) {
-    templates.emplace_back(StringAt(*s, "metadata.name"), TemplateOf(*s));
+    templates.emplace_back(api::ObjectView(*s).name(), TemplateOf(*s));
   }
   auto shadow_of = [&](const json::object& rs) -> std::string {
-    std::string name = StringAt(rs, "metadata.name");
+    std::string name(api::ObjectView(rs).name());
     for (const auto& [shadow, t] : templates) {
       if (shadow == name) return shadow;
     }
@@ -141,7 +141,7 @@ std::map<std::string, ShadowCounts> DeploymentController::LocalCounts(
     const json::object* local = ManagedLocal(c);
     auto rss = ctx_.members().Get(c.cluster(), kReplicaSets.resource);
     if (local == nullptr || rss == nullptr) continue;
-    for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(StringAt(*local, "metadata.uid"))) {
+    for (const runtime::ObjectPtr& rs : rss->lister().ByOwner(api::ObjectView(*local).uid())) {
       std::string shadow = shadow_of(*rs);
       if (!shadow.empty()) counts[shadow].Add(*rs);
     }
@@ -150,15 +150,14 @@ std::map<std::string, ShadowCounts> DeploymentController::LocalCounts(
 }
 
 StatusOr<bool> DeploymentController::Finalize(const json::object& obj) {
-  std::string ns = StringAt(obj, "metadata.namespace");
   bool remaining = false;
   for (const runtime::ObjectPtr& rs : ShadowsOf(obj, Candidates(obj))) {
     remaining = true;
-    if (IsBeingDeleted(*rs)) continue;
+    if (api::IsBeingDeleted(*rs)) continue;
     // Never into the members: the shadow has no finalizer of the
     // federation, and the members' local ReplicaSets are not its copies.
-    client::DeleteOptions opts{.precondition_uid = StringAt(*rs, "metadata.uid")};
-    Status s = ctx_.fed().Delete(kReplicaSets, ns, StringAt(*rs, "metadata.name"), opts);
+    Status s = DeleteExactly(ctx_.fed(), kReplicaSets, *rs);
+
     if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
   }
   return !remaining;

@@ -7,6 +7,7 @@
 #include "api/deployment/deployment_util.h"
 #include "api/federated.h"
 #include "api/owner.h"
+#include "api/views.h"
 #include "federation/common/deletion.h"
 
 namespace flotilla::federation::deployment {
@@ -14,27 +15,27 @@ namespace {
 
 namespace apps = api::deployment;
 
-json::object ObjectAt(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_object() ? v->get_object() : json::object();
+// A copy of the object `o` holds (null: none), {} when there is none.
+json::object CopyOf(const json::object* o) { return o != nullptr ? *o : json::object(); }
+
+// Equal, an absent object counting as empty.
+bool Same(const json::object* a, const json::object* b) {
+  static const json::object kEmpty;
+  return (a != nullptr ? *a : kEmpty) == (b != nullptr ? *b : kEmpty);
 }
 
 json::array ControllerRefTo(const json::object& d) {
-  return json::array{json::object{{"apiVersion", "apps/v1"},
-                                  {"kind", "Deployment"},
-                                  {"name", StringAt(d, "metadata.name")},
-                                  {"uid", StringAt(d, "metadata.uid")},
-                                  {"controller", true},
-                                  {"blockOwnerDeletion", true}}};
+  return json::array{api::NewControllerRef(d, "apps/v1", "Deployment")};
 }
 
 // The pod-template-hash of a shadow: its label, else its name's suffix.
 std::string HashOf(const json::object& d, const json::object& shadow) {
-  std::string label = StringAt(shadow, "metadata.labels.pod-template-hash");
-  if (!label.empty()) return label;
-  std::string name = StringAt(shadow, "metadata.name");
-  std::string prefix = StringAt(d, "metadata.name") + "-";
-  return name.starts_with(prefix) ? name.substr(prefix.size()) : "";
+  api::ObjectView s(shadow);
+  if (std::string_view label = s.label(apps::kHashLabel); !label.empty()) {
+    return std::string(label);
+  }
+  std::string prefix = std::string(api::ObjectView(d).name()) + "-";
+  return s.name().starts_with(prefix) ? std::string(s.name().substr(prefix.size())) : "";
 }
 
 // Labels of a shadow with hash `hash`: the template's, the hash and
@@ -43,7 +44,7 @@ json::object ShadowLabels(const json::object& d, const json::object& tmpl_labels
                           const std::string& hash) {
   json::object labels = tmpl_labels;
   labels[apps::kHashLabel] = hash;
-  labels[api::kShadowOfLabel] = StringAt(d, "metadata.name");
+  labels[api::kShadowOfLabel] = api::ObjectView(d).name();
   return labels;
 }
 
@@ -57,59 +58,55 @@ int64_t RevisionOf(const runtime::ObjectPtr& rs) { return apps::Revision(*rs); }
 }  // namespace
 
 void ShadowCounts::Add(const json::object& rs) {
-  spec_replicas += IntAt(rs, "spec.replicas");
-  replicas += IntAt(rs, "status.replicas");
-  fully_labeled += IntAt(rs, "status.fullyLabeledReplicas");
-  ready += IntAt(rs, "status.readyReplicas");
-  available += IntAt(rs, "status.availableReplicas");
+  api::WorkloadView v(rs);
+  spec_replicas += v.replicas();
+  replicas += v.status_replicas();
+  fully_labeled += v.fully_labeled_replicas();
+  ready += v.ready_replicas();
+  available += v.available_replicas();
 }
 
 std::vector<runtime::ObjectPtr> ShadowsOf(const json::object& d,
                                           std::span<const runtime::ObjectPtr> replicasets) {
-  std::string name = StringAt(d, "metadata.name");
-  std::string uid = StringAt(d, "metadata.uid");
+  api::ObjectView deployment(d);
   std::vector<runtime::ObjectPtr> out;
   for (const runtime::ObjectPtr& rs : replicasets) {
-    if (StringAt(*rs, "metadata.namespace") != StringAt(d, "metadata.namespace")) continue;
+    api::ObjectView shadow(*rs);
+    if (shadow.ns() != deployment.ns()) continue;
     const json::object* owner = api::ControllerRef(*rs);
     if (owner != nullptr) {
       // Whatever was edited, a ReplicaSet the Deployment controls is its
       // shadow.
-      if (GetString(*owner, "uid") == uid && GetString(*owner, "kind") == "Deployment") {
+      if (GetString(*owner, "uid") == deployment.uid() &&
+          GetString(*owner, "kind") == "Deployment") {
         out.push_back(rs);
       }
       continue;
     }
-    const json::value* labels = Find(*rs, "metadata.labels");
-    if (labels == nullptr || !labels->is_object() ||
-        GetString(labels->get_object(), api::kShadowOfLabel) != name) {
-      continue;
+    if (shadow.label(api::kShadowOfLabel) == deployment.name() &&
+        shadow.annotation(api::kShadowReplicaSetAnnotation) == "true") {
+      out.push_back(rs);
     }
-    if (api::AnnotationAt(*rs, api::kShadowReplicaSetAnnotation) == "true") out.push_back(rs);
   }
   return out;
 }
 
 runtime::ObjectPtr CurrentShadow(const json::object& d,
                                  std::span<const runtime::ObjectPtr> shadows) {
-  const json::value* tmpl = Find(d, "spec.template");
-  if (tmpl == nullptr || !tmpl->is_object()) return nullptr;
+  const json::object* tmpl = api::WorkloadView(d).pod_template();
+  if (tmpl == nullptr) return nullptr;
   std::vector<runtime::ObjectPtr> matching;
   for (const runtime::ObjectPtr& rs : shadows) {
-    const json::value* have = Find(*rs, "spec.template");
-    if (have != nullptr && have->is_object() &&
-        apps::EqualIgnoreHash(have->get_object(), tmpl->get_object())) {
-      matching.push_back(rs);
-    }
+    const json::object* have = api::WorkloadView(*rs).pod_template();
+    if (have != nullptr && apps::EqualIgnoreHash(*have, *tmpl)) matching.push_back(rs);
   }
   if (matching.empty()) return nullptr;
   // Kubernetes takes the oldest when several run the template.
   return *std::min_element(matching.begin(), matching.end(),
                            [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-                             std::string ta = StringAt(*a, "metadata.creationTimestamp");
-                             std::string tb = StringAt(*b, "metadata.creationTimestamp");
-                             if (ta != tb) return ta < tb;
-                             return StringAt(*a, "metadata.name") < StringAt(*b, "metadata.name");
+                             api::ObjectView va(*a), vb(*b);
+                             return std::pair(va.creation_timestamp(), va.name()) <
+                                    std::pair(vb.creation_timestamp(), vb.name());
                            });
 }
 
@@ -117,8 +114,8 @@ std::string NewShadowName(const json::object& d) {
   const json::value* collisions = Find(d, "status.collisionCount");
   std::optional<int64_t> count;
   if (collisions != nullptr && collisions->is_int64()) count = collisions->as_int64();
-  return StringAt(d, "metadata.name") + "-" +
-         apps::ComputeHash(ObjectAt(d, "spec.template"), count);
+  api::WorkloadView v(d);
+  return std::string(v.name()) + "-" + apps::ComputeHash(CopyOf(v.pod_template()), count);
 }
 
 int64_t MaxRevision(std::span<const runtime::ObjectPtr> shadows) {
@@ -142,14 +139,16 @@ json::object DesiredCurrentShadow(const json::object& d, const json::object* exi
   json::object shadow = existing != nullptr ? *existing : json::object();
   shadow["apiVersion"] = "apps/v1";
   shadow["kind"] = "ReplicaSet";
+  api::WorkloadView deployment(d);
   json::object& meta = EnsureObject(shadow, "metadata");
-  std::string name = existing != nullptr ? StringAt(*existing, "metadata.name") : NewShadowName(d);
-  std::string prefix = StringAt(d, "metadata.name") + "-";
-  std::string hash = existing != nullptr ? HashOf(d, *existing) : name.substr(prefix.size());
+  std::string name =
+      existing != nullptr ? std::string(api::ObjectView(*existing).name()) : NewShadowName(d);
+  std::string hash =
+      existing != nullptr ? HashOf(d, *existing) : name.substr(deployment.name().size() + 1);
   meta["name"] = name;
-  meta["namespace"] = StringAt(d, "metadata.namespace");
-  json::object tmpl = ObjectAt(d, "spec.template");
-  json::object tmpl_labels = ObjectAt(tmpl, "metadata.labels");
+  meta["namespace"] = deployment.ns();
+  json::object tmpl = CopyOf(deployment.pod_template());
+  json::object tmpl_labels = CopyOf(api::ObjectView(tmpl).labels());
   meta["labels"] = ShadowLabels(d, tmpl_labels, hash);
   meta["ownerReferences"] = ControllerRefTo(d);
   apps::SetNewReplicaSetAnnotations(d, shadow, revision, existing != nullptr);
@@ -161,7 +160,7 @@ json::object DesiredCurrentShadow(const json::object& d, const json::object* exi
   if (const json::value* mrs = Find(d, "spec.minReadySeconds"); mrs != nullptr) {
     spec["minReadySeconds"] = *mrs;
   }
-  json::object selector = ObjectAt(d, "spec.selector");
+  json::object selector = CopyOf(deployment.selector());
   EnsureObject(selector, "matchLabels")[apps::kHashLabel] = hash;
   spec["selector"] = std::move(selector);
   tmpl_labels[apps::kHashLabel] = hash;
@@ -177,8 +176,9 @@ json::object DesiredOldShadow(const json::object& d, const json::object& existin
   shadow["apiVersion"] = "apps/v1";
   shadow["kind"] = "ReplicaSet";
   json::object& meta = EnsureObject(shadow, "metadata");
-  meta["labels"] =
-      ShadowLabels(d, ObjectAt(existing, "spec.template.metadata.labels"), HashOf(d, existing));
+  const json::object* tmpl = api::WorkloadView(existing).pod_template();
+  meta["labels"] = ShadowLabels(d, CopyOf(tmpl ? api::ObjectView(*tmpl).labels() : nullptr),
+                                HashOf(d, existing));
   meta["ownerReferences"] = ControllerRefTo(d);
   MarkShadow(shadow);
   EnsureObject(shadow, "spec")["replicas"] = counts.spec_replicas;
@@ -186,21 +186,22 @@ json::object DesiredOldShadow(const json::object& d, const json::object& existin
 }
 
 bool ShadowNeedsUpdate(const json::object& existing, const json::object& desired) {
-  for (const char* path : {"metadata.labels", "metadata.annotations", "spec"}) {
-    if (ObjectAt(existing, path) != ObjectAt(desired, path)) return true;
-  }
-  const json::value* have = Find(existing, "metadata.ownerReferences");
-  const json::value* want = Find(desired, "metadata.ownerReferences");
-  return (have == nullptr) != (want == nullptr) || (have != nullptr && *have != *want);
+  api::ObjectView have(existing), want(desired);
+  const json::array* have_owners = have.owner_references();
+  const json::array* want_owners = want.owner_references();
+  return !Same(have.labels(), want.labels()) || !Same(have.annotations(), want.annotations()) ||
+         !Same(GetObject(existing, "spec"), GetObject(desired, "spec")) ||
+         (have_owners == nullptr) != (want_owners == nullptr) ||
+         (have_owners != nullptr && *have_owners != *want_owners);
 }
 
 json::object ShadowStatus(const json::object& shadow, const ShadowCounts& counts) {
-  json::object status = ObjectAt(shadow, "status");
+  json::object status = CopyOf(GetObject(shadow, "status"));
   status["replicas"] = counts.replicas;
   status["fullyLabeledReplicas"] = counts.fully_labeled;
   status["readyReplicas"] = counts.ready;
   status["availableReplicas"] = counts.available;
-  status["observedGeneration"] = IntAt(shadow, "metadata.generation");
+  status["observedGeneration"] = api::ObjectView(shadow).generation();
   return status;
 }
 
@@ -209,7 +210,7 @@ std::vector<runtime::ObjectPtr> ShadowsBeyondHistory(const json::object& d,
   int64_t limit = IntAt(d, "spec.revisionHistoryLimit", 10);
   std::vector<runtime::ObjectPtr> alive;
   for (const runtime::ObjectPtr& rs : old) {
-    if (!IsBeingDeleted(*rs)) alive.push_back(rs);
+    if (!api::IsBeingDeleted(*rs)) alive.push_back(rs);
   }
   int64_t excess = static_cast<int64_t>(alive.size()) - limit;
   if (excess <= 0) return {};
@@ -219,8 +220,9 @@ std::vector<runtime::ObjectPtr> ShadowsBeyondHistory(const json::object& d,
             });
   std::vector<runtime::ObjectPtr> out;
   for (int64_t i = 0; i < excess; ++i) {
-    const json::object& rs = *alive[i];
-    if (IntAt(rs, "spec.replicas") != 0 || IntAt(rs, "status.replicas") != 0) continue;
+    api::WorkloadView v(*alive[i]);
+    if (v.replicas() != 0 || v.status_replicas() != 0) continue;
+
     out.push_back(alive[i]);
   }
   return out;

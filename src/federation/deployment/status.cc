@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/deployment/deployment_util.h"
+#include "api/views.h"
 #include "federation/common/local_workload.h"
 
 namespace flotilla::federation::deployment {
@@ -22,15 +23,12 @@ Sums Sum(std::span<const ClusterStatus> clusters) {
     // In a full cluster the waiting pods are left out.
     int64_t waiting = c.full ? c.unscheduled : 0;
     auto less_waiting = [&](int64_t n) { return std::max<int64_t>(0, n - waiting); };
-    s.replicas += less_waiting(IntAt(*c.local, "status.replicas"));
-    s.ready += IntAt(*c.local, "status.readyReplicas");
-    s.available += IntAt(*c.local, "status.availableReplicas");
-    s.unavailable += less_waiting(IntAt(*c.local, "status.unavailableReplicas"));
-    bool observed =
-        IntAt(*c.local, "status.observedGeneration") >= IntAt(*c.local, "metadata.generation");
-    if (c.on_template && observed) {
-      s.updated += less_waiting(IntAt(*c.local, "status.updatedReplicas"));
-    }
+    api::WorkloadView local(*c.local);
+    s.replicas += less_waiting(local.status_replicas());
+    s.ready += local.ready_replicas();
+    s.available += local.available_replicas();
+    s.unavailable += less_waiting(local.unavailable_replicas());
+    if (c.on_template && local.Observed()) s.updated += less_waiting(local.updated_replicas());
   }
   return s;
 }
@@ -75,7 +73,7 @@ json::object AggregateStatus(const json::object& d, std::span<const ClusterStatu
   status["unavailableReplicas"] = s.unavailable;
   bool observed = true;
   for (const ClusterStatus& c : clusters) observed = observed && c.observed;
-  if (observed) status["observedGeneration"] = IntAt(d, "metadata.generation");
+  if (observed) status["observedGeneration"] = api::ObjectView(d).generation();
 
   int64_t min_available = apps::Replicas(d) - apps::MaxUnavailable(d);
   if (s.available >= min_available) {
@@ -107,13 +105,13 @@ std::string BreakdownAnnotation(const std::string& revision,
       continue;
     }
     const json::object empty;
-    const json::object& local = c.local != nullptr ? *c.local : empty;
+    api::WorkloadView local(c.local != nullptr ? *c.local : empty);
     json::object entry{{"planned", c.planned},
                        {"revision", c.revision},
-                       {"replicas", IntAt(local, "status.replicas")},
-                       {"updated", c.on_template ? IntAt(local, "status.updatedReplicas") : 0},
-                       {"ready", IntAt(local, "status.readyReplicas")},
-                       {"available", IntAt(local, "status.availableReplicas")},
+                       {"replicas", local.status_replicas()},
+                       {"updated", c.on_template ? local.updated_replicas() : 0},
+                       {"ready", local.ready_replicas()},
+                       {"available", local.available_replicas()},
                        {"unschedulable", c.pending},
                        {"rollout", Name(c.rollout)}};
     if (c.estimated_capacity) entry["estimatedCapacity"] = *c.estimated_capacity;

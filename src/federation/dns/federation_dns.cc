@@ -4,6 +4,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/service_dns.h"
+#include "api/views.h"
 #include "dns/stale_handler.h"
 #include "federation/common/member_copy.h"
 
@@ -33,10 +34,12 @@ std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t seria
       .apex = options_.names.domain, .ttl = options_.ttl, .serial = serial});
   std::vector<ClusterFacts> clusters;
   for (const runtime::ObjectPtr& c : ctx_.cluster_objects().lister().List()) {
-    std::string name = StringAt(*c, "metadata.name");
+    api::ClusterView cluster(*c);
+    std::string name(cluster.name());
     clusters.push_back(ClusterFacts{.name = name,
                                     .ready = ctx_.clusters().Get(name) != nullptr,
-                                    .region = StringAt(*c, "status.region"),
+                                    .region = std::string(cluster.region()),
+
                                     .zones = StringsAt(*c, "status.zones")});
   }
   std::vector<runtime::ObjectPtr> services = services_.lister().List();
@@ -46,12 +49,12 @@ std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t seria
   for (const runtime::ObjectPtr& svc : services) {
     std::string cluster = api::AnnotationAt(*svc, api::kPlacementClusterAnnotation);
     if (cluster.empty() || ctx_.clusters().Get(cluster) == nullptr) continue;
-    pod_addresses[StringAt(*svc, "metadata.namespace") + "/" + StringAt(*svc, "metadata.name")] =
-        IngressOf(*svc).ips;
+    pod_addresses[std::string(api::ObjectView(*svc).ns()) + "/" +
+                  std::string(api::ObjectView(*svc).name())] = IngressOf(*svc).ips;
   }
   for (const runtime::ObjectPtr& svc : services) {
-    std::string ns = StringAt(*svc, "metadata.namespace");
-    std::string name = StringAt(*svc, "metadata.name");
+    std::string ns(api::ObjectView(*svc).ns());
+    std::string name(api::ObjectView(*svc).name());
     std::vector<CopyFacts> copies;
     for (const std::string& cluster : ctx_.members().Clusters()) {
       auto member_services = ctx_.members().Get(cluster, kServices.resource);

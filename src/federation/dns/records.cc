@@ -7,6 +7,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/service_dns.h"
+#include "api/views.h"
 
 namespace flotilla::federation::dns {
 namespace {
@@ -30,8 +31,8 @@ void AddSrv(ZoneBuilder& zone, const std::vector<api::NamedPort>& ports, const s
 
 void AddStateful(ZoneBuilder& zone, const DnsNames& names, const json::object& service,
                  const std::map<std::string, std::vector<std::string>>& pod_addresses) {
-  std::string ns = StringAt(service, "metadata.namespace");
-  std::string svc = StringAt(service, "metadata.name");
+  std::string ns(api::ObjectView(service).ns());
+  std::string svc(api::ObjectView(service).name());
   std::string global = names.Global(ns, svc);
   std::vector<std::string> targets;
   std::string list = api::AnnotationAt(service, api::kStatefulReplicaListAnnotation);
@@ -108,12 +109,12 @@ void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
                        const std::vector<ClusterFacts>& clusters, const json::object& service,
                        const std::vector<CopyFacts>& copies,
                        const std::map<std::string, std::vector<std::string>>& pod_addresses) {
-  if (StringAt(service, "spec.clusterIP") == "None") {
+  if (api::ServiceView(service).cluster_ip() == "None") {
     AddStateful(zone, names, service, pod_addresses);
     return;
   }
-  std::string ns = StringAt(service, "metadata.namespace");
-  std::string svc = StringAt(service, "metadata.name");
+  std::string ns(api::ObjectView(service).ns());
+  std::string svc(api::ObjectView(service).name());
   std::map<std::string, const ClusterFacts*> by_name;
   for (const ClusterFacts& c : clusters) by_name[c.name] = &c;
   // The healthy answers in a scope: addresses, else hostnames.

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/federated.h"
+#include "api/views.h"
 #include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
@@ -29,8 +30,9 @@ namespace {
 // The federated resource and kind an HPA's scaleTargetRef names, when the
 // federation places that kind.
 const client::ResourceRef* TargetResource(const json::object& hpa, std::string* kind) {
-  *kind = StringAt(hpa, "spec.scaleTargetRef.kind");
-  std::string api_version = StringAt(hpa, "spec.scaleTargetRef.apiVersion");
+  api::HpaView view(hpa);
+  *kind = view.target_kind();
+  std::string_view api_version = view.target_api_version();
   if (api_version != "apps/v1" && !api_version.empty()) return nullptr;
   if (*kind == "Deployment") return &kDeployments;
   if (*kind == "ReplicaSet") return &kReplicaSets;
@@ -38,7 +40,8 @@ const client::ResourceRef* TargetResource(const json::object& hpa, std::string* 
 }
 
 Bounds SharesOf(const json::object& local) {
-  return {IntAt(local, "spec.minReplicas", 1), IntAt(local, "spec.maxReplicas")};
+  api::HpaView view(local);
+  return {view.min_replicas(), view.max_replicas()};
 }
 
 // The local HPA with `shares` of the federated `hpa`.
@@ -101,12 +104,11 @@ std::vector<client::ResourceRef> HpaController::MemberReads() const {
 }
 
 void HpaController::EnqueueFor(const client::ResourceRef& resource, const json::object& target) {
-  std::string ns = StringAt(target, "metadata.namespace");
-  std::string name = StringAt(target, "metadata.name");
+  std::string ns(api::ObjectView(target).ns());
+  std::string name(api::ObjectView(target).name());
   for (const runtime::ObjectPtr& hpa : reconciler_->objects().lister().List(ns)) {
     std::string kind;
-    if (TargetResource(*hpa, &kind) == &resource &&
-        StringAt(*hpa, "spec.scaleTargetRef.name") == name) {
+    if (TargetResource(*hpa, &kind) == &resource && api::HpaView(*hpa).target_name() == name) {
       reconciler_->Enqueue(runtime::ObjectKey(*hpa));
     }
   }
@@ -118,8 +120,8 @@ runtime::ObjectPtr HpaController::TargetOf(const json::object& hpa,
   *resource = TargetResource(hpa, &kind);
   if (*resource == nullptr) return nullptr;
   runtime::Informer& informer = *resource == &kDeployments ? deployments_ : replicasets_;
-  return informer.lister().Get(StringAt(hpa, "metadata.namespace"),
-                               StringAt(hpa, "spec.scaleTargetRef.name"));
+  api::HpaView view(hpa);
+  return informer.lister().Get(view.ns(), view.target_name());
 }
 
 Status HpaController::Plan(Check& check) {
@@ -140,7 +142,7 @@ Status HpaController::Plan(Check& check) {
   }
   std::string kind;
   const client::ResourceRef* target = TargetResource(check.obj, &kind);
-  std::string target_name = StringAt(check.obj, "spec.scaleTargetRef.name");
+  std::string target_name(api::HpaView(check.obj).target_name());
   // Where the target's controller learned that it can run nothing.
   std::map<std::string, int64_t> capacity;
   const client::ResourceRef* resource = nullptr;
@@ -151,14 +153,15 @@ Status HpaController::Plan(Check& check) {
   }
   for (const Copy& c : check.copies) {
     HpaCluster h{.name = c.cluster()};
-    h.cordoned = c.target.cluster_object != nullptr && IsCordoned(*c.target.cluster_object);
+    h.cordoned =
+        c.target.cluster_object != nullptr && api::ClusterView(*c.target.cluster_object).cordoned();
     auto cap = capacity.find(c.cluster());
     h.full = !h.cordoned && cap != capacity.end() && cap->second == 0;
     if (target != nullptr) {
       if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
         runtime::ObjectPtr t = informer->lister().Get(check.ns, target_name);
-        h.runs_target =
-            t != nullptr && IsManaged(*t) && !IsBeingDeleted(*t) && IntAt(*t, "spec.replicas") > 0;
+        h.runs_target = t != nullptr && IsManaged(*t) && !api::IsBeingDeleted(*t) &&
+                        IntAt(*t, "spec.replicas") > 0;
       }
     }
     const json::object* local = c.Managed() ? c.existing.get() : nullptr;
@@ -169,8 +172,9 @@ Status HpaController::Plan(Check& check) {
       h.held = SharesOf(*local);
     }
     if (local != nullptr) {
-      h.current = IntAt(*local, "status.currentReplicas");
-      h.desired = IntAt(*local, "status.desiredReplicas");
+      api::HpaView view(*local);
+      h.current = view.current_replicas();
+      h.desired = view.desired_replicas();
       h.load = LoadOf(*local);
     }
     if (auto t = memory.changed_at.find(c.cluster()); t != memory.changed_at.end()) {
@@ -178,9 +182,10 @@ Status HpaController::Plan(Check& check) {
     }
     state->clusters.push_back(std::move(h));
   }
+  api::HpaView federated(check.obj);
   state->partition =
-      PartitionHpa(IntAt(check.obj, "spec.minReplicas", 1), IntAt(check.obj, "spec.maxReplicas"),
-                   *prefs, state->clusters, {.min_transfer_load = options_.min_transfer_load});
+      PartitionHpa(federated.min_replicas(), federated.max_replicas(), *prefs, state->clusters,
+                   {.min_transfer_load = options_.min_transfer_load});
   for (Copy& c : check.copies) {
     auto share = state->partition.shares.find(c.cluster());
     if (share == state->partition.shares.end()) {
@@ -292,14 +297,15 @@ void HpaController::Report(const Check& check, const State& state) {
 Status HpaController::PlaceTarget(const Check& check, const State& state) {
   const client::ResourceRef* resource = nullptr;
   runtime::ObjectPtr target = TargetOf(check.obj, &resource);
-  if (target == nullptr || IsBeingDeleted(*target) || state.partition.chosen.empty()) {
+  if (target == nullptr || api::IsBeingDeleted(*target) || state.partition.chosen.empty()) {
     return Status::Ok();
   }
   HpaTargetList want{.hpa = check.name, .clusters = state.partition.chosen};
   std::sort(want.clusters.begin(), want.clusters.end());
   std::optional<HpaTargetList> have = HpaTargetListOf(*target);
   if (have == want) return Status::Ok();
-  json::object typed = Typed(*resource, StringAt(check.obj, "spec.scaleTargetRef.kind"), *target);
+  json::object typed =
+      Typed(*resource, std::string(api::HpaView(check.obj).target_kind()), *target);
   FLOTILLA_RETURN_IF_ERROR(SetAnnotation(ctx_.fed(), *resource, typed,
                                          api::kHpaTargetClusterListAnnotation,
                                          RenderHpaTargetList(want))
@@ -318,9 +324,9 @@ StatusOr<bool> HpaController::Finalize(const json::object& obj) {
   runtime::ObjectPtr target = TargetOf(obj, &resource);
   if (target == nullptr) return true;
   std::optional<HpaTargetList> list = HpaTargetListOf(*target);
-  std::string name = StringAt(obj, "metadata.name");
+  std::string name(api::ObjectView(obj).name());
   if (!list || list->hpa != name) return true;
-  json::object typed = Typed(*resource, StringAt(obj, "spec.scaleTargetRef.kind"), *target);
+  json::object typed = Typed(*resource, std::string(api::HpaView(obj).target_kind()), *target);
   FLOTILLA_RETURN_IF_ERROR(
       SetAnnotations(ctx_.fed(), *resource, typed, {}, {api::kHpaTargetClusterListAnnotation})
           .status());

@@ -7,6 +7,7 @@
 #include "api/conditions.h"
 #include "api/hpa/quantity.h"
 #include "api/hpa/status.h"
+#include "api/views.h"
 
 namespace flotilla::federation::hpa {
 namespace {
@@ -73,7 +74,7 @@ json::array AverageMetrics(const json::object& fed, const std::vector<LocalHpa>&
       const json::object* c = Block(m, "current");
       if (c == nullptr) continue;
       double w =
-          static_cast<double>(std::max<int64_t>(IntAt(*l.local, "status.currentReplicas"), 0));
+          static_cast<double>(std::max<int64_t>(api::HpaView(*l.local).current_replicas(), 0));
       if (w == 0) continue;
       if (first == nullptr) first = &m;
       weight += w;
@@ -146,8 +147,9 @@ json::object AggregateStatus(const json::object& fed, const std::vector<LocalHpa
   int with_status = 0;
   for (const LocalHpa& l : locals) {
     if (l.local == nullptr) continue;
-    current += IntAt(*l.local, "status.currentReplicas");
-    desired += IntAt(*l.local, "status.desiredReplicas");
+    api::HpaView local(*l.local);
+    current += local.current_replicas();
+    desired += local.desired_replicas();
     std::string scaled(StringAt(*l.local, "status.lastScaleTime"));
     last_scale = std::max(last_scale, scaled);
     const json::object* able = Condition(*l.local, "AbleToScale");
@@ -186,7 +188,7 @@ json::object AggregateStatus(const json::object& fed, const std::vector<LocalHpa
   } else if (!inactive.empty()) {
     api::hpa::SetCondition(working, "ScalingActive", false, inactive_reason, inactive, now);
   }
-  int64_t max = IntAt(fed, "spec.maxReplicas");
+  int64_t max = api::HpaView(fed).max_replicas();
   if (with_status > 0) {
     if (desired >= max) {
       api::hpa::SetCondition(
@@ -199,7 +201,7 @@ json::object AggregateStatus(const json::object& fed, const std::vector<LocalHpa
     }
   }
   json::object status;
-  if (int64_t g = IntAt(fed, "metadata.generation"); g > 0) status["observedGeneration"] = g;
+  if (int64_t g = api::ObjectView(fed).generation(); g > 0) status["observedGeneration"] = g;
   if (!last_scale.empty()) status["lastScaleTime"] = last_scale;
   status["currentReplicas"] = current;
   status["desiredReplicas"] = desired;
@@ -214,8 +216,10 @@ std::string BreakdownAnnotation(const std::vector<LocalHpa>& locals) {
   for (const LocalHpa& l : locals) {
     json::object c{{"minReplicas", l.shares.min}, {"maxReplicas", l.shares.max}};
     if (l.local != nullptr) {
-      c["currentReplicas"] = IntAt(*l.local, "status.currentReplicas");
-      c["desiredReplicas"] = IntAt(*l.local, "status.desiredReplicas");
+      api::HpaView local(*l.local);
+      c["currentReplicas"] = local.current_replicas();
+      c["desiredReplicas"] = local.desired_replicas();
+
       if (std::optional<double> load = LoadOf(*l.local)) {
         c["utilization"] = std::llround(*load * 100);
       }

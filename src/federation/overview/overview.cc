@@ -8,16 +8,10 @@
 #include "api/federated.h"
 #include "api/hpa/quantity.h"
 #include "api/resources.h"
+#include "api/views.h"
 
 namespace flotilla::federation::overview {
 namespace {
-
-// The object at `path` ("metadata.annotations"), {} when absent.
-const json::object& ObjectAt(const json::object& obj, std::string_view path) {
-  static const json::object kEmpty;
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_object() ? v->get_object() : kEmpty;
-}
 
 std::string ConditionField(const json::object* c, std::string_view key) {
   return c == nullptr ? "" : std::string(GetString(*c, key).value_or(""));
@@ -37,9 +31,9 @@ std::optional<int64_t> OptionalInt(const json::object& obj, std::string_view pat
 
 // The object a breakdown annotation holds, {} when absent or not JSON.
 json::object Breakdown(const json::object& obj, const char* annotation) {
-  auto text = GetString(ObjectAt(obj, "metadata.annotations"), annotation);
-  if (!text) return {};
-  auto doc = ParseJsonObject(*text);
+  std::string_view text = api::ObjectView(obj).annotation(annotation);
+  if (text.empty()) return {};
+  auto doc = ParseJsonObject(text);
   return doc.ok() ? *doc : json::object{};
 }
 
@@ -62,7 +56,7 @@ std::string OverallRollout(const WorkloadInfo& w) {
 }
 
 void AddHpa(WorkloadInfo& w, const json::object& hpa) {
-  w.hpa = StringAt(hpa, "metadata.name");
+  w.hpa = api::ObjectView(hpa).name();
   w.hpa_min = OptionalInt(hpa, "spec.minReplicas").value_or(1);
   w.hpa_max = OptionalInt(hpa, "spec.maxReplicas");
   const json::object breakdown = Breakdown(hpa, api::kHpaStatusAnnotation);
@@ -84,7 +78,8 @@ json::value Optional(const std::optional<int64_t>& v) {
 
 ClusterInfo ClusterInfoOf(const json::object& cluster) {
   ClusterInfo c;
-  c.name = StringAt(cluster, "metadata.name");
+  api::ClusterView view(cluster);
+  c.name = view.name();
   const json::object* ready = api::ConditionOf(cluster, "Ready");
   const json::object* offline = api::ConditionOf(cluster, "Offline");
   std::string status = ConditionField(ready, "status");
@@ -96,17 +91,11 @@ ClusterInfo ClusterInfoOf(const json::object& cluster) {
   } else {
     c.health = "Unknown";
   }
-  const json::object* spec = GetObject(cluster, "spec");
-  bool draining = spec != nullptr && GetBool(*spec, "draining").value_or(false);
-  bool cordoned = spec != nullptr && GetBool(*spec, "unschedulable").value_or(false);
-  c.scheduling = draining ? "Draining" : cordoned ? "Cordoned" : "Schedulable";
-  c.region = StringAt(cluster, "status.region");
-  if (const json::value* zones = Find(cluster, "status.zones"); zones && zones->is_array()) {
-    for (const json::value& z : zones->get_array()) {
-      if (z.is_string()) c.zones.emplace_back(z.get_string());
-    }
-  }
-  c.version = StringAt(cluster, "status.kubernetesVersion");
+  c.scheduling = view.draining() ? "Draining" : view.cordoned() ? "Cordoned" : "Schedulable";
+  c.region = view.region();
+  c.zones = StringsAt(cluster, "status.zones");
+  c.version = view.kubernetes_version();
+
   c.nodes = OptionalInt(cluster, "status.nodeSummary.totalNum");
   c.ready_nodes = OptionalInt(cluster, "status.nodeSummary.readyNum");
   c.cpu_allocatable = Quantity(cluster, "status.resourceSummary.allocatable.cpu", 1000);
@@ -121,17 +110,17 @@ ClusterInfo ClusterInfoOf(const json::object& cluster) {
 }
 
 bool IsShadow(const json::object& replicaset) {
-  return GetString(ObjectAt(replicaset, "metadata.annotations"),
-                   api::kShadowReplicaSetAnnotation) == "true";
+  return api::ObjectView(replicaset).annotation(api::kShadowReplicaSetAnnotation) == "true";
 }
 
 WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa) {
   WorkloadInfo w;
-  w.kind = StringAt(obj, "kind");
-  w.ns = StringAt(obj, "metadata.namespace");
-  w.name = StringAt(obj, "metadata.name");
-  w.desired = IntAt(obj, "spec.replicas", 1);
-  w.ready = IntAt(obj, "status.readyReplicas");
+  api::WorkloadView view(obj);
+  w.kind = view.kind();
+  w.ns = view.ns();
+  w.name = view.name();
+  w.desired = view.replicas();
+  w.ready = view.ready_replicas();
   const json::object breakdown = Breakdown(obj, BreakdownAnnotationOf(w.kind));
   const json::value* clusters = breakdown.if_contains("clusters");
   if (clusters != nullptr && clusters->is_object()) {
@@ -153,11 +142,10 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa) {
   }
   if (w.kind != "ReplicaSet") w.rollout = OverallRollout(w);
   if (hpa != nullptr) AddHpa(w, *hpa);
-  w.affinity =
-      std::string(GetString(ObjectAt(obj, "metadata.annotations"), api::kLocationAffinityAnnotation)
-                      .value_or(api::kStrictlyDecoupled));
-  w.application =
-      std::string(GetString(ObjectAt(obj, "metadata.labels"), api::kApplicationLabel).value_or(""));
+  std::string_view affinity = view.annotation(api::kLocationAffinityAnnotation);
+  w.affinity = affinity.empty() ? std::string_view(api::kStrictlyDecoupled) : affinity;
+  w.application = view.label(api::kApplicationLabel);
+
   return w;
 }
 
@@ -168,15 +156,17 @@ Overview Build(const std::vector<json::object>& clusters,
   std::sort(out.clusters.begin(), out.clusters.end(),
             [](const ClusterInfo& a, const ClusterInfo& b) { return a.name < b.name; });
   for (const json::object& w : workloads) {
-    if (StringAt(w, "kind") == "ReplicaSet" && IsShadow(w)) continue;
+    api::ObjectView workload(w);
+    if (workload.kind() == "ReplicaSet" && IsShadow(w)) continue;
     const json::object* scaler = nullptr;
     for (const json::object& h : hpas) {
-      if (StringAt(h, "metadata.namespace") == StringAt(w, "metadata.namespace") &&
-          StringAt(h, "spec.scaleTargetRef.kind") == StringAt(w, "kind") &&
-          StringAt(h, "spec.scaleTargetRef.name") == StringAt(w, "metadata.name")) {
+      api::HpaView hpa(h);
+      if (hpa.ns() == workload.ns() && hpa.target_kind() == workload.kind() &&
+          hpa.target_name() == workload.name()) {
         scaler = &h;
       }
     }
+
     out.workloads.push_back(WorkloadInfoOf(w, scaler));
   }
   std::sort(out.workloads.begin(), out.workloads.end(),

@@ -6,6 +6,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/owner.h"
+#include "api/views.h"
 #include "federation/common/deletion.h"
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
@@ -35,7 +36,7 @@ ReplicaSetController::ReplicaSetController(FederationContext& ctx, WorkloadOptio
 void ReplicaSetController::EnqueueOwner(const runtime::ObjectPtr& pod) {
   std::string owner = api::ControllerName(*pod, "ReplicaSet");
   if (owner.empty()) return;
-  reconciler().Enqueue(runtime::ObjectKey(StringAt(*pod, "metadata.namespace"), owner),
+  reconciler().Enqueue(runtime::ObjectKey(api::ObjectView(*pod).ns(), owner),
                        options_.member_change_delay);
 }
 
@@ -83,13 +84,14 @@ Status ReplicaSetController::WriteStatus(Check& check) {
     }
     const json::object* lrs = c.Current();
     if (lrs != nullptr && IsManaged(*lrs)) {
+      api::WorkloadView local(*lrs);
       l.local = true;
-      l.replicas = IntAt(*lrs, "status.replicas");
-      l.fully_labeled = IntAt(*lrs, "status.fullyLabeledReplicas");
-      l.ready = IntAt(*lrs, "status.readyReplicas");
-      l.available = IntAt(*lrs, "status.availableReplicas");
-      l.observed = c.desired && reconciler().CopyUpToDate(check.key, c) &&
-                   IntAt(*lrs, "status.observedGeneration") >= IntAt(*lrs, "metadata.generation");
+      l.replicas = local.status_replicas();
+      l.fully_labeled = local.fully_labeled_replicas();
+      l.ready = local.ready_replicas();
+      l.available = local.available_replicas();
+      l.observed = c.desired && reconciler().CopyUpToDate(check.key, c) && local.Observed();
+
     } else {
       l.observed = l.planned == 0;
     }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
+#include "api/views.h"
 #include "federation/cluster/controller_fixture.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/member_copy.h"
@@ -347,7 +348,10 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereAndThePlac
   clock_.Advance(kProbeInterval);
   ASSERT_TRUE(Settle([&] {
     return Placement() == std::vector<int64_t>{13, 13, 6};
-  })) << json::serialize(json::value_from(Placement()));
+  })) << json::serialize(json::value_from(Placement())) << " " << json::serialize(Breakdown())
+      << " reconciles " << Controller().Metrics().reconciles << " waiting "
+      << Controller().Metrics().queue.waiting;
+
   // No node takes them: past the threshold the probe ends, 30 again.
   AddUnschedulablePods(2, 2);
   clock_.Advance(kThreshold);
@@ -478,7 +482,7 @@ TEST_F(ReplicaSetControllerTest, ACordonedClusterGetsNothingNewUntilUncordoned) 
   // elsewhere.
   ASSERT_TRUE(Eventually([&] {
     runtime::ObjectPtr b = ctx_->cluster_objects().cache().Get("b");
-    return b != nullptr && IsCordoned(*b);
+    return b != nullptr && api::ClusterView(*b).cordoned();
   }));
   CreateFrs(6, rebalance, "", "new");
   ASSERT_TRUE(Eventually([&] {
@@ -523,7 +527,7 @@ TEST_F(ReplicaSetControllerTest, ADrainedClusterGivesItsReplicasUpOnceTheOthersR
   })) << json::serialize(json::value_from(Placement()));
   // Uncordoned: nothing comes back without rebalance.
   ASSERT_TRUE(cluster::SetUnschedulable(*fed_client_, "b", false).ok());
-  EXPECT_FALSE(IsDraining(*fed_client_->Get(kClusters, "", "b")));
+  EXPECT_FALSE(api::ClusterView(*fed_client_->Get(kClusters, "", "b")).draining());
   Holds([&] { return Placement() == std::vector<int64_t>{3, 0, 3}; });
 }
 

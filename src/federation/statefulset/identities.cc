@@ -2,13 +2,20 @@
 #include "federation/statefulset/identities.h"
 
 #include "api/federated.h"
+#include "api/owner.h"
+#include "api/views.h"
 
 namespace flotilla::federation::statefulset {
 namespace {
 
-json::object ObjectAt(const json::object& obj, std::string_view path) {
-  const json::value* v = Find(obj, path);
-  return v != nullptr && v->is_object() ? v->get_object() : json::object();
+// `have` holds every entry of `want` (null: none).
+bool HoldsAll(const json::object* have, const json::object* want) {
+  if (want == nullptr) return true;
+  for (const auto& [k, v] : *want) {
+    const json::value* h = have != nullptr ? have->if_contains(k) : nullptr;
+    if (h == nullptr || *h != v) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -44,17 +51,13 @@ json::object LoadBalancerService(const json::object& sts, const StatefulPod& pod
     }
     kept.push_back(std::move(port));
   }
-  json::object owner{{"apiVersion", "apps/v1"},
-                     {"kind", "StatefulSet"},
-                     {"name", StringAt(sts, "metadata.name")},
-                     {"uid", StringAt(sts, "metadata.uid")},
-                     {"controller", true},
-                     {"blockOwnerDeletion", true}};
-  json::object meta{{"name", pod.name},
-                    {"namespace", StringAt(sts, "metadata.namespace")},
-                    {"labels", json::object{{kStatefulSetLabel, StringAt(sts, "metadata.name")}}},
-                    {"annotations", json::object{{api::kPlacementClusterAnnotation, pod.cluster}}},
-                    {"ownerReferences", json::array{std::move(owner)}}};
+  api::ObjectView set(sts);
+  json::object meta{
+      {"name", pod.name},
+      {"namespace", set.ns()},
+      {"labels", json::object{{kStatefulSetLabel, set.name()}}},
+      {"annotations", json::object{{api::kPlacementClusterAnnotation, pod.cluster}}},
+      {"ownerReferences", json::array{api::NewControllerRef(sts, "apps/v1", "StatefulSet")}}};
   json::object spec{{"type", "LoadBalancer"},
                     {"selector", json::object{{kPodNameLabel, pod.name}}},
                     {"ports", std::move(kept)}};
@@ -65,46 +68,43 @@ json::object LoadBalancerService(const json::object& sts, const StatefulPod& pod
 }
 
 bool ServiceNeedsUpdate(const json::object& existing, const json::object& desired) {
-  json::object want = ObjectAt(desired, "spec");
-  json::object have = ObjectAt(existing, "spec");
-  for (const auto& [k, v] : want) {
+  static const json::object kNone;
+  const json::object* want_spec = GetObject(desired, "spec");
+  const json::object* have_spec = GetObject(existing, "spec");
+  for (const auto& [k, v] : want_spec != nullptr ? *want_spec : kNone) {
+    const json::value* h = have_spec != nullptr ? have_spec->if_contains(k) : nullptr;
+
     if (k == "ports") {
       // The server fills in targetPort and protocol; compare what was asked.
-      const json::value* ports = have.if_contains("ports");
-      if (ports == nullptr || !ports->is_array() ||
-          ports->get_array().size() != v.get_array().size()) {
+      if (h == nullptr || !h->is_array() || h->get_array().size() != v.get_array().size()) {
         return true;
       }
       for (size_t i = 0; i < v.get_array().size(); ++i) {
-        for (const auto& [field, value] : v.get_array()[i].get_object()) {
-          const json::value* h = ports->get_array()[i].is_object()
-                                     ? ports->get_array()[i].get_object().if_contains(field)
-                                     : nullptr;
-          if (h == nullptr || *h != value) return true;
+        const json::value& port = h->get_array()[i];
+        if (!HoldsAll(port.is_object() ? &port.get_object() : nullptr,
+                      &v.get_array()[i].get_object())) {
+          return true;
         }
       }
       continue;
     }
-    const json::value* h = have.if_contains(k);
     if (h == nullptr || *h != v) return true;
   }
-  for (const char* path : {"metadata.labels", "metadata.annotations"}) {
-    json::object want_meta = ObjectAt(desired, path);
-    json::object have_meta = ObjectAt(existing, path);
-    for (const auto& [k, v] : want_meta) {
-      const json::value* h = have_meta.if_contains(k);
-      if (h == nullptr || *h != v) return true;
-    }
+
+  api::ObjectView have(existing), want(desired);
+  if (!HoldsAll(have.labels(), want.labels()) ||
+      !HoldsAll(have.annotations(), want.annotations())) {
+    return true;
   }
-  const json::value* owners = Find(existing, "metadata.ownerReferences");
-  return owners == nullptr || *owners != *Find(desired, "metadata.ownerReferences");
+  const json::array* owners = have.owner_references();
+  const json::array* wanted = want.owner_references();
+  return owners == nullptr || wanted == nullptr || *owners != *wanted;
 }
 
 bool MidUpdate(const json::object& local) {
-  return IntAt(local, "status.observedGeneration") != IntAt(local, "metadata.generation") ||
-         StringAt(local, "status.currentRevision") != StringAt(local, "status.updateRevision") ||
-         IntAt(local, "status.updatedReplicas") != IntAt(local, "status.replicas") ||
-         IntAt(local, "status.readyReplicas") != IntAt(local, "spec.replicas");
+  api::WorkloadView v(local);
+  return v.observed_generation() != v.generation() || v.current_revision() != v.update_revision() ||
+         v.updated_replicas() != v.status_replicas() || v.ready_replicas() != v.replicas();
 }
 
 }  // namespace flotilla::federation::statefulset

@@ -7,6 +7,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/owner.h"
+#include "api/views.h"
 #include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
@@ -58,7 +59,7 @@ StatefulSetController::StatefulSetController(FederationContext& ctx, WorkloadOpt
   auto revision_changed = [this](const runtime::ObjectPtr& rev) {
     std::string owner = api::ControllerName(*rev, "StatefulSet");
     if (!owner.empty()) {
-      reconciler_->Enqueue(runtime::ObjectKey(StringAt(*rev, "metadata.namespace"), owner));
+      reconciler_->Enqueue(runtime::ObjectKey(api::ObjectView(*rev).ns(), owner));
     }
   };
   revisions_.AddEventHandler({.on_delete = revision_changed});
@@ -66,11 +67,11 @@ StatefulSetController::StatefulSetController(FederationContext& ctx, WorkloadOpt
 
 std::string StatefulSetController::CopyName(const json::object& obj,
                                             const std::string& cluster) const {
-  return LocalName(StringAt(obj, "metadata.name"), cluster);
+  return LocalName(std::string(api::ObjectView(obj).name()), cluster);
 }
 
 void StatefulSetController::EnqueueServiceOwners(const json::object& svc) {
-  std::string ns = StringAt(svc, "metadata.namespace");
+  std::string ns(api::ObjectView(svc).ns());
   const json::value* labels = Find(svc, "metadata.labels");
   if (labels != nullptr && labels->is_object()) {
     if (auto owner = GetString(labels->get_object(), kStatefulSetLabel)) {
@@ -79,10 +80,11 @@ void StatefulSetController::EnqueueServiceOwners(const json::object& svc) {
     }
   }
   // A governing Service: the StatefulSets of its namespace that name it.
-  std::string name = StringAt(svc, "metadata.name");
+  std::string name(api::ObjectView(svc).name());
   for (const runtime::ObjectPtr& sts :
        reconciler_->objects().cache().ByIndex(runtime::kNamespaceIndex, ns)) {
-    if (StringAt(*sts, "spec.serviceName") == name) reconciler_->Enqueue(runtime::ObjectKey(*sts));
+    if (api::WorkloadView(*sts).service_name() == name)
+      reconciler_->Enqueue(runtime::ObjectKey(*sts));
   }
 }
 
@@ -97,7 +99,7 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
   StatusOr<ClusterSelector> selector = ClusterSelector::Of(check.obj);
   std::vector<StatefulCluster> clusters;
   for (const runtime::ObjectPtr& cluster : ctx_.cluster_objects().lister().List()) {
-    std::string name = StringAt(*cluster, "metadata.name");
+    std::string name(api::ObjectView(*cluster).name());
     if (!selector.ok() || !selector->Matches(*cluster)) continue;
     if (CopyName(check.obj, name).size() > api::kMaxStatefulSetNameLength) {
       state.too_long.push_back(name);
@@ -105,20 +107,21 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
     }
     auto copy = std::find_if(check.copies.begin(), check.copies.end(),
                              [&](const Copy& c) { return c.cluster() == name; });
-    StatefulCluster c{
-        .name = name, .ready = copy != check.copies.end(), .cordoned = IsCordoned(*cluster)};
+    StatefulCluster c{.name = name,
+                      .ready = copy != check.copies.end(),
+                      .cordoned = api::ClusterView(*cluster).cordoned()};
     if (auto planned = last.find(name); planned != last.end()) {
       // What the federation placed there: a hand edit moves nothing.
       c.current = planned->second;
     } else if (c.ready && copy->existing != nullptr && IsManaged(*copy->existing)) {
-      c.current = IntAt(*copy->existing, "spec.replicas");
+      c.current = api::WorkloadView(*copy->existing).replicas();
     }
     state.reachable[name] = c.ready;
     clusters.push_back(std::move(c));
   }
   StatusOr<planner::Preferences> prefs =
       PreferencesOf(check.obj, api::kStatefulSetPreferencesAnnotation);
-  return statefulset::Partition(IntAt(check.obj, "spec.replicas"), clusters,
+  return statefulset::Partition(api::WorkloadView(check.obj).replicas(), clusters,
                                 prefs.ok() ? *prefs : planner::Preferences::Default());
 }
 
@@ -190,7 +193,7 @@ json::object StatefulSetController::Updated(const Copy& c) const {
 }
 
 std::string StatefulSetController::Detail(const Copy& c) const {
-  return "as " + c.name + " with " + std::to_string(IntAt(*c.desired, "spec.replicas")) +
+  return "as " + c.name + " with " + std::to_string(api::WorkloadView(*c.desired).replicas()) +
          " replicas";
 }
 
@@ -198,7 +201,7 @@ namespace {
 
 // `obj` is controlled by `uid`, or by nothing (an orphaning delete of its
 // owner stripped the reference).
-bool OwnedOrOrphaned(const json::object& obj, const std::string& uid) {
+bool OwnedOrOrphaned(const json::object& obj, std::string_view uid) {
   const json::object* owner = api::ControllerRef(obj);
   return owner == nullptr || GetString(*owner, "uid") == uid;
 }
@@ -208,11 +211,9 @@ bool OwnedOrOrphaned(const json::object& obj, const std::string& uid) {
 std::vector<runtime::ObjectPtr> StatefulSetController::LoadBalancers(
     const json::object& sts) const {
   std::vector<runtime::ObjectPtr> out;
-  std::string ns = StringAt(sts, "metadata.namespace");
-  for (runtime::ObjectPtr& svc :
-       services_.lister().ByLabel(kStatefulSetLabel, StringAt(sts, "metadata.name"))) {
-    if (StringAt(*svc, "metadata.namespace") == ns &&
-        OwnedOrOrphaned(*svc, StringAt(sts, "metadata.uid"))) {
+  api::ObjectView set(sts);
+  for (runtime::ObjectPtr& svc : services_.lister().ByLabel(kStatefulSetLabel, set.name())) {
+    if (api::ObjectView(*svc).ns() == set.ns() && OwnedOrOrphaned(*svc, set.uid())) {
       out.push_back(std::move(svc));
     }
   }
@@ -224,17 +225,18 @@ namespace {
 // A ControllerRevision of `sts`: named <name>-<hash> (the hash without
 // '-'), controlled by it or left without owner by an orphaning delete.
 bool IsRevisionOf(const json::object& rev, const json::object& sts) {
-  std::string prefix = StringAt(sts, "metadata.name") + "-";
-  std::string name = StringAt(rev, "metadata.name");
-  return name.starts_with(prefix) && name.find('-', prefix.size()) == std::string::npos &&
-         OwnedOrOrphaned(rev, StringAt(sts, "metadata.uid"));
+  api::ObjectView set(sts);
+  std::string_view name = api::ObjectView(rev).name();
+  std::string prefix = std::string(set.name()) + "-";
+  return name.starts_with(prefix) && name.find('-', prefix.size()) == std::string_view::npos &&
+         OwnedOrOrphaned(rev, set.uid());
 }
 
 }  // namespace
 
 std::vector<runtime::ObjectPtr> StatefulSetController::Revisions(const json::object& sts) const {
   std::vector<runtime::ObjectPtr> out;
-  for (runtime::ObjectPtr& rev : revisions_.lister().List(StringAt(sts, "metadata.namespace"))) {
+  for (runtime::ObjectPtr& rev : revisions_.lister().List(api::ObjectView(sts).ns())) {
     if (IsRevisionOf(*rev, sts)) out.push_back(std::move(rev));
   }
   return out;
@@ -244,7 +246,7 @@ Status StatefulSetController::SyncServices(Check& check, const State& state) {
   std::vector<StatefulPod> pods = Pods(check.name, state.shares);
   bool lb = api::AnnotationAt(check.obj, api::kStatefulSetLbNeededAnnotation) == "true";
   runtime::ObjectPtr governing =
-      services_.lister().Get(check.ns, StringAt(check.obj, "spec.serviceName"));
+      services_.lister().Get(check.ns, api::WorkloadView(check.obj).service_name());
   if (governing != nullptr) {
     FLOTILLA_RETURN_IF_ERROR(
         SetAnnotations(ctx_.fed(), kServices, *governing,
@@ -253,7 +255,8 @@ Status StatefulSetController::SyncServices(Check& check, const State& state) {
             .status());
   } else if (lb) {
     reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "NoGoverningService",
-                                "No Service " + StringAt(check.obj, "spec.serviceName") +
+                                "No Service " +
+                                    std::string(api::WorkloadView(check.obj).service_name()) +
                                     " on the federation: its ports are what each pod's "
                                     "LoadBalancer Service serves");
   }
@@ -266,13 +269,11 @@ Status StatefulSetController::SyncServices(Check& check, const State& state) {
     }
   }
   for (const runtime::ObjectPtr& svc : LoadBalancers(check.obj)) {
-    std::string name = StringAt(*svc, "metadata.name");
+    std::string name(api::ObjectView(*svc).name());
     auto want = wanted.find(name);
     if (want == wanted.end()) {
       // Its pod went (or lb-needed went off): with its copy.
-      client::DeleteOptions opts{.propagation_policy = "Background",
-                                 .precondition_uid = StringAt(*svc, "metadata.uid")};
-      Status s = ctx_.fed().Delete(kServices, check.ns, name, opts);
+      Status s = DeleteExactly(ctx_.fed(), kServices, *svc, "Background");
       if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
       continue;
     }
@@ -314,9 +315,8 @@ Status StatefulSetController::WriteStatus(Check& check, const State& state,
       s.rollout = state.rollout.states[i];
       if (s.local != nullptr) {
         s.on_template = tmpl != nullptr && RunsTemplate(*s.local, *tmpl);
-        s.observed =
-            c.desired && reconciler_->CopyUpToDate(check.key, c) &&
-            IntAt(*s.local, "status.observedGeneration") >= IntAt(*s.local, "metadata.generation");
+        s.observed = c.desired && reconciler_->CopyUpToDate(check.key, c) &&
+                     api::WorkloadView(*s.local).Observed();
       } else {
         s.observed = planned == 0;
       }
@@ -339,7 +339,7 @@ StatusOr<runtime::Result> StatefulSetController::Finish(Check& check) {
                                     std::to_string(api::kMaxStatefulSetNameLength) + " characters");
   }
   FLOTILLA_ASSIGN_OR_RETURN(runtime::Revisions revisions, history_.Sync(check.obj));
-  std::string update = StringAt(revisions.update, "metadata.name");
+  std::string update(api::ObjectView(revisions.update).name());
   rollout_events_->Report(check, state.rollout,
                           std::to_string(IntAt(revisions.update, "revision")));
   FLOTILLA_RETURN_IF_ERROR(SyncServices(check, state));
@@ -350,13 +350,12 @@ StatusOr<runtime::Result> StatefulSetController::Finish(Check& check) {
 
 StatusOr<bool> StatefulSetController::Finalize(const json::object& obj) {
   bool remaining = false;
-  std::string ns = StringAt(obj, "metadata.namespace");
+  std::string ns(api::ObjectView(obj).ns());
   for (const runtime::ObjectPtr& svc : LoadBalancers(obj)) {
     remaining = true;
-    if (IsBeingDeleted(*svc)) continue;
-    client::DeleteOptions opts{.propagation_policy = "Background",
-                               .precondition_uid = StringAt(*svc, "metadata.uid")};
-    Status s = ctx_.fed().Delete(kServices, ns, StringAt(*svc, "metadata.name"), opts);
+    if (api::IsBeingDeleted(*svc)) continue;
+    Status s = DeleteExactly(ctx_.fed(), kServices, *svc, "Background");
+
     if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
   }
   std::vector<runtime::ObjectPtr> revisions = Revisions(obj);
@@ -372,8 +371,8 @@ StatusOr<bool> StatefulSetController::Finalize(const json::object& obj) {
   }
   for (const runtime::ObjectPtr& rev : revisions) {
     remaining = true;
-    Status s =
-        ctx_.fed().Delete(runtime::kControllerRevisions, ns, StringAt(*rev, "metadata.name"));
+    Status s = ctx_.fed().Delete(runtime::kControllerRevisions, ns,
+                                 std::string(api::ObjectView(*rev).name()));
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
   }
   return !remaining;

@@ -1,6 +1,8 @@
 // A federated StatefulSet's status (status.h).
 #include "federation/statefulset/status.h"
 
+#include "api/views.h"
+
 namespace flotilla::federation::statefulset {
 
 json::object AggregateStatus(const json::object& sts, std::span<const ClusterStatus> clusters,
@@ -12,31 +14,31 @@ json::object AggregateStatus(const json::object& sts, std::span<const ClusterSta
     observed = observed && c.observed;
     complete = complete && c.rollout == ClusterRollout::kComplete;
     if (c.local == nullptr) continue;
-    const json::object& l = *c.local;
-    replicas += IntAt(l, "status.replicas");
-    ready += IntAt(l, "status.readyReplicas");
-    available += IntAt(l, "status.availableReplicas");
-    bool seen = IntAt(l, "status.observedGeneration") >= IntAt(l, "metadata.generation");
-    if (c.on_template && seen) {
-      updated += IntAt(l, "status.updatedReplicas");
-      previous += IntAt(l, "status.currentReplicas") - IntAt(l, "status.updatedReplicas");
+    api::WorkloadView l(*c.local);
+    replicas += l.status_replicas();
+    ready += l.ready_replicas();
+    available += l.available_replicas();
+    if (c.on_template && l.Observed()) {
+      updated += l.updated_replicas();
+      previous += l.current_replicas() - l.updated_replicas();
     } else {
-      previous += IntAt(l, "status.replicas");
+      previous += l.status_replicas();
     }
   }
-  const json::value* before = Find(sts, "status");
+  api::WorkloadView view(sts);
+  const json::value* before = sts.if_contains("status");
   json::object status =
       before != nullptr && before->is_object() ? before->get_object() : json::object();
   status["replicas"] = replicas;
   status["readyReplicas"] = ready;
   status["availableReplicas"] = available;
   status["updatedReplicas"] = updated;
-  std::string current = StringAt(sts, "status.currentRevision");
+  std::string current(view.current_revision());
   if (complete || current.empty()) current = update_revision;
   status["currentRevision"] = current;
   status["updateRevision"] = update_revision;
   status["currentReplicas"] = current == update_revision ? updated : std::max<int64_t>(previous, 0);
-  if (observed) status["observedGeneration"] = IntAt(sts, "metadata.generation");
+  if (observed) status["observedGeneration"] = view.generation();
   return status;
 }
 
@@ -45,12 +47,12 @@ std::string BreakdownAnnotation(const std::string& revision,
   json::object out;
   for (const ClusterStatus& c : clusters) {
     const json::object none;
-    const json::object& l = c.local != nullptr ? *c.local : none;
+    api::WorkloadView l(c.local != nullptr ? *c.local : none);
     json::object entry{{"planned", c.planned}, {"reachable", c.reachable}};
     if (c.reachable) {
-      entry["replicas"] = IntAt(l, "status.replicas");
-      entry["ready"] = IntAt(l, "status.readyReplicas");
-      entry["updated"] = c.on_template ? IntAt(l, "status.updatedReplicas") : 0;
+      entry["replicas"] = l.status_replicas();
+      entry["ready"] = l.ready_replicas();
+      entry["updated"] = c.on_template ? l.updated_replicas() : 0;
       entry["rollout"] = Name(c.rollout);
     }
     out[c.cluster] = std::move(entry);

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "api/views.h"
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation::sync {
@@ -99,9 +100,10 @@ const std::vector<SyncKind>& SyncKinds() {
 }
 
 bool Propagates(const SyncKind& kind, const json::object& federated) {
-  std::string_view name = StringViewAt(federated, "metadata.name");
-  std::string_view ns =
-      kind.resource.namespaced ? StringViewAt(federated, "metadata.namespace") : name;
+  api::ObjectView view(federated);
+  std::string_view name = view.name();
+  std::string_view ns = kind.resource.namespaced ? view.ns() : name;
+
   for (std::string_view own : kFederationOnlyNamespaces) {
     if (ns == own) return false;
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "api/views.h"
 #include "federation/common/object_writes.h"
 
 namespace flotilla::federation::sync {
@@ -80,7 +81,7 @@ SyncController::SyncController(FederationContext& ctx, SyncControllerOptions opt
   // be created at once instead of after their backoff.
   ctx.members().AddHandler(kNamespaces, [this](const std::string&) {
     return runtime::EventHandler{.on_add = [this](const runtime::ObjectPtr& ns) {
-      EnqueueNamespace(StringAt(*ns, "metadata.name"));
+      EnqueueNamespace(std::string(api::ObjectView(*ns).name()));
     }};
   });
 }

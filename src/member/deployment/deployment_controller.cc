@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "api/owner.h"
+#include "api/views.h"
 #include "member/object_util.h"
 #include "member/replicaset/controller_ref.h"
 
@@ -36,10 +38,11 @@ json::object ReplicaSetFor(const json::object& d, const std::string& hash) {
   json::object tmpl = spec.at("template").as_object();
   json::object& labels = EnsureObject(EnsureObject(tmpl, "metadata"), "labels");
   labels[deployment::kHashLabel] = hash;
-  json::object meta = {{"name", MetaAt(d, "name") + "-" + hash},
-                       {"namespace", MetaAt(d, "namespace")},
-                       {"labels", labels},
-                       {"ownerReferences", json::array{NewControllerRef(d, kApiVersion, kKind)}}};
+  json::object meta = {
+      {"name", MetaAt(d, "name") + "-" + hash},
+      {"namespace", MetaAt(d, "namespace")},
+      {"labels", labels},
+      {"ownerReferences", json::array{api::NewControllerRef(d, kApiVersion, kKind)}}};
   json::object selector = spec.at("selector").as_object();
   EnsureObject(selector, "matchLabels")[deployment::kHashLabel] = hash;
   json::object rs_spec = {
@@ -50,7 +53,6 @@ json::object ReplicaSetFor(const json::object& d, const std::string& hash) {
           {"metadata", std::move(meta)},
           {"spec", std::move(rs_spec)}};
 }
-
 
 }  // namespace
 
@@ -76,7 +78,7 @@ DeploymentController::DeploymentController(ControllerContext& ctx)
 }
 
 void DeploymentController::EnqueueOwner(const json::object& rs) {
-  const json::object* ref = ControllerRefOf(rs);
+  const json::object* ref = api::ControllerRef(rs);
   if (ref == nullptr || GetString(*ref, "kind") != kKind) return;
   std::string ns = MetaAt(rs, "namespace");
   std::string name(GetString(*ref, "name").value_or(""));
@@ -100,22 +102,22 @@ void DeploymentController::OnReplicaSetUpdate(const runtime::ObjectPtr& old_rs,
                                               const runtime::ObjectPtr& rs) {
   if (old_rs != nullptr) {
     if (runtime::ResourceVersionOf(*old_rs) == runtime::ResourceVersionOf(*rs)) return;
-    const json::object* old_ref = ControllerRefOf(*old_rs);
-    const json::object* ref = ControllerRefOf(*rs);
+    const json::object* old_ref = api::ControllerRef(*old_rs);
+    const json::object* ref = api::ControllerRef(*rs);
     if (old_ref != nullptr && (ref == nullptr || *old_ref != *ref)) EnqueueOwner(*old_rs);
   }
-  if (ControllerRefOf(*rs) != nullptr) return EnqueueOwner(*rs);
+  if (api::ControllerRef(*rs) != nullptr) return EnqueueOwner(*rs);
   EnqueueMatching(*rs);
 }
 
 // Recreate waits for old pods to be gone: a deleted pod may unblock it.
 void DeploymentController::OnPodDelete(const runtime::ObjectPtr& pod) {
-  const json::object* ref = ControllerRefOf(*pod);
+  const json::object* ref = api::ControllerRef(*pod);
   if (ref == nullptr || GetString(*ref, "kind") != "ReplicaSet") return;
   runtime::ObjectPtr rs =
       replicasets_.lister().Get(MetaAt(*pod, "namespace"), GetString(*ref, "name").value_or(""));
   if (rs == nullptr) return;
-  const json::object* rs_ref = ControllerRefOf(*rs);
+  const json::object* rs_ref = api::ControllerRef(*rs);
   if (rs_ref == nullptr) return;
   runtime::ObjectPtr d =
       deployments_.lister().Get(MetaAt(*rs, "namespace"), GetString(*rs_ref, "name").value_or(""));
@@ -140,7 +142,7 @@ StatusOr<runtime::Result> DeploymentController::Reconcile(const std::string& key
   }
   FLOTILLA_RETURN_IF_ERROR(ClaimReplicaSets(s, *selector));
   MapPods(s, *selector);
-  if (IsBeingDeleted(s.d)) {
+  if (api::IsBeingDeleted(s.d)) {
     FLOTILLA_ASSIGN_OR_RETURN(Split split, AllReplicaSets(s, false));
     FLOTILLA_RETURN_IF_ERROR(SyncDeploymentStatus(s, split));
     return runtime::Result{};
@@ -165,7 +167,7 @@ Status DeploymentController::ClaimReplicaSets(Sync& s, const api::LabelSelector&
       [&]() -> Status {
         auto fresh = client_.Get(kDeployments, ns, name);
         if (!fresh.ok()) return fresh.status();
-        if (MetaAt(*fresh, "uid") != uid || IsBeingDeleted(*fresh)) {
+        if (MetaAt(*fresh, "uid") != uid || api::IsBeingDeleted(*fresh)) {
           return Status::Conflict("deployment " + ns + "/" + name + " is being deleted");
         }
         return Status::Ok();
@@ -180,7 +182,7 @@ Status DeploymentController::ClaimReplicaSets(Sync& s, const api::LabelSelector&
 void DeploymentController::MapPods(Sync& s, const api::LabelSelector& selector) {
   for (const Rs& rs : s.rs_list) s.pods_by_rs[MetaAt(*rs, "uid")];
   for (const runtime::ObjectPtr& pod : pods_.lister().List(MetaAt(s.d, "namespace"), selector)) {
-    const json::object* ref = ControllerRefOf(*pod);
+    const json::object* ref = api::ControllerRef(*pod);
     if (ref == nullptr) continue;
     auto it = s.pods_by_rs.find(std::string(GetString(*ref, "uid").value_or("")));
     if (it != s.pods_by_rs.end()) it->second.push_back(pod);
@@ -310,7 +312,7 @@ StatusOr<Rs> DeploymentController::CreateNewReplicaSet(Sync& s, const std::vecto
     // it, and the next sync hashes anew.
     FLOTILLA_ASSIGN_OR_RETURN(json::object current,
                               client_.Get(kReplicaSets, MetaAt(s.d, "namespace"), name));
-    const json::object* ref = ControllerRefOf(current);
+    const json::object* ref = api::ControllerRef(current);
     const json::value* t = Find(current, "spec.template");
     if (!ref || GetString(*ref, "uid") != MetaAt(s.d, "uid") || !t || !t->is_object() ||
         !deployment::EqualIgnoreHash(t->get_object(), tmpl)) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/views.h"
 #include "member/deployment/deployment_controller.h"
 #include "member/object_util.h"
 #include "member/replicaset/controller_ref.h"
@@ -224,7 +225,7 @@ Status DeploymentController::CleanupDeployment(Sync& s, const std::vector<Rs>& o
   if (limit_v == nullptr || !limit_v->is_int64()) return Status::Ok();
   std::vector<Rs> alive;
   for (const Rs& rs : old_rss) {
-    if (!IsBeingDeleted(*rs)) alive.push_back(rs);
+    if (!api::IsBeingDeleted(*rs)) alive.push_back(rs);
   }
   int64_t diff = static_cast<int64_t>(alive.size()) - limit_v->get_int64();
   if (diff <= 0) return Status::Ok();

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <optional>
 
+#include "api/owner.h"
+#include "api/views.h"
+
 namespace flotilla::member {
 namespace {
 
@@ -22,39 +25,17 @@ StatusOr<json::object> PatchOwnerRefs(client::Client& client, const ClaimRequest
 
 }  // namespace
 
-const json::object* ControllerRefOf(const json::object& obj) {
-  const json::value* refs = Find(obj, "metadata.ownerReferences");
-  if (refs == nullptr || !refs->is_array()) return nullptr;
-  for (const json::value& r : refs->get_array()) {
-    if (r.is_object() && GetBool(r.get_object(), "controller").value_or(false)) {
-      return &r.get_object();
-    }
-  }
-  return nullptr;
-}
-
-json::object NewControllerRef(const json::object& owner, std::string_view api_version,
-                              std::string_view kind) {
-  return {{"apiVersion", api_version}, {"kind", kind},       {"name", Meta(owner, "name")},
-          {"uid", Meta(owner, "uid")}, {"controller", true}, {"blockOwnerDeletion", true}};
-}
-
-bool IsBeingDeleted(const json::object& obj) {
-  const json::value* ts = Find(obj, "metadata.deletionTimestamp");
-  return ts != nullptr && !ts->is_null();
-}
-
 ClaimResult ClaimObjects(client::Client& client, const ClaimRequest& req,
                          const std::vector<runtime::ObjectPtr>& candidates) {
   ClaimResult out;
   const std::string owner_uid = Meta(*req.owner, "uid");
-  const bool owner_deleting = IsBeingDeleted(*req.owner);
+  const bool owner_deleting = api::IsBeingDeleted(*req.owner);
   std::optional<Status> adoptable;  // checked at the first adoption
   auto fail = [&](const Status& s) {
     if (out.error.ok()) out.error = s;
   };
   for (const runtime::ObjectPtr& obj : candidates) {
-    const json::object* ref = ControllerRefOf(*obj);
+    const json::object* ref = api::ControllerRef(*obj);
     bool matches = req.selector->MatchesObject(*obj);
     if (ref != nullptr) {
       if (GetString(*ref, "uid") != owner_uid) continue;  // another controller's
@@ -68,15 +49,16 @@ ClaimResult ClaimObjects(client::Client& client, const ClaimRequest& req,
       if (!released.ok() && !released.status().Is(Reason::kNotFound)) fail(released.status());
       continue;
     }
-    if (!matches || owner_deleting || IsBeingDeleted(*obj)) continue;
+    if (!matches || owner_deleting || api::IsBeingDeleted(*obj)) continue;
     if (Meta(*obj, "namespace") != Meta(*req.owner, "namespace")) continue;
     if (!adoptable) adoptable = req.can_adopt ? req.can_adopt() : Status::Ok();
     if (!adoptable->ok()) {
       fail(*adoptable);
       continue;
     }
-    auto adopted = PatchOwnerRefs(
-        client, req, *obj, NewControllerRef(*req.owner, req.owner_api_version, req.owner_kind));
+    auto adopted =
+        PatchOwnerRefs(client, req, *obj,
+                       api::NewControllerRef(*req.owner, req.owner_api_version, req.owner_kind));
     if (adopted.ok()) {
       out.claimed.push_back(std::make_shared<const json::object>(std::move(*adopted)));
     } else if (!adopted.status().Is(Reason::kNotFound)) {
@@ -87,7 +69,7 @@ ClaimResult ClaimObjects(client::Client& client, const ClaimRequest& req,
 }
 
 std::vector<std::string> ControllerlessValues(const json::object& obj) {
-  if (ControllerRefOf(obj) != nullptr) return {};
+  if (api::ControllerRef(obj) != nullptr) return {};
   return {Meta(obj, "namespace")};
 }
 
@@ -96,7 +78,7 @@ std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
   const std::string ns = Meta(owner, "namespace");
   std::vector<runtime::ObjectPtr> out = lister.ByIndex(kControllerlessIndex, ns);
   for (runtime::ObjectPtr& obj : lister.ByOwner(Meta(owner, "uid"))) {
-    if (ControllerRefOf(*obj) != nullptr && Meta(*obj, "namespace") == ns) {
+    if (api::ControllerRef(*obj) != nullptr && Meta(*obj, "namespace") == ns) {
       out.push_back(std::move(obj));
     }
   }

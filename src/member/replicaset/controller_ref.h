@@ -18,15 +18,6 @@
 
 namespace flotilla::member {
 
-// The ownerReference with controller=true, or null.
-const json::object* ControllerRefOf(const json::object& obj);
-// An ownerReference to `owner` (apiVersion and kind given, as informer
-// objects may lack them) with controller and blockOwnerDeletion set.
-json::object NewControllerRef(const json::object& owner, std::string_view api_version,
-                              std::string_view kind);
-// metadata.deletionTimestamp is set.
-bool IsBeingDeleted(const json::object& obj);
-
 struct ClaimRequest {
   const client::ResourceRef* resource;  // of the objects claimed
   const json::object* owner;

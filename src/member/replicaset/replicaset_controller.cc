@@ -3,6 +3,8 @@
 #include "member/replicaset/replicaset_controller.h"
 
 #include "api/labels.h"
+#include "api/owner.h"
+#include "api/views.h"
 #include "member/object_util.h"
 #include "member/replicaset/controller_ref.h"
 #include "member/replicaset/pod_util.h"
@@ -33,7 +35,7 @@ ReplicaSetController::ReplicaSetController(ControllerContext& ctx)
 }
 
 std::string ReplicaSetController::OwnerKey(const json::object& pod) const {
-  const json::object* ref = ControllerRefOf(pod);
+  const json::object* ref = api::ControllerRef(pod);
   if (ref == nullptr || GetString(*ref, "kind") != "ReplicaSet") return "";
   std::string ns = MetaAt(pod, "namespace");
   std::string name(GetString(*ref, "name").value_or(""));
@@ -53,12 +55,12 @@ void ReplicaSetController::EnqueueMatching(const json::object& pod) {
 }
 
 void ReplicaSetController::OnPodAdd(const runtime::ObjectPtr& pod) {
-  if (IsBeingDeleted(*pod)) return OnPodDelete(pod);
+  if (api::IsBeingDeleted(*pod)) return OnPodDelete(pod);
   std::string key = OwnerKey(*pod);
   if (!key.empty()) {
     expectations_.CreationObserved(key);
     controller_->queue().Add(key);
-  } else if (ControllerRefOf(*pod) == nullptr) {
+  } else if (api::ControllerRef(*pod) == nullptr) {
     EnqueueMatching(*pod);
   }
 }
@@ -72,7 +74,7 @@ void ReplicaSetController::OnPodUpdate(const runtime::ObjectPtr& old_pod,
                         (old_labels != nullptr && *old_labels != *labels);
   std::string old_key = OwnerKey(*old_pod);
   std::string key = OwnerKey(*pod);
-  if (IsBeingDeleted(*pod)) {
+  if (api::IsBeingDeleted(*pod)) {
     OnPodDelete(pod);
     if (old_key != key && !old_key.empty()) controller_->queue().Add(old_key);
     return;
@@ -88,8 +90,8 @@ void ReplicaSetController::OnPodUpdate(const runtime::ObjectPtr& old_pod,
     }
     return;
   }
-  if (ControllerRefOf(*pod) == nullptr &&
-      (labels_changed || ControllerRefOf(*old_pod) != nullptr)) {
+  if (api::ControllerRef(*pod) == nullptr &&
+      (labels_changed || api::ControllerRef(*old_pod) != nullptr)) {
     EnqueueMatching(*pod);
   }
 }
@@ -120,19 +122,20 @@ StatusOr<runtime::Result> ReplicaSetController::Reconcile(const std::string& key
   for (const runtime::ObjectPtr& pod : ClaimCandidates(pods_.lister(), *rs)) {
     if (IsPodActive(*pod)) active.push_back(pod);
   }
-  ClaimRequest claim{&kPods, rs.get(), "apps/v1", "ReplicaSet", &*selector, [&]() -> Status {
-                       auto fresh = client_.Get(kReplicaSets, ns, name);
-                       if (!fresh.ok()) return fresh.status();
-                       if (MetaAt(*fresh, "uid") != MetaAt(*rs, "uid") || IsBeingDeleted(*fresh)) {
-                         return Status::Conflict("replicaset " + key + " is being deleted");
-                       }
-                       return Status::Ok();
-                     }};
+  ClaimRequest claim{
+      &kPods, rs.get(), "apps/v1", "ReplicaSet", &*selector, [&]() -> Status {
+        auto fresh = client_.Get(kReplicaSets, ns, name);
+        if (!fresh.ok()) return fresh.status();
+        if (MetaAt(*fresh, "uid") != MetaAt(*rs, "uid") || api::IsBeingDeleted(*fresh)) {
+          return Status::Conflict("replicaset " + key + " is being deleted");
+        }
+        return Status::Ok();
+      }};
   ClaimResult claimed = ClaimObjects(client_, claim, active);
   if (!claimed.error.ok()) return claimed.error;
 
   Outcome outcome;
-  if (needs_sync && !IsBeingDeleted(*rs)) outcome = ManageReplicas(key, *rs, claimed.claimed);
+  if (needs_sync && !api::IsBeingDeleted(*rs)) outcome = ManageReplicas(key, *rs, claimed.claimed);
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(*rs, CalculateStatus(*rs, claimed.claimed, outcome)));
   if (!outcome.error.ok()) return outcome.error;
   return runtime::Result{UntilNextAvailable(*rs, claimed.claimed)};

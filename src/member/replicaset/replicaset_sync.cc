@@ -2,6 +2,7 @@
 // spec.replicas, and its status.
 #include <algorithm>
 
+#include "api/owner.h"
 #include "member/object_util.h"
 #include "member/replicaset/controller_ref.h"
 #include "member/replicaset/pod_util.h"
@@ -16,9 +17,10 @@ constexpr std::string_view kKind = "ReplicaSet";
 // controller.GetPodFromTemplate: the template's labels, annotations,
 // finalizers and spec, named after the ReplicaSet, owned by it.
 json::object PodFromTemplate(const json::object& rs) {
-  json::object meta = {{"generateName", MetaAt(rs, "name") + "-"},
-                       {"namespace", MetaAt(rs, "namespace")},
-                       {"ownerReferences", json::array{NewControllerRef(rs, kApiVersion, kKind)}}};
+  json::object meta = {
+      {"generateName", MetaAt(rs, "name") + "-"},
+      {"namespace", MetaAt(rs, "namespace")},
+      {"ownerReferences", json::array{api::NewControllerRef(rs, kApiVersion, kKind)}}};
   for (const char* field : {"labels", "annotations", "finalizers"}) {
     const json::value* v = Find(rs, std::string("spec.template.metadata.") + field);
     if (v != nullptr && !v->is_null()) meta[field] = *v;

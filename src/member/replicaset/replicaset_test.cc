@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "api/owner.h"
 #include "member/replicaset/controller_ref.h"
 #include "member/replicaset/replicaset_controller.h"
 #include "member/replicaset/workload_test_util.h"
@@ -57,7 +58,7 @@ TEST(ClaimCandidatesTest, APodAdoptedBetweenTheReadsIsListedOnce) {
   auto pod = [&](const std::string& name, bool owned) {
     json::object meta = {{"name", name}, {"namespace", "default"}};
     if (owned) {
-      meta["ownerReferences"] = json::array{NewControllerRef(owner, "apps/v1", "ReplicaSet")};
+      meta["ownerReferences"] = json::array{api::NewControllerRef(owner, "apps/v1", "ReplicaSet")};
     }
     return std::make_shared<const json::object>(json::object{{"metadata", std::move(meta)}});
   };

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "api/owner.h"
 #include "member/object_util.h"
 #include "member/services/endpoint_util.h"
 
@@ -58,16 +59,11 @@ json::object SliceMeta(const json::object& service, const std::string& name) {
   labels[kServiceNameLabel] = StringAt(service, "metadata.name");
   labels[kManagedByLabel] = EndpointSliceController::kManagedBy;
   if (services::IsHeadless(service)) labels["service.kubernetes.io/headless"] = "";
-  json::object owner{{"apiVersion", "v1"},
-                     {"kind", "Service"},
-                     {"name", StringAt(service, "metadata.name")},
-                     {"uid", StringAt(service, "metadata.uid")},
-                     {"controller", true},
-                     {"blockOwnerDeletion", true}};
-  return json::object{{"name", name},
-                      {"namespace", StringAt(service, "metadata.namespace")},
-                      {"labels", std::move(labels)},
-                      {"ownerReferences", json::array{std::move(owner)}}};
+  return json::object{
+      {"name", name},
+      {"namespace", StringAt(service, "metadata.namespace")},
+      {"labels", std::move(labels)},
+      {"ownerReferences", json::array{api::NewControllerRef(service, "v1", "Service")}}};
 }
 
 // Whether `have` (from the server) already says what `want` says.

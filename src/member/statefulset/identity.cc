@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "api/owner.h"
 #include "member/object_util.h"
 
 namespace flotilla::member::statefulset {
@@ -10,15 +11,6 @@ namespace {
 json::object ObjectOrEmpty(const json::object& o, std::string_view path) {
   const json::value* v = Find(o, path);
   return v != nullptr && v->is_object() ? v->get_object() : json::object();
-}
-
-json::object OwnerRefOf(const json::object& set) {
-  return json::object{{"apiVersion", "apps/v1"},
-                      {"kind", "StatefulSet"},
-                      {"name", StringAt(set, "metadata.name")},
-                      {"uid", StringAt(set, "metadata.uid")},
-                      {"controller", true},
-                      {"blockOwnerDeletion", true}};
 }
 
 std::vector<const json::object*> ClaimTemplates(const json::object& set) {
@@ -94,7 +86,7 @@ json::object NewPod(const json::object& set, int ordinal, const std::string& rev
   json::object pod_meta{{"name", name},
                         {"namespace", StringAt(set, "metadata.namespace")},
                         {"labels", std::move(labels)},
-                        {"ownerReferences", json::array{OwnerRefOf(set)}}};
+                        {"ownerReferences", json::array{ControllerRef(set)}}};
   if (const json::object* a = GetObject(meta, "annotations")) pod_meta["annotations"] = *a;
   json::object spec = ObjectOrEmpty(tmpl, "spec");
   spec["hostname"] = name;
@@ -120,7 +112,7 @@ std::vector<json::object> NewClaims(const json::object& set, int ordinal) {
                             {"namespace", StringAt(set, "metadata.namespace")},
                             {"labels", std::move(labels)}};
     if (const json::object* a = GetObject(meta, "annotations")) claim_meta["annotations"] = *a;
-    if (owned) claim_meta["ownerReferences"] = json::array{OwnerRefOf(set)};
+    if (owned) claim_meta["ownerReferences"] = json::array{ControllerRef(set)};
     out.push_back(json::object{{"apiVersion", "v1"},
                                {"kind", "PersistentVolumeClaim"},
                                {"metadata", std::move(claim_meta)},
@@ -129,7 +121,9 @@ std::vector<json::object> NewClaims(const json::object& set, int ordinal) {
   return out;
 }
 
-json::object ControllerRef(const json::object& set) { return OwnerRefOf(set); }
+json::object ControllerRef(const json::object& set) {
+  return api::NewControllerRef(set, "apps/v1", "StatefulSet");
+}
 
 bool HasController(const json::object& obj) {
   const json::value* refs = Find(obj, "metadata.ownerReferences");
