@@ -69,16 +69,19 @@ class TestCluster {
     if (configure) configure(opts_);
     Start();
   }
-  ~TestCluster() {
+  ~TestCluster() { Stop(); }
+
+  // Stops the server: an outage (its address stays valid, nothing
+  // answers there until Restart).
+  void Stop() {
     if (server_) server_->Stop();
   }
-
-  // Stops the server and starts a new one on the same port with the same
-  // PKI (the memory store starts empty).
+  // Stops the server, if it runs, and starts a new one on the port the
+  // first one got, with the same PKI (the memory store starts empty).
   void Restart() {
-    opts_.port = server_->port();
-    server_->Stop();
+    Stop();
     server_.reset();
+    opts_.port = port_;
     Start();
   }
 
@@ -88,7 +91,7 @@ class TestCluster {
   // The admin's config: the server's CA and the admin token.
   RestConfig AdminConfig() const {
     RestConfig config;
-    config.server = server_->url();
+    config.server = url_;
     config.ca_pem = server_->pki().ca_cert_pem;
     config.token = server_->pki().admin_token;
     return config;
@@ -111,12 +114,16 @@ class TestCluster {
     auto server = apiserver::Server::Start(opts_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
+    port_ = server_->port();
+    url_ = server_->url();
   }
 
   TempDir dir_;
   api::Registry registry_;
   apiserver::ServerOptions opts_;
   std::unique_ptr<apiserver::Server> server_;
+  int port_ = 0;     // of the first server; a restart takes it again
+  std::string url_;  // its address, valid across Stop and Restart
 };
 
 // An HTTPS server whose every request goes to a test-supplied handler; it

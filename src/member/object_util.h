@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/json.h"
 
@@ -33,6 +34,26 @@ inline std::pair<std::string, std::string> SplitKey(const std::string& key) {
   size_t slash = key.find('/');
   if (slash == std::string::npos) return {"", key};
   return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+// The objects of the list at `path` (other elements skipped); empty when
+// absent or not a list.
+inline std::vector<const json::object*> ObjectsAt(const json::object& o, std::string_view path) {
+  std::vector<const json::object*> out;
+  const json::value* v = Find(o, path);
+  if (v == nullptr || !v->is_array()) return out;
+  for (const json::value& e : v->get_array()) {
+    if (e.is_object()) out.push_back(&e.get_object());
+  }
+  return out;
+}
+
+// A Node's InternalIP address; "" when it has none.
+inline std::string InternalIp(const json::object& node) {
+  for (const json::object* a : ObjectsAt(node, "status.addresses")) {
+    if (GetString(*a, "type") == "InternalIP") return FieldString(*a, "address");
+  }
+  return "";
 }
 
 // A copy of `obj` with apiVersion and kind set (informer objects may lack

@@ -13,16 +13,6 @@ namespace {
 // Pods by spec.nodeName.
 constexpr std::string_view kNodeNameIndex = "spec.nodeName";
 
-std::string InternalIp(const json::object& node) {
-  const json::value* a = Find(node, "status.addresses");
-  if (a == nullptr || !a->is_array()) return "";
-  for (const json::value& e : a->get_array()) {
-    if (e.is_object() && StringAt(e.get_object(), "type") == "InternalIP")
-      return StringAt(e.get_object(), "address");
-  }
-  return "";
-}
-
 std::string Ipv4(uint32_t v) {
   return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
          std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255);

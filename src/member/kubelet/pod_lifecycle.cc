@@ -12,16 +12,6 @@ namespace {
 constexpr Duration kBackoffBase = std::chrono::seconds(10);
 constexpr Duration kBackoffMax = std::chrono::minutes(5);
 
-std::vector<const json::object*> ObjectsAt(const json::object& o, std::string_view path) {
-  std::vector<const json::object*> out;
-  const json::value* v = Find(o, path);
-  if (v == nullptr || !v->is_array()) return out;
-  for (const json::value& e : v->get_array()) {
-    if (e.is_object()) out.push_back(&e.get_object());
-  }
-  return out;
-}
-
 TimePoint Time(const json::object& o, std::string_view path) {
   TimePoint t{};
   ParseRfc3339(StringAt(o, path), &t);

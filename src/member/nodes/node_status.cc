@@ -178,14 +178,4 @@ std::optional<TimePoint> LastHeartbeat(const json::object& node) {
   return t;
 }
 
-std::string InternalIp(const json::object& node) {
-  const json::value* a = Find(node, "status.addresses");
-  if (a == nullptr || !a->is_array()) return "";
-  for (const json::value& e : a->get_array()) {
-    if (e.is_object() && StringAt(e.get_object(), "type") == "InternalIP")
-      return StringAt(e.get_object(), "address");
-  }
-  return "";
-}
-
 }  // namespace flotilla::member::nodes

@@ -47,7 +47,4 @@ json::object HeartbeatPatch(const json::object& node, TimePoint now);
 // lastHeartbeatTime of the Ready condition; nullopt when absent.
 std::optional<TimePoint> LastHeartbeat(const json::object& node);
 
-// status.addresses' InternalIP; "" when absent.
-std::string InternalIp(const json::object& node);
-
 }  // namespace flotilla::member::nodes

@@ -102,7 +102,7 @@ Status Nodes::Create(const std::string& name) {
 
 Status Nodes::Register(const json::object& node) {
   std::string name = StringAt(node, "metadata.name");
-  std::string ip = nodes::InternalIp(node);
+  std::string ip = InternalIp(node);
   if (ip.empty()) ip = AddressFor(name);
   json::object patch = nodes::RegistrationPatch(node, options_, ip, clock_.Now());
   // Only onto the node as read: what it fills in must not overwrite what
@@ -121,7 +121,7 @@ Status Nodes::Register(const json::object& node) {
 // given out already.
 std::string Nodes::AddressFor(const std::string& name) {
   std::set<std::string> used;
-  for (const runtime::ObjectPtr& n : nodes_.cache().List()) used.insert(nodes::InternalIp(*n));
+  for (const runtime::ObjectPtr& n : nodes_.cache().List()) used.insert(InternalIp(*n));
   MutexLock lock(mu_);
   if (auto it = addresses_.find(name); it != addresses_.end()) return it->second;
   for (const auto& [node, ip] : addresses_) used.insert(ip);

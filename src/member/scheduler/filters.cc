@@ -13,16 +13,6 @@ namespace {
 
 constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
 
-std::vector<const json::object*> ObjectsAt(const json::object& o, std::string_view path) {
-  std::vector<const json::object*> out;
-  const json::value* v = Find(o, path);
-  if (v == nullptr || !v->is_array()) return out;
-  for (const json::value& e : v->get_array()) {
-    if (e.is_object()) out.push_back(&e.get_object());
-  }
-  return out;
-}
-
 struct Taint {
   std::string key, value, effect;
 };
