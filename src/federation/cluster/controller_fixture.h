@@ -139,6 +139,22 @@ class ControllerTest : public ::testing::Test {
     EXPECT_TRUE(state());
   }
 
+  // Plays member i's scheduler: creates `pod` there, Pending, with no node
+  // that fits it (PodScheduled False, Unschedulable, since now).
+  void CreateUnschedulablePod(int i, const json::object& pod) {
+    auto made = member_clients_[i]->Create(client::kPods, kNs, pod);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    json::object pending = *made;
+    pending["status"] = json::object{
+        {"phase", "Pending"},
+        {"conditions",
+         json::array{json::object{{"type", "PodScheduled"},
+                                  {"status", "False"},
+                                  {"reason", "Unschedulable"},
+                                  {"lastTransitionTime", FormatRfc3339(clock_.Now())}}}}};
+    ASSERT_TRUE(member_clients_[i]->UpdateStatus(client::kPods, kNs, pending).ok());
+  }
+
   // The reasons, and the messages of one reason, of the federation's Events
   // in the test namespace.
   std::vector<std::string> EventReasons() {

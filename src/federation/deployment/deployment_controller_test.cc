@@ -242,18 +242,12 @@ class DeploymentControllerTest : public cluster::testing::ControllerTest {
                                                  {"labels", json::object{{"app", "web"}}},
                                                  {"ownerReferences", owner}}},
                        {"spec", std::move(spec)}};
+      if (p >= running) {
+        CreateUnschedulablePod(i, pod);
+        continue;
+      }
       auto made = member_clients_[i]->Create(kPods, kNs, pod);
       ASSERT_TRUE(made.ok()) << made.status().ToString();
-      if (p < running) continue;
-      json::object with = *made;
-      with["status"] = json::object{
-          {"phase", "Pending"},
-          {"conditions",
-           json::array{json::object{{"type", "PodScheduled"},
-                                    {"status", "False"},
-                                    {"reason", "Unschedulable"},
-                                    {"lastTransitionTime", FormatRfc3339(clock_.Now())}}}}};
-      ASSERT_TRUE(member_clients_[i]->UpdateStatus(kPods, kNs, with).ok());
     }
   }
   void FinishAll() {

@@ -9,33 +9,26 @@
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
-#include "client/client_test_util.h"
-#include "federation/cluster/join.h"
-#include "federation/cluster/test_util.h"
-#include "federation/common/test_util.h"
+#include "federation/cluster/controller_fixture.h"
 #include "federation/replicaset/replicaset_controller.h"
-#include "runtime/test_util.h"
 
 namespace flotilla::federation::replicaset {
 namespace {
 
-using client::testing::TestCluster;
 using runtime::testing::Eventually;
 
-constexpr char kNs[] = "default";
 constexpr Duration kTimeout = std::chrono::minutes(5);
 // The workloads' default preferences favour b.
 constexpr char kPreferB[] = R"({"clusters": {"b": {"weight": 2}, "*": {"weight": 1}}})";
 
-class ApplicationsTest : public ::testing::Test {
+class ApplicationsTest : public cluster::testing::ControllerTest {
  protected:
+  ApplicationsTest() : ControllerTest({ReplicaSetController::kName}, "default/web") {}
+
   void SetUp() override {
-    fed_client_ = fed_.InProcess();
+    ControllerTest::SetUp();
     const char* zones[] = {"z1", "z1", "z2"};
-    for (int i = 0; i < 3; ++i) {
-      cluster::JoinOptions join{.name = Name(i), .member = members_[i].AdminConfig()};
-      ASSERT_TRUE(cluster::Join(*fed_client_, join).ok());
-      member_clients_[i] = members_[i].InProcess();
+    for (int i = 0; i < kMembers; ++i) {
       AddNode(i, std::to_string(2 + i));
       // The zones the cluster controller would record.
       auto c = fed_client_->Get(kClusters, "", Name(i));
@@ -45,28 +38,16 @@ class ApplicationsTest : public ::testing::Test {
       ASSERT_TRUE(fed_client_->UpdateStatus(kClusters, "", with).ok());
     }
   }
-  void TearDown() override {
-    if (ctx_) ctx_->Stop();
-    controller_.reset();
-    apps_.reset();
-    ctx_.reset();
-  }
-
   void Start() {
-    WorkloadOptions options{.recheck_delay = std::chrono::seconds(30),
-                            .member_change_delay = Duration::zero()};
-    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
-    apps_ = std::make_unique<Applications>(
-        *ctx_,
-        ApplicationOptions{.migration_timeout = kTimeout, .recheck_delay = options.recheck_delay});
-    options.applications = apps_.get();
-    controller_ = std::make_unique<ReplicaSetController>(*ctx_, options);
-    for (int i = 0; i < 3; ++i) SetReady(i);
-    ASSERT_TRUE(ctx_->Start().ok());
-    ASSERT_TRUE(Eventually([&] { return testing::MembersSynced(ctx_->members(), 3); }));
+    StartWith([&] {
+      WorkloadOptions options{.recheck_delay = std::chrono::seconds(30),
+                              .member_change_delay = Duration::zero()};
+      apps_ = &Make<Applications>(ApplicationOptions{.migration_timeout = kTimeout,
+                                                     .recheck_delay = options.recheck_delay});
+      options.applications = apps_;
+      Make<ReplicaSetController>(options);
+    });
   }
-  void SetReady(int i) { ctx_->clusters().SetReady(Name(i), members_[i].InProcess()); }
-  static std::string Name(int i) { return std::string(1, static_cast<char>('a' + i)); }
 
   void AddNode(int i, const std::string& cpu) {
     json::object node{
@@ -128,7 +109,7 @@ class ApplicationsTest : public ::testing::Test {
   // is none.
   std::vector<int64_t> Placement(const std::string& name) {
     std::vector<int64_t> out;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kMembers; ++i) {
       auto lrs = member_clients_[i]->Get(kReplicaSets, kNs, name);
       out.push_back(lrs.ok() ? IntAt(*lrs, "spec.replicas") : -1);
     }
@@ -176,8 +157,7 @@ class ApplicationsTest : public ::testing::Test {
   // The controller has nothing to do before the clock moves.
   bool Idle() {
     return Eventually([&] {
-      runtime::WorkQueueStats q =
-          ctx_->manager().Find(ReplicaSetController::kName)->Metrics().queue;
+      runtime::WorkQueueStats q = Controller().Metrics().queue;
       return q.depth == 0 && q.processing == 0;
     });
   }
@@ -201,14 +181,7 @@ class ApplicationsTest : public ::testing::Test {
     RunAll(1, "db");
   }
 
-  FakeClock clock_;
-  TestCluster fed_;
-  cluster::testing::MemberServer members_[3];
-  std::unique_ptr<client::Client> member_clients_[3];
-  std::unique_ptr<client::Client> fed_client_;
-  std::unique_ptr<FederationContext> ctx_;
-  std::unique_ptr<Applications> apps_;
-  std::unique_ptr<ReplicaSetController> controller_;
+  Applications* apps_ = nullptr;  // the fixture's while it runs
 };
 
 TEST_F(ApplicationsTest, AnApplicationRunsWholeWhereItHasRoomAndReservesIt) {
@@ -276,17 +249,7 @@ TEST_F(ApplicationsTest, PodsUnschedulableTooLongMoveItWhole) {
                                 {"ownerReferences", json::array{owner}}}},
       {"spec",
        json::object{{"containers", json::array{json::object{{"name", "c"}, {"image", "nginx"}}}}}}};
-  auto made = member_clients_[1]->Create(kPods, kNs, pod);
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  json::object pending = *made;
-  pending["status"] = json::object{
-      {"phase", "Pending"},
-      {"conditions",
-       json::array{json::object{{"type", "PodScheduled"},
-                                {"status", "False"},
-                                {"reason", "Unschedulable"},
-                                {"lastTransitionTime", FormatRfc3339(clock_.Now())}}}}};
-  ASSERT_TRUE(member_clients_[1]->UpdateStatus(kPods, kNs, pending).ok());
+  CreateUnschedulablePod(1, pod);
   ASSERT_TRUE(Idle());
   clock_.Advance(std::chrono::seconds(59));
   ASSERT_TRUE(Idle());

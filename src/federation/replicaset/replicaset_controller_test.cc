@@ -123,17 +123,7 @@ class ReplicaSetControllerTest : public cluster::testing::ControllerTest {
   // node can take.
   void AddUnschedulablePods(int i, int n, const std::string& name = "web") {
     for (int p = 0; p < n; ++p) {
-      auto made = member_clients_[i]->Create(
-          kPods, kNs, Pod(i, name, name + "-pending-" + std::to_string(p), ""));
-      ASSERT_TRUE(made.ok()) << made.status().ToString();
-      json::object condition{{"type", "PodScheduled"},
-                             {"status", "False"},
-                             {"reason", "Unschedulable"},
-                             {"lastTransitionTime", FormatRfc3339(clock_.Now())}};
-      json::object with_status = *made;
-      with_status["status"] =
-          json::object{{"phase", "Pending"}, {"conditions", json::array{condition}}};
-      ASSERT_TRUE(member_clients_[i]->UpdateStatus(kPods, kNs, with_status).ok());
+      CreateUnschedulablePod(i, Pod(i, name, name + "-pending-" + std::to_string(p), ""));
     }
   }
   // Plays member i's ReplicaSet controller scaling down: deletes the pods
@@ -348,9 +338,9 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereAndThePlac
   clock_.Advance(kProbeInterval);
   ASSERT_TRUE(Settle([&] {
     return Placement() == std::vector<int64_t>{13, 13, 6};
-  })) << json::serialize(json::value_from(Placement())) << " " << json::serialize(Breakdown())
-      << " reconciles " << Controller().Metrics().reconciles << " waiting "
-      << Controller().Metrics().queue.waiting;
+  })) << json::serialize(json::value_from(Placement()))
+      << " " << json::serialize(Breakdown()) << " reconciles " << Controller().Metrics().reconciles
+      << " waiting " << Controller().Metrics().queue.waiting;
 
   // No node takes them: past the threshold the probe ends, 30 again.
   AddUnschedulablePods(2, 2);
