@@ -6,6 +6,7 @@
 #include "apiserver/http_connection.h"
 #include "apiserver/http_internal.h"
 #include "apiserver/http_stream_responder.h"
+#include "base/accept.h"
 #include "base/mutex.h"
 
 namespace flotilla::apiserver {
@@ -100,24 +101,15 @@ class HttpServerImpl : public HttpServer {
   bool plain() const { return opts_.cert_path.empty(); }
 
   net::awaitable<void> Accept() {
-    net::steady_timer backoff(acceptor_.get_executor());
-    while (!stopping_) {
-      auto strand = net::make_strand(SharedIoContext());
-      auto [ec, sock] = co_await acceptor_.async_accept(strand, kAwait);
-      if (ec) {
-        if (stopping_ || ec == net::error::operation_aborted) break;
-        // Out of descriptors, say: wait a little rather than spin.
-        backoff.expires_after(std::chrono::milliseconds(50));
-        co_await backoff.async_wait(kAwait);
-        continue;
-      }
+    co_await AcceptConnections(acceptor_, stopping_, [this](tcp::socket sock) {
+      error_code ec;
       sock.set_option(tcp::no_delay(true), ec);
       if (plain()) {
         Launch(std::make_shared<Connection<tcp::socket>>(context_, std::move(sock)));
       } else {
         Launch(std::make_shared<Connection<TlsStream>>(context_, std::move(sock)));
       }
-    }
+    });
   }
 
   template <typename Stream>

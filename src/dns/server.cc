@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "base/accept.h"
 #include "base/io.h"
 #include "base/mutex.h"
 
@@ -274,9 +275,9 @@ class ServerImpl : public Server {
         size_t n = socket.receive_from(net::buffer(in), peer, 0, read_ec);
         if (read_ec) break;  // drained (would block), or closed
         std::span<const uint8_t> query(in.data(), n);
-        if (StubFor(query) != nullptr) {
+        if (const Stub* stub = StubFor(query)) {
           Spawn(socket.get_executor(),
-                ForwardUdp(socket, std::vector<uint8_t>(query.begin(), query.end()), peer));
+                ForwardUdp(socket, *stub, std::vector<uint8_t>(query.begin(), query.end()), peer));
           continue;
         }
         auto start = std::chrono::steady_clock::now();
@@ -288,14 +289,16 @@ class ServerImpl : public Server {
       }
     }
   }
-  // On `socket`'s strand: forwards one query and sends the answer back.
-  net::awaitable<void> ForwardUdp(udp::socket& socket, std::vector<uint8_t> query,
+  // On `socket`'s strand: forwards one query to `stub` (stubs_ outlives
+  // every coroutine) and sends the answer back.
+  net::awaitable<void> ForwardUdp(udp::socket& socket, const Stub& stub, std::vector<uint8_t> query,
                                   udp::endpoint peer) {
     std::vector<uint8_t> out(KNOT_WIRE_MAX_PKTSIZE);
-    std::span<const uint8_t> q(query);
-    std::span<uint8_t> o(out);
-    Answered a = co_await Respond(q, o, Transport::kUdp);
+    auto start = std::chrono::steady_clock::now();
+    Answered a = co_await Forward(stub, query, out);
+    Count(a, Transport::kUdp, start);
     if (a.size == 0) co_return;
+
     error_code ignored;
     socket.send_to(net::buffer(out.data(), a.size), peer, 0, ignored);
   }
@@ -303,28 +306,18 @@ class ServerImpl : public Server {
   // Takes connections, each on its own strand; past max_tcp_connections a
   // new one is closed at once.
   net::awaitable<void> Accept() {
-    net::steady_timer backoff(acceptor_.get_executor());
-    while (!stopping_) {
-      auto strand = net::make_strand(SharedIoContext());
-      auto [ec, socket] = co_await acceptor_.async_accept(strand, kAwait);
-      if (ec) {
-        if (stopping_ || ec == net::error::operation_aborted) co_return;
-        // Out of descriptors, say: wait a little rather than spin.
-        backoff.expires_after(std::chrono::milliseconds(50));
-        co_await backoff.async_wait(kAwait);
-        continue;
-      }
+    co_await AcceptConnections(acceptor_, stopping_, [this](tcp::socket socket) {
       auto conn = std::make_shared<TcpConnection>(std::move(socket));
       {
         MutexLock lock(mu_);
         if (stopping_ || static_cast<int>(connections_.size()) >= options_.max_tcp_connections) {
           conn->Close();
-          continue;
+          return;
         }
         connections_.insert(conn);
       }
       Spawn(conn->socket.get_executor(), ServeTcp(conn));
-    }
+    });
   }
 
   // Length-prefixed queries, answered in order; the connection closes after
