@@ -187,6 +187,16 @@ class Objects {
   Clock& clock() { return clock_; }
 
  private:
+  // A stored object as `res` serves it, with the revision a conditional
+  // write of it compares.
+  struct Current {
+    json::object obj;
+    int64_t mod_revision = 0;
+  };
+  // The object at storage `key` (NotFound naming `name` when none).
+  StatusOr<Current> ReadCurrent(const api::Resource& res, const std::string& key,
+                                const std::string& name);
+
   using Transform = std::function<StatusOr<json::object>(const json::object& current)>;
   // Read-modify-write with retries on conflict when `retry` is true.
   StatusOr<json::object> GuaranteedUpdate(const api::Resource& res, const std::string& ns,

@@ -248,28 +248,33 @@ StatusOr<json::object> Objects::StoreUpdate(const api::Resource& res, const std:
   return FromStorage(res, std::move(obj));
 }
 
+StatusOr<Objects::Current> Objects::ReadCurrent(const api::Resource& res, const std::string& key,
+                                                const std::string& name) {
+  auto kv = store_.Get(key);
+  if (!kv.ok()) return kv.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : kv.status();
+  FLOTILLA_ASSIGN_OR_RETURN(json::object obj, FromStorage(res, ParseStored(kv->value)));
+  return Current{std::move(obj), kv->mod_revision};
+}
+
 StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const std::string& ns,
                                                  const std::string& name,
                                                  const Transform& transform, bool retry,
                                                  const WriteOptions& opts) {
   const std::string key = Key(res, ns, name);
   for (int attempt = 0;; ++attempt) {
-    auto kv = store_.Get(key);
-    if (!kv.ok()) {
-      return kv.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : kv.status();
-    }
-    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, ParseStored(kv->value)));
+    FLOTILLA_ASSIGN_OR_RETURN(Current stored, ReadCurrent(res, key, name));
+    const json::object& current = stored.obj;
     FLOTILLA_ASSIGN_OR_RETURN(json::object updated, transform(current));
     if (SameIgnoringResourceVersion(current, updated) || opts.dry_run) {
       return opts.dry_run ? updated : current;
     }
     if (ReadyToDelete(res, updated)) {
-      auto deleted = store_.Delete(key, kv->mod_revision);
+      auto deleted = store_.Delete(key, stored.mod_revision);
       if (deleted.ok()) return updated;
       if (deleted.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
       return deleted.status();
     }
-    auto written = StoreUpdate(res, key, kv->mod_revision, updated);
+    auto written = StoreUpdate(res, key, stored.mod_revision, updated);
     if (written.ok()) return written;
     if (written.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
     if (written.status().Is(Reason::kConflict)) {
@@ -381,11 +386,8 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
                                        const std::string& name, const DeleteOptions& opts) {
   const std::string key = Key(res, ns, name);
   for (int attempt = 0;; ++attempt) {
-    auto kv = store_.Get(key);
-    if (!kv.ok()) {
-      return kv.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : kv.status();
-    }
-    FLOTILLA_ASSIGN_OR_RETURN(json::object current, FromStorage(res, ParseStored(kv->value)));
+    FLOTILLA_ASSIGN_OR_RETURN(Current stored, ReadCurrent(res, key, name));
+    json::object current = std::move(stored.obj);
     std::string uid = MetaString(current, "uid");
     if (opts.precondition_uid && *opts.precondition_uid != uid) {
       return ConflictError(res, name,
@@ -431,13 +433,13 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
     }
     if (opts.dry_run) return marked;
     if (ReadyToDelete(res, marked)) {
-      auto deleted = store_.Delete(key, kv->mod_revision);
+      auto deleted = store_.Delete(key, stored.mod_revision);
       if (deleted.ok()) return current;
       if (deleted.status().Is(Reason::kConflict) && attempt < kMaxRetries) continue;
       return deleted.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : deleted.status();
     }
     if (SameIgnoringResourceVersion(current, marked)) return current;
-    auto written = StoreUpdate(res, key, kv->mod_revision, marked);
+    auto written = StoreUpdate(res, key, stored.mod_revision, marked);
     if (written.ok()) return written;
     if (written.status().Is(Reason::kConflict) && attempt < kMaxRetries) continue;
     return written.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : written.status();
