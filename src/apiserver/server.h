@@ -67,6 +67,12 @@ class Server {
 
  private:
   Server() = default;
+  // The steps of Start, in order.
+  Status PrepareDir();
+  Status OpenStore();
+  Status OpenAudit();
+  Status StartApi();
+  Status StartHttp();
 
   ServerOptions opts_;
   Pki pki_;
