@@ -39,10 +39,11 @@ void TimerService::Arm(Timer* timer, TimePoint when) {
   bool earliest;
   {
     MutexLock lock(mu_);
-    timer->service_.mu_.AssertHeld();  // this service's
-    if (timer->armed_) queue_.erase({timer->when_, timer});
-    timer->armed_ = true;
-    timer->when_ = when;
+    auto [at, fresh] = armed_at_.try_emplace(timer, when);
+    if (!fresh) {
+      queue_.erase({at->second, timer});
+      at->second = when;
+    }
     auto it = queue_.emplace(when, timer).first;
     earliest = it == queue_.begin();
   }
@@ -51,9 +52,10 @@ void TimerService::Arm(Timer* timer, TimePoint when) {
 
 void TimerService::Cancel(Timer* timer) {
   MutexLock lock(mu_);
-  timer->service_.mu_.AssertHeld();  // this service's
-  if (timer->armed_) queue_.erase({timer->when_, timer});
-  timer->armed_ = false;
+  if (auto at = armed_at_.find(timer); at != armed_at_.end()) {
+    queue_.erase({at->second, timer});
+    armed_at_.erase(at);
+  }
   if (std::this_thread::get_id() == thread_.get_id()) return;
   ScopedBlocking blocking;
   idle_cv_.Wait(lock, [&]() REQUIRES(mu_) { return running_ != timer; });
@@ -66,8 +68,7 @@ void TimerService::Run() {
     if (!queue_.empty() && queue_.begin()->first <= now) {
       Timer* timer = queue_.begin()->second;
       queue_.erase(queue_.begin());
-      timer->service_.mu_.AssertHeld();  // this service's
-      timer->armed_ = false;
+      armed_at_.erase(timer);
       running_ = timer;
       lock.Unlock();
       // The callback may destroy its Timer: nothing here touches it after.

@@ -16,6 +16,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "base/clock.h"
@@ -51,6 +52,8 @@ class TimerService {
   mutable Mutex mu_;
   CondVar idle_cv_;  // signalled when a callback returns
   std::set<std::pair<TimePoint, Timer*>> queue_ GUARDED_BY(mu_);
+  // The armed timers and when each fires: queue_'s entries by timer.
+  std::unordered_map<Timer*, TimePoint> armed_at_ GUARDED_BY(mu_);
   Timer* running_ GUARDED_BY(mu_) = nullptr;
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
@@ -78,8 +81,6 @@ class Timer {
   TimerService& service_;
   // Shared so that a callback that destroys its Timer runs to its end.
   const std::shared_ptr<const std::function<void()>> fire_;
-  TimePoint when_ GUARDED_BY(service_.mu_);  // while armed_
-  bool armed_ GUARDED_BY(service_.mu_) = false;
 };
 
 }  // namespace flotilla

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <tuple>
 
 #include "api/annotations.h"
@@ -178,7 +179,7 @@ std::vector<Applications::Workload> Applications::WorkloadsOf(const std::string&
         continue;
       }
       Workload w{.kind = &kind, .key = runtime::ObjectKey(*obj), .obj = obj};
-      w.replicas = IntAt(*obj, "spec.replicas", 1);
+      w.replicas = api::WorkloadView(*obj).replicas();
       const json::value* tmpl_spec = Find(*obj, "spec.template.spec");
       if (tmpl_spec != nullptr && tmpl_spec->is_object()) {
         w.request = api::PodRequests(json::object{{"spec", *tmpl_spec}});
@@ -514,6 +515,26 @@ class Applications::Decision {
   std::optional<std::pair<int, int>> window_;
 };
 
+std::vector<std::string> Applications::ZonesOf(const std::string& name) const {
+  runtime::ObjectPtr c = ctx_.cluster_objects().cache().Get(name);
+  return c ? StringsAt(*c, "status.zones") : std::vector<std::string>{};
+}
+
+void Applications::MarkAvoided(const std::string& ns, const std::string& avoid,
+                               std::map<std::string, Cluster>& clusters) const {
+  std::vector<std::string> avoided = WhereRuns(ns, avoid);
+  std::set<std::string> zones;
+  for (const std::string& name : avoided) {
+    for (std::string& zone : ZonesOf(name)) zones.insert(std::move(zone));
+  }
+  for (auto& [name, c] : clusters) {
+    std::vector<std::string> mine = ZonesOf(name);
+    bool shares_zone = std::any_of(mine.begin(), mine.end(),
+                                   [&](const std::string& z) { return zones.contains(z); });
+    c.avoided = shares_zone || std::find(avoided.begin(), avoided.end(), name) != avoided.end();
+  }
+}
+
 std::optional<CoupledPlacement> Applications::Place(const json::object& obj, TimePoint now) {
   if (!Coupled(obj)) return std::nullopt;
   const std::string ns(api::ObjectView(obj).ns());
@@ -537,28 +558,7 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
   std::vector<runtime::ObjectPtr> objs;
   for (const Workload& w : workloads) objs.push_back(w.obj);
   std::string avoid = AnnotationOfAny(objs, api::kAntiAffinityAnnotation);
-  if (!avoid.empty() && avoid != app_name) {
-    std::vector<std::string> avoided = WhereRuns(ns, avoid);
-    std::vector<std::string> zones;
-    for (const std::string& name : avoided) {
-      runtime::ObjectPtr c = ctx_.cluster_objects().cache().Get(name);
-      const json::value* z = c ? Find(*c, "status.zones") : nullptr;
-      for (const json::value& zone : z && z->is_array() ? z->get_array() : json::array()) {
-        if (zone.is_string()) zones.emplace_back(zone.get_string());
-      }
-    }
-    for (auto& [name, c] : clusters) {
-      runtime::ObjectPtr obj = ctx_.cluster_objects().cache().Get(name);
-      const json::value* z = obj ? Find(*obj, "status.zones") : nullptr;
-      bool shares_zone = false;
-      for (const json::value& zone : z && z->is_array() ? z->get_array() : json::array()) {
-        shares_zone = shares_zone || (zone.is_string() &&
-                                      std::find(zones.begin(), zones.end(),
-                                                std::string(zone.get_string())) != zones.end());
-      }
-      c.avoided = shares_zone || std::find(avoided.begin(), avoided.end(), name) != avoided.end();
-    }
-  }
+  if (!avoid.empty() && avoid != app_name) MarkAvoided(ns, avoid, clusters);
   App& app = apps_[app_key];
   if (app.home.empty()) {
     // After a restart: where the copies hold the most replicas.
@@ -588,7 +588,7 @@ std::optional<CoupledPlacement> Applications::Place(const json::object& obj, Tim
                        .message = app.message,
                        .next_check = app.next_check};
   for (const auto& [name, c] : clusters) out.seen.insert(name);
-  int64_t replicas = IntAt(obj, "spec.replicas", 1);
+  int64_t replicas = api::WorkloadView(obj).replicas();
   if (!app.home.empty() && app.placed) out.replicas[app.home] = replicas;
   if (app.move) {
     out.replicas[app.move->to] = replicas;

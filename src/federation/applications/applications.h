@@ -127,6 +127,12 @@ class Applications : public CoupledPlacer {
   // replicas, by this process's memory and by the members' caches.
   std::vector<std::string> WhereRuns(const std::string& ns, const std::string& app) const
       REQUIRES(mu_);
+  // Anti-affinity: marks avoided the clusters where application `avoid`
+  // (in `ns`) runs, and the clusters that share a zone with them.
+  void MarkAvoided(const std::string& ns, const std::string& avoid,
+                   std::map<std::string, Cluster>& clusters) const REQUIRES(mu_);
+  // The zones of cluster `name` (status.zones), none when it has no Cluster.
+  std::vector<std::string> ZonesOf(const std::string& name) const;
   // Where an application runs, whether it moves, what it reserves
   // (applications.cc).
   class Decision;

@@ -16,6 +16,8 @@
 #include <memory>
 
 #include "dns/live_zone.h"
+#include "dns/server.h"
+#include "dns/zone.h"
 #include "federation/common/context.h"
 #include "federation/dns/records.h"
 
@@ -25,8 +27,8 @@ struct FederationDnsOptions {
   // HOST:PORT for UDP and TCP; empty: no DNS.
   std::string address;
   DnsNames names;
-  uint32_t ttl = 30;
-  int udp_sockets = 2;
+  uint32_t ttl = ::flotilla::dns::kDefaultTtlSeconds;
+  int udp_sockets = ::flotilla::dns::ServerOptions{}.udp_sockets;
 };
 
 class FederationDns {

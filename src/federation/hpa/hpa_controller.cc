@@ -140,9 +140,6 @@ Status HpaController::Plan(Check& check) {
     MutexLock lock(mu_);
     memory = memory_[check.key];
   }
-  std::string kind;
-  const client::ResourceRef* target = TargetResource(check.obj, &kind);
-  std::string target_name(api::HpaView(check.obj).target_name());
   // Where the target's controller learned that it can run nothing.
   std::map<std::string, int64_t> capacity;
   const client::ResourceRef* resource = nullptr;
@@ -152,35 +149,7 @@ Status HpaController::Plan(Check& check) {
                                                     : api::kReplicaSetStatusAnnotation);
   }
   for (const Copy& c : check.copies) {
-    HpaCluster h{.name = c.cluster()};
-    h.cordoned =
-        c.target.cluster_object != nullptr && api::ClusterView(*c.target.cluster_object).cordoned();
-    auto cap = capacity.find(c.cluster());
-    h.full = !h.cordoned && cap != capacity.end() && cap->second == 0;
-    if (target != nullptr) {
-      if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
-        runtime::ObjectPtr t = informer->lister().Get(check.ns, target_name);
-        h.runs_target = t != nullptr && IsManaged(*t) && !api::IsBeingDeleted(*t) &&
-                        IntAt(*t, "spec.replicas") > 0;
-      }
-    }
-    const json::object* local = c.Managed() ? c.existing.get() : nullptr;
-    // What this process decided counts first: the cache may lag its writes.
-    if (auto w = memory.shares.find(c.cluster()); w != memory.shares.end()) {
-      h.held = w->second;
-    } else if (local != nullptr) {
-      h.held = SharesOf(*local);
-    }
-    if (local != nullptr) {
-      api::HpaView view(*local);
-      h.current = view.current_replicas();
-      h.desired = view.desired_replicas();
-      h.load = LoadOf(*local);
-    }
-    if (auto t = memory.changed_at.find(c.cluster()); t != memory.changed_at.end()) {
-      h.frozen = check.now < t->second + options_.freeze_window;
-    }
-    state->clusters.push_back(std::move(h));
+    state->clusters.push_back(ClusterOf(check, c, memory, capacity));
   }
   api::HpaView federated(check.obj);
   state->partition =
@@ -197,6 +166,41 @@ Status HpaController::Plan(Check& check) {
     c.create = true;
   }
   return Status::Ok();
+}
+
+HpaCluster HpaController::ClusterOf(const Check& check, const Copy& c, const Memory& memory,
+                                    const std::map<std::string, int64_t>& capacity) const {
+  HpaCluster h{.name = c.cluster()};
+  h.cordoned =
+      c.target.cluster_object != nullptr && api::ClusterView(*c.target.cluster_object).cordoned();
+  auto cap = capacity.find(c.cluster());
+  h.full = !h.cordoned && cap != capacity.end() && cap->second == 0;
+  std::string kind;
+  if (const client::ResourceRef* target = TargetResource(check.obj, &kind)) {
+    if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
+      runtime::ObjectPtr t =
+          informer->lister().Get(check.ns, api::HpaView(check.obj).target_name());
+      h.runs_target = t != nullptr && IsManaged(*t) && !api::IsBeingDeleted(*t) &&
+                      api::WorkloadView(*t).replicas() > 0;
+    }
+  }
+  const json::object* local = c.Managed() ? c.existing.get() : nullptr;
+  // What this process decided counts first: the cache may lag its writes.
+  if (auto w = memory.shares.find(c.cluster()); w != memory.shares.end()) {
+    h.held = w->second;
+  } else if (local != nullptr) {
+    h.held = SharesOf(*local);
+  }
+  if (local != nullptr) {
+    api::HpaView view(*local);
+    h.current = view.current_replicas();
+    h.desired = view.desired_replicas();
+    h.load = LoadOf(*local);
+  }
+  if (auto t = memory.changed_at.find(c.cluster()); t != memory.changed_at.end()) {
+    h.frozen = check.now < t->second + options_.freeze_window;
+  }
+  return h;
 }
 
 bool HpaController::UpToDate(const Copy& c) const { return !NeedsUpdate(*c.existing, *c.desired); }
