@@ -10,7 +10,6 @@
 #include "base/mutex.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
-#include "federation/common/cluster_selector.h"
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation::cluster {

@@ -13,7 +13,6 @@
 #include "client/client_test_util.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/test_util.h"
-#include "federation/common/cluster_selector.h"
 #include "federation/common/member_informers.h"
 #include "runtime/test_util.h"
 

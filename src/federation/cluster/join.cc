@@ -5,7 +5,6 @@
 #include "base/base64.h"
 #include "client/rest_client.h"
 #include "federation/cluster/member_access.h"
-#include "federation/common/cluster_selector.h"
 #include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {

@@ -3,7 +3,6 @@
 
 #include "api/views.h"
 #include "base/mutex.h"
-#include "federation/common/cluster_selector.h"
 #include "federation/common/member_pod_view.h"
 
 namespace flotilla::federation {
