@@ -148,8 +148,10 @@ Status HpaController::Plan(Check& check) {
                                                     ? api::kDeploymentStatusAnnotation
                                                     : api::kReplicaSetStatusAnnotation);
   }
+  std::string kind;
+  const client::ResourceRef* target = TargetResource(check.obj, &kind);
   for (const Copy& c : check.copies) {
-    state->clusters.push_back(ClusterOf(check, c, memory, capacity));
+    state->clusters.push_back(ClusterOf(check, c, target, memory, capacity));
   }
   api::HpaView federated(check.obj);
   state->partition =
@@ -168,15 +170,15 @@ Status HpaController::Plan(Check& check) {
   return Status::Ok();
 }
 
-HpaCluster HpaController::ClusterOf(const Check& check, const Copy& c, const Memory& memory,
+HpaCluster HpaController::ClusterOf(const Check& check, const Copy& c,
+                                    const client::ResourceRef* target, const Memory& memory,
                                     const std::map<std::string, int64_t>& capacity) const {
   HpaCluster h{.name = c.cluster()};
   h.cordoned =
       c.target.cluster_object != nullptr && api::ClusterView(*c.target.cluster_object).cordoned();
   auto cap = capacity.find(c.cluster());
   h.full = !h.cordoned && cap != capacity.end() && cap->second == 0;
-  std::string kind;
-  if (const client::ResourceRef* target = TargetResource(check.obj, &kind)) {
+  if (target != nullptr) {
     if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
       runtime::ObjectPtr t =
           informer->lister().Get(check.ns, api::HpaView(check.obj).target_name());

@@ -87,11 +87,12 @@ class HpaController : public Strategy {
     std::vector<std::string> not_served;          // the clusters last reported as such
   };
   struct State;
-  // What the partition reads of one cluster: its local HPA and target,
-  // the shares this process last gave it (`memory`), its cordon, and
-  // `capacity`, what the target's controller learned it can run.
-  HpaCluster ClusterOf(const Check& check, const Copy& c, const Memory& memory,
-                       const std::map<std::string, int64_t>& capacity) const;
+  // What the partition reads of one cluster: its local HPA and its copy of
+  // the HPA's target (of `target`, null: a kind not federated), the shares
+  // this process last gave it (`memory`), its cordon, and `capacity`, what
+  // the target's controller learned it can run.
+  HpaCluster ClusterOf(const Check& check, const Copy& c, const client::ResourceRef* target,
+                       const Memory& memory, const std::map<std::string, int64_t>& capacity) const;
   // The federated target of `hpa` (a Deployment or ReplicaSet) as cached;
   // null when it targets another kind or it does not exist.
   runtime::ObjectPtr TargetOf(const json::object& hpa, const client::ResourceRef** resource) const;
