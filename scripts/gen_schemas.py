@@ -9,8 +9,8 @@ kinds need into OpenAPI v2-style definitions under their real Kubernetes names
 (io.k8s.api.apps.v1.Deployment, ...), completes them with what the models lack
 (int32/int64, Quantity, IntOrString, MicroTime, strategic-merge extensions,
 type descriptions, fields added after 1.22) from src/api/schemas/curation.json,
-adds the hand-written definitions of src/api/schemas/handwritten.json, and
-checks that every $ref resolves.
+adds the hand-written definitions of src/api/schemas/handwritten.json and
+policy.json, and checks that every $ref resolves.
 
 Outputs: the definitions as one JSON object (name -> schema), and optionally a
 C++ source that embeds that JSON (see src/api/schemas/embedded.h).
@@ -379,6 +379,11 @@ def write_json(path, text):
         f.write(text)
 
 
+# The hand-written definitions: apimachinery primitives and our own kinds,
+# and the policy.karmada.io kinds (docs/policies.md).
+HANDWRITTEN_FILES = ("handwritten.json", "policy.json")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--schemas-dir", required=True)
@@ -386,7 +391,13 @@ def main():
     parser.add_argument("--cc")
     args = parser.parse_args()
     curation = load_json(os.path.join(args.schemas_dir, "curation.json"))
-    handwritten = load_json(os.path.join(args.schemas_dir, "handwritten.json"))
+    handwritten = {}
+    for name in HANDWRITTEN_FILES:
+        for key, definition in load_json(os.path.join(args.schemas_dir, name)).items():
+            if key in handwritten:
+                print("gen_schemas: %s is written twice" % key, file=sys.stderr)
+                return 1
+            handwritten[key] = definition
     try:
         definitions = Generator(curation, handwritten).run()
     except GenError as e:

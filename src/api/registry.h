@@ -72,6 +72,9 @@ struct Resource {
   // Kind-specific validation beyond the schema; `old` is null on create.
   std::function<std::vector<StatusCause>(const json::object& obj, const json::object* old)>
       validate_fn;
+  // Warnings a create or update of a valid object answers with (the
+  // Warning header kubectl prints), e.g. fields kept but not acted on.
+  std::function<std::vector<std::string>(const json::object& obj)> warn_fn;
   std::vector<TableColumn> columns;  // every column, NAME and AGE included, in order
 
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }

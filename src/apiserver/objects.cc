@@ -295,6 +295,9 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
       causes.insert(causes.end(), more.begin(), more.end());
     }
     if (!causes.empty()) return InvalidError(res, name, std::move(causes));
+    if (res.warn_fn && opts.warnings != nullptr && attempt == 0) {
+      for (std::string& w : res.warn_fn(obj)) opts.warnings->push_back(std::move(w));
+    }
     FLOTILLA_RETURN_IF_ERROR(CheckNamespace(res, ns));
     if (opts.admit) FLOTILLA_RETURN_IF_ERROR(opts.admit(obj));
     json::object to_store = obj;

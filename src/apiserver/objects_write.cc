@@ -228,6 +228,9 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
     causes.insert(causes.end(), more.begin(), more.end());
   }
   if (!causes.empty()) return InvalidError(res, name, std::move(causes));
+  if (res.warn_fn && opts.warnings != nullptr && subresource.empty()) {
+    for (std::string& w : res.warn_fn(result)) opts.warnings->push_back(std::move(w));
+  }
   if (opts.admit && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(opts.admit(result));
   return result;
 }

@@ -66,10 +66,15 @@ constexpr std::string_view kPolicy = R"json({
              [["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"],
               "read"]]},
   {"name": "flotilla:aggregate-to-view", "labels": {"aggregate-to-view": "true"},
-   "rules": [[["federation"], ["clusters", "clusters/status"], "read"]]},
+   "rules": [[["federation"], ["clusters", "clusters/status"], "read"],
+             [["policy.karmada.io"], ["propagationpolicies", "overridepolicies",
+                                      "federatedresourcequotas",
+                                      "federatedresourcequotas/status"], "read"]]},
+  {"name": "flotilla:aggregate-to-edit", "labels": {"aggregate-to-edit": "true"},
+   "rules": [[["policy.karmada.io"], ["propagationpolicies", "overridepolicies"], "write"]]},
   {"name": "flotilla:federation-controller",
    "rules": [[["", "apps", "autoscaling", "coordination.k8s.io", "discovery.k8s.io",
-               "federation"], ["*"], "read+write"]]}
+               "federation", "policy.karmada.io"], ["*"], "read+write"]]}
 ],
 "clusterRoleBindings": [
   {"name": "cluster-admin", "role": "cluster-admin", "groups": ["system:masters"]},

@@ -27,6 +27,8 @@ namespace cluster = federation::cluster;
 struct JoinFlags {
   FederationFlags fed;
   std::string name, cluster_kubeconfig, cluster_context, labels;
+  std::string provider, region;
+  std::vector<std::string> zones;
   std::string secret_namespace = federation::kSystemNamespace;
 };
 
@@ -38,6 +40,9 @@ int RunJoin(const JoinFlags& flags) {
   if (!labels.ok())
     return Fail(Status(labels.status().reason(), "--labels: " + labels.status().message()));
   opts.labels = *labels;
+  opts.provider = flags.provider;
+  opts.region = flags.region;
+  opts.zones = flags.zones;
   client::KubeconfigLoadOptions member;
   member.explicit_path = flags.cluster_kubeconfig;
   member.context = flags.cluster_context;
@@ -140,6 +145,14 @@ void AddJoinCommands(CLI::App& app) {
   cmd->add_option("--cluster-context", join->cluster_context,
                   "Context of the member's kubeconfig (default: its current context)");
   cmd->add_option("--labels", join->labels, "Labels for the Cluster, as k=v,k2=v2");
+  cmd->add_option("--provider", join->provider,
+                  "The cluster's provider (spec.provider), matched by propagation policies");
+  cmd->add_option("--region", join->region,
+                  "The cluster's region (spec.region); default: its nodes' region label");
+  cmd->add_option("--zones", join->zones,
+                  "The cluster's zones (spec.zones), comma-separated; default: its nodes' zone "
+                  "labels")
+      ->delimiter(',');
   cmd->add_option("--namespace", join->secret_namespace,
                   "Namespace of the federation for the Secret with the member's credentials")
       ->capture_default_str();

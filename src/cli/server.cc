@@ -232,6 +232,7 @@ int RunServer(ServerFlags& flags) {
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.etcd_compaction_interval);
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
+  api::RegisterPolicyKinds(registry);
   auto cluster_names = std::make_shared<federation::ClusterNames>();
   auto workloads = std::make_shared<federation::ApplicationWorkloads>();
   auto finalized = std::make_shared<federation::FinalizedAtCreate>();

@@ -61,6 +61,7 @@ struct MemberProfile {
   int nodes = 3;
   std::string node_cpu = "4";
   std::string node_memory = "16Gi";
+  std::string provider;  // for `flotilla join --provider`
 };
 
 std::vector<MemberProfile> Profiles(int n) {
@@ -80,6 +81,9 @@ std::vector<MemberProfile> Profiles(int n) {
            region + "a," + region + "b"};
     }
     p.labels += ",region=" + p.region;
+    // Two cloud providers and the on-premise one, for propagation
+    // policies' field selectors (docs/policies.md).
+    p.provider = i == 0 ? "on-prem" : i % 2 == 1 ? "aws" : "gcp";
     out.push_back(p);
   }
   return out;
@@ -114,7 +118,7 @@ std::string UrlIn(const std::string& line) {
 Status Join(const std::string& self, const std::string& fed_kubeconfig, const MemberProfile& p,
             const std::string& member_kubeconfig, const std::string& log) {
   ChildProcess join({self, "join", p.name, "--kubeconfig", fed_kubeconfig, "--cluster-kubeconfig",
-                     member_kubeconfig, "--labels", p.labels},
+                     member_kubeconfig, "--labels", p.labels, "--provider", p.provider},
                     log);
   if (!join.started()) return Status::Internal("cannot run flotilla join");
   join.WaitForLine([](const std::string&) { return false; }, seconds(60));

@@ -59,6 +59,9 @@ class TestCluster {
                        const std::function<void(apiserver::ServerOptions&)>& configure = nullptr) {
     api::RegisterFoundationKinds(registry_);
     api::RegisterMemberKinds(registry_);
+    // The federation's controllers watch the policies; a test member
+    // serving them too changes nothing for the tests that use it as one.
+    api::RegisterPolicyKinds(registry_);
     opts_.data_dir = dir_.path();
     opts_.port = 0;
     opts_.storage = "memory";

@@ -251,10 +251,11 @@ class Federation:
         self.server.start()
         return self
 
-    def add_member(self, name, labels=None, args=(), wait=True, namespaces=()):
+    def add_member(self, name, labels=None, args=(), wait=True, namespaces=(), join_args=()):
         """Starts a member cluster `name` (flotilla member ARGS), creates
-        `namespaces` in it and joins it with `labels` ({key: value}); waits
-        for its Cluster to be Ready."""
+        `namespaces` in it and joins it with `labels` ({key: value}) and
+        `join_args` (more `flotilla join` flags); waits for its Cluster to
+        be Ready."""
         member = Member(self.root, name, args).start()
         self.members[name] = member
         for ns in namespaces:
@@ -262,7 +263,7 @@ class Federation:
         extra = []
         if labels:
             extra = ["--labels", ",".join(f"{k}={v}" for k, v in labels.items())]
-        join(self.server, member, name, *extra)
+        join(self.server, member, name, *extra, *join_args)
         if wait:
             self.wait_ready(name)
         return member
@@ -298,15 +299,15 @@ class Federation:
         text = rs.get("metadata", {}).get("annotations", {}).get(RS_STATUS)
         return json.loads(text) if text else {}
 
-    def events(self, ns, name):
+    def events(self, ns, name, kind="ReplicaSet"):
         out = self.kubectl("get", "events", "-n", ns, "--field-selector",
-                           f"involvedObject.name={name},involvedObject.kind=ReplicaSet",
+                           f"involvedObject.name={name},involvedObject.kind={kind}",
                            "-o", "json")
         return json.loads(out.stdout)["items"]
 
-    def wait_event(self, ns, name, reason, timeout=30):
-        return wait_for(lambda: [e for e in self.events(ns, name) if e["reason"] == reason],
-                        f"event {reason} on replicaset {ns}/{name}", timeout)
+    def wait_event(self, ns, name, reason, timeout=30, kind="ReplicaSet"):
+        return wait_for(lambda: [e for e in self.events(ns, name, kind) if e["reason"] == reason],
+                        f"event {reason} on {kind} {ns}/{name}", timeout)
 
     # Clusters.
     def wait_ready(self, name, timeout=SLOW):
@@ -416,12 +417,13 @@ def plugin(fed, *args, check=True, timeout=60):
 
 
 def start_federation(root, members, server_args=FAST_FED_ARGS):
-    """A started Federation with `members`: {name: (labels, member args)}.
-    The caller closes it."""
+    """A started Federation with `members`: {name: (labels, member args)}
+    or {name: (labels, member args, join args)}. The caller closes it."""
     fed = Federation(root, server_args).start()
     try:
-        for name, (labels, args) in members.items():
-            fed.add_member(name, labels, args, wait=False)
+        for name, (labels, args, *join_args) in members.items():
+            fed.add_member(name, labels, args, wait=False,
+                           join_args=join_args[0] if join_args else ())
         for name in members:
             fed.wait_ready(name)
     except BaseException:

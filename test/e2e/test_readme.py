@@ -238,6 +238,21 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
                 and rs["status"].get("readyReplicas") == 50 and rs["status"]["replicas"] == 50)
     wait_for(spread_back, "spread back on on-prem, 50 placed and ready", 240)
 
+    # A central policy: a labelled Deployment moves on premise.
+    term.kubectl("apply", "-f", example("10-privacy-policy.yaml"))
+    term.kubectl("create", "deployment", "vault", "--image=nginx:1.27", "--replicas=2")
+    term.kubectl("label", "deployment", "vault", "privacy=sensitive")
+
+    def vault_on_prem():
+        d = term.get("deploy", "vault")
+        placed = breakdown(d, "federation.kubernetes.io/deployment-status")
+        where = {name: c.get("planned", 0) for name, c in placed.items() if c.get("planned")}
+        return (where == {"on-prem": 2} and d["status"].get("availableReplicas") == 2
+                and d["metadata"]["annotations"].get("clusterpropagationpolicy.karmada.io/name")
+                == "privacy-sensitive-on-prem")
+    wait_for(vault_on_prem, "vault on premise only, placed by the policy", 120)
+    assert "privacy-sensitive-on-prem" in term.kubectl("get", "cpp").stdout
+
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))
     nodes = member.get("nodes")["items"]

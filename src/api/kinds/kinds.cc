@@ -47,6 +47,10 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::ClusterResource());
 }
 
+void RegisterPolicyKinds(Registry& registry) {
+  for (Resource& r : kinds::PolicyResources()) registry.Add(std::move(r));
+}
+
 void RegisterMemberKinds(Registry& registry) {
   registry.Add(kinds::PodResource());
   registry.Add(kinds::NodeResource());

@@ -41,6 +41,13 @@ void RegisterFoundationKinds(Registry& registry);
 // is then listed before discovery.k8s.io), and none of them is registered.
 void RegisterMemberKinds(Registry& registry);
 
+// Registers the kinds of Karmada's policy API that the federation serves
+// (docs/policies.md): policy.karmada.io/v1alpha1 propagationpolicies,
+// clusterpropagationpolicies, overridepolicies, clusteroverridepolicies and
+// federatedresourcequotas. Members do not serve them.
+// REQUIRES: none of them is registered yet.
+void RegisterPolicyKinds(Registry& registry);
+
 // apimachinery's duration.HumanDuration: "0s" for small negative
 // durations, "<invalid>" below -1s, then "59s", "3m2s", "10m", "5h3m",
 // "2d4h", "30d", "2y40d", "9y", with two or three significant figures.

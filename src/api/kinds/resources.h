@@ -49,4 +49,7 @@ Resource EndpointsResource();
 Resource PersistentVolumeClaimResource();
 Resource EndpointSliceResource();
 
+// policy_kinds.cc: the policy.karmada.io/v1alpha1 kinds, in discovery order.
+std::vector<Resource> PolicyResources();
+
 }  // namespace flotilla::api::kinds

@@ -60,13 +60,17 @@ json::object ClusterObject(const JoinOptions& opts) {
   if (!labels.empty()) meta["labels"] = std::move(labels);
   json::object secret_ref{{"name", SecretNameFor(opts.name)}};
   if (opts.secret_namespace != kSystemNamespace) secret_ref["namespace"] = opts.secret_namespace;
+  json::object spec{
+      {"secretRef", std::move(secret_ref)},
+      {"serverAddressByClientCIDRs",
+       json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", opts.member.server}}}}};
+  if (!opts.provider.empty()) spec["provider"] = opts.provider;
+  if (!opts.region.empty()) spec["region"] = opts.region;
+  if (!opts.zones.empty()) spec["zones"] = ToJsonArray(opts.zones);
   return {{"apiVersion", "federation/v1beta1"},
           {"kind", "Cluster"},
           {"metadata", std::move(meta)},
-          {"spec",
-           {{"secretRef", std::move(secret_ref)},
-            {"serverAddressByClientCIDRs",
-             json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", opts.member.server}}}}}}};
+          {"spec", std::move(spec)}};
 }
 
 Status DeleteManaged(client::Client& member, UnjoinResult& out) {

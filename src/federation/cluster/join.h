@@ -26,6 +26,12 @@ struct JoinOptions {
   std::string name;                           // the Cluster's name
   client::RestConfig member;                  // how to reach the member
   std::map<std::string, std::string> labels;  // the Cluster's labels
+  // Where the cluster is (spec.provider, spec.region, spec.zones): what
+  // propagation policies' field selectors match. Empty: the region and
+  // zones the cluster controller reads from the member's nodes.
+  std::string provider;
+  std::string region;
+  std::vector<std::string> zones;
   std::string secret_namespace = "flotilla-system";
   Duration timeout = std::chrono::seconds(10);  // for the check that the member answers
   Clock* io_clock = nullptr;                    // null: the real clock

@@ -215,8 +215,15 @@ bool ClusterSelector::Matches(const std::map<std::string, std::string>& labels) 
   return true;
 }
 
+ClusterSelector ClusterSelector::ForAffinity(api::policy::ClusterAffinity affinity) {
+  ClusterSelector out;
+  out.affinity_ = std::make_shared<const api::policy::ClusterAffinity>(std::move(affinity));
+  return out;
+}
+
 bool ClusterSelector::Matches(const json::object& cluster) const {
   if (cluster_ && api::ObjectView(cluster).name() != *cluster_) return false;
+  if (affinity_ && !affinity_->Matches(cluster)) return false;
   const json::object* o = api::ObjectView(cluster).labels();
   for (const api::LabelRequirement& r : requirements_) {
     if (!r.Matches(o)) return false;

@@ -13,16 +13,21 @@
 // without the key. All requirements must hold; an empty list, like no
 // annotation, admits every cluster. docs/federation.md, "Cluster selector".
 //
+// A propagation policy's cluster affinity (api/policy/policy.h) is a
+// selector too (ForAffinity).
+//
 // A ClusterSelector is an immutable value, safe to share between threads.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "api/labels.h"
+#include "api/policy/policy.h"
 #include "base/json.h"
 #include "base/status.h"
 
@@ -51,18 +56,23 @@ class ClusterSelector {
   // kPlacementClusterAnnotation), when set, admits only the Cluster of that
   // name (and only if the selector admits it too).
   static StatusOr<ClusterSelector> Of(const json::object& obj);
+  // Admits the clusters a propagation policy's cluster affinity admits.
+  static ClusterSelector ForAffinity(api::policy::ClusterAffinity affinity);
 
-  // The label requirements only (not the placement cluster).
+  // The label requirements only (not the placement cluster, nor a policy's
+  // affinity).
   bool Matches(const std::map<std::string, std::string>& labels) const;
-  // `cluster` is a Cluster object; its metadata.labels are matched, and its
-  // name against the placement cluster.
+  // `cluster` is a Cluster object; its metadata.labels are matched, its
+  // name against the placement cluster, and the whole of it against a
+  // policy's affinity.
   bool Matches(const json::object& cluster) const;
   // True when it admits every cluster.
-  bool Empty() const { return requirements_.empty() && !cluster_; }
+  bool Empty() const { return requirements_.empty() && !cluster_ && !affinity_; }
 
  private:
   std::vector<api::LabelRequirement> requirements_;
   std::optional<std::string> cluster_;
+  std::shared_ptr<const api::policy::ClusterAffinity> affinity_;
 };
 
 }  // namespace flotilla::federation

@@ -9,11 +9,15 @@ namespace flotilla::federation {
 namespace {
 
 // What placements read of a Cluster besides its readiness: its labels
-// (cluster selectors) and whether it is cordoned.
+// (cluster selectors), its provider, region and zones (policies' cluster
+// affinities) and whether it is cordoned.
 bool PlacementInputsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
   const json::object* la = api::ObjectView(*a).labels();
   const json::object* lb = api::ObjectView(*b).labels();
+  api::policy::ClusterFacts fa = api::policy::ClusterFacts::Of(*a);
+  api::policy::ClusterFacts fb = api::policy::ClusterFacts::Of(*b);
   return (la == nullptr) != (lb == nullptr) || (la != nullptr && *la != *lb) ||
+         fa.provider != fb.provider || fa.region != fb.region || fa.zones != fb.zones ||
          api::ClusterView(*a).cordoned() != api::ClusterView(*b).cordoned();
 }
 
@@ -26,8 +30,10 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       pool_(options.member_request_threads),
       manager_(clock),
       informers_(fed, clock, manager_),
+      policies_(informers_.For(kPropagationPolicies), informers_.For(kClusterPropagationPolicies)),
       members_(clusters_, clock) {
   members_.SetTransform(kPods, MemberPodView);
+  policies_.OnChange([this] { ClustersChanged(); });
 }
 
 FederationContext::~FederationContext() { Stop(); }

@@ -29,6 +29,7 @@
 #include "federation/common/cluster_clients.h"
 #include "federation/common/member_informers.h"
 #include "federation/common/names.h"
+#include "federation/common/policies.h"
 #include "runtime/controller_manager.h"
 #include "runtime/event_recorder.h"
 #include "runtime/parallel.h"
@@ -66,6 +67,8 @@ class FederationContext {
   // The Cluster objects (labels for the cluster selector, present while a
   // cluster is joined).
   runtime::Informer& cluster_objects() { return informers_.For(kClusters); }
+  // The propagation policies and where they place objects.
+  const PropagationPolicies& policies() const { return policies_; }
   MemberInformers& members() { return members_; }
   runtime::WorkPool& pool() { return pool_; }
   metrics::Registry& metrics() { return metrics_; }
@@ -74,8 +77,9 @@ class FederationContext {
   runtime::EventRecorder& Events(const std::string& component);
 
   // Calls `fn` whenever the set of clusters a controller may place on
-  // changes: a cluster becomes ready, stops being ready or leaves, or a
-  // Cluster object is added, deleted or relabelled. `fn` only enqueues.
+  // changes: a cluster becomes ready, stops being ready or leaves, a
+  // Cluster object is added, deleted, relabelled or moved (provider,
+  // region, zones), or a propagation policy changes. `fn` only enqueues.
   // REQUIRES: before Start.
   void OnClusterChange(std::function<void()> fn);
   // A controller that holds the objects of `resource` it `federates` with
@@ -115,6 +119,7 @@ class FederationContext {
   ClusterClients clusters_;
   runtime::ControllerManager manager_;
   runtime::SharedInformers informers_;
+  PropagationPolicies policies_;
   MemberInformers members_;
   void ClustersChanged();
 

@@ -1,6 +1,7 @@
 #include "federation/common/member_copy.h"
 
 #include "api/federated.h"
+#include "api/policy/policy.h"
 #include "api/views.h"
 
 namespace flotilla::federation {
@@ -27,6 +28,10 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kMigrationWindowAnnotation,
     api::kAntiAffinityAnnotation,
     api::kMigrateToAnnotation,
+    // The policy that placed the object is the federation's business.
+    api::policy::kPropagationPolicyNameAnnotation,
+    api::policy::kPropagationPolicyNamespaceAnnotation,
+    api::policy::kClusterPropagationPolicyNameAnnotation,
 };
 
 }  // namespace

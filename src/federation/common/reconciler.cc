@@ -149,13 +149,17 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   check.name = view.name();
   check.now = ctx_.clock().Now();
 
-  StatusOr<ClusterSelector> selector = ClusterSelector::Of(check.obj);
-  if (!selector.ok()) {
+  StatusOr<ObjectPlacement> placement =
+      ctx_.policies().PlacementOf(check.obj, strategy_.resource().ApiVersion(), strategy_.kind(),
+                                  strategy_.PreferencesAnnotation());
+  if (!placement.ok()) {
     // Admission refuses these; one stored before it existed places nothing.
     events().Event(check.obj, runtime::kEventTypeWarning, "InvalidClusterSelector",
-                   Describe(selector.status()));
+                   Describe(placement.status()));
     return runtime::Result{};
   }
+  const ClusterSelector* selector = &placement->selector;
+  check.policy = placement->policy;
   MemberTargets targets = ReadyTargets(ctx_, reads_, options_.sync_grace);
   if (targets.waiting) return runtime::Result{.requeue_after = options_.sync_grace};
   check.not_served = std::move(targets.not_served);
@@ -193,6 +197,9 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
     if (!held.ok()) return Quiet(held.status());
     check.obj = Typed(strategy_.resource(), strategy_.kind(), *std::move(held));
   }
+  if (StatusOr<bool> recorded = RecordPolicy(check); !recorded.ok()) {
+    return Quiet(recorded.status());
+  }
 
   FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
   StampAll(check);
@@ -204,6 +211,44 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   FLOTILLA_RETURN_IF_ERROR(check.error());
   if (check.retry) result->requeue_after = Sooner(result->requeue_after, options_.retry_soon);
   return result;
+}
+
+Unmanaged Reconciler::OnUnmanaged(const Check& check, const Copy& c) const {
+  Unmanaged how = strategy_.OnUnmanaged(c);
+  if (!check.policy || how == Unmanaged::kLeaveQuietly) return how;
+  // A policy's conflictResolution decides, as in Karmada.
+  return check.policy->overwrite_conflicts ? Unmanaged::kTakeOver : Unmanaged::kWarn;
+}
+
+bool Reconciler::PreservedByPolicy(const json::object& obj) const {
+  StatusOr<ObjectPlacement> placement =
+      ctx_.policies().PlacementOf(obj, strategy_.resource().ApiVersion(), strategy_.kind(),
+                                  strategy_.PreferencesAnnotation());
+  return placement.ok() && placement->policy && placement->policy->preserve_on_deletion;
+}
+
+StatusOr<bool> Reconciler::RecordPolicy(Check& check) {
+  json::object wanted = PolicyAnnotations(check.policy.get());
+  bool changed = false;
+  for (const std::string& key : PolicyAnnotationKeys()) {
+    const json::value* want = wanted.if_contains(key);
+    const json::value* have = api::FindAnnotation(check.obj, key);
+    changed = changed || (want == nullptr) != (have == nullptr) || (want && *want != *have);
+  }
+  if (!changed) return false;
+  json::object updated = check.obj;
+  json::object& annotations = EnsureObject(EnsureObject(updated, "metadata"), "annotations");
+  for (const std::string& key : PolicyAnnotationKeys()) annotations.erase(key);
+  for (const auto& [key, value] : wanted) annotations[key] = value;
+  if (annotations.empty()) updated["metadata"].as_object().erase("annotations");
+  FLOTILLA_ASSIGN_OR_RETURN(json::object written,
+                            ctx_.fed().Update(strategy_.resource(), check.ns, updated));
+  check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
+  if (check.policy) {
+    events().Event(check.obj, runtime::kEventTypeNormal, "ApplyPolicySucceed",
+                   "Apply policy(" + check.policy->Ref() + ") succeed");
+  }
+  return true;
 }
 
 runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& cluster,
@@ -310,7 +355,7 @@ void Reconciler::UpdateAll(Check& check) {
       continue;
     }
     if (!IsManaged(*c.existing)) {
-      switch (strategy_.OnUnmanaged(c)) {
+      switch (OnUnmanaged(check, c)) {
         case Unmanaged::kLeaveQuietly:
           continue;
         case Unmanaged::kWarn:
@@ -404,7 +449,7 @@ StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
     Forget(key);
     return runtime::Result{};
   }
-  if (DeletesMemberCopies(obj)) {
+  if (DeletesMemberCopies(obj) && !PreservedByPolicy(obj)) {
     std::string policy = api::AnnotationAt(obj, api::kDeletionPropagationAnnotation);
     std::string ns(api::ObjectView(obj).ns());
     MemberTargets targets = ReadyTargets(ctx_, std::span(reads_).first(1), Duration::zero());

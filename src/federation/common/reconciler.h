@@ -8,15 +8,19 @@
 // have synced (fanout.h: ReadyTargets):
 //  1. An object being deleted is finalized: while it holds
 //     api::kDeleteFromUnderlyingClustersFinalizer, the policy the API server
-//     recorded decides (deletion.h): Orphan keeps the copies; Background and
+//     recorded decides (deletion.h): Orphan keeps the copies, as does a
+//     propagation policy's preserveResourcesOnDeletion; Background and
 //     Foreground delete the managed copies (asking a member whose cache
 //     shows none, so that a copy created a moment ago is not left behind)
 //     and wait until they are gone. Then Strategy::Finalize, then the
 //     finalizer goes.
 //  2. The cluster selector splits the clusters into admitted and not; a
 //     cluster without a Cluster object (being unjoined) is neither: what it
-//     holds stays as it is.
-//  3. Before the first write to a member the object gets the finalizer.
+//     holds stays as it is. An object without placement annotations takes
+//     its selector from the propagation policy that places it (policies.h).
+//  3. Before the first write to a member the object gets the finalizer; the
+//     policy that places it is recorded in its annotations (with an Event)
+//     when it changed.
 //  4. Strategy::Plan sets the copy each admitted cluster should have.
 //  5. Missing copies are created, all clusters at once; when some creates
 //     fail, Strategy::Replan may plan again without those clusters and the
@@ -25,7 +29,8 @@
 //     object the federation did not create is left alone (with a Warning
 //     NotManagedInCluster unless the strategy keeps quiet) or taken over
 //     (Warning OverwriteInCluster), replacing it when it cannot be updated
-//     into what is wanted.
+//     into what is wanted; for an object a policy places, the policy's
+//     conflictResolution decides (Overwrite takes over, Abort leaves).
 //  7. Managed copies in ready clusters the selector no longer admits (unless
 //     the strategy keeps them a while), and those the strategy marked
 //     `remove`, are deleted (Background).
@@ -103,6 +108,9 @@ struct Check {
   void Fail(const Status& s);
   void ClearError();
   Status error() const;
+  // The propagation policy that places the object; null: its annotations,
+  // or no policy, do (policies.h).
+  PolicyPtr policy;
   // The strategy's own state between Plan and Finish.
   std::any state;
 
@@ -128,6 +136,10 @@ class Strategy {
   virtual bool Federates(const json::object& obj) const { return true; }
   // The copy's name in `cluster`.
   virtual std::string CopyName(const json::object& obj, const std::string& cluster) const;
+  // The annotation that holds the kind's replica preferences; empty for
+  // kinds without replicas. An object that has it is not placed by
+  // policies.
+  virtual std::string_view PreferencesAnnotation() const { return ""; }
 
   // Sets desired (and create) of every copy. An error fails the check
   // (retried with backoff).
@@ -213,6 +225,16 @@ class Reconciler {
   void DeleteUnwanted(Check& check, const std::vector<Target>& not_admitted);
   StatusOr<json::object> TakeOver(Check& check, const Copy& c);
   // The copy of `check`'s object in `cluster` as its cache holds it.
+  // Records the policy that places the object in its annotations, when it
+  // changed; true when it wrote.
+  StatusOr<bool> RecordPolicy(Check& check);
+  // What a same-named member object the federation did not create gets: the
+  // strategy's answer, except that an object placed by a policy is taken
+  // over only when the policy's conflictResolution is Overwrite.
+  Unmanaged OnUnmanaged(const Check& check, const Copy& c) const;
+  // The policy that placed `obj` keeps its copies when it is deleted
+  // (preserveResourcesOnDeletion).
+  bool PreservedByPolicy(const json::object& obj) const;
   runtime::ObjectPtr Cached(const Check& check, const std::string& cluster,
                             const std::string& name) const;
   runtime::EventHandler MemberHandler(const std::string& cluster);

@@ -9,6 +9,7 @@
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/policies.h"
 
 namespace flotilla::federation {
 namespace {
@@ -57,7 +58,10 @@ const WorkloadPlan& WorkloadStrategy::PlanOf(const Check& check) {
 
 bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   check.state = plan;
-  StatusOr<planner::Preferences> prefs = PreferencesOf(check.obj, preferences_annotation_);
+  plan->replicas = api::WorkloadView(check.obj).replicas();
+  StatusOr<planner::Preferences> prefs = check.policy
+                                             ? PolicyPreferences(check, *plan)
+                                             : PreferencesOf(check.obj, preferences_annotation_);
   if (!prefs.ok()) {
     // Admission rejects these; one stored before cannot be planned.
     reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
@@ -66,7 +70,6 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
     return false;
   }
   plan->prefs = *std::move(prefs);
-  plan->replicas = api::WorkloadView(check.obj).replicas();
   std::vector<WorkloadInCluster> clusters;
   for (const Copy& c : check.copies) {
     const json::object* cluster = c.target.cluster_object.get();
@@ -84,11 +87,55 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   plan->hpa = HpaTargetListOf(check.obj);
   if (plan->hpa) {
     FollowHpa(check, *plan);
+  } else if (plan->duplicated) {
+    FollowDuplicated(check, *plan);
   } else if (options_.applications != nullptr) {
     plan->coupled = options_.applications->Place(check.obj, check.now);
     if (plan->coupled) FollowApplication(check, *plan);
   }
   return true;
+}
+
+StatusOr<planner::Preferences> WorkloadStrategy::PolicyPreferences(const Check& check,
+                                                                   WorkloadPlan& plan) const {
+  std::vector<DivisionCluster> clusters;
+  const json::object* pod_template = api::WorkloadView(check.obj).pod_template();
+  for (const Copy& c : check.copies) {
+    DivisionCluster d{.name = c.cluster(), .cluster = c.target.cluster_object.get()};
+    if (c.Managed()) d.current = api::WorkloadView(*c.existing).replicas();
+    if (d.cluster != nullptr) d.available = AvailableReplicas(*d.cluster, pod_template);
+    clusters.push_back(std::move(d));
+  }
+  std::optional<planner::Preferences> prefs =
+      DivisionPreferences(*check.policy, plan.replicas, clusters);
+  plan.duplicated = !prefs.has_value();
+  // Duplicated: the placer's counts are replaced (FollowDuplicated); its
+  // bookkeeping still runs on an even spread.
+  return prefs ? *std::move(prefs) : planner::Preferences::Default();
+}
+
+void WorkloadStrategy::FollowDuplicated(const Check& check, WorkloadPlan& plan) {
+  Targets& t = plan.placement.targets;
+  t = Targets{};
+  auto draining = [](const Copy& c) {
+    const json::object* cluster = c.target.cluster_object.get();
+    return cluster != nullptr && api::ClusterView(*cluster).draining();
+  };
+  // A draining cluster gives its replicas up only when another admitted
+  // cluster runs them: what can go nowhere waits where it is.
+  bool elsewhere = std::any_of(check.copies.begin(), check.copies.end(),
+                               [&](const Copy& c) { return !draining(c); });
+  for (const Copy& c : check.copies) {
+    const json::object* cluster = c.target.cluster_object.get();
+    int64_t held = c.Managed() ? api::WorkloadView(*c.existing).replicas() : 0;
+    int64_t n = plan.replicas;
+    if (draining(c)) {
+      n = elsewhere ? 0 : std::min(n, held);
+    } else if (cluster != nullptr && api::ClusterView(*cluster).cordoned()) {
+      n = std::min(n, held);  // a cordoned cluster keeps at most what it holds
+    }
+    t.replicas[c.cluster()] = n;
+  }
 }
 
 void WorkloadStrategy::FollowApplication(const Check& check, WorkloadPlan& plan) {

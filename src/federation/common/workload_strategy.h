@@ -57,6 +57,9 @@ struct WorkloadPlan {
   planner::Preferences prefs;
   int64_t replicas = 0;
   PlacementResult placement;
+  // A propagation policy runs every replica in every admitted cluster
+  // (Duplicated): the placer's counts are replaced.
+  bool duplicated = false;
   // The clusters of the federated HPA that scales it; none: the placer's.
   std::optional<HpaTargetList> hpa;
   // Where its coupled application runs (coupled.h); none: the
@@ -84,6 +87,7 @@ class WorkloadStrategy : public Strategy {
   std::string Detail(const Copy& c) const override;
   bool KeepNotAdmitted(const Check& check, const std::string& cluster) const override;
   void Forget(const std::string& key) override { placer_.Forget(key); }
+  std::string_view PreferencesAnnotation() const override { return preferences_annotation_; }
 
  protected:
   // `kind` labels the metrics; the annotations hold the preferences and the
@@ -141,6 +145,14 @@ class WorkloadStrategy : public Strategy {
   void FollowHpa(const Check& check, WorkloadPlan& plan) const;
   // The application's clusters replace the placement's targets.
   static void FollowApplication(const Check& check, WorkloadPlan& plan);
+  // The preferences of the propagation policy that places the workload
+  // (policies.h: DivisionPreferences); sets plan.duplicated for a
+  // Duplicated policy.
+  StatusOr<planner::Preferences> PolicyPreferences(const Check& check, WorkloadPlan& plan) const;
+  // Duplicated: every admitted cluster gets all the replicas (a cordoned one
+  // at most what it holds, a draining one none unless no other admitted
+  // cluster runs them).
+  static void FollowDuplicated(const Check& check, WorkloadPlan& plan);
 
   const std::string preferences_annotation_;
   const std::string breakdown_annotation_;

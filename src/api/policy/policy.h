@@ -1,0 +1,189 @@
+// Karmada's policy API (policy.karmada.io/v1alpha1) as data: the propagation
+// policies read into values, which policy places an object, and which member
+// clusters a cluster affinity admits (docs/policies.md). The meanings are
+// Karmada's, field by field; the code is ours.
+//
+// Everything here is pure (no I/O, no clock, no threads) and every value is
+// immutable once built, so it is safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/labels.h"
+#include "base/json.h"
+#include "base/status.h"
+
+namespace flotilla::api::policy {
+
+inline constexpr char kGroup[] = "policy.karmada.io";
+inline constexpr char kVersion[] = "v1alpha1";
+inline constexpr char kApiVersion[] = "policy.karmada.io/v1alpha1";
+
+// Where the federation records the policy that placed an object, as Karmada
+// records it on a resource template.
+inline constexpr char kPropagationPolicyNameAnnotation[] = "propagationpolicy.karmada.io/name";
+inline constexpr char kPropagationPolicyNamespaceAnnotation[] =
+    "propagationpolicy.karmada.io/namespace";
+inline constexpr char kClusterPropagationPolicyNameAnnotation[] =
+    "clusterpropagationpolicy.karmada.io/name";
+
+// The cluster fields a field selector and a spread constraint name.
+inline constexpr char kProviderField[] = "provider";
+inline constexpr char kRegionField[] = "region";
+inline constexpr char kZoneField[] = "zone";
+
+// A cluster as a cluster affinity reads it: its name and labels, and its
+// provider, region and zones (spec first, then what the cluster controller
+// observed). Built from a Cluster object by ClusterFacts::Of.
+struct ClusterFacts {
+  std::string name;
+  const json::object* labels = nullptr;  // null: no labels
+  std::string provider;
+  std::string region;
+  std::vector<std::string> zones;
+
+  // `cluster` must outlive the facts (labels point into it).
+  static ClusterFacts Of(const json::object& cluster);
+};
+
+// placement.clusterAffinity, a staticWeightList entry's targetCluster and an
+// override rule's targetCluster: every part given must admit the cluster,
+// and `exclude` never does.
+class ClusterAffinity {
+ public:
+  // Admits every cluster.
+  ClusterAffinity() = default;
+  // Reads a ClusterAffinity object. `path` prefixes the fields of errors
+  // (Invalid with one cause per problem).
+  static StatusOr<ClusterAffinity> FromJson(const json::value& affinity, std::string_view path);
+
+  bool Matches(const ClusterFacts& cluster) const;
+  bool Matches(const json::object& cluster) const { return Matches(ClusterFacts::Of(cluster)); }
+
+ private:
+  std::optional<LabelSelector> labels_;
+  std::vector<LabelRequirement> fields_;  // keys provider, region, zone
+  std::vector<std::string> names_;
+  std::vector<std::string> exclude_;
+};
+
+// How closely a resource selector matches an object (Karmada's implicit
+// priority): by name beats by labels beats by kind alone.
+enum class ImplicitPriority { kMismatch = 0, kAll = 1, kLabels = 2, kName = 3 };
+
+// The object a policy is asked about.
+struct ObjectRef {
+  std::string_view api_version;  // "apps/v1"
+  std::string_view kind;         // "Deployment"
+  std::string_view ns;           // "" for cluster-scoped objects
+  std::string_view name;
+  const json::object* labels = nullptr;  // null: no labels
+};
+
+struct ResourceSelector {
+  std::string api_version;
+  std::string kind;
+  std::string ns;  // empty: any namespace
+  std::string name;
+  std::optional<LabelSelector> labels;
+
+  ImplicitPriority Match(const ObjectRef& obj) const;
+};
+
+enum class ReplicaSchedulingType { kDuplicated, kDivided };
+enum class DivisionPreference { kNone, kAggregated, kWeighted };
+
+struct StaticWeight {
+  ClusterAffinity target;
+  int64_t weight = 1;
+};
+
+struct ReplicaScheduling {
+  // Without placement.replicaScheduling every selected cluster runs all the
+  // replicas, as in Karmada.
+  ReplicaSchedulingType type = ReplicaSchedulingType::kDuplicated;
+  DivisionPreference division = DivisionPreference::kNone;
+  std::vector<StaticWeight> static_weights;
+  bool dynamic_available_replicas = false;  // dynamicWeight: AvailableReplicas
+};
+
+// A PropagationPolicy or ClusterPropagationPolicy, as read from its object.
+struct PropagationPolicy {
+  bool cluster_scoped = false;
+  std::string ns;  // the policy's namespace; empty for a cluster policy
+  std::string name;
+  std::string uid;
+  int32_t priority = 0;
+  bool preempt_always = false;
+  std::vector<ResourceSelector> selectors;
+  ClusterAffinity affinity;
+  ReplicaScheduling scheduling;
+  // conflictResolution: Overwrite takes over a member object of the same
+  // name the federation did not create; Abort (the default) leaves it.
+  bool overwrite_conflicts = false;
+  // preserveResourcesOnDeletion: deleting the object keeps its member
+  // copies.
+  bool preserve_on_deletion = false;
+
+  // The best match of its selectors for `obj`; a namespaced policy matches
+  // only objects of its own namespace.
+  ImplicitPriority Match(const ObjectRef& obj) const;
+  // "ns/name" for a PropagationPolicy, "name" for a cluster policy.
+  std::string Ref() const;
+  // The static weight of `cluster` (the highest of the entries that select
+  // it), 0 when none does.
+  int64_t StaticWeightOf(const ClusterFacts& cluster) const;
+
+  // Reads a validated policy object (a stored one passed ValidatePropagation).
+  static StatusOr<PropagationPolicy> FromObject(const json::object& obj);
+};
+
+// Which policy places `obj`, as Karmada's detector chooses: a namespaced
+// policy of the object's namespace before any cluster policy; among each,
+// the highest explicit priority, then the closest selector match
+// (ImplicitPriority), then the name that sorts first.
+//
+// `bound` is the policy that placed the object before (its Ref() and
+// whether it is a cluster policy), empty when none did. While that policy
+// still matches, the object stays with it unless the winner preempts it: a
+// namespaced policy with preemption Always and a higher priority, or with
+// preemption Always over a cluster policy; a cluster policy with preemption
+// Always and a higher priority over a cluster policy.
+struct Binding {
+  std::string ref;
+  bool cluster_scoped = false;
+  bool empty() const { return ref.empty(); }
+};
+const PropagationPolicy* SelectPolicy(std::span<const PropagationPolicy* const> policies,
+                                      const ObjectRef& obj, const Binding& bound = {});
+
+// The binding recorded in an object's annotations (the federation writes
+// them when it places an object by a policy).
+Binding BindingOf(const json::object& obj);
+
+// The validation of policy.karmada.io objects, with Karmada's rules and
+// messages where it has them and the CRD schema's (enums, minimums)
+// otherwise. `namespaced`: a PropagationPolicy (its resource selectors must
+// name its own namespace) rather than a cluster policy.
+std::vector<StatusCause> ValidatePropagation(const json::object& obj, bool namespaced);
+std::vector<StatusCause> ValidateOverride(const json::object& obj, bool namespaced);
+std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj);
+
+// The fields of a propagation or override policy that the federation keeps
+// but does not act on yet, one warning each (docs/policies.md lists them).
+std::vector<std::string> PropagationWarnings(const json::object& obj);
+std::vector<std::string> OverrideWarnings(const json::object& obj);
+std::vector<std::string> FederatedResourceQuotaWarnings(const json::object& obj);
+
+// The CRDs' defaults: conflictResolution Abort, preemption Never, priority
+// 0, schedulerName default-scheduler, replicaSchedulingType Divided when
+// replicaScheduling is given; a PropagationPolicy's resource selectors get
+// its namespace (Karmada's mutating webhook) when `namespaced`.
+void DefaultPropagation(json::object& obj, bool namespaced);
+
+}  // namespace flotilla::api::policy

@@ -1,0 +1,340 @@
+#include "api/policy/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace flotilla::api::policy {
+namespace {
+
+json::object Obj(std::string_view text) { return *ParseJsonObject(text); }
+
+std::unique_ptr<PropagationPolicy> Policy(std::string_view text) {
+  auto p = PropagationPolicy::FromObject(Obj(text));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return std::make_unique<PropagationPolicy>(*std::move(p));
+}
+
+// A namespaced policy `name` in "web" with `priority`, selecting
+// Deployments by `selector` (a ResourceSelector's fields besides
+// apiVersion and kind).
+std::string Pp(std::string_view name, int priority, std::string_view selector,
+               std::string_view extra = "") {
+  return R"({"kind":"PropagationPolicy","metadata":{"name":")" + std::string(name) +
+         R"(","namespace":"web"},"spec":{"priority":)" + std::to_string(priority) +
+         R"(,"resourceSelectors":[{"apiVersion":"apps/v1","kind":"Deployment")" +
+         std::string(selector) + "}]" + std::string(extra) + "}}";
+}
+std::string Cpp(std::string_view name, int priority, std::string_view selector,
+                std::string_view extra = "") {
+  return R"({"kind":"ClusterPropagationPolicy","metadata":{"name":")" + std::string(name) +
+         R"("},"spec":{"priority":)" + std::to_string(priority) +
+         R"(,"resourceSelectors":[{"apiVersion":"apps/v1","kind":"Deployment")" +
+         std::string(selector) + "}]" + std::string(extra) + "}}";
+}
+
+class SelectTest : public ::testing::Test {
+ protected:
+  const PropagationPolicy* Select(const Binding& bound = {}) {
+    std::vector<const PropagationPolicy*> ptrs;
+    for (const auto& p : policies_) ptrs.push_back(p.get());
+    return SelectPolicy(ptrs, ref_, bound);
+  }
+  std::string Winner(const Binding& bound = {}) {
+    const PropagationPolicy* p = Select(bound);
+    return p == nullptr ? "<none>" : p->Ref();
+  }
+  void Add(const std::string& text) { policies_.push_back(Policy(text)); }
+
+  json::object labels_ = Obj(R"({"privacy":"sensitive","app":"web"})");
+  ObjectRef ref_{.api_version = "apps/v1",
+                 .kind = "Deployment",
+                 .ns = "web",
+                 .name = "frontend",
+                 .labels = &labels_};
+  std::vector<std::unique_ptr<PropagationPolicy>> policies_;
+};
+
+TEST_F(SelectTest, NothingMatchesWithoutPolicies) { EXPECT_EQ(Winner(), "<none>"); }
+
+TEST_F(SelectTest, SelectorsMatchByKindNameAndLabels) {
+  Add(R"({"kind":"PropagationPolicy","metadata":{"name":"other-kind","namespace":"web"},
+          "spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"StatefulSet"}]}})");
+  Add(Pp("other-name", 0, R"(,"name":"backend")"));
+  Add(Pp("other-labels", 0, R"(,"labelSelector":{"matchLabels":{"privacy":"public"}})"));
+  EXPECT_EQ(Winner(), "<none>");
+  Add(Pp("by-labels", 0, R"(,"labelSelector":{"matchLabels":{"privacy":"sensitive"}})"));
+  EXPECT_EQ(Winner(), "web/by-labels");
+}
+
+TEST_F(SelectTest, ANamespacedPolicyMatchesOnlyItsNamespace) {
+  Add(R"({"kind":"PropagationPolicy","metadata":{"name":"p","namespace":"other"},
+          "spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"Deployment"}]}})");
+  EXPECT_EQ(Winner(), "<none>");
+}
+
+TEST_F(SelectTest, NamespacedBeforeClusterWhateverThePriority) {
+  Add(Cpp("cluster", 100, R"(,"name":"frontend")"));
+  Add(Pp("namespaced", 0, ""));
+  EXPECT_EQ(Winner(), "web/namespaced");
+}
+
+TEST_F(SelectTest, ExplicitPriorityThenClosestMatchThenName) {
+  Add(Pp("b-all", 0, ""));
+  Add(Pp("a-all", 0, ""));
+  EXPECT_EQ(Winner(), "web/a-all");  // name order
+  Add(Pp("labels", 0, R"(,"labelSelector":{"matchLabels":{"app":"web"}})"));
+  EXPECT_EQ(Winner(), "web/labels");  // a label selector beats kind alone
+  Add(Pp("name", 0, R"(,"name":"frontend")"));
+  EXPECT_EQ(Winner(), "web/name");  // a name beats labels
+  Add(Pp("z-priority", 1, ""));
+  EXPECT_EQ(Winner(), "web/z-priority");  // explicit priority first
+}
+
+TEST_F(SelectTest, ANameIgnoresTheLabelSelector) {
+  Add(Pp("p", 0, R"(,"name":"frontend","labelSelector":{"matchLabels":{"app":"db"}})"));
+  EXPECT_EQ(Winner(), "web/p");
+}
+
+TEST_F(SelectTest, ABoundObjectStaysUnlessTheWinnerPreempts) {
+  Add(Cpp("old", 0, ""));
+  Add(Pp("new", 5, R"(,"name":"frontend")"));
+  Binding cluster_bound{.ref = "old", .cluster_scoped = true};
+  EXPECT_EQ(Winner(cluster_bound), "old");  // preemption Never
+  policies_.pop_back();
+  Add(Pp("new", 5, R"(,"name":"frontend")", R"(,"preemption":"Always")"));
+  EXPECT_EQ(Winner(cluster_bound), "web/new");  // namespaced Always over a cluster policy
+  Binding ns_bound{.ref = "web/new"};
+  Add(Pp("higher", 9, R"(,"name":"frontend")"));
+  EXPECT_EQ(Winner(ns_bound), "web/new");  // no preemption by "higher"
+  policies_.pop_back();
+  Add(Pp("higher", 9, R"(,"name":"frontend")", R"(,"preemption":"Always")"));
+  EXPECT_EQ(Winner(ns_bound), "web/higher");
+  policies_.pop_back();
+  Add(Pp("lower", 1, R"(,"name":"frontend")", R"(,"preemption":"Always")"));
+  EXPECT_EQ(Winner(ns_bound), "web/new");  // Always, but not higher
+}
+
+TEST_F(SelectTest, ABindingToAPolicyThatNoLongerMatchesIsDropped) {
+  Add(Pp("winner", 0, ""));
+  EXPECT_EQ(Winner({.ref = "web/gone"}), "web/winner");
+}
+
+TEST(BindingTest, ReadFromTheAnnotations) {
+  Binding b = BindingOf(Obj(R"({"metadata":{"annotations":{
+      "propagationpolicy.karmada.io/name":"p","propagationpolicy.karmada.io/namespace":"web"}}})"));
+  EXPECT_EQ(b.ref, "web/p");
+  EXPECT_FALSE(b.cluster_scoped);
+  b = BindingOf(
+      Obj(R"({"metadata":{"annotations":{"clusterpropagationpolicy.karmada.io/name":"c"}}})"));
+  EXPECT_EQ(b.ref, "c");
+  EXPECT_TRUE(b.cluster_scoped);
+  EXPECT_TRUE(BindingOf(Obj("{}")).empty());
+}
+
+json::object Cluster(std::string_view name, std::string_view rest) {
+  return Obj(R"({"metadata":{"name":")" + std::string(name) + "\"" + std::string(rest) + "}");
+}
+
+bool Admits(std::string_view affinity, const json::object& cluster) {
+  auto a = ClusterAffinity::FromJson(ParseJson(affinity).value(), "a");
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  return a->Matches(cluster);
+}
+
+TEST(ClusterAffinityTest, NamesExcludeLabelsAndFields) {
+  json::object onprem = Cluster("onprem", R"(,"labels":{"location":"onprem"}},
+      "spec":{"provider":"metal","region":"eu-west"},"status":{"zones":["eu-west-1a","eu-west-1b"]})");
+  json::object cloud = Cluster("cloud", R"(,"labels":{"location":"cloud"}},
+      "status":{"region":"us-east","zones":["us-east-1a"]})");
+  EXPECT_TRUE(Admits("{}", onprem));
+  EXPECT_TRUE(Admits(R"({"clusterNames":["onprem"]})", onprem));
+  EXPECT_FALSE(Admits(R"({"clusterNames":["onprem"]})", cloud));
+  EXPECT_FALSE(Admits(R"({"exclude":["onprem"]})", onprem));
+  EXPECT_FALSE(Admits(R"({"clusterNames":["onprem"],"exclude":["onprem"]})", onprem));
+  const char* labels = R"({"labelSelector":{"matchLabels":{"location":"onprem"}}})";
+  EXPECT_TRUE(Admits(labels, onprem));
+  EXPECT_FALSE(Admits(labels, cloud));
+  const char* provider =
+      R"({"fieldSelector":{"matchExpressions":[{"key":"provider","operator":"In","values":["metal"]}]}})";
+  EXPECT_TRUE(Admits(provider, onprem));
+  EXPECT_FALSE(Admits(provider, cloud));  // no provider: In does not match
+  // The region comes from the spec, else from the observed status.
+  const char* region =
+      R"({"fieldSelector":{"matchExpressions":[{"key":"region","operator":"NotIn","values":["eu-west"]}]}})";
+  EXPECT_FALSE(Admits(region, onprem));
+  EXPECT_TRUE(Admits(region, cloud));
+  const char* zone_in =
+      R"({"fieldSelector":{"matchExpressions":[{"key":"zone","operator":"In","values":["eu-west-1b","x"]}]}})";
+  EXPECT_TRUE(Admits(zone_in, onprem));  // one zone of the cluster is enough
+  EXPECT_FALSE(Admits(zone_in, cloud));
+  const char* zone_not_in =
+      R"({"fieldSelector":{"matchExpressions":[{"key":"zone","operator":"NotIn","values":["eu-west-1b"]}]}})";
+  EXPECT_FALSE(Admits(zone_not_in, onprem));  // no zone of it may be listed
+  EXPECT_TRUE(Admits(zone_not_in, cloud));
+}
+
+TEST(ClusterAffinityTest, BadFieldSelectorsAreInvalidWithTheirPaths) {
+  auto a = ClusterAffinity::FromJson(
+      ParseJson(R"({"fieldSelector":{"matchExpressions":[{"key":"cloud","operator":"Exists"}]}})")
+          .value(),
+      "spec.placement.clusterAffinity");
+  ASSERT_FALSE(a.ok());
+  std::vector<std::string> fields;
+  for (const StatusCause& c : a.status().causes()) fields.push_back(c.field);
+  EXPECT_EQ(fields,
+            (std::vector<std::string>{
+                "spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].key",
+                "spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].operator",
+                "spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].values"}));
+}
+
+TEST(StaticWeightTest, TheHighestMatchingEntryCounts) {
+  auto p = Policy(Pp("w", 0, "", R"(,"placement":{"replicaScheduling":{
+      "replicaSchedulingType":"Divided","replicaDivisionPreference":"Weighted",
+      "weightPreference":{"staticWeightList":[
+        {"targetCluster":{"clusterNames":["a","b"]},"weight":1},
+        {"targetCluster":{"clusterNames":["b"]},"weight":3}]}}})"));
+  EXPECT_EQ(p->scheduling.type, ReplicaSchedulingType::kDivided);
+  EXPECT_EQ(p->scheduling.division, DivisionPreference::kWeighted);
+  EXPECT_EQ(p->StaticWeightOf(ClusterFacts::Of(Cluster("a", "}"))), 1);
+  EXPECT_EQ(p->StaticWeightOf(ClusterFacts::Of(Cluster("b", "}"))), 3);
+  EXPECT_EQ(p->StaticWeightOf(ClusterFacts::Of(Cluster("c", "}"))), 0);
+}
+
+TEST(PlacementTest, WithoutReplicaSchedulingEveryClusterRunsAll) {
+  auto p = Policy(Pp("d", 0, ""));
+  EXPECT_EQ(p->scheduling.type, ReplicaSchedulingType::kDuplicated);
+}
+
+// Each case: a policy spec fragment and the fields its causes name.
+struct InvalidCase {
+  std::string name;
+  std::string extra;  // appended to the spec after resourceSelectors
+  std::vector<std::string> fields;
+};
+
+class ValidatePropagationTest : public ::testing::TestWithParam<InvalidCase> {};
+
+TEST_P(ValidatePropagationTest, NamesEachField) {
+  json::object obj = Obj(Pp("p", 0, "", GetParam().extra));
+  DefaultPropagation(obj, true);
+  std::vector<std::string> fields;
+  for (const StatusCause& c : ValidatePropagation(obj, true)) fields.push_back(c.field);
+  EXPECT_EQ(fields, GetParam().fields);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ValidatePropagationTest,
+    ::testing::Values(
+        InvalidCase{"Valid", "", {}},
+        InvalidCase{"DividedWithoutPreference",
+                    R"(,"placement":{"replicaScheduling":{"replicaSchedulingType":"Divided"}})",
+                    {"spec.placement.replicaScheduling.replicaDivisionPreference"}},
+        InvalidCase{
+            "WeightedWithoutWeights",
+            R"(,"placement":{"replicaScheduling":{"replicaDivisionPreference":"Weighted"}})",
+            {"spec.placement.replicaScheduling.weightPreference"}},
+        InvalidCase{
+            "WeightBelowOne",
+            R"(,"placement":{"replicaScheduling":{"replicaDivisionPreference":"Weighted",
+                        "weightPreference":{"staticWeightList":[{"targetCluster":{},"weight":0}]}}})",
+            {"spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight"}},
+        InvalidCase{"UnknownType",
+                    R"(,"placement":{"replicaScheduling":{"replicaSchedulingType":"Split"}})",
+                    {"spec.placement.replicaScheduling.replicaSchedulingType"}},
+        InvalidCase{"UnknownFieldKey",
+                    R"(,"placement":{"clusterAffinity":{"fieldSelector":{"matchExpressions":[
+                        {"key":"cloud","operator":"In","values":["x"]}]}}})",
+                    {"spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].key"}},
+        InvalidCase{"MalformedLabelSelector",
+                    R"(,"placement":{"clusterAffinity":{"labelSelector":{"matchExpressions":[
+                        {"key":"a","operator":"Near"}]}}})",
+                    {"spec.placement.clusterAffinity.labelSelector.matchExpressions[0].operator"}},
+        InvalidCase{
+            "AffinityAndAffinities",
+            R"(,"placement":{"clusterAffinity":{},"clusterAffinities":[{"affinityName":"a"}]})",
+            {"spec.placement"}},
+        InvalidCase{
+            "SpreadByFieldWithoutCluster",
+            R"(,"placement":{"spreadConstraints":[{"spreadByField":"region","minGroups":1,"maxGroups":2}]})",
+            {"spec.placement.spreadConstraints"}},
+        InvalidCase{"PreemptionNeedsNames",
+                    R"(,"preemption":"Always")",
+                    {"spec.resourceSelectors[0].name"}},
+        InvalidCase{"UnknownConflictResolution",
+                    R"(,"conflictResolution":"Merge")",
+                    {"spec.conflictResolution"}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ValidatePropagationTest, SelectorsOfAnotherNamespaceAndNoneAtAll) {
+  json::object obj = Obj(R"({"metadata":{"name":"p","namespace":"web"},"spec":{
+      "resourceSelectors":[{"apiVersion":"v1","kind":"ConfigMap","namespace":"db"},{"kind":"Secret"}]}})");
+  DefaultPropagation(obj, true);
+  std::vector<std::string> fields;
+  for (const StatusCause& c : ValidatePropagation(obj, true)) fields.push_back(c.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"spec.resourceSelectors[0].namespace",
+                                              "spec.resourceSelectors[1].apiVersion"}));
+  json::object none = Obj(R"({"metadata":{"name":"p"},"spec":{}})");
+  auto causes = ValidatePropagation(none, false);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].field, "spec.resourceSelectors");
+}
+
+TEST(DefaultPropagationTest, KarmadasDefaultsAndTheSelectorsNamespace) {
+  json::object obj = Obj(Pp("p", 0, "", R"(,"placement":{"replicaScheduling":{}})"));
+  obj["spec"].as_object().erase("priority");
+  DefaultPropagation(obj, true);
+  EXPECT_EQ(StringAt(obj, "spec.conflictResolution"), "Abort");
+  EXPECT_EQ(StringAt(obj, "spec.preemption"), "Never");
+  EXPECT_EQ(IntAt(obj, "spec.priority", -1), 0);
+  EXPECT_EQ(StringAt(obj, "spec.schedulerName"), "default-scheduler");
+  EXPECT_EQ(StringAt(obj, "spec.placement.replicaScheduling.replicaSchedulingType"), "Divided");
+  EXPECT_EQ(obj.at("spec").at("resourceSelectors").at(0).at("namespace"), "web");
+}
+
+TEST(ValidateOverrideTest, OverridersNameEachField) {
+  json::object obj = Obj(R"({"metadata":{"name":"o","namespace":"web"},"spec":{
+      "resourceSelectors":[{"apiVersion":"apps/v1","kind":"Deployment","namespace":"web"}],
+      "overrideRules":[{"targetCluster":{"clusterNames":["a"]},"overriders":{
+        "plaintext":[{"path":"spec/replicas","operator":"replace","value":2},
+                     {"path":"/spec/x","operator":"remove","value":1},
+                     {"path":"/spec/y","operator":"add"}],
+        "imageOverrider":[{"component":"Host","operator":"replace","value":"r"}],
+        "commandOverrider":[{"containerName":"","operator":"replace","value":["a"]}],
+        "fieldOverrider":[{"fieldPath":"/data/x"}]}}]}})");
+  std::vector<std::string> fields;
+  for (const StatusCause& c : ValidateOverride(obj, true)) fields.push_back(c.field);
+  const std::string at = "spec.overrideRules[0].overriders.";
+  EXPECT_EQ(fields,
+            (std::vector<std::string>{
+                at + "plaintext[0].path", at + "plaintext[1].value", at + "plaintext[2].value",
+                at + "imageOverrider[0].component", at + "commandOverrider[0].containerName",
+                at + "commandOverrider[0].operator", at + "fieldOverrider[0]"}));
+}
+
+TEST(ValidateQuotaTest, NegativeQuantitiesAndMissingFields) {
+  json::object obj = Obj(R"({"metadata":{"name":"q","namespace":"web"},"spec":{
+      "overall":{"cpu":"-1","memory":"1Gi"},
+      "staticAssignments":[{"clusterName":"a","hard":{"pods":"-2"}},{"hard":{}},
+                           {"clusterName":"a","hard":{}}]}})");
+  std::vector<std::string> fields;
+  for (const StatusCause& c : ValidateFederatedResourceQuota(obj)) fields.push_back(c.field);
+  EXPECT_EQ(fields,
+            (std::vector<std::string>{"spec.overall[cpu]", "spec.staticAssignments[0].hard[pods]",
+                                      "spec.staticAssignments[1].clusterName",
+                                      "spec.staticAssignments[2].clusterName"}));
+}
+
+TEST(WarningsTest, FieldsKeptButNotActedOn) {
+  EXPECT_TRUE(PropagationWarnings(Obj(Pp("p", 0, ""))).empty());
+  auto w = PropagationWarnings(Obj(Pp(
+      "p", 0, "",
+      R"(,"propagateDeps":true,"placement":{"spreadConstraints":[{"spreadByField":"cluster"}]})")));
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].find("spec.propagateDeps"), std::string::npos);
+  EXPECT_NE(w[1].find("spec.placement.spreadConstraints"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flotilla::api::policy

@@ -1,0 +1,320 @@
+"""Propagation policies end to end (docs/policies.md): Karmada's
+policy.karmada.io/v1alpha1 kinds served by `flotilla server` and placing
+federated objects in three `flotilla member` clusters, driven with the real
+kubectl.
+
+The members: `on-prem` (provider on-prem, labelled location=on-prem),
+`east` (provider aws) and `west` (provider gcp), both labelled
+location=cloud. What the members run is read from the members themselves.
+
+Covered: the kinds in discovery, `kubectl get pp,cpp,op,cop,frq`, `explain`,
+printer columns, defaults, 422s with field paths and the Warning header for
+fields kept but not acted on; seed 003's story (a ClusterPropagationPolicy
+keeps privacy=sensitive workloads on premise, and labelling a running
+Deployment moves it there); which policy wins (annotations, namespaced
+before cluster, priority, preemption); Duplicated and static Weighted
+replicas; a provider dropped from a policy's field selector moves what it
+placed; deleting a policy gives the objects back their default placement;
+conflictResolution and preserveResourcesOnDeletion.
+"""
+
+import json
+import time
+
+import pytest
+
+from conftest import namespace_name, table, wait_for
+from federation import FED_ARGS, MANAGED_BY, module_federation
+
+MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
+               "--pod-startup", "200ms"]
+SERVER_ARGS = FED_ARGS + ["--cluster-failure-threshold", "2", "--member-change-delay", "200ms"]
+CLUSTERS = {
+    "on-prem": ({"location": "on-prem"}, MEMBER_ARGS, ["--provider", "on-prem"]),
+    "east": ({"location": "cloud"}, MEMBER_ARGS, ["--provider", "aws", "--region", "us-east"]),
+    "west": ({"location": "cloud"}, MEMBER_ARGS, ["--provider", "gcp", "--region", "us-west"]),
+}
+CPP_ANNOTATION = "clusterpropagationpolicy.karmada.io/name"
+PP_ANNOTATION = "propagationpolicy.karmada.io/name"
+DEPLOY = "/apis/apps/v1/namespaces/{ns}/deployments/{name}"
+CM = "/api/v1/namespaces/{ns}/configmaps/{name}"
+
+fed = module_federation("fed-policies", CLUSTERS, SERVER_ARGS)
+
+
+@pytest.fixture
+def ns(request, fed):
+    name = namespace_name(request.node.name)
+    fed.create_namespace(name)
+    yield name
+    fed.kubectl("delete", "cpp", "--all", "--wait=false", check=False)
+    fed.kubectl("delete", "deploy,cm,pp", "--all", "-n", name, "--wait=false", check=False)
+
+
+def apply(fed, obj, ns=None):
+    args = ["apply", "-f", "-"] + (["-n", ns] if ns else [])
+    return fed.kubectl(*args, input=json.dumps(obj))
+
+
+def cpp(name, selectors, placement=None, **spec):
+    spec = dict(spec, resourceSelectors=selectors)
+    if placement is not None:
+        spec["placement"] = placement
+    return {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+            "metadata": {"name": name}, "spec": spec}
+
+
+def pp(name, selectors, placement=None, **spec):
+    policy = cpp(name, selectors, placement, **spec)
+    policy["kind"] = "PropagationPolicy"
+    return policy
+
+
+def deployment(name, replicas, labels=None, annotations=None):
+    meta = {"name": name, "labels": dict(labels or {}, app=name)}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx:1.25",
+                                                           "resources": {"requests": {"cpu": "10m"}}}]}}}}
+
+
+def layout(fed, ns, name):
+    """{cluster: spec.replicas of its local Deployment} (absent: 0)."""
+    out = {}
+    for c, m in fed.members.items():
+        d = m.get_json(DEPLOY.format(ns=ns, name=name))
+        out[c] = 0 if d is None else d["spec"]["replicas"]
+    return out
+
+
+def wait_layout(fed, ns, name, want, timeout=60):
+    want = {c: want.get(c, 0) for c in fed.members}
+    deadline = time.monotonic() + timeout
+    while (seen := layout(fed, ns, name)) != want:
+        if time.monotonic() > deadline:
+            pytest.fail(f"deployment {ns}/{name}: wanted {want}, saw {seen}; annotations "
+                        f"{annotations(fed, ns, name)}")
+        time.sleep(0.1)
+
+
+def deploy_selector(**fields):
+    return dict({"apiVersion": "apps/v1", "kind": "Deployment"}, **fields)
+
+
+def annotations(fed, ns, name, resource="deployment"):
+    out = fed.kubectl("get", resource, name, "-n", ns, "-o", "json")
+    return json.loads(out.stdout)["metadata"].get("annotations", {})
+
+
+def test_the_kinds_are_served_with_short_names_columns_and_explain(fed, ns):
+    out = fed.kubectl("api-resources", "--api-group", "policy.karmada.io")
+    headers, rows = table(out.stdout)
+    by_name = {r["NAME"]: r for r in rows}
+    assert set(by_name) == {"propagationpolicies", "clusterpropagationpolicies", "overridepolicies",
+                            "clusteroverridepolicies", "federatedresourcequotas"}
+    assert by_name["propagationpolicies"]["SHORTNAMES"] == "pp"
+    assert by_name["clusterpropagationpolicies"]["NAMESPACED"] == "false"
+    apply(fed, pp("spread", [deploy_selector()]), ns)
+    out = fed.kubectl("get", "pp,cpp,op,cop,frq", "-n", ns)
+    assert "propagationpolicy.policy.karmada.io/spread" in out.stdout
+    headers, rows = table(fed.kubectl("get", "pp", "-n", ns).stdout)
+    assert headers == ["NAME", "CONFLICT-RESOLUTION", "PRIORITY", "AGE"]
+    # The CRD's defaults, and the resource selector's namespace (Karmada's webhook).
+    assert rows[0]["CONFLICT-RESOLUTION"] == "Abort" and rows[0]["PRIORITY"] == "0"
+    stored = json.loads(fed.kubectl("get", "pp", "spread", "-n", ns, "-o", "json").stdout)
+    assert stored["spec"]["preemption"] == "Never"
+    assert stored["spec"]["resourceSelectors"][0]["namespace"] == ns
+    explain = fed.kubectl("explain", "propagationpolicy.spec.placement.replicaScheduling")
+    assert "replicaDivisionPreference" in explain.stdout
+    assert "weightPreference" in explain.stdout
+    # A kind served and validated, not acted on yet: kept, with a Warning.
+    quota = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "FederatedResourceQuota",
+             "metadata": {"name": "q"}, "spec": {"overall": {"cpu": "10"}}}
+    out = fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(quota))
+    assert "Warning: a FederatedResourceQuota's spec is kept but not acted on" in out.stderr
+
+
+@pytest.mark.parametrize("spec,field", [
+    ({"placement": {"replicaScheduling": {"replicaSchedulingType": "Divided"}}},
+     "spec.placement.replicaScheduling.replicaDivisionPreference: Required value"),
+    ({"placement": {"replicaScheduling": {"replicaDivisionPreference": "Weighted",
+                                          "weightPreference": {"staticWeightList": [
+                                              {"targetCluster": {"clusterNames": ["east"]},
+                                               "weight": 0}]}}}},
+     "spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: Invalid value: 0"),
+    ({"placement": {"clusterAffinity": {"fieldSelector": {"matchExpressions": [
+        {"key": "cloud", "operator": "In", "values": ["aws"]}]}}}},
+     "spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].key: Unsupported value: \"cloud\""),
+    ({"placement": {"clusterAffinity": {"labelSelector": {"matchLabels": {"a": "b c"}}}}},
+     "spec.placement.clusterAffinity.labelSelector.matchLabels: Invalid value: \"b c\""),
+    ({"priority": "high"}, "spec.priority"),
+])
+def test_bad_policies_are_refused_with_the_field(fed, ns, spec, field):
+    policy = cpp("bad", [deploy_selector()], **spec)
+    out = fed.kubectl("create", "-f", "-", input=json.dumps(policy), check=False)
+    assert out.returncode != 0
+    assert field in out.stderr, out.stderr
+    assert fed.kubectl("get", "cpp", "bad", check=False).returncode != 0  # nothing stored
+
+
+def test_bad_overrides_and_quotas_are_refused_with_the_field(fed, ns):
+    op = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+          "metadata": {"name": "bad"},
+          "spec": {"resourceSelectors": [deploy_selector()],
+                   "overrideRules": [{"overriders": {
+                       "plaintext": [{"path": "spec/replicas", "operator": "replace", "value": 1}],
+                       "imageOverrider": [{"component": "Host", "operator": "replace",
+                                           "value": "r"}]}}]}}
+    out = fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(op), check=False)
+    assert out.returncode != 0
+    assert "spec.overrideRules[0].overriders.plaintext[0].path: Invalid value" in out.stderr
+    assert ("spec.overrideRules[0].overriders.imageOverrider[0].component: Unsupported value: "
+            "\"Host\"") in out.stderr
+    frq = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "FederatedResourceQuota",
+           "metadata": {"name": "bad"}, "spec": {"overall": {"cpu": "-1"}}}
+    out = fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(frq), check=False)
+    assert "spec.overall[cpu]: Invalid value: \"-1\": must be greater than or equal to 0" in out.stderr
+
+
+def test_fields_kept_but_not_acted_on_are_warned(fed, ns):
+    policy = pp("deps", [deploy_selector()], propagateDeps=True)
+    out = apply(fed, policy, ns)
+    assert "Warning: spec.propagateDeps is kept but not acted on" in out.stderr
+    stored = json.loads(fed.kubectl("get", "pp", "deps", "-n", ns, "-o", "json").stdout)
+    assert stored["spec"]["propagateDeps"] is True
+
+
+def test_privacy_sensitive_workloads_stay_on_premise_and_move_there_when_labelled(fed, ns):
+    """Seed 003: "some [workloads] are privacy-sensitive, and should be
+    automatically diverted to run in my secure, on-premise cluster(s)"."""
+    apply(fed, cpp("privacy", [deploy_selector(labelSelector={"matchLabels": {"privacy": "sensitive"}})],
+                   {"clusterAffinity": {"labelSelector": {"matchLabels": {"location": "on-prem"}}}}))
+    apply(fed, deployment("ledger", 2, labels={"privacy": "sensitive"}), ns)
+    apply(fed, deployment("shop", 3), ns)
+    # Without replicaScheduling every selected cluster runs all replicas
+    # (Karmada's Duplicated); what no policy selects spreads as before.
+    wait_layout(fed, ns, "ledger", {"on-prem": 2})
+    wait_layout(fed, ns, "shop", {"on-prem": 1, "east": 1, "west": 1})
+    assert annotations(fed, ns, "ledger")[CPP_ANNOTATION] == "privacy"
+    assert CPP_ANNOTATION not in annotations(fed, ns, "shop")
+    event = fed.wait_event(ns, "ledger", "ApplyPolicySucceed", kind="Deployment")[0]
+    assert event["message"] == "Apply policy(privacy) succeed"
+    # The member copies do not carry the federation's record.
+    local = fed["on-prem"].get_json(DEPLOY.format(ns=ns, name="ledger"))
+    assert CPP_ANNOTATION not in local["metadata"].get("annotations", {})
+    # The list of sensitive workloads changes: labelling one moves it.
+    fed.kubectl("label", "deployment", "shop", "-n", ns, "privacy=sensitive")
+    wait_layout(fed, ns, "shop", {"on-prem": 3})
+    out = fed.kubectl("rollout", "status", f"deployment/shop", "-n", ns, "--timeout=60s")
+    assert "successfully rolled out" in out.stdout
+    # The policy goes: the objects go back to their default placement
+    # (every cluster, an even spread, running replicas left where they
+    # are), so a scale-up reaches the cloud clusters.
+    fed.kubectl("delete", "cpp", "privacy")
+    wait_for(lambda: CPP_ANNOTATION not in annotations(fed, ns, "ledger"),
+             "the policy's annotation removed")
+    fed.kubectl("scale", "deployment", "ledger", "-n", ns, "--replicas=6")
+    wait_for(lambda: (l := layout(fed, ns, "ledger"))["east"] > 0 and l["west"] > 0
+             and sum(l.values()) == 6, "ledger scaled into the cloud clusters")
+
+
+def test_which_policy_wins(fed, ns):
+    apply(fed, cpp("everything-east", [deploy_selector()],
+                   {"clusterAffinity": {"clusterNames": ["east"]}}))
+    apply(fed, deployment("api", 1), ns)
+    wait_layout(fed, ns, "api", {"east": 1})
+    # A namespaced policy comes before a cluster policy, but the object is
+    # bound to the cluster policy: without preemption it stays there.
+    apply(fed, pp("api-west", [deploy_selector(name="api")],
+                  {"clusterAffinity": {"clusterNames": ["west"]}}), ns)
+    apply(fed, deployment("api", 2), ns)
+    wait_layout(fed, ns, "api", {"east": 2})
+    apply(fed, pp("api-west", [deploy_selector(name="api")],
+                  {"clusterAffinity": {"clusterNames": ["west"]}}, preemption="Always"), ns)
+    wait_layout(fed, ns, "api", {"west": 2})
+    ann = annotations(fed, ns, "api")
+    assert ann[PP_ANNOTATION] == "api-west" and CPP_ANNOTATION not in ann
+    # A new object goes to the namespaced policy at once; among namespaced
+    # ones the higher priority wins, then the closer selector.
+    apply(fed, pp("all-onprem", [deploy_selector()],
+                  {"clusterAffinity": {"clusterNames": ["on-prem"]}}, priority=5), ns)
+    apply(fed, deployment("batch", 1), ns)
+    wait_layout(fed, ns, "batch", {"on-prem": 1})
+    apply(fed, pp("batch-east", [deploy_selector(name="batch")],
+                  {"clusterAffinity": {"clusterNames": ["east"]}}, priority=5), ns)
+    apply(fed, deployment("report", 1), ns)
+    wait_layout(fed, ns, "report", {"on-prem": 1})
+    # An object's own placement annotations come before every policy.
+    apply(fed, deployment("pinned", 1, annotations={"federation.kubernetes.io/cluster": "west"}), ns)
+    wait_layout(fed, ns, "pinned", {"west": 1})
+    assert PP_ANNOTATION not in annotations(fed, ns, "pinned")
+
+
+def test_weighted_replicas_and_a_provider_dropped(fed, ns):
+    weighted = {"clusterAffinity": {"fieldSelector": {"matchExpressions": [
+                    {"key": "provider", "operator": "In", "values": ["aws", "gcp", "on-prem"]}]}},
+                "replicaScheduling": {"replicaSchedulingType": "Divided",
+                                      "replicaDivisionPreference": "Weighted",
+                                      "weightPreference": {"staticWeightList": [
+                                          {"targetCluster": {"clusterNames": ["on-prem"]}, "weight": 2},
+                                          {"targetCluster": {"labelSelector": {"matchLabels": {"location": "cloud"}}},
+                                           "weight": 1}]}}}
+    apply(fed, pp("weighted", [deploy_selector(name="web")], weighted), ns)
+    apply(fed, deployment("web", 8), ns)
+    wait_layout(fed, ns, "web", {"on-prem": 4, "east": 2, "west": 2})
+    # "We no longer use cloud provider X": dropping aws from the policy
+    # moves what it placed off the aws cluster (8 by 2:1 is 5.33:2.67; the
+    # remainder goes to the heavier cluster, as in Karmada).
+    weighted["clusterAffinity"]["fieldSelector"]["matchExpressions"][0]["values"] = ["gcp", "on-prem"]
+    apply(fed, pp("weighted", [deploy_selector(name="web")], weighted), ns)
+    wait_layout(fed, ns, "web", {"on-prem": 6, "west": 2})
+
+
+def test_plain_objects_follow_a_policy_too(fed, ns):
+    apply(fed, cpp("no-aws", [{"apiVersion": "v1", "kind": "ConfigMap"}],
+                   {"clusterAffinity": {"fieldSelector": {"matchExpressions": [
+                       {"key": "provider", "operator": "NotIn", "values": ["aws"]}]}}}))
+    apply(fed, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+                "data": {"k": "v"}}, ns)
+    path = CM.format(ns=ns, name="settings")
+    wait_for(lambda: fed["on-prem"].get_json(path) and fed["west"].get_json(path),
+             "the ConfigMap in on-prem and west")
+    assert fed["east"].get_json(path) is None
+
+
+def configmap(name, value):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+            "data": {"k": value}}
+
+
+def test_conflict_resolution_and_preserved_copies(fed, ns):
+    """A member object of the same name the federation did not create is
+    left alone under Abort (the default) and taken over under Overwrite;
+    preserveResourcesOnDeletion keeps the copies when the object goes."""
+    for m in fed.members.values():
+        m.create_namespace(ns)
+    path = CM.format(ns=ns, name="shared")
+    fed["east"].kubectl("create", "configmap", "shared", "-n", ns, "--from-literal=k=local")
+    select = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "shared"}]
+    apply(fed, pp("abort", select), ns)
+    apply(fed, configmap("shared", "federated"), ns)
+    wait_for(lambda: (fed["west"].get_json(path) or {}).get("data", {}).get("k") == "federated",
+             "the copy in west")
+    wait_for(lambda: [e for e in fed.events(ns, "shared", kind="ConfigMap")
+                      if e["reason"] == "NotManagedInCluster"], "NotManagedInCluster")
+    assert fed["east"].get_json(path)["data"]["k"] == "local"
+    apply(fed, pp("abort", select, conflictResolution="Overwrite"), ns)
+    wait_for(lambda: fed["east"].get_json(path)["data"]["k"] == "federated",
+             "the member's object taken over")
+    assert fed["east"].get_json(path)["metadata"]["labels"][MANAGED_BY] == "flotilla"
+    # Kept on deletion: the federation's object goes, the copies stay.
+    apply(fed, pp("abort", select, conflictResolution="Overwrite",
+                  preserveResourcesOnDeletion=True), ns)
+    fed.kubectl("delete", "configmap", "shared", "-n", ns)
+    wait_for(lambda: fed.kubectl("get", "configmap", "shared", "-n", ns,
+                                 check=False).returncode != 0, "the federated ConfigMap gone")
+    for m in fed.members.values():
+        assert m.get_json(path)["data"]["k"] == "federated", m.name
