@@ -15,7 +15,9 @@ Deployment moves it there); which policy wins (annotations, namespaced
 before cluster, priority, preemption); Duplicated and static Weighted
 replicas; a provider dropped from a policy's field selector moves what it
 placed; deleting a policy gives the objects back their default placement;
-conflictResolution and preserveResourcesOnDeletion.
+conflictResolution and preserveResourcesOnDeletion; override policies on
+member copies (images, a plaintext patch, labels, a document inside a
+ConfigMap key), restored after a hand edit, and one that cannot apply.
 """
 
 import json
@@ -318,3 +320,83 @@ def test_conflict_resolution_and_preserved_copies(fed, ns):
                                  check=False).returncode != 0, "the federated ConfigMap gone")
     for m in fed.members.values():
         assert m.get_json(path)["data"]["k"] == "federated", m.name
+
+
+def cop(name, selectors, rules):
+    return {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterOverridePolicy",
+            "metadata": {"name": name},
+            "spec": {"resourceSelectors": selectors, "overrideRules": rules}}
+
+
+def replicaset(name, replicas, image):
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "labels": {"app": name}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": image}]}}}}
+
+
+def test_overrides_change_member_copies_only(fed, ns):
+    """An override policy varies the copies per cluster: the cloud clusters
+    pull from a mirror registry, east gets its own setting; the
+    federation's object stays as written, a copy edited by hand comes back
+    overridden, an override that cannot apply leaves the copy alone."""
+    fed.kubectl("delete", "cop", "--all", check=False)
+    cloud = {"labelSelector": {"matchLabels": {"location": "cloud"}}}
+    apply(fed, cop("mirror", [{"apiVersion": "apps/v1", "kind": "ReplicaSet"}],
+                   [{"targetCluster": cloud, "overriders": {"imageOverrider": [
+                       {"component": "Registry", "operator": "replace", "value": "mirror.example.com"}]}}]))
+    apply(fed, cop("east-settings", [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                   [{"targetCluster": {"clusterNames": ["east"]}, "overriders": {
+                       "plaintext": [{"path": "/data/k", "operator": "replace", "value": "east"}],
+                       "labelsOverrider": [{"operator": "add", "value": {"tier": "east"}}],
+                       "fieldOverrider": [{"fieldPath": "/data/app.json", "json": [
+                           {"subPath": "/db", "operator": "replace", "value": "east.db"}]}]}}]))
+    try:
+        apply(fed, replicaset("api", 3, "docker.io/library/nginx:1.25"), ns)
+        apply(fed, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+                    "data": {"k": "v", "app.json": '{"db": "main.db"}'}}, ns)
+        rs = "/apis/apps/v1/namespaces/{ns}/replicasets/api".format(ns=ns)
+
+        def image(member):
+            local = fed[member].get_json(rs)
+            return local and local["spec"]["template"]["spec"]["containers"][0]["image"]
+        wait_for(lambda: image("east") == "mirror.example.com/library/nginx:1.25"
+                 and image("west") == "mirror.example.com/library/nginx:1.25"
+                 and image("on-prem") == "docker.io/library/nginx:1.25", "images overridden in the clouds")
+        wait_for(lambda: (fed.get_rs(ns, "api") or {}).get("status", {}).get("readyReplicas") == 3,
+                 "the federated ReplicaSet ready")
+        assert fed.get_rs(ns, "api")["spec"]["template"]["spec"]["containers"][0]["image"] == \
+            "docker.io/library/nginx:1.25"
+        applied = json.loads(fed["east"].get_json(rs)["metadata"]["annotations"]
+                             ["policy.karmada.io/applied-cluster-overrides"])
+        assert [a["policyName"] for a in applied] == ["mirror"]
+
+        path = CM.format(ns=ns, name="settings")
+
+        def east_copy():
+            return fed["east"].get_json(path) or {}
+        wait_for(lambda: east_copy().get("data", {}).get("k") == "east", "east's own setting")
+        assert east_copy()["metadata"]["labels"]["tier"] == "east"
+        assert json.loads(east_copy()["data"]["app.json"]) == {"db": "east.db"}
+        assert fed["west"].get_json(path)["data"] == {"k": "v", "app.json": '{"db": "main.db"}'}
+        federated = json.loads(fed.kubectl("get", "cm", "settings", "-n", ns, "-o", "json").stdout)
+        assert federated["data"]["k"] == "v"
+        # A hand edit in the member comes back as the override says.
+        fed["east"].kubectl("patch", "configmap", "settings", "-n", ns, "--type=merge",
+                            "-p", '{"data":{"k":"by-hand"}}')
+        wait_for(lambda: east_copy().get("data", {}).get("k") == "east", "the override restored")
+        # An override that cannot apply: the copy is left as it was.
+        apply(fed, cop("east-settings", [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                       [{"targetCluster": {"clusterNames": ["east"]}, "overriders": {
+                           "plaintext": [{"path": "/data/absent", "operator": "remove"}]}}]))
+        fed.kubectl("patch", "configmap", "settings", "-n", ns, "--type=merge", "-p", '{"data":{"k":"v2"}}')
+        wait_for(lambda: (fed["west"].get_json(path) or {}).get("data", {}).get("k") == "v2",
+                 "west updated")
+        wait_for(lambda: [e for e in fed.events(ns, "settings", kind="ConfigMap")
+                          if e["reason"] == "ApplyOverridePolicyFailed"
+                          and "ClusterOverridePolicy east-settings" in e["message"]],
+                 "ApplyOverridePolicyFailed")
+        assert east_copy()["data"]["k"] == "east"
+    finally:
+        fed.kubectl("delete", "cop", "--all", check=False)

@@ -19,12 +19,6 @@ std::string Index(std::string_view path, size_t i) {
   return std::string(path) + "[" + std::to_string(i) + "]";
 }
 
-const json::array& ArrayOrEmpty(const json::object& o, std::string_view key) {
-  static const json::array kEmpty;
-  const json::array* a = GetArray(o, key);
-  return a != nullptr ? *a : kEmpty;
-}
-
 std::vector<std::string> Strings(const json::object& o, std::string_view key) {
   std::vector<std::string> out;
   for (const json::value& v : ArrayOrEmpty(o, key)) {
@@ -264,6 +258,12 @@ std::string_view Namespace(const json::object& obj) {
 }
 
 }  // namespace
+
+const json::array& ArrayOrEmpty(const json::object& o, std::string_view key) {
+  static const json::array kEmpty;
+  const json::array* a = GetArray(o, key);
+  return a != nullptr ? *a : kEmpty;
+}
 
 // ---- Clusters and affinities. ----
 
@@ -700,6 +700,16 @@ bool Set(const json::object& o, std::string_view path) {
 
 }  // namespace
 
+namespace {
+
+const json::object& EmptyIfAbsent(const json::object& o, std::string_view key) {
+  static const json::object kEmpty;
+  const json::object* v = GetObject(o, key);
+  return v != nullptr ? *v : kEmpty;
+}
+
+}  // namespace
+
 std::vector<std::string> PropagationWarnings(const json::object& obj) {
   std::vector<std::string> out;
   for (const char* field :
@@ -716,8 +726,22 @@ std::vector<std::string> PropagationWarnings(const json::object& obj) {
   return out;
 }
 
-std::vector<std::string> OverrideWarnings(const json::object&) {
-  return {NotActedOn("an OverridePolicy's overrideRules")};
+std::vector<std::string> OverrideWarnings(const json::object& obj) {
+  // The kinds whose member copies take overrides (docs/policies.md).
+  static const std::vector<std::string> kTaking = {"ReplicaSet", "Namespace", "ConfigMap", "Secret",
+                                                   "Service"};
+  const json::array* selectors = GetArray(EmptyIfAbsent(obj, "spec"), "resourceSelectors");
+  bool others = selectors == nullptr || selectors->empty();
+  for (const json::value& s : selectors ? *selectors : json::array()) {
+    if (s.is_object() && !Contains(kTaking, GetString(s.get_object(), "kind").value_or(""))) {
+      others = true;
+    }
+  }
+  if (!others) return {};
+  return {
+      "overrides apply to the member copies of ReplicaSets, Namespaces, ConfigMaps, Secrets "
+      "and Services; other kinds this policy selects keep the federation's object as it is "
+      "for now (docs/policies.md)"};
 }
 
 std::vector<std::string> FederatedResourceQuotaWarnings(const json::object&) {

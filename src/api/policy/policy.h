@@ -32,6 +32,9 @@ inline constexpr char kPropagationPolicyNamespaceAnnotation[] =
 inline constexpr char kClusterPropagationPolicyNameAnnotation[] =
     "clusterpropagationpolicy.karmada.io/name";
 
+// The array o[key]; an empty one when absent or not an array.
+const json::array& ArrayOrEmpty(const json::object& o, std::string_view key);
+
 // The cluster fields a field selector and a spread constraint name.
 inline constexpr char kProviderField[] = "provider";
 inline constexpr char kRegionField[] = "region";

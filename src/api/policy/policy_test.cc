@@ -326,6 +326,18 @@ TEST(ValidateQuotaTest, NegativeQuantitiesAndMissingFields) {
                                       "spec.staticAssignments[2].clusterName"}));
 }
 
+TEST(WarningsTest, OverridesOfKindsWhoseCopiesDoNotTakeThem) {
+  auto op = [](std::string_view kinds) {
+    return Obj(R"({"kind":"OverridePolicy","spec":{"resourceSelectors":[)" + std::string(kinds) +
+               "]}}");
+  };
+  EXPECT_TRUE(OverrideWarnings(op(R"({"apiVersion":"v1","kind":"ConfigMap"},
+                                     {"apiVersion":"apps/v1","kind":"ReplicaSet"})"))
+                  .empty());
+  EXPECT_EQ(OverrideWarnings(op(R"({"apiVersion":"apps/v1","kind":"Deployment"})")).size(), 1u);
+  EXPECT_EQ(OverrideWarnings(op("")).size(), 1u);  // every kind
+}
+
 TEST(WarningsTest, FieldsKeptButNotActedOn) {
   EXPECT_TRUE(PropagationWarnings(Obj(Pp("p", 0, ""))).empty());
   auto w = PropagationWarnings(Obj(Pp(

@@ -31,9 +31,11 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       manager_(clock),
       informers_(fed, clock, manager_),
       policies_(informers_.For(kPropagationPolicies), informers_.For(kClusterPropagationPolicies)),
+      overrides_(informers_.For(kOverridePolicies), informers_.For(kClusterOverridePolicies)),
       members_(clusters_, clock) {
   members_.SetTransform(kPods, MemberPodView);
   policies_.OnChange([this] { ClustersChanged(); });
+  overrides_.OnChange([this] { ClustersChanged(); });
 }
 
 FederationContext::~FederationContext() { Stop(); }

@@ -69,6 +69,8 @@ class FederationContext {
   runtime::Informer& cluster_objects() { return informers_.For(kClusters); }
   // The propagation policies and where they place objects.
   const PropagationPolicies& policies() const { return policies_; }
+  // The override policies and what they change in member copies.
+  const OverridePolicies& overrides() const { return overrides_; }
   MemberInformers& members() { return members_; }
   runtime::WorkPool& pool() { return pool_; }
   metrics::Registry& metrics() { return metrics_; }
@@ -79,7 +81,8 @@ class FederationContext {
   // Calls `fn` whenever the set of clusters a controller may place on
   // changes: a cluster becomes ready, stops being ready or leaves, a
   // Cluster object is added, deleted, relabelled or moved (provider,
-  // region, zones), or a propagation policy changes. `fn` only enqueues.
+  // region, zones), or a propagation or override policy changes. `fn` only
+  // enqueues.
   // REQUIRES: before Start.
   void OnClusterChange(std::function<void()> fn);
   // A controller that holds the objects of `resource` it `federates` with
@@ -120,6 +123,7 @@ class FederationContext {
   runtime::ControllerManager manager_;
   runtime::SharedInformers informers_;
   PropagationPolicies policies_;
+  OverridePolicies overrides_;
   MemberInformers members_;
   void ClustersChanged();
 

@@ -12,54 +12,33 @@ namespace flotilla::federation {
 
 namespace policy = api::policy;
 
-PropagationPolicies::PropagationPolicies(runtime::Informer& namespaced,
-                                         runtime::Informer& cluster_scoped)
-    : namespaced_(namespaced), cluster_scoped_(cluster_scoped) {
-  runtime::EventHandler handler{
-      .on_add = [this](const runtime::ObjectPtr&) { Rebuild(); },
-      .on_update =
-          [this](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-            // A status write changes nothing a placement reads.
-            if (a->if_contains("spec") == nullptr || b->if_contains("spec") == nullptr ||
-                a->at("spec") != b->at("spec") ||
-                api::ObjectView(*a).uid() != api::ObjectView(*b).uid()) {
-              Rebuild();
-            }
-          },
-      .on_delete = [this](const runtime::ObjectPtr&) { Rebuild(); }};
-  namespaced_.AddEventHandler(handler);
-  cluster_scoped_.AddEventHandler(handler);
+bool SpecChanged(const json::object& a, const json::object& b) {
+  const json::value* sa = a.if_contains("spec");
+  const json::value* sb = b.if_contains("spec");
+  return sa == nullptr || sb == nullptr || *sa != *sb ||
+         api::ObjectView(a).uid() != api::ObjectView(b).uid();
 }
 
-void PropagationPolicies::OnChange(std::function<void()> fn) {
-  on_change_.push_back(std::move(fn));
+void ReportUnreadable(const json::object& obj, const Status& s) {
+  api::ObjectView v(obj);
+  spdlog::warn("{} {}: {}", v.kind(), v.name(), s.ToString());
 }
 
-void PropagationPolicies::Rebuild() {
-  std::vector<PolicyPtr> next;
-  for (runtime::Informer* informer : {&namespaced_, &cluster_scoped_}) {
-    for (const runtime::ObjectPtr& obj : informer->lister().List("")) {
-      StatusOr<policy::PropagationPolicy> p = policy::PropagationPolicy::FromObject(*obj);
-      if (!p.ok()) {
-        // The server validated it; one stored before a rule existed places
-        // nothing.
-        spdlog::warn("propagation policy {}: {}", api::ObjectView(*obj).name(),
-                     p.status().ToString());
-        continue;
-      }
-      next.push_back(std::make_shared<const policy::PropagationPolicy>(*std::move(p)));
-    }
-  }
-  {
-    MutexLock lock(mu_);
-    policies_ = std::move(next);
-  }
-  for (const auto& fn : on_change_) fn();
-}
-
-std::vector<PolicyPtr> PropagationPolicies::All() const {
-  MutexLock lock(mu_);
-  return policies_;
+Status OverridePolicies::Apply(const json::object& obj, std::string_view api_version,
+                               std::string_view kind, const json::object& cluster,
+                               json::object& copy) const {
+  std::vector<PolicySet<policy::OverridePolicy>::Ptr> all = set_.All();
+  if (all.empty()) return Status::Ok();
+  std::vector<const policy::OverridePolicy*> ptrs;
+  for (const auto& p : all) ptrs.push_back(p.get());
+  api::ObjectView view(obj);
+  policy::ObjectRef ref{.api_version = api_version,
+                        .kind = kind,
+                        .ns = view.ns(),
+                        .name = view.name(),
+                        .labels = view.labels()};
+  return policy::ApplyAll(policy::OverridersFor(ptrs, ref, policy::ClusterFacts::Of(cluster)),
+                          copy);
 }
 
 PolicyPtr PropagationPolicies::For(const json::object& obj, std::string_view api_version,

@@ -8,9 +8,7 @@
 // chooses places it; an object no policy selects goes to every ready
 // cluster, as before policies existed.
 //
-// The policies are read from two informers on the federation; every change
-// of one re-parses them all (a policy change is rare, a lookup is on every
-// check) and tells the OnChange callbacks, which re-check what they place.
+// OverridePolicies: what override policies change in each member's copy.
 //
 // Thread-safe.
 #pragma once
@@ -21,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "api/policy/overrides.h"
 #include "api/policy/policy.h"
 #include "base/mutex.h"
 #include "base/status.h"
@@ -35,6 +34,10 @@ inline const client::ResourceRef kPropagationPolicies{api::policy::kGroup, api::
                                                       "propagationpolicies", true};
 inline const client::ResourceRef kClusterPropagationPolicies{
     api::policy::kGroup, api::policy::kVersion, "clusterpropagationpolicies", false};
+inline const client::ResourceRef kOverridePolicies{api::policy::kGroup, api::policy::kVersion,
+                                                   "overridepolicies", true};
+inline const client::ResourceRef kClusterOverridePolicies{
+    api::policy::kGroup, api::policy::kVersion, "clusteroverridepolicies", false};
 
 using PolicyPtr = std::shared_ptr<const api::policy::PropagationPolicy>;
 
@@ -45,16 +48,82 @@ struct ObjectPlacement {
   PolicyPtr policy;  // null: its annotations, or no policy, placed it
 };
 
-class PropagationPolicies {
+// A status write (or a metadata one) changes nothing a policy says.
+bool SpecChanged(const json::object& a, const json::object& b);
+// Logs a stored policy that does not read.
+void ReportUnreadable(const json::object& obj, const Status& s);
+
+// The policies of one pair of kinds (a namespaced one and its cluster-scoped
+// twin) as parsed values, read from two informers on the federation: every
+// change re-parses them all (a policy change is rare, a lookup is on every
+// check) and then calls the OnChange callbacks. `Policy` has
+// `static StatusOr<Policy> FromObject(const json::object&)`. Thread-safe.
+template <typename Policy>
+class PolicySet {
  public:
+  using Ptr = std::shared_ptr<const Policy>;
+
   // Both informers must outlive this; handlers are added here.
-  PropagationPolicies(runtime::Informer& namespaced, runtime::Informer& cluster_scoped);
-  PropagationPolicies(const PropagationPolicies&) = delete;
-  PropagationPolicies& operator=(const PropagationPolicies&) = delete;
+  PolicySet(runtime::Informer& namespaced, runtime::Informer& cluster_scoped)
+      : namespaced_(namespaced), cluster_scoped_(cluster_scoped) {
+    runtime::EventHandler handler{
+        .on_add = [this](const runtime::ObjectPtr&) { Rebuild(); },
+        .on_update =
+            [this](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+              if (SpecChanged(*a, *b)) Rebuild();
+            },
+        .on_delete = [this](const runtime::ObjectPtr&) { Rebuild(); }};
+    namespaced_.AddEventHandler(handler);
+    cluster_scoped_.AddEventHandler(handler);
+  }
+  PolicySet(const PolicySet&) = delete;
+  PolicySet& operator=(const PolicySet&) = delete;
 
   // Calls `fn` after any policy was added, changed or deleted. `fn` only
   // enqueues. REQUIRES: before the informers start.
-  void OnChange(std::function<void()> fn);
+  void OnChange(std::function<void()> fn) { on_change_.push_back(std::move(fn)); }
+
+  std::vector<Ptr> All() const {
+    MutexLock lock(mu_);
+    return policies_;
+  }
+
+ private:
+  void Rebuild() {
+    std::vector<Ptr> next;
+    for (runtime::Informer* informer : {&namespaced_, &cluster_scoped_}) {
+      for (const runtime::ObjectPtr& obj : informer->lister().List("")) {
+        StatusOr<Policy> p = Policy::FromObject(*obj);
+        // The server validated it; one stored before a rule existed
+        // applies nowhere.
+        if (!p.ok()) {
+          ReportUnreadable(*obj, p.status());
+          continue;
+        }
+        next.push_back(std::make_shared<const Policy>(*std::move(p)));
+      }
+    }
+    {
+      MutexLock lock(mu_);
+      policies_ = std::move(next);
+    }
+    for (const auto& fn : on_change_) fn();
+  }
+
+  runtime::Informer& namespaced_;
+  runtime::Informer& cluster_scoped_;
+  std::vector<std::function<void()>> on_change_;  // set before start
+  mutable Mutex mu_;
+  std::vector<Ptr> policies_ GUARDED_BY(mu_);
+};
+
+class PropagationPolicies {
+ public:
+  PropagationPolicies(runtime::Informer& namespaced, runtime::Informer& cluster_scoped)
+      : set_(namespaced, cluster_scoped) {}
+
+  // See PolicySet::OnChange.
+  void OnChange(std::function<void()> fn) { set_.OnChange(std::move(fn)); }
 
   // The policy that places `obj` of `api_version`/`kind` now, or null.
   PolicyPtr For(const json::object& obj, std::string_view api_version, std::string_view kind) const;
@@ -66,17 +135,32 @@ class PropagationPolicies {
                                         std::string_view kind,
                                         std::string_view preferences_annotation = "") const;
 
-  // Every policy, in no particular order (for status and explanations).
-  std::vector<PolicyPtr> All() const;
+  // Every policy, in no particular order.
+  std::vector<PolicyPtr> All() const { return set_.All(); }
 
  private:
-  void Rebuild();
+  PolicySet<api::policy::PropagationPolicy> set_;
+};
 
-  runtime::Informer& namespaced_;
-  runtime::Informer& cluster_scoped_;
-  std::vector<std::function<void()>> on_change_;  // set before start
-  mutable Mutex mu_;
-  std::vector<PolicyPtr> policies_ GUARDED_BY(mu_);
+// The override policies (OverridePolicy, ClusterOverridePolicy) and what
+// they change in each member's copy.
+class OverridePolicies {
+ public:
+  OverridePolicies(runtime::Informer& namespaced, runtime::Informer& cluster_scoped)
+      : set_(namespaced, cluster_scoped) {}
+
+  void OnChange(std::function<void()> fn) { set_.OnChange(std::move(fn)); }
+
+  // Applies to `copy` (the copy of `obj`, of `api_version`/`kind`, meant
+  // for `cluster`, a Cluster object) the overriders that apply there, and
+  // records them in its applied-overrides annotations. An error (an
+  // overrider that cannot apply) names the policy; `copy` is then partly
+  // changed. Without policies nothing is done.
+  Status Apply(const json::object& obj, std::string_view api_version, std::string_view kind,
+               const json::object& cluster, json::object& copy) const;
+
+ private:
+  PolicySet<api::policy::OverridePolicy> set_;
 };
 
 // True when `obj` carries one of the annotations that place it without

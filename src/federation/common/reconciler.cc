@@ -202,6 +202,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   }
 
   FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
+  if (strategy_.TakesOverrides()) ApplyOverrides(check);
   StampAll(check);
   CreateAll(check);
   UpdateAll(check);
@@ -213,6 +214,25 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   return result;
 }
 
+void Reconciler::ApplyOverrides(Check& check) {
+  const std::string api_version = strategy_.resource().ApiVersion();
+  const std::string kind = strategy_.kind();
+  for (Copy& c : check.copies) {
+    if (!c.desired || c.target.cluster_object == nullptr) continue;
+    json::object copy = *c.desired;
+    Status s = ctx_.overrides().Apply(check.obj, api_version, kind, *c.target.cluster_object, copy);
+    if (s.ok()) {
+      c.desired = std::move(copy);
+      continue;
+    }
+    // Left as it is: not created, not updated.
+    events().Event(check.obj, runtime::kEventTypeWarning, "ApplyOverridePolicyFailed",
+                   "cluster " + c.cluster() + ": " + s.message());
+    c.desired.reset();
+    c.create = false;
+  }
+}
+
 Unmanaged Reconciler::OnUnmanaged(const Check& check, const Copy& c) const {
   Unmanaged how = strategy_.OnUnmanaged(c);
   if (!check.policy || how == Unmanaged::kLeaveQuietly) return how;
@@ -221,9 +241,8 @@ Unmanaged Reconciler::OnUnmanaged(const Check& check, const Copy& c) const {
 }
 
 bool Reconciler::PreservedByPolicy(const json::object& obj) const {
-  StatusOr<ObjectPlacement> placement =
-      ctx_.policies().PlacementOf(obj, strategy_.resource().ApiVersion(), strategy_.kind(),
-                                  strategy_.PreferencesAnnotation());
+  StatusOr<ObjectPlacement> placement = ctx_.policies().PlacementOf(
+      obj, strategy_.resource().ApiVersion(), strategy_.kind(), strategy_.PreferencesAnnotation());
   return placement.ok() && placement->policy && placement->policy->preserve_on_deletion;
 }
 

@@ -21,7 +21,10 @@
 //  3. Before the first write to a member the object gets the finalizer; the
 //     policy that places it is recorded in its annotations (with an Event)
 //     when it changed.
-//  4. Strategy::Plan sets the copy each admitted cluster should have.
+//  4. Strategy::Plan sets the copy each admitted cluster should have; the
+//     override policies that apply there change it (a copy whose overrides
+//     cannot apply is left as it is, with a Warning
+//     ApplyOverridePolicyFailed).
 //  5. Missing copies are created, all clusters at once; when some creates
 //     fail, Strategy::Replan may plan again without those clusters and the
 //     new creates follow ([E1] of seed 000).
@@ -140,6 +143,9 @@ class Strategy {
   // kinds without replicas. An object that has it is not placed by
   // policies.
   virtual std::string_view PreferencesAnnotation() const { return ""; }
+  // False for kinds whose copies do not take override policies yet (their
+  // controller compares copies' templates with the federation's).
+  virtual bool TakesOverrides() const { return true; }
 
   // Sets desired (and create) of every copy. An error fails the check
   // (retried with backoff).
@@ -225,6 +231,8 @@ class Reconciler {
   void DeleteUnwanted(Check& check, const std::vector<Target>& not_admitted);
   StatusOr<json::object> TakeOver(Check& check, const Copy& c);
   // The copy of `check`'s object in `cluster` as its cache holds it.
+  // Applies the override policies to every desired copy (step 4).
+  void ApplyOverrides(Check& check);
   // Records the policy that places the object in its annotations, when it
   // changed; true when it wrote.
   StatusOr<bool> RecordPolicy(Check& check);

@@ -62,6 +62,9 @@ class DeploymentController : public WorkloadStrategy {
   std::vector<client::ResourceRef> MemberReads() const override {
     return WithApplicationReads({kReplicaSets, kPods});
   }
+  // The rollout compares each cluster's template with the federation's:
+  // an overridden template would read as a rollout that never ends.
+  bool TakesOverrides() const override { return false; }
   Status Plan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
   json::object Updated(const Copy& c) const override;
