@@ -17,7 +17,9 @@ replicas; a provider dropped from a policy's field selector moves what it
 placed; deleting a policy gives the objects back their default placement;
 conflictResolution and preserveResourcesOnDeletion; override policies on
 member copies (images, a plaintext patch, labels, a document inside a
-ConfigMap key), restored after a hand edit, and one that cannot apply.
+ConfigMap key), restored after a hand edit, and one that cannot apply;
+cluster-affinity groups (on premise first, the cloud when it cannot hold
+the workload).
 """
 
 import json
@@ -400,3 +402,29 @@ def test_overrides_change_member_copies_only(fed, ns):
         assert east_copy()["data"]["k"] == "east"
     finally:
         fed.kubectl("delete", "cop", "--all", check=False)
+
+
+def test_the_first_affinity_group_that_holds_the_workload(fed, ns):
+    """placement.clusterAffinities: on premise first; when on-prem cannot
+    hold the workload, the cloud group takes it whole (make-before-break),
+    and it comes back when on-prem can again."""
+    apply(fed, cpp("onprem-then-cloud", [deploy_selector(name="elastic")],
+                   {"clusterAffinities": [
+                       {"affinityName": "on-prem", "clusterNames": ["on-prem"]},
+                       {"affinityName": "cloud",
+                        "labelSelector": {"matchLabels": {"location": "cloud"}}}],
+                    "replicaScheduling": {"replicaSchedulingType": "Divided",
+                                          "replicaDivisionPreference": "Weighted",
+                                          "weightPreference": {"staticWeightList": [
+                                              {"targetCluster": {}, "weight": 1}]}}}))
+    big = deployment("elastic", 2)
+    # 30 CPUs a pod: a member's node of 100 CPUs holds 3.
+    big["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "30"
+    apply(fed, big, ns)
+    wait_layout(fed, ns, "elastic", {"on-prem": 2})
+    fed.kubectl("scale", "deployment", "elastic", "-n", ns, "--replicas=5")
+    # Even weights: 3 and 2, the planner's tie-break says which has 3.
+    wait_for(lambda: (l := layout(fed, ns, "elastic"))["on-prem"] == 0
+             and sorted([l["east"], l["west"]]) == [2, 3], "elastic moved to the cloud group", 90)
+    fed.kubectl("scale", "deployment", "elastic", "-n", ns, "--replicas=2")
+    wait_layout(fed, ns, "elastic", {"on-prem": 2}, timeout=90)

@@ -411,6 +411,14 @@ StatusOr<PropagationPolicy> PropagationPolicy::FromObject(const json::object& ob
     FLOTILLA_ASSIGN_OR_RETURN(p.affinity,
                               ClusterAffinity::FromJson(*a, "spec.placement.clusterAffinity"));
   }
+  for (const json::value& term : ArrayOrEmpty(*placement, "clusterAffinities")) {
+    if (!term.is_object()) continue;
+    PropagationPolicy::AffinityGroup g{
+        .name = std::string(GetString(term.get_object(), "affinityName").value_or(""))};
+    FLOTILLA_ASSIGN_OR_RETURN(g.affinity,
+                              ClusterAffinity::FromJson(term, "spec.placement.clusterAffinities"));
+    p.affinity_groups.push_back(std::move(g));
+  }
   const json::object* rs = GetObject(*placement, "replicaScheduling");
   if (rs == nullptr) return p;
   ReplicaScheduling& s = p.scheduling;
@@ -715,9 +723,18 @@ std::vector<std::string> PropagationWarnings(const json::object& obj) {
   for (const char* field :
        {"spec.association", "spec.propagateDeps", "spec.dependentOverrides", "spec.failover",
         "spec.activationPreference", "spec.suspension", "spec.schedulePriority",
-        "spec.placement.clusterAffinities", "spec.placement.clusterTolerations",
-        "spec.placement.spreadConstraints", "spec.placement.workloadAffinity"}) {
+        "spec.placement.clusterTolerations", "spec.placement.spreadConstraints",
+        "spec.placement.workloadAffinity"}) {
     if (Set(obj, field)) out.push_back(NotActedOn(field));
+  }
+  if (const json::value* terms = Find(obj, "spec.placement.clusterAffinities");
+      terms != nullptr && terms->is_array()) {
+    for (const json::value& term : terms->get_array()) {
+      if (term.is_object() && Set(term.get_object(), "overflowAffinities")) {
+        out.push_back(NotActedOn("spec.placement.clusterAffinities[].overflowAffinities"));
+        break;
+      }
+    }
   }
   std::string scheduler = StringAt(obj, "spec.schedulerName");
   if (!scheduler.empty() && scheduler != "default-scheduler") {

@@ -125,6 +125,13 @@ struct PropagationPolicy {
   bool preempt_always = false;
   std::vector<ResourceSelector> selectors;
   ClusterAffinity affinity;
+  // placement.clusterAffinities, in order: the first group that can hold
+  // the object is used instead of `affinity`.
+  struct AffinityGroup {
+    std::string name;
+    ClusterAffinity affinity;
+  };
+  std::vector<AffinityGroup> affinity_groups;
   ReplicaScheduling scheduling;
   // conflictResolution: Overwrite takes over a member object of the same
   // name the federation did not create; Abort (the default) leaves it.

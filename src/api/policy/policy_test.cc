@@ -202,6 +202,18 @@ TEST(StaticWeightTest, TheHighestMatchingEntryCounts) {
   EXPECT_EQ(p->StaticWeightOf(ClusterFacts::Of(Cluster("c", "}"))), 0);
 }
 
+TEST(PlacementTest, ClusterAffinityGroupsInOrder) {
+  auto p = Policy(Pp("g", 0, "", R"(,"placement":{"clusterAffinities":[
+      {"affinityName":"local","clusterNames":["a"]},
+      {"affinityName":"cloud","labelSelector":{"matchLabels":{"location":"cloud"}}}]})"));
+  ASSERT_EQ(p->affinity_groups.size(), 2u);
+  EXPECT_EQ(p->affinity_groups[0].name, "local");
+  json::object a = Cluster("a", "}"), b = Cluster("b", R"(,"labels":{"location":"cloud"}})");
+  EXPECT_TRUE(p->affinity_groups[0].affinity.Matches(a));
+  EXPECT_FALSE(p->affinity_groups[0].affinity.Matches(b));
+  EXPECT_TRUE(p->affinity_groups[1].affinity.Matches(b));
+}
+
 TEST(PlacementTest, WithoutReplicaSchedulingEveryClusterRunsAll) {
   auto p = Policy(Pp("d", 0, ""));
   EXPECT_EQ(p->scheduling.type, ReplicaSchedulingType::kDuplicated);

@@ -164,6 +164,11 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   if (targets.waiting) return runtime::Result{.requeue_after = options_.sync_grace};
   check.not_served = std::move(targets.not_served);
 
+  ClusterSelector group;
+  if (check.policy && !check.policy->affinity_groups.empty()) {
+    group = ChooseAffinityGroup(check, targets.ready);
+    selector = &group;
+  }
   std::vector<Target> not_admitted;
   for (Target& t : targets.ready) {
     // No Cluster object: the cluster is leaving; what it holds stays.
@@ -212,6 +217,48 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   FLOTILLA_RETURN_IF_ERROR(check.error());
   if (check.retry) result->requeue_after = Sooner(result->requeue_after, options_.retry_soon);
   return result;
+}
+
+ClusterSelector Reconciler::ChooseAffinityGroup(const Check& check,
+                                                const std::vector<Target>& ready) const {
+  const auto& groups = check.policy->affinity_groups;
+  std::optional<Strategy::Demand> demand = strategy_.DemandOf(check.obj);
+  bool duplicated =
+      check.policy->scheduling.type == api::policy::ReplicaSchedulingType::kDuplicated;
+  const api::policy::PropagationPolicy::AffinityGroup* fallback = nullptr;
+  for (const auto& g : groups) {
+    // Room for the workload: what its ready, schedulable clusters have free
+    // plus the replicas of it that are ready there (their pods are in the
+    // cluster's allocated figures; pending ones are not); a cluster without
+    // figures has room.
+    int64_t room = 0, most = 0;
+    bool any = false, unknown = false;
+    for (const Target& t : ready) {
+      if (t.cluster_object == nullptr || !g.affinity.Matches(*t.cluster_object)) continue;
+      if (api::ClusterView(*t.cluster_object).cordoned()) continue;
+      any = true;
+      if (!demand) break;
+      std::optional<int64_t> free = AvailableReplicas(*t.cluster_object, demand->pod_template);
+      if (!free) {
+        unknown = true;
+        break;
+      }
+      runtime::ObjectPtr copy = Cached(check, t.cluster, strategy_.CopyName(check.obj, t.cluster));
+      int64_t here =
+          *free +
+          (copy != nullptr && IsManaged(*copy) ? api::WorkloadView(*copy).ready_replicas() : 0);
+      room += here;
+      most = std::max(most, here);
+    }
+    if (!any) continue;
+    if (fallback == nullptr) fallback = &g;
+    // Divided replicas need the group's room together, duplicated ones one
+    // cluster's (every cluster of the group runs them all).
+    if (!demand || unknown || (duplicated ? most : room) >= demand->replicas) {
+      return ClusterSelector::ForAffinity(g.affinity);
+    }
+  }
+  return ClusterSelector::ForAffinity((fallback != nullptr ? *fallback : groups.front()).affinity);
 }
 
 void Reconciler::ApplyOverrides(Check& check) {

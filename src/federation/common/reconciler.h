@@ -17,7 +17,9 @@
 //  2. The cluster selector splits the clusters into admitted and not; a
 //     cluster without a Cluster object (being unjoined) is neither: what it
 //     holds stays as it is. An object without placement annotations takes
-//     its selector from the propagation policy that places it (policies.h).
+//     its selector from the propagation policy that places it (policies.h):
+//     its cluster affinity, or the first of its cluster-affinity groups
+//     whose ready clusters have room for it.
 //  3. Before the first write to a member the object gets the finalizer; the
 //     policy that places it is recorded in its annotations (with an Event)
 //     when it changed.
@@ -143,6 +145,14 @@ class Strategy {
   // kinds without replicas. An object that has it is not placed by
   // policies.
   virtual std::string_view PreferencesAnnotation() const { return ""; }
+  // What a workload asks of the clusters, for a policy's cluster-affinity
+  // groups to tell whether a group can hold it; none for kinds without
+  // replicas (any group with a ready cluster holds them).
+  struct Demand {
+    int64_t replicas = 0;
+    const json::object* pod_template = nullptr;  // points into the object
+  };
+  virtual std::optional<Demand> DemandOf(const json::object& obj) const { return std::nullopt; }
   // False for kinds whose copies do not take override policies yet (their
   // controller compares copies' templates with the federation's).
   virtual bool TakesOverrides() const { return true; }
@@ -231,6 +241,10 @@ class Reconciler {
   void DeleteUnwanted(Check& check, const std::vector<Target>& not_admitted);
   StatusOr<json::object> TakeOver(Check& check, const Copy& c);
   // The copy of `check`'s object in `cluster` as its cache holds it.
+  // The selector of the first of the policy's cluster-affinity groups that
+  // can hold the object, among the `ready` clusters; the first group with
+  // a ready cluster when none can, the first group when none has one.
+  ClusterSelector ChooseAffinityGroup(const Check& check, const std::vector<Target>& ready) const;
   // Applies the override policies to every desired copy (step 4).
   void ApplyOverrides(Check& check);
   // Records the policy that places the object in its annotations, when it

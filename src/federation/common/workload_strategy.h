@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "api/views.h"
 #include "federation/common/coupled.h"
 #include "federation/common/context.h"
 #include "federation/common/hpa_target.h"
@@ -88,6 +89,10 @@ class WorkloadStrategy : public Strategy {
   bool KeepNotAdmitted(const Check& check, const std::string& cluster) const override;
   void Forget(const std::string& key) override { placer_.Forget(key); }
   std::string_view PreferencesAnnotation() const override { return preferences_annotation_; }
+  std::optional<Demand> DemandOf(const json::object& obj) const override {
+    api::WorkloadView v(obj);
+    return Demand{.replicas = v.replicas(), .pod_template = v.pod_template()};
+  }
 
  protected:
   // `kind` labels the metrics; the annotations hold the preferences and the
