@@ -28,7 +28,8 @@ std::vector<json::object> PolicyObjects() {
     out.push_back(Parse(R"({"kind":"PropagationPolicy","metadata":{"name":"team-)" +
                         std::to_string(i) + R"(","namespace":"shop"},"spec":{
         "resourceSelectors":[{"apiVersion":"apps/v1","kind":"Deployment","namespace":"shop",
-          "labelSelector":{"matchLabels":{"team":"t)" + std::to_string(i) + R"("}}}],
+          "labelSelector":{"matchLabels":{"team":"t)" +
+                        std::to_string(i) + R"("}}}],
         "placement":{"clusterAffinity":{"labelSelector":{"matchLabels":{"location":"cloud"}}},
           "replicaScheduling":{"replicaSchedulingType":"Divided","replicaDivisionPreference":"Weighted",
             "weightPreference":{"staticWeightList":[{"targetCluster":{"clusterNames":["a"]},"weight":2},
@@ -45,12 +46,24 @@ std::vector<json::object> PolicyObjects() {
   return out;
 }
 
+// A Deployment of two containers as users write them.
+json::object TypicalDeployment() {
+  return Parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+      "metadata":{"name":"web","namespace":"shop","labels":{"app":"web"}},
+      "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},"template":{
+        "metadata":{"labels":{"app":"web"}},"spec":{"containers":[
+          {"name":"web","image":"registry.example.com/web:1.4.2","args":["--port=8080"],
+           "resources":{"requests":{"cpu":"100m","memory":"128Mi"}}},
+          {"name":"proxy","image":"envoyproxy/envoy:v1.30.1"}]}}}})");
+}
+
 void BM_ReadThousandPolicies(benchmark::State& state) {
   std::vector<json::object> objects = PolicyObjects();
   for (auto _ : state) {
     std::vector<std::shared_ptr<const PropagationPolicy>> parsed;
     for (const json::object& o : objects) {
-      parsed.push_back(std::make_shared<const PropagationPolicy>(*PropagationPolicy::FromObject(o)));
+      parsed.push_back(
+          std::make_shared<const PropagationPolicy>(*PropagationPolicy::FromObject(o)));
     }
     benchmark::DoNotOptimize(parsed);
   }
@@ -59,7 +72,8 @@ BENCHMARK(BM_ReadThousandPolicies)->Unit(benchmark::kMillisecond);
 
 void BM_SelectAmongThousand(benchmark::State& state) {
   std::vector<PropagationPolicy> policies;
-  for (const json::object& o : PolicyObjects()) policies.push_back(*PropagationPolicy::FromObject(o));
+  for (const json::object& o : PolicyObjects())
+    policies.push_back(*PropagationPolicy::FromObject(o));
   std::vector<const PropagationPolicy*> ptrs;
   for (const PropagationPolicy& p : policies) ptrs.push_back(&p);
   // 10,000 objects, looked up in turn.
@@ -71,14 +85,17 @@ void BM_SelectAmongThousand(benchmark::State& state) {
   }
   size_t i = 0, found = 0;
   for (auto _ : state) {
-    ObjectRef ref{.api_version = "apps/v1", .kind = "Deployment", .ns = "shop",
-                  .name = names[i], .labels = &labels[i]};
+    ObjectRef ref{.api_version = "apps/v1",
+                  .kind = "Deployment",
+                  .ns = "shop",
+                  .name = names[i],
+                  .labels = &labels[i]};
     found += SelectPolicy(ptrs, ref) != nullptr;
     i = (i + 1) % labels.size();
   }
   if (found == 0) state.SkipWithError("no object matched a policy");
-  state.counters["objects_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                       benchmark::Counter::kIsRate);
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SelectAmongThousand)->Unit(benchmark::kMicrosecond);
 
@@ -96,16 +113,13 @@ void BM_OverrideOneCopy(benchmark::State& state) {
         "argsOverrider":[{"containerName":"web","operator":"add","value":["--region=east"]}],
         "plaintext":[{"path":"/spec/replicas","operator":"replace","value":4}]}}]}})")));
   std::vector<const OverridePolicy*> ptrs = {&policies[0], &policies[1]};
-  json::object deployment = Parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
-      "metadata":{"name":"web","namespace":"shop","labels":{"app":"web"}},
-      "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},"template":{
-        "metadata":{"labels":{"app":"web"}},"spec":{"containers":[
-          {"name":"web","image":"registry.example.com/web:1.4.2","args":["--port=8080"],
-           "resources":{"requests":{"cpu":"100m","memory":"128Mi"}}},
-          {"name":"proxy","image":"envoyproxy/envoy:v1.30.1"}]}}}})");
+  json::object deployment = TypicalDeployment();
   json::object east = Parse(R"({"metadata":{"name":"east","labels":{"location":"cloud"}}})");
   ClusterFacts facts = ClusterFacts::Of(east);
-  ObjectRef ref{.api_version = "apps/v1", .kind = "Deployment", .ns = "shop", .name = "web",
+  ObjectRef ref{.api_version = "apps/v1",
+                .kind = "Deployment",
+                .ns = "shop",
+                .name = "web",
                 .labels = &deployment["metadata"].as_object()["labels"].as_object()};
   for (auto _ : state) {
     json::object copy = deployment;
@@ -117,13 +131,7 @@ BENCHMARK(BM_OverrideOneCopy)->Unit(benchmark::kMicrosecond);
 
 // The same copy without overrides: the copy alone, the peer of the above.
 void BM_CopyWithoutOverrides(benchmark::State& state) {
-  json::object deployment = Parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
-      "metadata":{"name":"web","namespace":"shop","labels":{"app":"web"}},
-      "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},"template":{
-        "metadata":{"labels":{"app":"web"}},"spec":{"containers":[
-          {"name":"web","image":"registry.example.com/web:1.4.2","args":["--port=8080"],
-           "resources":{"requests":{"cpu":"100m","memory":"128Mi"}}},
-          {"name":"proxy","image":"envoyproxy/envoy:v1.30.1"}]}}}})");
+  json::object deployment = TypicalDeployment();
   for (auto _ : state) {
     json::object copy = deployment;
     benchmark::DoNotOptimize(copy);

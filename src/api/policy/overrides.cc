@@ -278,18 +278,7 @@ StatusOr<OverridePolicy> OverridePolicy::FromObject(const json::object& obj) {
   p.name = StringAt(obj, "metadata.name");
   const json::object* spec = GetObject(obj, "spec");
   if (spec == nullptr) return p;
-  for (const json::value& v : ArrayOrEmpty(*spec, "resourceSelectors")) {
-    if (!v.is_object()) continue;
-    const json::object& s = v.get_object();
-    ResourceSelector rs{.api_version = std::string(GetString(s, "apiVersion").value_or("")),
-                        .kind = std::string(GetString(s, "kind").value_or("")),
-                        .ns = std::string(GetString(s, "namespace").value_or("")),
-                        .name = std::string(GetString(s, "name").value_or(""))};
-    if (const json::value* l = s.if_contains("labelSelector"); l != nullptr && !l->is_null()) {
-      FLOTILLA_ASSIGN_OR_RETURN(rs.labels, LabelSelector::FromJson(l, "labelSelector"));
-    }
-    p.selectors.push_back(std::move(rs));
-  }
+  FLOTILLA_ASSIGN_OR_RETURN(p.selectors, ReadResourceSelectors(*spec));
   auto rule = [](const json::object& r) -> StatusOr<OverrideRule> {
     OverrideRule out;
     if (const json::value* t = r.if_contains("targetCluster"); t != nullptr && !t->is_null()) {

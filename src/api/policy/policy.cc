@@ -353,6 +353,35 @@ bool ClusterAffinity::Matches(const ClusterFacts& cluster) const {
 
 // ---- Matching and choosing. ----
 
+ObjectRef ObjectRef::Of(const json::object& obj, std::string_view api_version,
+                        std::string_view kind) {
+  ObjectRef ref{.api_version = api_version,
+                .kind = kind,
+                .ns = StringViewAt(obj, "metadata.namespace"),
+                .name = StringViewAt(obj, "metadata.name")};
+  if (const json::value* l = Find(obj, "metadata.labels"); l != nullptr && l->is_object()) {
+    ref.labels = &l->get_object();
+  }
+  return ref;
+}
+
+StatusOr<std::vector<ResourceSelector>> ReadResourceSelectors(const json::object& spec) {
+  std::vector<ResourceSelector> out;
+  for (const json::value& v : ArrayOrEmpty(spec, "resourceSelectors")) {
+    if (!v.is_object()) continue;
+    const json::object& s = v.get_object();
+    ResourceSelector rs{.api_version = std::string(GetString(s, "apiVersion").value_or("")),
+                        .kind = std::string(GetString(s, "kind").value_or("")),
+                        .ns = std::string(GetString(s, "namespace").value_or("")),
+                        .name = std::string(GetString(s, "name").value_or(""))};
+    if (const json::value* l = s.if_contains("labelSelector"); l != nullptr && !l->is_null()) {
+      FLOTILLA_ASSIGN_OR_RETURN(rs.labels, LabelSelector::FromJson(l, "labelSelector"));
+    }
+    out.push_back(std::move(rs));
+  }
+  return out;
+}
+
 ImplicitPriority ResourceSelector::Match(const ObjectRef& obj) const {
   if (obj.api_version != api_version || obj.kind != kind || (!ns.empty() && obj.ns != ns)) {
     return ImplicitPriority::kMismatch;
@@ -393,18 +422,7 @@ StatusOr<PropagationPolicy> PropagationPolicy::FromObject(const json::object& ob
   p.preempt_always = GetString(*spec, "preemption") == "Always";
   p.preserve_on_deletion = GetBool(*spec, "preserveResourcesOnDeletion").value_or(false);
   p.overwrite_conflicts = GetString(*spec, "conflictResolution") == "Overwrite";
-  for (const json::value& v : ArrayOrEmpty(*spec, "resourceSelectors")) {
-    if (!v.is_object()) continue;
-    const json::object& s = v.get_object();
-    ResourceSelector rs{.api_version = std::string(GetString(s, "apiVersion").value_or("")),
-                        .kind = std::string(GetString(s, "kind").value_or("")),
-                        .ns = std::string(GetString(s, "namespace").value_or("")),
-                        .name = std::string(GetString(s, "name").value_or(""))};
-    if (const json::value* l = s.if_contains("labelSelector"); l != nullptr && !l->is_null()) {
-      FLOTILLA_ASSIGN_OR_RETURN(rs.labels, LabelSelector::FromJson(l, "labelSelector"));
-    }
-    p.selectors.push_back(std::move(rs));
-  }
+  FLOTILLA_ASSIGN_OR_RETURN(p.selectors, ReadResourceSelectors(*spec));
   const json::object* placement = GetObject(*spec, "placement");
   if (placement == nullptr) return p;
   if (const json::value* a = placement->if_contains("clusterAffinity"); a && !a->is_null()) {

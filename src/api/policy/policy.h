@@ -86,6 +86,9 @@ struct ObjectRef {
   std::string_view ns;           // "" for cluster-scoped objects
   std::string_view name;
   const json::object* labels = nullptr;  // null: no labels
+
+  // `obj`'s name, namespace and labels (the ref points into `obj`).
+  static ObjectRef Of(const json::object& obj, std::string_view api_version, std::string_view kind);
 };
 
 struct ResourceSelector {
@@ -97,6 +100,9 @@ struct ResourceSelector {
 
   ImplicitPriority Match(const ObjectRef& obj) const;
 };
+
+// A policy spec's resourceSelectors (a stored policy passed validation).
+StatusOr<std::vector<ResourceSelector>> ReadResourceSelectors(const json::object& spec);
 
 enum class ReplicaSchedulingType { kDuplicated, kDivided };
 enum class DivisionPreference { kNone, kAggregated, kWeighted };

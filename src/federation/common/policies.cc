@@ -31,12 +31,7 @@ Status OverridePolicies::Apply(const json::object& obj, std::string_view api_ver
   if (all.empty()) return Status::Ok();
   std::vector<const policy::OverridePolicy*> ptrs;
   for (const auto& p : all) ptrs.push_back(p.get());
-  api::ObjectView view(obj);
-  policy::ObjectRef ref{.api_version = api_version,
-                        .kind = kind,
-                        .ns = view.ns(),
-                        .name = view.name(),
-                        .labels = view.labels()};
+  policy::ObjectRef ref = policy::ObjectRef::Of(obj, api_version, kind);
   return policy::ApplyAll(policy::OverridersFor(ptrs, ref, policy::ClusterFacts::Of(cluster)),
                           copy);
 }
@@ -48,12 +43,7 @@ PolicyPtr PropagationPolicies::For(const json::object& obj, std::string_view api
   std::vector<const policy::PropagationPolicy*> ptrs;
   ptrs.reserve(all.size());
   for (const PolicyPtr& p : all) ptrs.push_back(p.get());
-  api::ObjectView view(obj);
-  policy::ObjectRef ref{.api_version = api_version,
-                        .kind = kind,
-                        .ns = view.ns(),
-                        .name = view.name(),
-                        .labels = view.labels()};
+  policy::ObjectRef ref = policy::ObjectRef::Of(obj, api_version, kind);
   const policy::PropagationPolicy* chosen = policy::SelectPolicy(ptrs, ref, policy::BindingOf(obj));
   for (const PolicyPtr& p : all) {
     if (p.get() == chosen) return p;
