@@ -428,3 +428,47 @@ def test_the_first_affinity_group_that_holds_the_workload(fed, ns):
              and sorted([l["east"], l["west"]]) == [2, 3], "elastic moved to the cloud group", 90)
     fed.kubectl("scale", "deployment", "elastic", "-n", ns, "--replicas=2")
     wait_layout(fed, ns, "elastic", {"on-prem": 2}, timeout=90)
+
+
+def test_overridden_deployments_roll_out_as_usual(fed, ns):
+    """A registry mirror for the cloud clusters' Deployments: the template
+    each cloud cluster runs is the overridden one, `kubectl rollout status`
+    finishes, a new image rolls out cluster by cluster with the override
+    kept, and a change of the override rolls out too."""
+    fed.kubectl("delete", "cop", "--all", check=False)
+    cloud = {"labelSelector": {"matchLabels": {"location": "cloud"}}}
+
+    def mirror(registry):
+        return cop("mirror", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "front"}],
+                   [{"targetCluster": cloud, "overriders": {"imageOverrider": [
+                       {"component": "Registry", "operator": "replace", "value": registry}]}}])
+    apply(fed, mirror("mirror.example.com"))
+    try:
+        apply(fed, deployment("front", 3), ns)
+        path = DEPLOY.format(ns=ns, name="front")
+
+        def images():
+            out = {}
+            for c, m in fed.members.items():
+                d = m.get_json(path)
+                out[c] = d and d["spec"]["template"]["spec"]["containers"][0]["image"]
+            return out
+
+        def wait_images(on_prem, cloud_image):
+            want = {"on-prem": on_prem, "east": cloud_image, "west": cloud_image}
+            wait_for(lambda: images() == want, f"images {want}", 60)
+
+        wait_images("nginx:1.25", "mirror.example.com/nginx:1.25")
+        rollout = ["rollout", "status", "deployment/front", "-n", ns, "--timeout=90s"]
+        assert "successfully rolled out" in fed.kubectl(*rollout).stdout
+        fed.kubectl("set", "image", "deployment/front", "-n", ns, "c=nginx:1.27")
+        assert "successfully rolled out" in fed.kubectl(*rollout).stdout
+        wait_images("nginx:1.27", "mirror.example.com/nginx:1.27")
+        federated = json.loads(fed.kubectl("get", "deploy", "front", "-n", ns, "-o", "json").stdout)
+        assert federated["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+        assert federated["status"]["updatedReplicas"] == 3
+        apply(fed, mirror("mirror2.example.com"))
+        wait_images("nginx:1.27", "mirror2.example.com/nginx:1.27")
+        assert "successfully rolled out" in fed.kubectl(*rollout).stdout
+    finally:
+        fed.kubectl("delete", "cop", "--all", check=False)

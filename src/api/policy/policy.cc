@@ -763,8 +763,8 @@ std::vector<std::string> PropagationWarnings(const json::object& obj) {
 
 std::vector<std::string> OverrideWarnings(const json::object& obj) {
   // The kinds whose member copies take overrides (docs/policies.md).
-  static const std::vector<std::string> kTaking = {"ReplicaSet", "Namespace", "ConfigMap", "Secret",
-                                                   "Service"};
+  static const std::vector<std::string> kTaking = {"Deployment", "ReplicaSet", "Namespace",
+                                                   "ConfigMap",  "Secret",     "Service"};
   const json::array* selectors = GetArray(EmptyIfAbsent(obj, "spec"), "resourceSelectors");
   bool others = selectors == nullptr || selectors->empty();
   for (const json::value& s : selectors ? *selectors : json::array()) {
@@ -774,9 +774,9 @@ std::vector<std::string> OverrideWarnings(const json::object& obj) {
   }
   if (!others) return {};
   return {
-      "overrides apply to the member copies of ReplicaSets, Namespaces, ConfigMaps, Secrets "
-      "and Services; other kinds this policy selects keep the federation's object as it is "
-      "for now (docs/policies.md)"};
+      "overrides apply to the member copies of Deployments, ReplicaSets, Namespaces, "
+      "ConfigMaps, Secrets and Services; other kinds this policy selects keep the "
+      "federation's object as it is for now (docs/policies.md)"};
 }
 
 std::vector<std::string> FederatedResourceQuotaWarnings(const json::object&) {

@@ -90,6 +90,9 @@ class PolicySet {
 
  private:
   void Rebuild() {
+    // One rebuild at a time: the two informers' handlers may run at once,
+    // and a rebuild that listed first must not store last.
+    MutexLock rebuilding(rebuild_mu_);
     std::vector<Ptr> next;
     for (runtime::Informer* informer : {&namespaced_, &cluster_scoped_}) {
       for (const runtime::ObjectPtr& obj : informer->lister().List("")) {
@@ -107,12 +110,14 @@ class PolicySet {
       MutexLock lock(mu_);
       policies_ = std::move(next);
     }
+    rebuilding.Unlock();
     for (const auto& fn : on_change_) fn();
   }
 
   runtime::Informer& namespaced_;
   runtime::Informer& cluster_scoped_;
   std::vector<std::function<void()>> on_change_;  // set before start
+  Mutex rebuild_mu_ ACQUIRED_BEFORE(mu_);
   mutable Mutex mu_;
   std::vector<Ptr> policies_ GUARDED_BY(mu_);
 };
@@ -150,6 +155,9 @@ class OverridePolicies {
       : set_(namespaced, cluster_scoped) {}
 
   void OnChange(std::function<void()> fn) { set_.OnChange(std::move(fn)); }
+
+  // True when there is no override policy.
+  bool Empty() const { return set_.All().empty(); }
 
   // Applies to `copy` (the copy of `obj`, of `api_version`/`kind`, meant
   // for `cluster`, a Cluster object) the overriders that apply there, and

@@ -39,6 +39,9 @@ enum class ClusterRollout {
 const char* Name(ClusterRollout r);
 
 // One admitted cluster, as the kind sees it.
+// spec.template of a workload; null when absent.
+const json::object* TemplateOf(const json::object& obj);
+
 struct ClusterTemplate {
   std::string cluster;
   bool exists = false;       // a managed local object (not being deleted)
@@ -54,6 +57,15 @@ struct RolloutPlan {
   // federation's template now (or has it already).
   std::vector<bool> new_template;
   std::vector<ClusterRollout> states;
+  // Per cluster, the federation's template as that cluster gets it (its
+  // override policies applied); empty: the federation's template as it is
+  // for every cluster.
+  std::vector<json::object> cluster_templates;
+
+  // The template cluster `i` gets; null when `federated` has none.
+  const json::object* TemplateFor(size_t i, const json::object& federated) const {
+    return i < cluster_templates.size() ? &cluster_templates[i] : TemplateOf(federated);
+  }
 };
 
 RolloutPlan PlanRollout(const json::object& federated, std::span<const ClusterTemplate> clusters,
@@ -64,8 +76,6 @@ RolloutPlan PlanRollout(const json::object& federated, std::span<const ClusterTe
 std::vector<std::string> UpdateOrder(const json::object& federated,
                                      std::vector<std::string> clusters);
 
-// spec.template of a workload; null when absent.
-const json::object* TemplateOf(const json::object& obj);
 // `local` runs the pod template `tmpl` (ignoring the pod-template-hash
 // label; null, empty objects and empty arrays count as absent).
 bool RunsTemplate(const json::object& local, const json::object& tmpl);

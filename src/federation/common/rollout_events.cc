@@ -14,7 +14,6 @@ void RolloutReporter::Report(const Check& check, const RolloutPlan& plan,
     reported = reported_[check.key];
   }
   std::string before = api::AnnotationAt(check.obj, breakdown_annotation_);
-  const json::object* tmpl = TemplateOf(check.obj);
   std::map<std::string, std::string> now_reported;
   for (size_t i = 0; i < check.copies.size() && i < plan.states.size(); ++i) {
     const Copy& c = check.copies[i];
@@ -23,6 +22,7 @@ void RolloutReporter::Report(const Check& check, const RolloutPlan& plan,
     auto remembered = reported.find(c.cluster());
     std::string was =
         remembered != reported.end() ? remembered->second : PreviousRollout(before, c.cluster());
+    const json::object* tmpl = plan.TemplateFor(i, check.obj);
     bool started = c.written && c.existing != nullptr && tmpl != nullptr &&
                    !RunsTemplate(*c.existing, *tmpl) && plan.new_template[i];
     if (started) {

@@ -62,8 +62,9 @@ class DeploymentController : public WorkloadStrategy {
   std::vector<client::ResourceRef> MemberReads() const override {
     return WithApplicationReads({kReplicaSets, kPods});
   }
-  // The rollout compares each cluster's template with the federation's:
-  // an overridden template would read as a rollout that never ends.
+  // Override policies are applied here, not by the reconciler: a cluster's
+  // rollout compares its template with the federation's as overridden for
+  // it, and a cluster not yet due for a new template keeps its own.
   bool TakesOverrides() const override { return false; }
   Status Plan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
@@ -84,6 +85,12 @@ class DeploymentController : public WorkloadStrategy {
     // the revision of each shadow's template, to name what a cluster runs
     std::vector<std::pair<json::object, std::string>> templates;
   };
+  // `tmpl` (the federation's template, or a shadow's) as the copy's
+  // cluster gets it: the override policies that apply there applied.
+  json::object TemplateFor(const Check& check, const Copy& c, const json::object& tmpl) const;
+  // Applies the override policies to every desired copy; a copy whose
+  // overrides cannot apply is left as it is (a Warning Event says so).
+  void ApplyOverrides(Check& check, const State& state);
   // The managed local Deployment a copy holds after this check's writes.
   static const json::object* ManagedLocal(const Copy& c) {
     return c.Managed() ? c.Current() : nullptr;

@@ -33,7 +33,8 @@ RolloutPlan PlanDeploymentRollout(const json::object& federated,
   for (const LocalDeployment& c : clusters) {
     ClusterTemplate f{.cluster = c.cluster, .exists = c.local != nullptr};
     if (c.local != nullptr) {
-      f.on_template = RunsTemplate(*c.local, tmpl != nullptr ? *tmpl : kNone);
+      const json::object* want = c.tmpl != nullptr ? c.tmpl : tmpl;
+      f.on_template = RunsTemplate(*c.local, want != nullptr ? *want : kNone);
       f.failed = TimedOut(*c.local);
       f.busy = f.failed || MidUpdate(*c.local, c.full);
     }

@@ -29,6 +29,9 @@ struct LocalDeployment {
   // The placer found the cluster full for this workload: the pods it keeps
   // waiting there (the probes) are no rollout in progress.
   bool full = false;
+  // The federation's template as this cluster gets it (override policies
+  // applied); null: the federation's template as it is.
+  const json::object* tmpl = nullptr;
 };
 
 // spec.paused is true.
