@@ -169,7 +169,8 @@ void DeploymentController::ApplyOverrides(Check& check, const State& state) {
     }
     // A cluster that keeps the template it runs keeps it as it is: it was
     // overridden when it was written.
-    if (!state.rollout.new_template[i]) {
+    // (DesiredCopy's condition for keeping it.)
+    if (!state.rollout.new_template[i] && c.existing != nullptr) {
       if (const json::object* kept = TemplateOf(*c.desired)) {
         EnsureObject(copy, "spec")["template"] = *kept;
       }
