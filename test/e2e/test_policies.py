@@ -32,7 +32,10 @@ from federation import FED_ARGS, MANAGED_BY, module_federation
 
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
                "--pod-startup", "200ms"]
-SERVER_ARGS = FED_ARGS + ["--cluster-failure-threshold", "2", "--member-change-delay", "200ms"]
+# --recheck-delay: how soon a workload placed in a later cluster-affinity
+# group looks again whether the first group has room.
+SERVER_ARGS = FED_ARGS + ["--cluster-failure-threshold", "2", "--member-change-delay", "200ms",
+                          "--recheck-delay", "2s"]
 CLUSTERS = {
     "on-prem": ({"location": "on-prem"}, MEMBER_ARGS, ["--provider", "on-prem"]),
     "east": ({"location": "cloud"}, MEMBER_ARGS, ["--provider", "aws", "--region", "us-east"]),

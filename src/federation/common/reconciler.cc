@@ -216,10 +216,13 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   if (!result.ok()) return Quiet(result.status());
   FLOTILLA_RETURN_IF_ERROR(check.error());
   if (check.retry) result->requeue_after = Sooner(result->requeue_after, options_.retry_soon);
+  if (check.waiting_for_room) {
+    result->requeue_after = Sooner(result->requeue_after, options_.room_recheck);
+  }
   return result;
 }
 
-ClusterSelector Reconciler::ChooseAffinityGroup(const Check& check,
+ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
                                                 const std::vector<Target>& ready) const {
   const auto& groups = check.policy->affinity_groups;
   std::optional<Strategy::Demand> demand = strategy_.DemandOf(check.obj);
@@ -255,6 +258,7 @@ ClusterSelector Reconciler::ChooseAffinityGroup(const Check& check,
     // Divided replicas need the group's room together, duplicated ones one
     // cluster's (every cluster of the group runs them all).
     if (!demand || unknown || (duplicated ? most : room) >= demand->replicas) {
+      check.waiting_for_room = fallback != &g;
       return ClusterSelector::ForAffinity(g.affinity);
     }
   }

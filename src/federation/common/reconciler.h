@@ -109,6 +109,9 @@ struct Check {
   std::vector<std::string> not_served;
   // A write lost a race with a member: check again soon.
   std::atomic<bool> retry = false;
+  // A cluster-affinity group before the chosen one lacked room: check again
+  // after ReconcilerOptions::room_recheck (its room is not an event).
+  bool waiting_for_room = false;
   // A write failed: the check is retried with backoff once Finish has run.
   void Fail(const Status& s);
   void ClearError();
@@ -201,6 +204,10 @@ struct ReconcilerOptions {
   // A check whose write lost a race, or a deletion whose copies are still
   // going, comes back after this (member events often bring it sooner).
   Duration retry_soon = std::chrono::milliseconds(100);
+  // How soon an object placed in a later cluster-affinity group, because an
+  // earlier one lacked room, is checked again to see whether it fits there
+  // now.
+  Duration room_recheck = std::chrono::minutes(1);
   // How long a check waits at most for a member cache to show a write of
   // an earlier check (write_expectations.h); their events end the wait.
   Duration expectation_ttl = std::chrono::seconds(30);
@@ -244,7 +251,8 @@ class Reconciler {
   // The selector of the first of the policy's cluster-affinity groups that
   // can hold the object, among the `ready` clusters; the first group with
   // a ready cluster when none can, the first group when none has one.
-  ClusterSelector ChooseAffinityGroup(const Check& check, const std::vector<Target>& ready) const;
+  // Sets check.waiting_for_room when an earlier group lacked room.
+  ClusterSelector ChooseAffinityGroup(Check& check, const std::vector<Target>& ready) const;
   // Applies the override policies to every desired copy (step 4).
   void ApplyOverrides(Check& check);
   // Records the policy that places the object in its annotations, when it

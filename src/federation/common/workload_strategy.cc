@@ -41,7 +41,8 @@ void WorkloadStrategy::StartReconciler(const std::string& name, Duration copy_ch
                         .member_change_delay = copy_change_delay,
                         .sync_grace = options_.sync_grace,
                         .retry_soon = std::max<Duration>(options_.member_change_delay,
-                                                         std::chrono::milliseconds(100))});
+                                                         std::chrono::milliseconds(100)),
+                        .room_recheck = options_.recheck_delay});
   if (options_.applications != nullptr) {
     options_.applications->AddKind(resource(), kind(), preferences_annotation_,
                                    [this](const std::string& key) { reconciler_->Enqueue(key); });
@@ -59,9 +60,9 @@ const WorkloadPlan& WorkloadStrategy::PlanOf(const Check& check) {
 bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   check.state = plan;
   plan->replicas = api::WorkloadView(check.obj).replicas();
-  StatusOr<planner::Preferences> prefs = check.policy
-                                             ? PolicyPreferences(check, *plan)
-                                             : PreferencesOf(check.obj, preferences_annotation_);
+  StatusOr<planner::Preferences> prefs =
+      check.policy ? StatusOr<planner::Preferences>(PolicyPreferences(check, *plan))
+                   : PreferencesOf(check.obj, preferences_annotation_);
   if (!prefs.ok()) {
     // Admission rejects these; one stored before cannot be planned.
     reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
@@ -96,8 +97,8 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   return true;
 }
 
-StatusOr<planner::Preferences> WorkloadStrategy::PolicyPreferences(const Check& check,
-                                                                   WorkloadPlan& plan) const {
+planner::Preferences WorkloadStrategy::PolicyPreferences(const Check& check,
+                                                         WorkloadPlan& plan) const {
   std::vector<DivisionCluster> clusters;
   const json::object* pod_template = api::WorkloadView(check.obj).pod_template();
   for (const Copy& c : check.copies) {

@@ -43,8 +43,8 @@
 #include <vector>
 
 #include "api/views.h"
-#include "federation/common/coupled.h"
 #include "federation/common/context.h"
+#include "federation/common/coupled.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/placer.h"
 #include "federation/common/reconciler.h"
@@ -153,7 +153,7 @@ class WorkloadStrategy : public Strategy {
   // The preferences of the propagation policy that places the workload
   // (policies.h: DivisionPreferences); sets plan.duplicated for a
   // Duplicated policy.
-  StatusOr<planner::Preferences> PolicyPreferences(const Check& check, WorkloadPlan& plan) const;
+  planner::Preferences PolicyPreferences(const Check& check, WorkloadPlan& plan) const;
   // Duplicated: every admitted cluster gets all the replicas (a cordoned one
   // at most what it holds, a draining one none unless no other admitted
   // cluster runs them).
