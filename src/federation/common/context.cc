@@ -135,8 +135,11 @@ void FederationContext::Stop() {
   }
   if (subscription_ >= 0) clusters_.Unsubscribe(subscription_);
   subscription_ = -1;
-  members_.Stop();
+  // The controllers first: a check that ran on caches being torn down
+  // would see no member and write that (a breakdown without the capacity
+  // learned, which a restart reads back).
   manager_.Stop();
+  members_.Stop();
   informers_.StopAll();
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events;
   {

@@ -349,6 +349,9 @@ TEST_F(ReplicaSetControllerTest, PodsUnschedulableTooLongMoveElsewhereAndThePlac
     return Placement() == std::vector<int64_t>{13, 13, 4};
   })) << json::serialize(json::value_from(Placement()));
   DeleteUnschedulablePods(2);
+  // The controller saw them go before the clock moves on.
+  ASSERT_TRUE(
+      Settle([&] { return At(Breakdown(), "clusters.c.unschedulable") == json::value(0); }));
   // The next probe waits twice as long.
   clock_.Advance(kProbeInterval);
   Holds([&] { return Placement() == std::vector<int64_t>{13, 13, 4}; });
