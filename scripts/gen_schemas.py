@@ -331,7 +331,7 @@ def is_required(cls, attr):
 def walk_refs(value):
     if isinstance(value, dict):
         for k, v in value.items():
-            if k == "$ref":
+            if k == "$ref" and isinstance(v, str):
                 yield v
             else:
                 yield from walk_refs(v)

@@ -7,7 +7,14 @@ namespace flotilla::api {
 
 void Registry::Add(Resource r) {
   assert(Find(r.group, r.version, r.plural) == nullptr);
-  resources_.push_back(std::make_unique<Resource>(std::move(r)));
+  resources_.push_back(std::make_shared<Resource>(std::move(r)));
+}
+
+Registry Registry::Extended(const std::vector<std::shared_ptr<Resource>>& more) const {
+  Registry out;
+  out.resources_ = resources_;
+  out.resources_.insert(out.resources_.end(), more.begin(), more.end());
+  return out;
 }
 
 int Registry::ForEachVersion(std::string_view group, std::string_view plural,
@@ -55,6 +62,15 @@ const Resource* Registry::Find(std::string_view group, std::string_view version,
                                std::string_view plural) const {
   for (const auto& r : resources_) {
     if (r->group == group && r->version == version && r->plural == plural) return r.get();
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const Resource> Registry::FindShared(std::string_view group,
+                                                     std::string_view version,
+                                                     std::string_view plural) const {
+  for (const auto& r : resources_) {
+    if (r->group == group && r->version == version && r->plural == plural) return r;
   }
   return nullptr;
 }

@@ -48,6 +48,13 @@ struct Resource {
   bool status_takes_metadata = false;
   std::vector<std::string> status_keeps_metadata;
   bool has_scale = false;  // scale subresource (autoscaling/v1 Scale)
+  // Where the scale subresource reads and writes (dotted paths): the
+  // desired and current replicas, and the label selector (a LabelSelector
+  // object for built-in kinds; for custom kinds the string their CRD's
+  // labelSelectorPath names; empty: none).
+  std::string scale_spec_path = "spec.replicas";
+  std::string scale_status_path = "status.replicas";
+  std::string scale_selector_path = "spec.selector";
   // Verbs listed in discovery; the default is the full set.
   std::vector<std::string> verbs = {"create", "delete", "deletecollection", "get",
                                     "list",   "patch",  "update",           "watch"};
@@ -77,6 +84,19 @@ struct Resource {
   std::function<std::vector<std::string>(const json::object& obj)> warn_fn;
   std::vector<TableColumn> columns;  // every column, NAME and AGE included, in order
 
+  // Custom kinds: the name of the CustomResourceDefinition that defines
+  // them ("" for built-in kinds), and what their schema prunes: the fields
+  // it does not declare are dropped and their paths appended to `unknown`
+  // (the server refuses, warns or drops silently as fieldValidation says).
+  // Built-in kinds are checked against their OpenAPI definitions instead.
+  std::string crd;
+  std::function<void(json::object& obj, std::vector<std::string>* unknown)> prune_fn;
+  // Custom kinds: their OpenAPI v2 definition (published under
+  // schema_name), and once served, the definitions their objects are typed
+  // by (that one, ObjectMeta's and what it refers to).
+  json::object schema_definition;
+  std::shared_ptr<const json::object> definitions;
+
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string StorageVersion() const { return storage_version.empty() ? version : storage_version; }
   // "deployments.apps" / "namespaces": how errors and storage keys name it.
@@ -93,6 +113,9 @@ class Registry {
  public:
   // REQUIRES: no resource with the same group, version and plural exists.
   void Add(Resource r);
+  // This registry's resources followed by `more`, sharing them: how a
+  // server adds the kinds of its CustomResourceDefinitions to its own.
+  Registry Extended(const std::vector<std::shared_ptr<Resource>>& more) const;
   // Chains `fn` after the validate_fn of every registered version of
   // group/plural (the causes of both are reported), e.g. a program's own
   // admission rules on kinds registered by others. Returns how many
@@ -105,9 +128,13 @@ class Registry {
 
   const Resource* Find(std::string_view group, std::string_view version,
                        std::string_view plural) const;
+  // The same, sharing ownership: what may outlive this registry (a watch of
+  // a custom kind whose CRD changes) holds it so.
+  std::shared_ptr<const Resource> FindShared(std::string_view group, std::string_view version,
+                                             std::string_view plural) const;
   const Resource* FindKind(std::string_view api_version, std::string_view kind) const;
   // Every resource, in registration order.
-  const std::vector<std::unique_ptr<Resource>>& All() const { return resources_; }
+  const std::vector<std::shared_ptr<Resource>>& All() const { return resources_; }
   // Groups in registration order, with versions in registration order
   // (preferred version first).
   std::vector<std::pair<std::string, std::vector<std::string>>> Groups() const;
@@ -117,7 +144,7 @@ class Registry {
   int ForEachVersion(std::string_view group, std::string_view plural,
                      const std::function<void(Resource&)>& fn);
 
-  std::vector<std::unique_ptr<Resource>> resources_;
+  std::vector<std::shared_ptr<Resource>> resources_;
 };
 
 }  // namespace flotilla::api

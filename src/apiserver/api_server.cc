@@ -125,20 +125,35 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
     : opts_(opts),
       store_(*opts.store, metrics_),
       objects_(*opts.registry, store_, *opts.clock),
-      discovery_(*opts.registry),
       inflight_(opts.inflight),
       rbac_(objects_) {
   metrics_.SetSource("inflight", [this] { return inflight_.RenderMetrics(); });
   metrics_.SetSource("storage_objects", [this] { return RenderStorageObjects(); });
   objects_.SetEventTtl(opts.event_ttl);
+  Publish({});
   if (opts_.schemas != nullptr) {
-    openapi_ = std::make_unique<OpenApi>(*opts_.registry, *opts_.schemas);
     const api::SchemaSet* schemas = opts_.schemas;
     objects_.SetSchemaChecker([schemas](const api::Resource& res, json::object& obj,
                                         FieldValidation validation,
                                         std::vector<std::string>* warnings) -> Status {
       api::CheckResult result;
-      schemas->Check(res.schema_name, obj, &result);
+      if (res.prune_fn) {
+        // A custom kind: its own schema prunes; its metadata is ObjectMeta.
+        if (json::value* meta = obj.if_contains("metadata")) {
+          api::CheckResult in_meta;
+          schemas->Check("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", *meta, &in_meta);
+          for (StatusCause& c : in_meta.type_errors) {
+            c.field = "metadata." + c.field;
+            result.type_errors.push_back(std::move(c));
+          }
+          for (const std::string& f : in_meta.unknown_fields) {
+            result.unknown_fields.push_back("metadata." + f);
+          }
+        }
+        res.prune_fn(obj, &result.unknown_fields);
+      } else {
+        schemas->Check(res.schema_name, obj, &result);
+      }
       FLOTILLA_RETURN_IF_ERROR(
           api::DecodeError(res.kind, res.version, result, validation == FieldValidation::kStrict));
       if (validation == FieldValidation::kWarn && warnings != nullptr) {
@@ -150,12 +165,68 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
     objects_.SetPatchInfo(
         [schemas](const api::Resource& res) { return schemas->PatchInfo(res.schema_name); });
     objects_.SetTyping([schemas](const api::Resource& res) {
+      if (res.definitions != nullptr) {
+        return api::Typed(res.definitions.get(), GetObject(*res.definitions, res.schema_name));
+      }
       return api::Typed(&schemas->Definitions(), schemas->Definition(res.schema_name));
     });
   }
 }
 
-ApiServer::~ApiServer() = default;
+ApiServer::~ApiServer() {
+  if (custom_resources_) custom_resources_->Stop();
+}
+
+std::shared_ptr<const ApiServer::Served> ApiServer::served() const {
+  MutexLock lock(served_mu_);
+  return served_;
+}
+
+void ApiServer::Publish(std::vector<std::shared_ptr<api::Resource>> custom) {
+  if (opts_.schemas != nullptr) {
+    // Each custom kind carries the definitions its objects are typed by.
+    static const char kObjectMeta[] = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+    json::object meta_closure;
+    std::vector<std::string> pending{kObjectMeta};
+    while (!pending.empty()) {
+      std::string name = std::move(pending.back());
+      pending.pop_back();
+      const json::object* def = opts_.schemas->Definition(name);
+      if (def == nullptr || meta_closure.contains(name)) continue;
+      meta_closure[name] = *def;
+      CollectDefinitionRefs(*def, pending);
+    }
+    for (const auto& r : custom) {
+      if (r->definitions != nullptr) continue;
+      auto defs = std::make_shared<json::object>(meta_closure);
+      (*defs)[r->schema_name] = r->schema_definition;
+      r->definitions = std::move(defs);
+    }
+  }
+  auto next = std::make_shared<Served>(opts_.registry->Extended(custom));
+  if (opts_.schemas != nullptr) {
+    if (custom.empty()) {
+      next->openapi = std::make_unique<OpenApi>(next->registry, *opts_.schemas);
+    } else {
+      json::object all = opts_.schemas->Definitions();
+      for (const auto& r : custom) all[r->schema_name] = r->schema_definition;
+      next->schemas = std::make_unique<api::SchemaSet>(std::move(all));
+      next->openapi = std::make_unique<OpenApi>(next->registry, *next->schemas);
+    }
+  }
+  MutexLock lock(served_mu_);
+  served_ = std::move(next);
+}
+
+Status ApiServer::StartCustomResources() {
+  const api::Resource* crds =
+      opts_.registry->Find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  if (crds == nullptr) return Status::Ok();
+  custom_resources_ = std::make_unique<CustomResources>(
+      objects_, *crds,
+      [this](std::vector<std::shared_ptr<api::Resource>> custom) { Publish(std::move(custom)); });
+  return custom_resources_->Start();
+}
 
 Status ApiServer::EnsureDefaultNamespaces() {
   const api::Resource* ns = opts_.registry->Find("", "v1", "namespaces");
@@ -168,8 +239,8 @@ Status ApiServer::EnsureDefaultNamespaces() {
   return Status::Ok();
 }
 
-const api::Resource* ApiServer::ResolveResource(const RequestInfo& info) const {
-  return opts_.registry->Find(info.group, info.version, info.resource);
+std::shared_ptr<const api::Resource> ApiServer::ResolveResource(const RequestInfo& info) const {
+  return served()->registry.FindShared(info.group, info.version, info.resource);
 }
 
 void ApiServer::Handle(Request& req, Responder& outer) {
@@ -327,21 +398,23 @@ void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Respond
   if (p == "/metrics") {
     return RespondText(resp, 200, metrics_.Render(), "text/plain; version=0.0.4; charset=utf-8");
   }
+  std::shared_ptr<const Served> served = this->served();
+  const OpenApi* openapi = served->openapi.get();
   if (p == "/openapi/v2" || p == "/openapi/v2/") {
-    if (!openapi_) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
+    if (!openapi) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
     std::string accept = req.Header("accept");
     if (accept.find("application/json") == std::string::npos &&
         accept.find("protobuf") != std::string::npos) {
       return RespondStatus(resp, Status(Reason::kNotAcceptable, "only application/json is served"));
     }
-    return RespondJson(resp, 200, openapi_->V2());
+    return RespondJson(resp, 200, openapi->V2());
   }
   if (p == "/openapi/v3" || p == "/openapi/v3/") {
-    if (!openapi_) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
-    return RespondJson(resp, 200, openapi_->V3Index());
+    if (!openapi) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
+    return RespondJson(resp, 200, openapi->V3Index());
   }
-  if (p.rfind("/openapi/v3/", 0) == 0 && openapi_) {
-    const std::string* doc = openapi_->V3(p.substr(std::string("/openapi/v3/").size()));
+  if (p.rfind("/openapi/v3/", 0) == 0 && openapi) {
+    const std::string* doc = openapi->V3(p.substr(std::string("/openapi/v3/").size()));
     if (doc == nullptr)
       return RespondStatus(resp,
                            Status::NotFound("the server could not find the requested resource"));
@@ -350,16 +423,18 @@ void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Respond
   if (info.is_discovery) {
     if ((p == "/api" || p == "/apis" || p == "/api/" || p == "/apis/") &&
         WantsAggregatedDiscovery(req.Header("accept"))) {
-      return RespondJson(resp, 200, *discovery_.Aggregated(p), {}, kAggregatedDiscoveryContentType);
+      return RespondJson(resp, 200, *served->discovery.Aggregated(p), {},
+                         kAggregatedDiscoveryContentType);
     }
-    if (const std::string* doc = discovery_.Legacy(p)) return RespondJson(resp, 200, *doc);
+    if (const std::string* doc = served->discovery.Legacy(p)) return RespondJson(resp, 200, *doc);
   }
   RespondStatus(resp, Status::NotFound("the server could not find the requested resource"));
 }
 
 void ApiServer::HandleResource(Request& req, const RequestInfo& info, const UserInfo& user,
                                Responder& resp, AuditRequest& audit) {
-  const api::Resource* res = ResolveResource(info);
+  std::shared_ptr<const api::Resource> keep = ResolveResource(info);
+  const api::Resource* res = keep.get();
   if (res == nullptr) {
     return RespondStatus(resp,
                          Status::NotFound("the server could not find the requested resource"));
@@ -375,7 +450,7 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
     return RespondStatus(resp,
                          Status::NotFound("the server could not find the requested resource"));
   }
-  ResourceContext ctx{*res, info, req, resp, objects_, metrics_};
+  ResourceContext ctx{*res, info, req, resp, objects_, metrics_, std::move(keep)};
   ReviewServices reviews{rbac_,
                          opts_.authenticator,
                          opts_.service_account_tokens,
@@ -395,7 +470,8 @@ std::string ApiServer::RenderStorageObjects() {
       "# HELP apiserver_storage_objects Number of stored objects at the time of last check split "
       "by kind.\n# TYPE apiserver_storage_objects gauge\n";
   std::set<std::string> seen;  // resources sharing a storage (versions) count once
-  for (const auto& res : opts_.registry->All()) {
+  std::shared_ptr<const Served> served = this->served();
+  for (const auto& res : served->registry.All()) {
     const auto& verbs = res->verbs;
     if (std::find(verbs.begin(), verbs.end(), "list") == verbs.end()) continue;  // reviews
     if (!seen.insert(Objects::Prefix(*res, "")).second) continue;

@@ -13,6 +13,7 @@
 #include "api/registry.h"
 #include "apiserver/audit.h"
 #include "apiserver/auth.h"
+#include "apiserver/custom_resources.h"
 #include "apiserver/discovery.h"
 #include "apiserver/http.h"
 #include "apiserver/inflight.h"
@@ -23,6 +24,7 @@
 #include "apiserver/request_info.h"
 #include "apiserver/sa_token.h"
 #include "apiserver/timed_store.h"
+#include "base/mutex.h"
 
 namespace flotilla::apiserver {
 
@@ -64,6 +66,9 @@ class ApiServer {
   // Loads RBAC, writes the bootstrap policy and starts aggregation
   // (rbac_authorizer.h). Until then only system:masters is allowed anything.
   Status StartRbac() { return rbac_.Start(); }
+  // Serves the kinds of the stored CustomResourceDefinitions and follows
+  // their changes (custom_resources.h), when the registry has the CRD kind.
+  Status StartCustomResources();
   // Marks the server ready (/readyz answers ok) or shutting down.
   void SetReady(bool ready) { ready_ = ready; }
 
@@ -92,16 +97,31 @@ class ApiServer {
     Status impersonation = Status::Ok();
   };
   Identity Identify(const Request& req) const;
-  const api::Resource* ResolveResource(const RequestInfo& info) const;
+  std::shared_ptr<const api::Resource> ResolveResource(const RequestInfo& info) const;
+
+  // What the server serves: the registry's kinds and the custom ones, their
+  // discovery documents, schemas and OpenAPI. Replaced whole when a CRD
+  // changes; a request holds the one it started with.
+  struct Served {
+    api::Registry registry;
+    Discovery discovery;
+    std::unique_ptr<api::SchemaSet> schemas;  // null without opts_.schemas
+    std::unique_ptr<OpenApi> openapi;
+    explicit Served(api::Registry r) : registry(std::move(r)), discovery(registry) {}
+  };
+  std::shared_ptr<const Served> served() const;
+  // Serves the registry's kinds and `custom` (CustomResources' publish).
+  void Publish(std::vector<std::shared_ptr<api::Resource>> custom);
 
   ApiServerOptions opts_;
   Metrics metrics_;
   TimedStore store_;  // opts_.store, timed into metrics_
   Objects objects_;
-  Discovery discovery_;
-  std::unique_ptr<OpenApi> openapi_;
+  mutable Mutex served_mu_;
+  std::shared_ptr<const Served> served_ GUARDED_BY(served_mu_);
   InflightLimiter inflight_;
   RbacAuthorizer rbac_;
+  std::unique_ptr<CustomResources> custom_resources_;
   std::atomic<bool> ready_{false};
 };
 

@@ -94,7 +94,10 @@ api::ObjectMetaOptions MetaOptions(const api::Resource& res) {
   if (res.group.empty() && res.plural == "services") opts.validate_name = api::NameIsDNS1035Label;
   // RBAC names are path segments ("system:discovery"), as in Kubernetes.
   if (res.group == "rbac.authorization.k8s.io") opts.validate_name = api::ValidatePathSegmentName;
-  opts.kube_finalizer_names = res.group != "federation";
+  // Custom kinds and CRDs (whose cleanup finalizer is a domain) take any
+  // qualified finalizer name.
+  opts.kube_finalizer_names =
+      res.group != "federation" && res.group != "apiextensions.k8s.io" && res.crd.empty();
   return opts;
 }
 

@@ -125,12 +125,16 @@ StatusOr<json::object> Objects::GetScale(const api::Resource& res, const std::st
     std::string v = MetaString(obj, f);
     if (!v.empty()) meta[f] = v;
   }
-  const json::value* spec_replicas = Find(obj, "spec.replicas");
-  const json::value* status_replicas = Find(obj, "status.replicas");
+  const json::value* spec_replicas = Find(obj, res.scale_spec_path);
+  const json::value* status_replicas = Find(obj, res.scale_status_path);
   json::object status{{"replicas", status_replicas ? *status_replicas : json::value(0)}};
-  if (const json::value* sel = Find(obj, "spec.selector"); sel && sel->is_object()) {
-    auto selector = api::LabelSelector::FromJson(sel, "spec.selector");
+  const json::value* sel =
+      res.scale_selector_path.empty() ? nullptr : Find(obj, res.scale_selector_path);
+  if (sel != nullptr && sel->is_object()) {
+    auto selector = api::LabelSelector::FromJson(sel, res.scale_selector_path);
     if (selector.ok()) status["selector"] = selector->ToString();
+  } else if (sel != nullptr && sel->is_string()) {
+    status["selector"] = *sel;
   }
   return json::object{{"kind", "Scale"},
                       {"apiVersion", "autoscaling/v1"},
@@ -163,7 +167,7 @@ StatusOr<json::object> Objects::UpdateScale(const api::Resource& res, const std:
                            "to the latest version and try again");
     }
     json::object updated = current;
-    EnsureObject(updated, "spec")["replicas"] = want;
+    SetAt(updated, res.scale_spec_path, want);
     return PrepareUpdate(res, current, std::move(updated), "", opts, {"scale"});
   };
   FLOTILLA_RETURN_IF_ERROR(GuaranteedUpdate(res, ns, name, transform, want_rv == 0, opts).status());

@@ -68,20 +68,6 @@ ResourceSchemas EnsureSchemas(const api::Resource& res, json::object& all) {
   return s;
 }
 
-void CollectRefs(const json::value& v, std::vector<std::string>& out) {
-  if (v.is_array()) {
-    for (const auto& e : v.get_array()) CollectRefs(e, out);
-  } else if (v.is_object()) {
-    for (const auto& [k, e] : v.get_object()) {
-      if (k == "$ref" && e.is_string() && e.get_string().starts_with(kDefinitionsRef)) {
-        out.emplace_back(e.get_string().subview().substr(kDefinitionsRef.size()));
-      } else {
-        CollectRefs(e, out);
-      }
-    }
-  }
-}
-
 // The definitions `roots` need, roots included, sorted by name.
 json::object Closure(const json::object& all, std::vector<std::string> roots) {
   std::set<std::string> seen;
@@ -90,7 +76,7 @@ json::object Closure(const json::object& all, std::vector<std::string> roots) {
     roots.pop_back();
     const json::value* def = all.if_contains(name);
     if (def == nullptr || !seen.insert(name).second) continue;
-    CollectRefs(*def, roots);
+    CollectDefinitionRefs(*def, roots);
   }
   json::object out;
   for (const std::string& name : seen) out[name] = all.at(name);
@@ -205,6 +191,20 @@ std::string BuildV3(const std::vector<const api::Resource*>& resources, json::ob
 }
 
 }  // namespace
+
+void CollectDefinitionRefs(const json::value& v, std::vector<std::string>& out) {
+  if (v.is_array()) {
+    for (const auto& e : v.get_array()) CollectDefinitionRefs(e, out);
+  } else if (v.is_object()) {
+    for (const auto& [k, e] : v.get_object()) {
+      if (k == "$ref" && e.is_string() && e.get_string().starts_with(kDefinitionsRef)) {
+        out.emplace_back(e.get_string().subview().substr(kDefinitionsRef.size()));
+      } else {
+        CollectDefinitionRefs(e, out);
+      }
+    }
+  }
+}
 
 OpenApi::OpenApi(const api::Registry& registry, const api::SchemaSet& schemas) {
   std::vector<const api::Resource*> resources;

@@ -26,6 +26,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/registry.h"
 #include "api/schema.h"
@@ -60,5 +61,8 @@ class OpenApi {
   std::string v3_index_;
   std::map<std::string, Document, std::less<>> v3_;
 };
+
+// Appends the definition names `v` refers to ("#/definitions/NAME").
+void CollectDefinitionRefs(const json::value& v, std::vector<std::string>& out);
 
 }  // namespace flotilla::apiserver

@@ -20,6 +20,9 @@ struct ResourceContext {
   Responder& resp;
   Objects& objects;
   Metrics& metrics;
+  // Holds `res` for as long as the request (a watch) lasts: a custom kind
+  // may stop being served meanwhile. Null for the registry's own kinds.
+  std::shared_ptr<const api::Resource> keep = nullptr;
   // The per-user admission of writes (WriteOptions::admit); null: none.
   std::function<Status(const json::object& obj)> admit = nullptr;
 };

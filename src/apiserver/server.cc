@@ -99,6 +99,7 @@ Status Server::StartApi() {
   api_ = std::make_unique<ApiServer>(api_opts);
   FLOTILLA_RETURN_IF_ERROR(api_->EnsureDefaultNamespaces());
   FLOTILLA_RETURN_IF_ERROR(api_->StartRbac());
+  FLOTILLA_RETURN_IF_ERROR(api_->StartCustomResources());
   ApiServer* api_server = api_.get();
   const ServiceAccountTokens* sa_tokens = sa_tokens_.get();
   authn_->SetTokenValidator([api_server, sa_tokens](std::string_view token) {

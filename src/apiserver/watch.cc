@@ -106,7 +106,8 @@ std::string BookmarkLine(const api::Resource& res, int64_t rev) {
 class WatchSession : public std::enable_shared_from_this<WatchSession> {
  public:
   WatchSession(const ResourceContext& ctx, Filter filter, bool raw)
-      : res_(ctx.res),
+      : keep_(ctx.keep),
+        res_(ctx.res),
         objects_(ctx.objects),
         metrics_(ctx.metrics),
         clock_(ctx.objects.clock()),
@@ -219,6 +220,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     metrics_.WatchEnded();
   }
 
+  const std::shared_ptr<const api::Resource> keep_;  // res_ of a custom kind
   const api::Resource& res_;
   Objects& objects_;
   Metrics& metrics_;

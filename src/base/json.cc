@@ -238,6 +238,16 @@ json::object& EnsureObject(json::object& o, std::string_view key) {
   return v.as_object();
 }
 
+void SetAt(json::object& o, std::string_view dotted_path, json::value v) {
+  json::object* at = &o;
+  size_t dot;
+  while ((dot = dotted_path.find('.')) != std::string_view::npos) {
+    at = &EnsureObject(*at, dotted_path.substr(0, dot));
+    dotted_path.remove_prefix(dot + 1);
+  }
+  (*at)[dotted_path] = std::move(v);
+}
+
 std::string_view JsonTypeName(const json::value& v) {
   switch (v.kind()) {
     case json::kind::null:

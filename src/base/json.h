@@ -59,6 +59,9 @@ json::array ToJsonArray(const std::vector<std::string>& strings);
 // Returns o[key] as an object, creating (or replacing a non-object with) an
 // empty one.
 json::object& EnsureObject(json::object& o, std::string_view key);
+// Sets the value at a dotted path, making (or replacing non-objects with)
+// the objects on the way.
+void SetAt(json::object& o, std::string_view dotted_path, json::value v);
 
 // Whether `have` holds everything `want` says: every field of an object
 // `want` with an equal (recursively: contained) value in `have`, arrays of

@@ -24,7 +24,7 @@ const std::vector<KubeVersion>& Profiles() {
       // The release Federation v1 was built against (../realmember runs it).
       {.name = "1.10",
        .git_version = "v1.10.13",
-       .missing_group_versions = {"autoscaling/v2"},
+       .missing_group_versions = {"autoscaling/v2", "apiextensions.k8s.io/v1"},
        .unknown_fields = kServiceFieldsAfter119,
        .null_template_creation_timestamp = true},
       {.name = "1.19",

@@ -43,6 +43,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::ClusterRoleResource());
   registry.Add(kinds::RoleBindingResource());
   registry.Add(kinds::ClusterRoleBindingResource());
+  registry.Add(kinds::CustomResourceDefinitionResource());
   registry.Add(kinds::LeaseResource());
   registry.Add(kinds::ClusterResource());
 }

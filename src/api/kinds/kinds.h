@@ -10,12 +10,18 @@
 // each kind defaults, validates and prints.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "api/registry.h"
 #include "base/clock.h"
 
 namespace flotilla::api {
+
+namespace crd {
+struct Definition;
+}
 
 // Registers the kinds the federation serves, preferred versions first:
 //   v1: namespaces, configmaps, secrets, services, events, serviceaccounts
@@ -28,6 +34,7 @@ namespace flotilla::api {
 //   autoscaling/v2 and autoscaling/v1: horizontalpodautoscalers (stored as v2)
 //   rbac.authorization.k8s.io/v1: roles, clusterroles, rolebindings,
 //     clusterrolebindings
+//   apiextensions.k8s.io/v1: customresourcedefinitions (docs/crds.md)
 //   coordination.k8s.io/v1: leases
 //   federation/v1beta1: clusters
 // REQUIRES: none of them is registered yet.
@@ -47,6 +54,12 @@ void RegisterMemberKinds(Registry& registry);
 // federatedresourcequotas. Members do not serve them.
 // REQUIRES: none of them is registered yet.
 void RegisterPolicyKinds(Registry& registry);
+
+// The resources a valid CRD defines, one per served version, in the CRD's
+// order: its names, scope, subresources, storage version (conversion
+// None), printer columns, and its schema's pruning, defaults and
+// validation.
+std::vector<std::shared_ptr<Resource>> CustomResources(const crd::Definition& definition);
 
 // apimachinery's duration.HumanDuration: "0s" for small negative
 // durations, "<invalid>" below -1s, then "59s", "3m2s", "10m", "5h3m",

@@ -202,7 +202,7 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
 
 TEST(Registration, GroupsListPreferredVersionsFirst) {
   auto groups = AllKinds().Groups();
-  ASSERT_EQ(groups.size(), 9u);
+  ASSERT_EQ(groups.size(), 10u);
   EXPECT_EQ(groups[0].first, "");
   EXPECT_EQ(groups[1].first, "apps");
   EXPECT_EQ(groups[2].first, "authentication.k8s.io");
@@ -210,9 +210,10 @@ TEST(Registration, GroupsListPreferredVersionsFirst) {
   EXPECT_EQ(groups[4].first, "autoscaling");
   EXPECT_THAT(groups[4].second, ElementsAre("v2", "v1"));
   EXPECT_EQ(groups[5].first, "rbac.authorization.k8s.io");
-  EXPECT_EQ(groups[6].first, "coordination.k8s.io");
-  EXPECT_EQ(groups[7].first, "federation");
-  EXPECT_EQ(groups[8].first, "discovery.k8s.io");
+  EXPECT_EQ(groups[6].first, "apiextensions.k8s.io");
+  EXPECT_EQ(groups[7].first, "coordination.k8s.io");
+  EXPECT_EQ(groups[8].first, "federation");
+  EXPECT_EQ(groups[9].first, "discovery.k8s.io");
 }
 
 TEST(Registration, BothHpaVersionsShareV2Storage) {

@@ -51,5 +51,7 @@ Resource EndpointSliceResource();
 
 // policy_kinds.cc: the policy.karmada.io/v1alpha1 kinds, in discovery order.
 std::vector<Resource> PolicyResources();
+// crd_kinds.cc
+Resource CustomResourceDefinitionResource();
 
 }  // namespace flotilla::api::kinds
