@@ -131,6 +131,13 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
   metrics_.SetSource("storage_objects", [this] { return RenderStorageObjects(); });
   objects_.SetEventTtl(opts.event_ttl);
   Publish({});
+  objects_.SetKindResolver([this](std::string_view group, std::string_view plural) {
+    std::shared_ptr<const Served> served = this->served();
+    for (const auto& r : served->registry.All()) {
+      if (r->group == group && r->plural == plural && r->version == r->StorageVersion()) return r;
+    }
+    return std::shared_ptr<api::Resource>();
+  });
   if (opts_.schemas != nullptr) {
     const api::SchemaSet* schemas = opts_.schemas;
     objects_.SetSchemaChecker([schemas](const api::Resource& res, json::object& obj,

@@ -10,7 +10,7 @@ namespace {
 
 // The storage-version resource of a key ("/core/pods/ns/name",
 // "/apps/replicasets/ns/name", "/core/namespaces/name").
-const api::Resource* ResourceForKey(const api::Registry& reg, std::string_view key) {
+std::shared_ptr<const api::Resource> ResourceForKey(const Objects& objects, std::string_view key) {
   if (!key.starts_with('/')) return nullptr;
   key.remove_prefix(1);
   size_t slash = key.find('/');
@@ -21,12 +21,7 @@ const api::Resource* ResourceForKey(const api::Registry& reg, std::string_view k
   if (slash == std::string_view::npos) return nullptr;
   std::string_view plural = rest.substr(0, slash);
   if (group == "core") group = "";
-  for (const auto& r : reg.All()) {
-    if (r->group == group && r->plural == plural && r->version == r->StorageVersion()) {
-      return r.get();
-    }
-  }
-  return nullptr;
+  return objects.StorageResource(group, plural);
 }
 
 }  // namespace
@@ -55,7 +50,7 @@ void GarbageCollector::Stop() {
 }
 
 void GarbageCollector::Index(const std::string& key, const std::string& value) {
-  const api::Resource* res = ResourceForKey(objects_.registry(), key);
+  std::shared_ptr<const api::Resource> res = ResourceForKey(objects_, key);
   if (res == nullptr) return;
   // Only the metadata counts: parsing the rest (a pod's spec and status)
   // was most of the collector's cost.

@@ -33,7 +33,7 @@ class GarbageCollector {
 
  private:
   struct Node {
-    const api::Resource* res = nullptr;
+    std::shared_ptr<const api::Resource> res;  // a custom kind's may outlive its CRD
     std::string ns, name, uid;
     std::vector<std::string> owners;  // owner uids
     bool deleting = false;

@@ -142,6 +142,14 @@ std::string Objects::Key(const api::Resource& res, std::string_view ns, std::str
   return Prefix(res, ns) + std::string(name);
 }
 
+std::shared_ptr<const api::Resource> Objects::StorageResource(std::string_view group,
+                                                              std::string_view plural) const {
+  for (const auto& r : registry_.All()) {
+    if (r->group == group && r->plural == plural && r->version == r->StorageVersion()) return r;
+  }
+  return resolve_kind_ ? resolve_kind_(group, plural) : nullptr;
+}
+
 StatusOr<json::object> Objects::FromStorage(const api::Resource& res, json::object obj) const {
   if (res.StorageVersion() == res.version || !res.convert) return obj;
   return res.convert(std::move(obj), res.version);

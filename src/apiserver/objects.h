@@ -108,6 +108,15 @@ class Objects {
   void SetSchemaChecker(SchemaChecker checker) { schema_checker_ = std::move(checker); }
   void SetPatchInfo(PatchInfoProvider provider) { patch_info_ = std::move(provider); }
   void SetTyping(TypingProvider provider) { typing_ = std::move(provider); }
+  // How StorageResource finds the kinds the server serves beyond the
+  // registry's (its CustomResourceDefinitions'). Set before serving.
+  using KindResolver = std::function<std::shared_ptr<const api::Resource>(std::string_view group,
+                                                                          std::string_view plural)>;
+  void SetKindResolver(KindResolver resolver) { resolve_kind_ = std::move(resolver); }
+  // The resource whose version stores group/plural (what a storage key
+  // names): the registry's or a served custom kind; null when none.
+  std::shared_ptr<const api::Resource> StorageResource(std::string_view group,
+                                                       std::string_view plural) const;
   // How long an Event lives after its last write (kube-apiserver's
   // --event-ttl); zero: for ever. Set before serving.
   void SetEventTtl(Duration ttl) { event_ttl_ = ttl; }
@@ -227,6 +236,7 @@ class Objects {
                                      int64_t expected_revision, json::object obj);
 
   const api::Registry& registry_;
+  KindResolver resolve_kind_;
   storage::Store& store_;
   Clock& clock_;
   SchemaChecker schema_checker_;

@@ -184,6 +184,18 @@ def test_scale_and_status_subresources(crontabs, namespace):
         "get", "--raw", f"/apis/{GROUP}/v1/namespaces/{namespace}/crontabs/scaled/scale").stdout)
     assert scale["spec"]["replicas"] == 3
     assert scale["status"] == {"replicas": 3, "selector": "app=cron"}
+    # Status by server-side apply, as a controller of the kind writes it.
+    status = {"apiVersion": f"{GROUP}/v1", "kind": "CronTab", "metadata": {"name": "scaled"},
+              "status": {"replicas": 2}}
+    response = crontabs.raw().patch(
+        f"/apis/{GROUP}/v1/namespaces/{namespace}/crontabs/scaled/status",
+        params={"fieldManager": "crontab-controller", "force": "true"},
+        headers={"Content-Type": "application/apply-patch+yaml"}, data=json.dumps(status))
+    assert response.status_code == 200, response.text
+    managers = {(e["manager"], e.get("subresource", ""))
+                for e in response.json()["metadata"]["managedFields"]}
+    assert ("crontab-controller", "status") in managers
+    assert get(crontabs, namespace, "scaled")["status"]["replicas"] == 2
 
 
 def test_both_served_versions_read_the_same_objects(crontabs, namespace):
@@ -305,3 +317,23 @@ def test_a_member_serves_the_crds_it_is_given(tmp_path):
         assert rows[0]["NAME"] == "on-member" and rows[0]["REPLICAS"] == "1"
     finally:
         m.stop()
+
+
+def test_custom_objects_are_garbage_collected_and_go_with_their_namespace(crontabs):
+    ns = "crontab-gc"
+    crontabs.kubectl("create", "namespace", ns)
+    owner = json.loads(crontabs.kubectl("create", "configmap", "owner", "-n", ns,
+                                        "-o", "json").stdout)
+    owned = crontab("owned")
+    owned["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap",
+                                             "name": "owner", "uid": owner["metadata"]["uid"]}]
+    apply(crontabs, owned, ns=ns)
+    apply(crontabs, crontab("standalone"), ns=ns)
+    crontabs.kubectl("delete", "configmap", "owner", "-n", ns)
+    wait_for(lambda: crontabs.kubectl("get", "ct", "owned", "-n", ns,
+                                      check=False).returncode != 0,
+             "the CronTab whose owner went to be collected")
+    assert get(crontabs, ns, "standalone")["metadata"]["name"] == "standalone"
+    crontabs.kubectl("delete", "namespace", ns, "--timeout=60s")
+    assert crontabs.kubectl("get", "ct", "-A", "--field-selector", f"metadata.namespace={ns}",
+                            "-o", "name").stdout.strip() == ""
