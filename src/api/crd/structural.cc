@@ -607,17 +607,23 @@ void Default(const Schema& schema, json::object& obj) {
 
 std::vector<StatusCause> Validate(const Schema& schema, const json::object& obj) {
   std::vector<StatusCause> out;
-  // The root's apiVersion, kind and metadata are the server's.
-  json::object body = obj;
-  body.erase("apiVersion");
-  body.erase("kind");
-  body.erase("metadata");
-  Schema root = schema;
-  root.properties.erase("metadata");
-  std::erase_if(root.required, [](const std::string& f) {
+  // The root's apiVersion, kind and metadata are the server's: the rest is
+  // checked field by field against the root's properties.
+  auto servers = [](std::string_view f) {
     return f == "apiVersion" || f == "kind" || f == "metadata";
-  });
-  Parser::ValidateValue(root, body, "", &out);
+  };
+  for (const std::string& r : schema.required) {
+    if (!servers(r) && !obj.contains(r)) out.push_back(FieldRequired(r, ""));
+  }
+  for (const auto& [k, child] : obj) {
+    if (servers(k)) continue;
+    std::string key(k);
+    if (auto it = schema.properties.find(key); it != schema.properties.end()) {
+      Parser::ValidateValue(*it->second, child, key, &out);
+    } else if (schema.additional_properties) {
+      Parser::ValidateValue(*schema.additional_properties, child, key, &out);
+    }
+  }
   return out;
 }
 
