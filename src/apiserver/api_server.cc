@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/protobuf.h"
+#include "apiserver/openapi_proto.h"
 #include "apiserver/resource_handler.h"
 #include "apiserver/responses.h"
 #include "apiserver/reviews.h"
@@ -411,8 +412,17 @@ void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Respond
     if (!openapi) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
     std::string accept = req.Header("accept");
     if (accept.find("application/json") == std::string::npos &&
+        accept.find(kOpenApiV2ProtobufType) != std::string::npos) {
+      return resp.Respond(
+          200,
+          {{"Content-Type", kOpenApiV2ProtobufContentType}, {"Cache-Control", "no-cache, private"}},
+          openapi->V2Protobuf());
+    }
+    if (accept.find("application/json") == std::string::npos &&
         accept.find("protobuf") != std::string::npos) {
-      return RespondStatus(resp, Status(Reason::kNotAcceptable, "only application/json is served"));
+      return RespondStatus(resp, Status(Reason::kNotAcceptable,
+                                        "application/json and " +
+                                            std::string(kOpenApiV2ProtobufType) + " are served"));
     }
     return RespondJson(resp, 200, openapi->V2());
   }

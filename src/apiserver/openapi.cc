@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apiserver/openapi_paths.h"
+#include "apiserver/openapi_proto.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -223,6 +224,14 @@ OpenApi::OpenApi(const api::Registry& registry, const api::SchemaSet& schemas) {
     v3_.emplace(gv, std::move(doc));
   }
   v3_index_ = json::serialize(json::object{{"paths", std::move(index)}});
+}
+
+const std::string& OpenApi::V2Protobuf() const {
+  std::call_once(v2_protobuf_once_, [this] {
+    auto doc = ParseJsonObject(v2_);
+    v2_protobuf_ = OpenApiV2Protobuf(doc.ok() ? *doc : json::object{});
+  });
+  return v2_protobuf_;
 }
 
 const OpenApi::Document* OpenApi::Find(std::string_view gv_path) const {

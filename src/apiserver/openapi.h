@@ -24,6 +24,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,8 @@ class OpenApi {
 
   // The Swagger 2.0 document, JSON.
   const std::string& V2() const { return v2_; }
+  // The same in protobuf (openapi_proto.h), made on first use.
+  const std::string& V2Protobuf() const;
   // The /openapi/v3 index, JSON.
   const std::string& V3Index() const { return v3_index_; }
   // The OpenAPI 3.0 document of a group-version path ("api/v1",
@@ -58,6 +61,8 @@ class OpenApi {
   const Document* Find(std::string_view gv_path) const;
 
   std::string v2_;
+  mutable std::once_flag v2_protobuf_once_;
+  mutable std::string v2_protobuf_;
   std::string v3_index_;
   std::map<std::string, Document, std::less<>> v3_;
 };

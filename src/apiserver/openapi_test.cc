@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "apiserver/openapi_proto.h"
+
 namespace flotilla::apiserver {
 namespace {
 
@@ -233,6 +235,31 @@ TEST(OpenApiTest, V2IsSwagger) {
   EXPECT_EQ(*Find(body, "schema.$ref"), "#/definitions/io.k8s.api.apps.v1.Deployment");
   EXPECT_THAT(ParamNames(post), Contains("fieldValidation"));
   EXPECT_THAT(Docs().V2(), Not(HasSubstr("#/components/")));
+}
+
+// gnostic's wire format, read back by hand: Document.swagger (field 1),
+// Definitions (9) of NamedSchema (1: name, 2: Schema), Schema.type (22:
+// TypeItem.value 1), Schema.properties (25), vendor extensions (31: name,
+// Any.yaml 2).
+TEST(OpenApiProtobufTest, EncodesTheDefinitionsKubectlReads) {
+  json::object swagger = json::parse(R"({"swagger": "2.0", "info": {"title": "t", "version": "v"},
+      "definitions": {"io.k8s.api.core.v1.ConfigMap": {"type": "object",
+        "properties": {"data": {"type": "object", "additionalProperties": {"type": "string"}}},
+        "x-kubernetes-group-version-kind": [{"group": "", "kind": "ConfigMap", "version": "v1"}]}}})")
+                             .as_object();
+  std::string pb = OpenApiV2Protobuf(swagger);
+  // swagger = "2.0": tag 0x0a, length 3.
+  ASSERT_GE(pb.size(), 5u);
+  EXPECT_EQ(pb.substr(0, 5), std::string("\x0a\x03"
+                                         "2.0",
+                                         5));
+  EXPECT_THAT(pb, HasSubstr("io.k8s.api.core.v1.ConfigMap"));
+  // TypeItem{value: "object"}: 0xb2 0x01 (field 22, length-delimited), 8, 0x0a 6 "object".
+  EXPECT_THAT(pb, HasSubstr(std::string("\xb2\x01\x08\x0a\x06object", 11)));
+  // The GVK as a vendor extension whose value is its JSON (YAML) text.
+  EXPECT_THAT(pb, HasSubstr("x-kubernetes-group-version-kind"));
+  EXPECT_THAT(pb, HasSubstr(R"([{"group":"","kind":"ConfigMap","version":"v1"}])"));
+  EXPECT_EQ(OpenApiV2Protobuf(swagger), pb);  // deterministic
 }
 
 }  // namespace

@@ -337,3 +337,24 @@ def test_custom_objects_are_garbage_collected_and_go_with_their_namespace(cronta
     crontabs.kubectl("delete", "namespace", ns, "--timeout=60s")
     assert crontabs.kubectl("get", "ct", "-A", "--field-selector", f"metadata.namespace={ns}",
                             "-o", "name").stdout.strip() == ""
+
+
+def test_a_crd_over_a_mebibyte_applies_server_side(crontabs):
+    """Operators ship CRDs of over 1 MiB (long descriptions on deep
+    schemas); they apply server-side (client-side apply would need a
+    last-applied annotation over its 256 KiB limit)."""
+    fields = {f"field{i:04d}": {"type": "string", "description": "x" * 600}
+              for i in range(2000)}
+    crd = crontab_crd(plural="bigs", kind="Big", short_names=())
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "properties"].update(fields)
+    text = yaml.safe_dump(crd)
+    assert len(text) > 1024 * 1024
+    crontabs.kubectl("apply", "--server-side", "-f", "-", input=text)
+    established(crontabs, f"bigs.{GROUP}")
+    big = {"apiVersion": f"{GROUP}/v1", "kind": "Big", "metadata": {"name": "b"},
+           "spec": {"cronSpec": "* * * * *", "field1999": "set"}}
+    apply(crontabs, big, ns="default")
+    obj = json.loads(crontabs.kubectl("get", "bigs", "b", "-n", "default", "-o", "json").stdout)
+    assert obj["spec"]["field1999"] == "set"
+    assert "field1999" in crontabs.kubectl("explain", "bigs.spec").stdout

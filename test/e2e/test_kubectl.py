@@ -114,6 +114,37 @@ def test_apply_creates_then_configures_the_same_file(server, namespace, tmp_path
     assert out.count("unchanged") == 3, out
 
 
+def test_apply_of_a_list_and_of_get_output(server, namespace):
+    """kubectl validates the items of a `kind: List` against the OpenAPI v2
+    document in protobuf (docs/openapi.md): a List applies, so does what
+    `kubectl get -o yaml` wrote, and an item with an unknown field is
+    refused before anything is sent."""
+    doc = {"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "first"},
+         "data": {"a": "1"}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "listed"},
+         "spec": {"selector": {"matchLabels": {"app": "listed"}},
+                  "template": {"metadata": {"labels": {"app": "listed"}},
+                               "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}]}
+    out = server.kubectl("apply", "-n", namespace, "-f", "-", input=yaml.safe_dump(doc))
+    assert "configmap/first created" in out.stdout
+    assert "deployment.apps/listed created" in out.stdout
+    written = server.kubectl("get", "configmap/first", "deployment/listed", "-n", namespace,
+                             "-o", "yaml").stdout
+    assert yaml.safe_load(written)["kind"] == "List"
+    out = server.kubectl("apply", "-n", namespace, "-f", "-", input=written)
+    assert "configmap/first" in out.stdout
+    bad = {"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "typo"},
+         "dataa": {"a": "1"}}]}
+    out = server.kubectl("apply", "-n", namespace, "-f", "-", input=yaml.safe_dump(bad),
+                         check=False)
+    assert out.returncode != 0
+    assert 'unknown field "dataa"' in out.stderr, out.stderr
+    assert server.kubectl("get", "configmap", "typo", "-n", namespace,
+                          check=False).returncode != 0
+
+
 def test_apply_rejects_unknown_field_on_create(server, namespace):
     result = server.kubectl("apply", "-n", namespace, "-f",
                             os.path.join(MANIFESTS, "unknown-field.yaml"), check=False)
