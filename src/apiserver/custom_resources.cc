@@ -83,6 +83,7 @@ void CustomResources::Sync() {
   };
   std::vector<Entry> entries;
   std::vector<std::shared_ptr<api::Resource>> served;
+  std::string signature;  // what is served: the accepted CRDs' specs
   for (json::object& obj : crds) {
     auto def = api::crd::Read(obj);
     if (!def.ok()) {
@@ -99,11 +100,17 @@ void CustomResources::Sync() {
     }
     if (e.conflicts.empty()) {
       for (auto& r : api::CustomResources(e.def)) served.push_back(std::move(r));
+      signature += json::serialize(e.obj.at("spec")) + "\n";
     }
     entries.push_back(std::move(e));
   }
-  // Served before anyone sees Established.
-  publish_(served);
+  // Served before anyone sees Established; published again only when what
+  // is served changed (not for a status write).
+  if (!published_ || signature != published_signature_) {
+    publish_(served);
+    published_ = true;
+    published_signature_ = std::move(signature);
+  }
 
   const std::string now = FormatRfc3339(objects_.clock().Now());
   bool again = false;

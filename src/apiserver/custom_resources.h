@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "api/registry.h"
@@ -58,6 +59,9 @@ class CustomResources {
   const Publish publish_;
   const Duration recheck_;
   std::unique_ptr<storage::Watcher> watcher_;
+  // What was published last (only Sync, never twice at once, touches them).
+  bool published_ = false;
+  std::string published_signature_;
   PoolTrigger trigger_{SharedBlockingPool(), [this] { Sync(); }};
   Timer retry_{objects_.clock(), [this] { trigger_.Kick(); }};
 };

@@ -253,6 +253,16 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
     wait_for(vault_on_prem, "vault on premise only, placed by the policy", 120)
     assert "privacy-sensitive-on-prem" in term.kubectl("get", "cpp").stdout
 
+    # Any kind: a CRD, then an object of its kind, printed and scaled.
+    term.kubectl("apply", "-f", example("12-custom-kind.yaml"))
+    term.kubectl("wait", "--for", "condition=established",
+                 "crd/crontabs.stable.example.com", "--timeout=60s", timeout=80)
+    term.kubectl("apply", "-f", example("12-crontab.yaml"))
+    printed = term.kubectl("get", "ct").stdout
+    assert "SCHEDULE" in printed and "0 3 * * *" in printed
+    term.kubectl("scale", "ct", "nightly", "--replicas=2")
+    assert term.get("ct", "nightly")["spec"]["replicas"] == 2
+
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))
     nodes = member.get("nodes")["items"]
