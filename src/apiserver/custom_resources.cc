@@ -49,11 +49,15 @@ CustomResources::~CustomResources() { Stop(); }
 Status CustomResources::Start() {
   FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult list,
                             objects_.store().List(Objects::Prefix(crds_, ""), {}));
+  // The first pass here, before the watch exists (so that no pass it
+  // triggers runs beside this one); the watch starts at the listed
+  // revision, so what changed meanwhile (this pass's status writes too)
+  // brings another.
+  Sync();
   FLOTILLA_ASSIGN_OR_RETURN(
       watcher_,
       objects_.store().Watch(Objects::Prefix(crds_, ""), list.revision,
                              [this](const std::vector<storage::Event>&) { trigger_.Kick(); }));
-  Sync();
   return Status::Ok();
 }
 
