@@ -79,9 +79,10 @@ void CrdToServable(TestServer& s, int n) {
   }
   std::sort(established.begin(), established.end());
   std::sort(listed.begin(), listed.end());
-  std::printf("CRD created to Established: median %.2f ms, max %.2f ms (%d CRDs, the server "
-              "serving up to %d)\n",
-              established[n / 2], established.back(), n, n);
+  std::printf(
+      "CRD created to Established: median %.2f ms, max %.2f ms (%d CRDs, the server "
+      "serving up to %d)\n",
+      established[n / 2], established.back(), n, n);
   std::printf("CRD created to its kind listed: median %.2f ms, max %.2f ms\n", listed[n / 2],
               listed.back());
 }
@@ -140,10 +141,10 @@ json::object LargeSchema() {
       groups["g" + std::to_string(b)] = json::object{
           {"type", "object"},
           {"properties",
-           json::object{{"name", json::object{{"type", "string"}, {"maxLength", 63}}},
-                        {"count", json::object{{"type", "integer"}, {"minimum", 0}, {"default", 1}}},
-                        {"mode", json::object{{"type", "string"},
-                                              {"enum", json::array{"on", "off"}}}}}}};
+           json::object{
+               {"name", json::object{{"type", "string"}, {"maxLength", 63}}},
+               {"count", json::object{{"type", "integer"}, {"minimum", 0}, {"default", 1}}},
+               {"mode", json::object{{"type", "string"}, {"enum", json::array{"on", "off"}}}}}}};
     }
     sections["s" + std::to_string(a)] =
         json::object{{"type", "object"}, {"properties", std::move(groups)}};
@@ -198,9 +199,10 @@ void SchemaCost() {
     api::SchemaSet::Builtin().Check("io.k8s.api.apps.v1.Deployment", deployment, &result);
   }
   double builtin_us = Ms(Clock::now() - start) * 1000 / kRounds;
-  std::printf("large schema (300 fields, 200 set): prune + default + validate %.1f us per "
-              "object; built-in schema check of a Deployment %.1f us\n",
-              custom_us, builtin_us);
+  std::printf(
+      "large schema (300 fields, 200 set): prune + default + validate %.1f us per "
+      "object; built-in schema check of a Deployment %.1f us\n",
+      custom_us, builtin_us);
 }
 
 }  // namespace
