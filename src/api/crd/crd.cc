@@ -11,29 +11,15 @@ namespace {
 
 using Causes = std::vector<StatusCause>;
 
-const json::object* ObjectIn(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_object() ? &v->get_object() : nullptr;
-}
+// base/json.h's readers, over an object that may be absent.
 std::string StringIn(const json::object* o, std::string_view key) {
-  if (o == nullptr) return "";
-  const json::value* v = o->if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : "";
+  return o == nullptr ? "" : std::string(GetString(*o, key).value_or(""));
 }
 bool BoolIn(const json::object* o, std::string_view key) {
-  if (o == nullptr) return false;
-  const json::value* v = o->if_contains(key);
-  return v && v->is_bool() && v->get_bool();
+  return o != nullptr && GetBool(*o, key).value_or(false);
 }
 std::vector<std::string> StringsIn(const json::object* o, std::string_view key) {
-  std::vector<std::string> out;
-  if (o == nullptr) return out;
-  const json::value* v = o->if_contains(key);
-  if (v == nullptr || !v->is_array()) return out;
-  for (const json::value& e : v->get_array()) {
-    if (e.is_string()) out.emplace_back(e.get_string());
-  }
-  return out;
+  return o == nullptr ? std::vector<std::string>{} : StringsAt(*o, key);
 }
 
 std::string Lower(std::string s) {
@@ -116,7 +102,7 @@ void ReadVersion(const json::object& v, const std::string& p, Version& out, Caus
   } else {
     Dns1035(out.name, p + ".name", causes);
   }
-  const json::object* schema = ObjectIn(v, "schema");
+  const json::object* schema = GetObject(v, "schema");
   const json::value* raw = schema ? schema->if_contains("openAPIV3Schema") : nullptr;
   if (raw == nullptr) {
     causes.push_back(FieldRequired(p + ".schema.openAPIV3Schema", "schemas are required"));
@@ -124,9 +110,9 @@ void ReadVersion(const json::object& v, const std::string& p, Version& out, Caus
     out.raw_schema = *raw;
     out.schema = ParseStructural(*raw, p + ".schema.openAPIV3Schema", &causes);
   }
-  const json::object* sub = ObjectIn(v, "subresources");
-  out.status = sub != nullptr && ObjectIn(*sub, "status") != nullptr;
-  if (const json::object* scale = sub ? ObjectIn(*sub, "scale") : nullptr) {
+  const json::object* sub = GetObject(v, "subresources");
+  out.status = sub != nullptr && GetObject(*sub, "status") != nullptr;
+  if (const json::object* scale = sub ? GetObject(*sub, "scale") : nullptr) {
     out.scale = true;
     std::string sp = p + ".subresources.scale";
     out.spec_replicas_path = ScalePath(scale, "specReplicasPath", sp, {".spec."}, true, causes);
@@ -171,8 +157,8 @@ void ReadVersion(const json::object& v, const std::string& p, Version& out, Caus
 
 Causes ReadInto(const json::object& crd, Definition& d) {
   Causes out;
-  const json::object* meta = ObjectIn(crd, "metadata");
-  const json::object* spec = ObjectIn(crd, "spec");
+  const json::object* meta = GetObject(crd, "metadata");
+  const json::object* spec = GetObject(crd, "spec");
   d.name = StringIn(meta, "name");
   if (spec == nullptr) {
     out.push_back(FieldRequired("spec", ""));
@@ -190,7 +176,7 @@ Causes ReadInto(const json::object& crd, Definition& d) {
                                  "should be a domain with at least one dot"));
     }
   }
-  ReadNames(ObjectIn(*spec, "names"), d, out);
+  ReadNames(GetObject(*spec, "names"), d, out);
   if (!d.plural.empty() && !d.group.empty() && d.name != d.plural + "." + d.group) {
     out.push_back(FieldInvalid("metadata.name", json::string(d.name),
                                "must be spec.names.plural+\".\"+spec.group"));
@@ -207,7 +193,7 @@ Causes ReadInto(const json::object& crd, Definition& d) {
                                "cannot set to true, set x-kubernetes-preserve-unknown-fields to "
                                "true in spec.versions[*].schema instead"));
   }
-  if (const json::object* conv = ObjectIn(*spec, "conversion")) {
+  if (const json::object* conv = GetObject(*spec, "conversion")) {
     std::string strategy = StringIn(conv, "strategy");
     if (strategy == "Webhook") {
       out.push_back(
@@ -274,8 +260,8 @@ std::vector<StatusCause> Validate(const json::object& crd, const json::object* o
   Definition d;
   Causes out = ReadInto(crd, d);
   if (old != nullptr) {
-    const json::object* spec = ObjectIn(crd, "spec");
-    const json::object* old_spec = ObjectIn(*old, "spec");
+    const json::object* spec = GetObject(crd, "spec");
+    const json::object* old_spec = GetObject(*old, "spec");
     std::string scope = StringIn(spec, "scope"), old_scope = StringIn(old_spec, "scope");
     if (!old_scope.empty() && scope != old_scope) {
       out.push_back(FieldInvalid("spec.scope", json::string(scope), "field is immutable"));
