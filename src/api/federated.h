@@ -82,6 +82,11 @@ inline constexpr char kPlacementClusterAnnotation[] = "federation.kubernetes.io/
 // (federation/replicaset/status.h).
 inline constexpr char kReplicaSetStatusAnnotation[] = "federation.kubernetes.io/replica-set-status";
 
+// On a federated object of a kind federated whole (a custom kind): the
+// status of each managed copy, as JSON {"<cluster>": <status>, ...} in
+// cluster order (federation/sync/kinds.h).
+inline constexpr char kStatusByClusterAnnotation[] = "federation.kubernetes.io/status-by-cluster";
+
 // On a federated Deployment: the clusters to update first, in order, as a
 // comma-separated list of names (seed 001); the rest follow alphabetically.
 inline constexpr char kClusterUpdateOrderAnnotation[] =

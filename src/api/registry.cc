@@ -13,6 +13,7 @@ void Registry::Add(Resource r) {
 Registry Registry::Extended(const std::vector<std::shared_ptr<Resource>>& more) const {
   Registry out;
   out.resources_ = resources_;
+  out.custom_kind_hooks_ = custom_kind_hooks_;
   out.resources_.insert(out.resources_.end(), more.begin(), more.end());
   return out;
 }
@@ -28,34 +29,46 @@ int Registry::ForEachVersion(std::string_view group, std::string_view plural,
   return n;
 }
 
+void ChainValidation(Resource& r, ValidateFn fn) {
+  ValidateFn before = std::move(r.validate_fn);
+  if (!before) {
+    r.validate_fn = std::move(fn);
+    return;
+  }
+  r.validate_fn = [before, fn](const json::object& obj, const json::object* old) {
+    std::vector<StatusCause> causes = before(obj, old);
+    std::vector<StatusCause> more = fn(obj, old);
+    causes.insert(causes.end(), more.begin(), more.end());
+    return causes;
+  };
+}
+
+void ChainCreateMutation(Resource& r, MutateFn fn) {
+  MutateFn before = std::move(r.mutate_on_create);
+  if (!before) {
+    r.mutate_on_create = std::move(fn);
+    return;
+  }
+  r.mutate_on_create = [before, fn](json::object& obj) {
+    before(obj);
+    fn(obj);
+  };
+}
+
 int Registry::AddValidation(std::string_view group, std::string_view plural, ValidateFn fn) {
-  return ForEachVersion(group, plural, [&fn](Resource& r) {
-    ValidateFn before = std::move(r.validate_fn);
-    if (!before) {
-      r.validate_fn = fn;
-      return;
-    }
-    r.validate_fn = [before, fn](const json::object& obj, const json::object* old) {
-      std::vector<StatusCause> causes = before(obj, old);
-      std::vector<StatusCause> more = fn(obj, old);
-      causes.insert(causes.end(), more.begin(), more.end());
-      return causes;
-    };
-  });
+  return ForEachVersion(group, plural, [&fn](Resource& r) { ChainValidation(r, fn); });
 }
 
 int Registry::AddCreateMutation(std::string_view group, std::string_view plural, MutateFn fn) {
-  return ForEachVersion(group, plural, [&fn](Resource& r) {
-    MutateFn before = std::move(r.mutate_on_create);
-    if (!before) {
-      r.mutate_on_create = fn;
-      return;
-    }
-    r.mutate_on_create = [before, fn](json::object& obj) {
-      before(obj);
-      fn(obj);
-    };
-  });
+  return ForEachVersion(group, plural, [&fn](Resource& r) { ChainCreateMutation(r, fn); });
+}
+
+void Registry::AddCustomKindHook(std::function<void(Resource&)> fn) {
+  custom_kind_hooks_.push_back(std::move(fn));
+}
+
+void Registry::PrepareCustomKind(Resource& custom) const {
+  for (const auto& fn : custom_kind_hooks_) fn(custom);
 }
 
 const Resource* Registry::Find(std::string_view group, std::string_view version,

@@ -125,6 +125,18 @@ class Registry {
   // group/plural. Returns how many resources it was added to. REQUIRES:
   // before the registry is shared.
   int AddCreateMutation(std::string_view group, std::string_view plural, MutateFn fn);
+  // Runs `fn` on every custom kind a server of this registry serves, when
+  // it is made from its CustomResourceDefinition (a program's admission
+  // rules for kinds it cannot know in advance; fn chains onto validate_fn
+  // or mutate_on_create with ChainValidation, ChainCreateMutation).
+  // Extended registries keep them. REQUIRES: before the registry is shared.
+  void AddCustomKindHook(std::function<void(Resource&)> fn);
+  // Calls `fn` on every registered version of group/plural; returns how
+  // many. REQUIRES: before the registry is shared.
+  int ForEachVersion(std::string_view group, std::string_view plural,
+                     const std::function<void(Resource&)>& fn);
+  // Runs the hooks on `custom`, a custom kind being made.
+  void PrepareCustomKind(Resource& custom) const;
 
   const Resource* Find(std::string_view group, std::string_view version,
                        std::string_view plural) const;
@@ -140,11 +152,13 @@ class Registry {
   std::vector<std::pair<std::string, std::vector<std::string>>> Groups() const;
 
  private:
-  // Calls `fn` on every registered version of group/plural; returns how many.
-  int ForEachVersion(std::string_view group, std::string_view plural,
-                     const std::function<void(Resource&)>& fn);
-
   std::vector<std::shared_ptr<Resource>> resources_;
+  std::vector<std::function<void(Resource&)>> custom_kind_hooks_;
 };
+
+// Chains `fn` after r.validate_fn (the causes of both are reported).
+void ChainValidation(Resource& r, ValidateFn fn);
+// Chains `fn` after r.mutate_on_create.
+void ChainCreateMutation(Resource& r, MutateFn fn);
 
 }  // namespace flotilla::api

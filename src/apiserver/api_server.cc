@@ -191,6 +191,7 @@ std::shared_ptr<const ApiServer::Served> ApiServer::served() const {
 }
 
 void ApiServer::Publish(std::vector<std::shared_ptr<api::Resource>> custom) {
+  for (const auto& r : custom) opts_.registry->PrepareCustomKind(*r);  // fresh ones
   if (opts_.schemas != nullptr) {
     // Each custom kind carries the definitions its objects are typed by.
     static const char kObjectMeta[] = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -232,7 +233,8 @@ Status ApiServer::StartCustomResources() {
   if (crds == nullptr) return Status::Ok();
   custom_resources_ = std::make_unique<CustomResources>(
       objects_, *crds,
-      [this](std::vector<std::shared_ptr<api::Resource>> custom) { Publish(std::move(custom)); });
+      [this](std::vector<std::shared_ptr<api::Resource>> custom) { Publish(std::move(custom)); },
+      opts_.registry->Find("rbac.authorization.k8s.io", "v1", "clusterroles"));
   return custom_resources_->Start();
 }
 

@@ -41,8 +41,12 @@ json::object AcceptedNames(const api::crd::Definition& d) {
 }  // namespace
 
 CustomResources::CustomResources(Objects& objects, const api::Resource& crds, Publish publish,
-                                 Duration recheck)
-    : objects_(objects), crds_(crds), publish_(std::move(publish)), recheck_(recheck) {}
+                                 const api::Resource* cluster_roles, Duration recheck)
+    : objects_(objects),
+      crds_(crds),
+      publish_(std::move(publish)),
+      cluster_roles_(cluster_roles),
+      recheck_(recheck) {}
 
 CustomResources::~CustomResources() { Stop(); }
 
@@ -88,6 +92,7 @@ void CustomResources::Sync() {
   std::vector<Entry> entries;
   std::vector<std::shared_ptr<api::Resource>> served;
   std::string signature;  // what is served: the accepted CRDs' specs
+  json::array rules;      // what the federation's controllers may do with them
   for (json::object& obj : crds) {
     auto def = api::crd::Read(obj);
     if (!def.ok()) {
@@ -105,6 +110,11 @@ void CustomResources::Sync() {
     if (e.conflicts.empty()) {
       for (auto& r : api::CustomResources(e.def)) served.push_back(std::move(r));
       signature += json::serialize(e.obj.at("spec")) + "\n";
+      rules.push_back(json::object{{"apiGroups", json::array{json::value(e.def.group)}},
+                                   {"resources", json::array{json::value(e.def.plural),
+                                                             json::value(e.def.plural + "/status"),
+                                                             json::value(e.def.plural + "/scale")}},
+                                   {"verbs", json::array{"*"}}});
     }
     entries.push_back(std::move(e));
   }
@@ -115,9 +125,9 @@ void CustomResources::Sync() {
     published_ = true;
     published_signature_ = std::move(signature);
   }
+  bool again = cluster_roles_ != nullptr && !GrantControllers(rules);
 
   const std::string now = FormatRfc3339(objects_.clock().Now());
-  bool again = false;
   for (Entry& e : entries) {
     const std::string name = e.def.name;
     json::object status;
@@ -175,6 +185,30 @@ void CustomResources::Sync() {
     if (!written.ok() && !written.status().Is(Reason::kNotFound)) again = true;
   }
   if (again) retry_.ArmAfter(recheck_);
+}
+
+bool CustomResources::GrantControllers(const json::array& rules) {
+  if (granted_ == rules) return true;
+  json::object role{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                    {"kind", "ClusterRole"},
+                    {"metadata", json::object{{"name", kControllerRole}}},
+                    {"rules", rules}};
+  auto current = objects_.Get(*cluster_roles_, "", kControllerRole);
+  StatusOr<json::object> written = current.status();
+  if (current.ok()) {
+    json::object updated = *current;
+    updated["rules"] = rules;
+    written = objects_.Update(*cluster_roles_, "", kControllerRole, "", std::move(updated), {});
+  } else if (current.status().Is(Reason::kNotFound)) {
+    written = objects_.Create(*cluster_roles_, "", std::move(role), {});
+  }
+  if (!written.ok()) {
+    spdlog::warn("custom resources: writing ClusterRole {}: {}", kControllerRole,
+                 written.status().ToString());
+    return false;
+  }
+  granted_ = rules;
+  return true;
 }
 
 bool CustomResources::CleanUp(const api::Resource& res) {

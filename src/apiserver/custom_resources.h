@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,14 @@ class CustomResources {
   using Publish = std::function<void(std::vector<std::shared_ptr<api::Resource>>)>;
 
   // `crds` is the registered customresourcedefinitions resource; `objects`
-  // outlives this.
+  // outlives this. With `cluster_roles` (the clusterroles resource), the
+  // ClusterRole kControllerRole grants every verb on each served custom kind
+  // (and its status and scale), kept so as CRDs come and go: what the
+  // federation's controllers, bound to it, propagate them with.
   CustomResources(Objects& objects, const api::Resource& crds, Publish publish,
+                  const api::Resource* cluster_roles = nullptr,
                   Duration recheck = std::chrono::seconds(1));
+  static constexpr char kControllerRole[] = "flotilla:federation-controller:custom-kinds";
   ~CustomResources();
   CustomResources(const CustomResources&) = delete;
   CustomResources& operator=(const CustomResources&) = delete;
@@ -53,15 +59,20 @@ class CustomResources {
   void Sync();
   // Deletes the objects of a CRD being deleted; true when none is left.
   bool CleanUp(const api::Resource& res);
+  // Writes kControllerRole with `rules` unless it has them; false when the
+  // write failed.
+  bool GrantControllers(const json::array& rules);
 
   Objects& objects_;
   const api::Resource& crds_;
   const Publish publish_;
+  const api::Resource* const cluster_roles_;
   const Duration recheck_;
   std::unique_ptr<storage::Watcher> watcher_;
   // What was published last (only Sync, never twice at once, touches them).
   bool published_ = false;
   std::string published_signature_;
+  std::optional<json::array> granted_;  // kControllerRole's rules as written last
   PoolTrigger trigger_{SharedBlockingPool(), [this] { Sync(); }};
   Timer retry_{objects_.clock(), [this] { trigger_.Kick(); }};
 };

@@ -74,7 +74,7 @@ constexpr std::string_view kPolicy = R"json({
    "rules": [[["policy.karmada.io"], ["propagationpolicies", "overridepolicies"], "write"]]},
   {"name": "flotilla:federation-controller",
    "rules": [[["", "apps", "autoscaling", "coordination.k8s.io", "discovery.k8s.io",
-               "federation", "policy.karmada.io"], ["*"], "read+write"]]}
+               "federation", "policy.karmada.io", "apiextensions.k8s.io"], ["*"], "read+write"]]}
 ],
 "clusterRoleBindings": [
   {"name": "cluster-admin", "role": "cluster-admin", "groups": ["system:masters"]},
@@ -87,6 +87,9 @@ constexpr std::string_view kPolicy = R"json({
   {"name": "flotilla:viewers-monitoring", "role": "system:monitoring",
    "groups": ["flotilla:viewers"]},
   {"name": "flotilla:federation-controller", "role": "flotilla:federation-controller",
+   "users": ["system:flotilla:federation-controller"]},
+  {"name": "flotilla:federation-controller:custom-kinds",
+   "role": "flotilla:federation-controller:custom-kinds",
    "users": ["system:flotilla:federation-controller"]}
 ]
 })json";

@@ -22,5 +22,7 @@ inline const ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions
 inline const ResourceRef kHorizontalPodAutoscalers{"autoscaling", "v2", "horizontalpodautoscalers",
                                                    true};
 inline const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
+inline const ResourceRef kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
+                                                    "customresourcedefinitions", false};
 
 }  // namespace flotilla::client

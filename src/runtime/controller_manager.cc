@@ -146,8 +146,13 @@ ControllerMetrics Controller::Metrics() const {
 ControllerManager::~ControllerManager() { Stop(); }
 
 void ControllerManager::AddInformer(Informer* informer) {
-  MutexLock lock(mu_);
-  informers_.push_back(informer);
+  {
+    MutexLock lock(mu_);
+    if (stopping_) return;  // never started; its owner stops it
+    informers_.push_back(informer);
+    if (!started_) return;
+  }
+  informer->Start();
 }
 
 Controller& ControllerManager::AddController(std::string name, int workers, ReconcileFunc reconcile,
@@ -155,6 +160,7 @@ Controller& ControllerManager::AddController(std::string name, int workers, Reco
   MutexLock lock(mu_);
   controllers_.push_back(
       std::make_unique<Controller>(std::move(name), workers, std::move(reconcile), clock_, limits));
+  if (workers_started_ && !stopping_) controllers_.back()->StartWorkers();
   return *controllers_.back();
 }
 

@@ -116,10 +116,14 @@ class ControllerManager {
   ControllerManager(const ControllerManager&) = delete;
   ControllerManager& operator=(const ControllerManager&) = delete;
 
-  // Registers an informer to start with the manager. REQUIRES: not started
-  // yet; it outlives the manager or is removed by it stopping.
+  // Registers an informer to start with the manager; one added once the
+  // manager has started starts at once (nothing waits for its cache). It
+  // outlives the manager or is removed by it stopping.
   void AddInformer(Informer* informer);
-  // Registers a controller. REQUIRES: called before Start; workers >= 1.
+  // Registers a controller. One added once the workers run starts its own
+  // at once: its reconciles may then run before the caches it reads have
+  // synced (a controller added late, for a kind that appeared, must allow
+  // for that). REQUIRES: workers >= 1.
   Controller& AddController(std::string name, int workers, ReconcileFunc reconcile,
                             const RateLimiterOptions& limits = {});
 

@@ -129,12 +129,25 @@ bool Informer::PostLocked(std::function<void()> work) {
   return true;
 }
 
+void Informer::RetryNotServed() {
+  MutexLock lock(mu_);
+  if (served_ || stopping_) return;
+  if (waiting_not_served_) {
+    waiting_not_served_ = false;
+    retry_timer_.ArmAfter(Duration::zero());
+  } else {
+    retry_soon_ = true;  // a list is under way: the next comes at once
+  }
+}
+
 void Informer::Step() {
   std::unique_ptr<client::Watch> ended;
   bool need_list;
   {
     MutexLock lock(mu_);
     if (stopping_) return;
+    waiting_not_served_ = false;
+    retry_soon_ = false;
     ended = std::move(watch_);
     need_list = need_list_;
   }
@@ -178,7 +191,14 @@ void Informer::NotServed() {
 void Informer::Retry() {
   MutexLock lock(mu_);
   if (!served_) {
-    if (!stopping_) retry_timer_.ArmAfter(options_.not_served_retry);
+    if (stopping_) return;
+    if (retry_soon_) {
+      retry_soon_ = false;
+      PostLocked([this] { Step(); });
+      return;
+    }
+    waiting_not_served_ = true;
+    retry_timer_.ArmAfter(options_.not_served_retry);
     return;
   }
   if (failures_ <= 1) {
@@ -207,12 +227,14 @@ bool Informer::ListAndReplace() {
     ++failures_;
     return false;
   }
+  bool became_served = false;  // its on_synced runs again: the cache has data now
   {
     MutexLock lock(mu_);
     ++stats_.lists;
     if (!served_) {
       spdlog::info("informer {}: the server serves {} now", resource_.resource,
                    resource_.ApiVersion());
+      became_served = true;
     }
     served_ = true;
   }
@@ -226,7 +248,7 @@ bool Informer::ListAndReplace() {
     stats_.resource_version = list->resource_version;
     if (!synced_) {
       synced_ = true;
-      first = !told_synced_;
+      first = !told_synced_ || became_served;
       told_synced_ = true;
       if (options_.resync_period > Duration::zero() && !stopping_) {
         resync_timer_.ArmAfter(options_.resync_period);

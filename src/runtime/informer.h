@@ -48,8 +48,9 @@ struct EventHandler {
   std::function<void(const ObjectPtr& obj)> on_delete;
   // Once, after the first list's objects were delivered (the cache has
   // synced), or when the first list found that the server does not serve
-  // the resource (the cache is as complete as it gets: empty): a
-  // controller that waits for a new cache re-checks then.
+  // the resource (the cache is as complete as it gets: empty); and once
+  // more when a resource not served is served after all: a controller that
+  // waits for a new cache re-checks then.
   std::function<void()> on_synced;
 };
 
@@ -109,6 +110,11 @@ class Informer {
   // False while the server says it does not serve the resource (the last
   // list was answered NotFound); true before the first list.
   bool Served() const;
+  // While the resource is not served: lists again now instead of after
+  // not_served_retry (the server was just told to serve it, e.g. a
+  // CustomResourceDefinition was established). Once served the informer
+  // tells on_synced again, after the first list that has data.
+  void RetryNotServed();
   // Blocks until HasSynced() (true) or Stop() (false).
   bool WaitForSync();
 
@@ -167,6 +173,10 @@ class Informer {
   bool watch_ended_ GUARDED_BY(mu_) = false;  // the current watch's
   bool watch_saw_events_ GUARDED_BY(mu_) = false;
   int failures_ GUARDED_BY(mu_) = 0;  // consecutive
+  // The retry timer waits not_served_retry (no Step runs); RetryNotServed
+  // during a Step makes the next one come at once.
+  bool waiting_not_served_ GUARDED_BY(mu_) = false;
+  bool retry_soon_ GUARDED_BY(mu_) = false;
   InformerStats stats_ GUARDED_BY(mu_);
   std::unique_ptr<client::Watch> watch_ GUARDED_BY(mu_);  // stopped outside it
 

@@ -276,13 +276,30 @@ TEST_F(InformerTest, AResourceTheServerDoesNotServeIsToldOnceAndTriedAgainLater)
   ASSERT_TRUE(Eventually([&] { return lists() == 2; }));
   ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 5min; }));
   EXPECT_FALSE(informer.Served());
-  // The member was upgraded: the next list succeeds, and on_synced is not
-  // told twice.
+  // The member was upgraded: the next list succeeds, and on_synced is told
+  // again (the cache has data now: a controller re-checks with it).
   clock_.Advance(5min);
   ASSERT_TRUE(informer.WaitForSync());
   EXPECT_TRUE(informer.Served());
   EXPECT_EQ(informer.cache().List().size(), 1u);
-  EXPECT_EQ(synced, 1);
+  ASSERT_TRUE(Eventually([&] { return synced == 2; }));
+}
+
+// A resource that starts being served (a CRD established in a member):
+// RetryNotServed lists at once instead of after not_served_retry.
+TEST_F(InformerTest, RetryNotServedListsAtOnce) {
+  Create("ns", "a", "1");
+  client_.InjectError(FakeClient::Verb::kList,
+                      Status::NotFound("the server could not find the requested resource"), 1);
+  Informer informer(client_, kConfigMaps, clock_, {.not_served_retry = std::chrono::minutes(5)});
+  informer.RetryNotServed();  // served as far as it knows: nothing to do
+  informer.Start();
+  ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 5min; }));
+  EXPECT_FALSE(informer.Served());
+  informer.RetryNotServed();
+  ASSERT_TRUE(informer.WaitForSync());  // the clock never moved
+  EXPECT_TRUE(informer.Served());
+  EXPECT_EQ(informer.cache().List().size(), 1u);
 }
 
 TEST_F(InformerTest, LabelSelectedInformerSeesObjectsLeaveTheSelector) {

@@ -31,8 +31,8 @@ class SharedInformers {
   SharedInformers(const SharedInformers&) = delete;
   SharedInformers& operator=(const SharedInformers&) = delete;
 
-  // REQUIRES: called before the manager starts (while controllers are
-  // built).
+  // The informer of `resource`, made on first use. One made once the
+  // manager has started starts at once; nothing waits for its cache.
   Informer& For(const client::ResourceRef& resource) {
     MutexLock lock(mu_);
     std::string key = resource.group + "/" + resource.version + "/" + resource.resource;

@@ -205,19 +205,25 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
       causes.push_back(std::move(c));
     }
   };
-  for (const Kind& kind : kPropagatedKinds) {
+  // Every propagated kind: the placement annotations, and the finalizer.
+  auto placement_rules = [finalized](api::Resource& r) {
     if (finalized != nullptr) {
-      registry.AddCreateMutation(kind.group, kind.plural, [finalized, kind](json::object& obj) {
-        if (finalized->Get(kind.group, kind.plural, obj)) AddFederationFinalizer(obj);
-      });
+      api::ChainCreateMutation(r,
+                               [finalized, group = r.group, plural = r.plural](json::object& obj) {
+                                 if (finalized->Get(group, plural, obj))
+                                   AddFederationFinalizer(obj);
+                               });
     }
-    registry.AddValidation(
-        kind.group, kind.plural, [](const json::object& obj, const json::object* old) {
-          std::vector<StatusCause> causes = ValidateClusterSelectorAnnotation(obj, old);
-          for (StatusCause& c : ValidatePlacementClusterAnnotation(obj, old)) causes.push_back(c);
-          return causes;
-        });
+    api::ChainValidation(r, [](const json::object& obj, const json::object* old) {
+      std::vector<StatusCause> causes = ValidateClusterSelectorAnnotation(obj, old);
+      for (StatusCause& c : ValidatePlacementClusterAnnotation(obj, old)) causes.push_back(c);
+      return causes;
+    });
+  };
+  for (const Kind& kind : kPropagatedKinds) {
+    registry.ForEachVersion(kind.group, kind.plural, placement_rules);
   }
+  registry.AddCustomKindHook(placement_rules);  // custom kinds are propagated whole
   registry.AddValidation(
       "apps", "replicasets", [application_rule](const json::object& obj, const json::object* old) {
         std::vector<StatusCause> causes =

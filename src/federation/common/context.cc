@@ -51,35 +51,47 @@ runtime::EventRecorder& FederationContext::Events(const std::string& component) 
 }
 
 void FederationContext::OnClusterChange(std::function<void()> fn) {
-  if (on_cluster_change_.empty()) {
-    cluster_objects().AddEventHandler(
-        {.on_add = [this](const runtime::ObjectPtr&) { ClustersChanged(); },
-         .on_update =
-             [this](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-               if (PlacementInputsChanged(a, b)) ClustersChanged();
-             },
-         .on_delete = [this](const runtime::ObjectPtr&) { ClustersChanged(); }});
+  bool first = false;
+  {
+    MutexLock lock(hooks_mu_);
+    first = on_cluster_change_.empty();
+    on_cluster_change_.push_back(std::make_shared<const std::function<void()>>(std::move(fn)));
   }
-  on_cluster_change_.push_back(std::move(fn));
+  if (!first) return;
+  cluster_objects().AddEventHandler(
+      {.on_add = [this](const runtime::ObjectPtr&) { ClustersChanged(); },
+       .on_update =
+           [this](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+             if (PlacementInputsChanged(a, b)) ClustersChanged();
+           },
+       .on_delete = [this](const runtime::ObjectPtr&) { ClustersChanged(); }});
 }
 
 void FederationContext::ClustersChanged() {
-  for (const auto& fn : on_cluster_change_) fn();
+  std::vector<std::shared_ptr<const std::function<void()>>> hooks;
+  {
+    MutexLock lock(hooks_mu_);
+    hooks = on_cluster_change_;
+  }
+  for (const auto& fn : hooks) (*fn)();
 }
 
 void FederationContext::AddFinalizedResource(const client::ResourceRef& resource,
-                                             std::function<bool(const json::object&)> federates) {
-  finalized_.emplace_back(resource, std::move(federates));
+                                             Federates federates) {
+  MutexLock lock(hooks_mu_);
+  finalized_.emplace_back(resource, std::make_shared<const Federates>(std::move(federates)));
 }
 
 bool FederationContext::FinalizesAtCreate(std::string_view group, std::string_view plural,
                                           const json::object& obj) {
-  for (const auto& [resource, federates] : finalized_) {
-    if (resource.group == group && resource.resource == plural) {
-      return cluster_objects().cache().Size() > 0 && federates(obj);
+  std::shared_ptr<const Federates> federates;
+  {
+    MutexLock lock(hooks_mu_);
+    for (const auto& [resource, fn] : finalized_) {
+      if (resource.group == group && resource.resource == plural) federates = fn;
     }
   }
-  return false;
+  return federates != nullptr && cluster_objects().cache().Size() > 0 && (*federates)(obj);
 }
 
 std::optional<TimePoint> FederationContext::ReadySince(const std::string& cluster) const {

@@ -82,14 +82,14 @@ class FederationContext {
   // changes: a cluster becomes ready, stops being ready or leaves, a
   // Cluster object is added, deleted, relabelled or moved (provider,
   // region, zones), or a propagation or override policy changes. `fn` only
-  // enqueues.
-  // REQUIRES: before Start.
+  // enqueues. May be called once started (by a controller for a kind that
+  // appeared).
   void OnClusterChange(std::function<void()> fn);
   // A controller that holds the objects of `resource` it `federates` with
-  // the federation's finalizer says so, for FinalizesAtCreate. REQUIRES:
-  // before Start.
-  void AddFinalizedResource(const client::ResourceRef& resource,
-                            std::function<bool(const json::object&)> federates);
+  // the federation's finalizer says so, for FinalizesAtCreate. May be
+  // called once started.
+  using Federates = std::function<bool(const json::object&)>;
+  void AddFinalizedResource(const client::ResourceRef& resource, Federates federates);
   // True when a controller holds the new `obj` of group/plural with the
   // finalizer and a cluster is joined: the federation's admission then puts
   // the finalizer on in the create itself, instead of the controller
@@ -127,9 +127,13 @@ class FederationContext {
   MemberInformers members_;
   void ClustersChanged();
 
-  std::vector<std::function<void()>> on_cluster_change_;
-  // Set before Start, read-only after.
-  std::vector<std::pair<client::ResourceRef, std::function<bool(const json::object&)>>> finalized_;
+  // Controllers added once started add to these: read under the lock,
+  // called outside it.
+  mutable Mutex hooks_mu_;
+  std::vector<std::shared_ptr<const std::function<void()>>> on_cluster_change_
+      GUARDED_BY(hooks_mu_);
+  std::vector<std::pair<client::ResourceRef, std::shared_ptr<const Federates>>> finalized_
+      GUARDED_BY(hooks_mu_);
   int subscription_ = -1;
   mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_ GUARDED_BY(mu_);

@@ -28,6 +28,7 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kMigrationWindowAnnotation,
     api::kAntiAffinityAnnotation,
     api::kMigrateToAnnotation,
+    api::kStatusByClusterAnnotation,
     // The policy that placed the object is the federation's business.
     api::policy::kPropagationPolicyNameAnnotation,
     api::policy::kPropagationPolicyNamespaceAnnotation,

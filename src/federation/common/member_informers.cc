@@ -12,6 +12,11 @@ MemberInformers::MemberInformers(ClusterClients& clusters, Clock& clock,
 
 MemberInformers::~MemberInformers() { Stop(); }
 
+std::string MemberInformers::Key(const client::ResourceRef& resource) {
+  if (resource.group.find('.') == std::string::npos) return resource.resource;
+  return resource.resource + "." + resource.group;
+}
+
 MemberInformers::Kind& MemberInformers::KindOf(const client::ResourceRef& resource) {
   for (Kind& k : kinds_) {
     if (k.resource.group == resource.group && k.resource.resource == resource.resource) return k;
@@ -19,17 +24,50 @@ MemberInformers::Kind& MemberInformers::KindOf(const client::ResourceRef& resour
   return kinds_.emplace_back(Kind{.resource = resource});
 }
 
+std::shared_ptr<runtime::Informer> MemberInformers::NewInformer(client::Client& client,
+                                                                const Kind& kind) const {
+  runtime::InformerOptions options = options_;
+  options.transform = kind.transform;
+  return std::make_shared<runtime::Informer>(client, kind.resource, clock_, options);
+}
+
 void MemberInformers::AddHandler(const client::ResourceRef& resource,
                                  MemberHandlerFactory factory) {
-  KindOf(resource).factories.push_back(std::move(factory));
+  // The members Ready now get the handler here; those that become Ready
+  // later find it among the kinds.
+  std::vector<std::pair<std::shared_ptr<runtime::Informer>, runtime::EventHandler>> handlers;
+  std::vector<std::shared_ptr<runtime::Informer>> started;
+  {
+    MutexLock lock(mu_);
+    Kind& kind = KindOf(resource);
+    kind.factories.push_back(factory);
+    if (!started_) return;
+    for (auto& [name, m] : members_) {
+      std::shared_ptr<runtime::Informer>& informer = m.informers[Key(resource)];
+      if (informer == nullptr) {
+        informer = NewInformer(*m.client, kind);
+        started.push_back(informer);
+      }
+      handlers.emplace_back(informer, factory(name));
+    }
+  }
+  // A handler added to a cache with data is told of every object, which
+  // may take the lock.
+  for (auto& [informer, handler] : handlers) informer->AddEventHandler(std::move(handler));
+  for (auto& informer : started) informer->Start();
 }
 
 void MemberInformers::SetTransform(const client::ResourceRef& resource,
                                    runtime::Transform transform) {
+  MutexLock lock(mu_);
   KindOf(resource).transform = std::move(transform);
 }
 
 void MemberInformers::Start() {
+  {
+    MutexLock lock(mu_);
+    started_ = true;
+  }
   subscription_ = clusters_.Subscribe(
       {[this](const std::string& name, std::shared_ptr<client::Client> c) { OnReady(name, c); },
        [this](const std::string& name) { Drop(name); },
@@ -42,6 +80,7 @@ void MemberInformers::Stop() {
   std::map<std::string, Member> members;
   {
     MutexLock lock(mu_);
+    started_ = false;
     members.swap(members_);
   }
   Member all;
@@ -53,24 +92,25 @@ void MemberInformers::Stop() {
 
 void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::Client> client) {
   Drop(name);  // a new client (the Secret changed): start over with it
-  Member m;
-  m.client = client;
-  for (const Kind& kind : kinds_) {
-    if (kind.factories.empty()) continue;  // a transform, and no reader
-    runtime::InformerOptions options = options_;
-    options.transform = kind.transform;
-    auto informer = std::make_shared<runtime::Informer>(*client, kind.resource, clock_, options);
-    for (const MemberHandlerFactory& make : kind.factories) informer->AddEventHandler(make(name));
-    m.informers[kind.resource.resource] = informer;
+  // Made and registered under one lock with the kinds they are made of: a
+  // handler added meanwhile either finds this member or is among them.
+  std::vector<std::shared_ptr<runtime::Informer>> started;
+  {
+    MutexLock lock(mu_);
+    if (!started_) return;
+    Member m;
+    m.client = client;
+    for (const Kind& kind : kinds_) {
+      if (kind.factories.empty()) continue;  // a transform, and no reader
+      auto informer = NewInformer(*client, kind);
+      for (const MemberHandlerFactory& make : kind.factories) informer->AddEventHandler(make(name));
+      m.informers[Key(kind.resource)] = informer;
+      started.push_back(informer);
+    }
+    members_[name] = std::move(m);
   }
   // Registered before they start: a handler told that a cache synced finds
   // the informer through Get().
-  std::vector<std::shared_ptr<runtime::Informer>> started;
-  for (auto& [resource, informer] : m.informers) started.push_back(informer);
-  {
-    MutexLock lock(mu_);
-    members_[name] = std::move(m);
-  }
   for (auto& informer : started) informer->Start();
 }
 
@@ -133,7 +173,7 @@ std::vector<MemberInformers::ClusterSync> MemberInformers::Synced(
   for (const auto& [name, m] : members_) {
     ClusterSync s{.cluster = name, .synced = true};
     for (const client::ResourceRef& r : resources) {
-      auto it = m.informers.find(r.resource);
+      auto it = m.informers.find(Key(r));
       bool served = it != m.informers.end() && it->second->Served();
       if (&r == &resources.front()) s.served = served;
       s.synced = s.synced && it != m.informers.end() && (it->second->HasSynced() || !served);

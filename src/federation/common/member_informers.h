@@ -38,8 +38,10 @@ class MemberInformers {
   MemberInformers& operator=(const MemberInformers&) = delete;
 
   // Every Ready member gets an informer on `resource` (one per resource,
-  // however many controllers ask); `factory` makes its handler there.
-  // REQUIRES: before Start.
+  // however many controllers ask); `factory` makes its handler there. Once
+  // started, the members already Ready get the handler (and the informer,
+  // started at once) too: how a controller for a kind that appeared (a
+  // custom kind) reads the members.
   void AddHandler(const client::ResourceRef& resource, MemberHandlerFactory factory);
   // The informers on `resource` cache `transform`'s view of each object (it
   // must keep what every handler and reader of theirs uses). REQUIRES: before
@@ -50,16 +52,26 @@ class MemberInformers {
   // Unsubscribes and stops every informer. Idempotent.
   void Stop();
 
-  // The informer on `resource` (plural) in `cluster`; null when that
+  // How the informers of one member are named: the plural of a built-in
+  // group's resource ("pods", "replicasets"), the plural and group of a
+  // custom one, whose group has a dot ("crontabs.stable.example.com"), so
+  // that a custom kind named like a built-in one ("services" of
+  // serving.knative.dev) is another informer.
+  static std::string Key(const client::ResourceRef& resource);
+  // The informer on `resource` (Key) in `cluster`; null when that
   // cluster is not Ready. The informer may be stopped once the cluster
   // leaves; the pointer stays valid as long as it is held.
   std::shared_ptr<runtime::Informer> Get(const std::string& cluster,
                                          const std::string& resource) const;
+  std::shared_ptr<runtime::Informer> Get(const std::string& cluster,
+                                         const client::ResourceRef& resource) const {
+    return Get(cluster, Key(resource));
+  }
   // The client the informers in `cluster` read through; null when it is not
   // Ready. Another than the cluster's current one means they are about to
   // be restarted: their caches are of the old endpoint.
   std::shared_ptr<client::Client> ClientOf(const std::string& cluster) const;
-  // Every informer in `cluster` (none when it is not Ready), by resource.
+  // Every informer in `cluster` (none when it is not Ready), by Key.
   std::map<std::string, std::shared_ptr<runtime::Informer>> Of(const std::string& cluster) const;
   // The clusters with informers, sorted.
   std::vector<std::string> Clusters() const;
@@ -77,14 +89,14 @@ class MemberInformers {
   // The resources `cluster` does not serve among those read, as kubectl
   // names them fully ("horizontalpodautoscalers.v2.autoscaling"), sorted.
   std::vector<std::string> NotServed(const std::string& cluster) const;
-  // Whether `cluster` serves `resource` (plural): false only once its
+  // Whether `cluster` serves `resource` (Key): false only once its
   // informer there found that it does not.
   bool Serves(const std::string& cluster, const std::string& resource) const;
 
  private:
   struct Member {
     std::shared_ptr<client::Client> client;                               // outlives its informers
-    std::map<std::string, std::shared_ptr<runtime::Informer>> informers;  // by resource
+    std::map<std::string, std::shared_ptr<runtime::Informer>> informers;  // by Key
   };
   void OnReady(const std::string& name, std::shared_ptr<client::Client> client);
   void Drop(const std::string& name);
@@ -95,17 +107,20 @@ class MemberInformers {
     std::vector<MemberHandlerFactory> factories;
     runtime::Transform transform;
   };
-  Kind& KindOf(const client::ResourceRef& resource);
+  Kind& KindOf(const client::ResourceRef& resource) REQUIRES(mu_);
+  std::shared_ptr<runtime::Informer> NewInformer(client::Client& client, const Kind& kind) const;
   ClusterClients& clusters_;
   Clock& clock_;
   const runtime::InformerOptions options_;
-  std::vector<Kind> kinds_;
   int subscription_ = -1;
 
   // Taken before the lock an informer's HasSynced takes (in Synced), never
   // after: an informer calls its handlers, which may take this lock,
-  // without holding that one.
+  // without holding that one. Informers are made under it, and started and
+  // given handlers outside it.
   mutable Mutex mu_;
+  std::vector<Kind> kinds_ GUARDED_BY(mu_);
+  bool started_ GUARDED_BY(mu_) = false;
   std::map<std::string, Member> members_ GUARDED_BY(mu_);
 };
 

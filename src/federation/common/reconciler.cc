@@ -323,8 +323,7 @@ StatusOr<bool> Reconciler::RecordPolicy(Check& check) {
 
 runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& cluster,
                                       const std::string& name) const {
-  std::shared_ptr<runtime::Informer> informer =
-      ctx_.members().Get(cluster, strategy_.resource().resource);
+  std::shared_ptr<runtime::Informer> informer = ctx_.members().Get(cluster, strategy_.resource());
   return informer != nullptr ? informer->lister().Get(check.ns, name) : nullptr;
 }
 
@@ -528,7 +527,7 @@ StatusOr<runtime::Result> Reconciler::Delete(const json::object& obj) {
       const Target& t = targets.ready[i];
       std::string name = strategy_.CopyName(obj, t.cluster);
       std::shared_ptr<runtime::Informer> informer =
-          ctx_.members().Get(t.cluster, strategy_.resource().resource);
+          ctx_.members().Get(t.cluster, strategy_.resource());
       runtime::ObjectPtr copy = informer ? informer->lister().Get(ns, name) : nullptr;
       if (copy == nullptr) {
         // The cache may lag a copy created just now: ask the member.

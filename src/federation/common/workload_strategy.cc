@@ -165,7 +165,7 @@ bool WorkloadStrategy::KeepNotAdmitted(const Check& check, const std::string& cl
   // Make-before-break: a copy with available replicas stays until the
   // admitted clusters have theirs available.
   if (plan.hpa || plan.unavailable == 0) return false;
-  std::shared_ptr<runtime::Informer> copies = ctx_.members().Get(cluster, resource().resource);
+  std::shared_ptr<runtime::Informer> copies = ctx_.members().Get(cluster, resource());
   runtime::ObjectPtr copy =
       copies ? copies->lister().Get(check.ns, CopyName(check.obj, cluster)) : nullptr;
   return copy != nullptr && IsManaged(*copy) && api::WorkloadView(*copy).available_replicas() > 0;

@@ -1,8 +1,10 @@
 #include "federation/sync/kinds.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "api/views.h"
+#include "client/resources.h"
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation::sync {
@@ -87,7 +89,43 @@ bool SameField(const json::object& a, const json::object& b, std::string_view fi
   return *x == *y;
 }
 
+// The fields of `desired` and of `existing` a copy's content is compared
+// and updated on.
+std::vector<std::string> ContentFields(const SyncKind& kind, const json::object& desired,
+                                       const json::object& existing) {
+  std::vector<std::string> fields = ContentOf(kind, desired);
+  if (!kind.whole) return fields;
+  for (std::string& f : ContentOf(kind, existing)) {
+    if (std::find(fields.begin(), fields.end(), f) == fields.end()) fields.push_back(std::move(f));
+  }
+  return fields;
+}
+
 }  // namespace
+
+SyncKind WholeKind(client::ResourceRef resource, std::string kind) {
+  return SyncKind{.resource = std::move(resource),
+                  .kind = std::move(kind),
+                  .member_defaults = true,
+                  .whole = true};
+}
+
+std::vector<std::string> ContentOf(const SyncKind& kind, const json::object& obj) {
+  if (!kind.whole) return kind.content;
+  std::vector<std::string> fields;
+  for (const auto& [key, value] : obj) {
+    if (key != "apiVersion" && key != "kind" && key != "metadata" && key != "status") {
+      fields.emplace_back(key);
+    }
+  }
+  return fields;
+}
+
+std::string StatusByCluster(const std::map<std::string, json::value>& statuses) {
+  json::object out;
+  for (const auto& [cluster, status] : statuses) out[cluster] = status;
+  return out.empty() ? "" : json::serialize(out);
+}
 
 const std::vector<SyncKind>& SyncKinds() {
   static const std::vector<SyncKind> kinds = {
@@ -95,6 +133,7 @@ const std::vector<SyncKind>& SyncKinds() {
       {{"", "v1", "configmaps", true}, "ConfigMap", {"data", "binaryData", "immutable"}},
       {{"", "v1", "secrets", true}, "Secret", {"data", "type", "immutable"}},
       {{"", "v1", "services", true}, "Service", {"spec"}},
+      {client::kCustomResourceDefinitions, "CustomResourceDefinition", {"spec"}, true},
   };
   return kinds;
 }
@@ -120,7 +159,7 @@ json::object DesiredCopy(const SyncKind& kind, const json::object& federated) {
   json::object copy{{"apiVersion", kind.resource.ApiVersion()},
                     {"kind", kind.kind},
                     {"metadata", MemberMetadata(federated)}};
-  for (const std::string& field : kind.content) {
+  for (const std::string& field : ContentOf(kind, federated)) {
     const json::value* v = federated.if_contains(field);
     if (v == nullptr) continue;
     copy[field] = IsServices(kind) && field == "spec" && v->is_object()
@@ -135,12 +174,18 @@ bool CopyUpToDate(const SyncKind& kind, const json::object& desired, const json:
       !SameMap(MetaField(desired, "annotations"), MetaField(existing, "annotations"))) {
     return false;
   }
-  for (const std::string& field : kind.content) {
+  for (const std::string& field : ContentFields(kind, desired, existing)) {
     if (IsServices(kind) && field == "spec") {
       const json::object* want = Spec(desired);
       const json::object* have = Spec(existing);
       if ((want == nullptr) != (have == nullptr)) return false;
       if (want != nullptr && !JsonContains(PortableServiceSpec(*have), *want)) return false;
+    } else if (kind.member_defaults) {
+      const json::value* want = desired.if_contains(field);
+      const json::value* have = existing.if_contains(field);
+      if (want == nullptr ? have != nullptr : have == nullptr || !JsonContains(*have, *want)) {
+        return false;
+      }
     } else if (!SameField(desired, existing, field)) {
       return false;
     }
@@ -160,7 +205,7 @@ json::object UpdatedCopy(const SyncKind& kind, const json::object& desired,
       meta.erase(field);
     }
   }
-  for (const std::string& field : kind.content) {
+  for (const std::string& field : ContentFields(kind, desired, existing)) {
     const json::value* v = desired.if_contains(field);
     if (v == nullptr) {
       updated.erase(field);

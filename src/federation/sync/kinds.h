@@ -12,8 +12,17 @@
 //              clusterIPs unless headless, ipFamilies, ipFamilyPolicy,
 //              healthCheckNodePort, ports[].nodePort); an update keeps the
 //              member's values of those. Never status.
+//   CustomResourceDefinition  spec (what the member's API server defaults
+//              in it does not make the copy out of date): a member serves a
+//              custom kind before its objects go there;
+//   a custom kind (custom_kinds.h)  every top-level field but apiVersion,
+//              kind, metadata and status (what the member defaults does not
+//              make the copy out of date); each managed copy's status is
+//              gathered into the federated object's annotation
+//              federation.kubernetes.io/status-by-cluster.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,9 +36,29 @@ struct SyncKind {
   std::string kind;  // "ConfigMap"
   // Top-level fields a copy takes from the federated object.
   std::vector<std::string> content;
+  // The member fills in defaults in the content: a copy is up to date when
+  // it holds every field the federation's object has (JsonContains).
+  bool member_defaults = false;
+  // A kind federated whole (a custom kind): the content is every top-level
+  // field but apiVersion, kind, metadata and status (`content` is unused),
+  // the member defaults it, and the copies' status is gathered.
+  bool whole = false;
 };
 
-// Namespaces, ConfigMaps, Secrets, Services.
+// A custom kind federated whole, as its CustomResourceDefinition serves it.
+SyncKind WholeKind(client::ResourceRef resource, std::string kind);
+
+// The content fields of `obj` for `kind`: its content, or for a kind
+// federated whole the top-level fields of `obj` but apiVersion, kind,
+// metadata and status.
+std::vector<std::string> ContentOf(const SyncKind& kind, const json::object& obj);
+
+// The annotation federation.kubernetes.io/status-by-cluster for the
+// statuses of the managed copies, by cluster (those without one left out):
+// compact JSON with the clusters sorted; "" when none has a status.
+std::string StatusByCluster(const std::map<std::string, json::value>& statuses);
+
+// Namespaces, ConfigMaps, Secrets, Services, CustomResourceDefinitions.
 const std::vector<SyncKind>& SyncKinds();
 
 // False for what is the federation's own or exists in every cluster anyway:

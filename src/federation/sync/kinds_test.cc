@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "federation/sync/custom_kinds.h"
+
 namespace flotilla::federation::sync {
 namespace {
 
@@ -125,4 +127,93 @@ TEST(SyncKindsTest, HeadlessServiceKeepsClusterIPNone) {
 }
 
 }  // namespace
+TEST(SyncKindsTest, AWholeKindsCopyIsEverythingButStatusAndUpToDateOverMemberDefaults) {
+  SyncKind kind = WholeKind({"stable.example.com", "v1", "crontabs", true}, "CronTab");
+  json::object fed = Obj(R"({"apiVersion":"stable.example.com/v1","kind":"CronTab",
+      "metadata":{"name":"c","namespace":"shop","uid":"u","finalizers":["x"]},
+      "spec":{"cronSpec":"* * * * *"},"extra":[1,2],"status":{"phase":"Running"}})");
+  json::object copy = DesiredCopy(kind, fed);
+  EXPECT_EQ(copy.at("spec"), fed.at("spec"));
+  EXPECT_EQ(copy.at("extra"), fed.at("extra"));
+  EXPECT_FALSE(copy.contains("status"));
+  EXPECT_EQ(copy.at("kind"), "CronTab");
+  EXPECT_EQ(copy.at("apiVersion"), "stable.example.com/v1");
+
+  // What the member defaults, and its status, leave the copy up to date.
+  json::object member = copy;
+  member["spec"].as_object()["replicas"] = 1;
+  member["status"] = json::object{{"phase", "Waiting"}};
+  member["metadata"].as_object()["resourceVersion"] = "9";
+  EXPECT_TRUE(CopyUpToDate(kind, copy, member));
+
+  // A changed field, a field the federation dropped, one it added: not.
+  json::object changed = member;
+  changed["spec"].as_object()["cronSpec"] = "0 3 * * *";
+  EXPECT_FALSE(CopyUpToDate(kind, copy, changed));
+  json::object more = member;
+  more["leftover"] = true;
+  EXPECT_FALSE(CopyUpToDate(kind, copy, more));
+  json::object less = member;
+  less.erase("extra");
+  EXPECT_FALSE(CopyUpToDate(kind, copy, less));
+
+  // The update takes the federation's content, drops the leftover, and
+  // keeps the member's status and resourceVersion.
+  json::object updated = UpdatedCopy(kind, copy, more);
+  EXPECT_FALSE(updated.contains("leftover"));
+  EXPECT_EQ(updated.at("spec"), copy.at("spec"));
+  EXPECT_EQ(updated.at("status"), member.at("status"));
+  EXPECT_EQ(StringAt(updated, "metadata.resourceVersion"), "9");
+}
+
+TEST(SyncKindsTest, ACrdCopyIsItsSpecAndTheMembersDefaultsKeepItUpToDate) {
+  const SyncKind& kind = KindNamed("CustomResourceDefinition");
+  json::object fed = Obj(R"({"apiVersion":"apiextensions.k8s.io/v1",
+      "kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},
+      "spec":{"group":"stable.example.com","names":{"plural":"crontabs","kind":"CronTab"},
+              "scope":"Namespaced","versions":[{"name":"v1","served":true,"storage":true}]},
+      "status":{"conditions":[]}})");
+  json::object copy = DesiredCopy(kind, fed);
+  EXPECT_EQ(copy.at("spec"), fed.at("spec"));
+  EXPECT_FALSE(copy.contains("status"));
+  json::object member = copy;
+  member["spec"].as_object()["conversion"] = json::object{{"strategy", "None"}};
+  EXPECT_TRUE(CopyUpToDate(kind, copy, member));
+  member["spec"].as_object()["scope"] = "Cluster";
+  EXPECT_FALSE(CopyUpToDate(kind, copy, member));
+}
+
+TEST(SyncKindsTest, StatusByClusterIsSortedCompactJsonOrNothing) {
+  EXPECT_EQ(StatusByCluster({}), "");
+  EXPECT_EQ(StatusByCluster({{"b", json::object{{"x", 2}}}, {"a", json::object{{"x", 1}}}}),
+            R"({"a":{"x":1},"b":{"x":2}})");
+}
+
+TEST(CustomKindsTest, KindOfReadsTheServedStorageVersionOnceEstablished) {
+  json::object crd = Obj(R"({"metadata":{"name":"crontabs.stable.example.com"},
+      "spec":{"group":"stable.example.com","scope":"Cluster",
+              "names":{"plural":"crontabs","kind":"CronTab"},
+              "versions":[{"name":"v1beta1","served":true,"storage":false},
+                          {"name":"v1","served":true,"storage":true}]},
+      "status":{"conditions":[{"type":"Established","status":"False"}]}})");
+  EXPECT_FALSE(KindOf(crd).has_value());  // not established yet
+  crd["status"] = Obj(R"({"conditions":[{"type":"Established","status":"True"}]})");
+  std::optional<SyncKind> kind = KindOf(crd);
+  ASSERT_TRUE(kind.has_value());
+  EXPECT_EQ(kind->kind, "CronTab");
+  EXPECT_EQ(kind->resource.group, "stable.example.com");
+  EXPECT_EQ(kind->resource.version, "v1");
+  EXPECT_EQ(kind->resource.resource, "crontabs");
+  EXPECT_FALSE(kind->resource.namespaced);
+  EXPECT_TRUE(kind->whole);
+
+  // The storage version not served: the first served one.
+  crd["spec"].as_object()["versions"] = json::parse(R"([
+      {"name":"v1beta1","served":true,"storage":false},
+      {"name":"v1","served":false,"storage":true}])");
+  EXPECT_EQ(KindOf(crd)->resource.version, "v1beta1");
+  crd["spec"].as_object()["versions"] = json::parse(R"([{"name":"v1","served":false}])");
+  EXPECT_FALSE(KindOf(crd).has_value());
+}
+
 }  // namespace flotilla::federation::sync

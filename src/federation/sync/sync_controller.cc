@@ -3,18 +3,20 @@
 
 #include <algorithm>
 
+#include "api/federated.h"
 #include "api/views.h"
 #include "federation/common/object_writes.h"
+#include "federation/sync/custom_kinds.h"
 
 namespace flotilla::federation::sync {
 
 // One plain kind: the copy is the same everywhere (kinds.h).
 class SyncController::KindStrategy : public Strategy {
  public:
-  KindStrategy(FederationContext& ctx, const SyncKind& spec, int workers)
+  KindStrategy(FederationContext& ctx, SyncKind spec, int workers)
       : ctx_(ctx),
-        spec_(spec),
-        reconciler_(ctx, *this, {.name = "sync-" + spec.resource.resource, .workers = workers}) {}
+        spec_(std::move(spec)),
+        reconciler_(ctx, *this, {.name = ControllerName(spec_), .workers = workers}) {}
 
   const client::ResourceRef& resource() const override { return spec_.resource; }
   std::string kind() const override { return spec_.kind; }
@@ -36,6 +38,10 @@ class SyncController::KindStrategy : public Strategy {
     return spec_.resource.namespaced ? Unmanaged::kWarn : Unmanaged::kLeaveQuietly;
   }
   StatusOr<runtime::Result> Finish(Check& check) override {
+    if (spec_.whole) {
+      FLOTILLA_RETURN_IF_ERROR(GatherStatus(check));
+      return runtime::Result{};
+    }
     if (spec_.resource.resource != "services") return runtime::Result{};
     // A Service's load-balancer ingress is what its copies were given.
     FLOTILLA_RETURN_IF_ERROR(
@@ -68,15 +74,40 @@ class SyncController::KindStrategy : public Strategy {
     return status;
   }
 
+  // "sync-configmaps"; "sync-crontabs.stable.example.com" for a custom kind.
+  static std::string ControllerName(const SyncKind& spec) {
+    const client::ResourceRef& r = spec.resource;
+    return "sync-" + (spec.whole ? r.resource + "." + r.group : r.resource);
+  }
+
+  // The status of every managed copy into the annotation (none: removed).
+  Status GatherStatus(const Check& check) {
+    std::map<std::string, json::value> statuses;
+    for (const Copy& c : check.copies) {
+      if (!c.Managed()) continue;
+      const json::value* status = c.Current()->if_contains("status");
+      if (status != nullptr) statuses[c.cluster()] = *status;
+    }
+    std::string annotation = StatusByCluster(statuses);
+    if (annotation.empty()) {
+      return SetAnnotations(ctx_.fed(), spec_.resource, check.obj, {},
+                            {api::kStatusByClusterAnnotation})
+          .status();
+    }
+    return SetAnnotation(ctx_.fed(), spec_.resource, check.obj, api::kStatusByClusterAnnotation,
+                         annotation)
+        .status();
+  }
+
   FederationContext& ctx_;
-  const SyncKind& spec_;
+  const SyncKind spec_;
   Reconciler reconciler_;
 };
 
-SyncController::SyncController(FederationContext& ctx, SyncControllerOptions options) {
-  for (const SyncKind& spec : SyncKinds()) {
-    kinds_.push_back(std::make_unique<KindStrategy>(ctx, spec, options.workers));
-  }
+SyncController::SyncController(FederationContext& ctx, SyncControllerOptions options)
+    : ctx_(ctx), options_(options) {
+  for (const SyncKind& spec : SyncKinds()) AddKind(spec);
+  if (options.custom_kinds) custom_ = std::make_unique<CustomKinds>(ctx, *this);
   // A Namespace that appears in a member lets the copies that wait for it
   // be created at once instead of after their backoff.
   ctx.members().AddHandler(kNamespaces, [this](const std::string&) {
@@ -88,8 +119,23 @@ SyncController::SyncController(FederationContext& ctx, SyncControllerOptions opt
 
 SyncController::~SyncController() = default;
 
-void SyncController::EnqueueNamespace(const std::string& ns) {
+bool SyncController::AddKind(SyncKind kind) {
+  MutexLock lock(mu_);
   for (const auto& k : kinds_) {
+    const client::ResourceRef& r = k->spec().resource;
+    if (r.group == kind.resource.group && r.resource == kind.resource.resource) return false;
+  }
+  kinds_.push_back(std::make_shared<KindStrategy>(ctx_, std::move(kind), options_.workers));
+  return true;
+}
+
+void SyncController::EnqueueNamespace(const std::string& ns) {
+  std::vector<std::shared_ptr<KindStrategy>> kinds;
+  {
+    MutexLock lock(mu_);
+    kinds = kinds_;
+  }
+  for (const auto& k : kinds) {
     if (!k->spec().resource.namespaced) continue;
     for (const runtime::ObjectPtr& obj :
          k->reconciler().objects().cache().ByIndex(runtime::kNamespaceIndex, ns)) {

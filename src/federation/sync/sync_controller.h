@@ -20,13 +20,17 @@
 // Background and Foreground delete the managed ones.
 //
 // Controllers "sync-namespaces", "sync-configmaps", "sync-secrets",
-// "sync-services"; events from "federation-sync-<resource>-controller".
+// "sync-services", "sync-customresourcedefinitions", and
+// "sync-<plural>.<group>" for each custom kind added (custom_kinds.h);
+// events from "federation-" + that + "-controller".
 // Thread-safe; time runs on the context's clock.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "federation/common/context.h"
 #include "federation/common/reconciler.h"
 #include "federation/sync/kinds.h"
@@ -35,7 +39,12 @@ namespace flotilla::federation::sync {
 
 struct SyncControllerOptions {
   int workers = 2;  // per kind
+  // Every kind a CustomResourceDefinition serves is propagated too
+  // (custom_kinds.h).
+  bool custom_kinds = true;
 };
+
+class CustomKinds;
 
 class SyncController {
  public:
@@ -45,11 +54,21 @@ class SyncController {
   SyncController(const SyncController&) = delete;
   SyncController& operator=(const SyncController&) = delete;
 
+  // Propagates `kind` too, before or after the context started (a custom
+  // kind once its CustomResourceDefinition is established); its reconciler
+  // stays until the controller goes. False when a kind of the same group
+  // and resource is propagated already.
+  bool AddKind(SyncKind kind);
+
  private:
   class KindStrategy;
   void EnqueueNamespace(const std::string& ns);
 
-  std::vector<std::unique_ptr<KindStrategy>> kinds_;
+  FederationContext& ctx_;
+  const SyncControllerOptions options_;
+  Mutex mu_;
+  std::vector<std::shared_ptr<KindStrategy>> kinds_ GUARDED_BY(mu_);
+  std::unique_ptr<CustomKinds> custom_;  // null unless options.custom_kinds
 };
 
 }  // namespace flotilla::federation::sync

@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "api/annotations.h"
+#include "api/conditions.h"
 #include "api/federated.h"
+#include "api/views.h"
 #include "client/client_test_util.h"
+#include "client/resources.h"
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
@@ -392,4 +396,47 @@ TEST_F(SyncControllerTest, KeepsTheFederationsOwnObjects) {
 }
 
 }  // namespace
+// A CustomResourceDefinition made once the controllers run: it reaches
+// both members, then its kind's objects follow (their informers in the
+// members, which found the kind not served, list again as soon as the
+// member's copy is Established: no wait of not_served_retry), and each
+// copy's status comes back in the status-by-cluster annotation.
+TEST_F(SyncControllerTest, ACustomKindIsFederatedOnceItsDefinitionIsEstablished) {
+  const client::ResourceRef crontabs{"stable.example.com", "v1", "crontabs", true};
+  ASSERT_TRUE(fed_->Create(client::kCustomResourceDefinitions, "", Obj(R"({
+      "apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+      "metadata":{"name":"crontabs.stable.example.com"},
+      "spec":{"group":"stable.example.com","scope":"Namespaced",
+              "names":{"plural":"crontabs","singular":"crontab","kind":"CronTab"},
+              "versions":[{"name":"v1","served":true,"storage":true,
+                           "subresources":{"status":{}},
+                           "schema":{"openAPIV3Schema":{"type":"object",
+                             "x-kubernetes-preserve-unknown-fields":true}}}]}})"))
+                  .ok());
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    ASSERT_TRUE(Eventually([&] {
+      auto crd = Get(*m, client::kCustomResourceDefinitions, "", "crontabs.stable.example.com");
+      return crd && api::ConditionTrue(*crd, "Established");
+    }));
+  }
+  ASSERT_TRUE(fed_->Create(crontabs, "shop", Obj(R"({"apiVersion":"stable.example.com/v1",
+      "kind":"CronTab","metadata":{"name":"nightly"},"spec":{"cronSpec":"0 3 * * *"}})"))
+                  .ok());
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    ASSERT_TRUE(Eventually([&] {
+      auto copy = Get(*m, crontabs, "shop", "nightly");
+      return copy && StringAt(*copy, "spec.cronSpec") == "0 3 * * *" && IsManaged(*copy);
+    }));
+  }
+  auto copy = Get(*m1_, crontabs, "shop", "nightly");
+  ASSERT_TRUE(copy);
+  (*copy)["status"] = json::object{{"phase", "Running"}};
+  ASSERT_TRUE(m1_->UpdateStatus(crontabs, "shop", *copy).ok());
+  EXPECT_TRUE(Eventually([&] {
+    auto fed = Get(*fed_, crontabs, "shop", "nightly");
+    return fed && api::AnnotationAt(*fed, api::kStatusByClusterAnnotation) ==
+                      R"({"m1":{"phase":"Running"}})";
+  }));
+}
+
 }  // namespace flotilla::federation::sync

@@ -1,0 +1,86 @@
+// Custom kinds federated (custom_kinds.h).
+#include "federation/sync/custom_kinds.h"
+
+#include <spdlog/spdlog.h>
+
+#include "api/conditions.h"
+#include "api/views.h"
+#include "client/resources.h"
+
+namespace flotilla::federation::sync {
+namespace {
+
+constexpr char kEstablished[] = "Established";
+
+// The version federated: the storage version when served, else the first
+// served one; "" when none is served.
+std::string FederatedVersion(const json::object& spec) {
+  const json::array* versions = GetArray(spec, "versions");
+  if (versions == nullptr) return "";
+  std::string first;
+  for (const json::value& v : *versions) {
+    if (!v.is_object() || !GetBool(v.get_object(), "served").value_or(false)) continue;
+    std::string name(StringViewAt(v.get_object(), "name"));
+    if (GetBool(v.get_object(), "storage").value_or(false)) return name;
+    if (first.empty()) first = name;
+  }
+  return first;
+}
+
+// The resource of a definition's kind, with any version: how the
+// members' informers on it are found.
+client::ResourceRef AnyVersion(const json::object& crd) {
+  return {std::string(StringViewAt(crd, "spec.group")), "",
+          std::string(StringViewAt(crd, "spec.names.plural")), true};
+}
+
+}  // namespace
+
+std::optional<SyncKind> KindOf(const json::object& crd) {
+  if (!api::ConditionTrue(crd, kEstablished)) return std::nullopt;
+  const json::object* spec = GetObject(crd, "spec");
+  if (spec == nullptr) return std::nullopt;
+  std::string version = FederatedVersion(*spec);
+  std::string_view kind = StringViewAt(*spec, "names.kind");
+  client::ResourceRef resource = AnyVersion(crd);
+  if (version.empty() || kind.empty() || resource.group.empty() || resource.resource.empty()) {
+    return std::nullopt;
+  }
+  resource.version = std::move(version);
+  resource.namespaced = StringViewAt(*spec, "scope") != "Cluster";
+  return WholeKind(std::move(resource), std::string(kind));
+}
+
+CustomKinds::CustomKinds(FederationContext& ctx, SyncController& sync)
+    : ctx_(ctx), sync_(sync), crds_(ctx.informers().For(client::kCustomResourceDefinitions)) {
+  runtime::Controller& controller = ctx.manager().AddController(
+      "custom-kinds", 1, [this](const std::string& name) { return Reconcile(name); });
+  crds_.AddEventHandler(controller.EnqueueHandler());
+  ctx.members().AddHandler(client::kCustomResourceDefinitions,
+                           [this](const std::string& cluster) { return MemberHandler(cluster); });
+}
+
+StatusOr<runtime::Result> CustomKinds::Reconcile(const std::string& name) {
+  runtime::ObjectPtr crd = crds_.cache().Get(name);
+  if (crd == nullptr) return runtime::Result{};
+  std::optional<SyncKind> kind = KindOf(*crd);
+  if (kind.has_value() && sync_.AddKind(*kind)) {
+    spdlog::info("custom kinds: federating {} ({}/{})", kind->kind, kind->resource.group,
+                 kind->resource.version);
+  }
+  return runtime::Result{};
+}
+
+runtime::EventHandler CustomKinds::MemberHandler(const std::string& cluster) {
+  auto established = [this, cluster](const runtime::ObjectPtr& crd) {
+    if (!api::ConditionTrue(*crd, kEstablished)) return;
+    std::shared_ptr<runtime::Informer> informer = ctx_.members().Get(cluster, AnyVersion(*crd));
+    if (informer != nullptr) informer->RetryNotServed();
+  };
+  return {.on_add = established,
+          .on_update = [established](const runtime::ObjectPtr&, const runtime::ObjectPtr& crd) {
+            established(crd);
+          }};
+}
+
+}  // namespace flotilla::federation::sync
