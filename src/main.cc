@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   flotilla::cli::AddVersionCommand(app);
   flotilla::cli::AddPlanCommand(app);
+  flotilla::cli::AddInterpretCommand(app);
   flotilla::cli::AddServerCommand(app);
   flotilla::cli::AddMemberCommand(app);
   flotilla::cli::AddJoinCommands(app);

@@ -8,6 +8,8 @@ namespace flotilla::cli {
 
 void AddVersionCommand(CLI::App& app);
 void AddPlanCommand(CLI::App& app);
+// interpret: a ResourceInterpreterCustomization's scripts, offline.
+void AddInterpretCommand(CLI::App& app);
 void AddServerCommand(CLI::App& app);
 // member and its ctl subcommand (member.cc, member_ctl.cc).
 void AddMemberCommand(CLI::App& app);
