@@ -9,8 +9,8 @@ kinds need into OpenAPI v2-style definitions under their real Kubernetes names
 (io.k8s.api.apps.v1.Deployment, ...), completes them with what the models lack
 (int32/int64, Quantity, IntOrString, MicroTime, strategic-merge extensions,
 type descriptions, fields added after 1.22) from src/api/schemas/curation.json,
-adds the hand-written definitions of src/api/schemas/handwritten.json and
-policy.json, and checks that every $ref resolves.
+adds the hand-written definitions of src/api/schemas/handwritten.json,
+policy.json and config.json, and checks that every $ref resolves.
 
 Outputs: the definitions as one JSON object (name -> schema), and optionally a
 C++ source that embeds that JSON (see src/api/schemas/embedded.h).
@@ -381,7 +381,7 @@ def write_json(path, text):
 
 # The hand-written definitions: apimachinery primitives and our own kinds,
 # and the policy.karmada.io kinds (docs/policies.md).
-HANDWRITTEN_FILES = ("handwritten.json", "policy.json")
+HANDWRITTEN_FILES = ("handwritten.json", "policy.json", "config.json")
 
 
 def main():

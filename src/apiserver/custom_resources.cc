@@ -194,17 +194,18 @@ bool CustomResources::GrantControllers(const json::array& rules) {
                     {"metadata", json::object{{"name", kControllerRole}}},
                     {"rules", rules}};
   auto current = objects_.Get(*cluster_roles_, "", kControllerRole);
-  StatusOr<json::object> written = current.status();
+  Status written = current.status();
   if (current.ok()) {
     json::object updated = *current;
     updated["rules"] = rules;
-    written = objects_.Update(*cluster_roles_, "", kControllerRole, "", std::move(updated), {});
+    written =
+        objects_.Update(*cluster_roles_, "", kControllerRole, "", std::move(updated), {}).status();
   } else if (current.status().Is(Reason::kNotFound)) {
-    written = objects_.Create(*cluster_roles_, "", std::move(role), {});
+    written = objects_.Create(*cluster_roles_, "", std::move(role), {}).status();
   }
   if (!written.ok()) {
     spdlog::warn("custom resources: writing ClusterRole {}: {}", kControllerRole,
-                 written.status().ToString());
+                 written.ToString());
     return false;
   }
   granted_ = rules;

@@ -69,12 +69,14 @@ constexpr std::string_view kPolicy = R"json({
    "rules": [[["federation"], ["clusters", "clusters/status"], "read"],
              [["policy.karmada.io"], ["propagationpolicies", "overridepolicies",
                                       "federatedresourcequotas",
-                                      "federatedresourcequotas/status"], "read"]]},
+                                      "federatedresourcequotas/status"], "read"],
+             [["config.karmada.io"], ["resourceinterpretercustomizations"], "read"]]},
   {"name": "flotilla:aggregate-to-edit", "labels": {"aggregate-to-edit": "true"},
    "rules": [[["policy.karmada.io"], ["propagationpolicies", "overridepolicies"], "write"]]},
   {"name": "flotilla:federation-controller",
    "rules": [[["", "apps", "autoscaling", "coordination.k8s.io", "discovery.k8s.io",
-               "federation", "policy.karmada.io", "apiextensions.k8s.io"], ["*"], "read+write"]]}
+               "federation", "policy.karmada.io", "apiextensions.k8s.io", "config.karmada.io"],
+              ["*"], "read+write"]]}
 ],
 "clusterRoleBindings": [
   {"name": "cluster-admin", "role": "cluster-admin", "groups": ["system:masters"]},

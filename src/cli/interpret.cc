@@ -4,8 +4,9 @@
 //   flotilla interpret -f CUSTOMIZATION.yaml --operation OP
 //       [--desired-file OBJ.yaml] [--observed-file OBJ.yaml]
 //       [--status-file ITEMS.yaml] [--desired-replica N]
-// The file may hold several customizations (YAML documents, or a List);
-// the one whose target is the object's apiVersion and kind runs. Results
+// The file may hold several customizations (YAML documents, or a List),
+// and other objects, which are skipped (a CRD beside its customization);
+// the customization whose target is the object's apiVersion and kind runs. Results
 // print as YAML documents, "# [1/2] replica:" before each; errors go to
 // stderr with exit code 1.
 #include <yaml-cpp/yaml.h>
@@ -130,12 +131,14 @@ int RunInterpret(const InterpretFlags& f) {
   if (!docs.ok()) return InterpretFailed(std::string(docs.status().message()));
   std::vector<interpreter::Customization> customizations;
   bool invalid = false;
+  int found = 0;
   for (const json::value& doc : *docs) {
+    // Other documents (the CRD beside its customization) are skipped.
     if (!doc.is_object() ||
         StringAt(doc.get_object(), "kind") != "ResourceInterpreterCustomization") {
-      return InterpretFailed(f.file +
-                             ": holds something else than ResourceInterpreterCustomizations");
+      continue;
     }
+    ++found;
     const json::object& obj = doc.get_object();
     if (f.check) {
       std::string name = StringAt(obj, "metadata.name");
@@ -167,6 +170,7 @@ int RunInterpret(const InterpretFlags& f) {
     if (!c.ok()) return InterpretFailed(std::string(c.status().message()));
     customizations.push_back(*std::move(c));
   }
+  if (found == 0) return InterpretFailed(f.file + ": holds no ResourceInterpreterCustomization");
   if (f.check) return invalid ? 1 : 0;
 
   if (f.operation.empty()) return InterpretFailed("--operation or --check is required");

@@ -306,6 +306,30 @@ def test_a_deleted_crd_takes_its_objects_and_a_restart_keeps_them(server_factory
     assert srv.kubectl("get", "ct", "-A", "-o", "name").stdout.strip() == ""
 
 
+def test_the_federation_controllers_are_granted_each_served_kind_and_no_more(server_factory):
+    srv = server_factory()
+    srv.start()
+    role = "flotilla:federation-controller:custom-kinds"
+
+    def rules():
+        out = srv.kubectl("get", "clusterrole", role, "-o", "json", check=False)
+        return json.loads(out.stdout).get("rules", []) if out.returncode == 0 else None
+
+    apply(srv, crontab_crd())
+    established(srv, f"crontabs.{GROUP}")
+    wait_for(lambda: rules() == [{"apiGroups": [GROUP],
+                                  "resources": ["crontabs", "crontabs/status", "crontabs/scale"],
+                                  "verbs": ["*"]}], "the role granting crontabs")
+    can = srv.kubectl("auth", "can-i", "update", f"crontabs.{GROUP}",
+                      "--as=system:flotilla:federation-controller", check=False)
+    assert can.stdout.strip() == "yes", can
+    cannot = srv.kubectl("auth", "can-i", "create", "clusterrolebindings",
+                         "--as=system:flotilla:federation-controller", check=False)
+    assert cannot.stdout.strip() == "no", cannot
+    srv.kubectl("delete", "crd", f"crontabs.{GROUP}", "--timeout=60s")
+    wait_for(lambda: rules() == [], "the role emptied")
+
+
 def test_a_member_serves_the_crds_it_is_given(tmp_path):
     m = MemberProcess(str(tmp_path / "member"), ["--nodes", "1"])
     try:

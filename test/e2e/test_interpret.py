@@ -108,4 +108,4 @@ def test_bad_invocations_say_why():
     r = interpret("-f", CUSTOMIZATION, "--operation", "Retain", "--desired-file", WORKLOAD)
     assert r.returncode == 1 and "--observed-file is required" in r.stderr
     r = interpret("-f", WORKLOAD, "--check")
-    assert r.returncode == 1 and "ResourceInterpreterCustomizations" in r.stderr
+    assert r.returncode == 1 and "holds no ResourceInterpreterCustomization" in r.stderr

@@ -260,8 +260,20 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
     term.kubectl("apply", "-f", example("12-crontab.yaml"))
     printed = term.kubectl("get", "ct").stdout
     assert "SCHEDULE" in printed and "0 3 * * *" in printed
-    term.kubectl("scale", "ct", "nightly", "--replicas=2")
-    assert term.get("ct", "nightly")["spec"]["replicas"] == 2
+    term.kubectl("scale", "ct", "nightly", "--replicas=3")
+    assert term.get("ct", "nightly")["spec"]["replicas"] == 3
+    # The customization divides it: one per member.
+    for cluster in ("on-prem", "cloud-east", "cloud-west"):
+        there = Terminal(str(directory / "members" / cluster / "kubeconfig"))
+        def one(there=there):
+            r = there.kubectl("get", "ct", "nightly", "-o", "json", check=False)
+            return r.returncode == 0 and json.loads(r.stdout)["spec"]["replicas"] == 1
+        wait_for(one, f"{cluster}: crontab nightly with 1 replica", 120)
+    offline = subprocess.run(
+        [FLOTILLA_BINARY, "interpret", "-f", example("12-custom-kind.yaml"), "--operation",
+         "InterpretReplica", "--desired-file", example("12-crontab.yaml")],
+        capture_output=True, text=True, timeout=60)
+    assert offline.returncode == 0 and "# [1/2] replica:\n1\n" in offline.stdout, offline
 
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))

@@ -51,7 +51,9 @@ void RegisterMemberKinds(Registry& registry);
 // Registers the kinds of Karmada's policy API that the federation serves
 // (docs/policies.md): policy.karmada.io/v1alpha1 propagationpolicies,
 // clusterpropagationpolicies, overridepolicies, clusteroverridepolicies and
-// federatedresourcequotas. Members do not serve them.
+// federatedresourcequotas; and config.karmada.io/v1alpha1
+// resourceinterpretercustomizations (docs/interpreter.md). Members do not
+// serve them.
 // REQUIRES: none of them is registered yet.
 void RegisterPolicyKinds(Registry& registry);
 

@@ -1,7 +1,10 @@
 // policy.karmada.io/v1alpha1: PropagationPolicy, ClusterPropagationPolicy,
 // OverridePolicy, ClusterOverridePolicy and FederatedResourceQuota, served
 // as Karmada's CRDs serve them (names, short names, category, printer
-// columns), with their rules in api/policy/policy.h.
+// columns), with their rules in api/policy/policy.h; and
+// config.karmada.io/v1alpha1 ResourceInterpreterCustomization, whose
+// scripts the program that runs the interpreter validates
+// (interpreter/interpreter.h, added with Registry::AddValidation).
 #include "api/kinds/resources.h"
 #include "api/kinds/util.h"
 #include "api/policy/policy.h"
@@ -80,6 +83,16 @@ std::vector<Resource> PolicyResources() {
                  Column("OVERALL_USED", "string", "", 0, JsonPathCell("status.overallUsed")),
                  AgeColumn()};
   out.push_back(std::move(frq));
+  Resource ric = MakeResource("config.karmada.io", "v1alpha1", "ResourceInterpreterCustomization",
+                              "resourceinterpretercustomizations", false,
+                              "io.karmada.config.v1alpha1.ResourceInterpreterCustomization");
+  ric.short_names = {"ric"};
+  ric.categories = {"karmada-io"};
+  ric.columns = {
+      NameColumn(),
+      Column("TARGET-API-VERSION", "string", "", 0, JsonPathCell("spec.target.apiVersion")),
+      Column("TARGET-KIND", "string", "", 0, JsonPathCell("spec.target.kind")), AgeColumn()};
+  out.push_back(std::move(ric));
   return out;
 }
 

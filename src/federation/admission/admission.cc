@@ -9,6 +9,7 @@
 #include "federation/applications/applications.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
+#include "interpreter/interpreter.h"
 #include "planner/preferences.h"
 
 namespace flotilla::federation {
@@ -223,7 +224,17 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
   for (const Kind& kind : kPropagatedKinds) {
     registry.ForEachVersion(kind.group, kind.plural, placement_rules);
   }
-  registry.AddCustomKindHook(placement_rules);  // custom kinds are propagated whole
+  registry.AddCustomKindHook([placement_rules](api::Resource& r) {
+    placement_rules(r);  // custom kinds are propagated whole, or divided by an interpreter
+    api::ChainValidation(r, [](const json::object& obj, const json::object* old) {
+      return ValidatePreferencesAnnotation(obj, old, api::kReplicaPreferencesAnnotation);
+    });
+  });
+  // The scripts of a ResourceInterpreterCustomization compile and define
+  // their functions (interpreter/interpreter.h).
+  registry.AddValidation(
+      "config.karmada.io", "resourceinterpretercustomizations",
+      [](const json::object& obj, const json::object*) { return interpreter::Validate(obj); });
   registry.AddValidation(
       "apps", "replicasets", [application_rule](const json::object& obj, const json::object* old) {
         std::vector<StatusCause> causes =

@@ -7,6 +7,8 @@
 //  - federation.kubernetes.io/replica-set-preferences on ReplicaSets and
 //    federation.kubernetes.io/deployment-preferences on Deployments must be
 //    valid placement preferences (planner::ParsePreferences);
+//  - federation.kubernetes.io/replica-preferences on custom kinds must be
+//    valid placement preferences (docs/interpreter.md);
 //  - federation.kubernetes.io/cluster-update-order on Deployments and
 //    StatefulSets must be a comma-separated list of cluster names (DNS-1123
 //    subdomains);
@@ -23,6 +25,9 @@
 //    name: its local StatefulSets are named <name>-<cluster>, and a
 //    StatefulSet's name may have at most 52 characters (its pods' revision
 //    label appends a hash to it).
+//  - a ResourceInterpreterCustomization's scripts must compile, run their
+//    top level within the interpreter's limits and define their functions
+//    (interpreter::Validate; docs/interpreter.md).
 // And one mutation, at create: a new object that a running controller will
 // propagate, created while a cluster is joined, gets the finalizer
 // federation.kubernetes.io/delete-from-underlying-clusters in the create

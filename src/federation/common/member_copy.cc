@@ -29,6 +29,7 @@ constexpr std::string_view kFederationOnlyAnnotations[] = {
     api::kAntiAffinityAnnotation,
     api::kMigrateToAnnotation,
     api::kStatusByClusterAnnotation,
+    api::kReplicaPreferencesAnnotation,
     // The policy that placed the object is the federation's business.
     api::policy::kPropagationPolicyNameAnnotation,
     api::policy::kPropagationPolicyNamespaceAnnotation,

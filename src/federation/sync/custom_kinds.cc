@@ -13,16 +13,15 @@ namespace {
 constexpr char kEstablished[] = "Established";
 
 // The version federated: the storage version when served, else the first
-// served one; "" when none is served.
-std::string FederatedVersion(const json::object& spec) {
+// served one; null when none is served.
+const json::object* FederatedVersion(const json::object& spec) {
   const json::array* versions = GetArray(spec, "versions");
-  if (versions == nullptr) return "";
-  std::string first;
+  if (versions == nullptr) return nullptr;
+  const json::object* first = nullptr;
   for (const json::value& v : *versions) {
     if (!v.is_object() || !GetBool(v.get_object(), "served").value_or(false)) continue;
-    std::string name(StringViewAt(v.get_object(), "name"));
-    if (GetBool(v.get_object(), "storage").value_or(false)) return name;
-    if (first.empty()) first = name;
+    if (GetBool(v.get_object(), "storage").value_or(false)) return &v.get_object();
+    if (first == nullptr) first = &v.get_object();
   }
   return first;
 }
@@ -40,19 +39,32 @@ std::optional<SyncKind> KindOf(const json::object& crd) {
   if (!api::ConditionTrue(crd, kEstablished)) return std::nullopt;
   const json::object* spec = GetObject(crd, "spec");
   if (spec == nullptr) return std::nullopt;
-  std::string version = FederatedVersion(*spec);
+  const json::object* version = FederatedVersion(*spec);
   std::string_view kind = StringViewAt(*spec, "names.kind");
   client::ResourceRef resource = AnyVersion(crd);
-  if (version.empty() || kind.empty() || resource.group.empty() || resource.resource.empty()) {
+  if (version == nullptr || kind.empty() || resource.group.empty() || resource.resource.empty()) {
     return std::nullopt;
   }
-  resource.version = std::move(version);
+  resource.version = StringViewAt(*version, "name");
   resource.namespaced = StringViewAt(*spec, "scope") != "Cluster";
-  return WholeKind(std::move(resource), std::string(kind));
+  SyncKind out = WholeKind(std::move(resource), std::string(kind));
+  out.status_subresource = Find(*version, "subresources.status") != nullptr;
+  return out;
 }
 
 CustomKinds::CustomKinds(FederationContext& ctx, SyncController& sync)
-    : ctx_(ctx), sync_(sync), crds_(ctx.informers().For(client::kCustomResourceDefinitions)) {
+    : ctx_(ctx),
+      sync_(sync),
+      crds_(ctx.informers().For(client::kCustomResourceDefinitions)),
+      customizations_(ctx.informers().For(kResourceInterpreterCustomizations)) {
+  // A customization that changes re-checks the custom kinds' objects.
+  auto recheck = [this](const runtime::ObjectPtr&) { sync_.RecheckWholeKinds(); };
+  ctx.informers()
+      .For(kResourceInterpreterCustomizations)
+      .AddEventHandler({.on_add = recheck,
+                        .on_update = [recheck](const runtime::ObjectPtr&,
+                                               const runtime::ObjectPtr& obj) { recheck(obj); },
+                        .on_delete = recheck});
   runtime::Controller& controller = ctx.manager().AddController(
       "custom-kinds", 1, [this](const std::string& name) { return Reconcile(name); });
   crds_.AddEventHandler(controller.EnqueueHandler());
@@ -64,6 +76,7 @@ StatusOr<runtime::Result> CustomKinds::Reconcile(const std::string& name) {
   runtime::ObjectPtr crd = crds_.cache().Get(name);
   if (crd == nullptr) return runtime::Result{};
   std::optional<SyncKind> kind = KindOf(*crd);
+  if (kind.has_value()) kind->customizations = &customizations_;
   if (kind.has_value() && sync_.AddKind(*kind)) {
     spdlog::info("custom kinds: federating {} ({}/{})", kind->kind, kind->resource.group,
                  kind->resource.version);

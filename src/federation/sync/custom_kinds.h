@@ -6,7 +6,10 @@
 // annotation federation.kubernetes.io/status-by-cluster.
 //
 // The definition itself is a plain kind of the sync controller: it reaches
-// every member its own placement selects first. A member's informer on the
+// every member its own placement selects first. A kind that a
+// ResourceInterpreterCustomization on the federation targets is divided and
+// its status aggregated by its scripts instead (interpreted.h); a change of
+// a customization re-checks every custom kind's objects. A member's informer on the
 // kind, which found it not served, lists again as soon as that member's
 // copy of the definition is Established, so the objects follow at once.
 //
@@ -22,6 +25,7 @@
 #include <string>
 
 #include "federation/common/context.h"
+#include "federation/sync/interpreted.h"
 #include "federation/sync/sync_controller.h"
 #include "runtime/controller_manager.h"
 
@@ -42,6 +46,7 @@ class CustomKinds {
   FederationContext& ctx_;
   SyncController& sync_;
   runtime::Informer& crds_;
+  Customizations customizations_;
 };
 
 // The kind `crd` (a CustomResourceDefinition) serves, to federate whole;

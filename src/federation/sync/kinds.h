@@ -31,6 +31,8 @@
 
 namespace flotilla::federation::sync {
 
+class Customizations;
+
 struct SyncKind {
   client::ResourceRef resource;
   std::string kind;  // "ConfigMap"
@@ -43,6 +45,11 @@ struct SyncKind {
   // field but apiVersion, kind, metadata and status (`content` is unused),
   // the member defaults it, and the copies' status is gathered.
   bool whole = false;
+  // A kind federated whole: it has the status subresource.
+  bool status_subresource = false;
+  // A kind federated whole: where its interpreter customizations are
+  // (interpreted.h); null: none. Not owned.
+  const Customizations* customizations = nullptr;
 };
 
 // A custom kind federated whole, as its CustomResourceDefinition serves it.

@@ -7,6 +7,7 @@
 #include "api/views.h"
 #include "federation/common/object_writes.h"
 #include "federation/sync/custom_kinds.h"
+#include "federation/sync/interpreted.h"
 
 namespace flotilla::federation::sync {
 
@@ -24,6 +25,11 @@ class SyncController::KindStrategy : public Strategy {
 
   Status Plan(Check& check) override {
     json::object desired = DesiredCopy(spec_, check.obj);
+    std::optional<interpreter::Customization> custom = Customization();
+    if (custom.has_value() && custom->Has(interpreter::Operation::kInterpretReplica) &&
+        custom->Has(interpreter::Operation::kReviseReplica)) {
+      return Interpreted(check, PlanDivided(*custom, check, desired));
+    }
     for (Copy& c : check.copies) c.desired = desired;
     return Status::Ok();
   }
@@ -31,7 +37,9 @@ class SyncController::KindStrategy : public Strategy {
     return CopyUpToDate(spec_, *c.desired, *c.existing);
   }
   json::object Updated(const Copy& c) const override {
-    return UpdatedCopy(spec_, *c.desired, *c.existing);
+    json::object updated = UpdatedCopy(spec_, *c.desired, *c.existing);
+    std::optional<interpreter::Customization> custom = Customization();
+    return custom.has_value() ? Retained(*custom, std::move(updated), *c.existing) : updated;
   }
   // A Namespace that exists already is simply used.
   Unmanaged OnUnmanaged(const Copy&) const override {
@@ -40,6 +48,15 @@ class SyncController::KindStrategy : public Strategy {
   StatusOr<runtime::Result> Finish(Check& check) override {
     if (spec_.whole) {
       FLOTILLA_RETURN_IF_ERROR(GatherStatus(check));
+      std::optional<interpreter::Customization> custom = Customization();
+      if (!spec_.status_subresource || !custom.has_value() ||
+          !custom->Has(interpreter::Operation::kAggregateStatus)) {
+        return runtime::Result{};
+      }
+      StatusOr<json::object> status = AggregatedStatus(*custom, check);
+      FLOTILLA_RETURN_IF_ERROR(Interpreted(check, status.status()));
+      FLOTILLA_RETURN_IF_ERROR(
+          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj, *std::move(status)));
       return runtime::Result{};
     }
     if (spec_.resource.resource != "services") return runtime::Result{};
@@ -72,6 +89,22 @@ class SyncController::KindStrategy : public Strategy {
     if (previous != nullptr && previous->is_object()) status = previous->get_object();
     status["loadBalancer"] = std::move(lb);
     return status;
+  }
+
+  // The kind's interpreter customization, if any.
+  std::optional<interpreter::Customization> Customization() const {
+    if (spec_.customizations == nullptr) return std::nullopt;
+    return spec_.customizations->For(spec_.resource.ApiVersion(), spec_.kind);
+  }
+
+  // `s`, the outcome of a script; a failure is also a Warning event on the
+  // object (the check fails, so nothing is written).
+  Status Interpreted(const Check& check, Status s) {
+    if (!s.ok()) {
+      reconciler_.events().Event(check.obj, runtime::kEventTypeWarning, "InterpreterFailed",
+                                 std::string(s.message()));
+    }
+    return s;
   }
 
   // "sync-configmaps"; "sync-crontabs.stable.example.com" for a custom kind.
@@ -127,6 +160,17 @@ bool SyncController::AddKind(SyncKind kind) {
   }
   kinds_.push_back(std::make_shared<KindStrategy>(ctx_, std::move(kind), options_.workers));
   return true;
+}
+
+void SyncController::RecheckWholeKinds() {
+  std::vector<std::shared_ptr<KindStrategy>> kinds;
+  {
+    MutexLock lock(mu_);
+    kinds = kinds_;
+  }
+  for (const auto& k : kinds) {
+    if (k->spec().whole) k->reconciler().EnqueueAll();
+  }
 }
 
 void SyncController::EnqueueNamespace(const std::string& ns) {

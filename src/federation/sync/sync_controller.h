@@ -59,6 +59,9 @@ class SyncController {
   // stays until the controller goes. False when a kind of the same group
   // and resource is propagated already.
   bool AddKind(SyncKind kind);
+  // Re-checks every object of the kinds federated whole (their
+  // interpreter customizations changed).
+  void RecheckWholeKinds();
 
  private:
   class KindStrategy;

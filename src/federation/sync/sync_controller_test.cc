@@ -15,6 +15,7 @@
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
+#include "federation/sync/interpreted.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::federation::sync {
@@ -437,6 +438,78 @@ TEST_F(SyncControllerTest, ACustomKindIsFederatedOnceItsDefinitionIsEstablished)
     return fed && api::AnnotationAt(*fed, api::kStatusByClusterAnnotation) ==
                       R"({"m1":{"phase":"Running"}})";
   }));
+}
+
+// A custom kind with an interpreter customization: its replicas divided
+// over the ready clusters by GetReplicas and ReviseReplica, moved when a
+// cluster is no longer ready, its status aggregated; a script that fails
+// leaves the copies as they are and says so in an event.
+TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
+  const client::ResourceRef workloads{"apps.example.com", "v1", "workloads", true};
+  ASSERT_TRUE(fed_->Create(client::kCustomResourceDefinitions, "", Obj(R"({
+      "apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+      "metadata":{"name":"workloads.apps.example.com"},
+      "spec":{"group":"apps.example.com","scope":"Namespaced",
+              "names":{"plural":"workloads","singular":"workload","kind":"Workload"},
+              "versions":[{"name":"v1","served":true,"storage":true,
+                           "subresources":{"status":{}},
+                           "schema":{"openAPIV3Schema":{"type":"object",
+                             "x-kubernetes-preserve-unknown-fields":true}}}]}})"))
+                  .ok());
+  const char* kCustomization = R"({"apiVersion":"config.karmada.io/v1alpha1",
+      "kind":"ResourceInterpreterCustomization","metadata":{"name":"workloads"},
+      "spec":{"target":{"apiVersion":"apps.example.com/v1","kind":"Workload"},
+        "customizations":{
+          "replicaResource":{"luaScript":
+            "function GetReplicas(obj) return obj.spec.replicas, nil end"},
+          "replicaRevision":{"luaScript":
+            "function ReviseReplica(obj, n) obj.spec.replicas = n return obj end"},
+          "statusAggregation":{"luaScript":
+            "function AggregateStatus(obj, items) local r = 0 for i = 1, #items do if items[i].status ~= nil then r = r + (items[i].status.ready or 0) end end obj.status = {ready = r, clusters = #items} return obj end"}}}})";
+  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", Obj(kCustomization)).ok());
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    ASSERT_TRUE(Eventually([&] {
+      auto crd = Get(*m, client::kCustomResourceDefinitions, "", "workloads.apps.example.com");
+      return crd && api::ConditionTrue(*crd, "Established");
+    }));
+  }
+  ASSERT_TRUE(fed_->Create(workloads, "shop", Obj(R"({"apiVersion":"apps.example.com/v1",
+      "kind":"Workload","metadata":{"name":"web"},"spec":{"replicas":5}})"))
+                  .ok());
+  auto replicas = [&](client::Client& m) -> int64_t {
+    auto copy = Get(m, workloads, "shop", "web");
+    return copy ? GetInt(*GetObject(*copy, "spec"), "replicas").value_or(-1) : 0;
+  };
+  ASSERT_TRUE(Eventually([&] { return replicas(*m1_) + replicas(*m2_) == 5 && replicas(*m1_) > 0 &&
+                                      replicas(*m2_) > 0; }));
+
+  // The members report; the federation aggregates.
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    auto copy = Get(*m, workloads, "shop", "web");
+    ASSERT_TRUE(copy);
+    (*copy)["status"] = json::object{{"ready", GetInt(*GetObject(*copy, "spec"), "replicas").value_or(0)}};
+    ASSERT_TRUE(m->UpdateStatus(workloads, "shop", *copy).ok());
+  }
+  EXPECT_TRUE(Eventually([&] {
+    auto fed = Get(*fed_, workloads, "shop", "web");
+    return fed && Find(*fed, "status.ready") != nullptr && *Find(*fed, "status.ready") == 5 &&
+           *Find(*fed, "status.clusters") == 2;
+  }));
+
+  // m2 is no longer ready: m1 runs all 5.
+  ctx_->clusters().SetNotReady("m2");
+  EXPECT_TRUE(Eventually([&] { return replicas(*m1_) == 5; }));
+
+  // A script that fails: the copy stays, the object says why.
+  json::object broken = Obj(kCustomization);
+  auto current = Get(*fed_, kResourceInterpreterCustomizations, "", "workloads");
+  ASSERT_TRUE(current);
+  broken["metadata"] = (*current)["metadata"];
+  broken["spec"].as_object()["customizations"].as_object()["replicaResource"] =
+      json::object{{"luaScript", "function GetReplicas(obj) return obj.spec.nothing.here end"}};
+  ASSERT_TRUE(fed_->Update(kResourceInterpreterCustomizations, "", broken).ok());
+  EXPECT_TRUE(Eventually([&] { return HasEvent("shop", "web", "InterpreterFailed"); }));
+  EXPECT_EQ(replicas(*m1_), 5);
 }
 
 }  // namespace flotilla::federation::sync

@@ -1,0 +1,107 @@
+// Custom kinds that a customization explains (interpreted.h).
+#include "federation/sync/interpreted.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "api/annotations.h"
+#include "api/federated.h"
+#include "api/views.h"
+#include "planner/planner.h"
+#include "planner/preferences.h"
+
+namespace flotilla::federation::sync {
+namespace {
+
+using interpreter::Operation;
+
+StatusOr<planner::Preferences> PreferencesOf(const json::object& obj) {
+  std::string text = api::AnnotationAt(obj, api::kReplicaPreferencesAnnotation);
+  if (text.empty()) return planner::Preferences::Default();
+  return planner::ParsePreferences(text);
+}
+
+}  // namespace
+
+std::optional<interpreter::Customization> Customizations::For(std::string_view api_version,
+                                                              std::string_view kind) const {
+  std::vector<runtime::ObjectPtr> all = informer_.cache().List();
+  std::sort(all.begin(), all.end(), [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+    return api::ObjectView(*a).name() < api::ObjectView(*b).name();
+  });
+  std::optional<interpreter::Customization> out;
+  for (const runtime::ObjectPtr& obj : all) {
+    StatusOr<interpreter::Customization> c = interpreter::Read(*obj);
+    if (!c.ok() || c->api_version != api_version || c->kind != kind) continue;
+    if (!out.has_value()) {
+      out = *std::move(c);
+      continue;
+    }
+    for (Operation op : interpreter::kOperations) {
+      auto& script = out->scripts[static_cast<size_t>(op)];
+      if (script.empty()) script = c->Script(op);
+    }
+  }
+  return out;
+}
+
+Status PlanDivided(const interpreter::Customization& c, Check& check, const json::object& desired) {
+  FLOTILLA_ASSIGN_OR_RETURN(interpreter::Replicas asked, interpreter::GetReplicas(c, check.obj));
+  FLOTILLA_ASSIGN_OR_RETURN(planner::Preferences prefs, PreferencesOf(check.obj));
+  std::vector<std::string> clusters;
+  for (const Copy& copy : check.copies) clusters.push_back(copy.cluster());
+  planner::PlanResult plan = planner::Plan(asked.replicas, clusters, {}, {}, check.key, prefs);
+  for (Copy& copy : check.copies) {
+    auto it = plan.plan.find(copy.cluster());
+    int64_t n = it == plan.plan.end() ? 0 : it->second;
+    if (n == 0) {
+      copy.desired.reset();
+      copy.remove = true;
+      continue;
+    }
+    FLOTILLA_ASSIGN_OR_RETURN(json::object revised, interpreter::ReviseReplica(c, desired, n));
+    copy.desired = std::move(revised);
+  }
+  return Status::Ok();
+}
+
+json::object Retained(const interpreter::Customization& c, json::object updated,
+                      const json::object& existing) {
+  if (!c.Has(Operation::kRetain)) return updated;
+  StatusOr<json::object> kept = interpreter::Retain(c, updated, existing);
+  if (!kept.ok()) {
+    spdlog::warn("interpreter: Retain of {}/{}: {}", c.kind, api::ObjectView(updated).name(),
+                 kept.status().ToString());
+    return updated;
+  }
+  return *std::move(kept);
+}
+
+StatusOr<json::object> AggregatedStatus(const interpreter::Customization& c, const Check& check) {
+  json::array items;
+  for (const Copy& copy : check.copies) {
+    if (!copy.Managed()) continue;
+    const json::object& current = *copy.Current();
+    json::object item{{"clusterName", copy.cluster()}, {"applied", true}};
+    if (c.Has(Operation::kInterpretStatus)) {
+      FLOTILLA_ASSIGN_OR_RETURN(json::value status, interpreter::ReflectStatus(c, current));
+      item["status"] = std::move(status);
+    } else if (const json::value* status = current.if_contains("status")) {
+      item["status"] = *status;
+    }
+    if (c.Has(Operation::kInterpretHealth)) {
+      FLOTILLA_ASSIGN_OR_RETURN(bool healthy, interpreter::InterpretHealth(c, current));
+      item["health"] = healthy ? "Healthy" : "Unhealthy";
+    } else {
+      item["health"] = "Unknown";
+    }
+    items.push_back(std::move(item));
+  }
+  FLOTILLA_ASSIGN_OR_RETURN(json::object aggregated,
+                            interpreter::AggregateStatus(c, check.obj, items));
+  const json::object* status = GetObject(aggregated, "status");
+  return status != nullptr ? *status : json::object();
+}
+
+}  // namespace flotilla::federation::sync
