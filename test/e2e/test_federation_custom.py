@@ -3,7 +3,8 @@ CustomResourceDefinition applied to a `flotilla server` reaches the
 `flotilla member` clusters, then the custom kind's objects follow to the
 clusters their cluster selector admits, whole but for their status; copies
 edited or deleted in a member come back; each copy's status is gathered into
-the federated object's status-by-cluster annotation; a bad placement
+the federated object's status-by-cluster annotation; a restarted member
+keeps serving the kind and its copies; a bad placement
 annotation is refused at admission; deleting an object, and then the CRD,
 takes the copies away. Driven with the real kubectl."""
 
@@ -60,7 +61,8 @@ def fed(tmp_path_factory):
     f = Federation(tmp_path_factory.mktemp("custom"), server_args=FED_ARGS).start()
     try:
         f.add_member("a", labels={"region": "eu"})
-        f.add_member("b", labels={"region": "us"})
+        # On SQLite, as `flotilla up` runs them: what it stored outlives a restart.
+        f.add_member("b", labels={"region": "us"}, args=["--storage", "sqlite"])
         f.apply(crd("crontabs", "CronTab"), "default")
         for m in (f["a"], f["b"]):
             wait_for(lambda m=m: established(m.get_json(
@@ -153,6 +155,20 @@ def test_the_cluster_selector_places_and_moves_objects(fed):
                                             "values": ["us"]}]), "placed")
     wait_for(lambda: cron_of(b, "eu-only", "placed") is not None, "b: the copy")
     wait_for(lambda: copy_of(a, "eu-only", "placed") is None, "a: the copy removed")
+
+
+def test_a_restarted_member_keeps_serving_the_kind_and_its_copies(fed):
+    b = fed["b"]
+    wait_for(lambda: cron_of(b, "eu-only", "placed") is not None, "b: the copy")
+    b.restart()
+    fed.wait_ready("b")
+    assert established(b.get_json(
+        f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.{GROUP}"))
+    assert cron_of(b, "eu-only", "placed") == "* * * * */5"
+    # And the federation writes there again.
+    fed.apply(crontab("eu-only", cron="0 4 * * *", selector=[
+        {"key": "region", "operator": "In", "values": ["us"]}]), "placed")
+    wait_for(lambda: cron_of(b, "eu-only", "placed") == "0 4 * * *", "b: the update")
 
 
 def test_a_bad_placement_annotation_is_refused(fed):
