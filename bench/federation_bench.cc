@@ -20,6 +20,11 @@
 //    ReplicaSet exists for every one of them (converged), the time until the
 //    federation reports every one ready (status.readyReplicas 1), and the
 //    server's RSS (now and peak).
+// 2b. Custom (phase `custom`): the same as Scale with --rs objects of a
+//    custom kind (a CRD made on the federation, and an interpreter
+//    customization that gives each one replica, so each goes to one
+//    member): the time for the CRD to reach every member, and for every
+//    object to have its member copy; the server's RSS.
 // 3. Failover with the server's default settings: three member processes,
 //    30 replicas (default preferences); one member is stopped (SIGSTOP); the
 //    times until its Cluster is NotReady, until the other two's local
@@ -36,7 +41,7 @@
 // published figures were taken. Wall-clock time is what is measured here.
 //
 // Usage: federation_bench [--flotilla PATH]
-//                         [--phases latency,configmaps,scale,failover,clusters]
+//                         [--phases latency,configmaps,scale,custom,failover,clusters]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
@@ -334,6 +339,95 @@ json::object Scale(const Config& c) {
           {"server_rss_mib_created", rss_created},
           {"server_rss_mib_converged", rss_converged},
           {"server_rss_mib_end", RssMiB(server)},
+          {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
+}
+
+const client::ResourceRef kWidgets{"bench.example.com", "v1", "widgets", true};
+
+// The CRD of the custom phase, and the interpreter customization that gives
+// its objects replicas (divided like the ReplicaSets of the scale phase).
+constexpr char kWidgetCrd[] = R"({"apiVersion":"apiextensions.k8s.io/v1",
+  "kind":"CustomResourceDefinition","metadata":{"name":"widgets.bench.example.com"},
+  "spec":{"group":"bench.example.com","scope":"Namespaced",
+    "names":{"plural":"widgets","singular":"widget","kind":"Widget"},
+    "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+      "schema":{"openAPIV3Schema":{"type":"object","properties":{
+        "spec":{"type":"object","properties":{"replicas":{"type":"integer","minimum":0},
+                                             "size":{"type":"integer"},
+                                             "color":{"type":"string"}}},
+        "status":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}]}})";
+constexpr char kWidgetCustomization[] = R"({"apiVersion":"config.karmada.io/v1alpha1",
+  "kind":"ResourceInterpreterCustomization","metadata":{"name":"widgets"},
+  "spec":{"target":{"apiVersion":"bench.example.com/v1","kind":"Widget"},
+    "customizations":{
+      "replicaResource":{"luaScript":"function GetReplicas(obj) return obj.spec.replicas, nil end"},
+      "replicaRevision":{"luaScript":
+        "function ReviseReplica(obj, n) obj.spec.replicas = n return obj end"}}}})";
+
+// Custom objects at scale: c.rs Widgets of one replica each over
+// c.scale_members members, divided by the interpreter (one member each),
+// created by 8 writers; the time until every one has its member copy, and
+// the server's RSS. The same shape as Scale, for the same-run comparison.
+json::object Custom(const Config& c) {
+  std::string dir = c.work_dir + "/custom";
+  auto fleet = StartFleet(c.flotilla, dir, c.scale_members, {"--nodes", "1"}, c.timeout_s);
+  if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
+  const client::ResourceRef kCrds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+  const client::ResourceRef kCustomizations{"config.karmada.io", "v1alpha1",
+                                            "resourceinterpretercustomizations", false};
+  if (Status s = fleet->fed->Create(kCrds, "", json::parse(kWidgetCrd).as_object()).status();
+      !s.ok()) {
+    return {{"error", s.ToString()}};
+  }
+  if (Status s =
+          fleet->fed->Create(kCustomizations, "", json::parse(kWidgetCustomization).as_object())
+              .status();
+      !s.ok()) {
+    return {{"error", s.ToString()}};
+  }
+  // Every member serves the kind before the objects come.
+  Steady::time_point crd_start = Steady::now();
+  for (client::Client* m : fleet->Members()) {
+    while (!m->List(kWidgets, "bench", {}).ok()) {
+      if (SecondsSince(crd_start) > c.timeout_s)
+        return {{"error", "the CRD never reached a member"}};
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  double crd_s = SecondsSince(crd_start);
+  auto watcher = LocalCopyWatcher::Start(fleet->Members(), kWidgets);
+  if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
+  pid_t server = fleet->server.child->pid();
+  double rss_idle = RssMiB(server);
+
+  Steady::time_point start = Steady::now();
+  std::atomic<int> next{0}, failed{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 8; ++w) {
+    writers.emplace_back([&] {
+      for (int i = next++; i < c.rs; i = next++) {
+        json::object widget{{"apiVersion", "bench.example.com/v1"},
+                            {"kind", "Widget"},
+                            {"metadata", {{"name", "widget-" + std::to_string(i)}}},
+                            {"spec", {{"replicas", 1}, {"size", i}, {"color", "blue"}}}};
+        if (!fleet->fed->Create(kWidgets, "bench", widget).ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  double created_s = SecondsSince(start);
+  auto last =
+      (*watcher)->WaitForNames(static_cast<size_t>(c.rs), std::chrono::seconds(c.timeout_s));
+  double converged_s = last ? std::chrono::duration<double>(*last - start).count() : -1;
+  return {{"members", c.scale_members},
+          {"widgets", c.rs},
+          {"crd_to_every_member_s", crd_s},
+          {"create_failures", failed.load()},
+          {"created_s", created_s},
+          {"member_copies", static_cast<int64_t>((*watcher)->names())},
+          {"converged_s", converged_s},
+          {"server_rss_mib_idle", rss_idle},
+          {"server_rss_mib_converged", RssMiB(server)},
           {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
 }
 
@@ -648,6 +742,8 @@ int Run(Config c) {
     } else if (phase == "scale") {
       out["scale"] = Scale(c);
       std::cerr << json::serialize(out["scale"]) << std::endl;
+    } else if (phase == "custom") {
+      out["custom"] = Custom(c);
     } else if (phase == "failover") {
       out["failover"] = Failover(c);
     } else if (phase == "clusters") {
@@ -713,7 +809,7 @@ int main(int argc, char** argv) {
       c.cluster_rate = std::stod(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,configmaps,scale,failover,clusters] [--latency-members 10,100] "
+                   "latency,configmaps,scale,custom,failover,clusters] [--latency-members 10,100] "
                    "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
                    "[--scale-members N] [--timeout-s S] [--clusters N] "
                    "[--clusters-per-process N] [--idle-s S] [--cluster-samples N] "

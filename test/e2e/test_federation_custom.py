@@ -64,6 +64,8 @@ def fed(tmp_path_factory):
         # On SQLite, as `flotilla up` runs them: what it stored outlives a restart.
         f.add_member("b", labels={"region": "us"}, args=["--storage", "sqlite"])
         f.apply(crd("crontabs", "CronTab"), "default")
+        f.kubectl("wait", "--for", "condition=established", "--timeout=60s",
+                  f"crd/crontabs.{GROUP}")
         for m in (f["a"], f["b"]):
             wait_for(lambda m=m: established(m.get_json(
                 f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.{GROUP}")),
@@ -183,6 +185,8 @@ def test_a_bad_placement_annotation_is_refused(fed):
 
 def test_a_cluster_scoped_kind_and_deleting_its_crd(fed):
     fed.apply(crd("backends", "Backend", scope="Cluster"), "default")
+    fed.kubectl("wait", "--for", "condition=established", "--timeout=60s",
+                f"crd/backends.{GROUP}")
     a, b = fed["a"], fed["b"]
     fed.kubectl("apply", "-f", "-", input=json.dumps(crontab("shared", kind="Backend")))
     for m in (a, b):

@@ -71,6 +71,8 @@ def fed(tmp_path_factory):
         for c in CLUSTERS:
             f.add_member(c)
         f.apply(workload_crd(), "default")
+        f.kubectl("wait", "--for", "condition=established", "--timeout=60s",
+                  f"crd/workloads.{GROUP}")
         for c in CLUSTERS:
             wait_for(lambda c=c: established(f[c].get_json(CRD_PATH)), f"{c}: the CRD")
         f.kubectl("apply", "-f", CUSTOMIZATION)

@@ -47,7 +47,7 @@ class SyncController::KindStrategy : public Strategy {
   }
   StatusOr<runtime::Result> Finish(Check& check) override {
     if (spec_.whole) {
-      FLOTILLA_RETURN_IF_ERROR(GatherStatus(check));
+      FLOTILLA_ASSIGN_OR_RETURN(json::object stored, GatherStatus(check));
       std::optional<interpreter::Customization> custom = Customization();
       if (!spec_.status_subresource || !custom.has_value() ||
           !custom->Has(interpreter::Operation::kAggregateStatus)) {
@@ -55,8 +55,9 @@ class SyncController::KindStrategy : public Strategy {
       }
       StatusOr<json::object> status = AggregatedStatus(*custom, check);
       FLOTILLA_RETURN_IF_ERROR(Interpreted(check, status.status()));
+      // On the object as the annotation's write left it (its resourceVersion).
       FLOTILLA_RETURN_IF_ERROR(
-          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj, *std::move(status)));
+          WriteStatusIfChanged(ctx_.fed(), spec_.resource, stored, *std::move(status)));
       return runtime::Result{};
     }
     if (spec_.resource.resource != "services") return runtime::Result{};
@@ -113,8 +114,9 @@ class SyncController::KindStrategy : public Strategy {
     return "sync-" + (spec.whole ? r.resource + "." + r.group : r.resource);
   }
 
-  // The status of every managed copy into the annotation (none: removed).
-  Status GatherStatus(const Check& check) {
+  // The status of every managed copy into the annotation (none: removed);
+  // the object as stored afterwards.
+  StatusOr<json::object> GatherStatus(const Check& check) {
     std::map<std::string, json::value> statuses;
     for (const Copy& c : check.copies) {
       if (!c.Managed()) continue;
@@ -124,12 +126,10 @@ class SyncController::KindStrategy : public Strategy {
     std::string annotation = StatusByCluster(statuses);
     if (annotation.empty()) {
       return SetAnnotations(ctx_.fed(), spec_.resource, check.obj, {},
-                            {api::kStatusByClusterAnnotation})
-          .status();
+                            {api::kStatusByClusterAnnotation});
     }
     return SetAnnotation(ctx_.fed(), spec_.resource, check.obj, api::kStatusByClusterAnnotation,
-                         annotation)
-        .status();
+                         annotation);
   }
 
   FederationContext& ctx_;

@@ -414,7 +414,7 @@ TEST_F(SyncControllerTest, ACustomKindIsFederatedOnceItsDefinitionIsEstablished)
                            "schema":{"openAPIV3Schema":{"type":"object",
                              "x-kubernetes-preserve-unknown-fields":true}}}]}})"))
                   .ok());
-  for (client::Client* m : {m1_.get(), m2_.get()}) {
+  for (client::Client* m : {fed_.get(), m1_.get(), m2_.get()}) {
     ASSERT_TRUE(Eventually([&] {
       auto crd = Get(*m, client::kCustomResourceDefinitions, "", "crontabs.stable.example.com");
       return crd && api::ConditionTrue(*crd, "Established");
@@ -467,7 +467,7 @@ TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
           "statusAggregation":{"luaScript":
             "function AggregateStatus(obj, items) local r = 0 for i = 1, #items do if items[i].status ~= nil then r = r + (items[i].status.ready or 0) end end obj.status = {ready = r, clusters = #items} return obj end"}}}})";
   ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", Obj(kCustomization)).ok());
-  for (client::Client* m : {m1_.get(), m2_.get()}) {
+  for (client::Client* m : {fed_.get(), m1_.get(), m2_.get()}) {
     ASSERT_TRUE(Eventually([&] {
       auto crd = Get(*m, client::kCustomResourceDefinitions, "", "workloads.apps.example.com");
       return crd && api::ConditionTrue(*crd, "Established");
@@ -480,14 +480,16 @@ TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
     auto copy = Get(m, workloads, "shop", "web");
     return copy ? GetInt(*GetObject(*copy, "spec"), "replicas").value_or(-1) : 0;
   };
-  ASSERT_TRUE(Eventually([&] { return replicas(*m1_) + replicas(*m2_) == 5 && replicas(*m1_) > 0 &&
-                                      replicas(*m2_) > 0; }));
+  ASSERT_TRUE(Eventually([&] {
+    return replicas(*m1_) + replicas(*m2_) == 5 && replicas(*m1_) > 0 && replicas(*m2_) > 0;
+  }));
 
   // The members report; the federation aggregates.
   for (client::Client* m : {m1_.get(), m2_.get()}) {
     auto copy = Get(*m, workloads, "shop", "web");
     ASSERT_TRUE(copy);
-    (*copy)["status"] = json::object{{"ready", GetInt(*GetObject(*copy, "spec"), "replicas").value_or(0)}};
+    (*copy)["status"] =
+        json::object{{"ready", GetInt(*GetObject(*copy, "spec"), "replicas").value_or(0)}};
     ASSERT_TRUE(m->UpdateStatus(workloads, "shop", *copy).ok());
   }
   EXPECT_TRUE(Eventually([&] {
