@@ -67,6 +67,7 @@
 #include "bench/proc_stats.h"
 #include "client/kubeconfig.h"
 #include "federation/cluster/join.h"
+#include "federation/sync/interpreted.h"
 #include "runtime/parallel.h"
 
 namespace flotilla::bench {
@@ -276,6 +277,21 @@ json::object ConfigMapLatency(const Config& c, int members) {
   return out;
 }
 
+// Calls `create` for 0..n-1 from 8 writer threads; how many returned false.
+int CreateByWriters(int n, const std::function<bool(int)>& create) {
+  std::atomic<int> next{0}, failed{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 8; ++w) {
+    writers.emplace_back([&] {
+      for (int i = next++; i < n; i = next++) {
+        if (!create(i)) ++failed;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  return failed.load();
+}
+
 // How many federated ReplicaSets of `ns` report `ready` ready replicas.
 int64_t ReadyFederated(client::Client& fed, int64_t ready) {
   auto list = fed.List(kReplicaSets, "bench", {});
@@ -302,18 +318,10 @@ json::object Scale(const Config& c) {
   double rss_idle = RssMiB(server);
 
   Steady::time_point start = Steady::now();
-  std::atomic<int> next{0}, failed{0};
-  std::vector<std::thread> writers;
-  for (int w = 0; w < 8; ++w) {
-    writers.emplace_back([&] {
-      for (int i = next++; i < c.rs; i = next++) {
-        auto r =
-            fleet->fed->Create(kReplicaSets, "bench", ReplicaSet("rs-" + std::to_string(i), 1, ""));
-        if (!r.ok()) ++failed;
-      }
-    });
-  }
-  for (auto& t : writers) t.join();
+  int failed = CreateByWriters(c.rs, [&](int i) {
+    return fleet->fed->Create(kReplicaSets, "bench", ReplicaSet("rs-" + std::to_string(i), 1, ""))
+        .ok();
+  });
   double created_s = SecondsSince(start);
   double rss_created = RssMiB(server);
   auto last =
@@ -330,7 +338,7 @@ json::object Scale(const Config& c) {
   }
   return {{"members", c.scale_members},
           {"replicasets", c.rs},
-          {"create_failures", failed.load()},
+          {"create_failures", failed},
           {"created_s", created_s},
           {"local_replicasets", static_cast<int64_t>((*watcher)->names())},
           {"converged_s", converged_s},
@@ -372,16 +380,17 @@ json::object Custom(const Config& c) {
   std::string dir = c.work_dir + "/custom";
   auto fleet = StartFleet(c.flotilla, dir, c.scale_members, {"--nodes", "1"}, c.timeout_s);
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
-  const client::ResourceRef kCrds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
-  const client::ResourceRef kCustomizations{"config.karmada.io", "v1alpha1",
-                                            "resourceinterpretercustomizations", false};
-  if (Status s = fleet->fed->Create(kCrds, "", json::parse(kWidgetCrd).as_object()).status();
+  if (Status s =
+          fleet->fed
+              ->Create(client::kCustomResourceDefinitions, "", json::parse(kWidgetCrd).as_object())
+              .status();
       !s.ok()) {
     return {{"error", s.ToString()}};
   }
-  if (Status s =
-          fleet->fed->Create(kCustomizations, "", json::parse(kWidgetCustomization).as_object())
-              .status();
+  if (Status s = fleet->fed
+                     ->Create(federation::sync::kResourceInterpreterCustomizations, "",
+                              json::parse(kWidgetCustomization).as_object())
+                     .status();
       !s.ok()) {
     return {{"error", s.ToString()}};
   }
@@ -401,20 +410,13 @@ json::object Custom(const Config& c) {
   double rss_idle = RssMiB(server);
 
   Steady::time_point start = Steady::now();
-  std::atomic<int> next{0}, failed{0};
-  std::vector<std::thread> writers;
-  for (int w = 0; w < 8; ++w) {
-    writers.emplace_back([&] {
-      for (int i = next++; i < c.rs; i = next++) {
-        json::object widget{{"apiVersion", "bench.example.com/v1"},
-                            {"kind", "Widget"},
-                            {"metadata", {{"name", "widget-" + std::to_string(i)}}},
-                            {"spec", {{"replicas", 1}, {"size", i}, {"color", "blue"}}}};
-        if (!fleet->fed->Create(kWidgets, "bench", widget).ok()) ++failed;
-      }
-    });
-  }
-  for (auto& t : writers) t.join();
+  int failed = CreateByWriters(c.rs, [&](int i) {
+    json::object widget{{"apiVersion", "bench.example.com/v1"},
+                        {"kind", "Widget"},
+                        {"metadata", {{"name", "widget-" + std::to_string(i)}}},
+                        {"spec", {{"replicas", 1}, {"size", i}, {"color", "blue"}}}};
+    return fleet->fed->Create(kWidgets, "bench", widget).ok();
+  });
   double created_s = SecondsSince(start);
   auto last =
       (*watcher)->WaitForNames(static_cast<size_t>(c.rs), std::chrono::seconds(c.timeout_s));
@@ -422,7 +424,7 @@ json::object Custom(const Config& c) {
   return {{"members", c.scale_members},
           {"widgets", c.rs},
           {"crd_to_every_member_s", crd_s},
-          {"create_failures", failed.load()},
+          {"create_failures", failed},
           {"created_s", created_s},
           {"member_copies", static_cast<int64_t>((*watcher)->names())},
           {"converged_s", converged_s},

@@ -85,7 +85,8 @@ inline constexpr char kReplicaSetStatusAnnotation[] = "federation.kubernetes.io/
 // On a federated object of a custom kind whose interpreter customization
 // gives it replicas: its placement preferences (planner/preferences.h),
 // as replica-set-preferences are a ReplicaSet's (docs/interpreter.md).
-inline constexpr char kReplicaPreferencesAnnotation[] = "federation.kubernetes.io/replica-preferences";
+inline constexpr char kReplicaPreferencesAnnotation[] =
+    "federation.kubernetes.io/replica-preferences";
 // On a federated object of a kind federated whole (a custom kind): the
 // status of each managed copy, as JSON {"<cluster>": <status>, ...} in
 // cluster order (federation/sync/kinds.h).
