@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "federation/admission/admission.h"
+#include "federation/controllers.h"
 #include "fuzz/targets.h"
 #include "storage/store.h"
 
@@ -50,7 +51,7 @@ constexpr char kExisting[] = R"({"apiVersion": "apps/v1", "kind": "Deployment",
 struct Server {
   Server() {
     api::RegisterFoundationKinds(registry);
-    federation::AddFederationAdmission(registry);
+    federation::AddFederationAdmission(registry, federation::BuiltInKinds());
     store = storage::NewMemoryStore();
     api = std::make_unique<apiserver::ApiServer>(
         apiserver::ApiServerOptions{.registry = &registry,

@@ -7,6 +7,13 @@
 
 namespace flotilla::api {
 
+// The federation's annotation domains. An annotation in them on a federated
+// object steers the federation and is never copied to a member
+// (federation/common/member_copy.h); the federation itself writes a few on
+// member copies (federated-object, desired-hash).
+inline constexpr char kFederationAnnotationDomain[] = "federation.kubernetes.io/";
+inline constexpr char kFederationAlphaAnnotationDomain[] = "federation.alpha.kubernetes.io/";
+
 // The label on every object the federation creates in a member. The
 // federation never updates or deletes a member object without it.
 inline constexpr char kManagedByLabel[] = "federation.kubernetes.io/managed-by";

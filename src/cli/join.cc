@@ -18,6 +18,7 @@
 #include "client/rest_client.h"
 #include "federation/cluster/migrate.h"
 #include "federation/common/names.h"
+#include "federation/controllers.h"
 
 namespace flotilla::cli {
 namespace {
@@ -70,7 +71,7 @@ struct UnjoinFlags {
 int RunUnjoin(const UnjoinFlags& flags) {
   auto fed = FederationClient(flags.fed);
   if (!fed.ok()) return Fail(fed.status());
-  auto result = cluster::Unjoin(**fed, flags.name, flags.cascade);
+  auto result = cluster::Unjoin(**fed, flags.name, flags.cascade, federation::MemberKinds());
   if (!result.ok()) return Fail(result.status());
   for (const std::string& d : result->deleted) std::cout << d << " deleted from the member\n";
   std::cout << "cluster.federation/" << flags.name << " unjoined\n";

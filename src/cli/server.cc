@@ -23,8 +23,10 @@
 #include "client/kubeconfig.h"
 #include "dns/zone.h"
 #include "federation/admission/admission.h"
+#include "federation/cluster/cluster_controller.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
+#include "federation/hpa/hpa_controller.h"
 #include "runtime/leader_election.h"
 
 namespace flotilla::cli {
@@ -223,7 +225,8 @@ Status WriteKubeconfigs(const apiserver::Server& s, const std::string& dir) {
 
 int RunServer(ServerFlags& flags) {
   InitLogging(flags.log_level);
-  flags.federation.hpa.member_change_delay = flags.federation.workloads.member_change_delay;
+  flags.federation.parts.Mutable<federation::hpa::HpaOptions>().member_change_delay =
+      flags.federation.workloads.member_change_delay;
   flags.federation.dns.ttl = static_cast<uint32_t>(
       std::chrono::duration_cast<std::chrono::seconds>(flags.dns_ttl).count());
   RaiseDescriptorLimit();
@@ -237,7 +240,8 @@ int RunServer(ServerFlags& flags) {
   auto workloads = std::make_shared<federation::ApplicationWorkloads>();
   auto finalized = std::make_shared<federation::FinalizedAtCreate>();
   federation::AddFederationAdmission(
-      registry, {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
+      registry, federation::BuiltInKinds(),
+      {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
   flags.server.registry = &registry;
   flags.server.schemas = &api::SchemaSet::Builtin();
   auto server = apiserver::Server::Start(flags.server);
@@ -298,16 +302,12 @@ int RunServer(ServerFlags& flags) {
 
 // The federation controllers' settings (docs/federation.md).
 void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
-  cmd.add_option("--controllers", flags.federation.controllers,
-                 "Federation controllers to run: * for all, NAME to enable one, -NAME to disable "
-                 "one (cluster, sync, replicaset, deployment, statefulset); --controllers=cluster "
-                 "serves the API with "
-                 "nothing else writing to it")
+  cmd.add_option("--controllers", flags.federation.controllers, federation::ControllersHelp())
       ->delimiter(',')
       ->check([](const std::string& c) { return federation::CheckControllers({c}); })
       ->capture_default_str()
       ->group("Federation");
-  auto& cluster = flags.federation.cluster;
+  auto& cluster = flags.federation.parts.Mutable<federation::cluster::ClusterControllerOptions>();
   AddDurationOption(cmd, "--cluster-monitor-period", &cluster.monitor_period, "10s",
                     "How often each member cluster's health is probed")
       ->group("Federation");
@@ -353,7 +353,7 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                     "How long a coupled application's move to another cluster may take before "
                     "it is rolled back")
       ->group("Federation");
-  auto& hpa = flags.federation.hpa;
+  auto& hpa = flags.federation.parts.Mutable<federation::hpa::HpaOptions>();
   AddDurationOption(cmd, "--hpa-freeze-window", &hpa.freeze_window, "30s",
                     "How long a member cluster whose share of a federated HPA's minReplicas or "
                     "maxReplicas changed is left alone before its share moves again")

@@ -1,11 +1,30 @@
 // The federation's controllers in `flotilla server` (controllers.h).
 #include "federation/controllers.h"
 
-#include "federation/deployment/deployment_controller.h"
-#include "federation/replicaset/replicaset_controller.h"
-#include "federation/statefulset/statefulset_controller.h"
-
 namespace flotilla::federation {
+
+// Defined in the source the build writes (flotilla_federated_kinds).
+void RegisterBuiltInKinds(KindRegistry& kinds);
+
+const KindRegistry& BuiltInKinds() {
+  static const KindRegistry kKinds = [] {
+    KindRegistry kinds;
+    RegisterBuiltInKinds(kinds);
+    return kinds;
+  }();
+  return kKinds;
+}
+
+std::vector<client::ResourceRef> MemberKinds() {
+  std::vector<client::ResourceRef> out;
+  const std::vector<FederatedKind>& kinds = BuiltInKinds().kinds();
+  for (auto k = kinds.rbegin(); k != kinds.rend(); ++k) {
+    for (auto r = k->propagates.rbegin(); r != k->propagates.rend(); ++r) {
+      if (r->group != "apiextensions.k8s.io") out.push_back(*r);
+    }
+  }
+  return out;
+}
 
 bool FederationOptions::Enabled(std::string_view name) const {
   bool enabled = false;
@@ -20,47 +39,44 @@ std::string CheckControllers(const std::vector<std::string>& controllers) {
   for (const std::string& c : controllers) {
     std::string_view name = c.starts_with("-") ? std::string_view(c).substr(1) : c;
     if (name == "*" && !c.starts_with("-")) continue;
-    bool known = false;
-    for (const char* k : kControllerNames) known = known || name == k;
-    if (!known) {
+    if (BuiltInKinds().Find(name) == nullptr) {
       std::string list;
-      for (const char* k : kControllerNames) list += std::string(k) + ", ";
+      for (const FederatedKind& k : BuiltInKinds().kinds()) list += k.controller + ", ";
       return "unknown controller \"" + std::string(name) + "\" (known: " + list + "and * for all)";
     }
   }
   return "";
 }
 
+std::string ControllersHelp() {
+  std::string help =
+      "Federation controllers to run: * for all, NAME to enable one, -NAME to disable one; "
+      "--controllers=cluster serves the API with nothing else writing to it. The controllers:";
+  for (const FederatedKind& k : BuiltInKinds().kinds()) {
+    help += "\n  " + k.controller + ": " + k.help;
+  }
+  return help;
+}
+
 FederationControllers::FederationControllers(client::Client& fed, Clock& clock,
                                              const FederationOptions& options)
     : ctx_(fed, clock, options.context) {
   ctx_.cluster_objects();  // the admission's cluster names read its cache
-  if (options.Enabled("cluster")) {
-    components_.push_back(std::make_shared<cluster::ClusterController>(ctx_, options.cluster));
-  }
-  if (options.Enabled("sync")) {
-    components_.push_back(std::make_shared<sync::SyncController>(ctx_, options.sync));
-  }
-  WorkloadOptions workloads = options.workloads;
-  if (options.Enabled("replicaset") || options.Enabled("deployment")) {
+  const std::vector<FederatedKind>& kinds = BuiltInKinds().kinds();
+  WorkloadOptions coupled = options.workloads;
+  for (const FederatedKind& k : kinds) {
+    if (!k.applications || !options.Enabled(k.controller) || applications_) continue;
     ApplicationOptions apps = options.applications;
-    apps.recheck_delay = workloads.recheck_delay;
-    apps.unschedulable_threshold = workloads.unschedulable_threshold;
+    apps.recheck_delay = options.workloads.recheck_delay;
+    apps.unschedulable_threshold = options.workloads.unschedulable_threshold;
     applications_ = std::make_unique<Applications>(ctx_, apps);
-    workloads.applications = applications_.get();
+    coupled.applications = applications_.get();
   }
-  if (options.Enabled("replicaset")) {
-    components_.push_back(std::make_shared<replicaset::ReplicaSetController>(ctx_, workloads));
-  }
-  if (options.Enabled("deployment")) {
-    components_.push_back(std::make_shared<deployment::DeploymentController>(ctx_, workloads));
-  }
-  if (options.Enabled("statefulset")) {
-    components_.push_back(
-        std::make_shared<statefulset::StatefulSetController>(ctx_, options.workloads));
-  }
-  if (options.Enabled("hpa")) {
-    components_.push_back(std::make_shared<hpa::HpaController>(ctx_, options.hpa));
+  for (const FederatedKind& k : kinds) {
+    if (!options.Enabled(k.controller)) continue;
+    components_.push_back(k.build({.ctx = ctx_,
+                                   .workloads = k.applications ? coupled : options.workloads,
+                                   .options = options.parts}));
   }
   if (!options.dns.address.empty()) {
     dns_ = std::make_unique<dns::FederationDns>(ctx_, options.dns);

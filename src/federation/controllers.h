@@ -1,8 +1,7 @@
 // The federation's controllers as `flotilla server` runs them (DESIGN §2):
-// one FederationContext and, by the names --controllers uses, the cluster
-// controller, the sync controller, and the federated ReplicaSet,
-// Deployment, StatefulSet and HorizontalPodAutoscaler controllers. Adding a controller is one line
-// in controllers.cc (and its name below).
+// one FederationContext and every controller the build's kinds declared
+// (federation/common/federated_kind.h), by the names --controllers uses.
+// Adding a kind touches its own folder and the build file, not this one.
 #pragma once
 
 #include <memory>
@@ -12,41 +11,49 @@
 
 #include "base/status.h"
 #include "client/client.h"
-#include "federation/cluster/cluster_controller.h"
 #include "federation/applications/applications.h"
 #include "federation/common/context.h"
+#include "federation/common/federated_kind.h"
 #include "federation/common/placer.h"
 #include "federation/dns/federation_dns.h"
-#include "federation/hpa/hpa_controller.h"
-#include "federation/sync/sync_controller.h"
 
 namespace flotilla::federation {
 
-// The controllers `flotilla server` can run, by the names --controllers uses.
-inline constexpr const char* kControllerNames[] = {"cluster",    "sync",        "replicaset",
-                                                   "deployment", "statefulset", "hpa"};
+// Every kind this build federates, in the order their folders are built
+// (src/federation/CMakeLists.txt). Thread-safe; built at the first call.
+const KindRegistry& BuiltInKinds();
+
+// What the built-in kinds create in a member, in the order a cascading
+// `flotilla unjoin` deletes it: the kinds in reverse, so that Namespaces
+// (the sync controller's, added early) go last and take nothing with them
+// that is still listed. CustomResourceDefinitions are left out: deleting
+// one in a member deletes every object of its kind there, the member's own
+// too.
+std::vector<client::ResourceRef> MemberKinds();
 
 struct FederationOptions {
-  cluster::ClusterControllerOptions cluster;
-  sync::SyncControllerOptions sync;
-  // Federated ReplicaSets, Deployments and StatefulSets.
+  // Federated workloads (ReplicaSets, Deployments, StatefulSets).
   WorkloadOptions workloads;
   // Coupled applications of federated ReplicaSets and Deployments.
   ApplicationOptions applications;
-  // Federated HorizontalPodAutoscalers.
-  hpa::HpaOptions hpa;
   ContextOptions context;
   // The DNS server (--dns-address; none when empty).
   dns::FederationDnsOptions dns;
+  // Each controller's own options, by type (cluster::ClusterControllerOptions,
+  // sync::SyncControllerOptions, hpa::HpaOptions).
+  PartOptions parts;
   // --controllers, as kube-controller-manager spells it: "*" for all,
   // "NAME" to enable one, "-NAME" to disable one.
   std::vector<std::string> controllers = {"*"};
   bool Enabled(std::string_view name) const;
 };
 
-// InvalidArgument-style message for a --controllers list naming an unknown
-// controller; "" when it is valid.
+// InvalidArgument-style message for a --controllers list naming a
+// controller no kind declared; "" when it is valid.
 std::string CheckControllers(const std::vector<std::string>& controllers);
+
+// The --controllers help: what it takes and every controller by name.
+std::string ControllersHelp();
 
 class FederationControllers {
  public:

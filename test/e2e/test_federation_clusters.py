@@ -16,7 +16,8 @@ from members import MemberProcess
 
 @pytest.fixture
 def fed_and_member(server_factory):
-    fed = server_factory(FED_ARGS).start()
+    # The cluster controller, and the sync controller for the cascading unjoin.
+    fed = server_factory(FED_ARGS + ["--controllers=cluster,sync"]).start()
     member = server_factory().start()
     yield fed, member
     if member.running():
@@ -96,10 +97,18 @@ def test_kubectl_plugin_join_and_unjoin(fed_and_member, tmp_path):
                            timeout=60)
     assert again.returncode != 0
     assert 'clusters.federation "m2" already exists' in again.stderr
-    result = subprocess.run([KUBECTL, "flotilla", "unjoin", "m2"], capture_output=True,
-                            text=True, env=env, timeout=60)
+    # A ConfigMap propagated to m2; the cascading unjoin deletes it there
+    # (the kinds it deletes come from the federated kinds' declarations).
+    fed.kubectl("create", "configmap", "shared", "-n", "default", "--from-literal=a=1")
+    wait_for(lambda: member.kubectl("get", "cm", "shared", "-n", "default",
+                                    check=False).returncode == 0, "shared in m2")
+    result = subprocess.run([KUBECTL, "flotilla", "unjoin", "m2", "--cascade"],
+                            capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
+    assert "configmaps default/shared" in result.stdout, result.stdout
     assert cluster(fed, "m2") is None
+    gone = member.kubectl("get", "cm", "shared", "-n", "default", check=False)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
 
 
 def test_bad_cluster_kubeconfig_is_a_clear_error_and_creates_nothing(fed_and_member, tmp_path):
@@ -140,7 +149,8 @@ def simulated_member(tmp_path):
 
 
 def test_simulated_member_reports_zones_and_region(server_factory, simulated_member):
-    fed = server_factory(FED_ARGS).start()
+    # The cluster controller, and the sync controller for the cascading unjoin.
+    fed = server_factory(FED_ARGS + ["--controllers=cluster,sync"]).start()
     result = flotilla("join", "east", "--kubeconfig", fed.kubeconfig,
                       "--cluster-kubeconfig", simulated_member, "--labels", "location=cloud")
     assert result.returncode == 0, result.stderr

@@ -25,7 +25,10 @@ inline constexpr char kVersion[] = "v1alpha1";
 inline constexpr char kApiVersion[] = "policy.karmada.io/v1alpha1";
 
 // Where the federation records the policy that placed an object, as Karmada
-// records it on a resource template.
+// records it on a resource template; the domains stay on the federation.
+inline constexpr char kPropagationPolicyAnnotationDomain[] = "propagationpolicy.karmada.io/";
+inline constexpr char kClusterPropagationPolicyAnnotationDomain[] =
+    "clusterpropagationpolicy.karmada.io/";
 inline constexpr char kPropagationPolicyNameAnnotation[] = "propagationpolicy.karmada.io/name";
 inline constexpr char kPropagationPolicyNamespaceAnnotation[] =
     "propagationpolicy.karmada.io/namespace";

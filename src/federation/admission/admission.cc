@@ -15,19 +15,6 @@
 namespace flotilla::federation {
 namespace {
 
-struct Kind {
-  std::string_view group;
-  std::string_view plural;
-};
-
-// Every kind the federation propagates (docs/federation.md).
-constexpr Kind kPropagatedKinds[] = {
-    {"", "namespaces"},       {"", "configmaps"},
-    {"", "secrets"},          {"", "services"},
-    {"apps", "replicasets"},  {"apps", "deployments"},
-    {"apps", "statefulsets"}, {"autoscaling", "horizontalpodautoscalers"},
-};
-
 // The annotation `key` of `obj` when it is set and differs from `old`'s.
 const json::value* ChangedAnnotation(const json::object& obj, const json::object* old,
                                      std::string_view key) {
@@ -98,25 +85,6 @@ std::vector<StatusCause> ValidatePlacementClusterAnnotation(const json::object& 
   if (problems.empty()) return {};
   return {api::FieldInvalid(AnnotationField(api::kPlacementClusterAnnotation), *value,
                             "must be a cluster name: " + problems[0])};
-}
-
-std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
-                                                       const json::object* old,
-                                                       const std::vector<std::string>& clusters) {
-  if (old != nullptr) return {};  // a cluster joined since is warned about, not refused
-  std::string name(api::ObjectView(obj).name());
-  for (const std::string& cluster : clusters) {
-    std::string local = name + "-" + cluster;
-    if (local.size() > api::kMaxStatefulSetNameLength) {
-      return {api::FieldInvalid("metadata.name", json::value(name),
-                                "its local StatefulSet in cluster \"" + cluster +
-                                    "\" would be named \"" + local + "\", " +
-                                    std::to_string(local.size()) +
-                                    " characters; a StatefulSet's name may have at most " +
-                                    std::to_string(api::kMaxStatefulSetNameLength))};
-    }
-  }
-  return {};
 }
 
 std::vector<StatusCause> ValidateApplicationAnnotations(const json::object& obj,
@@ -190,22 +158,29 @@ std::vector<StatusCause> ValidateApplicationClass(
   return {};
 }
 
-void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
+std::vector<StatusCause> ValidateLocalNameLength(const json::object& obj, const json::object* old,
+                                                 const std::vector<std::string>& clusters,
+                                                 std::string_view kind, size_t max) {
+  if (old != nullptr) return {};  // a cluster joined since is warned about, not refused
+  std::string name(api::ObjectView(obj).name());
+  for (const std::string& cluster : clusters) {
+    std::string local = name + "-" + cluster;
+    if (local.size() > max) {
+      return {api::FieldInvalid(
+          "metadata.name", json::value(name),
+          "its local " + std::string(kind) + " in cluster \"" + cluster + "\" would be named \"" +
+              local + "\", " + std::to_string(local.size()) + " characters; a " +
+              std::string(kind) + "'s name may have at most " + std::to_string(max))};
+    }
+  }
+  return {};
+}
+
+void AddFederationAdmission(api::Registry& registry, const KindRegistry& kinds,
+                            AdmissionSources sources) {
   std::shared_ptr<const ClusterNames> clusters = sources.clusters;
   std::shared_ptr<const ApplicationWorkloads> workloads = sources.workloads;
   std::shared_ptr<const FinalizedAtCreate> finalized = sources.finalized;
-  // The other workloads of an application, asked of `workloads` only when
-  // the rule needs them.
-  auto application_rule = [workloads](const json::object& obj, const json::object* old,
-                                      std::string_view kind, std::vector<StatusCause>& causes) {
-    for (StatusCause& c : ValidateApplicationAnnotations(obj, old)) causes.push_back(c);
-    if (workloads == nullptr) return;
-    std::string ns(api::ObjectView(obj).ns());
-    for (StatusCause& c : ValidateApplicationClass(
-             obj, old, kind, [&](const std::string& app) { return workloads->Get(ns, app); })) {
-      causes.push_back(std::move(c));
-    }
-  };
   // Every propagated kind: the placement annotations, and the finalizer.
   auto placement_rules = [finalized](api::Resource& r) {
     if (finalized != nullptr) {
@@ -221,8 +196,37 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
       return causes;
     });
   };
-  for (const Kind& kind : kPropagatedKinds) {
-    registry.ForEachVersion(kind.group, kind.plural, placement_rules);
+  for (const FederatedKind& kind : kinds.kinds()) {
+    for (const client::ResourceRef& resource : kind.propagates) {
+      registry.ForEachVersion(resource.group, resource.resource, placement_rules);
+    }
+    if (kind.propagates.empty()) continue;
+    const client::ResourceRef& resource = kind.propagates.front();
+    registry.AddValidation(
+        resource.group, resource.resource,
+        [rules = kind.admission, applications = kind.applications, name = kind.kind, clusters,
+         workloads](const json::object& obj, const json::object* old) {
+          std::vector<StatusCause> causes;
+          auto add = [&causes](std::vector<StatusCause> more) {
+            for (StatusCause& c : more) causes.push_back(std::move(c));
+          };
+          if (!rules.preferences_annotation.empty()) {
+            add(ValidatePreferencesAnnotation(obj, old, rules.preferences_annotation));
+          }
+          if (rules.update_order) add(ValidateUpdateOrderAnnotation(obj, old));
+          if (rules.max_local_name > 0 && clusters != nullptr) {
+            add(ValidateLocalNameLength(obj, old, clusters->Get(), name, rules.max_local_name));
+          }
+          if (applications) {
+            add(ValidateApplicationAnnotations(obj, old));
+            if (workloads != nullptr) {
+              std::string ns(api::ObjectView(obj).ns());
+              add(ValidateApplicationClass(
+                  obj, old, name, [&](const std::string& app) { return workloads->Get(ns, app); }));
+            }
+          }
+          return causes;
+        });
   }
   registry.AddCustomKindHook([placement_rules](api::Resource& r) {
     placement_rules(r);  // custom kinds are propagated whole, or divided by an interpreter
@@ -235,40 +239,6 @@ void AddFederationAdmission(api::Registry& registry, AdmissionSources sources) {
   registry.AddValidation(
       "config.karmada.io", "resourceinterpretercustomizations",
       [](const json::object& obj, const json::object*) { return interpreter::Validate(obj); });
-  registry.AddValidation(
-      "apps", "replicasets", [application_rule](const json::object& obj, const json::object* old) {
-        std::vector<StatusCause> causes =
-            ValidatePreferencesAnnotation(obj, old, api::kReplicaSetPreferencesAnnotation);
-        application_rule(obj, old, "ReplicaSet", causes);
-        return causes;
-      });
-  registry.AddValidation("autoscaling", "horizontalpodautoscalers",
-                         [](const json::object& obj, const json::object* old) {
-                           return ValidatePreferencesAnnotation(obj, old,
-                                                                api::kHpaPreferencesAnnotation);
-                         });
-  registry.AddValidation(
-      "apps", "deployments", [application_rule](const json::object& obj, const json::object* old) {
-        std::vector<StatusCause> causes =
-            ValidatePreferencesAnnotation(obj, old, api::kDeploymentPreferencesAnnotation);
-        for (StatusCause& c : ValidateUpdateOrderAnnotation(obj, old)) causes.push_back(c);
-        application_rule(obj, old, "Deployment", causes);
-        return causes;
-      });
-  registry.AddValidation(
-      "apps", "statefulsets", [clusters](const json::object& obj, const json::object* old) {
-        std::vector<StatusCause> causes =
-            ValidatePreferencesAnnotation(obj, old, api::kStatefulSetPreferencesAnnotation);
-        for (StatusCause& c : ValidateUpdateOrderAnnotation(obj, old)) {
-          causes.push_back(c);
-        }
-        if (clusters != nullptr) {
-          for (StatusCause& c : ValidateStatefulSetNameLength(obj, old, clusters->Get())) {
-            causes.push_back(c);
-          }
-        }
-        return causes;
-      });
 }
 
 }  // namespace flotilla::federation

@@ -53,6 +53,7 @@
 #include "base/json.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "federation/common/federated_kind.h"
 
 namespace flotilla::federation {
 
@@ -99,9 +100,12 @@ struct AdmissionSources {
 };
 
 // Chains the rules (and the finalizer at create) onto the kinds of
-// `registry` they apply to. A null source skips its rule. REQUIRES: the kinds are registered and
-// the registry is not shared yet.
-void AddFederationAdmission(api::Registry& registry, AdmissionSources sources = {});
+// `registry` they apply to: the placement rules on every resource one of
+// `kinds` propagates, and each kind's own rules (FederatedKind::admission,
+// FederatedKind::applications) on its first. A null source skips its rule.
+// REQUIRES: the API kinds are registered and the registry is not shared yet.
+void AddFederationAdmission(api::Registry& registry, const KindRegistry& kinds,
+                            AdmissionSources sources = {});
 
 // The cluster-selector rule: causes for an invalid annotation on `obj`
 // (nothing when absent, or unchanged from `old`, which is null on create).
@@ -132,9 +136,11 @@ std::vector<StatusCause> ValidateApplicationAnnotations(const json::object& obj,
 std::vector<StatusCause> ValidateApplicationClass(
     const json::object& obj, const json::object* old, std::string_view kind,
     const std::function<std::vector<json::object>(const std::string& app)>& others);
-// The StatefulSet name rule against `clusters`, on create only.
-std::vector<StatusCause> ValidateStatefulSetNameLength(const json::object& obj,
-                                                       const json::object* old,
-                                                       const std::vector<std::string>& clusters);
+// The local-name rule of a `kind` whose local objects are named
+// <name>-<cluster> with at most `max` characters (KindAdmission::
+// max_local_name), against `clusters`, on create only.
+std::vector<StatusCause> ValidateLocalNameLength(const json::object& obj, const json::object* old,
+                                                 const std::vector<std::string>& clusters,
+                                                 std::string_view kind, size_t max);
 
 }  // namespace flotilla::federation

@@ -5,6 +5,7 @@
 #include "api/annotations.h"
 #include "api/federated.h"
 #include "api/kinds/kinds.h"
+#include "federation/controllers.h"
 
 namespace flotilla::federation {
 namespace {
@@ -66,15 +67,17 @@ TEST(AdmissionTest, APlacementClusterIsAClusterName) {
 
 TEST(AdmissionTest, AStatefulSetNameLeavesRoomForEveryCluster) {
   json::object sts = json::parse(R"({"metadata":{"name":"store"}})").as_object();
-  EXPECT_TRUE(ValidateStatefulSetNameLength(sts, nullptr, {"c1", "c2"}).empty());
+  EXPECT_TRUE(ValidateLocalNameLength(sts, nullptr, {"c1", "c2"}, "StatefulSet", 52).empty());
   std::string long_cluster(47, 'x');  // "store-" + 47 = 53 characters
   std::vector<StatusCause> causes =
-      ValidateStatefulSetNameLength(sts, nullptr, {"c1", long_cluster});
+      ValidateLocalNameLength(sts, nullptr, {"c1", long_cluster}, "StatefulSet", 52);
   ASSERT_EQ(causes.size(), 1u);
   EXPECT_EQ(causes[0].field, "metadata.name");
   EXPECT_NE(causes[0].message.find(long_cluster), std::string::npos) << causes[0].message;
-  EXPECT_TRUE(ValidateStatefulSetNameLength(sts, nullptr, {std::string(46, 'x')}).empty());
-  EXPECT_TRUE(ValidateStatefulSetNameLength(sts, &sts, {long_cluster}).empty());  // update
+  EXPECT_TRUE(
+      ValidateLocalNameLength(sts, nullptr, {std::string(46, 'x')}, "StatefulSet", 52).empty());
+  EXPECT_TRUE(
+      ValidateLocalNameLength(sts, &sts, {long_cluster}, "StatefulSet", 52).empty());  // update
 }
 
 TEST(AdmissionTest, UnchangedAnnotationIsNotCheckedAgainOnUpdate) {
@@ -233,7 +236,7 @@ class RegistryAdmissionTest : public ::testing::Test {
  protected:
   RegistryAdmissionTest() {
     api::RegisterFoundationKinds(registry_);
-    AddFederationAdmission(registry_);
+    AddFederationAdmission(registry_, BuiltInKinds());
   }
   std::vector<StatusCause> Validate(std::string_view group, std::string_view version,
                                     std::string_view plural, const json::object& obj) {
@@ -267,7 +270,7 @@ TEST(FinalizerAtCreateTest, WhatTheRunningControllersHoldGetsTheFinalizerInItsCr
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
   auto finalized = std::make_shared<FinalizedAtCreate>();
-  AddFederationAdmission(registry, {.finalized = finalized});
+  AddFederationAdmission(registry, BuiltInKinds(), {.finalized = finalized});
   auto create = [&](std::string_view group, std::string_view version, std::string_view plural,
                     std::string_view name) {
     json::object obj{{"metadata", json::object{{"name", name}, {"namespace", "default"}}}};
@@ -335,6 +338,62 @@ TEST_F(RegistryAdmissionTest, PreferencesOnlyOnTheirKind) {
   EXPECT_EQ(std::find(fields.begin(), fields.end(),
                       std::string("metadata.annotations[") + kRsPrefs + "].bogus"),
             fields.end());
+}
+
+// A kind is data: declared in a KindRegistry, a resource gets the placement
+// rules, its preferences annotation and its local-name rule, and nothing
+// else in admission names it.
+TEST(KindAdmissionTest, ADeclaredKindGetsTheRulesItDeclares) {
+  api::Registry registry;
+  api::RegisterFoundationKinds(registry);
+  KindRegistry kinds;
+  kinds.Add({.controller = "lease",
+             .kind = "Lease",
+             .propagates = {{"coordination.k8s.io", "v1", "leases", true}},
+             .admission = {.preferences_annotation = kRsPrefs, .max_local_name = 10}});
+  auto clusters = std::make_shared<ClusterNames>();
+  clusters->Set([] { return std::vector<std::string>{"far-away-cluster"}; });
+  AddFederationAdmission(registry, kinds, {.clusters = clusters});
+  const api::Resource* r = registry.Find("coordination.k8s.io", "v1", "leases");
+  ASSERT_NE(r, nullptr);
+  ASSERT_TRUE(r->validate_fn);
+  json::object lease = Annotated(R"({"metadata":{"name":"x","namespace":"default"}})", kSelector,
+                                 R"([{"key":"a","operator":"Near"}])");
+  lease["metadata"].as_object()["annotations"].as_object()[kRsPrefs] = R"({"bogus":1})";
+  std::vector<std::string> fields = Fields(r->validate_fn(lease, nullptr));
+  EXPECT_NE(std::find(fields.begin(), fields.end(),
+                      std::string("metadata.annotations[") + kSelector + "][0].operator"),
+            fields.end());
+  EXPECT_NE(std::find(fields.begin(), fields.end(),
+                      std::string("metadata.annotations[") + kRsPrefs + "].bogus"),
+            fields.end());
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "metadata.name"), fields.end());
+  // Nothing but what it declared: a ConfigMap is not federated by `kinds`.
+  const api::Resource* cm = registry.Find("", "v1", "configmaps");
+  ASSERT_NE(cm, nullptr);
+  EXPECT_TRUE(!cm->validate_fn || cm->validate_fn(ConfigMap(kSelector, "[1]"), nullptr).empty());
+}
+
+// Every built-in kind has a controller name, a help line and a builder, and
+// every --controllers name is known.
+TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
+  std::vector<std::string> names;
+  for (const FederatedKind& k : BuiltInKinds().kinds()) {
+    names.push_back(k.controller);
+    EXPECT_FALSE(k.help.empty()) << k.controller;
+    EXPECT_TRUE(k.build) << k.controller;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"cluster", "sync", "replicaset", "deployment",
+                                             "statefulset", "hpa"}));
+  EXPECT_EQ(CheckControllers({"*", "-hpa", "sync"}), "");
+  // A cascading unjoin deletes the HPAs first and the Namespaces last, and
+  // never a member's CustomResourceDefinitions.
+  std::vector<std::string> member_kinds;
+  for (const client::ResourceRef& r : MemberKinds()) member_kinds.push_back(r.resource);
+  EXPECT_EQ(member_kinds, (std::vector<std::string>{"horizontalpodautoscalers", "statefulsets",
+                                                    "deployments", "replicasets", "services",
+                                                    "secrets", "configmaps", "namespaces"}));
+  EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "base/mutex.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
+#include "federation/common/federated_kind.h"
 #include "federation/common/member_copy.h"
 
 namespace flotilla::federation::cluster {
@@ -421,3 +422,17 @@ void ClusterController::WriteMetrics(metrics::TextWriter& w) const {
 }
 
 }  // namespace flotilla::federation::cluster
+
+namespace flotilla::federation {
+
+void RegisterCluster(KindRegistry& kinds) {
+  kinds.Add({.controller = "cluster",
+             .help = "member clusters' health, capacity and zones, probed into each Cluster's "
+                     "status",
+             .build = [](const KindEnv& env) {
+               return std::make_shared<cluster::ClusterController>(
+                   env.ctx, env.options.Get<cluster::ClusterControllerOptions>());
+             }});
+}
+
+}  // namespace flotilla::federation

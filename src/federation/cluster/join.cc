@@ -10,19 +10,6 @@
 namespace flotilla::federation::cluster {
 namespace {
 
-// What the federation may create in a member, deleted in this order by a
-// cascading unjoin (namespaces last: they take the rest with them).
-const std::vector<client::ResourceRef> kManagedKinds = {
-    {"autoscaling", "v2", "horizontalpodautoscalers", true},
-    {"apps", "v1", "deployments", true},
-    {"apps", "v1", "statefulsets", true},
-    {"apps", "v1", "replicasets", true},
-    {"", "v1", "services", true},
-    {"", "v1", "configmaps", true},
-    {"", "v1", "secrets", true},
-    {"", "v1", "namespaces", false},
-};
-
 std::string SecretNameFor(const std::string& cluster) { return cluster + "-kubeconfig"; }
 
 // The member answers GET /version with these credentials.
@@ -73,11 +60,12 @@ json::object ClusterObject(const JoinOptions& opts) {
           {"spec", std::move(spec)}};
 }
 
-Status DeleteManaged(client::Client& member, UnjoinResult& out) {
+Status DeleteManaged(client::Client& member, const std::vector<client::ResourceRef>& kinds,
+                     UnjoinResult& out) {
   client::ListOptions managed;
   managed.label_selector = std::string(kManagedByLabel) + "=" + kManagedByValue;
   client::DeleteOptions background{.propagation_policy = "Background"};
-  for (const client::ResourceRef& res : kManagedKinds) {
+  for (const client::ResourceRef& res : kinds) {
     auto list = member.List(res, "", managed);
     if (!list.ok() && list.status().Is(Reason::kNotFound)) continue;  // not served there
     if (!list.ok()) return list.status();
@@ -139,20 +127,30 @@ StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
 }
 
 StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
-                              Clock* io_clock) {
+                              const std::vector<client::ResourceRef>& managed, Clock* io_clock) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
   auto [secret_ns, secret_name] = SecretRefOf(cluster);
   UnjoinResult out;
+  std::unique_ptr<client::Client> member;
   if (cascade) {
     FLOTILLA_ASSIGN_OR_RETURN(json::object secret, fed.Get(kSecrets, secret_ns, secret_name));
     FLOTILLA_ASSIGN_OR_RETURN(client::RestConfig config, RestConfigFromSecret(secret));
     client::RestOptions opts{.timeout = std::chrono::seconds(10), .max_retries = 0};
     opts.clock = io_clock;
-    FLOTILLA_ASSIGN_OR_RETURN(auto member, client::NewRestClient(config, opts));
-    FLOTILLA_RETURN_IF_ERROR(DeleteManaged(*member, out));
+    FLOTILLA_ASSIGN_OR_RETURN(member, client::NewRestClient(config, opts));
   }
+  // The Cluster goes first: while it exists the federation restores the
+  // copies a cascade deletes.
   Status s = fed.Delete(kClusters, "", name);
   if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+  if (member != nullptr) {
+    if (Status d = DeleteManaged(*member, managed, out); !d.ok()) {
+      return Status(d.reason(), "cluster " + name +
+                                    " was unjoined, but deleting the federation's objects in it "
+                                    "failed (its Secret " +
+                                    secret_ns + "/" + secret_name + " is kept): " + d.message());
+    }
+  }
   if (!secret_name.empty()) {
     s = fed.Delete(kSecrets, secret_ns, secret_name);
     if (!s.ok() && !s.Is(Reason::kNotFound)) return s;

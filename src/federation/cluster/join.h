@@ -7,8 +7,10 @@
 // the federation/v1beta1 Cluster <name> pointing at it. Nothing is left
 // behind when a step fails.
 //
-// Unjoin deletes the Cluster and its Secret; with `cascade`, first the
-// objects in the member that carry the federation's managed-by label.
+// Unjoin deletes the Cluster and its Secret; with `cascade`, in between, the
+// objects in the member that carry the federation's managed-by label (after
+// the Cluster, so that the federation no longer restores them; when that
+// fails, the Secret is kept and the error names the member).
 #pragma once
 
 #include <map>
@@ -51,8 +53,11 @@ struct UnjoinResult {
 };
 
 // NotFound when there is no such Cluster. With cascade, the member must be
-// reachable; objects of kinds the member does not serve are skipped.
+// reachable, and the managed objects of `managed` are deleted in that order
+// (federation::MemberKinds(): what the federated kinds create there);
+// objects of kinds the member does not serve are skipped.
 StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
+                              const std::vector<client::ResourceRef>& managed = {},
                               Clock* io_clock = nullptr);
 
 // Cordons (`unschedulable`) or uncordons the Cluster `name`: sets or

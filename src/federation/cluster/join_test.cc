@@ -115,7 +115,7 @@ TEST_F(JoinTest, UnjoinRemovesClusterAndSecretAndCascadesToManagedObjectsOnly) {
   };
   ASSERT_TRUE(member->Create(kConfigMaps, "default", cm("ours", true)).ok());
   ASSERT_TRUE(member->Create(kConfigMaps, "default", cm("theirs", false)).ok());
-  auto result = Unjoin(*fed_client_, "m1", true);
+  auto result = Unjoin(*fed_client_, "m1", true, {kConfigMaps});
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(result->deleted, std::vector<std::string>{"configmaps default/ours"});
   EXPECT_TRUE(member->Get(kConfigMaps, "default", "ours").status().Is(Reason::kNotFound));

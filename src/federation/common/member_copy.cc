@@ -7,33 +7,13 @@
 namespace flotilla::federation {
 namespace {
 
-constexpr std::string_view kFederationOnlyAnnotations[] = {
-    api::kClusterSelectorAnnotation,
-    api::kDeletionPropagationAnnotation,
-    api::kReplicaSetStatusAnnotation,
-    api::kReplicaSetPreferencesAnnotation,
-    api::kDeploymentPreferencesAnnotation,
-    api::kDeploymentStatusAnnotation,
-    api::kClusterUpdateOrderAnnotation,
-    api::kShadowReplicaSetAnnotation,
-    api::kStatefulSetPreferencesAnnotation,
-    api::kStatefulSetLbNeededAnnotation,
-    api::kStatefulReplicaListAnnotation,
-    api::kStatefulSetStatusAnnotation,
-    api::kPlacementClusterAnnotation,
-    api::kHpaPreferencesAnnotation,
-    api::kHpaStatusAnnotation,
-    api::kHpaTargetClusterListAnnotation,
-    api::kLocationAffinityAnnotation,
-    api::kMigrationWindowAnnotation,
-    api::kAntiAffinityAnnotation,
-    api::kMigrateToAnnotation,
-    api::kStatusByClusterAnnotation,
-    api::kReplicaPreferencesAnnotation,
-    // The policy that placed the object is the federation's business.
-    api::policy::kPropagationPolicyNameAnnotation,
-    api::policy::kPropagationPolicyNamespaceAnnotation,
-    api::policy::kClusterPropagationPolicyNameAnnotation,
+// The federation's own annotation domains (api/federated.h), and those in
+// which the federation records the propagation policy that placed an object.
+constexpr std::string_view kFederationOnlyPrefixes[] = {
+    api::kFederationAnnotationDomain,
+    api::kFederationAlphaAnnotationDomain,
+    api::policy::kPropagationPolicyAnnotationDomain,
+    api::policy::kClusterPropagationPolicyAnnotationDomain,
 };
 
 }  // namespace
@@ -44,8 +24,8 @@ std::string FederatedObjectKey(const json::object& federated) {
 }
 
 bool IsFederationOnlyAnnotation(std::string_view key) {
-  for (std::string_view k : kFederationOnlyAnnotations) {
-    if (k == key) return true;
+  for (std::string_view prefix : kFederationOnlyPrefixes) {
+    if (key.starts_with(prefix)) return true;
   }
   return false;
 }

@@ -22,7 +22,11 @@ std::string FederatedObjectKey(const json::object& federated);
 
 // True for annotations that steer the federation and mean nothing to a
 // member (cluster selector, deletion propagation, replica placement
-// preferences): they are not copied.
+// preferences, a kind's status breakdown): every annotation in the
+// federation's domains, federation.kubernetes.io/ and
+// federation.alpha.kubernetes.io/, and the propagation policy's record
+// (propagationpolicy.karmada.io/, clusterpropagationpolicy.karmada.io/).
+// They are not copied; a new kind's annotations need no declaration.
 bool IsFederationOnlyAnnotation(std::string_view key);
 
 // Metadata for a member copy of `federated`: name, namespace (when it has

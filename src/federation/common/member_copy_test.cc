@@ -45,6 +45,12 @@ TEST(MemberCopyTest, FederationOnlyAnnotations) {
   EXPECT_TRUE(IsFederationOnlyAnnotation(api::kDeletionPropagationAnnotation));
   EXPECT_TRUE(IsFederationOnlyAnnotation("federation.kubernetes.io/replica-set-preferences"));
   EXPECT_FALSE(IsFederationOnlyAnnotation("kubectl.kubernetes.io/last-applied-configuration"));
+  // A domain, not a list: an annotation a new kind adds stays on the
+  // federation without being declared anywhere.
+  EXPECT_TRUE(IsFederationOnlyAnnotation("federation.kubernetes.io/job-preferences"));
+  EXPECT_TRUE(IsFederationOnlyAnnotation("propagationpolicy.karmada.io/name"));
+  EXPECT_FALSE(IsFederationOnlyAnnotation("federation.kubernetes.io"));
+  EXPECT_FALSE(IsFederationOnlyAnnotation("example.com/federation.kubernetes.io/x"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "api/owner.h"
 #include "api/views.h"
 #include "federation/common/deletion.h"
+#include "federation/common/federated_kind.h"
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
@@ -292,3 +293,21 @@ void DeploymentController::Forget(const std::string& key) {
 }
 
 }  // namespace flotilla::federation::deployment
+
+namespace flotilla::federation {
+
+void RegisterDeployment(KindRegistry& kinds) {
+  kinds.Add({.controller = "deployment",
+             .help = "federated Deployments: divided like ReplicaSets, rolled out one cluster "
+                     "at a time",
+             .kind = "Deployment",
+             .propagates = {kDeployments},
+             .admission = {.preferences_annotation = api::kDeploymentPreferencesAnnotation,
+                           .update_order = true},
+             .applications = true,
+             .build = [](const KindEnv& env) {
+               return std::make_shared<deployment::DeploymentController>(env.ctx, env.workloads);
+             }});
+}
+
+}  // namespace flotilla::federation

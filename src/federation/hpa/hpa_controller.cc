@@ -8,6 +8,7 @@
 #include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
+#include "federation/common/federated_kind.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
@@ -348,3 +349,20 @@ void HpaController::Forget(const std::string& key) {
 }
 
 }  // namespace flotilla::federation::hpa
+
+namespace flotilla::federation {
+
+void RegisterHpa(KindRegistry& kinds) {
+  kinds.Add({.controller = "hpa",
+             .help = "federated HorizontalPodAutoscalers: minReplicas and maxReplicas shared "
+                     "between the members' local HPAs",
+             .kind = "HorizontalPodAutoscaler",
+             .propagates = {hpa::kHorizontalPodAutoscalers},
+             .admission = {.preferences_annotation = api::kHpaPreferencesAnnotation},
+             .build = [](const KindEnv& env) {
+               return std::make_shared<hpa::HpaController>(env.ctx,
+                                                           env.options.Get<hpa::HpaOptions>());
+             }});
+}
+
+}  // namespace flotilla::federation

@@ -8,6 +8,7 @@
 #include "api/owner.h"
 #include "api/views.h"
 #include "federation/common/deletion.h"
+#include "federation/common/federated_kind.h"
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
@@ -104,3 +105,19 @@ Status ReplicaSetController::WriteStatus(Check& check) {
 }
 
 }  // namespace flotilla::federation::replicaset
+
+namespace flotilla::federation {
+
+void RegisterReplicaSet(KindRegistry& kinds) {
+  kinds.Add({.controller = "replicaset",
+             .help = "federated ReplicaSets: replicas divided by placement preferences",
+             .kind = "ReplicaSet",
+             .propagates = {kReplicaSets},
+             .admission = {.preferences_annotation = api::kReplicaSetPreferencesAnnotation},
+             .applications = true,
+             .build = [](const KindEnv& env) {
+               return std::make_shared<replicaset::ReplicaSetController>(env.ctx, env.workloads);
+             }});
+}
+
+}  // namespace flotilla::federation

@@ -11,6 +11,7 @@
 #include "base/mutex.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
+#include "federation/common/federated_kind.h"
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
@@ -379,3 +380,20 @@ StatusOr<bool> StatefulSetController::Finalize(const json::object& obj) {
 }
 
 }  // namespace flotilla::federation::statefulset
+
+namespace flotilla::federation {
+
+void RegisterStatefulSet(KindRegistry& kinds) {
+  kinds.Add({.controller = "statefulset",
+             .help = "federated StatefulSets: stable identities and DNS across the members",
+             .kind = "StatefulSet",
+             .propagates = {kStatefulSets},
+             .admission = {.preferences_annotation = api::kStatefulSetPreferencesAnnotation,
+                           .update_order = true,
+                           .max_local_name = api::kMaxStatefulSetNameLength},
+             .build = [](const KindEnv& env) {
+               return std::make_shared<statefulset::StatefulSetController>(env.ctx, env.workloads);
+             }});
+}
+
+}  // namespace flotilla::federation

@@ -5,6 +5,7 @@
 
 #include "api/federated.h"
 #include "api/views.h"
+#include "federation/common/federated_kind.h"
 #include "federation/common/object_writes.h"
 #include "federation/sync/custom_kinds.h"
 #include "federation/sync/interpreted.h"
@@ -189,3 +190,20 @@ void SyncController::EnqueueNamespace(const std::string& ns) {
 }
 
 }  // namespace flotilla::federation::sync
+
+namespace flotilla::federation {
+
+void RegisterSync(KindRegistry& kinds) {
+  std::vector<client::ResourceRef> propagates;
+  for (const sync::SyncKind& k : sync::SyncKinds()) propagates.push_back(k.resource);
+  kinds.Add({.controller = "sync",
+             .help = "Namespaces, ConfigMaps, Secrets, Services, CustomResourceDefinitions and "
+                     "every custom kind propagated to the members (docs/federation.md)",
+             .propagates = std::move(propagates),
+             .build = [](const KindEnv& env) {
+               return std::make_shared<sync::SyncController>(
+                   env.ctx, env.options.Get<sync::SyncControllerOptions>());
+             }});
+}
+
+}  // namespace flotilla::federation
