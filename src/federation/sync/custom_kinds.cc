@@ -53,18 +53,7 @@ std::optional<SyncKind> KindOf(const json::object& crd) {
 }
 
 CustomKinds::CustomKinds(FederationContext& ctx, SyncController& sync)
-    : ctx_(ctx),
-      sync_(sync),
-      crds_(ctx.informers().For(client::kCustomResourceDefinitions)),
-      customizations_(ctx.informers().For(kResourceInterpreterCustomizations)) {
-  // A customization that changes re-checks the custom kinds' objects.
-  auto recheck = [this](const runtime::ObjectPtr&) { sync_.RecheckWholeKinds(); };
-  ctx.informers()
-      .For(kResourceInterpreterCustomizations)
-      .AddEventHandler({.on_add = recheck,
-                        .on_update = [recheck](const runtime::ObjectPtr&,
-                                               const runtime::ObjectPtr& obj) { recheck(obj); },
-                        .on_delete = recheck});
+    : ctx_(ctx), sync_(sync), crds_(ctx.informers().For(client::kCustomResourceDefinitions)) {
   runtime::Controller& controller = ctx.manager().AddController(
       "custom-kinds", 1, [this](const std::string& name) { return Reconcile(name); });
   crds_.AddEventHandler(controller.EnqueueHandler());
@@ -76,7 +65,6 @@ StatusOr<runtime::Result> CustomKinds::Reconcile(const std::string& name) {
   runtime::ObjectPtr crd = crds_.cache().Get(name);
   if (crd == nullptr) return runtime::Result{};
   std::optional<SyncKind> kind = KindOf(*crd);
-  if (kind.has_value()) kind->customizations = &customizations_;
   if (kind.has_value() && sync_.AddKind(*kind)) {
     spdlog::info("custom kinds: federating {} ({}/{})", kind->kind, kind->resource.group,
                  kind->resource.version);

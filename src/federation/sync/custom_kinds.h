@@ -46,7 +46,6 @@ class CustomKinds {
   FederationContext& ctx_;
   SyncController& sync_;
   runtime::Informer& crds_;
-  Customizations customizations_;
 };
 
 // The kind `crd` (a CustomResourceDefinition) serves, to federate whole;

@@ -32,6 +32,8 @@ std::optional<interpreter::Customization> Customizations::For(std::string_view a
   });
   std::optional<interpreter::Customization> out;
   for (const runtime::ObjectPtr& obj : all) {
+    // Most customizations target another kind: skip them before parsing.
+    if (StringViewAt(*obj, "spec.target.kind") != kind) continue;
     StatusOr<interpreter::Customization> c = interpreter::Read(*obj);
     if (!c.ok() || c->api_version != api_version || c->kind != kind) continue;
     if (!out.has_value()) {

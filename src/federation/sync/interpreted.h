@@ -18,6 +18,13 @@
 // check fails (retried with backoff) and the object gets a Warning event
 // InterpreterFailed naming the operation and Lua's message.
 //
+// Built-in kinds of the sync controller keep their own behaviour; a
+// customization that targets one (v1 ConfigMap, v1 Service, ...) overrides
+// only the operations it defines that mean something for it: Retain for
+// every one, AggregateStatus (with ReflectStatus) for Services. The
+// federated workload kinds (ReplicaSets, Deployments, StatefulSets, HPAs)
+// keep their strategies whole.
+//
 // Thread-safe.
 #pragma once
 

@@ -47,8 +47,10 @@ struct SyncKind {
   bool whole = false;
   // A kind federated whole: it has the status subresource.
   bool status_subresource = false;
-  // A kind federated whole: where its interpreter customizations are
-  // (interpreted.h); null: none. Not owned.
+  // Where the interpreter customizations on the federation are
+  // (interpreted.h); null: none. A kind federated whole takes every
+  // operation they define; a built-in kind Retain, and for Services
+  // AggregateStatus, the operations that mean something for it. Not owned.
   const Customizations* customizations = nullptr;
 };
 

@@ -27,14 +27,22 @@ class SyncController::KindStrategy : public Strategy {
   Status Plan(Check& check) override {
     json::object desired = DesiredCopy(spec_, check.obj);
     std::optional<interpreter::Customization> custom = Customization();
-    if (custom.has_value() && custom->Has(interpreter::Operation::kInterpretReplica) &&
+    if (spec_.whole && custom.has_value() &&
+        custom->Has(interpreter::Operation::kInterpretReplica) &&
         custom->Has(interpreter::Operation::kReviseReplica)) {
       return Interpreted(check, PlanDivided(*custom, check, desired));
     }
     for (Copy& c : check.copies) c.desired = desired;
     return Status::Ok();
   }
+  // What Retain keeps of the member's copy is part of what the copy should
+  // be: a copy that differs from the federation's object only there is up
+  // to date.
   bool UpToDate(const Copy& c) const override {
+    std::optional<interpreter::Customization> custom = Customization();
+    if (custom.has_value() && custom->Has(interpreter::Operation::kRetain)) {
+      return CopyUpToDate(spec_, Retained(*custom, *c.desired, *c.existing), *c.existing);
+    }
     return CopyUpToDate(spec_, *c.desired, *c.existing);
   }
   json::object Updated(const Copy& c) const override {
@@ -62,7 +70,17 @@ class SyncController::KindStrategy : public Strategy {
       return runtime::Result{};
     }
     if (spec_.resource.resource != "services") return runtime::Result{};
-    // A Service's load-balancer ingress is what its copies were given.
+    // A Service's load-balancer ingress is what its copies were given,
+    // unless a customization aggregates its status (it overrides only the
+    // operations it defines).
+    std::optional<interpreter::Customization> custom = Customization();
+    if (custom.has_value() && custom->Has(interpreter::Operation::kAggregateStatus)) {
+      StatusOr<json::object> status = AggregatedStatus(*custom, check);
+      FLOTILLA_RETURN_IF_ERROR(Interpreted(check, status.status()));
+      FLOTILLA_RETURN_IF_ERROR(
+          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj, *std::move(status)));
+      return runtime::Result{};
+    }
     FLOTILLA_RETURN_IF_ERROR(
         WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj, ServiceStatus(check)));
     return runtime::Result{};
@@ -140,6 +158,18 @@ class SyncController::KindStrategy : public Strategy {
 
 SyncController::SyncController(FederationContext& ctx, SyncControllerOptions options)
     : ctx_(ctx), options_(options) {
+  if (options.custom_kinds) {
+    runtime::Informer& informer = ctx.informers().For(kResourceInterpreterCustomizations);
+    customizations_ = std::make_unique<Customizations>(informer);
+    informer.AddEventHandler(
+        {.on_add = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); },
+         .on_update =
+             [this](const runtime::ObjectPtr& old, const runtime::ObjectPtr& c) {
+               RecheckTarget(*old);
+               RecheckTarget(*c);
+             },
+         .on_delete = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); }});
+  }
   for (const SyncKind& spec : SyncKinds()) AddKind(spec);
   if (options.custom_kinds) custom_ = std::make_unique<CustomKinds>(ctx, *this);
   // A Namespace that appears in a member lets the copies that wait for it
@@ -154,6 +184,7 @@ SyncController::SyncController(FederationContext& ctx, SyncControllerOptions opt
 SyncController::~SyncController() = default;
 
 bool SyncController::AddKind(SyncKind kind) {
+  if (kind.customizations == nullptr) kind.customizations = customizations_.get();
   MutexLock lock(mu_);
   for (const auto& k : kinds_) {
     const client::ResourceRef& r = k->spec().resource;
@@ -163,14 +194,18 @@ bool SyncController::AddKind(SyncKind kind) {
   return true;
 }
 
-void SyncController::RecheckWholeKinds() {
+void SyncController::RecheckTarget(const json::object& customization) {
+  std::string_view api_version = StringViewAt(customization, "spec.target.apiVersion");
+  std::string_view kind = StringViewAt(customization, "spec.target.kind");
   std::vector<std::shared_ptr<KindStrategy>> kinds;
   {
     MutexLock lock(mu_);
     kinds = kinds_;
   }
   for (const auto& k : kinds) {
-    if (k->spec().whole) k->reconciler().EnqueueAll();
+    if (k->spec().kind == kind && k->spec().resource.ApiVersion() == api_version) {
+      k->reconciler().EnqueueAll();
+    }
   }
 }
 

@@ -45,6 +45,7 @@ struct SyncControllerOptions {
 };
 
 class CustomKinds;
+class Customizations;
 
 class SyncController {
  public:
@@ -59,19 +60,23 @@ class SyncController {
   // stays until the controller goes. False when a kind of the same group
   // and resource is propagated already.
   bool AddKind(SyncKind kind);
-  // Re-checks every object of the kinds federated whole (their
-  // interpreter customizations changed).
-  void RecheckWholeKinds();
+  // The interpreter customizations on the federation; null unless
+  // options.custom_kinds.
+  const Customizations* customizations() const { return customizations_.get(); }
 
  private:
   class KindStrategy;
   void EnqueueNamespace(const std::string& ns);
+  // Re-checks every object of the kind a customization targets (it was
+  // added, changed or deleted).
+  void RecheckTarget(const json::object& customization);
 
   FederationContext& ctx_;
   const SyncControllerOptions options_;
   Mutex mu_;
   std::vector<std::shared_ptr<KindStrategy>> kinds_ GUARDED_BY(mu_);
-  std::unique_ptr<CustomKinds> custom_;  // null unless options.custom_kinds
+  std::unique_ptr<Customizations> customizations_;  // null unless options.custom_kinds
+  std::unique_ptr<CustomKinds> custom_;             // null unless options.custom_kinds
 };
 
 }  // namespace flotilla::federation::sync

@@ -514,4 +514,61 @@ TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
   EXPECT_EQ(replicas(*m1_), 5);
 }
 
+// A built-in kind keeps its strategy; a customization overrides the
+// operations it defines: here Retain keeps what a member sets in data.site.
+TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines) {
+  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", Obj(R"({
+      "apiVersion":"config.karmada.io/v1alpha1","kind":"ResourceInterpreterCustomization",
+      "metadata":{"name":"configmaps"},
+      "spec":{"target":{"apiVersion":"v1","kind":"ConfigMap"},
+        "customizations":{"retention":{"luaScript":
+          "function Retain(desired, observed) if observed.data ~= nil and observed.data.site ~= nil then desired.data.site = observed.data.site end return desired end"}}}})"))
+                  .ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return controller_->customizations()->For("v1", "ConfigMap").has_value(); }));
+  json::object cm = ConfigMap("shop", "cfg", "v1");
+  cm["data"].as_object()["site"] = "federation's";
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", cm).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v1"; }));
+
+  // The member sets data.site and edits data.key: the key is restored,
+  // data.site stays the member's.
+  json::object copy = *Get(*m1_, kConfigMaps, "shop", "cfg");
+  copy["data"] = {{"key", "by hand"}, {"site", "m1's"}};
+  ASSERT_TRUE(m1_->Update(kConfigMaps, "shop", copy).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v1"; }));
+  EXPECT_EQ(StringAt(*Get(*m1_, kConfigMaps, "shop", "cfg"), "data.site"), "m1's");
+
+  // That took one update, and the copy is up to date as it is: no more
+  // while another object goes out.
+  ASSERT_TRUE(Eventually([&] { return Writes("m1", "configmaps", "update") == 1; }));
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "probe", "p")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "probe") == "p"; }));
+  EXPECT_EQ(Writes("m1", "configmaps", "update"), 1);
+
+  // An update from the federation keeps the member's data.site too; m2,
+  // which set none, gets the federation's.
+  cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
+  cm["data"].as_object()["key"] = "v2";
+  ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return Data(*m1_, "shop", "cfg") == "v2" && Data(*m2_, "shop", "cfg") == "v2"; }));
+  EXPECT_EQ(StringAt(*Get(*m1_, kConfigMaps, "shop", "cfg"), "data.site"), "m1's");
+  EXPECT_EQ(StringAt(*Get(*m2_, kConfigMaps, "shop", "cfg"), "data.site"), "federation's");
+
+  // Without the customization, the federation's next update writes its
+  // own value (a copy as the federation last wrote it is not rewritten
+  // just because the customization went).
+  ASSERT_TRUE(fed_->Delete(kResourceInterpreterCustomizations, "", "configmaps").ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return !controller_->customizations()->For("v1", "ConfigMap").has_value(); }));
+  cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
+  cm["data"].as_object()["key"] = "v3";
+  ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
+  EXPECT_TRUE(Eventually([&] {
+    auto c = Get(*m1_, kConfigMaps, "shop", "cfg");
+    return c && StringAt(*c, "data.key") == "v3" && StringAt(*c, "data.site") == "federation's";
+  }));
+}
+
 }  // namespace flotilla::federation::sync
