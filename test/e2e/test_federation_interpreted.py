@@ -146,3 +146,29 @@ def test_replica_preferences_weight_the_clusters(fed):
     bad = workload("worse", 2, {"clusters": {"a": {"weight": -1}}})
     r = fed.create(bad, "shop", check=False)
     assert r.returncode != 0 and "replica-preferences" in r.stderr, r.stderr
+
+
+def test_dependencies_follow_their_workload(fed):
+    """GetDependencies (kube.getPodDependencies in the customization): the
+    ConfigMap a workload's pods read goes where the workload runs, though
+    its own cluster selector admits no cluster, and moves with it."""
+    fed.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "settings", "annotations": {
+            "federation.alpha.kubernetes.io/cluster-selector": json.dumps(
+                [{"key": "region", "operator": "In", "values": ["mars"]}])}},
+        "data": {"mode": "fast"}}, "shop")
+    job = workload("reader", 1, {"clusters": {"a": {"weight": 1}}})
+    job["spec"]["template"]["spec"]["containers"][0]["envFrom"] = [
+        {"configMapRef": {"name": "settings"}}]
+    fed.apply(job, "shop")
+    cm = "/api/v1/namespaces/shop/configmaps/settings"
+    wait_for(lambda: layout(fed, "reader", ("a", "b")) == {"a": 1}, "reader in a")
+    wait_for(lambda: fed["a"].get_json(cm) is not None, "settings in a")
+    assert fed["b"].get_json(cm) is None
+
+    job["metadata"]["annotations"]["federation.kubernetes.io/replica-preferences"] = json.dumps(
+        {"clusters": {"b": {"weight": 1}}})
+    fed.apply(job, "shop")
+    wait_for(lambda: layout(fed, "reader", ("a", "b")) == {"b": 1}, "reader moved to b")
+    wait_for(lambda: fed["b"].get_json(cm) is not None, "settings in b")
+    wait_for(lambda: fed["a"].get_json(cm) is None, "settings gone from a")

@@ -173,7 +173,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   for (Target& t : targets.ready) {
     // No Cluster object: the cluster is leaving; what it holds stays.
     if (t.cluster_object == nullptr) continue;
-    if (!selector->Matches(*t.cluster_object)) {
+    if (!selector->Matches(*t.cluster_object) && !strategy_.AlsoAdmits(check, t.cluster)) {
       not_admitted.push_back(std::move(t));
       continue;
     }

@@ -14,9 +14,10 @@
 //     shows none, so that a copy created a moment ago is not left behind)
 //     and wait until they are gone. Then Strategy::Finalize, then the
 //     finalizer goes.
-//  2. The cluster selector splits the clusters into admitted and not; a
-//     cluster without a Cluster object (being unjoined) is neither: what it
-//     holds stays as it is. An object without placement annotations takes
+//  2. The cluster selector splits the clusters into admitted and not (the
+//     strategy may admit more: Strategy::AlsoAdmits); a cluster without a
+//     Cluster object (being unjoined) is neither: what it holds stays as it
+//     is. An object without placement annotations takes
 //     its selector from the propagation policy that places it (policies.h):
 //     its cluster affinity, or the first of its cluster-affinity groups
 //     whose ready clusters have room for it.
@@ -174,6 +175,9 @@ class Strategy {
   // A take-over that cannot be an update (an immutable field differs): the
   // object is deleted (its dependents orphaned) and created anew.
   virtual bool MustReplace(const Copy& c) const { return false; }
+  // Before Plan: true admits `cluster`, which the cluster selector does not
+  // (the object goes where objects that depend on it run).
+  virtual bool AlsoAdmits(const Check& check, const std::string& cluster) const { return false; }
   // After Plan: true keeps the managed copy in `cluster`, which the cluster
   // selector no longer admits, for now (a move off it is not done yet).
   virtual bool KeepNotAdmitted(const Check& check, const std::string& cluster) const {

@@ -8,6 +8,7 @@
 #include "federation/common/federated_kind.h"
 #include "federation/common/object_writes.h"
 #include "federation/sync/custom_kinds.h"
+#include "federation/sync/dependencies.h"
 #include "federation/sync/interpreted.h"
 
 namespace flotilla::federation::sync {
@@ -15,8 +16,9 @@ namespace flotilla::federation::sync {
 // One plain kind: the copy is the same everywhere (kinds.h).
 class SyncController::KindStrategy : public Strategy {
  public:
-  KindStrategy(FederationContext& ctx, SyncKind spec, int workers)
+  KindStrategy(FederationContext& ctx, SyncController& owner, SyncKind spec, int workers)
       : ctx_(ctx),
+        owner_(owner),
         spec_(std::move(spec)),
         reconciler_(ctx, *this, {.name = ControllerName(spec_), .workers = workers}) {}
 
@@ -30,10 +32,19 @@ class SyncController::KindStrategy : public Strategy {
     if (spec_.whole && custom.has_value() &&
         custom->Has(interpreter::Operation::kInterpretReplica) &&
         custom->Has(interpreter::Operation::kReviseReplica)) {
-      return Interpreted(check, PlanDivided(*custom, check, desired));
+      FLOTILLA_RETURN_IF_ERROR(Interpreted(check, PlanDivided(*custom, check, desired)));
+    } else {
+      for (Copy& c : check.copies) c.desired = desired;
     }
-    for (Copy& c : check.copies) c.desired = desired;
-    return Status::Ok();
+    return Interpreted(check, RecordDependencies(check, custom));
+  }
+  // Where objects that depend on this one have their copies.
+  bool AlsoAdmits(const Check& check, const std::string& cluster) const override {
+    return owner_.dependencies_.NeededIn(
+        {spec_.resource.ApiVersion(), spec_.kind, check.ns, check.name}, cluster);
+  }
+  void Forget(const std::string& key) override {
+    owner_.EnqueueDependencies(owner_.dependencies_.Remove(DependentId(key)));
   }
   // What Retain keeps of the member's copy is part of what the copy should
   // be: a copy that differs from the federation's object only there is up
@@ -127,6 +138,28 @@ class SyncController::KindStrategy : public Strategy {
     return s;
   }
 
+  // What the object names with GetDependencies (when its customization
+  // defines it) and where its copies go, for those objects to follow.
+  Status RecordDependencies(const Check& check,
+                            const std::optional<interpreter::Customization>& custom) {
+    std::vector<DependencyRef> refs;
+    std::set<std::string> clusters;
+    if (custom.has_value() && custom->Has(interpreter::Operation::kInterpretDependency)) {
+      FLOTILLA_ASSIGN_OR_RETURN(json::array named,
+                                interpreter::GetDependencies(*custom, check.obj));
+      refs = DependencyRefs(named, check.ns);
+      for (const Copy& c : check.copies) {
+        if (c.desired && !c.remove) clusters.insert(c.cluster());
+      }
+    }
+    owner_.EnqueueDependencies(
+        owner_.dependencies_.Set(DependentId(check.key), std::move(refs), std::move(clusters)));
+    return Status::Ok();
+  }
+  std::string DependentId(const std::string& key) const {
+    return spec_.resource.group + "/" + spec_.resource.resource + ":" + key;
+  }
+
   // "sync-configmaps"; "sync-crontabs.stable.example.com" for a custom kind.
   static std::string ControllerName(const SyncKind& spec) {
     const client::ResourceRef& r = spec.resource;
@@ -152,6 +185,7 @@ class SyncController::KindStrategy : public Strategy {
   }
 
   FederationContext& ctx_;
+  SyncController& owner_;
   const SyncKind spec_;
   Reconciler reconciler_;
 };
@@ -190,7 +224,7 @@ bool SyncController::AddKind(SyncKind kind) {
     const client::ResourceRef& r = k->spec().resource;
     if (r.group == kind.resource.group && r.resource == kind.resource.resource) return false;
   }
-  kinds_.push_back(std::make_shared<KindStrategy>(ctx_, std::move(kind), options_.workers));
+  kinds_.push_back(std::make_shared<KindStrategy>(ctx_, *this, std::move(kind), options_.workers));
   return true;
 }
 
@@ -205,6 +239,21 @@ void SyncController::RecheckTarget(const json::object& customization) {
   for (const auto& k : kinds) {
     if (k->spec().kind == kind && k->spec().resource.ApiVersion() == api_version) {
       k->reconciler().EnqueueAll();
+    }
+  }
+}
+
+void SyncController::EnqueueDependencies(const std::vector<DependencyRef>& refs) {
+  if (refs.empty()) return;
+  std::vector<std::shared_ptr<KindStrategy>> kinds;
+  {
+    MutexLock lock(mu_);
+    kinds = kinds_;
+  }
+  for (const DependencyRef& r : refs) {
+    for (const auto& k : kinds) {
+      if (k->spec().kind != r.kind || k->spec().resource.ApiVersion() != r.api_version) continue;
+      k->reconciler().Enqueue(k->spec().resource.namespaced ? r.ns + "/" + r.name : r.name);
     }
   }
 }

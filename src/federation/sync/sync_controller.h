@@ -9,7 +9,9 @@
 //   missing and rewritten when a propagated field differs (so a copy
 //   edited or deleted by hand is restored, and a cluster that joins or
 //   comes back gets what it lacks);
-// - it does not: a managed copy there is deleted.
+// - it does not: a managed copy there is deleted, unless an object that
+//   depends on it (GetDependencies of its customization) has its copy in
+//   that cluster (dependencies.h).
 // A member object without the managed-by label is never written: a Warning
 // NotManagedInCluster event says so (a Namespace that already exists is left
 // alone quietly, and objects are still propagated into it). A copy whose
@@ -33,6 +35,7 @@
 #include "base/mutex.h"
 #include "federation/common/context.h"
 #include "federation/common/reconciler.h"
+#include "federation/sync/dependencies.h"
 #include "federation/sync/kinds.h"
 
 namespace flotilla::federation::sync {
@@ -70,11 +73,14 @@ class SyncController {
   // Re-checks every object of the kind a customization targets (it was
   // added, changed or deleted).
   void RecheckTarget(const json::object& customization);
+  // Re-checks the objects named (their dependents moved).
+  void EnqueueDependencies(const std::vector<DependencyRef>& refs);
 
   FederationContext& ctx_;
   const SyncControllerOptions options_;
   Mutex mu_;
   std::vector<std::shared_ptr<KindStrategy>> kinds_ GUARDED_BY(mu_);
+  Dependencies dependencies_;
   std::unique_ptr<Customizations> customizations_;  // null unless options.custom_kinds
   std::unique_ptr<CustomKinds> custom_;             // null unless options.custom_kinds
 };

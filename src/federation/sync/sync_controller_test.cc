@@ -109,6 +109,32 @@ class SyncControllerTest : public ::testing::Test {
     }
     return reasons;
   }
+  // Creates the CustomResourceDefinition of a namespaced kind (a status
+  // subresource, any fields) on the federation and waits until the
+  // federation and both members serve it.
+  void EstablishKind(const std::string& group, const std::string& plural, const std::string& kind) {
+    json::object crd = Obj(R"({"apiVersion":"apiextensions.k8s.io/v1",
+        "kind":"CustomResourceDefinition","metadata":{},
+        "spec":{"scope":"Namespaced","names":{},
+                "versions":[{"name":"v1","served":true,"storage":true,
+                             "subresources":{"status":{}},
+                             "schema":{"openAPIV3Schema":{"type":"object",
+                               "x-kubernetes-preserve-unknown-fields":true}}}]}})");
+    const std::string name = plural + "." + group;
+    crd["metadata"].as_object()["name"] = name;
+    json::object& spec = crd["spec"].as_object();
+    spec["group"] = group;
+    std::string singular = kind;
+    for (char& ch : singular) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    spec["names"] = json::object{{"plural", plural}, {"singular", singular}, {"kind", kind}};
+    ASSERT_TRUE(fed_->Create(client::kCustomResourceDefinitions, "", crd).ok());
+    for (client::Client* m : {fed_.get(), m1_.get(), m2_.get()}) {
+      ASSERT_TRUE(Eventually([&] {
+        auto c = Get(*m, client::kCustomResourceDefinitions, "", name);
+        return c && api::ConditionTrue(*c, "Established");
+      }));
+    }
+  }
   bool HasEvent(const std::string& ns, const std::string& name, const std::string& reason) {
     std::vector<std::string> r = EventReasons(ns, name);
     return std::find(r.begin(), r.end(), reason) != r.end();
@@ -404,22 +430,7 @@ TEST_F(SyncControllerTest, KeepsTheFederationsOwnObjects) {
 // copy's status comes back in the status-by-cluster annotation.
 TEST_F(SyncControllerTest, ACustomKindIsFederatedOnceItsDefinitionIsEstablished) {
   const client::ResourceRef crontabs{"stable.example.com", "v1", "crontabs", true};
-  ASSERT_TRUE(fed_->Create(client::kCustomResourceDefinitions, "", Obj(R"({
-      "apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
-      "metadata":{"name":"crontabs.stable.example.com"},
-      "spec":{"group":"stable.example.com","scope":"Namespaced",
-              "names":{"plural":"crontabs","singular":"crontab","kind":"CronTab"},
-              "versions":[{"name":"v1","served":true,"storage":true,
-                           "subresources":{"status":{}},
-                           "schema":{"openAPIV3Schema":{"type":"object",
-                             "x-kubernetes-preserve-unknown-fields":true}}}]}})"))
-                  .ok());
-  for (client::Client* m : {fed_.get(), m1_.get(), m2_.get()}) {
-    ASSERT_TRUE(Eventually([&] {
-      auto crd = Get(*m, client::kCustomResourceDefinitions, "", "crontabs.stable.example.com");
-      return crd && api::ConditionTrue(*crd, "Established");
-    }));
-  }
+  EstablishKind("stable.example.com", "crontabs", "CronTab");
   ASSERT_TRUE(fed_->Create(crontabs, "shop", Obj(R"({"apiVersion":"stable.example.com/v1",
       "kind":"CronTab","metadata":{"name":"nightly"},"spec":{"cronSpec":"0 3 * * *"}})"))
                   .ok());
@@ -446,16 +457,7 @@ TEST_F(SyncControllerTest, ACustomKindIsFederatedOnceItsDefinitionIsEstablished)
 // leaves the copies as they are and says so in an event.
 TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
   const client::ResourceRef workloads{"apps.example.com", "v1", "workloads", true};
-  ASSERT_TRUE(fed_->Create(client::kCustomResourceDefinitions, "", Obj(R"({
-      "apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
-      "metadata":{"name":"workloads.apps.example.com"},
-      "spec":{"group":"apps.example.com","scope":"Namespaced",
-              "names":{"plural":"workloads","singular":"workload","kind":"Workload"},
-              "versions":[{"name":"v1","served":true,"storage":true,
-                           "subresources":{"status":{}},
-                           "schema":{"openAPIV3Schema":{"type":"object",
-                             "x-kubernetes-preserve-unknown-fields":true}}}]}})"))
-                  .ok());
+  EstablishKind("apps.example.com", "workloads", "Workload");
   const char* kCustomization = R"({"apiVersion":"config.karmada.io/v1alpha1",
       "kind":"ResourceInterpreterCustomization","metadata":{"name":"workloads"},
       "spec":{"target":{"apiVersion":"apps.example.com/v1","kind":"Workload"},
@@ -467,12 +469,6 @@ TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
           "statusAggregation":{"luaScript":
             "function AggregateStatus(obj, items) local r = 0 for i = 1, #items do if items[i].status ~= nil then r = r + (items[i].status.ready or 0) end end obj.status = {ready = r, clusters = #items} return obj end"}}}})";
   ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", Obj(kCustomization)).ok());
-  for (client::Client* m : {fed_.get(), m1_.get(), m2_.get()}) {
-    ASSERT_TRUE(Eventually([&] {
-      auto crd = Get(*m, client::kCustomResourceDefinitions, "", "workloads.apps.example.com");
-      return crd && api::ConditionTrue(*crd, "Established");
-    }));
-  }
   ASSERT_TRUE(fed_->Create(workloads, "shop", Obj(R"({"apiVersion":"apps.example.com/v1",
       "kind":"Workload","metadata":{"name":"web"},"spec":{"replicas":5}})"))
                   .ok());
@@ -569,6 +565,64 @@ TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines)
     auto c = Get(*m1_, kConfigMaps, "shop", "cfg");
     return c && StringAt(*c, "data.key") == "v3" && StringAt(*c, "data.site") == "federation's";
   }));
+}
+
+// GetDependencies: the ConfigMap a divided custom object's pod template
+// mounts goes where the object's copy is, though its own selector admits no
+// cluster, follows the object when it moves, and leaves when the object is
+// gone.
+TEST_F(SyncControllerTest, DependenciesGoWhereTheirDependentsAre) {
+  const client::ResourceRef workloads{"apps.example.com", "v1", "workloads", true};
+  EstablishKind("apps.example.com", "workloads", "Workload");
+  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", Obj(R"({
+      "apiVersion":"config.karmada.io/v1alpha1","kind":"ResourceInterpreterCustomization",
+      "metadata":{"name":"workloads"},
+      "spec":{"target":{"apiVersion":"apps.example.com/v1","kind":"Workload"},
+        "customizations":{
+          "replicaResource":{"luaScript":
+            "function GetReplicas(obj) return obj.spec.replicas, nil end"},
+          "replicaRevision":{"luaScript":
+            "function ReviseReplica(obj, n) obj.spec.replicas = n return obj end"},
+          "dependencyInterpretation":{"luaScript":
+            "local kube = require('kube') function GetDependencies(obj) return kube.getPodDependencies(obj.spec.template, obj.metadata.namespace) end"}}}})"))
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto c = controller_->customizations()->For("apps.example.com/v1", "Workload");
+    return c.has_value() && c->Has(interpreter::Operation::kInterpretDependency);
+  }));
+  // Its own selector admits no cluster.
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop",
+                           ConfigMap("shop", "cfg", "v1",
+                                     R"([{"key":"region","operator":"In","values":["mars"]}])"))
+                  .ok());
+  ASSERT_TRUE(fed_->Create(workloads, "shop", Obj(R"({"apiVersion":"apps.example.com/v1",
+      "kind":"Workload","metadata":{"name":"web"},"spec":{"replicas":1,"template":{
+        "spec":{"containers":[{"name":"web","image":"nginx"}],
+                "volumes":[{"name":"c","configMap":{"name":"cfg"}}]}}}})"))
+                  .ok());
+  auto has = [&](client::Client& m, const client::ResourceRef& r, const std::string& name) {
+    return Get(m, r, "shop", name).has_value();
+  };
+  std::string first;
+  ASSERT_TRUE(Eventually([&] {
+    bool in1 = has(*m1_, workloads, "web"), in2 = has(*m2_, workloads, "web");
+    if (in1 == in2) return false;
+    first = in1 ? "m1" : "m2";
+    return true;
+  }));
+  client::Client& with = first == "m1" ? *m1_ : *m2_;
+  client::Client& without = first == "m1" ? *m2_ : *m1_;
+  ASSERT_TRUE(Eventually([&] { return Data(with, "shop", "cfg") == "v1"; }));
+  EXPECT_FALSE(has(without, kConfigMaps, "cfg"));
+
+  // The object moves: its ConfigMap follows.
+  ctx_->clusters().SetNotReady(first);
+  ASSERT_TRUE(Eventually([&] { return has(without, workloads, "web"); }));
+  ASSERT_TRUE(Eventually([&] { return Data(without, "shop", "cfg") == "v1"; }));
+
+  // The object is gone: nothing needs the ConfigMap there any more.
+  ASSERT_TRUE(fed_->Delete(workloads, "shop", "web").ok());
+  EXPECT_TRUE(Eventually([&] { return !has(without, kConfigMaps, "cfg"); }));
 }
 
 }  // namespace flotilla::federation::sync
