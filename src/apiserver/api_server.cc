@@ -127,7 +127,7 @@ ApiServer::ApiServer(const ApiServerOptions& opts)
       store_(*opts.store, metrics_),
       objects_(*opts.registry, store_, *opts.clock),
       inflight_(opts.inflight),
-      rbac_(objects_) {
+      rbac_(objects_, opts.controller_groups) {
   metrics_.SetSource("inflight", [this] { return inflight_.RenderMetrics(); });
   metrics_.SetSource("storage_objects", [this] { return RenderStorageObjects(); });
   objects_.SetEventTtl(opts.event_ttl);

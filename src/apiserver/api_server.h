@@ -49,6 +49,10 @@ struct ApiServerOptions {
   // At most so many requests served at once (inflight.h); {0, 0}: no limit.
   InflightLimits inflight{0, 0};
   PathHandler extra_paths;  // empty: none
+  // API groups the federation's controllers also read and write, besides
+  // those their role names (rbac_bootstrap.h): the groups of the kinds the
+  // federation propagates.
+  std::vector<std::string> controller_groups;
   // How long an Event lives after its last write; zero: for ever
   // (ServerOptions::event_ttl).
   Duration event_ttl = std::chrono::hours(1);

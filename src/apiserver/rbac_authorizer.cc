@@ -56,7 +56,8 @@ std::optional<json::object> Reconciled(const json::object& stored, const json::o
 
 }  // namespace
 
-RbacAuthorizer::RbacAuthorizer(Objects& objects) : objects_(objects) {
+RbacAuthorizer::RbacAuthorizer(Objects& objects, std::vector<std::string> controller_groups)
+    : objects_(objects), bootstrap_(rbac::BootstrapPolicy(controller_groups)) {
   const api::Registry& reg = objects.registry();
   roles_ = reg.Find(rbac::kGroup, "v1", "roles");
   cluster_roles_ = reg.Find(rbac::kGroup, "v1", "clusterroles");
@@ -176,7 +177,7 @@ void NoteWrite(const StatusOr<json::object>& written, int64_t* revision) {
 }  // namespace
 
 Status RbacAuthorizer::EnsureBootstrap(int64_t* written) {
-  for (const json::object& wanted : rbac::BootstrapPolicy()) {
+  for (const json::object& wanted : bootstrap_) {
     const api::Resource& res =
         StringAt(wanted, "kind") == "ClusterRole" ? *cluster_roles_ : *cluster_bindings_;
     std::string name = StringAt(wanted, "metadata.name");

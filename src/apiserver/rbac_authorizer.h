@@ -33,7 +33,8 @@ namespace flotilla::apiserver {
 
 class RbacAuthorizer {
  public:
-  explicit RbacAuthorizer(Objects& objects);
+  // `controller_groups`: rbac::BootstrapPolicy's.
+  explicit RbacAuthorizer(Objects& objects, std::vector<std::string> controller_groups = {});
   ~RbacAuthorizer();
 
   // Loads the policy, starts the watch, writes the bootstrap policy and
@@ -67,6 +68,8 @@ class RbacAuthorizer {
   Status Forbid(const api::Resource& res, const json::object& obj, const std::string& why) const;
 
   Objects& objects_;
+  // The bootstrap policy this server writes (rbac_bootstrap.h).
+  const std::vector<json::object> bootstrap_;
   const api::Resource* roles_ = nullptr;
   const api::Resource* cluster_roles_ = nullptr;
   const api::Resource* bindings_ = nullptr;

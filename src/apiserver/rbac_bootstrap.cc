@@ -3,6 +3,7 @@
 // [apiGroups, resources, verbs] or, for paths, [nonResourceURLs, verbs].
 #include "apiserver/rbac_bootstrap.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -205,6 +206,23 @@ Policy BootstrappedPolicy() {
 const std::vector<json::object>& BootstrapPolicy() {
   static const std::vector<json::object> kObjects = Build();
   return kObjects;
+}
+
+std::vector<json::object> BootstrapPolicy(const std::vector<std::string>& controller_groups) {
+  std::vector<json::object> out = BootstrapPolicy();
+  for (json::object& obj : out) {
+    if (StringAt(obj, "kind") != "ClusterRole" ||
+        StringAt(obj, "metadata.name") != "flotilla:federation-controller") {
+      continue;
+    }
+    json::array& groups = obj["rules"].as_array()[0].as_object()["apiGroups"].as_array();
+    for (const std::string& g : controller_groups) {
+      if (std::find(groups.begin(), groups.end(), json::value(g)) == groups.end()) {
+        groups.push_back(json::value(g));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace flotilla::apiserver::rbac

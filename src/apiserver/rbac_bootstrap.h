@@ -20,6 +20,12 @@ namespace flotilla::apiserver::rbac {
 // annotation rbac.authorization.kubernetes.io/autoupdate=true) and its body.
 const std::vector<json::object>& BootstrapPolicy();
 
+// The same, with the federation controllers' ClusterRole also granting every
+// verb on every resource of `controller_groups` (the API groups of the kinds
+// the federation propagates, from the kinds' declarations; those already
+// named are not repeated).
+std::vector<json::object> BootstrapPolicy(const std::vector<std::string>& controller_groups);
+
 // The policy a new server decides by: the objects above, aggregated.
 Policy BootstrappedPolicy();
 

@@ -192,6 +192,35 @@ TEST(BootstrapPolicyTest, ControllerRoleCannotTouchRbacOrImpersonate) {
   EXPECT_FALSE(can(Resource("impersonate", "", "users", "", "flotilla-admin")));
 }
 
+// The groups of the kinds the federation propagates join the controllers'
+// role (a federated Job needs batch); named once, and RBAC still not.
+TEST(BootstrapPolicyTest, ControllerRoleTakesTheFederatedKindsGroups) {
+  std::vector<json::object> objects = BootstrapPolicy({"batch", "apps", "batch"});
+  const json::object* role = nullptr;
+  for (const json::object& o : objects) {
+    if (StringAt(o, "metadata.name") == "flotilla:federation-controller" &&
+        StringAt(o, "kind") == "ClusterRole") {
+      role = &o;
+    }
+  }
+  ASSERT_NE(role, nullptr);
+  const json::array& groups =
+      (*Find(*role, "rules")).get_array()[0].get_object().at("apiGroups").get_array();
+  EXPECT_EQ(std::count(groups.begin(), groups.end(), json::value("batch")), 1);
+  EXPECT_EQ(std::count(groups.begin(), groups.end(), json::value("apps")), 1);
+  EXPECT_EQ(std::count(groups.begin(), groups.end(), json::value("rbac.authorization.k8s.io")), 0);
+  // The shared table is not changed.
+  for (const json::object& o : BootstrapPolicy()) {
+    if (StringAt(o, "metadata.name") != "flotilla:federation-controller" ||
+        StringAt(o, "kind") != "ClusterRole") {
+      continue;
+    }
+    const json::array& plain =
+        (*Find(o, "rules")).get_array()[0].get_object().at("apiGroups").get_array();
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), json::value("batch")), 0);
+  }
+}
+
 struct MatrixCase {
   const char* who;
   RequestAttributes attrs;

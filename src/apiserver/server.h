@@ -35,6 +35,8 @@ struct ServerOptions {
   // last write; zero keeps Events for ever.
   Duration event_ttl = std::chrono::hours(1);
   PathHandler extra_paths;  // see ApiServerOptions
+  // See ApiServerOptions::controller_groups.
+  std::vector<std::string> controller_groups;
   // kube-apiserver's --max-requests-inflight and
   // --max-mutating-requests-inflight (inflight.h).
   InflightLimits inflight;

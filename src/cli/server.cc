@@ -243,6 +243,7 @@ int RunServer(ServerFlags& flags) {
       registry, federation::BuiltInKinds(),
       {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
   flags.server.registry = &registry;
+  flags.server.controller_groups = federation::ControllerGroups();
   flags.server.schemas = &api::SchemaSet::Builtin();
   auto server = apiserver::Server::Start(flags.server);
   if (!server.ok()) {

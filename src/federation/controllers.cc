@@ -1,6 +1,8 @@
 // The federation's controllers in `flotilla server` (controllers.h).
 #include "federation/controllers.h"
 
+#include <algorithm>
+
 namespace flotilla::federation {
 
 // Defined in the source the build writes (flotilla_federated_kinds).
@@ -21,6 +23,16 @@ std::vector<client::ResourceRef> MemberKinds() {
   for (auto k = kinds.rbegin(); k != kinds.rend(); ++k) {
     for (auto r = k->propagates.rbegin(); r != k->propagates.rend(); ++r) {
       if (r->group != "apiextensions.k8s.io") out.push_back(*r);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ControllerGroups() {
+  std::vector<std::string> out;
+  for (const FederatedKind& k : BuiltInKinds().kinds()) {
+    for (const client::ResourceRef& r : k.propagates) {
+      if (std::find(out.begin(), out.end(), r.group) == out.end()) out.push_back(r.group);
     }
   }
   return out;

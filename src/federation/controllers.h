@@ -31,6 +31,11 @@ const KindRegistry& BuiltInKinds();
 // too.
 std::vector<client::ResourceRef> MemberKinds();
 
+// The API groups of everything the built-in kinds propagate, for the
+// federation controllers' ClusterRole (apiserver::ServerOptions::
+// controller_groups).
+std::vector<std::string> ControllerGroups();
+
 struct FederationOptions {
   // Federated workloads (ReplicaSets, Deployments, StatefulSets).
   WorkloadOptions workloads;
