@@ -217,6 +217,9 @@ std::vector<json::object> BootstrapPolicy(const std::vector<std::string>& contro
     }
     json::array& groups = obj["rules"].as_array()[0].as_object()["apiGroups"].as_array();
     for (const std::string& g : controller_groups) {
+      // The controllers' identity holds nothing in RBAC (docs/security.md),
+      // whatever a kind propagates: federating Roles needs a grant of its own.
+      if (g == "rbac.authorization.k8s.io") continue;
       if (std::find(groups.begin(), groups.end(), json::value(g)) == groups.end()) {
         groups.push_back(json::value(g));
       }

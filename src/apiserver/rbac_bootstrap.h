@@ -23,7 +23,8 @@ const std::vector<json::object>& BootstrapPolicy();
 // The same, with the federation controllers' ClusterRole also granting every
 // verb on every resource of `controller_groups` (the API groups of the kinds
 // the federation propagates, from the kinds' declarations; those already
-// named are not repeated).
+// named are not repeated). rbac.authorization.k8s.io is never added: the
+// controllers' identity holds nothing in RBAC.
 std::vector<json::object> BootstrapPolicy(const std::vector<std::string>& controller_groups);
 
 // The policy a new server decides by: the objects above, aggregated.

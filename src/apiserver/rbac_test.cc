@@ -195,7 +195,8 @@ TEST(BootstrapPolicyTest, ControllerRoleCannotTouchRbacOrImpersonate) {
 // The groups of the kinds the federation propagates join the controllers'
 // role (a federated Job needs batch); named once, and RBAC still not.
 TEST(BootstrapPolicyTest, ControllerRoleTakesTheFederatedKindsGroups) {
-  std::vector<json::object> objects = BootstrapPolicy({"batch", "apps", "batch"});
+  std::vector<json::object> objects =
+      BootstrapPolicy({"batch", "apps", "batch", "rbac.authorization.k8s.io"});
   const json::object* role = nullptr;
   for (const json::object& o : objects) {
     if (StringAt(o, "metadata.name") == "flotilla:federation-controller" &&
