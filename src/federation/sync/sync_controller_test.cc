@@ -46,6 +46,23 @@ json::object ConfigMap(const std::string& ns, const std::string& name, const std
   return cm;
 }
 
+// A customization of the tests' Workload kind (apps.example.com/v1): its
+// replicas divided by spec.replicas, and `operation` (a customizations
+// entry, e.g. "statusAggregation") with `script`.
+json::object WorkloadCustomization(const std::string& operation, const std::string& script) {
+  json::object c = Obj(R"({"apiVersion":"config.karmada.io/v1alpha1",
+      "kind":"ResourceInterpreterCustomization","metadata":{"name":"workloads"},
+      "spec":{"target":{"apiVersion":"apps.example.com/v1","kind":"Workload"},
+        "customizations":{
+          "replicaResource":{"luaScript":
+            "function GetReplicas(obj) return obj.spec.replicas, nil end"},
+          "replicaRevision":{"luaScript":
+            "function ReviseReplica(obj, n) obj.spec.replicas = n return obj end"}}}})");
+  c["spec"].as_object()["customizations"].as_object()[operation] =
+      json::object{{"luaScript", script}};
+  return c;
+}
+
 class SyncControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -458,17 +475,12 @@ TEST_F(SyncControllerTest, ACustomKindIsFederatedOnceItsDefinitionIsEstablished)
 TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
   const client::ResourceRef workloads{"apps.example.com", "v1", "workloads", true};
   EstablishKind("apps.example.com", "workloads", "Workload");
-  const char* kCustomization = R"({"apiVersion":"config.karmada.io/v1alpha1",
-      "kind":"ResourceInterpreterCustomization","metadata":{"name":"workloads"},
-      "spec":{"target":{"apiVersion":"apps.example.com/v1","kind":"Workload"},
-        "customizations":{
-          "replicaResource":{"luaScript":
-            "function GetReplicas(obj) return obj.spec.replicas, nil end"},
-          "replicaRevision":{"luaScript":
-            "function ReviseReplica(obj, n) obj.spec.replicas = n return obj end"},
-          "statusAggregation":{"luaScript":
-            "function AggregateStatus(obj, items) local r = 0 for i = 1, #items do if items[i].status ~= nil then r = r + (items[i].status.ready or 0) end end obj.status = {ready = r, clusters = #items} return obj end"}}}})";
-  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", Obj(kCustomization)).ok());
+  const json::object customization = WorkloadCustomization(
+      "statusAggregation",
+      "function AggregateStatus(obj, items) local r = 0 for i = 1, #items do if items[i].status "
+      "~= nil then r = r + (items[i].status.ready or 0) end end obj.status = {ready = r, "
+      "clusters = #items} return obj end");
+  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", customization).ok());
   ASSERT_TRUE(fed_->Create(workloads, "shop", Obj(R"({"apiVersion":"apps.example.com/v1",
       "kind":"Workload","metadata":{"name":"web"},"spec":{"replicas":5}})"))
                   .ok());
@@ -499,7 +511,7 @@ TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
   EXPECT_TRUE(Eventually([&] { return replicas(*m1_) == 5; }));
 
   // A script that fails: the copy stays, the object says why.
-  json::object broken = Obj(kCustomization);
+  json::object broken = customization;
   auto current = Get(*fed_, kResourceInterpreterCustomizations, "", "workloads");
   ASSERT_TRUE(current);
   broken["metadata"] = (*current)["metadata"];
@@ -574,17 +586,12 @@ TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines)
 TEST_F(SyncControllerTest, DependenciesGoWhereTheirDependentsAre) {
   const client::ResourceRef workloads{"apps.example.com", "v1", "workloads", true};
   EstablishKind("apps.example.com", "workloads", "Workload");
-  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "", Obj(R"({
-      "apiVersion":"config.karmada.io/v1alpha1","kind":"ResourceInterpreterCustomization",
-      "metadata":{"name":"workloads"},
-      "spec":{"target":{"apiVersion":"apps.example.com/v1","kind":"Workload"},
-        "customizations":{
-          "replicaResource":{"luaScript":
-            "function GetReplicas(obj) return obj.spec.replicas, nil end"},
-          "replicaRevision":{"luaScript":
-            "function ReviseReplica(obj, n) obj.spec.replicas = n return obj end"},
-          "dependencyInterpretation":{"luaScript":
-            "local kube = require('kube') function GetDependencies(obj) return kube.getPodDependencies(obj.spec.template, obj.metadata.namespace) end"}}}})"))
+  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "",
+                           WorkloadCustomization("dependencyInterpretation",
+                                                 "local kube = require('kube') function "
+                                                 "GetDependencies(obj) return "
+                                                 "kube.getPodDependencies(obj.spec.template, "
+                                                 "obj.metadata.namespace) end"))
                   .ok());
   ASSERT_TRUE(Eventually([&] {
     auto c = controller_->customizations()->For("apps.example.com/v1", "Workload");
