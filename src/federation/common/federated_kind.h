@@ -1,5 +1,5 @@
-// How a federated kind declares itself, once (docs/federation.md,
-// "Adding a kind"). Every controller `flotilla server` can run (the cluster
+// How a federated kind declares itself, once (docs/architecture.md,
+// "Adding a federated kind"). Every controller `flotilla server` can run (the cluster
 // controller, the sync controller and one per federated workload kind)
 // describes itself in a FederatedKind, in its own folder:
 //
@@ -20,7 +20,9 @@
 //  - the admission rules (federation/admission): the placement annotations
 //    and the federation's finalizer on every resource the kind propagates,
 //    and the kind's own annotations (KindAdmission);
-//  - the controller, built by `build` when it is enabled.
+//  - the controller, built by `build` when it is enabled;
+//  - what a cascading `flotilla unjoin` deletes in a member, and the API
+//    groups the controllers' ClusterRole grants (controllers.h).
 // What never reaches a member copy needs no declaration: every annotation in
 // the federation's own domains does not (member_copy.h).
 #pragma once
