@@ -388,7 +388,7 @@ json::object Custom(const Config& c) {
     return {{"error", s.ToString()}};
   }
   if (Status s = fleet->fed
-                     ->Create(federation::sync::kResourceInterpreterCustomizations, "",
+                     ->Create(federation::kResourceInterpreterCustomizations, "",
                               json::parse(kWidgetCustomization).as_object())
                      .status();
       !s.ok()) {

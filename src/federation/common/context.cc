@@ -4,6 +4,7 @@
 #include "api/views.h"
 #include "base/mutex.h"
 #include "federation/common/member_pod_view.h"
+#include "federation/common/reconciler.h"
 
 namespace flotilla::federation {
 namespace {
@@ -32,8 +33,17 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       informers_(fed, clock, manager_),
       policies_(informers_.For(kPropagationPolicies), informers_.For(kClusterPropagationPolicies)),
       overrides_(informers_.For(kOverridePolicies), informers_.For(kClusterOverridePolicies)),
-      members_(clusters_, clock) {
+      members_(clusters_, clock),
+      customizations_(informers_.For(kResourceInterpreterCustomizations)) {
   members_.SetTransform(kPods, MemberPodView);
+  informers_.For(kResourceInterpreterCustomizations)
+      .AddEventHandler({.on_add = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); },
+                        .on_update =
+                            [this](const runtime::ObjectPtr& old, const runtime::ObjectPtr& c) {
+                              RecheckTarget(*old);
+                              RecheckTarget(*c);
+                            },
+                        .on_delete = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); }});
   policies_.OnChange([this] { ClustersChanged(); });
   overrides_.OnChange([this] { ClustersChanged(); });
 }
@@ -65,6 +75,46 @@ void FederationContext::OnClusterChange(std::function<void()> fn) {
              if (PlacementInputsChanged(a, b)) ClustersChanged();
            },
        .on_delete = [this](const runtime::ObjectPtr&) { ClustersChanged(); }});
+}
+
+void FederationContext::RecheckTarget(const json::object& customization) {
+  customizations_.Changed();
+  EnqueueKind(StringViewAt(customization, "spec.target.apiVersion"),
+              StringViewAt(customization, "spec.target.kind"));
+}
+
+void FederationContext::AddReconciler(Reconciler& r) {
+  MutexLock lock(hooks_mu_);
+  reconcilers_.push_back(&r);
+}
+
+void FederationContext::RemoveReconciler(Reconciler& r) {
+  MutexLock lock(hooks_mu_);
+  std::erase(reconcilers_, &r);
+}
+
+void FederationContext::EnqueueKind(std::string_view api_version, std::string_view kind) {
+  MutexLock lock(hooks_mu_);
+  for (Reconciler* r : reconcilers_) {
+    if (r->Reconciles(api_version, kind)) r->EnqueueAll();
+  }
+}
+
+void FederationContext::EnqueueObject(std::string_view api_version, std::string_view kind,
+                                      const std::string& ns, const std::string& name) {
+  MutexLock lock(hooks_mu_);
+  for (Reconciler* r : reconcilers_) {
+    if (!r->Reconciles(api_version, kind)) continue;
+    r->Enqueue(r->resource().namespaced ? ns + "/" + name : name);
+  }
+}
+
+bool FederationContext::ClusterScoped(std::string_view api_version, std::string_view kind) const {
+  MutexLock lock(hooks_mu_);
+  for (const Reconciler* r : reconcilers_) {
+    if (r->Reconciles(api_version, kind)) return !r->resource().namespaced;
+  }
+  return false;
 }
 
 void FederationContext::ClustersChanged() {

@@ -27,6 +27,8 @@
 #include "base/mutex.h"
 #include "client/client.h"
 #include "federation/common/cluster_clients.h"
+#include "federation/common/customizations.h"
+#include "federation/common/dependencies.h"
 #include "federation/common/member_informers.h"
 #include "federation/common/names.h"
 #include "federation/common/policies.h"
@@ -36,6 +38,8 @@
 #include "runtime/shared_informers.h"
 
 namespace flotilla::federation {
+
+class Reconciler;
 
 struct ContextOptions {
   // Threads that send one check's requests to many members at once, shared
@@ -72,6 +76,11 @@ class FederationContext {
   // The override policies and what they change in member copies.
   const OverridePolicies& overrides() const { return overrides_; }
   MemberInformers& members() { return members_; }
+  // The interpreter's customizations, by the kind they target (a change
+  // re-checks every object of that kind).
+  const Customizations& customizations() const { return customizations_; }
+  // Where the objects that federated objects depend on are needed.
+  Dependencies& dependencies() { return dependencies_; }
   runtime::WorkPool& pool() { return pool_; }
   metrics::Registry& metrics() { return metrics_; }
   // The recorder of events from `component` (their source), made on first
@@ -96,6 +105,21 @@ class FederationContext {
   // writing it before the first copy. Without a joined cluster there is
   // nothing to hold an object for, and a delete stays one write.
   bool FinalizesAtCreate(std::string_view group, std::string_view plural, const json::object& obj);
+
+  // Every reconciler registers itself (reconciler.h), for the objects of
+  // its kind to be re-checked from elsewhere: a changed customization, a
+  // dependent that moved. May be called once started; a reconciler removes
+  // itself before it goes.
+  void AddReconciler(Reconciler& r);
+  void RemoveReconciler(Reconciler& r);
+  // Re-checks every object of `api_version`/`kind`.
+  void EnqueueKind(std::string_view api_version, std::string_view kind);
+  // Re-checks the object `ns`/`name` of `api_version`/`kind` (`ns` is not
+  // looked at for a cluster-scoped kind).
+  void EnqueueObject(std::string_view api_version, std::string_view kind, const std::string& ns,
+                     const std::string& name);
+  // Whether a reconciler checks the cluster-scoped kind `api_version`/`kind`.
+  bool ClusterScoped(std::string_view api_version, std::string_view kind) const;
 
   // When `cluster` last became ready; nullopt while it is not ready.
   std::optional<TimePoint> ReadySince(const std::string& cluster) const;
@@ -125,7 +149,11 @@ class FederationContext {
   PropagationPolicies policies_;
   OverridePolicies overrides_;
   MemberInformers members_;
+  Customizations customizations_;
+  Dependencies dependencies_;
   void ClustersChanged();
+  // Re-checks the objects of the kind `customization` targets.
+  void RecheckTarget(const json::object& customization);
 
   // Controllers added once started add to these: read under the lock,
   // called outside it.
@@ -134,6 +162,8 @@ class FederationContext {
       GUARDED_BY(hooks_mu_);
   std::vector<std::pair<client::ResourceRef, std::shared_ptr<const Federates>>> finalized_
       GUARDED_BY(hooks_mu_);
+  // Enqueue calls under it (a reconciler's Enqueue only adds to a queue).
+  std::vector<Reconciler*> reconcilers_ GUARDED_BY(hooks_mu_);
   int subscription_ = -1;
   mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_ GUARDED_BY(mu_);

@@ -102,6 +102,13 @@ Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOpt
     });
   }
   ctx.OnClusterChange([this] { EnqueueAll(); });
+  ctx.AddReconciler(*this);
+}
+
+Reconciler::~Reconciler() { ctx_.RemoveReconciler(*this); }
+
+bool Reconciler::Reconciles(std::string_view api_version, std::string_view kind) const {
+  return strategy_.kind() == kind && strategy_.resource().ApiVersion() == api_version;
 }
 
 runtime::EventHandler Reconciler::MemberHandler(const std::string& cluster) {
@@ -144,6 +151,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   check.obj = Typed(strategy_.resource(), strategy_.kind(), *cached);
   if (api::IsBeingDeleted(check.obj)) return Delete(check.obj);
   check.key = key;
+  check.custom = ctx_.customizations().For(strategy_.resource().ApiVersion(), strategy_.kind());
   api::ObjectView view(check.obj);
   check.ns = view.ns();
   check.name = view.name();
@@ -173,7 +181,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   for (Target& t : targets.ready) {
     // No Cluster object: the cluster is leaving; what it holds stays.
     if (t.cluster_object == nullptr) continue;
-    if (!selector->Matches(*t.cluster_object) && !strategy_.AlsoAdmits(check, t.cluster)) {
+    if (!selector->Matches(*t.cluster_object) && !NeededIn(check, t.cluster)) {
       not_admitted.push_back(std::move(t));
       continue;
     }
@@ -208,6 +216,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
 
   FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
   if (strategy_.TakesOverrides()) ApplyOverrides(check);
+  FLOTILLA_RETURN_IF_ERROR(RecordDependencies(check));
   StampAll(check);
   CreateAll(check);
   UpdateAll(check);
@@ -328,6 +337,7 @@ runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& clu
 }
 
 void Reconciler::Forget(const std::string& key) {
+  EnqueueDependencies(ctx_.dependencies().Remove(DependentId(key)));
   strategy_.Forget(key);
   expectations_.Forget(key);
   versions_.Forget(key);
@@ -344,21 +354,67 @@ void Reconciler::Remember(const std::string& key, const Copy& c, const json::obj
                      {.want = c.desired_hash, .got = OwnedHash(written, *c.desired)});
 }
 
-bool Reconciler::CopyUpToDate(const std::string& key, const Copy& c) {
+bool Reconciler::CopyUpToDate(const Check& check, const Copy& c) {
   const json::object* have = c.Current();
   if (have == nullptr || !c.desired) return false;
   // Written for another desired copy, or not by the federation as it is.
   if (DesiredHashOf(*have) != HashText(c.desired_hash)) return false;
-  if (std::optional<CopyVersions::Written> w = versions_.Find(key, c.cluster());
+  bool retains = check.custom != nullptr && check.custom->Has(interpreter::Operation::kRetain);
+  if (std::optional<CopyVersions::Written> w = versions_.Find(check.key, c.cluster());
       w && w->want == c.desired_hash) {
-    return OwnedHash(*have, *c.desired) == w->got;
+    // A member's change of what Retain keeps is judged below.
+    if (OwnedHash(*have, *c.desired) == w->got) return true;
+    if (!retains) return false;
   }
   Copy judged = c;
   judged.existing = std::make_shared<const json::object>(*have);
   judged.written.reset();
+  if (retains) judged.desired = Retained(check.custom, *c.desired, *have);
   if (!strategy_.UpToDate(judged)) return false;
-  Remember(key, c, *have);
+  Remember(check.key, c, *have);
   return true;
+}
+
+Status Reconciler::Interpreted(const Check& check, Status s) {
+  if (!s.ok()) {
+    events().Event(check.obj, runtime::kEventTypeWarning, "InterpreterFailed",
+                   std::string(s.message()));
+  }
+  return s;
+}
+
+Status Reconciler::RecordDependencies(const Check& check) {
+  std::vector<DependencyRef> refs;
+  std::set<std::string> clusters;
+  if (check.custom != nullptr && check.custom->Has(interpreter::Operation::kInterpretDependency)) {
+    StatusOr<json::array> named = interpreter::GetDependencies(*check.custom, check.obj);
+    FLOTILLA_RETURN_IF_ERROR(Interpreted(check, named.status()));
+    refs = DependencyRefs(*named, check.ns);
+    for (DependencyRef& r : refs) {
+      if (ctx_.ClusterScoped(r.api_version, r.kind)) r.ns.clear();
+    }
+    for (const Copy& c : check.copies) {
+      if (c.desired && !c.remove) clusters.insert(c.cluster());
+    }
+  }
+  EnqueueDependencies(
+      ctx_.dependencies().Set(DependentId(check.key), std::move(refs), std::move(clusters)));
+  return Status::Ok();
+}
+
+bool Reconciler::NeededIn(const Check& check, const std::string& cluster) const {
+  return ctx_.dependencies().NeededIn(
+      {strategy_.resource().ApiVersion(), strategy_.kind(), check.ns, check.name}, cluster);
+}
+
+std::string Reconciler::DependentId(const std::string& key) const {
+  return strategy_.resource().group + "/" + strategy_.resource().resource + ":" + key;
+}
+
+void Reconciler::EnqueueDependencies(const std::vector<DependencyRef>& refs) {
+  for (const DependencyRef& r : refs) {
+    ctx_.EnqueueObject(r.api_version, r.kind, r.ns, r.name);
+  }
 }
 
 void Reconciler::Create(Check& check, std::vector<size_t> which) {
@@ -404,7 +460,8 @@ void Reconciler::CreateAll(Check& check) {
 
 StatusOr<json::object> Reconciler::TakeOver(Check& check, const Copy& c) {
   if (!strategy_.MustReplace(c)) {
-    return writer_.Update(check.obj, c.target, strategy_.resource(), strategy_.Updated(c));
+    return writer_.Update(check.obj, c.target, strategy_.resource(),
+                          Retained(check.custom, strategy_.Updated(c), *c.existing));
   }
   // Replaced: its dependents stay for the new object to adopt where they
   // match.
@@ -437,7 +494,7 @@ void Reconciler::UpdateAll(Check& check) {
         case Unmanaged::kTakeOver:
           break;
       }
-    } else if (CopyUpToDate(check.key, c)) {
+    } else if (CopyUpToDate(check, c)) {
       continue;
     }
     todo.push_back(i);
@@ -448,7 +505,9 @@ void Reconciler::UpdateAll(Check& check) {
     expectations_.Expect(check.key, c.cluster(), c.existing);
     StatusOr<json::object> updated = managed
                                          ? writer_.Update(check.obj, c.target, strategy_.resource(),
-                                                          strategy_.Updated(c), strategy_.Detail(c))
+                                                          Retained(check.custom, strategy_.Updated(c),
+                                                                   *c.existing),
+                                                          strategy_.Detail(c))
                                          : TakeOver(check, c);
     expectations_.Done(check.key, c.cluster(), updated);
     if (!updated.ok()) {

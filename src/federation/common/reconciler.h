@@ -14,8 +14,9 @@
 //     shows none, so that a copy created a moment ago is not left behind)
 //     and wait until they are gone. Then Strategy::Finalize, then the
 //     finalizer goes.
-//  2. The cluster selector splits the clusters into admitted and not (the
-//     strategy may admit more: Strategy::AlsoAdmits); a cluster without a
+//  2. The cluster selector splits the clusters into admitted and not (a
+//     cluster where an object that depends on this one has its copy is
+//     admitted too: dependencies.h); a cluster without a
 //     Cluster object (being unjoined) is neither: what it holds stays as it
 //     is. An object without placement annotations takes
 //     its selector from the propagation policy that places it (policies.h):
@@ -27,11 +28,17 @@
 //  4. Strategy::Plan sets the copy each admitted cluster should have; the
 //     override policies that apply there change it (a copy whose overrides
 //     cannot apply is left as it is, with a Warning
-//     ApplyOverridePolicyFailed).
+//     ApplyOverridePolicyFailed). When the kind's interpreter customization
+//     (customizations.h) defines GetDependencies, the objects it names are
+//     recorded as needed where the copies go, and re-checked when that
+//     changes.
 //  5. Missing copies are created, all clusters at once; when some creates
 //     fail, Strategy::Replan may plan again without those clusters and the
 //     new creates follow ([E1] of seed 000).
-//  6. Copies that are not up to date are updated. A same-named member
+//  6. Copies that are not up to date are updated; what the kind's Retain
+//     script keeps of a member's copy is part of what the copy should be
+//     (it is kept in each update, and a copy that differs only there is up
+//     to date). A same-named member
 //     object the federation did not create is left alone (with a Warning
 //     NotManagedInCluster unless the strategy keeps quiet) or taken over
 //     (Warning OverwriteInCluster), replacing it when it cannot be updated
@@ -69,6 +76,7 @@
 #include "federation/common/cluster_selector.h"
 #include "federation/common/context.h"
 #include "federation/common/copy_versions.h"
+#include "federation/common/customizations.h"
 #include "federation/common/fanout.h"
 #include "federation/common/write_expectations.h"
 #include "runtime/controller_manager.h"
@@ -120,6 +128,8 @@ struct Check {
   // The propagation policy that places the object; null: its annotations,
   // or no policy, do (policies.h).
   PolicyPtr policy;
+  // The kind's interpreter customization; null: none.
+  CustomizationPtr custom;
   // The strategy's own state between Plan and Finish.
   std::any state;
 
@@ -175,9 +185,6 @@ class Strategy {
   // A take-over that cannot be an update (an immutable field differs): the
   // object is deleted (its dependents orphaned) and created anew.
   virtual bool MustReplace(const Copy& c) const { return false; }
-  // Before Plan: true admits `cluster`, which the cluster selector does not
-  // (the object goes where objects that depend on it run).
-  virtual bool AlsoAdmits(const Check& check, const std::string& cluster) const { return false; }
   // After Plan: true keeps the managed copy in `cluster`, which the cluster
   // selector no longer admits, for now (a move off it is not done yet).
   virtual bool KeepNotAdmitted(const Check& check, const std::string& cluster) const {
@@ -224,6 +231,7 @@ class Reconciler {
   // Registers the controller, the federated informer's handler and the
   // member handlers with `ctx`. `ctx` and `strategy` must outlive it.
   Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOptions options);
+  ~Reconciler();
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
 
@@ -233,6 +241,9 @@ class Reconciler {
   runtime::EventRecorder& events() { return writer_.events(); }
   const ReconcilerOptions& options() const { return options_; }
 
+  // Whether it checks the objects of `api_version`/`kind`.
+  bool Reconciles(std::string_view api_version, std::string_view kind) const;
+  const client::ResourceRef& resource() const { return strategy_.resource(); }
   // Checks `key` after `delay` (if it is a federated object of this kind).
   void Enqueue(const std::string& key, Duration delay = Duration::zero());
   void EnqueueAll();
@@ -240,8 +251,12 @@ class Reconciler {
   // Whether c.Current(), a managed copy, is as c.desired wants it, on what
   // the federation owns and what the member made of its last write
   // (copy_versions.h); Strategy::UpToDate decides for a copy this process
-  // has not written. REQUIRES: c.desired, stamped (true after Plan).
-  bool CopyUpToDate(const std::string& key, const Copy& c);
+  // has not written, or one whose kind retains fields a member changed.
+  // REQUIRES: c.desired, stamped (true after Plan).
+  bool CopyUpToDate(const Check& check, const Copy& c);
+  // `s`, the outcome of one of the kind's scripts; a failure is also a
+  // Warning event InterpreterFailed on the object.
+  Status Interpreted(const Check& check, Status s);
 
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
@@ -273,6 +288,14 @@ class Reconciler {
                             const std::string& name) const;
   runtime::EventHandler MemberHandler(const std::string& cluster);
   void Forget(const std::string& key);
+  // The objects that `check`'s names with GetDependencies are needed where
+  // its copies go (step 4).
+  Status RecordDependencies(const Check& check);
+  // Whether an object that depends on `check`'s has its copy in `cluster`.
+  bool NeededIn(const Check& check, const std::string& cluster) const;
+  // The dependencies index's name of the object of `key`.
+  std::string DependentId(const std::string& key) const;
+  void EnqueueDependencies(const std::vector<DependencyRef>& refs);
   // Stamps every desired copy with its hash.
   static void StampAll(Check& check);
   // After a write of `c` that the member answered with `written`.

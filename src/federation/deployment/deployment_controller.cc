@@ -255,7 +255,7 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
           break;
         }
       }
-      s.observed = c.desired && reconciler().CopyUpToDate(check.key, c) &&
+      s.observed = c.desired && reconciler().CopyUpToDate(check, c) &&
                    api::WorkloadView(*s.local).Observed();
     } else {
       s.observed = s.planned == 0;

@@ -91,7 +91,7 @@ Status ReplicaSetController::WriteStatus(Check& check) {
       l.fully_labeled = local.fully_labeled_replicas();
       l.ready = local.ready_replicas();
       l.available = local.available_replicas();
-      l.observed = c.desired && reconciler().CopyUpToDate(check.key, c) && local.Observed();
+      l.observed = c.desired && reconciler().CopyUpToDate(check, c) && local.Observed();
 
     } else {
       l.observed = l.planned == 0;

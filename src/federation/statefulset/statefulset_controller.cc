@@ -316,7 +316,7 @@ Status StatefulSetController::WriteStatus(Check& check, const State& state,
       s.rollout = state.rollout.states[i];
       if (s.local != nullptr) {
         s.on_template = tmpl != nullptr && RunsTemplate(*s.local, *tmpl);
-        s.observed = c.desired && reconciler_->CopyUpToDate(check.key, c) &&
+        s.observed = c.desired && reconciler_->CopyUpToDate(check, c) &&
                      api::WorkloadView(*s.local).Observed();
       } else {
         s.observed = planned == 0;

@@ -24,30 +24,6 @@ StatusOr<planner::Preferences> PreferencesOf(const json::object& obj) {
 
 }  // namespace
 
-std::optional<interpreter::Customization> Customizations::For(std::string_view api_version,
-                                                              std::string_view kind) const {
-  std::vector<runtime::ObjectPtr> all = informer_.cache().List();
-  std::sort(all.begin(), all.end(), [](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
-    return api::ObjectView(*a).name() < api::ObjectView(*b).name();
-  });
-  std::optional<interpreter::Customization> out;
-  for (const runtime::ObjectPtr& obj : all) {
-    // Most customizations target another kind: skip them before parsing.
-    if (StringViewAt(*obj, "spec.target.kind") != kind) continue;
-    StatusOr<interpreter::Customization> c = interpreter::Read(*obj);
-    if (!c.ok() || c->api_version != api_version || c->kind != kind) continue;
-    if (!out.has_value()) {
-      out = *std::move(c);
-      continue;
-    }
-    for (Operation op : interpreter::kOperations) {
-      auto& script = out->scripts[static_cast<size_t>(op)];
-      if (script.empty()) script = c->Script(op);
-    }
-  }
-  return out;
-}
-
 Status PlanDivided(const interpreter::Customization& c, Check& check, const json::object& desired) {
   FLOTILLA_ASSIGN_OR_RETURN(interpreter::Replicas asked, interpreter::GetReplicas(c, check.obj));
   FLOTILLA_ASSIGN_OR_RETURN(planner::Preferences prefs, PreferencesOf(check.obj));
@@ -66,18 +42,6 @@ Status PlanDivided(const interpreter::Customization& c, Check& check, const json
     copy.desired = std::move(revised);
   }
   return Status::Ok();
-}
-
-json::object Retained(const interpreter::Customization& c, json::object updated,
-                      const json::object& existing) {
-  if (!c.Has(Operation::kRetain)) return updated;
-  StatusOr<json::object> kept = interpreter::Retain(c, updated, existing);
-  if (!kept.ok()) {
-    spdlog::warn("interpreter: Retain of {}/{}: {}", c.kind, api::ObjectView(updated).name(),
-                 kept.status().ToString());
-    return updated;
-  }
-  return *std::move(kept);
 }
 
 StatusOr<json::object> AggregatedStatus(const interpreter::Customization& c, const Check& check) {

@@ -31,7 +31,6 @@
 
 namespace flotilla::federation::sync {
 
-class Customizations;
 
 struct SyncKind {
   client::ResourceRef resource;
@@ -47,11 +46,6 @@ struct SyncKind {
   bool whole = false;
   // A kind federated whole: it has the status subresource.
   bool status_subresource = false;
-  // Where the interpreter customizations on the federation are
-  // (interpreted.h); null: none. A kind federated whole takes every
-  // operation they define; a built-in kind Retain, and for Services
-  // AggregateStatus, the operations that mean something for it. Not owned.
-  const Customizations* customizations = nullptr;
 };
 
 // A custom kind federated whole, as its CustomResourceDefinition serves it.

@@ -35,7 +35,6 @@
 #include "base/mutex.h"
 #include "federation/common/context.h"
 #include "federation/common/reconciler.h"
-#include "federation/sync/dependencies.h"
 #include "federation/sync/kinds.h"
 
 namespace flotilla::federation::sync {
@@ -48,7 +47,6 @@ struct SyncControllerOptions {
 };
 
 class CustomKinds;
-class Customizations;
 
 class SyncController {
  public:
@@ -63,26 +61,16 @@ class SyncController {
   // stays until the controller goes. False when a kind of the same group
   // and resource is propagated already.
   bool AddKind(SyncKind kind);
-  // The interpreter customizations on the federation; null unless
-  // options.custom_kinds.
-  const Customizations* customizations() const { return customizations_.get(); }
 
  private:
   class KindStrategy;
   void EnqueueNamespace(const std::string& ns);
-  // Re-checks every object of the kind a customization targets (it was
-  // added, changed or deleted).
-  void RecheckTarget(const json::object& customization);
-  // Re-checks the objects named (their dependents moved).
-  void EnqueueDependencies(const std::vector<DependencyRef>& refs);
 
   FederationContext& ctx_;
   const SyncControllerOptions options_;
   Mutex mu_;
   std::vector<std::shared_ptr<KindStrategy>> kinds_ GUARDED_BY(mu_);
-  Dependencies dependencies_;
-  std::unique_ptr<Customizations> customizations_;  // null unless options.custom_kinds
-  std::unique_ptr<CustomKinds> custom_;             // null unless options.custom_kinds
+  std::unique_ptr<CustomKinds> custom_;  // null unless options.custom_kinds
 };
 
 }  // namespace flotilla::federation::sync

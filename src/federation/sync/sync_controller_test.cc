@@ -533,7 +533,7 @@ TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines)
           "function Retain(desired, observed) if observed.data ~= nil and observed.data.site ~= nil then desired.data.site = observed.data.site end return desired end"}}}})"))
                   .ok());
   ASSERT_TRUE(Eventually(
-      [&] { return controller_->customizations()->For("v1", "ConfigMap").has_value(); }));
+      [&] { return ctx_->customizations().For("v1", "ConfigMap") != nullptr; }));
   json::object cm = ConfigMap("shop", "cfg", "v1");
   cm["data"].as_object()["site"] = "federation's";
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", cm).ok());
@@ -569,7 +569,7 @@ TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines)
   // just because the customization went).
   ASSERT_TRUE(fed_->Delete(kResourceInterpreterCustomizations, "", "configmaps").ok());
   ASSERT_TRUE(Eventually(
-      [&] { return !controller_->customizations()->For("v1", "ConfigMap").has_value(); }));
+      [&] { return ctx_->customizations().For("v1", "ConfigMap") == nullptr; }));
   cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
   cm["data"].as_object()["key"] = "v3";
   ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
@@ -594,8 +594,8 @@ TEST_F(SyncControllerTest, DependenciesGoWhereTheirDependentsAre) {
                                                  "obj.metadata.namespace) end"))
                   .ok());
   ASSERT_TRUE(Eventually([&] {
-    auto c = controller_->customizations()->For("apps.example.com/v1", "Workload");
-    return c.has_value() && c->Has(interpreter::Operation::kInterpretDependency);
+    auto c = ctx_->customizations().For("apps.example.com/v1", "Workload");
+    return c != nullptr && c->Has(interpreter::Operation::kInterpretDependency);
   }));
   // Its own selector admits no cluster.
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop",

@@ -20,7 +20,7 @@
 #include "base/json.h"
 #include "base/mutex.h"
 
-namespace flotilla::federation::sync {
+namespace flotilla::federation {
 
 // An object named by a dependent.
 struct DependencyRef {
@@ -58,4 +58,4 @@ class Dependencies {
   std::map<DependencyRef, std::map<std::string, std::set<std::string>>> by_ref_ GUARDED_BY(mu_);
 };
 
-}  // namespace flotilla::federation::sync
+}  // namespace flotilla::federation

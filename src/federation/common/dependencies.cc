@@ -1,9 +1,9 @@
 // Where the objects dependents name are needed (dependencies.h).
-#include "federation/sync/dependencies.h"
+#include "federation/common/dependencies.h"
 
 #include <algorithm>
 
-namespace flotilla::federation::sync {
+namespace flotilla::federation {
 
 std::vector<DependencyRef> DependencyRefs(const json::array& refs, const std::string& ns) {
   std::vector<DependencyRef> out;
@@ -77,4 +77,4 @@ void Dependencies::Unindex(const std::string& dependent, const Entry& entry) {
   }
 }
 
-}  // namespace flotilla::federation::sync
+}  // namespace flotilla::federation
