@@ -50,8 +50,7 @@ class Customizations {
 
   runtime::Informer& informer_;
   mutable Mutex mu_;
-  mutable std::map<std::pair<std::string, std::string>, CustomizationPtr> known_
-      GUARDED_BY(mu_);
+  mutable std::map<std::pair<std::string, std::string>, CustomizationPtr> known_ GUARDED_BY(mu_);
   uint64_t generation_ GUARDED_BY(mu_) = 0;
 };
 

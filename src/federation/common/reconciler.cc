@@ -503,12 +503,11 @@ void Reconciler::UpdateAll(Check& check) {
     Copy& c = check.copies[todo[t]];
     bool managed = IsManaged(*c.existing);
     expectations_.Expect(check.key, c.cluster(), c.existing);
-    StatusOr<json::object> updated = managed
-                                         ? writer_.Update(check.obj, c.target, strategy_.resource(),
-                                                          Retained(check.custom, strategy_.Updated(c),
-                                                                   *c.existing),
-                                                          strategy_.Detail(c))
-                                         : TakeOver(check, c);
+    StatusOr<json::object> updated =
+        managed ? writer_.Update(check.obj, c.target, strategy_.resource(),
+                                 Retained(check.custom, strategy_.Updated(c), *c.existing),
+                                 strategy_.Detail(c))
+                : TakeOver(check, c);
     expectations_.Done(check.key, c.cluster(), updated);
     if (!updated.ok()) {
       if (IsRace(updated.status())) {

@@ -9,7 +9,9 @@
 #include "api/views.h"
 #include "federation/cluster/controller_fixture.h"
 #include "federation/common/cluster_selector.h"
+#include "federation/common/customizations.h"
 #include "federation/common/member_copy.h"
+#include "federation/sync/sync_controller.h"
 
 namespace flotilla::federation::replicaset {
 namespace {
@@ -252,6 +254,117 @@ TEST_F(ReplicaSetControllerTest, LocalCopiesDeletedOrEditedByHandAreRestored) {
     json::value recreated = At(Local(1), "metadata.uid");
     return Placement() == std::vector<int64_t>{2, 2, 2} && !recreated.is_null() && recreated != uid;
   })) << json::serialize(json::value_from(Placement()));
+}
+
+// A ResourceInterpreterCustomization of ReplicaSets with `operation` (a
+// customizations entry) running `script`.
+json::object ReplicaSetCustomization(const std::string& operation, const std::string& script) {
+  json::object c{{"apiVersion", "config.karmada.io/v1alpha1"},
+                 {"kind", "ResourceInterpreterCustomization"},
+                 {"metadata", json::object{{"name", "replicasets"}}}};
+  c["spec"] = json::object{
+      {"target", json::object{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}}},
+      {"customizations", json::object{{operation, json::object{{"luaScript", script}}}}}};
+  return c;
+}
+
+// A customization of a built-in workload kind overrides the operations it
+// defines: what its Retain keeps of a member's copy stays through the
+// federation's updates, and the copy is up to date with it; what it does
+// not keep is restored.
+TEST_F(ReplicaSetControllerTest, WhatARetentionKeepsOfAMembersCopyStays) {
+  Start();
+  ASSERT_TRUE(
+      fed_client_
+          ->Create(kResourceInterpreterCustomizations, "", ReplicaSetCustomization("retention", R"(
+function Retain(desired, observed)
+  if observed.metadata.labels ~= nil and observed.metadata.labels.team ~= nil then
+    if desired.metadata.labels == nil then desired.metadata.labels = {} end
+    desired.metadata.labels.team = observed.metadata.labels.team
+  end
+  return desired
+end)"))
+          .ok());
+  ASSERT_TRUE(
+      Eventually([&] { return ctx_->customizations().For("apps/v1", "ReplicaSet") != nullptr; }));
+  CreateFrs(6);
+  ASSERT_TRUE(Settle([&] { return Placement() == std::vector<int64_t>{2, 2, 2}; }));
+  ASSERT_TRUE(Eventually([&] {
+    json::object edited = Local(1);
+    json::object& meta = edited["metadata"].as_object();
+    if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object{};
+    meta["labels"].as_object()["team"] = "ops";
+    meta["labels"].as_object()["other"] = "x";
+    return member_clients_[1]->Update(kReplicaSets, kNs, edited).ok();
+  }));
+  // The federation scales: b's copy is rewritten with its label kept.
+  ASSERT_TRUE(Eventually([&] {
+    json::object frs = Frs();
+    frs["spec"].as_object()["replicas"] = 9;
+    return fed_client_->Update(kReplicaSets, kNs, frs).ok();
+  }));
+  Holds([&] {
+    json::object b = Local(1);
+    return Placement() == std::vector<int64_t>{3, 3, 3} &&
+           At(b, "metadata.labels.team") == json::value("ops") &&
+           At(b, "metadata.labels.other").is_null();
+  });
+}
+
+// GetDependencies of a workload kind's customization: the objects its pods
+// need go where its local objects are, whatever their own placement says,
+// and leave with them.
+TEST_F(ReplicaSetControllerTest, WhatAReplicaSetDependsOnGoesWhereItIs) {
+  StartWith([&] {
+    WorkloadOptions options;
+    options.unschedulable_threshold = kThreshold;
+    options.recheck_delay = kRecheck;
+    options.capacity_probe_interval = kProbeInterval;
+    Make<ReplicaSetController>(options);
+    Make<sync::SyncController>();
+  });
+  ASSERT_TRUE(fed_client_
+                  ->Create(kResourceInterpreterCustomizations, "",
+                           ReplicaSetCustomization("dependencyInterpretation", R"(
+local kube = require('kube')
+function GetDependencies(desired)
+  return kube.getPodDependencies(desired.spec.template, desired.metadata.namespace)
+end)"))
+                  .ok());
+  ASSERT_TRUE(
+      Eventually([&] { return ctx_->customizations().For("apps/v1", "ReplicaSet") != nullptr; }));
+  // Its own selector admits no cluster.
+  json::object cm{
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", json::object{{"name", "cfg"},
+                                {"annotations", json::object{{api::kClusterSelectorAnnotation,
+                                                              R"([{"key": "location", "operator":
+                                                              "In", "values": ["nowhere"]}])"}}}}},
+      {"data", json::object{{"k", "v"}}}};
+  ASSERT_TRUE(fed_client_->Create(runtime::testing::kConfigMaps, kNs, cm).ok());
+  json::object rs = Rs("web", 2,
+                       json::object{{api::kClusterSelectorAnnotation,
+                                     R"([{"key": "location", "operator": "In",
+                                          "values": ["on-prem"]}])"}});
+  json::object& pod = rs["spec"].as_object()["template"].as_object()["spec"].as_object();
+  pod["volumes"] =
+      json::array{json::object{{"name", "cfg"}, {"configMap", json::object{{"name", "cfg"}}}}};
+  ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, rs).ok());
+  auto has_cfg = [&](int i) {
+    return member_clients_[i]->Get(runtime::testing::kConfigMaps, kNs, "cfg").ok();
+  };
+  ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, -1, -1}; }));
+  ASSERT_TRUE(Eventually([&] { return has_cfg(0); }));
+  EXPECT_FALSE(has_cfg(1));
+  EXPECT_FALSE(has_cfg(2));
+  // The ReplicaSet goes with its copies: so does what it needed.
+  client::DeleteOptions background{.propagation_policy = "Background"};
+  ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "web", background).ok());
+  ASSERT_TRUE(Settle([&] {
+    return Placement() == std::vector<int64_t>{-1, -1, -1} && !has_cfg(0) &&
+           fed_client_->Get(kReplicaSets, kNs, "web").status().Is(Reason::kNotFound);
+  }));
 }
 
 // Without rebalance, a local ReplicaSet deleted by hand (its pods orphaned,

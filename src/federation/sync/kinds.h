@@ -31,7 +31,6 @@
 
 namespace flotilla::federation::sync {
 
-
 struct SyncKind {
   client::ResourceRef resource;
   std::string kind;  // "ConfigMap"

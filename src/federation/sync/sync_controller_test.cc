@@ -532,8 +532,7 @@ TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines)
         "customizations":{"retention":{"luaScript":
           "function Retain(desired, observed) if observed.data ~= nil and observed.data.site ~= nil then desired.data.site = observed.data.site end return desired end"}}}})"))
                   .ok());
-  ASSERT_TRUE(Eventually(
-      [&] { return ctx_->customizations().For("v1", "ConfigMap") != nullptr; }));
+  ASSERT_TRUE(Eventually([&] { return ctx_->customizations().For("v1", "ConfigMap") != nullptr; }));
   json::object cm = ConfigMap("shop", "cfg", "v1");
   cm["data"].as_object()["site"] = "federation's";
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", cm).ok());
@@ -568,8 +567,7 @@ TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines)
   // own value (a copy as the federation last wrote it is not rewritten
   // just because the customization went).
   ASSERT_TRUE(fed_->Delete(kResourceInterpreterCustomizations, "", "configmaps").ok());
-  ASSERT_TRUE(Eventually(
-      [&] { return ctx_->customizations().For("v1", "ConfigMap") == nullptr; }));
+  ASSERT_TRUE(Eventually([&] { return ctx_->customizations().For("v1", "ConfigMap") == nullptr; }));
   cm = *Get(*fed_, kConfigMaps, "shop", "cfg");
   cm["data"].as_object()["key"] = "v3";
   ASSERT_TRUE(fed_->Update(kConfigMaps, "shop", cm).ok());
