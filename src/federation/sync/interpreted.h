@@ -9,7 +9,13 @@
 // object's federation.kubernetes.io/replica-preferences annotation) places
 // them over the admitted Ready clusters, and each cluster's copy is
 // ReviseReplica(object, its count); a cluster that gets none has no copy.
-// A lost cluster's share goes to the others at its next check. With statusAggregation
+// A lost cluster's share goes to the others at its next check. A cluster
+// with resource figures (its Cluster's status.resourceSummary) takes at
+// most what it has room for: its free cpu, memory and pods divided by what
+// one replica requests (GetReplicas' resourceRequest), plus the pods the
+// copy there owns on nodes (they are in the allocated figures; pods of
+// pods' owners the copy owns are not counted); replicas that fit nowhere are not placed (a Warning
+// event NotEnoughRoom, and a check again after a minute). With statusAggregation
 // (and a status subresource), the object's status is AggregateStatus of the
 // copies' statuses (ReflectStatus of each when given, their status
 // otherwise), with InterpretHealth's verdict per cluster.
@@ -38,9 +44,11 @@
 namespace flotilla::federation::sync {
 
 // Divides the object's replicas over check.copies (see above), setting each
-// copy's desired (and remove); `desired` is the whole copy. REQUIRES: `c`
-// has InterpretReplica and ReviseReplica.
-Status PlanDivided(const interpreter::Customization& c, Check& check, const json::object& desired);
+// copy's desired (and remove); `desired` is the whole copy. Returns how many
+// replicas had no room. REQUIRES: `c` has InterpretReplica and
+// ReviseReplica.
+StatusOr<int64_t> PlanDivided(const interpreter::Customization& c, MemberInformers& members,
+                              Check& check, const json::object& desired);
 
 // The federated object's status from its managed copies, as
 // AggregateStatus makes it. REQUIRES: `c` has AggregateStatus.

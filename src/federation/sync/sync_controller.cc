@@ -23,6 +23,11 @@ class SyncController::KindStrategy : public Strategy {
   const client::ResourceRef& resource() const override { return spec_.resource; }
   std::string kind() const override { return spec_.kind; }
   bool Federates(const json::object& obj) const override { return Propagates(spec_, obj); }
+  // A kind divided by its customization counts its copies' pods.
+  std::vector<client::ResourceRef> MemberReads() const override {
+    if (spec_.whole) return {kPods};
+    return {};
+  }
 
   Status Plan(Check& check) override {
     json::object desired = DesiredCopy(spec_, check.obj);
@@ -30,7 +35,16 @@ class SyncController::KindStrategy : public Strategy {
     if (spec_.whole && custom != nullptr &&
         custom->Has(interpreter::Operation::kInterpretReplica) &&
         custom->Has(interpreter::Operation::kReviseReplica)) {
-      return reconciler_.Interpreted(check, PlanDivided(*custom, check, desired));
+      StatusOr<int64_t> unplaced = PlanDivided(*custom, ctx_.members(), check, desired);
+      FLOTILLA_RETURN_IF_ERROR(reconciler_.Interpreted(check, unplaced.status()));
+      if (*unplaced > 0) {
+        reconciler_.events().Event(
+            check.obj, runtime::kEventTypeWarning, "NotEnoughRoom",
+            std::to_string(*unplaced) +
+                " replicas fit in no admitted cluster (their free cpu, memory and pods)");
+        check.state = *unplaced;
+      }
+      return Status::Ok();
     }
     for (Copy& c : check.copies) c.desired = desired;
     return Status::Ok();
@@ -47,18 +61,21 @@ class SyncController::KindStrategy : public Strategy {
   }
   StatusOr<runtime::Result> Finish(Check& check) override {
     if (spec_.whole) {
+      // Replicas without room: their room is not an event.
+      runtime::Result next;
+      if (check.state.has_value()) next.requeue_after = reconciler_.options().room_recheck;
       FLOTILLA_ASSIGN_OR_RETURN(json::object stored, GatherStatus(check));
       const CustomizationPtr& custom = check.custom;
       if (!spec_.status_subresource || custom == nullptr ||
           !custom->Has(interpreter::Operation::kAggregateStatus)) {
-        return runtime::Result{};
+        return next;
       }
       StatusOr<json::object> status = AggregatedStatus(*custom, check);
       FLOTILLA_RETURN_IF_ERROR(reconciler_.Interpreted(check, status.status()));
       // On the object as the annotation's write left it (its resourceVersion).
       FLOTILLA_RETURN_IF_ERROR(
           WriteStatusIfChanged(ctx_.fed(), spec_.resource, stored, *std::move(status)));
-      return runtime::Result{};
+      return next;
     }
     if (spec_.resource.resource != "services") return runtime::Result{};
     // A Service's load-balancer ingress is what its copies were given,

@@ -522,6 +522,87 @@ TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
   EXPECT_EQ(replicas(*m1_), 5);
 }
 
+// A cluster with resource figures takes no more replicas of a customized
+// kind than it has room for; what fits nowhere is said.
+TEST_F(SyncControllerTest, ACustomizedKindTakesNoMoreThanAClusterHasRoomFor) {
+  const client::ResourceRef workloads{"apps.example.com", "v1", "workloads", true};
+  EstablishKind("apps.example.com", "workloads", "Workload");
+  // Room for one replica of 500m in m1, for eight in m2.
+  auto summarize = [&](const std::string& cluster, const std::string& cpu,
+                       const std::string& allocated) {
+    auto c = Get(*fed_, kClusters, "", cluster);
+    ASSERT_TRUE(c);
+    (*c)["status"] = json::object{
+        {"resourceSummary",
+         json::object{{"allocatable", json::object{{"cpu", cpu}, {"pods", "110"}}},
+                      {"allocated", json::object{{"cpu", allocated}, {"pods", "0"}}}}}};
+    ASSERT_TRUE(fed_->UpdateStatus(kClusters, "", *c).ok());
+  };
+  summarize("m1", "1", "500m");
+  summarize("m2", "4", "0");
+  ASSERT_TRUE(Eventually([&] {
+    const runtime::ObjectPtr m2 = ctx_->cluster_objects().cache().Get("m2");
+    return m2 != nullptr && Find(*m2, "status.resourceSummary") != nullptr;
+  }));
+  ASSERT_TRUE(fed_->Create(kResourceInterpreterCustomizations, "",
+                           WorkloadCustomization("replicaResource", R"(
+function GetReplicas(obj)
+  return obj.spec.replicas, {resourceRequest = {cpu = "500m"}}
+end)"))
+                  .ok());
+  auto create = [&](const std::string& name, int replicas) {
+    json::object w = Obj(R"({"apiVersion":"apps.example.com/v1","kind":"Workload",
+        "metadata":{},"spec":{}})");
+    w["metadata"].as_object()["name"] = name;
+    w["spec"].as_object()["replicas"] = replicas;
+    ASSERT_TRUE(fed_->Create(workloads, "shop", w).ok());
+  };
+  auto replicas = [&](client::Client& m, const std::string& name) -> int64_t {
+    auto copy = Get(m, workloads, "shop", name);
+    return copy ? GetInt(*GetObject(*copy, "spec"), "replicas").value_or(-1) : 0;
+  };
+  // An even split would give m1 two or three.
+  create("web", 5);
+  EXPECT_TRUE(Eventually([&] { return replicas(*m1_, "web") == 1 && replicas(*m2_, "web") == 4; }))
+      << replicas(*m1_, "web") << " " << replicas(*m2_, "web");
+  // Twelve do not fit: nine are placed.
+  create("big", 12);
+  EXPECT_TRUE(Eventually([&] { return HasEvent("shop", "big", "NotEnoughRoom"); }));
+  EXPECT_TRUE(Eventually([&] { return replicas(*m1_, "big") == 1 && replicas(*m2_, "big") == 8; }));
+  EXPECT_FALSE(HasEvent("shop", "web", "NotEnoughRoom"));
+  ASSERT_TRUE(fed_->Delete(workloads, "shop", "big", {}).ok());
+
+  // web's replica in m1 runs a pod on a node: m1 is full, and that room is
+  // web's own, so web keeps its replica there when it grows.
+  auto copy = Get(*m1_, workloads, "shop", "web");
+  ASSERT_TRUE(copy);
+  json::object pod = Obj(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0"},
+      "spec":{"nodeName":"node-1","containers":[{"name":"c","image":"busybox",
+              "resources":{"requests":{"cpu":"500m"}}}]}})");
+  pod["metadata"].as_object()["ownerReferences"] =
+      json::array{json::object{{"apiVersion", "apps.example.com/v1"},
+                               {"kind", "Workload"},
+                               {"name", "web"},
+                               {"uid", StringAt(*copy, "metadata.uid")},
+                               {"controller", true}}};
+  ASSERT_TRUE(m1_->Create(kPods, "shop", pod).ok());
+  summarize("m1", "1", "1");
+  ASSERT_TRUE(Eventually([&] {
+    const runtime::ObjectPtr m1 = ctx_->cluster_objects().cache().Get("m1");
+    std::shared_ptr<runtime::Informer> pods = ctx_->members().Get("m1", kPods);
+    return m1 != nullptr && StringAt(*m1, "status.resourceSummary.allocated.cpu") == "1" &&
+           pods != nullptr && pods->cache().Get("shop/web-0") != nullptr;
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    auto w = Get(*fed_, workloads, "shop", "web");
+    if (!w) return false;
+    (*w)["spec"].as_object()["replicas"] = 6;
+    return fed_->Update(workloads, "shop", *w).ok();
+  }));
+  EXPECT_TRUE(Eventually([&] { return replicas(*m1_, "web") == 1 && replicas(*m2_, "web") == 5; }))
+      << replicas(*m1_, "web") << " " << replicas(*m2_, "web");
+}
+
 // A built-in kind keeps its strategy; a customization overrides the
 // operations it defines: here Retain keeps what a member sets in data.site.
 TEST_F(SyncControllerTest, ABuiltInKindTakesTheRetentionItsCustomizationDefines) {
