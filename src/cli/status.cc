@@ -10,9 +10,9 @@
 #include "cli/commands.h"
 #include "cli/federation_flags.h"
 #include "federation/common/names.h"
+#include "federation/controllers.h"
 #include "federation/hpa/hpa_controller.h"
 #include "federation/overview/table.h"
-#include "federation/statefulset/statefulset_controller.h"
 
 namespace flotilla::cli {
 namespace {
@@ -26,25 +26,6 @@ struct StatusFlags {
   std::string output;  // "", "wide", "json"
   std::string target;  // KIND/NAME
 };
-
-// The workload kinds, by the names kubectl accepts for them.
-const client::ResourceRef* WorkloadKind(std::string kind) {
-  if (auto dot = kind.find('.'); dot != std::string::npos) {
-    if (kind.substr(dot) != ".apps") return nullptr;
-    kind.resize(dot);
-  }
-  for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (kind == "deployment" || kind == "deployments" || kind == "deploy") {
-    return &federation::kDeployments;
-  }
-  if (kind == "replicaset" || kind == "replicasets" || kind == "rs") {
-    return &federation::kReplicaSets;
-  }
-  if (kind == "statefulset" || kind == "statefulsets" || kind == "sts") {
-    return &federation::statefulset::kStatefulSets;
-  }
-  return nullptr;
-}
 
 StatusOr<std::vector<json::object>> ListAll(client::Client& fed, const client::ResourceRef& r,
                                             const std::string& ns) {
@@ -62,22 +43,31 @@ int RunStatus(const StatusFlags& flags) {
   auto fed = FederationClient(flags.fed);
   if (!fed.ok()) return Fail(fed.status());
   std::string ns = flags.all_namespaces ? "" : flags.ns;
-  std::vector<const client::ResourceRef*> kinds = {&federation::kDeployments,
-                                                   &federation::kReplicaSets,
-                                                   &federation::statefulset::kStatefulSets};
+  const std::vector<federation::ListedWorkload> listed = federation::ListedWorkloads();
+  std::vector<const client::ResourceRef*> kinds;
+  overview::BreakdownAnnotations breakdowns;
+  for (const federation::ListedWorkload& w : listed) {
+    kinds.push_back(&w.resource);
+    breakdowns[w.kind] = w.breakdown_annotation;
+  }
   std::string only;
   if (!flags.target.empty() && flags.all_namespaces) {
     return Fail(Status::BadRequest("a workload cannot be named across all namespaces: use -n"));
   }
   if (!flags.target.empty()) {
     auto slash = flags.target.find('/');
-    const client::ResourceRef* kind =
-        slash == std::string::npos ? nullptr : WorkloadKind(flags.target.substr(0, slash));
-    if (kind == nullptr) {
-      return Fail(Status::BadRequest("\"" + flags.target +
-                                     "\": expected deployment/NAME, replicaset/NAME or "
-                                     "statefulset/NAME"));
+    const federation::ListedWorkload* listed_kind =
+        slash == std::string::npos
+            ? nullptr
+            : federation::FindListedWorkload(listed, flags.target.substr(0, slash));
+    if (listed_kind == nullptr) {
+      std::string expected;
+      for (const federation::ListedWorkload& w : listed) {
+        expected += (expected.empty() ? "" : ", ") + w.names.front() + "/NAME";
+      }
+      return Fail(Status::BadRequest("\"" + flags.target + "\": expected " + expected));
     }
+    const client::ResourceRef* kind = &listed_kind->resource;
     only = flags.target.substr(slash + 1);
     auto got = (*fed)->Get(*kind, ns, only);
     if (!got.ok()) return Fail(got.status());
@@ -95,7 +85,7 @@ int RunStatus(const StatusFlags& flags) {
   }
   auto hpas = ListAll(**fed, federation::hpa::kHorizontalPodAutoscalers, ns);
   if (!hpas.ok()) return Fail(hpas.status());
-  overview::Overview o = overview::Build(*clusters, workloads, *hpas);
+  overview::Overview o = overview::Build(*clusters, workloads, *hpas, breakdowns);
   if (flags.output == "json") {
     json::array c, w;
     for (const auto& info : o.clusters) c.push_back(overview::ToJson(info));
@@ -123,7 +113,7 @@ int RunClusters(const ClustersFlags& flags) {
   if (!fed.ok()) return Fail(fed.status());
   auto clusters = ListAll(**fed, federation::kClusters, "");
   if (!clusters.ok()) return Fail(clusters.status());
-  overview::Overview o = overview::Build(*clusters, {}, {});
+  overview::Overview o = overview::Build(*clusters, {}, {}, {});
   if (flags.output == "json") {
     json::array c;
     for (const auto& info : o.clusters) c.push_back(overview::ToJson(info));

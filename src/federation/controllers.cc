@@ -2,6 +2,7 @@
 #include "federation/controllers.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace flotilla::federation {
 
@@ -26,6 +27,35 @@ std::vector<client::ResourceRef> MemberKinds() {
     }
   }
   return out;
+}
+
+std::vector<ListedWorkload> ListedWorkloads() {
+  std::vector<ListedWorkload> out;
+  for (const FederatedKind& k : BuiltInKinds().kinds()) {
+    if (!k.listing.has_value() || k.propagates.empty()) continue;
+    ListedWorkload w{.resource = k.propagates.front(),
+                     .kind = k.kind,
+                     .breakdown_annotation = k.listing->breakdown_annotation};
+    std::string singular = k.kind;
+    for (char& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    w.names = {singular, w.resource.resource};
+    for (const std::string& n : k.listing->short_names) w.names.push_back(n);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+const ListedWorkload* FindListedWorkload(const std::vector<ListedWorkload>& workloads,
+                                         std::string name) {
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const ListedWorkload& w : workloads) {
+    for (const std::string& n : w.names) {
+      if (name == n || (!w.resource.group.empty() && name == n + "." + w.resource.group)) {
+        return &w;
+      }
+    }
+  }
+  return nullptr;
 }
 
 std::vector<std::string> ControllerGroups() {

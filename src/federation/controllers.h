@@ -53,6 +53,20 @@ struct FederationOptions {
   bool Enabled(std::string_view name) const;
 };
 
+// A workload kind `kubectl flotilla status` lists (WorkloadListing).
+struct ListedWorkload {
+  client::ResourceRef resource;
+  std::string kind;                // "Deployment"
+  std::vector<std::string> names;  // "deployment", "deployments", "deploy"
+  std::string breakdown_annotation;
+};
+// The built-in kinds' listed workloads, in their order.
+std::vector<ListedWorkload> ListedWorkloads();
+// The one `name` (any of its names, or with its group: "deploy.apps")
+// names; null when none.
+const ListedWorkload* FindListedWorkload(const std::vector<ListedWorkload>& workloads,
+                                         std::string name);
+
 // InvalidArgument-style message for a --controllers list naming a
 // controller no kind declared; "" when it is valid.
 std::string CheckControllers(const std::vector<std::string>& controllers);

@@ -396,5 +396,25 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
   EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 
+// The workloads `kubectl flotilla status` lists come from the kinds'
+// declarations, with the names kubectl takes for them.
+TEST(BuiltInKindsTest, ListTheirWorkloadsByTheNamesKubectlTakes) {
+  std::vector<ListedWorkload> listed = ListedWorkloads();
+  std::vector<std::string> kinds;
+  for (const ListedWorkload& w : listed) kinds.push_back(w.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"ReplicaSet", "Deployment", "StatefulSet"}));
+  for (const char* name : {"deploy", "Deployments", "deployment.apps", "DEPLOY.APPS"}) {
+    const ListedWorkload* w = FindListedWorkload(listed, name);
+    ASSERT_NE(w, nullptr) << name;
+    EXPECT_EQ(w->resource.resource, "deployments");
+    EXPECT_EQ(w->breakdown_annotation, api::kDeploymentStatusAnnotation);
+  }
+  EXPECT_EQ(FindListedWorkload(listed, "sts")->kind, "StatefulSet");
+  EXPECT_EQ(FindListedWorkload(listed, "rs")->kind, "ReplicaSet");
+  EXPECT_EQ(FindListedWorkload(listed, "hpa"), nullptr);
+  EXPECT_EQ(FindListedWorkload(listed, "pods"), nullptr);
+  EXPECT_EQ(FindListedWorkload(listed, "deploy.batch"), nullptr);
+}
+
 }  // namespace
 }  // namespace flotilla::federation

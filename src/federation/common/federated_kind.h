@@ -22,7 +22,9 @@
 //    and the kind's own annotations (KindAdmission);
 //  - the controller, built by `build` when it is enabled;
 //  - what a cascading `flotilla unjoin` deletes in a member, and the API
-//    groups the controllers' ClusterRole grants (controllers.h).
+//    groups the controllers' ClusterRole grants (controllers.h);
+//  - the workloads `kubectl flotilla status` lists, and the names it takes
+//    for them (WorkloadListing).
 // What never reaches a member copy needs no declaration: every annotation in
 // the federation's own domains does not (member_copy.h).
 #pragma once
@@ -30,6 +32,7 @@
 #include <any>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeindex>
@@ -89,6 +92,17 @@ struct KindAdmission {
   size_t max_local_name = 0;
 };
 
+// A kind of replicated workload that `kubectl flotilla status` lists
+// (federation/overview): its objects' per-cluster breakdown is read from
+// `breakdown_annotation` (planned and ready replicas, rollout, per
+// cluster), and the command takes it by its lower-case kind, its plural
+// (the first resource it propagates), either with its group (".apps"),
+// and `short_names`.
+struct WorkloadListing {
+  std::vector<std::string> short_names;  // "deploy"
+  std::string breakdown_annotation;
+};
+
 struct FederatedKind {
   // The name --controllers takes ("hpa").
   std::string controller;
@@ -105,6 +119,8 @@ struct FederatedKind {
   // application label and annotations are checked, and the controller is
   // given the federation's Applications in KindEnv::workloads.
   bool applications = false;
+  // A workload kind listed by `kubectl flotilla status`; none otherwise.
+  std::optional<WorkloadListing> listing;
   // Builds the controller on env.ctx; it runs once the context starts and
   // stops when the result is destroyed.
   std::function<std::shared_ptr<void>(const KindEnv& env)> build;

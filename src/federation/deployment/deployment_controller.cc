@@ -305,6 +305,8 @@ void RegisterDeployment(KindRegistry& kinds) {
              .admission = {.preferences_annotation = api::kDeploymentPreferencesAnnotation,
                            .update_order = true},
              .applications = true,
+             .listing = WorkloadListing{.short_names = {"deploy"},
+                                        .breakdown_annotation = api::kDeploymentStatusAnnotation},
              .build = [](const KindEnv& env) {
                return std::make_shared<deployment::DeploymentController>(env.ctx, env.workloads);
              }});

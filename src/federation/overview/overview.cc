@@ -30,17 +30,11 @@ std::optional<int64_t> OptionalInt(const json::object& obj, std::string_view pat
 }
 
 // The object a breakdown annotation holds, {} when absent or not JSON.
-json::object Breakdown(const json::object& obj, const char* annotation) {
+json::object Breakdown(const json::object& obj, std::string_view annotation) {
   std::string_view text = api::ObjectView(obj).annotation(annotation);
   if (text.empty()) return {};
   auto doc = ParseJsonObject(text);
   return doc.ok() ? *doc : json::object{};
-}
-
-const char* BreakdownAnnotationOf(const std::string& kind) {
-  if (kind == "Deployment") return api::kDeploymentStatusAnnotation;
-  if (kind == "StatefulSet") return api::kStatefulSetStatusAnnotation;
-  return api::kReplicaSetStatusAnnotation;
 }
 
 // The overall rollout from the clusters': the worst state wins.
@@ -113,7 +107,8 @@ bool IsShadow(const json::object& replicaset) {
   return api::ObjectView(replicaset).annotation(api::kShadowReplicaSetAnnotation) == "true";
 }
 
-WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa) {
+WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa,
+                            std::string_view breakdown_annotation) {
   WorkloadInfo w;
   api::WorkloadView view(obj);
   w.kind = view.kind();
@@ -121,7 +116,8 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa) {
   w.name = view.name();
   w.desired = view.replicas();
   w.ready = view.ready_replicas();
-  const json::object breakdown = Breakdown(obj, BreakdownAnnotationOf(w.kind));
+  const json::object breakdown =
+      breakdown_annotation.empty() ? json::object{} : Breakdown(obj, breakdown_annotation);
   const json::value* clusters = breakdown.if_contains("clusters");
   if (clusters != nullptr && clusters->is_object()) {
     for (const auto& [key, v] : clusters->get_object()) {
@@ -150,7 +146,8 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa) {
 }
 
 Overview Build(const std::vector<json::object>& clusters,
-               const std::vector<json::object>& workloads, const std::vector<json::object>& hpas) {
+               const std::vector<json::object>& workloads, const std::vector<json::object>& hpas,
+               const BreakdownAnnotations& breakdowns) {
   Overview out;
   for (const json::object& c : clusters) out.clusters.push_back(ClusterInfoOf(c));
   std::sort(out.clusters.begin(), out.clusters.end(),
@@ -166,8 +163,9 @@ Overview Build(const std::vector<json::object>& clusters,
         scaler = &h;
       }
     }
-
-    out.workloads.push_back(WorkloadInfoOf(w, scaler));
+    auto breakdown = breakdowns.find(workload.kind());
+    out.workloads.push_back(
+        WorkloadInfoOf(w, scaler, breakdown == breakdowns.end() ? "" : breakdown->second));
   }
   std::sort(out.workloads.begin(), out.workloads.end(),
             [](const WorkloadInfo& a, const WorkloadInfo& b) {

@@ -1,8 +1,8 @@
 // The federation at a glance: what `kubectl flotilla status` and
 // `kubectl flotilla clusters` show (docs/dashboard.md), read from the
 // objects the federation's controllers write: each Cluster's status, and
-// each federated workload's per-cluster breakdown annotation
-// (replica-set-status, deployment-status, statefulset-status) with the
+// each federated workload's per-cluster breakdown annotation (its kind's,
+// e.g. replica-set-status, deployment-status, statefulset-status) with the
 // federated HPA's hpa-status where one scales it.
 //
 // Pure: no I/O. The dashboard's page reads the same annotations in the
@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/json.h"
@@ -68,8 +69,10 @@ struct WorkloadInfo {
 };
 
 // `obj` a federated Deployment, ReplicaSet or StatefulSet; `hpa` the
-// federated HPA whose scaleTargetRef names it, or null.
-WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa);
+// federated HPA whose scaleTargetRef names it, or null; its per-cluster
+// breakdown in the annotation `breakdown_annotation` ("": none).
+WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa,
+                            std::string_view breakdown_annotation);
 
 // A shadow ReplicaSet of a federated Deployment (not a workload of its own).
 bool IsShadow(const json::object& replicaset);
@@ -79,11 +82,17 @@ struct Overview {
   std::vector<WorkloadInfo> workloads;  // by namespace, name, kind
 };
 
-// From the Clusters, the federated Deployments, ReplicaSets (shadows left
-// out) and StatefulSets, and the federated HPAs (matched to their targets
-// by scaleTargetRef).
+// The annotation of each workload kind's per-cluster breakdown, by kind
+// ("Deployment": its deployment-status), as the kinds declare them
+// (federation::ListedWorkloads).
+using BreakdownAnnotations = std::map<std::string, std::string, std::less<>>;
+
+// From the Clusters, the federated workloads (ReplicaSets that are a
+// Deployment's shadows left out), and the federated HPAs (matched to their
+// targets by scaleTargetRef).
 Overview Build(const std::vector<json::object>& clusters,
-               const std::vector<json::object>& workloads, const std::vector<json::object>& hpas);
+               const std::vector<json::object>& workloads, const std::vector<json::object>& hpas,
+               const BreakdownAnnotations& breakdowns);
 
 // For `-o json`.
 json::object ToJson(const ClusterInfo& c);

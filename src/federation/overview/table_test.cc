@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/federated.h"
+
 namespace flotilla::federation::overview {
 namespace {
 
@@ -44,13 +46,19 @@ void ExpectGolden(const fs::path& golden, const std::string& got) {
   EXPECT_EQ(got, Read(golden)) << "differs from " << golden;
 }
 
+// As the workload kinds declare them (federation::ListedWorkloads).
+const BreakdownAnnotations kBreakdowns{{"Deployment", api::kDeploymentStatusAnnotation},
+                                       {"ReplicaSet", api::kReplicaSetStatusAnnotation},
+                                       {"StatefulSet", api::kStatefulSetStatusAnnotation}};
+
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenTest, TablesAsKept) {
   fs::path dir = TestData();
   auto doc = ParseJsonObject(Read(dir / (GetParam() + ".json")));
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
-  Overview o = Build(Objects(*doc, "clusters"), Objects(*doc, "workloads"), Objects(*doc, "hpas"));
+  Overview o = Build(Objects(*doc, "clusters"), Objects(*doc, "workloads"), Objects(*doc, "hpas"),
+                     kBreakdowns);
   auto golden = [&](const char* variant) { return dir / (GetParam() + "." + variant + ".txt"); };
   ExpectGolden(golden("status"), StatusTable(o.clusters, o.workloads, {}));
   ExpectGolden(golden("status-wide-all"),
@@ -87,7 +95,7 @@ TEST(OverviewTest, ShadowReplicaSetsAreNotWorkloadsAndHpasFindTheirTargets) {
       "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 9}})");
   auto hpa = *ParseJsonObject(R"({"metadata": {"name": "h2", "namespace": "d"},
       "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 5}})");
-  Overview o = Build({}, {rs, d}, {other_ns, hpa});
+  Overview o = Build({}, {rs, d}, {other_ns, hpa}, kBreakdowns);
   ASSERT_EQ(o.workloads.size(), 1u);
   EXPECT_EQ(o.workloads[0].name, "web");
   EXPECT_EQ(o.workloads[0].desired, 1);  // replicas defaults to 1

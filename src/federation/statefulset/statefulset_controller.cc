@@ -391,6 +391,8 @@ void RegisterStatefulSet(KindRegistry& kinds) {
              .admission = {.preferences_annotation = api::kStatefulSetPreferencesAnnotation,
                            .update_order = true,
                            .max_local_name = api::kMaxStatefulSetNameLength},
+             .listing = WorkloadListing{.short_names = {"sts"},
+                                        .breakdown_annotation = api::kStatefulSetStatusAnnotation},
              .build = [](const KindEnv& env) {
                return std::make_shared<statefulset::StatefulSetController>(env.ctx, env.workloads);
              }});
