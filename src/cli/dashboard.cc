@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/federation_flags.h"
 #include "cli/signals.h"
+#include "federation/controllers.h"
 
 namespace flotilla::cli {
 namespace {
@@ -21,7 +22,16 @@ int RunDashboard(const DashboardFlags& flags) {
   auto config = FederationConfig(flags.fed);
   if (!config.ok()) return Fail(config.status());
   BlockTerminationSignals();
-  auto dashboard = dashboard::Dashboard::Start({.port = flags.port, .federation = *config});
+  std::vector<dashboard::DashboardWorkload> workloads;
+  for (const federation::ListedWorkload& w : federation::ListedWorkloads()) {
+    const client::ResourceRef& r = w.resource;
+    workloads.push_back(
+        {.kind = w.kind,
+         .path = (r.group.empty() ? "/api/" : "/apis/") + r.ApiVersion() + "/" + r.resource,
+         .breakdown_annotation = w.breakdown_annotation});
+  }
+  auto dashboard = dashboard::Dashboard::Start(
+      {.port = flags.port, .federation = *config, .workloads = std::move(workloads)});
   if (!dashboard.ok()) return Fail(dashboard.status());
   std::cout << "Serving the federation's dashboard at http://127.0.0.1:" << (*dashboard)->port()
             << "/ (Ctrl-C to stop)" << std::endl;

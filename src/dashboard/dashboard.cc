@@ -65,8 +65,9 @@ bool IsWatch(const Request& req) {
 
 class DashboardImpl : public Dashboard {
  public:
-  explicit DashboardImpl(std::shared_ptr<client::Transport> federation)
-      : federation_(std::move(federation)) {}
+  DashboardImpl(std::shared_ptr<client::Transport> federation,
+                const std::vector<DashboardWorkload>& workloads)
+      : federation_(std::move(federation)), workloads_(WorkloadsJson(workloads)) {}
   ~DashboardImpl() override { Stop(); }
 
   Status Listen(int port) {
@@ -103,6 +104,10 @@ class DashboardImpl : public Dashboard {
       return;
     }
     if (Proxied(req.path)) return Proxy(req, out);
+    if (req.path == "/workloads.json") {
+      out.Respond(200, With(PageHeaders(), "Content-Type", "application/json"), workloads_);
+      return;
+    }
     if (req.path == "/watch") {
       auto specs = ParseWatchSpecs(req);
       if (!specs.ok()) return RespondStatus(out, 400, "BadRequest", specs.status().message());
@@ -137,7 +142,18 @@ class DashboardImpl : public Dashboard {
   }
 
   std::shared_ptr<client::Transport> federation_;
+  // The workload kinds the page lists, as /workloads.json.
+  static std::string WorkloadsJson(const std::vector<DashboardWorkload>& workloads) {
+    json::array out;
+    for (const DashboardWorkload& w : workloads) {
+      out.push_back(json::object{
+          {"kind", w.kind}, {"path", w.path}, {"breakdownAnnotation", w.breakdown_annotation}});
+    }
+    return ToJson(out);
+  }
+
   std::unique_ptr<apiserver::HttpServer> server_;
+  const std::string workloads_;
 };
 
 }  // namespace
@@ -147,7 +163,7 @@ StatusOr<std::unique_ptr<Dashboard>> Dashboard::Start(const DashboardOptions& op
   // transport applies none), none on the client side either.
   client::RestOptions rest{.qps = 0, .max_retries = 2};
   FLOTILLA_ASSIGN_OR_RETURN(auto transport, client::NewRestTransport(options.federation, rest));
-  auto dashboard = std::make_unique<DashboardImpl>(std::move(transport));
+  auto dashboard = std::make_unique<DashboardImpl>(std::move(transport), options.workloads);
   FLOTILLA_RETURN_IF_ERROR(dashboard->Listen(options.port));
   return std::unique_ptr<Dashboard>(std::move(dashboard));
 }

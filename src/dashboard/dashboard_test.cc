@@ -89,7 +89,12 @@ class DashboardTest : public ::testing::Test {
  protected:
   void SetUp() override { Start(fed_.AdminConfig()); }
   void Start(const client::RestConfig& config) {
-    auto dashboard = Dashboard::Start({.port = 0, .federation = config});
+    auto dashboard = Dashboard::Start(
+        {.port = 0,
+         .federation = config,
+         .workloads = {{.kind = "Deployment",
+                        .path = "/apis/apps/v1/deployments",
+                        .breakdown_annotation = "federation.kubernetes.io/deployment-status"}}});
     ASSERT_TRUE(dashboard.ok()) << dashboard.status().ToString();
     dashboard_ = std::move(*dashboard);
   }
@@ -110,6 +115,12 @@ TEST_F(DashboardTest, ServesThePageBuiltIntoTheBinary) {
   EXPECT_NE(script.find("Content-Type: text/javascript"), std::string::npos) << script;
   EXPECT_NE(Body(script).find("class Resource"), std::string::npos);
   EXPECT_EQ(http.Get("/nope").find("HTTP/1.1 404"), 0u);
+  // The workload kinds it was given, for the page to list.
+  std::string workloads = http.Get("/workloads.json");
+  EXPECT_EQ(workloads.find("HTTP/1.1 200"), 0u) << workloads;
+  EXPECT_EQ(json::parse(Body(workloads)),
+            json::parse(R"([{"kind":"Deployment","path":"/apis/apps/v1/deployments",
+                "breakdownAnnotation":"federation.kubernetes.io/deployment-status"}])"));
 }
 
 TEST_F(DashboardTest, ForwardsReadsWithTheConfiguredCredentials) {

@@ -5,12 +5,12 @@
 // docs/dashboard.md.
 import { render } from "./views.js";
 
-// What the page reads, one watch each, across all namespaces.
+// What the page reads, one watch each, across all namespaces: these, and
+// each workload kind the federation lists (GET /workloads.json: {kind,
+// path, breakdownAnnotation}, as the federated kinds declare them), by
+// its plural.
 const KINDS = {
   clusters: "/apis/federation/v1beta1/clusters",
-  deployments: "/apis/apps/v1/deployments",
-  replicasets: "/apis/apps/v1/replicasets",
-  statefulsets: "/apis/apps/v1/statefulsets",
   hpas: "/apis/autoscaling/v2/horizontalpodautoscalers",
   events: "/api/v1/events",
 };
@@ -110,7 +110,7 @@ async function follow(resources, changed) {
   }
 }
 
-const state = { view: "clusters", resources: {} };
+const state = { view: "clusters", resources: {}, workloads: [] };
 let scheduled = false;
 
 function changed() {
@@ -125,7 +125,20 @@ function changed() {
 function data() {
   const out = {};
   for (const [name, r] of Object.entries(state.resources)) out[name] = [...r.items.values()];
+  out.workloadKinds = state.workloads.map((w) => ({ ...w, items: out[plural(w)] || [] }));
   return out;
+}
+
+const plural = (workload) => workload.path.slice(workload.path.lastIndexOf("/") + 1);
+
+// The workload kinds the dashboard lists; none when it cannot say.
+async function workloadKinds() {
+  try {
+    const res = await fetch("/workloads.json");
+    return res.ok ? await res.json() : [];
+  } catch {
+    return [];
+  }
 }
 
 function draw() {
@@ -158,6 +171,9 @@ window.addEventListener("hashchange", () => {
   window.scrollTo(0, 0);
   document.getElementById("main").focus({ preventScroll: true });
 });
-for (const [name, path] of Object.entries(KINDS)) state.resources[name] = new Resource(path);
+state.workloads = await workloadKinds();
+const paths = { ...KINDS };
+for (const w of state.workloads) paths[plural(w)] = w.path;
+for (const [name, path] of Object.entries(paths)) state.resources[name] = new Resource(path);
 route();
 follow(Object.values(state.resources), changed);

@@ -10,11 +10,6 @@ const MAX_EVENTS = 200;
 const PALETTE = ["#3b82f6", "#f59e0b", "#10b981", "#8b5cf6", "#ef4444", "#06b6d4", "#84cc16",
   "#ec4899", "#f97316", "#6366f1"];
 
-const BREAKDOWN = {
-  Deployment: "federation.kubernetes.io/deployment-status",
-  ReplicaSet: "federation.kubernetes.io/replica-set-status",
-  StatefulSet: "federation.kubernetes.io/statefulset-status",
-};
 const HPA_STATUS = "federation.kubernetes.io/hpa-status";
 const SHADOW = "federation.kubernetes.io/shadow-replicaset";
 const AFFINITY = "federation.kubernetes.io/location-affinity";
@@ -193,19 +188,21 @@ function workloadsOf(d) {
     return [`${h.metadata.namespace}/${t.kind}/${t.name}`, h];
   }));
   const rows = [];
-  const add = (o, kind) => {
-    const b = parsed(o, BREAKDOWN[kind]).clusters || {};
+  const add = (o, kind, breakdown) => {
+    const b = parsed(o, breakdown).clusters || {};
     const cells = Object.entries(b).map(([cluster, c]) => ({
       cluster, planned: c.planned || 0, ready: c.ready || 0, rollout: c.rollout || "",
     })).sort((x, y) => x.cluster.localeCompare(y.cluster));
-    rows.push({ o, kind, id: `${o.metadata.namespace}/${kind.toLowerCase()}/${o.metadata.name}`,
+    rows.push({ o, kind, breakdown, id: `${o.metadata.namespace}/${kind.toLowerCase()}/${o.metadata.name}`,
       desired: o.spec.replicas ?? 1, ready: (o.status || {}).readyReplicas || 0, cells,
       hpa: hpas.get(`${o.metadata.namespace}/${kind}/${o.metadata.name}`),
       affinity: annotation(o, AFFINITY) || "strictly-decoupled" });
   };
-  d.deployments.forEach((o) => add(o, "Deployment"));
-  d.replicasets.filter((o) => annotation(o, SHADOW) !== "true").forEach((o) => add(o, "ReplicaSet"));
-  d.statefulsets.forEach((o) => add(o, "StatefulSet"));
+  // A Deployment's shadow ReplicaSets are not workloads of their own.
+  for (const w of d.workloadKinds) {
+    w.items.filter((o) => annotation(o, SHADOW) !== "true")
+      .forEach((o) => add(o, w.kind, w.breakdownAnnotation));
+  }
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
@@ -288,7 +285,7 @@ function rolloutsView(main, d) {
   fill(main, h("h2", {}, "Rollouts"),
     rows.length === 0 ? h("p", {}, "No federated Deployments or StatefulSets.") : null,
     rows.map((w) => {
-      const b = parsed(w.o, BREAKDOWN[w.kind]);
+      const b = parsed(w.o, w.breakdown);
       const revision = b.revision || b.updateRevision || "";
       return h("section", { class: "rollout", "data-workload": w.id, "aria-label": `Rollout of ${w.id}` },
         h("h3", {}, `${w.kind.toLowerCase()}/${w.o.metadata.name}`, h("span", { class: "ns" }, w.o.metadata.namespace),
