@@ -66,6 +66,11 @@ struct Resource {
   // version (both directions, by apiVersion of the input). Null when they
   // are the same.
   std::function<StatusOr<json::object>(json::object obj, std::string_view to_version)> convert;
+  // Objects may be stored at other versions than the storage version (a
+  // custom kind of several versions, whose storage version may have moved):
+  // each is converted to the version asked for as it is read (with
+  // `convert`, which is then set for the storage version too).
+  bool mixed_storage = false;
 
   // OpenAPI definition name, e.g. "io.k8s.api.apps.v1.Deployment".
   std::string schema_name;
@@ -99,6 +104,9 @@ struct Resource {
 
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string StorageVersion() const { return storage_version.empty() ? version : storage_version; }
+  // Every stored object is at this version: stored bytes are served as
+  // they are.
+  bool StoredAsServed() const { return StorageVersion() == version && !mixed_storage; }
   // "deployments.apps" / "namespaces": how errors and storage keys name it.
   std::string GroupResource() const { return group.empty() ? plural : plural + "." + group; }
 };

@@ -151,7 +151,8 @@ std::shared_ptr<const api::Resource> Objects::StorageResource(std::string_view g
 }
 
 StatusOr<json::object> Objects::FromStorage(const api::Resource& res, json::object obj) const {
-  if (res.StorageVersion() == res.version || !res.convert) return obj;
+  if (res.StoredAsServed() || !res.convert) return obj;
+  if (res.mixed_storage && StringViewAt(obj, "apiVersion") == res.ApiVersion()) return obj;
   return res.convert(std::move(obj), res.version);
 }
 

@@ -74,7 +74,7 @@ StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns
   }
   ListPage out;
   const bool filtering = !labels.Empty() || !fields.Empty();
-  out.raw = opts.allow_raw && !filtering && res.StorageVersion() == res.version;
+  out.raw = opts.allow_raw && !filtering && res.StoredAsServed();
   page.limit = opts.limit > 0 ? (filtering ? std::max<int64_t>(opts.limit, 500) : opts.limit) : 0;
   page.shared = out.raw;
   if (out.raw) {

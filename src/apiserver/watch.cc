@@ -74,8 +74,7 @@ json::object DecodeStored(Objects& objects, const api::Resource& res, const std:
 // The common case needs no decoding: no selector, no conversion, no table;
 // the stored bytes (which carry their resourceVersion) are the object.
 bool RawPassthrough(const ResourceContext& ctx, const Filter& filter, bool table) {
-  return filter.labels.Empty() && filter.fields.Empty() && !table &&
-         ctx.res.StorageVersion() == ctx.res.version;
+  return filter.labels.Empty() && filter.fields.Empty() && !table && ctx.res.StoredAsServed();
 }
 
 std::string RawLine(std::string_view type, const std::string& object_bytes) {

@@ -164,6 +164,22 @@ Controller& ControllerManager::AddController(std::string name, int workers, Reco
   return *controllers_.back();
 }
 
+std::unique_ptr<Controller> ControllerManager::RemoveController(Controller& controller) {
+  std::unique_ptr<Controller> out;
+  {
+    MutexLock lock(mu_);
+    if (stopping_) return nullptr;
+    auto it =
+        std::find_if(controllers_.begin(), controllers_.end(),
+                     [&](const std::unique_ptr<Controller>& c) { return c.get() == &controller; });
+    if (it == controllers_.end()) return nullptr;
+    out = std::move(*it);
+    controllers_.erase(it);
+  }
+  out->ShutDown();
+  return out;
+}
+
 Status ControllerManager::Start() {
   std::vector<Informer*> informers;
   {

@@ -127,6 +127,13 @@ class ControllerManager {
   Controller& AddController(std::string name, int workers, ReconcileFunc reconcile,
                             const RateLimiterOptions& limits = {});
 
+  // Unregisters a controller and stops its workers (waiting for a
+  // reconcile under way); adds to its queue are dropped from then on. It
+  // stays valid while the result is held. Null once the manager is
+  // stopping (Stop() stops it; it stays the manager's). Not from one of its
+  // own reconciles.
+  std::unique_ptr<Controller> RemoveController(Controller& controller);
+
   // Starts the informers, waits until every cache has synced, then starts
   // every controller's workers. Returns Unavailable when Stop() came first.
   Status Start();

@@ -72,6 +72,41 @@ TEST_F(ControllerManagerTest, ReconcilesWhatTheInformerSeesAfterTheCacheSynced) 
   manager.Stop();
 }
 
+// A controller removed (its kind went away): its workers stop, the
+// informer's handler it was given goes, and nothing reaches it after.
+TEST_F(ControllerManagerTest, ARemovedControllerAndHandlerGetNothingMore) {
+  ASSERT_TRUE(client_.Create(kConfigMaps, "ns", ConfigMap("a")).ok());
+  Informer informer(client_, kConfigMaps, clock_);
+  ControllerManager manager(clock_);
+  manager.AddInformer(&informer);
+  Controller& controller = manager.AddController("cm", 1, [&](const std::string& key) {
+    calls_.Add(key);
+    return Result{};
+  });
+  Informer::HandlerId handler = informer.AddEventHandler(controller.EnqueueHandler());
+  std::atomic<int> others = 0;
+  informer.AddEventHandler({.on_add = [&](const ObjectPtr&) { ++others; }});
+  ASSERT_TRUE(manager.Start().ok());
+  ASSERT_TRUE(Eventually([&] { return calls_.Of("ns/a") == 1 && others == 1; }));
+
+  informer.RemoveEventHandler(handler);
+  std::unique_ptr<Controller> removed = manager.RemoveController(controller);
+  ASSERT_EQ(removed.get(), &controller);
+  EXPECT_EQ(manager.Find("cm"), nullptr);
+  removed->queue().Add("ns/direct");  // dropped: shut down
+  ASSERT_TRUE(client_.Create(kConfigMaps, "ns", ConfigMap("b")).ok());
+  // The other handler still hears of it; the removed one did not.
+  ASSERT_TRUE(Eventually([&] { return others == 2; }));
+  EXPECT_EQ(calls_.Of("ns/b"), 0);
+  EXPECT_EQ(calls_.Of("ns/direct"), 0);
+  EXPECT_EQ(removed->queue().Stats().depth, 0);
+  informer.RemoveEventHandler(handler);  // again: nothing
+  manager.Stop();
+  // Once stopping, the manager keeps its controllers.
+  Controller& late = manager.AddController("late", 1, [](const std::string&) { return Result{}; });
+  EXPECT_EQ(manager.RemoveController(late), nullptr);
+}
+
 TEST_F(ControllerManagerTest, ErrorsAreRetriedWithBackoffThenForgotten) {
   ControllerManager manager(clock_);
   std::atomic<int> attempts = 0;

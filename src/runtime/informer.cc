@@ -1,5 +1,6 @@
 #include "runtime/informer.h"
 
+#include <algorithm>
 #include <set>
 
 #include "base/io.h"
@@ -65,13 +66,24 @@ Informer::Informer(client::Client& client, client::ResourceRef resource, Clock& 
 
 Informer::~Informer() { Stop(); }
 
-void Informer::AddEventHandler(EventHandler handler) {
+Informer::HandlerId Informer::AddEventHandler(EventHandler handler) {
   MutexLock lock(deliver_mu_);
   if (handler.on_add) {
     for (const auto& obj : cache_.List()) Guard("add", [&] { handler.on_add(obj); });
   }
   if (handler.on_synced && HasSynced()) Guard("synced", handler.on_synced);
   handlers_.push_back(std::move(handler));
+  handler_ids_.push_back(next_handler_id_);
+  return next_handler_id_++;
+}
+
+void Informer::RemoveEventHandler(HandlerId id) {
+  // Deliveries run under the lock: none of this handler's is under way.
+  MutexLock lock(deliver_mu_);
+  auto it = std::find(handler_ids_.begin(), handler_ids_.end(), id);
+  if (it == handler_ids_.end()) return;
+  handlers_.erase(handlers_.begin() + (it - handler_ids_.begin()));
+  handler_ids_.erase(it);
 }
 
 void Informer::Start() {

@@ -96,8 +96,12 @@ class Informer {
   Informer& operator=(const Informer&) = delete;
 
   // Registers a handler. One added after the cache has data first gets
-  // on_add for every cached object.
-  void AddEventHandler(EventHandler handler);
+  // on_add for every cached object. The id removes it.
+  using HandlerId = uint64_t;
+  HandlerId AddEventHandler(EventHandler handler);
+  // Unregisters a handler: it is not running and is not called once this
+  // returns. Not from a handler of this informer.
+  void RemoveEventHandler(HandlerId id);
 
   // Starts listing and watching. Call once.
   void Start();
@@ -159,6 +163,8 @@ class Informer {
   // Serializes cache changes with handler calls. Taken before mu_.
   Mutex deliver_mu_;
   std::vector<EventHandler> handlers_ GUARDED_BY(deliver_mu_);
+  std::vector<HandlerId> handler_ids_ GUARDED_BY(deliver_mu_);  // of handlers_, by index
+  HandlerId next_handler_id_ GUARDED_BY(deliver_mu_) = 1;
 
   mutable Mutex mu_;
   CondVar synced_cv_;

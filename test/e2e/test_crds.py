@@ -306,6 +306,35 @@ def test_a_deleted_crd_takes_its_objects_and_a_restart_keeps_them(server_factory
     assert srv.kubectl("get", "ct", "-A", "-o", "name").stdout.strip() == ""
 
 
+def test_objects_stored_before_the_storage_version_moved_read_at_every_version(server_factory):
+    srv = server_factory()
+    srv.start()
+    apply(srv, crontab_crd())
+    established(srv, f"crontabs.{GROUP}")
+    apply(srv, crontab("old"), ns="default")
+    # v2 becomes the storage version; "old" stays stored as v1 until written.
+    crd = crontab_crd()
+    v2 = dict(crd["spec"]["versions"][0], name="v2")
+    crd["spec"]["versions"][0]["storage"] = False
+    crd["spec"]["versions"].append(v2)
+    apply(srv, crd)
+    wait_for(lambda: json.loads(srv.kubectl("get", "crd", f"crontabs.{GROUP}", "-o", "json")
+                                .stdout)["status"]["storedVersions"] == ["v1", "v2"],
+             "v2 among the stored versions")
+    apply(srv, crontab("new", version="v2"), ns="default")
+    for version in ("v1", "v2"):
+        for name in ("old", "new"):
+            assert get(srv, "default", name, version=version)["apiVersion"] == f"{GROUP}/{version}"
+        listed = json.loads(srv.kubectl("get", f"crontabs.{version}.{GROUP}", "-n", "default",
+                                        "-o", "json").stdout)
+        assert {i["apiVersion"] for i in listed["items"]} == {f"{GROUP}/{version}"}
+        watched = srv.kubectl("get", "--raw", f"/apis/{GROUP}/{version}/namespaces/default/"
+                              "crontabs?watch=1&timeoutSeconds=1").stdout
+        events = [json.loads(line) for line in watched.splitlines() if line.strip()]
+        assert {e["object"]["metadata"]["name"] for e in events} == {"old", "new"}
+        assert {e["object"]["apiVersion"] for e in events} == {f"{GROUP}/{version}"}
+
+
 def test_the_federation_controllers_are_granted_each_served_kind_and_no_more(server_factory):
     srv = server_factory()
     srv.start()

@@ -253,6 +253,7 @@ StatusOr<Definition> Read(const json::object& crd) {
   if (!causes.empty())
     return InvalidStatus("CustomResourceDefinition.apiextensions.k8s.io", d.name,
                          std::move(causes));
+  d.stored_versions = StringsAt(crd, "status.storedVersions");
   return d;
 }
 

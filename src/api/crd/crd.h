@@ -58,6 +58,8 @@ struct Definition {
   std::vector<std::string> short_names;
   std::vector<std::string> categories;
   std::vector<Version> versions;
+  // status.storedVersions: the versions objects may be stored at.
+  std::vector<std::string> stored_versions;
 
   const Version* StorageVersion() const;
 };

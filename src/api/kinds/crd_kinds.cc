@@ -143,7 +143,10 @@ std::vector<std::shared_ptr<Resource>> CustomResources(const crd::Definition& d)
       r->scale_selector_path = v.label_selector_path;
     }
     r->storage_version = storage->name;
-    if (storage->name != v.name) {
+    r->mixed_storage = d.versions.size() > 1 ||
+                       std::any_of(d.stored_versions.begin(), d.stored_versions.end(),
+                                   [&](const std::string& s) { return s != storage->name; });
+    if (storage->name != v.name || r->mixed_storage) {
       // conversion.strategy None: only apiVersion changes.
       std::string group = d.group;
       r->convert = [group](json::object obj, std::string_view to) -> StatusOr<json::object> {

@@ -60,14 +60,17 @@ runtime::EventRecorder& FederationContext::Events(const std::string& component) 
   return *r;
 }
 
-void FederationContext::OnClusterChange(std::function<void()> fn) {
+FederationContext::HookId FederationContext::OnClusterChange(std::function<void()> fn) {
+  HookId id = 0;
   bool first = false;
   {
     MutexLock lock(hooks_mu_);
-    first = on_cluster_change_.empty();
-    on_cluster_change_.push_back(std::make_shared<const std::function<void()>>(std::move(fn)));
+    id = next_hook_++;
+    first = !watching_clusters_;
+    watching_clusters_ = true;
+    on_cluster_change_.emplace_back(id, std::move(fn));
   }
-  if (!first) return;
+  if (!first) return id;
   cluster_objects().AddEventHandler(
       {.on_add = [this](const runtime::ObjectPtr&) { ClustersChanged(); },
        .on_update =
@@ -75,6 +78,7 @@ void FederationContext::OnClusterChange(std::function<void()> fn) {
              if (PlacementInputsChanged(a, b)) ClustersChanged();
            },
        .on_delete = [this](const runtime::ObjectPtr&) { ClustersChanged(); }});
+  return id;
 }
 
 void FederationContext::RecheckTarget(const json::object& customization) {
@@ -117,31 +121,34 @@ bool FederationContext::ClusterScoped(std::string_view api_version, std::string_
   return false;
 }
 
+// Called under the lock: a hook removed is not called once its removal
+// returns (the hooks only enqueue).
 void FederationContext::ClustersChanged() {
-  std::vector<std::shared_ptr<const std::function<void()>>> hooks;
-  {
-    MutexLock lock(hooks_mu_);
-    hooks = on_cluster_change_;
-  }
-  for (const auto& fn : hooks) (*fn)();
+  MutexLock lock(hooks_mu_);
+  for (const auto& [id, fn] : on_cluster_change_) fn();
 }
 
-void FederationContext::AddFinalizedResource(const client::ResourceRef& resource,
-                                             Federates federates) {
+FederationContext::HookId FederationContext::AddFinalizedResource(
+    const client::ResourceRef& resource, Federates federates) {
   MutexLock lock(hooks_mu_);
-  finalized_.emplace_back(resource, std::make_shared<const Federates>(std::move(federates)));
+  finalized_.push_back({next_hook_, resource, std::move(federates)});
+  return next_hook_++;
+}
+
+void FederationContext::RemoveHook(HookId id) {
+  MutexLock lock(hooks_mu_);
+  std::erase_if(on_cluster_change_, [&](const auto& h) { return h.first == id; });
+  std::erase_if(finalized_, [&](const Finalized& f) { return f.id == id; });
 }
 
 bool FederationContext::FinalizesAtCreate(std::string_view group, std::string_view plural,
                                           const json::object& obj) {
-  std::shared_ptr<const Federates> federates;
-  {
-    MutexLock lock(hooks_mu_);
-    for (const auto& [resource, fn] : finalized_) {
-      if (resource.group == group && resource.resource == plural) federates = fn;
-    }
+  if (cluster_objects().cache().Size() == 0) return false;
+  MutexLock lock(hooks_mu_);
+  for (const Finalized& f : finalized_) {
+    if (f.resource.group == group && f.resource.resource == plural) return f.federates(obj);
   }
-  return federates != nullptr && cluster_objects().cache().Size() > 0 && (*federates)(obj);
+  return false;
 }
 
 std::optional<TimePoint> FederationContext::ReadySince(const std::string& cluster) const {

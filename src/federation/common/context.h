@@ -92,13 +92,17 @@ class FederationContext {
   // Cluster object is added, deleted, relabelled or moved (provider,
   // region, zones), or a propagation or override policy changes. `fn` only
   // enqueues. May be called once started (by a controller for a kind that
-  // appeared).
-  void OnClusterChange(std::function<void()> fn);
+  // appeared). The id removes it (RemoveHook).
+  using HookId = uint64_t;
+  HookId OnClusterChange(std::function<void()> fn);
   // A controller that holds the objects of `resource` it `federates` with
   // the federation's finalizer says so, for FinalizesAtCreate. May be
   // called once started.
   using Federates = std::function<bool(const json::object&)>;
-  void AddFinalizedResource(const client::ResourceRef& resource, Federates federates);
+  HookId AddFinalizedResource(const client::ResourceRef& resource, Federates federates);
+  // Removes what OnClusterChange or AddFinalizedResource added: it is not
+  // called once this returns.
+  void RemoveHook(HookId id);
   // True when a controller holds the new `obj` of group/plural with the
   // finalizer and a cluster is joined: the federation's admission then puts
   // the finalizer on in the create itself, instead of the controller
@@ -155,13 +159,19 @@ class FederationContext {
   // Re-checks the objects of the kind `customization` targets.
   void RecheckTarget(const json::object& customization);
 
-  // Controllers added once started add to these: read under the lock,
-  // called outside it.
+  // Controllers added or removed once started change these: called under
+  // the lock (they only enqueue or look at an object), so that a hook
+  // removed is never called after.
   mutable Mutex hooks_mu_;
-  std::vector<std::shared_ptr<const std::function<void()>>> on_cluster_change_
-      GUARDED_BY(hooks_mu_);
-  std::vector<std::pair<client::ResourceRef, std::shared_ptr<const Federates>>> finalized_
-      GUARDED_BY(hooks_mu_);
+  std::vector<std::pair<HookId, std::function<void()>>> on_cluster_change_ GUARDED_BY(hooks_mu_);
+  bool watching_clusters_ GUARDED_BY(hooks_mu_) = false;  // the Cluster handler is added
+  struct Finalized {
+    HookId id;
+    client::ResourceRef resource;
+    Federates federates;
+  };
+  std::vector<Finalized> finalized_ GUARDED_BY(hooks_mu_);
+  HookId next_hook_ GUARDED_BY(hooks_mu_) = 1;
   // Enqueue calls under it (a reconciler's Enqueue only adds to a queue).
   std::vector<Reconciler*> reconcilers_ GUARDED_BY(hooks_mu_);
   int subscription_ = -1;

@@ -1,6 +1,8 @@
 // Informers in every Ready member (member_informers.h).
 #include "federation/common/member_informers.h"
 
+#include <algorithm>
+
 #include "base/mutex.h"
 #include "runtime/parallel.h"
 
@@ -31,30 +33,79 @@ std::shared_ptr<runtime::Informer> MemberInformers::NewInformer(client::Client& 
   return std::make_shared<runtime::Informer>(client, kind.resource, clock_, options);
 }
 
-void MemberInformers::AddHandler(const client::ResourceRef& resource,
-                                 MemberHandlerFactory factory) {
+MemberInformers::HandlerId MemberInformers::AddHandler(const client::ResourceRef& resource,
+                                                       MemberHandlerFactory factory) {
   // The members Ready now get the handler here; those that become Ready
   // later find it among the kinds.
-  std::vector<std::pair<std::shared_ptr<runtime::Informer>, runtime::EventHandler>> handlers;
+  struct Pending {
+    std::string member;
+    std::shared_ptr<runtime::Informer> informer;
+    runtime::EventHandler handler;
+  };
+  std::vector<Pending> handlers;
   std::vector<std::shared_ptr<runtime::Informer>> started;
+  HandlerId id = 0;
   {
     MutexLock lock(mu_);
+    id = next_id_++;
     Kind& kind = KindOf(resource);
-    kind.factories.push_back(factory);
-    if (!started_) return;
+    kind.factories.emplace_back(id, factory);
+    if (!started_) return id;
     for (auto& [name, m] : members_) {
       std::shared_ptr<runtime::Informer>& informer = m.informers[Key(resource)];
       if (informer == nullptr) {
         informer = NewInformer(*m.client, kind);
         started.push_back(informer);
       }
-      handlers.emplace_back(informer, factory(name));
+      handlers.push_back({name, informer, factory(name)});
     }
   }
   // A handler added to a cache with data is told of every object, which
   // may take the lock.
-  for (auto& [informer, handler] : handlers) informer->AddEventHandler(std::move(handler));
+  for (Pending& p : handlers) {
+    runtime::Informer::HandlerId registered = p.informer->AddEventHandler(std::move(p.handler));
+    MutexLock lock(mu_);
+    auto m = members_.find(p.member);
+    // Still the member's informer (not dropped or restarted meanwhile).
+    if (m != members_.end() && m->second.informers[Key(resource)] == p.informer) {
+      m->second.handlers[id] = {Key(resource), registered};
+    }
+  }
   for (auto& informer : started) informer->Start();
+  return id;
+}
+
+void MemberInformers::RemoveHandler(HandlerId id) {
+  std::vector<std::pair<std::shared_ptr<runtime::Informer>, runtime::Informer::HandlerId>> handlers;
+  Member dropped;  // informers of a resource nobody reads any more
+  {
+    MutexLock lock(mu_);
+    auto kind = std::find_if(kinds_.begin(), kinds_.end(), [&](const Kind& k) {
+      return std::any_of(k.factories.begin(), k.factories.end(),
+                         [&](const auto& f) { return f.first == id; });
+    });
+    if (kind == kinds_.end()) return;
+    std::erase_if(kind->factories, [&](const auto& f) { return f.first == id; });
+    const std::string key = Key(kind->resource);
+    bool unread = kind->factories.empty() && !kind->transform;
+    for (auto& [name, m] : members_) {
+      auto h = m.handlers.find(id);
+      if (h != m.handlers.end()) {
+        auto informer = m.informers.find(h->second.first);
+        if (informer != m.informers.end())
+          handlers.emplace_back(informer->second, h->second.second);
+        m.handlers.erase(h);
+      }
+      if (!unread) continue;
+      auto informer = m.informers.find(key);
+      if (informer == m.informers.end()) continue;
+      dropped.informers[name + "/" + key] = informer->second;
+      m.informers.erase(informer);
+    }
+    if (unread) kinds_.erase(kind);
+  }
+  for (auto& [informer, handler] : handlers) informer->RemoveEventHandler(handler);
+  StopAll(dropped);
 }
 
 void MemberInformers::SetTransform(const client::ResourceRef& resource,
@@ -103,7 +154,9 @@ void MemberInformers::OnReady(const std::string& name, std::shared_ptr<client::C
     for (const Kind& kind : kinds_) {
       if (kind.factories.empty()) continue;  // a transform, and no reader
       auto informer = NewInformer(*client, kind);
-      for (const MemberHandlerFactory& make : kind.factories) informer->AddEventHandler(make(name));
+      for (const auto& [id, make] : kind.factories) {
+        m.handlers[id] = {Key(kind.resource), informer->AddEventHandler(make(name))};
+      }
       m.informers[Key(kind.resource)] = informer;
       started.push_back(informer);
     }

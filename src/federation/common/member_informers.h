@@ -41,8 +41,14 @@ class MemberInformers {
   // however many controllers ask); `factory` makes its handler there. Once
   // started, the members already Ready get the handler (and the informer,
   // started at once) too: how a controller for a kind that appeared (a
-  // custom kind) reads the members.
-  void AddHandler(const client::ResourceRef& resource, MemberHandlerFactory factory);
+  // custom kind) reads the members. The id removes it.
+  using HandlerId = uint64_t;
+  HandlerId AddHandler(const client::ResourceRef& resource, MemberHandlerFactory factory);
+  // Removes a handler from every member: none of its handlers runs or is
+  // called once this returns. The informers of a resource left without
+  // handlers (and without a transform set) are stopped and dropped. Not
+  // from a handler of the members' informers.
+  void RemoveHandler(HandlerId id);
   // The informers on `resource` cache `transform`'s view of each object (it
   // must keep what every handler and reader of theirs uses). REQUIRES: before
   // Start.
@@ -97,6 +103,8 @@ class MemberInformers {
   struct Member {
     std::shared_ptr<client::Client> client;                               // outlives its informers
     std::map<std::string, std::shared_ptr<runtime::Informer>> informers;  // by Key
+    // Where each of our handlers is registered in this member's informers.
+    std::map<HandlerId, std::pair<std::string, runtime::Informer::HandlerId>> handlers;
   };
   void OnReady(const std::string& name, std::shared_ptr<client::Client> client);
   void Drop(const std::string& name);
@@ -104,7 +112,7 @@ class MemberInformers {
 
   struct Kind {
     client::ResourceRef resource;
-    std::vector<MemberHandlerFactory> factories;
+    std::vector<std::pair<HandlerId, MemberHandlerFactory>> factories;
     runtime::Transform transform;
   };
   Kind& KindOf(const client::ResourceRef& resource) REQUIRES(mu_);
@@ -122,6 +130,7 @@ class MemberInformers {
   std::vector<Kind> kinds_ GUARDED_BY(mu_);
   bool started_ GUARDED_BY(mu_) = false;
   std::map<std::string, Member> members_ GUARDED_BY(mu_);
+  HandlerId next_id_ GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace flotilla::federation

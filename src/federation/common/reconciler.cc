@@ -90,22 +90,31 @@ Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOpt
   controller_ = &ctx.manager().AddController(
       options_.name, std::max(1, options_.workers),
       [this](const std::string& key) { return Reconcile(key); }, options_.backoff);
-  objects_.AddEventHandler(controller_->EnqueueHandler());
-  ctx.AddFinalizedResource(strategy.resource(), [&strategy](const json::object& obj) {
-    return strategy.Federates(obj);
-  });
-  ctx.members().AddHandler(strategy.resource(),
-                           [this](const std::string& cluster) { return MemberHandler(cluster); });
+  objects_handler_ = objects_.AddEventHandler(controller_->EnqueueHandler());
+  hooks_.push_back(ctx.AddFinalizedResource(
+      strategy.resource(),
+      [&strategy](const json::object& obj) { return strategy.Federates(obj); }));
+  member_handlers_.push_back(ctx.members().AddHandler(
+      strategy.resource(), [this](const std::string& cluster) { return MemberHandler(cluster); }));
   for (const client::ResourceRef& r : strategy.MemberReads()) {
-    ctx.members().AddHandler(r, [this](const std::string&) {
+    member_handlers_.push_back(ctx.members().AddHandler(r, [this](const std::string&) {
       return runtime::EventHandler{.on_synced = [this] { EnqueueAll(); }};
-    });
+    }));
   }
-  ctx.OnClusterChange([this] { EnqueueAll(); });
+  hooks_.push_back(ctx.OnClusterChange([this] { EnqueueAll(); }));
   ctx.AddReconciler(*this);
 }
 
-Reconciler::~Reconciler() { ctx_.RemoveReconciler(*this); }
+Reconciler::~Reconciler() {
+  // Nothing enqueues any more, then the workers stop (a check under way
+  // ends first).
+  ctx_.RemoveReconciler(*this);
+  for (FederationContext::HookId id : hooks_) ctx_.RemoveHook(id);
+  for (MemberInformers::HandlerId id : member_handlers_) ctx_.members().RemoveHandler(id);
+  objects_.RemoveEventHandler(objects_handler_);
+  std::unique_ptr<runtime::Controller> removed = ctx_.manager().RemoveController(*controller_);
+  controller_->ShutDown();
+}
 
 bool Reconciler::Reconciles(std::string_view api_version, std::string_view kind) const {
   return strategy_.kind() == kind && strategy_.resource().ApiVersion() == api_version;

@@ -231,6 +231,9 @@ class Reconciler {
   // Registers the controller, the federated informer's handler and the
   // member handlers with `ctx`. `ctx` and `strategy` must outlive it.
   Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOptions options);
+  // Unregisters all of it and stops the controller's workers (a kind that
+  // went away: its CustomResourceDefinition was deleted). Not from one of
+  // its own checks or handlers.
   ~Reconciler();
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
@@ -311,6 +314,10 @@ class Reconciler {
   WriteExpectations expectations_;
   CopyVersions versions_;
   runtime::Controller* controller_ = nullptr;
+  // What the destructor unregisters.
+  runtime::Informer::HandlerId objects_handler_ = 0;
+  std::vector<MemberInformers::HandlerId> member_handlers_;
+  std::vector<FederationContext::HookId> hooks_;
 };
 
 // `obj` with the apiVersion and kind of `resource`/`kind` (list items and

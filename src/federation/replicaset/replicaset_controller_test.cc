@@ -361,9 +361,21 @@ end)"))
   // The ReplicaSet goes with its copies: so does what it needed.
   client::DeleteOptions background{.propagation_policy = "Background"};
   ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "web", background).ok());
-  ASSERT_TRUE(Settle([&] {
-    return Placement() == std::vector<int64_t>{-1, -1, -1} && !has_cfg(0) &&
-           fed_client_->Get(kReplicaSets, kNs, "web").status().Is(Reason::kNotFound);
+  // A write that loses a race (the ReplicaSet's status, its finalizer)
+  // backs off: time may have to move on by more than a retry's.
+  ASSERT_TRUE(Settle(
+      [&] {
+        return Placement() == std::vector<int64_t>{-1, -1, -1} &&
+               fed_client_->Get(kReplicaSets, kNs, "web").status().Is(Reason::kNotFound);
+      },
+      std::chrono::seconds(60)));
+  // The ConfigMap's own controller may wait for its member cache to show
+  // its create (Settle watches only the ReplicaSets' queue): time moves on
+  // for it; nothing of the ReplicaSet is left to move.
+  ASSERT_TRUE(Eventually([&] {
+    if (!has_cfg(0)) return true;
+    clock_.Advance(std::chrono::milliseconds(100));
+    return false;
   }));
 }
 

@@ -63,11 +63,25 @@ CustomKinds::CustomKinds(FederationContext& ctx, SyncController& sync)
 
 StatusOr<runtime::Result> CustomKinds::Reconcile(const std::string& name) {
   runtime::ObjectPtr crd = crds_.cache().Get(name);
-  if (crd == nullptr) return runtime::Result{};
-  std::optional<SyncKind> kind = KindOf(*crd);
+  std::optional<SyncKind> kind = crd == nullptr ? std::nullopt : KindOf(*crd);
+  if (auto it = federated_.find(name); it != federated_.end()) {
+    const SyncKind& now = it->second;
+    bool same = kind.has_value() && kind->kind == now.kind &&
+                kind->resource.version == now.resource.version &&
+                kind->resource.namespaced == now.resource.namespaced &&
+                kind->status_subresource == now.status_subresource;
+    // A definition still there that serves nothing keeps its reconciler:
+    // its objects, being deleted, may still hold the federation's finalizer.
+    if (same || (crd != nullptr && !kind.has_value())) return runtime::Result{};
+    sync_.RemoveKind(now.resource);
+    spdlog::info("custom kinds: no longer federating {} ({}/{})", now.kind, now.resource.group,
+                 now.resource.version);
+    federated_.erase(it);
+  }
   if (kind.has_value() && sync_.AddKind(*kind)) {
     spdlog::info("custom kinds: federating {} ({}/{})", kind->kind, kind->resource.group,
                  kind->resource.version);
+    federated_.emplace(name, *std::move(kind));
   }
   return runtime::Result{};
 }

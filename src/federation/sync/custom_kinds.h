@@ -14,13 +14,15 @@
 // copy of the definition is Established, so the objects follow at once.
 //
 // The version federated is the storage version when it is served, else
-// the first served one. A kind stays federated until the process stops
-// (a definition deleted and made again is the same kind); while it is not
-// served its informers ask again every few minutes.
+// the first served one. A definition that federates another version, scope
+// or status subresource than before (a new storage version) gets a new
+// reconciler; a definition deleted takes its reconciler and its member
+// informers along (its objects went before it did).
 //
 // Controller "custom-kinds", one worker. Thread-safe.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -46,6 +48,9 @@ class CustomKinds {
   FederationContext& ctx_;
   SyncController& sync_;
   runtime::Informer& crds_;
+  // The kinds federated, by the name of their definition; only the one
+  // worker touches it.
+  std::map<std::string, SyncKind> federated_;
 };
 
 // The kind `crd` (a CustomResourceDefinition) serves, to federate whole;

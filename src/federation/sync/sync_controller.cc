@@ -169,17 +169,32 @@ bool SyncController::AddKind(SyncKind kind) {
     const client::ResourceRef& r = k->spec().resource;
     if (r.group == kind.resource.group && r.resource == kind.resource.resource) return false;
   }
-  kinds_.push_back(std::make_shared<KindStrategy>(ctx_, std::move(kind), options_.workers));
+  kinds_.push_back(std::make_unique<KindStrategy>(ctx_, std::move(kind), options_.workers));
   return true;
 }
 
-void SyncController::EnqueueNamespace(const std::string& ns) {
-  std::vector<std::shared_ptr<KindStrategy>> kinds;
+bool SyncController::RemoveKind(const client::ResourceRef& resource) {
+  std::unique_ptr<KindStrategy> removed;
   {
     MutexLock lock(mu_);
-    kinds = kinds_;
+    auto it = std::find_if(kinds_.begin(), kinds_.end(), [&](const auto& k) {
+      const client::ResourceRef& r = k->spec().resource;
+      return r.group == resource.group && r.resource == resource.resource;
+    });
+    if (it == kinds_.end()) return false;
+    removed = std::move(*it);
+    kinds_.erase(it);
   }
-  for (const auto& k : kinds) {
+  // Its reconciler unregisters and stops (outside the lock: a check under
+  // way may be enqueuing namespaces' objects).
+  removed.reset();
+  return true;
+}
+
+// Under the lock, which keeps every kind alive: each only enqueues.
+void SyncController::EnqueueNamespace(const std::string& ns) {
+  MutexLock lock(mu_);
+  for (const auto& k : kinds_) {
     if (!k->spec().resource.namespaced) continue;
     for (const runtime::ObjectPtr& obj :
          k->reconciler().objects().cache().ByIndex(runtime::kNamespaceIndex, ns)) {

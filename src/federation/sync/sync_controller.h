@@ -57,10 +57,14 @@ class SyncController {
   SyncController& operator=(const SyncController&) = delete;
 
   // Propagates `kind` too, before or after the context started (a custom
-  // kind once its CustomResourceDefinition is established); its reconciler
-  // stays until the controller goes. False when a kind of the same group
-  // and resource is propagated already.
+  // kind once its CustomResourceDefinition is established). False when a
+  // kind of the same group and resource is propagated already.
   bool AddKind(SyncKind kind);
+  // Stops propagating the kind of `resource`'s group and resource (its
+  // CustomResourceDefinition went, or federates another version now): its
+  // reconciler unregisters and its workers stop, after the check under way.
+  // False when it is not propagated. Not from one of its own checks.
+  bool RemoveKind(const client::ResourceRef& resource);
 
  private:
   class KindStrategy;
@@ -69,7 +73,7 @@ class SyncController {
   FederationContext& ctx_;
   const SyncControllerOptions options_;
   Mutex mu_;
-  std::vector<std::shared_ptr<KindStrategy>> kinds_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<KindStrategy>> kinds_ GUARDED_BY(mu_);
   std::unique_ptr<CustomKinds> custom_;  // null unless options.custom_kinds
 };
 

@@ -522,6 +522,73 @@ TEST_F(SyncControllerTest, ACustomizedKindIsDividedAndItsStatusAggregated) {
   EXPECT_EQ(replicas(*m1_), 5);
 }
 
+// A definition that moves its storage version gets a reconciler on the new
+// version; one deleted takes its reconciler and the members' informers
+// along.
+TEST_F(SyncControllerTest, AKindFollowsItsDefinitionsVersionAndGoesWithIt) {
+  const std::string name = "crontabs.stable.example.com";
+  const std::string controller = "sync-" + name;
+  EstablishKind("stable.example.com", "crontabs", "CronTab");
+  const client::ResourceRef v1{"stable.example.com", "v1", "crontabs", true};
+  const client::ResourceRef v2{"stable.example.com", "v2", "crontabs", true};
+  auto member_version = [&](const std::string& cluster) -> std::string {
+    std::shared_ptr<runtime::Informer> i = ctx_->members().Get(cluster, v1);
+    return i == nullptr ? "" : i->resource().version;
+  };
+  ASSERT_TRUE(Eventually([&] { return member_version("m1") == "v1"; }));
+  ASSERT_TRUE(fed_->Create(v1, "shop", Obj(R"({"apiVersion":"stable.example.com/v1",
+      "kind":"CronTab","metadata":{"name":"nightly"},"spec":{"cronSpec":"0 3 * * *"}})"))
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return Get(*m1_, v1, "shop", "nightly").has_value(); }));
+
+  // v2 becomes the storage version (v1 still served).
+  ASSERT_TRUE(Eventually([&] {
+    auto crd = Get(*fed_, client::kCustomResourceDefinitions, "", name);
+    if (!crd) return false;
+    (*crd)["spec"].as_object()["versions"] = json::parse(R"([
+        {"name":"v1","served":true,"storage":false,
+         "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},
+        {"name":"v2","served":true,"storage":true,"subresources":{"status":{}},
+         "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}])");
+    return fed_->Update(client::kCustomResourceDefinitions, "", *crd).ok();
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    return member_version("m1") == "v2" && member_version("m2") == "v2" &&
+           ctx_->manager().Find(controller) != nullptr;
+  }));
+  // The new reconciler keeps the copies as they should be (once the
+  // member serves v2 too).
+  ASSERT_TRUE(Eventually([&] {
+    auto copy = Get(*m1_, v2, "shop", "nightly");
+    if (!copy) return false;
+    (*copy)["spec"].as_object()["cronSpec"] = "edited";
+    auto st = m1_->Update(v2, "shop", *copy);
+    if (!st.ok()) std::cerr << "UPDATE " << st.status().ToString() << "\n";
+    return st.ok();
+  })) << m1_->Get(v2, "shop", "nightly").status().ToString()
+      << " " << m1_->Get(v1, "shop", "nightly").status().ToString() << " "
+      << fed_->Get(v2, "shop", "nightly").status().ToString();
+  ASSERT_TRUE(Eventually([&] {
+    auto c = Get(*m1_, v2, "shop", "nightly");
+    return c && StringAt(*c, "spec.cronSpec") == "0 3 * * *";
+  }));
+
+  // The definition goes (its objects first, as the API server deletes
+  // them): so do the reconciler and the informers in the members.
+  ASSERT_TRUE(fed_->Delete(client::kCustomResourceDefinitions, "", name, {}).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return !Get(*fed_, client::kCustomResourceDefinitions, "", name).has_value() &&
+           ctx_->manager().Find(controller) == nullptr && member_version("m1").empty() &&
+           member_version("m2").empty();
+  }));
+  // Made again, it is federated again.
+  EstablishKind("stable.example.com", "crontabs", "CronTab");
+  ASSERT_TRUE(fed_->Create(v1, "shop", Obj(R"({"apiVersion":"stable.example.com/v1",
+      "kind":"CronTab","metadata":{"name":"again"},"spec":{"cronSpec":"1 * * * *"}})"))
+                  .ok());
+  EXPECT_TRUE(Eventually([&] { return Get(*m2_, v1, "shop", "again").has_value(); }));
+}
+
 // A cluster with resource figures takes no more replicas of a customized
 // kind than it has room for; what fits nowhere is said.
 TEST_F(SyncControllerTest, ACustomizedKindTakesNoMoreThanAClusterHasRoomFor) {
