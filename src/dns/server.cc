@@ -138,13 +138,15 @@ class ServerImpl : public Server {
 
   void Stop() override {
     if (stopping_.exchange(true)) return;
-    // Each socket is closed on its strand; every coroutine then ends.
-    net::post(acceptor_.get_executor(), [this] {
+    // Each socket is closed on its strand; every coroutine then ends. The
+    // closes count as running too: one whose coroutine had ended already
+    // (or never ran) must not run after this returns and the server goes.
+    Post(acceptor_.get_executor(), [this] {
       error_code ignored;
       acceptor_.close(ignored);
     });
     for (auto& socket : udp_) {
-      net::post(socket->get_executor(), [s = socket.get()] {
+      Post(socket->get_executor(), [s = socket.get()] {
         error_code ignored;
         s->close(ignored);
       });
@@ -183,6 +185,21 @@ class ServerImpl : public Server {
           spdlog::error("DNS server: {}", x.what());
         }
       }
+      // Under mu_: Stop may destroy this once it is released.
+      MutexLock lock(mu_);
+      if (--running_ == 0) ended_.NotifyAll();
+    });
+  }
+
+  // Runs `fn` on `ex`; Stop waits for it as for a coroutine.
+  template <typename Executor, typename Fn>
+  void Post(const Executor& ex, Fn fn) {
+    {
+      MutexLock lock(mu_);
+      ++running_;
+    }
+    net::post(ex, [this, fn = std::move(fn)]() mutable {
+      fn();
       // Under mu_: Stop may destroy this once it is released.
       MutexLock lock(mu_);
       if (--running_ == 0) ended_.NotifyAll();
@@ -361,7 +378,7 @@ class ServerImpl : public Server {
   std::atomic<bool> stopping_{false};
   Mutex mu_;
   CondVar ended_;                    // running_ reached zero
-  int running_ GUARDED_BY(mu_) = 0;  // coroutines not yet ended
+  int running_ GUARDED_BY(mu_) = 0;  // coroutines and Stop's closes not yet ended
   std::set<std::shared_ptr<TcpConnection>> connections_ GUARDED_BY(mu_);
 };
 
