@@ -72,16 +72,30 @@ StatusOr<runtime::Result> CustomKinds::Reconcile(const std::string& name) {
                 kind->status_subresource == now.status_subresource;
     // A definition still there that serves nothing keeps its reconciler:
     // its objects, being deleted, may still hold the federation's finalizer.
-    if (same || (crd != nullptr && !kind.has_value())) return runtime::Result{};
-    sync_.RemoveKind(now.resource);
-    spdlog::info("custom kinds: no longer federating {} ({}/{})", now.kind, now.resource.group,
-                 now.resource.version);
-    federated_.erase(it);
+    if (crd != nullptr && !kind.has_value()) return runtime::Result{};
+    if (!same) {
+      sync_.RemoveKind(now.resource);
+      spdlog::info("custom kinds: no longer federating {} ({}/{})", now.kind, now.resource.group,
+                   now.resource.version);
+      federated_.erase(it);
+    }
   }
-  if (kind.has_value() && sync_.AddKind(*kind)) {
+  if (kind.has_value() && !federated_.contains(name) && sync_.AddKind(*kind)) {
     spdlog::info("custom kinds: federating {} ({}/{})", kind->kind, kind->resource.group,
                  kind->resource.version);
-    federated_.emplace(name, *std::move(kind));
+    federated_.emplace(name, *kind);
+  }
+  // A version the definition has just started to serve may not be served
+  // yet when its change is seen (the API server publishes it a moment
+  // later): the federation's informer on it, which found it not served,
+  // asks again until it is (and has listed), instead of after its
+  // five-minute retry.
+  if (kind.has_value() && federated_.contains(name)) {
+    runtime::Informer& objects = ctx_.informers().For(kind->resource);
+    if (!objects.HasSynced() || !objects.Served()) {
+      objects.RetryNotServed();
+      return runtime::Result{.requeue_after = std::chrono::seconds(1)};
+    }
   }
   return runtime::Result{};
 }
