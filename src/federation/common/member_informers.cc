@@ -66,8 +66,10 @@ MemberInformers::HandlerId MemberInformers::AddHandler(const client::ResourceRef
     runtime::Informer::HandlerId registered = p.informer->AddEventHandler(std::move(p.handler));
     MutexLock lock(mu_);
     auto m = members_.find(p.member);
+    if (m == members_.end()) continue;
     // Still the member's informer (not dropped or restarted meanwhile).
-    if (m != members_.end() && m->second.informers[Key(resource)] == p.informer) {
+    auto informer = m->second.informers.find(Key(resource));
+    if (informer != m->second.informers.end() && informer->second == p.informer) {
       m->second.handlers[id] = {Key(resource), registered};
     }
   }
