@@ -216,6 +216,12 @@ const json::array* GetArray(const json::object& o, std::string_view key) {
   return v != nullptr && v->is_array() ? &v->get_array() : nullptr;
 }
 
+const json::array& ArrayOrEmpty(const json::object& o, std::string_view key) {
+  static const json::array kEmpty;
+  const json::array* a = GetArray(o, key);
+  return a != nullptr ? *a : kEmpty;
+}
+
 std::vector<std::string> StringsAt(const json::object& o, std::string_view dotted_path) {
   std::vector<std::string> out;
   const json::value* v = Find(o, dotted_path);

@@ -49,6 +49,8 @@ std::optional<int64_t> GetInt(const json::object& o, std::string_view key);
 std::optional<bool> GetBool(const json::object& o, std::string_view key);
 const json::object* GetObject(const json::object& o, std::string_view key);
 const json::array* GetArray(const json::object& o, std::string_view key);
+// The array o[key]; an empty one when absent or not an array.
+const json::array& ArrayOrEmpty(const json::object& o, std::string_view key);
 
 // The strings of the array at a dotted path, in order, skipping elements
 // that are not strings; empty when absent or not an array.

@@ -7,6 +7,7 @@
 
 #include "api/resources.h"
 #include "interpreter/lua_vm.h"
+#include "interpreter/native.h"
 
 namespace flotilla::interpreter {
 namespace {
@@ -53,77 +54,12 @@ int AccuratePodRequirements(lua_State* L) {
   return 1;
 }
 
-void AddName(std::set<std::string>& names, const json::object& obj, std::string_view path) {
-  std::string_view name = StringViewAt(obj, path);
-  if (!name.empty()) names.emplace(name);
-}
-
 // GetDependenciesFromPodTemplate: the objects the pod template uses.
 int GetPodDependencies(lua_State* L) {
   if (lua_gettop(L) != 2) return luaL_error(L, "getPodDependencies only accepts two arguments");
   json::object tmpl = TemplateArg(L, "getPodDependencies");
   std::string ns = lua_isnil(L, 2) ? "default" : luaL_checkstring(L, 2);
-  std::set<std::string> config_maps, secrets, accounts, claims;
-  const json::object* spec = GetObject(tmpl, "spec");
-  if (spec != nullptr) {
-    if (const json::array* volumes = GetArray(*spec, "volumes")) {
-      for (const json::value& v : *volumes) {
-        if (!v.is_object()) continue;
-        const json::object& vol = v.get_object();
-        AddName(config_maps, vol, "configMap.name");
-        AddName(secrets, vol, "secret.secretName");
-        AddName(claims, vol, "persistentVolumeClaim.claimName");
-        const json::value* sources = Find(vol, "projected.sources");
-        if (sources != nullptr && sources->is_array()) {
-          for (const json::value& s : sources->get_array()) {
-            if (!s.is_object()) continue;
-            AddName(config_maps, s.get_object(), "configMap.name");
-            AddName(secrets, s.get_object(), "secret.name");
-          }
-        }
-      }
-    }
-    if (const json::array* pulls = GetArray(*spec, "imagePullSecrets")) {
-      for (const json::value& p : *pulls) {
-        if (p.is_object()) AddName(secrets, p.get_object(), "name");
-      }
-    }
-    for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
-      const json::array* containers = GetArray(*spec, list);
-      if (containers == nullptr) continue;
-      for (const json::value& c : *containers) {
-        if (!c.is_object()) continue;
-        if (const json::array* env = GetArray(c.get_object(), "env")) {
-          for (const json::value& e : *env) {
-            if (!e.is_object()) continue;
-            AddName(config_maps, e.get_object(), "valueFrom.configMapKeyRef.name");
-            AddName(secrets, e.get_object(), "valueFrom.secretKeyRef.name");
-          }
-        }
-        if (const json::array* from = GetArray(c.get_object(), "envFrom")) {
-          for (const json::value& e : *from) {
-            if (!e.is_object()) continue;
-            AddName(config_maps, e.get_object(), "configMapRef.name");
-            AddName(secrets, e.get_object(), "secretRef.name");
-          }
-        }
-      }
-    }
-    std::string_view account = StringViewAt(*spec, "serviceAccountName");
-    if (!account.empty() && account != "default") accounts.emplace(account);
-  }
-  json::array out;
-  auto add = [&](const char* kind, const std::set<std::string>& names) {
-    for (const std::string& name : names) {
-      out.push_back(
-          json::object{{"apiVersion", "v1"}, {"kind", kind}, {"namespace", ns}, {"name", name}});
-    }
-  };
-  add("ConfigMap", config_maps);
-  add("Secret", secrets);
-  add("ServiceAccount", accounts);
-  add("PersistentVolumeClaim", claims);
-  PushJson(L, out);
+  PushJson(L, PodDependencies(tmpl, ns));
   return 1;
 }
 

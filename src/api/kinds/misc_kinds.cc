@@ -1,6 +1,8 @@
 // coordination.k8s.io/v1 Lease and federation/v1beta1 Cluster.
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include "api/kinds/resources.h"
 #include "api/kinds/util.h"
 #include "api/validation.h"
@@ -64,6 +66,19 @@ Causes ValidateCluster(const json::object& obj, const json::object*) {
   }
   if (StringAt(obj, "spec.secretRef.name").empty()) {
     out.push_back(FieldRequired("spec.secretRef.name", ""));
+  }
+  std::vector<const json::object*> taints = ObjectsAt(obj, "spec.taints");
+  for (size_t i = 0; i < taints.size(); ++i) {
+    std::string at = Index("spec.taints", i);
+    if (StringAt(*taints[i], "key").empty()) out.push_back(FieldRequired(Child(at, "key"), ""));
+    std::string effect = StringAt(*taints[i], "effect");
+    static const std::vector<std::string> kEffects = {"NoSchedule", "PreferNoSchedule",
+                                                      "NoExecute"};
+    if (effect.empty()) {
+      out.push_back(FieldRequired(Child(at, "effect"), ""));
+    } else if (std::find(kEffects.begin(), kEffects.end(), effect) == kEffects.end()) {
+      out.push_back(FieldNotSupported(Child(at, "effect"), json::string(effect), kEffects));
+    }
   }
   return out;
 }

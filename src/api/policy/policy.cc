@@ -244,10 +244,25 @@ void CheckPlacement(const json::object& spec, Causes& out) {
   const json::array& tolerations = ArrayOrEmpty(*placement, "clusterTolerations");
   for (size_t i = 0; i < tolerations.size(); ++i) {
     if (!tolerations[i].is_object()) continue;
-    CheckEnum(tolerations[i].get_object(), "operator", Index(Child(at, "clusterTolerations"), i),
-              {"Equal", "Exists"}, out);
-    CheckEnum(tolerations[i].get_object(), "effect", Index(Child(at, "clusterTolerations"), i),
-              {"NoSchedule", "PreferNoSchedule", "NoExecute"}, out);
+    const json::object& t = tolerations[i].get_object();
+    std::string ti = Index(Child(at, "clusterTolerations"), i);
+    CheckEnum(t, "operator", ti, {"Equal", "Exists"}, out);
+    CheckEnum(t, "effect", ti, {"NoSchedule", "PreferNoSchedule", "NoExecute"}, out);
+    // A pod toleration's rules (kube-apiserver's messages).
+    bool exists = GetString(t, "operator") == "Exists";
+    if (StringAt(t, "key").empty() && !exists) {
+      out.push_back(FieldInvalid(Child(ti, "operator"), json::string(StringAt(t, "operator")),
+                                 "operator must be Exists when `key` is empty, which means "
+                                 "\"match all values and all keys\""));
+    }
+    if (exists && !StringAt(t, "value").empty()) {
+      out.push_back(FieldInvalid(Child(ti, "operator"), t.at("value"),
+                                 "value must be empty when `operator` is 'Exists'"));
+    }
+    if (t.contains("tolerationSeconds") && GetString(t, "effect") != kNoExecute) {
+      out.push_back(FieldInvalid(Child(ti, "effect"), t.contains("effect") ? t.at("effect") : "",
+                                 "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+    }
   }
   CheckSpreadConstraints(*placement, at, out);
   CheckReplicaScheduling(*placement, at, out);
@@ -258,12 +273,6 @@ std::string_view Namespace(const json::object& obj) {
 }
 
 }  // namespace
-
-const json::array& ArrayOrEmpty(const json::object& o, std::string_view key) {
-  static const json::array kEmpty;
-  const json::array* a = GetArray(o, key);
-  return a != nullptr ? *a : kEmpty;
-}
 
 // ---- Clusters and affinities. ----
 
@@ -279,6 +288,69 @@ ClusterFacts ClusterFacts::Of(const json::object& cluster) {
   f.zones = StringsAt(cluster, "spec.zones");
   if (f.zones.empty()) f.zones = StringsAt(cluster, "status.zones");
   return f;
+}
+
+std::vector<ClusterTaint> TaintsOf(const json::object& cluster) {
+  std::vector<ClusterTaint> out;
+  bool unschedulable_tainted = false;
+  if (const json::object* spec = GetObject(cluster, "spec")) {
+    for (const json::value& v : ArrayOrEmpty(*spec, "taints")) {
+      if (!v.is_object()) continue;
+      const json::object& t = v.get_object();
+      ClusterTaint taint{.key = StringAt(t, "key"),
+                         .value = StringAt(t, "value"),
+                         .effect = StringAt(t, "effect")};
+      TimePoint added;
+      if (ParseRfc3339(StringAt(t, "timeAdded"), &added)) taint.added = added;
+      unschedulable_tainted |= taint.key == kUnschedulableTaintKey && taint.effect == kNoSchedule;
+      out.push_back(std::move(taint));
+    }
+  }
+  const json::value* unschedulable = Find(cluster, "spec.unschedulable");
+  if (!unschedulable_tainted && unschedulable != nullptr && unschedulable->is_bool() &&
+      unschedulable->get_bool()) {
+    out.push_back({.key = kUnschedulableTaintKey, .effect = kNoSchedule});
+  }
+  return out;
+}
+
+bool ClusterToleration::Tolerates(const ClusterTaint& t) const {
+  if (!effect.empty() && effect != t.effect) return false;
+  if (!key.empty() && key != t.key) return false;
+  return exists || value == t.value;
+}
+
+TaintVerdict JudgeTaints(const std::vector<ClusterTaint>& taints,
+                         std::span<const ClusterToleration> tolerations, TimePoint now) {
+  TaintVerdict v;
+  for (const ClusterTaint& t : taints) {
+    if (t.effect != kNoSchedule && t.effect != kNoExecute) continue;
+    // A NoExecute taint is tolerated for the longest time a toleration
+    // gives (for ever by one without tolerationSeconds).
+    bool tolerated = false;
+    std::optional<TimePoint> until;
+    for (const ClusterToleration& tol : tolerations) {
+      if (!tol.Tolerates(t)) continue;
+      if (t.effect != kNoExecute || !tol.seconds) {
+        tolerated = true;
+        until.reset();
+        break;
+      }
+      TimePoint end =
+          t.added.value_or(now) + std::chrono::seconds(std::max<int64_t>(0, *tol.seconds));
+      if (end > now && (!until || end > *until)) until = end;
+    }
+    if (until) {
+      tolerated = true;
+      if (!v.changes_at || *until < *v.changes_at) v.changes_at = until;
+    }
+    if (tolerated) {
+      if (t.key == kUnschedulableTaintKey && t.effect == kNoSchedule) v.cordon_tolerated = true;
+      continue;
+    }
+    (t.effect == kNoSchedule ? v.no_schedule : v.no_execute) = true;
+  }
+  return v;
 }
 
 StatusOr<ClusterAffinity> ClusterAffinity::FromJson(const json::value& affinity,
@@ -420,7 +492,19 @@ StatusOr<PropagationPolicy> PropagationPolicy::FromObject(const json::object& ob
   if (spec == nullptr) return Status::Invalid("a propagation policy needs a spec");
   p.priority = static_cast<int32_t>(GetInt(*spec, "priority").value_or(0));
   p.preempt_always = GetString(*spec, "preemption") == "Always";
+  if (const json::object* placement = GetObject(*spec, "placement")) {
+    for (const json::value& v : ArrayOrEmpty(*placement, "clusterTolerations")) {
+      if (!v.is_object()) continue;
+      const json::object& t = v.get_object();
+      p.tolerations.push_back({.key = StringAt(t, "key"),
+                               .exists = GetString(t, "operator") == "Exists",
+                               .value = StringAt(t, "value"),
+                               .effect = StringAt(t, "effect"),
+                               .seconds = GetInt(t, "tolerationSeconds")});
+    }
+  }
   p.preserve_on_deletion = GetBool(*spec, "preserveResourcesOnDeletion").value_or(false);
+  p.propagate_deps = GetBool(*spec, "propagateDeps").value_or(false);
   p.overwrite_conflicts = GetString(*spec, "conflictResolution") == "Overwrite";
   FLOTILLA_ASSIGN_OR_RETURN(p.selectors, ReadResourceSelectors(*spec));
   const json::object* placement = GetObject(*spec, "placement");
@@ -739,9 +823,8 @@ const json::object& EmptyIfAbsent(const json::object& o, std::string_view key) {
 std::vector<std::string> PropagationWarnings(const json::object& obj) {
   std::vector<std::string> out;
   for (const char* field :
-       {"spec.association", "spec.propagateDeps", "spec.dependentOverrides", "spec.failover",
-        "spec.activationPreference", "spec.suspension", "spec.schedulePriority",
-        "spec.placement.clusterTolerations", "spec.placement.spreadConstraints",
+       {"spec.association", "spec.dependentOverrides", "spec.failover", "spec.activationPreference",
+        "spec.suspension", "spec.schedulePriority", "spec.placement.spreadConstraints",
         "spec.placement.workloadAffinity"}) {
     if (Set(obj, field)) out.push_back(NotActedOn(field));
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/labels.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "base/status.h"
 
@@ -35,9 +36,6 @@ inline constexpr char kPropagationPolicyNamespaceAnnotation[] =
 inline constexpr char kClusterPropagationPolicyNameAnnotation[] =
     "clusterpropagationpolicy.karmada.io/name";
 
-// The array o[key]; an empty one when absent or not an array.
-const json::array& ArrayOrEmpty(const json::object& o, std::string_view key);
-
 // The cluster fields a field selector and a spread constraint name.
 inline constexpr char kProviderField[] = "provider";
 inline constexpr char kRegionField[] = "region";
@@ -56,6 +54,51 @@ struct ClusterFacts {
   // `cluster` must outlive the facts (labels point into it).
   static ClusterFacts Of(const json::object& cluster);
 };
+
+// A Cluster's taint (spec.taints, a node taint's fields, as Karmada's
+// Cluster has them): an object whose policy does not tolerate a NoSchedule
+// taint gets nothing new in the cluster, one that does not tolerate a
+// NoExecute taint leaves it (PreferNoSchedule is a hint: nothing).
+struct ClusterTaint {
+  std::string key, value, effect;
+  std::optional<TimePoint> added;  // timeAdded
+  friend bool operator==(const ClusterTaint&, const ClusterTaint&) = default;
+};
+inline constexpr char kNoSchedule[] = "NoSchedule";
+inline constexpr char kNoExecute[] = "NoExecute";
+// The taint a cordoned cluster carries (Karmada's key for
+// spec.unschedulable).
+inline constexpr char kUnschedulableTaintKey[] = "cluster.karmada.io/unschedulable";
+
+// The taints of `cluster` (a Cluster object): spec.taints, and the
+// unschedulable NoSchedule taint when spec.unschedulable is set without it.
+std::vector<ClusterTaint> TaintsOf(const json::object& cluster);
+
+// A policy's placement.clusterTolerations entry (a pod toleration's fields).
+struct ClusterToleration {
+  std::string key;  // empty with Exists: every key
+  bool exists = false;
+  std::string value;
+  std::string effect;  // empty: every effect
+  // For NoExecute: tolerated this long after the taint's timeAdded only.
+  std::optional<int64_t> seconds;
+
+  // Whether it tolerates `t`, the time aside.
+  bool Tolerates(const ClusterTaint& t) const;
+};
+
+// What a cluster's taints mean for an object placed under `tolerations`
+// at `now`.
+struct TaintVerdict {
+  bool no_schedule = false;  // an untolerated NoSchedule taint: nothing new
+  bool no_execute = false;   // an untolerated NoExecute taint: leave
+  // The unschedulable taint is tolerated: the cordon keeps nothing away.
+  bool cordon_tolerated = false;
+  // A NoExecute taint tolerated for a while stops being tolerated then.
+  std::optional<TimePoint> changes_at;
+};
+TaintVerdict JudgeTaints(const std::vector<ClusterTaint>& taints,
+                         std::span<const ClusterToleration> tolerations, TimePoint now);
 
 // placement.clusterAffinity, a staticWeightList entry's targetCluster and an
 // override rule's targetCluster: every part given must admit the cluster,
@@ -142,12 +185,17 @@ struct PropagationPolicy {
   };
   std::vector<AffinityGroup> affinity_groups;
   ReplicaScheduling scheduling;
+  // placement.clusterTolerations.
+  std::vector<ClusterToleration> tolerations;
   // conflictResolution: Overwrite takes over a member object of the same
   // name the federation did not create; Abort (the default) leaves it.
   bool overwrite_conflicts = false;
   // preserveResourcesOnDeletion: deleting the object keeps its member
   // copies.
   bool preserve_on_deletion = false;
+  // propagateDeps: what the object's pod template uses (ConfigMaps,
+  // Secrets, ServiceAccounts, PersistentVolumeClaims) goes where it goes.
+  bool propagate_deps = false;
 
   // The best match of its selectors for `obj`; a namespaced policy matches
   // only objects of its own namespace.

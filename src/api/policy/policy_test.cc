@@ -274,6 +274,17 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"PreemptionNeedsNames",
                     R"(,"preemption":"Always")",
                     {"spec.resourceSelectors[0].name"}},
+        InvalidCase{"TolerationWithoutKeyNotExists",
+                    R"(,"placement":{"clusterTolerations":[{"operator":"Equal","value":"x"}]})",
+                    {"spec.placement.clusterTolerations[0].operator"}},
+        InvalidCase{
+            "TolerationExistsWithAValue",
+            R"(,"placement":{"clusterTolerations":[{"key":"a","operator":"Exists","value":"x"}]})",
+            {"spec.placement.clusterTolerations[0].operator"}},
+        InvalidCase{
+            "TolerationSecondsWithoutNoExecute",
+            R"(,"placement":{"clusterTolerations":[{"key":"a","operator":"Exists","effect":"NoSchedule","tolerationSeconds":5}]})",
+            {"spec.placement.clusterTolerations[0].effect"}},
         InvalidCase{"UnknownConflictResolution",
                     R"(,"conflictResolution":"Merge")",
                     {"spec.conflictResolution"}}),
@@ -355,10 +366,84 @@ TEST(WarningsTest, FieldsKeptButNotActedOn) {
   EXPECT_TRUE(PropagationWarnings(Obj(Pp("p", 0, ""))).empty());
   auto w = PropagationWarnings(Obj(Pp(
       "p", 0, "",
-      R"(,"propagateDeps":true,"placement":{"spreadConstraints":[{"spreadByField":"cluster"}]})")));
-  ASSERT_EQ(w.size(), 2u);
-  EXPECT_NE(w[0].find("spec.propagateDeps"), std::string::npos);
-  EXPECT_NE(w[1].find("spec.placement.spreadConstraints"), std::string::npos);
+      R"(,"association":true,"propagateDeps":true,"placement":{"clusterTolerations":[{"key":"a","operator":"Exists"}]})")));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("spec.association"), std::string::npos);
+}
+
+TEST(TaintsTest, ACordonedClusterCarriesTheUnschedulableTaint) {
+  EXPECT_TRUE(TaintsOf(Obj(R"({"spec":{}})")).empty());
+  auto cordoned = TaintsOf(Obj(R"({"spec":{"unschedulable":true}})"));
+  ASSERT_EQ(cordoned.size(), 1u);
+  EXPECT_EQ(cordoned[0].key, kUnschedulableTaintKey);
+  EXPECT_EQ(cordoned[0].effect, kNoSchedule);
+  // Written already (kubectl flotilla cordon writes it): not twice.
+  auto both = TaintsOf(Obj(R"({"spec":{"unschedulable":true,"taints":[
+      {"key":"cluster.karmada.io/unschedulable","effect":"NoSchedule"},
+      {"key":"gpu","value":"a100","effect":"NoExecute","timeAdded":"2026-01-01T00:00:00Z"}]}})"));
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[1].key, "gpu");
+  EXPECT_EQ(both[1].value, "a100");
+  ASSERT_TRUE(both[1].added.has_value());
+}
+
+TEST(TaintsTest, TolerationsMatchAsAPodsDo) {
+  ClusterTaint gpu{.key = "gpu", .value = "a100", .effect = kNoSchedule};
+  EXPECT_TRUE((ClusterToleration{.key = "gpu", .value = "a100"}).Tolerates(gpu));
+  EXPECT_FALSE((ClusterToleration{.key = "gpu", .value = "h100"}).Tolerates(gpu));
+  EXPECT_TRUE((ClusterToleration{.key = "gpu", .exists = true}).Tolerates(gpu));
+  EXPECT_TRUE((ClusterToleration{.exists = true}).Tolerates(gpu));  // every key
+  EXPECT_FALSE(
+      (ClusterToleration{.key = "gpu", .exists = true, .effect = kNoExecute}).Tolerates(gpu));
+  EXPECT_FALSE((ClusterToleration{.key = "other", .exists = true}).Tolerates(gpu));
+}
+
+TEST(TaintsTest, TheVerdictOfEachEffect) {
+  TimePoint now = TimePoint() + std::chrono::hours(1000);
+  std::vector<ClusterTaint> taints = {
+      {.key = "gpu", .effect = kNoSchedule},
+      {.key = "maintenance", .effect = kNoExecute, .added = now - std::chrono::seconds(100)},
+      {.key = "soft", .effect = "PreferNoSchedule"}};
+  TaintVerdict none = JudgeTaints(taints, {}, now);
+  EXPECT_TRUE(none.no_schedule);
+  EXPECT_TRUE(none.no_execute);
+  EXPECT_FALSE(none.changes_at.has_value());
+
+  std::vector<ClusterToleration> all = {{.key = "gpu", .exists = true},
+                                        {.key = "maintenance", .exists = true}};
+  TaintVerdict tolerated = JudgeTaints(taints, all, now);
+  EXPECT_FALSE(tolerated.no_schedule);
+  EXPECT_FALSE(tolerated.no_execute);
+
+  // Tolerated for 300 s after the taint came: 200 s more.
+  std::vector<ClusterToleration> a_while = {
+      {.key = "gpu", .exists = true},
+      {.key = "maintenance", .exists = true, .effect = kNoExecute, .seconds = 300}};
+  TaintVerdict v = JudgeTaints(taints, a_while, now);
+  EXPECT_FALSE(v.no_execute);
+  ASSERT_TRUE(v.changes_at.has_value());
+  EXPECT_EQ(*v.changes_at, now + std::chrono::seconds(200));
+  // ... and after that, not.
+  TaintVerdict later = JudgeTaints(taints, a_while, now + std::chrono::seconds(200));
+  EXPECT_TRUE(later.no_execute);
+  EXPECT_FALSE(later.changes_at.has_value());
+
+  TaintVerdict cordon = JudgeTaints(
+      TaintsOf(Obj(R"({"spec":{"unschedulable":true}})")),
+      std::vector<ClusterToleration>{{.key = kUnschedulableTaintKey, .exists = true}}, now);
+  EXPECT_TRUE(cordon.cordon_tolerated);
+  EXPECT_FALSE(cordon.no_schedule);
+}
+
+TEST(TaintsTest, APolicyReadsItsTolerations) {
+  auto p = Policy(Pp("p", 0, "", R"(,"placement":{"clusterTolerations":[
+      {"key":"gpu","operator":"Equal","value":"a100","effect":"NoSchedule"},
+      {"key":"maintenance","operator":"Exists","effect":"NoExecute","tolerationSeconds":60}]})"));
+  ASSERT_EQ(p->tolerations.size(), 2u);
+  EXPECT_EQ(p->tolerations[0].value, "a100");
+  EXPECT_FALSE(p->tolerations[0].exists);
+  EXPECT_TRUE(p->tolerations[1].exists);
+  EXPECT_EQ(p->tolerations[1].seconds, 60);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // flotilla join / unjoin (join.h).
 #include "federation/cluster/join.h"
 
+#include "api/policy/policy.h"
 #include "api/views.h"
 #include "base/base64.h"
 #include "client/rest_client.h"
@@ -158,23 +159,62 @@ StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool
   return out;
 }
 
+namespace {
+
+// A merge patch of the Cluster's spec with `spec`, and its taints with the
+// cordon taint (Karmada's cluster.karmada.io/unschedulable:NoSchedule) set
+// or removed, at the resourceVersion read: a concurrent change of the
+// taints is a conflict, retried on a fresh read.
+Status PatchCordon(client::Client& fed, const std::string& name, json::object spec, bool taint) {
+  Status s;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
+    json::array taints;
+    const json::value* old = Find(cluster, "spec.taints");
+    for (const json::value& t :
+         old != nullptr && old->is_array() ? old->get_array() : json::array()) {
+      if (t.is_object() &&
+          GetString(t.get_object(), "key") == api::policy::kUnschedulableTaintKey &&
+          GetString(t.get_object(), "effect") == api::policy::kNoSchedule) {
+        continue;
+      }
+      taints.push_back(t);
+    }
+    if (taint) {
+      taints.push_back(json::object{{"key", api::policy::kUnschedulableTaintKey},
+                                    {"effect", api::policy::kNoSchedule}});
+    }
+    if (taints.empty()) {
+      spec["taints"] = nullptr;
+    } else {
+      spec["taints"] = std::move(taints);
+    }
+    json::object patch{{"metadata", json::object{{"resourceVersion",
+                                                  StringAt(cluster, "metadata.resourceVersion")}}},
+                       {"spec", spec}};
+    s = fed.Patch(kClusters, "", name, client::PatchType::kMerge, json::serialize(patch)).status();
+    if (!s.Is(Reason::kConflict)) return s;
+  }
+  return s;
+}
+
+}  // namespace
+
 StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bool unschedulable) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
   if (api::ClusterView(cluster).cordoned() == unschedulable) return false;
-  FLOTILLA_RETURN_IF_ERROR(fed.Patch(kClusters, "", name, client::PatchType::kMerge,
-                                     unschedulable
-                                         ? R"({"spec":{"unschedulable":true}})"
-                                         : R"({"spec":{"unschedulable":null,"draining":null}})")
-                               .status());
+  json::object spec = unschedulable
+                          ? json::object{{"unschedulable", true}}
+                          : json::object{{"unschedulable", nullptr}, {"draining", nullptr}};
+  FLOTILLA_RETURN_IF_ERROR(PatchCordon(fed, name, std::move(spec), unschedulable));
   return true;
 }
 
 StatusOr<bool> SetDraining(client::Client& fed, const std::string& name) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
   if (api::ClusterView(cluster).draining()) return false;
-  FLOTILLA_RETURN_IF_ERROR(fed.Patch(kClusters, "", name, client::PatchType::kMerge,
-                                     R"({"spec":{"unschedulable":true,"draining":true}})")
-                               .status());
+  FLOTILLA_RETURN_IF_ERROR(PatchCordon(
+      fed, name, json::object{{"unschedulable", true}, {"draining", true}}, /*taint=*/true));
   return true;
 }
 

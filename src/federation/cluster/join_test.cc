@@ -88,11 +88,25 @@ TEST_F(JoinTest, CordonSetsUnschedulableAndUncordonRemovesIt) {
     const json::value* u = c.ok() ? Find(*c, "spec.unschedulable") : nullptr;
     return u == nullptr ? json::value() : *u;
   };
+  auto taints = [&] {
+    auto c = fed_client_->Get(kClusters, "", "m1");
+    const json::value* t = c.ok() ? Find(*c, "spec.taints") : nullptr;
+    return t == nullptr ? json::value() : *t;
+  };
+  // A taint of the user's stays through cordon and uncordon.
+  ASSERT_TRUE(fed_client_
+                  ->Patch(kClusters, "", "m1", client::PatchType::kMerge,
+                          R"({"spec":{"taints":[{"key":"gpu","effect":"NoSchedule"}]}})")
+                  .ok());
   EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", true).value(), true);
   EXPECT_EQ(unschedulable(), json::value(true));
+  // Karmada's taint of a cordoned cluster.
+  EXPECT_EQ(taints(), json::parse(R"([{"key":"gpu","effect":"NoSchedule"},
+      {"key":"cluster.karmada.io/unschedulable","effect":"NoSchedule"}])"));
   EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", true).value(), false);  // already
   EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", false).value(), true);
   EXPECT_TRUE(unschedulable().is_null());
+  EXPECT_EQ(taints(), json::parse(R"([{"key":"gpu","effect":"NoSchedule"}])"));
   EXPECT_EQ(SetUnschedulable(*fed_client_, "m1", false).value(), false);
   EXPECT_TRUE(SetUnschedulable(*fed_client_, "m2", true).status().Is(Reason::kNotFound));
   // The API refuses what is no boolean.
@@ -103,6 +117,14 @@ TEST_F(JoinTest, CordonSetsUnschedulableAndUncordonRemovesIt) {
   EXPECT_TRUE(refused.Is(Reason::kBadRequest)) << refused.ToString();
   EXPECT_NE(refused.message().find("spec.unschedulable of type bool"), std::string::npos)
       << refused.ToString();
+  (*c)["spec"].as_object()["unschedulable"] = true;
+  (*c)["spec"].as_object()["taints"] = json::parse(R"([{"key":"x","effect":"Sometimes"},{}])");
+  refused = fed_client_->Update(kClusters, "", *c).status();
+  EXPECT_TRUE(refused.Is(Reason::kInvalid)) << refused.ToString();
+  for (const char* field :
+       {"spec.taints[0].effect", "spec.taints[1].key", "spec.taints[1].effect"}) {
+    EXPECT_NE(refused.ToString().find(field), std::string::npos) << refused.ToString();
+  }
 }
 
 TEST_F(JoinTest, UnjoinRemovesClusterAndSecretAndCascadesToManagedObjectsOnly) {

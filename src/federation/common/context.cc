@@ -11,7 +11,7 @@ namespace {
 
 // What placements read of a Cluster besides its readiness: its labels
 // (cluster selectors), its provider, region and zones (policies' cluster
-// affinities) and whether it is cordoned.
+// affinities), whether it is cordoned and its taints.
 bool PlacementInputsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
   const json::object* la = api::ObjectView(*a).labels();
   const json::object* lb = api::ObjectView(*b).labels();
@@ -19,7 +19,8 @@ bool PlacementInputsChanged(const runtime::ObjectPtr& a, const runtime::ObjectPt
   api::policy::ClusterFacts fb = api::policy::ClusterFacts::Of(*b);
   return (la == nullptr) != (lb == nullptr) || (la != nullptr && *la != *lb) ||
          fa.provider != fb.provider || fa.region != fb.region || fa.zones != fb.zones ||
-         api::ClusterView(*a).cordoned() != api::ClusterView(*b).cordoned();
+         api::ClusterView(*a).cordoned() != api::ClusterView(*b).cordoned() ||
+         api::policy::TaintsOf(*a) != api::policy::TaintsOf(*b);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
+#include "interpreter/native.h"
 
 namespace flotilla::federation {
 namespace {
@@ -181,6 +182,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   if (targets.waiting) return runtime::Result{.requeue_after = options_.sync_grace};
   check.not_served = std::move(targets.not_served);
 
+  SeeTaints(check, targets.ready);
   ClusterSelector group;
   if (check.policy && !check.policy->affinity_groups.empty()) {
     group = ChooseAffinityGroup(check, targets.ready);
@@ -237,7 +239,34 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   if (check.waiting_for_room) {
     result->requeue_after = Sooner(result->requeue_after, options_.room_recheck);
   }
+  if (check.taints_change_at) {
+    Duration left = std::max(Duration::zero(), *check.taints_change_at - check.now);
+    result->requeue_after = Sooner(result->requeue_after, left + std::chrono::seconds(1));
+  }
   return result;
+}
+
+void Reconciler::SeeTaints(Check& check, std::vector<Target>& ready) const {
+  std::span<const api::policy::ClusterToleration> tolerations;
+  if (check.policy) tolerations = check.policy->tolerations;
+  for (Target& t : ready) {
+    if (t.cluster_object == nullptr) continue;
+    std::vector<api::policy::ClusterTaint> taints = api::policy::TaintsOf(*t.cluster_object);
+    if (taints.empty()) continue;
+    api::policy::TaintVerdict v = api::policy::JudgeTaints(taints, tolerations, check.now);
+    if (v.changes_at && (!check.taints_change_at || *v.changes_at < *check.taints_change_at)) {
+      check.taints_change_at = v.changes_at;
+    }
+    api::ClusterView view(*t.cluster_object);
+    bool unschedulable = (view.unschedulable() && !v.cordon_tolerated) || v.no_schedule;
+    bool draining = view.draining() || v.no_execute;
+    if (unschedulable == view.unschedulable() && draining == view.draining()) continue;
+    auto seen = std::make_shared<json::object>(*t.cluster_object);
+    json::object& spec = EnsureObject(*seen, "spec");
+    spec["unschedulable"] = unschedulable;
+    spec["draining"] = draining;
+    t.cluster_object = std::move(seen);
+  }
 }
 
 ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
@@ -395,9 +424,18 @@ Status Reconciler::Interpreted(const Check& check, Status s) {
 Status Reconciler::RecordDependencies(const Check& check) {
   std::vector<DependencyRef> refs;
   std::set<std::string> clusters;
+  // A customization's dependencies are the user's word; otherwise a policy
+  // with propagateDeps takes the built-in interpreter's.
+  std::optional<json::array> named;
   if (check.custom != nullptr && check.custom->Has(interpreter::Operation::kInterpretDependency)) {
-    StatusOr<json::array> named = interpreter::GetDependencies(*check.custom, check.obj);
-    FLOTILLA_RETURN_IF_ERROR(Interpreted(check, named.status()));
+    StatusOr<json::array> custom = interpreter::GetDependencies(*check.custom, check.obj);
+    FLOTILLA_RETURN_IF_ERROR(Interpreted(check, custom.status()));
+    named = *std::move(custom);
+  } else if (check.policy != nullptr && check.policy->propagate_deps) {
+    named = interpreter::NativeDependencies(strategy_.resource().ApiVersion(), strategy_.kind(),
+                                            check.obj);
+  }
+  if (named) {
     refs = DependencyRefs(*named, check.ns);
     for (DependencyRef& r : refs) {
       if (ctx_.ClusterScoped(r.api_version, r.kind)) r.ns.clear();

@@ -121,6 +121,9 @@ struct Check {
   // A cluster-affinity group before the chosen one lacked room: check again
   // after ReconcilerOptions::room_recheck (its room is not an event).
   bool waiting_for_room = false;
+  // A taint the policy tolerates for a while stops being tolerated then:
+  // check again at that time.
+  std::optional<TimePoint> taints_change_at;
   // A write failed: the check is retried with backoff once Finish has run.
   void Fail(const Status& s);
   void ClearError();
@@ -275,6 +278,12 @@ class Reconciler {
   // a ready cluster when none can, the first group when none has one.
   // Sets check.waiting_for_room when an earlier group lacked room.
   ClusterSelector ChooseAffinityGroup(Check& check, const std::vector<Target>& ready) const;
+  // Each ready cluster as the object sees it through the cluster's taints
+  // and its policy's tolerations: an untolerated NoSchedule taint cordons
+  // the cluster for it, an untolerated NoExecute one drains it, a tolerated
+  // cordon taint lifts the cordon (not a drain). The targets' Cluster
+  // objects are replaced by the views.
+  void SeeTaints(Check& check, std::vector<Target>& ready) const;
   // Applies the override policies to every desired copy (step 4).
   void ApplyOverrides(Check& check);
   // Records the policy that places the object in its annotations, when it

@@ -11,6 +11,8 @@
 #include "federation/common/cluster_selector.h"
 #include "federation/common/customizations.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/names.h"
+#include "federation/common/policies.h"
 #include "federation/sync/sync_controller.h"
 
 namespace flotilla::federation::replicaset {
@@ -376,6 +378,98 @@ end)"))
     if (!has_cfg(0)) return true;
     clock_.Advance(std::chrono::milliseconds(100));
     return false;
+  }));
+}
+
+// A policy with propagateDeps takes what the template uses where the
+// ReplicaSet goes (Karmada's built-in dependencies), with no customization.
+TEST_F(ReplicaSetControllerTest, APolicyWithPropagateDepsTakesWhatTheTemplateUsesAlong) {
+  StartWith([&] {
+    WorkloadOptions options;
+    options.member_change_delay = Duration::zero();
+    Make<ReplicaSetController>(options);
+    Make<sync::SyncController>();
+  });
+  auto policy = [](std::string_view clusters) {
+    return *ParseJsonObject(
+        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
+            "metadata":{"name":"deps"},"spec":{"propagateDeps":true,
+            "resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web"}],
+            "placement":{"clusterAffinity":{"clusterNames":)" +
+        std::string(clusters) + "}}}}");
+  };
+  ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy(R"(["a"])")).ok());
+  // Their own selector admits no cluster.
+  for (const char* name : {"cfg", "unused"}) {
+    json::object cm{
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata", json::object{{"name", name},
+                                  {"annotations", json::object{{api::kClusterSelectorAnnotation,
+                                                                R"([{"key": "location", "operator":
+                                                                "In", "values": ["nowhere"]}])"}}}}},
+        {"data", json::object{{"k", "v"}}}};
+    ASSERT_TRUE(fed_client_->Create(runtime::testing::kConfigMaps, kNs, cm).ok());
+  }
+  json::object rs = Rs("web", 2, json::object{});
+  json::object& pod = rs["spec"].as_object()["template"].as_object()["spec"].as_object();
+  pod["containers"].as_array()[0].as_object()["envFrom"] =
+      json::array{json::object{{"configMapRef", json::object{{"name", "cfg"}}}}};
+  ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, rs).ok());
+  auto has = [&](int i, const char* name) {
+    return member_clients_[i]->Get(runtime::testing::kConfigMaps, kNs, name).ok();
+  };
+  ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, -1, -1}; }));
+  ASSERT_TRUE(Eventually([&] { return has(0, "cfg"); }));
+  EXPECT_FALSE(has(1, "cfg"));
+  EXPECT_FALSE(has(2, "cfg"));
+  // The policy takes the ReplicaSet to b as well: what it uses follows.
+  json::object changed = policy(R"(["a", "b"])");
+  auto current = fed_client_->Get(kClusterPropagationPolicies, "", "deps");
+  ASSERT_TRUE(current.ok());
+  changed["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
+  ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", changed).ok());
+  ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, 2, -1}; }));
+  ASSERT_TRUE(Eventually([&] { return has(1, "cfg"); }));
+  EXPECT_FALSE(has(2, "cfg"));
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(has(i, "unused")) << i;
+}
+
+// A taint keeps away what its policy does not tolerate: NoSchedule gets it
+// nothing new there, NoExecute takes it off; a toleration lets it in.
+TEST_F(ReplicaSetControllerTest, TaintsKeepAwayWhatThePolicyDoesNotTolerate) {
+  Start();
+  auto policy = [](std::string_view tolerations) {
+    return *ParseJsonObject(
+        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
+            "metadata":{"name":"all"},"spec":{
+            "resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet"}],
+            "placement":{"clusterTolerations":)" +
+        std::string(tolerations) + "}}}");
+  };
+  auto taint = [&](const std::string& cluster, std::string_view taints) {
+    return fed_client_
+        ->Patch(kClusters, "", cluster, client::PatchType::kMerge,
+                R"({"spec":{"taints":)" + std::string(taints) + "}}")
+        .ok();
+  };
+  ASSERT_TRUE(taint("b", R"([{"key":"gpu","value":"a100","effect":"NoSchedule"}])"));
+  ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy("[]")).ok());
+  CreateFrs(2);
+  ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, -1, 2}; }));
+
+  json::object tolerant = policy(R"([{"key":"gpu","operator":"Exists"}])");
+  auto current = fed_client_->Get(kClusterPropagationPolicies, "", "all");
+  ASSERT_TRUE(current.ok());
+  tolerant["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
+  ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", tolerant).ok());
+  ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, 2, 2}; }));
+
+  // NoExecute on c: its replicas leave (the others run all of them).
+  ASSERT_TRUE(taint("c", R"([{"key":"maintenance","effect":"NoExecute"}])"));
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<int64_t> p = Placement();
+    return p[0] == 2 && p[1] == 2 && p[2] <= 0;
   }));
 }
 
