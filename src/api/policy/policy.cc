@@ -2,6 +2,9 @@
 #include "api/policy/policy.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
 
 #include "api/annotations.h"
 #include "api/resources.h"
@@ -482,6 +485,132 @@ int64_t PropagationPolicy::StaticWeightOf(const ClusterFacts& cluster) const {
   return weight;
 }
 
+std::string PropagationPolicy::SpreadField() const {
+  for (const SpreadConstraint& c : spread) {
+    if (c.field != "cluster") return c.field;
+  }
+  return "";
+}
+
+bool PropagationPolicy::Spreads() const {
+  if (spread.empty()) return false;
+  return !(scheduling.type == ReplicaSchedulingType::kDivided &&
+           scheduling.division == DivisionPreference::kWeighted &&
+           !scheduling.dynamic_available_replicas);
+}
+
+namespace {
+
+// Room as the ranking reads it: unknown is plenty.
+int64_t Room(const SpreadCandidate& c) {
+  return c.available.value_or(std::numeric_limits<int64_t>::max() / 4);
+}
+
+bool Better(const SpreadCandidate& a, const SpreadCandidate& b) {
+  if (a.holds != b.holds) return a.holds;
+  if (Room(a) != Room(b)) return Room(a) > Room(b);
+  return a.name < b.name;
+}
+
+int64_t RoomOf(std::span<const SpreadCandidate> clusters) {
+  int64_t sum = 0;
+  for (const SpreadCandidate& c : clusters) sum += Room(c);
+  return sum;
+}
+
+std::vector<std::string> Names(std::span<const SpreadCandidate> clusters) {
+  std::vector<std::string> out;
+  for (const SpreadCandidate& c : clusters) out.push_back(c.name);
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> SelectBySpread(std::span<const SpreadConstraint> constraints,
+                                                  std::vector<SpreadCandidate> candidates,
+                                                  std::optional<int64_t> need) {
+  const SpreadConstraint* by_cluster = nullptr;
+  const SpreadConstraint* by_group = nullptr;
+  for (const SpreadConstraint& c : constraints) {
+    (c.field == "cluster" ? by_cluster : by_group) = &c;
+  }
+  static const SpreadConstraint kAny{.field = "cluster"};
+  if (by_cluster == nullptr) by_cluster = &kAny;
+  std::sort(candidates.begin(), candidates.end(), Better);
+  const size_t total = candidates.size();
+  auto at_most = [](int64_t max, size_t n) {
+    return max > 0 ? std::min<size_t>(n, static_cast<size_t>(max)) : n;
+  };
+  if (by_group == nullptr) {
+    if (static_cast<int64_t>(total) < by_cluster->min_groups) {
+      return Status::Unavailable("the number of feasible clusters (" + std::to_string(total) +
+                                 ") is less than the cluster spread constraint's minGroups (" +
+                                 std::to_string(by_cluster->min_groups) + ")");
+    }
+    size_t n = at_most(by_cluster->max_groups, total);
+    std::vector<SpreadCandidate> chosen(candidates.begin(), candidates.begin() + n);
+    std::vector<SpreadCandidate> rest(candidates.begin() + n, candidates.end());
+    // Too little room: the cluster with the most room among the rest takes
+    // the place of the last chosen, then of the one before, ...
+    for (size_t i = n; need && i-- > 0 && RoomOf(chosen) < *need;) {
+      auto best = std::max_element(rest.begin(), rest.end(),
+                                   [](const auto& a, const auto& b) { return Room(a) < Room(b); });
+      if (best != rest.end() && Room(*best) > Room(chosen[i])) std::swap(chosen[i], *best);
+    }
+    if (need && RoomOf(chosen) < *need) {
+      return Status::Unavailable("no " + std::to_string(n) + " clusters have room for " +
+                                 std::to_string(*need) + " replicas");
+    }
+    return Names(chosen);
+  }
+  // Groups in the order of their best cluster (the candidates are ranked).
+  std::vector<std::vector<SpreadCandidate>> groups;
+  std::map<std::string, size_t> index;
+  for (SpreadCandidate& c : candidates) {
+    auto [it, added] = index.emplace(c.group, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(std::move(c));
+  }
+  if (static_cast<int64_t>(groups.size()) < by_group->min_groups) {
+    return Status::Unavailable("the number of feasible " + by_group->field + "s (" +
+                               std::to_string(groups.size()) + ") is less than the " +
+                               by_group->field + " spread constraint's minGroups (" +
+                               std::to_string(by_group->min_groups) + ")");
+  }
+  // The fewest groups that have the clusters the cluster constraint needs
+  // between them, and among as many, the first combination in rank order.
+  const size_t most = at_most(by_group->max_groups, groups.size());
+  const int64_t needed = by_cluster->min_groups;
+  std::vector<size_t> picked;
+  std::function<bool(size_t, size_t, int64_t)> pick = [&](size_t from, size_t k, int64_t sum) {
+    if (picked.size() == k) return sum >= needed;
+    for (size_t i = from; i + (k - picked.size()) <= groups.size(); ++i) {
+      picked.push_back(i);
+      if (pick(i + 1, k, sum + static_cast<int64_t>(groups[i].size()))) return true;
+      picked.pop_back();
+    }
+    return false;
+  };
+  size_t k = std::max<size_t>(1, static_cast<size_t>(std::max<int64_t>(by_group->min_groups, 0)));
+  bool found = false;
+  for (; k <= most && !found; ++k) found = pick(0, k, 0);
+  if (!found) {
+    return Status::Unavailable(
+        "no " + std::to_string(most) + " " + by_group->field +
+        "s have as many clusters as the cluster spread constraint's minGroups (" +
+        std::to_string(needed) + ")");
+  }
+  std::vector<SpreadCandidate> chosen, rest;
+  for (size_t i : picked) {
+    chosen.push_back(groups[i].front());
+    rest.insert(rest.end(), groups[i].begin() + 1, groups[i].end());
+  }
+  std::sort(rest.begin(), rest.end(), Better);
+  size_t n = at_most(by_cluster->max_groups, chosen.size() + rest.size());
+  for (size_t i = 0; chosen.size() < n && i < rest.size(); ++i) chosen.push_back(rest[i]);
+  return Names(chosen);
+}
+
 StatusOr<PropagationPolicy> PropagationPolicy::FromObject(const json::object& obj) {
   PropagationPolicy p;
   p.cluster_scoped = StringViewAt(obj, "kind") == "ClusterPropagationPolicy";
@@ -501,6 +630,17 @@ StatusOr<PropagationPolicy> PropagationPolicy::FromObject(const json::object& ob
                                .value = StringAt(t, "value"),
                                .effect = StringAt(t, "effect"),
                                .seconds = GetInt(t, "tolerationSeconds")});
+    }
+  }
+  if (const json::object* placement = GetObject(*spec, "placement")) {
+    for (const json::value& v : ArrayOrEmpty(*placement, "spreadConstraints")) {
+      if (!v.is_object()) continue;
+      const json::object& c = v.get_object();
+      std::string field = StringAt(c, "spreadByField");
+      if (field.empty()) continue;  // by label: kept, not acted on
+      p.spread.push_back({.field = std::move(field),
+                          .min_groups = GetInt(c, "minGroups").value_or(0),
+                          .max_groups = GetInt(c, "maxGroups").value_or(0)});
     }
   }
   p.preserve_on_deletion = GetBool(*spec, "preserveResourcesOnDeletion").value_or(false);
@@ -824,9 +964,17 @@ std::vector<std::string> PropagationWarnings(const json::object& obj) {
   std::vector<std::string> out;
   for (const char* field :
        {"spec.association", "spec.dependentOverrides", "spec.failover", "spec.activationPreference",
-        "spec.suspension", "spec.schedulePriority", "spec.placement.spreadConstraints",
-        "spec.placement.workloadAffinity"}) {
+        "spec.suspension", "spec.schedulePriority", "spec.placement.workloadAffinity"}) {
     if (Set(obj, field)) out.push_back(NotActedOn(field));
+  }
+  if (const json::value* spread = Find(obj, "spec.placement.spreadConstraints");
+      spread != nullptr && spread->is_array()) {
+    for (const json::value& c : spread->get_array()) {
+      if (c.is_object() && Set(c.get_object(), "spreadByLabel")) {
+        out.push_back(NotActedOn("spec.placement.spreadConstraints[].spreadByLabel"));
+        break;
+      }
+    }
   }
   if (const json::value* terms = Find(obj, "spec.placement.clusterAffinities");
       terms != nullptr && terms->is_array()) {

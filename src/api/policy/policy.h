@@ -100,6 +100,36 @@ struct TaintVerdict {
 TaintVerdict JudgeTaints(const std::vector<ClusterTaint>& taints,
                          std::span<const ClusterToleration> tolerations, TimePoint now);
 
+// A placement.spreadConstraints entry by field (spreadByLabel is kept, not
+// acted on).
+struct SpreadConstraint {
+  std::string field;  // cluster, region, zone or provider
+  int64_t min_groups = 0;
+  int64_t max_groups = 0;  // 0: no maximum
+};
+
+// A cluster the spread constraints choose among.
+struct SpreadCandidate {
+  std::string name;
+  std::string group;   // its region, zone or provider, as the field constraint spreads by
+  bool holds = false;  // the object is there already: kept before others
+  std::optional<int64_t> available;  // room for the object's replicas; none: unknown
+};
+
+// The clusters `constraints` choose among `candidates`, as Karmada's
+// scheduler chooses them: the clusters ranked (those holding the object
+// first, then by room, then by name); with a region, zone or provider
+// constraint, the fewest best groups (at least its minGroups, at most its
+// maxGroups) that have the cluster constraint's minGroups of clusters
+// between them, the best cluster of each, then the best others up to the
+// cluster constraint's maxGroups; with the cluster constraint alone, its
+// maxGroups best clusters, the one with the most room taking the place of
+// the last when `need` replicas would not fit. Errors (Unavailable,
+// with the reason): too few groups or clusters, or too little room.
+StatusOr<std::vector<std::string>> SelectBySpread(std::span<const SpreadConstraint> constraints,
+                                                  std::vector<SpreadCandidate> candidates,
+                                                  std::optional<int64_t> need);
+
 // placement.clusterAffinity, a staticWeightList entry's targetCluster and an
 // override rule's targetCluster: every part given must admit the cluster,
 // and `exclude` never does.
@@ -187,6 +217,15 @@ struct PropagationPolicy {
   ReplicaScheduling scheduling;
   // placement.clusterTolerations.
   std::vector<ClusterToleration> tolerations;
+  // placement.spreadConstraints (by field).
+  std::vector<SpreadConstraint> spread;
+  // The field a spread constraint other than the cluster one spreads by;
+  // empty when none.
+  std::string SpreadField() const;
+  // Whether the spread constraints choose among the admitted clusters:
+  // there are some, and the replicas are not divided by static weights
+  // (Karmada ignores them then).
+  bool Spreads() const;
   // conflictResolution: Overwrite takes over a member object of the same
   // name the federation did not create; Abort (the default) leaves it.
   bool overwrite_conflicts = false;

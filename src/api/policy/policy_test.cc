@@ -371,6 +371,59 @@ TEST(WarningsTest, FieldsKeptButNotActedOn) {
   EXPECT_NE(w[0].find("spec.association"), std::string::npos);
 }
 
+TEST(SpreadTest, TheClusterConstraintAloneTakesTheBestClusters) {
+  std::vector<SpreadCandidate> c = {{.name = "a", .available = 2},
+                                    {.name = "b", .available = 10},
+                                    {.name = "c", .holds = true, .available = 1},
+                                    {.name = "d"}};  // unknown room: plenty
+  std::vector<SpreadConstraint> two = {{.field = "cluster", .min_groups = 1, .max_groups = 2}};
+  // The one holding the object first, then by room.
+  EXPECT_EQ(*SelectBySpread(two, c, std::nullopt), (std::vector<std::string>{"c", "d"}));
+  c[3].available = 3;
+  EXPECT_EQ(*SelectBySpread(two, c, std::nullopt), (std::vector<std::string>{"c", "b"}));
+  // 11 replicas do not fit c and b: ... they do (1 + 10); 12 need d for c.
+  EXPECT_EQ(*SelectBySpread(two, c, 11), (std::vector<std::string>{"c", "b"}));
+  EXPECT_EQ(*SelectBySpread(two, c, 13), (std::vector<std::string>{"d", "b"}));
+  EXPECT_FALSE(SelectBySpread(two, c, 14).ok());
+  std::vector<SpreadConstraint> five = {{.field = "cluster", .min_groups = 5}};
+  auto too_few = SelectBySpread(five, c, std::nullopt);
+  ASSERT_FALSE(too_few.ok());
+  EXPECT_NE(too_few.status().message().find("minGroups (5)"), std::string::npos);
+  // No maximum: every cluster.
+  EXPECT_EQ(
+      SelectBySpread(std::vector<SpreadConstraint>{{.field = "cluster"}}, c, std::nullopt)->size(),
+      4u);
+}
+
+TEST(SpreadTest, ARegionConstraintTakesTheFewestBestRegionsWithEnoughClusters) {
+  std::vector<SpreadCandidate> c = {{.name = "eu-1", .group = "eu", .available = 5},
+                                    {.name = "eu-2", .group = "eu", .available = 4},
+                                    {.name = "us-1", .group = "us", .available = 9},
+                                    {.name = "ap-1", .group = "ap", .available = 1},
+                                    {.name = "ap-2", .group = "ap", .available = 1},
+                                    {.name = "ap-3", .group = "ap", .available = 1}};
+  // One region, two clusters: us has one only, so eu.
+  std::vector<SpreadConstraint> one = {{.field = "region", .min_groups = 1, .max_groups = 1},
+                                       {.field = "cluster", .min_groups = 2, .max_groups = 2}};
+  EXPECT_EQ(*SelectBySpread(one, c, std::nullopt), (std::vector<std::string>{"eu-1", "eu-2"}));
+  // Two or three regions, three or four clusters: the best two have three.
+  std::vector<SpreadConstraint> two = {{.field = "region", .min_groups = 2, .max_groups = 3},
+                                       {.field = "cluster", .min_groups = 3, .max_groups = 4}};
+  EXPECT_EQ(*SelectBySpread(two, c, std::nullopt),
+            (std::vector<std::string>{"us-1", "eu-1", "eu-2"}));
+  // Five clusters from two regions: only eu and ap have them.
+  std::vector<SpreadConstraint> five = {{.field = "region", .min_groups = 2, .max_groups = 2},
+                                        {.field = "cluster", .min_groups = 5}};
+  EXPECT_EQ(*SelectBySpread(five, c, std::nullopt),
+            (std::vector<std::string>{"eu-1", "ap-1", "eu-2", "ap-2", "ap-3"}));
+  // Four regions there are not; nor seven clusters in two.
+  std::vector<SpreadConstraint> four = {{.field = "region", .min_groups = 4}, {.field = "cluster"}};
+  EXPECT_FALSE(SelectBySpread(four, c, std::nullopt).ok());
+  std::vector<SpreadConstraint> seven = {{.field = "region", .min_groups = 1, .max_groups = 2},
+                                         {.field = "cluster", .min_groups = 7}};
+  EXPECT_FALSE(SelectBySpread(seven, c, std::nullopt).ok());
+}
+
 TEST(TaintsTest, ACordonedClusterCarriesTheUnschedulableTaint) {
   EXPECT_TRUE(TaintsOf(Obj(R"({"spec":{}})")).empty());
   auto cordoned = TaintsOf(Obj(R"({"spec":{"unschedulable":true}})"));

@@ -2,6 +2,7 @@
 #include "federation/common/reconciler.h"
 
 #include <algorithm>
+#include <set>
 
 #include "api/annotations.h"
 #include "api/federated.h"
@@ -201,6 +202,7 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
     c.existing = Cached(check, c.cluster(), c.name);
     check.copies.push_back(std::move(c));
   }
+  if (check.policy && check.policy->Spreads()) Spread(check, *selector, not_admitted);
   // A check decides on caches that show the earlier checks' writes; the
   // caches' events of them bring the key back.
   bool behind = std::any_of(check.copies.begin(), check.copies.end(), [&](const Copy& c) {
@@ -244,6 +246,61 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
     result->requeue_after = Sooner(result->requeue_after, left + std::chrono::seconds(1));
   }
   return result;
+}
+
+void Reconciler::Spread(Check& check, const ClusterSelector& selector,
+                        std::vector<Target>& not_admitted) {
+  const api::policy::PropagationPolicy& policy = *check.policy;
+  const std::string field = policy.SpreadField();
+  std::optional<Strategy::Demand> demand = strategy_.DemandOf(check.obj);
+  bool duplicated = policy.scheduling.type == api::policy::ReplicaSchedulingType::kDuplicated;
+  std::vector<api::policy::SpreadCandidate> candidates;
+  std::set<std::string> holding;
+  for (const Copy& c : check.copies) {
+    if (!selector.Matches(*c.target.cluster_object)) continue;  // a dependency's
+    bool holds = c.existing != nullptr && IsManaged(*c.existing);
+    if (holds) holding.insert(c.cluster());
+    // A cordoned cluster gets nothing new.
+    if (!holds && api::ClusterView(*c.target.cluster_object).cordoned()) continue;
+    api::policy::SpreadCandidate s{.name = c.cluster(), .holds = holds};
+    if (!field.empty()) {
+      api::policy::ClusterFacts facts = api::policy::ClusterFacts::Of(*c.target.cluster_object);
+      s.group = field == api::policy::kRegionField ? facts.region
+                : field == api::policy::kProviderField
+                    ? facts.provider
+                    : (facts.zones.empty() ? "" : facts.zones.front());
+    }
+    // Room matters for divided replicas only (every cluster runs them all
+    // otherwise).
+    if (demand && !duplicated) {
+      std::optional<int64_t> free =
+          AvailableReplicas(*c.target.cluster_object, demand->pod_template);
+      if (free) s.available = *free + (holds ? api::WorkloadView(*c.existing).ready_replicas() : 0);
+    }
+    candidates.push_back(std::move(s));
+  }
+  std::optional<int64_t> need;
+  if (demand && !duplicated) need = demand->replicas;
+  StatusOr<std::vector<std::string>> chosen =
+      api::policy::SelectBySpread(policy.spread, std::move(candidates), need);
+  std::set<std::string> keep = holding;
+  if (chosen.ok()) {
+    keep = std::set<std::string>(chosen->begin(), chosen->end());
+  } else {
+    events().Event(check.obj, runtime::kEventTypeWarning, "SpreadConstraintsUnsatisfied",
+                   "the spread constraints of policy(" + policy.Ref() +
+                       ") cannot be met: " + chosen.status().message() +
+                       (holding.empty() ? "; placed nowhere" : "; left where it is"));
+  }
+  std::vector<Copy> kept;
+  for (Copy& c : check.copies) {
+    if (keep.contains(c.cluster()) || NeededIn(check, c.cluster())) {
+      kept.push_back(std::move(c));
+    } else {
+      not_admitted.push_back(std::move(c.target));
+    }
+  }
+  check.copies = std::move(kept);
 }
 
 void Reconciler::SeeTaints(Check& check, std::vector<Target>& ready) const {

@@ -284,6 +284,11 @@ class Reconciler {
   // cordon taint lifts the cordon (not a drain). The targets' Cluster
   // objects are replaced by the views.
   void SeeTaints(Check& check, std::vector<Target>& ready) const;
+  // The policy's spread constraints choose among the copies `selector`
+  // admits (those admitted only as a dependency stay); the others join
+  // `not_admitted`. When they cannot be met, only the clusters that hold
+  // the object keep it (a Warning Event says why).
+  void Spread(Check& check, const ClusterSelector& selector, std::vector<Target>& not_admitted);
   // Applies the override policies to every desired copy (step 4).
   void ApplyOverrides(Check& check);
   // Records the policy that places the object in its annotations, when it

@@ -473,6 +473,46 @@ TEST_F(ReplicaSetControllerTest, TaintsKeepAwayWhatThePolicyDoesNotTolerate) {
   }));
 }
 
+// Spread constraints choose among the admitted clusters; when they cannot
+// be met, nothing new is placed.
+TEST_F(ReplicaSetControllerTest, SpreadConstraintsChooseAmongTheClusters) {
+  Start();
+  auto policy = [](std::string_view constraints) {
+    return *ParseJsonObject(
+        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
+            "metadata":{"name":"spread"},"spec":{
+            "resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet"}],
+            "placement":{"spreadConstraints":)" +
+        std::string(constraints) + "}}}");
+  };
+  ASSERT_TRUE(fed_client_
+                  ->Create(kClusterPropagationPolicies, "",
+                           policy(R"([{"spreadByField":"cluster","minGroups":4,"maxGroups":4}])"))
+                  .ok());
+  CreateFrs(2, "", "", "wide");
+  CreateFrs(2);
+  // Four clusters there are not: "wide" and "web" are placed nowhere.
+  ASSERT_TRUE(Eventually([&] {
+    auto events = fed_client_->List(client::kEvents, kNs, {});
+    if (!events.ok()) return false;
+    for (const json::object& e : events->items) {
+      if (StringAt(e, "reason") == "SpreadConstraintsUnsatisfied") return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(Placement(), (std::vector<int64_t>{-1, -1, -1}));
+
+  json::object two = policy(R"([{"spreadByField":"cluster","minGroups":1,"maxGroups":2}])");
+  auto current = fed_client_->Get(kClusterPropagationPolicies, "", "spread");
+  ASSERT_TRUE(current.ok());
+  two["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
+  ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", two).ok());
+  // Two clusters each (without room figures, by name), every one running
+  // all the replicas (Duplicated: no replicaScheduling).
+  ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, 2, -1}; }));
+  ASSERT_TRUE(Eventually([&] { return Placement("wide") == std::vector<int64_t>{2, 2, -1}; }));
+}
+
 // Without rebalance, a local ReplicaSet deleted by hand (its pods orphaned,
 // still running) comes back with the share it had; nothing moves.
 TEST_F(ReplicaSetControllerTest, ALocalReplicaSetDeletedByHandGetsItsShareBack) {
