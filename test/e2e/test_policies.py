@@ -19,7 +19,8 @@ conflictResolution and preserveResourcesOnDeletion; override policies on
 member copies (images, a plaintext patch, labels, a document inside a
 ConfigMap key), restored after a hand edit, and one that cannot apply;
 cluster-affinity groups (on premise first, the cloud when it cannot hold
-the workload).
+the workload); propagateDeps; Cluster taints against a policy's
+tolerations, with the cordon taint; spread constraints.
 """
 
 import json
@@ -28,7 +29,7 @@ import time
 import pytest
 
 from conftest import namespace_name, table, wait_for
-from federation import FED_ARGS, MANAGED_BY, module_federation
+from federation import FED_ARGS, MANAGED_BY, module_federation, plugin
 
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
                "--pod-startup", "200ms"]
@@ -187,11 +188,11 @@ def test_bad_overrides_and_quotas_are_refused_with_the_field(fed, ns):
 
 
 def test_fields_kept_but_not_acted_on_are_warned(fed, ns):
-    policy = pp("deps", [deploy_selector()], propagateDeps=True)
+    policy = pp("assoc", [deploy_selector()], association=True)
     out = apply(fed, policy, ns)
-    assert "Warning: spec.propagateDeps is kept but not acted on" in out.stderr
-    stored = json.loads(fed.kubectl("get", "pp", "deps", "-n", ns, "-o", "json").stdout)
-    assert stored["spec"]["propagateDeps"] is True
+    assert "Warning: spec.association is kept but not acted on" in out.stderr
+    stored = json.loads(fed.kubectl("get", "pp", "assoc", "-n", ns, "-o", "json").stdout)
+    assert stored["spec"]["association"] is True
 
 
 def test_privacy_sensitive_workloads_stay_on_premise_and_move_there_when_labelled(fed, ns):
@@ -475,3 +476,93 @@ def test_overridden_deployments_roll_out_as_usual(fed, ns):
         assert "successfully rolled out" in fed.kubectl(*rollout).stdout
     finally:
         fed.kubectl("delete", "cop", "--all", check=False)
+
+
+def test_propagate_deps_takes_what_a_deployment_uses_where_it_goes(fed, ns):
+    """propagateDeps: true: the ConfigMap a Deployment's pods read goes to
+    every cluster the Deployment goes to, beyond its own placement, and
+    leaves when the policy no longer says so."""
+    apply(fed, pp("settings-on-prem", [{"apiVersion": "v1", "kind": "ConfigMap",
+                                        "name": "app-settings"}],
+                  {"clusterAffinity": {"clusterNames": ["on-prem"]}}), ns)
+    apply(fed, configmap("app-settings", "v"), ns)
+    web = deployment("web", 1)
+    web["spec"]["template"]["spec"]["containers"][0]["envFrom"] = [
+        {"configMapRef": {"name": "app-settings"}}]
+    apply(fed, web, ns)
+    placement = {"clusterAffinity": {"clusterNames": ["on-prem", "west"]}}
+    apply(fed, pp("web", [deploy_selector(name="web")], placement, propagateDeps=True), ns)
+    wait_layout(fed, ns, "web", {"on-prem": 1, "west": 1})
+    path = CM.format(ns=ns, name="app-settings")
+    wait_for(lambda: fed["on-prem"].get_json(path) and fed["west"].get_json(path),
+             "the ConfigMap where the Deployment runs")
+    assert fed["east"].get_json(path) is None
+    # Without propagateDeps it is placed by its own policy alone again.
+    apply(fed, pp("web", [deploy_selector(name="web")], placement, propagateDeps=False), ns)
+    wait_for(lambda: fed["west"].get_json(path) is None, "the ConfigMap gone from west")
+    assert fed["on-prem"].get_json(path) is not None
+
+
+def set_taints(fed, cluster, taints):
+    fed.kubectl("patch", "clusters.federation", cluster, "--type", "merge",
+                "-p", json.dumps({"spec": {"taints": taints}}))
+
+
+def test_cluster_taints_keep_away_what_does_not_tolerate_them(fed, ns):
+    """A Cluster's spec.taints against a policy's clusterTolerations: an
+    untolerated NoSchedule taint keeps new copies out, a toleration lets
+    them in, an untolerated NoExecute taint takes replicas away; a cordoned
+    cluster carries Karmada's unschedulable taint."""
+    everywhere = lambda tolerations: pp(  # noqa: E731
+        "everywhere", [deploy_selector()], {"clusterTolerations": tolerations})
+    try:
+        set_taints(fed, "east", [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+        apply(fed, everywhere([]), ns)
+        apply(fed, deployment("web", 1), ns)
+        wait_layout(fed, ns, "web", {"on-prem": 1, "west": 1})
+        apply(fed, everywhere([{"key": "dedicated", "operator": "Equal", "value": "gpu",
+                                "effect": "NoSchedule"}]), ns)
+        wait_layout(fed, ns, "web", {"on-prem": 1, "east": 1, "west": 1})
+        # NoExecute on west: what is there leaves (the others run it).
+        set_taints(fed, "west", [{"key": "maintenance", "effect": "NoExecute"}])
+        wait_layout(fed, ns, "web", {"on-prem": 1, "east": 1})
+        set_taints(fed, "west", None)
+        wait_layout(fed, ns, "web", {"on-prem": 1, "east": 1, "west": 1})
+
+        plugin(fed, "cordon", "west")
+        taints = json.loads(fed.kubectl("get", "clusters.federation", "west", "-o",
+                                        "jsonpath={.spec.taints}").stdout)
+        assert taints == [{"key": "cluster.karmada.io/unschedulable", "effect": "NoSchedule"}]
+        apply(fed, deployment("late", 1), ns)
+        wait_layout(fed, ns, "late", {"on-prem": 1, "east": 1})
+        # Tolerating the cordon taint lets it in all the same.
+        apply(fed, everywhere([{"key": "dedicated", "operator": "Exists"},
+                               {"key": "cluster.karmada.io/unschedulable", "operator": "Exists"}]),
+              ns)
+        wait_layout(fed, ns, "late", {"on-prem": 1, "east": 1, "west": 1})
+    finally:
+        plugin(fed, "uncordon", "west", check=False)
+        set_taints(fed, "east", None)
+        set_taints(fed, "west", None)
+    assert fed.kubectl("get", "clusters.federation", "west", "-o",
+                       "jsonpath={.spec.taints}").stdout == ""
+
+
+def test_spread_constraints_choose_the_clusters(fed, ns):
+    """spreadConstraints: two providers of the three, one cluster each;
+    asking for more providers than there are places nothing new and says
+    why."""
+    apply(fed, pp("two-providers", [deploy_selector(name="web")], {"spreadConstraints": [
+        {"spreadByField": "provider", "minGroups": 2, "maxGroups": 2},
+        {"spreadByField": "cluster", "minGroups": 2, "maxGroups": 2}]}), ns)
+    apply(fed, deployment("web", 1), ns)
+    # Without room to tell them apart (Duplicated), by name: east, on-prem.
+    wait_layout(fed, ns, "web", {"east": 1, "on-prem": 1})
+    apply(fed, pp("four-providers", [deploy_selector(name="wide")], {"spreadConstraints": [
+        {"spreadByField": "provider", "minGroups": 4, "maxGroups": 4},
+        {"spreadByField": "cluster", "minGroups": 4, "maxGroups": 4}]}), ns)
+    apply(fed, deployment("wide", 1), ns)
+    wait_for(lambda: "SpreadConstraintsUnsatisfied" in fed.kubectl(
+        "get", "events", "-n", ns, "--field-selector", "involvedObject.name=wide").stdout,
+        "a Warning saying the constraints cannot be met")
+    assert layout(fed, ns, "wide") == {c: 0 for c in fed.members}
