@@ -253,6 +253,22 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
     wait_for(vault_on_prem, "vault on premise only, placed by the policy", 120)
     assert "privacy-sensitive-on-prem" in term.kubectl("get", "cpp").stdout
 
+    # The cloud's own registry, in the cloud members' copies only.
+    term.kubectl("apply", "-f", example("11-overrides.yaml"))
+    term.kubectl("create", "deployment", "storefront", "--image=docker.io/library/nginx:1.27",
+                 "--replicas=3")
+    image = "{.spec.template.spec.containers[0].image}"
+
+    def member_image(cluster):
+        there = Terminal(str(directory / "members" / cluster / "kubeconfig"))
+        return there.kubectl("get", "deploy", "storefront", "-o", f"jsonpath={image}",
+                             check=False).stdout
+    wait_for(lambda: member_image("cloud-east") == "mirror.cloud.example.com/library/nginx:1.27"
+             and member_image("on-prem") == "docker.io/library/nginx:1.27",
+             "the mirror's image in cloud-east, the image as written on premise", 120)
+    assert term.kubectl("get", "deploy", "storefront", "-o",
+                        f"jsonpath={image}").stdout == "docker.io/library/nginx:1.27"
+
     # Any kind: a CRD, then an object of its kind, printed and scaled.
     term.kubectl("apply", "-f", example("12-custom-kind.yaml"))
     term.kubectl("wait", "--for", "condition=established",
