@@ -566,3 +566,86 @@ def test_spread_constraints_choose_the_clusters(fed, ns):
         "get", "events", "-n", ns, "--field-selector", "involvedObject.name=wide").stdout,
         "a Warning saying the constraints cannot be met")
     assert layout(fed, ns, "wide") == {c: 0 for c in fed.members}
+
+
+def test_a_policy_placed_divided_workload_fails_over_and_comes_back(fed, ns):
+    """A Deployment divided by a policy's weights leaves a cluster that stops
+    answering, to the clusters the policy admits, and gets its share back
+    when the cluster returns."""
+    apply(fed, pp("even", [deploy_selector(name="web")], {
+        "clusterAffinity": {"labelSelector": {"matchLabels": {"location": "cloud"}}},
+        "replicaScheduling": {"replicaSchedulingType": "Divided",
+                              "replicaDivisionPreference": "Weighted",
+                              "weightPreference": {"staticWeightList": [
+                                  {"targetCluster": {}, "weight": 1}]}}}), ns)
+    apply(fed, deployment("web", 4), ns)
+    wait_layout(fed, ns, "web", {"east": 2, "west": 2})
+    try:
+        fed["west"].sigstop()
+        fed.wait_not_ready("west")
+        # Only east is left of what the policy admits (on-prem is not).
+        wait_for(lambda: fed["east"].get_json(DEPLOY.format(ns=ns, name="web"))["spec"]["replicas"]
+                 == 4, "west's replicas in east", 90)
+        assert fed["on-prem"].get_json(DEPLOY.format(ns=ns, name="web")) is None
+    finally:
+        fed["west"].sigcont()
+    fed.wait_ready("west")
+    wait_layout(fed, ns, "web", {"east": 2, "west": 2}, timeout=90)
+
+
+def copies(fed, ns, names):
+    """What the federation writes of each member copy: {(cluster, path):
+    (generation, labels, annotations)}; absent copies left out."""
+    out = {}
+    for cluster, member in fed.members.items():
+        for path in names:
+            obj = member.get_json(path.format(ns=ns))
+            if obj is not None:
+                meta = obj["metadata"]
+                out[(cluster, path)] = (meta.get("generation"), meta.get("labels"),
+                                        meta.get("annotations"))
+    return out
+
+
+def test_a_restarted_federation_with_policies_changes_nothing(fed, ns):
+    """Policies, overrides and propagateDeps in place: restarting the
+    federation rewrites no member copy and moves nothing."""
+    apply(fed, pp("settings", [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                  {"clusterAffinity": {"clusterNames": ["on-prem"]}}), ns)
+    apply(fed, configmap("settings", "v"), ns)
+    apply(fed, pp("weighted", [deploy_selector(name="web")], {
+        "clusterAffinity": {"clusterNames": ["on-prem", "west"]},
+        "replicaScheduling": {"replicaSchedulingType": "Divided",
+                              "replicaDivisionPreference": "Weighted",
+                              "weightPreference": {"staticWeightList": [
+                                  {"targetCluster": {"clusterNames": ["on-prem"]}, "weight": 2},
+                                  {"targetCluster": {"clusterNames": ["west"]}, "weight": 1}]}}},
+                  propagateDeps=True), ns)
+    apply(fed, {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+                "metadata": {"name": "mirror"},
+                "spec": {"resourceSelectors": [deploy_selector(name="web")],
+                         "overrideRules": [{"targetCluster": {"clusterNames": ["west"]},
+                                            "overriders": {"imageOverrider": [
+                                                {"component": "Registry", "operator": "replace",
+                                                 "value": "mirror.example.com"}]}}]}}, ns)
+    web = deployment("web", 6)
+    web["spec"]["template"]["spec"]["containers"][0]["envFrom"] = [
+        {"configMapRef": {"name": "settings"}}]
+    apply(fed, web, ns)
+    wait_layout(fed, ns, "web", {"on-prem": 4, "west": 2})
+    paths = [DEPLOY.format(ns="{ns}", name="web"), CM.format(ns="{ns}", name="settings")]
+    wait_for(lambda: len(copies(fed, ns, paths)) == 4, "the Deployment and its ConfigMap in "
+             "on-prem and west")
+    west = fed["west"].get_json(DEPLOY.format(ns=ns, name="web"))
+    assert west["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
+        "mirror.example.com/")
+    before = copies(fed, ns, paths)
+
+    fed.restart_server()
+    for c in CLUSTERS:
+        fed.wait_ready(c)
+    # A Deployment created now is checked after every one there was.
+    apply(fed, deployment("after", 1), ns)
+    wait_for(lambda: sum(layout(fed, ns, "after").values()) == 1, "the federation at work again")
+    assert copies(fed, ns, paths) == before
+    assert layout(fed, ns, "web") == {"on-prem": 4, "east": 0, "west": 2}

@@ -96,6 +96,16 @@ void FederationContext::AddReconciler(Reconciler& r) {
 void FederationContext::RemoveReconciler(Reconciler& r) {
   MutexLock lock(hooks_mu_);
   std::erase(reconcilers_, &r);
+  std::erase(awaited_, &r);
+}
+
+bool FederationContext::DependentsKnown() {
+  if (dependents_known_) return true;
+  if (!StartedAt()) return false;
+  MutexLock lock(hooks_mu_);
+  std::erase_if(awaited_, [](Reconciler* r) { return r->FirstPassDone(); });
+  if (awaited_.empty()) dependents_known_ = true;
+  return dependents_known_;
 }
 
 void FederationContext::EnqueueKind(std::string_view api_version, std::string_view kind) {
@@ -169,6 +179,10 @@ Status FederationContext::Start() {
     MutexLock lock(mu_);
     if (stopped_) return Status::Unavailable("the federation controllers are stopping");
     started_at_ = clock_.Now();
+  }
+  {
+    MutexLock lock(hooks_mu_);
+    awaited_ = reconcilers_;
   }
   auto gone = [this](const std::string& name) {
     {

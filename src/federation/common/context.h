@@ -15,6 +15,7 @@
 // Thread-safe once started.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -116,6 +117,13 @@ class FederationContext {
   // itself before it goes.
   void AddReconciler(Reconciler& r);
   void RemoveReconciler(Reconciler& r);
+  // Whether every reconciler registered before Start has checked each
+  // object its informer held when it synced: until then the dependency
+  // index may not know every dependent yet (it is built by the checks), and
+  // a copy admitted only as someone's dependency is not deleted from a
+  // cluster (a restart would otherwise take it away for a moment). Stays
+  // true once true.
+  bool DependentsKnown();
   // Re-checks every object of `api_version`/`kind`.
   void EnqueueKind(std::string_view api_version, std::string_view kind);
   // Re-checks the object `ns`/`name` of `api_version`/`kind` (`ns` is not
@@ -174,6 +182,9 @@ class FederationContext {
   HookId next_hook_ GUARDED_BY(hooks_mu_) = 1;
   // Enqueue calls under it (a reconciler's Enqueue only adds to a queue).
   std::vector<Reconciler*> reconcilers_ GUARDED_BY(hooks_mu_);
+  // Those registered before Start, until their first pass is done.
+  std::vector<Reconciler*> awaited_ GUARDED_BY(hooks_mu_);
+  std::atomic<bool> dependents_known_ = false;
   int subscription_ = -1;
   mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<runtime::EventRecorder>> events_ GUARDED_BY(mu_);

@@ -152,6 +152,30 @@ void Reconciler::EnqueueAll() {
 }
 
 StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
+  bool deferred = false;
+  StatusOr<runtime::Result> result = CheckKey(key, deferred);
+  if (!deferred) Checked(key);
+  return result;
+}
+
+bool Reconciler::FirstPassDone() {
+  Checked("");
+  MutexLock lock(first_mu_);
+  return first_listed_ && first_pending_.empty();
+}
+
+void Reconciler::Checked(const std::string& key) {
+  MutexLock lock(first_mu_);
+  if (!first_listed_) {
+    if (!objects_.HasSynced()) return;
+    std::vector<std::string> keys = objects_.cache().Keys();
+    first_pending_ = std::set<std::string>(keys.begin(), keys.end());
+    first_listed_ = true;
+  }
+  if (!first_pending_.empty()) first_pending_.erase(key);
+}
+
+StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& deferred) {
   runtime::ObjectPtr cached = objects_.cache().Get(key);
   if (cached == nullptr) {
     Forget(key);
@@ -180,7 +204,10 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   const ClusterSelector* selector = &placement->selector;
   check.policy = placement->policy;
   MemberTargets targets = ReadyTargets(ctx_, reads_, options_.sync_grace);
-  if (targets.waiting) return runtime::Result{.requeue_after = options_.sync_grace};
+  if (targets.waiting) {
+    deferred = true;
+    return runtime::Result{.requeue_after = options_.sync_grace};
+  }
   check.not_served = std::move(targets.not_served);
 
   SeeTaints(check, targets.ready);
@@ -212,7 +239,10 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
     const std::string name = strategy_.CopyName(check.obj, t.cluster);
     behind = expectations_.Behind(key, t.cluster, Cached(check, t.cluster, name)) || behind;
   }
-  if (behind) return runtime::Result{.requeue_after = options_.expectation_ttl};
+  if (behind) {
+    deferred = true;
+    return runtime::Result{.requeue_after = options_.expectation_ttl};
+  }
   // The finalizer comes before the first copy does. An object created while
   // a cluster was joined has it from its create (the admission puts it on,
   // FederationContext::FinalizesAtCreate); a federation without members
@@ -220,10 +250,14 @@ StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   if (!check.copies.empty() || !not_admitted.empty()) {
     StatusOr<json::object> held =
         EnsureFederationFinalizer(ctx_.fed(), strategy_.resource(), check.obj);
-    if (!held.ok()) return Quiet(held.status());
+    if (!held.ok()) {
+      deferred = true;
+      return Quiet(held.status());
+    }
     check.obj = Typed(strategy_.resource(), strategy_.kind(), *std::move(held));
   }
   if (StatusOr<bool> recorded = RecordPolicy(check); !recorded.ok()) {
+    deferred = true;
     return Quiet(recorded.status());
   }
 
@@ -646,10 +680,17 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
     const char* why;
   };
   std::vector<Unwanted> todo;
+  // Until every dependent has been checked once, a copy this object's own
+  // placement does not admit may be one a dependent needs there.
+  const bool dependents_known = ctx_.DependentsKnown();
   for (const Target& t : not_admitted) {
     if (strategy_.KeepNotAdmitted(check, t.cluster)) continue;
     std::string name = strategy_.CopyName(check.obj, t.cluster);
     runtime::ObjectPtr copy = Cached(check, t.cluster, name);
+    if (!dependents_known && copy != nullptr) {
+      check.retry = true;
+      continue;
+    }
     todo.push_back({&t, std::move(name), std::move(copy),
                     "(the cluster selector no longer admits the cluster)"});
   }

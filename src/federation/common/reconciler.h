@@ -66,6 +66,7 @@
 #include <any>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,9 @@ class Reconciler {
   // Checks `key` after `delay` (if it is a federated object of this kind).
   void Enqueue(const std::string& key, Duration delay = Duration::zero());
   void EnqueueAll();
+  // Whether every object its informer held when it synced has been checked
+  // (FederationContext::DependentsKnown); false before the informer syncs.
+  bool FirstPassDone();
 
   // Whether c.Current(), a managed copy, is as c.desired wants it, on what
   // the federation owns and what the member made of its last write
@@ -266,6 +270,9 @@ class Reconciler {
 
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
+  // The check of `key`; `deferred` is set when it stopped before deciding
+  // (caches behind, clusters not synced, a write of the object failed).
+  StatusOr<runtime::Result> CheckKey(const std::string& key, bool& deferred);
   StatusOr<runtime::Result> Delete(const json::object& obj);
   void Create(Check& check, std::vector<size_t> which);
   void CreateAll(Check& check);
@@ -332,6 +339,12 @@ class Reconciler {
   runtime::Informer::HandlerId objects_handler_ = 0;
   std::vector<MemberInformers::HandlerId> member_handlers_;
   std::vector<FederationContext::HookId> hooks_;
+  // The first pass: the objects the informer held when it synced, until
+  // each has been checked.
+  void Checked(const std::string& key);
+  Mutex first_mu_;
+  bool first_listed_ GUARDED_BY(first_mu_) = false;
+  std::set<std::string> first_pending_ GUARDED_BY(first_mu_);
 };
 
 // `obj` with the apiVersion and kind of `resource`/`kind` (list items and
