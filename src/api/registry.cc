@@ -59,6 +59,21 @@ int Registry::AddValidation(std::string_view group, std::string_view plural, Val
   return ForEachVersion(group, plural, [&fn](Resource& r) { ChainValidation(r, fn); });
 }
 
+int Registry::AddAdmission(std::string_view group, std::string_view plural,
+                           std::function<Status(const json::object&, const json::object*)> fn) {
+  return ForEachVersion(group, plural, [&fn](Resource& r) {
+    auto before = std::move(r.admit_fn);
+    if (!before) {
+      r.admit_fn = fn;
+      return;
+    }
+    r.admit_fn = [before, fn](const json::object& obj, const json::object* old) {
+      FLOTILLA_RETURN_IF_ERROR(before(obj, old));
+      return fn(obj, old);
+    };
+  });
+}
+
 int Registry::AddCreateMutation(std::string_view group, std::string_view plural, MutateFn fn) {
   return ForEachVersion(group, plural, [&fn](Resource& r) { ChainCreateMutation(r, fn); });
 }

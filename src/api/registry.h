@@ -84,6 +84,11 @@ struct Resource {
   // Kind-specific validation beyond the schema; `old` is null on create.
   std::function<std::vector<StatusCause>(const json::object& obj, const json::object* old)>
       validate_fn;
+  // Admission that may refuse a valid write with its own error (a quota's
+  // 403), after validation: on create, update, patch, apply and the scale
+  // subresource (not status); `old` is null on create. Chained by
+  // Registry::AddAdmission (the first refusal wins).
+  std::function<Status(const json::object& obj, const json::object* old)> admit_fn;
   // Warnings a create or update of a valid object answers with (the
   // Warning header kubectl prints), e.g. fields kept but not acted on.
   std::function<std::vector<std::string>(const json::object& obj)> warn_fn;
@@ -129,6 +134,11 @@ class Registry {
   // admission rules on kinds registered by others. Returns how many
   // resources it was added to. REQUIRES: before the registry is shared.
   int AddValidation(std::string_view group, std::string_view plural, ValidateFn fn);
+  // Chains `fn` after the admit_fn of every registered version of
+  // group/plural. Returns how many resources it was added to. REQUIRES:
+  // before the registry is shared.
+  int AddAdmission(std::string_view group, std::string_view plural,
+                   std::function<Status(const json::object&, const json::object*)> fn);
   // Chains `fn` after the mutate_on_create of every registered version of
   // group/plural. Returns how many resources it was added to. REQUIRES:
   // before the registry is shared.

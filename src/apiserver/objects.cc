@@ -312,6 +312,7 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
     }
     FLOTILLA_RETURN_IF_ERROR(CheckNamespace(res, ns));
     if (opts.admit) FLOTILLA_RETURN_IF_ERROR(opts.admit(obj));
+    if (res.admit_fn) FLOTILLA_RETURN_IF_ERROR(res.admit_fn(obj, nullptr));
     json::object to_store = obj;
     if (res.StorageVersion() != res.version && res.convert) {
       FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));

@@ -232,6 +232,8 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
     for (std::string& w : res.warn_fn(result)) opts.warnings->push_back(std::move(w));
   }
   if (opts.admit && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(opts.admit(result));
+  // (A scale write comes here as a write of the object.)
+  if (res.admit_fn && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(res.admit_fn(result, &current));
   return result;
 }
 

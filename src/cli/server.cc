@@ -61,6 +61,7 @@ class ControllerHost {
     std::shared_ptr<federation::ClusterNames> clusters;
     std::shared_ptr<federation::ApplicationWorkloads> workloads;
     std::shared_ptr<federation::FinalizedAtCreate> finalized;
+    std::shared_ptr<federation::QuotaAdmission> quotas;
   };
 
   ControllerHost(client::Client& client, const federation::FederationOptions& opts, Sources sources)
@@ -86,6 +87,8 @@ class ControllerHost {
         [running](std::string_view group, std::string_view plural, const json::object& obj) {
           return running->context().FinalizesAtCreate(group, plural, obj);
         });
+    sources_.quotas->Set(
+        [running](const json::object& obj) { return running->context().quotas().Admit(obj); });
     sources_.workloads->Set([running](const std::string& ns, const std::string& app) {
       std::vector<json::object> out;
       for (const auto& [resource, kind] : {std::pair{&federation::kDeployments, "Deployment"},
@@ -112,6 +115,7 @@ class ControllerHost {
       sources_.clusters->Set(nullptr);
       sources_.workloads->Set(nullptr);
       sources_.finalized->Set(nullptr);
+      sources_.quotas->Set(nullptr);
       stopping = std::move(running_);
     }
     stopping.reset();
@@ -239,9 +243,12 @@ int RunServer(ServerFlags& flags) {
   auto cluster_names = std::make_shared<federation::ClusterNames>();
   auto workloads = std::make_shared<federation::ApplicationWorkloads>();
   auto finalized = std::make_shared<federation::FinalizedAtCreate>();
-  federation::AddFederationAdmission(
-      registry, federation::BuiltInKinds(),
-      {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
+  auto quotas = std::make_shared<federation::QuotaAdmission>();
+  federation::AddFederationAdmission(registry, federation::BuiltInKinds(),
+                                     {.clusters = cluster_names,
+                                      .workloads = workloads,
+                                      .finalized = finalized,
+                                      .quotas = quotas});
   flags.server.registry = &registry;
   flags.server.controller_groups = federation::ControllerGroups();
   flags.server.schemas = &api::SchemaSet::Builtin();
@@ -259,7 +266,10 @@ int RunServer(ServerFlags& flags) {
   std::unique_ptr<client::Client> admin = client::NewInProcessClient(
       (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
   ControllerHost host(*admin, flags.federation,
-                      {.clusters = cluster_names, .workloads = workloads, .finalized = finalized});
+                      {.clusters = cluster_names,
+                       .workloads = workloads,
+                       .finalized = finalized,
+                       .quotas = quotas});
   std::unique_ptr<runtime::LeaderElector> elector;
   if (LeaderElect(flags)) {
     auto started = StartElector(*admin, flags, host);

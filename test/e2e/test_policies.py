@@ -138,11 +138,12 @@ def test_the_kinds_are_served_with_short_names_columns_and_explain(fed, ns):
     explain = fed.kubectl("explain", "propagationpolicy.spec.placement.replicaScheduling")
     assert "replicaDivisionPreference" in explain.stdout
     assert "weightPreference" in explain.stdout
-    # A kind served and validated, not acted on yet: kept, with a Warning.
+    # What a quota does not enforce is kept, with a Warning.
     quota = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "FederatedResourceQuota",
-             "metadata": {"name": "q"}, "spec": {"overall": {"cpu": "10"}}}
+             "metadata": {"name": "q"}, "spec": {"overall": {"cpu": "10", "limits.cpu": "20"}}}
     out = fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(quota))
-    assert "Warning: a FederatedResourceQuota's spec is kept but not acted on" in out.stderr
+    assert "Warning: spec.overall[limits.cpu] is kept but not acted on" in out.stderr
+    assert "cpu" not in out.stderr.replace("limits.cpu", "")
 
 
 @pytest.mark.parametrize("spec,field", [
@@ -649,3 +650,40 @@ def test_a_restarted_federation_with_policies_changes_nothing(fed, ns):
     wait_for(lambda: sum(layout(fed, ns, "after").values()) == 1, "the federation at work again")
     assert copies(fed, ns, paths) == before
     assert layout(fed, ns, "web") == {"on-prem": 4, "east": 0, "west": 2}
+
+
+def test_a_federated_resource_quota_caps_the_namespace(fed, ns):
+    """FederatedResourceQuota spec.overall: a create or a scale that would
+    take the namespace's requests beyond it is refused with Kubernetes'
+    "exceeded quota" 403, a scale down passes, and status.overallUsed
+    follows the workloads."""
+    quota = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "FederatedResourceQuota",
+             "metadata": {"name": "team"}, "spec": {"overall": {"requests.cpu": "100m",
+                                                                "pods": "8"}}}
+    fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(quota))
+    apply(fed, deployment("web", 6), ns)  # 6 x 10m
+    used = lambda: json.loads(fed.kubectl(  # noqa: E731
+        "get", "frq", "team", "-n", ns, "-o", "json").stdout).get("status", {}).get(
+            "overallUsed")
+    wait_for(lambda: used() == {"requests.cpu": "60m", "pods": "6"}, "the usage in the status")
+    refused = fed.kubectl("scale", "deployment", "web", "-n", ns, "--replicas=11", check=False)
+    assert refused.returncode != 0
+    # Resources in name order, as Kubernetes writes them.
+    assert ("exceeded quota: team, requested: pods=5,requests.cpu=50m, used: pods=6,"
+            "requests.cpu=60m, limited: pods=8,requests.cpu=100m") in refused.stderr, refused.stderr
+    assert "Forbidden" in refused.stderr or "forbidden" in refused.stderr
+    # Nothing changed.
+    assert json.loads(fed.kubectl("get", "deploy", "web", "-n", ns, "-o", "json").stdout)[
+        "spec"]["replicas"] == 6
+    big = deployment("big", 1)
+    big["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "50m"
+    refused = apply_unchecked(fed, big, ns)
+    assert "exceeded quota: team, requested: requests.cpu=50m" in refused.stderr, refused.stderr
+    fed.kubectl("scale", "deployment", "web", "-n", ns, "--replicas=2")
+    wait_for(lambda: used() == {"requests.cpu": "20m", "pods": "2"}, "the lower usage")
+    apply(fed, big, ns)  # fits now
+    wait_for(lambda: used() == {"requests.cpu": "70m", "pods": "3"}, "the usage with big")
+
+
+def apply_unchecked(fed, obj, ns):
+    return fed.kubectl("apply", "-f", "-", "-n", ns, input=json.dumps(obj), check=False)

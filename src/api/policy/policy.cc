@@ -7,6 +7,7 @@
 #include <map>
 
 #include "api/annotations.h"
+#include "api/policy/quota.h"
 #include "api/resources.h"
 #include "api/validation.h"
 
@@ -1010,8 +1011,18 @@ std::vector<std::string> OverrideWarnings(const json::object& obj) {
       "federation's object as it is for now (docs/policies.md)"};
 }
 
-std::vector<std::string> FederatedResourceQuotaWarnings(const json::object&) {
-  return {NotActedOn("a FederatedResourceQuota's spec")};
+std::vector<std::string> FederatedResourceQuotaWarnings(const json::object& obj) {
+  std::vector<std::string> out;
+  if (Set(obj, "spec.staticAssignments")) out.push_back(NotActedOn("spec.staticAssignments"));
+  if (const json::value* overall = Find(obj, "spec.overall");
+      overall != nullptr && overall->is_object()) {
+    for (const auto& [name, quantity] : overall->get_object()) {
+      if (CountedResource(name).empty()) {
+        out.push_back(NotActedOn("spec.overall[" + std::string(name) + "]"));
+      }
+    }
+  }
+  return out;
 }
 
 void DefaultPropagation(json::object& obj, bool namespaced) {

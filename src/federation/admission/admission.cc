@@ -9,6 +9,7 @@
 #include "federation/applications/applications.h"
 #include "federation/common/cluster_selector.h"
 #include "federation/common/deletion.h"
+#include "federation/common/names.h"
 #include "interpreter/interpreter.h"
 #include "planner/preferences.h"
 
@@ -227,6 +228,21 @@ void AddFederationAdmission(api::Registry& registry, const KindRegistry& kinds,
           }
           return causes;
         });
+  }
+  // Federated resource quotas cap the workloads of a namespace (a scale
+  // too: it is a write of the object).
+  if (std::shared_ptr<const QuotaAdmission> quotas = sources.quotas) {
+    for (const auto& [resource, kind] :
+         {std::pair{&kDeployments, "Deployment"}, std::pair{&kReplicaSets, "ReplicaSet"},
+          std::pair{&kStatefulSets, "StatefulSet"}}) {
+      registry.AddAdmission(resource->group, resource->resource,
+                            [quotas, kind](const json::object& obj, const json::object*) {
+                              if (StringViewAt(obj, "kind") == kind) return quotas->Get(obj);
+                              json::object typed = obj;
+                              typed["kind"] = kind;
+                              return quotas->Get(typed);
+                            });
+    }
   }
   registry.AddCustomKindHook([placement_rules](api::Resource& r) {
     placement_rules(r);  // custom kinds are propagated whole, or divided by an interpreter

@@ -93,10 +93,15 @@ using ApplicationWorkloads =
 using FinalizedAtCreate =
     LateSource<bool(std::string_view group, std::string_view plural, const json::object& obj)>;
 
+// The federated resource quotas' refusal of a Deployment, ReplicaSet or
+// StatefulSet (kind set) about to be stored (FederatedQuotas::Admit).
+using QuotaAdmission = LateSource<Status(const json::object& obj)>;
+
 struct AdmissionSources {
   std::shared_ptr<const ClusterNames> clusters;
   std::shared_ptr<const ApplicationWorkloads> workloads;
   std::shared_ptr<const FinalizedAtCreate> finalized;
+  std::shared_ptr<const QuotaAdmission> quotas;
 };
 
 // Chains the rules (and the finalizer at create) onto the kinds of

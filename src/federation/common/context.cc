@@ -35,7 +35,8 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       policies_(informers_.For(kPropagationPolicies), informers_.For(kClusterPropagationPolicies)),
       overrides_(informers_.For(kOverridePolicies), informers_.For(kClusterOverridePolicies)),
       members_(clusters_, clock),
-      customizations_(informers_.For(kResourceInterpreterCustomizations)) {
+      customizations_(informers_.For(kResourceInterpreterCustomizations)),
+      quotas_(fed, informers_, manager_) {
   members_.SetTransform(kPods, MemberPodView);
   informers_.For(kResourceInterpreterCustomizations)
       .AddEventHandler({.on_add = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); },

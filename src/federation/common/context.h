@@ -33,6 +33,7 @@
 #include "federation/common/member_informers.h"
 #include "federation/common/names.h"
 #include "federation/common/policies.h"
+#include "federation/common/quotas.h"
 #include "runtime/controller_manager.h"
 #include "runtime/event_recorder.h"
 #include "runtime/parallel.h"
@@ -80,6 +81,8 @@ class FederationContext {
   // The interpreter's customizations, by the kind they target (a change
   // re-checks every object of that kind).
   const Customizations& customizations() const { return customizations_; }
+  // The federated resource quotas: their usage, the admission of writes.
+  const FederatedQuotas& quotas() const { return quotas_; }
   // Where the objects that federated objects depend on are needed.
   Dependencies& dependencies() { return dependencies_; }
   runtime::WorkPool& pool() { return pool_; }
@@ -162,6 +165,7 @@ class FederationContext {
   OverridePolicies overrides_;
   MemberInformers members_;
   Customizations customizations_;
+  FederatedQuotas quotas_;
   Dependencies dependencies_;
   void ClustersChanged();
   // Re-checks the objects of the kind `customization` targets.

@@ -1,0 +1,92 @@
+// FederatedResourceQuotas (quotas.h).
+#include "federation/common/quotas.h"
+
+#include "api/policy/quota.h"
+#include "federation/common/names.h"
+
+namespace flotilla::federation {
+
+FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& informers,
+                                 runtime::ControllerManager& manager)
+    : fed_(fed), quotas_(informers.For(kFederatedResourceQuotas)) {
+  for (const auto& [resource, kind] :
+       {std::pair{&kDeployments, "Deployment"}, std::pair{&kReplicaSets, "ReplicaSet"},
+        std::pair{&kStatefulSets, "StatefulSet"}}) {
+    workloads_.emplace_back(&informers.For(*resource), kind);
+  }
+  runtime::Controller& controller = manager.AddController(
+      "federated-resource-quota", 1, [this](const std::string& ns) -> StatusOr<runtime::Result> {
+        FLOTILLA_RETURN_IF_ERROR(Reconcile(ns));
+        return runtime::Result{};
+      });
+  // Keyed by namespace: any change of a quota or a workload there.
+  auto enqueue = [&controller](const runtime::ObjectPtr& obj) {
+    controller.queue().Add(std::string(StringViewAt(*obj, "metadata.namespace")));
+  };
+  runtime::EventHandler by_namespace{
+      .on_add = enqueue,
+      .on_update = [enqueue](const runtime::ObjectPtr&,
+                             const runtime::ObjectPtr& obj) { enqueue(obj); },
+      .on_delete = enqueue};
+  quotas_.AddEventHandler(by_namespace);
+  for (const auto& [informer, kind] : workloads_) informer->AddEventHandler(by_namespace);
+}
+
+std::vector<runtime::ObjectPtr> FederatedQuotas::Quotas(const std::string& ns) const {
+  return quotas_.lister().List(ns);
+}
+
+std::vector<json::object> FederatedQuotas::Workloads(const std::string& ns) const {
+  std::vector<json::object> out;
+  for (const auto& [informer, kind] : workloads_) {
+    for (const runtime::ObjectPtr& obj : informer->lister().List(ns)) {
+      json::object typed = *obj;
+      typed["kind"] = kind;
+      out.push_back(std::move(typed));
+    }
+  }
+  return out;
+}
+
+Status FederatedQuotas::Admit(const json::object& obj) const {
+  std::string ns(StringViewAt(obj, "metadata.namespace"));
+  std::vector<runtime::ObjectPtr> quotas = Quotas(ns);
+  if (quotas.empty()) return Status::Ok();
+  api::policy::QuotaUsage mine = api::policy::WorkloadUsage(obj);
+  std::string_view kind = StringViewAt(obj, "kind");
+  std::string_view name = StringViewAt(obj, "metadata.name");
+  api::policy::QuotaUsage before, after;
+  for (const json::object& w : Workloads(ns)) {
+    api::policy::QuotaUsage u = api::policy::WorkloadUsage(w);
+    api::policy::Add(before, u);
+    // The object's stored version gives way to the one being written.
+    if (StringViewAt(w, "kind") != kind || StringViewAt(w, "metadata.name") != name) {
+      api::policy::Add(after, u);
+    }
+  }
+  api::policy::Add(after, mine);
+  for (const runtime::ObjectPtr& q : quotas) {
+    FLOTILLA_RETURN_IF_ERROR(api::policy::CheckQuota(*q, before, after));
+  }
+  return Status::Ok();
+}
+
+Status FederatedQuotas::Reconcile(const std::string& ns) {
+  std::vector<runtime::ObjectPtr> quotas = Quotas(ns);
+  if (quotas.empty()) return Status::Ok();
+  api::policy::QuotaUsage used;
+  for (const json::object& w : Workloads(ns)) api::policy::Add(used, api::policy::WorkloadUsage(w));
+  for (const runtime::ObjectPtr& q : quotas) {
+    json::object overall = api::policy::OverallUsed(*q, used);
+    const json::value* now = Find(*q, "status.overallUsed");
+    if (now != nullptr && now->is_object() && now->get_object() == overall) continue;
+    json::object updated = *q;
+    EnsureObject(updated, "status")["overallUsed"] = std::move(overall);
+    Status s = fed_.UpdateStatus(kFederatedResourceQuotas, ns, updated).status();
+    // A conflict or a quota gone: its own event brings the namespace back.
+    if (!s.ok() && !s.Is(Reason::kConflict) && !s.Is(Reason::kNotFound)) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace flotilla::federation
