@@ -67,6 +67,28 @@ class ReplicaSetControllerTest : public cluster::testing::ControllerTest {
     spec["template"].as_object()["metadata"].as_object()["labels"].as_object()["app"] = name;
     return out;
   }
+  // A ClusterPropagationPolicy `name` selecting the ReplicaSets `selector`
+  // names (a ResourceSelector's fields besides apiVersion and kind), with
+  // `spec` (more members of its spec, each with its leading comma).
+  static json::object Cpp(const std::string& name, const std::string& selector,
+                          const std::string& spec) {
+    return *ParseJsonObject(
+        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
+            "metadata":{"name":")" +
+        name + R"("},"spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet")" +
+        selector + "}]" + spec + "}}");
+  }
+  // Creates `policy`, or replaces the one of its name.
+  void PutPolicy(json::object policy) {
+    std::string name(StringViewAt(policy, "metadata.name"));
+    auto current = fed_client_->Get(kClusterPropagationPolicies, "", name);
+    if (!current.ok()) {
+      ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy).ok());
+      return;
+    }
+    policy["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
+    ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", policy).ok());
+  }
   json::object Frs(const std::string& name = "web") {
     auto frs = fed_client_->Get(kReplicaSets, kNs, name);
     return frs.ok() ? *frs : json::object{};
@@ -390,15 +412,12 @@ TEST_F(ReplicaSetControllerTest, APolicyWithPropagateDepsTakesWhatTheTemplateUse
     Make<ReplicaSetController>(options);
     Make<sync::SyncController>();
   });
-  auto policy = [](std::string_view clusters) {
-    return *ParseJsonObject(
-        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
-            "metadata":{"name":"deps"},"spec":{"propagateDeps":true,
-            "resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web"}],
-            "placement":{"clusterAffinity":{"clusterNames":)" +
-        std::string(clusters) + "}}}}");
+  auto policy = [](const std::string& clusters) {
+    return Cpp("deps", R"(,"name":"web")",
+               R"(,"propagateDeps":true,"placement":{"clusterAffinity":{"clusterNames":)" +
+                   clusters + "}}");
   };
-  ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy(R"(["a"])")).ok());
+  PutPolicy(policy(R"(["a"])"));
   // Their own selector admits no cluster.
   for (const char* name : {"cfg", "unused"}) {
     json::object cm{
@@ -424,11 +443,7 @@ TEST_F(ReplicaSetControllerTest, APolicyWithPropagateDepsTakesWhatTheTemplateUse
   EXPECT_FALSE(has(1, "cfg"));
   EXPECT_FALSE(has(2, "cfg"));
   // The policy takes the ReplicaSet to b as well: what it uses follows.
-  json::object changed = policy(R"(["a", "b"])");
-  auto current = fed_client_->Get(kClusterPropagationPolicies, "", "deps");
-  ASSERT_TRUE(current.ok());
-  changed["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
-  ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", changed).ok());
+  PutPolicy(policy(R"(["a", "b"])"));
   ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, 2, -1}; }));
   ASSERT_TRUE(Eventually([&] { return has(1, "cfg"); }));
   EXPECT_FALSE(has(2, "cfg"));
@@ -439,13 +454,8 @@ TEST_F(ReplicaSetControllerTest, APolicyWithPropagateDepsTakesWhatTheTemplateUse
 // nothing new there, NoExecute takes it off; a toleration lets it in.
 TEST_F(ReplicaSetControllerTest, TaintsKeepAwayWhatThePolicyDoesNotTolerate) {
   Start();
-  auto policy = [](std::string_view tolerations) {
-    return *ParseJsonObject(
-        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
-            "metadata":{"name":"all"},"spec":{
-            "resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet"}],
-            "placement":{"clusterTolerations":)" +
-        std::string(tolerations) + "}}}");
+  auto policy = [](const std::string& tolerations) {
+    return Cpp("all", "", R"(,"placement":{"clusterTolerations":)" + tolerations + "}");
   };
   auto taint = [&](const std::string& cluster, std::string_view taints) {
     return fed_client_
@@ -454,15 +464,11 @@ TEST_F(ReplicaSetControllerTest, TaintsKeepAwayWhatThePolicyDoesNotTolerate) {
         .ok();
   };
   ASSERT_TRUE(taint("b", R"([{"key":"gpu","value":"a100","effect":"NoSchedule"}])"));
-  ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy("[]")).ok());
+  PutPolicy(policy("[]"));
   CreateFrs(2);
   ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, -1, 2}; }));
 
-  json::object tolerant = policy(R"([{"key":"gpu","operator":"Exists"}])");
-  auto current = fed_client_->Get(kClusterPropagationPolicies, "", "all");
-  ASSERT_TRUE(current.ok());
-  tolerant["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
-  ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", tolerant).ok());
+  PutPolicy(policy(R"([{"key":"gpu","operator":"Exists"}])"));
   ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, 2, 2}; }));
 
   // NoExecute on c: its replicas leave (the others run all of them).
@@ -477,18 +483,10 @@ TEST_F(ReplicaSetControllerTest, TaintsKeepAwayWhatThePolicyDoesNotTolerate) {
 // be met, nothing new is placed.
 TEST_F(ReplicaSetControllerTest, SpreadConstraintsChooseAmongTheClusters) {
   Start();
-  auto policy = [](std::string_view constraints) {
-    return *ParseJsonObject(
-        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
-            "metadata":{"name":"spread"},"spec":{
-            "resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet"}],
-            "placement":{"spreadConstraints":)" +
-        std::string(constraints) + "}}}");
+  auto policy = [](const std::string& constraints) {
+    return Cpp("spread", "", R"(,"placement":{"spreadConstraints":)" + constraints + "}");
   };
-  ASSERT_TRUE(fed_client_
-                  ->Create(kClusterPropagationPolicies, "",
-                           policy(R"([{"spreadByField":"cluster","minGroups":4,"maxGroups":4}])"))
-                  .ok());
+  PutPolicy(policy(R"([{"spreadByField":"cluster","minGroups":4,"maxGroups":4}])"));
   CreateFrs(2, "", "", "wide");
   CreateFrs(2);
   // Four clusters there are not: "wide" and "web" are placed nowhere.
@@ -502,11 +500,7 @@ TEST_F(ReplicaSetControllerTest, SpreadConstraintsChooseAmongTheClusters) {
   }));
   EXPECT_EQ(Placement(), (std::vector<int64_t>{-1, -1, -1}));
 
-  json::object two = policy(R"([{"spreadByField":"cluster","minGroups":1,"maxGroups":2}])");
-  auto current = fed_client_->Get(kClusterPropagationPolicies, "", "spread");
-  ASSERT_TRUE(current.ok());
-  two["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
-  ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", two).ok());
+  PutPolicy(policy(R"([{"spreadByField":"cluster","minGroups":1,"maxGroups":2}])"));
   // Two clusters each (without room figures, by name), every one running
   // all the replicas (Duplicated: no replicaScheduling).
   ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, 2, -1}; }));
