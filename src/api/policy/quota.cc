@@ -73,9 +73,10 @@ Status CheckQuota(const json::object& frq, const QuotaUsage& before, const Quota
     if (!hard) continue;
     int64_t was = at(before, resource), will = at(after, resource);
     if (will <= *hard || will <= was) continue;
+    const std::string named(name);
     auto append = [&](std::string& list, int64_t milli) {
       if (!list.empty()) list += ",";
-      list += std::string(name) + "=" + Format(resource, milli);
+      list += named + "=" + Format(resource, milli);
     };
     append(requested, will - was);
     append(used, was);

@@ -232,9 +232,10 @@ void AddFederationAdmission(api::Registry& registry, const KindRegistry& kinds,
   // Federated resource quotas cap the workloads of a namespace (a scale
   // too: it is a write of the object).
   if (std::shared_ptr<const QuotaAdmission> quotas = sources.quotas) {
-    for (const auto& [resource, kind] :
+    for (const auto& [resource, kind_name] :
          {std::pair{&kDeployments, "Deployment"}, std::pair{&kReplicaSets, "ReplicaSet"},
           std::pair{&kStatefulSets, "StatefulSet"}}) {
+      std::string_view kind = kind_name;  // (a structured binding is not captured)
       registry.AddAdmission(resource->group, resource->resource,
                             [quotas, kind](const json::object& obj, const json::object*) {
                               if (StringViewAt(obj, "kind") == kind) return quotas->Get(obj);

@@ -20,8 +20,8 @@ FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& 
         return runtime::Result{};
       });
   // Keyed by namespace: any change of a quota or a workload there.
-  auto enqueue = [&controller](const runtime::ObjectPtr& obj) {
-    controller.queue().Add(std::string(StringViewAt(*obj, "metadata.namespace")));
+  auto enqueue = [queue = &controller.queue()](const runtime::ObjectPtr& obj) {
+    queue->Add(std::string(StringViewAt(*obj, "metadata.namespace")));
   };
   runtime::EventHandler by_namespace{
       .on_add = enqueue,
