@@ -666,6 +666,9 @@ def test_a_federated_resource_quota_caps_the_namespace(fed, ns):
         "get", "frq", "team", "-n", ns, "-o", "json").stdout).get("status", {}).get(
             "overallUsed")
     wait_for(lambda: used() == {"requests.cpu": "60m", "pods": "6"}, "the usage in the status")
+    # kubectl's columns, as Karmada's: OVERALL and OVERALL_USED.
+    columns = fed.kubectl("get", "frq", "team", "-n", ns).stdout
+    assert '{"pods":"8","requests.cpu":"100m"}' in columns, columns
     refused = fed.kubectl("scale", "deployment", "web", "-n", ns, "--replicas=11", check=False)
     assert refused.returncode != 0
     # Resources in name order, as Kubernetes writes them.

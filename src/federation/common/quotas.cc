@@ -77,11 +77,18 @@ Status FederatedQuotas::Reconcile(const std::string& ns) {
   api::policy::QuotaUsage used;
   for (const json::object& w : Workloads(ns)) api::policy::Add(used, api::policy::WorkloadUsage(w));
   for (const runtime::ObjectPtr& q : quotas) {
-    json::object overall = api::policy::OverallUsed(*q, used);
-    const json::value* now = Find(*q, "status.overallUsed");
-    if (now != nullptr && now->is_object() && now->get_object() == overall) continue;
+    // As Karmada's controller writes it: the limits (status.overall, the
+    // OVERALL column) and the usage.
+    json::object status =
+        GetObject(*q, "status") != nullptr ? *GetObject(*q, "status") : json::object();
+    json::value overall = Find(*q, "spec.overall") != nullptr ? *Find(*q, "spec.overall")
+                                                              : json::value(json::object());
+    json::value overall_used = api::policy::OverallUsed(*q, used);
+    if (status["overall"] == overall && status["overallUsed"] == overall_used) continue;
     json::object updated = *q;
-    EnsureObject(updated, "status")["overallUsed"] = std::move(overall);
+    json::object& written = EnsureObject(updated, "status");
+    written["overall"] = std::move(overall);
+    written["overallUsed"] = std::move(overall_used);
     Status s = fed_.UpdateStatus(kFederatedResourceQuotas, ns, updated).status();
     // A conflict or a quota gone: its own event brings the namespace back.
     if (!s.ok() && !s.Is(Reason::kConflict) && !s.Is(Reason::kNotFound)) return s;

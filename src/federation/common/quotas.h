@@ -1,6 +1,7 @@
 // FederatedResourceQuotas: the federation's side of Karmada's
 // FederatedResourceQuota (docs/policies.md, "Federated resource quota").
-// Keeps each quota's status.overallUsed (the usage of the federated
+// Keeps each quota's status.overall (its spec.overall) and
+// status.overallUsed (the usage of the federated
 // Deployments, ReplicaSets and StatefulSets of its namespace) and answers
 // the admission that refuses a write taking a namespace beyond a quota's
 // spec.overall (api/policy/quota.h). Thread-safe.
