@@ -517,8 +517,14 @@ def test_cluster_taints_keep_away_what_does_not_tolerate_them(fed, ns):
     everywhere = lambda tolerations: pp(  # noqa: E731
         "everywhere", [deploy_selector()], {"clusterTolerations": tolerations})
     try:
-        set_taints(fed, "east", [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
         apply(fed, everywhere([]), ns)
+        apply(fed, deployment("probe", 1), ns)
+        wait_layout(fed, ns, "probe", {"on-prem": 1, "east": 1, "west": 1})
+        set_taints(fed, "east", [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+        # What east holds stays, it gets no more: when the probe's scale
+        # shows that, the federation has seen the taint.
+        fed.kubectl("scale", "deployment", "probe", "-n", ns, "--replicas=2")
+        wait_layout(fed, ns, "probe", {"on-prem": 2, "east": 1, "west": 2})
         apply(fed, deployment("web", 1), ns)
         wait_layout(fed, ns, "web", {"on-prem": 1, "west": 1})
         apply(fed, everywhere([{"key": "dedicated", "operator": "Equal", "value": "gpu",
@@ -534,6 +540,8 @@ def test_cluster_taints_keep_away_what_does_not_tolerate_them(fed, ns):
         taints = json.loads(fed.kubectl("get", "clusters.federation", "west", "-o",
                                         "jsonpath={.spec.taints}").stdout)
         assert taints == [{"key": "cluster.karmada.io/unschedulable", "effect": "NoSchedule"}]
+        fed.kubectl("scale", "deployment", "probe", "-n", ns, "--replicas=3")
+        wait_layout(fed, ns, "probe", {"on-prem": 3, "east": 3, "west": 2})  # cordon seen
         apply(fed, deployment("late", 1), ns)
         wait_layout(fed, ns, "late", {"on-prem": 1, "east": 1})
         # Tolerating the cordon taint lets it in all the same.

@@ -78,6 +78,11 @@ class ReplicaSetControllerTest : public cluster::testing::ControllerTest {
         name + R"("},"spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet")" +
         selector + "}]" + spec + "}}");
   }
+  // Waits until the federation knows `n` propagation policies: an object
+  // checked before its policy is known is placed without it first.
+  void WaitForPolicies(size_t n) {
+    ASSERT_TRUE(Eventually([&] { return ctx_->policies().All().size() == n; }));
+  }
   // Creates `policy`, or replaces the one of its name.
   void PutPolicy(json::object policy) {
     std::string name(StringViewAt(policy, "metadata.name"));
@@ -418,6 +423,7 @@ TEST_F(ReplicaSetControllerTest, APolicyWithPropagateDepsTakesWhatTheTemplateUse
                    clusters + "}}");
   };
   PutPolicy(policy(R"(["a"])"));
+  WaitForPolicies(1);
   // Their own selector admits no cluster.
   for (const char* name : {"cfg", "unused"}) {
     json::object cm{
@@ -465,6 +471,13 @@ TEST_F(ReplicaSetControllerTest, TaintsKeepAwayWhatThePolicyDoesNotTolerate) {
   };
   ASSERT_TRUE(taint("b", R"([{"key":"gpu","value":"a100","effect":"NoSchedule"}])"));
   PutPolicy(policy("[]"));
+  // The ReplicaSet comes once the federation sees the taint and the policy
+  // (a taint seen later keeps what a cluster has, as a cordon does).
+  ASSERT_TRUE(Eventually([&] {
+    runtime::ObjectPtr b = ctx_->cluster_objects().cache().Get("b");
+    return b != nullptr && !api::policy::TaintsOf(*b).empty();
+  }));
+  WaitForPolicies(1);
   CreateFrs(2);
   ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, -1, 2}; }));
 
@@ -487,6 +500,7 @@ TEST_F(ReplicaSetControllerTest, SpreadConstraintsChooseAmongTheClusters) {
     return Cpp("spread", "", R"(,"placement":{"spreadConstraints":)" + constraints + "}");
   };
   PutPolicy(policy(R"([{"spreadByField":"cluster","minGroups":4,"maxGroups":4}])"));
+  WaitForPolicies(1);
   CreateFrs(2, "", "", "wide");
   CreateFrs(2);
   // Four clusters there are not: "wide" and "web" are placed nowhere.
