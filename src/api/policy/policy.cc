@@ -968,20 +968,15 @@ std::vector<std::string> PropagationWarnings(const json::object& obj) {
         "spec.suspension", "spec.schedulePriority", "spec.placement.workloadAffinity"}) {
     if (Set(obj, field)) out.push_back(NotActedOn(field));
   }
-  if (const json::value* spread = Find(obj, "spec.placement.spreadConstraints");
-      spread != nullptr && spread->is_array()) {
-    for (const json::value& c : spread->get_array()) {
-      if (c.is_object() && Set(c.get_object(), "spreadByLabel")) {
-        out.push_back(NotActedOn("spec.placement.spreadConstraints[].spreadByLabel"));
-        break;
-      }
-    }
-  }
-  if (const json::value* terms = Find(obj, "spec.placement.clusterAffinities");
-      terms != nullptr && terms->is_array()) {
-    for (const json::value& term : terms->get_array()) {
-      if (term.is_object() && Set(term.get_object(), "overflowAffinities")) {
-        out.push_back(NotActedOn("spec.placement.clusterAffinities[].overflowAffinities"));
+  // Fields of array elements, warned once however many elements set them.
+  for (const auto& [array, field] :
+       {std::pair{"spec.placement.spreadConstraints", "spreadByLabel"},
+        std::pair{"spec.placement.clusterAffinities", "overflowAffinities"}}) {
+    const json::value* list = Find(obj, array);
+    if (list == nullptr || !list->is_array()) continue;
+    for (const json::value& e : list->get_array()) {
+      if (e.is_object() && Set(e.get_object(), field)) {
+        out.push_back(NotActedOn(std::string(array) + "[]." + field));
         break;
       }
     }

@@ -22,7 +22,10 @@ std::string Format(const std::string& resource, int64_t milli) {
 }  // namespace
 
 QuotaUsage WorkloadUsage(const json::object& workload) {
-  std::string_view kind = StringViewAt(workload, "kind");
+  return WorkloadUsage(StringViewAt(workload, "kind"), workload);
+}
+
+QuotaUsage WorkloadUsage(std::string_view kind, const json::object& workload) {
   if (kind != "Deployment" && kind != "ReplicaSet" && kind != "StatefulSet") return {};
   // A Deployment's ReplicaSets (the federation's revision history) are its
   // replicas already.

@@ -22,6 +22,8 @@ using QuotaUsage = std::map<std::string, int64_t>;
 // its pod template's requests, and its replicas as pods. Empty for other
 // objects, and for one a controller owns (a Deployment's ReplicaSet).
 QuotaUsage WorkloadUsage(const json::object& workload);
+// The same for a `workload` of `kind` (a cached object need not carry it).
+QuotaUsage WorkloadUsage(std::string_view kind, const json::object& workload);
 void Add(QuotaUsage& total, const QuotaUsage& more, int sign = 1);
 
 // The resource a name of spec.overall caps ("requests.cpu" and "cpu" are

@@ -36,16 +36,14 @@ std::vector<runtime::ObjectPtr> FederatedQuotas::Quotas(const std::string& ns) c
   return quotas_.lister().List(ns);
 }
 
-std::vector<json::object> FederatedQuotas::Workloads(const std::string& ns) const {
-  std::vector<json::object> out;
+void FederatedQuotas::ForEachWorkload(
+    const std::string& ns, const std::function<void(std::string_view, const json::object&,
+                                                    const api::policy::QuotaUsage&)>& fn) const {
   for (const auto& [informer, kind] : workloads_) {
     for (const runtime::ObjectPtr& obj : informer->lister().List(ns)) {
-      json::object typed = *obj;
-      typed["kind"] = kind;
-      out.push_back(std::move(typed));
+      fn(kind, *obj, api::policy::WorkloadUsage(kind, *obj));
     }
   }
-  return out;
 }
 
 Status FederatedQuotas::Admit(const json::object& obj) const {
@@ -56,14 +54,13 @@ Status FederatedQuotas::Admit(const json::object& obj) const {
   std::string_view kind = StringViewAt(obj, "kind");
   std::string_view name = StringViewAt(obj, "metadata.name");
   api::policy::QuotaUsage before, after;
-  for (const json::object& w : Workloads(ns)) {
-    api::policy::QuotaUsage u = api::policy::WorkloadUsage(w);
-    api::policy::Add(before, u);
-    // The object's stored version gives way to the one being written.
-    if (StringViewAt(w, "kind") != kind || StringViewAt(w, "metadata.name") != name) {
-      api::policy::Add(after, u);
-    }
-  }
+  ForEachWorkload(ns,
+                  [&](std::string_view k, const json::object& w, const api::policy::QuotaUsage& u) {
+                    api::policy::Add(before, u);
+                    // The object's stored version gives way to the one being written.
+                    if (k != kind || StringViewAt(w, "metadata.name") != name)
+                      api::policy::Add(after, u);
+                  });
   api::policy::Add(after, mine);
   for (const runtime::ObjectPtr& q : quotas) {
     FLOTILLA_RETURN_IF_ERROR(api::policy::CheckQuota(*q, before, after));
@@ -75,7 +72,9 @@ Status FederatedQuotas::Reconcile(const std::string& ns) {
   std::vector<runtime::ObjectPtr> quotas = Quotas(ns);
   if (quotas.empty()) return Status::Ok();
   api::policy::QuotaUsage used;
-  for (const json::object& w : Workloads(ns)) api::policy::Add(used, api::policy::WorkloadUsage(w));
+  ForEachWorkload(ns, [&](std::string_view, const json::object&, const api::policy::QuotaUsage& u) {
+    api::policy::Add(used, u);
+  });
   for (const runtime::ObjectPtr& q : quotas) {
     // As Karmada's controller writes it: the limits (status.overall, the
     // OVERALL column) and the usage.

@@ -7,9 +7,11 @@
 // spec.overall (api/policy/quota.h). Thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "api/policy/quota.h"
 #include "base/json.h"
 #include "base/status.h"
 #include "client/client.h"
@@ -40,8 +42,10 @@ class FederatedQuotas {
   // Writes status.overallUsed of every quota of namespace `ns`.
   Status Reconcile(const std::string& ns);
   std::vector<runtime::ObjectPtr> Quotas(const std::string& ns) const;
-  // The workloads of `ns` (kind set).
-  std::vector<json::object> Workloads(const std::string& ns) const;
+  // Calls `fn(kind, workload, usage)` for each workload of `ns`.
+  void ForEachWorkload(const std::string& ns,
+                       const std::function<void(std::string_view kind, const json::object& obj,
+                                                const api::policy::QuotaUsage& usage)>& fn) const;
 
   client::Client& fed_;
   runtime::Informer& quotas_;

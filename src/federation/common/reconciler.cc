@@ -30,6 +30,18 @@ bool IsRace(const Status& s) {
 }
 
 // The sooner of two re-checks (zero: none).
+// The replicas of the workload `demand` describes that `cluster` has room
+// for: the pods of its template the cluster has free plus the replicas of
+// it ready there in `copy` (their pods are in the cluster's allocated
+// figures; pending ones are not). None without figures.
+std::optional<int64_t> RoomFor(const json::object& cluster, const Strategy::Demand& demand,
+                               const runtime::ObjectPtr& copy) {
+  std::optional<int64_t> free = AvailableReplicas(cluster, demand.pod_template);
+  if (!free) return std::nullopt;
+  return *free +
+         (copy != nullptr && IsManaged(*copy) ? api::WorkloadView(*copy).ready_replicas() : 0);
+}
+
 Duration Sooner(Duration a, Duration b) {
   if (a == Duration::zero()) return b;
   if (b == Duration::zero()) return a;
@@ -306,11 +318,7 @@ void Reconciler::Spread(Check& check, const ClusterSelector& selector,
     }
     // Room matters for divided replicas only (every cluster runs them all
     // otherwise).
-    if (demand && !duplicated) {
-      std::optional<int64_t> free =
-          AvailableReplicas(*c.target.cluster_object, demand->pod_template);
-      if (free) s.available = *free + (holds ? api::WorkloadView(*c.existing).ready_replicas() : 0);
-    }
+    if (demand && !duplicated) s.available = RoomFor(*c.target.cluster_object, *demand, c.existing);
     candidates.push_back(std::move(s));
   }
   std::optional<int64_t> need;
@@ -368,10 +376,8 @@ ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
       check.policy->scheduling.type == api::policy::ReplicaSchedulingType::kDuplicated;
   const api::policy::PropagationPolicy::AffinityGroup* fallback = nullptr;
   for (const auto& g : groups) {
-    // Room for the workload: what its ready, schedulable clusters have free
-    // plus the replicas of it that are ready there (their pods are in the
-    // cluster's allocated figures; pending ones are not); a cluster without
-    // figures has room.
+    // Room for the workload in its ready, schedulable clusters (RoomFor);
+    // a cluster without figures has room.
     int64_t room = 0, most = 0;
     bool any = false, unknown = false;
     for (const Target& t : ready) {
@@ -379,15 +385,14 @@ ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
       if (api::ClusterView(*t.cluster_object).cordoned()) continue;
       any = true;
       if (!demand) break;
-      std::optional<int64_t> free = AvailableReplicas(*t.cluster_object, demand->pod_template);
+      std::optional<int64_t> free =
+          RoomFor(*t.cluster_object, *demand,
+                  Cached(check, t.cluster, strategy_.CopyName(check.obj, t.cluster)));
       if (!free) {
         unknown = true;
         break;
       }
-      runtime::ObjectPtr copy = Cached(check, t.cluster, strategy_.CopyName(check.obj, t.cluster));
-      int64_t here =
-          *free +
-          (copy != nullptr && IsManaged(*copy) ? api::WorkloadView(*copy).ready_replicas() : 0);
+      int64_t here = *free;
       room += here;
       most = std::max(most, here);
     }
