@@ -19,7 +19,8 @@ conflictResolution and preserveResourcesOnDeletion; override policies on
 member copies (images, a plaintext patch, labels, a document inside a
 ConfigMap key), restored after a hand edit, and one that cannot apply;
 cluster-affinity groups (on premise first, the cloud when it cannot hold
-the workload); propagateDeps; Cluster taints against a policy's
+the workload); a StatefulSet and its HPA placed and overridden by policies;
+propagateDeps; Cluster taints against a policy's
 tolerations, with the cordon taint; spread constraints.
 """
 
@@ -477,6 +478,68 @@ def test_overridden_deployments_roll_out_as_usual(fed, ns):
         assert "successfully rolled out" in fed.kubectl(*rollout).stdout
     finally:
         fed.kubectl("delete", "cop", "--all", check=False)
+
+
+def test_statefulsets_and_hpas_follow_a_policy(fed, ns):
+    """One policy for a StatefulSet and its HPA: its affinity and static
+    weights place the local StatefulSets (named <name>-<cluster>), an image
+    override for the cloud is in east's copy only, `kubectl rollout status`
+    finishes, and the HPA's local copies share its bounds over the same
+    clusters."""
+    fed.kubectl("delete", "cop", "--all", check=False)
+    selectors = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "store"},
+                 {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "name": "store"}]
+    apply(fed, cpp("stores", selectors, {
+        "clusterAffinity": {"clusterNames": ["on-prem", "east"]},
+        "replicaScheduling": {"replicaSchedulingType": "Divided",
+                              "replicaDivisionPreference": "Weighted",
+                              "weightPreference": {"staticWeightList": [
+                                  {"targetCluster": {"clusterNames": ["on-prem"]}, "weight": 1},
+                                  {"targetCluster": {"clusterNames": ["east"]}, "weight": 2}]}}}))
+    apply(fed, cop("mirror", [{"apiVersion": "apps/v1", "kind": "StatefulSet"}],
+                   [{"targetCluster": {"labelSelector": {"matchLabels": {"location": "cloud"}}},
+                     "overriders": {"imageOverrider": [{"component": "Registry", "operator": "replace",
+                                                        "value": "mirror.example.com"}]}}]))
+    try:
+        apply(fed, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "store"},
+                    "spec": {"clusterIP": "None", "selector": {"app": "store"},
+                             "ports": [{"port": 80}]}}, ns)
+        apply(fed, {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "store"},
+                    "spec": {"serviceName": "store", "replicas": 3,
+                             "selector": {"matchLabels": {"app": "store"}},
+                             "template": {"metadata": {"labels": {"app": "store"}},
+                                          "spec": {"containers": [{"name": "c", "image": "etcd:3.5"}]}}}},
+                 ns)
+        path = "/apis/apps/v1/namespaces/{ns}/statefulsets/store-{c}"
+
+        def local(c):
+            s = fed[c].get_json(path.format(ns=ns, c=c)) or {}
+            return (s.get("spec", {}).get("replicas"),
+                    s and s["spec"]["template"]["spec"]["containers"][0]["image"])
+        want = {"on-prem": (1, "etcd:3.5"), "east": (2, "mirror.example.com/etcd:3.5"),
+                "west": (None, {})}
+        wait_for(lambda: {c: local(c) for c in fed.members} == want, f"local StatefulSets {want}", 60)
+        assert annotations(fed, ns, "store", "sts")[CPP_ANNOTATION] == "stores"
+        out = fed.kubectl("rollout", "status", "statefulset/store", "-n", ns, "--timeout=90s")
+        assert "complete" in out.stdout or "rolling update complete" in out.stdout, out.stdout
+        apply(fed, {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                    "metadata": {"name": "store"},
+                    "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                                "name": "store"},
+                             "minReplicas": 2, "maxReplicas": 6,
+                             "metrics": [{"type": "Resource", "resource": {
+                                 "name": "cpu", "target": {"type": "Utilization",
+                                                           "averageUtilization": 50}}}]}}, ns)
+        hpa = "/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/store".format(ns=ns)
+
+        def bounds(c):
+            h = fed[c].get_json(hpa)
+            return h and (h["spec"]["minReplicas"], h["spec"]["maxReplicas"])
+        wait_for(lambda: bounds("on-prem") == (1, 3) and bounds("east") == (1, 3)
+                 and bounds("west") is None, "the HPA shared over on-prem and east", 60)
+    finally:
+        fed.kubectl("delete", "cop", "--all", check=False)
+        fed.kubectl("delete", "hpa,sts,svc", "--all", "-n", ns, "--wait=false", check=False)
 
 
 def test_propagate_deps_takes_what_a_deployment_uses_where_it_goes(fed, ns):

@@ -989,21 +989,21 @@ std::vector<std::string> PropagationWarnings(const json::object& obj) {
 }
 
 std::vector<std::string> OverrideWarnings(const json::object& obj) {
-  // The kinds whose member copies take overrides (docs/policies.md).
-  static const std::vector<std::string> kTaking = {"Deployment", "ReplicaSet", "Namespace",
-                                                   "ConfigMap",  "Secret",     "Service"};
+  // The copies of HPAs hold the federation's shares of minReplicas and
+  // maxReplicas; they take no overrides (docs/policies.md).
   const json::array* selectors = GetArray(EmptyIfAbsent(obj, "spec"), "resourceSelectors");
-  bool others = selectors == nullptr || selectors->empty();
+  bool hpas = selectors == nullptr || selectors->empty();
   for (const json::value& s : selectors ? *selectors : json::array()) {
-    if (s.is_object() && !Contains(kTaking, GetString(s.get_object(), "kind").value_or(""))) {
-      others = true;
+    if (s.is_object() &&
+        GetString(s.get_object(), "kind").value_or("") == "HorizontalPodAutoscaler") {
+      hpas = true;
     }
   }
-  if (!others) return {};
+  if (!hpas) return {};
   return {
-      "overrides apply to the member copies of Deployments, ReplicaSets, Namespaces, "
-      "ConfigMaps, Secrets and Services; other kinds this policy selects keep the "
-      "federation's object as it is for now (docs/policies.md)"};
+      "overrides do not apply to the member copies of HorizontalPodAutoscalers (their "
+      "minReplicas and maxReplicas are the federation's shares); those this policy selects "
+      "keep the federation's object as it is (docs/policies.md)"};
 }
 
 std::vector<std::string> FederatedResourceQuotaWarnings(const json::object& obj) {

@@ -358,7 +358,11 @@ TEST(WarningsTest, OverridesOfKindsWhoseCopiesDoNotTakeThem) {
                                      {"apiVersion":"apps/v1","kind":"ReplicaSet"})"))
                   .empty());
   EXPECT_TRUE(OverrideWarnings(op(R"({"apiVersion":"apps/v1","kind":"Deployment"})")).empty());
-  EXPECT_EQ(OverrideWarnings(op(R"({"apiVersion":"apps/v1","kind":"StatefulSet"})")).size(), 1u);
+  EXPECT_TRUE(OverrideWarnings(op(R"({"apiVersion":"apps/v1","kind":"StatefulSet"})")).empty());
+  EXPECT_EQ(
+      OverrideWarnings(op(R"({"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler"})"))
+          .size(),
+      1u);
   EXPECT_EQ(OverrideWarnings(op("")).size(), 1u);  // every kind
 }
 

@@ -155,6 +155,36 @@ class ControllerTest : public ::testing::Test {
     ASSERT_TRUE(member_clients_[i]->UpdateStatus(client::kPods, kNs, pending).ok());
   }
 
+  // A ClusterPropagationPolicy `name` selecting the objects of `kind` (of
+  // apps/v1) that `selector` names (a ResourceSelector's fields besides
+  // apiVersion and kind, each with its leading comma), with `spec` (more
+  // members of its spec, each with its leading comma).
+  static json::object Cpp(const std::string& name, const std::string& selector,
+                          const std::string& spec, const std::string& kind = "ReplicaSet") {
+    return *ParseJsonObject(
+        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
+            "metadata":{"name":")" +
+        name + R"("},"spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":")" + kind + "\"" +
+        selector + "}]" + spec + "}}");
+  }
+  // Waits until the federation knows `n` propagation policies: an object
+  // checked before its policy is known is placed without it first.
+  void WaitForPolicies(size_t n) {
+    ASSERT_TRUE(runtime::testing::Eventually([&] { return ctx_->policies().All().size() == n; }));
+  }
+  // Creates `policy` (a ClusterPropagationPolicy), or replaces the one of
+  // its name.
+  void PutPolicy(json::object policy) {
+    std::string name(StringViewAt(policy, "metadata.name"));
+    auto current = fed_client_->Get(kClusterPropagationPolicies, "", name);
+    if (!current.ok()) {
+      ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy).ok());
+      return;
+    }
+    policy["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
+    ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", policy).ok());
+  }
+
   // The reasons, and the messages of one reason, of the federation's Events
   // in the test namespace.
   std::vector<std::string> EventReasons() {

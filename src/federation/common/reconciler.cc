@@ -11,6 +11,8 @@
 #include "federation/common/deletion.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
+#include "federation/common/policies.h"
+#include "federation/common/rollout.h"
 #include "interpreter/native.h"
 
 namespace flotilla::federation {
@@ -242,6 +244,8 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
     check.copies.push_back(std::move(c));
   }
   if (check.policy && check.policy->Spreads()) Spread(check, *selector, not_admitted);
+  check.selector = *selector;
+  for (const Target& t : not_admitted) check.not_admitted.push_back(t.cluster);
   // A check decides on caches that show the earlier checks' writes; the
   // caches' events of them bring the key back.
   bool behind = std::any_of(check.copies.begin(), check.copies.end(), [&](const Copy& c) {
@@ -408,23 +412,57 @@ ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
   return ClusterSelector::ForAffinity((fallback != nullptr ? *fallback : groups.front()).affinity);
 }
 
-void Reconciler::ApplyOverrides(Check& check) {
+void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_template) {
   const std::string api_version = strategy_.resource().ApiVersion();
   const std::string kind = strategy_.kind();
-  for (Copy& c : check.copies) {
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    Copy& c = check.copies[i];
     if (!c.desired || c.target.cluster_object == nullptr) continue;
     json::object copy = *c.desired;
     Status s = ctx_.overrides().Apply(check.obj, api_version, kind, *c.target.cluster_object, copy);
-    if (s.ok()) {
-      c.desired = std::move(copy);
+    if (!s.ok()) {
+      // Left as it is: not created, not updated.
+      events().Event(check.obj, runtime::kEventTypeWarning, "ApplyOverridePolicyFailed",
+                     "cluster " + c.cluster() + ": " + s.message());
+      c.desired.reset();
+      c.create = false;
       continue;
     }
-    // Left as it is: not created, not updated.
-    events().Event(check.obj, runtime::kEventTypeWarning, "ApplyOverridePolicyFailed",
-                   "cluster " + c.cluster() + ": " + s.message());
-    c.desired.reset();
-    c.create = false;
+    if (new_template != nullptr && i < new_template->size() && !(*new_template)[i] &&
+        c.existing != nullptr) {
+      if (const json::object* kept = TemplateOf(*c.desired)) {
+        EnsureObject(copy, "spec")["template"] = *kept;
+      }
+    }
+    c.desired = std::move(copy);
   }
+}
+
+json::object Reconciler::TemplateFor(const Check& check, const Copy& c,
+                                     const json::object& tmpl) const {
+  if (ctx_.overrides().Empty() || c.target.cluster_object == nullptr) return tmpl;
+  json::object obj = check.obj;
+  EnsureObject(obj, "spec")["template"] = tmpl;
+  if (!ctx_.overrides()
+           .Apply(check.obj, strategy_.resource().ApiVersion(), strategy_.kind(),
+                  *c.target.cluster_object, obj)
+           .ok()) {
+    return tmpl;
+  }
+  const json::object* out = TemplateOf(obj);
+  return out != nullptr ? *out : tmpl;
+}
+
+std::optional<planner::Preferences> Reconciler::PolicyDivision(
+    const Check& check, int64_t replicas, const json::object* pod_template) const {
+  std::vector<DivisionCluster> clusters;
+  for (const Copy& c : check.copies) {
+    DivisionCluster d{.name = c.cluster(), .cluster = c.target.cluster_object.get()};
+    if (c.Managed()) d.current = api::WorkloadView(*c.existing).replicas();
+    if (d.cluster != nullptr) d.available = AvailableReplicas(*d.cluster, pod_template);
+    clusters.push_back(std::move(d));
+  }
+  return DivisionPreferences(*check.policy, replicas, clusters);
 }
 
 Unmanaged Reconciler::OnUnmanaged(const Check& check, const Copy& c) const {

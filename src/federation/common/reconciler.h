@@ -80,6 +80,7 @@
 #include "federation/common/customizations.h"
 #include "federation/common/fanout.h"
 #include "federation/common/write_expectations.h"
+#include "planner/preferences.h"
 #include "runtime/controller_manager.h"
 
 namespace flotilla::federation {
@@ -117,6 +118,12 @@ struct Check {
   // Ready clusters that do not serve the kind (MemberTargets::not_served),
   // admitted or not: they get no copy.
   std::vector<std::string> not_served;
+  // Ready clusters the placement does not admit (they get no copy).
+  std::vector<std::string> not_admitted;
+  // The clusters the placement admits, ready or not (the annotations', or
+  // the policy's chosen cluster-affinity group; spread constraints and
+  // taints, which judge ready clusters only, are in `copies`).
+  ClusterSelector selector;
   // A write lost a race with a member: check again soon.
   std::atomic<bool> retry = false;
   // A cluster-affinity group before the chosen one lacked room: check again
@@ -268,6 +275,24 @@ class Reconciler {
   // Warning event InterpreterFailed on the object.
   Status Interpreted(const Check& check, Status s);
 
+  // Applies the override policies to every desired copy (step 4); a copy
+  // whose overrides cannot apply is left as it is (a Warning Event
+  // ApplyOverridePolicyFailed says so). For kinds that roll templates out
+  // (their strategy's TakesOverrides is false and they call this from
+  // Plan): a copy whose `new_template` entry is false keeps the template it
+  // runs, as it is (it was overridden when it was written).
+  void ApplyOverrides(Check& check, const std::vector<bool>* new_template = nullptr);
+  // `tmpl` (the federation's pod template, or an older one) as the copy
+  // `c`'s cluster gets it: the override policies that apply there applied;
+  // `tmpl` itself when they cannot apply.
+  json::object TemplateFor(const Check& check, const Copy& c, const json::object& tmpl) const;
+  // The planner preferences of the policy that places `check`'s object and
+  // divides its `replicas` (DivisionPreferences over the admitted ready
+  // clusters, their room for `pod_template`); nullopt for a Duplicated
+  // policy. REQUIRES: check.policy.
+  std::optional<planner::Preferences> PolicyDivision(const Check& check, int64_t replicas,
+                                                     const json::object* pod_template) const;
+
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
   // The check of `key`; `deferred` is set when it stopped before deciding
@@ -296,8 +321,6 @@ class Reconciler {
   // `not_admitted`. When they cannot be met, only the clusters that hold
   // the object keep it (a Warning Event says why).
   void Spread(Check& check, const ClusterSelector& selector, std::vector<Target>& not_admitted);
-  // Applies the override policies to every desired copy (step 4).
-  void ApplyOverrides(Check& check);
   // Records the policy that places the object in its annotations, when it
   // changed; true when it wrote.
   StatusOr<bool> RecordPolicy(Check& check);

@@ -99,16 +99,8 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
 
 planner::Preferences WorkloadStrategy::PolicyPreferences(const Check& check,
                                                          WorkloadPlan& plan) const {
-  std::vector<DivisionCluster> clusters;
-  const json::object* pod_template = api::WorkloadView(check.obj).pod_template();
-  for (const Copy& c : check.copies) {
-    DivisionCluster d{.name = c.cluster(), .cluster = c.target.cluster_object.get()};
-    if (c.Managed()) d.current = api::WorkloadView(*c.existing).replicas();
-    if (d.cluster != nullptr) d.available = AvailableReplicas(*d.cluster, pod_template);
-    clusters.push_back(std::move(d));
-  }
-  std::optional<planner::Preferences> prefs =
-      DivisionPreferences(*check.policy, plan.replicas, clusters);
+  std::optional<planner::Preferences> prefs = reconciler_->PolicyDivision(
+      check, plan.replicas, api::WorkloadView(check.obj).pod_template());
   plan.duplicated = !prefs.has_value();
   // Duplicated: the placer's counts are replaced (FollowDuplicated); its
   // bookkeeping still runs on an even spread.

@@ -136,50 +136,6 @@ json::object DeploymentController::DesiredCopy(const Check& check, size_t i,
   return DesiredLocalDeployment(check.obj, replicas, keep);
 }
 
-json::object DeploymentController::TemplateFor(const Check& check, const Copy& c,
-                                               const json::object& tmpl) const {
-  if (ctx_.overrides().Empty()) return tmpl;
-  json::object d = check.obj;
-  json::object& spec = EnsureObject(d, "spec");
-  spec["template"] = tmpl;
-  const json::object* cluster = c.target.cluster_object.get();
-  // An override that cannot apply leaves the copy as it is (ApplyOverrides
-  // says so): the template as the federation has it.
-  if (cluster == nullptr ||
-      !ctx_.overrides().Apply(check.obj, "apps/v1", "Deployment", *cluster, d).ok()) {
-    return tmpl;
-  }
-  const json::object* out = TemplateOf(d);
-  return out != nullptr ? *out : tmpl;
-}
-
-void DeploymentController::ApplyOverrides(Check& check, const State& state) {
-  for (size_t i = 0; i < check.copies.size(); ++i) {
-    Copy& c = check.copies[i];
-    if (!c.desired || c.target.cluster_object == nullptr) continue;
-    json::object copy = *c.desired;
-    Status s =
-        ctx_.overrides().Apply(check.obj, "apps/v1", "Deployment", *c.target.cluster_object, copy);
-    if (!s.ok()) {
-      reconciler().events().Event(check.obj, runtime::kEventTypeWarning,
-                                  "ApplyOverridePolicyFailed",
-                                  "cluster " + c.cluster() + ": " + s.message());
-      c.desired.reset();
-      c.create = false;
-      continue;
-    }
-    // A cluster that keeps the template it runs keeps it as it is: it was
-    // overridden when it was written.
-    // (DesiredCopy's condition for keeping it.)
-    if (!state.rollout.new_template[i] && c.existing != nullptr) {
-      if (const json::object* kept = TemplateOf(*c.desired)) {
-        EnsureObject(copy, "spec")["template"] = *kept;
-      }
-    }
-    c.desired = std::move(copy);
-  }
-}
-
 Status DeploymentController::Plan(Check& check) {
   auto state = std::make_shared<State>();
   if (!Place(check, state)) return Status::Ok();
@@ -187,7 +143,9 @@ Status DeploymentController::Plan(Check& check) {
   std::vector<json::object> templates;
   if (const json::object* tmpl = TemplateOf(check.obj);
       tmpl != nullptr && !ctx_.overrides().Empty()) {
-    for (const Copy& c : check.copies) templates.push_back(TemplateFor(check, c, *tmpl));
+    for (const Copy& c : check.copies) {
+      templates.push_back(reconciler().TemplateFor(check, c, *tmpl));
+    }
   }
   std::vector<LocalDeployment> locals;
   for (size_t i = 0; i < check.copies.size(); ++i) {
@@ -202,7 +160,7 @@ Status DeploymentController::Plan(Check& check) {
   state->rollout = PlanDeploymentRollout(check.obj, locals);
   state->rollout.cluster_templates = std::move(templates);
   SetDesired(check);
-  ApplyOverrides(check, *state);
+  reconciler().ApplyOverrides(check, &state->rollout.new_template);
   for (size_t i = 0; i < check.copies.size(); ++i) {
     // A local Deployment created now rolls out its first pods.
     if (check.copies[i].existing == nullptr && check.copies[i].create) {
@@ -250,7 +208,7 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
       const json::object* want = state.rollout.TemplateFor(i, check.obj);
       s.on_template = tmpl != nullptr && want != nullptr && RunsTemplate(*s.local, *want);
       for (const auto& [t, revision] : shadows.templates) {
-        if (RunsTemplate(*s.local, TemplateFor(check, c, t))) {
+        if (RunsTemplate(*s.local, reconciler().TemplateFor(check, c, t))) {
           s.revision = revision;
           break;
         }

@@ -85,12 +85,6 @@ class DeploymentController : public WorkloadStrategy {
     // the revision of each shadow's template, to name what a cluster runs
     std::vector<std::pair<json::object, std::string>> templates;
   };
-  // `tmpl` (the federation's template, or a shadow's) as the copy's
-  // cluster gets it: the override policies that apply there applied.
-  json::object TemplateFor(const Check& check, const Copy& c, const json::object& tmpl) const;
-  // Applies the override policies to every desired copy; a copy whose
-  // overrides cannot apply is left as it is (a Warning Event says so).
-  void ApplyOverrides(Check& check, const State& state);
   // The managed local Deployment a copy holds after this check's writes.
   static const json::object* ManagedLocal(const Copy& c) {
     return c.Managed() ? c.Current() : nullptr;

@@ -128,7 +128,16 @@ runtime::ObjectPtr HpaController::TargetOf(const json::object& hpa,
 Status HpaController::Plan(Check& check) {
   auto state = std::make_shared<State>();
   check.state = state;
-  StatusOr<planner::Preferences> prefs = PreferencesOf(check.obj, api::kHpaPreferencesAnnotation);
+  api::HpaView federated(check.obj);
+  // A policy that places the HPA weighs the clusters for its shares, or
+  // gives each the whole of minReplicas and maxReplicas (Duplicated).
+  std::optional<planner::Preferences> division;
+  if (check.policy) {
+    division = reconciler_->PolicyDivision(check, federated.max_replicas(), nullptr);
+  }
+  StatusOr<planner::Preferences> prefs =
+      check.policy ? StatusOr<planner::Preferences>(division.value_or(planner::Preferences{}))
+                   : PreferencesOf(check.obj, api::kHpaPreferencesAnnotation);
   if (!prefs.ok()) {
     // Admission rejects these; one stored before cannot be partitioned.
     reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
@@ -154,10 +163,14 @@ Status HpaController::Plan(Check& check) {
   for (const Copy& c : check.copies) {
     state->clusters.push_back(ClusterOf(check, c, target, memory, capacity));
   }
-  api::HpaView federated(check.obj);
-  state->partition =
-      PartitionHpa(federated.min_replicas(), federated.max_replicas(), *prefs, state->clusters,
-                   {.min_transfer_load = options_.min_transfer_load});
+  if (check.policy && !division) {
+    state->partition =
+        Duplicate({federated.min_replicas(), federated.max_replicas()}, state->clusters);
+  } else {
+    state->partition =
+        PartitionHpa(federated.min_replicas(), federated.max_replicas(), *prefs, state->clusters,
+                     {.min_transfer_load = options_.min_transfer_load});
+  }
   for (Copy& c : check.copies) {
     auto share = state->partition.shares.find(c.cluster());
     if (share == state->partition.shares.end()) {

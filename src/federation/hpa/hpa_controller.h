@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "api/federated.h"
 #include "base/mutex.h"
 #include "client/resources.h"
 #include "federation/common/reconciler.h"
@@ -71,6 +72,10 @@ class HpaController : public Strategy {
   const client::ResourceRef& resource() const override { return kHorizontalPodAutoscalers; }
   std::string kind() const override { return "HorizontalPodAutoscaler"; }
   std::vector<client::ResourceRef> MemberReads() const override;
+  std::string_view PreferencesAnnotation() const override { return api::kHpaPreferencesAnnotation; }
+  // The shares are the federation's: an override of a local HPA's bounds
+  // would fight the partition (docs/policies.md).
+  bool TakesOverrides() const override { return false; }
   Status Plan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
   json::object Updated(const Copy& c) const override;

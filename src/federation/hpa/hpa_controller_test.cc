@@ -9,6 +9,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/policy/policy.h"
 #include "federation/cluster/controller_fixture.h"
 #include "federation/common/hpa_target.h"
 #include "federation/common/member_copy.h"
@@ -328,6 +329,48 @@ TEST_F(HpaControllerTest, DeletingTheHpaHandsPlacementBack) {
   }));
   EXPECT_EQ(LocalReplicas(), (std::vector<int64_t>{2, 1, -1}));
   EXPECT_EQ(StringAt(LocalDeployment(0), "metadata.uid"), uid_a);
+}
+
+// A propagation policy that selects the Deployment and its HPA places both:
+// Duplicated gives each cluster of its affinity the whole of minReplicas and
+// maxReplicas; a Divided one partitions them over its clusters.
+TEST_F(HpaControllerTest, APolicyPlacesTheHpaWithItsTarget) {
+  Start();
+  auto policy = [&](const std::string& scheduling) {
+    auto p = ParseJsonObject(
+        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
+            "metadata":{"name":"web"},
+            "spec":{"resourceSelectors":[
+                      {"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
+                      {"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","name":"web"}],
+                    "placement":{"clusterAffinity":{"clusterNames":["a","b"]},
+                                 "replicaScheduling":)" +
+        scheduling + "}}}");
+    EXPECT_TRUE(p.ok());
+    return *p;
+  };
+  PutPolicy(policy(R"({"replicaSchedulingType":"Duplicated"})"));
+  WaitForPolicies(1);
+  CreateDeployment(2);
+  ASSERT_TRUE(Settle([&] { return LocalReplicas() == std::vector<int64_t>{2, 2, -1}; }));
+  CreateHpa(1, 4);
+  ASSERT_TRUE(Settle([&] {
+    return LocalShares() == Shares{"1/4", "1/4", "-"};
+  })) << json::serialize(json::value_from(LocalShares()));
+  EXPECT_EQ(api::AnnotationAt(FedHpa(), api::policy::kClusterPropagationPolicyNameAnnotation),
+            "web");
+  PutPolicy(
+      policy(R"({"replicaSchedulingType":"Divided","replicaDivisionPreference":"Aggregated"})"));
+  ASSERT_TRUE(Eventually([&] {
+    json::object h = FedHpa();
+    h["spec"].as_object()["minReplicas"] = 2;
+    h["spec"].as_object()["maxReplicas"] = 8;
+    return fed_client_->Update(kHorizontalPodAutoscalers, kNs, h).ok();
+  }));
+  ASSERT_TRUE(Settle([&] {
+    return LocalShares() == Shares{"1/4", "1/4", "-"} &&
+           IntAt(LocalHpa(0), "spec.maxReplicas") + IntAt(LocalHpa(1), "spec.maxReplicas") == 8;
+  })) << json::serialize(json::value_from(LocalShares()));
 }
 
 }  // namespace

@@ -329,6 +329,17 @@ Partition PartitionHpa(int64_t min, int64_t max, const planner::Preferences& pre
   return out;
 }
 
+Partition Duplicate(Bounds bounds, std::span<const HpaCluster> clusters) {
+  Partition out;
+  for (const HpaCluster& c : clusters) {
+    if (c.cordoned && !c.held) continue;
+    out.chosen.push_back(c.name);
+    out.shares[c.name] = bounds;
+    out.base[c.name] = bounds;
+  }
+  return out;
+}
+
 std::string Describe(const std::map<std::string, Bounds>& shares) {
   std::string out;
   for (const auto& [name, b] : shares) {

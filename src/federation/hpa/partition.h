@@ -115,6 +115,11 @@ struct Partition {
 Partition PartitionHpa(int64_t min, int64_t max, const planner::Preferences& prefs,
                        std::span<const HpaCluster> clusters, const PartitionOptions& options = {});
 
+// Every candidate gets the whole of `bounds` (a policy that duplicates the
+// HPA into each cluster it places it in); a cordoned cluster only where it
+// holds a share already.
+Partition Duplicate(Bounds bounds, std::span<const HpaCluster> clusters);
+
 // The HPA tolerance: a load within 10% of the target asks for no change
 // (kube-controller-manager's --horizontal-pod-autoscaler-tolerance).
 inline constexpr double kTolerance = 0.1;

@@ -67,33 +67,6 @@ class ReplicaSetControllerTest : public cluster::testing::ControllerTest {
     spec["template"].as_object()["metadata"].as_object()["labels"].as_object()["app"] = name;
     return out;
   }
-  // A ClusterPropagationPolicy `name` selecting the ReplicaSets `selector`
-  // names (a ResourceSelector's fields besides apiVersion and kind), with
-  // `spec` (more members of its spec, each with its leading comma).
-  static json::object Cpp(const std::string& name, const std::string& selector,
-                          const std::string& spec) {
-    return *ParseJsonObject(
-        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
-            "metadata":{"name":")" +
-        name + R"("},"spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet")" +
-        selector + "}]" + spec + "}}");
-  }
-  // Waits until the federation knows `n` propagation policies: an object
-  // checked before its policy is known is placed without it first.
-  void WaitForPolicies(size_t n) {
-    ASSERT_TRUE(Eventually([&] { return ctx_->policies().All().size() == n; }));
-  }
-  // Creates `policy`, or replaces the one of its name.
-  void PutPolicy(json::object policy) {
-    std::string name(StringViewAt(policy, "metadata.name"));
-    auto current = fed_client_->Get(kClusterPropagationPolicies, "", name);
-    if (!current.ok()) {
-      ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy).ok());
-      return;
-    }
-    policy["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
-    ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", policy).ok());
-  }
   json::object Frs(const std::string& name = "web") {
     auto frs = fed_client_->Get(kReplicaSets, kNs, name);
     return frs.ok() ? *frs : json::object{};

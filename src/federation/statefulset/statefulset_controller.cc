@@ -89,7 +89,8 @@ void StatefulSetController::EnqueueServiceOwners(const json::object& svc) {
   }
 }
 
-planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& state) {
+planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& state,
+                                                        const planner::Preferences* prefs) {
   std::map<std::string, int64_t> last = LastPlanned(check.obj, api::kStatefulSetStatusAnnotation);
   {
     MutexLock lock(mu_);
@@ -97,20 +98,27 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
       last = std::map<std::string, int64_t>(it->second.begin(), it->second.end());
     }
   }
-  StatusOr<ClusterSelector> selector = ClusterSelector::Of(check.obj);
+  int64_t replicas = api::WorkloadView(check.obj).replicas();
   std::vector<StatefulCluster> clusters;
   for (const runtime::ObjectPtr& cluster : ctx_.cluster_objects().lister().List()) {
     std::string name(api::ObjectView(*cluster).name());
-    if (!selector.ok() || !selector->Matches(*cluster)) continue;
+    auto copy = std::find_if(check.copies.begin(), check.copies.end(),
+                             [&](const Copy& c) { return c.cluster() == name; });
+    bool ready = copy != check.copies.end();
+    // A ready cluster the placement does not admit gets nothing; one that
+    // is not ready keeps its share where the placement admits it.
+    if (!ready && (std::ranges::find(check.not_admitted, name) != check.not_admitted.end() ||
+                   !check.selector.Matches(*cluster))) {
+      continue;
+    }
     if (CopyName(check.obj, name).size() > api::kMaxStatefulSetNameLength) {
       state.too_long.push_back(name);
       continue;
     }
-    auto copy = std::find_if(check.copies.begin(), check.copies.end(),
-                             [&](const Copy& c) { return c.cluster() == name; });
-    StatefulCluster c{.name = name,
-                      .ready = copy != check.copies.end(),
-                      .cordoned = api::ClusterView(*cluster).cordoned()};
+    // A ready cluster as the object's policy sees it (its taints).
+    const json::object& seen =
+        ready && copy->target.cluster_object != nullptr ? *copy->target.cluster_object : *cluster;
+    StatefulCluster c{.name = name, .ready = ready, .cordoned = api::ClusterView(seen).cordoned()};
     if (auto planned = last.find(name); planned != last.end()) {
       // What the federation placed there: a hand edit moves nothing.
       c.current = planned->second;
@@ -120,10 +128,14 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
     state.reachable[name] = c.ready;
     clusters.push_back(std::move(c));
   }
-  StatusOr<planner::Preferences> prefs =
-      PreferencesOf(check.obj, api::kStatefulSetPreferencesAnnotation);
-  return statefulset::Partition(api::WorkloadView(check.obj).replicas(), clusters,
-                                prefs.ok() ? *prefs : planner::Preferences::Default());
+  if (prefs != nullptr) return statefulset::Partition(replicas, clusters, *prefs);
+  // Duplicated: every admitted ready cluster runs all the replicas (a
+  // cordoned one keeps at most what it holds); the others keep theirs.
+  planner::ReplicaCounts out;
+  for (const StatefulCluster& c : clusters) {
+    out[c.name] = !c.ready ? c.current : c.cordoned ? std::min(c.current, replicas) : replicas;
+  }
+  return out;
 }
 
 void StatefulSetController::Forget(const std::string& key) {
@@ -136,28 +148,46 @@ Status StatefulSetController::Plan(Check& check) {
   auto shared = std::make_shared<State>();
   check.state = shared;
   State& state = *shared;
-  StatusOr<planner::Preferences> prefs =
-      PreferencesOf(check.obj, api::kStatefulSetPreferencesAnnotation);
-  if (!prefs.ok()) {
-    // Admission rejects these; one stored before cannot be planned.
-    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
-                                Describe(prefs.status()));
-    state.invalid = true;
-    return Status::Ok();
+  // The policy that places it divides the replicas (its weights say where
+  // new ones go and which go first), or duplicates them.
+  std::optional<planner::Preferences> prefs;
+  if (check.policy) {
+    prefs = reconciler_->PolicyDivision(check, api::WorkloadView(check.obj).replicas(),
+                                        api::WorkloadView(check.obj).pod_template());
+  } else {
+    StatusOr<planner::Preferences> annotated =
+        PreferencesOf(check.obj, api::kStatefulSetPreferencesAnnotation);
+    if (!annotated.ok()) {
+      // Admission rejects these; one stored before cannot be planned.
+      reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+                                  Describe(annotated.status()));
+      state.invalid = true;
+      return Status::Ok();
+    }
+    prefs = *std::move(annotated);
   }
-  state.shares = Partition(check, state);
+  state.shares = Partition(check, state, prefs ? &*prefs : nullptr);
   {
     MutexLock lock(mu_);
     decided_[check.key] = state.shares;
   }
+  // The federation's template as each cluster gets it (its overrides).
   const json::object* tmpl = TemplateOf(check.obj);
+  std::vector<json::object> templates;
+  if (tmpl != nullptr && !ctx_.overrides().Empty()) {
+    for (const Copy& c : check.copies) {
+      templates.push_back(reconciler_->TemplateFor(check, c, *tmpl));
+    }
+  }
   static const json::object kNone;
   std::vector<ClusterTemplate> facts;
-  for (const Copy& c : check.copies) {
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
     ClusterTemplate f{.cluster = c.cluster()};
     if (c.Managed()) {
       f.exists = true;
-      f.on_template = RunsTemplate(*c.existing, tmpl != nullptr ? *tmpl : kNone);
+      const json::object* want = i < templates.size() ? &templates[i] : tmpl;
+      f.on_template = RunsTemplate(*c.existing, want != nullptr ? *want : kNone);
       f.busy = MidUpdate(*c.existing);
     }
     facts.push_back(std::move(f));
@@ -166,6 +196,7 @@ Status StatefulSetController::Plan(Check& check) {
                          ? RolloutMode::kAllAtOnce
                          : RolloutMode::kOneAtATime;
   state.rollout = PlanRollout(check.obj, facts, mode);
+  state.rollout.cluster_templates = std::move(templates);
   for (size_t i = 0; i < check.copies.size(); ++i) {
     Copy& c = check.copies[i];
     auto share = state.shares.find(c.cluster());
@@ -182,6 +213,7 @@ Status StatefulSetController::Plan(Check& check) {
     // A local StatefulSet created now rolls out its first pods.
     if (c.existing == nullptr && c.create) state.rollout.states[i] = ClusterRollout::kUpdating;
   }
+  reconciler_->ApplyOverrides(check, &state.rollout.new_template);
   return Status::Ok();
 }
 
@@ -304,7 +336,6 @@ Status StatefulSetController::SyncServices(Check& check, const State& state) {
 
 Status StatefulSetController::WriteStatus(Check& check, const State& state,
                                           const std::string& update_revision) {
-  const json::object* tmpl = TemplateOf(check.obj);
   std::vector<ClusterStatus> clusters;
   for (const auto& [cluster, planned] : state.shares) {
     ClusterStatus s{.cluster = cluster, .planned = planned};
@@ -315,7 +346,8 @@ Status StatefulSetController::WriteStatus(Check& check, const State& state,
       s.local = c.Managed() ? c.Current() : nullptr;
       s.rollout = state.rollout.states[i];
       if (s.local != nullptr) {
-        s.on_template = tmpl != nullptr && RunsTemplate(*s.local, *tmpl);
+        const json::object* want = state.rollout.TemplateFor(i, check.obj);
+        s.on_template = want != nullptr && RunsTemplate(*s.local, *want);
         s.observed = c.desired && reconciler_->CopyUpToDate(check, c) &&
                      api::WorkloadView(*s.local).Observed();
       } else {

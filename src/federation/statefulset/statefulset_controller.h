@@ -37,6 +37,8 @@
 #include <string>
 #include <vector>
 
+#include "api/federated.h"
+#include "api/views.h"
 #include "base/mutex.h"
 #include "client/resources.h"
 #include "federation/common/context.h"
@@ -61,6 +63,16 @@ class StatefulSetController : public Strategy {
   const client::ResourceRef& resource() const override { return kStatefulSets; }
   std::string kind() const override { return "StatefulSet"; }
   std::string CopyName(const json::object& obj, const std::string& cluster) const override;
+  std::string_view PreferencesAnnotation() const override {
+    return api::kStatefulSetPreferencesAnnotation;
+  }
+  std::optional<Demand> DemandOf(const json::object& obj) const override {
+    api::WorkloadView v(obj);
+    return Demand{.replicas = v.replicas(), .pod_template = v.pod_template()};
+  }
+  // Override policies are applied in Plan: a cluster's rollout compares
+  // its template with the federation's as overridden for it.
+  bool TakesOverrides() const override { return false; }
   Status Plan(Check& check) override;
   bool UpToDate(const Copy& c) const override;
   json::object Updated(const Copy& c) const override;
@@ -72,7 +84,9 @@ class StatefulSetController : public Strategy {
  private:
   struct State;
   static State& StateOf(Check& check);
-  planner::ReplicaCounts Partition(Check& check, State& state);
+  // Every admitted cluster's share: by `prefs`, or, when null (a
+  // Duplicated policy), all the replicas in each.
+  planner::ReplicaCounts Partition(Check& check, State& state, const planner::Preferences* prefs);
   Status SyncServices(Check& check, const State& state);
   Status WriteStatus(Check& check, const State& state, const std::string& update_revision);
   // The per-pod Services and the ControllerRevisions of `sts`: those it

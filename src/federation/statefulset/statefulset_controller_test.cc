@@ -8,6 +8,7 @@
 
 #include "api/annotations.h"
 #include "api/federated.h"
+#include "api/policy/policy.h"
 #include "federation/cluster/controller_fixture.h"
 #include "federation/common/member_copy.h"
 #include "federation/statefulset/identities.h"
@@ -73,10 +74,10 @@ class StatefulSetControllerTest : public cluster::testing::ControllerTest {
     return s.ok() ? *s : json::object{};
   }
   // spec.replicas of the local StatefulSets, -1 where there is none.
-  Counts Replicas() {
+  Counts Replicas(const std::string& name = "store") {
     Counts out;
     for (int i = 0; i < 3; ++i) {
-      json::value r = At(Local(i), "spec.replicas");
+      json::value r = At(Local(i, name), "spec.replicas");
       out.push_back(r.is_null() ? -1 : r.to_number<int64_t>());
     }
     return out;
@@ -297,6 +298,89 @@ TEST_F(StatefulSetControllerTest, DeletionTakesThePodServicesAndFollowsThePolicy
   auto revisions = fed_client_->List(runtime::kControllerRevisions, kNs, {});
   ASSERT_TRUE(revisions.ok());
   EXPECT_TRUE(revisions->items.empty());
+}
+
+// A propagation policy places StatefulSets too: its affinity chooses the
+// clusters, its static weights divide the replicas (new ones by weight;
+// none ever moves), and Duplicated gives every cluster all of them.
+TEST_F(StatefulSetControllerTest, APolicyPlacesAndDividesStatefulSets) {
+  Start();
+  PutPolicy(Cpp("stores", R"(,"name":"store")",
+                R"(,"placement":{"clusterAffinity":{"clusterNames":["c1","c2"]},
+                     "replicaScheduling":{"replicaSchedulingType":"Divided",
+                       "replicaDivisionPreference":"Weighted",
+                       "weightPreference":{"staticWeightList":[
+                         {"targetCluster":{"clusterNames":["c1"]},"weight":2},
+                         {"targetCluster":{"clusterNames":["c2"]},"weight":1}]}}})",
+                "StatefulSet"));
+  PutPolicy(Cpp("caches", R"(,"name":"cache")",
+                R"(,"placement":{"clusterAffinity":{"clusterNames":["c1","c3"]},
+                     "replicaScheduling":{"replicaSchedulingType":"Duplicated"}})",
+                "StatefulSet"));
+  WaitForPolicies(2);
+  Create(6);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{4, 2, -1}; }));
+  ASSERT_TRUE(Settle([&] {
+    return api::AnnotationAt(Fed(), api::policy::kClusterPropagationPolicyNameAnnotation) ==
+           "stores";
+  }));
+  Scale(9);  // the new ones by weight
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{6, 3, -1}; }));
+  Create(2, {}, "cache");
+  Holds([&] { return Replicas("cache") == Counts{2, -1, 2}; });
+  // An object's own preferences come before any policy.
+  Create(2, {{api::kStatefulSetPreferencesAnnotation, R"({"clusters": {"c3": {"weight": 1}}})"}},
+         "own");
+  ASSERT_TRUE(Settle([&] { return Replicas("own") == Counts{-1, -1, 2}; }));
+  EXPECT_EQ(api::AnnotationAt(Fed("own"), api::policy::kClusterPropagationPolicyNameAnnotation),
+            "");
+}
+
+// An override policy varies a cluster's local StatefulSet; its rollout
+// compares the local template with the federation's as overridden there,
+// so a new template still goes one cluster at a time and completes.
+TEST_F(StatefulSetControllerTest, OverridesVaryTheLocalTemplateAndTheRolloutCompletes) {
+  Start();
+  auto cop = ParseJsonObject(
+      R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterOverridePolicy",
+          "metadata":{"name":"mirror"},
+          "spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"StatefulSet"}],
+                  "overrideRules":[{"targetCluster":{"clusterNames":["c2"]},
+                    "overriders":{"imageOverrider":[{"component":"Registry",
+                      "operator":"replace","value":"mirror.example.com"}]}}]}})");
+  ASSERT_TRUE(cop.ok());
+  ASSERT_TRUE(fed_client_->Create(kClusterOverridePolicies, "", *cop).ok());
+  ASSERT_TRUE(Eventually([&] { return !ctx_->overrides().Empty(); }));
+  Create(3);
+  ASSERT_TRUE(Settle([&] { return Replicas() == Counts{1, 1, 1}; }));
+  ASSERT_TRUE(Settle([&] { return Image(1) == "mirror.example.com/etcd:3.0"; }));
+  EXPECT_EQ(Image(0), "etcd:3.0");
+  EXPECT_EQ(
+      StringAt(Find(Fed(), "spec.template.spec.containers")->as_array()[0].as_object(), "image"),
+      "etcd:3.0");
+  for (int i = 0; i < 3; ++i) Finish(i);
+  ASSERT_TRUE(Settle([&] { return IntAt(Fed(), "status.updatedReplicas") == 3; }))
+      << json::serialize(Fed());
+  Edit([](json::object& d) {
+    d["spec"]
+        .as_object()["template"]
+        .as_object()["spec"]
+        .as_object()["containers"]
+        .as_array()[0]
+        .as_object()["image"] = "etcd:3.5";
+  });
+  ASSERT_TRUE(Settle([&] { return Image(0) == "etcd:3.5"; }));
+  EXPECT_EQ(Image(1), "mirror.example.com/etcd:3.0");
+  Finish(0);
+  ASSERT_TRUE(Settle([&] { return Image(1) == "mirror.example.com/etcd:3.5"; }));
+  Finish(1);
+  ASSERT_TRUE(Settle([&] { return Image(2) == "etcd:3.5"; }));
+  Finish(2);
+  ASSERT_TRUE(Settle([&] {
+    json::object s = Fed();
+    return StringAt(s, "status.currentRevision") == StringAt(s, "status.updateRevision") &&
+           IntAt(s, "status.updatedReplicas") == 3;
+  })) << json::serialize(Fed());
 }
 
 }  // namespace
