@@ -220,6 +220,11 @@ def test_privacy_sensitive_workloads_stay_on_premise_and_move_there_when_labelle
     wait_layout(fed, ns, "shop", {"on-prem": 3})
     out = fed.kubectl("rollout", "status", f"deployment/shop", "-n", ns, "--timeout=60s")
     assert "successfully rolled out" in out.stdout
+    # The policy counts what it places and hears of each object it took.
+    wait_for(lambda: json.loads(fed.kubectl("get", "cpp", "privacy", "-o", "json").stdout)
+             .get("status", {}).get("placedObjects") == 2, "status.placedObjects 2")
+    wait_for(lambda: f"places Deployment {ns}/shop" in fed.kubectl("describe", "cpp", "privacy").stdout,
+             "the Matched Event in kubectl describe")
     # The policy goes: the objects go back to their default placement
     # (every cluster, an even spread, running replicas left where they
     # are), so a scale-up reaches the cloud clusters.

@@ -48,6 +48,7 @@ Resource PropagationResource(std::string kind, std::string plural, bool namespac
     return policy::ValidatePropagation(obj, namespaced);
   };
   r.warn_fn = policy::PropagationWarnings;
+  r.has_status = true;  // status.placedObjects (federation/common/policy_status.h)
   r.columns = PropagationColumns();
   return r;
 }

@@ -33,6 +33,7 @@
 #include "federation/common/member_informers.h"
 #include "federation/common/names.h"
 #include "federation/common/policies.h"
+#include "federation/common/policy_status.h"
 #include "federation/common/quotas.h"
 #include "runtime/controller_manager.h"
 #include "runtime/event_recorder.h"
@@ -81,6 +82,8 @@ class FederationContext {
   // The interpreter's customizations, by the kind they target (a change
   // re-checks every object of that kind).
   const Customizations& customizations() const { return customizations_; }
+  // What each propagation policy places: its status, its Events.
+  PolicyStatuses& policy_statuses() { return *policy_statuses_; }
   // The federated resource quotas: their usage, the admission of writes.
   const FederatedQuotas& quotas() const { return quotas_; }
   // Where the objects that federated objects depend on are needed.
@@ -166,6 +169,7 @@ class FederationContext {
   MemberInformers members_;
   Customizations customizations_;
   FederatedQuotas quotas_;
+  std::optional<PolicyStatuses> policy_statuses_;  // made once the recorders can be
   Dependencies dependencies_;
   void ClustersChanged();
   // Re-checks the objects of the kind `customization` targets.

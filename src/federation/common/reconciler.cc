@@ -168,7 +168,9 @@ void Reconciler::EnqueueAll() {
 StatusOr<runtime::Result> Reconciler::Reconcile(const std::string& key) {
   bool deferred = false;
   StatusOr<runtime::Result> result = CheckKey(key, deferred);
-  if (!deferred) Checked(key);
+  // The last object of the first pass: the policies' counts are whole
+  // once every reconciler's are.
+  if (!deferred && Checked(key)) ctx_.policy_statuses().EnqueueAll();
   return result;
 }
 
@@ -178,15 +180,17 @@ bool Reconciler::FirstPassDone() {
   return first_listed_ && first_pending_.empty();
 }
 
-void Reconciler::Checked(const std::string& key) {
+bool Reconciler::Checked(const std::string& key) {
   MutexLock lock(first_mu_);
   if (!first_listed_) {
-    if (!objects_.HasSynced()) return;
+    if (!objects_.HasSynced()) return false;
     std::vector<std::string> keys = objects_.cache().Keys();
     first_pending_ = std::set<std::string>(keys.begin(), keys.end());
     first_listed_ = true;
   }
-  if (!first_pending_.empty()) first_pending_.erase(key);
+  if (first_pending_.empty()) return false;
+  first_pending_.erase(key);
+  return first_pending_.empty();
 }
 
 StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& deferred) {
@@ -276,6 +280,7 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
     deferred = true;
     return Quiet(recorded.status());
   }
+  ctx_.policy_statuses().Placed(strategy_.kind() + " " + key, check.policy.get());
 
   FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
   if (strategy_.TakesOverrides()) ApplyOverrides(check);
@@ -494,6 +499,8 @@ StatusOr<bool> Reconciler::RecordPolicy(Check& check) {
   if (annotations.empty()) updated["metadata"].as_object().erase("annotations");
   FLOTILLA_ASSIGN_OR_RETURN(json::object written,
                             ctx_.fed().Update(strategy_.resource(), check.ns, updated));
+  ctx_.policy_statuses().Recorded(strategy_.kind() + " " + check.key, check.obj,
+                                  check.policy.get());
   check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
   if (check.policy) {
     events().Event(check.obj, runtime::kEventTypeNormal, "ApplyPolicySucceed",
@@ -509,6 +516,7 @@ runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& clu
 }
 
 void Reconciler::Forget(const std::string& key) {
+  ctx_.policy_statuses().Gone(strategy_.kind() + " " + key);
   EnqueueDependencies(ctx_.dependencies().Remove(DependentId(key)));
   strategy_.Forget(key);
   expectations_.Forget(key);

@@ -364,7 +364,8 @@ class Reconciler {
   std::vector<FederationContext::HookId> hooks_;
   // The first pass: the objects the informer held when it synced, until
   // each has been checked.
-  void Checked(const std::string& key);
+  // True when this completed the first pass.
+  bool Checked(const std::string& key);
   Mutex first_mu_;
   bool first_listed_ GUARDED_BY(first_mu_) = false;
   std::set<std::string> first_pending_ GUARDED_BY(first_mu_);

@@ -429,6 +429,48 @@ TEST_F(ReplicaSetControllerTest, APolicyWithPropagateDepsTakesWhatTheTemplateUse
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(has(i, "unused")) << i;
 }
 
+// A policy counts what it places in its status, and hears in Events when
+// an object starts or stops being placed by it.
+TEST_F(ReplicaSetControllerTest, APolicyCountsAndHearsWhatItPlaces) {
+  Start();
+  PutPolicy(Cpp("all", "", R"(,"placement":{"clusterAffinity":{"clusterNames":["a"]}})"));
+  WaitForPolicies(1);
+  auto placed = [&](const client::ResourceRef& resource, const std::string& ns,
+                    const std::string& name) -> int64_t {
+    auto p = fed_client_->Get(resource, ns, name);
+    const json::value* n = p.ok() ? Find(*p, "status.placedObjects") : nullptr;
+    return n != nullptr && n->is_int64() ? n->get_int64() : -1;
+  };
+  ASSERT_TRUE(Eventually([&] { return placed(kClusterPropagationPolicies, "", "all") == 0; }));
+  ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, Rs("web", 1, {})).ok());
+  ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, Rs("api", 1, {})).ok());
+  ASSERT_TRUE(Eventually([&] { return placed(kClusterPropagationPolicies, "", "all") == 2; }));
+  ASSERT_TRUE(Eventually([&] { return EventMessages("Matched").size() == 2; }));
+  std::vector<std::string> matched = EventMessages("Matched");
+  std::sort(matched.begin(), matched.end());
+  EXPECT_EQ(matched, (std::vector<std::string>{"places ReplicaSet default/api",
+                                                "places ReplicaSet default/web"}));
+  // A namespaced policy that preempts comes before a cluster one: web
+  // moves to it.
+  auto pp = ParseJsonObject(R"({"apiVersion":"policy.karmada.io/v1alpha1",
+      "kind":"PropagationPolicy","metadata":{"name":"web"},
+      "spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web"}],
+              "preemption":"Always",
+              "placement":{"clusterAffinity":{"clusterNames":["b"]}}}})");
+  ASSERT_TRUE(pp.ok());
+  ASSERT_TRUE(fed_client_->Create(kPropagationPolicies, kNs, *pp).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return placed(kClusterPropagationPolicies, "", "all") == 1 &&
+           placed(kPropagationPolicies, kNs, "web") == 1;
+  }));
+  ASSERT_TRUE(Eventually([&] { return !EventMessages("Unmatched").empty(); }));
+  EXPECT_EQ(EventMessages("Unmatched"),
+            (std::vector<std::string>{"no longer places ReplicaSet default/web"}));
+  // An object that goes is no longer counted.
+  ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "api", {}).ok());
+  ASSERT_TRUE(Eventually([&] { return placed(kClusterPropagationPolicies, "", "all") == 0; }));
+}
+
 // A taint keeps away what its policy does not tolerate: NoSchedule gets it
 // nothing new there, NoExecute takes it off; a toleration lets it in.
 TEST_F(ReplicaSetControllerTest, TaintsKeepAwayWhatThePolicyDoesNotTolerate) {
