@@ -411,6 +411,20 @@ def test_overrides_change_member_copies_only(fed, ns):
                           and "ClusterOverridePolicy east-settings" in e["message"]],
                  "ApplyOverridePolicyFailed")
         assert east_copy()["data"]["k"] == "east"
+        # The policy says so too: its status lists the copy, an Event on it.
+        def failures():
+            cop_obj = json.loads(fed.kubectl("get", "cop", "east-settings", "-o", "json").stdout)
+            return cop_obj.get("status", {}).get("failures")
+        wait_for(lambda: failures() and failures()[0]["object"] == f"ConfigMap {ns}/settings",
+                 "status.failures of the override policy")
+        assert [(f["cluster"], "/data/absent" in f["message"]) for f in failures()] == [("east", True)]
+        assert "ApplyOverridePolicyFailed" in fed.kubectl("describe", "cop", "east-settings").stdout
+        # Fixed: the copy takes the overrides again and the failure goes.
+        apply(fed, cop("east-settings", [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                       [{"targetCluster": {"clusterNames": ["east"]}, "overriders": {
+                           "plaintext": [{"path": "/data/k", "operator": "replace", "value": "east2"}]}}]))
+        wait_for(lambda: east_copy().get("data", {}).get("k") == "east2", "the fixed override applied")
+        wait_for(lambda: failures() == [], "status.failures empty")
     finally:
         fed.kubectl("delete", "cop", "--all", check=False)
 

@@ -61,6 +61,7 @@ Resource OverrideResource(std::string kind, std::string plural, bool namespaced,
     return policy::ValidateOverride(obj, namespaced);
   };
   r.warn_fn = policy::OverrideWarnings;
+  r.has_status = true;  // status.failures (federation/common/policy_status.h)
   r.columns = {NameColumn(), AgeColumn()};
   return r;
 }

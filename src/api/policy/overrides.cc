@@ -347,11 +347,13 @@ Status ApplyOverriders(const json::object& o, json::object& obj) {
   return Status::Ok();
 }
 
-Status ApplyAll(const std::vector<AppliedOverriders>& list, json::object& obj) {
+Status ApplyAll(const std::vector<AppliedOverriders>& list, json::object& obj,
+                const OverridePolicy** failed) {
   json::array applied, applied_cluster;
   for (const AppliedOverriders& a : list) {
     Status s = ApplyOverriders(*a.overriders, obj);
     if (!s.ok()) {
+      if (failed != nullptr) *failed = a.policy;
       return Status::Invalid(
           (a.policy->cluster_scoped ? "ClusterOverridePolicy " : "OverridePolicy ") +
           (a.policy->cluster_scoped ? a.policy->name : a.policy->ns + "/" + a.policy->name) + ": " +

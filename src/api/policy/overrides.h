@@ -65,7 +65,9 @@ std::vector<AppliedOverriders> OverridersFor(std::span<const OverridePolicy* con
 Status ApplyOverriders(const json::object& overriders, json::object& obj);
 
 // Applies `list` to `obj` and records them in the applied-overrides
-// annotations. Errors as ApplyOverriders, prefixed by the policy's name.
-Status ApplyAll(const std::vector<AppliedOverriders>& list, json::object& obj);
+// annotations. Errors as ApplyOverriders, prefixed by the policy's name;
+// `failed`, when given, is then set to that policy.
+Status ApplyAll(const std::vector<AppliedOverriders>& list, json::object& obj,
+                const OverridePolicy** failed = nullptr);
 
 }  // namespace flotilla::api::policy

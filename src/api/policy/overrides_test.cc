@@ -213,9 +213,11 @@ TEST(OverridersForTest, AFailingOverriderNamesItsPolicy) {
   ObjectRef ref{.api_version = "apps/v1", .kind = "Deployment", .ns = "shop", .name = "web"};
   json::object c = ClusterNamed("east", "cloud");
   json::object d = Deployment();
-  Status s = ApplyAll(OverridersFor(ps, ref, ClusterFacts::Of(c)), d);
+  const OverridePolicy* failed = nullptr;
+  Status s = ApplyAll(OverridersFor(ps, ref, ClusterFacts::Of(c)), d, &failed);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("OverridePolicy shop/bad"), std::string::npos) << s.message();
+  EXPECT_EQ(failed, &p);
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
                         .on_delete = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); }});
   policies_.OnChange([this] { ClustersChanged(); });
   overrides_.OnChange([this] { ClustersChanged(); });
-  policy_statuses_.emplace(fed_, informers_, manager_, Events("propagation-policy-status"),
+  policy_statuses_.emplace(fed_, informers_, manager_, Events("policy-status"),
                            [this] { return DependentsKnown(); });
 }
 

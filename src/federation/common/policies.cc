@@ -26,14 +26,22 @@ void ReportUnreadable(const json::object& obj, const Status& s) {
 
 Status OverridePolicies::Apply(const json::object& obj, std::string_view api_version,
                                std::string_view kind, const json::object& cluster,
-                               json::object& copy) const {
+                               json::object& copy,
+                               std::shared_ptr<const policy::OverridePolicy>* failed) const {
   std::vector<PolicySet<policy::OverridePolicy>::Ptr> all = set_.All();
   if (all.empty()) return Status::Ok();
   std::vector<const policy::OverridePolicy*> ptrs;
   for (const auto& p : all) ptrs.push_back(p.get());
   policy::ObjectRef ref = policy::ObjectRef::Of(obj, api_version, kind);
-  return policy::ApplyAll(policy::OverridersFor(ptrs, ref, policy::ClusterFacts::Of(cluster)),
-                          copy);
+  const policy::OverridePolicy* bad = nullptr;
+  Status s = policy::ApplyAll(policy::OverridersFor(ptrs, ref, policy::ClusterFacts::Of(cluster)),
+                              copy, &bad);
+  if (failed != nullptr && bad != nullptr) {
+    for (const auto& p : all) {
+      if (p.get() == bad) *failed = p;
+    }
+  }
+  return s;
 }
 
 PolicyPtr PropagationPolicies::For(const json::object& obj, std::string_view api_version,

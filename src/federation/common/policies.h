@@ -162,10 +162,12 @@ class OverridePolicies {
   // Applies to `copy` (the copy of `obj`, of `api_version`/`kind`, meant
   // for `cluster`, a Cluster object) the overriders that apply there, and
   // records them in its applied-overrides annotations. An error (an
-  // overrider that cannot apply) names the policy; `copy` is then partly
-  // changed. Without policies nothing is done.
+  // overrider that cannot apply) names the policy, and sets `failed` to it
+  // when given; `copy` is then partly changed. Without policies nothing is
+  // done.
   Status Apply(const json::object& obj, std::string_view api_version, std::string_view kind,
-               const json::object& cluster, json::object& copy) const;
+               const json::object& cluster, json::object& copy,
+               std::shared_ptr<const api::policy::OverridePolicy>* failed = nullptr) const;
 
  private:
   PolicySet<api::policy::OverridePolicy> set_;

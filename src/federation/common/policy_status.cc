@@ -1,6 +1,9 @@
 // What each propagation policy places (policy_status.h).
 #include "federation/common/policy_status.h"
 
+#include <set>
+#include <vector>
+
 #include "api/annotations.h"
 #include "api/views.h"
 #include "federation/common/policies.h"
@@ -15,9 +18,11 @@ PolicyStatuses::PolicyStatuses(client::Client& fed, runtime::SharedInformers& in
     : fed_(fed),
       namespaced_(informers.For(kPropagationPolicies)),
       cluster_scoped_(informers.For(kClusterPropagationPolicies)),
+      overrides_(informers.For(kOverridePolicies)),
+      cluster_overrides_(informers.For(kClusterOverridePolicies)),
       events_(events),
       known_(std::move(known)) {
-  controller_ = &manager.AddController("propagation-policy-status", 1,
+  controller_ = &manager.AddController("policy-status", 1,
                                        [this](const std::string& key) { return Reconcile(key); });
   auto handler = [this](const std::string& prefix) {
     auto enqueue = [this, prefix](const runtime::ObjectPtr& obj) {
@@ -31,23 +36,105 @@ PolicyStatuses::PolicyStatuses(client::Client& fed, runtime::SharedInformers& in
   };
   namespaced_.AddEventHandler(handler("pp/"));
   cluster_scoped_.AddEventHandler(handler("cpp/"));
+  overrides_.AddEventHandler(handler("op/"));
+  cluster_overrides_.AddEventHandler(handler("cop/"));
+}
+
+std::string PolicyStatuses::KeyOf(const policy::OverridePolicy& p) {
+  return p.cluster_scoped ? "cop/" + p.name : "op/" + p.ns + "/" + p.name;
 }
 
 std::string PolicyStatuses::KeyOf(const policy::PropagationPolicy& p) {
   return p.cluster_scoped ? "cpp/" + p.name : "pp/" + p.ns + "/" + p.name;
 }
 
-runtime::ObjectPtr PolicyStatuses::Find(const std::string& key) const {
-  if (key.starts_with("cpp/")) return cluster_scoped_.cache().Get(key.substr(4));
-  if (key.starts_with("pp/")) return namespaced_.cache().Get(key.substr(3));
+namespace {
+
+// The kinds of the policies, by the prefix of their keys.
+struct PolicyKind {
+  std::string_view prefix;
+  std::string_view kind;
+  const client::ResourceRef* resource;
+};
+const PolicyKind kPolicyKinds[] = {
+    {"pp/", "PropagationPolicy", &kPropagationPolicies},
+    {"cpp/", "ClusterPropagationPolicy", &kClusterPropagationPolicies},
+    {"op/", "OverridePolicy", &kOverridePolicies},
+    {"cop/", "ClusterOverridePolicy", &kClusterOverridePolicies},
+};
+
+const PolicyKind* KindOf(const std::string& key) {
+  for (const PolicyKind& k : kPolicyKinds) {
+    if (key.starts_with(k.prefix)) return &k;
+  }
   return nullptr;
 }
 
+}  // namespace
+
+runtime::ObjectPtr PolicyStatuses::Find(const std::string& key) const {
+  const PolicyKind* k = KindOf(key);
+  if (k == nullptr) return nullptr;
+  runtime::Informer* informers[] = {&namespaced_, &cluster_scoped_, &overrides_,
+                                    &cluster_overrides_};
+  return informers[k - kPolicyKinds]->cache().Get(key.substr(k->prefix.size()));
+}
+
 void PolicyStatuses::EnqueueAll() {
-  for (const std::string& key : namespaced_.cache().Keys()) controller_->queue().Add("pp/" + key);
-  for (const std::string& key : cluster_scoped_.cache().Keys()) {
-    controller_->queue().Add("cpp/" + key);
+  runtime::Informer* informers[] = {&namespaced_, &cluster_scoped_, &overrides_,
+                                    &cluster_overrides_};
+  for (size_t i = 0; i < std::size(kPolicyKinds); ++i) {
+    for (const std::string& key : informers[i]->cache().Keys()) {
+      controller_->queue().Add(std::string(kPolicyKinds[i].prefix) + key);
+    }
   }
+}
+
+void PolicyStatuses::Gone(const std::string& id) {
+  Placed(id, nullptr);
+  Overridden(id, {});
+}
+
+void PolicyStatuses::Overridden(const std::string& id,
+                                const std::map<std::string, Failure>& failures) {
+  std::map<std::string, Failed> now;
+  for (const auto& [cluster, f] : failures) {
+    if (f.policy == nullptr) continue;
+    std::string key = KeyOf(*f.policy);
+    // The message names the policy; its own status need not.
+    std::string ref =
+        f.policy->cluster_scoped ? f.policy->name : f.policy->ns + "/" + f.policy->name;
+    std::string message = f.message;
+    if (size_t at = message.find(ref + ": "); at != std::string::npos) {
+      message = message.substr(at + ref.size() + 2);
+    }
+    now[cluster] = Failed{.policy = std::move(key), .message = std::move(message)};
+  }
+  std::set<std::string> touched;
+  std::vector<std::pair<std::string, Failed>> news;  // cluster, failure
+  {
+    MutexLock lock(mu_);
+    auto it = failures_.find(id);
+    if (it == failures_.end() && now.empty()) return;
+    std::map<std::string, Failed> before = it != failures_.end() ? it->second : decltype(before){};
+    if (before == now) return;
+    for (const auto& [cluster, f] : before) touched.insert(f.policy);
+    for (const auto& [cluster, f] : now) {
+      touched.insert(f.policy);
+      auto was = before.find(cluster);
+      if (was == before.end() || !(was->second == f)) news.emplace_back(cluster, f);
+    }
+    if (now.empty()) {
+      failures_.erase(id);
+    } else {
+      failures_[id] = std::move(now);
+    }
+  }
+  for (const auto& [cluster, f] : news) {
+    Event(f.policy, runtime::kEventTypeWarning, "ApplyOverridePolicyFailed",
+          "cannot apply to " + id + " in cluster " + cluster + ": " + f.message);
+  }
+  for (const std::string& key : touched) controller_->queue().Add(key);
 }
 
 void PolicyStatuses::Placed(const std::string& id, const policy::PropagationPolicy* p) {
@@ -71,14 +158,14 @@ void PolicyStatuses::Placed(const std::string& id, const policy::PropagationPoli
   }
 }
 
-void PolicyStatuses::Event(const std::string& key, std::string_view reason,
+void PolicyStatuses::Event(const std::string& key, std::string_view type, std::string_view reason,
                            const std::string& message) {
   runtime::ObjectPtr obj = Find(key);
   if (obj == nullptr) return;  // a policy that went hears nothing
   json::object typed = *obj;
   typed["apiVersion"] = policy::kGroup + std::string("/") + policy::kVersion;
-  typed["kind"] = key.starts_with("cpp/") ? "ClusterPropagationPolicy" : "PropagationPolicy";
-  events_.Event(typed, runtime::kEventTypeNormal, reason, message);
+  typed["kind"] = KindOf(key)->kind;
+  events_.Event(typed, type, reason, message);
 }
 
 void PolicyStatuses::Recorded(const std::string& id, const json::object& before,
@@ -97,8 +184,8 @@ void PolicyStatuses::Recorded(const std::string& id, const json::object& before,
   }
   std::string is = now != nullptr ? KeyOf(*now) : "";
   if (was == is) return;
-  if (!was.empty()) Event(was, "Unmatched", "no longer places " + id);
-  if (!is.empty()) Event(is, "Matched", "places " + id);
+  if (!was.empty()) Event(was, runtime::kEventTypeNormal, "Unmatched", "no longer places " + id);
+  if (!is.empty()) Event(is, runtime::kEventTypeNormal, "Matched", "places " + id);
 }
 
 StatusOr<runtime::Result> PolicyStatuses::Reconcile(const std::string& key) {
@@ -106,6 +193,7 @@ StatusOr<runtime::Result> PolicyStatuses::Reconcile(const std::string& key) {
   if (!known_()) return runtime::Result{.requeue_after = std::chrono::seconds(1)};
   runtime::ObjectPtr obj = Find(key);
   if (obj == nullptr) return runtime::Result{};
+  if (key.starts_with("op/") || key.starts_with("cop/")) return WriteFailures(key, *obj);
   int64_t count = 0;
   {
     MutexLock lock(mu_);
@@ -115,10 +203,33 @@ StatusOr<runtime::Result> PolicyStatuses::Reconcile(const std::string& key) {
   if (have != nullptr && have->is_int64() && have->get_int64() == count) return runtime::Result{};
   json::object updated = *obj;
   EnsureObject(updated, "status")["placedObjects"] = count;
-  bool cluster = key.starts_with("cpp/");
-  Status s = fed_.UpdateStatus(cluster ? kClusterPropagationPolicies : kPropagationPolicies,
-                               cluster ? "" : std::string(api::ObjectView(*obj).ns()), updated)
-                 .status();
+  return WriteStatus(key, updated);
+}
+
+StatusOr<runtime::Result> PolicyStatuses::WriteFailures(const std::string& key,
+                                                        const json::object& obj) {
+  json::array list;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [id, clusters] : failures_) {
+      for (const auto& [cluster, f] : clusters) {
+        if (f.policy != key || list.size() >= kMaxFailures) continue;
+        list.push_back(json::object{{"object", id}, {"cluster", cluster}, {"message", f.message}});
+      }
+    }
+  }
+  const json::value* have = flotilla::Find(obj, "status.failures");
+  if (have != nullptr && have->is_array() && have->get_array() == list) return runtime::Result{};
+  json::object updated = obj;
+  EnsureObject(updated, "status")["failures"] = std::move(list);
+  return WriteStatus(key, updated);
+}
+
+StatusOr<runtime::Result> PolicyStatuses::WriteStatus(const std::string& key,
+                                                      const json::object& updated) {
+  const PolicyKind* k = KindOf(key);
+  Status s =
+      fed_.UpdateStatus(*k->resource, std::string(api::ObjectView(updated).ns()), updated).status();
   // A conflict: the policy's own event brings it back; one gone: nothing.
   if (!s.ok() && !s.Is(Reason::kConflict) && !s.Is(Reason::kNotFound)) return s;
   return runtime::Result{};

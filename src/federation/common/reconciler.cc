@@ -2,6 +2,7 @@
 #include "federation/common/reconciler.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "api/annotations.h"
@@ -420,15 +421,19 @@ ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
 void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_template) {
   const std::string api_version = strategy_.resource().ApiVersion();
   const std::string kind = strategy_.kind();
+  std::map<std::string, PolicyStatuses::Failure> failures;
   for (size_t i = 0; i < check.copies.size(); ++i) {
     Copy& c = check.copies[i];
     if (!c.desired || c.target.cluster_object == nullptr) continue;
     json::object copy = *c.desired;
-    Status s = ctx_.overrides().Apply(check.obj, api_version, kind, *c.target.cluster_object, copy);
+    std::shared_ptr<const api::policy::OverridePolicy> failed;
+    Status s = ctx_.overrides().Apply(check.obj, api_version, kind, *c.target.cluster_object, copy,
+                                      &failed);
     if (!s.ok()) {
       // Left as it is: not created, not updated.
       events().Event(check.obj, runtime::kEventTypeWarning, "ApplyOverridePolicyFailed",
                      "cluster " + c.cluster() + ": " + s.message());
+      failures[c.cluster()] = {.policy = std::move(failed), .message = s.message()};
       c.desired.reset();
       c.create = false;
       continue;
@@ -441,6 +446,7 @@ void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_templ
     }
     c.desired = std::move(copy);
   }
+  ctx_.policy_statuses().Overridden(strategy_.kind() + " " + check.key, failures);
 }
 
 json::object Reconciler::TemplateFor(const Check& check, const Copy& c,

@@ -449,7 +449,7 @@ TEST_F(ReplicaSetControllerTest, APolicyCountsAndHearsWhatItPlaces) {
   std::vector<std::string> matched = EventMessages("Matched");
   std::sort(matched.begin(), matched.end());
   EXPECT_EQ(matched, (std::vector<std::string>{"places ReplicaSet default/api",
-                                                "places ReplicaSet default/web"}));
+                                               "places ReplicaSet default/web"}));
   // A namespaced policy that preempts comes before a cluster one: web
   // moves to it.
   auto pp = ParseJsonObject(R"({"apiVersion":"policy.karmada.io/v1alpha1",
@@ -469,6 +469,37 @@ TEST_F(ReplicaSetControllerTest, APolicyCountsAndHearsWhatItPlaces) {
   // An object that goes is no longer counted.
   ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "api", {}).ok());
   ASSERT_TRUE(Eventually([&] { return placed(kClusterPropagationPolicies, "", "all") == 0; }));
+}
+
+// An override that cannot apply leaves the copy as it was and is listed in
+// its policy's status until the object goes.
+TEST_F(ReplicaSetControllerTest, AnOverrideThatCannotApplyIsInItsPolicysStatus) {
+  Start();
+  auto cop = ParseJsonObject(
+      R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterOverridePolicy",
+          "metadata":{"name":"bad"},
+          "spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet"}],
+                  "overrideRules":[{"targetCluster":{"clusterNames":["a"]},
+                    "overriders":{"plaintext":[{"path":"/spec/absent","operator":"remove"}]}}]}})");
+  ASSERT_TRUE(cop.ok());
+  ASSERT_TRUE(fed_client_->Create(kClusterOverridePolicies, "", *cop).ok());
+  ASSERT_TRUE(Eventually([&] { return !ctx_->overrides().Empty(); }));
+  auto failures = [&] {
+    auto p = fed_client_->Get(kClusterOverridePolicies, "", "bad");
+    const json::value* f = p.ok() ? Find(*p, "status.failures") : nullptr;
+    return f != nullptr && f->is_array() ? f->get_array() : json::array{json::value("none")};
+  };
+  ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, Rs("web", 3, {})).ok());
+  ASSERT_TRUE(Eventually([&] { return failures().size() == 1 && failures()[0].is_object(); }));
+  json::object f = failures()[0].as_object();
+  EXPECT_EQ(StringAt(f, "object"), "ReplicaSet default/web");
+  EXPECT_EQ(StringAt(f, "cluster"), "a");
+  EXPECT_NE(StringAt(f, "message").find("/spec/absent"), std::string::npos)
+      << StringAt(f, "message");
+  EXPECT_TRUE(Local(0).empty());  // nothing created there
+  ASSERT_TRUE(Eventually([&] { return !EventMessages("ApplyOverridePolicyFailed").empty(); }));
+  ASSERT_TRUE(fed_client_->Delete(kReplicaSets, kNs, "web", {}).ok());
+  ASSERT_TRUE(Eventually([&] { return failures().empty(); }));
 }
 
 // A taint keeps away what its policy does not tolerate: NoSchedule gets it
