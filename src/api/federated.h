@@ -67,6 +67,12 @@ inline constexpr char kStatefulSetStatusAnnotation[] =
 // StatefulSet's local ones are named <name>-<cluster>.
 inline constexpr size_t kMaxStatefulSetNameLength = 52;
 
+// On a federated object whose member copies override policies change: the
+// policies that apply in each cluster, {"east": ["ClusterOverridePolicy
+// mirror", "OverridePolicy shop/east-settings"], ...} in the order they
+// apply (kubectl describe shows it). Absent when none applies.
+inline constexpr char kOverridesAnnotation[] = "federation.kubernetes.io/overrides";
+
 // Placement preferences of a federated HorizontalPodAutoscaler (the same
 // document; per seed 004 only minReplicas and maxReplicas bound a cluster's
 // share, and weights order the choice of clusters).

@@ -16,7 +16,8 @@ void AddMemberCommand(CLI::App& app);
 void AddMemberCtlCommand(CLI::App& member);
 // join, unjoin, cordon, uncordon and install-kubectl-plugin (join.cc).
 void AddJoinCommands(CLI::App& app);
-// status and clusters: the federation at a glance (status.cc).
+// status and clusters: the federation at a glance; explain: why an object
+// is where it is (status.cc).
 void AddStatusCommands(CLI::App& app);
 // dashboard: the federation's web page on loopback (dashboard.cc).
 void AddDashboardCommand(CLI::App& app);

@@ -1,17 +1,21 @@
 // `flotilla status` and `flotilla clusters` (also `kubectl flotilla status`
 // and `clusters`): the federation at a glance in the terminal
-// (docs/dashboard.md). They read what the controllers write, with the
+// (docs/dashboard.md); `flotilla explain KIND/NAME`: why an object is where
+// it is (docs/policies.md). They read what the controllers write, with the
 // user's own kubeconfig, and change nothing.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "cli/federation_flags.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
 #include "federation/hpa/hpa_controller.h"
+#include "federation/overview/explain.h"
 #include "federation/overview/table.h"
 
 namespace flotilla::cli {
@@ -128,6 +132,122 @@ int RunClusters(const ClustersFlags& flags) {
   return 0;
 }
 
+struct ExplainFlags {
+  FederationFlags fed;
+  std::string ns = "default";
+  std::string output;  // "", "json"
+  std::string target;  // KIND/NAME
+};
+
+// A kind `explain` knows: its names, resource and annotations.
+struct ExplainKind {
+  std::vector<std::string> names;
+  const client::ResourceRef* resource;
+  std::string kind;
+  std::string preferences_annotation, breakdown_annotation;
+};
+
+const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+
+const std::vector<ExplainKind>& ExplainKinds() {
+  static const std::vector<ExplainKind> kKinds = {
+      {{"deployment", "deployments", "deploy"},
+       &client::kDeployments,
+       "Deployment",
+       api::kDeploymentPreferencesAnnotation,
+       api::kDeploymentStatusAnnotation},
+      {{"replicaset", "replicasets", "rs"},
+       &client::kReplicaSets,
+       "ReplicaSet",
+       api::kReplicaSetPreferencesAnnotation,
+       api::kReplicaSetStatusAnnotation},
+      {{"statefulset", "statefulsets", "sts"},
+       &client::kStatefulSets,
+       "StatefulSet",
+       api::kStatefulSetPreferencesAnnotation,
+       api::kStatefulSetStatusAnnotation},
+      {{"horizontalpodautoscaler", "horizontalpodautoscalers", "hpa"},
+       &client::kHorizontalPodAutoscalers,
+       "HorizontalPodAutoscaler",
+       api::kHpaPreferencesAnnotation,
+       ""},
+      {{"service", "services", "svc"}, &client::kServices, "Service", "", ""},
+      {{"configmap", "configmaps", "cm"}, &kConfigMaps, "ConfigMap", "", ""},
+      {{"secret", "secrets"}, &client::kSecrets, "Secret", "", ""},
+      {{"namespace", "namespaces", "ns"}, &client::kNamespaces, "Namespace", "", ""},
+  };
+  return kKinds;
+}
+
+// The items of `resource`, typed as `kind` of the policy API.
+StatusOr<std::vector<json::object>> ListPolicies(client::Client& fed,
+                                                 const client::ResourceRef& resource,
+                                                 const std::string& ns, const char* kind) {
+  FLOTILLA_ASSIGN_OR_RETURN(std::vector<json::object> items, ListAll(fed, resource, ns));
+  for (json::object& o : items) {
+    o["apiVersion"] = resource.ApiVersion();
+    o["kind"] = kind;
+  }
+  return items;
+}
+
+int RunExplain(const ExplainFlags& flags) {
+  auto slash = flags.target.find('/');
+  const ExplainKind* kind = nullptr;
+  for (const ExplainKind& k : ExplainKinds()) {
+    if (slash != std::string::npos &&
+        std::find(k.names.begin(), k.names.end(), flags.target.substr(0, slash)) != k.names.end()) {
+      kind = &k;
+    }
+  }
+  if (kind == nullptr) {
+    std::string expected;
+    for (const ExplainKind& k : ExplainKinds()) {
+      expected += (expected.empty() ? "" : ", ") + k.names.front() + "/NAME";
+    }
+    return Fail(Status::BadRequest("\"" + flags.target + "\": expected " + expected));
+  }
+  auto fed = FederationClient(flags.fed);
+  if (!fed.ok()) return Fail(fed.status());
+  std::string ns = kind->resource->namespaced ? flags.ns : "";
+  auto obj = (*fed)->Get(*kind->resource, ns, flags.target.substr(slash + 1));
+  if (!obj.ok()) return Fail(obj.status());
+  std::vector<json::object> pps, ops;
+  for (const auto& [resource, policy_kind, scope] :
+       {std::tuple{&federation::kPropagationPolicies, "PropagationPolicy", ns},
+        std::tuple{&federation::kClusterPropagationPolicies, "ClusterPropagationPolicy",
+                   std::string()},
+        std::tuple{&federation::kOverridePolicies, "OverridePolicy", ns},
+        std::tuple{&federation::kClusterOverridePolicies, "ClusterOverridePolicy",
+                   std::string()}}) {
+    // A cluster-scoped object meets only the cluster-scoped policies.
+    if (resource->namespaced && ns.empty()) continue;
+    auto items = ListPolicies(**fed, *resource, scope, policy_kind);
+    if (!items.ok()) return Fail(items.status());
+    std::vector<json::object>& into =
+        std::string_view(policy_kind).find("Override") != std::string_view::npos ? ops : pps;
+    for (json::object& o : *items) into.push_back(std::move(o));
+  }
+  auto clusters = ListAll(**fed, federation::kClusters, "");
+  if (!clusters.ok()) return Fail(clusters.status());
+  overview::Explanation e =
+      overview::Explain({.obj = &*obj,
+                         .api_version = kind->resource->ApiVersion(),
+                         .kind = kind->kind,
+                         .preferences_annotation = kind->preferences_annotation,
+                         .breakdown_annotation = kind->breakdown_annotation,
+                         .propagation_policies = &pps,
+                         .override_policies = &ops,
+                         .clusters = &*clusters,
+                         .now = RealClock().Now()});
+  if (flags.output == "json") {
+    std::cout << ToJson(overview::ToJson(e)) << "\n";
+  } else {
+    std::cout << overview::ExplainText(e);
+  }
+  return 0;
+}
+
 void AddOutputOption(CLI::App& cmd, std::string& output) {
   cmd.add_option("-o,--output", output, "Output format: wide or json")
       ->check(CLI::IsMember({"wide", "json"}));
@@ -157,6 +277,21 @@ void AddStatusCommands(CLI::App& app) {
   AddOutputOption(*cmd, clusters->output);
   AddFederationFlags(*cmd, clusters->fed);
   cmd->callback([clusters] { std::exit(RunClusters(*clusters)); });
+
+  auto explain = std::make_shared<ExplainFlags>();
+  cmd = app.add_subcommand(
+      "explain",
+      "Show why an object is where it is: the propagation policy (or annotations) that place "
+      "it, and per cluster whether it is admitted and why, its planned replicas and the "
+      "override policies that change its copy there");
+  cmd->add_option("KIND/NAME", explain->target,
+                  "The object (deployment/NAME, statefulset/NAME, configmap/NAME, ...)")
+      ->required();
+  cmd->add_option("-n,--namespace", explain->ns, "The namespace")->capture_default_str();
+  cmd->add_option("-o,--output", explain->output, "Output format: json")
+      ->check(CLI::IsMember({"json"}));
+  AddFederationFlags(*cmd, explain->fed);
+  cmd->callback([explain] { std::exit(RunExplain(*explain)); });
 }
 
 }  // namespace flotilla::cli

@@ -220,6 +220,14 @@ def test_privacy_sensitive_workloads_stay_on_premise_and_move_there_when_labelle
     wait_layout(fed, ns, "shop", {"on-prem": 3})
     out = fed.kubectl("rollout", "status", f"deployment/shop", "-n", ns, "--timeout=60s")
     assert "successfully rolled out" in out.stdout
+    # kubectl flotilla explain names the policy and why each cluster is in or out.
+    out = plugin(fed, "explain", "deployment/shop", "-n", ns).stdout
+    assert "Placed by:   ClusterPropagationPolicy privacy" in out, out
+    verdicts = {c["name"]: c for c in json.loads(
+        plugin(fed, "explain", "deployment/shop", "-n", ns, "-o", "json").stdout)["clusters"]}
+    assert verdicts["on-prem"]["admitted"] and verdicts["on-prem"]["planned"] == 3, verdicts
+    assert not verdicts["east"]["admitted"]
+    assert verdicts["east"]["why"] == "its labels do not match labelSelector"
     # The policy counts what it places and hears of each object it took.
     wait_for(lambda: json.loads(fed.kubectl("get", "cpp", "privacy", "-o", "json").stdout)
              .get("status", {}).get("placedObjects") == 2, "status.placedObjects 2")
@@ -484,6 +492,16 @@ def test_overridden_deployments_roll_out_as_usual(fed, ns):
             wait_for(lambda: images() == want, f"images {want}", 60)
 
         wait_images("nginx:1.25", "mirror.example.com/nginx:1.25")
+        # kubectl describe says which overrides change which cluster's copy.
+        wait_for(lambda: "federation.kubernetes.io/overrides" in annotations(fed, ns, "front"),
+                 "the overrides annotation")
+        assert json.loads(annotations(fed, ns, "front")["federation.kubernetes.io/overrides"]) == {
+            "east": ["ClusterOverridePolicy mirror"], "west": ["ClusterOverridePolicy mirror"]}
+        assert "ClusterOverridePolicy mirror" in fed.kubectl("describe", "deploy", "front", "-n", ns).stdout
+        explained = json.loads(plugin(fed, "explain", "deploy/front", "-n", ns, "-o", "json").stdout)
+        assert {c["name"]: c["overrides"] for c in explained["clusters"]} == {
+            "on-prem": [], "east": ["ClusterOverridePolicy mirror"],
+            "west": ["ClusterOverridePolicy mirror"]}
         rollout = ["rollout", "status", "deployment/front", "-n", ns, "--timeout=90s"]
         assert "successfully rolled out" in fed.kubectl(*rollout).stdout
         fed.kubectl("set", "image", "deployment/front", "-n", ns, "c=nginx:1.27")

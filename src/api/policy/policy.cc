@@ -414,17 +414,20 @@ StatusOr<ClusterAffinity> ClusterAffinity::FromJson(const json::value& affinity,
   return out;
 }
 
-bool ClusterAffinity::Matches(const ClusterFacts& cluster) const {
-  if (Contains(exclude_, cluster.name)) return false;
-  if (labels_ && !labels_->Matches(cluster.labels)) return false;
-  json::object fields;
-  if (!cluster.provider.empty()) fields[kProviderField] = cluster.provider;
-  if (!cluster.region.empty()) fields[kRegionField] = cluster.region;
-  for (const LabelRequirement& r : fields_) {
-    bool ok = r.key == kZoneField ? ZonesMatch(r, cluster.zones) : r.Matches(&fields);
-    if (!ok) return false;
+const char* ClusterAffinity::WhyNot(const ClusterFacts& cluster) const {
+  if (Contains(exclude_, cluster.name)) return "named in exclude";
+  if (labels_ && !labels_->Matches(cluster.labels)) return "its labels do not match labelSelector";
+  if (!fields_.empty()) {
+    json::object fields;
+    if (!cluster.provider.empty()) fields[kProviderField] = cluster.provider;
+    if (!cluster.region.empty()) fields[kRegionField] = cluster.region;
+    for (const LabelRequirement& r : fields_) {
+      bool ok = r.key == kZoneField ? ZonesMatch(r, cluster.zones) : r.Matches(&fields);
+      if (!ok) return "its provider, region or zones do not match fieldSelector";
+    }
   }
-  return names_.empty() || Contains(names_, cluster.name);
+  if (!names_.empty() && !Contains(names_, cluster.name)) return "not in clusterNames";
+  return nullptr;
 }
 
 // ---- Matching and choosing. ----

@@ -141,8 +141,11 @@ class ClusterAffinity {
   // (Invalid with one cause per problem).
   static StatusOr<ClusterAffinity> FromJson(const json::value& affinity, std::string_view path);
 
-  bool Matches(const ClusterFacts& cluster) const;
+  bool Matches(const ClusterFacts& cluster) const { return WhyNot(cluster) == nullptr; }
   bool Matches(const json::object& cluster) const { return Matches(ClusterFacts::Of(cluster)); }
+  // Why `cluster` is not admitted ("excluded", "not in clusterNames", ...);
+  // null when it is.
+  const char* WhyNot(const ClusterFacts& cluster) const;
 
  private:
   std::optional<LabelSelector> labels_;

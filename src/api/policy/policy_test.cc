@@ -174,6 +174,25 @@ TEST(ClusterAffinityTest, NamesExcludeLabelsAndFields) {
   EXPECT_TRUE(Admits(zone_not_in, cloud));
 }
 
+TEST(ClusterAffinityTest, WhyNotNamesTheFirstRuleThatDrops) {
+  json::object cloud = Cluster("cloud", R"(,"labels":{"location":"cloud"}},
+      "spec":{"provider":"aws"})");
+  auto why = [&](std::string_view affinity) -> std::string {
+    auto a = ClusterAffinity::FromJson(ParseJson(affinity).value(), "a");
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    const char* w = a->WhyNot(ClusterFacts::Of(cloud));
+    return w == nullptr ? "" : w;
+  };
+  EXPECT_EQ(why("{}"), "");
+  EXPECT_EQ(why(R"({"exclude":["cloud"],"clusterNames":["x"]})"), "named in exclude");
+  EXPECT_EQ(why(R"({"labelSelector":{"matchLabels":{"location":"onprem"}}})"),
+            "its labels do not match labelSelector");
+  EXPECT_EQ(why(R"({"fieldSelector":{"matchExpressions":[{"key":"provider","operator":"In",
+                    "values":["gcp"]}]}})"),
+            "its provider, region or zones do not match fieldSelector");
+  EXPECT_EQ(why(R"({"clusterNames":["onprem"]})"), "not in clusterNames");
+}
+
 TEST(ClusterAffinityTest, BadFieldSelectorsAreInvalidWithTheirPaths) {
   auto a = ClusterAffinity::FromJson(
       ParseJson(R"({"fieldSelector":{"matchExpressions":[{"key":"cloud","operator":"Exists"}]}})")

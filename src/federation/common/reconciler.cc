@@ -285,6 +285,10 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
 
   FLOTILLA_RETURN_IF_ERROR(strategy_.Plan(check));
   if (strategy_.TakesOverrides()) ApplyOverrides(check);
+  if (Status s = RecordOverrides(check); !s.ok()) {
+    deferred = true;
+    return Quiet(s);
+  }
   FLOTILLA_RETURN_IF_ERROR(RecordDependencies(check));
   StampAll(check);
   CreateAll(check);
@@ -447,6 +451,45 @@ void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_templ
     c.desired = std::move(copy);
   }
   ctx_.policy_statuses().Overridden(strategy_.kind() + " " + check.key, failures);
+  // Which policies change the copy in each cluster, for kubectl describe.
+  json::object summary;
+  for (const Copy& c : check.copies) {
+    if (!c.desired) continue;
+    json::array names;
+    for (const auto& [key, kind] :
+         {std::pair{api::policy::kAppliedClusterOverridesAnnotation, "ClusterOverridePolicy "},
+          std::pair{api::policy::kAppliedOverridesAnnotation, "OverridePolicy "}}) {
+      StatusOr<json::value> applied = ParseJson(api::AnnotationAt(*c.desired, key));
+      if (!applied.ok() || !applied->is_array()) continue;
+      for (const json::value& a : applied->get_array()) {
+        if (!a.is_object()) continue;
+        std::string name(GetString(a.get_object(), "policyName").value_or(""));
+        if (kind[0] == 'O' && !check.ns.empty()) name = check.ns + "/" + name;
+        names.push_back(json::string(kind + name));
+      }
+    }
+    if (!names.empty()) summary[c.cluster()] = std::move(names);
+  }
+  std::string want = summary.empty() ? "" : json::serialize(summary);
+  if (want != api::AnnotationAt(check.obj, api::kOverridesAnnotation)) {
+    check.overrides_annotation = std::move(want);
+  }
+}
+
+Status Reconciler::RecordOverrides(Check& check) {
+  if (!check.overrides_annotation) return Status::Ok();
+  json::object updated = check.obj;
+  json::object& annotations = EnsureObject(EnsureObject(updated, "metadata"), "annotations");
+  if (check.overrides_annotation->empty()) {
+    annotations.erase(api::kOverridesAnnotation);
+  } else {
+    annotations[api::kOverridesAnnotation] = *check.overrides_annotation;
+  }
+  if (annotations.empty()) updated["metadata"].as_object().erase("annotations");
+  FLOTILLA_ASSIGN_OR_RETURN(json::object written,
+                            ctx_.fed().Update(strategy_.resource(), check.ns, updated));
+  check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
+  return Status::Ok();
 }
 
 json::object Reconciler::TemplateFor(const Check& check, const Copy& c,

@@ -141,6 +141,9 @@ struct Check {
   PolicyPtr policy;
   // The kind's interpreter customization; null: none.
   CustomizationPtr custom;
+  // What api::kOverridesAnnotation on the object should become ("":
+  // removed), when ApplyOverrides found it differs.
+  std::optional<std::string> overrides_annotation;
   // The strategy's own state between Plan and Finish.
   std::any state;
 
@@ -324,6 +327,8 @@ class Reconciler {
   // Records the policy that places the object in its annotations, when it
   // changed; true when it wrote.
   StatusOr<bool> RecordPolicy(Check& check);
+  // Writes check.overrides_annotation onto the object, when set.
+  Status RecordOverrides(Check& check);
   // What a same-named member object the federation did not create gets: the
   // strategy's answer, except that an object placed by a policy is taken
   // over only when the policy's conflictResolution is Overwrite.
