@@ -252,6 +252,8 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
                 == "privacy-sensitive-on-prem")
     wait_for(vault_on_prem, "vault on premise only, placed by the policy", 120)
     assert "privacy-sensitive-on-prem" in term.kubectl("get", "cpp").stdout
+    explained = term.kubectl("flotilla", "explain", "deployment/vault").stdout
+    assert "Placed by:   ClusterPropagationPolicy privacy-sensitive-on-prem" in explained, explained
 
     # The cloud's own registry, in the cloud members' copies only.
     term.kubectl("apply", "-f", example("11-overrides.yaml"))
