@@ -173,16 +173,33 @@ class ControllerTest : public ::testing::Test {
     ASSERT_TRUE(runtime::testing::Eventually([&] { return ctx_->policies().All().size() == n; }));
   }
   // Creates `policy` (a ClusterPropagationPolicy), or replaces the one of
-  // its name.
+  // its name (again after a conflict: the federation writes the policy's
+  // status).
   void PutPolicy(json::object policy) {
     std::string name(StringViewAt(policy, "metadata.name"));
-    auto current = fed_client_->Get(kClusterPropagationPolicies, "", name);
-    if (!current.ok()) {
-      ASSERT_TRUE(fed_client_->Create(kClusterPropagationPolicies, "", policy).ok());
-      return;
-    }
-    policy["metadata"].as_object()["resourceVersion"] = *Find(*current, "metadata.resourceVersion");
-    ASSERT_TRUE(fed_client_->Update(kClusterPropagationPolicies, "", policy).ok());
+    ASSERT_TRUE(runtime::testing::Eventually([&] {
+      auto current = fed_client_->Get(kClusterPropagationPolicies, "", name);
+      if (!current.ok()) return fed_client_->Create(kClusterPropagationPolicies, "", policy).ok();
+      policy["metadata"].as_object()["resourceVersion"] =
+          *Find(*current, "metadata.resourceVersion");
+      return fed_client_->Update(kClusterPropagationPolicies, "", policy).ok();
+    }));
+  }
+
+  // Creates a ClusterOverridePolicy `name` whose one rule changes the copies
+  // of the `kind` (of apps/v1) objects in `cluster` by `overriders` (the
+  // rule's overriders object), and waits until the federation knows it.
+  void CreateOverridePolicy(const std::string& name, const std::string& kind,
+                            const std::string& cluster, const std::string& overriders) {
+    auto cop = ParseJsonObject(
+        R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterOverridePolicy",
+            "metadata":{"name":")" +
+        name + R"("},"spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":")" + kind +
+        R"("}],"overrideRules":[{"targetCluster":{"clusterNames":[")" + cluster +
+        R"("]},"overriders":)" + overriders + "}]}}");
+    ASSERT_TRUE(cop.ok()) << cop.status().ToString();
+    ASSERT_TRUE(fed_client_->Create(kClusterOverridePolicies, "", *cop).ok());
+    ASSERT_TRUE(runtime::testing::Eventually([&] { return !ctx_->overrides().Empty(); }));
   }
 
   // The reasons, and the messages of one reason, of the federation's Events

@@ -475,15 +475,8 @@ TEST_F(ReplicaSetControllerTest, APolicyCountsAndHearsWhatItPlaces) {
 // its policy's status until the object goes.
 TEST_F(ReplicaSetControllerTest, AnOverrideThatCannotApplyIsInItsPolicysStatus) {
   Start();
-  auto cop = ParseJsonObject(
-      R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterOverridePolicy",
-          "metadata":{"name":"bad"},
-          "spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"ReplicaSet"}],
-                  "overrideRules":[{"targetCluster":{"clusterNames":["a"]},
-                    "overriders":{"plaintext":[{"path":"/spec/absent","operator":"remove"}]}}]}})");
-  ASSERT_TRUE(cop.ok());
-  ASSERT_TRUE(fed_client_->Create(kClusterOverridePolicies, "", *cop).ok());
-  ASSERT_TRUE(Eventually([&] { return !ctx_->overrides().Empty(); }));
+  CreateOverridePolicy("bad", "ReplicaSet", "a",
+                       R"({"plaintext":[{"path":"/spec/absent","operator":"remove"}]})");
   auto failures = [&] {
     auto p = fed_client_->Get(kClusterOverridePolicies, "", "bad");
     const json::value* f = p.ok() ? Find(*p, "status.failures") : nullptr;

@@ -101,6 +101,17 @@ class StatefulSetControllerTest : public cluster::testing::ControllerTest {
       return member_clients_[i]->UpdateStatus(kStatefulSets, kNs, s).ok();
     }));
   }
+  // The federated template's image.
+  void SetImage(const std::string& image) {
+    Edit([&](json::object& d) {
+      d["spec"]
+          .as_object()["template"]
+          .as_object()["spec"]
+          .as_object()["containers"]
+          .as_array()[0]
+          .as_object()["image"] = image;
+    });
+  }
   std::string Image(int i) {
     json::object local = Local(i);
     const json::value* c = Find(local, "spec.template.spec.containers");
@@ -239,14 +250,7 @@ TEST_F(StatefulSetControllerTest, ATemplateRollsOutOneClusterAtATime) {
     json::object s = Fed();
     return !StringAt(s, "status.currentRevision").empty() && IntAt(s, "status.readyReplicas") == 6;
   })) << json::serialize(Fed());
-  Edit([](json::object& d) {
-    d["spec"]
-        .as_object()["template"]
-        .as_object()["spec"]
-        .as_object()["containers"]
-        .as_array()[0]
-        .as_object()["image"] = "etcd:3.5";
-  });
+  SetImage("etcd:3.5");
   Holds([&] { return Image(0) == "etcd:3.0" && Image(1) == "etcd:3.0" && Image(2) == "etcd:3.5"; });
   // What rollout status waits on: the new revision is not the current one.
   ASSERT_TRUE(Settle([&] {
@@ -341,16 +345,9 @@ TEST_F(StatefulSetControllerTest, APolicyPlacesAndDividesStatefulSets) {
 // so a new template still goes one cluster at a time and completes.
 TEST_F(StatefulSetControllerTest, OverridesVaryTheLocalTemplateAndTheRolloutCompletes) {
   Start();
-  auto cop = ParseJsonObject(
-      R"({"apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterOverridePolicy",
-          "metadata":{"name":"mirror"},
-          "spec":{"resourceSelectors":[{"apiVersion":"apps/v1","kind":"StatefulSet"}],
-                  "overrideRules":[{"targetCluster":{"clusterNames":["c2"]},
-                    "overriders":{"imageOverrider":[{"component":"Registry",
-                      "operator":"replace","value":"mirror.example.com"}]}}]}})");
-  ASSERT_TRUE(cop.ok());
-  ASSERT_TRUE(fed_client_->Create(kClusterOverridePolicies, "", *cop).ok());
-  ASSERT_TRUE(Eventually([&] { return !ctx_->overrides().Empty(); }));
+  CreateOverridePolicy("mirror", "StatefulSet", "c2",
+                       R"({"imageOverrider":[{"component":"Registry","operator":"replace",
+                           "value":"mirror.example.com"}]})");
   Create(3);
   ASSERT_TRUE(Settle([&] { return Replicas() == Counts{1, 1, 1}; }));
   ASSERT_TRUE(Settle([&] { return Image(1) == "mirror.example.com/etcd:3.0"; }));
@@ -361,14 +358,7 @@ TEST_F(StatefulSetControllerTest, OverridesVaryTheLocalTemplateAndTheRolloutComp
   for (int i = 0; i < 3; ++i) Finish(i);
   ASSERT_TRUE(Settle([&] { return IntAt(Fed(), "status.updatedReplicas") == 3; }))
       << json::serialize(Fed());
-  Edit([](json::object& d) {
-    d["spec"]
-        .as_object()["template"]
-        .as_object()["spec"]
-        .as_object()["containers"]
-        .as_array()[0]
-        .as_object()["image"] = "etcd:3.5";
-  });
+  SetImage("etcd:3.5");
   ASSERT_TRUE(Settle([&] { return Image(0) == "etcd:3.5"; }));
   EXPECT_EQ(Image(1), "mirror.example.com/etcd:3.0");
   Finish(0);
