@@ -25,6 +25,12 @@
 //    customization that gives each one replica, so each goes to one
 //    member): the time for the CRD to reach every member, and for every
 //    object to have its member copy; the server's RSS.
+// 2c. Policies (phase `policies`): 1,000 ClusterPropagationPolicies, each
+//    placing one team's ReplicaSets in one member, then --rs ReplicaSets
+//    (teams round-robin): the time until every one has its local copy and
+//    the server's CPU for it; then one policy moves its team to another
+//    member: the time until those moved, until the server is idle again
+//    (it re-checks every object), and the CPU; the server's RSS.
 // 3. Failover with the server's default settings: three member processes,
 //    30 replicas (default preferences); one member is stopped (SIGSTOP); the
 //    times until its Cluster is NotReady, until the other two's local
@@ -41,7 +47,7 @@
 // published figures were taken. Wall-clock time is what is measured here.
 //
 // Usage: federation_bench [--flotilla PATH]
-//                         [--phases latency,configmaps,scale,custom,failover,clusters]
+//                         [--phases latency,configmaps,scale,custom,policies,failover,clusters]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
@@ -433,6 +439,146 @@ json::object Custom(const Config& c) {
           {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
 }
 
+const client::ResourceRef kClusterPropagationPolicies{"policy.karmada.io", "v1alpha1",
+                                                      "clusterpropagationpolicies", false};
+
+// ClusterPropagationPolicy team-<i>: the ReplicaSets labelled team=t<i> go to
+// member `member` only.
+json::object TeamPolicy(int i, const std::string& member) {
+  return {
+      {"apiVersion", "policy.karmada.io/v1alpha1"},
+      {"kind", "ClusterPropagationPolicy"},
+      {"metadata", {{"name", "team-" + std::to_string(i)}}},
+      {"spec",
+       {{"resourceSelectors",
+         json::array{{{"apiVersion", "apps/v1"},
+                      {"kind", "ReplicaSet"},
+                      {"labelSelector", {{"matchLabels", {{"team", "t" + std::to_string(i)}}}}}}}},
+        {"placement",
+         {{"clusterAffinity", {{"clusterNames", json::array{json::string(member)}}}}}}}}};
+}
+
+// Waits until the server's CPU use falls under 5% of a core over a second:
+// the work a change started is done. Returns the seconds from `start`, or
+// -1 after `timeout_s`.
+double UntilIdle(pid_t server, Steady::time_point start, int timeout_s) {
+  while (SecondsSince(start) < timeout_s) {
+    double before = CpuSeconds(server);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (CpuSeconds(server) - before < 0.05) return SecondsSince(start) - 1;
+  }
+  return -1;
+}
+
+// Policies at scale (issue 39): kPolicies ClusterPropagationPolicies, each
+// placing the ReplicaSets of one team label in one member; then c.rs
+// ReplicaSets of one replica, teams round-robin, created by 8 writers: the
+// time until every one has its local copy, with the server's CPU and RSS.
+// Then one policy changes its cluster (every object is checked again, as
+// on any policy change): the time until its ReplicaSets are in the new
+// member, until the server is idle again, and the CPU that took.
+json::object Policies(const Config& c) {
+  constexpr int kPolicies = 1000;
+  std::string dir = c.work_dir + "/policies";
+  int per_member = c.rs + 100;
+  auto fleet = StartFleet(c.flotilla, dir, c.scale_members,
+                          {"--nodes", "1", "--node-pods", std::to_string(per_member)}, c.timeout_s);
+  if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
+  auto member = [&](int i) { return "m-" + std::to_string(i % c.scale_members + 1); };
+  pid_t server = fleet->server.child->pid();
+  double rss_idle = RssMiB(server);
+  Steady::time_point policies_start = Steady::now();
+  int policy_failures = CreateByWriters(kPolicies, [&](int i) {
+    return fleet->fed->Create(kClusterPropagationPolicies, "", TeamPolicy(i, member(i))).ok();
+  });
+  double policies_s = SecondsSince(policies_start);
+  // The federation knows the last policy once a probe of its team lands in
+  // its member (informers deliver in order).
+  auto team_rs = [&](const std::string& name, int team) {
+    json::object rs = ReplicaSet(name, 1, "");
+    rs["metadata"].as_object()["labels"] = json::object{{"team", "t" + std::to_string(team)}};
+    return rs;
+  };
+  if (!fleet->fed->Create(kReplicaSets, "bench", team_rs("probe", kPolicies - 1)).ok()) {
+    return {{"error", "probe not created"}};
+  }
+  client::Client* probe_member = fleet->member_clients[(kPolicies - 1) % c.scale_members].get();
+  while (!probe_member->Get(kReplicaSets, "bench", "probe").ok()) {
+    if (SecondsSince(policies_start) > c.timeout_s) return {{"error", "probe never placed"}};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto watcher = LocalCopyWatcher::Start(fleet->Members());
+  if (!watcher.ok()) return {{"error", watcher.status().ToString()}};
+  double rss_policies = RssMiB(server);
+  double cpu_before = CpuSeconds(server);
+  Steady::time_point start = Steady::now();
+  int failed = CreateByWriters(c.rs, [&](int i) {
+    return fleet->fed
+        ->Create(kReplicaSets, "bench", team_rs("rs-" + std::to_string(i), i % kPolicies))
+        .ok();
+  });
+  double created_s = SecondsSince(start);
+  // The probe is seen too.
+  auto last =
+      (*watcher)->WaitForNames(static_cast<size_t>(c.rs) + 1, std::chrono::seconds(c.timeout_s));
+  double converged_s = last ? std::chrono::duration<double>(*last - start).count() : -1;
+  double idle_s = UntilIdle(server, start, c.timeout_s);
+  double place_cpu = CpuSeconds(server) - cpu_before;
+  double rss_converged = RssMiB(server);
+  // Every ReplicaSet in its team's member.
+  int misplaced = 0;
+  for (int i = 0; i < c.rs; i += std::max(1, c.rs / 200)) {  // a sample of 200
+    misplaced += !fleet->member_clients[(i % kPolicies) % c.scale_members]
+                      ->Get(kReplicaSets, "bench", "rs-" + std::to_string(i))
+                      .ok();
+  }
+
+  // One policy moves its team to another member.
+  std::string to = member(1);
+  json::object changed = TeamPolicy(0, to);
+  cpu_before = CpuSeconds(server);
+  Steady::time_point change_start = Steady::now();
+  Status patched = fleet->fed
+                       ->Patch(kClusterPropagationPolicies, "", "team-0", client::PatchType::kMerge,
+                               json::serialize(json::object{{"spec", changed["spec"]}}))
+                       .status();
+  if (!patched.ok()) return {{"error", patched.ToString()}};
+  client::Client* target = fleet->member_clients[1 % c.scale_members].get();
+  double moved_s = -1;
+  while (SecondsSince(change_start) < c.timeout_s) {
+    bool all = true;
+    for (int i = 0; i < c.rs && all; i += kPolicies) {
+      all = target->Get(kReplicaSets, "bench", "rs-" + std::to_string(i)).ok();
+    }
+    if (all) {
+      moved_s = SecondsSince(change_start);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  double replace_idle_s = UntilIdle(server, change_start, c.timeout_s);
+  double replace_cpu = CpuSeconds(server) - cpu_before;
+  return {{"members", c.scale_members},
+          {"policies", kPolicies},
+          {"replicasets", c.rs},
+          {"policy_create_failures", policy_failures},
+          {"policies_created_s", policies_s},
+          {"create_failures", failed},
+          {"created_s", created_s},
+          {"local_replicasets", static_cast<int64_t>((*watcher)->names())},
+          {"converged_s", converged_s},
+          {"idle_after_s", idle_s},
+          {"place_server_cpu_s", place_cpu},
+          {"misplaced_of_200_sampled", misplaced},
+          {"one_policy_changed_moved_s", moved_s},
+          {"one_policy_changed_idle_s", replace_idle_s},
+          {"one_policy_changed_server_cpu_s", replace_cpu},
+          {"server_rss_mib_idle", rss_idle},
+          {"server_rss_mib_policies", rss_policies},
+          {"server_rss_mib_converged", rss_converged},
+          {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
+}
+
 // When each Cluster of the federation was first seen Ready (a watch on
 // clusters). Thread-safe.
 class ReadyClusters {
@@ -746,6 +892,9 @@ int Run(Config c) {
       std::cerr << json::serialize(out["scale"]) << std::endl;
     } else if (phase == "custom") {
       out["custom"] = Custom(c);
+    } else if (phase == "policies") {
+      out["policies"] = Policies(c);
+      std::cerr << json::serialize(out["policies"]) << std::endl;
     } else if (phase == "failover") {
       out["failover"] = Failover(c);
     } else if (phase == "clusters") {
