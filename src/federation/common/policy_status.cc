@@ -12,42 +12,6 @@ namespace flotilla::federation {
 
 namespace policy = api::policy;
 
-PolicyStatuses::PolicyStatuses(client::Client& fed, runtime::SharedInformers& informers,
-                               runtime::ControllerManager& manager, runtime::EventRecorder& events,
-                               std::function<bool()> known)
-    : fed_(fed),
-      namespaced_(informers.For(kPropagationPolicies)),
-      cluster_scoped_(informers.For(kClusterPropagationPolicies)),
-      overrides_(informers.For(kOverridePolicies)),
-      cluster_overrides_(informers.For(kClusterOverridePolicies)),
-      events_(events),
-      known_(std::move(known)) {
-  controller_ = &manager.AddController("policy-status", 1,
-                                       [this](const std::string& key) { return Reconcile(key); });
-  auto handler = [this](const std::string& prefix) {
-    auto enqueue = [this, prefix](const runtime::ObjectPtr& obj) {
-      controller_->queue().Add(prefix + runtime::ObjectKey(*obj));
-    };
-    return runtime::EventHandler{
-        .on_add = enqueue,
-        .on_update = [enqueue](const runtime::ObjectPtr&,
-                               const runtime::ObjectPtr& obj) { enqueue(obj); },
-    };
-  };
-  namespaced_.AddEventHandler(handler("pp/"));
-  cluster_scoped_.AddEventHandler(handler("cpp/"));
-  overrides_.AddEventHandler(handler("op/"));
-  cluster_overrides_.AddEventHandler(handler("cop/"));
-}
-
-std::string PolicyStatuses::KeyOf(const policy::OverridePolicy& p) {
-  return p.cluster_scoped ? "cop/" + p.name : "op/" + p.ns + "/" + p.name;
-}
-
-std::string PolicyStatuses::KeyOf(const policy::PropagationPolicy& p) {
-  return p.cluster_scoped ? "cpp/" + p.name : "pp/" + p.ns + "/" + p.name;
-}
-
 namespace {
 
 // The kinds of the policies, by the prefix of their keys.
@@ -72,19 +36,43 @@ const PolicyKind* KindOf(const std::string& key) {
 
 }  // namespace
 
+PolicyStatuses::PolicyStatuses(client::Client& fed, runtime::SharedInformers& informers,
+                               runtime::ControllerManager& manager, runtime::EventRecorder& events,
+                               std::function<bool()> known)
+    : fed_(fed), events_(events), known_(std::move(known)) {
+  controller_ = &manager.AddController("policy-status", 1,
+                                       [this](const std::string& key) { return Reconcile(key); });
+  for (size_t i = 0; i < std::size(kPolicyKinds); ++i) {
+    informers_[i] = &informers.For(*kPolicyKinds[i].resource);
+    auto enqueue = [this,
+                    prefix = std::string(kPolicyKinds[i].prefix)](const runtime::ObjectPtr& obj) {
+      controller_->queue().Add(prefix + runtime::ObjectKey(*obj));
+    };
+    informers_[i]->AddEventHandler(
+        {.on_add = enqueue,
+         .on_update = [enqueue](const runtime::ObjectPtr&, const runtime::ObjectPtr& obj) {
+           enqueue(obj);
+         }});
+  }
+}
+
+std::string PolicyStatuses::KeyOf(const policy::OverridePolicy& p) {
+  return p.cluster_scoped ? "cop/" + p.name : "op/" + p.ns + "/" + p.name;
+}
+
+std::string PolicyStatuses::KeyOf(const policy::PropagationPolicy& p) {
+  return p.cluster_scoped ? "cpp/" + p.name : "pp/" + p.ns + "/" + p.name;
+}
+
 runtime::ObjectPtr PolicyStatuses::Find(const std::string& key) const {
   const PolicyKind* k = KindOf(key);
   if (k == nullptr) return nullptr;
-  runtime::Informer* informers[] = {&namespaced_, &cluster_scoped_, &overrides_,
-                                    &cluster_overrides_};
-  return informers[k - kPolicyKinds]->cache().Get(key.substr(k->prefix.size()));
+  return informers_[k - kPolicyKinds]->cache().Get(key.substr(k->prefix.size()));
 }
 
 void PolicyStatuses::EnqueueAll() {
-  runtime::Informer* informers[] = {&namespaced_, &cluster_scoped_, &overrides_,
-                                    &cluster_overrides_};
   for (size_t i = 0; i < std::size(kPolicyKinds); ++i) {
-    for (const std::string& key : informers[i]->cache().Keys()) {
+    for (const std::string& key : informers_[i]->cache().Keys()) {
       controller_->queue().Add(std::string(kPolicyKinds[i].prefix) + key);
     }
   }

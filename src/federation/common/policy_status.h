@@ -20,6 +20,7 @@
 // Thread-safe.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -88,10 +89,9 @@ class PolicyStatuses {
   StatusOr<runtime::Result> WriteStatus(const std::string& key, const json::object& updated);
 
   client::Client& fed_;
-  runtime::Informer& namespaced_;
-  runtime::Informer& cluster_scoped_;
-  runtime::Informer& overrides_;
-  runtime::Informer& cluster_overrides_;
+  // PropagationPolicies, ClusterPropagationPolicies, OverridePolicies,
+  // ClusterOverridePolicies (the order of the keys' prefixes).
+  std::array<runtime::Informer*, 4> informers_{};
   runtime::EventRecorder& events_;
   std::function<bool()> known_;
   runtime::Controller* controller_ = nullptr;

@@ -459,7 +459,9 @@ void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_templ
     for (const auto& [key, kind] :
          {std::pair{api::policy::kAppliedClusterOverridesAnnotation, "ClusterOverridePolicy "},
           std::pair{api::policy::kAppliedOverridesAnnotation, "OverridePolicy "}}) {
-      StatusOr<json::value> applied = ParseJson(api::AnnotationAt(*c.desired, key));
+      std::string_view text = api::AnnotationAt(*c.desired, key);
+      if (text.empty()) continue;
+      StatusOr<json::value> applied = ParseJson(text);
       if (!applied.ok() || !applied->is_array()) continue;
       for (const json::value& a : applied->get_array()) {
         if (!a.is_object()) continue;
