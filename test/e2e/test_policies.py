@@ -494,7 +494,7 @@ def test_overridden_deployments_roll_out_as_usual(fed, ns):
         wait_images("nginx:1.25", "mirror.example.com/nginx:1.25")
         # kubectl describe says which overrides change which cluster's copy.
         wait_for(lambda: "federation.kubernetes.io/overrides" in annotations(fed, ns, "front"),
-                 "the overrides annotation")
+                 "the overrides annotation " + json.dumps(annotations(fed, ns, "front")))
         assert json.loads(annotations(fed, ns, "front")["federation.kubernetes.io/overrides"]) == {
             "east": ["ClusterOverridePolicy mirror"], "west": ["ClusterOverridePolicy mirror"]}
         assert "ClusterOverridePolicy mirror" in fed.kubectl("describe", "deploy", "front", "-n", ns).stdout

@@ -159,16 +159,15 @@ void PolicyStatuses::Event(const std::string& key, std::string_view type, std::s
 void PolicyStatuses::Recorded(const std::string& id, const json::object& before,
                               const policy::PropagationPolicy* now) {
   std::string was;
-  if (std::string_view name =
-          api::AnnotationAt(before, policy::kClusterPropagationPolicyNameAnnotation);
-      !name.empty()) {
-    was = "cpp/" + std::string(name);
-  } else if (std::string_view name =
-                 api::AnnotationAt(before, policy::kPropagationPolicyNameAnnotation);
-             !name.empty()) {
-    was = "pp/" +
-          std::string(api::AnnotationAt(before, policy::kPropagationPolicyNamespaceAnnotation)) +
-          "/" + std::string(name);
+  std::string cluster_policy =
+      api::AnnotationAt(before, policy::kClusterPropagationPolicyNameAnnotation);
+  std::string namespaced_policy =
+      api::AnnotationAt(before, policy::kPropagationPolicyNameAnnotation);
+  if (!cluster_policy.empty()) {
+    was = "cpp/" + cluster_policy;
+  } else if (!namespaced_policy.empty()) {
+    was = "pp/" + api::AnnotationAt(before, policy::kPropagationPolicyNamespaceAnnotation) + "/" +
+          namespaced_policy;
   }
   std::string is = now != nullptr ? KeyOf(*now) : "";
   if (was == is) return;

@@ -459,7 +459,7 @@ void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_templ
     for (const auto& [key, kind] :
          {std::pair{api::policy::kAppliedClusterOverridesAnnotation, "ClusterOverridePolicy "},
           std::pair{api::policy::kAppliedOverridesAnnotation, "OverridePolicy "}}) {
-      std::string_view text = api::AnnotationAt(*c.desired, key);
+      std::string text = api::AnnotationAt(*c.desired, key);
       if (text.empty()) continue;
       StatusOr<json::value> applied = ParseJson(text);
       if (!applied.ok() || !applied->is_array()) continue;
