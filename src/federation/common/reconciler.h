@@ -23,12 +23,15 @@
 //     its cluster affinity, or the first of its cluster-affinity groups
 //     whose ready clusters have room for it.
 //  3. Before the first write to a member the object gets the finalizer; the
-//     policy that places it is recorded in its annotations (with an Event)
-//     when it changed.
+//     policy that places it is recorded in its annotations (with an Event,
+//     and Matched/Unmatched Events on the policies) when it changed, and
+//     told to the policies' status (policy_status.h).
 //  4. Strategy::Plan sets the copy each admitted cluster should have; the
 //     override policies that apply there change it (a copy whose overrides
 //     cannot apply is left as it is, with a Warning
-//     ApplyOverridePolicyFailed). When the kind's interpreter customization
+//     ApplyOverridePolicyFailed, and listed in the policy's status); the
+//     object's api::kOverridesAnnotation names them per cluster, written
+//     when it changed. When the kind's interpreter customization
 //     (customizations.h) defines GetDependencies, the objects it names are
 //     recorded as needed where the copies go, and re-checked when that
 //     changes.
