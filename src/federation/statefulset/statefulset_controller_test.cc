@@ -352,6 +352,11 @@ TEST_F(StatefulSetControllerTest, OverridesVaryTheLocalTemplateAndTheRolloutComp
   ASSERT_TRUE(Settle([&] { return Replicas() == Counts{1, 1, 1}; }));
   ASSERT_TRUE(Settle([&] { return Image(1) == "mirror.example.com/etcd:3.0"; }));
   EXPECT_EQ(Image(0), "etcd:3.0");
+  // The federated object names the overrides per cluster (kubectl describe).
+  ASSERT_TRUE(Settle([&] {
+    return api::AnnotationAt(Fed(), api::kOverridesAnnotation) ==
+           R"({"c2":["ClusterOverridePolicy mirror"]})";
+  })) << api::AnnotationAt(Fed(), api::kOverridesAnnotation);
   EXPECT_EQ(
       StringAt(Find(Fed(), "spec.template.spec.containers")->as_array()[0].as_object(), "image"),
       "etcd:3.0");
