@@ -472,24 +472,21 @@ void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_templ
     }
     if (!names.empty()) summary[c.cluster()] = std::move(names);
   }
-  std::string want = summary.empty() ? "" : json::serialize(summary);
-  if (want != api::AnnotationAt(check.obj, api::kOverridesAnnotation)) {
-    check.overrides_annotation = std::move(want);
-  }
+  check.overrides_annotation = summary.empty() ? "" : json::serialize(summary);
 }
 
 Status Reconciler::RecordOverrides(Check& check) {
   if (!check.overrides_annotation) return Status::Ok();
-  json::object updated = check.obj;
-  json::object& annotations = EnsureObject(EnsureObject(updated, "metadata"), "annotations");
+  std::map<std::string, std::string> set;
+  std::vector<std::string> remove;
   if (check.overrides_annotation->empty()) {
-    annotations.erase(api::kOverridesAnnotation);
+    remove.push_back(api::kOverridesAnnotation);
   } else {
-    annotations[api::kOverridesAnnotation] = *check.overrides_annotation;
+    set[api::kOverridesAnnotation] = *check.overrides_annotation;
   }
-  if (annotations.empty()) updated["metadata"].as_object().erase("annotations");
-  FLOTILLA_ASSIGN_OR_RETURN(json::object written,
-                            ctx_.fed().Update(strategy_.resource(), check.ns, updated));
+  // No write when the object says so already.
+  FLOTILLA_ASSIGN_OR_RETURN(json::object written, SetAnnotations(ctx_.fed(), strategy_.resource(),
+                                                                 check.obj, set, remove));
   check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
   return Status::Ok();
 }

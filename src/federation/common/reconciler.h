@@ -144,8 +144,8 @@ struct Check {
   PolicyPtr policy;
   // The kind's interpreter customization; null: none.
   CustomizationPtr custom;
-  // What api::kOverridesAnnotation on the object should become ("":
-  // removed), when ApplyOverrides found it differs.
+  // What api::kOverridesAnnotation on the object should be ("": none),
+  // once ApplyOverrides ran; RecordOverrides writes it when it differs.
   std::optional<std::string> overrides_annotation;
   // The strategy's own state between Plan and Finish.
   std::any state;
@@ -330,7 +330,8 @@ class Reconciler {
   // Records the policy that places the object in its annotations, when it
   // changed; true when it wrote.
   StatusOr<bool> RecordPolicy(Check& check);
-  // Writes check.overrides_annotation onto the object, when set.
+  // Writes check.overrides_annotation onto the object, when set and not
+  // there yet.
   Status RecordOverrides(Check& check);
   // What a same-named member object the federation did not create gets: the
   // strategy's answer, except that an object placed by a policy is taken
