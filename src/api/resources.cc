@@ -73,13 +73,23 @@ int64_t Request(const json::object& c, std::string_view key, int64_t scale) {
   return Get(lim, key, scale);
 }
 
-Resources ContainerRequests(const json::object& c, bool non_zero) {
+// What a pod sum counts of each container.
+enum class Count { kRequests, kNonZeroRequests, kLimits };
+
+// A container's limit for one resource; 0 without one.
+int64_t Limit(const json::object& c, std::string_view key, int64_t scale) {
+  const json::value* limits = Find(c, "resources.limits");
+  return Get(limits && limits->is_object() ? &limits->get_object() : nullptr, key, scale);
+}
+
+Resources ContainerResources(const json::object& c, Count count) {
+  auto of = count == Count::kLimits ? Limit : Request;
   Resources r;
-  r.milli_cpu = Request(c, "cpu", 1000);
-  r.memory = Request(c, "memory", 1);
-  r.ephemeral_storage = Request(c, "ephemeral-storage", 1);
-  if (non_zero && r.milli_cpu == 0) r.milli_cpu = 100;
-  if (non_zero && r.memory == 0) r.memory = 200 << 20;
+  r.milli_cpu = of(c, "cpu", 1000);
+  r.memory = of(c, "memory", 1);
+  r.ephemeral_storage = of(c, "ephemeral-storage", 1);
+  if (count == Count::kNonZeroRequests && r.milli_cpu == 0) r.milli_cpu = 100;
+  if (count == Count::kNonZeroRequests && r.memory == 0) r.memory = 200 << 20;
   return r;
 }
 
@@ -99,18 +109,18 @@ std::vector<const json::object*> Objects(const json::object& spec, std::string_v
   return out;
 }
 
-Resources Requests(const json::object& pod, bool non_zero) {
+Resources Sum(const json::object& pod, Count count) {
   Resources sum;
   const json::value* spec_value = Find(pod, "spec");
   if (spec_value == nullptr || !spec_value->is_object()) return Resources{.pods = 1};
   const json::object& spec = spec_value->get_object();
-  for (const json::object* c : Objects(spec, "containers")) sum += ContainerRequests(*c, non_zero);
+  for (const json::object* c : Objects(spec, "containers")) sum += ContainerResources(*c, count);
   // Init containers run one after the other: the pod needs the largest of
   // them on top of the sidecars started before it.
   Resources sidecars;
   Resources init_max;
   for (const json::object* c : Objects(spec, "initContainers")) {
-    Resources r = ContainerRequests(*c, non_zero);
+    Resources r = ContainerResources(*c, count);
     if (GetString(*c, "restartPolicy").value_or("") == "Always") {
       sidecars += r;
       sum += r;
@@ -166,9 +176,11 @@ std::optional<int64_t> QuantityValue(const json::value& q, int64_t scale) {
   return std::nullopt;
 }
 
-Resources PodRequests(const json::object& pod) { return Requests(pod, false); }
+Resources PodRequests(const json::object& pod) { return Sum(pod, Count::kRequests); }
 
-Resources NonZeroPodRequests(const json::object& pod) { return Requests(pod, true); }
+Resources NonZeroPodRequests(const json::object& pod) { return Sum(pod, Count::kNonZeroRequests); }
+
+Resources PodLimits(const json::object& pod) { return Sum(pod, Count::kLimits); }
 
 Resources Allocatable(const json::object& node) {
   Resources r;

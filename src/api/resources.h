@@ -55,6 +55,10 @@ Resources PodRequests(const json::object& pod);
 // so that pods without requests still spread.
 Resources NonZeroPodRequests(const json::object& pod);
 
+// resourcehelper.PodLimits: the same sums over the containers' limits (a
+// container without a limit adds 0), plus spec.overhead. `pods` is 1.
+Resources PodLimits(const json::object& pod);
+
 // status.allocatable of a node; absent entries are 0.
 Resources Allocatable(const json::object& node);
 

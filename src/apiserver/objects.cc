@@ -123,7 +123,10 @@ Status InvalidError(const api::Resource& res, std::string_view name,
 }
 
 Objects::Objects(const api::Registry& registry, storage::Store& store, Clock& clock)
-    : registry_(registry), store_(store), clock_(clock) {}
+    : registry_(registry), store_(store), clock_(clock) {
+  if (registry_.Find("", "v1", "resourcequotas") != nullptr)
+    quotas_ = std::make_unique<QuotaAdmission>(store_);
+}
 
 std::string Objects::Prefix(const api::Resource& res, std::string_view ns) {
   std::string key = "/";
@@ -313,6 +316,11 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
     FLOTILLA_RETURN_IF_ERROR(CheckNamespace(res, ns));
     if (opts.admit) FLOTILLA_RETURN_IF_ERROR(opts.admit(obj));
     if (res.admit_fn) FLOTILLA_RETURN_IF_ERROR(res.admit_fn(obj, nullptr));
+    // Held until the object is stored: the quota's check and its write are one.
+    std::unique_lock<std::mutex> quota_lock;
+    if (quotas_) {
+      FLOTILLA_ASSIGN_OR_RETURN(quota_lock, quotas_->AdmitCreate(res, ns, obj));
+    }
     json::object to_store = obj;
     if (res.StorageVersion() != res.version && res.convert) {
       FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));

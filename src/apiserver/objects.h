@@ -17,6 +17,7 @@
 #include "api/patch.h"
 #include "api/registry.h"
 #include "api/validation.h"
+#include "apiserver/quota_admission.h"
 #include "base/clock.h"
 #include "base/json.h"
 #include "storage/store.h"
@@ -243,6 +244,8 @@ class Objects {
   PatchInfoProvider patch_info_;
   TypingProvider typing_;
   Duration event_ttl_{};
+  // Set when the registry serves v1 ResourceQuota.
+  std::unique_ptr<QuotaAdmission> quotas_;
 };
 
 // Whether a kind is deleted gracefully (pods), and whether it has the

@@ -14,6 +14,7 @@ inline const ResourceRef kServices{"", "v1", "services", true};
 inline const ResourceRef kEndpoints{"", "v1", "endpoints", true};
 inline const ResourceRef kEvents{"", "v1", "events", true};
 inline const ResourceRef kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true};
+inline const ResourceRef kResourceQuotas{"", "v1", "resourcequotas", true};
 inline const ResourceRef kEndpointSlices{"discovery.k8s.io", "v1", "endpointslices", true};
 inline const ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const ResourceRef kDeployments{"apps", "v1", "deployments", true};

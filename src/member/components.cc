@@ -3,7 +3,9 @@
 #include "member/deployment/deployment_controller.h"
 #include "member/hpa/hpa_controller.h"
 #include "member/kubelet/kubelet.h"
+#include "member/kube_version.h"
 #include "member/nodes/nodes.h"
+#include "member/quota/quota_controller.h"
 #include "member/replicaset/replicaset_controller.h"
 #include "member/scheduler/scheduler.h"
 #include "member/services/endpoints_controller.h"
@@ -33,6 +35,7 @@ std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
   out.push_back(std::make_unique<LoadBalancerController>(ctx));
   out.push_back(std::make_unique<EndpointsController>(ctx));
   out.push_back(std::make_unique<EndpointSliceController>(ctx));
+  out.push_back(std::make_unique<QuotaController>(ctx, MemberRegistry(version)));
   return out;
 }
 

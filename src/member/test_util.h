@@ -45,11 +45,11 @@ class MemberTestEnv {
     return ControllerContext{*client_, clock_, *manager_, *informers_, *events_, options_, demand_};
   }
 
-  // Builds a component on this env's context; the env keeps it.
-  template <typename T>
-  T& Add() {
+  // Builds a component on this env's context (and `args`); the env keeps it.
+  template <typename T, typename... Args>
+  T& Add(Args&&... args) {
     ControllerContext ctx = Context();
-    auto c = std::make_unique<T>(ctx);
+    auto c = std::make_unique<T>(ctx, std::forward<Args>(args)...);
     T& ref = *c;
     components_.push_back(std::move(c));
     return ref;
@@ -77,6 +77,7 @@ class MemberTestEnv {
   WorkloadDemand& demand() { return demand_; }
   runtime::ControllerManager& manager() { return *manager_; }
   apiserver::ApiServer& api() { return *api_; }
+  const api::Registry& registry() const { return registry_; }
 
  private:
   FakeClock clock_;

@@ -57,6 +57,7 @@ void RegisterMemberKinds(Registry& registry) {
   registry.Add(kinds::NodeResource());
   registry.Add(kinds::EndpointsResource());
   registry.Add(kinds::PersistentVolumeClaimResource());
+  registry.Add(kinds::ResourceQuotaResource());
   registry.Add(kinds::EndpointSliceResource());
 }
 

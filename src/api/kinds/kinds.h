@@ -41,7 +41,7 @@ struct Definition;
 void RegisterFoundationKinds(Registry& registry);
 
 // Registers the kinds only a (simulated) member cluster serves:
-//   v1: pods, nodes, endpoints, persistentvolumeclaims
+//   v1: pods, nodes, endpoints, persistentvolumeclaims, resourcequotas
 //   discovery.k8s.io/v1: endpointslices
 // Pod subresources such as binding are the server's.
 // REQUIRES: RegisterFoundationKinds ran first on `registry` (the core group

@@ -1,12 +1,15 @@
 // The kinds a member cluster serves besides the federated ones: v1 Pod,
-// Node, Endpoints, PersistentVolumeClaim and discovery.k8s.io/v1
-// EndpointSlice. Registration, defaults and columns (the Pod's columns are in
-// pod_status.cc); of validation only the pod spec rules.
+// Node, Endpoints, PersistentVolumeClaim, ResourceQuota and
+// discovery.k8s.io/v1 EndpointSlice. Registration, defaults and columns (the
+// Pod's columns are in pod_status.cc); of validation the pod spec rules and
+// the quota's.
+#include <map>
 #include <set>
 
 #include "api/kinds/pod_spec.h"
 #include "api/kinds/pod_status.h"
 #include "api/kinds/resources.h"
+#include "api/resource_quota.h"
 
 namespace flotilla::api::kinds {
 namespace {
@@ -257,6 +260,76 @@ std::vector<TableColumn> PvcColumns() {
              PvcField("spec.volumeMode", "<unset>"))};
 }
 
+// ValidateResourceQuota: the resource lists, the scopes and the scope
+// selector.
+Causes ValidateResourceQuota(const json::object& obj, const json::object*) {
+  static const std::set<std::string> kScopes = {"Terminating",   "NotTerminating",
+                                                "BestEffort",    "NotBestEffort",
+                                                "PriorityClass", "CrossNamespacePodAffinity"};
+  static const std::set<std::string> kOperators = {"In", "NotIn", "Exists", "DoesNotExist"};
+  Causes out;
+  for (std::string_view list : {"spec.hard", "status.hard", "status.used"}) {
+    if (const json::object* m = ObjectAt(obj, list)) ValidateQuotaResourceList(*m, list, out);
+  }
+  if (const json::array* scopes = ArrayAt(obj, "spec.scopes")) {
+    for (size_t i = 0; i < scopes->size(); ++i) {
+      const json::value& s = (*scopes)[i];
+      if (!s.is_string() || !kScopes.contains(std::string(s.get_string()))) {
+        out.push_back(
+            FieldNotSupported(Index("spec.scopes", i), s, {kScopes.begin(), kScopes.end()}));
+      }
+    }
+  }
+  std::vector<const json::object*> exprs = ObjectsAt(obj, "spec.scopeSelector.matchExpressions");
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    std::string at = Index("spec.scopeSelector.matchExpressions", i);
+    std::string scope = StringAt(*exprs[i], "scopeName");
+    std::string op = StringAt(*exprs[i], "operator");
+    if (!kScopes.contains(scope)) {
+      out.push_back(FieldNotSupported(Child(at, "scopeName"), json::string(scope),
+                                      {kScopes.begin(), kScopes.end()}));
+    }
+    if (!kOperators.contains(op)) {
+      out.push_back(FieldNotSupported(Child(at, "operator"), json::string(op),
+                                      {kOperators.begin(), kOperators.end()}));
+      continue;
+    }
+    const json::array* values = ArrayAt(*exprs[i], "values");
+    bool has_values = values != nullptr && !values->empty();
+    bool wants_values = op == "In" || op == "NotIn";
+    if (wants_values && !has_values) {
+      out.push_back(FieldRequired(Child(at, "values"),
+                                  "must be at least one value when `operator` is 'In' or 'NotIn' "
+                                  "for scope selector"));
+    } else if (!wants_values && has_values) {
+      out.push_back(FieldInvalid(Child(at, "values"), json::value(*values),
+                                 "must be no value when `operator` is 'Exist' or 'DoesNotExist' "
+                                 "for scope selector"));
+    }
+  }
+  return out;
+}
+
+// printResourceQuota: "name: used/hard" for each hard name, sorted; the
+// limits.* ones in the LIMIT column, the others in REQUEST.
+Cell QuotaCell(bool limits) {
+  return [limits](const json::object& obj, TimePoint) -> json::value {
+    const json::object* hard = ObjectAt(obj, "status.hard");
+    const json::object* used = ObjectAt(obj, "status.used");
+    std::map<std::string, std::string> sorted;
+    if (hard != nullptr) {
+      for (const auto& [name, q] : *hard) {
+        if (std::string_view(name).starts_with("limits.") != limits) continue;
+        const json::value* u = used ? used->if_contains(name) : nullptr;
+        sorted[std::string(name)] = (u ? QuantityString(u) : "0") + "/" + QuantityString(&q);
+      }
+    }
+    std::string out;
+    for (const auto& [name, value] : sorted) out += (out.empty() ? "" : ", ") + name + ": " + value;
+    return json::string(out);
+  };
+}
+
 }  // namespace
 
 Resource PodResource() {
@@ -330,6 +403,24 @@ Resource PersistentVolumeClaimResource() {
     SetIfEmpty(EnsureObject(obj, "status"), "phase", "Pending");
   };
   r.columns = PvcColumns();
+  return r;
+}
+
+Resource ResourceQuotaResource() {
+  Resource r = MakeResource("", "v1", "ResourceQuota", "resourcequotas", true,
+                            "io.k8s.api.core.v1.ResourceQuota");
+  r.short_names = {"quota"};
+  r.has_status = true;
+  r.validate_fn = ValidateResourceQuota;
+  r.columns = {NameColumn(), AgeColumn(),
+               Column("Request", "string",
+                      "Request represents a minimum amount of cpu/memory "
+                      "that a container may consume.",
+                      0, QuotaCell(false)),
+               Column("Limit", "string",
+                      "Limits control the maximum amount of cpu/memory that "
+                      "a container may use independent of contention on the node.",
+                      0, QuotaCell(true))};
   return r;
 }
 

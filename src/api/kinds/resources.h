@@ -47,6 +47,7 @@ Resource PodResource();
 Resource NodeResource();
 Resource EndpointsResource();
 Resource PersistentVolumeClaimResource();
+Resource ResourceQuotaResource();
 Resource EndpointSliceResource();
 
 // policy_kinds.cc: the policy.karmada.io/v1alpha1 kinds, in discovery order.

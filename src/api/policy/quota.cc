@@ -1,6 +1,7 @@
 // Federated resource quotas (quota.h).
 #include "api/policy/quota.h"
 
+#include "api/resource_quota.h"
 #include "api/resources.h"
 
 namespace flotilla::api::policy {
@@ -10,14 +11,6 @@ constexpr char kCpu[] = "cpu";
 constexpr char kMemory[] = "memory";
 constexpr char kEphemeralStorage[] = "ephemeral-storage";
 constexpr char kPods[] = "pods";
-
-// `milli` of `resource` as a quantity.
-std::string Format(const std::string& resource, int64_t milli) {
-  if (resource == kCpu) return FormatMilliCpu(milli);
-  if (milli % 1000 != 0) return FormatMilliCpu(milli);  // a fraction: in milli-units
-  if (resource == kPods) return std::to_string(milli / 1000);
-  return FormatBytes(milli / 1000);
-}
 
 }  // namespace
 
@@ -79,7 +72,7 @@ Status CheckQuota(const json::object& frq, const QuotaUsage& before, const Quota
     const std::string named(name);
     auto append = [&](std::string& list, int64_t milli) {
       if (!list.empty()) list += ",";
-      list += named + "=" + Format(resource, milli);
+      list += named + "=" + FormatQuotaQuantity(resource, milli);
     };
     append(requested, will - was);
     append(used, was);
@@ -98,7 +91,7 @@ json::object OverallUsed(const json::object& frq, const QuotaUsage& used) {
     std::string resource = CountedResource(name);
     if (resource.empty()) continue;
     auto it = used.find(resource);
-    out[name] = Format(resource, it == used.end() ? 0 : it->second);
+    out[name] = FormatQuotaQuantity(resource, it == used.end() ? 0 : it->second);
   }
   return out;
 }
