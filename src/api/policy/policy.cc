@@ -8,6 +8,7 @@
 
 #include "api/annotations.h"
 #include "api/policy/quota.h"
+#include "api/resource_quota.h"
 #include "api/resources.h"
 #include "api/validation.h"
 
@@ -889,20 +890,6 @@ std::vector<StatusCause> ValidateOverride(const json::object& obj, bool namespac
   return out;
 }
 
-namespace {
-
-void CheckResourceList(const json::object& list, std::string_view path, Causes& out) {
-  for (const auto& [name, q] : list) {
-    std::string at = std::string(path) + "[" + std::string(name) + "]";
-    // The schema check reports malformed quantities.
-    std::optional<int64_t> milli = QuantityValue(q, 1000);
-    if (milli && *milli < 0) {
-      out.push_back(FieldInvalid(at, q, "must be greater than or equal to 0"));
-    }
-  }
-}
-
-}  // namespace
 
 std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj) {
   Causes out;
@@ -910,7 +897,7 @@ std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj)
   if (o == nullptr || !o->is_object()) {
     out.push_back(FieldRequired("spec.overall", ""));
   } else {
-    CheckResourceList(o->get_object(), "spec.overall", out);
+    ValidateQuotaResourceList(o->get_object(), "spec.overall", out);
   }
   const json::value* a = Find(obj, "spec.staticAssignments");
   if (a != nullptr && a->is_array()) {
@@ -927,7 +914,7 @@ std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj)
       }
       seen.push_back(cluster);
       if (const json::object* hard = GetObject(e.get_object(), "hard")) {
-        CheckResourceList(*hard, Child(at, "hard"), out);
+        ValidateQuotaResourceList(*hard, Child(at, "hard"), out);
       } else {
         out.push_back(FieldRequired(Child(at, "hard"), ""));
       }
@@ -1011,7 +998,6 @@ std::vector<std::string> OverrideWarnings(const json::object& obj) {
 
 std::vector<std::string> FederatedResourceQuotaWarnings(const json::object& obj) {
   std::vector<std::string> out;
-  if (Set(obj, "spec.staticAssignments")) out.push_back(NotActedOn("spec.staticAssignments"));
   if (const json::value* overall = Find(obj, "spec.overall");
       overall != nullptr && overall->is_object()) {
     for (const auto& [name, quantity] : overall->get_object()) {

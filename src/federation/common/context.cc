@@ -36,7 +36,7 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       overrides_(informers_.For(kOverridePolicies), informers_.For(kClusterOverridePolicies)),
       members_(clusters_, clock),
       customizations_(informers_.For(kResourceInterpreterCustomizations)),
-      quotas_(fed, informers_, manager_) {
+      quotas_(fed, informers_, manager_, members_, clusters_) {
   members_.SetTransform(kPods, MemberPodView);
   informers_.For(kResourceInterpreterCustomizations)
       .AddEventHandler({.on_add = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); },
@@ -46,6 +46,7 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
                               RecheckTarget(*c);
                             },
                         .on_delete = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); }});
+  OnClusterChange([this] { quotas_.EnqueueAll(); });
   policies_.OnChange([this] { ClustersChanged(); });
   overrides_.OnChange([this] { ClustersChanged(); });
   policy_statuses_.emplace(fed_, informers_, manager_, Events("policy-status"),

@@ -1,14 +1,39 @@
 // FederatedResourceQuotas (quotas.h).
 #include "federation/common/quotas.h"
 
+#include <set>
+
 #include "api/policy/quota.h"
+#include "base/log.h"
+#include "client/resources.h"
 #include "federation/common/names.h"
 
 namespace flotilla::federation {
 
+namespace {
+
+// The hard limits spec.staticAssignments gives `cluster`; null when none.
+const json::value* AssignedTo(const json::object& frq, std::string_view cluster) {
+  const json::value* a = Find(frq, "spec.staticAssignments");
+  if (a == nullptr || !a->is_array()) return nullptr;
+  for (const json::value& e : a->get_array()) {
+    if (e.is_object() && StringViewAt(e.get_object(), "clusterName") == cluster) {
+      const json::value* hard = e.get_object().if_contains("hard");
+      return hard != nullptr && hard->is_object() ? hard : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& informers,
-                                 runtime::ControllerManager& manager)
-    : fed_(fed), quotas_(informers.For(kFederatedResourceQuotas)) {
+                                 runtime::ControllerManager& manager, MemberInformers& members,
+                                 ClusterClients& clusters)
+    : fed_(fed),
+      members_(members),
+      clusters_(clusters),
+      quotas_(informers.For(kFederatedResourceQuotas)) {
   for (const auto& [resource, kind] :
        {std::pair{&kDeployments, "Deployment"}, std::pair{&kReplicaSets, "ReplicaSet"},
         std::pair{&kStatefulSets, "StatefulSet"}}) {
@@ -30,6 +55,23 @@ FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& 
       .on_delete = enqueue};
   quotas_.AddEventHandler(by_namespace);
   for (const auto& [informer, kind] : workloads_) informer->AddEventHandler(by_namespace);
+  queue_ = &controller.queue();
+  // The members' quotas this made: their status, or their removal.
+  members_.AddHandler(client::kResourceQuotas, [enqueue](const std::string&) {
+    auto ours = [enqueue](const runtime::ObjectPtr& obj) {
+      if (Find(*obj, std::string("metadata.labels.") + kQuotaLabel) != nullptr) enqueue(obj);
+    };
+    return runtime::EventHandler{.on_add = ours,
+                                 .on_update = [ours](const runtime::ObjectPtr&,
+                                                     const runtime::ObjectPtr& obj) { ours(obj); },
+                                 .on_delete = ours};
+  });
+}
+
+void FederatedQuotas::EnqueueAll() {
+  for (const runtime::ObjectPtr& q : quotas_.lister().List()) {
+    queue_->Add(std::string(StringViewAt(*q, "metadata.namespace")));
+  }
 }
 
 std::vector<runtime::ObjectPtr> FederatedQuotas::Quotas(const std::string& ns) const {
@@ -68,31 +110,112 @@ Status FederatedQuotas::Admit(const json::object& obj) const {
   return Status::Ok();
 }
 
+Status FederatedQuotas::SyncCluster(const std::string& cluster, const std::string& ns,
+                                    const std::vector<runtime::ObjectPtr>& quotas,
+                                    std::map<std::string, json::array>& aggregated) {
+  std::shared_ptr<runtime::Informer> informer = members_.Get(cluster, client::kResourceQuotas);
+  std::shared_ptr<client::Client> member = clusters_.Get(cluster);
+  if (informer == nullptr || member == nullptr) return Status::Ok();
+  std::map<std::string, runtime::ObjectPtr> present;
+  for (const runtime::ObjectPtr& rq : informer->lister().List(ns)) {
+    present[StringAt(*rq, "metadata.name")] = rq;
+  }
+  Status first = Status::Ok();
+  auto keep = [&first](Status s) {
+    if (!s.ok() && !s.Is(Reason::kConflict) && !s.Is(Reason::kAlreadyExists) && first.ok())
+      first = std::move(s);
+  };
+  std::set<std::string> wanted;
+  for (const runtime::ObjectPtr& q : quotas) {
+    std::string name = StringAt(*q, "metadata.name");
+    const json::value* hard = AssignedTo(*q, cluster);
+    if (hard == nullptr) continue;
+    wanted.insert(name);
+    auto it = present.find(name);
+    if (it == present.end()) {
+      json::object rq{{"apiVersion", "v1"},
+                      {"kind", "ResourceQuota"},
+                      {"metadata", json::object{{"name", name},
+                                                {"namespace", ns},
+                                                {"labels", json::object{{kQuotaLabel, name}}}}},
+                      {"spec", json::object{{"hard", *hard}}}};
+      keep(member->Create(client::kResourceQuotas, ns, std::move(rq)).status());
+      continue;
+    }
+    const json::object& rq = *it->second;
+    if (StringAt(rq, std::string("metadata.labels.") + kQuotaLabel) != name) {
+      spdlog::warn(
+          "federated resource quota {}/{}: cluster {} has a ResourceQuota of that "
+          "name the federation did not make; left alone",
+          ns, name, cluster);
+      continue;
+    }
+    const json::value* have = Find(rq, "spec.hard");
+    if (have == nullptr || *have != *hard) {
+      json::object updated = rq;
+      EnsureObject(updated, "spec")["hard"] = *hard;
+      keep(member->Update(client::kResourceQuotas, ns, updated).status());
+    }
+    if (const json::value* status = Find(rq, "status"); status != nullptr && status->is_object()) {
+      json::object entry{{"clusterName", cluster}};
+      for (const char* f : {"hard", "used"}) {
+        if (const json::value* v = status->get_object().if_contains(f)) entry[f] = *v;
+      }
+      aggregated[name].push_back(std::move(entry));
+    }
+  }
+  // Those this made for an assignment or a quota now gone.
+  for (const auto& [name, rq] : present) {
+    if (wanted.contains(name) ||
+        Find(*rq, std::string("metadata.labels.") + kQuotaLabel) == nullptr)
+      continue;
+    Status s = member->Delete(client::kResourceQuotas, ns, name, {});
+    if (!s.Is(Reason::kNotFound)) keep(std::move(s));
+  }
+  return first;
+}
+
 Status FederatedQuotas::Reconcile(const std::string& ns) {
   std::vector<runtime::ObjectPtr> quotas = Quotas(ns);
-  if (quotas.empty()) return Status::Ok();
+  std::map<std::string, json::array> aggregated;  // by quota name
+  Status members = Status::Ok();
+  for (const std::string& cluster : members_.Clusters()) {
+    Status s = SyncCluster(cluster, ns, quotas, aggregated);
+    if (!s.ok() && members.ok()) members = std::move(s);
+  }
+  if (quotas.empty()) return members;
   api::policy::QuotaUsage used;
   ForEachWorkload(ns, [&](std::string_view, const json::object&, const api::policy::QuotaUsage& u) {
     api::policy::Add(used, u);
   });
   for (const runtime::ObjectPtr& q : quotas) {
     // As Karmada's controller writes it: the limits (status.overall, the
-    // OVERALL column) and the usage.
+    // OVERALL column), the usage, and each assigned cluster's quota.
     json::object status =
         GetObject(*q, "status") != nullptr ? *GetObject(*q, "status") : json::object();
     json::value overall = Find(*q, "spec.overall") != nullptr ? *Find(*q, "spec.overall")
                                                               : json::value(json::object());
     json::value overall_used = api::policy::OverallUsed(*q, used);
-    if (status["overall"] == overall && status["overallUsed"] == overall_used) continue;
+    json::value per_cluster = std::move(aggregated[StringAt(*q, "metadata.name")]);
+    bool listed = !per_cluster.get_array().empty();
+    const json::value* had = status.if_contains("aggregatedStatus");
+    bool same_clusters = listed ? had != nullptr && *had == per_cluster : had == nullptr;
+    if (status["overall"] == overall && status["overallUsed"] == overall_used && same_clusters)
+      continue;
     json::object updated = *q;
     json::object& written = EnsureObject(updated, "status");
     written["overall"] = std::move(overall);
     written["overallUsed"] = std::move(overall_used);
+    if (listed) {
+      written["aggregatedStatus"] = std::move(per_cluster);
+    } else {
+      written.erase("aggregatedStatus");
+    }
     Status s = fed_.UpdateStatus(kFederatedResourceQuotas, ns, updated).status();
     // A conflict or a quota gone: its own event brings the namespace back.
     if (!s.ok() && !s.Is(Reason::kConflict) && !s.Is(Reason::kNotFound)) return s;
   }
-  return Status::Ok();
+  return members;
 }
 
 }  // namespace flotilla::federation

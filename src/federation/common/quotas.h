@@ -4,10 +4,21 @@
 // status.overallUsed (the usage of the federated
 // Deployments, ReplicaSets and StatefulSets of its namespace) and answers
 // the admission that refuses a write taking a namespace beyond a quota's
-// spec.overall (api/policy/quota.h). Thread-safe.
+// spec.overall (api/policy/quota.h).
+//
+// spec.staticAssignments become ResourceQuota objects in the members: in
+// each ready cluster assigned, one named as the FederatedResourceQuota in
+// its namespace, with the assignment's hard limits and the label
+// kQuotaLabel naming it; the member's own quota admission enforces it.
+// A ResourceQuota of that name the federation did not make is left alone
+// (and reported); one it made is deleted when its cluster's assignment
+// or its FederatedResourceQuota goes. status.aggregatedStatus lists each
+// assigned cluster's hard limits and usage as its ResourceQuota reports
+// them. Thread-safe.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +26,8 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "client/client.h"
+#include "federation/common/cluster_clients.h"
+#include "federation/common/member_informers.h"
 #include "runtime/controller_manager.h"
 #include "runtime/shared_informers.h"
 
@@ -22,6 +35,8 @@ namespace flotilla::federation {
 
 inline const client::ResourceRef kFederatedResourceQuotas{"policy.karmada.io", "v1alpha1",
                                                           "federatedresourcequotas", true};
+// On the member ResourceQuotas a FederatedResourceQuota made: its name.
+inline constexpr char kQuotaLabel[] = "federation.kubernetes.io/federated-resource-quota";
 
 class FederatedQuotas {
  public:
@@ -29,7 +44,8 @@ class FederatedQuotas {
   // workload kinds are made through `informers`. REQUIRES: before the
   // manager starts.
   FederatedQuotas(client::Client& fed, runtime::SharedInformers& informers,
-                  runtime::ControllerManager& manager);
+                  runtime::ControllerManager& manager, MemberInformers& members,
+                  ClusterClients& clusters);
   FederatedQuotas(const FederatedQuotas&) = delete;
   FederatedQuotas& operator=(const FederatedQuotas&) = delete;
 
@@ -37,10 +53,18 @@ class FederatedQuotas {
   // set) about to be stored: Forbidden when it takes its namespace beyond
   // a quota there (CheckQuota). OK for other objects.
   Status Admit(const json::object& obj) const;
+  // Checks every namespace with a quota again (a cluster came or went).
+  void EnqueueAll();
 
  private:
-  // Writes status.overallUsed of every quota of namespace `ns`.
+  // Writes the member ResourceQuotas and the status of every quota of
+  // namespace `ns`.
   Status Reconcile(const std::string& ns);
+  // Makes `cluster`'s ResourceQuotas in `ns` those `quotas` assign it;
+  // adds the assigned ones' status to `aggregated` (by quota name).
+  Status SyncCluster(const std::string& cluster, const std::string& ns,
+                     const std::vector<runtime::ObjectPtr>& quotas,
+                     std::map<std::string, json::array>& aggregated);
   std::vector<runtime::ObjectPtr> Quotas(const std::string& ns) const;
   // Calls `fn(kind, workload, usage)` for each workload of `ns`.
   void ForEachWorkload(const std::string& ns,
@@ -48,6 +72,9 @@ class FederatedQuotas {
                                                 const api::policy::QuotaUsage& usage)>& fn) const;
 
   client::Client& fed_;
+  MemberInformers& members_;
+  ClusterClients& clusters_;
+  runtime::WorkQueue* queue_ = nullptr;
   runtime::Informer& quotas_;
   std::vector<std::pair<runtime::Informer*, std::string>> workloads_;  // informer, kind
 };
