@@ -32,14 +32,16 @@ WAIT_TIMEOUT = 30   # default bound for wait_for
 
 def wait_for(predicate, what, timeout=WAIT_TIMEOUT, interval=0.05):
     """Polls `predicate` until it returns a truthy value and returns that
-    value; fails the test naming `what` if it has not after `timeout` s."""
+    value; fails the test naming `what` (or what `what()` says then) if it
+    has not after `timeout` s."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+            pytest.fail(f"timed out after {timeout}s waiting for "
+                        f"{what() if callable(what) else what}")
         time.sleep(interval)
 
 

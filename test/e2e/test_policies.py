@@ -798,3 +798,59 @@ def test_a_federated_resource_quota_caps_the_namespace(fed, ns):
 
 def apply_unchecked(fed, obj, ns):
     return fed.kubectl("apply", "-f", "-", "-n", ns, input=json.dumps(obj), check=False)
+
+
+def test_static_assignments_become_member_quotas_that_the_members_enforce(fed, ns):
+    """FederatedResourceQuota spec.staticAssignments: a ResourceQuota in each
+    assigned cluster, enforced by that member (its pods beyond it refused in
+    Kubernetes' words), its usage in status.aggregatedStatus; an assignment
+    removed takes its member quota away."""
+    quota = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "FederatedResourceQuota",
+             "metadata": {"name": "team"},
+             "spec": {"overall": {"pods": "20"},
+                      "staticAssignments": [{"clusterName": "east", "hard": {"pods": "2"}},
+                                            {"clusterName": "west",
+                                             "hard": {"pods": "5", "requests.cpu": "1"}}]}}
+    out = fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(quota))
+    assert "staticAssignments" not in out.stderr  # acted on: no Warning
+    rq = "/api/v1/namespaces/{ns}/resourcequotas/team".format(ns=ns)
+    wait_for(lambda: all(fed.members[c].get_json(rq) is not None for c in ("east", "west")),
+             "the member quotas")
+    east = fed.members["east"].get_json(rq)
+    assert east["spec"]["hard"] == {"pods": "2"}
+    assert east["metadata"]["labels"]["federation.kubernetes.io/federated-resource-quota"] == "team"
+    assert fed.members["west"].get_json(rq)["spec"]["hard"] == {"pods": "5", "requests.cpu": "1"}
+    assert fed.members["on-prem"].get_json(rq) is None
+
+    # A Deployment of 3 whole in east: the member admits 2 pods and refuses the third.
+    apply(fed, pp("east-only", [deploy_selector(name="web")],
+                  {"clusterAffinity": {"clusterNames": ["east"]}}), ns)
+    apply(fed, deployment("web", 3), ns)
+    wait_layout(fed, ns, "web", {"east": 3})
+    wait_for(lambda: len(fed.members["east"].pods(ns, "app=web")) == 2, "two pods in east")
+    events = fed.members["east"].kubectl("get", "events", "-n", ns, "-o", "json").stdout
+    assert ("exceeded quota: team, requested: pods=1, used: pods=2, limited: pods=2"
+            in events), events
+    # The member's own view, as kubectl prints it.
+    columns = fed.members["east"].kubectl("get", "quota", "team", "-n", ns).stdout
+    assert "pods: 2/2" in columns, columns
+
+    def aggregated():
+        status = json.loads(fed.kubectl("get", "frq", "team", "-n", ns, "-o", "json").stdout)[
+            "status"]
+        return {e["clusterName"]: (e.get("hard"), e.get("used"))
+                for e in status.get("aggregatedStatus", [])}
+    want = {"east": ({"pods": "2"}, {"pods": "2"}),
+            "west": ({"pods": "5", "requests.cpu": "1"}, {"pods": "0", "requests.cpu": "0"})}
+    wait_for(lambda: aggregated() == want,
+             lambda: f"each cluster's quota and usage in the status: {aggregated()}")
+
+    # The west assignment goes: its member quota goes with it.
+    quota["spec"]["staticAssignments"] = quota["spec"]["staticAssignments"][:1]
+    fed.kubectl("replace", "-n", ns, "-f", "-", input=json.dumps(quota))
+    wait_for(lambda: fed.members["west"].get_json(rq) is None, "west's quota removed")
+    wait_for(lambda: set(aggregated()) == {"east"}, "west gone from the status")
+    fed.kubectl("delete", "frq", "team", "-n", ns)
+    wait_for(lambda: fed.members["east"].get_json(rq) is None, "east's quota removed")
+    # Without the quota, east runs all three.
+    wait_for(lambda: len(fed.members["east"].pods(ns, "app=web")) == 3, "three pods in east")

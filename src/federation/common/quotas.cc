@@ -25,6 +25,14 @@ const json::value* AssignedTo(const json::object& frq, std::string_view cluster)
   return nullptr;
 }
 
+// The kQuotaLabel of a member ResourceQuota; empty when it has none (the
+// federation did not make it). (A label key has dots: not a dotted path.)
+std::string_view QuotaLabelOf(const json::object& rq) {
+  const json::value* labels = Find(rq, "metadata.labels");
+  if (labels == nullptr || !labels->is_object()) return {};
+  return GetString(labels->get_object(), kQuotaLabel).value_or("");
+}
+
 }  // namespace
 
 FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& informers,
@@ -59,7 +67,7 @@ FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& 
   // The members' quotas this made: their status, or their removal.
   members_.AddHandler(client::kResourceQuotas, [enqueue](const std::string&) {
     auto ours = [enqueue](const runtime::ObjectPtr& obj) {
-      if (Find(*obj, std::string("metadata.labels.") + kQuotaLabel) != nullptr) enqueue(obj);
+      if (!QuotaLabelOf(*obj).empty()) enqueue(obj);
     };
     return runtime::EventHandler{.on_add = ours,
                                  .on_update = [ours](const runtime::ObjectPtr&,
@@ -143,7 +151,7 @@ Status FederatedQuotas::SyncCluster(const std::string& cluster, const std::strin
       continue;
     }
     const json::object& rq = *it->second;
-    if (StringAt(rq, std::string("metadata.labels.") + kQuotaLabel) != name) {
+    if (QuotaLabelOf(rq) != name) {
       spdlog::warn(
           "federated resource quota {}/{}: cluster {} has a ResourceQuota of that "
           "name the federation did not make; left alone",
@@ -166,9 +174,7 @@ Status FederatedQuotas::SyncCluster(const std::string& cluster, const std::strin
   }
   // Those this made for an assignment or a quota now gone.
   for (const auto& [name, rq] : present) {
-    if (wanted.contains(name) ||
-        Find(*rq, std::string("metadata.labels.") + kQuotaLabel) == nullptr)
-      continue;
+    if (wanted.contains(name) || QuotaLabelOf(*rq).empty()) continue;
     Status s = member->Delete(client::kResourceQuotas, ns, name, {});
     if (!s.Is(Reason::kNotFound)) keep(std::move(s));
   }
