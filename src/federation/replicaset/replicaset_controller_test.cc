@@ -13,6 +13,7 @@
 #include "federation/common/member_copy.h"
 #include "federation/common/names.h"
 #include "federation/common/policies.h"
+#include "federation/common/quotas.h"
 #include "federation/sync/sync_controller.h"
 
 namespace flotilla::federation::replicaset {
@@ -889,4 +890,51 @@ TEST_F(ReplicaSetControllerTest, MetricsNameEveryClusterAndTheReplicasMoved) {
 }
 
 }  // namespace
+// FederatedResourceQuota spec.staticAssignments: a ResourceQuota in each
+// assigned cluster, its status in status.aggregatedStatus; one of that name
+// the federation did not make is left alone; an assignment removed takes
+// its quota away, and so does the FederatedResourceQuota's deletion.
+TEST_F(ReplicaSetControllerTest, StaticAssignmentsBecomeMemberQuotas) {
+  Start();
+  // Cluster c already has a quota "team" of its own.
+  auto own = ParseJsonObject(R"({"metadata":{"name":"team"},"spec":{"hard":{"pods":"99"}}})");
+  ASSERT_TRUE(member_clients_[2]->Create(client::kResourceQuotas, kNs, *own).ok());
+  auto frq = ParseJsonObject(R"({"apiVersion":"policy.karmada.io/v1alpha1",
+      "kind":"FederatedResourceQuota","metadata":{"name":"team"},
+      "spec":{"overall":{"pods":"10"},"staticAssignments":[
+        {"clusterName":"a","hard":{"pods":"2"}},{"clusterName":"b","hard":{"pods":"3"}},
+        {"clusterName":"c","hard":{"pods":"4"}}]}})");
+  ASSERT_TRUE(fed_client_->Create(kFederatedResourceQuotas, kNs, *frq).ok());
+  auto hard = [&](int i) {
+    auto rq = member_clients_[i]->Get(client::kResourceQuotas, kNs, "team");
+    return rq.ok() ? ToJson(At(*rq, "spec.hard")) : "";
+  };
+  ASSERT_TRUE(
+      Eventually([&] { return hard(0) == R"({"pods":"2"})" && hard(1) == R"({"pods":"3"})"; }));
+  EXPECT_EQ(hard(2), R"({"pods":"99"})");
+  // What a member's quota controller would write, in a; the federation lists it.
+  auto rq = member_clients_[0]->Get(client::kResourceQuotas, kNs, "team");
+  ASSERT_TRUE(rq.ok());
+  (*rq)["status"] = *ParseJsonObject(R"({"hard":{"pods":"2"},"used":{"pods":"1"}})");
+  ASSERT_TRUE(member_clients_[0]->UpdateStatus(client::kResourceQuotas, kNs, *rq).ok());
+  auto aggregated = [&] {
+    auto q = fed_client_->Get(kFederatedResourceQuotas, kNs, "team");
+    return q.ok() ? ToJson(At(*q, "status.aggregatedStatus")) : "";
+  };
+  ASSERT_TRUE(Eventually([&] {
+    return aggregated() == R"([{"clusterName":"a","hard":{"pods":"2"},"used":{"pods":"1"}}])";
+  })) << aggregated();
+  // The assignment of b goes; then the quota.
+  auto current = fed_client_->Get(kFederatedResourceQuotas, kNs, "team");
+  ASSERT_TRUE(current.ok());
+  (*current)["spec"].as_object()["staticAssignments"].as_array().erase(
+      (*current)["spec"].as_object()["staticAssignments"].as_array().begin() + 1);
+  ASSERT_TRUE(fed_client_->Update(kFederatedResourceQuotas, kNs, *current).ok());
+  ASSERT_TRUE(Eventually([&] { return hard(1).empty(); }));
+  EXPECT_EQ(hard(0), R"({"pods":"2"})");
+  ASSERT_TRUE(fed_client_->Delete(kFederatedResourceQuotas, kNs, "team", {}).ok());
+  ASSERT_TRUE(Eventually([&] { return hard(0).empty(); }));
+  EXPECT_EQ(hard(2), R"({"pods":"99"})");  // never the federation's
+}
+
 }  // namespace flotilla::federation::replicaset
