@@ -23,6 +23,10 @@ std::string Child(std::string_view path, std::string_view name) {
 std::string Index(std::string_view path, size_t i) {
   return std::string(path) + "[" + std::to_string(i) + "]";
 }
+// "hard[pods]": a map entry, as field.Path.Key prints it.
+std::string Key(std::string_view path, std::string_view key) {
+  return std::string(path) + "[" + std::string(key) + "]";
+}
 
 std::vector<std::string> Strings(const json::object& o, std::string_view key) {
   std::vector<std::string> out;
@@ -900,6 +904,7 @@ std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj)
     ValidateQuotaResourceList(o->get_object(), "spec.overall", out);
   }
   const json::value* a = Find(obj, "spec.staticAssignments");
+  std::map<std::string, int64_t> assigned;  // milli-units by name
   if (a != nullptr && a->is_array()) {
     std::vector<std::string> seen;
     for (size_t i = 0; i < a->get_array().size(); ++i) {
@@ -915,9 +920,30 @@ std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj)
       seen.push_back(cluster);
       if (const json::object* hard = GetObject(e.get_object(), "hard")) {
         ValidateQuotaResourceList(*hard, Child(at, "hard"), out);
+        // As Karmada's webhook: what is assigned is a part of the overall.
+        for (const auto& [name, q] : *hard) {
+          std::optional<int64_t> milli = QuantityValue(q, 1000);
+          if (!milli) continue;
+          const json::value* limit =
+              o != nullptr && o->is_object() ? o->get_object().if_contains(name) : nullptr;
+          if (limit == nullptr) {
+            out.push_back(FieldInvalid(Key(Child(at, "hard"), name), q,
+                                       "assignment resourceName is not exist in overall"));
+          } else {
+            assigned[std::string(name)] += *milli;
+          }
+        }
       } else {
         out.push_back(FieldRequired(Child(at, "hard"), ""));
       }
+    }
+  }
+  for (const auto& [name, total] : assigned) {
+    const json::value& limit = o->get_object().at(name);
+    std::optional<int64_t> overall = QuantityValue(limit, 1000);
+    if (overall && *overall < total) {
+      out.push_back(FieldInvalid(Key("spec.overall", name), limit,
+                                 "overall is less than assignments"));
     }
   }
   return out;

@@ -364,8 +364,25 @@ TEST(ValidateQuotaTest, NegativeQuantitiesAndMissingFields) {
   for (const StatusCause& c : ValidateFederatedResourceQuota(obj)) fields.push_back(c.field);
   EXPECT_EQ(fields,
             (std::vector<std::string>{"spec.overall[cpu]", "spec.staticAssignments[0].hard[pods]",
+                                      "spec.staticAssignments[0].hard[pods]",
                                       "spec.staticAssignments[1].clusterName",
                                       "spec.staticAssignments[2].clusterName"}));
+}
+
+// As Karmada's webhook: the assignments are parts of spec.overall.
+TEST(ValidateQuotaTest, AssignmentsWithinTheOverall) {
+  json::object obj = Obj(R"({"metadata":{"name":"q","namespace":"web"},"spec":{
+      "overall":{"pods":"5","cpu":"2"},
+      "staticAssignments":[{"clusterName":"a","hard":{"pods":"3","cpu":"1"}},
+                           {"clusterName":"b","hard":{"pods":"3","memory":"1Gi"}}]}})");
+  std::vector<std::string> messages;
+  for (const StatusCause& c : ValidateFederatedResourceQuota(obj))
+    messages.push_back(c.field + ": " + c.message);
+  EXPECT_EQ(messages, (std::vector<std::string>{
+                          "spec.staticAssignments[1].hard[memory]: Invalid value: \"1Gi\": "
+                          "assignment resourceName is not exist in overall",
+                          "spec.overall[pods]: Invalid value: \"5\": overall is less than "
+                          "assignments"}));
 }
 
 TEST(WarningsTest, OverridesOfKindsWhoseCopiesDoNotTakeThem) {
