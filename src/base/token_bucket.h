@@ -22,8 +22,15 @@ class TokenBucket {
   Duration Reserve();
   // Reserve() and wait that long on the clock.
   void Wait();
+  // Takes a token when one is there (zero); otherwise takes nothing and
+  // returns how long until one will be. For a caller that comes back
+  // later instead of waiting.
+  Duration TryTake();
 
  private:
+  // Brings tokens_ up to the clock.
+  void Refill() REQUIRES(mu_);
+
   const double qps_;
   const double burst_;
   Clock& clock_;

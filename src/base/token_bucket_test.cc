@@ -39,6 +39,19 @@ TEST(TokenBucketTest, NonPositiveQpsDisablesLimiting) {
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(bucket.Reserve(), Duration::zero());
 }
 
+TEST(TokenBucketTest, TryTakeTakesNothingWhenEmpty) {
+  FakeClock clock;
+  TokenBucket bucket(2, 1, clock);  // a token every 500ms
+  EXPECT_EQ(bucket.TryTake(), Duration::zero());
+  auto ms = [](Duration d) { return std::chrono::round<milliseconds>(d).count(); };
+  EXPECT_EQ(ms(bucket.TryTake()), 500);
+  EXPECT_EQ(ms(bucket.TryTake()), 500);  // nothing was reserved
+  clock.Advance(milliseconds(400));
+  EXPECT_EQ(ms(bucket.TryTake()), 100);
+  clock.Advance(milliseconds(150));
+  EXPECT_EQ(bucket.TryTake(), Duration::zero());
+}
+
 TEST(TokenBucketTest, WaitBlocksUntilTheClockReachesTheToken) {
   FakeClock clock;
   TokenBucket bucket(1, 1, clock);

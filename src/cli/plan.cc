@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "federation/overview/policy_plan.h"
 #include "planner/plan_case.h"
 
 namespace flotilla::cli {
@@ -18,16 +19,29 @@ constexpr const char* kFooter = R"(Input, one case per line:
 Output, one result per line:
   {"plan": {"A": 22, "B": 22, "C": 6}, "overflow": {}}
 "current", "capacity", "key" and "preferences" are optional; the preferences default
-to {"clusters": {"*": {"weight": 1}}}.)";
+to {"clusters": {"*": {"weight": 1}}}.
+With a propagation policy instead of preferences, where the policy would place them:
+  {"replicas": 6, "clusters": ["A","B"], "policy": {"kind": "ClusterPropagationPolicy", ...},
+   "clusterObjects": {"A": {"metadata": {"labels": {"location": "cloud"}}}}}
+(--explain then says, per cluster, whether the policy admits it and why not.))";
+
+// One case line: the planner's, or with a policy (federation/overview/policy_plan.h).
+json::object RunLine(std::string_view line, bool explain) {
+  StatusOr<json::object> doc = ParseJsonObject(line);
+  if (doc.ok() && federation::overview::HasPolicy(*doc)) {
+    StatusOr<json::object> result =
+        federation::overview::RunPolicyPlanCase(*std::move(doc), explain);
+    return result.ok() ? *std::move(result) : planner::ErrorResult(result.status());
+  }
+  StatusOr<planner::PlanCase> c = planner::ParsePlanCase(line);
+  return c.ok() ? planner::RunPlanCase(*c, explain) : planner::ErrorResult(c.status());
+}
 
 void RunPlanLines(std::istream& in, std::ostream& out, bool explain) {
   std::string line;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    StatusOr<planner::PlanCase> c = planner::ParsePlanCase(line);
-    json::object result =
-        c.ok() ? planner::RunPlanCase(*c, explain) : planner::ErrorResult(c.status());
-    out << json::serialize(result) << '\n';
+    out << json::serialize(RunLine(line, explain)) << '\n';
     // Answer before waiting for more input, so that the command also works
     // line by line as a coprocess.
     if (in.rdbuf()->in_avail() <= 0) out.flush();
@@ -43,7 +57,8 @@ void AddPlanCommand(CLI::App& app) {
   auto explain = std::make_shared<bool>(false);
   cmd->add_flag("--explain", *explain,
                 "Also say, per cluster, why it got its number (minReplicas, kept running "
-                "replicas, weight share, capped by maxReplicas or capacity)");
+                "replicas, weight share, capped by maxReplicas or capacity) and, for a case with "
+                "a policy, whether the policy admits it");
   cmd->footer(kFooter);
   cmd->callback([explain] { RunPlanLines(std::cin, std::cout, *explain); });
 }

@@ -391,6 +391,19 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   AddDurationOption(cmd, "--dns-ttl", &flags.dns_ttl, std::to_string(dns::kDefaultTtlSeconds) + "s",
                     "The TTL of the DNS answers")
       ->group("DNS");
+  cmd.add_option("--placement-move-qps", flags.federation.context.move_qps,
+                 "Objects per second (beyond --placement-move-burst) that may begin to leave a "
+                 "ready cluster their placement no longer admits, after a change of a policy, "
+                 "a cluster's labels or taints, or an object's labels; 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Federation");
+  cmd.add_option("--placement-move-burst", flags.federation.context.move_burst,
+                 "Objects that may begin such a move at once before --placement-move-qps paces "
+                 "them")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Federation");
   AddDurationOption(cmd, "--member-change-delay", &w.member_change_delay, "2s",
                     "How long after a local workload or pod changes its federated workload is "
                     "checked",

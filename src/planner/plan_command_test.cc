@@ -91,6 +91,22 @@ TEST_F(PlanCommandTest, ExplainSaysWhy) {
   EXPECT_EQ(result.at("explain").at("A").at("kept").as_int64(), 30);
 }
 
+// A case with a propagation policy: where the policy would place the
+// replicas, and per cluster why it admits it or not.
+TEST_F(PlanCommandTest, APolicyPlacesTheCase) {
+  std::string input =
+      R"({"replicas": 4, "clusters": ["on-prem","east"], "clusterObjects": {"on-prem": {"metadata": {"labels": {"location": "on-prem"}}}}, "policy": {"kind": "ClusterPropagationPolicy", "metadata": {"name": "private"}, "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}], "placement": {"clusterAffinity": {"labelSelector": {"matchLabels": {"location": "on-prem"}}}, "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}}}})"
+      "\n";
+  int exit_code = -1;
+  std::vector<std::string> lines = Run(input, "--explain", exit_code);
+  EXPECT_EQ(exit_code, 0);
+  ASSERT_EQ(lines.size(), 1u);
+  json::object result = Object(lines[0]);
+  EXPECT_EQ(json::serialize(result.at("plan")), R"({"on-prem":4})") << lines[0];
+  EXPECT_EQ(result.at("policy").at("clusters").at("east").at("admitted").as_bool(), false);
+  EXPECT_TRUE(result.contains("explain")) << lines[0];
+}
+
 TEST_F(PlanCommandTest, EmptyInputGivesEmptyOutput) {
   int exit_code = -1;
   EXPECT_TRUE(Run("", "", exit_code).empty());

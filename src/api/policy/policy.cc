@@ -894,7 +894,6 @@ std::vector<StatusCause> ValidateOverride(const json::object& obj, bool namespac
   return out;
 }
 
-
 std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj) {
   Causes out;
   const json::value* o = Find(obj, "spec.overall");
@@ -942,8 +941,8 @@ std::vector<StatusCause> ValidateFederatedResourceQuota(const json::object& obj)
     const json::value& limit = o->get_object().at(name);
     std::optional<int64_t> overall = QuantityValue(limit, 1000);
     if (overall && *overall < total) {
-      out.push_back(FieldInvalid(Key("spec.overall", name), limit,
-                                 "overall is less than assignments"));
+      out.push_back(
+          FieldInvalid(Key("spec.overall", name), limit, "overall is less than assignments"));
     }
   }
   return out;

@@ -75,7 +75,7 @@ class ControllerTest : public ::testing::Test {
   // already moved.
   template <typename MakeControllers>
   void StartWith(MakeControllers make, int ready = kMembers) {
-    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_);
+    ctx_ = std::make_unique<FederationContext>(*fed_client_, clock_, context_options_);
     make();
     for (int i = 0; i < ready; ++i) SetReady(i);
     ASSERT_TRUE(ctx_->Start().ok());
@@ -218,6 +218,8 @@ class ControllerTest : public ::testing::Test {
   }
 
   FakeClock clock_;
+  // What StartWith makes the context with.
+  ContextOptions context_options_;
   client::testing::TestCluster fed_;
   MemberServer members_[kMembers];
   std::unique_ptr<client::Client> member_clients_[kMembers];

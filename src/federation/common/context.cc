@@ -30,6 +30,7 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       clock_(clock),
       io_clock_(options.io_clock != nullptr ? *options.io_clock : RealClock()),
       pool_(options.member_request_threads),
+      moves_(options.move_qps, options.move_burst, clock),
       manager_(clock),
       informers_(fed, clock, manager_),
       policies_(informers_.For(kPropagationPolicies), informers_.For(kClusterPropagationPolicies)),

@@ -26,6 +26,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/mutex.h"
+#include "base/token_bucket.h"
 #include "client/client.h"
 #include "federation/common/cluster_clients.h"
 #include "federation/common/customizations.h"
@@ -51,6 +52,12 @@ struct ContextOptions {
   // Times requests to members for the latency metrics (a measurement, not
   // a decision); null: the real clock. Not owned.
   Clock* io_clock = nullptr;
+  // --placement-move-qps and --placement-move-burst: how many objects per
+  // second (beyond a burst) may begin to leave a ready cluster their
+  // placement no longer admits (a policy, a cluster's labels or taints, or
+  // the object's labels changed). 0: no limit.
+  double move_qps = 0;
+  int move_burst = 10;
 };
 
 class FederationContext {
@@ -89,6 +96,9 @@ class FederationContext {
   // Where the objects that federated objects depend on are needed.
   Dependencies& dependencies() { return dependencies_; }
   runtime::WorkPool& pool() { return pool_; }
+  // Paces the objects that begin to leave ready clusters (ContextOptions::
+  // move_qps), across every controller.
+  TokenBucket& moves() { return moves_; }
   metrics::Registry& metrics() { return metrics_; }
   // The recorder of events from `component` (their source), made on first
   // use.
@@ -160,6 +170,7 @@ class FederationContext {
   Clock& clock_;
   Clock& io_clock_;
   runtime::WorkPool pool_;
+  TokenBucket moves_;
   metrics::Registry metrics_;
   ClusterClients clusters_;
   runtime::ControllerManager manager_;

@@ -264,6 +264,10 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
     deferred = true;
     return runtime::Result{.requeue_after = options_.expectation_ttl};
   }
+  if (Duration wait = PaceMove(check, not_admitted); wait > Duration::zero()) {
+    deferred = true;
+    return runtime::Result{.requeue_after = wait};
+  }
   // The finalizer comes before the first copy does. An object created while
   // a cluster was joined has it from its create (the admission puts it on,
   // FederationContext::FinalizesAtCreate); a federation without members
@@ -563,7 +567,27 @@ runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& clu
   return informer != nullptr ? informer->lister().Get(check.ns, name) : nullptr;
 }
 
+Duration Reconciler::PaceMove(const Check& check, const std::vector<Target>& not_admitted) {
+  bool leaving = std::any_of(not_admitted.begin(), not_admitted.end(), [&](const Target& t) {
+    runtime::ObjectPtr copy = Cached(check, t.cluster, strategy_.CopyName(check.obj, t.cluster));
+    return copy != nullptr && IsManaged(*copy) && !api::IsBeingDeleted(*copy);
+  });
+  MutexLock lock(moving_mu_);
+  if (!leaving) {
+    moving_.erase(check.key);
+    return Duration::zero();
+  }
+  if (moving_.contains(check.key)) return Duration::zero();
+  Duration wait = ctx_.moves().TryTake();
+  if (wait == Duration::zero()) moving_.insert(check.key);
+  return wait;
+}
+
 void Reconciler::Forget(const std::string& key) {
+  {
+    MutexLock lock(moving_mu_);
+    moving_.erase(key);
+  }
   ctx_.policy_statuses().Gone(strategy_.kind() + " " + key);
   EnqueueDependencies(ctx_.dependencies().Remove(DependentId(key)));
   strategy_.Forget(key);

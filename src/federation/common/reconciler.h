@@ -21,7 +21,9 @@
 //     is. An object without placement annotations takes
 //     its selector from the propagation policy that places it (policies.h):
 //     its cluster affinity, or the first of its cluster-affinity groups
-//     whose ready clusters have room for it.
+//     whose ready clusters have room for it. An object about to leave a
+//     ready cluster that holds its copy waits for its turn (the context's
+//     move pace, --placement-move-qps) before anything of it is done.
 //  3. Before the first write to a member the object gets the finalizer; the
 //     policy that places it is recorded in its annotations (with an Event,
 //     and Matched/Unmatched Events on the policies) when it changed, and
@@ -344,6 +346,11 @@ class Reconciler {
                             const std::string& name) const;
   runtime::EventHandler MemberHandler(const std::string& cluster);
   void Forget(const std::string& key);
+  // Zero when `check` may go on: it moves nothing out of a ready cluster,
+  // or its move already began, or the context's move pace gave it a turn
+  // now. Otherwise how long until its turn; nothing of it is done
+  // meanwhile (its copies stay as they are).
+  Duration PaceMove(const Check& check, const std::vector<Target>& not_admitted);
   // The objects that `check`'s names with GetDependencies are needed where
   // its copies go (step 4).
   Status RecordDependencies(const Check& check);
@@ -378,6 +385,10 @@ class Reconciler {
   Mutex first_mu_;
   bool first_listed_ GUARDED_BY(first_mu_) = false;
   std::set<std::string> first_pending_ GUARDED_BY(first_mu_);
+  // The objects whose move out of a ready cluster began (PaceMove), until
+  // a check finds nothing left there.
+  Mutex moving_mu_;
+  std::set<std::string> moving_ GUARDED_BY(moving_mu_);
 };
 
 // `obj` with the apiVersion and kind of `resource`/`kind` (list items and

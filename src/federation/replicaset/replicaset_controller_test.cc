@@ -937,4 +937,39 @@ TEST_F(ReplicaSetControllerTest, StaticAssignmentsBecomeMemberQuotas) {
   EXPECT_EQ(hard(2), R"({"pods":"99"})");  // never the federation's
 }
 
+// A policy change moves objects out of a ready cluster at the pace
+// --placement-move-qps gives: the burst at once, then one per token, each
+// left as it is until its turn.
+TEST_F(ReplicaSetControllerTest, APolicyChangeMovesObjectsAtThePlacementMovePace) {
+  context_options_.move_qps = 0.1;  // a token every 10 s
+  context_options_.move_burst = 1;
+  Start();
+  auto only = [](const std::string& cluster) {
+    return Cpp("all", "",
+               R"(,"placement":{"clusterAffinity":{"clusterNames":[")" + cluster + R"("]}})");
+  };
+  PutPolicy(only("a"));
+  WaitForPolicies(1);
+  const std::vector<std::string> names = {"web", "web2", "web3"};
+  for (const std::string& name : names) CreateFrs(2, "", "", name);
+  auto in_b = [&] {
+    int n = 0;
+    for (const std::string& name : names) n += Placement(name)[1] == 2 ? 1 : 0;
+    return n;
+  };
+  ASSERT_TRUE(Settle([&] {
+    for (const std::string& name : names) {
+      if (Placement(name) != std::vector<int64_t>{2, -1, -1}) return false;
+    }
+    return true;
+  }));
+  PutPolicy(only("b"));
+  ASSERT_TRUE(Settle([&] { return in_b() == 1; }));
+  Holds([&] { return in_b() == 1; });  // the others wait for their turn
+  clock_.Advance(std::chrono::seconds(10));
+  ASSERT_TRUE(Settle([&] { return in_b() == 2; })) << in_b();
+  clock_.Advance(std::chrono::seconds(10));
+  ASSERT_TRUE(Settle([&] { return in_b() == 3; })) << in_b();
+}
+
 }  // namespace flotilla::federation::replicaset
