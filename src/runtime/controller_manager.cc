@@ -25,6 +25,13 @@ EventHandler Controller::EnqueueHandler() {
   return {enqueue, [enqueue](const ObjectPtr&, const ObjectPtr& obj) { enqueue(obj); }, enqueue};
 }
 
+EventHandler Controller::EnqueueNamespaceHandler() {
+  auto enqueue = [this](const ObjectPtr& obj) {
+    queue_.Add(std::string(StringViewAt(*obj, "metadata.namespace")));
+  };
+  return {enqueue, [enqueue](const ObjectPtr&, const ObjectPtr& obj) { enqueue(obj); }, enqueue};
+}
+
 void Controller::StartWorkers() {
   {
     MutexLock lock(run_mu_);

@@ -75,6 +75,9 @@ class Controller {
   WorkQueue& queue() { return queue_; }
   // A handler that enqueues ObjectKey(obj) on every add, update and delete.
   EventHandler EnqueueHandler();
+  // A handler that enqueues the object's namespace on every add, update and
+  // delete (a controller keyed by namespace).
+  EventHandler EnqueueNamespaceHandler();
   ControllerMetrics Metrics() const;
 
   // Used by the manager.

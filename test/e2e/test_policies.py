@@ -807,10 +807,16 @@ def test_static_assignments_become_member_quotas_that_the_members_enforce(fed, n
     removed takes its member quota away."""
     quota = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "FederatedResourceQuota",
              "metadata": {"name": "team"},
-             "spec": {"overall": {"pods": "20"},
+             "spec": {"overall": {"pods": "20", "requests.cpu": "2"},
                       "staticAssignments": [{"clusterName": "east", "hard": {"pods": "2"}},
                                             {"clusterName": "west",
                                              "hard": {"pods": "5", "requests.cpu": "1"}}]}}
+    # As Karmada's webhook: the assignments fit in the overall.
+    too_much = json.loads(json.dumps(quota))
+    too_much["spec"]["overall"]["pods"] = "6"
+    out = fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(too_much), check=False)
+    assert ('spec.overall[pods]: Invalid value: "6": overall is less than assignments'
+            in out.stderr), out.stderr
     out = fed.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(quota))
     assert "staticAssignments" not in out.stderr  # acted on: no Warning
     rq = "/api/v1/namespaces/{ns}/resourcequotas/team".format(ns=ns)

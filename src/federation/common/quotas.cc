@@ -53,19 +53,13 @@ FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& 
         return runtime::Result{};
       });
   // Keyed by namespace: any change of a quota or a workload there.
-  auto enqueue = [queue = &controller.queue()](const runtime::ObjectPtr& obj) {
-    queue->Add(std::string(StringViewAt(*obj, "metadata.namespace")));
-  };
-  runtime::EventHandler by_namespace{
-      .on_add = enqueue,
-      .on_update = [enqueue](const runtime::ObjectPtr&,
-                             const runtime::ObjectPtr& obj) { enqueue(obj); },
-      .on_delete = enqueue};
+  runtime::EventHandler by_namespace = controller.EnqueueNamespaceHandler();
+  auto enqueue = by_namespace.on_add;
   quotas_.AddEventHandler(by_namespace);
   for (const auto& [informer, kind] : workloads_) informer->AddEventHandler(by_namespace);
   queue_ = &controller.queue();
   // The members' quotas this made: their status, or their removal.
-  members_.AddHandler(client::kResourceQuotas, [enqueue](const std::string&) {
+  member_handler_ = [enqueue](const std::string&) {
     auto ours = [enqueue](const runtime::ObjectPtr& obj) {
       if (!QuotaLabelOf(*obj).empty()) enqueue(obj);
     };
@@ -73,7 +67,12 @@ FederatedQuotas::FederatedQuotas(client::Client& fed, runtime::SharedInformers& 
                                  .on_update = [ours](const runtime::ObjectPtr&,
                                                      const runtime::ObjectPtr& obj) { ours(obj); },
                                  .on_delete = ours};
-  });
+  };
+}
+
+void FederatedQuotas::WatchMembers() {
+  std::call_once(members_watched_,
+                 [this] { members_.AddHandler(client::kResourceQuotas, member_handler_); });
 }
 
 void FederatedQuotas::EnqueueAll() {
@@ -182,6 +181,9 @@ Status FederatedQuotas::SyncCluster(const std::string& cluster, const std::strin
 }
 
 Status FederatedQuotas::Reconcile(const std::string& ns) {
+  // The members' ResourceQuotas are watched once the federation has a
+  // FederatedResourceQuota: a federation without one pays nothing for them.
+  if (!quotas_.lister().List().empty()) WatchMembers();
   std::vector<runtime::ObjectPtr> quotas = Quotas(ns);
   std::map<std::string, json::array> aggregated;  // by quota name
   Status members = Status::Ok();

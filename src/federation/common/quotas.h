@@ -14,11 +14,13 @@
 // (and reported); one it made is deleted when its cluster's assignment
 // or its FederatedResourceQuota goes. status.aggregatedStatus lists each
 // assigned cluster's hard limits and usage as its ResourceQuota reports
-// them. Thread-safe.
+// them. The members' ResourceQuotas are watched from the first
+// FederatedResourceQuota on (one more watch per member). Thread-safe.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,8 @@ class FederatedQuotas {
   // Writes the member ResourceQuotas and the status of every quota of
   // namespace `ns`.
   Status Reconcile(const std::string& ns);
+  // Starts the members' ResourceQuota informers (once).
+  void WatchMembers();
   // Makes `cluster`'s ResourceQuotas in `ns` those `quotas` assign it;
   // adds the assigned ones' status to `aggregated` (by quota name).
   Status SyncCluster(const std::string& cluster, const std::string& ns,
@@ -75,6 +79,8 @@ class FederatedQuotas {
   MemberInformers& members_;
   ClusterClients& clusters_;
   runtime::WorkQueue* queue_ = nullptr;
+  MemberHandlerFactory member_handler_;
+  std::once_flag members_watched_;
   runtime::Informer& quotas_;
   std::vector<std::pair<runtime::Informer*, std::string>> workloads_;  // informer, kind
 };

@@ -22,15 +22,9 @@ QuotaController::QuotaController(ControllerContext& ctx, const api::Registry& re
       pods_(ctx.informers.For(kPods)) {
   runtime::Controller& c = ctx.manager.AddController(
       "resourcequota", 1, [this](const std::string& ns) { return Reconcile(ns); });
-  auto enqueue = [queue = &c.queue()](const runtime::ObjectPtr& obj) {
-    queue->Add(std::string(StringViewAt(*obj, "metadata.namespace")));
-  };
-  runtime::EventHandler by_namespace{
-      .on_add = enqueue,
-      .on_update = [enqueue](const runtime::ObjectPtr&,
-                             const runtime::ObjectPtr& obj) { enqueue(obj); },
-      .on_delete = enqueue};
+  runtime::EventHandler by_namespace = c.EnqueueNamespaceHandler();
   quotas_.AddEventHandler(by_namespace);
+  auto enqueue = by_namespace.on_add;
   // Only what changes a pod's charge: its arrival, its end, its removal.
   pods_.AddEventHandler(runtime::EventHandler{
       .on_add = enqueue,
