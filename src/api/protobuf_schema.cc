@@ -80,7 +80,8 @@ extern const Message kObjectMeta, kManagedFieldsEntry, kOwnerReference, kLabelSe
     kSubjectAccessReviewStatus, kSelfSubjectAccessReview, kSelfSubjectAccessReviewSpec,
     kSubjectAccessReview, kSubjectAccessReviewSpec, kSelfSubjectRulesReview,
     kSelfSubjectRulesReviewSpec, kSubjectRulesReviewStatus, kResourceRule, kNonResourceRule,
-    kSelfSubjectReview, kSelfSubjectReviewStatus, kUserInfo;
+    kSelfSubjectReview, kSelfSubjectReviewStatus, kUserInfo, kResourceQuota, kResourceQuotaSpec,
+    kResourceQuotaStatus, kScopeSelector, kScopedResourceSelectorRequirement;
 
 #define FLOTILLA_PB_MESSAGE(var, name, ...)  \
   const Field var##Fields[] = {__VA_ARGS__}; \
@@ -119,6 +120,16 @@ FLOTILLA_PB_MESSAGE(kNamespaceCondition, "NamespaceCondition", Str(1, "type"), S
                     Time(4, "lastTransitionTime"), Str(5, "reason"), Str(6, "message"));
 FLOTILLA_PB_MESSAGE(kConfigMap, "ConfigMap", Msg(1, "metadata", &kObjectMeta), MapStr(2, "data"),
                     MapBytes(3, "binaryData"), Bool(4, "immutable", P));
+FLOTILLA_PB_MESSAGE(kResourceQuota, "ResourceQuota", Msg(1, "metadata", &kObjectMeta),
+                    Msg(2, "spec", &kResourceQuotaSpec), Msg(3, "status", &kResourceQuotaStatus));
+FLOTILLA_PB_MESSAGE(kResourceQuotaSpec, "ResourceQuotaSpec", MapQty(1, "hard"), Strs(2, "scopes"),
+                    Msg(3, "scopeSelector", &kScopeSelector));
+FLOTILLA_PB_MESSAGE(kResourceQuotaStatus, "ResourceQuotaStatus", MapQty(1, "hard"),
+                    MapQty(2, "used"));
+FLOTILLA_PB_MESSAGE(kScopeSelector, "ScopeSelector",
+                    Msgs(1, "matchExpressions", &kScopedResourceSelectorRequirement));
+FLOTILLA_PB_MESSAGE(kScopedResourceSelectorRequirement, "ScopedResourceSelectorRequirement",
+                    Str(1, "scopeName"), Str(2, "operator"), Strs(3, "values"));
 FLOTILLA_PB_MESSAGE(kSecret, "Secret", Msg(1, "metadata", &kObjectMeta), MapBytes(2, "data"),
                     Str(3, "type"), MapStr(4, "stringData"), Bool(5, "immutable", P));
 FLOTILLA_PB_MESSAGE(kServiceAccount, "ServiceAccount", Msg(1, "metadata", &kObjectMeta),
@@ -552,6 +563,7 @@ const ObjectKind kObjectKinds[] = {
     {"v1", "Pod", &kPod},
     {"v1", "Service", &kService},
     {"v1", "Binding", &kBinding},
+    {"v1", "ResourceQuota", &kResourceQuota},
     {"apps/v1", "Deployment", &kDeployment},
     {"apps/v1", "ReplicaSet", &kReplicaSet},
     {"autoscaling/v1", "HorizontalPodAutoscaler", &kHPAv1},

@@ -92,6 +92,24 @@ Pb Meta(std::string_view name) {
       .Sub(8, Pb());
 }
 
+// What `kubectl create quota` sends: a ResourceQuota with hard limits,
+// scopes and a scope selector.
+TEST(ProtobufTest, DecodesAResourceQuota) {
+  Pb quota =
+      Pb().Sub(1, Pb().Bytes(1, "team"))
+          .Sub(2,
+               Pb().Sub(1, Pb().Bytes(1, "pods").Sub(2, Quantity("2")))
+                   .Sub(1, Pb().Bytes(1, "requests.cpu").Sub(2, Quantity("1")))
+                   .Bytes(2, "NotBestEffort")
+                   .Sub(3, Pb().Sub(
+                               1, Pb().Bytes(1, "PriorityClass").Bytes(2, "In").Bytes(3, "high"))));
+  ExpectDecodes(Envelope("v1", "ResourceQuota", quota), R"({
+    "kind":"ResourceQuota","apiVersion":"v1","metadata":{"name":"team"},
+    "spec":{"hard":{"pods":"2","requests.cpu":"1"},"scopes":["NotBestEffort"],
+            "scopeSelector":{"matchExpressions":[
+              {"scopeName":"PriorityClass","operator":"In","values":["high"]}]}}})");
+}
+
 TEST(ProtobufTest, NamespaceDropsZeroValueFieldsAndKeepsEmptyMessages) {
   Pb ns = Pb().Sub(1, Meta("team-a").Entry(11, "env", "prod").Entry(11, "empty", ""))
               .Sub(2, Pb())

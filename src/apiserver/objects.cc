@@ -128,6 +128,12 @@ Objects::Objects(const api::Registry& registry, storage::Store& store, Clock& cl
     quotas_ = std::make_unique<QuotaAdmission>(store_);
 }
 
+Status AdmissionRefused(const api::Resource& res, std::string_view name, Status s) {
+  if (!s.Is(Reason::kForbidden)) return s;
+  return Status::Forbidden(res.GroupResource() + " \"" + std::string(name) +
+                           "\" is forbidden: " + s.message());
+}
+
 std::string Objects::Prefix(const api::Resource& res, std::string_view ns) {
   std::string key = "/";
   key += res.group.empty() ? "core" : res.group;
@@ -315,11 +321,15 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
     }
     FLOTILLA_RETURN_IF_ERROR(CheckNamespace(res, ns));
     if (opts.admit) FLOTILLA_RETURN_IF_ERROR(opts.admit(obj));
-    if (res.admit_fn) FLOTILLA_RETURN_IF_ERROR(res.admit_fn(obj, nullptr));
+    if (res.admit_fn) {
+      FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, res.admit_fn(obj, nullptr)));
+    }
     // Held until the object is stored: the quota's check and its write are one.
     std::unique_lock<std::mutex> quota_lock;
     if (quotas_) {
-      FLOTILLA_ASSIGN_OR_RETURN(quota_lock, quotas_->AdmitCreate(res, ns, obj));
+      auto admitted = quotas_->AdmitCreate(res, ns, obj);
+      if (!admitted.ok()) return AdmissionRefused(res, name, admitted.status());
+      quota_lock = *std::move(admitted);
     }
     json::object to_store = obj;
     if (res.StorageVersion() != res.version && res.convert) {

@@ -248,6 +248,11 @@ class Objects {
   std::unique_ptr<QuotaAdmission> quotas_;
 };
 
+// An admission's refusal of a write of `name` as kube-apiserver words it
+// (admission.NewForbidden): a Forbidden `s` becomes `pods "web-x" is
+// forbidden: <its message>`; anything else is returned as is.
+Status AdmissionRefused(const api::Resource& res, std::string_view name, Status s);
+
 // Whether a kind is deleted gracefully (pods), and whether it has the
 // binding subresource (pods).
 bool GracefulKind(const api::Resource& res);

@@ -233,7 +233,9 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
   }
   if (opts.admit && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(opts.admit(result));
   // (A scale write comes here as a write of the object.)
-  if (res.admit_fn && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(res.admit_fn(result, &current));
+  if (res.admit_fn && subresource.empty()) {
+    FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, res.admit_fn(result, &current)));
+  }
   return result;
 }
 

@@ -57,7 +57,8 @@ TEST_F(QuotaTest, APodBeyondTheQuotaIsRefusedInKubernetesWords) {
   Status third = env_.client().Create(kPods, "default", Pod("c", "500m")).status();
   EXPECT_TRUE(third.Is(Reason::kForbidden)) << third.ToString();
   EXPECT_EQ(third.message(),
-            "exceeded quota: team, requested: pods=1,requests.cpu=500m, used: "
+            "pods \"c\" is forbidden: exceeded quota: team, requested: pods=1,requests.cpu=500m, "
+            "used: "
             "pods=2,requests.cpu=600m, limited: pods=2,requests.cpu=1");
   EXPECT_TRUE(Eventually([&] { return Used() == R"({"pods":"2","requests.cpu":"600m"})"; }))
       << Used();
@@ -85,7 +86,8 @@ TEST_F(QuotaTest, APodMustAskForWhatTheQuotaLimits) {
                  .status();
   EXPECT_TRUE(s.Is(Reason::kForbidden)) << s.ToString();
   EXPECT_EQ(s.message(),
-            "failed quota: team: must specify limits.cpu for: app,side; requests.memory for: app");
+            "pods \"p\" is forbidden: failed quota: team: must specify limits.cpu for: app,side; "
+            "requests.memory for: app");
 }
 
 TEST_F(QuotaTest, ConcurrentCreatesCannotBothTakeTheLastPod) {
@@ -123,7 +125,8 @@ TEST_F(QuotaTest, ObjectCountsAndScopes) {
                          Parse(R"({"metadata":{"name":"three"}})"))
                  .status();
   EXPECT_EQ(s.message(),
-            "exceeded quota: team, requested: configmaps=1, used: configmaps=2, limited: "
+            "configmaps \"three\" is forbidden: exceeded quota: team, requested: configmaps=1, "
+            "used: configmaps=2, limited: "
             "configmaps=2");
   s = env_.client()
           .Create(client::kDeployments, "default",
