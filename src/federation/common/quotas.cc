@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/policy/quota.h"
+#include "api/resources.h"
 #include "base/log.h"
 #include "client/resources.h"
 #include "federation/common/names.h"
@@ -31,6 +32,20 @@ std::string_view QuotaLabelOf(const json::object& rq) {
   const json::value* labels = Find(rq, "metadata.labels");
   if (labels == nullptr || !labels->is_object()) return {};
   return GetString(labels->get_object(), kQuotaLabel).value_or("");
+}
+
+// Whether two resource lists say the same: the same names, equal
+// quantities (a member may write "1000m" back as "1", as Kubernetes does).
+bool SameQuantities(const json::value& a, const json::value& b) {
+  if (!a.is_object() || !b.is_object() || a.get_object().size() != b.get_object().size())
+    return false;
+  for (const auto& [name, q] : a.get_object()) {
+    const json::value* other = b.get_object().if_contains(name);
+    if (other == nullptr) return false;
+    std::optional<int64_t> x = api::QuantityValue(q, 1000), y = api::QuantityValue(*other, 1000);
+    if (x ? x != y : q != *other) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -158,7 +173,7 @@ Status FederatedQuotas::SyncCluster(const std::string& cluster, const std::strin
       continue;
     }
     const json::value* have = Find(rq, "spec.hard");
-    if (have == nullptr || *have != *hard) {
+    if (have == nullptr || !SameQuantities(*have, *hard)) {
       json::object updated = rq;
       EnsureObject(updated, "spec")["hard"] = *hard;
       keep(member->Update(client::kResourceQuotas, ns, updated).status());
