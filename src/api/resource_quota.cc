@@ -292,7 +292,9 @@ Status CheckQuota(const json::object& quota, const QuotaUsage& used, const Quota
   std::string req, use, lim;
   std::map<std::string, const json::value*> sorted;
   for (const auto& [name, quantity] : *hard) sorted[std::string(name)] = &quantity;
-  for (const auto& [name, quantity] : sorted) {
+  for (const auto& entry : sorted) {
+    const std::string& name = entry.first;  // (a lambda below uses it)
+    const json::value* quantity = entry.second;
     int64_t more = at(requested, name);
     if (more <= 0) continue;
     std::optional<int64_t> limit = QuantityValue(*quantity, 1000);
