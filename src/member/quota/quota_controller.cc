@@ -1,3 +1,4 @@
+// The member's resource quota controller (quota_controller.h).
 #include "member/quota/quota_controller.h"
 
 #include <algorithm>
