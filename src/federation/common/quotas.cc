@@ -196,10 +196,11 @@ Status FederatedQuotas::SyncCluster(const std::string& cluster, const std::strin
 }
 
 Status FederatedQuotas::Reconcile(const std::string& ns) {
-  // The members' ResourceQuotas are watched once the federation has a
-  // FederatedResourceQuota: a federation without one pays nothing for them.
-  if (!quotas_.lister().List().empty()) WatchMembers();
   std::vector<runtime::ObjectPtr> quotas = Quotas(ns);
+  // The members' ResourceQuotas are watched from the first
+  // FederatedResourceQuota on (every one is checked here once): a
+  // federation without one pays nothing for them.
+  if (!quotas.empty()) WatchMembers();
   std::map<std::string, json::array> aggregated;  // by quota name
   Status members = Status::Ok();
   for (const std::string& cluster : members_.Clusters()) {
