@@ -81,7 +81,8 @@ extern const Message kObjectMeta, kManagedFieldsEntry, kOwnerReference, kLabelSe
     kSubjectAccessReview, kSubjectAccessReviewSpec, kSelfSubjectRulesReview,
     kSelfSubjectRulesReviewSpec, kSubjectRulesReviewStatus, kResourceRule, kNonResourceRule,
     kSelfSubjectReview, kSelfSubjectReviewStatus, kUserInfo, kResourceQuota, kResourceQuotaSpec,
-    kResourceQuotaStatus, kScopeSelector, kScopedResourceSelectorRequirement;
+    kResourceQuotaStatus, kScopeSelector, kScopedResourceSelectorRequirement, kJob, kJobSpec,
+    kJobStatus, kJobCondition, kUncountedTerminatedPods;
 
 #define FLOTILLA_PB_MESSAGE(var, name, ...)  \
   const Field var##Fields[] = {__VA_ARGS__}; \
@@ -411,6 +412,25 @@ FLOTILLA_PB_MESSAGE(kDeploymentStatus, "DeploymentStatus", I64(1, "observedGener
 FLOTILLA_PB_MESSAGE(kDeploymentCondition, "DeploymentCondition", Str(1, "type"), Str(2, "status"),
                     Str(4, "reason"), Str(5, "message"), Time(6, "lastUpdateTime"),
                     Time(7, "lastTransitionTime"));
+FLOTILLA_PB_MESSAGE(kJob, "Job", Msg(1, "metadata", &kObjectMeta), Msg(2, "spec", &kJobSpec),
+                    Msg(3, "status", &kJobStatus));
+FLOTILLA_PB_MESSAGE(kJobSpec, "JobSpec", I32(1, "parallelism", P), I32(2, "completions", P),
+                    I64(3, "activeDeadlineSeconds", P), Msg(4, "selector", &kLabelSelector),
+                    Bool(5, "manualSelector", P), Msg(6, "template", &kPodTemplateSpec),
+                    I32(7, "backoffLimit", P), I32(8, "ttlSecondsAfterFinished", P),
+                    Str(9, "completionMode", P), Bool(10, "suspend", P),
+                    I32(12, "backoffLimitPerIndex", P), I32(13, "maxFailedIndexes", P),
+                    Str(14, "podReplacementPolicy", P), Str(15, "managedBy", P));
+FLOTILLA_PB_MESSAGE(kJobStatus, "JobStatus", Msgs(1, "conditions", &kJobCondition),
+                    Time(2, "startTime"), Time(3, "completionTime"), I32(4, "active"),
+                    I32(5, "succeeded"), I32(6, "failed"), Str(7, "completedIndexes"),
+                    Msg(8, "uncountedTerminatedPods", &kUncountedTerminatedPods),
+                    I32(9, "ready", P), Str(10, "failedIndexes", P), I32(11, "terminating", P));
+FLOTILLA_PB_MESSAGE(kJobCondition, "JobCondition", Str(1, "type"), Str(2, "status"),
+                    Time(3, "lastProbeTime"), Time(4, "lastTransitionTime"), Str(5, "reason"),
+                    Str(6, "message"));
+FLOTILLA_PB_MESSAGE(kUncountedTerminatedPods, "UncountedTerminatedPods", Strs(1, "succeeded"),
+                    Strs(2, "failed"));
 FLOTILLA_PB_MESSAGE(kReplicaSet, "ReplicaSet", Msg(1, "metadata", &kObjectMeta),
                     Msg(2, "spec", &kReplicaSetSpec), Msg(3, "status", &kReplicaSetStatus));
 FLOTILLA_PB_MESSAGE(kReplicaSetSpec, "ReplicaSetSpec", I32(1, "replicas", P),
@@ -566,6 +586,7 @@ const ObjectKind kObjectKinds[] = {
     {"v1", "ResourceQuota", &kResourceQuota},
     {"apps/v1", "Deployment", &kDeployment},
     {"apps/v1", "ReplicaSet", &kReplicaSet},
+    {"batch/v1", "Job", &kJob},
     {"autoscaling/v1", "HorizontalPodAutoscaler", &kHPAv1},
     {"autoscaling/v2", "HorizontalPodAutoscaler", &kHPAv2},
     {"rbac.authorization.k8s.io/v1", "Role", &kRole},

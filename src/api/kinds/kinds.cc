@@ -39,6 +39,7 @@ void RegisterFoundationKinds(Registry& registry) {
   for (Resource& r : kinds::ReviewResources()) registry.Add(std::move(r));
   registry.Add(kinds::HorizontalPodAutoscalerV2Resource());
   registry.Add(kinds::HorizontalPodAutoscalerV1Resource());
+  registry.Add(kinds::JobResource());
   registry.Add(kinds::RoleResource());
   registry.Add(kinds::ClusterRoleResource());
   registry.Add(kinds::RoleBindingResource());

@@ -178,6 +178,7 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
        false,
        false,
        "io.k8s.api.apps.v1.ControllerRevision"},
+      {"batch", "v1", "jobs", "Job", true, {}, {"all"}, true, false, "io.k8s.api.batch.v1.Job"},
   };
   for (const DiscoveryCase& c : cases) {
     SCOPED_TRACE(c.group + "/" + c.version + " " + c.plural);
@@ -202,18 +203,19 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
 
 TEST(Registration, GroupsListPreferredVersionsFirst) {
   auto groups = AllKinds().Groups();
-  ASSERT_EQ(groups.size(), 10u);
+  ASSERT_EQ(groups.size(), 11u);
   EXPECT_EQ(groups[0].first, "");
   EXPECT_EQ(groups[1].first, "apps");
   EXPECT_EQ(groups[2].first, "authentication.k8s.io");
   EXPECT_EQ(groups[3].first, "authorization.k8s.io");
   EXPECT_EQ(groups[4].first, "autoscaling");
   EXPECT_THAT(groups[4].second, ElementsAre("v2", "v1"));
-  EXPECT_EQ(groups[5].first, "rbac.authorization.k8s.io");
-  EXPECT_EQ(groups[6].first, "apiextensions.k8s.io");
-  EXPECT_EQ(groups[7].first, "coordination.k8s.io");
-  EXPECT_EQ(groups[8].first, "federation");
-  EXPECT_EQ(groups[9].first, "discovery.k8s.io");
+  EXPECT_EQ(groups[5].first, "batch");
+  EXPECT_EQ(groups[6].first, "rbac.authorization.k8s.io");
+  EXPECT_EQ(groups[7].first, "apiextensions.k8s.io");
+  EXPECT_EQ(groups[8].first, "coordination.k8s.io");
+  EXPECT_EQ(groups[9].first, "federation");
+  EXPECT_EQ(groups[10].first, "discovery.k8s.io");
 }
 
 TEST(Registration, BothHpaVersionsShareV2Storage) {

@@ -29,6 +29,8 @@ Resource ReplicaSetResource();
 Resource DeploymentResource();
 Resource StatefulSetResource();
 Resource ControllerRevisionResource();
+// batch.cc
+Resource JobResource();
 // hpa.cc
 Resource HorizontalPodAutoscalerV2Resource();
 Resource HorizontalPodAutoscalerV1Resource();

@@ -339,4 +339,18 @@ std::string QuantityString(const json::value* q) {
   return json::serialize(*q);
 }
 
+TableColumn ContainersColumn() {
+  return Column("Containers", "string", "Names of each container in the template.", 1,
+                [](const json::object& obj, TimePoint) -> json::value {
+                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).first);
+                });
+}
+
+TableColumn ImagesColumn() {
+  return Column("Images", "string", "Images referenced by each container in the template.", 1,
+                [](const json::object& obj, TimePoint) -> json::value {
+                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).second);
+                });
+}
+
 }  // namespace flotilla::api::kinds

@@ -87,6 +87,10 @@ std::string FormatLabels(const json::object* labels);
 std::string FormatLabelSelector(const json::value* selector);
 // layoutContainerCells: container names and images joined by ",".
 std::pair<std::string, std::string> ContainerCells(const json::object* pod_spec);
+// The wide CONTAINERS and IMAGES columns of a workload: its
+// spec.template.spec's container names and images.
+TableColumn ContainersColumn();
+TableColumn ImagesColumn();
 // A resource.Quantity as it serializes (JSON numbers become their text).
 std::string QuantityString(const json::value* q);
 

@@ -71,20 +71,6 @@ json::value ReadyOfDesired(const json::object& obj, TimePoint) {
                       std::to_string(IntOr(obj, "spec.replicas", 0)));
 }
 
-TableColumn ContainersColumn() {
-  return Column("Containers", "string", "Names of each container in the template.", 1,
-                [](const json::object& obj, TimePoint) -> json::value {
-                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).first);
-                });
-}
-
-TableColumn ImagesColumn() {
-  return Column("Images", "string", "Images referenced by each container in the template.", 1,
-                [](const json::object& obj, TimePoint) -> json::value {
-                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).second);
-                });
-}
-
 constexpr std::string_view kSelectorDescription =
     "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the "
     "ones affected by this deployment. It must match the pod template's labels.";

@@ -1,0 +1,49 @@
+// The batch/v1 Job's names and facts that the kind, the members' Job
+// controller and the federation's share (docs/kinds.md, docs/member.md,
+// docs/federation.md "Jobs"). Header only; thread-safe.
+#pragma once
+
+#include <string_view>
+
+#include "base/json.h"
+
+namespace flotilla::api::batch {
+
+inline constexpr std::string_view kNonIndexed = "NonIndexed";
+inline constexpr std::string_view kIndexed = "Indexed";
+
+// The labels the Job strategy puts on a Job's pod template (both forms).
+inline constexpr std::string_view kJobNameLabel = "batch.kubernetes.io/job-name";
+inline constexpr std::string_view kLegacyJobNameLabel = "job-name";
+inline constexpr std::string_view kControllerUidLabel = "batch.kubernetes.io/controller-uid";
+inline constexpr std::string_view kLegacyControllerUidLabel = "controller-uid";
+// An Indexed Job's pods carry their index in this annotation and label.
+inline constexpr std::string_view kCompletionIndexAnnotation =
+    "batch.kubernetes.io/job-completion-index";
+
+// Job condition types.
+inline constexpr std::string_view kComplete = "Complete";
+inline constexpr std::string_view kFailed = "Failed";
+inline constexpr std::string_view kSuspended = "Suspended";
+inline constexpr std::string_view kSuccessCriteriaMet = "SuccessCriteriaMet";
+inline constexpr std::string_view kFailureTarget = "FailureTarget";
+
+// The Job has `type` (Complete, Failed, ...) with status True.
+inline bool HasCondition(const json::object& job, std::string_view type) {
+  const json::value* conditions = Find(job, "status.conditions");
+  if (conditions == nullptr || !conditions->is_array()) return false;
+  for (const json::value& c : conditions->get_array()) {
+    if (c.is_object() && GetString(c.get_object(), "type") == type &&
+        GetString(c.get_object(), "status") == "True") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Complete or Failed: the Job runs nothing more.
+inline bool Finished(const json::object& job) {
+  return HasCondition(job, kComplete) || HasCondition(job, kFailed);
+}
+
+}  // namespace flotilla::api::batch
