@@ -1,6 +1,7 @@
 #include "base/clock.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include "base/io.h"
@@ -164,6 +165,32 @@ bool ParseRfc3339(const std::string& s, TimePoint* out) {
   std::time_t secs = timegm(&tm) - offset;
   *out = std::chrono::system_clock::from_time_t(secs) + std::chrono::microseconds(micros);
   return true;
+}
+
+std::optional<Duration> ParseGoDuration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  if (text == "0") return Duration::zero();
+  double total_ns = 0;
+  while (!text.empty()) {
+    size_t num_end = text.find_first_not_of("0123456789.");
+    if (num_end == 0 || num_end == std::string_view::npos) return std::nullopt;
+    double value = std::strtod(std::string(text.substr(0, num_end)).c_str(), nullptr);
+    text.remove_prefix(num_end);
+    size_t unit_end = text.find_first_of("0123456789.");
+    std::string_view unit = text.substr(0, unit_end);
+    text.remove_prefix(unit.size());
+    double scale = unit == "ns"                   ? 1
+                   : unit == "us" || unit == "µs" ? 1e3
+                   : unit == "ms"                 ? 1e6
+                   : unit == "s"                  ? 1e9
+                   : unit == "m"                  ? 60e9
+                   : unit == "h"                  ? 3600e9
+                                                  : 0;
+    if (scale == 0) return std::nullopt;
+    total_ns += value * scale;
+  }
+  return std::chrono::duration_cast<Duration>(
+      std::chrono::nanoseconds(static_cast<int64_t>(total_ns)));
 }
 
 }  // namespace flotilla

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/mutex.h"
 
@@ -81,5 +83,9 @@ std::string FormatRfc3339(TimePoint t);
 std::string FormatRfc3339Micro(TimePoint t);
 // Parses RFC 3339 ("Z" or "+hh:mm" offsets, optional fraction). False on error.
 bool ParseRfc3339(const std::string& s, TimePoint* out);
+
+// A duration as Go spells it, one or more "<number><unit>" with units ns,
+// us, ms, s, m, h ("500ms", "1m30s"); nullopt when it is not one.
+std::optional<Duration> ParseGoDuration(std::string_view text);
 
 }  // namespace flotilla

@@ -118,8 +118,5 @@ class Admin {
 // A CPU quantity ("2500m", "2", "1.5") in millicores; nullopt when it is not
 // one.
 std::optional<int64_t> ParseMilliCpu(std::string_view text);
-// A duration as Go spells it, one or more "<number><unit>" with units ns,
-// us, ms, s, m, h ("500ms", "1m30s"); nullopt when it is not one.
-std::optional<Duration> ParseGoDuration(std::string_view text);
 
 }  // namespace flotilla::member

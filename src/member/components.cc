@@ -2,8 +2,9 @@
 
 #include "member/deployment/deployment_controller.h"
 #include "member/hpa/hpa_controller.h"
-#include "member/kubelet/kubelet.h"
+#include "member/job/job_controller.h"
 #include "member/kube_version.h"
+#include "member/kubelet/kubelet.h"
 #include "member/nodes/nodes.h"
 #include "member/quota/quota_controller.h"
 #include "member/replicaset/replicaset_controller.h"
@@ -31,6 +32,7 @@ std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
     out.push_back(std::make_unique<hpa::HpaController>(ctx));
   }
   out.push_back(std::make_unique<StatefulSetController>(ctx));
+  out.push_back(std::make_unique<JobController>(ctx));
   out.push_back(std::make_unique<VolumeBinder>(ctx));
   out.push_back(std::make_unique<LoadBalancerController>(ctx));
   out.push_back(std::make_unique<EndpointsController>(ctx));

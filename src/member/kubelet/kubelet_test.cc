@@ -210,6 +210,24 @@ TEST_F(KubeletTest, CrashLoopAnnotationRestartsTheContainerWithBackoff) {
       StringAt(FirstContainer(Pod("crashy")), "state.waiting.message").starts_with("back-off 20s"));
 }
 
+TEST_F(KubeletTest, APodWithARunTimeSucceedsOrFailsWithItsExitCode) {
+  AddPod("ok", R"({"sim.flotilla.io/run-for":"30s"})");
+  AddPod("bad", R"({"sim.flotilla.io/run-for":"30s","sim.flotilla.io/exit-code":"3"})");
+  ASSERT_TRUE(Eventually([&] { return Find(Pod("bad"), "status.containerStatuses") != nullptr; }));
+  Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(RunningAndReady("ok"));
+  ASSERT_TRUE(RunningAndReady("bad"));
+  Advance(std::chrono::seconds(29));
+  EXPECT_EQ(StringAt(Pod("ok"), "status.phase"), "Running");
+  Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(Eventually([&] { return StringAt(Pod("ok"), "status.phase") == "Succeeded"; }));
+  ASSERT_TRUE(Eventually([&] { return StringAt(Pod("bad"), "status.phase") == "Failed"; }));
+  json::object ok = Pod("ok");
+  EXPECT_EQ(ConditionStatus(ok, "Ready"), "False");
+  EXPECT_EQ(StringAt(FirstContainer(ok), "state.terminated.reason"), "Completed");
+  EXPECT_EQ(FirstContainer(Pod("bad")).at("state").at("terminated").at("exitCode"), 3);
+}
+
 TEST_F(KubeletTest, FailedPodsAreLeftAlone) {
   AddPod("web");
   ASSERT_TRUE(Eventually([&] { return Find(Pod("web"), "status.containerStatuses") != nullptr; }));

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "member/object_util.h"
 
@@ -11,6 +13,13 @@ namespace {
 
 constexpr Duration kBackoffBase = std::chrono::seconds(10);
 constexpr Duration kBackoffMax = std::chrono::minutes(5);
+
+std::string AnnotationOf(const json::object& pod, std::string_view key) {
+  const json::value* annotations = Find(pod, "metadata.annotations");
+  if (annotations == nullptr || !annotations->is_object()) return "";
+  const json::value* v = annotations->get_object().if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
+}
 
 TimePoint Time(const json::object& o, std::string_view path) {
   TimePoint t{};
@@ -85,6 +94,16 @@ void SetRunning(json::object& s, const json::object& pod, const json::object& c,
   s["containerID"] = ContainerId(pod, StringAt(c, "name"), s["restartCount"].as_int64());
 }
 
+// The exit code the pod's containers end with (its annotation); `fallback`
+// without one.
+int64_t ExitCode(const json::object& pod, int64_t fallback) {
+  std::string text = AnnotationOf(pod, kExitCodeAnnotation);
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  long long code = std::strtoll(text.c_str(), &end, 10);
+  return end != nullptr && *end == '\0' && code >= 0 && code <= 255 ? code : fallback;
+}
+
 struct Step {
   Simulated& out;
   void Next(TimePoint t) {
@@ -95,7 +114,8 @@ struct Step {
 // One regular container once its pod started: running, ready after the
 // readiness delay, or crash-looping.
 json::object RunContainer(const json::object& pod, const json::object& c, const json::object* cur,
-                          const PodFacts& f, bool crash_loop, Step& step) {
+                          const PodFacts& f, std::optional<Duration> crash_after, Step& step) {
+  const bool crash_loop = crash_after.has_value();
   json::object s = BaseStatus(c, cur);
   std::string name = StringAt(c, "name");
   const json::object* running = cur ? GetObject(*cur, "state") : nullptr;
@@ -120,11 +140,11 @@ json::object RunContainer(const json::object& pod, const json::object& c, const 
     step.out.events.push_back({"Normal", "Created", "Created container " + name});
     step.out.events.push_back({"Normal", "Started", "Started container " + name});
   }
-  if (crash_loop && f.now >= started_at + kCrashLoopRunTime) {
+  if (crash_loop && f.now >= started_at + *crash_after) {
     int64_t restarts = s["restartCount"].as_int64() + 1;
     std::string id = ContainerId(pod, name, restarts - 1);
     s["lastState"] =
-        json::object{{"terminated", json::object{{"exitCode", 1},
+        json::object{{"terminated", json::object{{"exitCode", ExitCode(pod, 1)},
                                                  {"reason", "Error"},
                                                  {"startedAt", FormatRfc3339(started_at)},
                                                  {"finishedAt", FormatRfc3339(f.now)},
@@ -146,7 +166,7 @@ json::object RunContainer(const json::object& pod, const json::object& c, const 
     step.Next(f.now + Backoff(restarts));
     return s;
   }
-  if (crash_loop) step.Next(started_at + kCrashLoopRunTime);
+  if (crash_loop) step.Next(started_at + *crash_after);
   SetRunning(s, pod, c, started_at);
   Duration delay = std::chrono::seconds(IntAt(c, "readinessProbe.initialDelaySeconds"));
   bool ready = f.now >= started_at + delay;
@@ -238,16 +258,95 @@ std::string NormalizeImage(const std::string& image) {
   return out;
 }
 
+std::optional<Duration> RunFor(const json::object& pod) {
+  std::string text = AnnotationOf(pod, kRunForAnnotation);
+  if (!text.empty()) {
+    if (std::optional<Duration> d = ParseGoDuration(text)) return d;
+  }
+  for (const json::object* ref : ObjectsAt(pod, "metadata.ownerReferences")) {
+    if (StringAt(*ref, "kind") == "Job" && StringAt(*ref, "apiVersion") == "batch/v1") {
+      return kDefaultJobRunFor;
+    }
+  }
+  return std::nullopt;
+}
+
+Simulated Exited(const json::object& pod, const PodFacts& f, TimePoint started, TimePoint ended) {
+  Simulated out;
+  int64_t code = ExitCode(pod, 0);
+  bool succeeded = code == 0;
+  json::object status = StatusBase(pod, f.host_ip, f.now);
+  auto current = CurrentStatuses(pod, "status.containerStatuses");
+  bool changed = StringAt(pod, "status.phase") != (succeeded ? "Succeeded" : "Failed");
+  json::array statuses;
+  for (const json::object* c : ObjectsAt(pod, "spec.containers")) {
+    std::string name = StringAt(*c, "name");
+    auto it = current.find(name);
+    const json::object* cur = it == current.end() ? nullptr : it->second;
+    json::object s = BaseStatus(*c, cur);
+    s["imageID"] = ImageId(StringAt(*c, "image"));
+    s["containerID"] = ContainerId(pod, name, s["restartCount"].as_int64());
+    s["state"] =
+        json::object{{"terminated", json::object{{"exitCode", code},
+                                                 {"reason", succeeded ? "Completed" : "Error"},
+                                                 {"startedAt", FormatRfc3339(started)},
+                                                 {"finishedAt", FormatRfc3339(ended)},
+                                                 {"containerID", s["containerID"]}}}};
+    statuses.push_back(std::move(s));
+  }
+  status["containerStatuses"] = std::move(statuses);
+  std::string reason = succeeded ? "PodCompleted" : "PodFailed";
+  auto terminal = [&](std::string_view type, bool ok) {
+    json::object c = Condition(pod, type, ok, "", "", ended);
+    if (!ok || type == "Initialized") c["reason"] = reason;
+    return c;
+  };
+  json::array conditions = {terminal("PodReadyToStartContainers", false),
+                            terminal("Initialized", true), terminal("Ready", false),
+                            terminal("ContainersReady", false),
+                            Condition(pod, "PodScheduled", true, "", "", ended)};
+  for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
+    std::string type = StringAt(*c, "type");
+    if (type != "PodReadyToStartContainers" && type != "Initialized" && type != "Ready" &&
+        type != "ContainersReady" && type != "PodScheduled") {
+      conditions.push_back(*c);
+    }
+  }
+  status["conditions"] = std::move(conditions);
+  status["phase"] = succeeded ? "Succeeded" : "Failed";
+  if (changed && !succeeded) {
+    out.events.push_back(
+        {"Warning", "Failed", "Container exited with code " + std::to_string(code)});
+  }
+  out.status = std::move(status);
+  return out;
+}
+
 Simulated Run(const json::object& pod, const PodFacts& f) {
   Simulated out;
   Step step{out};
   bool started = f.now >= f.start_at;
   json::object status = StatusBase(pod, f.host_ip, f.now);
   auto current = CurrentStatuses(pod, "status.containerStatuses");
-  const json::value* annotation = Find(pod, "metadata.annotations");
-  bool crash_loop = annotation && annotation->is_object() &&
-                    annotation->get_object().contains(kCrashLoopAnnotation) &&
-                    annotation->get_object().at(kCrashLoopAnnotation) == "true";
+  std::optional<Duration> crash_after;
+  if (AnnotationOf(pod, kCrashLoopAnnotation) == "true") crash_after = kCrashLoopRunTime;
+  if (std::optional<Duration> run_for = RunFor(pod)) {
+    if (ExitCode(pod, 0) != 0 && StringAt(pod, "spec.restartPolicy") == "OnFailure") {
+      // The kubelet restarts a container that failed, with back-off.
+      crash_after = run_for;
+    } else if (started) {
+      TimePoint since = f.now;
+      for (const json::object* cs : ObjectsAt(pod, "status.containerStatuses")) {
+        if (const json::value* at = Find(*cs, "state.running.startedAt")) {
+          TimePoint t;
+          if (at->is_string() && ParseRfc3339(std::string(at->get_string()), &t))
+            since = std::min(since, t);
+        }
+      }
+      if (f.now >= since + *run_for) return Exited(pod, f, since, since + *run_for);
+      step.Next(since + *run_for);
+    }
+  }
   json::array statuses;
   std::vector<std::string> unready;
   for (const json::object* c : ObjectsAt(pod, "spec.containers")) {
@@ -258,7 +357,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
       s = BaseStatus(*c, cur);
       s["state"] = json::object{{"waiting", json::object{{"reason", "ContainerCreating"}}}};
     } else {
-      s = RunContainer(pod, *c, cur, f, crash_loop, step);
+      s = RunContainer(pod, *c, cur, f, crash_after, step);
     }
     if (!s["ready"].as_bool()) unready.push_back(StringAt(*c, "name"));
     statuses.push_back(std::move(s));

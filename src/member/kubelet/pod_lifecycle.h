@@ -22,6 +22,16 @@ namespace flotilla::member::kubelet {
 inline constexpr std::string_view kCrashLoopAnnotation = "sim.flotilla.io/crash-loop";
 inline constexpr Duration kCrashLoopRunTime = std::chrono::seconds(5);
 
+// How long a pod's containers run before they exit (a Go duration, "30s"),
+// and the code they exit with (default 0): a pod that exits 0, or whose
+// restartPolicy is Never, ends Succeeded or Failed; a failing pod with
+// restartPolicy OnFailure has its containers restarted with back-off. A
+// Job's pods run kDefaultJobRunFor without the annotation; other pods run
+// until deleted.
+inline constexpr std::string_view kRunForAnnotation = "sim.flotilla.io/run-for";
+inline constexpr std::string_view kExitCodeAnnotation = "sim.flotilla.io/exit-code";
+inline constexpr Duration kDefaultJobRunFor = std::chrono::seconds(5);
+
 struct PodFacts {
   TimePoint now;
   TimePoint start_at;   // when the sandbox is up and the containers start
@@ -46,6 +56,15 @@ struct Simulated {
 // (a readinessProbe's initialDelaySeconds after they started), crash loops
 // for annotated pods.
 Simulated Run(const json::object& pod, const PodFacts& facts);
+
+// The pod's run time (kRunForAnnotation, or a Job pod's default); nullopt:
+// it runs until deleted.
+std::optional<Duration> RunFor(const json::object& pod);
+
+// The status of a pod whose containers ran from `started` and exited at
+// `ended` with the pod's exit code: Succeeded or Failed.
+Simulated Exited(const json::object& pod, const PodFacts& facts, TimePoint started,
+                 TimePoint ended);
 
 // The status of a pod being deleted: every container terminated, the pod
 // not Ready.
