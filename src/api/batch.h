@@ -5,9 +5,19 @@
 
 #include <string_view>
 
+#include "api/conditions.h"
 #include "base/json.h"
 
 namespace flotilla::api::batch {
+
+// A Job condition at `now`, as the Job controller writes it.
+inline json::object JobCondition(std::string_view type, std::string_view reason,
+                                 std::string_view message, std::string_view now,
+                                 bool status = true) {
+  return {{"type", type},         {"status", status ? "True" : "False"},
+          {"lastProbeTime", now}, {"lastTransitionTime", now},
+          {"reason", reason},     {"message", message}};
+}
 
 inline constexpr std::string_view kNonIndexed = "NonIndexed";
 inline constexpr std::string_view kIndexed = "Indexed";
@@ -28,22 +38,9 @@ inline constexpr std::string_view kSuspended = "Suspended";
 inline constexpr std::string_view kSuccessCriteriaMet = "SuccessCriteriaMet";
 inline constexpr std::string_view kFailureTarget = "FailureTarget";
 
-// The Job has `type` (Complete, Failed, ...) with status True.
-inline bool HasCondition(const json::object& job, std::string_view type) {
-  const json::value* conditions = Find(job, "status.conditions");
-  if (conditions == nullptr || !conditions->is_array()) return false;
-  for (const json::value& c : conditions->get_array()) {
-    if (c.is_object() && GetString(c.get_object(), "type") == type &&
-        GetString(c.get_object(), "status") == "True") {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Complete or Failed: the Job runs nothing more.
 inline bool Finished(const json::object& job) {
-  return HasCondition(job, kComplete) || HasCondition(job, kFailed);
+  return ConditionTrue(job, kComplete) || ConditionTrue(job, kFailed);
 }
 
 }  // namespace flotilla::api::batch

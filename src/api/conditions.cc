@@ -21,4 +21,18 @@ bool ConditionTrue(const json::object& obj, std::string_view type) {
   return c != nullptr && GetString(*c, "status") == "True";
 }
 
+void SetCondition(json::object& status, json::object condition) {
+  json::value& conds = status["conditions"];
+  if (!conds.is_array()) conds = json::array();
+  for (json::value& c : conds.get_array()) {
+    if (!c.is_object() || GetString(c.get_object(), "type") != GetString(condition, "type")) {
+      continue;
+    }
+    if (GetString(c.get_object(), "status") == GetString(condition, "status")) return;
+    c = std::move(condition);
+    return;
+  }
+  conds.get_array().push_back(std::move(condition));
+}
+
 }  // namespace flotilla::api

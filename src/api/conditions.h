@@ -15,5 +15,9 @@ const json::object* FindCondition(const json::object& status, std::string_view t
 const json::object* ConditionOf(const json::object& obj, std::string_view type);
 // Whether `obj` has the condition `type` with status "True".
 bool ConditionTrue(const json::object& obj, std::string_view type);
+// Sets `condition` in `status`: added, or replacing the one of its type
+// when its status differs (one of the same status is kept as it is, with
+// its transition time).
+void SetCondition(json::object& status, json::object condition);
 
 }  // namespace flotilla::api

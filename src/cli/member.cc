@@ -63,9 +63,9 @@ int RunMembers(MemberFlags& flags) {
   InitLogging(flags.log_level);
   RaiseDescriptorLimit();
   BlockTerminationSignals();
-  auto startup = member::ParseGoDuration(flags.pod_startup);
-  auto stabilization = member::ParseGoDuration(flags.hpa_downscale_stabilization);
-  auto hpa_period = member::ParseGoDuration(flags.hpa_sync_period);
+  auto startup = ParseGoDuration(flags.pod_startup);
+  auto stabilization = ParseGoDuration(flags.hpa_downscale_stabilization);
+  auto hpa_period = ParseGoDuration(flags.hpa_sync_period);
   if (!startup || !stabilization || !hpa_period || *hpa_period <= Duration::zero()) {
     std::cerr << "error: --pod-startup, --hpa-downscale-stabilization and --hpa-sync-period take "
                  "durations such as 500ms, 30s or 5m (the period more than 0)\n";

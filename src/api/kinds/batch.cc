@@ -178,13 +178,12 @@ Causes ValidateJob(const json::object& obj, const json::object* old) {
 
 // printJob's STATUS cell.
 json::value JobStatusCell(const json::object& obj, TimePoint) {
-  using batch::HasCondition;
-  if (HasCondition(obj, batch::kComplete)) return json::string(batch::kComplete);
-  if (HasCondition(obj, batch::kFailed)) return json::string(batch::kFailed);
+  if (ConditionTrue(obj, batch::kComplete)) return json::string(batch::kComplete);
+  if (ConditionTrue(obj, batch::kFailed)) return json::string(batch::kFailed);
   if (!StringAt(obj, "metadata.deletionTimestamp").empty()) return json::string("Terminating");
-  if (HasCondition(obj, batch::kSuspended)) return json::string(batch::kSuspended);
-  if (HasCondition(obj, batch::kFailureTarget)) return json::string(batch::kFailureTarget);
-  if (HasCondition(obj, batch::kSuccessCriteriaMet)) {
+  if (ConditionTrue(obj, batch::kSuspended)) return json::string(batch::kSuspended);
+  if (ConditionTrue(obj, batch::kFailureTarget)) return json::string(batch::kFailureTarget);
+  if (ConditionTrue(obj, batch::kSuccessCriteriaMet)) {
     return json::string(batch::kSuccessCriteriaMet);
   }
   return json::string("Running");

@@ -384,15 +384,15 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
     EXPECT_TRUE(k.build) << k.controller;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"cluster", "sync", "replicaset", "deployment",
-                                             "statefulset", "hpa"}));
+                                             "statefulset", "hpa", "job"}));
   EXPECT_EQ(CheckControllers({"*", "-hpa", "sync"}), "");
-  // A cascading unjoin deletes the HPAs first and the Namespaces last, and
+  // A cascading unjoin deletes the Jobs and HPAs first and the Namespaces last, and
   // never a member's CustomResourceDefinitions.
   std::vector<std::string> member_kinds;
   for (const client::ResourceRef& r : MemberKinds()) member_kinds.push_back(r.resource);
-  EXPECT_EQ(member_kinds, (std::vector<std::string>{"horizontalpodautoscalers", "statefulsets",
-                                                    "deployments", "replicasets", "services",
-                                                    "secrets", "configmaps", "namespaces"}));
+  EXPECT_EQ(member_kinds, (std::vector<std::string>{
+                              "jobs", "horizontalpodautoscalers", "statefulsets", "deployments",
+                              "replicasets", "services", "secrets", "configmaps", "namespaces"}));
   EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 

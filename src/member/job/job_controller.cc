@@ -14,7 +14,8 @@
 namespace flotilla::member {
 namespace {
 
-using api::batch::HasCondition;
+using api::ConditionTrue;
+using api::SetCondition;
 
 constexpr std::string_view kApiVersion = "batch/v1";
 constexpr std::string_view kKind = "Job";
@@ -91,23 +92,7 @@ std::set<int64_t> ParseIndexes(std::string_view text) {
 
 json::object NewCondition(std::string_view type, std::string_view reason,
                           const std::string& message, TimePoint now, bool status = true) {
-  std::string at = FormatRfc3339(now);
-  return {{"type", type},        {"status", status ? "True" : "False"},
-          {"lastProbeTime", at}, {"lastTransitionTime", at},
-          {"reason", reason},    {"message", message}};
-}
-
-// `status` with `condition` set (replacing one of its type).
-void SetCondition(json::object& status, json::object condition) {
-  json::array& conditions = EnsureArray(status, "conditions");
-  for (json::value& c : conditions) {
-    if (c.is_object() && GetString(c.get_object(), "type") == GetString(condition, "type")) {
-      if (GetString(c.get_object(), "status") == GetString(condition, "status")) return;
-      c = std::move(condition);
-      return;
-    }
-  }
-  conditions.push_back(std::move(condition));
+  return api::batch::JobCondition(type, reason, message, FormatRfc3339(now), status);
 }
 
 int64_t Restarts(const json::object& pod) {
@@ -388,7 +373,7 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
   // Suspended: nothing runs.
   if (GetBool(spec, "suspend").value_or(false)) {
     FLOTILLA_RETURN_IF_ERROR(DeletePods(key, job, active));
-    if (!HasCondition(job, api::batch::kSuspended)) {
+    if (!ConditionTrue(job, api::batch::kSuspended)) {
       SetCondition(status,
                    NewCondition(api::batch::kSuspended, "JobSuspended", "Job suspended", now));
       events_.Event(job_ref, runtime::kEventTypeNormal, "Suspended", "Job suspended");
@@ -397,7 +382,7 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
     ready = 0;
     return write();
   }
-  if (HasCondition(job, api::batch::kSuspended)) {
+  if (ConditionTrue(job, api::batch::kSuspended)) {
     SetCondition(status,
                  NewCondition(api::batch::kSuspended, "JobResumed", "Job resumed", now, false));
     status["startTime"] = FormatRfc3339(now);
@@ -426,7 +411,7 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
       result.requeue_after = at - now;
     }
   }
-  if (HasCondition(job, api::batch::kFailureTarget) && fail_reason.empty()) {
+  if (ConditionTrue(job, api::batch::kFailureTarget) && fail_reason.empty()) {
     for (const json::object* c : ObjectsAt(job, "status.conditions")) {
       if (StringAt(*c, "type") == api::batch::kFailureTarget) {
         fail_reason = StringAt(*c, "reason");
@@ -436,7 +421,7 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
   }
   if (!fail_reason.empty()) {
     FLOTILLA_RETURN_IF_ERROR(DeletePods(key, job, active));
-    if (!HasCondition(job, api::batch::kFailureTarget)) {
+    if (!ConditionTrue(job, api::batch::kFailureTarget)) {
       events_.Event(job_ref, runtime::kEventTypeWarning, fail_reason, fail_message);
     }
     SetCondition(status, NewCondition(api::batch::kFailureTarget, fail_reason, fail_message, now));
@@ -454,9 +439,9 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
   bool done = indexed       ? completions && static_cast<int64_t>(completed.size()) >= *completions
               : completions ? succeeded >= *completions
                             : succeeded > 0 && active.empty();
-  if (done || HasCondition(job, api::batch::kSuccessCriteriaMet)) {
+  if (done || ConditionTrue(job, api::batch::kSuccessCriteriaMet)) {
     FLOTILLA_RETURN_IF_ERROR(DeletePods(key, job, active));
-    if (!HasCondition(job, api::batch::kSuccessCriteriaMet)) {
+    if (!ConditionTrue(job, api::batch::kSuccessCriteriaMet)) {
       SetCondition(status, NewCondition(api::batch::kSuccessCriteriaMet, "CompletionsReached",
                                         "Reached expected number of succeeded pods", now));
     }

@@ -65,24 +65,25 @@ class JobControllerTest : public ::testing::Test {
     }
     return false;
   }
-  // Moves the clock a second at a time, each once the controllers are idle,
-  // until `done` holds (false after `limit`).
+  // Waits until `done`; while the controllers have nothing to do but wait
+  // for the clock, moves it a second at a time (`limit` in all).
   bool AdvanceUntil(const std::function<bool()>& done, Duration limit) {
-    for (Duration waited{}; waited <= limit; waited += std::chrono::seconds(1)) {
-      if (Idle() && done()) return true;
-      env_.clock().Advance(std::chrono::seconds(1));
-    }
-    return Idle() && done();
-  }
-  bool Idle() {
+    Duration moved{};
     return Eventually([&] {
+      if (done()) return true;
+      bool idle = true, waiting = false;
       for (const char* name : {"kubelet", "scheduler", JobController::kControllerName}) {
         runtime::Controller* c = env_.manager().Find(name);
         if (c == nullptr) continue;
-        runtime::ControllerMetrics m = c->Metrics();
-        if (m.busy_workers != 0 || m.queue.depth != 0) return false;
+        runtime::WorkQueueStats q = c->Metrics().queue;
+        idle = idle && q.depth == 0 && q.processing == 0;
+        waiting = waiting || q.waiting > 0;
       }
-      return true;
+      if (idle && waiting && moved < limit) {
+        env_.clock().Advance(std::chrono::seconds(1));
+        moved += std::chrono::seconds(1);
+      }
+      return false;
     });
   }
 
