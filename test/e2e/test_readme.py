@@ -293,6 +293,15 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
         capture_output=True, text=True, timeout=60)
     assert offline.returncode == 0 and "# [1/2] replica:\n1\n" in offline.stdout, offline
 
+    # A batch Job run by the whole federation: 12 completions, 4 per member.
+    term.kubectl("apply", "-f", example("13-batch-job.yaml"))
+    term.kubectl("wait", "--for=condition=complete", "job/render", "--timeout=300s", timeout=320)
+    job = term.get("job", "render")
+    assert job["status"]["succeeded"] == 12
+    for cluster in ("on-prem", "cloud-east", "cloud-west"):
+        there = Terminal(str(directory / "members" / cluster / "kubeconfig"))
+        assert there.get("job", "render")["spec"]["completions"] == 4
+
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))
     nodes = member.get("nodes")["items"]
