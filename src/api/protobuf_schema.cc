@@ -82,7 +82,8 @@ extern const Message kObjectMeta, kManagedFieldsEntry, kOwnerReference, kLabelSe
     kSelfSubjectRulesReviewSpec, kSubjectRulesReviewStatus, kResourceRule, kNonResourceRule,
     kSelfSubjectReview, kSelfSubjectReviewStatus, kUserInfo, kResourceQuota, kResourceQuotaSpec,
     kResourceQuotaStatus, kScopeSelector, kScopedResourceSelectorRequirement, kJob, kJobSpec,
-    kJobStatus, kJobCondition, kUncountedTerminatedPods;
+    kJobStatus, kJobCondition, kUncountedTerminatedPods, kCronJob, kCronJobSpec, kCronJobStatus,
+    kJobTemplateSpec;
 
 #define FLOTILLA_PB_MESSAGE(var, name, ...)  \
   const Field var##Fields[] = {__VA_ARGS__}; \
@@ -431,6 +432,17 @@ FLOTILLA_PB_MESSAGE(kJobCondition, "JobCondition", Str(1, "type"), Str(2, "statu
                     Str(6, "message"));
 FLOTILLA_PB_MESSAGE(kUncountedTerminatedPods, "UncountedTerminatedPods", Strs(1, "succeeded"),
                     Strs(2, "failed"));
+FLOTILLA_PB_MESSAGE(kCronJob, "CronJob", Msg(1, "metadata", &kObjectMeta),
+                    Msg(2, "spec", &kCronJobSpec), Msg(3, "status", &kCronJobStatus));
+FLOTILLA_PB_MESSAGE(kCronJobSpec, "CronJobSpec", Str(1, "schedule"),
+                    I64(2, "startingDeadlineSeconds", P), Str(3, "concurrencyPolicy"),
+                    Bool(4, "suspend", P), Msg(5, "jobTemplate", &kJobTemplateSpec),
+                    I32(6, "successfulJobsHistoryLimit", P), I32(7, "failedJobsHistoryLimit", P),
+                    Str(8, "timeZone", P));
+FLOTILLA_PB_MESSAGE(kCronJobStatus, "CronJobStatus", Msgs(1, "active", &kObjectReference),
+                    Time(4, "lastScheduleTime"), Time(5, "lastSuccessfulTime"));
+FLOTILLA_PB_MESSAGE(kJobTemplateSpec, "JobTemplateSpec", Msg(1, "metadata", &kObjectMeta),
+                    Msg(2, "spec", &kJobSpec));
 FLOTILLA_PB_MESSAGE(kReplicaSet, "ReplicaSet", Msg(1, "metadata", &kObjectMeta),
                     Msg(2, "spec", &kReplicaSetSpec), Msg(3, "status", &kReplicaSetStatus));
 FLOTILLA_PB_MESSAGE(kReplicaSetSpec, "ReplicaSetSpec", I32(1, "replicas", P),
@@ -587,6 +599,7 @@ const ObjectKind kObjectKinds[] = {
     {"apps/v1", "Deployment", &kDeployment},
     {"apps/v1", "ReplicaSet", &kReplicaSet},
     {"batch/v1", "Job", &kJob},
+    {"batch/v1", "CronJob", &kCronJob},
     {"autoscaling/v1", "HorizontalPodAutoscaler", &kHPAv1},
     {"autoscaling/v2", "HorizontalPodAutoscaler", &kHPAv2},
     {"rbac.authorization.k8s.io/v1", "Role", &kRole},

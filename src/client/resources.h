@@ -20,6 +20,7 @@ inline const ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const ResourceRef kDeployments{"apps", "v1", "deployments", true};
 inline const ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
 inline const ResourceRef kJobs{"batch", "v1", "jobs", true};
+inline const ResourceRef kCronJobs{"batch", "v1", "cronjobs", true};
 inline const ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions", true};
 inline const ResourceRef kHorizontalPodAutoscalers{"autoscaling", "v2", "horizontalpodautoscalers",
                                                    true};

@@ -1,7 +1,9 @@
-// batch/v1 Job: defaults (pkg/apis/batch/v1/defaults.go), the selector the
-// Job strategy generates, validation (pkg/apis/batch/validation), columns
-// (printJob) and registration.
+// batch/v1 Job and CronJob: defaults (pkg/apis/batch/v1/defaults.go), the
+// selector the Job strategy generates, validation
+// (pkg/apis/batch/validation), columns (printJob, printCronJob) and
+// registration.
 #include "api/batch.h"
+#include "api/cron.h"
 
 #include "api/kinds/pod_spec.h"
 #include "api/kinds/resources.h"
@@ -76,7 +78,7 @@ void CheckJobSpec(const json::object& spec, const std::string& path, bool select
     CheckNonnegative(spec, key, path, out);
   }
   std::string mode = StringAt(spec, "completionMode");
-  if (mode != batch::kNonIndexed && mode != batch::kIndexed) {
+  if (!mode.empty() && mode != batch::kNonIndexed && mode != batch::kIndexed) {
     out.push_back(
         FieldNotSupported(Child(path, "completionMode"), json::string(mode),
                           {std::string(batch::kNonIndexed), std::string(batch::kIndexed)}));
@@ -211,6 +213,68 @@ json::value DurationCell(const json::object& obj, TimePoint now) {
   return json::string(HumanDuration(end - start));
 }
 
+void DefaultCronJob(json::object& obj) {
+  json::object& spec = EnsureObject(obj, "spec");
+  SetIfEmpty(spec, "concurrencyPolicy", "Allow");
+  SetIfUnset(spec, "suspend", false);
+  SetIfUnset(spec, "successfulJobsHistoryLimit", 3);
+  SetIfUnset(spec, "failedJobsHistoryLimit", 1);
+  json::object& job_spec = EnsureObject(EnsureObject(spec, "jobTemplate"), "spec");
+  json::object& tmpl = EnsureObject(job_spec, "template");
+  EnsureObject(tmpl, "spec");
+  DefaultPodTemplate(tmpl);
+}
+
+// ValidateCronJob: the name (a Job name with 11 characters of suffix), the
+// schedule, the time zone, the policy, the limits and the Job template.
+Causes ValidateCronJob(const json::object& obj, const json::object* old) {
+  Causes out;
+  if (StringAt(obj, "metadata.name").size() > 52) {
+    out.push_back(FieldInvalid("metadata.name", json::string(StringAt(obj, "metadata.name")),
+                               "must be no more than 52 characters"));
+  }
+  const json::object& spec = ObjectOr(obj, "spec");
+  std::string schedule = StringAt(spec, "schedule");
+  if (schedule.empty()) {
+    out.push_back(FieldRequired("spec.schedule", ""));
+  } else if (schedule.find("TZ") != std::string::npos) {
+    out.push_back(FieldInvalid("spec.schedule", json::string(schedule),
+                               "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"));
+  } else if (StatusOr<cron::Schedule> parsed = cron::Schedule::Parse(schedule); !parsed.ok()) {
+    out.push_back(
+        FieldInvalid("spec.schedule", json::string(schedule), parsed.status().message()));
+  }
+  if (const json::value* zone = spec.if_contains("timeZone"); zone != nullptr && zone->is_string()) {
+    std::string name(zone->get_string());
+    if (name == "Local") {
+      out.push_back(FieldInvalid("spec.timeZone", json::string(name),
+                                 "timeZone must be an explicit time zone as defined in "
+                                 "https://www.iana.org/time-zones"));
+    } else if (StatusOr<absl::TimeZone> tz = cron::LoadZone(name); !tz.ok()) {
+      out.push_back(FieldInvalid("spec.timeZone", json::string(name), tz.status().message()));
+    }
+  }
+  std::string policy = StringAt(spec, "concurrencyPolicy");
+  if (policy != "Allow" && policy != "Forbid" && policy != "Replace") {
+    out.push_back(FieldNotSupported("spec.concurrencyPolicy", json::string(policy),
+                                    {"Allow", "Forbid", "Replace"}));
+  }
+  for (std::string_view key :
+       {"startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"}) {
+    CheckNonnegative(spec, key, "spec", out);
+  }
+  CheckJobSpec(ObjectOr(ObjectOr(spec, "jobTemplate"), "spec"), "spec.jobTemplate.spec", false,
+               out);
+  return out;
+}
+
+// printCronJob's LAST SCHEDULE cell: "<none>" before the first run.
+json::value LastScheduleCell(const json::object& obj, TimePoint now) {
+  const json::value* last = Find(obj, "status.lastScheduleTime");
+  if (last == nullptr || !last->is_string()) return json::string("<none>");
+  return json::string(TimestampSince(last, now));
+}
+
 }  // namespace
 
 Resource JobResource() {
@@ -232,6 +296,56 @@ Resource JobResource() {
                       [](const json::object& obj, TimePoint) -> json::value {
                         return json::string(FormatLabelSelector(Find(obj, "spec.selector")));
                       })};
+  return r;
+}
+
+}  // namespace flotilla::api::kinds
+
+namespace flotilla::api::kinds {
+
+Resource CronJobResource() {
+  Resource r =
+      MakeResource("batch", "v1", "CronJob", "cronjobs", true, "io.k8s.api.batch.v1.CronJob");
+  r.short_names = {"cj"};
+  r.categories = {"all"};
+  r.has_status = true;
+  r.default_fn = DefaultCronJob;
+  r.validate_fn = ValidateCronJob;
+  r.columns = {
+      NameColumn(),
+      Column("Schedule", "string", "The schedule in Cron format.", 0, StringCell("spec.schedule")),
+      Column("Timezone", "string", "The time zone of the schedule.", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               std::string zone = StringAt(obj, "spec.timeZone");
+               return json::string(zone.empty() ? "<none>" : zone);
+             }),
+      Column("Suspend", "boolean", "Whether the cron job is suspended.", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               const json::value* v = Find(obj, "spec.suspend");
+               return json::string(v != nullptr && v->is_bool() && v->get_bool() ? "True"
+                                                                                 : "False");
+             }),
+      Column("Active", "integer", "The number of running jobs.", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               const json::array* active = ArrayAt(obj, "status.active");
+               return static_cast<int64_t>(active ? active->size() : 0);
+             }),
+      Column("Last Schedule", "string", "When the job was last scheduled.", 0, LastScheduleCell),
+      AgeColumn(),
+      Column("Containers", "string", "Names of each container in the template.", 1,
+             [](const json::object& obj, TimePoint) -> json::value {
+               return json::string(
+                   ContainerCells(ObjectAt(obj, "spec.jobTemplate.spec.template.spec")).first);
+             }),
+      Column("Images", "string", "Images referenced by each container in the template.", 1,
+             [](const json::object& obj, TimePoint) -> json::value {
+               return json::string(
+                   ContainerCells(ObjectAt(obj, "spec.jobTemplate.spec.template.spec")).second);
+             }),
+      Column("Selector", "string", "Selector of the jobs' pods.", 1,
+             [](const json::object& obj, TimePoint) -> json::value {
+               return json::string(FormatLabelSelector(Find(obj, "spec.jobTemplate.spec.selector")));
+             })};
   return r;
 }
 

@@ -121,5 +121,63 @@ TEST(JobKind, Columns) {
   EXPECT_EQ(row[2], "\"1/1 of 4\"");
 }
 
+const char kCronJob[] = R"({"apiVersion":"batch/v1","kind":"CronJob",
+  "metadata":{"name":"nightly","namespace":"default","uid":"u-2"},
+  "spec":{"schedule":"0 3 * * *","jobTemplate":{"spec":{"template":{"spec":{
+    "restartPolicy":"OnFailure","containers":[{"name":"backup","image":"busybox"}]}}}}}})";
+
+const Resource& CronJobs() { return Res("batch", "v1", "cronjobs"); }
+
+TEST(CronJobKind, Defaults) {
+  json::object cj = Obj(kCronJob);
+  CronJobs().default_fn(cj);
+  EXPECT_EQ(StringAt(cj, "spec.concurrencyPolicy"), "Allow");
+  EXPECT_EQ(IntAt(cj, "spec.successfulJobsHistoryLimit"), 3);
+  EXPECT_EQ(IntAt(cj, "spec.failedJobsHistoryLimit"), 1);
+  EXPECT_EQ(*Find(cj, "spec.suspend"), json::value(false));
+  // The Job template's pod template is defaulted, not its Job spec.
+  EXPECT_EQ(StringAt(cj, "spec.jobTemplate.spec.template.spec.dnsPolicy"), "ClusterFirst");
+  EXPECT_EQ(Find(cj, "spec.jobTemplate.spec.completions"), nullptr);
+  EXPECT_THAT(Messages(CronJobs().validate_fn(cj, nullptr)), IsEmpty());
+}
+
+TEST(CronJobKind, Validation) {
+  json::object cj = Obj(kCronJob);
+  MergePatch(cj, Obj(R"({"spec":{"schedule":"61 * * * *","timeZone":"Mars/Olympus",
+    "concurrencyPolicy":"Sometimes","startingDeadlineSeconds":-5,
+    "jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Always"}}}}}})"));
+  CronJobs().default_fn(cj);
+  EXPECT_THAT(
+      Messages(CronJobs().validate_fn(cj, nullptr)),
+      ElementsAre(R"(spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61)",
+                  R"(spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus)",
+                  R"(spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace")",
+                  "spec.startingDeadlineSeconds: Invalid value: -5: must be greater than or equal to 0",
+                  R"(spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never")"));
+  json::object tz = Obj(kCronJob);
+  MergePatch(tz, Obj(R"({"spec":{"schedule":"TZ=UTC 0 3 * * *"}})"));
+  CronJobs().default_fn(tz);
+  EXPECT_THAT(Messages(CronJobs().validate_fn(tz, nullptr)),
+              ElementsAre(R"(spec.schedule: Invalid value: "TZ=UTC 0 3 * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead)"));
+}
+
+TEST(CronJobKind, Columns) {
+  EXPECT_THAT(ColumnNames(CronJobs()),
+              ElementsAre("Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule",
+                          "Age", "Containers", "Images", "Selector"));
+  json::object cj = Obj(kCronJob);
+  CronJobs().default_fn(cj);
+  MergePatch(cj, Obj(R"({"status":{"lastScheduleTime":"2026-01-01T03:00:00Z",
+    "active":[{"kind":"Job","name":"nightly-29455020"}]}})"));
+  TimePoint now;
+  ASSERT_TRUE(ParseRfc3339("2026-01-01T03:05:00Z", &now));
+  std::vector<std::string> row = Row(CronJobs(), cj, now);
+  EXPECT_EQ(row[1], "\"0 3 * * *\"");
+  EXPECT_EQ(row[2], "\"<none>\"");
+  EXPECT_EQ(row[3], "\"False\"");
+  EXPECT_EQ(row[4], "1");
+  EXPECT_EQ(row[5], "\"5m\"");
+}
+
 }  // namespace
 }  // namespace flotilla::api::kinds

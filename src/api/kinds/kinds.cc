@@ -40,6 +40,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::HorizontalPodAutoscalerV2Resource());
   registry.Add(kinds::HorizontalPodAutoscalerV1Resource());
   registry.Add(kinds::JobResource());
+  registry.Add(kinds::CronJobResource());
   registry.Add(kinds::RoleResource());
   registry.Add(kinds::ClusterRoleResource());
   registry.Add(kinds::RoleBindingResource());

@@ -26,7 +26,7 @@ struct Definition;
 // Registers the kinds the federation serves, preferred versions first:
 //   v1: namespaces, configmaps, secrets, services, events, serviceaccounts
 //   apps/v1: replicasets, deployments, statefulsets, controllerrevisions
-//   batch/v1: jobs
+//   batch/v1: jobs, cronjobs
 //   authentication.k8s.io/v1: selfsubjectreviews, tokenreviews;
 //   authorization.k8s.io/v1:
 //     localsubjectaccessreviews, selfsubjectaccessreviews,

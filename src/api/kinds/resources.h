@@ -31,6 +31,7 @@ Resource StatefulSetResource();
 Resource ControllerRevisionResource();
 // batch.cc
 Resource JobResource();
+Resource CronJobResource();
 // hpa.cc
 Resource HorizontalPodAutoscalerV2Resource();
 Resource HorizontalPodAutoscalerV1Resource();

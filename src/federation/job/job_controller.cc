@@ -11,6 +11,7 @@
 #include "federation/common/federated_kind.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
+#include "federation/common/policies.h"
 #include "federation/job/shares.h"
 
 namespace flotilla::federation::job {
@@ -109,6 +110,24 @@ std::optional<std::pair<std::string, std::string>> FailureOf(const json::object&
                    std::string(GetString(*c, "message").value_or(""))};
 }
 
+// The copies' clusters with room for one pod of `pod_template` (their
+// Cluster's resourceSummary; a cluster without one counts as roomy), and
+// those whose copy runs there already; every one when none has room.
+std::vector<std::string> WithRoom(const std::vector<Copy>& copies,
+                                  const json::object* pod_template) {
+  std::vector<std::string> out;
+  for (const Copy& c : copies) {
+    std::optional<int64_t> room = c.target.cluster_object == nullptr
+                                      ? std::nullopt
+                                      : AvailableReplicas(*c.target.cluster_object, pod_template);
+    if (!room || *room > 0 || c.Managed()) out.push_back(c.cluster());
+  }
+  if (out.empty()) {
+    for (const Copy& c : copies) out.push_back(c.cluster());
+  }
+  return out;
+}
+
 }  // namespace
 
 JobController::JobController(FederationContext& ctx, const WorkloadOptions& options) : ctx_(ctx) {
@@ -199,27 +218,29 @@ Status JobController::Plan(Check& check) {
   bool failed = false;
   for (const auto& [cluster, s] : ledger) failed = failed || s.failed_job;
 
-  // The first division, over the admitted ready clusters.
+  // The first division, over the admitted ready clusters that have room
+  // for one of its pods (all of them when none has).
   std::vector<std::string> ready;
   for (const Copy& c : check.copies) ready.push_back(c.cluster());
+  const std::vector<std::string> roomy = WithRoom(check.copies, DemandOf(job)->pod_template);
   if (ledger.empty() && !ready.empty()) {
     if (state->duplicated) {
       for (const std::string& c : ready) {
         ledger[c] = Share{.completions = completions, .parallelism = parallelism};
       }
     } else if (indexed) {
-      for (const auto& [cluster, n] : plan(1, ready)) {
+      for (const auto& [cluster, n] : plan(1, roomy)) {
         if (n > 0) ledger[cluster] = Share{.completions = completions, .parallelism = parallelism};
       }
     } else {
-      ledger = Divide(completions, parallelism, plan(completions.value_or(parallelism), ready));
+      ledger = Divide(completions, parallelism, plan(completions.value_or(parallelism), roomy));
     }
   }
 
   // A lost cluster's work goes to the others.
   if (!failed && !state->duplicated) {
     std::vector<std::string> takers;
-    for (const std::string& c : ready) {
+    for (const std::string& c : roomy) {
       auto it = ledger.find(c);
       if (it == ledger.end() || !it->second.lost) takers.push_back(c);
     }

@@ -131,6 +131,25 @@ TEST_F(JobControllerTest, ALostClustersUnfinishedCompletionsRunElsewhereAndNothi
   ASSERT_TRUE(Settle([&] { return LocalJob(2).empty(); }));
 }
 
+TEST_F(JobControllerTest, AClusterWithNoRoomForAPodGetsNoShare) {
+  Start();
+  auto c = fed_client_->Get(kClusters, "", "c");
+  ASSERT_TRUE(c.ok());
+  (*c)["status"] = json::object{
+      {"resourceSummary",
+       json::object{{"allocatable", json::object{{"cpu", "1"}, {"pods", "110"}}},
+                    {"allocated", json::object{{"cpu", "800m"}, {"pods", "3"}}}}}};
+  ASSERT_TRUE(fed_client_->UpdateStatus(kClusters, "", *c).ok());
+  ASSERT_TRUE(Eventually([&] {
+    runtime::ObjectPtr cached = ctx_->cluster_objects().cache().Get("c");
+    return cached != nullptr && Find(*cached, "status.resourceSummary") != nullptr;
+  }));
+  CreateJob(R"({"completions":12,"parallelism":4,"template":{"spec":{"restartPolicy":"Never",
+      "containers":[{"name":"work","image":"busybox",
+                     "resources":{"requests":{"cpu":"500m"}}}]}}})");
+  ASSERT_TRUE(Settle([&] { return Copies() == std::vector<std::string>{"6/2", "6/2", "-"}; }));
+}
+
 TEST_F(JobControllerTest, AnIndexedJobRunsWholeInOneCluster) {
   Start();
   CreateJob(R"({"completions":5,"parallelism":2,"completionMode":"Indexed"})");
