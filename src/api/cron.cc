@@ -144,12 +144,12 @@ StatusOr<Schedule> Schedule::Parse(std::string_view spec) {
                                     std::chrono::floor<std::chrono::seconds>(*every));
       return s;
     }
-    std::string standard = d == "@yearly" || d == "@annually" ? "0 0 1 1 *"
-                           : d == "@monthly"                  ? "0 0 1 * *"
-                           : d == "@weekly"                   ? "0 0 * * 0"
+    std::string standard = d == "@yearly" || d == "@annually"  ? "0 0 1 1 *"
+                           : d == "@monthly"                   ? "0 0 1 * *"
+                           : d == "@weekly"                    ? "0 0 * * 0"
                            : d == "@daily" || d == "@midnight" ? "0 0 * * *"
-                           : d == "@hourly"                   ? "0 * * * *"
-                                                              : "";
+                           : d == "@hourly"                    ? "0 * * * *"
+                                                               : "";
     if (standard.empty()) return Invalid("unrecognized descriptor: " + d);
     return Parse(standard);
   }

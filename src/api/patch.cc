@@ -128,4 +128,14 @@ StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::valu
   return result;
 }
 
+std::string StatusMergePatch(const json::value* old_status, const json::object& status) {
+  json::object patch = status;
+  if (old_status != nullptr && old_status->is_object()) {
+    for (const auto& [field, value] : old_status->get_object()) {
+      if (!patch.contains(field)) patch[field] = nullptr;
+    }
+  }
+  return json::serialize(json::object{{"status", std::move(patch)}});
+}
+
 }  // namespace flotilla::api

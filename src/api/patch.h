@@ -60,6 +60,12 @@ using PatchInfoLookup = std::function<FieldPatchInfo(const std::vector<std::stri
 // object patch delete keys and never appear in the result.
 json::value MergePatch(const json::value& original, const json::value& patch);
 
+// The JSON merge patch (a controller's status write that cannot conflict)
+// that makes an object's status `status` where it was `old_status` (null:
+// none): {"status": status}, with the old status's top-level fields that
+// `status` lacks set to null.
+std::string StatusMergePatch(const json::value* old_status, const json::object& status);
+
 // RFC 6902. `patch` must be an array of operation objects.
 StatusOr<json::value> JsonPatch(const json::value& original, const json::value& patch);
 

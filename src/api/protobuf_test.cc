@@ -110,6 +110,31 @@ TEST(ProtobufTest, DecodesAResourceQuota) {
               {"scopeName":"PriorityClass","operator":"In","values":["high"]}]}}})");
 }
 
+// What `kubectl create job` and `kubectl create cronjob` send.
+TEST(ProtobufTest, DecodesAJobAndACronJob) {
+  Pb pod_template =
+      Pb().Sub(2, Pb().Sub(2, Pb().Bytes(1, "pi").Bytes(2, "perl")).Bytes(3, "Never"));
+  Pb job_spec =
+      Pb().Varint(1, 2).Varint(2, 4).Sub(6, pod_template).Varint(7, 3).Bytes(9, "Indexed");
+  ExpectDecodes(Envelope("batch/v1", "Job", Pb().Sub(1, Pb().Bytes(1, "pi")).Sub(2, job_spec)),
+                R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"pi"},
+    "spec":{"parallelism":2,"completions":4,
+            "template":{"spec":{"containers":[{"name":"pi","image":"perl"}],
+                                "restartPolicy":"Never"}},
+            "backoffLimit":3,"completionMode":"Indexed"}})");
+  Pb cron_spec = Pb().Bytes(1, "*/5 * * * *")
+                     .Bytes(3, "Forbid")
+                     .Sub(5, Pb().Sub(2, Pb().Sub(6, pod_template)))
+                     .Bytes(8, "Etc/UTC");
+  ExpectDecodes(
+      Envelope("batch/v1", "CronJob", Pb().Sub(1, Pb().Bytes(1, "tick")).Sub(2, cron_spec)),
+      R"({"kind":"CronJob","apiVersion":"batch/v1","metadata":{"name":"tick"},
+    "spec":{"schedule":"*/5 * * * *","concurrencyPolicy":"Forbid",
+            "jobTemplate":{"spec":{"template":{"spec":{
+              "containers":[{"name":"pi","image":"perl"}],"restartPolicy":"Never"}}}},
+            "timeZone":"Etc/UTC"}})");
+}
+
 TEST(ProtobufTest, NamespaceDropsZeroValueFieldsAndKeepsEmptyMessages) {
   Pb ns = Pb().Sub(1, Meta("team-a").Entry(11, "env", "prod").Entry(11, "empty", ""))
               .Sub(2, Pb())

@@ -7,6 +7,7 @@
 #include "api/batch.h"
 #include "api/cron.h"
 #include "api/owner.h"
+#include "api/patch.h"
 #include "api/views.h"
 #include "client/resources.h"
 
@@ -36,8 +37,8 @@ std::string Uid(const json::object& o) { return std::string(api::ObjectView(o).u
 // The Job's name for a run at `t`: minutes since the epoch.
 std::string JobName(const std::string& cronjob, TimePoint t) {
   return cronjob + "-" +
-         std::to_string(std::chrono::duration_cast<std::chrono::minutes>(t.time_since_epoch())
-                            .count());
+         std::to_string(
+             std::chrono::duration_cast<std::chrono::minutes>(t.time_since_epoch()).count());
 }
 
 // RFC 3339 of `t` in `zone`, with its offset ("2026-03-01T03:00:00-05:00").
@@ -107,9 +108,8 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
     if (ref != nullptr && GetString(*ref, "uid") == Uid(cj)) jobs.push_back(j);
   }
   const json::value* old_status = cj.if_contains("status");
-  json::object status = old_status != nullptr && old_status->is_object()
-                            ? old_status->get_object()
-                            : json::object();
+  json::object status =
+      old_status != nullptr && old_status->is_object() ? old_status->get_object() : json::object();
   // status.active: the running Jobs (finished and vanished ones leave it).
   json::array active;
   std::string last_success = StringAt(status, "lastSuccessfulTime");
@@ -141,15 +141,8 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
   runtime::Result result;
   auto write = [&]() -> StatusOr<runtime::Result> {
     if (old_status != nullptr && *old_status == json::value(status)) return result;
-    json::object patch_status = status;
-    if (old_status != nullptr && old_status->is_object()) {
-      for (const auto& [field, value] : old_status->get_object()) {
-        if (!patch_status.contains(field)) patch_status[field] = nullptr;
-      }
-    }
-    auto written =
-        client_.Patch(client::kCronJobs, ns, name, client::PatchType::kMerge,
-                      json::serialize(json::object{{"status", std::move(patch_status)}}), "status");
+    auto written = client_.Patch(client::kCronJobs, ns, name, client::PatchType::kMerge,
+                                 api::StatusMergePatch(old_status, status), "status");
     if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
     return result;
   };
@@ -164,9 +157,9 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
         finished.push_back(j);
       }
     }
-    int64_t limit = OptInt(cj, succeeded ? "spec.successfulJobsHistoryLimit"
-                                          : "spec.failedJobsHistoryLimit")
-                        .value_or(succeeded ? 3 : 1);
+    int64_t limit =
+        OptInt(cj, succeeded ? "spec.successfulJobsHistoryLimit" : "spec.failedJobsHistoryLimit")
+            .value_or(succeeded ? 3 : 1);
     if (static_cast<int64_t>(finished.size()) <= limit) continue;
     std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) {
       std::string sa = StringAt(*a, "status.startTime"), sb = StringAt(*b, "status.startTime");
@@ -189,16 +182,17 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
   if (api::IsBeingDeleted(cj)) return write();
   StatusOr<absl::TimeZone> zone = api::cron::LoadZone(StringAt(cj, "spec.timeZone"));
   if (!zone.ok()) {
-    events_.Event(cj_ref, runtime::kEventTypeWarning, "UnknownTimeZone",
-                  "invalid timeZone: \"" + StringAt(cj, "spec.timeZone") + "\": " +
-                      zone.status().message());
+    events_.Event(
+        cj_ref, runtime::kEventTypeWarning, "UnknownTimeZone",
+        "invalid timeZone: \"" + StringAt(cj, "spec.timeZone") + "\": " + zone.status().message());
     return write();
   }
-  StatusOr<api::cron::Schedule> schedule = api::cron::Schedule::Parse(StringAt(cj, "spec.schedule"));
+  StatusOr<api::cron::Schedule> schedule =
+      api::cron::Schedule::Parse(StringAt(cj, "spec.schedule"));
   if (!schedule.ok()) {
     events_.Event(cj_ref, runtime::kEventTypeWarning, "UnparseableSchedule",
-                  "unparseable schedule: \"" + StringAt(cj, "spec.schedule") + "\" : " +
-                      schedule.status().message());
+                  "unparseable schedule: \"" + StringAt(cj, "spec.schedule") +
+                      "\" : " + schedule.status().message());
     return write();
   }
   const json::value* suspend = Find(cj, "spec.suspend");
@@ -210,8 +204,8 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
     }
   };
   // The most recent time due since the last run (or the creation).
-  TimePoint earliest = TimeAt(cj, "status.lastScheduleTime",
-                              TimeAt(cj, "metadata.creationTimestamp", now));
+  TimePoint earliest =
+      TimeAt(cj, "status.lastScheduleTime", TimeAt(cj, "metadata.creationTimestamp", now));
   const std::optional<int64_t> deadline = OptInt(cj, "spec.startingDeadlineSeconds");
   if (deadline && earliest < now - std::chrono::seconds(*deadline)) {
     earliest = now - std::chrono::seconds(*deadline);
@@ -281,10 +275,10 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
   }
 
   // The run.
-  json::object meta = {{"name", job_name},
-                       {"namespace", ns},
-                       {"ownerReferences",
-                        json::array{api::NewControllerRef(cj, "batch/v1", "CronJob")}}};
+  json::object meta = {
+      {"name", job_name},
+      {"namespace", ns},
+      {"ownerReferences", json::array{api::NewControllerRef(cj, "batch/v1", "CronJob")}}};
   for (const char* field : {"labels", "annotations"}) {
     const json::value* v = Find(cj, std::string("spec.jobTemplate.metadata.") + field);
     if (v != nullptr && v->is_object()) meta[field] = *v;
@@ -302,8 +296,7 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
     return created.status();
   }
   if (created.ok()) {
-    events_.Event(cj_ref, runtime::kEventTypeNormal, "SuccessfulCreate",
-                  "Created job " + job_name);
+    events_.Event(cj_ref, runtime::kEventTypeNormal, "SuccessfulCreate", "Created job " + job_name);
     json::value& list = status["active"];
     if (!list.is_array()) list = json::array();
     list.get_array().push_back(Reference(*created));

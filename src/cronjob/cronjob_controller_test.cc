@@ -33,7 +33,8 @@ class CronJobControllerTest : public ::testing::Test {
   void TearDown() override { manager_.Stop(); }
 
   void CreateCronJob(std::string_view spec) {
-    auto cj = ParseJsonObject(R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"tick"},
+    auto cj =
+        ParseJsonObject(R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"tick"},
         "spec":{"schedule":"* * * * *","jobTemplate":{"metadata":{"labels":{"team":"ops"}},
         "spec":{"template":{"spec":{"restartPolicy":"Never",
         "containers":[{"name":"work","image":"busybox"}]}}}}}})");
@@ -67,10 +68,10 @@ class CronJobControllerTest : public ::testing::Test {
       auto j = client_->Get(client::kJobs, "default", name);
       if (!j.ok()) return false;
       std::string now = FormatRfc3339(clock_.Now());
-      (*j)["status"] = json::object{
-          {"startTime", now},
-          {"conditions", json::array{api::batch::JobCondition(
-                             complete ? "Complete" : "Failed", "Done", "", now)}}};
+      (*j)["status"] =
+          json::object{{"startTime", now},
+                       {"conditions", json::array{api::batch::JobCondition(
+                                          complete ? "Complete" : "Failed", "Done", "", now)}}};
       if (complete) (*j)["status"].as_object()["completionTime"] = now;
       return client_->UpdateStatus(client::kJobs, "default", *j).ok();
     }));
@@ -116,8 +117,8 @@ TEST_F(CronJobControllerTest, OneJobPerScheduleTimeAndTheHistoryIsKept) {
   EXPECT_EQ(api::ControllerName(*job, "CronJob"), "tick");
   EXPECT_EQ(json::serialize(*Find(*job, "metadata.annotations")),
             R"({"batch.kubernetes.io/cronjob-scheduled-timestamp":"2023-11-14T22:15:00+00:00"})");
-  ASSERT_TRUE(Eventually([&] { return StringAt(CronJob(), "status.lastScheduleTime") ==
-                                      "2023-11-14T22:15:00Z"; }));
+  ASSERT_TRUE(Eventually(
+      [&] { return StringAt(CronJob(), "status.lastScheduleTime") == "2023-11-14T22:15:00Z"; }));
   for (int64_t minute = 2; minute <= 4; ++minute) {
     Finish(RunName(minute - 1));
     Advance(std::chrono::seconds(60));
@@ -128,8 +129,9 @@ TEST_F(CronJobControllerTest, OneJobPerScheduleTimeAndTheHistoryIsKept) {
   }
   Finish(RunName(4));
   // Two completed Jobs are kept: the oldest went.
-  ASSERT_TRUE(Eventually(
-      [&] { return JobNames() == std::vector<std::string>{RunName(3), RunName(4)}; }));
+  ASSERT_TRUE(Eventually([&] {
+    return JobNames() == std::vector<std::string>{RunName(3), RunName(4)};
+  }));
   EXPECT_FALSE(StringAt(CronJob(), "status.lastSuccessfulTime").empty());
   EXPECT_TRUE(HasEvent("SawCompletedJob"));
   EXPECT_TRUE(HasEvent("SuccessfulDelete"));
@@ -145,8 +147,9 @@ TEST_F(CronJobControllerTest, ForbidWaitsForTheActiveJobAndReplaceDeletesIt) {
   EXPECT_EQ(JobNames(), std::vector<std::string>{RunName(1)});
   // Once it finishes, the run that waited starts (late).
   Finish(RunName(1));
-  ASSERT_TRUE(Eventually(
-      [&] { return JobNames() == std::vector<std::string>{RunName(1), RunName(2)}; }));
+  ASSERT_TRUE(Eventually([&] {
+    return JobNames() == std::vector<std::string>{RunName(1), RunName(2)};
+  }));
 
   ASSERT_TRUE(client_
                   ->Patch(client::kCronJobs, "default", "tick", client::PatchType::kMerge,
@@ -154,8 +157,9 @@ TEST_F(CronJobControllerTest, ForbidWaitsForTheActiveJobAndReplaceDeletesIt) {
                   .ok());
   Advance(std::chrono::seconds(60));
   // The running Job of minute 2 is replaced by minute 3's.
-  ASSERT_TRUE(Eventually(
-      [&] { return JobNames() == std::vector<std::string>{RunName(1), RunName(3)}; }));
+  ASSERT_TRUE(Eventually([&] {
+    return JobNames() == std::vector<std::string>{RunName(1), RunName(3)};
+  }));
 }
 
 TEST_F(CronJobControllerTest, ARunPastItsStartingDeadlineIsSkipped) {

@@ -1,5 +1,6 @@
 #include "member/components.h"
 
+#include "cronjob/cronjob_controller.h"
 #include "member/deployment/deployment_controller.h"
 #include "member/hpa/hpa_controller.h"
 #include "member/job/job_controller.h"
@@ -19,6 +20,19 @@
 // listed in flotilla_member_components' DEPS (src/member/CMakeLists.txt).
 
 namespace flotilla::member {
+namespace {
+
+// The CronJob controller the federation runs too (cronjob/).
+class CronJobs : public Component {
+ public:
+  explicit CronJobs(ControllerContext& ctx)
+      : controller_(ctx.client, ctx.clock, ctx.manager, ctx.informers) {}
+
+ private:
+  cronjob::CronJobController controller_;
+};
+
+}  // namespace
 
 std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
                                                         const KubeVersion* version) {
@@ -33,6 +47,7 @@ std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
   }
   out.push_back(std::make_unique<StatefulSetController>(ctx));
   out.push_back(std::make_unique<JobController>(ctx));
+  out.push_back(std::make_unique<CronJobs>(ctx));
   out.push_back(std::make_unique<VolumeBinder>(ctx));
   out.push_back(std::make_unique<LoadBalancerController>(ctx));
   out.push_back(std::make_unique<EndpointsController>(ctx));

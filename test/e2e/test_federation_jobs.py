@@ -8,7 +8,9 @@ Covered: a Job of 12 completions divided 4/4/4 completes with 12 succeeded
 killed mid-Job has its unfinished completions run by the others, and the
 Job completes with exactly 12 (the lost member's done ones never run
 again); an Indexed Job runs whole in one member with JOB_COMPLETION_INDEX;
-`kubectl create job` (protobuf) and Kubernetes' 422s.
+`kubectl create job` (protobuf) and Kubernetes' 422s; a CronJob every
+minute run by the federation, once per schedule across the members, on time
+through a member loss.
 """
 
 import json
@@ -145,3 +147,47 @@ def test_kubectl_create_job_and_kubernetes_errors(fed):
                          "-p", '{"spec":{"completions":5}}', check=False)
     assert result.returncode != 0
     assert "spec.completions: Invalid value: 5: field is immutable" in result.stderr
+
+
+def test_a_cronjob_runs_once_per_schedule_across_the_federation_through_a_member_loss(fed):
+    """Every minute: each run is one federated Job (its 3 completions
+    divided, not 3 per member); with Forbid, a run waits for the last; a
+    member lost between runs does not stop the schedule."""
+    cj = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "minutely"},
+          "spec": {"schedule": "* * * * *", "concurrencyPolicy": "Forbid",
+                   "jobTemplate": job("unused", run_for="2s", completions=3, parallelism=3)}}
+    del cj["spec"]["jobTemplate"]["apiVersion"], cj["spec"]["jobTemplate"]["kind"]
+    del cj["spec"]["jobTemplate"]["metadata"]
+    fed.create(cj, NS)
+    _, rows = table(fed.kubectl("get", "cronjob", "minutely", "-n", NS).stdout)
+    assert rows[0]["SCHEDULE"] == "* * * * *" and rows[0]["SUSPEND"] == "False"
+
+    def runs():
+        jobs = json.loads(fed.kubectl("get", "jobs", "-n", NS, "-o", "json").stdout)["items"]
+        return sorted(j["metadata"]["name"] for j in jobs
+                      if j["metadata"]["name"].startswith("minutely-"))
+
+    first = wait_for(lambda: runs() or None, "the first run", timeout=90)[0]
+    wait_for(lambda: condition(fed_job(fed, first), "Complete"), "the first run complete", 60)
+    # One federated Job per run: its completions divided over the members.
+    assert sum((local_job(fed[c], first) or {}).get("spec", {}).get("completions", 0)
+               for c in fed.names) == 3
+    lost = "c"
+    fed[lost].kill9()
+    try:
+        fed.wait_not_ready(lost)
+        second = wait_for(lambda: [r for r in runs() if r > first] or None, "the next run",
+                          timeout=90)[0]
+        assert int(second.rsplit("-", 1)[1]) > int(first.rsplit("-", 1)[1])
+        wait_for(lambda: condition(fed_job(fed, second), "Complete"), "the next run complete",
+                 90)
+        assert sum((local_job(fed[c], second) or {}).get("spec", {}).get("completions", 0)
+                   for c in ("a", "b")) == 3
+        cron = json.loads(fed.kubectl("get", "cronjob", "minutely", "-n", NS, "-o",
+                                      "json").stdout)
+        assert cron["status"].get("lastScheduleTime")
+        assert cron["status"].get("lastSuccessfulTime")
+    finally:
+        fed.kubectl("delete", "cronjob", "minutely", "-n", NS)
+        fed[lost].start()
+        fed.wait_ready(lost)

@@ -293,14 +293,19 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
         capture_output=True, text=True, timeout=60)
     assert offline.returncode == 0 and "# [1/2] replica:\n1\n" in offline.stdout, offline
 
-    # A batch Job run by the whole federation: 12 completions, 4 per member.
+    # A batch Job run by the whole federation: its 12 completions divided
+    # over the members with room for a pod (cloud-west is full by now).
     term.kubectl("apply", "-f", example("13-batch-job.yaml"))
     term.kubectl("wait", "--for=condition=complete", "job/render", "--timeout=300s", timeout=320)
     job = term.get("job", "render")
     assert job["status"]["succeeded"] == 12
+    shares = {}
     for cluster in ("on-prem", "cloud-east", "cloud-west"):
         there = Terminal(str(directory / "members" / cluster / "kubeconfig"))
-        assert there.get("job", "render")["spec"]["completions"] == 4
+        local = there.kubectl("get", "job", "render", "-o", "json", check=False)
+        if local.returncode == 0:
+            shares[cluster] = json.loads(local.stdout)["spec"]["completions"]
+    assert sum(shares.values()) == 12 and len(shares) >= 2, shares
 
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))

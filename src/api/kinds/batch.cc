@@ -3,8 +3,8 @@
 // (pkg/apis/batch/validation), columns (printJob, printCronJob) and
 // registration.
 #include "api/batch.h"
-#include "api/cron.h"
 
+#include "api/cron.h"
 #include "api/kinds/pod_spec.h"
 #include "api/kinds/resources.h"
 #include "api/labels.h"
@@ -241,10 +241,10 @@ Causes ValidateCronJob(const json::object& obj, const json::object* old) {
     out.push_back(FieldInvalid("spec.schedule", json::string(schedule),
                                "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"));
   } else if (StatusOr<cron::Schedule> parsed = cron::Schedule::Parse(schedule); !parsed.ok()) {
-    out.push_back(
-        FieldInvalid("spec.schedule", json::string(schedule), parsed.status().message()));
+    out.push_back(FieldInvalid("spec.schedule", json::string(schedule), parsed.status().message()));
   }
-  if (const json::value* zone = spec.if_contains("timeZone"); zone != nullptr && zone->is_string()) {
+  if (const json::value* zone = spec.if_contains("timeZone");
+      zone != nullptr && zone->is_string()) {
     std::string name(zone->get_string());
     if (name == "Local") {
       out.push_back(FieldInvalid("spec.timeZone", json::string(name),
@@ -332,19 +332,12 @@ Resource CronJobResource() {
              }),
       Column("Last Schedule", "string", "When the job was last scheduled.", 0, LastScheduleCell),
       AgeColumn(),
-      Column("Containers", "string", "Names of each container in the template.", 1,
-             [](const json::object& obj, TimePoint) -> json::value {
-               return json::string(
-                   ContainerCells(ObjectAt(obj, "spec.jobTemplate.spec.template.spec")).first);
-             }),
-      Column("Images", "string", "Images referenced by each container in the template.", 1,
-             [](const json::object& obj, TimePoint) -> json::value {
-               return json::string(
-                   ContainerCells(ObjectAt(obj, "spec.jobTemplate.spec.template.spec")).second);
-             }),
+      ContainersColumn("spec.jobTemplate.spec.template.spec"),
+      ImagesColumn("spec.jobTemplate.spec.template.spec"),
       Column("Selector", "string", "Selector of the jobs' pods.", 1,
              [](const json::object& obj, TimePoint) -> json::value {
-               return json::string(FormatLabelSelector(Find(obj, "spec.jobTemplate.spec.selector")));
+               return json::string(
+                   FormatLabelSelector(Find(obj, "spec.jobTemplate.spec.selector")));
              })};
   return r;
 }

@@ -149,16 +149,19 @@ TEST(CronJobKind, Validation) {
   CronJobs().default_fn(cj);
   EXPECT_THAT(
       Messages(CronJobs().validate_fn(cj, nullptr)),
-      ElementsAre(R"(spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61)",
-                  R"(spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus)",
-                  R"(spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace")",
-                  "spec.startingDeadlineSeconds: Invalid value: -5: must be greater than or equal to 0",
-                  R"(spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never")"));
+      ElementsAre(
+          R"(spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61)",
+          R"(spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus)",
+          R"(spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace")",
+          "spec.startingDeadlineSeconds: Invalid value: -5: must be greater than or equal to 0",
+          R"(spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never")"));
   json::object tz = Obj(kCronJob);
   MergePatch(tz, Obj(R"({"spec":{"schedule":"TZ=UTC 0 3 * * *"}})"));
   CronJobs().default_fn(tz);
-  EXPECT_THAT(Messages(CronJobs().validate_fn(tz, nullptr)),
-              ElementsAre(R"(spec.schedule: Invalid value: "TZ=UTC 0 3 * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead)"));
+  EXPECT_THAT(
+      Messages(CronJobs().validate_fn(tz, nullptr)),
+      ElementsAre(
+          R"(spec.schedule: Invalid value: "TZ=UTC 0 3 * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead)"));
 }
 
 TEST(CronJobKind, Columns) {

@@ -339,18 +339,20 @@ std::string QuantityString(const json::value* q) {
   return json::serialize(*q);
 }
 
-TableColumn ContainersColumn() {
-  return Column("Containers", "string", "Names of each container in the template.", 1,
-                [](const json::object& obj, TimePoint) -> json::value {
-                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).first);
-                });
+TableColumn ContainersColumn(std::string pod_spec_path) {
+  return Column(
+      "Containers", "string", "Names of each container in the template.", 1,
+      [path = std::move(pod_spec_path)](const json::object& obj, TimePoint) -> json::value {
+        return json::string(ContainerCells(ObjectAt(obj, path)).first);
+      });
 }
 
-TableColumn ImagesColumn() {
-  return Column("Images", "string", "Images referenced by each container in the template.", 1,
-                [](const json::object& obj, TimePoint) -> json::value {
-                  return json::string(ContainerCells(ObjectAt(obj, "spec.template.spec")).second);
-                });
+TableColumn ImagesColumn(std::string pod_spec_path) {
+  return Column(
+      "Images", "string", "Images referenced by each container in the template.", 1,
+      [path = std::move(pod_spec_path)](const json::object& obj, TimePoint) -> json::value {
+        return json::string(ContainerCells(ObjectAt(obj, path)).second);
+      });
 }
 
 }  // namespace flotilla::api::kinds

@@ -87,10 +87,10 @@ std::string FormatLabels(const json::object* labels);
 std::string FormatLabelSelector(const json::value* selector);
 // layoutContainerCells: container names and images joined by ",".
 std::pair<std::string, std::string> ContainerCells(const json::object* pod_spec);
-// The wide CONTAINERS and IMAGES columns of a workload: its
-// spec.template.spec's container names and images.
-TableColumn ContainersColumn();
-TableColumn ImagesColumn();
+// The wide CONTAINERS and IMAGES columns of a workload: the container
+// names and images of the pod spec at `pod_spec_path`.
+TableColumn ContainersColumn(std::string pod_spec_path = "spec.template.spec");
+TableColumn ImagesColumn(std::string pod_spec_path = "spec.template.spec");
 // A resource.Quantity as it serializes (JSON numbers become their text).
 std::string QuantityString(const json::value* q);
 

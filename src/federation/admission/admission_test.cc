@@ -384,7 +384,7 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
     EXPECT_TRUE(k.build) << k.controller;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"cluster", "sync", "replicaset", "deployment",
-                                             "statefulset", "hpa", "job"}));
+                                             "statefulset", "hpa", "job", "cronjob"}));
   EXPECT_EQ(CheckControllers({"*", "-hpa", "sync"}), "");
   // A cascading unjoin deletes the Jobs and HPAs first and the Namespaces last, and
   // never a member's CustomResourceDefinitions.

@@ -351,8 +351,8 @@ bool JobController::UpToDate(const Copy& c) const {
   const json::object& have = *c.existing;
   return Holds(Find(have, "metadata.labels"), Find(want, "metadata.labels")) &&
          Holds(Find(have, "metadata.annotations"), Find(want, "metadata.annotations")) &&
-         Find(have, "spec.suspend") != nullptr &&
-         *Find(have, "spec.suspend") == *Find(want, "spec.suspend") &&
+         // A member that predates spec.suspend drops it: absent is false.
+         Suspended(have) == Suspended(want) &&
          OptInt(have, "spec.parallelism") == OptInt(want, "spec.parallelism");
 }
 

@@ -135,10 +135,10 @@ TEST_F(JobControllerTest, AClusterWithNoRoomForAPodGetsNoShare) {
   Start();
   auto c = fed_client_->Get(kClusters, "", "c");
   ASSERT_TRUE(c.ok());
-  (*c)["status"] = json::object{
-      {"resourceSummary",
-       json::object{{"allocatable", json::object{{"cpu", "1"}, {"pods", "110"}}},
-                    {"allocated", json::object{{"cpu", "800m"}, {"pods", "3"}}}}}};
+  (*c)["status"] =
+      json::object{{"resourceSummary",
+                    json::object{{"allocatable", json::object{{"cpu", "1"}, {"pods", "110"}}},
+                                 {"allocated", json::object{{"cpu", "800m"}, {"pods", "3"}}}}}};
   ASSERT_TRUE(fed_client_->UpdateStatus(kClusters, "", *c).ok());
   ASSERT_TRUE(Eventually([&] {
     runtime::ObjectPtr cached = ctx_->cluster_objects().cache().Get("c");

@@ -7,6 +7,7 @@
 
 #include "api/batch.h"
 #include "api/owner.h"
+#include "api/patch.h"
 #include "api/views.h"
 #include "member/object_util.h"
 #include "member/replicaset/pod_util.h"
@@ -345,15 +346,8 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
     if (old_status != nullptr && *old_status == json::value(status)) return result;
     // A merge patch: the status is this controller's alone, and a patch does
     // not conflict with a write the cache has not shown yet.
-    json::object patch_status = status;
-    if (old_status != nullptr && old_status->is_object()) {
-      for (const auto& [field, value] : old_status->get_object()) {
-        if (!patch_status.contains(field)) patch_status[field] = nullptr;
-      }
-    }
-    auto written =
-        client_.Patch(client::kJobs, ns, split.second, client::PatchType::kMerge,
-                      json::serialize(json::object{{"status", std::move(patch_status)}}), "status");
+    auto written = client_.Patch(client::kJobs, ns, split.second, client::PatchType::kMerge,
+                                 api::StatusMergePatch(old_status, status), "status");
     if (!written.ok()) {
       if (written.status().Is(Reason::kNotFound)) return runtime::Result{};
       return written.status();
