@@ -256,11 +256,17 @@ Status JobController::Plan(Check& check) {
       bool whole = false;
       for (const std::string& cluster : lost) {
         Share& s = ledger[cluster];
-        if (indexed || !s.completions) {
-          // An Indexed Job (or a work queue's share) starts again elsewhere.
-          whole = whole || indexed;
-          if (!indexed) owed += s.parallelism;
+        if (indexed) {
+          // An Indexed Job starts again, whole, elsewhere.
+          whole = true;
           s = Share{.completions = 0, .lost = true};
+        } else if (!s.completions) {
+          // A work queue's pods run elsewhere; what succeeded here counts.
+          owed += s.parallelism;
+          s = Share{.completions = 0,
+                    .done = s.done + s.succeeded,
+                    .failed_done = s.failed_done + s.failed,
+                    .lost = true};
         } else {
           owed += CloseLost(s);
         }

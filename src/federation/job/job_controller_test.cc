@@ -131,6 +131,20 @@ TEST_F(JobControllerTest, ALostClustersUnfinishedCompletionsRunElsewhereAndNothi
   ASSERT_TRUE(Settle([&] { return LocalJob(2).empty(); }));
 }
 
+TEST_F(JobControllerTest, AWorkQueuesLostPodsRunElsewhereAndWhatSucceededCounts) {
+  Start();
+  CreateJob(R"({"parallelism":3})");
+  ASSERT_TRUE(Settle([&] { return Copies() == std::vector<std::string>{"0/1", "0/1", "0/1"}; }));
+  Report(2, 1, false, 0);
+  ASSERT_TRUE(Settle([&] { return IntAt(FedJob(), "status.succeeded") == 1; }));
+  ctx_->clusters().SetNotReady("c");
+  ASSERT_TRUE(Settle([&] {
+    Ledger l = ParseLedger(FedJob());
+    return l["c"].lost && l["c"].done == 1 && l["a"].parallelism + l["b"].parallelism == 3;
+  }));
+  EXPECT_EQ(IntAt(FedJob(), "status.succeeded"), 1);
+}
+
 TEST_F(JobControllerTest, AClusterWithNoRoomForAPodGetsNoShare) {
   Start();
   auto c = fed_client_->Get(kClusters, "", "c");
