@@ -3,6 +3,8 @@
 // docs/federation.md "Jobs"). Header only; thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "api/conditions.h"
@@ -37,6 +39,14 @@ inline constexpr std::string_view kFailed = "Failed";
 inline constexpr std::string_view kSuspended = "Suspended";
 inline constexpr std::string_view kSuccessCriteriaMet = "SuccessCriteriaMet";
 inline constexpr std::string_view kFailureTarget = "FailureTarget";
+
+// The integer at a dotted path of a Job or CronJob; nullopt when unset
+// (completions, activeDeadlineSeconds and the like are Go pointers).
+inline std::optional<int64_t> OptionalIntAt(const json::object& o, std::string_view path) {
+  const json::value* v = Find(o, path);
+  if (v == nullptr || !v->is_int64()) return std::nullopt;
+  return v->get_int64();
+}
 
 // Complete or Failed: the Job runs nothing more.
 inline bool Finished(const json::object& job) {

@@ -13,8 +13,7 @@ TimePoint At(const std::string& rfc3339) {
   return t;
 }
 
-std::string NextAfter(std::string_view spec, const std::string& after,
-                      std::string_view zone = "") {
+std::string NextAfter(std::string_view spec, const std::string& after, std::string_view zone = "") {
   StatusOr<Schedule> s = Schedule::Parse(spec);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   StatusOr<absl::TimeZone> tz = LoadZone(zone);

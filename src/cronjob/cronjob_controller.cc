@@ -20,12 +20,6 @@ constexpr int kMaxMissed = 100;
 // check finds it due.
 constexpr Duration kAfterDue = std::chrono::milliseconds(100);
 
-std::optional<int64_t> OptInt(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  if (v == nullptr || !v->is_int64()) return std::nullopt;
-  return v->get_int64();
-}
-
 TimePoint TimeAt(const json::object& o, std::string_view path, TimePoint fallback) {
   TimePoint t;
   return ParseRfc3339(StringAt(o, path), &t) ? t : fallback;
@@ -157,9 +151,9 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
         finished.push_back(j);
       }
     }
-    int64_t limit =
-        OptInt(cj, succeeded ? "spec.successfulJobsHistoryLimit" : "spec.failedJobsHistoryLimit")
-            .value_or(succeeded ? 3 : 1);
+    int64_t limit = api::batch::OptionalIntAt(cj, succeeded ? "spec.successfulJobsHistoryLimit"
+                                                            : "spec.failedJobsHistoryLimit")
+                        .value_or(succeeded ? 3 : 1);
     if (static_cast<int64_t>(finished.size()) <= limit) continue;
     std::sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) {
       std::string sa = StringAt(*a, "status.startTime"), sb = StringAt(*b, "status.startTime");
@@ -206,7 +200,8 @@ StatusOr<runtime::Result> CronJobController::Reconcile(const std::string& key) {
   // The most recent time due since the last run (or the creation).
   TimePoint earliest =
       TimeAt(cj, "status.lastScheduleTime", TimeAt(cj, "metadata.creationTimestamp", now));
-  const std::optional<int64_t> deadline = OptInt(cj, "spec.startingDeadlineSeconds");
+  const std::optional<int64_t> deadline =
+      api::batch::OptionalIntAt(cj, "spec.startingDeadlineSeconds");
   if (deadline && earliest < now - std::chrono::seconds(*deadline)) {
     earliest = now - std::chrono::seconds(*deadline);
   }

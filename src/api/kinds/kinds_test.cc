@@ -179,7 +179,15 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
        false,
        "io.k8s.api.apps.v1.ControllerRevision"},
       {"batch", "v1", "jobs", "Job", true, {}, {"all"}, true, false, "io.k8s.api.batch.v1.Job"},
-      {"batch", "v1", "cronjobs", "CronJob", true, {"cj"}, {"all"}, true, false,
+      {"batch",
+       "v1",
+       "cronjobs",
+       "CronJob",
+       true,
+       {"cj"},
+       {"all"},
+       true,
+       false,
        "io.k8s.api.batch.v1.CronJob"},
   };
   for (const DiscoveryCase& c : cases) {

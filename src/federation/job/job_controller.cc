@@ -32,12 +32,6 @@ const json::object& SpecOf(const json::object& job) {
   return spec != nullptr && spec->is_object() ? spec->get_object() : kEmpty;
 }
 
-std::optional<int64_t> OptInt(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  if (v == nullptr || !v->is_int64()) return std::nullopt;
-  return v->get_int64();
-}
-
 bool Indexed(const json::object& job) {
   return StringAt(job, "spec.completionMode") == api::batch::kIndexed;
 }
@@ -147,7 +141,7 @@ std::string_view JobController::PreferencesAnnotation() const {
 std::optional<Strategy::Demand> JobController::DemandOf(const json::object& obj) const {
   const json::value* tmpl = Find(obj, "spec.template");
   return Demand{
-      .replicas = OptInt(obj, "spec.parallelism").value_or(1),
+      .replicas = api::batch::OptionalIntAt(obj, "spec.parallelism").value_or(1),
       .pod_template = tmpl != nullptr && tmpl->is_object() ? &tmpl->get_object() : nullptr};
 }
 
@@ -170,8 +164,8 @@ Status JobController::Plan(Check& check) {
   ledger = ParseLedger(check.obj);
   const json::object& job = check.obj;
   const bool indexed = Indexed(job);
-  const std::optional<int64_t> completions = OptInt(job, "spec.completions");
-  const int64_t parallelism = OptInt(job, "spec.parallelism").value_or(1);
+  const std::optional<int64_t> completions = api::batch::OptionalIntAt(job, "spec.completions");
+  const int64_t parallelism = api::batch::OptionalIntAt(job, "spec.parallelism").value_or(1);
 
   // How the policy or the annotation divides; a Duplicated policy runs the
   // whole Job everywhere.
@@ -199,8 +193,8 @@ Status JobController::Plan(Check& check) {
     for (const Copy& c : check.copies) {
       if (!c.Managed()) continue;
       Share s;
-      s.completions = OptInt(*c.Current(), "spec.completions");
-      s.parallelism = OptInt(*c.Current(), "spec.parallelism").value_or(1);
+      s.completions = api::batch::OptionalIntAt(*c.Current(), "spec.completions");
+      s.parallelism = api::batch::OptionalIntAt(*c.Current(), "spec.parallelism").value_or(1);
       ledger[c.cluster()] = s;
     }
   }
@@ -211,8 +205,8 @@ Status JobController::Plan(Check& check) {
     Share& s = it->second;
     const json::object& copy = *c.Current();
     if (s.lost || (!s.retired.empty() && Uid(copy) == s.retired)) continue;
-    s.succeeded = OptInt(copy, "status.succeeded").value_or(0);
-    s.failed = OptInt(copy, "status.failed").value_or(0);
+    s.succeeded = api::batch::OptionalIntAt(copy, "status.succeeded").value_or(0);
+    s.failed = api::batch::OptionalIntAt(copy, "status.failed").value_or(0);
     if (FailureOf(copy)) s.failed_job = true;
   }
   bool failed = false;
@@ -359,7 +353,8 @@ bool JobController::UpToDate(const Copy& c) const {
          Holds(Find(have, "metadata.annotations"), Find(want, "metadata.annotations")) &&
          // A member that predates spec.suspend drops it: absent is false.
          Suspended(have) == Suspended(want) &&
-         OptInt(have, "spec.parallelism") == OptInt(want, "spec.parallelism");
+         api::batch::OptionalIntAt(have, "spec.parallelism") ==
+             api::batch::OptionalIntAt(want, "spec.parallelism");
 }
 
 // Of a copy, only what a member lets change: metadata, suspend and
@@ -378,10 +373,11 @@ json::object JobController::Updated(const Copy& c) const {
 }
 
 std::string JobController::Detail(const Copy& c) const {
-  std::optional<int64_t> n = OptInt(*c.desired, "spec.completions");
+  std::optional<int64_t> n = api::batch::OptionalIntAt(*c.desired, "spec.completions");
   return n ? "with " + std::to_string(*n) + " completions"
            : "with parallelism " +
-                 std::to_string(OptInt(*c.desired, "spec.parallelism").value_or(1));
+                 std::to_string(
+                     api::batch::OptionalIntAt(*c.desired, "spec.parallelism").value_or(1));
 }
 
 StatusOr<runtime::Result> JobController::Finish(Check& check) {
@@ -402,9 +398,9 @@ StatusOr<runtime::Result> JobController::Finish(Check& check) {
     const json::object& copy = *c.Current();
     if (!it->second.retired.empty() && Uid(copy) == it->second.retired) continue;
     seen.push_back(c.cluster());
-    active += OptInt(copy, "status.active").value_or(0);
-    ready += OptInt(copy, "status.ready").value_or(0);
-    terminating += OptInt(copy, "status.terminating").value_or(0);
+    active += api::batch::OptionalIntAt(copy, "status.active").value_or(0);
+    ready += api::batch::OptionalIntAt(copy, "status.ready").value_or(0);
+    terminating += api::batch::OptionalIntAt(copy, "status.terminating").value_or(0);
     std::string started = StringAt(copy, "status.startTime");
     if (!started.empty() && (start.empty() || started < start)) start = started;
     if (ConditionTrue(copy, api::batch::kComplete)) {
@@ -429,7 +425,7 @@ StatusOr<runtime::Result> JobController::Finish(Check& check) {
       failed_in = cluster;
     }
   }
-  const std::optional<int64_t> completions = OptInt(job, "spec.completions");
+  const std::optional<int64_t> completions = api::batch::OptionalIntAt(job, "spec.completions");
   const int64_t succeeded = Succeeded(ledger);
   const int64_t failed = Failed(ledger);
 

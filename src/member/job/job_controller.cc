@@ -23,12 +23,6 @@ constexpr std::string_view kKind = "Job";
 
 std::string Phase(const json::object& pod) { return StringAt(pod, "status.phase"); }
 
-std::optional<int64_t> OptInt(const json::object& o, std::string_view path) {
-  const json::value* v = Find(o, path);
-  if (v == nullptr || !v->is_int64()) return std::nullopt;
-  return v->get_int64();
-}
-
 const json::object& SpecOf(const json::object& job) {
   static const json::object kEmpty;
   const json::value* spec = job.if_contains("spec");
@@ -248,7 +242,7 @@ Status JobController::DeletePods(const std::string& key, const json::object& job
 // ttlSecondsAfterFinished: the Job and its pods go that long after it
 // finished.
 StatusOr<runtime::Result> JobController::Expire(const json::object& job) {
-  std::optional<int64_t> ttl = OptInt(job, "spec.ttlSecondsAfterFinished");
+  std::optional<int64_t> ttl = api::batch::OptionalIntAt(job, "spec.ttlSecondsAfterFinished");
   if (!ttl) return runtime::Result{};
   TimePoint finished = clock_.Now();
   if (!ParseRfc3339(StringAt(job, "status.completionTime"), &finished)) {
@@ -313,7 +307,7 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
   }
   const json::object& spec = SpecOf(job);
   const bool indexed = StringAt(spec, "completionMode") == api::batch::kIndexed;
-  const std::optional<int64_t> completions = OptInt(spec, "completions");
+  const std::optional<int64_t> completions = api::batch::OptionalIntAt(spec, "completions");
   const int64_t parallelism = IntAt(spec, "parallelism", 1);
   const int64_t backoff_limit = IntAt(spec, "backoffLimit", 6);
   // Finished pods are counted once, and stay counted when they are deleted.
@@ -396,7 +390,7 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
   }
   TimePoint started;
   ParseRfc3339(StringAt(status, "startTime"), &started);
-  if (std::optional<int64_t> deadline = OptInt(spec, "activeDeadlineSeconds")) {
+  if (std::optional<int64_t> deadline = api::batch::OptionalIntAt(spec, "activeDeadlineSeconds")) {
     TimePoint at = started + std::chrono::seconds(*deadline);
     if (fail_reason.empty() && now >= at) {
       fail_reason = "DeadlineExceeded";
