@@ -83,7 +83,8 @@ extern const Message kObjectMeta, kManagedFieldsEntry, kOwnerReference, kLabelSe
     kSelfSubjectReview, kSelfSubjectReviewStatus, kUserInfo, kResourceQuota, kResourceQuotaSpec,
     kResourceQuotaStatus, kScopeSelector, kScopedResourceSelectorRequirement, kJob, kJobSpec,
     kJobStatus, kJobCondition, kUncountedTerminatedPods, kCronJob, kCronJobSpec, kCronJobStatus,
-    kJobTemplateSpec;
+    kJobTemplateSpec, kDaemonSet, kDaemonSetSpec, kDaemonSetStatus, kDaemonSetCondition,
+    kDaemonSetUpdateStrategy, kRollingUpdateDaemonSet;
 
 #define FLOTILLA_PB_MESSAGE(var, name, ...)  \
   const Field var##Fields[] = {__VA_ARGS__}; \
@@ -413,6 +414,24 @@ FLOTILLA_PB_MESSAGE(kDeploymentStatus, "DeploymentStatus", I64(1, "observedGener
 FLOTILLA_PB_MESSAGE(kDeploymentCondition, "DeploymentCondition", Str(1, "type"), Str(2, "status"),
                     Str(4, "reason"), Str(5, "message"), Time(6, "lastUpdateTime"),
                     Time(7, "lastTransitionTime"));
+FLOTILLA_PB_MESSAGE(kDaemonSet, "DaemonSet", Msg(1, "metadata", &kObjectMeta),
+                    Msg(2, "spec", &kDaemonSetSpec), Msg(3, "status", &kDaemonSetStatus));
+FLOTILLA_PB_MESSAGE(kDaemonSetSpec, "DaemonSetSpec", Msg(1, "selector", &kLabelSelector),
+                    Msg(2, "template", &kPodTemplateSpec),
+                    Msg(3, "updateStrategy", &kDaemonSetUpdateStrategy), I32(4, "minReadySeconds"),
+                    I32(6, "revisionHistoryLimit", P));
+FLOTILLA_PB_MESSAGE(kDaemonSetUpdateStrategy, "DaemonSetUpdateStrategy", Str(1, "type"),
+                    Msg(2, "rollingUpdate", &kRollingUpdateDaemonSet));
+FLOTILLA_PB_MESSAGE(kRollingUpdateDaemonSet, "RollingUpdateDaemonSet",
+                    IntStr(1, "maxUnavailable", P), IntStr(2, "maxSurge", P));
+FLOTILLA_PB_MESSAGE(kDaemonSetStatus, "DaemonSetStatus", I32(1, "currentNumberScheduled"),
+                    I32(2, "numberMisscheduled"), I32(3, "desiredNumberScheduled"),
+                    I32(4, "numberReady"), I64(5, "observedGeneration"),
+                    I32(6, "updatedNumberScheduled"), I32(7, "numberAvailable"),
+                    I32(8, "numberUnavailable"), I32(9, "collisionCount", P),
+                    Msgs(10, "conditions", &kDaemonSetCondition));
+FLOTILLA_PB_MESSAGE(kDaemonSetCondition, "DaemonSetCondition", Str(1, "type"), Str(2, "status"),
+                    Time(3, "lastTransitionTime"), Str(4, "reason"), Str(5, "message"));
 FLOTILLA_PB_MESSAGE(kJob, "Job", Msg(1, "metadata", &kObjectMeta), Msg(2, "spec", &kJobSpec),
                     Msg(3, "status", &kJobStatus));
 FLOTILLA_PB_MESSAGE(kJobSpec, "JobSpec", I32(1, "parallelism", P), I32(2, "completions", P),
@@ -597,6 +616,7 @@ const ObjectKind kObjectKinds[] = {
     {"v1", "Binding", &kBinding},
     {"v1", "ResourceQuota", &kResourceQuota},
     {"apps/v1", "Deployment", &kDeployment},
+    {"apps/v1", "DaemonSet", &kDaemonSet},
     {"apps/v1", "ReplicaSet", &kReplicaSet},
     {"batch/v1", "Job", &kJob},
     {"batch/v1", "CronJob", &kCronJob},

@@ -135,6 +135,20 @@ TEST(ProtobufTest, DecodesAJobAndACronJob) {
             "timeZone":"Etc/UTC"}})");
 }
 
+// A DaemonSet with its update strategy (IntOrString fields) as kubectl
+// sends it in protobuf.
+TEST(ProtobufTest, DecodesADaemonSet) {
+  Pb pod_template = Pb().Sub(2, Pb().Sub(2, Pb().Bytes(1, "fluentd").Bytes(2, "fluentd:1")));
+  Pb strategy =
+      Pb().Bytes(1, "RollingUpdate").Sub(2, Pb().Sub(1, Pb().Varint(1, 1).Bytes(3, "25%")));
+  Pb spec = Pb().Sub(2, pod_template).Sub(3, strategy).Varint(4, 5).Varint(6, 3);
+  ExpectDecodes(Envelope("apps/v1", "DaemonSet", Pb().Sub(1, Pb().Bytes(1, "logs")).Sub(2, spec)),
+                R"({"kind":"DaemonSet","apiVersion":"apps/v1","metadata":{"name":"logs"},
+    "spec":{"template":{"spec":{"containers":[{"name":"fluentd","image":"fluentd:1"}]}},
+            "updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":"25%"}},
+            "minReadySeconds":5,"revisionHistoryLimit":3}})");
+}
+
 TEST(ProtobufTest, NamespaceDropsZeroValueFieldsAndKeepsEmptyMessages) {
   Pb ns = Pb().Sub(1, Meta("team-a").Entry(11, "env", "prod").Entry(11, "empty", ""))
               .Sub(2, Pb())

@@ -19,6 +19,7 @@ inline const ResourceRef kEndpointSlices{"discovery.k8s.io", "v1", "endpointslic
 inline const ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const ResourceRef kDeployments{"apps", "v1", "deployments", true};
 inline const ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
+inline const ResourceRef kDaemonSets{"apps", "v1", "daemonsets", true};
 inline const ResourceRef kJobs{"batch", "v1", "jobs", true};
 inline const ResourceRef kCronJobs{"batch", "v1", "cronjobs", true};
 inline const ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions", true};

@@ -35,6 +35,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::ReplicaSetResource());
   registry.Add(kinds::DeploymentResource());
   registry.Add(kinds::StatefulSetResource());
+  registry.Add(kinds::DaemonSetResource());
   registry.Add(kinds::ControllerRevisionResource());
   for (Resource& r : kinds::ReviewResources()) registry.Add(std::move(r));
   registry.Add(kinds::HorizontalPodAutoscalerV2Resource());

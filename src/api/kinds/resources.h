@@ -28,6 +28,7 @@ Resource ServiceResource();
 Resource ReplicaSetResource();
 Resource DeploymentResource();
 Resource StatefulSetResource();
+Resource DaemonSetResource();
 Resource ControllerRevisionResource();
 // batch.cc
 Resource JobResource();

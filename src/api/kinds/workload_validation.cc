@@ -196,6 +196,54 @@ void CheckStatefulSetStrategy(const json::object& spec, Causes& out) {
   }
 }
 
+// ValidateRollingUpdateDaemonSet: exactly one of maxUnavailable and
+// maxSurge is non-zero.
+void CheckRollingUpdateDaemonSet(const json::object& ru, Causes& out) {
+  const std::string path = "spec.updateStrategy.rollingUpdate";
+  const json::value* raw_unavailable = ru.if_contains("maxUnavailable");
+  const json::value* raw_surge = ru.if_contains("maxSurge");
+  json::value unavailable = raw_unavailable ? *raw_unavailable : json::value(0);
+  json::value surge = raw_surge ? *raw_surge : json::value(0);
+  CheckIntOrPercent(unavailable, Child(path, "maxUnavailable"), out);
+  CheckIntOrPercent(surge, Child(path, "maxSurge"), out);
+  for (const auto& [name, v] : {std::pair{"maxUnavailable", &unavailable}, {"maxSurge", &surge}}) {
+    if (Percent(*v).value_or(0) > 100) {
+      out.push_back(
+          InvalidRepr(Child(path, name), GoIntOrString(*v), "must not be greater than 100%"));
+    }
+  }
+  auto value = [](const json::value& v) -> int64_t {
+    return v.is_int64() ? v.get_int64() : Percent(v).value_or(0);
+  };
+  if (value(unavailable) != 0 && value(surge) != 0) {
+    out.push_back(InvalidRepr(Child(path, "maxSurge"), GoIntOrString(surge),
+                              "may not be set when maxUnavailable is non-zero"));
+  } else if (value(unavailable) == 0 && value(surge) == 0) {
+    out.push_back(FieldRequired(Child(path, "maxUnavailable"), "cannot be 0 when maxSurge is 0"));
+  }
+}
+
+void CheckDaemonSetStrategy(const json::object& spec, Causes& out) {
+  const json::object* strategy = GetObject(spec, "updateStrategy");
+  std::string type = strategy ? StringAt(*strategy, "type") : "";
+  if (type == "OnDelete") return;
+  if (type == "RollingUpdate") {
+    const json::object* ru = GetObject(*strategy, "rollingUpdate");
+    if (ru == nullptr) {
+      out.push_back(FieldRequired("spec.updateStrategy.rollingUpdate", ""));
+    } else {
+      CheckRollingUpdateDaemonSet(*ru, out);
+    }
+    return;
+  }
+  out.push_back(
+      StatusCause{"FieldValueNotSupported",
+                  "Unsupported value: apps.DaemonSetUpdateStrategy{Type:" + QuoteGo(type) +
+                      ", RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}: "
+                      "supported values: \"RollingUpdate\", \"OnDelete\"",
+                  "spec.updateStrategy"});
+}
+
 void CheckRetentionPolicy(const json::object& spec, Causes& out) {
   const json::object* policy = GetObject(spec, "persistentVolumeClaimRetentionPolicy");
   if (policy == nullptr) return;
@@ -281,6 +329,23 @@ Causes ValidateStatefulSet(const json::object& obj, const json::object* old) {
   CheckRestartAlways(tmpl, "StatefulSet", out);
   CheckRetentionPolicy(spec, out);
   if (old != nullptr) CheckStatefulSetUpdate(spec, SpecOf(*old), out);
+  return out;
+}
+
+Causes ValidateDaemonSet(const json::object& obj, const json::object* old) {
+  Causes out;
+  const json::object& spec = SpecOf(obj);
+  const json::object& tmpl = TemplateOf(spec);
+  if (std::optional<LabelSelector> selector =
+          CheckSelector(spec, "daemonset", "invalid label selector", out)) {
+    CheckSelectorMatchesTemplate(*selector, tmpl, out);
+  }
+  ValidatePodTemplate(tmpl, "spec.template", out);
+  CheckRestartAlways(tmpl, "DaemonSet", out);
+  CheckNonnegative(spec, "minReadySeconds", "spec", out);
+  CheckDaemonSetStrategy(spec, out);
+  CheckNonnegative(spec, "revisionHistoryLimit", "spec", out);
+  CheckSelectorImmutable(obj, old, out);
   return out;
 }
 

@@ -10,5 +10,6 @@ namespace flotilla::api::kinds {
 Causes ValidateReplicaSet(const json::object& obj, const json::object* old);
 Causes ValidateDeployment(const json::object& obj, const json::object* old);
 Causes ValidateStatefulSet(const json::object& obj, const json::object* old);
+Causes ValidateDaemonSet(const json::object& obj, const json::object* old);
 
 }  // namespace flotilla::api::kinds

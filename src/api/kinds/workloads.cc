@@ -65,6 +65,19 @@ void DefaultStatefulSet(json::object& obj) {
   ForEachObject(spec, "volumeClaimTemplates", DefaultClaimTemplate);
 }
 
+void DefaultDaemonSet(json::object& obj) {
+  json::object& spec = EnsureObject(obj, "spec");
+  json::object& strategy = EnsureObject(spec, "updateStrategy");
+  SetIfEmpty(strategy, "type", "RollingUpdate");
+  if (StringAt(strategy, "type") == "RollingUpdate") {
+    json::object& ru = EnsureObject(strategy, "rollingUpdate");
+    SetIfUnset(ru, "maxUnavailable", 1);
+    SetIfUnset(ru, "maxSurge", 0);
+  }
+  SetIfUnset(spec, "revisionHistoryLimit", 10);
+  DefaultTemplate(spec);
+}
+
 // "ready/desired", as the READY column of Deployments and StatefulSets.
 json::value ReadyOfDesired(const json::object& obj, TimePoint) {
   return json::string(std::to_string(IntOr(obj, "status.readyReplicas", 0)) + "/" +
@@ -149,6 +162,55 @@ Resource StatefulSetResource() {
   r.columns = {NameColumn(),
                Column("Ready", "string", "Number of the pod with ready state", 0, ReadyOfDesired),
                AgeColumn(), ContainersColumn(), ImagesColumn()};
+  return r;
+}
+
+// printDaemonSet's columns.
+Resource DaemonSetResource() {
+  Resource r =
+      MakeResource("apps", "v1", "DaemonSet", "daemonsets", true, "io.k8s.api.apps.v1.DaemonSet");
+  r.short_names = {"ds"};
+  r.categories = {"all"};
+  r.has_status = true;
+  r.default_fn = DefaultDaemonSet;
+  r.validate_fn = ValidateDaemonSet;
+  r.columns = {
+      NameColumn(),
+      Column("Desired", "integer",
+             "The total number of nodes that should be running the daemon pod (including nodes "
+             "correctly running the daemon pod).",
+             0, IntCell("status.desiredNumberScheduled")),
+      Column("Current", "integer",
+             "The number of nodes that are running at least 1 daemon pod and are supposed to run "
+             "the daemon pod.",
+             0, IntCell("status.currentNumberScheduled")),
+      Column("Ready", "integer",
+             "numberReady is the number of nodes that should be running the daemon pod and have "
+             "one or more of the daemon pod running with a Ready Condition.",
+             0, IntCell("status.numberReady")),
+      Column("Up-to-date", "integer",
+             "The total number of nodes that are running updated daemon pod", 0,
+             IntCell("status.updatedNumberScheduled")),
+      Column("Available", "integer",
+             "The number of nodes that should be running the daemon pod and have one or more of "
+             "the daemon pod running and available (ready for at least spec.minReadySeconds)",
+             0, IntCell("status.numberAvailable")),
+      Column("Node Selector", "string",
+             "NodeSelector is a selector which must be true for the pod to fit on a node. "
+             "Selector which must match a node's labels for the pod to be scheduled on that node.",
+             0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               return json::string(FormatLabels(ObjectAt(obj, "spec.template.spec.nodeSelector")));
+             }),
+      AgeColumn(),
+      ContainersColumn(),
+      ImagesColumn(),
+      Column("Selector", "string",
+             "A label query over pods that are managed by the daemon set. Must match in order to "
+             "be controlled. It must match the pod template's labels.",
+             1, [](const json::object& obj, TimePoint) -> json::value {
+               return json::string(FormatLabelSelector(Find(obj, "spec.selector")));
+             })};
   return r;
 }
 
