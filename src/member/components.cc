@@ -1,6 +1,7 @@
 #include "member/components.h"
 
 #include "cronjob/cronjob_controller.h"
+#include "member/daemonset/daemonset_controller.h"
 #include "member/deployment/deployment_controller.h"
 #include "member/hpa/hpa_controller.h"
 #include "member/job/job_controller.h"
@@ -46,6 +47,7 @@ std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
     out.push_back(std::make_unique<hpa::HpaController>(ctx));
   }
   out.push_back(std::make_unique<StatefulSetController>(ctx));
+  out.push_back(std::make_unique<DaemonSetController>(ctx));
   out.push_back(std::make_unique<JobController>(ctx));
   out.push_back(std::make_unique<CronJobs>(ctx));
   out.push_back(std::make_unique<VolumeBinder>(ctx));

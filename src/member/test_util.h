@@ -5,6 +5,7 @@
 // Test-only.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "apiserver/gc.h"
 #include "client/in_process_client.h"
 #include "member/context.h"
+#include "runtime/test_util.h"
 #include "storage/store.h"
 
 namespace flotilla::member::testing {
@@ -69,6 +71,29 @@ class MemberTestEnv {
     manager_.reset();
     informers_.reset();
     if (gc_) gc_->Stop();
+  }
+
+  // Waits until `done`; while the named controllers have nothing to do but
+  // wait for the clock, moves it a second at a time (`limit` in all).
+  bool AdvanceUntil(const std::function<bool()>& done, Duration limit,
+                    std::initializer_list<std::string_view> controllers) {
+    Duration moved{};
+    return runtime::testing::Eventually([&] {
+      if (done()) return true;
+      bool idle = true, waiting = false;
+      for (std::string_view name : controllers) {
+        runtime::Controller* c = manager_->Find(std::string(name));
+        if (c == nullptr) continue;
+        runtime::WorkQueueStats q = c->Metrics().queue;
+        idle = idle && q.depth == 0 && q.processing == 0;
+        waiting = waiting || q.waiting > 0;
+      }
+      if (idle && waiting && moved < limit) {
+        clock_.Advance(std::chrono::seconds(1));
+        moved += std::chrono::seconds(1);
+      }
+      return false;
+    });
   }
 
   client::Client& client() { return *client_; }

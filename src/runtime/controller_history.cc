@@ -47,8 +47,7 @@ StatusOr<json::object> ControllerHistory::CreateOrFind(const json::object& set,
   json::object bumped = set;
   json::object& status = EnsureObject(bumped, "status");
   status["collisionCount"] = IntAt(set, "status.collisionCount", 0) + 1;
-  StatusOr<json::object> written =
-      client_.UpdateStatus(client::ResourceRef{"apps", "v1", "statefulsets", true}, "", bumped);
+  StatusOr<json::object> written = client_.UpdateStatus(sets_, "", bumped);
   if (!written.ok()) return written.status();
   return Status::Conflict("controller revision " + StringAt(revision, "metadata.name") +
                           " holds other data; collisionCount raised");
@@ -57,7 +56,7 @@ StatusOr<json::object> ControllerHistory::CreateOrFind(const json::object& set,
 StatusOr<Revisions> ControllerHistory::Sync(const json::object& set) {
   std::vector<ObjectPtr> owned = Owned(set);
   int64_t next = owned.empty() ? 1 : IntAt(*owned.back(), "revision", 0) + 1;
-  json::object wanted = NewRevision(set, next, IntAt(set, "status.collisionCount", 0));
+  json::object wanted = NewRevision(set, next, IntAt(set, "status.collisionCount", 0), kind_);
   ObjectPtr equal;
   for (const ObjectPtr& r : owned) {
     if (EqualRevision(*r, wanted)) equal = r;

@@ -1,10 +1,10 @@
-// A StatefulSet's revision history (stateful_set_control.go's
+// A StatefulSet's or DaemonSet's revision history (stateful_set_control.go's
 // getStatefulSetRevisions and truncateHistory, on pkg/controller/history)
 // over apps/v1 ControllerRevisions: finds or creates the revision of the
 // set's current template (the update revision), looks up the one
 // status.currentRevision names, and deletes the oldest revisions that no pod
-// uses beyond spec.revisionHistoryLimit. The members' StatefulSet controller
-// and the federated one keep their histories with it.
+// uses beyond spec.revisionHistoryLimit. The members' StatefulSet and DaemonSet
+// controllers and the federated ones keep their histories with it.
 #pragma once
 
 #include <set>
@@ -27,9 +27,11 @@ struct Revisions {
 class ControllerHistory {
  public:
   // `client` and `revisions` (an informer on ControllerRevisions) must
-  // outlive it.
-  ControllerHistory(client::Client& client, Informer& revisions)
-      : client_(client), revisions_(revisions) {}
+  // outlive it; the sets are apps/v1 objects of `kind` served as `sets`.
+  ControllerHistory(client::Client& client, Informer& revisions,
+                    const client::ResourceRef& sets = client::kStatefulSets,
+                    std::string kind = "StatefulSet")
+      : client_(client), revisions_(revisions), sets_(sets), kind_(std::move(kind)) {}
 
   // The current and update revisions of `set`. When the name of a new
   // revision is taken by other data (a hash collision), bumps
@@ -48,6 +50,8 @@ class ControllerHistory {
 
   client::Client& client_;
   Informer& revisions_;
+  const client::ResourceRef sets_;
+  const std::string kind_;
 };
 
 }  // namespace flotilla::runtime

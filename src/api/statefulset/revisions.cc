@@ -34,7 +34,8 @@ std::string RevisionHash(const json::object& data, int64_t collision_count) {
   return SafeEncodeString(std::to_string(h));
 }
 
-json::object NewRevision(const json::object& set, int64_t revision, int64_t collision_count) {
+json::object NewRevision(const json::object& set, int64_t revision, int64_t collision_count,
+                         std::string_view kind) {
   json::object data = RevisionData(set);
   std::string hash = RevisionHash(data, collision_count);
   std::string name = StringAt(set, "metadata.name");
@@ -43,11 +44,10 @@ json::object NewRevision(const json::object& set, int64_t revision, int64_t coll
     labels = l->get_object();
   }
   labels["controller.kubernetes.io/hash"] = hash;
-  json::object meta{
-      {"name", name.substr(0, 223) + "-" + hash},
-      {"namespace", StringAt(set, "metadata.namespace")},
-      {"labels", std::move(labels)},
-      {"ownerReferences", json::array{NewControllerRef(set, "apps/v1", "StatefulSet")}}};
+  json::object meta{{"name", name.substr(0, 223) + "-" + hash},
+                    {"namespace", StringAt(set, "metadata.namespace")},
+                    {"labels", std::move(labels)},
+                    {"ownerReferences", json::array{NewControllerRef(set, "apps/v1", kind)}}};
 
   return json::object{{"apiVersion", "apps/v1"},
                       {"kind", "ControllerRevision"},

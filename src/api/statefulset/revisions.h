@@ -4,7 +4,8 @@
 // {"spec":{"template":{...,"$patch":"replace"}}}, so `kubectl rollout undo`
 // can apply it; its name is "<set>-<hash>", the hash being FNV-1 32 of that
 // data (plus the set's collisionCount) encoded as rand.SafeEncodeString.
-// Shared by the members' StatefulSet controller and the federation's.
+// Shared by the members' StatefulSet and DaemonSet controllers and the
+// federation's.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -22,9 +23,11 @@ json::object RevisionData(const json::object& set);
 // collision count in decimal, then SafeEncodeString of the decimal sum.
 std::string RevisionHash(const json::object& data, int64_t collision_count);
 
-// A ControllerRevision for `set` (labels: the template's plus
+// A ControllerRevision for `set`, an apps/v1 object of `kind` (a
+// DaemonSet's revisions are made the same way; labels: the template's plus
 // controller.kubernetes.io/hash; controller ownerReference to the set).
-json::object NewRevision(const json::object& set, int64_t revision, int64_t collision_count);
+json::object NewRevision(const json::object& set, int64_t revision, int64_t collision_count,
+                         std::string_view kind = "StatefulSet");
 
 // Whether two revisions hold the same data (history.EqualRevision).
 bool EqualRevision(const json::object& a, const json::object& b);

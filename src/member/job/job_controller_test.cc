@@ -65,26 +65,8 @@ class JobControllerTest : public ::testing::Test {
     }
     return false;
   }
-  // Waits until `done`; while the controllers have nothing to do but wait
-  // for the clock, moves it a second at a time (`limit` in all).
   bool AdvanceUntil(const std::function<bool()>& done, Duration limit) {
-    Duration moved{};
-    return Eventually([&] {
-      if (done()) return true;
-      bool idle = true, waiting = false;
-      for (const char* name : {"kubelet", "scheduler", JobController::kControllerName}) {
-        runtime::Controller* c = env_.manager().Find(name);
-        if (c == nullptr) continue;
-        runtime::WorkQueueStats q = c->Metrics().queue;
-        idle = idle && q.depth == 0 && q.processing == 0;
-        waiting = waiting || q.waiting > 0;
-      }
-      if (idle && waiting && moved < limit) {
-        env_.clock().Advance(std::chrono::seconds(1));
-        moved += std::chrono::seconds(1);
-      }
-      return false;
-    });
+    return env_.AdvanceUntil(done, limit, {"kubelet", "scheduler", JobController::kControllerName});
   }
 
   testing::MemberTestEnv env_;

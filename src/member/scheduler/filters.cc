@@ -189,6 +189,18 @@ NodeVerdict Filter(const json::object& pod, const Resources& request, const json
   return v;
 }
 
+DaemonPlacement PlaceDaemonPod(const json::object& pod, const json::object& node) {
+  bool fits = AffinityMatches(pod, node);
+  DaemonPlacement out{.should_run = fits, .should_continue = fits};
+  for (const Taint& t : Taints(node)) {
+    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
+    if (Tolerated(pod, t)) continue;
+    out.should_run = false;
+    if (t.effect == "NoExecute") out.should_continue = false;
+  }
+  return out;
+}
+
 int64_t Score(const Resources& non_zero_request, const json::object& node, const NodeUsage& usage) {
   Resources capacity = Allocatable(node);
   int64_t cpu = usage.non_zero_requested.milli_cpu + non_zero_request.milli_cpu;

@@ -42,6 +42,19 @@ struct NodeUsage {
 NodeVerdict Filter(const json::object& pod, const Resources& request, const json::object& node,
                    const NodeUsage& usage);
 
+// The DaemonSet controller's NodeShouldRunDaemonPod for `pod`, a
+// DaemonSet's pod as made for `node` (with its tolerations): it should run
+// there when the node selector and required node affinity match and it
+// tolerates the node's NoSchedule and NoExecute taints (a node that is not
+// Ready counting as tainted, as in Filter); a pod already there should
+// continue when they match and it tolerates the NoExecute ones. Resources are the
+// scheduler's business, as in Kubernetes.
+struct DaemonPlacement {
+  bool should_run = false;
+  bool should_continue = false;
+};
+DaemonPlacement PlaceDaemonPod(const json::object& pod, const json::object& node);
+
 // The NodeResourcesFit (least allocated) plus NodeResourcesBalancedAllocation
 // score, 0..200, for a node that fits.
 int64_t Score(const Resources& non_zero_request, const json::object& node, const NodeUsage& usage);
