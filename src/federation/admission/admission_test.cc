@@ -384,15 +384,16 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
     EXPECT_TRUE(k.build) << k.controller;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"cluster", "sync", "replicaset", "deployment",
-                                             "statefulset", "hpa", "job", "cronjob"}));
+                                             "statefulset", "hpa", "job", "cronjob", "daemonset"}));
   EXPECT_EQ(CheckControllers({"*", "-hpa", "sync"}), "");
-  // A cascading unjoin deletes the Jobs and HPAs first and the Namespaces last, and
+  // A cascading unjoin deletes the DaemonSets, Jobs and HPAs first and the Namespaces last, and
   // never a member's CustomResourceDefinitions.
   std::vector<std::string> member_kinds;
   for (const client::ResourceRef& r : MemberKinds()) member_kinds.push_back(r.resource);
-  EXPECT_EQ(member_kinds, (std::vector<std::string>{
-                              "jobs", "horizontalpodautoscalers", "statefulsets", "deployments",
-                              "replicasets", "services", "secrets", "configmaps", "namespaces"}));
+  EXPECT_EQ(member_kinds,
+            (std::vector<std::string>{"daemonsets", "jobs", "horizontalpodautoscalers",
+                                      "statefulsets", "deployments", "replicasets", "services",
+                                      "secrets", "configmaps", "namespaces"}));
   EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 
@@ -402,7 +403,8 @@ TEST(BuiltInKindsTest, ListTheirWorkloadsByTheNamesKubectlTakes) {
   std::vector<ListedWorkload> listed = ListedWorkloads();
   std::vector<std::string> kinds;
   for (const ListedWorkload& w : listed) kinds.push_back(w.kind);
-  EXPECT_EQ(kinds, (std::vector<std::string>{"ReplicaSet", "Deployment", "StatefulSet"}));
+  EXPECT_EQ(kinds,
+            (std::vector<std::string>{"ReplicaSet", "Deployment", "StatefulSet", "DaemonSet"}));
   for (const char* name : {"deploy", "Deployments", "deployment.apps", "DEPLOY.APPS"}) {
     const ListedWorkload* w = FindListedWorkload(listed, name);
     ASSERT_NE(w, nullptr) << name;
@@ -411,6 +413,8 @@ TEST(BuiltInKindsTest, ListTheirWorkloadsByTheNamesKubectlTakes) {
   }
   EXPECT_EQ(FindListedWorkload(listed, "sts")->kind, "StatefulSet");
   EXPECT_EQ(FindListedWorkload(listed, "rs")->kind, "ReplicaSet");
+  EXPECT_EQ(FindListedWorkload(listed, "ds")->breakdown_annotation,
+            api::kDaemonSetStatusAnnotation);
   EXPECT_EQ(FindListedWorkload(listed, "hpa"), nullptr);
   EXPECT_EQ(FindListedWorkload(listed, "pods"), nullptr);
   EXPECT_EQ(FindListedWorkload(listed, "deploy.batch"), nullptr);

@@ -15,9 +15,9 @@ json::object ObjectAt(const json::object& obj, std::string_view key) {
 
 }  // namespace
 
-json::object DesiredLocal(const json::object& federated, int64_t replicas) {
+json::object DesiredLocal(const json::object& federated, std::optional<int64_t> replicas) {
   json::object spec = ObjectAt(federated, "spec");
-  spec["replicas"] = replicas;
+  if (replicas) spec["replicas"] = *replicas;
   return json::object{{"apiVersion", StringAt(federated, "apiVersion")},
                       {"kind", StringAt(federated, "kind")},
                       {"metadata", MemberMetadata(federated)},

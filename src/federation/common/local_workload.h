@@ -12,14 +12,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "base/json.h"
 
 namespace flotilla::federation {
 
 // The desired local copy of `federated` (which has apiVersion and kind)
-// with `replicas`.
-json::object DesiredLocal(const json::object& federated, int64_t replicas);
+// with `replicas` (none: its spec as it is, for kinds without replicas).
+json::object DesiredLocal(const json::object& federated, std::optional<int64_t> replicas);
 
 // Whether `existing` differs from `desired` in what the federation sets:
 // its labels and annotations, and spec fields that `desired` sets

@@ -116,6 +116,10 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa,
   w.name = view.name();
   w.desired = view.replicas();
   w.ready = view.ready_replicas();
+  if (w.kind == "DaemonSet") {  // a pod per node: the nodes that should run one
+    w.desired = IntAt(obj, "status.desiredNumberScheduled", 0);
+    w.ready = IntAt(obj, "status.numberReady", 0);
+  }
   const json::object breakdown =
       breakdown_annotation.empty() ? json::object{} : Breakdown(obj, breakdown_annotation);
   const json::value* clusters = breakdown.if_contains("clusters");

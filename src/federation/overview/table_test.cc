@@ -49,7 +49,8 @@ void ExpectGolden(const fs::path& golden, const std::string& got) {
 // As the workload kinds declare them (federation::ListedWorkloads).
 const BreakdownAnnotations kBreakdowns{{"Deployment", api::kDeploymentStatusAnnotation},
                                        {"ReplicaSet", api::kReplicaSetStatusAnnotation},
-                                       {"StatefulSet", api::kStatefulSetStatusAnnotation}};
+                                       {"StatefulSet", api::kStatefulSetStatusAnnotation},
+                                       {"DaemonSet", api::kDaemonSetStatusAnnotation}};
 
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
@@ -102,6 +103,23 @@ TEST(OverviewTest, ShadowReplicaSetsAreNotWorkloadsAndHpasFindTheirTargets) {
   EXPECT_EQ(o.workloads[0].hpa, "h2");
   EXPECT_EQ(o.workloads[0].hpa_max, 5);
   EXPECT_EQ(o.workloads[0].rollout, "complete");
+}
+
+// A DaemonSet lists the nodes that should run its pod, per cluster.
+TEST(OverviewTest, ADaemonSetCountsNodes) {
+  auto ds = *ParseJsonObject(R"({"kind": "DaemonSet", "metadata": {"name": "logs",
+      "namespace": "d", "annotations": {"federation.kubernetes.io/daemonset-status":
+      "{\"clusters\":{\"a\":{\"planned\":3,\"ready\":2,\"rollout\":\"updating\"},\"b\":{\"planned\":2,\"ready\":2,\"rollout\":\"waiting\"}}}"}},
+      "spec": {}, "status": {"desiredNumberScheduled": 5, "numberReady": 4}})");
+  Overview o = Build({}, {ds}, {}, kBreakdowns);
+  ASSERT_EQ(o.workloads.size(), 1u);
+  const WorkloadInfo& w = o.workloads[0];
+  EXPECT_EQ(w.desired, 5);
+  EXPECT_EQ(w.ready, 4);
+  EXPECT_EQ(w.cells.at("a").planned, 3);
+  EXPECT_EQ(w.cells.at("b").ready, 2);
+  EXPECT_EQ(w.updating, std::vector<std::string>{"a"});
+  EXPECT_EQ(w.waiting, std::vector<std::string>{"b"});
 }
 
 }  // namespace

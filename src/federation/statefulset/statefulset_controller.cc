@@ -15,6 +15,7 @@
 #include "federation/common/local_workload.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
+#include "federation/common/revision_history.h"
 #include "federation/statefulset/identities.h"
 #include "federation/statefulset/partition.h"
 #include "federation/statefulset/status.h"
@@ -253,28 +254,6 @@ std::vector<runtime::ObjectPtr> StatefulSetController::LoadBalancers(
   return out;
 }
 
-namespace {
-
-// A ControllerRevision of `sts`: named <name>-<hash> (the hash without
-// '-'), controlled by it or left without owner by an orphaning delete.
-bool IsRevisionOf(const json::object& rev, const json::object& sts) {
-  api::ObjectView set(sts);
-  std::string_view name = api::ObjectView(rev).name();
-  std::string prefix = std::string(set.name()) + "-";
-  return name.starts_with(prefix) && name.find('-', prefix.size()) == std::string_view::npos &&
-         OwnedOrOrphaned(rev, set.uid());
-}
-
-}  // namespace
-
-std::vector<runtime::ObjectPtr> StatefulSetController::Revisions(const json::object& sts) const {
-  std::vector<runtime::ObjectPtr> out;
-  for (runtime::ObjectPtr& rev : revisions_.lister().List(api::ObjectView(sts).ns())) {
-    if (IsRevisionOf(*rev, sts)) out.push_back(std::move(rev));
-  }
-  return out;
-}
-
 Status StatefulSetController::SyncServices(Check& check, const State& state) {
   std::vector<StatefulPod> pods = Pods(check.name, state.shares);
   bool lb = api::AnnotationAt(check.obj, api::kStatefulSetLbNeededAnnotation) == "true";
@@ -383,32 +362,14 @@ StatusOr<runtime::Result> StatefulSetController::Finish(Check& check) {
 
 StatusOr<bool> StatefulSetController::Finalize(const json::object& obj) {
   bool remaining = false;
-  std::string ns(api::ObjectView(obj).ns());
   for (const runtime::ObjectPtr& svc : LoadBalancers(obj)) {
     remaining = true;
     if (api::IsBeingDeleted(*svc)) continue;
     Status s = DeleteExactly(ctx_.fed(), kServices, *svc, "Background");
-
     if (!s.ok() && !s.Is(Reason::kNotFound) && !s.Is(Reason::kConflict)) return s;
   }
-  std::vector<runtime::ObjectPtr> revisions = Revisions(obj);
-  if (revisions.empty()) {
-    // The cache may lag a revision the last check wrote: ask the server.
-    FLOTILLA_ASSIGN_OR_RETURN(client::ObjectList live,
-                              ctx_.fed().List(runtime::kControllerRevisions, ns, {}));
-    for (json::object& rev : live.items) {
-      if (IsRevisionOf(rev, obj)) {
-        revisions.push_back(std::make_shared<const json::object>(std::move(rev)));
-      }
-    }
-  }
-  for (const runtime::ObjectPtr& rev : revisions) {
-    remaining = true;
-    Status s = ctx_.fed().Delete(runtime::kControllerRevisions, ns,
-                                 std::string(api::ObjectView(*rev).name()));
-    if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
-  }
-  return !remaining;
+  FLOTILLA_ASSIGN_OR_RETURN(bool revisions_gone, DeleteRevisions(ctx_.fed(), revisions_, obj));
+  return !remaining && revisions_gone;
 }
 
 }  // namespace flotilla::federation::statefulset

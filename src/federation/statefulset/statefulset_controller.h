@@ -89,10 +89,9 @@ class StatefulSetController : public Strategy {
   planner::ReplicaCounts Partition(Check& check, State& state, const planner::Preferences* prefs);
   Status SyncServices(Check& check, const State& state);
   Status WriteStatus(Check& check, const State& state, const std::string& update_revision);
-  // The per-pod Services and the ControllerRevisions of `sts`: those it
-  // controls, and those an orphaning delete of it left without owner.
+  // The per-pod Services of `sts`: those it controls, and those an
+  // orphaning delete of it left without owner.
   std::vector<runtime::ObjectPtr> LoadBalancers(const json::object& sts) const;
-  std::vector<runtime::ObjectPtr> Revisions(const json::object& sts) const;
   void EnqueueServiceOwners(const json::object& svc);
 
   FederationContext& ctx_;
