@@ -307,6 +307,25 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
             shares[cluster] = json.loads(local.stdout)["spec"]["completions"]
     assert sum(shares.values()) == 12 and len(shares) >= 2, shares
 
+    # A log agent on every node of every member, updated one cluster at a
+    # time in the order its annotation names.
+    term.kubectl("apply", "-f", example("14-daemonset.yaml"))
+    term.kubectl("rollout", "status", "ds/node-logs", "--timeout=300s", timeout=320)
+    ds = term.get("ds", "node-logs")
+    members = {c: Terminal(str(directory / "members" / c / "kubeconfig"))
+               for c in ("on-prem", "cloud-east", "cloud-west")}
+    nodes = sum(len(m.get("nodes")["items"]) for m in members.values())
+    assert ds["status"]["desiredNumberScheduled"] == nodes == ds["status"]["numberReady"]
+    term.kubectl("set", "image", "ds/node-logs", "agent=docker.io/fluent/fluent-bit:3.1")
+    term.kubectl("rollout", "status", "ds/node-logs", "--timeout=300s", timeout=320)
+    for m in members.values():
+        pods = m.get("pods", "-l", "app=node-logs")["items"]
+        assert len(pods) == len(m.get("nodes")["items"])
+        assert {p["spec"]["containers"][0]["image"] for p in pods} == {
+            "docker.io/fluent/fluent-bit:3.1"}
+    history = term.kubectl("rollout", "history", "ds/node-logs").stdout
+    assert "1 " in history and "2 " in history, history
+
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))
     nodes = member.get("nodes")["items"]

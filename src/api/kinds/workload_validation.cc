@@ -112,6 +112,11 @@ std::optional<int64_t> Percent(const json::value& v) {
   return n;
 }
 
+// getIntOrPercentValue: the int, or the percentage's number.
+int64_t IntOrPercentValue(const json::value& v) {
+  return v.is_int64() ? v.get_int64() : Percent(v).value_or(0);
+}
+
 void CheckIntOrPercent(const json::value& v, const std::string& path, Causes& out) {
   if (v.is_string()) {
     if (!Percent(v)) {
@@ -133,10 +138,7 @@ void CheckRollingUpdateDeployment(const json::object& ru, Causes& out) {
   json::value surge = raw_surge ? *raw_surge : json::value(0);
   CheckIntOrPercent(unavailable, Child(path, "maxUnavailable"), out);
   CheckIntOrPercent(surge, Child(path, "maxSurge"), out);
-  auto value = [](const json::value& v) -> int64_t {
-    return v.is_int64() ? v.get_int64() : Percent(v).value_or(0);
-  };
-  if (value(unavailable) == 0 && value(surge) == 0) {
+  if (IntOrPercentValue(unavailable) == 0 && IntOrPercentValue(surge) == 0) {
     out.push_back(InvalidRepr(Child(path, "maxUnavailable"), GoIntOrString(unavailable),
                               "may not be 0 when `maxSurge` is 0"));
   }
@@ -212,13 +214,10 @@ void CheckRollingUpdateDaemonSet(const json::object& ru, Causes& out) {
           InvalidRepr(Child(path, name), GoIntOrString(*v), "must not be greater than 100%"));
     }
   }
-  auto value = [](const json::value& v) -> int64_t {
-    return v.is_int64() ? v.get_int64() : Percent(v).value_or(0);
-  };
-  if (value(unavailable) != 0 && value(surge) != 0) {
+  if (IntOrPercentValue(unavailable) != 0 && IntOrPercentValue(surge) != 0) {
     out.push_back(InvalidRepr(Child(path, "maxSurge"), GoIntOrString(surge),
                               "may not be set when maxUnavailable is non-zero"));
-  } else if (value(unavailable) == 0 && value(surge) == 0) {
+  } else if (IntOrPercentValue(unavailable) == 0 && IntOrPercentValue(surge) == 0) {
     out.push_back(FieldRequired(Child(path, "maxUnavailable"), "cannot be 0 when maxSurge is 0"));
   }
 }

@@ -182,6 +182,16 @@ function clustersView(main, d) {
 }
 
 // The workloads as rows: kind/name, totals and per-cluster cells.
+// Desired and ready: replicas, or for a DaemonSet the nodes that should
+// run its pod and those whose pod is ready.
+function counts(o, kind) {
+  const status = o.status || {};
+  if (kind === "DaemonSet") {
+    return { desired: status.desiredNumberScheduled || 0, ready: status.numberReady || 0 };
+  }
+  return { desired: o.spec.replicas ?? 1, ready: status.readyReplicas || 0 };
+}
+
 function workloadsOf(d) {
   const hpas = new Map(d.hpas.map((h) => {
     const t = h.spec.scaleTargetRef || {};
@@ -194,7 +204,7 @@ function workloadsOf(d) {
       cluster, planned: c.planned || 0, ready: c.ready || 0, rollout: c.rollout || "",
     })).sort((x, y) => x.cluster.localeCompare(y.cluster));
     rows.push({ o, kind, breakdown, id: `${o.metadata.namespace}/${kind.toLowerCase()}/${o.metadata.name}`,
-      desired: o.spec.replicas ?? 1, ready: (o.status || {}).readyReplicas || 0, cells,
+      ...counts(o, kind), cells,
       hpa: hpas.get(`${o.metadata.namespace}/${kind}/${o.metadata.name}`),
       affinity: annotation(o, AFFINITY) || "strictly-decoupled" });
   };

@@ -510,6 +510,32 @@ json::object Reconciler::TemplateFor(const Check& check, const Copy& c,
   return out != nullptr ? *out : tmpl;
 }
 
+RolloutPlan Reconciler::PlanTemplateRollout(
+    const Check& check, RolloutMode mode,
+    const std::function<bool(const json::object&)>& busy) const {
+  const json::object* tmpl = TemplateOf(check.obj);
+  std::vector<json::object> templates;
+  if (tmpl != nullptr && !ctx_.overrides().Empty()) {
+    for (const Copy& c : check.copies) templates.push_back(TemplateFor(check, c, *tmpl));
+  }
+  static const json::object kNone;
+  std::vector<ClusterTemplate> facts;
+  for (size_t i = 0; i < check.copies.size(); ++i) {
+    const Copy& c = check.copies[i];
+    ClusterTemplate f{.cluster = c.cluster()};
+    if (c.Managed()) {
+      f.exists = true;
+      const json::object* want = i < templates.size() ? &templates[i] : tmpl;
+      f.on_template = RunsTemplate(*c.existing, want != nullptr ? *want : kNone);
+      f.busy = busy(*c.existing);
+    }
+    facts.push_back(std::move(f));
+  }
+  RolloutPlan plan = PlanRollout(check.obj, facts, mode);
+  plan.cluster_templates = std::move(templates);
+  return plan;
+}
+
 std::optional<planner::Preferences> Reconciler::PolicyDivision(
     const Check& check, int64_t replicas, const json::object* pod_template) const {
   std::vector<DivisionCluster> clusters;

@@ -69,6 +69,7 @@
 #pragma once
 
 #include <any>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -84,6 +85,7 @@
 #include "federation/common/copy_versions.h"
 #include "federation/common/customizations.h"
 #include "federation/common/fanout.h"
+#include "federation/common/rollout.h"
 #include "federation/common/write_expectations.h"
 #include "planner/preferences.h"
 #include "runtime/controller_manager.h"
@@ -294,6 +296,12 @@ class Reconciler {
   // `c`'s cluster gets it: the override policies that apply there applied;
   // `tmpl` itself when they cannot apply.
   json::object TemplateFor(const Check& check, const Copy& c, const json::object& tmpl) const;
+  // The rollout of the federation's pod template over `check`'s copies
+  // (rollout.h), for kinds whose copies carry it whole: a managed copy
+  // exists, runs the template as overridden for its cluster (TemplateFor;
+  // the plan's cluster_templates) or not, and is mid-update as `busy` says.
+  RolloutPlan PlanTemplateRollout(const Check& check, RolloutMode mode,
+                                  const std::function<bool(const json::object&)>& busy) const;
   // The planner preferences of the policy that places `check`'s object and
   // divides its `replicas` (DivisionPreferences over the admitted ready
   // clusters, their room for `pod_template`); nullopt for a Duplicated

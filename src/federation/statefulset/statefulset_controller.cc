@@ -172,32 +172,11 @@ Status StatefulSetController::Plan(Check& check) {
     MutexLock lock(mu_);
     decided_[check.key] = state.shares;
   }
-  // The federation's template as each cluster gets it (its overrides).
-  const json::object* tmpl = TemplateOf(check.obj);
-  std::vector<json::object> templates;
-  if (tmpl != nullptr && !ctx_.overrides().Empty()) {
-    for (const Copy& c : check.copies) {
-      templates.push_back(reconciler_->TemplateFor(check, c, *tmpl));
-    }
-  }
-  static const json::object kNone;
-  std::vector<ClusterTemplate> facts;
-  for (size_t i = 0; i < check.copies.size(); ++i) {
-    const Copy& c = check.copies[i];
-    ClusterTemplate f{.cluster = c.cluster()};
-    if (c.Managed()) {
-      f.exists = true;
-      const json::object* want = i < templates.size() ? &templates[i] : tmpl;
-      f.on_template = RunsTemplate(*c.existing, want != nullptr ? *want : kNone);
-      f.busy = MidUpdate(*c.existing);
-    }
-    facts.push_back(std::move(f));
-  }
   RolloutMode mode = StringAt(check.obj, "spec.updateStrategy.type") == "OnDelete"
                          ? RolloutMode::kAllAtOnce
                          : RolloutMode::kOneAtATime;
-  state.rollout = PlanRollout(check.obj, facts, mode);
-  state.rollout.cluster_templates = std::move(templates);
+  state.rollout = reconciler_->PlanTemplateRollout(
+      check, mode, [](const json::object& local) { return MidUpdate(local); });
   for (size_t i = 0; i < check.copies.size(); ++i) {
     Copy& c = check.copies[i];
     auto share = state.shares.find(c.cluster());

@@ -162,26 +162,8 @@ DaemonSetController::DaemonSetController(ControllerContext& ctx)
     expectations_.Forget(runtime::ObjectKey(*ds));
   };
   sets_.AddEventHandler(std::move(set_handler));
-  pods_.AddEventHandler(
-      runtime::EventHandler{.on_add =
-                                [this](const runtime::ObjectPtr& pod) {
-                                  std::string key = OwnerKey(*pod);
-                                  if (key.empty()) return;
-                                  expectations_.CreationObserved(key);
-                                  controller_->queue().Add(key);
-                                },
-                            .on_update =
-                                [this](const runtime::ObjectPtr&, const runtime::ObjectPtr& pod) {
-                                  std::string key = OwnerKey(*pod);
-                                  if (!key.empty()) controller_->queue().Add(key);
-                                },
-                            .on_delete =
-                                [this](const runtime::ObjectPtr& pod) {
-                                  std::string key = OwnerKey(*pod);
-                                  if (key.empty()) return;
-                                  expectations_.DeletionObserved(key, runtime::ObjectKey(*pod));
-                                  controller_->queue().Add(key);
-                                }});
+  pods_.AddEventHandler(OwnedPodHandler(expectations_, controller_->queue(),
+                                        [this](const json::object& pod) { return OwnerKey(pod); }));
   auto enqueue_all = [this] {
     for (const runtime::ObjectPtr& ds : sets_.cache().List()) {
       controller_->queue().Add(runtime::ObjectKey(*ds));
@@ -197,10 +179,7 @@ DaemonSetController::DaemonSetController(ControllerContext& ctx)
 }
 
 std::string DaemonSetController::OwnerKey(const json::object& pod) const {
-  const json::object* ref = api::ControllerRef(pod);
-  if (ref == nullptr || GetString(*ref, "kind") != kKind) return "";
-  return runtime::ObjectKey(MetaAt(pod, "namespace"),
-                            std::string(GetString(*ref, "name").value_or("")));
+  return ControllerKey(pod, kKind);
 }
 
 std::map<std::string, std::vector<runtime::ObjectPtr>> DaemonSetController::PodsByNode(

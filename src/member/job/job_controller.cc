@@ -126,33 +126,12 @@ JobController::JobController(ControllerContext& ctx)
     expectations_.Forget(key);
   };
   jobs_.AddEventHandler(std::move(job_handler));
-  pods_.AddEventHandler(
-      runtime::EventHandler{.on_add =
-                                [this](const runtime::ObjectPtr& pod) {
-                                  std::string key = OwnerKey(*pod);
-                                  if (key.empty()) return;
-                                  expectations_.CreationObserved(key);
-                                  controller_->queue().Add(key);
-                                },
-                            .on_update =
-                                [this](const runtime::ObjectPtr&, const runtime::ObjectPtr& pod) {
-                                  std::string key = OwnerKey(*pod);
-                                  if (!key.empty()) controller_->queue().Add(key);
-                                },
-                            .on_delete =
-                                [this](const runtime::ObjectPtr& pod) {
-                                  std::string key = OwnerKey(*pod);
-                                  if (key.empty()) return;
-                                  expectations_.DeletionObserved(key, runtime::ObjectKey(*pod));
-                                  controller_->queue().Add(key);
-                                }});
+  pods_.AddEventHandler(OwnedPodHandler(expectations_, controller_->queue(),
+                                        [this](const json::object& pod) { return OwnerKey(pod); }));
 }
 
 std::string JobController::OwnerKey(const json::object& pod) const {
-  const json::object* ref = api::ControllerRef(pod);
-  if (ref == nullptr || GetString(*ref, "kind") != kKind) return "";
-  return runtime::ObjectKey(MetaAt(pod, "namespace"),
-                            std::string(GetString(*ref, "name").value_or("")));
+  return ControllerKey(pod, kKind);
 }
 
 std::vector<runtime::ObjectPtr> JobController::PodsOf(const json::object& job) const {

@@ -1,5 +1,6 @@
 #include "member/replicaset/expectations.h"
 
+#include "api/owner.h"
 #include "base/mutex.h"
 
 namespace flotilla::member {
@@ -39,6 +40,37 @@ bool Expectations::Satisfied(const std::string& key) {
 void Expectations::Forget(const std::string& key) {
   MutexLock lock(mu_);
   records_.erase(key);
+}
+
+std::string ControllerKey(const json::object& pod, std::string_view kind) {
+  const json::object* ref = api::ControllerRef(pod);
+  if (ref == nullptr || GetString(*ref, "kind") != kind) return "";
+  return runtime::ObjectKey(StringAt(pod, "metadata.namespace"),
+                            std::string(GetString(*ref, "name").value_or("")));
+}
+
+runtime::EventHandler OwnedPodHandler(Expectations& expectations, runtime::WorkQueue& queue,
+                                      std::function<std::string(const json::object&)> owner_of) {
+  return runtime::EventHandler{
+      .on_add =
+          [&expectations, &queue, owner_of](const runtime::ObjectPtr& pod) {
+            std::string key = owner_of(*pod);
+            if (key.empty()) return;
+            expectations.CreationObserved(key);
+            queue.Add(key);
+          },
+      .on_update =
+          [&queue, owner_of](const runtime::ObjectPtr&, const runtime::ObjectPtr& pod) {
+            std::string key = owner_of(*pod);
+            if (!key.empty()) queue.Add(key);
+          },
+      .on_delete =
+          [&expectations, &queue, owner_of](const runtime::ObjectPtr& pod) {
+            std::string key = owner_of(*pod);
+            if (key.empty()) return;
+            expectations.DeletionObserved(key, runtime::ObjectKey(*pod));
+            queue.Add(key);
+          }};
 }
 
 }  // namespace flotilla::member

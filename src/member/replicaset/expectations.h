@@ -7,13 +7,18 @@
 // Thread-safe; time on the injected Clock.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/json.h"
 #include "base/mutex.h"
+#include "runtime/informer.h"
+#include "runtime/work_queue.h"
 
 namespace flotilla::member {
 
@@ -45,5 +50,14 @@ class Expectations {
   Mutex mu_;
   std::map<std::string, Record> records_ GUARDED_BY(mu_);
 };
+
+// The key (namespace/name) of the `kind` that controls `pod`; "" when none.
+std::string ControllerKey(const json::object& pod, std::string_view kind);
+
+// The pod event handler of a controller that keeps `expectations` per owner
+// key: a pod `owner_of` names an owner for ("": none) enqueues it on every
+// event, its add observing a creation and its delete a deletion.
+runtime::EventHandler OwnedPodHandler(Expectations& expectations, runtime::WorkQueue& queue,
+                                      std::function<std::string(const json::object&)> owner_of);
 
 }  // namespace flotilla::member
