@@ -95,6 +95,36 @@ class DaemonSetControllerTest : public ::testing::Test {
            IntAt(ds, "status.numberAvailable", -1) == desired &&
            static_cast<int64_t>(PodsByNode().size()) == desired;
   }
+  // What a rollout to `image` of 3 nodes went through.
+  struct Rollout {
+    size_t most_pods = 0;  // pods at once
+    int most_missing = 0;  // nodes without a running pod at once
+  };
+  // Sets the template's image and waits until every node runs it.
+  Rollout RollOut(const std::string& image) {
+    EXPECT_TRUE(env_.client()
+                    .Patch(kDaemonSets, "default", "logs", client::PatchType::kMerge,
+                           R"({"spec":{"template":{"spec":{"containers":[
+                               {"name":"agent","image":")" +
+                               image + R"("}]}}}})")
+                    .ok());
+    Rollout seen;
+    EXPECT_TRUE(AdvanceUntil([&] {
+      std::multimap<std::string, json::object> pods = PodsByNode();
+      seen.most_pods = std::max(seen.most_pods, pods.size());
+      std::set<std::string> running;
+      for (const auto& [node, pod] : pods) {
+        if (StringAt(pod, "status.phase") == "Running") running.insert(node);
+      }
+      seen.most_missing = std::max(seen.most_missing, 3 - static_cast<int>(running.size()));
+      if (!RolledOut(3)) return false;
+      for (const auto& [node, pod] : PodsByNode()) {
+        if (Image(pod) != image) return false;
+      }
+      return true;
+    })) << json::serialize(Set());
+    return seen;
+  }
   bool AdvanceUntil(const std::function<bool()>& done) {
     return env_.AdvanceUntil(done, std::chrono::seconds(120),
                              {"kubelet", "scheduler", "daemonset"});
@@ -162,28 +192,10 @@ TEST_F(DaemonSetControllerTest, NodeSelectorTaintsAndTolerationsChooseTheNodes) 
 TEST_F(DaemonSetControllerTest, RollingUpdateReplacesOneNodeAtATime) {
   ASSERT_TRUE(env_.client().Create(kDaemonSets, "default", NewDaemonSet("agent:1")).ok());
   ASSERT_TRUE(AdvanceUntil([&] { return RolledOut(3); }));
-  // Every change of the pods, to tell how many nodes lacked a pod at once.
-  ASSERT_TRUE(env_.client()
-                  .Patch(kDaemonSets, "default", "logs", client::PatchType::kMerge,
-                         R"({"spec":{"template":{"spec":{"containers":[
-                             {"name":"agent","image":"agent:2"}]}}}})")
-                  .ok());
-  int most_missing = 0;
-  ASSERT_TRUE(AdvanceUntil([&] {
-    std::multimap<std::string, json::object> pods = PodsByNode();
-    std::set<std::string> with_available;
-    for (const auto& [node, pod] : pods) {
-      if (StringAt(pod, "status.phase") == "Running") with_available.insert(node);
-    }
-    most_missing = std::max(most_missing, 3 - static_cast<int>(with_available.size()));
-    if (!RolledOut(3)) return false;
-    for (const auto& [node, pod] : PodsByNode()) {
-      if (Image(pod) != "agent:2") return false;
-    }
-    return true;
-  })) << json::serialize(Set());
-  EXPECT_LE(most_missing, 1);
-  EXPECT_GE(most_missing, 1);  // maxSurge 0: a node's pod goes before its replacement
+  Rollout seen = RollOut("agent:2");
+  // maxSurge 0: a node's pod goes before its replacement, one node at a time.
+  EXPECT_EQ(seen.most_missing, 1);
+  EXPECT_EQ(seen.most_pods, 3u);
   // Two revisions, for `kubectl rollout history ds/logs`.
   StatusOr<client::ObjectList> revisions =
       env_.client().List(runtime::kControllerRevisions, "default", {});
@@ -198,29 +210,9 @@ TEST_F(DaemonSetControllerTest, MaxSurgeStartsTheNewPodBesideTheOld) {
                               "rollingUpdate":{"maxUnavailable":0,"maxSurge":1}}})"))
                   .ok());
   ASSERT_TRUE(AdvanceUntil([&] { return RolledOut(3); }));
-  ASSERT_TRUE(env_.client()
-                  .Patch(kDaemonSets, "default", "logs", client::PatchType::kMerge,
-                         R"({"spec":{"template":{"spec":{"containers":[
-                             {"name":"agent","image":"agent:2"}]}}}})")
-                  .ok());
-  size_t most_pods = 0;
-  int most_missing = 0;
-  ASSERT_TRUE(AdvanceUntil([&] {
-    std::multimap<std::string, json::object> pods = PodsByNode();
-    most_pods = std::max(most_pods, pods.size());
-    std::set<std::string> running;
-    for (const auto& [node, pod] : pods) {
-      if (StringAt(pod, "status.phase") == "Running") running.insert(node);
-    }
-    most_missing = std::max(most_missing, 3 - static_cast<int>(running.size()));
-    if (!RolledOut(3)) return false;
-    for (const auto& [node, pod] : PodsByNode()) {
-      if (Image(pod) != "agent:2") return false;
-    }
-    return true;
-  })) << json::serialize(Set());
-  EXPECT_EQ(most_pods, 4u);    // one surge pod at a time
-  EXPECT_EQ(most_missing, 0);  // every node kept a running pod
+  Rollout seen = RollOut("agent:2");
+  EXPECT_EQ(seen.most_pods, 4u);    // one surge pod at a time
+  EXPECT_EQ(seen.most_missing, 0);  // every node kept a running pod
 }
 
 TEST_F(DaemonSetControllerTest, AFailedPodIsReplaced) {
