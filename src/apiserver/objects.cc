@@ -126,6 +126,10 @@ Objects::Objects(const api::Registry& registry, storage::Store& store, Clock& cl
     : registry_(registry), store_(store), clock_(clock) {
   if (registry_.Find("", "v1", "resourcequotas") != nullptr)
     quotas_ = std::make_unique<QuotaAdmission>(store_);
+  if (registry_.Find("", "v1", "limitranges") != nullptr &&
+      registry_.Find("", "v1", "pods") != nullptr) {
+    limit_ranger_ = std::make_unique<LimitRanger>(store_);
+  }
 }
 
 Status AdmissionRefused(const api::Resource& res, std::string_view name, Status s) {
@@ -310,6 +314,9 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
     }
     if (res.mutate_on_create) res.mutate_on_create(obj);
     std::string name = MetaString(obj, "name");
+    if (limit_ranger_ && res.group.empty() && res.plural == "pods") {
+      FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, limit_ranger_->AdmitPod(ns, obj)));
+    }
     std::vector<StatusCause> causes = api::ValidateObjectMeta(obj, MetaOptions(res));
     if (res.validate_fn) {
       auto more = res.validate_fn(obj, nullptr);

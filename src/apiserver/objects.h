@@ -17,6 +17,7 @@
 #include "api/patch.h"
 #include "api/registry.h"
 #include "api/validation.h"
+#include "apiserver/limit_ranger.h"
 #include "apiserver/quota_admission.h"
 #include "base/clock.h"
 #include "base/json.h"
@@ -246,6 +247,7 @@ class Objects {
   Duration event_ttl_{};
   // Set when the registry serves v1 ResourceQuota.
   std::unique_ptr<QuotaAdmission> quotas_;
+  std::unique_ptr<LimitRanger> limit_ranger_;  // a server of pods and LimitRanges
 };
 
 // An admission's refusal of a write of `name` as kube-apiserver words it

@@ -32,6 +32,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::ServiceResource());
   registry.Add(kinds::EventResource());
   registry.Add(kinds::ServiceAccountResource());
+  registry.Add(kinds::LimitRangeResource());
   registry.Add(kinds::ReplicaSetResource());
   registry.Add(kinds::DeploymentResource());
   registry.Add(kinds::StatefulSetResource());
@@ -42,6 +43,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::HorizontalPodAutoscalerV1Resource());
   registry.Add(kinds::JobResource());
   registry.Add(kinds::CronJobResource());
+  registry.Add(kinds::NetworkPolicyResource());
   registry.Add(kinds::RoleResource());
   registry.Add(kinds::ClusterRoleResource());
   registry.Add(kinds::RoleBindingResource());

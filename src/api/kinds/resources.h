@@ -36,6 +36,9 @@ Resource CronJobResource();
 // hpa.cc
 Resource HorizontalPodAutoscalerV2Resource();
 Resource HorizontalPodAutoscalerV1Resource();
+// namespace_rules.cc
+Resource NetworkPolicyResource();
+Resource LimitRangeResource();
 // misc_kinds.cc
 Resource LeaseResource();
 Resource ClusterResource();

@@ -390,10 +390,10 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
   // never a member's CustomResourceDefinitions.
   std::vector<std::string> member_kinds;
   for (const client::ResourceRef& r : MemberKinds()) member_kinds.push_back(r.resource);
-  EXPECT_EQ(member_kinds,
-            (std::vector<std::string>{"daemonsets", "jobs", "horizontalpodautoscalers",
-                                      "statefulsets", "deployments", "replicasets", "services",
-                                      "secrets", "configmaps", "namespaces"}));
+  EXPECT_EQ(member_kinds, (std::vector<std::string>{
+                              "daemonsets", "jobs", "horizontalpodautoscalers", "statefulsets",
+                              "deployments", "replicasets", "networkpolicies", "limitranges",
+                              "services", "secrets", "configmaps", "namespaces"}));
   EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 

@@ -133,6 +133,8 @@ const std::vector<SyncKind>& SyncKinds() {
       {{"", "v1", "configmaps", true}, "ConfigMap", {"data", "binaryData", "immutable"}},
       {{"", "v1", "secrets", true}, "Secret", {"data", "type", "immutable"}},
       {{"", "v1", "services", true}, "Service", {"spec"}},
+      {{"", "v1", "limitranges", true}, "LimitRange", {"spec"}, true},
+      {{"networking.k8s.io", "v1", "networkpolicies", true}, "NetworkPolicy", {"spec"}, true},
       {client::kCustomResourceDefinitions, "CustomResourceDefinition", {"spec"}, true},
   };
   return kinds;

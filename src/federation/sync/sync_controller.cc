@@ -211,8 +211,9 @@ void RegisterSync(KindRegistry& kinds) {
   std::vector<client::ResourceRef> propagates;
   for (const sync::SyncKind& k : sync::SyncKinds()) propagates.push_back(k.resource);
   kinds.Add({.controller = "sync",
-             .help = "Namespaces, ConfigMaps, Secrets, Services, CustomResourceDefinitions and "
-                     "every custom kind propagated to the members (docs/federation.md)",
+             .help = "Namespaces, ConfigMaps, Secrets, Services, LimitRanges, NetworkPolicies, "
+                     "CustomResourceDefinitions and every custom kind propagated to the members "
+                     "(docs/federation.md)",
              .propagates = std::move(propagates),
              .build = [](const KindEnv& env) {
                return std::make_shared<sync::SyncController>(

@@ -219,6 +219,39 @@ TEST_F(SyncControllerTest, PropagatesEachKindToEveryReadyCluster) {
       std::string::npos);
 }
 
+// A namespace's rules go to every cluster as they are; the members default
+// them as the federation did, so the copies are never rewritten.
+TEST_F(SyncControllerTest, NetworkPoliciesAndLimitRangesReachEveryCluster) {
+  const client::ResourceRef policies{"networking.k8s.io", "v1", "networkpolicies", true};
+  const client::ResourceRef limits{"", "v1", "limitranges", true};
+  ASSERT_TRUE(fed_->Create(policies, "shop", Obj(R"({"metadata":{"name":"db-in","namespace":"shop"},
+      "spec":{"podSelector":{"matchLabels":{"app":"db"}},
+              "ingress":[{"from":[{"podSelector":{"matchLabels":{"app":"web"}}}],
+                          "ports":[{"port":5432}]}]}})"))
+                  .ok());
+  ASSERT_TRUE(
+      fed_->Create(limits, "shop", Obj(R"({"metadata":{"name":"defaults","namespace":"shop"},
+      "spec":{"limits":[{"type":"Container","max":{"cpu":"2"}}]}})"))
+          .ok());
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    ASSERT_TRUE(Eventually([&] { return Get(*m, policies, "shop", "db-in").has_value(); }));
+    ASSERT_TRUE(Eventually([&] { return Get(*m, limits, "shop", "defaults").has_value(); }));
+    json::object np = *Get(*m, policies, "shop", "db-in");
+    EXPECT_EQ(json::serialize(*Find(np, "spec.policyTypes")), R"(["Ingress"])");
+    json::object lr = *Get(*m, limits, "shop", "defaults");
+    EXPECT_EQ(json::serialize(Find(lr, "spec.limits")->as_array()[0].as_object().at("default")),
+              R"({"cpu":"2"})");
+  }
+  for (const char* cluster : {"m1", "m2"}) {
+    for (const char* resource : {"networkpolicies", "limitranges"}) {
+      EXPECT_EQ(Writes(cluster, resource, "update"), 0) << resource;
+    }
+  }
+  // A copy deleted by hand comes back.
+  ASSERT_TRUE(m1_->Delete(policies, "shop", "db-in").ok());
+  ASSERT_TRUE(Eventually([&] { return Get(*m1_, policies, "shop", "db-in").has_value(); }));
+}
+
 // A federated Service shows the load-balancer ingress its copies got; one
 // with federation.kubernetes.io/cluster goes to that cluster only.
 TEST_F(SyncControllerTest, AServiceShowsItsCopiesIngressAndMayNameItsOneCluster) {

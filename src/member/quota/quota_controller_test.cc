@@ -161,5 +161,38 @@ TEST_F(QuotaTest, BadQuotasAreInvalid) {
   }
 }
 
+// LimitRanger: a namespace's LimitRange fills in what a pod's containers
+// do not ask for, and holds them within its min and max.
+TEST_F(QuotaTest, ALimitRangeDefaultsAndBoundsContainers) {
+  const client::ResourceRef limit_ranges{"", "v1", "limitranges", true};
+  ASSERT_TRUE(env_.client()
+                  .Create(limit_ranges, "default", Parse(R"({"metadata":{"name":"defaults"},
+      "spec":{"limits":[{"type":"Container","max":{"cpu":"2"},"min":{"cpu":"100m"},
+        "default":{"cpu":"500m","memory":"256Mi"},"defaultRequest":{"cpu":"200m"}}]}})"))
+                  .ok());
+  auto bare = env_.client().Create(
+      kPods, "default",
+      Parse(R"({"metadata":{"name":"bare"},"spec":{"containers":[{"name":"app","image":"x"}]}})"));
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  const json::object& resources =
+      Find(*bare, "spec.containers")->as_array()[0].as_object().at("resources").as_object();
+  EXPECT_EQ(ToJson(resources.at("limits")), R"({"cpu":"500m","memory":"256Mi"})");
+  // The stored range's defaultRequest took memory from its default.
+  EXPECT_EQ(ToJson(resources.at("requests")), R"({"cpu":"200m","memory":"256Mi"})");
+  const json::value* annotations = Find(*bare, "metadata.annotations");
+  ASSERT_NE(annotations, nullptr);
+  EXPECT_EQ(
+      ToJson(annotations->as_object().at("kubernetes.io/limit-ranger")),
+      R"("LimitRanger plugin set: cpu, memory request for container app; cpu, memory limit for container app")");
+
+  Status big = env_.client()
+                   .Create(kPods, "default", Parse(R"({"metadata":{"name":"big"},
+      "spec":{"containers":[{"name":"app","image":"x","resources":{"limits":{"cpu":"4"}}}]}})"))
+                   .status();
+  EXPECT_TRUE(big.Is(Reason::kForbidden)) << big.ToString();
+  EXPECT_EQ(big.message(),
+            "pods \"big\" is forbidden: maximum cpu usage per Container is 2, but limit is 4");
+}
+
 }  // namespace
 }  // namespace flotilla::member
