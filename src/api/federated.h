@@ -62,6 +62,8 @@ inline constexpr char kStatefulReplicaListAnnotation[] =
 // On a federated StatefulSet: the per-cluster breakdown of its replicas.
 inline constexpr char kStatefulSetStatusAnnotation[] =
     "federation.kubernetes.io/statefulset-status";
+// On a federated Job: per cluster, the completions it runs and has run.
+inline constexpr char kJobStatusAnnotation[] = "federation.kubernetes.io/job-status";
 // On a federated DaemonSet: its per-cluster counts and rollout.
 inline constexpr char kDaemonSetStatusAnnotation[] = "federation.kubernetes.io/daemonset-status";
 // A StatefulSet's name may have at most this many characters (its pods'

@@ -18,7 +18,7 @@ import json
 import pytest
 
 from conftest import table, wait_for
-from federation import FED_ARGS, SLOW, module_federation
+from federation import FED_ARGS, SLOW, module_federation, plugin
 
 MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200",
                "--pod-startup", "100ms"]
@@ -82,6 +82,12 @@ def test_a_job_of_12_completions_runs_4_in_each_member_and_completes(fed):
     _, rows = table(fed.kubectl("get", "jobs", "twelve", "-n", NS).stdout)
     assert rows[0]["STATUS"] == "Complete"
     assert rows[0]["COMPLETIONS"] == "12/12"
+    # kubectl flotilla status: succeeded/completions per cluster.
+    doc = json.loads(plugin(fed, "status", "-n", NS, "job/twelve", "-o", "json").stdout)
+    (w,) = doc["workloads"]
+    assert w["kind"] == "Job" and w["readyReplicas"] == 12 and w["replicas"] == 12, w
+    assert {c: (v["ready"], v["planned"]) for c, v in w["clusters"].items()} == {
+        c: (4, 4) for c in fed.names}, w
 
 
 def test_a_lost_members_unfinished_completions_finish_elsewhere_and_none_runs_twice(fed):

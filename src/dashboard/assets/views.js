@@ -181,17 +181,21 @@ function clustersView(main, d) {
     ...(d.clusters.length === 0 ? [clustersPage.empty] : []), clustersPage.regions]);
 }
 
-// The workloads as rows: kind/name, totals and per-cluster cells.
-// Desired and ready: replicas, or for a DaemonSet the nodes that should
-// run its pod and those whose pod is ready.
+// Desired and ready: replicas; for a DaemonSet the nodes that should run
+// its pod and those whose pod is ready; for a Job its completions and those
+// that succeeded.
 function counts(o, kind) {
   const status = o.status || {};
   if (kind === "DaemonSet") {
     return { desired: status.desiredNumberScheduled || 0, ready: status.numberReady || 0 };
   }
+  if (kind === "Job") {
+    return { desired: o.spec.completions ?? o.spec.parallelism ?? 1, ready: status.succeeded || 0 };
+  }
   return { desired: o.spec.replicas ?? 1, ready: status.readyReplicas || 0 };
 }
 
+// The workloads as rows: kind/name, totals and per-cluster cells.
 function workloadsOf(d) {
   const hpas = new Map(d.hpas.map((h) => {
     const t = h.spec.scaleTargetRef || {};

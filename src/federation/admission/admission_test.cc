@@ -403,8 +403,8 @@ TEST(BuiltInKindsTest, ListTheirWorkloadsByTheNamesKubectlTakes) {
   std::vector<ListedWorkload> listed = ListedWorkloads();
   std::vector<std::string> kinds;
   for (const ListedWorkload& w : listed) kinds.push_back(w.kind);
-  EXPECT_EQ(kinds,
-            (std::vector<std::string>{"ReplicaSet", "Deployment", "StatefulSet", "DaemonSet"}));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"ReplicaSet", "Deployment", "StatefulSet", "Job",
+                                             "DaemonSet"}));
   for (const char* name : {"deploy", "Deployments", "deployment.apps", "DEPLOY.APPS"}) {
     const ListedWorkload* w = FindListedWorkload(listed, name);
     ASSERT_NE(w, nullptr) << name;

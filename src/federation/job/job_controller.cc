@@ -474,7 +474,8 @@ StatusOr<runtime::Result> JobController::Finish(Check& check) {
   }
   FLOTILLA_RETURN_IF_ERROR(
       WriteStatusIfChanged(ctx_.fed(), client::kJobs, job, std::move(status),
-                           {{std::string(kSharesAnnotation), SerializeLedger(ledger)}}));
+                           {{std::string(kSharesAnnotation), SerializeLedger(ledger)},
+                            {api::kJobStatusAnnotation, BreakdownAnnotation(ledger)}}));
   return runtime::Result{};
 }
 
@@ -489,6 +490,7 @@ void RegisterJob(KindRegistry& kinds) {
              .kind = "Job",
              .propagates = {client::kJobs},
              .admission = {.preferences_annotation = api::kReplicaPreferencesAnnotation},
+             .listing = WorkloadListing{.breakdown_annotation = api::kJobStatusAnnotation},
              .build = [](const KindEnv& env) {
                return std::make_shared<job::JobController>(env.ctx, env.workloads);
              }});

@@ -68,6 +68,17 @@ std::string SerializeLedger(const Ledger& ledger) {
   return json::serialize(out);
 }
 
+std::string BreakdownAnnotation(const Ledger& ledger) {
+  json::object clusters;
+  for (const auto& [cluster, s] : ledger) {
+    int64_t planned = s.done + s.queued + (s.completions ? *s.completions : s.parallelism);
+    clusters[cluster] = json::object{{"planned", s.lost ? s.done : planned},
+                                     {"ready", s.done + s.succeeded},
+                                     {"reachable", !s.lost}};
+  }
+  return json::serialize(json::object{{"clusters", std::move(clusters)}});
+}
+
 Ledger Divide(std::optional<int64_t> completions, int64_t parallelism,
               const planner::ReplicaCounts& plan) {
   Ledger out;

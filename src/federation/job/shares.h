@@ -73,6 +73,13 @@ Ledger Divide(std::optional<int64_t> completions, int64_t parallelism,
 // and for a closed one.
 int64_t CloseLost(Share& share);
 
+// The per-cluster breakdown `kubectl flotilla status` and the dashboard
+// read (api::kJobStatusAnnotation): {"clusters": {"a": {"planned": 4,
+// "ready": 2, "reachable": true}}}, "planned" the completions the cluster
+// runs or ran (a work queue's: its parallelism), "ready" those that
+// succeeded there; a lost cluster keeps what it completed.
+std::string BreakdownAnnotation(const Ledger& ledger);
+
 // Total succeeded and failed over the ledger.
 int64_t Succeeded(const Ledger& ledger);
 int64_t Failed(const Ledger& ledger);

@@ -51,5 +51,14 @@ TEST(Shares, TheAnnotationRoundTrips) {
   EXPECT_TRUE(ParseLedger(job).empty());
 }
 
+TEST(Shares, TheBreakdownCountsCompletionsPerCluster) {
+  Ledger l{{"a", Share{.completions = 4, .parallelism = 2, .succeeded = 3, .done = 2, .queued = 1}},
+           {"b", Share{.completions = 0, .done = 1, .lost = true}},
+           {"c", Share{.parallelism = 5}}};
+  EXPECT_EQ(BreakdownAnnotation(l), R"({"clusters":{"a":{"planned":7,"ready":5,"reachable":true},)"
+                                    R"("b":{"planned":1,"ready":1,"reachable":false},)"
+                                    R"("c":{"planned":5,"ready":0,"reachable":true}}})");
+}
+
 }  // namespace
 }  // namespace flotilla::federation::job

@@ -119,6 +119,9 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa,
   if (w.kind == "DaemonSet") {  // a pod per node: the nodes that should run one
     w.desired = IntAt(obj, "status.desiredNumberScheduled", 0);
     w.ready = IntAt(obj, "status.numberReady", 0);
+  } else if (w.kind == "Job") {  // completions, and those that succeeded
+    w.desired = IntAt(obj, "spec.completions", IntAt(obj, "spec.parallelism", 1));
+    w.ready = IntAt(obj, "status.succeeded", 0);
   }
   const json::object breakdown =
       breakdown_annotation.empty() ? json::object{} : Breakdown(obj, breakdown_annotation);
@@ -140,7 +143,7 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa,
       if (cell.rollout == "waiting" || cell.rollout == "paused") w.waiting.push_back(name);
     }
   }
-  if (w.kind != "ReplicaSet") w.rollout = OverallRollout(w);
+  if (w.kind != "ReplicaSet" && w.kind != "Job") w.rollout = OverallRollout(w);
   if (hpa != nullptr) AddHpa(w, *hpa);
   std::string_view affinity = view.annotation(api::kLocationAffinityAnnotation);
   w.affinity = affinity.empty() ? std::string_view(api::kStrictlyDecoupled) : affinity;

@@ -50,7 +50,8 @@ void ExpectGolden(const fs::path& golden, const std::string& got) {
 const BreakdownAnnotations kBreakdowns{{"Deployment", api::kDeploymentStatusAnnotation},
                                        {"ReplicaSet", api::kReplicaSetStatusAnnotation},
                                        {"StatefulSet", api::kStatefulSetStatusAnnotation},
-                                       {"DaemonSet", api::kDaemonSetStatusAnnotation}};
+                                       {"DaemonSet", api::kDaemonSetStatusAnnotation},
+                                       {"Job", api::kJobStatusAnnotation}};
 
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
@@ -120,6 +121,20 @@ TEST(OverviewTest, ADaemonSetCountsNodes) {
   EXPECT_EQ(w.cells.at("b").ready, 2);
   EXPECT_EQ(w.updating, std::vector<std::string>{"a"});
   EXPECT_EQ(w.waiting, std::vector<std::string>{"b"});
+}
+
+// A Job lists its completions and those that succeeded, per cluster.
+TEST(OverviewTest, AJobCountsCompletions) {
+  auto job = *ParseJsonObject(R"({"kind": "Job", "metadata": {"name": "render",
+      "namespace": "d", "annotations": {"federation.kubernetes.io/job-status":
+      "{\"clusters\":{\"a\":{\"planned\":6,\"ready\":6,\"reachable\":true}}}"}},
+      "spec": {"completions": 12, "parallelism": 6}, "status": {"succeeded": 9}})");
+  Overview o = Build({}, {job}, {}, kBreakdowns);
+  ASSERT_EQ(o.workloads.size(), 1u);
+  EXPECT_EQ(o.workloads[0].desired, 12);
+  EXPECT_EQ(o.workloads[0].ready, 9);
+  EXPECT_EQ(o.workloads[0].cells.at("a").planned, 6);
+  EXPECT_EQ(o.workloads[0].rollout, "");
 }
 
 }  // namespace
