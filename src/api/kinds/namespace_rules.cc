@@ -279,7 +279,10 @@ Causes ValidateLimitRange(const json::object& obj, const json::object*) {
         q[std::string(field)][std::string(key)] = {*milli, QuantityString(&value)};
       }
     }
-    for (const auto& [key, lo] : q["min"]) {
+    for (const auto& entry : q["min"]) {
+      // Named, not bound: a lambda below uses them (clang 14 cannot capture bindings).
+      const std::string& key = entry.first;
+      const std::pair<int64_t, std::string>& lo = entry.second;
       auto check = [&](std::string_view high, std::string_view at_field, std::string_view what) {
         auto hi = q[std::string(high)].find(key);
         if (hi == q[std::string(high)].end() || lo.first <= hi->second.first) return;
