@@ -127,6 +127,9 @@ bool PlacementChanged(const json::object& a, const json::object& b) {
 struct DaemonSetController::Pass {
   json::object ds;
   std::string hash;  // the update revision's
+  // Its pod of that revision, not yet bound to a node: what the placement
+  // checks read (its template's node affinity and tolerations).
+  json::object pod;
   TimePoint now;
   int64_t min_ready = 0;
   struct Node {
@@ -196,8 +199,7 @@ std::map<std::string, std::vector<runtime::ObjectPtr>> DaemonSetController::Pods
   return out;
 }
 
-json::object DaemonSetController::NewPod(const json::object& ds, const std::string& node,
-                                         const std::string& hash) const {
+json::object DaemonSetController::NewPod(const json::object& ds, const std::string& hash) const {
   json::object meta = {
       {"generateName", MetaAt(ds, "name") + "-"},
       {"namespace", MetaAt(ds, "namespace")},
@@ -210,17 +212,27 @@ json::object DaemonSetController::NewPod(const json::object& ds, const std::stri
   const json::object* template_spec = ObjectAt(ds, "spec.template.spec");
   json::object spec = template_spec != nullptr ? *template_spec : json::object();
   AddDaemonTolerations(spec);
-  // ReplaceDaemonSetPodNodeNameNodeAffinity: the scheduler binds it to `node`.
+  return json::object{
+      {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", spec}};
+}
+
+namespace {
+
+// ReplaceDaemonSetPodNodeNameNodeAffinity: `pod` with a required node
+// affinity on `node`'s name alone (the controller checked the template's),
+// so that the scheduler binds it there.
+json::object BoundTo(json::object pod, const std::string& node) {
   json::object term{
       {"matchFields", json::array{json::object{{"key", "metadata.name"},
                                                {"operator", "In"},
                                                {"values", json::array{json::string(node)}}}}}};
-  EnsureObject(EnsureObject(spec, "affinity"),
+  EnsureObject(EnsureObject(EnsureObject(pod, "spec"), "affinity"),
                "nodeAffinity")["requiredDuringSchedulingIgnoredDuringExecution"] =
       json::object{{"nodeSelectorTerms", json::array{std::move(term)}}};
-  return json::object{
-      {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", spec}};
+  return pod;
 }
+
+}  // namespace
 
 // manage: a pod where one should run and none is; failed pods, pods where
 // none should continue and surplus pods deleted.
@@ -357,8 +369,7 @@ Status DaemonSetController::Apply(const std::string& key, const Pass& pass) {
                   "Deleted pod: " + MetaAt(*p, "name"));
   }
   for (const std::string& node : pass.create) {
-    auto created =
-        client_.Create(kPods, MetaAt(pass.ds, "namespace"), NewPod(pass.ds, node, pass.hash));
+    auto created = client_.Create(kPods, MetaAt(pass.ds, "namespace"), BoundTo(pass.pod, node));
     if (!created.ok()) {
       expectations_.CreationObserved(key);
       events_.Event(ds_ref, runtime::kEventTypeWarning, "FailedCreate",
@@ -399,6 +410,7 @@ StatusOr<runtime::Result> DaemonSetController::Reconcile(const std::string& key)
   Pass pass;
   pass.ds = *cached;
   pass.hash = rev_labels ? std::string(GetString(*rev_labels, kHistoryHashLabel).value_or("")) : "";
+  pass.pod = NewPod(pass.ds, pass.hash);
   pass.now = clock_.Now();
   pass.min_ready = IntAt(pass.ds, "spec.minReadySeconds", 0);
   std::map<std::string, std::vector<runtime::ObjectPtr>> by_node = PodsByNode(pass.ds);
@@ -407,8 +419,7 @@ StatusOr<runtime::Result> DaemonSetController::Reconcile(const std::string& key)
             [](const auto& a, const auto& b) { return MetaAt(*a, "name") < MetaAt(*b, "name"); });
   for (const runtime::ObjectPtr& n : nodes) {
     Pass::Node node{.name = MetaAt(*n, "name")};
-    scheduler::DaemonPlacement placement =
-        scheduler::PlaceDaemonPod(NewPod(pass.ds, node.name, pass.hash), *n);
+    scheduler::DaemonPlacement placement = scheduler::PlaceDaemonPod(pass.pod, *n);
     node.should_run = placement.should_run;
     node.should_continue = placement.should_continue;
     auto it = by_node.find(node.name);

@@ -49,9 +49,9 @@ class DaemonSetController : public Component {
   std::string OwnerKey(const json::object& pod) const;
   // The DaemonSet's pods by the node they are (or are to be) bound to.
   std::map<std::string, std::vector<runtime::ObjectPtr>> PodsByNode(const json::object& ds) const;
-  // The pod `ds` runs on `node`, of the template with `hash`.
-  json::object NewPod(const json::object& ds, const std::string& node,
-                      const std::string& hash) const;
+  // The pod of `ds`'s template with `hash`, owned by it and with the
+  // daemon pods' tolerations (NewPod; not yet bound to a node).
+  json::object NewPod(const json::object& ds, const std::string& hash) const;
   // Plans the creates and deletes of one pass (manage and rollingUpdate).
   void Manage(Pass& pass) const;
   void RollingUpdate(Pass& pass) const;

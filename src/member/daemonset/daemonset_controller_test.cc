@@ -189,6 +189,32 @@ TEST_F(DaemonSetControllerTest, NodeSelectorTaintsAndTolerationsChooseTheNodes) 
   })) << json::serialize(Set());
 }
 
+// The template's required node affinity chooses the nodes; each pod made
+// is bound to its node by a node-name affinity alone, as kube's are.
+TEST_F(DaemonSetControllerTest, RequiredNodeAffinityChoosesTheNodes) {
+  std::vector<std::string> nodes = NodeNames();
+  PatchNode(nodes[2], R"({"metadata":{"labels":{"disk":"ssd"}}})");
+  ASSERT_TRUE(env_.client()
+                  .Create(kDaemonSets, "default",
+                          NewDaemonSet("agent:1", "{}", R"({"affinity":{"nodeAffinity":{
+                              "requiredDuringSchedulingIgnoredDuringExecution":{
+                                "nodeSelectorTerms":[{"matchExpressions":[
+                                  {"key":"disk","operator":"In","values":["ssd"]}]}]}}}})"))
+                  .ok());
+  ASSERT_TRUE(AdvanceUntil([&] { return RolledOut(1); })) << json::serialize(Set());
+  std::multimap<std::string, json::object> pods = PodsByNode();
+  const auto& [node, pod] = *pods.begin();
+  EXPECT_EQ(node, nodes[2]);
+  const json::value* terms =
+      Find(pod,
+           "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+           "nodeSelectorTerms");
+  ASSERT_NE(terms, nullptr);
+  EXPECT_EQ(json::serialize(*terms),
+            R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":[")" + nodes[2] +
+                R"("]}]}])");
+}
+
 TEST_F(DaemonSetControllerTest, RollingUpdateReplacesOneNodeAtATime) {
   ASSERT_TRUE(env_.client().Create(kDaemonSets, "default", NewDaemonSet("agent:1")).ok());
   ASSERT_TRUE(AdvanceUntil([&] { return RolledOut(3); }));
