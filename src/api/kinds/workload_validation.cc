@@ -130,14 +130,22 @@ void CheckIntOrPercent(const json::value& v, const std::string& path, Causes& ou
   }
 }
 
+// A rolling update's maxUnavailable and maxSurge (0 when unset), each
+// checked as an int or a percentage at `path`.
+std::pair<json::value, json::value> UnavailableAndSurge(const json::object& ru,
+                                                        const std::string& path, Causes& out) {
+  const json::value* unavailable = ru.if_contains("maxUnavailable");
+  const json::value* surge = ru.if_contains("maxSurge");
+  std::pair<json::value, json::value> out_values{unavailable ? *unavailable : json::value(0),
+                                                 surge ? *surge : json::value(0)};
+  CheckIntOrPercent(out_values.first, Child(path, "maxUnavailable"), out);
+  CheckIntOrPercent(out_values.second, Child(path, "maxSurge"), out);
+  return out_values;
+}
+
 void CheckRollingUpdateDeployment(const json::object& ru, Causes& out) {
   const std::string path = "spec.strategy.rollingUpdate";
-  const json::value* raw_unavailable = ru.if_contains("maxUnavailable");
-  const json::value* raw_surge = ru.if_contains("maxSurge");
-  json::value unavailable = raw_unavailable ? *raw_unavailable : json::value(0);
-  json::value surge = raw_surge ? *raw_surge : json::value(0);
-  CheckIntOrPercent(unavailable, Child(path, "maxUnavailable"), out);
-  CheckIntOrPercent(surge, Child(path, "maxSurge"), out);
+  auto [unavailable, surge] = UnavailableAndSurge(ru, path, out);
   if (IntOrPercentValue(unavailable) == 0 && IntOrPercentValue(surge) == 0) {
     out.push_back(InvalidRepr(Child(path, "maxUnavailable"), GoIntOrString(unavailable),
                               "may not be 0 when `maxSurge` is 0"));
@@ -202,12 +210,7 @@ void CheckStatefulSetStrategy(const json::object& spec, Causes& out) {
 // maxSurge is non-zero.
 void CheckRollingUpdateDaemonSet(const json::object& ru, Causes& out) {
   const std::string path = "spec.updateStrategy.rollingUpdate";
-  const json::value* raw_unavailable = ru.if_contains("maxUnavailable");
-  const json::value* raw_surge = ru.if_contains("maxSurge");
-  json::value unavailable = raw_unavailable ? *raw_unavailable : json::value(0);
-  json::value surge = raw_surge ? *raw_surge : json::value(0);
-  CheckIntOrPercent(unavailable, Child(path, "maxUnavailable"), out);
-  CheckIntOrPercent(surge, Child(path, "maxSurge"), out);
+  auto [unavailable, surge] = UnavailableAndSurge(ru, path, out);
   for (const auto& [name, v] : {std::pair{"maxUnavailable", &unavailable}, {"maxSurge", &surge}}) {
     if (Percent(*v).value_or(0) > 100) {
       out.push_back(
