@@ -103,7 +103,8 @@ bool SpecChanged(const json::object& old_obj, const json::object& new_obj) {
 }
 
 bool TracksGeneration(const api::Resource& res) {
-  return res.group == "apps" || res.group == "autoscaling" || res.group == "federation" ||
+  return res.group == "apps" || res.group == "autoscaling" || res.group == "batch" ||
+         res.group == "policy" || res.group == "networking.k8s.io" || res.group == "federation" ||
          res.group == "apiextensions.k8s.io" || !res.crd.empty();
 }
 

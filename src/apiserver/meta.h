@@ -28,7 +28,8 @@ std::string RandomSuffix(int n);
 // True when anything outside metadata and status differs (what bumps
 // metadata.generation).
 bool SpecChanged(const json::object& old_obj, const json::object& new_obj);
-// Whether the kind keeps metadata.generation (workloads, HPAs, clusters).
+// Whether the kind keeps metadata.generation (workloads, HPAs, Jobs,
+// CronJobs, disruption budgets, network policies, clusters, custom kinds).
 bool TracksGeneration(const api::Resource& res);
 
 }  // namespace flotilla::apiserver

@@ -44,6 +44,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::JobResource());
   registry.Add(kinds::CronJobResource());
   registry.Add(kinds::NetworkPolicyResource());
+  registry.Add(kinds::PodDisruptionBudgetResource());
   registry.Add(kinds::RoleResource());
   registry.Add(kinds::ClusterRoleResource());
   registry.Add(kinds::RoleBindingResource());

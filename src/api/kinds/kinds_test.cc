@@ -213,7 +213,7 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
 
 TEST(Registration, GroupsListPreferredVersionsFirst) {
   auto groups = AllKinds().Groups();
-  ASSERT_EQ(groups.size(), 12u);
+  ASSERT_EQ(groups.size(), 13u);
   EXPECT_EQ(groups[0].first, "");
   EXPECT_EQ(groups[1].first, "apps");
   EXPECT_EQ(groups[2].first, "authentication.k8s.io");
@@ -222,11 +222,12 @@ TEST(Registration, GroupsListPreferredVersionsFirst) {
   EXPECT_THAT(groups[4].second, ElementsAre("v2", "v1"));
   EXPECT_EQ(groups[5].first, "batch");
   EXPECT_EQ(groups[6].first, "networking.k8s.io");
-  EXPECT_EQ(groups[7].first, "rbac.authorization.k8s.io");
-  EXPECT_EQ(groups[8].first, "apiextensions.k8s.io");
-  EXPECT_EQ(groups[9].first, "coordination.k8s.io");
-  EXPECT_EQ(groups[10].first, "federation");
-  EXPECT_EQ(groups[11].first, "discovery.k8s.io");
+  EXPECT_EQ(groups[7].first, "policy");
+  EXPECT_EQ(groups[8].first, "rbac.authorization.k8s.io");
+  EXPECT_EQ(groups[9].first, "apiextensions.k8s.io");
+  EXPECT_EQ(groups[10].first, "coordination.k8s.io");
+  EXPECT_EQ(groups[11].first, "federation");
+  EXPECT_EQ(groups[12].first, "discovery.k8s.io");
 }
 
 TEST(Registration, BothHpaVersionsShareV2Storage) {

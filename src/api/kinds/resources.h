@@ -39,6 +39,8 @@ Resource HorizontalPodAutoscalerV1Resource();
 // namespace_rules.cc
 Resource NetworkPolicyResource();
 Resource LimitRangeResource();
+// disruption_budget.cc
+Resource PodDisruptionBudgetResource();
 // misc_kinds.cc
 Resource LeaseResource();
 Resource ClusterResource();

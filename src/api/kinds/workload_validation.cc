@@ -90,6 +90,8 @@ void CheckSelectorImmutable(const json::object& obj, const json::object* old, Ca
   }
 }
 
+}  // namespace
+
 // %#v of an intstr.IntOrString.
 std::string GoIntOrString(const json::value& v) {
   if (v.is_string()) {
@@ -129,6 +131,8 @@ void CheckIntOrPercent(const json::value& v, const std::string& path, Causes& ou
     out.push_back(FieldInvalid(path, v.get_int64(), "must be greater than or equal to 0"));
   }
 }
+
+namespace {
 
 // A rolling update's maxUnavailable and maxSurge (0 when unset), each
 // checked as an int or a percentage at `path`.
