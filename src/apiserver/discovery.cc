@@ -35,6 +35,15 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"kind", "Binding"},
                                  {"verbs", json::array{"create"}}});
     }
+    if (HasEviction(*r)) {
+      out.push_back(json::object{{"name", r->plural + "/eviction"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"group", "policy"},
+                                 {"version", "v1"},
+                                 {"kind", "Eviction"},
+                                 {"verbs", json::array{"create"}}});
+    }
     if (r->has_scale) {
       out.push_back(json::object{{"name", r->plural + "/scale"},
                                  {"singularName", ""},
@@ -72,6 +81,12 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
           json::object{{"subresource", "binding"},
                        {"responseKind", {{"group", ""}, {"version", "v1"}, {"kind", "Binding"}}},
                        {"verbs", json::array{"create"}}});
+    }
+    if (HasEviction(*r)) {
+      subs.push_back(json::object{
+          {"subresource", "eviction"},
+          {"responseKind", {{"group", "policy"}, {"version", "v1"}, {"kind", "Eviction"}}},
+          {"verbs", json::array{"create"}}});
     }
     if (r->has_scale) {
       subs.push_back(json::object{

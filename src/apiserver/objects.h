@@ -179,6 +179,25 @@ class Objects {
                               const std::string& name, const json::object& binding,
                               const WriteOptions& opts);
 
+  // pods/eviction: deletes pod `name` with `opts` (an Eviction's
+  // deleteOptions) when the PodDisruptionBudget that selects it allows, as
+  // kube-apiserver's EvictionREST does:
+  // - a pod Pending, Succeeded, Failed or being deleted, a pod no budget
+  //   selects, and a not-Ready pod whose budget is AlwaysAllow, or is
+  //   IfHealthyBudget (the default) and met, is deleted at once;
+  // - otherwise the budget's status.disruptionsAllowed is taken down by one
+  //   and the pod recorded in its status.disruptedPods (the disruption
+  //   controller counts it out until it is gone) before the pod is
+  //   deleted; a budget that allows none refuses with TooManyRequests (429,
+  //   "Cannot evict pod as it would violate the pod's disruption budget.",
+  //   with a DisruptionBudget cause), as does a budget whose controller has
+  //   not observed its generation;
+  // - two budgets selecting the pod: 500, unsupported.
+  // The deleted pod gets the DisruptionTarget condition (reason
+  // EvictionByEvictionAPI) first. Returns the Success Status.
+  StatusOr<json::object> Evict(const api::Resource& res, const std::string& ns,
+                               const std::string& name, const json::object& eviction,
+                               const DeleteOptions& opts);
   // autoscaling/v1 Scale of a resource with a scale subresource.
   StatusOr<json::object> GetScale(const api::Resource& res, const std::string& ns,
                                   const std::string& name);
@@ -259,6 +278,8 @@ Status AdmissionRefused(const api::Resource& res, std::string_view name, Status 
 // binding subresource (pods).
 bool GracefulKind(const api::Resource& res);
 bool HasBinding(const api::Resource& res);
+// Whether a kind has the eviction subresource (pods).
+bool HasEviction(const api::Resource& res);
 // The grace period a DELETE gives `obj`: nullopt for kinds without graceful
 // deletion, 0 for pods not bound to a node or terminal.
 std::optional<int64_t> GracefulDeletePeriod(const api::Resource& res, const json::object& obj,

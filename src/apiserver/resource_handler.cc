@@ -242,7 +242,7 @@ void ServeList(ResourceContext& ctx) {
   RespondJson(ctx.resp, 200, json::serialize(list));
 }
 
-StatusOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
+StatusOr<DeleteOptions> DeleteOptionsFrom(const Request& req, const json::object* body) {
   DeleteOptions opts;
   std::string policy = req.Query("propagationPolicy");
   std::string grace = req.Query("gracePeriodSeconds");
@@ -250,18 +250,17 @@ StatusOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
                            ? (req.QueryBool("orphanDependents") ? "true" : "false")
                            : "";
   if (req.Query("dryRun") == "All") opts.dry_run = true;
-  if (!req.body.empty()) {
-    FLOTILLA_ASSIGN_OR_RETURN(json::object body, ParseJsonObject(req.body));
-    if (auto p = GetString(body, "propagationPolicy")) policy = std::string(*p);
-    if (auto g = GetInt(body, "gracePeriodSeconds")) grace = std::to_string(*g);
-    if (auto o = GetBool(body, "orphanDependents")) orphan = *o ? "true" : "false";
-    if (const json::object* pre = GetObject(body, "preconditions")) {
+  if (body != nullptr) {
+    if (auto p = GetString(*body, "propagationPolicy")) policy = std::string(*p);
+    if (auto g = GetInt(*body, "gracePeriodSeconds")) grace = std::to_string(*g);
+    if (auto o = GetBool(*body, "orphanDependents")) orphan = *o ? "true" : "false";
+    if (const json::object* pre = GetObject(*body, "preconditions")) {
       if (auto uid = GetString(*pre, "uid")) opts.precondition_uid = std::string(*uid);
       if (auto rv = GetString(*pre, "resourceVersion")) {
         opts.precondition_resource_version = std::string(*rv);
       }
     }
-    if (const json::array* dry = GetArray(body, "dryRun"); dry && !dry->empty())
+    if (const json::array* dry = GetArray(*body, "dryRun"); dry && !dry->empty())
       opts.dry_run = true;
   }
   if (policy == "Orphan" || orphan == "true") {
@@ -276,6 +275,12 @@ StatusOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
   }
   if (!grace.empty()) opts.grace_period_seconds = std::strtoll(grace.c_str(), nullptr, 10);
   return opts;
+}
+
+StatusOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
+  if (req.body.empty()) return DeleteOptionsFrom(req, nullptr);
+  FLOTILLA_ASSIGN_OR_RETURN(json::object body, ParseJsonObject(req.body));
+  return DeleteOptionsFrom(req, &body);
 }
 
 void ServeDeleteCollection(ResourceContext& ctx, const DeleteOptions& del) {
@@ -372,6 +377,33 @@ void ServeBinding(ResourceContext& ctx, const WriteOptions& wopts) {
   RespondJson(ctx.resp, 201, json::serialize(*result));
 }
 
+// POST pods/NAME/eviction with a policy/v1 (or v1beta1) Eviction (what
+// `kubectl drain` sends): the pod is deleted as its deleteOptions say when
+// its disruption budget allows.
+void ServeEviction(ResourceContext& ctx) {
+  if (ctx.info.verb != "create") {
+    return RespondStatus(ctx.resp,
+                         Status(Reason::kMethodNotAllowed,
+                                "the server does not allow this method on the requested resource"));
+  }
+  auto body = ParseBody(ctx.req, ctx.res, "policy/v1", "Eviction");
+  if (!body.ok()) {
+    auto beta = ParseBody(ctx.req, ctx.res, "policy/v1beta1", "Eviction");
+    if (beta.ok()) body = std::move(beta);
+  }
+  if (!body.ok()) return RespondStatus(ctx.resp, body.status(), ctx.info.name, &ctx.res);
+  auto del = DeleteOptionsFrom(ctx.req, GetObject(*body, "deleteOptions"));
+  if (!del.ok()) return RespondStatus(ctx.resp, del.status(), ctx.info.name, &ctx.res);
+  auto result = ctx.objects.Evict(ctx.res, ctx.info.ns, ctx.info.name, *body, *del);
+  if (!result.ok()) {
+    // A budget's refusal names no object (its causes say which budget).
+    bool budget = result.status().Is(Reason::kTooManyRequests);
+    return RespondStatus(ctx.resp, result.status(), budget ? "" : ctx.info.name,
+                         budget ? nullptr : &ctx.res);
+  }
+  RespondJson(ctx.resp, 201, json::serialize(*result));
+}
+
 }  // namespace
 
 StatusOr<json::object> ParseBody(const Request& req, const api::Resource& res,
@@ -407,6 +439,7 @@ void ServeResourceRequest(ResourceContext& ctx) {
   wopts->admit = ctx.admit;
   if (sub == "scale" && ctx.res.has_scale) return ServeScale(ctx, verb, *wopts);
   if (sub == "binding" && HasBinding(ctx.res)) return ServeBinding(ctx, *wopts);
+  if (sub == "eviction" && HasEviction(ctx.res)) return ServeEviction(ctx);
   if (!sub.empty() && !(sub == "status" && ctx.res.has_status) &&
       !(sub == "finalize" && ctx.res.plural == "namespaces")) {
     return RespondStatus(ctx.resp,

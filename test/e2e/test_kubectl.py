@@ -57,6 +57,7 @@ API_RESOURCES = {
     "daemonsets": ("ds", "apps/v1", "true", "DaemonSet"),
     "networkpolicies": ("netpol", "networking.k8s.io/v1", "true", "NetworkPolicy"),
     "limitranges": ("limits", "v1", "true", "LimitRange"),
+    "poddisruptionbudgets": ("pdb", "policy/v1", "true", "PodDisruptionBudget"),
     "horizontalpodautoscalers": ("hpa", "autoscaling/v2", "true", "HorizontalPodAutoscaler"),
     "leases": ("", "coordination.k8s.io/v1", "true", "Lease"),
     "clusters": (None, "federation/v1beta1", "false", "Cluster"),
