@@ -3,6 +3,7 @@
 #include "cronjob/cronjob_controller.h"
 #include "member/daemonset/daemonset_controller.h"
 #include "member/deployment/deployment_controller.h"
+#include "member/disruption/disruption_controller.h"
 #include "member/hpa/hpa_controller.h"
 #include "member/job/job_controller.h"
 #include "member/kube_version.h"
@@ -48,6 +49,9 @@ std::vector<std::unique_ptr<Component>> BuildComponents(ControllerContext& ctx,
   }
   out.push_back(std::make_unique<StatefulSetController>(ctx));
   out.push_back(std::make_unique<DaemonSetController>(ctx));
+  if (version == nullptr || version->Serves(kPodDisruptionBudgets.ApiVersion())) {
+    out.push_back(std::make_unique<DisruptionController>(ctx));
+  }
   out.push_back(std::make_unique<JobController>(ctx));
   out.push_back(std::make_unique<CronJobs>(ctx));
   out.push_back(std::make_unique<VolumeBinder>(ctx));

@@ -24,15 +24,15 @@ const std::vector<KubeVersion>& Profiles() {
       // The release Federation v1 was built against (../realmember runs it).
       {.name = "1.10",
        .git_version = "v1.10.13",
-       .missing_group_versions = {"autoscaling/v2", "apiextensions.k8s.io/v1"},
+       .missing_group_versions = {"autoscaling/v2", "apiextensions.k8s.io/v1", "policy/v1"},
        .unknown_fields = kServiceFieldsAfter119,
        .null_template_creation_timestamp = true},
       {.name = "1.19",
        .git_version = "v1.19.16",
-       .missing_group_versions = {"autoscaling/v2"},
+       .missing_group_versions = {"autoscaling/v2", "policy/v1"},
        .unknown_fields = kServiceFieldsAfter119,
        .null_template_creation_timestamp = true},
-      // autoscaling/v2 is GA from 1.23.
+      // policy/v1 is GA from 1.21, autoscaling/v2 from 1.23.
       {.name = "1.25", .git_version = "v1.25.16", .null_template_creation_timestamp = true},
   };
   return kProfiles;

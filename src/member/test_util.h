@@ -5,6 +5,8 @@
 // Test-only.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
 #include <vector>
@@ -19,6 +21,14 @@
 #include "storage/store.h"
 
 namespace flotilla::member::testing {
+
+// A JSON object from a test's text (a failed expectation, and {}, when it
+// is not one).
+inline json::object Parse(std::string_view text) {
+  StatusOr<json::object> o = ParseJsonObject(text);
+  EXPECT_TRUE(o.ok()) << o.status().ToString() << "\n" << text;
+  return o.ok() ? *o : json::object();
+}
 
 class MemberTestEnv {
  public:

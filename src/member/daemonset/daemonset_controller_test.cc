@@ -21,11 +21,7 @@ namespace {
 
 using runtime::testing::Eventually;
 
-json::object Parse(std::string_view text) {
-  StatusOr<json::object> o = ParseJsonObject(text);
-  EXPECT_TRUE(o.ok()) << o.status().ToString() << "\n" << text;
-  return o.ok() ? *o : json::object();
-}
+using testing::Parse;
 
 // A DaemonSet "logs" of image `image`; `spec` is merged into its spec, and
 // `pod_spec` into its pod template's.

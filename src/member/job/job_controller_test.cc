@@ -19,23 +19,19 @@ namespace {
 
 using runtime::testing::Eventually;
 
-json::object ParseJob(std::string_view text) {
-  StatusOr<json::object> o = ParseJsonObject(text);
-  EXPECT_TRUE(o.ok()) << o.status().ToString() << "\n" << text;
-  return o.ok() ? *o : json::object();
-}
+using testing::Parse;
 
 // A Job whose pods run 10 s and exit with `exit_code`; `spec` is merged in.
 json::object NewJob(const std::string& name, std::string_view spec, int exit_code = 0,
                     std::string_view restart = "Never") {
   json::object job =
-      ParseJob(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name +
-               R"("},"spec":{"template":{"metadata":{"annotations":{"sim.flotilla.io/run-for":"10s",
+      Parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name +
+            R"("},"spec":{"template":{"metadata":{"annotations":{"sim.flotilla.io/run-for":"10s",
       "sim.flotilla.io/exit-code":")" +
-               std::to_string(exit_code) + R"("}},"spec":{
+            std::to_string(exit_code) + R"("}},"spec":{
       "restartPolicy":")" +
-               std::string(restart) + R"(","containers":[{"name":"work","image":"busybox"}]}}}})");
-  for (auto& [k, v] : ParseJob(spec)) job["spec"].as_object()[k] = v;
+            std::string(restart) + R"(","containers":[{"name":"work","image":"busybox"}]}}}})");
+  for (auto& [k, v] : Parse(spec)) job["spec"].as_object()[k] = v;
   return job;
 }
 

@@ -16,11 +16,7 @@ namespace {
 
 using runtime::testing::Eventually;
 
-json::object Parse(std::string_view text) {
-  StatusOr<json::object> o = ParseJsonObject(text);
-  EXPECT_TRUE(o.ok()) << o.status().ToString() << "\n" << text;
-  return o.ok() ? *o : json::object();
-}
+using testing::Parse;
 
 json::object Pod(const std::string& name, std::string_view cpu) {
   return Parse(

@@ -16,11 +16,7 @@ namespace {
 
 using runtime::testing::Eventually;
 
-json::object Parse(std::string_view text) {
-  auto v = ParseJsonObject(text);
-  EXPECT_TRUE(v.ok()) << text;
-  return v.ok() ? *v : json::object{};
-}
+using testing::Parse;
 
 class SchedulerTest : public ::testing::Test {
  protected:

@@ -17,11 +17,7 @@ using runtime::testing::Eventually;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
-json::object Parse(std::string_view text) {
-  StatusOr<json::object> o = ParseJsonObject(text);
-  EXPECT_TRUE(o.ok()) << o.status().ToString() << "\n" << text;
-  return o.ok() ? *o : json::object();
-}
+using testing::Parse;
 
 const json::array& Array(const json::object& o, std::string_view path) {
   static const json::array kEmpty;

@@ -19,11 +19,7 @@ namespace {
 using runtime::testing::Eventually;
 using ::testing::ElementsAre;
 
-json::object Parse(std::string_view text) {
-  StatusOr<json::object> o = ParseJsonObject(text);
-  EXPECT_TRUE(o.ok()) << o.status().ToString();
-  return o.ok() ? *o : json::object();
-}
+using testing::Parse;
 
 // A web StatefulSet of `replicas` nginx pods behind service "nginx".
 json::object WebSet(int replicas, std::string_view policy = "OrderedReady",
