@@ -2,7 +2,7 @@
 today, two that present themselves as Kubernetes 1.19 and 1.25 (`flotilla
 member --kube-version`): they write pod templates back with a null
 creationTimestamp, 1.19 drops the Service fields it does not know and does
-not serve autoscaling/v2. The federation decides on what it owns, not on
+not serve autoscaling/v2 or policy/v1. The federation decides on what it owns, not on
 bytes: rollouts finish, copies are written once and left alone while
 nothing changes, a copy edited in a member is restored once, and what a
 member does not serve is switched off for that member only."""
@@ -21,6 +21,7 @@ MEMBER_ARGS = ["--nodes", "1", "--node-cpu", "100", "--node-pods", "200", "--pod
 SERVER_ARGS = FED_ARGS + ["--cluster-failure-threshold", "2", "--recheck-delay", "1s",
                           "--member-change-delay", "200ms", "--unschedulable-threshold", "3s"]
 HPA_V2 = "horizontalpodautoscalers.v2.autoscaling"
+PDB_V1 = "poddisruptionbudgets.v1.policy"
 REQUESTS = re.compile(r'^flotilla_federation_member_requests_total\{cluster="([^"]+)",'
                       r'resource="([^"]+)",operation="([^"]+)",result="ok"\} (\d+)', re.M)
 
@@ -81,13 +82,13 @@ def test_members_report_their_version_capacity_and_what_they_do_not_serve(fed):
     st = wait_for(statuses, "every member's capacity and version", timeout=60)
     assert st["v119"]["kubernetesVersion"] == "v1.19.16"
     assert st["v125"]["kubernetesVersion"] == "v1.25.16"
-    assert st["v119"]["unsupportedKinds"] == [HPA_V2]
+    assert st["v119"]["unsupportedKinds"] == [HPA_V2, PDB_V1]
     assert "unsupportedKinds" not in st["today"] and "unsupportedKinds" not in st["v125"]
     # flotilla clusters: capacity for all three, the missing API named.
     out = json.loads(flotilla_clusters(fed))["clusters"]
     by_name = {c["name"]: c for c in out}
     assert by_name["v119"]["cpu"]["allocatable"] == "100"
-    assert by_name["v119"]["unsupportedKinds"] == [HPA_V2]
+    assert by_name["v119"]["unsupportedKinds"] == [HPA_V2, PDB_V1]
     table = flotilla_clusters(fed, json_out=False)
     v119 = [line for line in table.splitlines() if line.startswith("v119")][0]
     assert "v1.19.16" in v119 and f"does not serve {HPA_V2}" in v119
