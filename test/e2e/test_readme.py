@@ -326,6 +326,22 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
     history = term.kubectl("rollout", "history", "ds/node-logs").stdout
     assert "1 " in history and "2 " in history, history
 
+    # A disruption budget for the storefront, divided by where its 3 pods
+    # run: every member with some gets its part, and the status sums them.
+    term.kubectl("apply", "-f", example("15-disruption-budget.yaml"))
+    def summed():
+        pdb = term.get("pdb", "storefront")
+        s = pdb.get("status", {})
+        return (s.get("observedGeneration") == pdb["metadata"]["generation"]
+                and s.get("expectedPods") == 3 and s.get("desiredHealthy", 0) >= 2)
+    wait_for(summed, lambda: f"pdb storefront summed: {term.get('pdb', 'storefront')}", 120)
+    parts = 0
+    for m in members.values():
+        local = m.kubectl("get", "pdb", "storefront", "-o", "json", check=False)
+        if local.returncode == 0:
+            parts += json.loads(local.stdout)["spec"]["minAvailable"]
+    assert parts >= 2, parts
+
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))
     nodes = member.get("nodes")["items"]
