@@ -22,6 +22,8 @@ inline const ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};
 inline const ResourceRef kDaemonSets{"apps", "v1", "daemonsets", true};
 inline const ResourceRef kJobs{"batch", "v1", "jobs", true};
 inline const ResourceRef kCronJobs{"batch", "v1", "cronjobs", true};
+inline const ResourceRef kIngresses{"networking.k8s.io", "v1", "ingresses", true};
+inline const ResourceRef kIngressClasses{"networking.k8s.io", "v1", "ingressclasses", false};
 inline const ResourceRef kPodDisruptionBudgets{"policy", "v1", "poddisruptionbudgets", true};
 inline const ResourceRef kControllerRevisions{"apps", "v1", "controllerrevisions", true};
 inline const ResourceRef kHorizontalPodAutoscalers{"autoscaling", "v2", "horizontalpodautoscalers",

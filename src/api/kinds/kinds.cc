@@ -43,6 +43,8 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::HorizontalPodAutoscalerV1Resource());
   registry.Add(kinds::JobResource());
   registry.Add(kinds::CronJobResource());
+  registry.Add(kinds::IngressClassResource());
+  registry.Add(kinds::IngressResource());
   registry.Add(kinds::NetworkPolicyResource());
   registry.Add(kinds::PodDisruptionBudgetResource());
   registry.Add(kinds::RoleResource());

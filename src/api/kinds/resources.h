@@ -39,6 +39,9 @@ Resource HorizontalPodAutoscalerV1Resource();
 // namespace_rules.cc
 Resource NetworkPolicyResource();
 Resource LimitRangeResource();
+// ingress.cc
+Resource IngressResource();
+Resource IngressClassResource();
 // disruption_budget.cc
 Resource PodDisruptionBudgetResource();
 // misc_kinds.cc
