@@ -86,6 +86,7 @@ LoadBalancerController::LoadBalancerController(ControllerContext& ctx)
     : client_(ctx.client),
       events_(ctx.events),
       services_(ctx.informers.For(kServices)),
+      ingresses_(ctx.informers.For(client::kIngresses)),
       cidr_(ctx.options.lb_cidr),
       pool_(AddressPool::Parse(ctx.options.lb_cidr)) {
   // One worker: allocations are serialized.
@@ -93,12 +94,25 @@ LoadBalancerController::LoadBalancerController(ControllerContext& ctx)
       "service-lb", 1, [this](const std::string& key) { return Reconcile(key); });
   services_.AddEventHandler(c.EnqueueHandler());
   queue_ = &c.queue();
+  auto enqueue = [this](const runtime::ObjectPtr& ing) {
+    queue_->Add(std::string(kIngressKeyPrefix) + runtime::ObjectKey(*ing));
+  };
+  ingresses_.AddEventHandler(
+      runtime::EventHandler{.on_add = enqueue,
+                            .on_update = [enqueue](const runtime::ObjectPtr&,
+                                                   const runtime::ObjectPtr& ing) { enqueue(ing); },
+                            .on_delete = enqueue});
 }
 
 void LoadBalancerController::RetryPending() {
   for (const runtime::ObjectPtr& service : services_.lister().List()) {
     if (StringAt(*service, "spec.type") == "LoadBalancer" && IngressIps(*service).empty()) {
       queue_->Add(runtime::ObjectKey(*service));
+    }
+  }
+  for (const runtime::ObjectPtr& ing : ingresses_.lister().List()) {
+    if (IngressIps(*ing).empty()) {
+      queue_->Add(std::string(kIngressKeyPrefix) + runtime::ObjectKey(*ing));
     }
   }
 }
@@ -118,6 +132,12 @@ std::optional<std::string> LoadBalancerController::Allocate(const std::string& k
       if (std::optional<uint32_t> v = AddressPool::ParseIp(ip)) taken.insert(*v);
     }
   }
+  for (const runtime::ObjectPtr& other : ingresses_.lister().List()) {
+    if (std::string(kIngressKeyPrefix) + runtime::ObjectKey(*other) == key) continue;
+    for (const std::string& ip : IngressIps(*other)) {
+      if (std::optional<uint32_t> v = AddressPool::ParseIp(ip)) taken.insert(*v);
+    }
+  }
   std::string requested = StringAt(service, "spec.loadBalancerIP");
   if (!requested.empty()) {
     if (!pool_->Contains(requested) || taken.contains(*AddressPool::ParseIp(requested))) {
@@ -133,7 +153,39 @@ std::optional<std::string> LoadBalancerController::Allocate(const std::string& k
   return std::nullopt;
 }
 
+StatusOr<runtime::Result> LoadBalancerController::ReconcileIngress(const std::string& key) {
+  runtime::ObjectPtr cached = ingresses_.cache().Get(key.substr(kIngressKeyPrefix.size()));
+  if (cached == nullptr || !StringAt(*cached, "metadata.deletionTimestamp").empty()) {
+    bool released = false;
+    {
+      MutexLock lock(mu_);
+      released = assigned_.erase(key) > 0;
+    }
+    if (released) RetryPending();
+    return runtime::Result{};
+  }
+  std::vector<std::string> current = IngressIps(*cached);
+  if (current.size() == 1 && pool_ && pool_->Contains(current[0])) {
+    MutexLock lock(mu_);
+    assigned_[key] = current[0];
+    return runtime::Result{};
+  }
+  std::optional<std::string> ip = pool_ ? Allocate(key, *cached) : std::nullopt;
+  if (!ip) return runtime::Result{kRetryWhenFull};
+  json::object ingress = *cached;
+  EnsureObject(ingress, "status")["loadBalancer"] =
+      json::object{{"ingress", json::array{json::object{{"ip", *ip}}}}};
+  StatusOr<json::object> written =
+      client_.UpdateStatus(client::kIngresses, MetaAt(ingress, "namespace"), ingress);
+  if (written.status().Is(Reason::kNotFound)) return runtime::Result{};
+  if (!written.ok()) return written.status();
+  MutexLock lock(mu_);
+  assigned_[key] = *ip;
+  return runtime::Result{};
+}
+
 StatusOr<runtime::Result> LoadBalancerController::Reconcile(const std::string& key) {
+  if (key.starts_with(kIngressKeyPrefix)) return ReconcileIngress(key);
   runtime::ObjectPtr cached = services_.cache().Get(key);
   bool wants_lb = cached != nullptr && StringAt(*cached, "spec.type") == "LoadBalancer" &&
                   StringAt(*cached, "metadata.deletionTimestamp").empty();

@@ -10,6 +10,11 @@
 // with a spec.loadBalancerClass belong to another implementation and are
 // left alone, as the cloud service controller leaves them. Events EnsuringLoadBalancer /
 // EnsuredLoadBalancer as the cloud service controller records them.
+//
+// It is the member's ingress controller too (in the manner of a cloud's,
+// which gives each Ingress a load balancer of its own): every
+// networking.k8s.io/v1 Ingress, whatever its class, gets one address of the
+// same pool in status.loadBalancer.ingress[{ip}], freed when it is deleted.
 #pragma once
 
 #include <cstdint>
@@ -49,24 +54,30 @@ class LoadBalancerController : public Component {
   explicit LoadBalancerController(ControllerContext& ctx);
 
   static constexpr Duration kRetryWhenFull = std::chrono::seconds(30);
+  static constexpr std::string_view kIngressKeyPrefix = "ingress:";
 
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
+  // An Ingress (queued as kIngressKeyPrefix + its key).
+  StatusOr<runtime::Result> ReconcileIngress(const std::string& key);
   // The address `key` may use: its requested one, else the lowest free.
   std::optional<std::string> Allocate(const std::string& key, const json::object& service);
   void Record(const json::object& service, std::string_view type, std::string_view reason,
               const std::string& message);
-  // Re-queues the LoadBalancer services still waiting for an address.
+  // Re-queues the LoadBalancer services and Ingresses still waiting for an
+  // address.
   void RetryPending();
 
   client::Client& client_;
   runtime::EventRecorder& events_;
   runtime::Informer& services_;
+  runtime::Informer& ingresses_;
   runtime::WorkQueue* queue_ = nullptr;
   const std::string cidr_;
   const std::optional<AddressPool> pool_;
   Mutex mu_;
-  std::map<std::string, std::string> assigned_ GUARDED_BY(mu_);  // service key -> ip
+  // Service key, or kIngressKeyPrefix + Ingress key -> ip.
+  std::map<std::string, std::string> assigned_ GUARDED_BY(mu_);
 };
 
 }  // namespace flotilla::member

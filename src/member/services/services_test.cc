@@ -130,6 +130,37 @@ class ServicesTest : public ::testing::Test {
   testing::MemberTestEnv env_;
 };
 
+// The member's ingress controller: every Ingress gets an address of the
+// same pool, never one a Service holds, and gives it back when deleted.
+TEST_F(ServicesTest, IngressesGetAddressesOfTheSamePool) {
+  CreateService("a", R"({"type":"LoadBalancer","ports":[{"port":80}]})");
+  ASSERT_TRUE(Eventually([&] { return !IngressIp("a").empty(); }));
+  auto ingress_ip = [&](const std::string& name) -> std::string {
+    std::optional<json::object> ing = Get(client::kIngresses, name);
+    if (!ing) return "";
+    const json::array& ingress = Array(*ing, "status.loadBalancer.ingress");
+    return ingress.empty() ? "" : StringAt(ingress.at(0).get_object(), "ip");
+  };
+  auto create_ingress = [&](const std::string& name) {
+    StatusOr<json::object> made = api().Create(
+        client::kIngresses, "default",
+        Parse(R"({"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":")" +
+              name + R"("},"spec":{"rules":[{"host":")" + name + R"(.example.com","http":{"paths":[
+              {"path":"/","pathType":"Prefix","backend":{"service":{"name":"web",
+              "port":{"number":80}}}}]}}]}})"));
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+  };
+  create_ingress("shop");
+  ASSERT_TRUE(Eventually([&] { return !ingress_ip("shop").empty(); }));
+  EXPECT_THAT((std::vector{IngressIp("a"), ingress_ip("shop")}),
+              UnorderedElementsAre("172.18.0.1", "172.18.0.2"));
+  // The pool is empty: a second Ingress waits for the first to go.
+  create_ingress("blog");
+  std::string shop_ip = ingress_ip("shop");
+  ASSERT_TRUE(api().Delete(client::kIngresses, "default", "shop").ok());
+  ASSERT_TRUE(Eventually([&] { return ingress_ip("blog") == shop_ip; }));
+}
+
 TEST_F(ServicesTest, LoadBalancersGetUniqueAddressesFromThePoolAndGiveThemBack) {
   CreateService("a", R"({"type":"LoadBalancer","ports":[{"port":80}]})");
   ASSERT_TRUE(Eventually([&] { return !IngressIp("a").empty(); }));
