@@ -3,6 +3,10 @@
 clusters in two regions and three zones, each handing out its own
 load-balancer addresses, asked with the real `dig` (bind9-dnsutils).
 
+Covered too: an Ingress whose host, under the federation's domain, answers
+the addresses of the members that serve it (those with a ready backend),
+changing when the backends move.
+
 One federation serves the module; each test has its own namespace.
 """
 
@@ -64,7 +68,7 @@ def ns(request, fed):
         fed[c].sigcont()
     for c in CLUSTERS:
         fed.wait_ready(c)
-    fed.kubectl("delete", "deploy,sts,svc", "--all", "-n", name, "--wait=false", check=False)
+    fed.kubectl("delete", "deploy,sts,svc,ing", "--all", "-n", name, "--wait=false", check=False)
 
 
 def dig(fed, name, rtype="A", *flags, port=None):
@@ -178,6 +182,43 @@ def test_a_copy_without_ready_pods_leaves_and_its_zone_becomes_an_alias(fed, ns)
                 json.dumps({"rebalance": True, "clusters": {"*": {"weight": 1}}}))
     wait_for(lambda: dig(fed, zonal(ns, "web", "us-a", "us")) == [ips["c3"]],
              "c3's address back at its zone")
+
+
+def ingress_ip(fed, cluster, ns, name="shop"):
+    """The address member `cluster`'s ingress controller gave its copy of
+    the Ingress `name` (None: no copy, or no address yet)."""
+    ing = fed[cluster].get_json(f"/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses/{name}")
+    entries = (ing or {}).get("status", {}).get("loadBalancer", {}).get("ingress", [])
+    return entries[0].get("ip") if entries else None
+
+
+def test_an_ingress_host_answers_the_clusters_that_serve_it(fed, ns):
+    prefs = "federation.kubernetes.io/deployment-preferences"
+    # c3 runs no pod of web: the Ingress is not served there.
+    web(fed, ns, annotations={prefs: json.dumps(
+        {"clusters": {"*": {"weight": 1}, "c3": {"maxReplicas": 0}}})})
+    host = f"shop.{ns}.{DOMAIN}"
+    fed.create({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                "metadata": {"name": "shop"},
+                "spec": {"rules": [{"host": host, "http": {"paths": [
+                    {"path": "/", "pathType": "Prefix",
+                     "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}, ns)
+
+    def served_by(*clusters):
+        ips = [ingress_ip(fed, c, ns) for c in clusters]
+        return None not in ips and sorted(dig(fed, host)) == sorted(ips)
+    wait_for(lambda: served_by("c1", "c2"), lambda: f"{host} answering c1 and c2: {dig(fed, host)}")
+    assert ingress_ip(fed, "c3", ns) is None
+    assert {ingress_ip(fed, "c1", ns)[:9], ingress_ip(fed, "c2", ns)[:9]} == {"172.18.1.",
+                                                                               "172.18.2."}
+    out = fed.kubectl("get", "ing", "shop", "-n", ns, "-o", "json").stdout
+    addresses = [i["ip"] for i in json.loads(out)["status"]["loadBalancer"]["ingress"]]
+    assert sorted(addresses) == sorted(dig(fed, host))
+    # The pods leave c2 for c3: c2's copy and address go, c3's come.
+    fed.kubectl("annotate", "deploy", "web", "-n", ns, "--overwrite", f"{prefs}=" + json.dumps(
+        {"rebalance": True, "clusters": {"*": {"weight": 1}, "c2": {"maxReplicas": 0}}}))
+    wait_for(lambda: served_by("c1", "c3") and ingress_ip(fed, "c2", ns) is None,
+             lambda: f"{host} answering c1 and c3: {dig(fed, host)}")
 
 
 def test_a_stopped_member_leaves_the_answers_and_comes_back(fed, ns):

@@ -1,6 +1,7 @@
 """A namespace's rules federated (docs/federation.md, "Propagation"):
-NetworkPolicies and LimitRanges created on `flotilla server` with the real
-kubectl reach every member as plain objects, restored when deleted there;
+NetworkPolicies and LimitRanges (and the cluster's IngressClasses) created
+on `flotilla server` with the real kubectl reach every member as plain
+objects, restored when deleted there;
 a member's LimitRanger fills in and bounds its pods' resources; Kubernetes'
 422s for both kinds."""
 
@@ -56,6 +57,22 @@ def test_network_policies_and_limit_ranges_reach_every_member(fed):
     # Deleted in a member by hand: the federation puts it back.
     fed["a"].kubectl("delete", "netpol", "db-from-web", "-n", NS)
     wait_for(lambda: member_object(fed, "a", NETPOL_PATH), "the NetworkPolicy restored in a")
+
+
+def test_ingress_classes_reach_every_member(fed):
+    fed.create({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+                "metadata": {"name": "edge"},
+                "spec": {"controller": "example.com/edge-router",
+                         "parameters": {"apiGroup": "example.com", "kind": "EdgeParams",
+                                        "name": "default"}}}, NS)
+    _, rows = table(fed.kubectl("get", "ingressclass").stdout)
+    row = next(r for r in rows if r["NAME"] == "edge")
+    assert row["CONTROLLER"] == "example.com/edge-router"
+    assert row["PARAMETERS"] == "EdgeParams.example.com/default"
+    path = "/apis/networking.k8s.io/v1/ingressclasses/edge"
+    for c in CLUSTERS:
+        got = wait_for(lambda: member_object(fed, c, path), f"the IngressClass in {c}")
+        assert got["spec"]["parameters"]["scope"] == "Cluster"
 
 
 def test_a_members_pods_get_the_limit_range_defaults_and_bounds(fed):

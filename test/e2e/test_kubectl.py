@@ -58,6 +58,8 @@ API_RESOURCES = {
     "networkpolicies": ("netpol", "networking.k8s.io/v1", "true", "NetworkPolicy"),
     "limitranges": ("limits", "v1", "true", "LimitRange"),
     "poddisruptionbudgets": ("pdb", "policy/v1", "true", "PodDisruptionBudget"),
+    "ingresses": ("ing", "networking.k8s.io/v1", "true", "Ingress"),
+    "ingressclasses": ("", "networking.k8s.io/v1", "false", "IngressClass"),
     "horizontalpodautoscalers": ("hpa", "autoscaling/v2", "true", "HorizontalPodAutoscaler"),
     "leases": ("", "coordination.k8s.io/v1", "true", "Lease"),
     "clusters": (None, "federation/v1beta1", "false", "Cluster"),

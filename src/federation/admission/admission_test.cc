@@ -383,19 +383,19 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
     EXPECT_FALSE(k.help.empty()) << k.controller;
     EXPECT_TRUE(k.build) << k.controller;
   }
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"cluster", "sync", "replicaset", "deployment", "statefulset",
-                                      "hpa", "job", "cronjob", "daemonset", "disruption"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"cluster", "sync", "replicaset", "deployment",
+                                             "statefulset", "hpa", "job", "cronjob", "daemonset",
+                                             "disruption", "ingress"}));
   EXPECT_EQ(CheckControllers({"*", "-hpa", "sync"}), "");
-  // A cascading unjoin deletes the disruption budgets, DaemonSets, Jobs and HPAs first and the
-  // Namespaces last, and never a member's CustomResourceDefinitions.
+  // A cascading unjoin deletes the Ingresses, disruption budgets, DaemonSets, Jobs and HPAs
+  // first and the Namespaces last, and never a member's CustomResourceDefinitions.
   std::vector<std::string> member_kinds;
   for (const client::ResourceRef& r : MemberKinds()) member_kinds.push_back(r.resource);
-  EXPECT_EQ(member_kinds,
-            (std::vector<std::string>{"poddisruptionbudgets", "daemonsets", "jobs",
-                                      "horizontalpodautoscalers", "statefulsets", "deployments",
-                                      "replicasets", "networkpolicies", "limitranges", "services",
-                                      "secrets", "configmaps", "namespaces"}));
+  EXPECT_EQ(member_kinds, (std::vector<std::string>{
+                              "ingresses", "poddisruptionbudgets", "daemonsets", "jobs",
+                              "horizontalpodautoscalers", "statefulsets", "deployments",
+                              "replicasets", "ingressclasses", "networkpolicies", "limitranges",
+                              "services", "secrets", "configmaps", "namespaces"}));
   EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 

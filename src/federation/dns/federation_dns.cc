@@ -13,9 +13,11 @@ FederationDns::FederationDns(FederationContext& ctx, FederationDnsOptions option
     : ctx_(ctx),
       options_(std::move(options)),
       services_(ctx.informers().For(kServices)),
+      ingresses_(ctx.informers().For(client::kIngresses)),
       live_([this](uint32_t serial) { return Build(serial); }) {
   runtime::EventHandler stale = ::flotilla::dns::StaleOn(live_);
   services_.AddEventHandler(stale);
+  ingresses_.AddEventHandler(stale);
   ctx.cluster_objects().AddEventHandler(stale);
   for (const client::ResourceRef* r : {&kServices, &kEndpoints}) {
     ctx.members().AddHandler(*r, [stale](const std::string&) { return stale; });
@@ -71,6 +73,7 @@ std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t seria
     }
     AddServiceRecords(zone, options_.names, clusters, *svc, copies, pod_addresses);
   }
+  for (const runtime::ObjectPtr& ing : ingresses_.lister().List()) AddIngressRecords(zone, *ing);
   return zone.Build();
 }
 

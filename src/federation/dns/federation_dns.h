@@ -1,6 +1,7 @@
 // The federation's DNS server (seeds 003 and 002; docs/dns.md): serves the
 // records of records.h over UDP and TCP, built from the context's caches
-// (federated Services and Clusters; the members' Services and Endpoints).
+// (federated Services, Ingresses and Clusters; the members' Services and
+// Endpoints).
 // No store of its own: any change in those caches marks the zone stale and
 // the next one is built at once (dns/live_zone.h), so answers follow within
 // a build's time.
@@ -52,6 +53,7 @@ class FederationDns {
   FederationContext& ctx_;
   const FederationDnsOptions options_;
   runtime::Informer& services_;
+  runtime::Informer& ingresses_;  // federated: their status says where they are served
   ::flotilla::dns::LiveZone live_;
 };
 

@@ -105,6 +105,25 @@ Ingress IngressOf(const json::object& service) {
   return out;
 }
 
+void AddIngressRecords(ZoneBuilder& zone, const json::object& ingress) {
+  Ingress in = IngressOf(ingress);
+  const json::value* rules = Find(ingress, "spec.rules");
+  if (rules == nullptr || !rules->is_array()) return;
+  std::set<std::string> hosts;
+  for (const json::value& rule : rules->get_array()) {
+    if (!rule.is_object()) continue;
+    std::string host = StringAt(rule.get_object(), "host");
+    if (host.empty() || host.find('*') != std::string::npos || !hosts.insert(host).second) {
+      continue;
+    }
+    if (!in.ips.empty()) {
+      for (const std::string& ip : in.ips) zone.AddAddress(host, ip);
+    } else if (!in.hostnames.empty()) {
+      zone.AddCname(host, in.hostnames.front());
+    }
+  }
+}
+
 void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
                        const std::vector<ClusterFacts>& clusters, const json::object& service,
                        const std::vector<CopyFacts>& copies,

@@ -68,7 +68,15 @@ void AddServiceRecords(::flotilla::dns::ZoneBuilder& zone, const DnsNames& names
                        const std::vector<CopyFacts>& copies,
                        const std::map<std::string, std::vector<std::string>>& pod_addresses);
 
-// The IPs and hostnames of a Service's status.loadBalancer.ingress.
+// Adds the records of the federated Ingress `ingress`: every rules[].host
+// (not a wildcard one) has A/AAAA records of the addresses in its
+// status.loadBalancer (the clusters that serve it, ingress/
+// ingress_controller.h), or, when it has only hostnames, a CNAME to the
+// first. A host outside the zone's domain is not answered (the builder
+// skips it).
+void AddIngressRecords(::flotilla::dns::ZoneBuilder& zone, const json::object& ingress);
+
+// The IPs and hostnames of a Service's (or an Ingress's) status.loadBalancer.ingress.
 struct Ingress {
   std::vector<std::string> ips, hostnames;
 };

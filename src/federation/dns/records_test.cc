@@ -121,6 +121,36 @@ TEST_F(RecordsTest, AHostnameIngressIsACname) {
             (Lines{"web.default.flotilla.svc.us-a.us.flotilla.local CNAME lb.example.com."}));
 }
 
+TEST_F(RecordsTest, IngressHostsUnderTheDomainAnswerTheServingClustersAddresses) {
+  json::object shop{
+      {"metadata", json::object{{"name", "shop"}, {"namespace", "default"}}},
+      {"spec", json::object{{"rules", json::array{json::object{{"host", "shop.flotilla.local"}},
+                                                  json::object{{"host", "*.flotilla.local"}},
+                                                  json::object{{"host", "shop.example.com"}},
+                                                  json::object{}}}}}};
+  shop = WithIngress(shop, "172.18.0.1");
+  shop["status"].as_object()["loadBalancer"].as_object()["ingress"].as_array().push_back(
+      json::object{{"ip", "172.18.1.1"}});
+  ZoneBuilder b(ZoneOptions{});
+  AddIngressRecords(b, shop);
+  zone_ = b.Build();
+  EXPECT_EQ(Ask(*zone_, {.name = "shop.flotilla.local"}).answer,
+            (Lines{"shop.flotilla.local A 172.18.0.1", "shop.flotilla.local A 172.18.1.1"}));
+  // Outside the domain: not the federation's to answer.
+  EXPECT_GT(zone_->skipped(), 0u);
+  EXPECT_TRUE(Ask(*zone_, {.name = "shop.example.com"}).answer.empty());
+  // Served nowhere, nothing; served by hostname only, a CNAME to the first.
+  json::object none = shop;
+  none.erase("status");
+  ZoneBuilder empty(ZoneOptions{});
+  AddIngressRecords(empty, none);
+  AddIngressRecords(empty,
+                    WithIngress(json::object{{"spec", none.at("spec")}}, "lb.example.com", true));
+  zone_ = empty.Build();
+  EXPECT_EQ(Ask(*zone_, {.name = "shop.flotilla.local"}).answer,
+            (Lines{"shop.flotilla.local CNAME lb.example.com."}));
+}
+
 TEST_F(RecordsTest, StatefulPodsHaveTheirOwnNamesAndSrv) {
   json::object etcd = Service("etcd", "None");
   etcd["metadata"].as_object()["annotations"] = json::object{

@@ -135,6 +135,7 @@ const std::vector<SyncKind>& SyncKinds() {
       {{"", "v1", "services", true}, "Service", {"spec"}},
       {{"", "v1", "limitranges", true}, "LimitRange", {"spec"}, true},
       {{"networking.k8s.io", "v1", "networkpolicies", true}, "NetworkPolicy", {"spec"}, true},
+      {client::kIngressClasses, "IngressClass", {"spec"}, true},
       {client::kCustomResourceDefinitions, "CustomResourceDefinition", {"spec"}, true},
   };
   return kinds;

@@ -12,7 +12,7 @@
 //              clusterIPs unless headless, ipFamilies, ipFamilyPolicy,
 //              healthCheckNodePort, ports[].nodePort); an update keeps the
 //              member's values of those. Never status.
-//   LimitRange, NetworkPolicy  spec (what the member's API server defaults
+//   LimitRange, NetworkPolicy, IngressClass  spec (what the member's API server defaults
 //              in it does not make the copy out of date);
 //   CustomResourceDefinition  spec (what the member's API server defaults
 //              in it does not make the copy out of date): a member serves a
@@ -63,7 +63,7 @@ std::vector<std::string> ContentOf(const SyncKind& kind, const json::object& obj
 std::string StatusByCluster(const std::map<std::string, json::value>& statuses);
 
 // Namespaces, ConfigMaps, Secrets, Services, LimitRanges, NetworkPolicies,
-// CustomResourceDefinitions.
+// IngressClasses, CustomResourceDefinitions.
 const std::vector<SyncKind>& SyncKinds();
 
 // False for what is the federation's own or exists in every cluster anyway:

@@ -212,8 +212,8 @@ void RegisterSync(KindRegistry& kinds) {
   for (const sync::SyncKind& k : sync::SyncKinds()) propagates.push_back(k.resource);
   kinds.Add({.controller = "sync",
              .help = "Namespaces, ConfigMaps, Secrets, Services, LimitRanges, NetworkPolicies, "
-                     "CustomResourceDefinitions and every custom kind propagated to the members "
-                     "(docs/federation.md)",
+                     "IngressClasses, CustomResourceDefinitions and every custom kind propagated "
+                     "to the members (docs/federation.md)",
              .propagates = std::move(propagates),
              .build = [](const KindEnv& env) {
                return std::make_shared<sync::SyncController>(
