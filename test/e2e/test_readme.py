@@ -177,6 +177,17 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
     ready = wait_for(answered, "the global name's addresses, one per cluster running hello", 150)
     assert "cloud-east" in ready
     assert len(dig(dns_port, "hello.default.flotilla.svc.us-east-1.flotilla.local")) == 1
+    # An Ingress in front of hello: its host answers the addresses of the
+    # members serving it, the ones running hello.
+    term.kubectl("apply", "-f", example("16-ingress.yaml"))
+
+    def ingress_answered():
+        ing = term.get("ing", "hello")
+        listed = sorted(i.get("ip") for i in
+                        ing.get("status", {}).get("loadBalancer", {}).get("ingress", []))
+        answered = sorted(dig(dns_port, "hello.flotilla.local"))
+        return len(listed) == len(ready) and listed == answered
+    wait_for(ingress_answered, "hello.flotilla.local answering the members serving hello", 120)
 
     # Where every replica runs; the clusters' health and capacity.
     status = term.kubectl("flotilla", "status", "-A").stdout
