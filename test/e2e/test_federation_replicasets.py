@@ -371,6 +371,24 @@ def test_unschedulable_replicas_move_and_come_back_with_capacity(fed, ns):
              "c's capacity estimate dropped")
 
 
+def test_a_member_quota_that_refuses_pods_moves_replicas_elsewhere(fed, ns):
+    # Member c's namespace allows two pods: its ReplicaSet controller's
+    # creates past them are refused (403 exceeded quota), and the federation
+    # counts the pods never made as pods that wait, so after the
+    # unschedulable threshold c is full at 2 and the rest run elsewhere.
+    def quota():
+        return fed["c"].kubectl("create", "quota", "two-pods", "--hard=pods=2", "-n", ns,
+                                check=False).returncode == 0
+    wait_for(quota, f"a ResourceQuota in member c's {ns}")
+    fed.create(replicaset("web", 9, EVEN), ns)
+    events = wait_for(lambda: [e for e in fed["c"].get_json(f"/api/v1/namespaces/{ns}/events")[
+        "items"] if e["reason"] == "FailedCreate"], "c's ReplicaSet refused by the quota")
+    assert "exceeded quota: two-pods" in events[0]["message"], events[0]
+    limited = plan(9, CLUSTERS, f"{ns}/web", EVEN, capacity={"c": 2})
+    fed.wait_layout(ns, "web", limited, probes=["c"], timeout=60)
+    assert fed["c"].running_pods(ns, "app=web") == 2
+
+
 def lose_and_bring_back_empty(fed, ns, cluster):
     """Kills `cluster`'s member, waits until its replicas run elsewhere, and
     starts it again on the same data dir and port, empty (memory storage):
