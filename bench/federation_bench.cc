@@ -42,6 +42,15 @@
 //    over --idle-s (60) seconds from 10 s after all are Ready; --cluster-samples (30)
 //    ConfigMaps written at --cluster-rate (1) a second, timed to every
 //    cluster as in `configmaps`; the server's threads and memory.
+// 5. Jobs (phase `jobs`): a federated batch/v1 Job of --job-completions
+//    (10,000) completions, --job-parallelism (1,000) at once, pods that run
+//    1 s, divided over --scale-members members: the time from its create to
+//    Complete (status.succeeded), the server's CPU and RSS (peak). Then a
+//    lost share: three member processes, a Job of 300 completions whose pods
+//    never finish (30 at once, 100 per member); one member stopped
+//    (SIGSTOP): the times until its Cluster is NotReady and until its
+//    unfinished completions are queued on the other two (the Job's ledger:
+//    docs/federation.md, "A lost cluster").
 //
 // Prints one JSON object; docs/benchmarks.md ("Federation") says how the
 // published figures were taken. Wall-clock time is what is measured here.
@@ -53,6 +62,7 @@
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
 //                         [--clusters 1000] [--clusters-per-process 100] [--idle-s 60]
 //                         [--cluster-samples 30] [--cluster-rate 1]
+//                         [--job-completions 10000] [--job-parallelism 1000]
 #include "bench/federation_bench.h"
 
 #include <signal.h>
@@ -97,6 +107,8 @@ struct Config {
   int idle_s = 60;
   int cluster_samples = 30;
   double cluster_rate = 1;
+  int job_completions = 10000;
+  int job_parallelism = 1000;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -864,6 +876,164 @@ json::object Failover(const Config& c) {
           {"all_running_elsewhere_s", running_s}};
 }
 
+const client::ResourceRef kBenchJobs{"batch", "v1", "jobs", true};
+
+// A Job of `completions` pods, `parallelism` at once, each running
+// `run_for` (the simulation's sim.flotilla.io/run-for) and gone at once
+// when deleted.
+json::object BatchJob(const std::string& name, int64_t completions, int64_t parallelism,
+                      const std::string& run_for) {
+  return json::object{
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata", json::object{{"name", name}}},
+      {"spec",
+       json::object{
+           {"completions", completions},
+           {"parallelism", parallelism},
+           {"template",
+            json::object{
+                {"metadata",
+                 json::object{{"annotations", json::object{{"sim.flotilla.io/run-for", run_for}}}}},
+                {"spec", json::object{{"restartPolicy", "Never"},
+                                      {"terminationGracePeriodSeconds", 0},
+                                      {"containers",
+                                       json::array{json::object{{"name", "work"},
+                                                                {"image", "busybox:1.36"}}}}}}}}}}};
+}
+
+// The federated Job's status.succeeded; -1 when it cannot be read.
+int64_t Succeeded(client::Client& fed, const std::string& name) {
+  auto job = fed.Get(kBenchJobs, "bench", name);
+  if (!job.ok()) return -1;
+  const json::value* v = Find(*job, "status.succeeded");
+  return v != nullptr && v->is_int64() ? v->get_int64() : 0;
+}
+
+json::object Jobs(const Config& c) {
+  json::object out;
+  {
+    std::string dir = c.work_dir + "/jobs";
+    int64_t per_member = c.job_parallelism / std::max(1, c.scale_members) + 100;
+    auto fleet = StartFleet(
+        c.flotilla, dir, c.scale_members,
+        {"--nodes", "1", "--node-pods", std::to_string(per_member), "--pod-startup", "200ms"},
+        c.timeout_s);
+    if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
+    pid_t server = fleet->server.child->pid();
+    double rss_idle = RssMiB(server);
+    double cpu_before = CpuSeconds(server);
+    Steady::time_point start = Steady::now();
+    auto created = fleet->fed->Create(
+        kBenchJobs, "bench", BatchJob("batch", c.job_completions, c.job_parallelism, "1s"));
+    if (!created.ok()) return {{"error", created.status().ToString()}};
+    double complete_s = -1;
+    int64_t succeeded = 0;
+    while (SecondsSince(start) < c.timeout_s) {
+      succeeded = Succeeded(*fleet->fed, "batch");
+      if (succeeded >= c.job_completions) {
+        complete_s = SecondsSince(start);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    // What the members' copies say, to check the federation's sum.
+    int64_t local_succeeded = 0, local_completions = 0;
+    for (client::Client* m : fleet->Members()) {
+      auto local = m->Get(kBenchJobs, "bench", "batch");
+      if (!local.ok()) continue;
+      const json::value* n = Find(*local, "status.succeeded");
+      const json::value* want = Find(*local, "spec.completions");
+      local_succeeded += n != nullptr && n->is_int64() ? n->get_int64() : 0;
+      local_completions += want != nullptr && want->is_int64() ? want->get_int64() : 0;
+    }
+    out = json::object{{"members", c.scale_members},
+                       {"completions", c.job_completions},
+                       {"local_completions", local_completions},
+                       {"local_succeeded", local_succeeded},
+                       {"parallelism", c.job_parallelism},
+                       {"pod_run_s", 1},
+                       {"succeeded", succeeded},
+                       {"complete_s", complete_s},
+                       {"server_cpu_s", CpuSeconds(server) - cpu_before},
+                       {"server_rss_mib_idle", rss_idle},
+                       {"server_rss_mib_end", RssMiB(server)},
+                       {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
+    std::cerr << json::serialize(out) << std::endl;
+  }  // the fleet's processes stop before the next part
+
+  // A lost share: three member processes, one stopped.
+  std::string lost_dir = c.work_dir + "/jobs-lost";
+  std::filesystem::create_directories(lost_dir);
+  auto lost_server = StartServer(c.flotilla, lost_dir + "/server", {});
+  if (!lost_server.ok()) return {{"error", lost_server.status().ToString()}};
+  auto fed = ClientFor(lost_server->kubeconfigs[0]);
+  if (!fed.ok()) return {{"error", fed.status().ToString()}};
+  std::vector<Process> members;
+  std::map<std::string, std::string> joins;
+  for (int i = 1; i <= 3; ++i) {
+    std::string name = "j-" + std::to_string(i);
+    auto m = StartMembers(c.flotilla, lost_dir + "/" + name, {"--name", name, "--nodes", "1"}, 1);
+    if (!m.ok()) return {{"error", m.status().ToString()}};
+    auto client = ClientFor(m->kubeconfigs[0]);
+    if (!client.ok()) return {{"error", client.status().ToString()}};
+    if (Status s = EnsureNamespace(**client, "bench"); !s.ok()) return {{"error", s.ToString()}};
+    joins[name] = m->kubeconfigs[0];
+    members.push_back(std::move(*m));
+  }
+  if (Status s = EnsureNamespace(**fed, "bench"); !s.ok()) return {{"error", s.ToString()}};
+  if (Status s = JoinAndWaitReady(**fed, joins, std::chrono::seconds(c.timeout_s)); !s.ok()) {
+    return {{"error", s.ToString()}};
+  }
+  if (auto made = (*fed)->Create(kBenchJobs, "bench", BatchJob("long", 300, 30, "1h"));
+      !made.ok()) {
+    return {{"error", made.status().ToString()}};
+  }
+  // Every member runs its share.
+  auto shares = [&]() -> std::string {
+    auto job = (*fed)->Get(kBenchJobs, "bench", "long");
+    const json::value* annotations = job.ok() ? Find(*job, "metadata.annotations") : nullptr;
+    if (annotations == nullptr || !annotations->is_object()) return "";
+    return std::string(
+        GetString(annotations->get_object(), "federation.kubernetes.io/job-shares").value_or(""));
+  };
+  Steady::time_point placed = Steady::now();
+  while (SecondsSince(placed) < c.timeout_s) {
+    auto ledger = ParseJsonObject(shares());
+    if (ledger.ok() && ledger->size() == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  kill(members[2].child->pid(), SIGSTOP);
+  Steady::time_point stopped = Steady::now();
+  double not_ready_s = -1, moved_s = -1;
+  while (moved_s < 0 && SecondsSince(stopped) < c.timeout_s) {
+    if (not_ready_s < 0 && ClusterReady(**fed, "j-3") == "False") {
+      not_ready_s = SecondsSince(stopped);
+    }
+    auto ledger = ParseJsonObject(shares());
+    if (ledger.ok()) {
+      int64_t queued = 0;
+      bool lost = false;
+      for (const auto& [cluster, share] : *ledger) {
+        if (!share.is_object()) continue;
+        if (cluster == "j-3") {
+          lost = GetBool(share.get_object(), "lost").value_or(false);
+        } else {
+          queued += GetInt(share.get_object(), "queued").value_or(0);
+        }
+      }
+      if (lost && queued >= 100) moved_s = SecondsSince(stopped);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  kill(members[2].child->pid(), SIGCONT);
+  out["lost_share"] = json::object{{"completions", 300},
+                                   {"lost_cluster_share", 100},
+                                   {"not_ready_s", not_ready_s},
+                                   {"share_moved_s", moved_s}};
+  return out;
+}
+
 int Run(Config c) {
   InitLogging("error");
   bool temporary = c.work_dir.empty();  // removed at the end; a given one is kept
@@ -897,6 +1067,8 @@ int Run(Config c) {
       std::cerr << json::serialize(out["policies"]) << std::endl;
     } else if (phase == "failover") {
       out["failover"] = Failover(c);
+    } else if (phase == "jobs") {
+      out["jobs"] = Jobs(c);
     } else if (phase == "clusters") {
       out["clusters"] = Clusters(c);
       std::cerr << json::serialize(out["clusters"]) << std::endl;
@@ -958,13 +1130,18 @@ int main(int argc, char** argv) {
       c.cluster_samples = std::stoi(next());
     } else if (a == "--cluster-rate") {
       c.cluster_rate = std::stod(next());
+    } else if (a == "--job-completions") {
+      c.job_completions = std::stoi(next());
+    } else if (a == "--job-parallelism") {
+      c.job_parallelism = std::stoi(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,configmaps,scale,custom,failover,clusters] [--latency-members 10,100] "
+                   "latency,configmaps,scale,custom,policies,failover,clusters,jobs] "
+                   "[--latency-members 10,100] "
                    "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
                    "[--scale-members N] [--timeout-s S] [--clusters N] "
                    "[--clusters-per-process N] [--idle-s S] [--cluster-samples N] "
-                   "[--cluster-rate R]\n";
+                   "[--cluster-rate R] [--job-completions N] [--job-parallelism N]\n";
       return 2;
     }
   }

@@ -124,8 +124,12 @@ Status InvalidError(const api::Resource& res, std::string_view name,
 
 Objects::Objects(const api::Registry& registry, storage::Store& store, Clock& clock)
     : registry_(registry), store_(store), clock_(clock) {
-  if (registry_.Find("", "v1", "resourcequotas") != nullptr)
+  // A cluster's API server enforces its quotas; the federation's (no pods)
+  // are what its members enforce.
+  if (registry_.Find("", "v1", "resourcequotas") != nullptr &&
+      registry_.Find("", "v1", "pods") != nullptr) {
     quotas_ = std::make_unique<QuotaAdmission>(store_);
+  }
   if (registry_.Find("", "v1", "limitranges") != nullptr &&
       registry_.Find("", "v1", "pods") != nullptr) {
     limit_ranger_ = std::make_unique<LimitRanger>(store_);

@@ -264,7 +264,8 @@ class Objects {
   PatchInfoProvider patch_info_;
   TypingProvider typing_;
   Duration event_ttl_{};
-  // Set when the registry serves v1 ResourceQuota.
+  // Set when the registry serves v1 ResourceQuota and pods (a cluster's
+  // server, not the federation's).
   std::unique_ptr<QuotaAdmission> quotas_;
   std::unique_ptr<LimitRanger> limit_ranger_;  // a server of pods and LimitRanges
 };

@@ -1,11 +1,13 @@
 """A namespace's rules federated (docs/federation.md, "Propagation"):
-NetworkPolicies and LimitRanges (and the cluster's IngressClasses) created
-on `flotilla server` with the real kubectl reach every member as plain
-objects, restored when deleted there;
+NetworkPolicies, LimitRanges and ResourceQuotas (and the cluster's
+IngressClasses) created on `flotilla server` with the real kubectl reach
+every member as plain objects, restored when deleted there; a quota's use
+in the members summed on the federation;
 a member's LimitRanger fills in and bounds its pods' resources; Kubernetes'
 422s for both kinds."""
 
 import json
+import re
 
 import pytest
 
@@ -106,3 +108,32 @@ def test_invalid_rules_are_refused_with_kubernetes_errors(fed):
     out = fed.create(limits, NS, check=False)
     assert out.returncode != 0
     assert "min value 3 is greater than max value 2" in out.stderr
+
+
+def test_a_resource_quota_reaches_every_member_and_sums_their_use(fed):
+    fed.create({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "team"},
+                "spec": {"hard": {"pods": "10", "count/deployments.apps": "1"}}}, NS)
+    path = f"/api/v1/namespaces/{NS}/resourcequotas/team"
+    for c in CLUSTERS:
+        wait_for(lambda: member_object(fed, c, path), f"the ResourceQuota in {c}")
+    fed.kubectl("create", "deployment", "web", "--image=nginx:1.27", "--replicas=4", "-n", NS)
+    fed.kubectl("rollout", "status", "deploy/web", "-n", NS, "--timeout=120s")
+
+    def summed():
+        members = [member_object(fed, c, path).get("status", {}) for c in CLUSTERS]
+        if any(m.get("used", {}).get("count/deployments.apps") != "1" for m in members):
+            return None
+        quota = json.loads(fed.kubectl("get", "quota", "team", "-n", NS, "-o", "json").stdout)
+        used = quota.get("status", {}).get("used", {})
+        want = sum(int(m["used"]["pods"]) for m in members)
+        return want >= 4 and used.get("pods") == str(want) and \
+            used.get("count/deployments.apps") == "2" and quota["status"]["hard"]["pods"] == "20"
+    wait_for(summed, lambda: "the members' use summed: " + str(
+        [fed.kubectl("get", "quota", "team", "-n", NS, "-o", "json").stdout] +
+        [member_object(fed, c, path) for c in CLUSTERS]))
+    described = fed.kubectl("describe", "quota", "team", "-n", NS).stdout
+    assert re.search(r"count/deployments.apps\s+2\s+2", described), described
+    # Each member enforces its copy: one Deployment each, web's.
+    refused = fed["a"].kubectl("create", "deployment", "api", "--image=nginx:1.27", "-n", NS,
+                               check=False)
+    assert refused.returncode != 0 and "exceeded quota: team" in refused.stderr, refused.stderr

@@ -394,8 +394,8 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
   EXPECT_EQ(member_kinds, (std::vector<std::string>{
                               "ingresses", "poddisruptionbudgets", "daemonsets", "jobs",
                               "horizontalpodautoscalers", "statefulsets", "deployments",
-                              "replicasets", "ingressclasses", "networkpolicies", "limitranges",
-                              "services", "secrets", "configmaps", "namespaces"}));
+                              "replicasets", "ingressclasses", "networkpolicies", "resourcequotas",
+                              "limitranges", "services", "secrets", "configmaps", "namespaces"}));
   EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "api/resource_quota.h"
+#include "api/resources.h"
 #include "api/views.h"
 #include "client/resources.h"
 #include "federation/common/member_copy.h"
@@ -134,6 +136,7 @@ const std::vector<SyncKind>& SyncKinds() {
       {{"", "v1", "secrets", true}, "Secret", {"data", "type", "immutable"}},
       {{"", "v1", "services", true}, "Service", {"spec"}},
       {{"", "v1", "limitranges", true}, "LimitRange", {"spec"}, true},
+      {{"", "v1", "resourcequotas", true}, "ResourceQuota", {"spec"}, true},
       {{"networking.k8s.io", "v1", "networkpolicies", true}, "NetworkPolicy", {"spec"}, true},
       {client::kIngressClasses, "IngressClass", {"spec"}, true},
       {client::kCustomResourceDefinitions, "CustomResourceDefinition", {"spec"}, true},
@@ -156,6 +159,53 @@ bool Propagates(const SyncKind& kind, const json::object& federated) {
   }
   if (kind.kind == "Service" && ns == "default" && name == "kubernetes") return false;
   return true;
+}
+
+namespace {
+
+// The object at `field` of `obj`; an empty one when absent.
+json::object ObjectField(const json::object& obj, std::string_view field) {
+  const json::object* o = GetObject(obj, field);
+  return o != nullptr ? *o : json::object{};
+}
+
+}  // namespace
+
+json::object QuotaStatus(const json::object& federated,
+                         const std::vector<const json::object*>& copies) {
+  api::QuotaUsage hard, used;
+  bool reported = false;
+  for (const json::object* copy : copies) {
+    const json::value* status = copy != nullptr ? Find(*copy, "status") : nullptr;
+    if (status == nullptr || !status->is_object()) continue;
+    reported = true;
+    for (const auto& [field, sum] : {std::pair<std::string_view, api::QuotaUsage*>{"hard", &hard},
+                                     {"used", &used}}) {
+      const json::value* list = status->get_object().if_contains(field);
+      if (list == nullptr || !list->is_object()) continue;
+      for (const auto& [name, quantity] : list->get_object()) {
+        (*sum)[std::string(name)] += api::QuantityValue(quantity, 1000).value_or(0);
+      }
+    }
+  }
+  json::object status = ObjectField(federated, "status");
+  if (!reported) {
+    status.erase("hard");
+    status.erase("used");
+    return status;
+  }
+  // The names of spec.hard, each summed over the members that reported.
+  json::object hard_list;
+  const json::value* spec_hard = Find(federated, "spec.hard");
+  if (spec_hard != nullptr && spec_hard->is_object()) {
+    for (const auto& [name, q] : spec_hard->get_object()) {
+      auto it = hard.find(std::string(name));
+      hard_list[name] = api::FormatQuotaQuantity(name, it == hard.end() ? 0 : it->second);
+    }
+  }
+  status["hard"] = std::move(hard_list);
+  status["used"] = api::UsedList(federated, used);
+  return status;
 }
 
 json::object DesiredCopy(const SyncKind& kind, const json::object& federated) {

@@ -12,8 +12,10 @@
 //              clusterIPs unless headless, ipFamilies, ipFamilyPolicy,
 //              healthCheckNodePort, ports[].nodePort); an update keeps the
 //              member's values of those. Never status.
-//   LimitRange, NetworkPolicy, IngressClass  spec (what the member's API server defaults
-//              in it does not make the copy out of date);
+//   LimitRange, NetworkPolicy, IngressClass, ResourceQuota  spec (what the
+//              member's API server defaults in it does not make the copy out
+//              of date); a ResourceQuota's status is the copies' hard and
+//              used summed (QuotaStatus);
 //   CustomResourceDefinition  spec (what the member's API server defaults
 //              in it does not make the copy out of date): a member serves a
 //              custom kind before its objects go there;
@@ -62,8 +64,8 @@ std::vector<std::string> ContentOf(const SyncKind& kind, const json::object& obj
 // compact JSON with the clusters sorted; "" when none has a status.
 std::string StatusByCluster(const std::map<std::string, json::value>& statuses);
 
-// Namespaces, ConfigMaps, Secrets, Services, LimitRanges, NetworkPolicies,
-// IngressClasses, CustomResourceDefinitions.
+// Namespaces, ConfigMaps, Secrets, Services, LimitRanges, ResourceQuotas,
+// NetworkPolicies, IngressClasses, CustomResourceDefinitions.
 const std::vector<SyncKind>& SyncKinds();
 
 // False for what is the federation's own or exists in every cluster anyway:
@@ -71,6 +73,14 @@ const std::vector<SyncKind>& SyncKinds();
 // kube-node-lease, the default Namespace, service-account-token Secrets and
 // the `kubernetes` Service in default.
 bool Propagates(const SyncKind& kind, const json::object& federated);
+
+// A federated ResourceQuota's status: each name of its spec.hard with the
+// members' status.hard and status.used summed over the copies that reported
+// (null: a copy not there yet), so `kubectl describe quota` on the federation
+// shows the namespace's use and limits in all the members together; none
+// while no member reported. Each member enforces its own copy.
+json::object QuotaStatus(const json::object& federated,
+                         const std::vector<const json::object*>& copies);
 
 // The copy to create in a member.
 json::object DesiredCopy(const SyncKind& kind, const json::object& federated);

@@ -77,6 +77,15 @@ class SyncController::KindStrategy : public Strategy {
           WriteStatusIfChanged(ctx_.fed(), spec_.resource, stored, *std::move(status)));
       return next;
     }
+    if (spec_.resource.resource == "resourcequotas") {
+      std::vector<const json::object*> copies;
+      for (const Copy& c : check.copies) {
+        if (c.Managed()) copies.push_back(c.Current());
+      }
+      FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj,
+                                                    QuotaStatus(check.obj, copies)));
+      return runtime::Result{};
+    }
     if (spec_.resource.resource != "services") return runtime::Result{};
     // A Service's load-balancer ingress is what its copies were given,
     // unless a customization aggregates its status (it overrides only the
@@ -211,9 +220,9 @@ void RegisterSync(KindRegistry& kinds) {
   std::vector<client::ResourceRef> propagates;
   for (const sync::SyncKind& k : sync::SyncKinds()) propagates.push_back(k.resource);
   kinds.Add({.controller = "sync",
-             .help = "Namespaces, ConfigMaps, Secrets, Services, LimitRanges, NetworkPolicies, "
-                     "IngressClasses, CustomResourceDefinitions and every custom kind propagated "
-                     "to the members (docs/federation.md)",
+             .help = "Namespaces, ConfigMaps, Secrets, Services, LimitRanges, ResourceQuotas, "
+                     "NetworkPolicies, IngressClasses, CustomResourceDefinitions and every custom "
+                     "kind propagated to the members (docs/federation.md)",
              .propagates = std::move(propagates),
              .build = [](const KindEnv& env) {
                return std::make_shared<sync::SyncController>(

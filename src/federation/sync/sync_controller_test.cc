@@ -21,6 +21,7 @@
 namespace flotilla::federation::sync {
 namespace {
 
+using client::kResourceQuotas;
 using client::testing::TestCluster;
 using cluster::testing::MemberServer;
 
@@ -250,6 +251,35 @@ TEST_F(SyncControllerTest, NetworkPoliciesAndLimitRangesReachEveryCluster) {
   // A copy deleted by hand comes back.
   ASSERT_TRUE(m1_->Delete(policies, "shop", "db-in").ok());
   ASSERT_TRUE(Eventually([&] { return Get(*m1_, policies, "shop", "db-in").has_value(); }));
+}
+
+// A namespace's ResourceQuota goes to every cluster, each member enforces
+// its copy, and the federation's status sums their limits and use.
+TEST_F(SyncControllerTest, AResourceQuotaReachesEveryClusterAndItsUsageIsSummed) {
+  ASSERT_TRUE(
+      fed_->Create(kResourceQuotas, "shop", Obj(R"({"metadata":{"name":"team","namespace":"shop"},
+      "spec":{"hard":{"pods":"10","requests.cpu":"4"}}})"))
+          .ok());
+  // Each member's quota controller reports its usage.
+  auto report = [&](client::Client& m, const std::string& pods, const std::string& cpu) {
+    ASSERT_TRUE(Eventually([&] {
+      std::optional<json::object> quota = Get(m, kResourceQuotas, "shop", "team");
+      if (!quota) return false;
+      (*quota)["status"] =
+          json::object{{"hard", *Find(*quota, "spec.hard")},
+                       {"used", json::object{{"pods", pods}, {"requests.cpu", cpu}}}};
+      return m.UpdateStatus(kResourceQuotas, "shop", *quota).ok();
+    }));
+  };
+  report(*m1_, "3", "1500m");
+  report(*m2_, "2", "500m");
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> quota = Get(*fed_, kResourceQuotas, "shop", "team");
+    const json::value* used = quota ? Find(*quota, "status.used") : nullptr;
+    return used != nullptr && json::serialize(*used) == R"({"pods":"5","requests.cpu":"2"})";
+  }));
+  std::optional<json::object> quota = Get(*fed_, kResourceQuotas, "shop", "team");
+  EXPECT_EQ(json::serialize(*Find(*quota, "status.hard")), R"({"pods":"20","requests.cpu":"8"})");
 }
 
 // A federated Service shows the load-balancer ingress its copies got; one

@@ -413,6 +413,9 @@ StatusOr<runtime::Result> DaemonSetController::Reconcile(const std::string& key)
   pass.pod = NewPod(pass.ds, pass.hash);
   pass.now = clock_.Now();
   pass.min_ready = IntAt(pass.ds, "spec.minReadySeconds", 0);
+  // Before the pods are read (kube's order): a creation observed after the
+  // read would make a stale read look complete, and pods be made twice.
+  const bool satisfied = expectations_.Satisfied(key);
   std::map<std::string, std::vector<runtime::ObjectPtr>> by_node = PodsByNode(pass.ds);
   std::vector<runtime::ObjectPtr> nodes = nodes_.cache().List();
   std::sort(nodes.begin(), nodes.end(),
@@ -470,7 +473,7 @@ StatusOr<runtime::Result> DaemonSetController::Reconcile(const std::string& key)
   status["updatedNumberScheduled"] = updated;
 
   Status applied;
-  if (expectations_.Satisfied(key)) {
+  if (satisfied) {
     Manage(pass);
     if (pass.create.empty() && pass.remove.empty() &&
         StringAt(pass.ds, "spec.updateStrategy.type") == "RollingUpdate") {

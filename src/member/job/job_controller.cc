@@ -260,6 +260,9 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
   const json::object& job = *cached;
   if (api::IsBeingDeleted(job)) return runtime::Result{};
   const TimePoint now = clock_.Now();
+  // Before the pods are read (kube's order): a creation observed after the
+  // read would make a stale read look complete, and pods be made twice.
+  const bool satisfied = expectations_.Satisfied(key);
   std::vector<runtime::ObjectPtr> pods = PodsOf(job);
 
   std::vector<runtime::ObjectPtr> active;
@@ -335,7 +338,7 @@ StatusOr<runtime::Result> JobController::Reconcile(const std::string& key) {
     (void)wrote;
     return Expire(job);
   }
-  if (!expectations_.Satisfied(key)) return write();
+  if (!satisfied) return write();
 
   // Suspended: nothing runs.
   if (GetBool(spec, "suspend").value_or(false)) {
