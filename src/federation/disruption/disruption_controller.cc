@@ -10,7 +10,6 @@
 #include "federation/common/federated_kind.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
-#include "federation/sync/kinds.h"
 
 namespace flotilla::federation::disruption {
 namespace {
@@ -19,12 +18,6 @@ using client::kDeployments;
 using client::kPodDisruptionBudgets;
 using client::kReplicaSets;
 using client::kStatefulSets;
-
-// A budget's copy holds its spec as divided for the cluster, exactly.
-const sync::SyncKind& BudgetKind() {
-  static const sync::SyncKind kKind{kPodDisruptionBudgets, "PodDisruptionBudget", {"spec"}};
-  return kKind;
-}
 
 // The workloads a member runs pods of, as its caches have them.
 constexpr const client::ResourceRef* kWorkloads[] = {&kDeployments, &kStatefulSets, &kReplicaSets};
@@ -96,41 +89,30 @@ json::object AggregateStatus(const json::object& pdb,
   return status;
 }
 
+// A budget's copy holds its spec as divided for the cluster, exactly.
 DisruptionBudgetController::DisruptionBudgetController(FederationContext& ctx,
                                                        const WorkloadOptions& options)
-    : ctx_(ctx) {
-  reconciler_.emplace(ctx, *this,
-                      ReconcilerOptions{.name = kName,
-                                        .workers = options.workers,
-                                        .member_change_delay = options.member_change_delay,
-                                        .sync_grace = options.sync_grace});
+    : CopyStrategy(ctx, options, {kPodDisruptionBudgets, "PodDisruptionBudget", {"spec"}}) {
+  StartReconciler(kName);
   // A member's workloads changing changes the shares of its namespace's
   // budgets.
   for (const client::ResourceRef* workload : kWorkloads) {
     ctx.members().AddHandler(*workload, [this](const std::string&) {
       auto changed = [this](const runtime::ObjectPtr& obj) {
-        std::string ns(api::ObjectView(*obj).ns());
-        for (const runtime::ObjectPtr& pdb : reconciler_->objects().lister().List(ns)) {
-          reconciler_->Enqueue(runtime::ObjectKey(*pdb),
-                               reconciler_->options().member_change_delay);
-        }
+        EnqueueWhere(std::string(api::ObjectView(*obj).ns()),
+                     [](const json::object&) { return true; });
       };
       return runtime::EventHandler{
           .on_add = changed,
           .on_update =
               [changed](const runtime::ObjectPtr& old_obj, const runtime::ObjectPtr& obj) {
-                if (Find(*old_obj, "spec") == nullptr || Find(*obj, "spec") == nullptr ||
-                    *Find(*old_obj, "spec") != *Find(*obj, "spec")) {
-                  changed(obj);
-                }
+                const json::value* before = Find(*old_obj, "spec");
+                const json::value* after = Find(*obj, "spec");
+                if (before == nullptr || after == nullptr || *before != *after) changed(obj);
               },
           .on_delete = changed};
     });
   }
-}
-
-const client::ResourceRef& DisruptionBudgetController::resource() const {
-  return kPodDisruptionBudgets;
 }
 
 std::vector<client::ResourceRef> DisruptionBudgetController::MemberReads() const {
@@ -175,7 +157,7 @@ Status DisruptionBudgetController::Plan(Check& check) {
   const json::value* spec = check.obj.if_contains("spec");
   std::map<std::string, json::object> specs = DivideSpec(
       spec != nullptr && spec->is_object() ? spec->get_object() : json::object{}, shares);
-  json::object copy = sync::DesiredCopy(BudgetKind(), check.obj);
+  json::object copy = CopyOf(check.obj);
   for (Copy& c : check.copies) {
     auto it = specs.find(c.cluster());
     if (it == specs.end()) {
@@ -191,14 +173,6 @@ Status DisruptionBudgetController::Plan(Check& check) {
   return Status::Ok();
 }
 
-bool DisruptionBudgetController::UpToDate(const Copy& c) const {
-  return sync::CopyUpToDate(BudgetKind(), *c.desired, *c.existing);
-}
-
-json::object DisruptionBudgetController::Updated(const Copy& c) const {
-  return sync::UpdatedCopy(BudgetKind(), *c.desired, *c.existing);
-}
-
 StatusOr<runtime::Result> DisruptionBudgetController::Finish(Check& check) {
   std::vector<const json::object*> copies;
   bool observed = true;
@@ -206,7 +180,7 @@ StatusOr<runtime::Result> DisruptionBudgetController::Finish(Check& check) {
     if (!c.desired) continue;
     const json::object* local = c.Managed() ? c.Current() : nullptr;
     copies.push_back(local);
-    observed = observed && local != nullptr && reconciler_->CopyUpToDate(check, c) &&
+    observed = observed && local != nullptr && reconciler().CopyUpToDate(check, c) &&
                Int(*local, "status.observedGeneration") == Int(*local, "metadata.generation");
   }
   FLOTILLA_RETURN_IF_ERROR(

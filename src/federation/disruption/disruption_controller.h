@@ -30,33 +30,24 @@
 #include <string>
 #include <vector>
 
-#include "federation/common/context.h"
-#include "federation/common/placer.h"
-#include "federation/common/reconciler.h"
+#include "federation/sync/copy_strategy.h"
 
 namespace flotilla::federation::disruption {
 
-class DisruptionBudgetController : public Strategy {
+class DisruptionBudgetController : public sync::CopyStrategy {
  public:
   static constexpr char kName[] = "disruption";
 
   // Registers the reconciler with `ctx`, which must outlive it.
   DisruptionBudgetController(FederationContext& ctx, const WorkloadOptions& options);
 
-  const client::ResourceRef& resource() const override;
-  std::string kind() const override { return "PodDisruptionBudget"; }
   std::vector<client::ResourceRef> MemberReads() const override;
   Status Plan(Check& check) override;
-  bool UpToDate(const Copy& c) const override;
-  json::object Updated(const Copy& c) const override;
   StatusOr<runtime::Result> Finish(Check& check) override;
 
  private:
   // The replicas in `cluster` of the workloads whose pods `pdb` selects.
   int64_t ShareIn(const std::string& cluster, const json::object& pdb) const;
-
-  FederationContext& ctx_;
-  std::optional<Reconciler> reconciler_;
 };
 
 // Divides a budget's spec over clusters holding `shares` of its pods (by

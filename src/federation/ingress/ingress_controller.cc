@@ -5,20 +5,12 @@
 #include "api/views.h"
 #include "federation/common/federated_kind.h"
 #include "federation/common/object_writes.h"
-#include "federation/sync/kinds.h"
 
 namespace flotilla::federation::ingress {
 namespace {
 
 using client::kEndpoints;
 using client::kIngresses;
-
-// A copy holds the Ingress's spec (what a member's API server defaults in
-// it does not make it out of date).
-const sync::SyncKind& IngressKind() {
-  static const sync::SyncKind kKind{kIngresses, "Ingress", {"spec"}, true};
-  return kKind;
-}
 
 void AddBackend(const json::value* backend, std::set<std::string>& out) {
   if (backend == nullptr || !backend->is_object()) return;
@@ -63,26 +55,19 @@ json::object LoadBalancerOf(const std::vector<const json::object*>& copies) {
   return json::object{{"ingress", std::move(entries)}};
 }
 
+// A copy holds the Ingress's spec (what a member's API server defaults in
+// it does not make it out of date).
 IngressController::IngressController(FederationContext& ctx, const WorkloadOptions& options)
-    : ctx_(ctx) {
-  reconciler_.emplace(ctx, *this,
-                      ReconcilerOptions{.name = kName,
-                                        .workers = options.workers,
-                                        .member_change_delay = options.member_change_delay,
-                                        .sync_grace = options.sync_grace});
+    : CopyStrategy(ctx, options, {kIngresses, "Ingress", {"spec"}, true}) {
+  StartReconciler(kName);
   // A backend's endpoints becoming ready or going changes where the
   // Ingresses that route to it are served.
   ctx.members().AddHandler(kEndpoints, [this](const std::string&) {
     auto changed = [this](const runtime::ObjectPtr& eps) {
       api::ObjectView view(*eps);
-      std::string ns(view.ns());
-      std::string name(view.name());
-      for (const runtime::ObjectPtr& ing : reconciler_->objects().lister().List(ns)) {
-        if (BackendServices(*ing).contains(name)) {
-          reconciler_->Enqueue(runtime::ObjectKey(*ing),
-                               reconciler_->options().member_change_delay);
-        }
-      }
+      std::string service(view.name());
+      EnqueueWhere(std::string(view.ns()),
+                   [&](const json::object& ing) { return BackendServices(ing).contains(service); });
     };
     return runtime::EventHandler{
         .on_add = changed,
@@ -95,8 +80,6 @@ IngressController::IngressController(FederationContext& ctx, const WorkloadOptio
         .on_delete = changed};
   });
 }
-
-const client::ResourceRef& IngressController::resource() const { return kIngresses; }
 
 std::vector<client::ResourceRef> IngressController::MemberReads() const { return {kEndpoints}; }
 
@@ -112,7 +95,7 @@ bool IngressController::ServedIn(const std::string& cluster, const json::object&
 }
 
 Status IngressController::Plan(Check& check) {
-  json::object copy = sync::DesiredCopy(IngressKind(), check.obj);
+  json::object copy = CopyOf(check.obj);
   for (Copy& c : check.copies) {
     if (!ServedIn(c.cluster(), check.obj)) {
       c.remove = true;  // nothing there to route to
@@ -122,14 +105,6 @@ Status IngressController::Plan(Check& check) {
     c.create = true;
   }
   return Status::Ok();
-}
-
-bool IngressController::UpToDate(const Copy& c) const {
-  return sync::CopyUpToDate(IngressKind(), *c.desired, *c.existing);
-}
-
-json::object IngressController::Updated(const Copy& c) const {
-  return sync::UpdatedCopy(IngressKind(), *c.desired, *c.existing);
 }
 
 StatusOr<runtime::Result> IngressController::Finish(Check& check) {

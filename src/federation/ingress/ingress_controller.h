@@ -22,33 +22,24 @@
 #include <string>
 #include <vector>
 
-#include "federation/common/context.h"
-#include "federation/common/placer.h"
-#include "federation/common/reconciler.h"
+#include "federation/sync/copy_strategy.h"
 
 namespace flotilla::federation::ingress {
 
-class IngressController : public Strategy {
+class IngressController : public sync::CopyStrategy {
  public:
   static constexpr char kName[] = "ingress";
 
   // Registers the reconciler with `ctx`, which must outlive it.
   IngressController(FederationContext& ctx, const WorkloadOptions& options);
 
-  const client::ResourceRef& resource() const override;
-  std::string kind() const override { return "Ingress"; }
   std::vector<client::ResourceRef> MemberReads() const override;
   Status Plan(Check& check) override;
-  bool UpToDate(const Copy& c) const override;
-  json::object Updated(const Copy& c) const override;
   StatusOr<runtime::Result> Finish(Check& check) override;
 
  private:
   // Whether a backend Service of `ingress` has a ready endpoint in `cluster`.
   bool ServedIn(const std::string& cluster, const json::object& ingress) const;
-
-  FederationContext& ctx_;
-  std::optional<Reconciler> reconciler_;
 };
 
 // The Services an Ingress routes to: its default backend's and every
