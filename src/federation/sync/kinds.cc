@@ -179,8 +179,8 @@ json::object QuotaStatus(const json::object& federated,
     const json::value* status = copy != nullptr ? Find(*copy, "status") : nullptr;
     if (status == nullptr || !status->is_object()) continue;
     reported = true;
-    for (const auto& [field, sum] : {std::pair<std::string_view, api::QuotaUsage*>{"hard", &hard},
-                                     {"used", &used}}) {
+    for (const auto& [field, sum] :
+         {std::pair<std::string_view, api::QuotaUsage*>{"hard", &hard}, {"used", &used}}) {
       const json::value* list = status->get_object().if_contains(field);
       if (list == nullptr || !list->is_object()) continue;
       for (const auto& [name, quantity] : list->get_object()) {
