@@ -820,31 +820,44 @@ std::pair<int64_t, int64_t> Placed(const std::vector<client::Client*>& members) 
   return {spec, running};
 }
 
-json::object Failover(const Config& c) {
-  std::string dir = c.work_dir + "/failover";
-  std::filesystem::create_directories(dir);
-  auto server = StartServer(c.flotilla, dir + "/server", {});
-  if (!server.ok()) return {{"error", server.status().ToString()}};
-  auto fed = ClientFor(server->kubeconfigs[0]);
-  if (!fed.ok()) return {{"error", fed.status().ToString()}};
+// A federation server and three member processes PREFIX-1..3 of one node
+// each, all joined, namespace "bench" everywhere: one member can be
+// stopped alone.
+struct SeparateMembers {
+  Process server;
+  std::unique_ptr<client::Client> fed;
   std::vector<Process> members;
   std::vector<std::unique_ptr<client::Client>> clients;
+};
+
+StatusOr<SeparateMembers> StartSeparateMembers(const Config& c, const std::string& dir,
+                                               const std::string& prefix) {
+  std::filesystem::create_directories(dir);
+  SeparateMembers out;
+  FLOTILLA_ASSIGN_OR_RETURN(out.server, StartServer(c.flotilla, dir + "/server", {}));
+  FLOTILLA_ASSIGN_OR_RETURN(out.fed, ClientFor(out.server.kubeconfigs[0]));
   std::map<std::string, std::string> joins;
   for (int i = 1; i <= 3; ++i) {
-    std::string name = "f-" + std::to_string(i);
-    auto m = StartMembers(c.flotilla, dir + "/" + name, {"--name", name, "--nodes", "1"}, 1);
-    if (!m.ok()) return {{"error", m.status().ToString()}};
-    auto client = ClientFor(m->kubeconfigs[0]);
-    if (!client.ok()) return {{"error", client.status().ToString()}};
-    if (Status s = EnsureNamespace(**client, "bench"); !s.ok()) return {{"error", s.ToString()}};
-    joins[name] = m->kubeconfigs[0];
-    members.push_back(std::move(*m));
-    clients.push_back(std::move(*client));
+    std::string name = prefix + "-" + std::to_string(i);
+    FLOTILLA_ASSIGN_OR_RETURN(
+        Process m, StartMembers(c.flotilla, dir + "/" + name, {"--name", name, "--nodes", "1"}, 1));
+    FLOTILLA_ASSIGN_OR_RETURN(auto client, ClientFor(m.kubeconfigs[0]));
+    FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*client, "bench"));
+    joins[name] = m.kubeconfigs[0];
+    out.members.push_back(std::move(m));
+    out.clients.push_back(std::move(client));
   }
-  if (Status s = EnsureNamespace(**fed, "bench"); !s.ok()) return {{"error", s.ToString()}};
-  if (Status s = JoinAndWaitReady(**fed, joins, std::chrono::seconds(c.timeout_s)); !s.ok()) {
-    return {{"error", s.ToString()}};
-  }
+  FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*out.fed, "bench"));
+  FLOTILLA_RETURN_IF_ERROR(JoinAndWaitReady(*out.fed, joins, std::chrono::seconds(c.timeout_s)));
+  return out;
+}
+
+json::object Failover(const Config& c) {
+  auto started = StartSeparateMembers(c, c.work_dir + "/failover", "f");
+  if (!started.ok()) return {{"error", started.status().ToString()}};
+  std::vector<Process>& members = started->members;
+  std::vector<std::unique_ptr<client::Client>>& clients = started->clients;
+  std::unique_ptr<client::Client>* fed = &started->fed;
   std::vector<client::Client*> all{clients[0].get(), clients[1].get(), clients[2].get()};
   std::vector<client::Client*> rest{clients[0].get(), clients[1].get()};
   auto created = (*fed)->Create(kReplicaSets, "bench", ReplicaSet("web", 30, ""));
@@ -963,28 +976,10 @@ json::object Jobs(const Config& c) {
   }  // the fleet's processes stop before the next part
 
   // A lost share: three member processes, one stopped.
-  std::string lost_dir = c.work_dir + "/jobs-lost";
-  std::filesystem::create_directories(lost_dir);
-  auto lost_server = StartServer(c.flotilla, lost_dir + "/server", {});
-  if (!lost_server.ok()) return {{"error", lost_server.status().ToString()}};
-  auto fed = ClientFor(lost_server->kubeconfigs[0]);
-  if (!fed.ok()) return {{"error", fed.status().ToString()}};
-  std::vector<Process> members;
-  std::map<std::string, std::string> joins;
-  for (int i = 1; i <= 3; ++i) {
-    std::string name = "j-" + std::to_string(i);
-    auto m = StartMembers(c.flotilla, lost_dir + "/" + name, {"--name", name, "--nodes", "1"}, 1);
-    if (!m.ok()) return {{"error", m.status().ToString()}};
-    auto client = ClientFor(m->kubeconfigs[0]);
-    if (!client.ok()) return {{"error", client.status().ToString()}};
-    if (Status s = EnsureNamespace(**client, "bench"); !s.ok()) return {{"error", s.ToString()}};
-    joins[name] = m->kubeconfigs[0];
-    members.push_back(std::move(*m));
-  }
-  if (Status s = EnsureNamespace(**fed, "bench"); !s.ok()) return {{"error", s.ToString()}};
-  if (Status s = JoinAndWaitReady(**fed, joins, std::chrono::seconds(c.timeout_s)); !s.ok()) {
-    return {{"error", s.ToString()}};
-  }
+  auto started = StartSeparateMembers(c, c.work_dir + "/jobs-lost", "j");
+  if (!started.ok()) return {{"error", started.status().ToString()}};
+  std::vector<Process>& members = started->members;
+  std::unique_ptr<client::Client>* fed = &started->fed;
   if (auto made = (*fed)->Create(kBenchJobs, "bench", BatchJob("long", 300, 30, "1h"));
       !made.ok()) {
     return {{"error", made.status().ToString()}};
