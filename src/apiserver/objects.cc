@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "api/claims.h"
 #include "api/patch.h"
 #include "api/validation.h"
 #include "api/views.h"
@@ -134,6 +135,9 @@ Objects::Objects(const api::Registry& registry, storage::Store& store, Clock& cl
       registry_.Find("", "v1", "pods") != nullptr) {
     limit_ranger_ = std::make_unique<LimitRanger>(store_);
   }
+  // StorageObjectInUseProtection: where pods use claims.
+  protects_claims_ = registry_.Find("", "v1", "persistentvolumeclaims") != nullptr &&
+                     registry_.Find("", "v1", "pods") != nullptr;
 }
 
 Status AdmissionRefused(const api::Resource& res, std::string_view name, Status s) {
@@ -320,6 +324,9 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
     std::string name = MetaString(obj, "name");
     if (limit_ranger_ && res.group.empty() && res.plural == "pods") {
       FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, limit_ranger_->AdmitPod(ns, obj)));
+    }
+    if (protects_claims_ && res.group.empty() && res.plural == "persistentvolumeclaims") {
+      AddFinalizer(obj, api::kClaimProtectionFinalizer);
     }
     std::vector<StatusCause> causes = api::ValidateObjectMeta(obj, MetaOptions(res));
     if (res.validate_fn) {

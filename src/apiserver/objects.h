@@ -268,6 +268,8 @@ class Objects {
   // server, not the federation's).
   std::unique_ptr<QuotaAdmission> quotas_;
   std::unique_ptr<LimitRanger> limit_ranger_;  // a server of pods and LimitRanges
+  // A server of pods and claims: a new claim gets kubernetes.io/pvc-protection.
+  bool protects_claims_ = false;
 };
 
 // An admission's refusal of a write of `name` as kube-apiserver words it

@@ -34,6 +34,7 @@ void RegisterFoundationKinds(Registry& registry) {
   registry.Add(kinds::ServiceAccountResource());
   registry.Add(kinds::LimitRangeResource());
   registry.Add(kinds::ResourceQuotaResource());
+  registry.Add(kinds::PersistentVolumeClaimResource());
   registry.Add(kinds::ReplicaSetResource());
   registry.Add(kinds::DeploymentResource());
   registry.Add(kinds::StatefulSetResource());
@@ -65,7 +66,6 @@ void RegisterMemberKinds(Registry& registry) {
   registry.Add(kinds::PodResource());
   registry.Add(kinds::NodeResource());
   registry.Add(kinds::EndpointsResource());
-  registry.Add(kinds::PersistentVolumeClaimResource());
   registry.Add(kinds::EndpointSliceResource());
 }
 

@@ -24,7 +24,8 @@ struct Definition;
 }
 
 // Registers the kinds the federation serves, preferred versions first:
-//   v1: namespaces, configmaps, secrets, services, events, serviceaccounts
+//   v1: namespaces, configmaps, secrets, services, events, serviceaccounts,
+//     limitranges, resourcequotas, persistentvolumeclaims
 //   apps/v1: replicasets, deployments, statefulsets, controllerrevisions
 //   batch/v1: jobs, cronjobs
 //   authentication.k8s.io/v1: selfsubjectreviews, tokenreviews;
@@ -42,7 +43,7 @@ struct Definition;
 void RegisterFoundationKinds(Registry& registry);
 
 // Registers the kinds only a (simulated) member cluster serves:
-//   v1: pods, nodes, endpoints, persistentvolumeclaims, resourcequotas
+//   v1: pods, nodes, endpoints
 //   discovery.k8s.io/v1: endpointslices
 // Pod subresources such as binding are the server's.
 // REQUIRES: RegisterFoundationKinds ran first on `registry` (the core group

@@ -3,6 +3,7 @@
 // discovery.k8s.io/v1 EndpointSlice. Registration, defaults and columns (the
 // Pod's columns are in pod_status.cc); of validation the pod spec rules and
 // the quota's.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "api/kinds/pod_status.h"
 #include "api/kinds/resources.h"
 #include "api/resource_quota.h"
+#include "api/resources.h"
 
 namespace flotilla::api::kinds {
 namespace {
@@ -260,6 +262,80 @@ std::vector<TableColumn> PvcColumns() {
              PvcField("spec.volumeMode", "<unset>"))};
 }
 
+// ValidatePersistentVolumeClaim(Spec) and, on update,
+// ValidatePersistentVolumeClaimUpdate: access modes, the requested
+// storage, the volume mode and the class name; the spec is immutable but
+// for the volume name set once, a class name set once where none was, and
+// a bound claim's storage, which may only grow.
+Causes ValidatePersistentVolumeClaim(const json::object& obj, const json::object* old) {
+  static const std::vector<std::string> kModes = {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce",
+                                                  "ReadWriteOncePod"};
+  static const std::vector<std::string> kVolumeModes = {"Block", "Filesystem"};
+  Causes out;
+  const json::array* modes = ArrayAt(obj, "spec.accessModes");
+  if (modes == nullptr || modes->empty()) {
+    out.push_back(FieldRequired("spec.accessModes", "at least 1 access mode is required"));
+  } else {
+    bool once_pod = false;
+    for (const json::value& m : *modes) {
+      std::string mode(m.is_string() ? m.get_string() : "");
+      once_pod = once_pod || mode == "ReadWriteOncePod";
+      if (std::find(kModes.begin(), kModes.end(), mode) == kModes.end()) {
+        out.push_back(FieldNotSupported("spec.accessModes", m, kModes));
+      }
+    }
+    if (once_pod && modes->size() > 1) {
+      out.push_back(FieldForbidden("spec.accessModes",
+                                   "may not use ReadWriteOncePod with other access modes"));
+    }
+  }
+  const json::value* storage = Find(obj, "spec.resources.requests.storage");
+  if (storage == nullptr) {
+    out.push_back(FieldRequired("spec.resources[storage]", ""));
+  } else if (std::optional<int64_t> milli = QuantityValue(*storage, 1000); !milli || *milli <= 0) {
+    out.push_back(FieldInvalid("spec.resources[storage]", *storage, "must be greater than zero"));
+  }
+  if (const json::value* mode = Find(obj, "spec.volumeMode");
+      mode != nullptr &&
+      (!mode->is_string() || std::find(kVolumeModes.begin(), kVolumeModes.end(),
+                                       std::string(mode->get_string())) == kVolumeModes.end())) {
+    out.push_back(FieldNotSupported("spec.volumeMode", *mode, kVolumeModes));
+  }
+  if (std::string cls = StringAt(obj, "spec.storageClassName"); !cls.empty()) {
+    for (const std::string& msg : IsDNS1123Subdomain(cls)) {
+      out.push_back(FieldInvalid("spec.storageClassName", json::string(cls), msg));
+    }
+  }
+  if (old == nullptr) return out;
+  json::object was = ObjectOr(*old, "spec");
+  json::object now = ObjectOr(obj, "spec");
+  if (StringAt(was, "volumeName").empty()) {
+    if (const json::value* v = now.if_contains("volumeName")) was["volumeName"] = *v;
+  }
+  if (!was.contains("storageClassName")) {
+    if (const json::value* v = now.if_contains("storageClassName")) was["storageClassName"] = *v;
+  }
+  for (json::object* spec : {&was, &now}) spec->erase("volumeAttributesClassName");
+  const json::value* old_storage = Find(*old, "spec.resources.requests.storage");
+  if (StringAt(*old, "status.phase") == "Bound" && old_storage != nullptr) {
+    EnsureObject(EnsureObject(now, "resources"), "requests")["storage"] = *old_storage;
+  }
+  json::value was_value(std::move(was)), now_value(std::move(now));
+  if (!SemanticEqual(&was_value, &now_value)) {
+    out.push_back(FieldForbidden("spec",
+                                 "spec is immutable after creation except resources.requests "
+                                 "and volumeAttributesClassName for bound claims"));
+  }
+  std::optional<int64_t> before =
+      old_storage ? QuantityValue(*old_storage, 1000) : std::optional<int64_t>();
+  std::optional<int64_t> after = storage ? QuantityValue(*storage, 1000) : std::optional<int64_t>();
+  if (before && after && *after < *before) {
+    out.push_back(FieldForbidden("spec.resources.requests.storage",
+                                 "field can not be less than previous value"));
+  }
+  return out;
+}
+
 // ValidateResourceQuota: the resource lists, the scopes and the scope
 // selector.
 Causes ValidateResourceQuota(const json::object& obj, const json::object*) {
@@ -398,6 +474,7 @@ Resource PersistentVolumeClaimResource() {
                             "io.k8s.api.core.v1.PersistentVolumeClaim");
   r.short_names = {"pvc"};
   r.has_status = true;
+  r.validate_fn = ValidatePersistentVolumeClaim;
   r.default_fn = [](json::object& obj) {
     SetIfUnset(EnsureObject(obj, "spec"), "volumeMode", "Filesystem");
     SetIfEmpty(EnsureObject(obj, "status"), "phase", "Pending");

@@ -164,6 +164,17 @@ std::vector<TableColumn> BindingColumns() {
                  SubjectsCell("ServiceAccount"))};
 }
 
+// SetDefaults_Subject: a User or Group without an apiGroup is of the RBAC
+// group, a ServiceAccount of the core one.
+void DefaultSubjects(json::object& binding) {
+  ForEachObject(binding, "subjects", [](json::object& subject) {
+    if (!StringAt(subject, "apiGroup").empty()) return;
+    std::string kind = StringAt(subject, "kind");
+    if (kind == "User" || kind == "Group") subject["apiGroup"] = kRbacGroup;
+    if (kind == "ServiceAccount") subject["apiGroup"] = "";
+  });
+}
+
 // A kind that is created and answered, never stored: create is its only verb.
 Resource Review(std::string group, std::string kind, std::string plural, bool namespaced) {
   std::string short_group = group.substr(0, group.find('.'));
@@ -197,6 +208,7 @@ Resource RoleBindingResource() {
   r.validate_fn = [](const json::object& obj, const json::object* old) {
     return ValidateBinding(obj, old, false);
   };
+  r.default_fn = DefaultSubjects;
   r.columns = BindingColumns();
   return r;
 }
@@ -207,6 +219,7 @@ Resource ClusterRoleBindingResource() {
   r.validate_fn = [](const json::object& obj, const json::object* old) {
     return ValidateBinding(obj, old, true);
   };
+  r.default_fn = DefaultSubjects;
   r.columns = BindingColumns();
   return r;
 }

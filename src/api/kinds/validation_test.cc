@@ -21,6 +21,8 @@ const char kConfigMap[] = R"({"metadata":{"name":"c","namespace":"default"},"dat
 const char kHpa[] = R"({"metadata":{"name":"web","namespace":"default"},"spec":{
     "scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
     "minReplicas":1,"maxReplicas":5}})";
+const char kClaim[] = R"({"metadata":{"name":"data","namespace":"default"},"spec":{
+    "accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})";
 const char kCluster[] = R"({"metadata":{"name":"east"},"spec":{
     "serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"https://east:6443"}],
     "secretRef":{"name":"east-kubeconfig"}}})";
@@ -271,6 +273,59 @@ const ValidationCase kValidationCases[] = {
      "",
      {"spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than "
       "0"}},
+    // ---- PersistentVolumeClaim ----
+    {"claim valid", "", "v1", "persistentvolumeclaims", kClaim, "{}", "", {}},
+    {"claim needs modes and storage",
+     "",
+     "v1",
+     "persistentvolumeclaims",
+     kClaim,
+     R"({"spec":{"accessModes":null,"resources":null}})",
+     "",
+     {"spec.accessModes: Required value: at least 1 access mode is required",
+      "spec.resources[storage]: Required value"}},
+    {"claim modes, size, volume mode and class",
+     "",
+     "v1",
+     "persistentvolumeclaims",
+     kClaim,
+     R"({"spec":{"accessModes":["ReadWriteOncePod","WriteMany"],
+                 "resources":{"requests":{"storage":"0"}},"volumeMode":"Raw",
+                 "storageClassName":"Fast_SSD"}})",
+     "",
+     {R"(spec.accessModes: Unsupported value: "WriteMany": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")",
+      "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
+      R"(spec.resources[storage]: Invalid value: "0": must be greater than zero)",
+      R"(spec.volumeMode: Unsupported value: "Raw": supported values: "Block", "Filesystem")",
+      R"(spec.storageClassName: Invalid value: "Fast_SSD": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'))"}},
+    {"claim bound: storage grows, volume and class set once",
+     "",
+     "v1",
+     "persistentvolumeclaims",
+     kClaim,
+     R"({"spec":{"resources":{"requests":{"storage":"2Gi"}},"volumeName":"pvc-1",
+                 "storageClassName":"standard"}})",
+     R"({"status":{"phase":"Bound"}})",
+     {}},
+    {"claim pending: storage is immutable",
+     "",
+     "v1",
+     "persistentvolumeclaims",
+     kClaim,
+     R"({"spec":{"resources":{"requests":{"storage":"2Gi"}}}})",
+     R"({"status":{"phase":"Pending"}})",
+     {"spec: Forbidden: spec is immutable after creation except resources.requests and "
+      "volumeAttributesClassName for bound claims"}},
+    {"claim bound: storage may not shrink, modes may not change",
+     "",
+     "v1",
+     "persistentvolumeclaims",
+     kClaim,
+     R"({"spec":{"resources":{"requests":{"storage":"512Mi"}},"accessModes":["ReadWriteMany"]}})",
+     R"({"status":{"phase":"Bound"}})",
+     {"spec: Forbidden: spec is immutable after creation except resources.requests and "
+      "volumeAttributesClassName for bound claims",
+      "spec.resources.requests.storage: Forbidden: field can not be less than previous value"}},
     // ---- Pod (member clusters) ----
     {"pod spec",
      "",

@@ -653,7 +653,7 @@ StatusOr<PropagationPolicy> PropagationPolicy::FromObject(const json::object& ob
     }
   }
   p.preserve_on_deletion = GetBool(*spec, "preserveResourcesOnDeletion").value_or(false);
-  p.propagate_deps = GetBool(*spec, "propagateDeps").value_or(false);
+  p.propagate_deps = GetBool(*spec, "propagateDeps");
   p.overwrite_conflicts = GetString(*spec, "conflictResolution") == "Overwrite";
   FLOTILLA_ASSIGN_OR_RETURN(p.selectors, ReadResourceSelectors(*spec));
   const json::object* placement = GetObject(*spec, "placement");

@@ -237,7 +237,9 @@ struct PropagationPolicy {
   bool preserve_on_deletion = false;
   // propagateDeps: what the object's pod template uses (ConfigMaps,
   // Secrets, ServiceAccounts, PersistentVolumeClaims) goes where it goes.
-  bool propagate_deps = false;
+  // Unset: Flotilla's default, which sends them; false (written so): they
+  // go only where their own placement sends them, as in Karmada.
+  std::optional<bool> propagate_deps;
 
   // The best match of its selectors for `obj`; a namespaced policy matches
   // only objects of its own namespace.

@@ -391,11 +391,26 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
   // first and the Namespaces last, and never a member's CustomResourceDefinitions.
   std::vector<std::string> member_kinds;
   for (const client::ResourceRef& r : MemberKinds()) member_kinds.push_back(r.resource);
-  EXPECT_EQ(member_kinds, (std::vector<std::string>{
-                              "ingresses", "poddisruptionbudgets", "daemonsets", "jobs",
-                              "horizontalpodautoscalers", "statefulsets", "deployments",
-                              "replicasets", "ingressclasses", "networkpolicies", "resourcequotas",
-                              "limitranges", "services", "secrets", "configmaps", "namespaces"}));
+  EXPECT_EQ(member_kinds, (std::vector<std::string>{"ingresses",
+                                                    "poddisruptionbudgets",
+                                                    "daemonsets",
+                                                    "jobs",
+                                                    "horizontalpodautoscalers",
+                                                    "statefulsets",
+                                                    "deployments",
+                                                    "replicasets",
+                                                    "rolebindings",
+                                                    "roles",
+                                                    "ingressclasses",
+                                                    "networkpolicies",
+                                                    "persistentvolumeclaims",
+                                                    "resourcequotas",
+                                                    "limitranges",
+                                                    "services",
+                                                    "serviceaccounts",
+                                                    "secrets",
+                                                    "configmaps",
+                                                    "namespaces"}));
   EXPECT_NE(CheckControllers({"jobs"}).find("unknown controller \"jobs\""), std::string::npos);
 }
 

@@ -206,7 +206,14 @@ StatusOr<ClusterSelector> ClusterSelector::Of(const json::object& obj) {
   return out;
 }
 
+ClusterSelector ClusterSelector::Nowhere() {
+  ClusterSelector out;
+  out.nowhere_ = true;
+  return out;
+}
+
 bool ClusterSelector::Matches(const std::map<std::string, std::string>& labels) const {
+  if (nowhere_) return false;
   json::object o;
   for (const auto& [k, v] : labels) o[k] = v;
   for (const api::LabelRequirement& r : requirements_) {
@@ -222,6 +229,7 @@ ClusterSelector ClusterSelector::ForAffinity(api::policy::ClusterAffinity affini
 }
 
 bool ClusterSelector::Matches(const json::object& cluster) const {
+  if (nowhere_) return false;
   if (cluster_ && api::ObjectView(cluster).name() != *cluster_) return false;
   if (affinity_ && !affinity_->Matches(cluster)) return false;
   const json::object* o = api::ObjectView(cluster).labels();

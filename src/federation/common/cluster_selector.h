@@ -56,6 +56,8 @@ class ClusterSelector {
   // kPlacementClusterAnnotation), when set, admits only the Cluster of that
   // name (and only if the selector admits it too).
   static StatusOr<ClusterSelector> Of(const json::object& obj);
+  // Admits no cluster.
+  static ClusterSelector Nowhere();
   // Admits the clusters a propagation policy's cluster affinity admits.
   static ClusterSelector ForAffinity(api::policy::ClusterAffinity affinity);
 
@@ -67,12 +69,13 @@ class ClusterSelector {
   // policy's affinity.
   bool Matches(const json::object& cluster) const;
   // True when it admits every cluster.
-  bool Empty() const { return requirements_.empty() && !cluster_ && !affinity_; }
+  bool Empty() const { return requirements_.empty() && !cluster_ && !affinity_ && !nowhere_; }
 
  private:
   std::vector<api::LabelRequirement> requirements_;
   std::optional<std::string> cluster_;
   std::shared_ptr<const api::policy::ClusterAffinity> affinity_;
+  bool nowhere_ = false;
 };
 
 }  // namespace flotilla::federation

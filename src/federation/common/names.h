@@ -22,6 +22,7 @@ using client::kDeployments;
 using client::kEndpoints;
 using client::kNamespaces;
 using client::kNodes;
+using client::kPersistentVolumeClaims;
 using client::kPods;
 using client::kReplicaSets;
 using client::kSecrets;

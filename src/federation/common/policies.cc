@@ -72,9 +72,11 @@ StatusOr<ObjectPlacement> PropagationPolicies::PlacementOf(
   ObjectPlacement out;
   if (PlacedByAnnotations(obj, preferences_annotation)) {
     FLOTILLA_ASSIGN_OR_RETURN(out.selector, ClusterSelector::Of(obj));
+    out.placed = true;
     return out;
   }
   out.policy = For(obj, api_version, kind);
+  out.placed = out.policy != nullptr;
   if (out.policy) out.selector = ClusterSelector::ForAffinity(out.policy->affinity);
   return out;
 }

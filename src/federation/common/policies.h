@@ -45,7 +45,8 @@ using PolicyPtr = std::shared_ptr<const api::policy::PropagationPolicy>;
 // policy placed it, that policy.
 struct ObjectPlacement {
   ClusterSelector selector;
-  PolicyPtr policy;  // null: its annotations, or no policy, placed it
+  PolicyPtr policy;     // null: its annotations, or no policy, placed it
+  bool placed = false;  // false: neither its annotations nor a policy did
 };
 
 // A status write (or a metadata one) changes nothing a policy says.

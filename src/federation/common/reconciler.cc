@@ -221,6 +221,8 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
     return runtime::Result{};
   }
   const ClusterSelector* selector = &placement->selector;
+  const ClusterSelector nowhere = ClusterSelector::Nowhere();
+  if (!placement->placed && strategy_.FollowsDependentsOnly()) selector = &nowhere;
   check.policy = placement->policy;
   MemberTargets targets = ReadyTargets(ctx_, reads_, options_.sync_grace);
   if (targets.waiting) {
@@ -664,14 +666,14 @@ Status Reconciler::Interpreted(const Check& check, Status s) {
 Status Reconciler::RecordDependencies(const Check& check) {
   std::vector<DependencyRef> refs;
   std::set<std::string> clusters;
-  // A customization's dependencies are the user's word; otherwise a policy
-  // with propagateDeps takes the built-in interpreter's.
+  // A customization's dependencies are the user's word; otherwise the
+  // built-in interpreter's, unless the policy says propagateDeps: false.
   std::optional<json::array> named;
   if (check.custom != nullptr && check.custom->Has(interpreter::Operation::kInterpretDependency)) {
     StatusOr<json::array> custom = interpreter::GetDependencies(*check.custom, check.obj);
     FLOTILLA_RETURN_IF_ERROR(Interpreted(check, custom.status()));
     named = *std::move(custom);
-  } else if (check.policy != nullptr && check.policy->propagate_deps) {
+  } else if (check.policy == nullptr || check.policy->propagate_deps != false) {
     named = interpreter::NativeDependencies(strategy_.resource().ApiVersion(), strategy_.kind(),
                                             check.obj);
   }
@@ -745,7 +747,8 @@ void Reconciler::CreateAll(Check& check) {
   }
 }
 
-StatusOr<json::object> Reconciler::TakeOver(Check& check, const Copy& c) {
+StatusOr<json::object> Reconciler::Replace(Check& check, const Copy& c) {
+  bool managed = IsManaged(*c.existing);
   if (!strategy_.MustReplace(c)) {
     return writer_.Update(check.obj, c.target, strategy_.resource(),
                           Retained(check.custom, strategy_.Updated(c), *c.existing));
@@ -755,7 +758,8 @@ StatusOr<json::object> Reconciler::TakeOver(Check& check, const Copy& c) {
   client::DeleteOptions orphan = DeleteOptionsFor(*c.existing, "Orphan");
   FLOTILLA_RETURN_IF_ERROR(writer_.Delete(check.obj, c.target, strategy_.resource(), check.ns,
                                           c.name, orphan,
-                                          "(not created by the federation; replaced)"));
+                                          managed ? "(a field that cannot change differs; replaced)"
+                                                  : "(not created by the federation; replaced)"));
   return writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired, strategy_.Detail(c));
 }
 
@@ -791,10 +795,11 @@ void Reconciler::UpdateAll(Check& check) {
     bool managed = IsManaged(*c.existing);
     expectations_.Expect(check.key, c.cluster(), c.existing);
     StatusOr<json::object> updated =
-        managed ? writer_.Update(check.obj, c.target, strategy_.resource(),
-                                 Retained(check.custom, strategy_.Updated(c), *c.existing),
-                                 strategy_.Detail(c))
-                : TakeOver(check, c);
+        managed && !strategy_.MustReplace(c)
+            ? writer_.Update(check.obj, c.target, strategy_.resource(),
+                             Retained(check.custom, strategy_.Updated(c), *c.existing),
+                             strategy_.Detail(c))
+            : Replace(check, c);
     expectations_.Done(check.key, c.cluster(), updated);
     if (!updated.ok()) {
       if (IsRace(updated.status())) {

@@ -203,11 +203,17 @@ class Strategy {
   // The existing copy with what the federation sets taken from desired.
   virtual json::object Updated(const Copy& c) const = 0;
   virtual Unmanaged OnUnmanaged(const Copy& c) const { return Unmanaged::kWarn; }
-  // A take-over that cannot be an update (an immutable field differs): the
-  // object is deleted (its dependents orphaned) and created anew.
+  // A take-over, or an update of a managed copy, that cannot be an update
+  // (a field that cannot change differs): the object is deleted (its
+  // dependents orphaned) and created anew.
   virtual bool MustReplace(const Copy& c) const { return false; }
+  // True for a kind that nothing but its dependents (dependencies.h) places
+  // when neither its annotations nor a policy do; false: such an object
+  // goes to every cluster.
+  virtual bool FollowsDependentsOnly() const { return false; }
   // After Plan: true keeps the managed copy in `cluster`, which the cluster
-  // selector no longer admits, for now (a move off it is not done yet).
+  // selector no longer admits, for now (a move off it is not done yet, or
+  // it is in use there).
   virtual bool KeepNotAdmitted(const Check& check, const std::string& cluster) const {
     return false;
   }
@@ -319,7 +325,9 @@ class Reconciler {
   void CreateAll(Check& check);
   void UpdateAll(Check& check);
   void DeleteUnwanted(Check& check, const std::vector<Target>& not_admitted);
-  StatusOr<json::object> TakeOver(Check& check, const Copy& c);
+  // Updates `c`, or deletes and creates it when the strategy says it
+  // MustReplace.
+  StatusOr<json::object> Replace(Check& check, const Copy& c);
   // The copy of `check`'s object in `cluster` as its cache holds it.
   // The selector of the first of the policy's cluster-affinity groups that
   // can hold the object, among the `ready` clusters; the first group with

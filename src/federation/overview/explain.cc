@@ -121,8 +121,10 @@ Explanation Explain(const ExplainInputs& in) {
       e.notes.push_back("its spread constraints (by " + chosen->SpreadField() +
                         ") choose among the admitted clusters");
     }
-    if (chosen->propagate_deps) {
-      e.notes.push_back("what its pod template refers to goes where it goes (propagateDeps)");
+    if (chosen->propagate_deps == false) {
+      e.notes.push_back(
+          "what its pod template refers to goes only where its own placement sends it "
+          "(propagateDeps: false)");
     }
   } else if (e.placed_by == "no policy") {
     e.scheduling = "every ready cluster, its replicas spread evenly";

@@ -12,6 +12,7 @@
 #include "federation/common/customizations.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/names.h"
+#include "federation/common/object_writes.h"
 #include "federation/common/policies.h"
 #include "federation/common/quotas.h"
 #include "federation/sync/sync_controller.h"
@@ -428,6 +429,71 @@ TEST_F(ReplicaSetControllerTest, APolicyWithPropagateDepsTakesWhatTheTemplateUse
   ASSERT_TRUE(Eventually([&] { return has(1, "cfg"); }));
   EXPECT_FALSE(has(2, "cfg"));
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(has(i, "unused")) << i;
+}
+
+// Without a policy too, what the template uses goes where the ReplicaSet
+// is: a ConfigMap whose own selector admits no cluster, and a claim, which
+// nothing else places; both follow it when it moves.
+TEST_F(ReplicaSetControllerTest, WhatTheTemplateUsesFollowsItWithoutAPolicy) {
+  StartWith([&] {
+    WorkloadOptions options;
+    options.member_change_delay = Duration::zero();
+    Make<ReplicaSetController>(options);
+    Make<sync::SyncController>();
+  });
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", json::object{{"name", "cfg"},
+                                            {"annotations",
+                                             json::object{{api::kClusterSelectorAnnotation,
+                                                           R"([{"key": "location", "operator": "In",
+                                                  "values": ["nowhere"]}])"}}}}},
+                  {"data", json::object{{"k", "v"}}}};
+  ASSERT_TRUE(fed_client_->Create(runtime::testing::kConfigMaps, kNs, cm).ok());
+  ASSERT_TRUE(fed_client_
+                  ->Create(kPersistentVolumeClaims, kNs,
+                           *ParseJsonObject(R"({"metadata":{"name":"data"},"spec":{
+                               "accessModes":["ReadWriteOnce"],
+                               "resources":{"requests":{"storage":"1Gi"}}}})"))
+                  .ok());
+  json::object rs =
+      Rs("web", 2,
+         json::object{{api::kClusterSelectorAnnotation,
+                       R"([{"key":"location","operator":"In","values":["on-prem"]}])"}});
+  json::object& pod = rs["spec"].as_object()["template"].as_object()["spec"].as_object();
+  pod["containers"].as_array()[0].as_object()["envFrom"] =
+      json::array{json::object{{"configMapRef", json::object{{"name", "cfg"}}}}};
+  pod["volumes"] = json::array{
+      json::object{{"name", "d"}, {"persistentVolumeClaim", json::object{{"claimName", "data"}}}}};
+  ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, rs).ok());
+  auto has = [&](int i, const client::ResourceRef& r, const char* name) {
+    return member_clients_[i]->Get(r, kNs, name).ok();
+  };
+  ASSERT_TRUE(Eventually([&] { return Placement() == std::vector<int64_t>{2, -1, -1}; }));
+  ASSERT_TRUE(Eventually([&] {
+    return has(0, runtime::testing::kConfigMaps, "cfg") && has(0, kPersistentVolumeClaims, "data");
+  }));
+  for (int i : {1, 2}) {
+    EXPECT_FALSE(has(i, runtime::testing::kConfigMaps, "cfg")) << i;
+    EXPECT_FALSE(has(i, kPersistentVolumeClaims, "data")) << i;
+  }
+  // It moves to the cloud: they follow, and leave on-prem (no pod uses the
+  // claim there).
+  ASSERT_TRUE(SetAnnotation(*fed_client_, kReplicaSets, Frs(), api::kClusterSelectorAnnotation,
+                            R"([{"key":"location","operator":"In","values":["cloud"]}])")
+                  .ok());
+  // (The member's API server protects the claim: it is being deleted, and
+  // its pvc-protection controller, not run here, would let it go.)
+  auto deleted = [&](int i, const client::ResourceRef& r, const char* name) {
+    StatusOr<json::object> o = member_clients_[i]->Get(r, kNs, name);
+    return !o.ok() || !StringAt(*o, "metadata.deletionTimestamp").empty();
+  };
+  ASSERT_TRUE(Eventually([&] {
+    return has(1, runtime::testing::kConfigMaps, "cfg") &&
+           has(2, kPersistentVolumeClaims, "data") &&
+           deleted(0, runtime::testing::kConfigMaps, "cfg") &&
+           deleted(0, kPersistentVolumeClaims, "data");
+  }));
 }
 
 // A policy counts what it places in its status, and hears in Events when

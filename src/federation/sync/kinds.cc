@@ -134,11 +134,26 @@ const std::vector<SyncKind>& SyncKinds() {
       {{"", "v1", "namespaces", false}, "Namespace", {}},
       {{"", "v1", "configmaps", true}, "ConfigMap", {"data", "binaryData", "immutable"}},
       {{"", "v1", "secrets", true}, "Secret", {"data", "type", "immutable"}},
+      {{"", "v1", "serviceaccounts", true},
+       "ServiceAccount",
+       {"automountServiceAccountToken", "imagePullSecrets"}},
       {{"", "v1", "services", true}, "Service", {"spec"}},
       {{"", "v1", "limitranges", true}, "LimitRange", {"spec"}, true},
       {{"", "v1", "resourcequotas", true}, "ResourceQuota", {"spec"}, true},
+      {.resource = client::kPersistentVolumeClaims,
+       .kind = "PersistentVolumeClaim",
+       .content = {"spec"},
+       .member_defaults = true,
+       .merge_content = true,
+       .follows_dependents = true},
       {{"networking.k8s.io", "v1", "networkpolicies", true}, "NetworkPolicy", {"spec"}, true},
       {client::kIngressClasses, "IngressClass", {"spec"}, true},
+      {{"rbac.authorization.k8s.io", "v1", "roles", true}, "Role", {"rules"}},
+      {.resource = {"rbac.authorization.k8s.io", "v1", "rolebindings", true},
+       .kind = "RoleBinding",
+       .content = {"roleRef", "subjects"},
+       .member_defaults = true,
+       .immutable = "roleRef"},
       {client::kCustomResourceDefinitions, "CustomResourceDefinition", {"spec"}, true},
   };
   return kinds;
@@ -158,6 +173,8 @@ bool Propagates(const SyncKind& kind, const json::object& federated) {
     return false;
   }
   if (kind.kind == "Service" && ns == "default" && name == "kubernetes") return false;
+  // Every namespace of every cluster has its own.
+  if (kind.kind == "ServiceAccount" && name == "default") return false;
   return true;
 }
 
@@ -206,6 +223,43 @@ json::object QuotaStatus(const json::object& federated,
   status["hard"] = std::move(hard_list);
   status["used"] = api::UsedList(federated, used);
   return status;
+}
+
+json::object PersistentVolumeClaimStatus(const json::object& federated,
+                                         const std::vector<const json::object*>& copies) {
+  json::object status = ObjectField(federated, "status");
+  bool bound = !copies.empty();
+  const json::value* least = nullptr;
+  const json::value* modes = nullptr;
+  for (const json::object* copy : copies) {
+    if (copy == nullptr || StringViewAt(*copy, "status.phase") != "Bound") {
+      bound = false;
+      break;
+    }
+    const json::value* capacity = Find(*copy, "status.capacity.storage");
+    if (capacity != nullptr &&
+        (least == nullptr || api::QuantityValue(*capacity, 1000).value_or(0) <
+                                 api::QuantityValue(*least, 1000).value_or(0))) {
+      least = capacity;
+    }
+    if (modes == nullptr) modes = Find(*copy, "status.accessModes");
+  }
+  status.erase("accessModes");
+  status.erase("capacity");
+  status["phase"] = bound ? "Bound" : "Pending";
+  if (!bound) return status;
+  if (modes != nullptr) status["accessModes"] = *modes;
+  if (least != nullptr) status["capacity"] = json::object{{"storage", *least}};
+  return status;
+}
+
+bool MustReplaceCopy(const SyncKind& kind, const json::object& desired,
+                     const json::object& existing) {
+  if (kind.immutable.empty()) return false;
+  const json::value* want = desired.if_contains(kind.immutable);
+  const json::value* have = existing.if_contains(kind.immutable);
+  if (want == nullptr || have == nullptr) return want != have;
+  return kind.member_defaults ? !JsonContains(*have, *want) : *want != *have;
 }
 
 json::object DesiredCopy(const SyncKind& kind, const json::object& federated) {
@@ -264,6 +318,10 @@ json::object UpdatedCopy(const SyncKind& kind, const json::object& desired,
       updated.erase(field);
     } else if (IsServices(kind) && field == "spec" && v->is_object() && Spec(existing) != nullptr) {
       updated[field] = WithAllocatedFields(v->get_object(), *Spec(existing));
+    } else if (kind.merge_content && v->is_object() && GetObject(existing, field) != nullptr) {
+      json::object merged = *GetObject(existing, field);
+      for (const auto& [key, value] : v->get_object()) merged[key] = value;
+      updated[field] = std::move(merged);
     } else {
       updated[field] = *v;
     }

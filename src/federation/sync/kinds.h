@@ -12,6 +12,17 @@
 //              clusterIPs unless headless, ipFamilies, ipFamilyPolicy,
 //              healthCheckNodePort, ports[].nodePort); an update keeps the
 //              member's values of those. Never status.
+//   ServiceAccount  automountServiceAccountToken, imagePullSecrets (the
+//              member's token secrets stay);
+//   Role       rules;
+//   RoleBinding  roleRef and subjects (what the member defaults in them
+//              does not make the copy out of date); a copy whose roleRef
+//              differs, which Kubernetes does not let change, is replaced;
+//   PersistentVolumeClaim  spec; an update sets its fields over the
+//              member's (the volume it was bound to and the class it was
+//              given stay); it goes only where its dependents are unless
+//              its own annotations or a policy place it; its status is the
+//              copies' (PersistentVolumeClaimStatus);
 //   LimitRange, NetworkPolicy, IngressClass, ResourceQuota  spec (what the
 //              member's API server defaults in it does not make the copy out
 //              of date); a ResourceQuota's status is the copies' hard and
@@ -49,6 +60,16 @@ struct SyncKind {
   bool whole = false;
   // A kind federated whole: it has the status subresource.
   bool status_subresource = false;
+  // An update sets the content's top-level fields over the member's (which
+  // keeps what the member set in them: a claim's volumeName).
+  bool merge_content = false;
+  // A content field Kubernetes does not let change: a copy whose value
+  // differs is deleted and created anew.
+  std::string immutable;
+  // Nothing but its dependents places an object of the kind that neither
+  // its annotations nor a policy place (a claim is storage: one copy in
+  // every cluster would provision a volume in each).
+  bool follows_dependents = false;
 };
 
 // A custom kind federated whole, as its CustomResourceDefinition serves it.
@@ -64,14 +85,15 @@ std::vector<std::string> ContentOf(const SyncKind& kind, const json::object& obj
 // compact JSON with the clusters sorted; "" when none has a status.
 std::string StatusByCluster(const std::map<std::string, json::value>& statuses);
 
-// Namespaces, ConfigMaps, Secrets, Services, LimitRanges, ResourceQuotas,
-// NetworkPolicies, IngressClasses, CustomResourceDefinitions.
+// Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, LimitRanges,
+// ResourceQuotas, PersistentVolumeClaims, NetworkPolicies, IngressClasses,
+// Roles, RoleBindings, CustomResourceDefinitions.
 const std::vector<SyncKind>& SyncKinds();
 
 // False for what is the federation's own or exists in every cluster anyway:
 // anything in (or being) flotilla-system, kube-system, kube-public or
-// kube-node-lease, the default Namespace, service-account-token Secrets and
-// the `kubernetes` Service in default.
+// kube-node-lease, the default Namespace, service-account-token Secrets,
+// `default` ServiceAccounts and the `kubernetes` Service in default.
 bool Propagates(const SyncKind& kind, const json::object& federated);
 
 // A federated ResourceQuota's status: each name of its spec.hard with the
@@ -81,6 +103,18 @@ bool Propagates(const SyncKind& kind, const json::object& federated);
 // while no member reported. Each member enforces its own copy.
 json::object QuotaStatus(const json::object& federated,
                          const std::vector<const json::object*>& copies);
+
+// A federated PersistentVolumeClaim's status: Bound with the copies' access
+// modes and the least capacity among them when every copy (at least one)
+// is bound; Pending otherwise (no copy: no workload uses it yet, as a
+// claim waits for its first consumer).
+json::object PersistentVolumeClaimStatus(const json::object& federated,
+                                         const std::vector<const json::object*>& copies);
+
+// True when `existing` must be deleted and created anew for `desired`: a
+// field Kubernetes does not let change differs.
+bool MustReplaceCopy(const SyncKind& kind, const json::object& desired,
+                     const json::object& existing);
 
 // The copy to create in a member.
 json::object DesiredCopy(const SyncKind& kind, const json::object& federated);

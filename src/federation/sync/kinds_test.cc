@@ -38,6 +38,72 @@ TEST(SyncKindsTest, TheFederationsOwnObjectsStay) {
                           Obj(R"({"metadata":{"name":"kubernetes","namespace":"default"}})")));
   EXPECT_TRUE(Propagates(KindNamed("Service"),
                          Obj(R"({"metadata":{"name":"kubernetes","namespace":"shop"}})")));
+  EXPECT_FALSE(Propagates(KindNamed("ServiceAccount"),
+                          Obj(R"({"metadata":{"name":"default","namespace":"shop"}})")));
+  EXPECT_TRUE(Propagates(KindNamed("ServiceAccount"),
+                         Obj(R"({"metadata":{"name":"builder","namespace":"shop"}})")));
+}
+
+// A member binds its copy (volumeName, a class by default, status): the
+// copy is up to date, and an expansion keeps what the member set.
+TEST(SyncKindsTest, AClaimsCopyKeepsWhatTheMemberBoundItTo) {
+  const SyncKind& claims = KindNamed("PersistentVolumeClaim");
+  EXPECT_TRUE(claims.follows_dependents);
+  json::object fed = Obj(R"({"metadata":{"name":"data","namespace":"shop"},
+      "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}},
+              "volumeMode":"Filesystem"},"status":{"phase":"Pending"}})");
+  json::object desired = DesiredCopy(claims, fed);
+  EXPECT_FALSE(desired.contains("status"));
+  json::object member = desired;
+  json::object& spec = member["spec"].as_object();
+  spec["volumeName"] = "pvc-1";
+  spec["storageClassName"] = "standard";
+  member["status"] = Obj(R"({"phase":"Bound","capacity":{"storage":"1Gi"}})");
+  EXPECT_TRUE(CopyUpToDate(claims, desired, member));
+
+  fed["spec"].as_object()["resources"] = Obj(R"({"requests":{"storage":"2Gi"}})");
+  json::object grown = DesiredCopy(claims, fed);
+  EXPECT_FALSE(CopyUpToDate(claims, grown, member));
+  json::object updated = UpdatedCopy(claims, grown, member);
+  EXPECT_EQ(StringAt(updated, "spec.volumeName"), "pvc-1");
+  EXPECT_EQ(StringAt(updated, "spec.storageClassName"), "standard");
+  EXPECT_EQ(StringAt(updated, "spec.resources.requests.storage"), "2Gi");
+  EXPECT_FALSE(MustReplaceCopy(claims, grown, member));
+}
+
+// Bound when every copy is, with the least capacity; Pending while one is
+// not, or while there is none (no workload uses it yet).
+TEST(SyncKindsTest, AClaimIsBoundWhenEveryCopyIs) {
+  json::object fed = Obj(R"({"metadata":{"name":"data"},"status":{"phase":"Pending"}})");
+  json::object a = Obj(R"({"status":{"phase":"Bound","accessModes":["ReadWriteOnce"],
+                                      "capacity":{"storage":"2Gi"}}})");
+  json::object b = Obj(R"({"status":{"phase":"Bound","accessModes":["ReadWriteOnce"],
+                                      "capacity":{"storage":"1536Mi"}}})");
+  json::object pending = Obj(R"({"status":{"phase":"Pending"}})");
+  EXPECT_EQ(PersistentVolumeClaimStatus(fed, {&a, &b}),
+            Obj(R"({"phase":"Bound","accessModes":["ReadWriteOnce"],
+                    "capacity":{"storage":"1536Mi"}})"));
+  EXPECT_EQ(PersistentVolumeClaimStatus(fed, {&a, &pending}), Obj(R"({"phase":"Pending"})"));
+  EXPECT_EQ(PersistentVolumeClaimStatus(fed, {}), Obj(R"({"phase":"Pending"})"));
+}
+
+// A RoleBinding's roleRef cannot change: a copy that names another role is
+// replaced; the subjects' defaults keep it up to date.
+TEST(SyncKindsTest, ARoleBindingNamingAnotherRoleIsReplaced) {
+  const SyncKind& bindings = KindNamed("RoleBinding");
+  json::object fed = Obj(R"({"metadata":{"name":"read","namespace":"shop"},
+      "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"reader"},
+      "subjects":[{"kind":"User","name":"ann"}]})");
+  json::object desired = DesiredCopy(bindings, fed);
+  json::object member = desired;
+  member["subjects"].as_array()[0].as_object()["apiGroup"] = "rbac.authorization.k8s.io";
+  EXPECT_TRUE(CopyUpToDate(bindings, desired, member));
+  EXPECT_FALSE(MustReplaceCopy(bindings, desired, member));
+  fed["roleRef"].as_object()["name"] = "writer";
+  json::object other = DesiredCopy(bindings, fed);
+  EXPECT_FALSE(CopyUpToDate(bindings, other, member));
+  EXPECT_TRUE(MustReplaceCopy(bindings, other, member));
+  EXPECT_FALSE(MustReplaceCopy(KindNamed("Role"), DesiredCopy(KindNamed("Role"), fed), member));
 }
 
 TEST(SyncKindsTest, ConfigMapCopyHoldsContentAndMarks) {

@@ -2,7 +2,10 @@
 #include "federation/sync/sync_controller.h"
 
 #include <algorithm>
+#include <any>
+#include <set>
 
+#include "api/claims.h"
 #include "api/federated.h"
 #include "api/views.h"
 #include "federation/common/federated_kind.h"
@@ -18,18 +21,47 @@ class SyncController::KindStrategy : public Strategy {
   KindStrategy(FederationContext& ctx, SyncKind spec, int workers)
       : ctx_(ctx),
         spec_(std::move(spec)),
-        reconciler_(ctx, *this, {.name = ControllerName(spec_), .workers = workers}) {}
+        reconciler_(ctx, *this, {.name = ControllerName(spec_), .workers = workers}) {
+    // A claim kept in a cluster for the pods there that use it is checked
+    // again when one of them ends.
+    if (spec_.follows_dependents) {
+      pods_handler_ = ctx.members().AddHandler(kPods, [this](const std::string&) {
+        auto ended = [this](const runtime::ObjectPtr& pod) { EnqueueClaimsOf(*pod); };
+        return runtime::EventHandler{
+            .on_update =
+                [ended](const runtime::ObjectPtr&, const runtime::ObjectPtr& pod) {
+                  std::string_view phase = StringViewAt(*pod, "status.phase");
+                  if (phase == "Succeeded" || phase == "Failed") ended(pod);
+                },
+            .on_delete = ended};
+      });
+    }
+  }
+  ~KindStrategy() override {
+    if (pods_handler_) ctx_.members().RemoveHandler(*pods_handler_);
+  }
 
   const client::ResourceRef& resource() const override { return spec_.resource; }
   std::string kind() const override { return spec_.kind; }
   bool Federates(const json::object& obj) const override { return Propagates(spec_, obj); }
-  // A kind divided by its customization counts its copies' pods.
+  // A kind divided by its customization counts its copies' pods; a claim
+  // stays where pods use it.
   std::vector<client::ResourceRef> MemberReads() const override {
-    if (spec_.whole) return {kPods};
+    if (spec_.whole || spec_.follows_dependents) return {kPods};
     return {};
+  }
+  bool FollowsDependentsOnly() const override { return spec_.follows_dependents; }
+  bool MustReplace(const Copy& c) const override {
+    return MustReplaceCopy(spec_, *c.desired, *c.existing);
+  }
+  // A claim is not deleted from a cluster while a pod there uses it.
+  bool KeepNotAdmitted(const Check& check, const std::string& cluster) const override {
+    const auto* in_use = std::any_cast<std::set<std::string>>(&check.state);
+    return in_use != nullptr && in_use->contains(cluster);
   }
 
   Status Plan(Check& check) override {
+    if (spec_.follows_dependents) check.state = ClustersUsing(check);
     json::object desired = DesiredCopy(spec_, check.obj);
     const CustomizationPtr& custom = check.custom;
     if (spec_.whole && custom != nullptr &&
@@ -86,6 +118,15 @@ class SyncController::KindStrategy : public Strategy {
                                                     QuotaStatus(check.obj, copies)));
       return runtime::Result{};
     }
+    if (spec_.kind == "PersistentVolumeClaim") {
+      std::vector<const json::object*> copies;
+      for (const Copy& c : check.copies) {
+        if (c.Managed()) copies.push_back(c.Current());
+      }
+      FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(
+          ctx_.fed(), spec_.resource, check.obj, PersistentVolumeClaimStatus(check.obj, copies)));
+      return runtime::Result{};
+    }
     if (spec_.resource.resource != "services") return runtime::Result{};
     // A Service's load-balancer ingress is what its copies were given,
     // unless a customization aggregates its status (it overrides only the
@@ -128,6 +169,36 @@ class SyncController::KindStrategy : public Strategy {
     return status;
   }
 
+  // The clusters the object's placement no longer admits where a pod of
+  // its namespace uses it (a claim).
+  std::set<std::string> ClustersUsing(const Check& check) const {
+    std::set<std::string> out;
+    for (const std::string& cluster : check.not_admitted) {
+      std::shared_ptr<runtime::Informer> pods = ctx_.members().Get(cluster, kPods);
+      if (pods == nullptr) continue;
+      for (const runtime::ObjectPtr& pod :
+           pods->cache().ByIndex(runtime::kNamespaceIndex, check.ns)) {
+        if (api::PodUsesClaim(*pod, check.name)) {
+          out.insert(cluster);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  // Checks the claims `pod` names again.
+  void EnqueueClaimsOf(const json::object& pod) {
+    const json::value* volumes = Find(pod, "spec.volumes");
+    if (volumes == nullptr || !volumes->is_array()) return;
+    std::string ns(StringViewAt(pod, "metadata.namespace"));
+    for (const json::value& v : volumes->get_array()) {
+      if (!v.is_object()) continue;
+      std::string_view claim = StringViewAt(v.get_object(), "persistentVolumeClaim.claimName");
+      if (!claim.empty()) reconciler_.Enqueue(ns + "/" + std::string(claim));
+    }
+  }
+
   // "sync-configmaps"; "sync-crontabs.stable.example.com" for a custom kind.
   static std::string ControllerName(const SyncKind& spec) {
     const client::ResourceRef& r = spec.resource;
@@ -155,6 +226,7 @@ class SyncController::KindStrategy : public Strategy {
   FederationContext& ctx_;
   const SyncKind spec_;
   Reconciler reconciler_;
+  std::optional<MemberInformers::HandlerId> pods_handler_;
 };
 
 SyncController::SyncController(FederationContext& ctx, SyncControllerOptions options)
@@ -220,9 +292,10 @@ void RegisterSync(KindRegistry& kinds) {
   std::vector<client::ResourceRef> propagates;
   for (const sync::SyncKind& k : sync::SyncKinds()) propagates.push_back(k.resource);
   kinds.Add({.controller = "sync",
-             .help = "Namespaces, ConfigMaps, Secrets, Services, LimitRanges, ResourceQuotas, "
-                     "NetworkPolicies, IngressClasses, CustomResourceDefinitions and every custom "
-                     "kind propagated to the members (docs/federation.md)",
+             .help = "Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, LimitRanges, "
+                     "ResourceQuotas, PersistentVolumeClaims, NetworkPolicies, IngressClasses, "
+                     "Roles, RoleBindings, CustomResourceDefinitions and every custom kind "
+                     "propagated to the members (docs/federation.md)",
              .propagates = std::move(propagates),
              .build = [](const KindEnv& env) {
                return std::make_shared<sync::SyncController>(

@@ -15,6 +15,7 @@
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
+#include "federation/common/object_writes.h"
 #include "federation/sync/interpreted.h"
 #include "runtime/test_util.h"
 
@@ -29,6 +30,9 @@ const client::ResourceRef kNamespaces{"", "v1", "namespaces", false};
 const client::ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 const client::ResourceRef kSecrets{"", "v1", "secrets", true};
 const client::ResourceRef kEvents{"", "v1", "events", true};
+const client::ResourceRef kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
+const client::ResourceRef kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
+const client::ResourceRef kServiceAccounts{"", "v1", "serviceaccounts", true};
 
 json::object Obj(std::string_view text) {
   StatusOr<json::object> o = ParseJsonObject(text);
@@ -839,6 +843,104 @@ TEST_F(SyncControllerTest, DependenciesGoWhereTheirDependentsAre) {
   // The object is gone: nothing needs the ConfigMap there any more.
   ASSERT_TRUE(fed_->Delete(workloads, "shop", "web").ok());
   EXPECT_TRUE(Eventually([&] { return !has(without, kConfigMaps, "cfg"); }));
+}
+
+// A claim is storage: it goes nowhere of its own accord; placed, it moves
+// with its placement, but not out of a cluster where a pod still uses it.
+// Its status is its copies'.
+TEST_F(SyncControllerTest, AClaimStaysWhereAPodUsesIt) {
+  auto claim = [&](const std::string& name, const std::string& region) {
+    json::object c = Obj(R"({"apiVersion":"v1","kind":"PersistentVolumeClaim",
+        "metadata":{"namespace":"shop"},"spec":{"accessModes":["ReadWriteOnce"],
+        "resources":{"requests":{"storage":"1Gi"}}}})");
+    c["metadata"].as_object()["name"] = name;
+    if (!region.empty()) {
+      c["metadata"].as_object()["annotations"] =
+          json::object{{api::kClusterSelectorAnnotation,
+                        R"([{"key":"region","operator":"In","values":[")" + region + R"("]}])"}};
+    }
+    return c;
+  };
+  ASSERT_TRUE(fed_->Create(kPersistentVolumeClaims, "shop", claim("unplaced", "")).ok());
+  ASSERT_TRUE(fed_->Create(kPersistentVolumeClaims, "shop", claim("data", "eu")).ok());
+  ASSERT_TRUE(Eventually([&] { return !Gone(*m1_, kPersistentVolumeClaims, "shop", "data"); }));
+  EXPECT_TRUE(Gone(*m2_, kPersistentVolumeClaims, "shop", "data"));
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    EXPECT_TRUE(Gone(*m, kPersistentVolumeClaims, "shop", "unplaced"));
+  }
+  // The member binds it: the federated claim is bound.
+  json::object bound = *Get(*m1_, kPersistentVolumeClaims, "shop", "data");
+  bound["status"] = Obj(R"({"phase":"Bound","accessModes":["ReadWriteOnce"],
+                             "capacity":{"storage":"1Gi"}})");
+  ASSERT_TRUE(m1_->UpdateStatus(kPersistentVolumeClaims, "shop", bound).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto c = Get(*fed_, kPersistentVolumeClaims, "shop", "data");
+    return c && StringAt(*c, "status.phase") == "Bound" &&
+           StringAt(*c, "status.capacity.storage") == "1Gi";
+  }));
+
+  ASSERT_TRUE(m1_->Create(kPods, "shop", Obj(R"({"metadata":{"name":"db"},
+      "spec":{"containers":[{"name":"db","image":"postgres"}],
+              "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data"}}]}})"))
+                  .ok());
+  ASSERT_TRUE(SetAnnotation(*fed_, kPersistentVolumeClaims,
+                            *Get(*fed_, kPersistentVolumeClaims, "shop", "data"),
+                            api::kClusterSelectorAnnotation,
+                            R"([{"key":"region","operator":"In","values":["us"]}])")
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return !Gone(*m2_, kPersistentVolumeClaims, "shop", "data"); }));
+  for (int i = 0; i < 20; ++i) clock_.Advance(std::chrono::milliseconds(100));
+  EXPECT_FALSE(Gone(*m1_, kPersistentVolumeClaims, "shop", "data"));
+  // The pod goes: so does the claim (being deleted: the member's
+  // pvc-protection would let it go once it sees no pod using it).
+  ASSERT_TRUE(m1_->Delete(kPods, "shop", "db").ok());
+  EXPECT_TRUE(Eventually([&] {
+    auto c = Get(*m1_, kPersistentVolumeClaims, "shop", "data");
+    return !c || !StringAt(*c, "metadata.deletionTimestamp").empty();
+  }));
+}
+
+// ServiceAccounts (not `default`), Roles and RoleBindings reach every
+// cluster; a copy bound to another role than the federated binding's, which
+// no update can change, is replaced.
+TEST_F(SyncControllerTest, AccountsRolesAndBindingsReachEveryCluster) {
+  ASSERT_TRUE(fed_->Create(kServiceAccounts, "shop", Obj(R"({"metadata":{"name":"builder"},
+      "imagePullSecrets":[{"name":"registry"}]})"))
+                  .ok());
+  ASSERT_TRUE(
+      fed_->Create(kServiceAccounts, "shop", Obj(R"({"metadata":{"name":"default"}})")).ok());
+  ASSERT_TRUE(fed_->Create(kRoles, "shop", Obj(R"({"metadata":{"name":"reader"},
+      "rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get","list"]}]})"))
+                  .ok());
+  json::object binding = Obj(R"({"metadata":{"name":"read"},
+      "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"reader"},
+      "subjects":[{"kind":"User","name":"ann"}]})");
+  StatusOr<json::object> made = fed_->Create(kRoleBindings, "shop", binding);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    ASSERT_TRUE(Eventually([&] {
+      auto b = Get(*m, kRoleBindings, "shop", "read");
+      auto r = Get(*m, kRoles, "shop", "reader");
+      auto a = Get(*m, kServiceAccounts, "shop", "builder");
+      return b && r && a && StringAt(*b, "roleRef.name") == "reader" &&
+             Find(*r, "rules") != nullptr && Find(*a, "imagePullSecrets") != nullptr;
+    }));
+    EXPECT_TRUE(Gone(*m, kServiceAccounts, "shop", "default"));
+  }
+  // Deleted with its copies orphaned and made again for another role.
+  client::DeleteOptions orphan;
+  orphan.propagation_policy = "Orphan";
+  ASSERT_TRUE(fed_->Delete(kRoleBindings, "shop", "read", orphan).ok());
+  ASSERT_TRUE(Eventually([&] { return Gone(*fed_, kRoleBindings, "shop", "read"); }));
+  binding["roleRef"].as_object()["name"] = "writer";
+  StatusOr<json::object> again = fed_->Create(kRoleBindings, "shop", binding);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  for (client::Client* m : {m1_.get(), m2_.get()}) {
+    EXPECT_TRUE(Eventually([&] {
+      auto b = Get(*m, kRoleBindings, "shop", "read");
+      return b && StringAt(*b, "roleRef.name") == "writer";
+    }));
+  }
 }
 
 }  // namespace flotilla::federation::sync

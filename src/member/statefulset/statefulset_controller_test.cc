@@ -308,6 +308,46 @@ TEST_F(StatefulSetTest, ClaimsAreCreatedBoundAndRetainedAfterScaleDown) {
   EXPECT_TRUE(Get(kPersistentVolumeClaims, "www-web-1").has_value());
 }
 
+// pvc-protection: a claim has the finalizer from its create and, deleted,
+// stays while a pod uses it; a bound claim's growth is its new capacity.
+TEST_F(StatefulSetTest, AClaimInUseStaysUntilNoPodUsesIt) {
+  ASSERT_TRUE(
+      api()
+          .Create(kPersistentVolumeClaims, "default", Parse(R"({"metadata":{"name":"data"},"spec":{
+                              "accessModes":["ReadWriteOnce"],
+                              "resources":{"requests":{"storage":"1Gi"}}}})"))
+          .ok());
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> c = Get(kPersistentVolumeClaims, "data");
+    return c && StringAt(*c, "status.phase") == "Bound";
+  }));
+  EXPECT_EQ(Find(*Get(kPersistentVolumeClaims, "data"), "metadata.finalizers")->get_array(),
+            json::array{"kubernetes.io/pvc-protection"});
+  ASSERT_TRUE(api()
+                  .Patch(kPersistentVolumeClaims, "default", "data", client::PatchType::kMerge,
+                         R"({"spec":{"resources":{"requests":{"storage":"2Gi"}}}})")
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    return StringAt(*Get(kPersistentVolumeClaims, "data"), "status.capacity.storage") == "2Gi";
+  }));
+
+  ASSERT_TRUE(api()
+                  .Create(kPods, "default", Parse(R"({"metadata":{"name":"db"},
+                      "spec":{"containers":[{"name":"db","image":"postgres"}],
+                      "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data"}}]}})"))
+                  .ok());
+  MakeReady("db");
+  ASSERT_TRUE(api().Delete(kPersistentVolumeClaims, "default", "data").ok());
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<json::object> c = Get(kPersistentVolumeClaims, "data");
+    return c && !StringAt(*c, "metadata.deletionTimestamp").empty();
+  }));
+  // The pod still runs; a pod that ended does not hold it.
+  EXPECT_TRUE(Get(kPersistentVolumeClaims, "data").has_value());
+  SetPhase(*Get(kPods, "db"), "Succeeded", false);
+  EXPECT_TRUE(Eventually([&] { return !Get(kPersistentVolumeClaims, "data").has_value(); }));
+}
+
 TEST_F(StatefulSetTest, WhenScaledDeleteRemovesTheClaims) {
   Create(WebSet(2, "Parallel", R"("persistentVolumeClaimRetentionPolicy":{"whenScaled":"Delete"},
       "volumeClaimTemplates":[{"metadata":{"name":"www"},
