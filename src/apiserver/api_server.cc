@@ -476,8 +476,8 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
                          {std::string(kServiceAccountIssuer)}};
   if (ServeReview(ctx, user, reviews)) return;
   if (res->group == rbac::kGroup) {
-    ctx.admit = [this, &user, res, ns = info.ns](const json::object& obj) {
-      return rbac_.Admit(user, *res, ns, obj);
+    ctx.admit = [this, &user, res, ns = info.ns](const json::object& obj, const json::object* old) {
+      return rbac_.Admit(user, *res, ns, obj, old);
     };
   }
   if (info.verb == "watch") return ServeWatch(ctx);

@@ -338,7 +338,7 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
       for (std::string& w : res.warn_fn(obj)) opts.warnings->push_back(std::move(w));
     }
     FLOTILLA_RETURN_IF_ERROR(CheckNamespace(res, ns));
-    if (opts.admit) FLOTILLA_RETURN_IF_ERROR(opts.admit(obj));
+    if (opts.admit) FLOTILLA_RETURN_IF_ERROR(opts.admit(obj, nullptr));
     if (res.admit_fn) {
       FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, res.admit_fn(obj, nullptr)));
     }

@@ -38,10 +38,11 @@ struct WriteOptions {
   FieldValidation field_validation = FieldValidation::kWarn;
   std::vector<std::string>* warnings = nullptr;  // filled under kWarn
   // Called with the object about to be stored by a create, update or patch
-  // (after defaults and validation, before the write); an error refuses the
-  // write with that error. The API server's per-user admission (RBAC
-  // escalation checks) goes here. Null: none.
-  std::function<Status(const json::object& obj)> admit;
+  // (after defaults and validation, before the write) and, for an update,
+  // the object as stored; an error refuses the write with that error. The
+  // API server's per-user admission (RBAC escalation checks) goes here.
+  // Null: none.
+  std::function<Status(const json::object& obj, const json::object* old)> admit;
 };
 
 enum class Propagation { kDefault, kOrphan, kBackground, kForeground };

@@ -231,7 +231,7 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
   if (res.warn_fn && opts.warnings != nullptr && subresource.empty()) {
     for (std::string& w : res.warn_fn(result)) opts.warnings->push_back(std::move(w));
   }
-  if (opts.admit && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(opts.admit(result));
+  if (opts.admit && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(opts.admit(result, &current));
   // (A scale write comes here as a write of the object.)
   if (res.admit_fn && subresource.empty()) {
     FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, res.admit_fn(result, &current)));

@@ -46,9 +46,13 @@ class RbacAuthorizer {
   // The rules that apply to `user` in `ns` ("" for the cluster scope).
   std::vector<rbac::PolicyRule> RulesFor(const UserInfo& user, const std::string& ns) const;
   // The escalation checks above for an object of `res` about to be stored
-  // by `user` in `ns`; Ok for every other resource.
+  // by `user` in `ns` (`old`: as stored before an update; null for a
+  // create); Ok for every other resource, and for an update that grants
+  // nothing new: one that changes neither a role's rules, aggregation rule
+  // or labels nor a binding's roleRef or subjects (kube's exemption of
+  // finalizer and owner changes, widened to the rest of the metadata).
   Status Admit(const UserInfo& user, const api::Resource& res, const std::string& ns,
-               const json::object& obj) const;
+               const json::object& obj, const json::object* old) const;
   // Returns once every RBAC write up to `revision` is reflected in decisions
   // (read-your-writes for callers that just wrote a role or binding).
   // REQUIRES: `revision` is that of a Role, ClusterRole or binding write.

@@ -182,6 +182,19 @@ TEST_F(RbacServerTest, EscalationIsRefusedUnlessHeldOrBindGranted) {
                {{"content-type", "application/merge-patch+json"}}),
             403);
   EXPECT_THAT(Message(), HasSubstr("not currently held"));
+  // An update that grants nothing new is not checked: ann may annotate a
+  // role whose rules she does not hold, not relabel it nor change them.
+  ASSERT_EQ(Do("admin", "POST", roles, R"({"metadata": {"name": "clusters"}, "rules":
+      [{"apiGroups": ["federation"], "resources": ["clusters"], "verbs": ["delete"]}]})"),
+            201);
+  const Headers merge = {{"content-type", "application/merge-patch+json"}};
+  EXPECT_EQ(Do("ann", "PATCH", roles + "/clusters",
+               R"({"metadata": {"annotations": {"team": "ops"}}})", merge),
+            200)
+      << last_->body();
+  EXPECT_EQ(
+      Do("ann", "PATCH", roles + "/clusters", R"({"metadata": {"labels": {"x": "y"}}})", merge),
+      403);
 }
 
 TEST_F(RbacServerTest, AggregatedRolesPickUpNewRules) {

@@ -84,7 +84,9 @@ constexpr std::string_view kPolicy = R"json({
   {"name": "flotilla:federation-controller",
    "rules": [[["", "apps", "autoscaling", "coordination.k8s.io", "discovery.k8s.io",
                "federation", "policy.karmada.io", "apiextensions.k8s.io", "config.karmada.io"],
-              ["*"], "read+write"]]}
+              ["*"], "read+write"],
+             [["rbac.authorization.k8s.io"], ["roles", "rolebindings"],
+              ["get", "list", "watch", "update", "patch"]]]}
 ],
 "clusterRoleBindings": [
   {"name": "cluster-admin", "role": "cluster-admin", "groups": ["system:masters"]},
@@ -224,8 +226,8 @@ std::vector<json::object> BootstrapPolicy(const std::vector<std::string>& contro
     }
     json::array& groups = obj["rules"].as_array()[0].as_object()["apiGroups"].as_array();
     for (const std::string& g : controller_groups) {
-      // The controllers' identity holds nothing in RBAC (docs/security.md),
-      // whatever a kind propagates: federating Roles needs a grant of its own.
+      // The controllers' identity only reads and updates Roles and
+      // RoleBindings (docs/security.md), whatever a kind propagates.
       if (g == "rbac.authorization.k8s.io") continue;
       if (std::find(groups.begin(), groups.end(), json::value(g)) == groups.end()) {
         groups.push_back(json::value(g));

@@ -181,14 +181,22 @@ TEST(BootstrapPolicyTest, ViewCannotReadSecretsEditCanAndAdminManagesRoles) {
   EXPECT_FALSE(can("a", Resource("list", "federation", "clusters", "")));
 }
 
-TEST(BootstrapPolicyTest, ControllerRoleCannotTouchRbacOrImpersonate) {
+// The controllers read and update Roles and RoleBindings (their finalizer,
+// their annotations); they create none, bind nothing, escalate nothing.
+TEST(BootstrapPolicyTest, ControllerRoleCannotGrantOrImpersonate) {
   Policy policy = BootstrappedPolicy();
   UserInfo controller{"system:flotilla:federation-controller", "", {"system:authenticated"}};
   auto can = [&](RequestAttributes attrs) { return policy.Authorize(controller, attrs).allowed; };
   EXPECT_TRUE(can(Resource("update", "apps", "replicasets", "ns", "r")));
   EXPECT_TRUE(can(Resource("list", "", "secrets", "flotilla-system")));
   EXPECT_TRUE(can(Resource("patch", "federation", "clusters", "", "c")));
+  EXPECT_TRUE(can(Resource("watch", "rbac.authorization.k8s.io", "roles", "")));
+  EXPECT_TRUE(can(Resource("update", "rbac.authorization.k8s.io", "rolebindings", "ns", "b")));
+  EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "rolebindings", "ns")));
   EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "clusterrolebindings", "")));
+  EXPECT_FALSE(can(Resource("update", "rbac.authorization.k8s.io", "clusterroles", "", "admin")));
+  EXPECT_FALSE(can(Resource("bind", "rbac.authorization.k8s.io", "roles", "ns", "r")));
+  EXPECT_FALSE(can(Resource("escalate", "rbac.authorization.k8s.io", "roles", "ns", "r")));
   EXPECT_FALSE(can(Resource("impersonate", "", "users", "", "flotilla-admin")));
 }
 

@@ -24,7 +24,7 @@ struct ResourceContext {
   // may stop being served meanwhile. Null for the registry's own kinds.
   std::shared_ptr<const api::Resource> keep = nullptr;
   // The per-user admission of writes (WriteOptions::admit); null: none.
-  std::function<Status(const json::object& obj)> admit = nullptr;
+  std::function<Status(const json::object& obj, const json::object* old)> admit = nullptr;
 };
 
 // The request body as an object of `expected_api_version` and

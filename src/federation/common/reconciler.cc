@@ -663,6 +663,21 @@ Status Reconciler::Interpreted(const Check& check, Status s) {
   return s;
 }
 
+namespace {
+
+// False for a copy scaled to zero whose pods are gone (a workload kept in a
+// cluster it left, as the seeds keep local objects): what its template uses
+// is not needed there.
+bool RunsPods(const Copy& c) {
+  const json::value* want = Find(*c.desired, "spec.replicas");
+  if (want == nullptr || !want->is_number() || want->to_number<int64_t>() > 0) return true;
+  const json::object* now = c.Current();
+  const json::value* have = now != nullptr ? Find(*now, "status.replicas") : nullptr;
+  return have != nullptr && have->is_number() && have->to_number<int64_t>() > 0;
+}
+
+}  // namespace
+
 Status Reconciler::RecordDependencies(const Check& check) {
   std::vector<DependencyRef> refs;
   std::set<std::string> clusters;
@@ -683,7 +698,7 @@ Status Reconciler::RecordDependencies(const Check& check) {
       if (ctx_.ClusterScoped(r.api_version, r.kind)) r.ns.clear();
     }
     for (const Copy& c : check.copies) {
-      if (c.desired && !c.remove) clusters.insert(c.cluster());
+      if (c.desired && !c.remove && RunsPods(c)) clusters.insert(c.cluster());
     }
   }
   EnqueueDependencies(
