@@ -6,16 +6,17 @@
 namespace flotilla::api {
 
 bool PodUsesClaim(const json::object& pod, std::string_view claim) {
-  std::string_view phase = StringViewAt(pod, "status.phase");
-  if (phase == "Succeeded" || phase == "Failed") return false;
+  if (StringViewAt(pod, "spec.nodeName").empty()) return false;
   const json::value* volumes = Find(pod, "spec.volumes");
   if (volumes == nullptr || !volumes->is_array()) return false;
+  std::string_view phase = StringViewAt(pod, "status.phase");
+  bool shut_down = phase == "Succeeded" || phase == "Failed";
   std::string_view pod_name = StringViewAt(pod, "metadata.name");
   for (const json::value& v : volumes->get_array()) {
     if (!v.is_object()) continue;
     const json::object& volume = v.get_object();
     if (StringViewAt(volume, "persistentVolumeClaim.claimName") == claim) return true;
-    if (volume.contains("ephemeral") &&
+    if (!shut_down && volume.contains("ephemeral") &&
         std::string(pod_name) + "-" + std::string(StringViewAt(volume, "name")) == claim) {
       return true;
     }

@@ -13,10 +13,13 @@ namespace flotilla::api {
 
 inline constexpr std::string_view kClaimProtectionFinalizer = "kubernetes.io/pvc-protection";
 
-// Whether `pod` (of the claim's namespace) uses the claim named `claim`: it
-// has not Succeeded or Failed, and a volume names the claim (a
-// persistentVolumeClaim volume, or an ephemeral one, whose claim is
-// "<pod>-<volume>").
+// Whether `pod` (of the claim's namespace) uses the claim named `claim`, as
+// podUsesPVC decides: the pod is scheduled (a kubelet may run it; one not
+// yet scheduled will not start with a claim being deleted) and a
+// persistentVolumeClaim volume names the claim, whatever the pod's phase
+// (a finished pod holds its claim until the pod is deleted), or, while the
+// pod has not Succeeded or Failed, an ephemeral volume's claim
+// "<pod>-<volume>" is the claim.
 bool PodUsesClaim(const json::object& pod, std::string_view claim);
 
 }  // namespace flotilla::api

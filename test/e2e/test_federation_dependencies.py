@@ -74,7 +74,10 @@ def test_what_a_deployment_mounts_goes_where_it_runs(fed):
     fed.create(database("b"), ns)
     fed.kubectl("rollout", "status", "deploy/db", "-n", ns, "--timeout=120s")
     wait_for(lambda: fed["b"].running_pods(ns, "app=db") == 1, "db running in b")
-    assert present(fed, "b", cm) and present(fed, "b", pvc)
+    # (Their checks run beside the Deployment's: they may land a moment
+    # after its pod, whose simulated kubelet does not wait for them.)
+    wait_for(lambda: present(fed, "b", cm) and present(fed, "b", pvc),
+             "the ConfigMap and the claim in b")
     assert present(fed, "c", cm) and not present(fed, "c", pvc)
     assert not present(fed, "a", cm) and not present(fed, "a", pvc)
     copy = fed["b"].get_json(pvc)
@@ -92,7 +95,8 @@ def test_what_a_deployment_mounts_goes_where_it_runs(fed):
     # Moved to a: they follow; the claim leaves b only once b's pod is gone.
     fed.apply(database("a"), ns)
     wait_for(lambda: fed["a"].running_pods(ns, "app=db") == 1, "db running in a")
-    assert present(fed, "a", cm) and present(fed, "a", pvc)
+    wait_for(lambda: present(fed, "a", cm) and present(fed, "a", pvc),
+             "the ConfigMap and the claim in a")
     seen_in_b = []
 
     def claim_gone_from_b():

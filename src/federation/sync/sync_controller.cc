@@ -23,17 +23,11 @@ class SyncController::KindStrategy : public Strategy {
         spec_(std::move(spec)),
         reconciler_(ctx, *this, {.name = ControllerName(spec_), .workers = workers}) {
     // A claim kept in a cluster for the pods there that use it is checked
-    // again when one of them ends.
+    // again when one of them goes.
     if (spec_.follows_dependents) {
       pods_handler_ = ctx.members().AddHandler(kPods, [this](const std::string&) {
-        auto ended = [this](const runtime::ObjectPtr& pod) { EnqueueClaimsOf(*pod); };
         return runtime::EventHandler{
-            .on_update =
-                [ended](const runtime::ObjectPtr&, const runtime::ObjectPtr& pod) {
-                  std::string_view phase = StringViewAt(*pod, "status.phase");
-                  if (phase == "Succeeded" || phase == "Failed") ended(pod);
-                },
-            .on_delete = ended};
+            .on_delete = [this](const runtime::ObjectPtr& pod) { EnqueueClaimsOf(*pod); }};
       });
     }
   }

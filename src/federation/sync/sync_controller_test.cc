@@ -880,7 +880,7 @@ TEST_F(SyncControllerTest, AClaimStaysWhereAPodUsesIt) {
   }));
 
   ASSERT_TRUE(m1_->Create(kPods, "shop", Obj(R"({"metadata":{"name":"db"},
-      "spec":{"containers":[{"name":"db","image":"postgres"}],
+      "spec":{"nodeName":"node-1","containers":[{"name":"db","image":"postgres"}],
               "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data"}}]}})"))
                   .ok());
   ASSERT_TRUE(SetAnnotation(*fed_, kPersistentVolumeClaims,

@@ -309,7 +309,8 @@ TEST_F(StatefulSetTest, ClaimsAreCreatedBoundAndRetainedAfterScaleDown) {
 }
 
 // pvc-protection: a claim has the finalizer from its create and, deleted,
-// stays while a pod uses it; a bound claim's growth is its new capacity.
+// stays while a scheduled pod names it, finished or not, until the pod is
+// deleted; a bound claim's growth is its new capacity.
 TEST_F(StatefulSetTest, AClaimInUseStaysUntilNoPodUsesIt) {
   ASSERT_TRUE(
       api()
@@ -333,7 +334,7 @@ TEST_F(StatefulSetTest, AClaimInUseStaysUntilNoPodUsesIt) {
 
   ASSERT_TRUE(api()
                   .Create(kPods, "default", Parse(R"({"metadata":{"name":"db"},
-                      "spec":{"containers":[{"name":"db","image":"postgres"}],
+                      "spec":{"nodeName":"node-1","containers":[{"name":"db","image":"postgres"}],
                       "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data"}}]}})"))
                   .ok());
   MakeReady("db");
@@ -342,9 +343,14 @@ TEST_F(StatefulSetTest, AClaimInUseStaysUntilNoPodUsesIt) {
     std::optional<json::object> c = Get(kPersistentVolumeClaims, "data");
     return c && !StringAt(*c, "metadata.deletionTimestamp").empty();
   }));
-  // The pod still runs; a pod that ended does not hold it.
-  EXPECT_TRUE(Get(kPersistentVolumeClaims, "data").has_value());
+  // The pod runs, then ends: it still holds the claim until it is deleted.
   SetPhase(*Get(kPods, "db"), "Succeeded", false);
+  ASSERT_TRUE(
+      Eventually([&] { return StringAt(*Get(kPods, "db"), "status.phase") == "Succeeded"; }));
+  EXPECT_TRUE(Get(kPersistentVolumeClaims, "data").has_value());
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(api().Delete(kPods, "default", "db", now).ok());
   EXPECT_TRUE(Eventually([&] { return !Get(kPersistentVolumeClaims, "data").has_value(); }));
 }
 
