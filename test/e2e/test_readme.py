@@ -353,6 +353,25 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
             parts += json.loads(local.stdout)["spec"]["minAvailable"]
     assert parts >= 2, parts
 
+    # A nightly CronJob the federation runs itself; one run now, by hand,
+    # is one federated Job divided over the members.
+    term.kubectl("apply", "-f", example("17-cronjob.yaml"))
+    term.kubectl("create", "job", "report-now", "--from=cronjob/report")
+    wait_for(lambda: sum(1 for m in members.values()
+                         if m.kubectl("get", "job", "report-now", check=False).returncode == 0) >= 1,
+             "the run's Job in the members", 120)
+
+    # A Deployment on premise with its ConfigMap, ServiceAccount and claim:
+    # the claim only where it runs, Bound there and on the federation.
+    term.kubectl("apply", "-f", example("18-app-with-storage.yaml"))
+    term.kubectl("rollout", "status", "deploy/notes", "--timeout=120s", timeout=140)
+    wait_for(lambda: term.get("pvc", "notes-data").get("status", {}).get("phase") == "Bound",
+             "the federated claim Bound", 120)
+    for name, m in members.items():
+        has_claim = m.kubectl("get", "pvc", "notes-data", check=False).returncode == 0
+        assert has_claim == (name == "on-prem"), name
+        assert m.kubectl("get", "configmap", "notes-settings", check=False).returncode == 0, name
+
     # Each member is a Kubernetes cluster of its own.
     member = Terminal(str(directory / "members" / "on-prem" / "kubeconfig"))
     nodes = member.get("nodes")["items"]
