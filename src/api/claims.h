@@ -5,7 +5,9 @@
 // removed while a pod uses it. Pure; thread-safe.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/json.h"
 
@@ -21,5 +23,9 @@ inline constexpr std::string_view kClaimProtectionFinalizer = "kubernetes.io/pvc
 // pod has not Succeeded or Failed, an ephemeral volume's claim
 // "<pod>-<volume>" is the claim.
 bool PodUsesClaim(const json::object& pod, std::string_view claim);
+
+// The claims `pod`'s volumes name: persistentVolumeClaim volumes' claims and
+// ephemeral volumes' "<pod>-<volume>", in volume order.
+std::vector<std::string> ClaimNames(const json::object& pod);
 
 }  // namespace flotilla::api

@@ -104,21 +104,14 @@ class SyncController::KindStrategy : public Strategy {
       return next;
     }
     if (spec_.resource.resource == "resourcequotas") {
-      std::vector<const json::object*> copies;
-      for (const Copy& c : check.copies) {
-        if (c.Managed()) copies.push_back(c.Current());
-      }
       FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj,
-                                                    QuotaStatus(check.obj, copies)));
+                                                    QuotaStatus(check.obj, ManagedCopies(check))));
       return runtime::Result{};
     }
     if (spec_.kind == "PersistentVolumeClaim") {
-      std::vector<const json::object*> copies;
-      for (const Copy& c : check.copies) {
-        if (c.Managed()) copies.push_back(c.Current());
-      }
-      FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(
-          ctx_.fed(), spec_.resource, check.obj, PersistentVolumeClaimStatus(check.obj, copies)));
+      FLOTILLA_RETURN_IF_ERROR(
+          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj,
+                               PersistentVolumeClaimStatus(check.obj, ManagedCopies(check))));
       return runtime::Result{};
     }
     if (spec_.resource.resource != "services") return runtime::Result{};
@@ -163,6 +156,15 @@ class SyncController::KindStrategy : public Strategy {
     return status;
   }
 
+  // The managed copies as this check left them.
+  static std::vector<const json::object*> ManagedCopies(const Check& check) {
+    std::vector<const json::object*> out;
+    for (const Copy& c : check.copies) {
+      if (c.Managed()) out.push_back(c.Current());
+    }
+    return out;
+  }
+
   // The clusters the object's placement no longer admits where a pod of
   // its namespace uses it (a claim).
   std::set<std::string> ClustersUsing(const Check& check) const {
@@ -183,14 +185,8 @@ class SyncController::KindStrategy : public Strategy {
 
   // Checks the claims `pod` names again.
   void EnqueueClaimsOf(const json::object& pod) {
-    const json::value* volumes = Find(pod, "spec.volumes");
-    if (volumes == nullptr || !volumes->is_array()) return;
     std::string ns(StringViewAt(pod, "metadata.namespace"));
-    for (const json::value& v : volumes->get_array()) {
-      if (!v.is_object()) continue;
-      std::string_view claim = StringViewAt(v.get_object(), "persistentVolumeClaim.claimName");
-      if (!claim.empty()) reconciler_.Enqueue(ns + "/" + std::string(claim));
-    }
+    for (const std::string& claim : api::ClaimNames(pod)) reconciler_.Enqueue(ns + "/" + claim);
   }
 
   // "sync-configmaps"; "sync-crontabs.stable.example.com" for a custom kind.

@@ -29,13 +29,8 @@ VolumeBinder::VolumeBinder(ControllerContext& ctx)
   // A pod that ends or goes may let a claim being deleted go.
   auto claims_of = [this](const runtime::ObjectPtr& pod) {
     std::string ns = MetaAt(*pod, "namespace");
-    for (const json::object* v : ObjectsAt(*pod, "spec.volumes")) {
-      std::string_view claim = StringViewAt(*v, "persistentVolumeClaim.claimName");
-      if (!claim.empty()) controller_->queue().Add(ns + "/" + std::string(claim));
-      if (v->contains("ephemeral")) {
-        controller_->queue().Add(ns + "/" + MetaAt(*pod, "name") + "-" + FieldString(*v, "name"));
-      }
-    }
+    for (const std::string& claim : api::ClaimNames(*pod))
+      controller_->queue().Add(ns + "/" + claim);
   };
   pods_.AddEventHandler(
       {.on_update = [claims_of](const runtime::ObjectPtr&,
