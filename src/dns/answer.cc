@@ -111,7 +111,16 @@ class Response {
   std::optional<bool> PutAnswer(const knot_dname_t* qname, std::vector<const knot_rrset_t*>& srv) {
     uint16_t qtype = result_.qtype;
     const knot_dname_t* name = qname;
-    const Zone::Node* node = zone_.Find(name);
+    bool wildcard = false;
+    const Zone::Node* node = zone_.Match(name, &wildcard);
+    // `rr` as the answer carries it: a wildcard's records with the name
+    // asked as owner (synthesized, RFC 4592 §3.4.1).
+    auto put = [&](const knot_rrset_t* rr) {
+      if (!wildcard) return Put(r_.get(), rr);
+      knot_rrset_t synthesized = *rr;
+      synthesized.owner = const_cast<knot_dname_t*>(name);
+      return Put(r_.get(), &synthesized);
+    };
     for (int link = 0; link < kMaxChain; ++link) {
       if (node == nullptr) {
         // The first name: NXDOMAIN; a CNAME's target: its rcode too
@@ -121,17 +130,17 @@ class Response {
       }
       const knot_rrset_t* cname = node->Of(KNOT_RRTYPE_CNAME);
       if (cname != nullptr && qtype != KNOT_RRTYPE_CNAME && qtype != KNOT_RRTYPE_ANY) {
-        if (!Put(r_.get(), cname)) return std::nullopt;
+        if (!put(cname)) return std::nullopt;
         name = knot_cname_name(cname->rrs.rdata);
         if (knot_dname_in_bailiwick(name, zone_.apex()) < 0)
           return false;  // the client resolves it
-        node = zone_.Find(name);
+        node = zone_.Match(name, &wildcard);
         continue;
       }
       bool any = false;
       for (const knot_rrset_t* rr : node->rrsets) {
         if (qtype != KNOT_RRTYPE_ANY && rr->type != qtype) continue;
-        if (!Put(r_.get(), rr)) return std::nullopt;
+        if (!put(rr)) return std::nullopt;
         if (rr->type == KNOT_RRTYPE_SRV) srv.push_back(rr);
         any = true;
       }

@@ -163,6 +163,40 @@ TEST_F(AnswerTest, MalformedPacketsAreDroppedOrFormerr) {
   EXPECT_EQ(Read(notify, Transport::kUdp).rcode, KNOT_RCODE_NOTIMPL);
 }
 
+TEST(ZoneTest, WildcardsAnswerOnlyNamesTheZoneDoesNotHave) {
+  // RFC 4592's rules: the wildcard at the closest encloser answers, with
+  // the name asked as owner; an existing name (an empty non-terminal
+  // too) is never covered.
+  ZoneBuilder b(ZoneOptions{});
+  b.AddAddress("*.shop.flotilla.local", "10.0.0.1");
+  b.AddAddress("eu.shop.flotilla.local", "10.0.0.2");
+  b.AddAddress("a.b.shop.flotilla.local", "10.0.0.3");  // b.shop: empty non-terminal
+  b.AddCname("*.alias.flotilla.local", "eu.shop.flotilla.local");
+  auto zone = b.Build();
+  using Lines = std::vector<std::string>;
+  auto ask = [&](const std::string& name, uint16_t type = KNOT_RRTYPE_A) {
+    return testing::Ask(*zone, {.name = name, .type = type}, Transport::kUdp);
+  };
+  EXPECT_EQ(ask("www.shop.flotilla.local").answer, (Lines{"www.shop.flotilla.local A 10.0.0.1"}));
+  EXPECT_EQ(ask("Deep.Er.shop.flotilla.local").answer,
+            (Lines{"deep.er.shop.flotilla.local A 10.0.0.1"}));
+  EXPECT_EQ(ask("eu.shop.flotilla.local").answer, (Lines{"eu.shop.flotilla.local A 10.0.0.2"}));
+  Response ent = ask("b.shop.flotilla.local");  // exists, no records: NODATA
+  EXPECT_EQ(ent.rcode, KNOT_RCODE_NOERROR);
+  EXPECT_TRUE(ent.answer.empty());
+  // Below an existing name the wildcard is not the parent of: NXDOMAIN.
+  EXPECT_EQ(ask("x.b.shop.flotilla.local").rcode, KNOT_RCODE_NXDOMAIN);
+  EXPECT_EQ(ask("x.eu.shop.flotilla.local").rcode, KNOT_RCODE_NXDOMAIN);
+  // A matched wildcard without the type: NODATA.
+  Response nodata = ask("www.shop.flotilla.local", KNOT_RRTYPE_AAAA);
+  EXPECT_EQ(nodata.rcode, KNOT_RCODE_NOERROR);
+  EXPECT_TRUE(nodata.answer.empty());
+  EXPECT_EQ(ask("www.alias.flotilla.local").answer,
+            (Lines{"www.alias.flotilla.local CNAME eu.shop.flotilla.local.",
+                   "eu.shop.flotilla.local A 10.0.0.2"}));
+  EXPECT_EQ(ask("www.flotilla.local").rcode, KNOT_RCODE_NXDOMAIN);
+}
+
 TEST(ZoneTest, InvalidOrOutsideNamesAreSkipped) {
   ZoneBuilder b(ZoneOptions{});
   b.AddAddress("ok.flotilla.local", "10.0.0.1");

@@ -59,6 +59,23 @@ const Zone::Node* Zone::Find(const knot_dname_t* name) const {
   return it == nodes_.end() ? nullptr : &it->second;
 }
 
+const Zone::Node* Zone::Match(const knot_dname_t* name, bool* wildcard) const {
+  *wildcard = false;
+  if (const Node* node = Find(name)) return node;
+  // The closest encloser: the first ancestor the zone has (the apex at
+  // the latest).
+  const knot_dname_t* encloser = name;
+  do {
+    if (*encloser == 0 || knot_dname_in_bailiwick(encloser, apex()) <= 0) return nullptr;
+    encloser += *encloser + 1;
+  } while (Find(encloser) == nullptr);
+  std::string key = "\x01*" + KeyOf(encloser);
+  auto it = nodes_.find(key);
+  if (it == nodes_.end()) return nullptr;
+  *wildcard = true;
+  return &it->second;
+}
+
 ZoneBuilder::ZoneBuilder(ZoneOptions options) : options_(std::move(options)) {}
 
 std::string ZoneBuilder::Key(std::string_view name) {

@@ -6,7 +6,8 @@
 // apex's SOA and NS, and every ancestor of a name between it and the apex
 // as an empty node (an empty non-terminal answers NODATA, not NXDOMAIN).
 // A name that is no valid DNS name, or is not under the apex, is skipped
-// and counted.
+// and counted. A name whose first label is `*` is a wildcard (RFC 4592):
+// it answers the names under its parent that the zone does not have.
 //
 // A Zone is immutable: answering threads share it through a shared_ptr
 // while the next one is built.
@@ -64,6 +65,14 @@ class Zone {
 
   // The node of `name` (lowercase wire format); null when there is none.
   const Node* Find(const knot_dname_t* name) const;
+  // The node that answers `name` (under the apex): its own, else the
+  // wildcard `*.<closest encloser>` as RFC 4592 defines it (the closest
+  // encloser is the longest existing ancestor, empty non-terminals
+  // included, so a wildcard never covers a name that exists or one below
+  // an existing name it is not the parent of); null when neither.
+  // `*wildcard` tells which (the answer's records then take `name` as
+  // their owner).
+  const Node* Match(const knot_dname_t* name, bool* wildcard) const;
   const knot_dname_t* apex() const { return apex_.data(); }
   const knot_rrset_t& soa() const { return *soa_; }
   uint32_t ttl() const { return ttl_; }

@@ -3,9 +3,9 @@
 clusters in two regions and three zones, each handing out its own
 load-balancer addresses, asked with the real `dig` (bind9-dnsutils).
 
-Covered too: an Ingress whose host, under the federation's domain, answers
-the addresses of the members that serve it (those with a ready backend),
-changing when the backends move.
+Covered too: an Ingress whose hosts (a wildcard one too), under the
+federation's domain, answer the addresses of the members that serve it
+(those with a ready backend), changing when the backends move.
 
 One federation serves the module; each test has its own namespace.
 """
@@ -200,13 +200,16 @@ def test_an_ingress_host_answers_the_clusters_that_serve_it(fed, ns):
     host = f"shop.{ns}.{DOMAIN}"
     fed.create({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
                 "metadata": {"name": "shop"},
-                "spec": {"rules": [{"host": host, "http": {"paths": [
+                "spec": {"rules": [{"host": h, "http": {"paths": [
                     {"path": "/", "pathType": "Prefix",
-                     "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}, ns)
+                     "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}
+                    for h in (host, f"*.eu.{host}")]}}, ns)
 
     def served_by(*clusters):
+        # The wildcard host answers any name under it, with the same addresses.
         ips = [ingress_ip(fed, c, ns) for c in clusters]
-        return None not in ips and sorted(dig(fed, host)) == sorted(ips)
+        return None not in ips and sorted(dig(fed, host)) == sorted(ips) and \
+            sorted(dig(fed, f"www.eu.{host}")) == sorted(ips)
     wait_for(lambda: served_by("c1", "c2"), lambda: f"{host} answering c1 and c2: {dig(fed, host)}")
     assert ingress_ip(fed, "c3", ns) is None
     assert {ingress_ip(fed, "c1", ns)[:9], ingress_ip(fed, "c2", ns)[:9]} == {"172.18.1.",

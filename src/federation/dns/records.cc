@@ -113,9 +113,9 @@ void AddIngressRecords(ZoneBuilder& zone, const json::object& ingress) {
   for (const json::value& rule : rules->get_array()) {
     if (!rule.is_object()) continue;
     std::string host = StringAt(rule.get_object(), "host");
-    if (host.empty() || host.find('*') != std::string::npos || !hosts.insert(host).second) {
-      continue;
-    }
+    // A wildcard host ("*.shop.example", its only '*' the first label,
+    // as the Ingress's validation has it) is a wildcard name of the zone.
+    if (host.empty() || !hosts.insert(host).second) continue;
     if (!in.ips.empty()) {
       for (const std::string& ip : in.ips) zone.AddAddress(host, ip);
     } else if (!in.hostnames.empty()) {

@@ -69,7 +69,7 @@ void AddServiceRecords(::flotilla::dns::ZoneBuilder& zone, const DnsNames& names
                        const std::map<std::string, std::vector<std::string>>& pod_addresses);
 
 // Adds the records of the federated Ingress `ingress`: every rules[].host
-// (not a wildcard one) has A/AAAA records of the addresses in its
+// (a wildcard one as the zone's wildcard name) has A/AAAA records of the addresses in its
 // status.loadBalancer (the clusters that serve it, ingress/
 // ingress_controller.h), or, when it has only hostnames, a CNAME to the
 // first. A host outside the zone's domain is not answered (the builder

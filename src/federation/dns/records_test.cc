@@ -125,7 +125,7 @@ TEST_F(RecordsTest, IngressHostsUnderTheDomainAnswerTheServingClustersAddresses)
   json::object shop{
       {"metadata", json::object{{"name", "shop"}, {"namespace", "default"}}},
       {"spec", json::object{{"rules", json::array{json::object{{"host", "shop.flotilla.local"}},
-                                                  json::object{{"host", "*.flotilla.local"}},
+                                                  json::object{{"host", "*.eu.flotilla.local"}},
                                                   json::object{{"host", "shop.example.com"}},
                                                   json::object{}}}}}};
   shop = WithIngress(shop, "172.18.0.1");
@@ -136,6 +136,9 @@ TEST_F(RecordsTest, IngressHostsUnderTheDomainAnswerTheServingClustersAddresses)
   zone_ = b.Build();
   EXPECT_EQ(Ask(*zone_, {.name = "shop.flotilla.local"}).answer,
             (Lines{"shop.flotilla.local A 172.18.0.1", "shop.flotilla.local A 172.18.1.1"}));
+  // A wildcard host answers the names under it the zone does not have.
+  EXPECT_EQ(Ask(*zone_, {.name = "any.eu.flotilla.local"}).answer,
+            (Lines{"any.eu.flotilla.local A 172.18.0.1", "any.eu.flotilla.local A 172.18.1.1"}));
   // Outside the domain: not the federation's to answer.
   EXPECT_GT(zone_->skipped(), 0u);
   EXPECT_TRUE(Ask(*zone_, {.name = "shop.example.com"}).answer.empty());
