@@ -138,6 +138,10 @@ Objects::Objects(const api::Registry& registry, storage::Store& store, Clock& cl
   // StorageObjectInUseProtection: where pods use claims.
   protects_claims_ = registry_.Find("", "v1", "persistentvolumeclaims") != nullptr &&
                      registry_.Find("", "v1", "pods") != nullptr;
+  if (registry_.Find("", "v1", "persistentvolumeclaims") != nullptr &&
+      registry_.Find("storage.k8s.io", "v1", "storageclasses") != nullptr) {
+    claims_ = std::make_unique<ClaimAdmission>(store_);
+  }
 }
 
 Status AdmissionRefused(const api::Resource& res, std::string_view name, Status s) {
@@ -327,6 +331,9 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
     }
     if (protects_claims_ && res.group.empty() && res.plural == "persistentvolumeclaims") {
       AddFinalizer(obj, api::kClaimProtectionFinalizer);
+    }
+    if (claims_ && res.group.empty() && res.plural == "persistentvolumeclaims") {
+      FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, claims_->AdmitCreate(obj)));
     }
     std::vector<StatusCause> causes = api::ValidateObjectMeta(obj, MetaOptions(res));
     if (res.validate_fn) {

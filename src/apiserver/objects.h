@@ -17,6 +17,7 @@
 #include "api/patch.h"
 #include "api/registry.h"
 #include "api/validation.h"
+#include "apiserver/claim_admission.h"
 #include "apiserver/limit_ranger.h"
 #include "apiserver/quota_admission.h"
 #include "base/clock.h"
@@ -271,6 +272,8 @@ class Objects {
   std::unique_ptr<LimitRanger> limit_ranger_;  // a server of pods and LimitRanges
   // A server of pods and claims: a new claim gets kubernetes.io/pvc-protection.
   bool protects_claims_ = false;
+  // A server of claims and StorageClasses: default class, resize check.
+  std::unique_ptr<ClaimAdmission> claims_;
 };
 
 // An admission's refusal of a write of `name` as kube-apiserver words it

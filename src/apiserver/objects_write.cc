@@ -232,6 +232,10 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
     for (std::string& w : res.warn_fn(result)) opts.warnings->push_back(std::move(w));
   }
   if (opts.admit && subresource.empty()) FLOTILLA_RETURN_IF_ERROR(opts.admit(result, &current));
+  if (claims_ && subresource.empty() && res.group.empty() &&
+      res.plural == "persistentvolumeclaims") {
+    FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, claims_->AdmitUpdate(result, current)));
+  }
   // (A scale write comes here as a write of the object.)
   if (res.admit_fn && subresource.empty()) {
     FLOTILLA_RETURN_IF_ERROR(AdmissionRefused(res, name, res.admit_fn(result, &current)));

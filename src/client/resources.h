@@ -16,6 +16,7 @@ inline const ResourceRef kEvents{"", "v1", "events", true};
 inline const ResourceRef kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true};
 inline const ResourceRef kResourceQuotas{"", "v1", "resourcequotas", true};
 inline const ResourceRef kEndpointSlices{"discovery.k8s.io", "v1", "endpointslices", true};
+inline const ResourceRef kStorageClasses{"storage.k8s.io", "v1", "storageclasses", false};
 inline const ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const ResourceRef kDeployments{"apps", "v1", "deployments", true};
 inline const ResourceRef kStatefulSets{"apps", "v1", "statefulsets", true};

@@ -37,6 +37,7 @@ using client::kReplicaSets;
 using client::kResourceQuotas;
 using client::kServices;
 using client::kStatefulSets;
+using client::kStorageClasses;
 
 // Informers shared by a member's controllers (runtime/shared_informers.h).
 using runtime::SharedInformers;

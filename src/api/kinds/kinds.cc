@@ -67,6 +67,7 @@ void RegisterMemberKinds(Registry& registry) {
   registry.Add(kinds::NodeResource());
   registry.Add(kinds::EndpointsResource());
   registry.Add(kinds::EndpointSliceResource());
+  registry.Add(kinds::StorageClassResource());
 }
 
 std::string HumanDuration(Duration d) {

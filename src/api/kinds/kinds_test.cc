@@ -168,6 +168,16 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
        false,
        false,
        "io.k8s.api.discovery.v1.EndpointSlice"},
+      {"storage.k8s.io",
+       "v1",
+       "storageclasses",
+       "StorageClass",
+       false,
+       {"sc"},
+       {},
+       false,
+       false,
+       "io.k8s.api.storage.v1.StorageClass"},
       {"apps",
        "v1",
        "controllerrevisions",
@@ -213,7 +223,7 @@ TEST(Registration, DiscoveryFactsMatchKubeApiserver) {
 
 TEST(Registration, GroupsListPreferredVersionsFirst) {
   auto groups = AllKinds().Groups();
-  ASSERT_EQ(groups.size(), 13u);
+  ASSERT_EQ(groups.size(), 14u);
   EXPECT_EQ(groups[0].first, "");
   EXPECT_EQ(groups[1].first, "apps");
   EXPECT_EQ(groups[2].first, "authentication.k8s.io");
@@ -228,6 +238,7 @@ TEST(Registration, GroupsListPreferredVersionsFirst) {
   EXPECT_EQ(groups[10].first, "coordination.k8s.io");
   EXPECT_EQ(groups[11].first, "federation");
   EXPECT_EQ(groups[12].first, "discovery.k8s.io");
+  EXPECT_EQ(groups[13].first, "storage.k8s.io");
 }
 
 TEST(Registration, BothHpaVersionsShareV2Storage) {

@@ -1,12 +1,13 @@
 // The kinds a member cluster serves besides the federated ones: v1 Pod,
-// Node, Endpoints, PersistentVolumeClaim, ResourceQuota and
-// discovery.k8s.io/v1 EndpointSlice. Registration, defaults and columns (the
-// Pod's columns are in pod_status.cc); of validation the pod spec rules and
-// the quota's.
+// Node, Endpoints, PersistentVolumeClaim, ResourceQuota,
+// discovery.k8s.io/v1 EndpointSlice and storage.k8s.io/v1 StorageClass. Registration, defaults and
+// columns (the Pod's columns are in pod_status.cc); of validation the pod spec rules and the
+// quota's.
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "api/claims.h"
 #include "api/kinds/pod_spec.h"
 #include "api/kinds/pod_status.h"
 #include "api/kinds/resources.h"
@@ -336,6 +337,69 @@ Causes ValidatePersistentVolumeClaim(const json::object& obj, const json::object
   return out;
 }
 
+// ValidateStorageClass and, on update, ValidateStorageClassUpdate: a
+// provisioner (a qualified name), parameters within 512 entries and
+// 256 KiB, the reclaim policy and binding mode kube knows; parameters,
+// provisioner, reclaim policy and binding mode immutable.
+Causes ValidateStorageClass(const json::object& obj, const json::object* old) {
+  static const std::vector<std::string> kReclaim = {"Delete", "Retain"};
+  static const std::vector<std::string> kBinding = {"Immediate", "WaitForFirstConsumer"};
+  constexpr size_t kMaxParameters = 512;
+  constexpr int64_t kMaxParameterBytes = 256 * 1024;
+  Causes out;
+  std::string provisioner = StringAt(obj, "provisioner");
+  if (provisioner.empty()) {
+    out.push_back(FieldRequired("provisioner", ""));
+  } else {
+    std::string lower = provisioner;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const std::string& msg : IsQualifiedName(lower)) {
+      out.push_back(FieldInvalid("provisioner", json::string(lower), msg));
+    }
+  }
+  if (const json::object* params = ObjectAt(obj, "parameters")) {
+    if (params->size() > kMaxParameters) {
+      out.push_back(FieldTooLong("parameters", static_cast<int64_t>(kMaxParameters)));
+    } else {
+      int64_t bytes = 0;
+      for (const auto& [key, value] : *params) {
+        if (key.empty())
+          out.push_back(FieldInvalid("parameters", json::string(""), "field can not be empty."));
+        bytes += static_cast<int64_t>(key.size()) +
+                 static_cast<int64_t>(value.is_string() ? value.get_string().size() : 0);
+      }
+      if (bytes > kMaxParameterBytes) out.push_back(FieldTooLong("parameters", kMaxParameterBytes));
+    }
+  }
+  std::string reclaim = StringAt(obj, "reclaimPolicy");
+  if (!reclaim.empty() && std::find(kReclaim.begin(), kReclaim.end(), reclaim) == kReclaim.end()) {
+    out.push_back(FieldNotSupported("reclaimPolicy", json::string(reclaim), kReclaim));
+  }
+  const json::value* binding = obj.if_contains("volumeBindingMode");
+  if (binding == nullptr || binding->is_null()) {
+    out.push_back(FieldRequired("volumeBindingMode", ""));
+  } else if (!binding->is_string() ||
+             std::find(kBinding.begin(), kBinding.end(), std::string(binding->get_string())) ==
+                 kBinding.end()) {
+    out.push_back(FieldNotSupported("volumeBindingMode", *binding, kBinding));
+  }
+  if (old == nullptr) return out;
+  if (!SemanticEqual(obj.if_contains("parameters"), old->if_contains("parameters"))) {
+    out.push_back(FieldForbidden("parameters", "updates to parameters are forbidden."));
+  }
+  if (provisioner != StringAt(*old, "provisioner")) {
+    out.push_back(FieldForbidden("provisioner", "updates to provisioner are forbidden."));
+  }
+  if (reclaim != StringAt(*old, "reclaimPolicy")) {
+    out.push_back(FieldForbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."));
+  }
+  if (binding != nullptr && !SemanticEqual(binding, old->if_contains("volumeBindingMode"))) {
+    out.push_back(FieldInvalid("volumeBindingMode", *binding, "field is immutable"));
+  }
+  return out;
+}
+
 // ValidateResourceQuota: the resource lists, the scopes and the scope
 // selector.
 Causes ValidateResourceQuota(const json::object& obj, const json::object*) {
@@ -480,6 +544,44 @@ Resource PersistentVolumeClaimResource() {
     SetIfEmpty(EnsureObject(obj, "status"), "phase", "Pending");
   };
   r.columns = PvcColumns();
+  return r;
+}
+
+Resource StorageClassResource() {
+  Resource r = MakeResource("storage.k8s.io", "v1", "StorageClass", "storageclasses", false,
+                            "io.k8s.api.storage.v1.StorageClass");
+  r.short_names = {"sc"};
+  r.validate_fn = ValidateStorageClass;
+  r.default_fn = [](json::object& obj) {
+    SetIfUnset(obj, "reclaimPolicy", "Delete");
+    SetIfUnset(obj, "volumeBindingMode", "Immediate");
+  };
+  // printStorageClass: the default class's name says so.
+  r.columns = {
+      Column(NameColumn().name, "string", NameColumn().description, 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               std::string name = StringAt(obj, "metadata.name");
+               return json::string(IsDefaultStorageClass(obj) ? name + " (default)" : name);
+             }),
+      Column("Provisioner", "string", "provisioner indicates the type of the provisioner.", 0,
+             StringCell("provisioner")),
+      Column("ReclaimPolicy", "string",
+             "reclaimPolicy controls the reclaimPolicy for dynamically provisioned "
+             "PersistentVolumes of this storage class. Defaults to Delete.",
+             0, PvcField("reclaimPolicy", "Delete")),
+      Column("VolumeBindingMode", "string",
+             "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and "
+             "bound.  When unset, VolumeBindingImmediate is used. This field is only honored by "
+             "servers that enable the VolumeScheduling feature.",
+             0, PvcField("volumeBindingMode", "Immediate")),
+      Column("AllowVolumeExpansion", "string",
+             "allowVolumeExpansion shows whether the storage class allow volume expand.", 0,
+             [](const json::object& obj, TimePoint) -> json::value {
+               const json::value* allow = obj.if_contains("allowVolumeExpansion");
+               return json::value(allow != nullptr && allow->is_bool() && allow->get_bool());
+             }),
+      AgeColumn()};
+  r.columns.front().format = "name";
   return r;
 }
 

@@ -61,6 +61,7 @@ Resource EndpointsResource();
 Resource PersistentVolumeClaimResource();
 Resource ResourceQuotaResource();
 Resource EndpointSliceResource();
+Resource StorageClassResource();
 
 // policy_kinds.cc: the policy.karmada.io/v1alpha1 kinds, in discovery order.
 std::vector<Resource> PolicyResources();

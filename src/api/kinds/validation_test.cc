@@ -23,6 +23,8 @@ const char kHpa[] = R"({"metadata":{"name":"web","namespace":"default"},"spec":{
     "minReplicas":1,"maxReplicas":5}})";
 const char kClaim[] = R"({"metadata":{"name":"data","namespace":"default"},"spec":{
     "accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})";
+const char kStorageClass[] =
+    R"({"metadata":{"name":"fast"},"provisioner":"example.com/ssd","parameters":{"type":"ssd"}})";
 const char kCluster[] = R"({"metadata":{"name":"east"},"spec":{
     "serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"https://east:6443"}],
     "secretRef":{"name":"east-kubeconfig"}}})";
@@ -326,6 +328,40 @@ const ValidationCase kValidationCases[] = {
      {"spec: Forbidden: spec is immutable after creation except resources.requests and "
       "volumeAttributesClassName for bound claims",
       "spec.resources.requests.storage: Forbidden: field can not be less than previous value"}},
+    // ---- StorageClass (member clusters) ----
+    {"storageclass valid", "storage.k8s.io", "v1", "storageclasses", kStorageClass, "{}", "", {}},
+    {"storageclass provisioner, parameters, policies",
+     "storage.k8s.io",
+     "v1",
+     "storageclasses",
+     kStorageClass,
+     R"({"provisioner":"Bad Name!","parameters":{"":"x"},"reclaimPolicy":"Recycle",
+         "volumeBindingMode":"Later"})",
+     "",
+     {R"(provisioner: Invalid value: "bad name!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'))",
+      R"(parameters: Invalid value: "": field can not be empty.)",
+      R"(reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain")",
+      R"(volumeBindingMode: Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer")"}},
+    {"storageclass needs a provisioner",
+     "storage.k8s.io",
+     "v1",
+     "storageclasses",
+     kStorageClass,
+     R"({"provisioner":null})",
+     "",
+     {"provisioner: Required value"}},
+    {"storageclass update: only metadata and expansion change",
+     "storage.k8s.io",
+     "v1",
+     "storageclasses",
+     kStorageClass,
+     R"({"provisioner":"example.com/hdd","parameters":{"type":"hdd"},"reclaimPolicy":"Retain",
+         "volumeBindingMode":"WaitForFirstConsumer","allowVolumeExpansion":true})",
+     R"({"reclaimPolicy":"Delete","volumeBindingMode":"Immediate"})",
+     {"parameters: Forbidden: updates to parameters are forbidden.",
+      "provisioner: Forbidden: updates to provisioner are forbidden.",
+      "reclaimPolicy: Forbidden: updates to reclaimPolicy are forbidden.",
+      R"(volumeBindingMode: Invalid value: "WaitForFirstConsumer": field is immutable)"}},
     // ---- Pod (member clusters) ----
     {"pod spec",
      "",

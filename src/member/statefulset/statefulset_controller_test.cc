@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/claims.h"
 #include "base/mutex.h"
 #include "member/object_util.h"
 #include "member/statefulset/volume_binder.h"
@@ -352,6 +353,88 @@ TEST_F(StatefulSetTest, AClaimInUseStaysUntilNoPodUsesIt) {
   now.grace_period_seconds = 0;
   ASSERT_TRUE(api().Delete(kPods, "default", "db", now).ok());
   EXPECT_TRUE(Eventually([&] { return !Get(kPersistentVolumeClaims, "data").has_value(); }));
+}
+
+// Whether an event of `reason` about the claim `name` was written.
+bool ClaimEvent(client::Client& api, const std::string& name, const std::string& reason) {
+  StatusOr<client::ObjectList> events = api.List(client::kEvents, "default", {});
+  if (!events.ok()) return false;
+  for (const json::object& e : events->items) {
+    if (StringAt(e, "involvedObject.name") == name && StringAt(e, "reason") == reason) return true;
+  }
+  return false;
+}
+
+// Claims bind by their class: the default class "standard" is given to a
+// claim without one; a claim of a class that does not exist, or of no
+// class, waits (with kube's event); a WaitForFirstConsumer class binds at
+// the first scheduled pod, on its node; growing needs a class that allows
+// expansion.
+TEST_F(StatefulSetTest, ClaimsBindByTheirStorageClass) {
+  ASSERT_TRUE(Eventually([&] { return api().Get(kStorageClasses, "", "standard").ok(); }));
+  json::object standard = *api().Get(kStorageClasses, "", "standard");
+  EXPECT_EQ(StringAt(standard, "provisioner"), "flotilla.io/simulated");
+  EXPECT_TRUE(api::IsDefaultStorageClass(standard));
+  auto claim = [&](const std::string& name, const std::string& cls) {
+    std::string class_field = cls == "-" ? "" : R"("storageClassName":")" + cls + R"(",)";
+    StatusOr<json::object> made = api().Create(
+        kPersistentVolumeClaims, "default",
+        Parse(R"({"metadata":{"name":")" + name + R"("},"spec":{)" + class_field +
+              R"("accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})"));
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    return made.ok() ? *made : json::object();
+  };
+  auto phase = [&](const std::string& name) {
+    return StringAt(Get(kPersistentVolumeClaims, name).value_or(json::object()), "status.phase");
+  };
+
+  EXPECT_EQ(StringAt(claim("plain", "-"), "spec.storageClassName"), "standard");
+  ASSERT_TRUE(Eventually([&] { return phase("plain") == "Bound"; }));
+  json::object plain = *Get(kPersistentVolumeClaims, "plain");
+  EXPECT_EQ(Find(plain, "metadata.annotations")
+                ->get_object()
+                .at("volume.kubernetes.io/storage-provisioner"),
+            json::value("flotilla.io/simulated"));
+  ASSERT_TRUE(api()
+                  .Patch(kPersistentVolumeClaims, "default", "plain", client::PatchType::kMerge,
+                         R"({"spec":{"resources":{"requests":{"storage":"3Gi"}}}})")
+                  .ok());
+
+  claim("none", "");
+  claim("later", "slow");
+  ASSERT_TRUE(Eventually([&] { return ClaimEvent(api(), "none", "FailedBinding"); }));
+  ASSERT_TRUE(Eventually([&] { return ClaimEvent(api(), "later", "ProvisioningFailed"); }));
+  EXPECT_EQ(phase("none"), "Pending");
+  EXPECT_EQ(phase("later"), "Pending");
+
+  ASSERT_TRUE(api()
+                  .Create(kStorageClasses, "",
+                          Parse(R"({"metadata":{"name":"slow"},"provisioner":"example.com/hdd",
+                                   "volumeBindingMode":"WaitForFirstConsumer"})"))
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return ClaimEvent(api(), "later", "WaitForFirstConsumer"); }));
+  EXPECT_EQ(phase("later"), "Pending");
+  ASSERT_TRUE(api()
+                  .Create(kPods, "default", Parse(R"({"metadata":{"name":"db"},
+                      "spec":{"nodeName":"node-2","containers":[{"name":"db","image":"postgres"}],
+                      "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"later"}}]}})"))
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return phase("later") == "Bound"; }));
+  json::object later = *Get(kPersistentVolumeClaims, "later");
+  const json::object& notes = Find(later, "metadata.annotations")->get_object();
+  EXPECT_EQ(notes.at("volume.kubernetes.io/selected-node"), json::value("node-2"));
+  EXPECT_EQ(notes.at("volume.kubernetes.io/storage-provisioner"), json::value("example.com/hdd"));
+  // "slow" does not allow expansion; "standard" does (plain grew above).
+  StatusOr<json::object> grown =
+      api().Patch(kPersistentVolumeClaims, "default", "later", client::PatchType::kMerge,
+                  R"({"spec":{"resources":{"requests":{"storage":"2Gi"}}}})");
+  EXPECT_TRUE(grown.status().Is(Reason::kForbidden)) << grown.status().ToString();
+  EXPECT_EQ(grown.status().message(),
+            "persistentvolumeclaims \"later\" is forbidden: only dynamically provisioned pvc can "
+            "be resized and the storageclass that provisions the pvc must support resize");
+  EXPECT_TRUE(Eventually([&] {
+    return StringAt(*Get(kPersistentVolumeClaims, "plain"), "status.capacity.storage") == "3Gi";
+  }));
 }
 
 TEST_F(StatefulSetTest, WhenScaledDeleteRemovesTheClaims) {
