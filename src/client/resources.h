@@ -10,6 +10,7 @@ inline const ResourceRef kNamespaces{"", "v1", "namespaces", false};
 inline const ResourceRef kNodes{"", "v1", "nodes", false};
 inline const ResourceRef kPods{"", "v1", "pods", true};
 inline const ResourceRef kSecrets{"", "v1", "secrets", true};
+inline const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 inline const ResourceRef kServices{"", "v1", "services", true};
 inline const ResourceRef kEndpoints{"", "v1", "endpoints", true};
 inline const ResourceRef kEvents{"", "v1", "events", true};

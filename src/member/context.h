@@ -34,6 +34,7 @@ using client::kNodes;
 using client::kPersistentVolumeClaims;
 using client::kPods;
 using client::kReplicaSets;
+using client::kSecrets;
 using client::kResourceQuotas;
 using client::kServices;
 using client::kStatefulSets;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <set>
+#include <vector>
 
 #include "base/mutex.h"
 #include "member/object_util.h"
@@ -36,6 +38,13 @@ bool Terminal(const json::object& pod) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
+bool Ready(const json::object& pod) {
+  for (const json::object* c : ObjectsAt(pod, "status.conditions")) {
+    if (StringAt(*c, "type") == "Ready") return StringAt(*c, "status") == "True";
+  }
+  return false;
+}
+
 }  // namespace
 
 Kubelet::Kubelet(ControllerContext& ctx)
@@ -44,6 +53,9 @@ Kubelet::Kubelet(ControllerContext& ctx)
       options_(ctx.options),
       pods_(ctx.informers.For(kPods)),
       nodes_(ctx.informers.For(kNodes)),
+      config_maps_(ctx.informers.For(client::kConfigMaps)),
+      secrets_(ctx.informers.For(kSecrets)),
+      claims_(ctx.informers.For(kPersistentVolumeClaims)),
       events_(ctx.client, ctx.clock, runtime::EventSource{"kubelet", ""}) {
   if (!ParseCidr(options_.pod_cidr, &network_, &size_)) {
     ParseCidr("10.244.0.0/16", &network_, &size_);
@@ -61,6 +73,48 @@ Kubelet::Kubelet(ControllerContext& ctx)
       .on_update = nullptr,
       .on_delete =
           [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StringAt(*n, "metadata.name")); }});
+  runtime::EventHandler dependency{
+      .on_add = [this](const runtime::ObjectPtr& o) { EnqueueWaitingPods(o); },
+      .on_update = [this](const runtime::ObjectPtr&,
+                          const runtime::ObjectPtr& o) { EnqueueWaitingPods(o); },
+      .on_delete = nullptr};
+  for (runtime::Informer* i : {&config_maps_, &secrets_, &claims_}) i->AddEventHandler(dependency);
+}
+
+void Kubelet::EnqueueWaitingPods(const runtime::ObjectPtr& obj) {
+  for (const runtime::ObjectPtr& pod :
+       pods_.cache().ByIndex(runtime::kNamespaceIndex, StringAt(*obj, "metadata.namespace"))) {
+    if (StringAt(*pod, "spec.nodeName").empty() || Terminal(*pod) || Ready(*pod)) continue;
+    controller_->queue().Add(runtime::ObjectKey(*pod));
+  }
+}
+
+kubelet::Dependencies Kubelet::Missing(const json::object& pod) {
+  std::string ns = StringAt(pod, "metadata.namespace");
+  std::vector<runtime::ObjectPtr> held;  // keeps what the lookups return alive
+  auto lookup = [&](runtime::Informer& informer) -> kubelet::Lookup {
+    return [&held, &ns, cache = &informer.cache()](const std::string& name) -> const json::object* {
+      runtime::ObjectPtr obj = cache->Get(ns + "/" + name);
+      if (obj == nullptr) return nullptr;
+      held.push_back(obj);
+      return obj.get();
+    };
+  };
+  kubelet::Dependencies missing =
+      kubelet::CheckDependencies(pod, {.config_maps = lookup(config_maps_),
+                                       .secrets = lookup(secrets_),
+                                       .claims = lookup(claims_)});
+  if (StringAt(pod, "status.phase") != "Running") return missing;
+  // Running: its volumes are mounted; of its containers, only those still
+  // waiting for their config are.
+  missing.mount_error.clear();
+  std::set<std::string> waiting;
+  for (const json::object* cs : ObjectsAt(pod, "status.containerStatuses")) {
+    if (StringAt(*cs, "state.waiting.reason") == "CreateContainerConfigError")
+      waiting.insert(StringAt(*cs, "name"));
+  }
+  std::erase_if(missing.config_errors, [&](const auto& e) { return !waiting.contains(e.first); });
+  return missing;
 }
 
 // Measured when the reconcile ends: the clock may have moved meanwhile, and
@@ -151,10 +205,29 @@ StatusOr<runtime::Result> Kubelet::Running(const json::object& pod, const json::
   // Started before (e.g. by a kubelet before a restart): stays started.
   if (StringAt(pod, "status.phase") == "Running") facts.start_at = std::min(facts.start_at, now);
   facts.host_ip = InternalIp(node);
-  if (now >= facts.start_at) facts.pod_ip = AllocateIp(runtime::ObjectKey(pod), pod);
+  facts.missing = Missing(pod);
+  if (now >= facts.start_at && facts.missing.mount_error.empty()) {
+    facts.pod_ip = AllocateIp(runtime::ObjectKey(pod), pod);
+  }
   kubelet::Simulated sim = kubelet::Run(pod, facts);
   if (Status s = WriteStatus(pod, sim); !s.ok()) return s;
+  ReportMount(pod, facts.missing.mount_error);
   return After(runtime::ObjectKey(pod), sim.next);
+}
+
+void Kubelet::ReportMount(const json::object& pod, const std::string& error) {
+  std::string uid = StringAt(pod, "metadata.uid");
+  {
+    MutexLock lock(mu_);
+    if (error.empty()) {
+      mount_errors_.erase(uid);
+      return;
+    }
+    std::string& last = mount_errors_[uid];
+    if (last == error) return;
+    last = error;
+  }
+  events_.Event(pod, runtime::kEventTypeWarning, "FailedMount", error);
 }
 
 Status Kubelet::WriteStatus(const json::object& pod, const kubelet::Simulated& sim) {
@@ -183,6 +256,7 @@ Status Kubelet::ForceDelete(const json::object& pod) {
   MutexLock lock(mu_);
   first_seen_.erase(StringAt(pod, "metadata.uid"));
   orphaned_since_.erase(StringAt(pod, "metadata.uid"));
+  mount_errors_.erase(StringAt(pod, "metadata.uid"));
   return Status::Ok();
 }
 

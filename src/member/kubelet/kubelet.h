@@ -15,8 +15,13 @@
 // - A pod bound to a node that does not exist is deleted once the node has
 //   been missing for kOrphanQuarantine (40 s), as the pod garbage collector
 //   does.
+// - A pod whose volumes or container config need objects the API does not
+//   have yet (a ConfigMap, a Secret, a bound claim; pod_dependencies.h)
+//   waits for them: ContainerCreating with FailedMount, or the container in
+//   CreateContainerConfigError; it goes on when they come. A container
+//   that started is not stopped when they go later.
 // Every delay runs on the member's clock. Events come from "kubelet"
-// (Pulled, Created, Started, Killing, BackOff).
+// (Pulled, Created, Started, Killing, BackOff, FailedMount, Failed).
 #pragma once
 
 #include <map>
@@ -51,12 +56,23 @@ class Kubelet : public Component {
   void Release(const std::string& key);
   runtime::Result After(const std::string& key, std::optional<TimePoint> next);
   void EnqueuePodsOn(const std::string& node);
+  // Pods of the namespace of `obj` (a ConfigMap, Secret or claim that came
+  // or changed) that may be waiting for it.
+  void EnqueueWaitingPods(const runtime::ObjectPtr& obj);
+  // What `pod` still lacks to start (for a pod already Running, only its
+  // containers still waiting for their config).
+  kubelet::Dependencies Missing(const json::object& pod);
+  // Records FailedMount for `pod` when `error` is new for it.
+  void ReportMount(const json::object& pod, const std::string& error);
 
   client::Client& client_;
   Clock& clock_;
   const SimulationOptions& options_;
   runtime::Informer& pods_;
   runtime::Informer& nodes_;
+  runtime::Informer& config_maps_;
+  runtime::Informer& secrets_;
+  runtime::Informer& claims_;
   runtime::EventRecorder events_;
   runtime::Controller* controller_ = nullptr;
   uint32_t network_ = 0;  // pod_cidr
@@ -65,7 +81,9 @@ class Kubelet : public Component {
   Mutex mu_;
   std::map<std::string, TimePoint> first_seen_ GUARDED_BY(mu_);      // by pod uid
   std::map<std::string, TimePoint> orphaned_since_ GUARDED_BY(mu_);  // by pod uid
-  std::map<std::string, std::string> ips_ GUARDED_BY(mu_);           // pod key -> IP
+  // By pod uid: the FailedMount last reported (one event per new reason).
+  std::map<std::string, std::string> mount_errors_ GUARDED_BY(mu_);
+  std::map<std::string, std::string> ips_ GUARDED_BY(mu_);  // pod key -> IP
   std::set<std::string> used_ips_ GUARDED_BY(mu_);
   bool ips_loaded_ GUARDED_BY(mu_) = false;
   uint32_t next_ip_ GUARDED_BY(mu_) = 0;  // offset in pod_cidr

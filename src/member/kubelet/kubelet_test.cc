@@ -135,6 +135,112 @@ TEST_F(KubeletTest, BoundPodRunsAndIsReadyAfterTheStartupDelay) {
   EXPECT_EQ(StringAt(c, "state.running.startedAt"), FormatRfc3339(env_.clock().Now()));
 }
 
+// A pod waits for what its volumes and containers need, as kube's kubelet
+// does: ContainerCreating with FailedMount while a ConfigMap volume or a
+// bound claim is missing, CreateContainerConfigError while an env source
+// is; it goes on when what it lacks comes.
+TEST_F(KubeletTest, APodWaitsForItsConfigMapsSecretsAndClaims) {
+  auto create = [&](const std::string& name, const std::string& volumes, const std::string& env) {
+    json::object pod =
+        Parse(R"({"metadata":{"name":")" + name + R"("},"spec":{"nodeName":"n1","volumes":)" +
+              volumes + R"(,"containers":[{"name":"web","image":"nginx","env":)" + env + "}]}}");
+    auto created = env_.client().Create(kPods, "default", pod);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  };
+  create("mounts", R"([{"name":"cfg","configMap":{"name":"app"}},
+                       {"name":"opt","secret":{"secretName":"none","optional":true}}])",
+         "[]");
+  create("env", "[]",
+         R"([{"name":"MODE","valueFrom":{"configMapKeyRef":{"name":"app","key":"mode"}}},
+                          {"name":"T","valueFrom":{"secretKeyRef":{"name":"none","key":"t","optional":true}}}])");
+  create("claim", R"([{"name":"d","persistentVolumeClaim":{"claimName":"data"}}])", "[]");
+  // The message of the newest event of `reason` about `pod`.
+  auto event = [&](const std::string& pod, const std::string& reason) -> std::string {
+    StatusOr<client::ObjectList> events = env_.client().List(client::kEvents, "default", {});
+    if (!events.ok()) return "";
+    std::string newest, message;
+    for (const json::object& e : events->items) {
+      if (StringAt(e, "involvedObject.name") != pod || StringAt(e, "reason") != reason) continue;
+      std::string rv = StringAt(e, "metadata.resourceVersion");
+      if (newest.empty() || rv.size() > newest.size() ||
+          (rv.size() == newest.size() && rv > newest)) {
+        newest = rv;
+        message = StringAt(e, "message");
+      }
+    }
+    return message;
+  };
+  auto waiting = [&](const std::string& name) {
+    json::object pod = Pod(name);
+    const json::value* statuses = Find(pod, "status.containerStatuses");
+    if (statuses == nullptr) return std::string();
+    return StringAt(statuses->as_array()[0].as_object(), "state.waiting.reason") + ": " +
+           StringAt(statuses->as_array()[0].as_object(), "state.waiting.message");
+  };
+  // The kubelet has seen every pod (their start-up delay runs from then).
+  ASSERT_TRUE(Eventually([&] {
+    for (const char* name : {"mounts", "env", "claim"}) {
+      if (Find(Pod(name), "status.containerStatuses") == nullptr) return false;
+    }
+    return true;
+  }));
+  Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(Eventually([&] { return !event("mounts", "FailedMount").empty(); }));
+  EXPECT_EQ(event("mounts", "FailedMount"),
+            R"(MountVolume.SetUp failed for volume "cfg" : configmap "app" not found)");
+  ASSERT_TRUE(Eventually([&] {
+    return waiting("env") == R"(CreateContainerConfigError: configmap "app" not found)";
+  }));
+  EXPECT_EQ(StringAt(Pod("env"), "status.phase"), "Pending");
+  ASSERT_TRUE(Eventually([&] { return !event("env", "Failed").empty(); }));
+  EXPECT_EQ(event("env", "Failed"), R"(Error: configmap "app" not found)");
+  ASSERT_TRUE(Eventually([&] { return !event("claim", "FailedMount").empty(); }));
+  EXPECT_EQ(event("claim", "FailedMount"),
+            "Unable to attach or mount volumes: unmounted volumes=[d], unattached volumes=[], "
+            "failed to process volumes=[d]: error processing PVC default/data: failed to fetch "
+            R"(PVC from API server: persistentvolumeclaims "data" not found)");
+  json::object mounts = Pod("mounts");
+  EXPECT_EQ(StringAt(mounts, "status.phase"), "Pending");
+  EXPECT_EQ(waiting("mounts"), "ContainerCreating: ");
+  EXPECT_EQ(StringAt(mounts, "status.podIP"), "");
+
+  // The ConfigMap comes without the key: the volume mounts, the env waits
+  // for its key.
+  ASSERT_TRUE(env_.client()
+                  .Create(runtime::testing::kConfigMaps, "default",
+                          Parse(R"({"metadata":{"name":"app"},"data":{"other":"1"}})"))
+                  .ok());
+  ASSERT_TRUE(RunningAndReady("mounts"));
+  ASSERT_TRUE(Eventually([&] {
+    return waiting("env") ==
+           "CreateContainerConfigError: couldn't find key mode in ConfigMap default/app";
+  }));
+  ASSERT_TRUE(env_.client()
+                  .Patch(runtime::testing::kConfigMaps, "default", "app", client::PatchType::kMerge,
+                         R"({"data":{"mode":"fast"}})")
+                  .ok());
+  ASSERT_TRUE(RunningAndReady("env"));
+
+  // The claim comes unbound, then is bound.
+  ASSERT_TRUE(env_.client()
+                  .Create(kPersistentVolumeClaims, "default",
+                          Parse(R"({"metadata":{"name":"data"},"spec":{"storageClassName":"",
+                              "accessModes":["ReadWriteOnce"],
+                              "resources":{"requests":{"storage":"1Gi"}}}})"))
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    return event("claim", "FailedMount")
+        .ends_with("error processing PVC default/data: PVC is not bound");
+  }));
+  EXPECT_EQ(StringAt(Pod("claim"), "status.phase"), "Pending");
+  json::object claim = *env_.client().Get(kPersistentVolumeClaims, "default", "data");
+  EnsureObject(claim, "spec")["volumeName"] = "pv-1";
+  claim = *env_.client().Update(kPersistentVolumeClaims, "default", claim);
+  EnsureObject(claim, "status")["phase"] = "Bound";
+  ASSERT_TRUE(env_.client().UpdateStatus(kPersistentVolumeClaims, "default", claim).ok());
+  ASSERT_TRUE(RunningAndReady("claim"));
+}
+
 TEST_F(KubeletTest, EveryPodGetsItsOwnIp) {
   for (int i = 0; i < 6; ++i) AddPod("p" + std::to_string(i));
   ASSERT_TRUE(Eventually([&] { return Find(Pod("p5"), "status.containerStatuses") != nullptr; }));

@@ -322,10 +322,25 @@ Simulated Exited(const json::object& pod, const PodFacts& f, TimePoint started, 
   return out;
 }
 
+// A container that cannot be created: waiting with the reason, and the
+// kubelet's event when it starts waiting so.
+json::object ConfigError(const json::object& c, const json::object* cur, const std::string& error,
+                         Step& step) {
+  json::object s = BaseStatus(c, cur);
+  s["state"] = json::object{
+      {"waiting", json::object{{"reason", "CreateContainerConfigError"}, {"message", error}}}};
+  if (!cur || StringAt(*cur, "state.waiting.reason") != "CreateContainerConfigError" ||
+      StringAt(*cur, "state.waiting.message") != error) {
+    step.out.events.push_back({"Warning", "Failed", "Error: " + error});
+  }
+  return s;
+}
+
 Simulated Run(const json::object& pod, const PodFacts& f) {
   Simulated out;
   Step step{out};
-  bool started = f.now >= f.start_at;
+  bool started = f.now >= f.start_at && f.missing.mount_error.empty();
+
   json::object status = StatusBase(pod, f.host_ip, f.now);
   auto current = CurrentStatuses(pod, "status.containerStatuses");
   std::optional<Duration> crash_after;
@@ -334,7 +349,7 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
     if (ExitCode(pod, 0) != 0 && StringAt(pod, "spec.restartPolicy") == "OnFailure") {
       // The kubelet restarts a container that failed, with back-off.
       crash_after = run_for;
-    } else if (started) {
+    } else if (started && f.missing.config_errors.empty()) {
       TimePoint since = f.now;
       for (const json::object* cs : ObjectsAt(pod, "status.containerStatuses")) {
         if (const json::value* at = Find(*cs, "state.running.startedAt")) {
@@ -349,17 +364,23 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
   }
   json::array statuses;
   std::vector<std::string> unready;
+  bool any_started = false;  // a container past its config (running or crash-looping)
   for (const json::object* c : ObjectsAt(pod, "spec.containers")) {
-    auto it = current.find(StringAt(*c, "name"));
+    std::string name = StringAt(*c, "name");
+    auto it = current.find(name);
     const json::object* cur = it == current.end() ? nullptr : it->second;
+    auto error = f.missing.config_errors.find(name);
     json::object s;
     if (!started) {
       s = BaseStatus(*c, cur);
       s["state"] = json::object{{"waiting", json::object{{"reason", "ContainerCreating"}}}};
+    } else if (error != f.missing.config_errors.end()) {
+      s = ConfigError(*c, cur, error->second, step);
     } else {
       s = RunContainer(pod, *c, cur, f, crash_after, step);
+      any_started = true;
     }
-    if (!s["ready"].as_bool()) unready.push_back(StringAt(*c, "name"));
+    if (!s["ready"].as_bool()) unready.push_back(name);
     statuses.push_back(std::move(s));
   }
   std::vector<const json::object*> init = ObjectsAt(pod, "spec.initContainers");
@@ -382,12 +403,14 @@ Simulated Run(const json::object& pod, const PodFacts& f) {
   }
   status["containerStatuses"] = std::move(statuses);
   status["conditions"] = Conditions(pod, started, started || init.empty(), unready, f.now);
-  status["phase"] = started ? "Running" : "Pending";
+  status["phase"] = any_started ? "Running" : "Pending";
   if (started && !f.pod_ip.empty()) {
     status["podIP"] = f.pod_ip;
     status["podIPs"] = json::array{json::object{{"ip", f.pod_ip}}};
   }
-  if (!started) step.Next(f.start_at);
+  // (While a volume cannot be mounted, what it waits for brings the pod
+  // back; start_at may have passed.)
+  if (!started && f.missing.mount_error.empty()) step.Next(f.start_at);
   out.status = std::move(status);
   return out;
 }

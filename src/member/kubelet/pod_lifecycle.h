@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/json.h"
+#include "member/kubelet/pod_dependencies.h"
 
 namespace flotilla::member::kubelet {
 
@@ -37,6 +38,9 @@ struct PodFacts {
   TimePoint start_at;   // when the sandbox is up and the containers start
   std::string host_ip;  // the node's InternalIP
   std::string pod_ip;   // "" before start_at
+  // What the pod still lacks (pod_dependencies.h): with a mount error the
+  // sandbox does not start; a container with a config error waits.
+  Dependencies missing;
 };
 
 struct Event {
@@ -52,9 +56,12 @@ struct Simulated {
 };
 
 // The status of a running (not deleted) pod: Pending with containers
-// ContainerCreating before start_at, then Running with ready containers
-// (a readinessProbe's initialDelaySeconds after they started), crash loops
-// for annotated pods.
+// ContainerCreating before start_at or while a volume cannot be mounted
+// (the kubelet reports FailedMount), then Running with ready containers (a
+// readinessProbe's initialDelaySeconds after they started), crash loops
+// for annotated pods; a container whose config cannot be resolved waits
+// in CreateContainerConfigError (event Failed), the pod Pending while no
+// container runs.
 Simulated Run(const json::object& pod, const PodFacts& facts);
 
 // The pod's run time (kRunForAnnotation, or a Job pod's default); nullopt:

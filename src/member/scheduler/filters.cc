@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "api/claims.h"
 #include "member/object_util.h"
 
 namespace flotilla::member::scheduler {
@@ -213,15 +214,17 @@ int64_t Score(const Resources& non_zero_request, const json::object& node, const
   return least + balanced;
 }
 
-std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdict>& verdicts) {
+std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdict>& verdicts,
+                            const std::string& pre_filter) {
   if (verdicts.empty()) return "no nodes available to schedule pods";
   std::string head = "0/" + std::to_string(verdicts.size()) + " nodes are available:";
   std::map<std::string, int> reasons;
   std::map<std::string, int> preemption;
   for (const NodeVerdict& v : verdicts) {
     for (const std::string& r : v.reasons) ++reasons[r];
-    ++preemption[v.unresolvable ? "Preemption is not helpful for scheduling"
-                                : "No preemption victims found for incoming pod"];
+    ++preemption[v.unresolvable || !pre_filter.empty()
+                     ? "Preemption is not helpful for scheduling"
+                     : "No preemption victims found for incoming pod"];
   }
   std::string post;
   if (StringAt(pod, "spec.preemptionPolicy") == "Never") {
@@ -229,7 +232,32 @@ std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdi
   } else {
     post = "preemption: " + head + " " + Histogram(preemption) + ".";
   }
-  return head + " " + Histogram(reasons) + ". " + post + ".";
+  return head + " " + (pre_filter.empty() ? Histogram(reasons) : pre_filter) + ". " + post + ".";
+}
+
+std::string ClaimsPreFilter(const json::object& pod, const Lookup& claims,
+                            const Lookup& storage_classes) {
+  bool unbound_immediate = false;
+  for (const json::object* volume : ObjectsAt(pod, "spec.volumes")) {
+    const json::value* name_value = Find(*volume, "persistentVolumeClaim.claimName");
+    if (name_value == nullptr || !name_value->is_string()) continue;
+    std::string name(name_value->get_string());
+    const json::object* claim = claims(name);
+    if (claim == nullptr) return "persistentvolumeclaim \"" + name + "\" not found";
+    if (!StringAt(*claim, "metadata.deletionTimestamp").empty()) {
+      return "persistentvolumeclaim \"" + name + "\" is being deleted";
+    }
+    if (!StringAt(*claim, "spec.volumeName").empty()) continue;
+    std::string class_name = api::ClaimClass(*claim).value_or("");
+    if (class_name.empty()) {
+      unbound_immediate = true;
+      continue;
+    }
+    const json::object* cls = storage_classes(class_name);
+    if (cls == nullptr) return "storageclass.storage.k8s.io \"" + class_name + "\" not found";
+    if (StringAt(*cls, "volumeBindingMode") != "WaitForFirstConsumer") unbound_immediate = true;
+  }
+  return unbound_immediate ? "pod has unbound immediate PersistentVolumeClaims" : "";
 }
 
 }  // namespace flotilla::member::scheduler

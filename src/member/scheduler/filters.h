@@ -1,10 +1,11 @@
 // kube-scheduler's filter plugins as far as a simulated member needs them,
 // in the default profile's order (NodeUnschedulable, TaintToleration,
-// NodeAffinity, NodeResourcesFit), and the FitError message it writes when
-// a pod fits nowhere. Pure functions; thread-safe. Internal to
+// NodeAffinity, NodeResourcesFit), VolumeBinding's PreFilter, and the
+// FitError message it writes when a pod fits nowhere. Pure functions; thread-safe. Internal to
 // src/member/scheduler.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,23 @@ int64_t Score(const Resources& non_zero_request, const json::object& node, const
 // "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are
 // available: 3 No preemption victims found for incoming pod.."; with no
 // nodes, "no nodes available to schedule pods".
-std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdict>& verdicts);
+// With `pre_filter` (a PreFilter's refusal, e.g. ClaimsPreFilter's), that
+// message stands for the nodes' reasons: "0/3 nodes are available:
+// persistentvolumeclaim \"data\" not found. preemption: 0/3 nodes are
+// available: 3 Preemption is not helpful for scheduling..".
+std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdict>& verdicts,
+                            const std::string& pre_filter = "");
+
+// An object by name (of the pod's namespace for claims); null when none.
+using Lookup = std::function<const json::object*(const std::string& name)>;
+
+// The VolumeBinding plugin's PreFilter: "" when the pod's claims let it be
+// scheduled; else why not: a claim not found ("persistentvolumeclaim
+// \"data\" not found") or being deleted, a class not found, or a claim not
+// yet bound whose class binds at once (Immediate, or no class: "pod has
+// unbound immediate PersistentVolumeClaims"). A WaitForFirstConsumer claim
+// is bound once the pod is scheduled (statefulset/volume_binder.h).
+std::string ClaimsPreFilter(const json::object& pod, const Lookup& claims,
+                            const Lookup& storage_classes);
 
 }  // namespace flotilla::member::scheduler

@@ -69,7 +69,8 @@ const json::object* PodScheduledCondition(const json::object& pod) {
 }  // namespace
 
 struct Scheduler::Choice {
-  std::string node;  // empty: fits nowhere
+  std::string node;        // empty: fits nowhere
+  std::string pre_filter;  // a PreFilter's refusal: no node was tried
   std::vector<NodeVerdict> verdicts;
   Resources requested;
   Resources non_zero;
@@ -80,6 +81,8 @@ Scheduler::Scheduler(ControllerContext& ctx)
       clock_(ctx.clock),
       pods_(ctx.informers.For(kPods)),
       nodes_(ctx.informers.For(kNodes)),
+      claims_(ctx.informers.For(kPersistentVolumeClaims)),
+      classes_(ctx.informers.For(kStorageClasses)),
       events_(ctx.client, ctx.clock, runtime::EventSource{"default-scheduler", ""}) {
   controller_ = &ctx.manager.AddController(
       "scheduler", 1, [this](const std::string& key) { return Reconcile(key); });
@@ -99,6 +102,15 @@ Scheduler::Scheduler(ControllerContext& ctx)
             if (SchedulingFactsChanged(*old_node, *new_node)) RetryUnschedulable();
           },
       .on_delete = nullptr});
+  // A claim or class that comes or changes (bound, say) may let a pod
+  // waiting for it be scheduled.
+  runtime::EventHandler volumes{
+      .on_add = [this](const runtime::ObjectPtr&) { RetryUnschedulable(); },
+      .on_update = [this](const runtime::ObjectPtr&,
+                          const runtime::ObjectPtr&) { RetryUnschedulable(); },
+      .on_delete = nullptr};
+  claims_.AddEventHandler(volumes);
+  classes_.AddEventHandler(volumes);
 }
 
 void Scheduler::OnPodUpdate(const runtime::ObjectPtr& old_pod, const runtime::ObjectPtr& new_pod) {
@@ -179,6 +191,21 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
   Choice choice;
   choice.requested = scheduler::PodRequests(pod);
   choice.non_zero = scheduler::NonZeroPodRequests(pod);
+  std::string ns = StringAt(pod, "metadata.namespace");
+  std::vector<runtime::ObjectPtr> held;  // keeps what the lookups return alive
+  auto lookup = [&held](const runtime::Informer& informer, std::string prefix) {
+    return [&held, &informer, prefix](const std::string& name) -> const json::object* {
+      runtime::ObjectPtr obj = informer.cache().Get(prefix + name);
+      if (obj != nullptr) held.push_back(obj);
+      return obj.get();
+    };
+  };
+  choice.pre_filter =
+      scheduler::ClaimsPreFilter(pod, lookup(claims_, ns + "/"), lookup(classes_, ""));
+  if (!choice.pre_filter.empty()) {
+    choice.verdicts.resize(nodes_.cache().List().size());
+    return choice;
+  }
   std::map<std::string, NodeUsage> usage;
   {
     MutexLock lock(mu_);
@@ -226,8 +253,8 @@ StatusOr<runtime::Result> Scheduler::Reconcile(const std::string& key) {
     if (!bound.ok()) return bound;
     return runtime::Result{};
   }
-  Status marked =
-      MarkUnschedulable(*pod, scheduler::FitErrorMessage(*pod, choice.verdicts), changes_seen);
+  Status marked = MarkUnschedulable(
+      *pod, scheduler::FitErrorMessage(*pod, choice.verdicts, choice.pre_filter), changes_seen);
   if (!marked.ok()) return marked;
   return runtime::Result{.requeue_after = kRetryPeriod};
 }

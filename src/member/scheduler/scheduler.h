@@ -15,6 +15,11 @@
 // taints, schedulability or readiness changed; a bound pod deleted or
 // finished) and every kRetryPeriod.
 //
+// Before the filters, VolumeBinding's PreFilter (filters.h): a pod whose
+// claim is missing, being deleted or not yet bound under an Immediate class
+// is unschedulable with kube's message, and tried again when a claim or
+// class comes or changes.
+//
 // One worker, so two pods are never placed on the same free capacity; the
 // pods it bound but the informer has not shown bound yet are counted on
 // their node ("assumed", as kube-scheduler's cache does).
@@ -76,6 +81,8 @@ class Scheduler : public Component {
   Clock& clock_;
   runtime::Informer& pods_;
   runtime::Informer& nodes_;
+  runtime::Informer& claims_;
+  runtime::Informer& classes_;
   runtime::EventRecorder events_;
   runtime::Controller* controller_ = nullptr;
 

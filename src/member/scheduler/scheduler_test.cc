@@ -140,6 +140,45 @@ TEST_F(SchedulerTest, OverCapacityPodIsUnschedulableWithKubeSchedulersMessage) {
   }));
 }
 
+// VolumeBinding's PreFilter: a pod whose claim is missing, or unbound
+// under a class that binds at once, waits with kube-scheduler's message
+// and is scheduled when the claim is bound; a WaitForFirstConsumer claim
+// does not hold the pod back.
+TEST_F(SchedulerTest, APodWaitsForItsClaims) {
+  AddNode("n1", "2");
+  AddNode("n2", "2");
+  AddPod("db", "1", R"({"volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data"}}]})");
+  auto message = [](const std::string& why) {
+    return "0/2 nodes are available: " + why +
+           ". preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..";
+  };
+  EXPECT_TRUE(Unschedulable("db", message(R"(persistentvolumeclaim "data" not found)")));
+  auto claim = [&](const std::string& name, const std::string& cls) {
+    auto made = env_.client().Create(
+        kPersistentVolumeClaims, "default",
+        Parse(R"({"metadata":{"name":")" + name + R"("},"spec":{"storageClassName":")" + cls +
+              R"(","accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})"));
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    return made.ok() ? *made : json::object();
+  };
+  json::object data = claim("data", "");
+  EXPECT_TRUE(Unschedulable("db", message("pod has unbound immediate PersistentVolumeClaims")));
+  EnsureObject(data, "spec")["volumeName"] = "pv-1";
+  ASSERT_TRUE(env_.client().Update(kPersistentVolumeClaims, "default", data).ok());
+  EXPECT_TRUE(Eventually([&] { return !NodeOf("db").empty(); }));
+
+  // Under a WaitForFirstConsumer class the pod is scheduled first.
+  ASSERT_TRUE(env_.client()
+                  .Create(kStorageClasses, "",
+                          Parse(R"({"metadata":{"name":"local"},"provisioner":"example.com/local",
+                                   "volumeBindingMode":"WaitForFirstConsumer"})"))
+                  .ok());
+  claim("scratch", "local");
+  AddPod("worker", "1",
+         R"({"volumes":[{"name":"s","persistentVolumeClaim":{"claimName":"scratch"}}]})");
+  EXPECT_TRUE(Eventually([&] { return !NodeOf("worker").empty(); }));
+}
+
 TEST_F(SchedulerTest, MixedReasonsAreCountedPerNode) {
   AddNode("n1", "1", R"({"disk":"ssd"})");
   AddNode("n2", "4");
