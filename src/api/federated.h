@@ -66,6 +66,13 @@ inline constexpr char kStatefulSetStatusAnnotation[] =
 inline constexpr char kJobStatusAnnotation[] = "federation.kubernetes.io/job-status";
 // On a federated DaemonSet: its per-cluster counts and rollout.
 inline constexpr char kDaemonSetStatusAnnotation[] = "federation.kubernetes.io/daemonset-status";
+// The per-cluster breakdowns of the kinds listed beside the workloads
+// (federation/overview): a PodDisruptionBudget's desired ("planned") and
+// current ("ready") healthy pods in each cluster; an Ingress's copies,
+// ready once given an address; a claim's copies, ready once Bound.
+inline constexpr char kDisruptionStatusAnnotation[] = "federation.kubernetes.io/pdb-status";
+inline constexpr char kIngressStatusAnnotation[] = "federation.kubernetes.io/ingress-status";
+inline constexpr char kClaimStatusAnnotation[] = "federation.kubernetes.io/pvc-status";
 // A StatefulSet's name may have at most this many characters (its pods'
 // controller-revision-hash label appends a hash to it); a federated
 // StatefulSet's local ones are named <name>-<cluster>.

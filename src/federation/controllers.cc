@@ -32,15 +32,17 @@ std::vector<client::ResourceRef> MemberKinds() {
 std::vector<ListedWorkload> ListedWorkloads() {
   std::vector<ListedWorkload> out;
   for (const FederatedKind& k : BuiltInKinds().kinds()) {
-    if (!k.listing.has_value() || k.propagates.empty()) continue;
-    ListedWorkload w{.resource = k.propagates.front(),
-                     .kind = k.kind,
-                     .breakdown_annotation = k.listing->breakdown_annotation};
-    std::string singular = k.kind;
-    for (char& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    w.names = {singular, w.resource.resource};
-    for (const std::string& n : k.listing->short_names) w.names.push_back(n);
-    out.push_back(std::move(w));
+    for (const WorkloadListing& listing : k.listings) {
+      if (!listing.resource && k.propagates.empty()) continue;
+      ListedWorkload w{.resource = listing.resource.value_or(k.propagates.front()),
+                       .kind = listing.kind.empty() ? k.kind : listing.kind,
+                       .breakdown_annotation = listing.breakdown_annotation};
+      std::string singular = w.kind;
+      for (char& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      w.names = {singular, w.resource.resource};
+      for (const std::string& n : listing.short_names) w.names.push_back(n);
+      out.push_back(std::move(w));
+    }
   }
   return out;
 }

@@ -18,7 +18,7 @@ roleRef changes.
 import json
 
 from conftest import wait_for
-from federation import FED_ARGS, MANAGED_BY, module_federation
+from federation import FED_ARGS, MANAGED_BY, module_federation, plugin
 
 CLUSTERS = {c: ({"name": c}, ["--nodes", "2", "--pod-startup", "300ms"])
             for c in ("a", "b", "c")}
@@ -74,14 +74,15 @@ def test_what_a_deployment_mounts_goes_where_it_runs(fed):
     fed.create(database("b"), ns)
     fed.kubectl("rollout", "status", "deploy/db", "-n", ns, "--timeout=120s")
     wait_for(lambda: fed["b"].running_pods(ns, "app=db") == 1, "db running in b")
-    # (Their checks run beside the Deployment's: they may land a moment
-    # after its pod, whose simulated kubelet does not wait for them.)
-    wait_for(lambda: present(fed, "b", cm) and present(fed, "b", pvc),
-             "the ConfigMap and the claim in b")
+    # The member's kubelet started the pod only once its ConfigMap and its
+    # bound claim were there, as a real kubelet does; the copy got the
+    # member's default class.
+    assert present(fed, "b", cm) and present(fed, "b", pvc)
     assert present(fed, "c", cm) and not present(fed, "c", pvc)
     assert not present(fed, "a", cm) and not present(fed, "a", pvc)
     copy = fed["b"].get_json(pvc)
     assert copy["metadata"]["labels"][MANAGED_BY] == "flotilla"
+    assert copy["spec"]["storageClassName"] == "standard", copy["spec"]
     wait_for(lambda: fed.kubectl("get", "pvc", "data", "-n", ns, "-o",
                                  "jsonpath={.status.phase}").stdout == "Bound",
              "the federated claim Bound once its copy is")
@@ -91,6 +92,11 @@ def test_what_a_deployment_mounts_goes_where_it_runs(fed):
     claim = json.loads(fed.kubectl("get", "pvc", "data", "-n", ns, "-o", "json").stdout)
     assert claim["status"]["capacity"] == {"storage": "1Gi"}, claim["status"]
     assert claim["status"]["accessModes"] == ["ReadWriteOnce"], claim["status"]
+    # `kubectl flotilla status` lists the claim by its copies, Bound ones ready.
+    doc = json.loads(plugin(fed, "status", "-n", ns, "pvc/data", "-o", "json").stdout)
+    [row] = doc["workloads"]
+    assert row["kind"] == "PersistentVolumeClaim", row
+    assert {c: (v["ready"], v["planned"]) for c, v in row["clusters"].items()} == {"b": (1, 1)}, row
 
     # Moved to a: they follow; the claim leaves b only once b's pod is gone.
     fed.apply(database("a"), ns)

@@ -183,16 +183,25 @@ function clustersView(main, d) {
 
 // Desired and ready: replicas; for a DaemonSet the nodes that should run
 // its pod and those whose pod is ready; for a Job its completions and those
-// that succeeded.
-function counts(o, kind) {
+// that succeeded; for a PodDisruptionBudget the healthy pods it wants and
+// has; for an Ingress or a claim its copies and those served or Bound.
+function counts(o, kind, cells) {
   const status = o.status || {};
+  const spec = o.spec || {};
   if (kind === "DaemonSet") {
     return { desired: status.desiredNumberScheduled || 0, ready: status.numberReady || 0 };
   }
   if (kind === "Job") {
-    return { desired: o.spec.completions ?? o.spec.parallelism ?? 1, ready: status.succeeded || 0 };
+    return { desired: spec.completions ?? spec.parallelism ?? 1, ready: status.succeeded || 0 };
   }
-  return { desired: o.spec.replicas ?? 1, ready: status.readyReplicas || 0 };
+  if (kind === "PodDisruptionBudget") {
+    return { desired: status.desiredHealthy || 0, ready: status.currentHealthy || 0 };
+  }
+  if (kind === "Ingress" || kind === "PersistentVolumeClaim") {
+    return { desired: cells.reduce((s, c) => s + c.planned, 0),
+      ready: cells.reduce((s, c) => s + c.ready, 0) };
+  }
+  return { desired: spec.replicas ?? 1, ready: status.readyReplicas || 0 };
 }
 
 // The workloads as rows: kind/name, totals and per-cluster cells.
@@ -208,7 +217,7 @@ function workloadsOf(d) {
       cluster, planned: c.planned || 0, ready: c.ready || 0, rollout: c.rollout || "",
     })).sort((x, y) => x.cluster.localeCompare(y.cluster));
     rows.push({ o, kind, breakdown, id: `${o.metadata.namespace}/${kind.toLowerCase()}/${o.metadata.name}`,
-      ...counts(o, kind), cells,
+      ...counts(o, kind, cells), cells,
       hpa: hpas.get(`${o.metadata.namespace}/${kind}/${o.metadata.name}`),
       affinity: annotation(o, AFFINITY) || "strictly-decoupled" });
   };

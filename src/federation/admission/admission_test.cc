@@ -420,8 +420,9 @@ TEST(BuiltInKindsTest, ListTheirWorkloadsByTheNamesKubectlTakes) {
   std::vector<ListedWorkload> listed = ListedWorkloads();
   std::vector<std::string> kinds;
   for (const ListedWorkload& w : listed) kinds.push_back(w.kind);
-  EXPECT_EQ(kinds, (std::vector<std::string>{"ReplicaSet", "Deployment", "StatefulSet", "Job",
-                                             "DaemonSet"}));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"PersistentVolumeClaim", "ReplicaSet", "Deployment",
+                                             "StatefulSet", "Job", "DaemonSet",
+                                             "PodDisruptionBudget", "Ingress"}));
   for (const char* name : {"deploy", "Deployments", "deployment.apps", "DEPLOY.APPS"}) {
     const ListedWorkload* w = FindListedWorkload(listed, name);
     ASSERT_NE(w, nullptr) << name;
@@ -432,6 +433,14 @@ TEST(BuiltInKindsTest, ListTheirWorkloadsByTheNamesKubectlTakes) {
   EXPECT_EQ(FindListedWorkload(listed, "rs")->kind, "ReplicaSet");
   EXPECT_EQ(FindListedWorkload(listed, "ds")->breakdown_annotation,
             api::kDaemonSetStatusAnnotation);
+  // Listed beside the workloads: a sync kind among the sync controller's many.
+  const ListedWorkload* pvc = FindListedWorkload(listed, "pvc");
+  ASSERT_NE(pvc, nullptr);
+  EXPECT_EQ(pvc->resource.resource, "persistentvolumeclaims");
+  EXPECT_EQ(pvc->breakdown_annotation, api::kClaimStatusAnnotation);
+  EXPECT_EQ(FindListedWorkload(listed, "pdb")->kind, "PodDisruptionBudget");
+  EXPECT_EQ(FindListedWorkload(listed, "ingresses.networking.k8s.io")->kind, "Ingress");
+  EXPECT_EQ(FindListedWorkload(listed, "configmaps"), nullptr);
   EXPECT_EQ(FindListedWorkload(listed, "hpa"), nullptr);
   EXPECT_EQ(FindListedWorkload(listed, "pods"), nullptr);
   EXPECT_EQ(FindListedWorkload(listed, "deploy.batch"), nullptr);

@@ -92,15 +92,19 @@ struct KindAdmission {
   size_t max_local_name = 0;
 };
 
-// A kind of replicated workload that `kubectl flotilla status` lists
+// A kind that `kubectl flotilla status` and the dashboard list
 // (federation/overview): its objects' per-cluster breakdown is read from
-// `breakdown_annotation` (planned and ready replicas, rollout, per
-// cluster), and the command takes it by its lower-case kind, its plural
-// (the first resource it propagates), either with its group (".apps"),
-// and `short_names`.
+// `breakdown_annotation` (planned and ready, rollout, per cluster: what
+// they count is the kind's, e.g. replicas, completions, healthy pods, a
+// served or bound copy), and the command takes it by its lower-case kind,
+// its plural, either with its group (".apps"), and `short_names`.
 struct WorkloadListing {
   std::vector<std::string> short_names;  // "deploy"
   std::string breakdown_annotation;
+  // The resource and kind listed; unset: the FederatedKind's (its first
+  // propagated resource).
+  std::optional<client::ResourceRef> resource;
+  std::string kind;
 };
 
 struct FederatedKind {
@@ -120,7 +124,7 @@ struct FederatedKind {
   // given the federation's Applications in KindEnv::workloads.
   bool applications = false;
   // A workload kind listed by `kubectl flotilla status`; none otherwise.
-  std::optional<WorkloadListing> listing;
+  std::vector<WorkloadListing> listings;
   // Builds the controller on env.ctx; it runs once the context starts and
   // stops when the result is destroyed.
   std::function<std::shared_ptr<void>(const KindEnv& env)> build;

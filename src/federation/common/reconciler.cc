@@ -58,6 +58,17 @@ const json::object* Copy::Current() const {
   return existing.get();
 }
 
+std::string CopyBreakdown(const std::vector<Copy>& copies,
+                          const std::function<BreakdownCell(const json::object* current)>& cell) {
+  json::object clusters;
+  for (const Copy& c : copies) {
+    if (!c.desired) continue;
+    BreakdownCell b = cell(c.Managed() ? c.Current() : nullptr);
+    clusters[c.cluster()] = json::object{{"planned", b.planned}, {"ready", b.ready}};
+  }
+  return json::serialize(json::object{{"clusters", std::move(clusters)}});
+}
+
 bool Copy::Managed() const {
   const json::object* c = Current();
   return c != nullptr && IsManaged(*c) && !api::IsBeingDeleted(*c);

@@ -116,6 +116,16 @@ struct Copy {
   bool Managed() const;
 };
 
+// A breakdown annotation's value for a kind listed beside the workloads
+// (api/federated.h): {"clusters": {name: {"planned", "ready"}}} for each
+// copy the strategy wants, `cell` giving planned and ready from its
+// managed copy (null: none yet).
+struct BreakdownCell {
+  int64_t planned = 0, ready = 0;
+};
+std::string CopyBreakdown(const std::vector<Copy>& copies,
+                          const std::function<BreakdownCell(const json::object* current)>& cell);
+
 // One check of one federated object.
 struct Check {
   std::string key, ns, name;

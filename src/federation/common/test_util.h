@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,35 @@ inline bool MembersSynced(const MemberInformers& members, size_t clusters) {
     }
   }
   return true;
+}
+
+// The value at `key` of `obj`, null when absent.
+inline json::value Value(const json::object& obj, std::string_view key) {
+  const json::value* v = obj.if_contains(key);
+  return v == nullptr ? json::value() : *v;
+}
+
+// The per-cluster breakdown in `obj`'s annotation `key` as
+// "cluster=ready/planned" by cluster name, comma-separated ("" when none).
+inline std::string BreakdownCells(const json::object& obj, std::string_view key) {
+  const json::value* annotations = Find(obj, "metadata.annotations");
+  const json::value* text = annotations != nullptr && annotations->is_object()
+                                ? annotations->get_object().if_contains(key)
+                                : nullptr;
+  if (text == nullptr || !text->is_string()) return "";
+  StatusOr<json::object> breakdown = ParseJsonObject(text->get_string());
+  if (!breakdown.ok()) return "<invalid>";
+  std::string out;
+  const json::value* clusters = breakdown->if_contains("clusters");
+  if (clusters == nullptr || !clusters->is_object()) return out;
+  std::map<std::string, std::string> sorted;
+  for (const auto& [name, cell] : clusters->get_object()) {
+    if (!cell.is_object()) continue;
+    sorted[std::string(name)] = json::serialize(Value(cell.get_object(), "ready")) + "/" +
+                                json::serialize(Value(cell.get_object(), "planned"));
+  }
+  for (const auto& [name, cell] : sorted) out += (out.empty() ? "" : ",") + name + "=" + cell;
+  return out;
 }
 
 }  // namespace flotilla::federation::testing

@@ -167,8 +167,8 @@ void RegisterDaemonSet(KindRegistry& kinds) {
              .kind = "DaemonSet",
              .propagates = {client::kDaemonSets},
              .admission = {.update_order = true},
-             .listing = WorkloadListing{.short_names = {"ds"},
-                                        .breakdown_annotation = api::kDaemonSetStatusAnnotation},
+             .listings = {WorkloadListing{.short_names = {"ds"},
+                                          .breakdown_annotation = api::kDaemonSetStatusAnnotation}},
              .build = [](const KindEnv& env) {
                return std::make_shared<daemonset::DaemonSetController>(env.ctx, env.workloads);
              }});

@@ -255,19 +255,20 @@ void DeploymentController::Forget(const std::string& key) {
 namespace flotilla::federation {
 
 void RegisterDeployment(KindRegistry& kinds) {
-  kinds.Add({.controller = "deployment",
-             .help = "federated Deployments: divided like ReplicaSets, rolled out one cluster "
-                     "at a time",
-             .kind = "Deployment",
-             .propagates = {kDeployments},
-             .admission = {.preferences_annotation = api::kDeploymentPreferencesAnnotation,
-                           .update_order = true},
-             .applications = true,
-             .listing = WorkloadListing{.short_names = {"deploy"},
-                                        .breakdown_annotation = api::kDeploymentStatusAnnotation},
-             .build = [](const KindEnv& env) {
-               return std::make_shared<deployment::DeploymentController>(env.ctx, env.workloads);
-             }});
+  kinds.Add(
+      {.controller = "deployment",
+       .help = "federated Deployments: divided like ReplicaSets, rolled out one cluster "
+               "at a time",
+       .kind = "Deployment",
+       .propagates = {kDeployments},
+       .admission = {.preferences_annotation = api::kDeploymentPreferencesAnnotation,
+                     .update_order = true},
+       .applications = true,
+       .listings = {WorkloadListing{.short_names = {"deploy"},
+                                    .breakdown_annotation = api::kDeploymentStatusAnnotation}},
+       .build = [](const KindEnv& env) {
+         return std::make_shared<deployment::DeploymentController>(env.ctx, env.workloads);
+       }});
 }
 
 }  // namespace flotilla::federation

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/disruption.h"
+#include "api/federated.h"
 #include "api/labels.h"
 #include "api/owner.h"
 #include "api/views.h"
@@ -183,9 +184,15 @@ StatusOr<runtime::Result> DisruptionBudgetController::Finish(Check& check) {
     observed = observed && local != nullptr && reconciler().CopyUpToDate(check, c) &&
                Int(*local, "status.observedGeneration") == Int(*local, "metadata.generation");
   }
+  std::string breakdown = CopyBreakdown(check.copies, [](const json::object* copy) {
+    if (copy == nullptr) return BreakdownCell{};
+    return BreakdownCell{.planned = Int(*copy, "status.desiredHealthy"),
+                         .ready = Int(*copy, "status.currentHealthy")};
+  });
   FLOTILLA_RETURN_IF_ERROR(
       WriteStatusIfChanged(ctx_.fed(), kPodDisruptionBudgets, check.obj,
-                           AggregateStatus(check.obj, copies, observed, check.now)));
+                           AggregateStatus(check.obj, copies, observed, check.now),
+                           {{api::kDisruptionStatusAnnotation, std::move(breakdown)}}));
   return runtime::Result{};
 }
 
@@ -199,6 +206,8 @@ void RegisterDisruptionBudget(KindRegistry& kinds) {
                      "selected pods",
              .kind = "PodDisruptionBudget",
              .propagates = {client::kPodDisruptionBudgets},
+             .listings = {WorkloadListing{
+                 .short_names = {"pdb"}, .breakdown_annotation = api::kDisruptionStatusAnnotation}},
              .build = [](const KindEnv& env) {
                return std::make_shared<disruption::DisruptionBudgetController>(env.ctx,
                                                                                env.workloads);

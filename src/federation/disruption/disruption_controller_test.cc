@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "api/annotations.h"
+#include "api/federated.h"
 #include "federation/cluster/controller_fixture.h"
 #include "federation/common/member_copy.h"
 
@@ -159,6 +160,9 @@ TEST_F(DisruptionBudgetControllerTest, EachClusterWithPodsGetsItsShareOfTheBudge
            IntAt(fed, "status.expectedPods", -1) == 6 &&
            IntAt(fed, "status.observedGeneration", -1) == IntAt(fed, "metadata.generation", 0);
   })) << json::serialize(Fed());
+  // `kubectl flotilla status` lists it by each cluster's healthy pods.
+  EXPECT_EQ(federation::testing::BreakdownCells(Fed(), api::kDisruptionStatusAnnotation),
+            Name(0) + "=4/2," + Name(1) + "=1/1");
 
   // The pods leave c2 and come to c3: the budget follows them.
   ASSERT_TRUE(member_clients_[1]->Delete(kDeployments, kNs, "web", {}).ok());

@@ -1,6 +1,7 @@
 // The federated Ingress controller (ingress_controller.h).
 #include "federation/ingress/ingress_controller.h"
 
+#include "api/federated.h"
 #include "api/service_dns.h"
 #include "api/views.h"
 #include "federation/common/federated_kind.h"
@@ -116,7 +117,14 @@ StatusOr<runtime::Result> IngressController::Finish(Check& check) {
   json::object status =
       current != nullptr && current->is_object() ? current->get_object() : json::object{};
   status["loadBalancer"] = LoadBalancerOf(copies);
-  FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kIngresses, check.obj, status));
+  // A copy is ready once its cluster's ingress controller gave it an address.
+  std::string breakdown = CopyBreakdown(check.copies, [](const json::object* copy) {
+    const json::value* lb = copy ? Find(*copy, "status.loadBalancer.ingress") : nullptr;
+    bool addressed = lb != nullptr && lb->is_array() && !lb->get_array().empty();
+    return BreakdownCell{.planned = 1, .ready = addressed ? 1 : 0};
+  });
+  FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kIngresses, check.obj, status,
+                                                {{api::kIngressStatusAnnotation, breakdown}}));
   return runtime::Result{};
 }
 
@@ -130,6 +138,8 @@ void RegisterIngress(KindRegistry& kinds) {
                      "addresses in its status and its hosts in the federation's DNS",
              .kind = "Ingress",
              .propagates = {client::kIngresses},
+             .listings = {WorkloadListing{.short_names = {"ing"},
+                                          .breakdown_annotation = api::kIngressStatusAnnotation}},
              .build = [](const KindEnv& env) {
                return std::make_shared<ingress::IngressController>(env.ctx, env.workloads);
              }});

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "api/annotations.h"
+#include "api/federated.h"
 #include "federation/cluster/controller_fixture.h"
 #include "federation/common/member_copy.h"
 
@@ -118,6 +119,9 @@ TEST_F(IngressControllerTest, ServedWhereABackendIsReadyAndItsAddressesGathered)
   Serve(2, "10.3.0.1");
   ASSERT_TRUE(Settle([&] { return Addresses() == R"([{"ip":"10.1.0.1"},{"ip":"10.3.0.1"}])"; }))
       << Addresses();
+  // `kubectl flotilla status` lists it by its copies, served once addressed.
+  EXPECT_EQ(federation::testing::BreakdownCells(Fed(), api::kIngressStatusAnnotation),
+            Name(0) + "=1/1," + Name(2) + "=1/1");
 }
 
 }  // namespace

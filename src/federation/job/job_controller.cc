@@ -490,7 +490,7 @@ void RegisterJob(KindRegistry& kinds) {
              .kind = "Job",
              .propagates = {client::kJobs},
              .admission = {.preferences_annotation = api::kReplicaPreferencesAnnotation},
-             .listing = WorkloadListing{.breakdown_annotation = api::kJobStatusAnnotation},
+             .listings = {WorkloadListing{.breakdown_annotation = api::kJobStatusAnnotation}},
              .build = [](const KindEnv& env) {
                return std::make_shared<job::JobController>(env.ctx, env.workloads);
              }});

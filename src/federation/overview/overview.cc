@@ -122,6 +122,9 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa,
   } else if (w.kind == "Job") {  // completions, and those that succeeded
     w.desired = IntAt(obj, "spec.completions", IntAt(obj, "spec.parallelism", 1));
     w.ready = IntAt(obj, "status.succeeded", 0);
+  } else if (w.kind == "PodDisruptionBudget") {  // healthy pods the budgets want, and have
+    w.desired = IntAt(obj, "status.desiredHealthy", 0);
+    w.ready = IntAt(obj, "status.currentHealthy", 0);
   }
   const json::object breakdown =
       breakdown_annotation.empty() ? json::object{} : Breakdown(obj, breakdown_annotation);
@@ -143,7 +146,17 @@ WorkloadInfo WorkloadInfoOf(const json::object& obj, const json::object* hpa,
       if (cell.rollout == "waiting" || cell.rollout == "paused") w.waiting.push_back(name);
     }
   }
-  if (w.kind != "ReplicaSet" && w.kind != "Job") w.rollout = OverallRollout(w);
+  if (w.kind == "Ingress" || w.kind == "PersistentVolumeClaim") {
+    // Copies, and those served (an address) or Bound.
+    w.desired = w.ready = 0;
+    for (const auto& [cluster, cell] : w.cells) {
+      w.desired += cell.planned;
+      w.ready += cell.ready;
+    }
+  }
+  if (w.kind == "Deployment" || w.kind == "StatefulSet" || w.kind == "DaemonSet") {
+    w.rollout = OverallRollout(w);
+  }
   if (hpa != nullptr) AddHpa(w, *hpa);
   std::string_view affinity = view.annotation(api::kLocationAffinityAnnotation);
   w.affinity = affinity.empty() ? std::string_view(api::kStrictlyDecoupled) : affinity;

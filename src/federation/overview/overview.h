@@ -52,8 +52,11 @@ struct Cell {
   std::optional<int64_t> min_replicas, max_replicas;
 };
 
+// One listed object: a workload, or a kind listed beside them (a
+// PodDisruptionBudget: desired and current healthy pods; an Ingress or a
+// claim: its copies, and those served or Bound).
 struct WorkloadInfo {
-  std::string kind;  // "Deployment", "ReplicaSet", "StatefulSet"
+  std::string kind;  // "Deployment", "ReplicaSet", "StatefulSet", "Job", ...
   std::string ns, name;
   int64_t desired = 0;                // spec.replicas
   int64_t ready = 0;                  // status.readyReplicas

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "api/federated.h"
@@ -51,7 +52,10 @@ const BreakdownAnnotations kBreakdowns{{"Deployment", api::kDeploymentStatusAnno
                                        {"ReplicaSet", api::kReplicaSetStatusAnnotation},
                                        {"StatefulSet", api::kStatefulSetStatusAnnotation},
                                        {"DaemonSet", api::kDaemonSetStatusAnnotation},
-                                       {"Job", api::kJobStatusAnnotation}};
+                                       {"Job", api::kJobStatusAnnotation},
+                                       {"PodDisruptionBudget", api::kDisruptionStatusAnnotation},
+                                       {"Ingress", api::kIngressStatusAnnotation},
+                                       {"PersistentVolumeClaim", api::kClaimStatusAnnotation}};
 
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
@@ -135,6 +139,40 @@ TEST(OverviewTest, AJobCountsCompletions) {
   EXPECT_EQ(o.workloads[0].ready, 9);
   EXPECT_EQ(o.workloads[0].cells.at("a").planned, 6);
   EXPECT_EQ(o.workloads[0].rollout, "");
+}
+
+// A budget lists its healthy pods against those it wants; an Ingress and a
+// claim their copies against those served or Bound. None has a rollout.
+TEST(OverviewTest, BudgetsIngressesAndClaimsCountWhatTheirKindsHave) {
+  auto pdb = *ParseJsonObject(R"({"kind": "PodDisruptionBudget", "metadata": {"name": "web",
+      "namespace": "d", "annotations": {"federation.kubernetes.io/pdb-status":
+      "{\"clusters\":{\"a\":{\"planned\":2,\"ready\":3},\"b\":{\"planned\":1,\"ready\":0}}}"}},
+      "spec": {"minAvailable": 3}, "status": {"desiredHealthy": 3, "currentHealthy": 3}})");
+  auto ing = *ParseJsonObject(R"({"kind": "Ingress", "metadata": {"name": "shop",
+      "namespace": "d", "annotations": {"federation.kubernetes.io/ingress-status":
+      "{\"clusters\":{\"a\":{\"planned\":1,\"ready\":1},\"b\":{\"planned\":1,\"ready\":0}}}"}},
+      "spec": {}})");
+  auto pvc = *ParseJsonObject(R"({"kind": "PersistentVolumeClaim", "metadata": {"name": "data",
+      "namespace": "d", "annotations": {"federation.kubernetes.io/pvc-status":
+      "{\"clusters\":{\"b\":{\"planned\":1,\"ready\":1}}}"}},
+      "spec": {}, "status": {"phase": "Bound"}})");
+  Overview o = Build({}, {pdb, ing, pvc}, {}, kBreakdowns);
+  ASSERT_EQ(o.workloads.size(), 3u);
+  std::map<std::string, const WorkloadInfo*> by_kind;
+  for (const WorkloadInfo& w : o.workloads) by_kind[w.kind] = &w;
+  const WorkloadInfo& budget = *by_kind.at("PodDisruptionBudget");
+  EXPECT_EQ(budget.desired, 3);
+  EXPECT_EQ(budget.ready, 3);
+  EXPECT_EQ(budget.cells.at("a").ready, 3);
+  EXPECT_EQ(budget.cells.at("b").planned, 1);
+  const WorkloadInfo& ingress = *by_kind.at("Ingress");
+  EXPECT_EQ(ingress.desired, 2);
+  EXPECT_EQ(ingress.ready, 1);
+  const WorkloadInfo& claim = *by_kind.at("PersistentVolumeClaim");
+  EXPECT_EQ(claim.desired, 1);
+  EXPECT_EQ(claim.ready, 1);
+  EXPECT_FALSE(claim.cells.contains("a"));
+  for (const WorkloadInfo& w : o.workloads) EXPECT_EQ(w.rollout, "") << w.kind;
 }
 
 }  // namespace

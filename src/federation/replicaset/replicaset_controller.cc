@@ -115,8 +115,8 @@ void RegisterReplicaSet(KindRegistry& kinds) {
              .propagates = {kReplicaSets},
              .admission = {.preferences_annotation = api::kReplicaSetPreferencesAnnotation},
              .applications = true,
-             .listing = WorkloadListing{.short_names = {"rs"},
-                                        .breakdown_annotation = api::kReplicaSetStatusAnnotation},
+             .listings = {WorkloadListing{
+                 .short_names = {"rs"}, .breakdown_annotation = api::kReplicaSetStatusAnnotation}},
              .build = [](const KindEnv& env) {
                return std::make_shared<replicaset::ReplicaSetController>(env.ctx, env.workloads);
              }});

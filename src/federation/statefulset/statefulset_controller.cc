@@ -356,18 +356,19 @@ StatusOr<bool> StatefulSetController::Finalize(const json::object& obj) {
 namespace flotilla::federation {
 
 void RegisterStatefulSet(KindRegistry& kinds) {
-  kinds.Add({.controller = "statefulset",
-             .help = "federated StatefulSets: stable identities and DNS across the members",
-             .kind = "StatefulSet",
-             .propagates = {kStatefulSets},
-             .admission = {.preferences_annotation = api::kStatefulSetPreferencesAnnotation,
-                           .update_order = true,
-                           .max_local_name = api::kMaxStatefulSetNameLength},
-             .listing = WorkloadListing{.short_names = {"sts"},
-                                        .breakdown_annotation = api::kStatefulSetStatusAnnotation},
-             .build = [](const KindEnv& env) {
-               return std::make_shared<statefulset::StatefulSetController>(env.ctx, env.workloads);
-             }});
+  kinds.Add(
+      {.controller = "statefulset",
+       .help = "federated StatefulSets: stable identities and DNS across the members",
+       .kind = "StatefulSet",
+       .propagates = {kStatefulSets},
+       .admission = {.preferences_annotation = api::kStatefulSetPreferencesAnnotation,
+                     .update_order = true,
+                     .max_local_name = api::kMaxStatefulSetNameLength},
+       .listings = {WorkloadListing{.short_names = {"sts"},
+                                    .breakdown_annotation = api::kStatefulSetStatusAnnotation}},
+       .build = [](const KindEnv& env) {
+         return std::make_shared<statefulset::StatefulSetController>(env.ctx, env.workloads);
+       }});
 }
 
 }  // namespace flotilla::federation

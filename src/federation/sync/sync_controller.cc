@@ -109,9 +109,15 @@ class SyncController::KindStrategy : public Strategy {
       return runtime::Result{};
     }
     if (spec_.kind == "PersistentVolumeClaim") {
+      // A copy is ready once Bound.
+      std::string breakdown = CopyBreakdown(check.copies, [](const json::object* copy) {
+        bool bound = copy != nullptr && StringViewAt(*copy, "status.phase") == "Bound";
+        return BreakdownCell{.planned = 1, .ready = bound ? 1 : 0};
+      });
       FLOTILLA_RETURN_IF_ERROR(
           WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj,
-                               PersistentVolumeClaimStatus(check.obj, ManagedCopies(check))));
+                               PersistentVolumeClaimStatus(check.obj, ManagedCopies(check)),
+                               {{api::kClaimStatusAnnotation, std::move(breakdown)}}));
       return runtime::Result{};
     }
     if (spec_.resource.resource != "services") return runtime::Result{};
@@ -287,6 +293,10 @@ void RegisterSync(KindRegistry& kinds) {
                      "Roles, RoleBindings, CustomResourceDefinitions and every custom kind "
                      "propagated to the members (docs/federation.md)",
              .propagates = std::move(propagates),
+             .listings = {WorkloadListing{.short_names = {"pvc"},
+                                          .breakdown_annotation = api::kClaimStatusAnnotation,
+                                          .resource = client::kPersistentVolumeClaims,
+                                          .kind = "PersistentVolumeClaim"}},
              .build = [](const KindEnv& env) {
                return std::make_shared<sync::SyncController>(
                    env.ctx, env.options.Get<sync::SyncControllerOptions>());

@@ -14,6 +14,7 @@
 #include "client/resources.h"
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/test_util.h"
+#include "federation/common/test_util.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
 #include "federation/sync/interpreted.h"
@@ -878,6 +879,10 @@ TEST_F(SyncControllerTest, AClaimStaysWhereAPodUsesIt) {
     return c && StringAt(*c, "status.phase") == "Bound" &&
            StringAt(*c, "status.capacity.storage") == "1Gi";
   }));
+  // `kubectl flotilla status` lists it by its copies, Bound ones ready.
+  EXPECT_EQ(federation::testing::BreakdownCells(
+                *Get(*fed_, kPersistentVolumeClaims, "shop", "data"), api::kClaimStatusAnnotation),
+            "m1=1/1");
 
   ASSERT_TRUE(m1_->Create(kPods, "shop", Obj(R"({"metadata":{"name":"db"},
       "spec":{"nodeName":"node-1","containers":[{"name":"db","image":"postgres"}],
