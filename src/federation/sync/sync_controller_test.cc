@@ -14,9 +14,9 @@
 #include "client/resources.h"
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/test_util.h"
-#include "federation/common/test_util.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/object_writes.h"
+#include "federation/common/test_util.h"
 #include "federation/sync/interpreted.h"
 #include "runtime/test_util.h"
 

@@ -91,14 +91,8 @@ void Kubelet::EnqueueWaitingPods(const runtime::ObjectPtr& obj) {
 
 kubelet::Dependencies Kubelet::Missing(const json::object& pod) {
   std::string ns = StringAt(pod, "metadata.namespace");
-  std::vector<runtime::ObjectPtr> held;  // keeps what the lookups return alive
-  auto lookup = [&](runtime::Informer& informer) -> kubelet::Lookup {
-    return [&held, &ns, cache = &informer.cache()](const std::string& name) -> const json::object* {
-      runtime::ObjectPtr obj = cache->Get(ns + "/" + name);
-      if (obj == nullptr) return nullptr;
-      held.push_back(obj);
-      return obj.get();
-    };
+  auto lookup = [&ns](runtime::Informer& informer) -> kubelet::Lookup {
+    return [&ns, &informer](const std::string& name) { return informer.lister().Get(ns, name); };
   };
   kubelet::Dependencies missing =
       kubelet::CheckDependencies(pod, {.config_maps = lookup(config_maps_),

@@ -43,7 +43,7 @@ std::string NotFound(const Source& s, const std::string& name) {
 std::string CheckVolumeSource(const Source& s, const json::object& ref, std::string_view name_field,
                               const Lookups& lookups) {
   std::string name = StringAt(ref, name_field);
-  const json::object* obj = (lookups.*s.lookup)(name);
+  std::shared_ptr<const json::object> obj = (lookups.*s.lookup)(name);
   if (obj == nullptr) return Optional(ref) ? "" : NotFound(s, name);
   for (const json::object* item : ObjectsAt(ref, "items")) {
     std::string key = StringAt(*item, "key");
@@ -78,7 +78,7 @@ std::string CheckVolume(const json::object& volume, const std::string& ns, const
   }
   if (const json::object* pvc = GetObject(volume, "persistentVolumeClaim")) {
     std::string name = StringAt(*pvc, "claimName");
-    const json::object* claim = lookups.claims(name);
+    std::shared_ptr<const json::object> claim = lookups.claims(name);
     std::string why;
     if (claim == nullptr) {
       why =
@@ -100,7 +100,7 @@ std::string CheckVolume(const json::object& volume, const std::string& ns, const
 std::string CheckKeyRef(const Source& s, const json::object& ref, const std::string& ns,
                         const Lookups& lookups) {
   std::string name = StringAt(ref, "name");
-  const json::object* obj = (lookups.*s.lookup)(name);
+  std::shared_ptr<const json::object> obj = (lookups.*s.lookup)(name);
   if (Optional(ref)) return "";
   if (obj == nullptr) return NotFound(s, name);
   std::string key = StringAt(ref, "key");

@@ -16,14 +16,16 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "base/json.h"
 
 namespace flotilla::member::kubelet {
 
-// An object of the pod's namespace by name; null when there is none.
-using Lookup = std::function<const json::object*(const std::string& name)>;
+// An object of the pod's namespace by name (as a cache shares it); null
+// when there is none.
+using Lookup = std::function<std::shared_ptr<const json::object>(const std::string& name)>;
 
 struct Lookups {
   Lookup config_maps, secrets, claims;

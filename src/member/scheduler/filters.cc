@@ -242,7 +242,7 @@ std::string ClaimsPreFilter(const json::object& pod, const Lookup& claims,
     const json::value* name_value = Find(*volume, "persistentVolumeClaim.claimName");
     if (name_value == nullptr || !name_value->is_string()) continue;
     std::string name(name_value->get_string());
-    const json::object* claim = claims(name);
+    std::shared_ptr<const json::object> claim = claims(name);
     if (claim == nullptr) return "persistentvolumeclaim \"" + name + "\" not found";
     if (!StringAt(*claim, "metadata.deletionTimestamp").empty()) {
       return "persistentvolumeclaim \"" + name + "\" is being deleted";
@@ -253,7 +253,7 @@ std::string ClaimsPreFilter(const json::object& pod, const Lookup& claims,
       unbound_immediate = true;
       continue;
     }
-    const json::object* cls = storage_classes(class_name);
+    std::shared_ptr<const json::object> cls = storage_classes(class_name);
     if (cls == nullptr) return "storageclass.storage.k8s.io \"" + class_name + "\" not found";
     if (StringAt(*cls, "volumeBindingMode") != "WaitForFirstConsumer") unbound_immediate = true;
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,9 @@ int64_t Score(const Resources& non_zero_request, const json::object& node, const
 std::string FitErrorMessage(const json::object& pod, const std::vector<NodeVerdict>& verdicts,
                             const std::string& pre_filter = "");
 
-// An object by name (of the pod's namespace for claims); null when none.
-using Lookup = std::function<const json::object*(const std::string& name)>;
+// An object by name (of the pod's namespace for claims, as a cache shares
+// it); null when none.
+using Lookup = std::function<std::shared_ptr<const json::object>(const std::string& name)>;
 
 // The VolumeBinding plugin's PreFilter: "" when the pod's claims let it be
 // scheduled; else why not: a claim not found ("persistentvolumeclaim

@@ -192,18 +192,11 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
   choice.requested = scheduler::PodRequests(pod);
   choice.non_zero = scheduler::NonZeroPodRequests(pod);
   std::string ns = StringAt(pod, "metadata.namespace");
-  std::vector<runtime::ObjectPtr> held;  // keeps what the lookups return alive
-  auto lookup = [&held](const runtime::Informer& informer, std::string prefix) {
-    return [&held, &informer, prefix](const std::string& name) -> const json::object* {
-      runtime::ObjectPtr obj = informer.cache().Get(prefix + name);
-      if (obj != nullptr) held.push_back(obj);
-      return obj.get();
-    };
-  };
-  choice.pre_filter =
-      scheduler::ClaimsPreFilter(pod, lookup(claims_, ns + "/"), lookup(classes_, ""));
+  choice.pre_filter = scheduler::ClaimsPreFilter(
+      pod, [&](const std::string& name) { return claims_.lister().Get(ns, name); },
+      [&](const std::string& name) { return classes_.lister().Get("", name); });
   if (!choice.pre_filter.empty()) {
-    choice.verdicts.resize(nodes_.cache().List().size());
+    choice.verdicts.resize(nodes_.cache().Size());
     return choice;
   }
   std::map<std::string, NodeUsage> usage;
