@@ -67,6 +67,10 @@ Kubelet::Kubelet(ControllerContext& ctx)
   controller_ = &ctx.manager.AddController(
       "kubelet", 2, [this](const std::string& key) { return Reconcile(key); });
   pods_.AddEventHandler(controller_->EnqueueHandler());
+  pods_.AddEventHandler(runtime::EventHandler{
+      .on_add = nullptr, .on_update = nullptr, .on_delete = [this](const runtime::ObjectPtr& pod) {
+        Forget(StringAt(*pod, "metadata.uid"));
+      }});
   nodes_.AddEventHandler(runtime::EventHandler{
       .on_add =
           [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StringAt(*n, "metadata.name")); },
@@ -163,6 +167,16 @@ size_t Kubelet::Quarantined() {
   return orphaned_since_.size();
 }
 
+size_t Kubelet::Remembered() {
+  MutexLock lock(mu_);
+  std::set<std::string> uids;
+  for (const auto* m : {&first_seen_, &orphaned_since_}) {
+    for (const auto& [uid, _] : *m) uids.insert(uid);
+  }
+  for (const auto& [uid, _] : mount_errors_) uids.insert(uid);
+  return uids.size();
+}
+
 // As the pod garbage collector: a pod whose node is gone is deleted once
 // the node has been missing for kOrphanQuarantine.
 StatusOr<runtime::Result> Kubelet::Orphaned(const json::object& pod) {
@@ -247,11 +261,14 @@ Status Kubelet::ForceDelete(const json::object& pod) {
   if (!deleted.ok() && !deleted.Is(Reason::kNotFound) && !deleted.Is(Reason::kConflict)) {
     return deleted;
   }
-  MutexLock lock(mu_);
-  first_seen_.erase(StringAt(pod, "metadata.uid"));
-  orphaned_since_.erase(StringAt(pod, "metadata.uid"));
-  mount_errors_.erase(StringAt(pod, "metadata.uid"));
   return Status::Ok();
+}
+
+void Kubelet::Forget(const std::string& uid) {
+  MutexLock lock(mu_);
+  first_seen_.erase(uid);
+  orphaned_since_.erase(uid);
+  mount_errors_.erase(uid);
 }
 
 TimePoint Kubelet::FirstSeen(const std::string& uid) {

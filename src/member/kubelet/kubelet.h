@@ -43,6 +43,9 @@ class Kubelet : public Component {
 
   // Pods whose node is gone, waiting out kOrphanQuarantine.
   size_t Quarantined();
+  // Pods the kubelet keeps state for (first seen, quarantine, mount
+  // errors); a pod's state goes with the pod, whoever deletes it.
+  size_t Remembered();
 
  private:
   StatusOr<runtime::Result> Reconcile(const std::string& key);
@@ -52,6 +55,8 @@ class Kubelet : public Component {
   Status WriteStatus(const json::object& pod, const kubelet::Simulated& sim);
   Status ForceDelete(const json::object& pod);
   TimePoint FirstSeen(const std::string& uid);
+  // Drops what is kept for the pod `uid` (it is gone).
+  void Forget(const std::string& uid);
   std::string AllocateIp(const std::string& key, const json::object& pod);
   void Release(const std::string& key);
   runtime::Result After(const std::string& key, std::optional<TimePoint> next);

@@ -362,6 +362,20 @@ TEST_F(KubeletTest, PodsOfADeletedNodeAreDeleted) {
   EXPECT_TRUE(Eventually([&] { return Gone("web"); }));
 }
 
+// What the kubelet keeps per pod goes with the pod, also when someone else
+// deletes it at once (grace 0: the kubelet never sees it terminating).
+TEST_F(KubeletTest, APodsStateGoesWithThePod) {
+  AddPod("web");
+  AddPod("waits", "{}",
+         R"({"env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"none","key":"a"}}}]})");
+  ASSERT_TRUE(Eventually([&] { return kubelet_->Remembered() == 2; }));
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(env_.client().Delete(kPods, "default", "web", now).ok());
+  ASSERT_TRUE(env_.client().Delete(kPods, "default", "waits", now).ok());
+  EXPECT_TRUE(Eventually([&] { return kubelet_->Remembered() == 0; }));
+}
+
 TEST(NormalizeImageTest, AsContainerdReportsIt) {
   EXPECT_EQ(kubelet::NormalizeImage("nginx"), "docker.io/library/nginx:latest");
   EXPECT_EQ(kubelet::NormalizeImage("bitnami/redis:7"), "docker.io/bitnami/redis:7");
