@@ -348,13 +348,15 @@ class EtcdStore final : public Store {
   // The lease a write with `ttl` attaches its key to (0: none), as
   // kube-apiserver's lease manager hands them out: writes within a short
   // window share one lease, granted for the TTL plus that window (5% of
-  // the TTL, at most a minute), so a busy event stream costs a lease per
-  // window rather than per write, and a key lives at most the window
-  // longer than asked.
+  // the TTL, at least a second, etcd's unit, and at most a minute), so a
+  // busy event stream costs a lease per window rather than per write, and
+  // a key lives at most the window longer than asked. (Without the second,
+  // short TTLs got a lease per write, and etcd revokes leases one by one:
+  // 200 keys of a 1 s TTL took up to a minute to go on a loaded machine.)
   StatusOr<int64_t> LeaseFor(Duration ttl) {
     if (ttl <= Duration::zero()) return int64_t{0};
     const auto ttl_s = std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(ttl).count());
-    const int64_t window_s = std::min<int64_t>(60, ttl_s / 20);
+    const int64_t window_s = std::clamp<int64_t>(ttl_s / 20, 1, 60);
     const auto now = std::chrono::steady_clock::now();
     MutexLock lock(lease_mu_);
     auto& cached = leases_[ttl_s];
@@ -559,7 +561,8 @@ Status EtcdStore::Load() {
 
 void EtcdStore::ApplyEvents(pb::WatchResponse& resp) {
   std::vector<HistoryEntry> entries;
-  int64_t last = state_.revision();
+  const int64_t before = state_.revision();
+  int64_t last = before;
   int64_t compacted_seen = 0;  // the compaction key's latest write here
   for (mvccpb::Event& ev : *resp.mutable_events()) {
     mvccpb::KeyValue& kv = *ev.mutable_kv();
@@ -577,10 +580,13 @@ void EtcdStore::ApplyEvents(pb::WatchResponse& resp) {
       continue;
     }
     // A transaction writing several keys of the prefix gives them one
-    // revision; Flotilla writes one key per transaction.
-    if (kv.mod_revision() <= last) {
-      spdlog::error("etcd watch: a second write at revision {} (key {}) is not cached",
-                    kv.mod_revision(), kv.key());
+    // revision: Flotilla writes one key per transaction, but etcd revoking
+    // a lease deletes every key attached to it at once (the Events that
+    // expire together). etcd never splits a revision's events between
+    // responses, so only a revision cached before this response is old.
+    if (kv.mod_revision() <= before || kv.mod_revision() < last) {
+      spdlog::error("etcd watch: a write at revision {} (key {}) after revision {} is not cached",
+                    kv.mod_revision(), kv.key(), last);
       continue;
     }
     last = kv.mod_revision();
