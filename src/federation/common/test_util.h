@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/json.h"
+#include "client/client.h"
 #include "federation/common/member_informers.h"
 
 namespace flotilla::federation::testing {
@@ -57,6 +58,17 @@ inline std::string BreakdownCells(const json::object& obj, std::string_view key)
   }
   for (const auto& [name, cell] : sorted) out += (out.empty() ? "" : ",") + name + "=" + cell;
   return out;
+}
+
+// Sets annotation `key` of `name` to `value` with a merge patch: the
+// controllers write the objects a test watches, and an update of a copy read
+// a moment ago can meet a Conflict.
+inline bool PatchAnnotation(client::Client& client, const client::ResourceRef& resource,
+                            const std::string& ns, const std::string& name, std::string_view key,
+                            std::string_view value) {
+  json::object annotations{{key, value}};
+  json::object patch{{"metadata", json::object{{"annotations", std::move(annotations)}}}};
+  return client.Patch(resource, ns, name, client::PatchType::kMerge, json::serialize(patch)).ok();
 }
 
 }  // namespace flotilla::federation::testing

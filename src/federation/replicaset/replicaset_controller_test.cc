@@ -12,9 +12,9 @@
 #include "federation/common/customizations.h"
 #include "federation/common/member_copy.h"
 #include "federation/common/names.h"
-#include "federation/common/object_writes.h"
 #include "federation/common/policies.h"
 #include "federation/common/quotas.h"
+#include "federation/common/test_util.h"
 #include "federation/sync/sync_controller.h"
 
 namespace flotilla::federation::replicaset {
@@ -479,9 +479,9 @@ TEST_F(ReplicaSetControllerTest, WhatTheTemplateUsesFollowsItWithoutAPolicy) {
   }
   // It moves to the cloud: they follow, and leave on-prem (no pod uses the
   // claim there).
-  ASSERT_TRUE(SetAnnotation(*fed_client_, kReplicaSets, Frs(), api::kClusterSelectorAnnotation,
-                            R"([{"key":"location","operator":"In","values":["cloud"]}])")
-                  .ok());
+  ASSERT_TRUE(federation::testing::PatchAnnotation(
+      *fed_client_, kReplicaSets, kNs, "web", api::kClusterSelectorAnnotation,
+      R"([{"key":"location","operator":"In","values":["cloud"]}])"));
   // (The member's API server protects the claim: it is being deleted, and
   // its pvc-protection controller, not run here, would let it go.)
   auto deleted = [&](int i, const client::ResourceRef& r, const char* name) {

@@ -15,7 +15,6 @@
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/test_util.h"
 #include "federation/common/member_copy.h"
-#include "federation/common/object_writes.h"
 #include "federation/common/test_util.h"
 #include "federation/sync/interpreted.h"
 #include "runtime/test_util.h"
@@ -888,11 +887,9 @@ TEST_F(SyncControllerTest, AClaimStaysWhereAPodUsesIt) {
       "spec":{"nodeName":"node-1","containers":[{"name":"db","image":"postgres"}],
               "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data"}}]}})"))
                   .ok());
-  ASSERT_TRUE(SetAnnotation(*fed_, kPersistentVolumeClaims,
-                            *Get(*fed_, kPersistentVolumeClaims, "shop", "data"),
-                            api::kClusterSelectorAnnotation,
-                            R"([{"key":"region","operator":"In","values":["us"]}])")
-                  .ok());
+  ASSERT_TRUE(federation::testing::PatchAnnotation(
+      *fed_, kPersistentVolumeClaims, "shop", "data", api::kClusterSelectorAnnotation,
+      R"([{"key":"region","operator":"In","values":["us"]}])"));
   ASSERT_TRUE(Eventually([&] { return !Gone(*m2_, kPersistentVolumeClaims, "shop", "data"); }));
   for (int i = 0; i < 20; ++i) clock_.Advance(std::chrono::milliseconds(100));
   EXPECT_FALSE(Gone(*m1_, kPersistentVolumeClaims, "shop", "data"));
