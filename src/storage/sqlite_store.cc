@@ -1,15 +1,19 @@
 // The sqlite backend: the shared State in front of a durable SqliteLog.
 //
-// Group commit: writers queue their requests and wait. One committer thread
-// takes everything queued, prepares it in order against the state plus the
-// batch's own earlier writes (assigning revisions and running mutations),
-// writes the batch in one transaction (one fsync), and only then applies it
-// to the State, which makes it visible to reads and watchers, and wakes the
-// writers. More concurrent writers mean bigger batches, not more fsyncs.
+// Group commit without a commit thread: writers queue their requests; the
+// first that finds no commit running leads one. It takes everything queued
+// (its own request and whatever came meanwhile), prepares it in order
+// against the state plus the batch's own earlier writes (assigning
+// revisions and running mutations), writes the batch in one transaction
+// (one fsync), only then applies it to the State, which makes it visible to
+// reads and watchers, and wakes the batch's writers; one of those still
+// waiting leads the next. More concurrent writers mean bigger batches, not
+// more fsyncs, and a lone writer commits on its own thread, with no
+// hand-off to another and back.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <thread>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -42,22 +46,24 @@ class SqliteStore final : public Store {
       MutexLock lock(mu_);
       closing_ = true;
     }
-    work_cv_.NotifyOne();
     done_cv_.NotifyAll();
-    // Its thread's deletes queued before closing are committed; later ones
-    // are refused, and without a committer (a failed Load) none waits.
-    expiry_->Stop();  // the committer may still call its Note
-    if (committer_.joinable()) committer_.join();
+    // The expiry thread's deletes queued before closing are committed; later ones
+    // are refused, and before Start (a failed Load) none waits.
+    expiry_->Stop();  // a commit in flight may still call its Note
+    // Writes queued before closing are committed before the log goes.
+    MutexLock lock(mu_);
+    done_cv_.Wait(lock, [this]() REQUIRES(mu_) { return !leading_ && queue_.empty(); });
   }
 
   // Rebuilds the state from the log. REQUIRES: before Start.
   Status Load();
+  // From here on, writes commit.
   void Start() {
     {
       MutexLock lock(mu_);
-      committing_ = true;
+      started_ = true;
     }
-    committer_ = std::thread([this] { CommitLoop(); });
+    done_cv_.NotifyAll();
   }
 
   StatusOr<KeyValue> Get(std::string_view key) override { return state_.Get(key); }
@@ -114,47 +120,69 @@ class SqliteStore final : public Store {
 
   StatusOr<KeyValue> Submit(Request& req);
   // Queues every request of `reqs` at once (one commit for all, as a rule)
-  // and waits for them.
-  void SubmitAll(std::vector<Request>& reqs);
+  // and returns once each is done, leading the commits while no other
+  // writer does. Closing: each gets Unavailable.
+  void SubmitAll(std::span<Request> reqs);
   void DeleteExpired(const std::vector<Expiry::Due>& due);
-  void CommitLoop();
   void CommitBatch(const std::vector<Request*>& batch);
   std::vector<HistoryEntry> PrepareBatch(const std::vector<Request*>& batch);
   void LoadRow(const SqliteLog::Row& row, int64_t base);
 
   Clock& clock_;
-  std::unique_ptr<SqliteLog> log_;  // used by the committer thread only once started
+  std::unique_ptr<SqliteLog> log_;  // used by the leading writer only once started
   State state_;
   std::unique_ptr<Expiry> expiry_;
   Mutex mu_;
-  CondVar work_cv_;  // the committer waits for requests
-  CondVar done_cv_;  // writers wait for their request
-  std::vector<Request*> queue_ GUARDED_BY(mu_);
+  // Writers wait for their requests, or for the commit running to end.
+  CondVar done_cv_;
+  std::vector<Request*> queue_ GUARDED_BY(mu_);  // not yet in a commit
   bool closing_ GUARDED_BY(mu_) = false;
-  bool committing_ GUARDED_BY(mu_) = false;  // the committer was started
-  std::thread committer_;
+  bool started_ GUARDED_BY(mu_) = false;
+  bool leading_ GUARDED_BY(mu_) = false;  // a writer is committing a batch
 };
 
 StatusOr<KeyValue> SqliteStore::Submit(Request& req) {
-  MutexLock lock(mu_);
-  if (closing_) return Status::Unavailable("storage is shutting down");
-  queue_.push_back(&req);
-  work_cv_.NotifyOne();
-  ScopedBlocking blocking;  // for the group commit
-  done_cv_.Wait(lock, [&req]() REQUIRES(mu_) { return req.done; });
+  SubmitAll(std::span(&req, 1));
   return std::move(req.result);
 }
 
-void SqliteStore::SubmitAll(std::vector<Request>& reqs) {
+void SqliteStore::SubmitAll(std::span<Request> reqs) {
   MutexLock lock(mu_);
-  if (closing_) return;
+  if (closing_) {
+    for (Request& r : reqs) r.result = Status::Unavailable("storage is shutting down");
+    return;
+  }
   for (Request& r : reqs) queue_.push_back(&r);
-  work_cv_.NotifyOne();
-  ScopedBlocking blocking;
-  done_cv_.Wait(lock, [&]() REQUIRES(mu_) {
-    return (closing_ && !committing_) ||
-           std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; });
-  });
+  auto done = [&]() REQUIRES(mu_) {
+    return std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; });
+  };
+  ScopedBlocking blocking;  // an fsync, or the wait for another writer's
+  while (!done()) {
+    if (closing_ && !started_) {
+      // Never started (a failed Load): nothing will commit them.
+      std::erase_if(queue_, [&](const Request* r) {
+        return r >= reqs.data() && r < reqs.data() + reqs.size();
+      });
+      for (Request& r : reqs) r.result = Status::Unavailable("storage is shutting down");
+      done_cv_.NotifyAll();
+      return;
+    }
+    if (leading_ || !started_) {
+      done_cv_.Wait(lock, [&]() REQUIRES(mu_) {
+        return done() || (closing_ && !started_) || (started_ && !leading_);
+      });
+      continue;
+    }
+    leading_ = true;
+    std::vector<Request*> batch;
+    batch.swap(queue_);
+    lock.Unlock();
+    CommitBatch(batch);
+    lock.Lock();
+    for (Request* r : batch) r->done = true;
+    leading_ = false;
+    done_cv_.NotifyAll();
+  }
 }
 
 // Expired keys are deleted like any other: a tombstone row each, one commit.
@@ -163,22 +191,6 @@ void SqliteStore::DeleteExpired(const std::vector<Expiry::Due>& due) {
   reqs.reserve(due.size());
   for (const Expiry::Due& d : due) reqs.push_back({{WriteKind::kDelete, d.key, d.mod_revision}});
   SubmitAll(reqs);
-}
-
-void SqliteStore::CommitLoop() {
-  std::vector<Request*> batch;
-  while (true) {
-    {
-      MutexLock lock(mu_);
-      for (Request* r : batch) r->done = true;
-      if (!batch.empty()) done_cv_.NotifyAll();
-      batch.clear();
-      work_cv_.Wait(lock, [this]() REQUIRES(mu_) { return closing_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // closing, and every request answered
-      batch.swap(queue_);
-    }
-    CommitBatch(batch);
-  }
 }
 
 void SqliteStore::CommitBatch(const std::vector<Request*>& batch) {
