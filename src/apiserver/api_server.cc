@@ -24,14 +24,15 @@ void RespondText(Responder& resp, int code, const std::string& body,
 }
 
 // Passes everything through and remembers the status code for metrics and
-// the audit log, with the body when the audit log needs it; adds the
+// the audit log, with the body when the audit log needs it (a failure's
+// status for any audited request, the whole body at RequestResponse); adds the
 // Audit-ID header of an audited request.
 class CodeRecorder : public Responder {
  public:
   CodeRecorder(Responder& inner, AuditRequest& audit) : inner_(inner), audit_(audit) {}
   void Respond(int code, const Headers& headers, std::string body) override {
     code_ = code;
-    if (audit_.WantsResponseBody() || code >= 400) body_ = body;
+    if (audit_.WantsResponseBody() || (code >= 400 && audit_.Recording())) body_ = body;
     inner_.Respond(code, WithAuditId(headers), std::move(body));
   }
   void RespondParts(int code, const Headers& headers,

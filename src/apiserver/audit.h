@@ -101,6 +101,8 @@ class AuditRequest {
   void ResponseComplete(int code, const std::string& body);
   // Whether the response body is needed (RequestResponse).
   bool WantsResponseBody() const { return level_ == AuditLevel::kRequestResponse; }
+  // Whether the request is audited at all (a log, and a level above None).
+  bool Recording() const { return level_ != AuditLevel::kNone; }
   const std::string& audit_id() const { return audit_id_; }
 
  private:
