@@ -183,12 +183,18 @@ StatusOr<json::object> Objects::FromStorage(const api::Resource& res, json::obje
 
 StatusOr<json::object> Objects::Get(const api::Resource& res, const std::string& ns,
                                     const std::string& name) {
+  FLOTILLA_ASSIGN_OR_RETURN(std::string stored, GetStored(res, ns, name));
+  return FromStorage(res, ParseStored(stored));
+}
+
+StatusOr<std::string> Objects::GetStored(const api::Resource& res, const std::string& ns,
+                                         const std::string& name) {
   auto kv = store_.Get(Key(res, ns, name));
   if (!kv.ok()) {
     if (kv.status().Is(Reason::kNotFound)) return NotFoundError(res, name);
     return kv.status();
   }
-  return FromStorage(res, ParseStored(kv->value));
+  return std::move(kv->value);
 }
 
 Status Objects::CheckSchema(const api::Resource& res, json::object& obj, const WriteOptions& opts) {

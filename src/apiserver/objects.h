@@ -134,6 +134,11 @@ class Objects {
 
   StatusOr<json::object> Get(const api::Resource& res, const std::string& ns,
                              const std::string& name);
+  // The object's stored JSON, in the storage version. When the resource is
+  // stored as served it is what Get returns, serialized: a GET answers with
+  // it without parsing and re-encoding (as a list splices it).
+  StatusOr<std::string> GetStored(const api::Resource& res, const std::string& ns,
+                                  const std::string& name);
   StatusOr<ListPage> List(const api::Resource& res, const std::string& ns, const ListOptions& opts);
   StatusOr<json::object> Create(const api::Resource& res, const std::string& ns, json::object obj,
                                 const WriteOptions& opts);
