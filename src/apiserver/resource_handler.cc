@@ -449,13 +449,13 @@ void ServeResourceRequest(ResourceContext& ctx) {
   StatusOr<json::object> result = Status::Internal("unreachable");
   std::string error_name = name;  // details.name of an error
   int code = 200;
-  if (verb == "get" && ctx.res.StoredAsServed() && !WantsTable(ctx.req.Header("accept"))) {
-    // The stored bytes are the answer (DESIGN §4).
-    auto stored = ctx.objects.GetStored(ctx.res, ns, name);
-    if (!stored.ok()) return RespondStatus(ctx.resp, stored.status(), name, &ctx.res);
-    return RespondJson(ctx.resp, 200, std::move(*stored), warnings);
-  }
   if (verb == "get") {
+    if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.Header("accept"))) {
+      // The stored bytes are the answer (DESIGN §4).
+      auto stored = ctx.objects.GetStored(ctx.res, ns, name);
+      if (!stored.ok()) return RespondStatus(ctx.resp, stored.status(), name, &ctx.res);
+      return RespondJson(ctx.resp, 200, std::move(*stored), warnings);
+    }
     result = ctx.objects.Get(ctx.res, ns, name);
   } else if (verb == "list") {
     return ServeList(ctx);
