@@ -106,11 +106,13 @@ def test_what_a_deployment_mounts_goes_where_it_runs(fed):
     seen_in_b = []
 
     def claim_gone_from_b():
-        # Pods first, then the claim: a pod seen after its claim's check
-        # would only make the assertion below stricter.
-        pods = fed["b"].pods(ns, "app=db")
-        seen_in_b.append((present(fed, "b", pvc), len(pods)))
-        return not seen_in_b[-1][0]
+        # The claim first, then the pods: no new pod comes to b, so a pod
+        # seen after the claim was found gone was there when it went. (The
+        # other order can see the last pod, then the claim gone: both can
+        # go between the two reads.)
+        has_claim = present(fed, "b", pvc)
+        seen_in_b.append((has_claim, len(fed["b"].pods(ns, "app=db"))))
+        return not has_claim
     wait_for(claim_gone_from_b, lambda: f"the claim gone from b: {seen_in_b[-3:]}", timeout=90)
     # Never a pod in b (running or terminating) without its claim there.
     assert all(has_claim or pods == 0 for has_claim, pods in seen_in_b), seen_in_b
