@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   flotilla::cli::AddJoinCommands(app);
   flotilla::cli::AddStatusCommands(app);
   flotilla::cli::AddDashboardCommand(app);
+  flotilla::cli::AddKubeconfigCommand(app);
   flotilla::cli::AddUpCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;

@@ -48,6 +48,10 @@ struct Resource {
   bool status_takes_metadata = false;
   std::vector<std::string> status_keeps_metadata;
   bool has_scale = false;  // scale subresource (autoscaling/v1 Scale)
+  // A proxy subresource (kube's nodes/proxy): {plural}/{name}/proxy/{path}
+  // is answered by connecting elsewhere (ApiServerOptions::proxy); its
+  // discovery kind is {Kind}ProxyOptions.
+  bool has_proxy = false;
   // Where the scale subresource reads and writes (dotted paths): the
   // desired and current replicas, and the label selector (a LabelSelector
   // object for built-in kinds; for custom kinds the string their CRD's

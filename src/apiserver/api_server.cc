@@ -98,6 +98,30 @@ RequestAttributes AttributesOf(const Request& req, const RequestInfo& info) {
   return {verb, "", "", "", "", "", false, info.path};
 }
 
+// The proxied path and query of a proxy subresource's request, as they
+// were received (still percent-encoded): the raw path's segments after
+// {name}/proxy.
+ProxyTarget ProxyTargetOf(const Request& req, const RequestInfo& info, const api::Resource& res) {
+  ProxyTarget t{&res, info.ns, info.name, "/", ""};
+  std::string_view raw = req.target;
+  size_t q = raw.find('?');
+  if (q != std::string_view::npos) {
+    t.query = std::string(raw.substr(q + 1));
+    raw = raw.substr(0, q);
+  }
+  // api[s], [group], version, [namespaces, ns], plural, name, proxy.
+  size_t skip = (info.api_prefix == "apis" ? 3 : 2) + (info.ns.empty() ? 0 : 2) + 3;
+  size_t i = 0;
+  for (size_t seen = 0; seen < skip && i < raw.size();) {
+    while (i < raw.size() && raw[i] == '/') ++i;
+    size_t end = raw.find('/', i);
+    i = end == std::string_view::npos ? raw.size() : end;
+    ++seen;
+  }
+  if (i < raw.size()) t.path = std::string(raw.substr(i));
+  return t;
+}
+
 const UserInfo& InProcessUser() {
   static const UserInfo kUser{"system:apiserver", "", {"system:masters", "system:authenticated"}};
   return kUser;
@@ -464,6 +488,9 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
   audit.Decided(decision);
   if (!decision.allowed) {
     return RespondStatus(resp, Status::Forbidden(ForbiddenMessage(user, attrs)), info.name, res);
+  }
+  if (info.subresource == "proxy" && res->has_proxy && opts_.proxy) {
+    return opts_.proxy(req, ProxyTargetOf(req, info, *res), user, resp);
   }
   if (res->namespaced && info.ns.empty() && info.verb != "list" && info.verb != "watch" &&
       info.verb != "deletecollection") {

@@ -34,6 +34,22 @@ namespace flotilla::apiserver {
 // does its own authorization.
 using PathHandler = std::function<bool(Request& req, const UserInfo& user, Responder& resp)>;
 
+// What a proxy subresource's request addresses (api::Resource::has_proxy):
+// GET /apis/federation/v1beta1/clusters/a/proxy/api/v1/pods?limit=5 is
+// name "a", path "/api/v1/pods", query "limit=5".
+struct ProxyTarget {
+  const api::Resource* resource = nullptr;
+  std::string ns, name;
+  std::string path;   // percent-encoded as received; "/" when none
+  std::string query;  // percent-encoded as received, without '?'
+};
+
+// Answers a proxy subresource's request, after authentication, RBAC on
+// {plural}/proxy (the verb from the HTTP method) and audit; `user` is the
+// caller (impersonated, when it impersonates). May block; may stream.
+using ProxyHandler = std::function<void(Request& req, const ProxyTarget& target,
+                                        const UserInfo& user, Responder& resp)>;
+
 struct ApiServerOptions {
   const api::Registry* registry = nullptr;  // REQUIRED
   storage::Store* store = nullptr;          // REQUIRED
@@ -49,6 +65,8 @@ struct ApiServerOptions {
   // At most so many requests served at once (inflight.h); {0, 0}: no limit.
   InflightLimits inflight{0, 0};
   PathHandler extra_paths;  // empty: none
+  // Serves the proxy subresources; empty: they are NotFound.
+  ProxyHandler proxy;
   // API groups the federation's controllers also read and write, besides
   // those their role names (rbac_bootstrap.h): the groups of the kinds the
   // federation propagates.

@@ -90,6 +90,7 @@ class TestServer {
     bool rbac = false;
     // Adds to the registry before the server is built (admission rules).
     std::function<void(api::Registry&)> add_to_registry;
+    ProxyHandler proxy;  // ApiServerOptions::proxy
   };
 
   explicit TestServer(bool member_kinds = false)
@@ -110,6 +111,7 @@ class TestServer {
     opts.schemas = &api::SchemaSet::Builtin();
     opts.authenticator = authn_.get();
     opts.service_account_tokens = o.service_account_tokens;
+    opts.proxy = o.proxy;
     server_ = std::make_unique<ApiServer>(opts);
     server_->SetReady(true);
     Status s = server_->EnsureDefaultNamespaces();

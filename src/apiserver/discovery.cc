@@ -7,6 +7,8 @@ namespace flotilla::apiserver {
 namespace {
 
 const std::vector<std::string> kSubresourceVerbs = {"get", "patch", "update"};
+// kube-apiserver's for nodes/proxy: a proxy takes every method.
+const std::vector<std::string> kProxyVerbs = {"create", "delete", "get", "patch", "update"};
 
 json::array LegacyResources(const api::Registry& reg, const std::string& group,
                             const std::string& version) {
@@ -53,6 +55,13 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"kind", "Scale"},
                                  {"verbs", ToJsonArray(kSubresourceVerbs)}});
     }
+    if (r->has_proxy) {
+      out.push_back(json::object{{"name", r->plural + "/proxy"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"kind", r->kind + "ProxyOptions"},
+                                 {"verbs", ToJsonArray(kProxyVerbs)}});
+    }
   }
   return out;
 }
@@ -93,6 +102,13 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
           {"subresource", "scale"},
           {"responseKind", {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}}},
           {"verbs", ToJsonArray(kSubresourceVerbs)}});
+    }
+    if (r->has_proxy) {
+      subs.push_back(json::object{
+          {"subresource", "proxy"},
+          {"responseKind",
+           {{"group", group}, {"version", version}, {"kind", r->kind + "ProxyOptions"}}},
+          {"verbs", ToJsonArray(kProxyVerbs)}});
     }
     json::object e{{"resource", r->plural},
                    {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <thread>
 
 #include "apiserver/api_server_test_util.h"
@@ -34,7 +35,14 @@ class RbacServerTest : public ::testing::Test {
     ASSERT_TRUE(tokens.ok());
     tokens_ = std::move(*tokens);
     s_ = std::make_unique<testing::TestServer>(testing::TestServer::Options{
-        .tokens_csv = kTokens, .service_account_tokens = tokens_.get(), .rbac = true});
+        .tokens_csv = kTokens,
+        .service_account_tokens = tokens_.get(),
+        .rbac = true,
+        .proxy = [this](Request& req, const ProxyTarget& target, const UserInfo& user,
+                        Responder& resp) {
+          proxied_.push_back({req.method, target.name, target.path, target.query, user.name});
+          resp.Respond(200, {{"Content-Type", "text/plain"}}, "proxied");
+        }});
     ASSERT_TRUE(s_->started().ok()) << s_->started().ToString();
     server_ = &s_->api();
     store_ = &s_->store();
@@ -94,6 +102,8 @@ class RbacServerTest : public ::testing::Test {
     return false;
   }
 
+  // What the proxy handler was given: method, name, path, query, user.
+  std::vector<std::array<std::string, 5>> proxied_;
   std::unique_ptr<ServiceAccountTokens> tokens_;
   std::unique_ptr<testing::TestServer> s_;
   ApiServer* server_ = nullptr;      // s_'s
@@ -335,6 +345,61 @@ TEST_F(RbacServerTest, ImpersonationNeedsImpersonate) {
             403);
   EXPECT_THAT(Message(), HasSubstr(R"(groups "system:masters" is forbidden)"));
   EXPECT_EQ(Do("admin", "GET", ConfigMaps("a"), "", {{"impersonate-group", "g"}}), 400);
+}
+
+// A cluster's proxy subresource: RBAC on clusters/proxy with the verb of
+// the HTTP method (a proxied ?watch=true is still a get), decided before
+// the handler sees anything; the handler gets the path and query after
+// {name}/proxy as they were sent.
+TEST_F(RbacServerTest, ClusterProxyIsAuthorizedByMethodThenHandedOver) {
+  const std::string proxy = "/apis/federation/v1beta1/clusters/a/proxy";
+  EXPECT_EQ(Do("ann", "GET", proxy + "/api/v1/pods"), 403);
+  EXPECT_THAT(Message(),
+              HasSubstr(R"(cannot get resource "clusters/proxy" in API group "federation")"));
+  EXPECT_TRUE(proxied_.empty());
+
+  ASSERT_EQ(Do("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               R"({"metadata": {"name": "proxy-a"}, "rules": [{"apiGroups": ["federation"],
+                   "resources": ["clusters/proxy"], "resourceNames": ["a"], "verbs": ["get"]}]})"),
+            201);
+  Bind("", "ann-proxy-a", "ClusterRole", "proxy-a", User("ann"));
+  EXPECT_EQ(
+      Do("ann", "GET", proxy + "/api/v1/namespaces/x%2Fy/pods?watch=true&labelSelector=k%3Dv"),
+      200);
+  EXPECT_EQ(last_->body(), "proxied");
+  ASSERT_EQ(proxied_.size(), 1u);
+  EXPECT_EQ(proxied_[0], (std::array<std::string, 5>{"GET", "a", "/api/v1/namespaces/x%2Fy/pods",
+                                                     "watch=true&labelSelector=k%3Dv", "ann"}));
+  EXPECT_EQ(Do("ann", "GET", proxy), 200);
+  EXPECT_EQ(proxied_.back()[2], "/");
+  EXPECT_EQ(Do("ann", "GET", proxy + "/"), 200);
+  EXPECT_EQ(proxied_.back()[2], "/");
+  // Another cluster, or another verb: not granted.
+  EXPECT_EQ(Do("ann", "GET", "/apis/federation/v1beta1/clusters/b/proxy/api"), 403);
+  EXPECT_EQ(Do("ann", "POST", proxy + "/api/v1/namespaces/default/configmaps", "{}"), 403);
+  EXPECT_THAT(Message(), HasSubstr(R"(cannot create resource "clusters/proxy")"));
+  EXPECT_EQ(Do("ann", "DELETE", proxy + "/api/v1/namespaces/default/configmaps/x"), 403);
+  EXPECT_EQ(proxied_.size(), 3u);
+  // The admin may do anything; the handler sees the method.
+  EXPECT_EQ(Do("admin", "DELETE", proxy + "/api/v1/namespaces/default/configmaps/x"), 200);
+  EXPECT_EQ(proxied_.back()[0], "DELETE");
+  EXPECT_EQ(proxied_.back()[4], "admin");
+}
+
+TEST_F(RbacServerTest, DiscoveryListsTheClusterProxy) {
+  ASSERT_EQ(Do("admin", "GET", "/apis/federation/v1beta1"), 200);
+  json::object doc = last_->Json();
+  const json::value* resources = Find(doc, "resources");
+  ASSERT_NE(resources, nullptr) << last_->body();
+  bool found = false;
+  for (const auto& r : resources->as_array()) {
+    if (StringAt(r.as_object(), "name") != "clusters/proxy") continue;
+    found = true;
+    EXPECT_EQ(StringAt(r.as_object(), "kind"), "ClusterProxyOptions");
+    EXPECT_EQ(json::serialize(r.as_object().at("verbs")),
+              R"(["create","delete","get","patch","update"])");
+  }
+  EXPECT_TRUE(found) << last_->body();
 }
 
 }  // namespace

@@ -79,7 +79,9 @@ RequestInfo ParseRequestInfo(const Request& req) {
   if (rest.size() >= 2) info.name = rest[1];
   if (rest.size() >= 3) info.subresource = rest[2];
   if (info.resource == "namespaces") info.ns.clear();
-  if (req.QueryBool("watch")) watch = true;
+  // A proxy's query belongs to the request it forwards: ?watch=true there
+  // is a GET of the proxy, as in kube-apiserver.
+  if (req.QueryBool("watch") && info.subresource != "proxy") watch = true;
   info.verb = VerbFor(req.method, !info.name.empty(), watch);
   return info;
 }

@@ -35,6 +35,7 @@ struct ServerOptions {
   // last write; zero keeps Events for ever.
   Duration event_ttl = std::chrono::hours(1);
   PathHandler extra_paths;  // see ApiServerOptions
+  ProxyHandler proxy;       // see ApiServerOptions
   // See ApiServerOptions::controller_groups.
   std::vector<std::string> controller_groups;
   // kube-apiserver's --max-requests-inflight and

@@ -21,6 +21,9 @@ void AddJoinCommands(CLI::App& app);
 void AddStatusCommands(CLI::App& app);
 // dashboard: the federation's web page on loopback (dashboard.cc).
 void AddDashboardCommand(CLI::App& app);
+// kubeconfig: kubectl contexts that reach members through the federation's
+// cluster proxy (kubeconfig.cc).
+void AddKubeconfigCommand(CLI::App& app);
 // up: a federation with simulated members, joined (up.cc).
 void AddUpCommand(CLI::App& app);
 

@@ -24,6 +24,7 @@
 #include "dns/zone.h"
 #include "federation/admission/admission.h"
 #include "federation/cluster/cluster_controller.h"
+#include "federation/cluster/proxy.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
 #include "federation/hpa/hpa_controller.h"
@@ -252,6 +253,12 @@ int RunServer(ServerFlags& flags) {
   flags.server.registry = &registry;
   flags.server.controller_groups = federation::ControllerGroups();
   flags.server.schemas = &api::SchemaSet::Builtin();
+  // Started below, once its in-process client exists.
+  auto proxy = std::make_shared<federation::cluster::ClusterProxy>();
+  flags.server.proxy = [proxy](apiserver::Request& req, const apiserver::ProxyTarget& target,
+                               const apiserver::UserInfo& user, apiserver::Responder& resp) {
+    proxy->Serve(req, target, user, resp);
+  };
   auto server = apiserver::Server::Start(flags.server);
   if (!server.ok()) {
     spdlog::error("starting the API server: {}", server.status().ToString());
@@ -265,6 +272,7 @@ int RunServer(ServerFlags& flags) {
   }
   std::unique_ptr<client::Client> admin = client::NewInProcessClient(
       (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
+  proxy->Start(*admin);
   ControllerHost host(*admin, flags.federation,
                       {.clusters = cluster_names,
                        .workloads = workloads,

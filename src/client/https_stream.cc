@@ -119,6 +119,11 @@ net::awaitable<Status> HttpsStream::Exchange() {
   if (head_ec) co_return cancelled_ ? Status::Ok() : Failed("reading the response", head_ec);
   timer_.cancel();
   int code = static_cast<int>(parser.get().result_int());
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& field : parser.get()) {
+    headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  sink_->OnHeaders(std::move(headers));
   if (Is2xx(code)) sink_->OnHead(code, "");
   Status s = co_await ReadBody(parser, !Is2xx(code));
   if (!Is2xx(code)) {

@@ -4,6 +4,7 @@
 #include "client/in_process_client.h"
 
 #include <boost/asio/post.hpp>
+#include <cctype>
 #include <deque>
 #include <thread>
 #include <utility>
@@ -15,6 +16,11 @@
 
 namespace flotilla::client {
 namespace {
+
+std::string LowerAscii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 // Collects a whole response. Used for everything but watches, so the client
 // never goes away mid-response.
@@ -303,6 +309,12 @@ class InProcessTransport : public Transport {
     r.headers["user-agent"] = user_agent_;
     if (!req.content_type.empty()) r.headers["content-type"] = req.content_type;
     if (!token_.empty()) r.headers["authorization"] = "Bearer " + token_;
+    // As the HTTPS server reads them: lower-cased, a repeated name joined by ','.
+    for (const auto& [name, value] : req.headers) r.headers.erase(LowerAscii(name));
+    for (const auto& [name, value] : req.headers) {
+      auto [it, inserted] = r.headers.emplace(LowerAscii(name), value);
+      if (!inserted) it->second += "," + value;
+    }
     r.body = req.body;
     r.remote = "in-process";
     return r;

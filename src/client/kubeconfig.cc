@@ -329,4 +329,15 @@ StatusOr<RestConfig> LoadRestConfig(const KubeconfigLoadOptions& opts) {
   return ResolveRestConfig(config, opts.context);
 }
 
+std::string KubeconfigFileToWrite(const KubeconfigLoadOptions& opts) {
+  if (!opts.explicit_path.empty()) return opts.explicit_path;
+  std::vector<std::string> files = Precedence(opts);
+  if (files.empty()) return "";
+  for (const std::string& f : files) {
+    std::error_code ec;
+    if (fs::exists(f, ec)) return f;
+  }
+  return files.back();
+}
+
 }  // namespace flotilla::client

@@ -105,4 +105,25 @@ Status WriteKubeconfig(const std::string& path, std::string_view cluster_name,
                        std::string_view server, std::string_view ca_pem, std::string_view user_name,
                        const KubeconfigCredentials& creds, std::string_view ns = "");
 
+// The file kubectl's `config set-context` writes to under `opts`: the
+// explicit path; else, of $KUBECONFIG's files, the first that exists, or
+// the last when none does; else ~/.kube/config.
+std::string KubeconfigFileToWrite(const KubeconfigLoadOptions& opts);
+
+// One context and the cluster entry of the same name, for
+// UpsertKubeconfigContexts. The cluster's file paths must be absolute.
+struct KubeconfigContextEntry {
+  std::string name;
+  Kubeconfig::Cluster cluster;
+  std::string user;  // the name of a user entry kubectl finds
+  std::string ns;    // "" writes no namespace
+};
+
+// Adds each entry's cluster and context to the kubeconfig at `path`
+// (created, with its directory, when missing), replacing entries of the
+// same names; everything else in the file stays, current-context included.
+// Atomic, mode 0600. BadRequest when the file is not a kubeconfig.
+Status UpsertKubeconfigContexts(const std::string& path,
+                                const std::vector<KubeconfigContextEntry>& entries);
+
 }  // namespace flotilla::client

@@ -393,5 +393,78 @@ TEST_F(KubeconfigTest, EmptyFileIsAnEmptyConfig) {
   EXPECT_FALSE(ParseKubeconfig("- a\n- b\n", "list", "/").ok());
 }
 
+// Contexts added to a kubeconfig kubectl reads as it read it before: the
+// quoted token that looks like a number stays a string, the other entries
+// and current-context stay, an entry of the same name is replaced.
+TEST_F(KubeconfigTest, UpsertedContextsKeepTheRestOfTheFileAsKubectlReadsIt) {
+  std::string kc = Write("merge/config", R"(apiVersion: v1
+kind: Config
+clusters:
+- name: fed
+  cluster:
+    server: https://127.0.0.1:6443
+    certificate-authority-data: )" + Base64Encode(kCaPem) +
+                                             R"(
+contexts:
+- name: fed
+  context: {cluster: fed, user: admin, namespace: team}
+- name: flotilla-a
+  context: {cluster: stale, user: nobody}
+current-context: fed
+users:
+- name: admin
+  user:
+    token: "0123456789"
+)");
+  Kubeconfig::Cluster fed;
+  fed.server = "https://127.0.0.1:6443/apis/federation/v1beta1/clusters/a/proxy";
+  fed.certificate_authority_data = kCaPem;
+  Kubeconfig::Cluster b = fed;
+  b.server = "https://127.0.0.1:6443/apis/federation/v1beta1/clusters/b/proxy";
+  b.insecure_skip_tls_verify = true;
+  b.certificate_authority_data.clear();
+  ASSERT_TRUE(UpsertKubeconfigContexts(
+                  kc, {{"flotilla-a", fed, "admin", "team"}, {"flotilla-b", b, "admin", ""}})
+                  .ok());
+  EXPECT_EQ(Kubectl(kc, "config view --raw -o jsonpath='{.users[0].user.token}'"), "0123456789");
+  EXPECT_EQ(Kubectl(kc, "config current-context"), "fed\n");
+  EXPECT_EQ(Kubectl(kc, "config get-contexts -o name"), "fed\nflotilla-a\nflotilla-b\n");
+  KubeconfigLoadOptions opts;
+  opts.explicit_path = kc;
+  opts.context = "flotilla-a";
+  RestConfig a = Load(opts);
+  EXPECT_EQ(a.server, fed.server);
+  EXPECT_EQ(a.ca_pem, kCaPem);
+  EXPECT_EQ(a.token, "0123456789");
+  EXPECT_EQ(a.ns, "team");
+  opts.context = "flotilla-b";
+  RestConfig rb = Load(opts);
+  EXPECT_TRUE(rb.insecure);
+  EXPECT_EQ(rb.ns, "default");
+
+  // A missing file is created; a file that is not a kubeconfig is refused.
+  std::string fresh = dir_ + "/new/dir/config";
+  ASSERT_TRUE(UpsertKubeconfigContexts(fresh, {{"flotilla-a", fed, "admin", ""}}).ok());
+  EXPECT_EQ(Kubectl(fresh, "config get-contexts -o name"), "flotilla-a\n");
+  struct stat st;
+  ASSERT_EQ(stat(fresh.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  Status bad = UpsertKubeconfigContexts(Write("bad/config", "- a list\n"), {});
+  EXPECT_TRUE(bad.Is(Reason::kBadRequest)) << bad.ToString();
+}
+
+TEST_F(KubeconfigTest, TheFileToWriteIsKubectlsChoice) {
+  KubeconfigLoadOptions opts;
+  opts.home = dir_;
+  EXPECT_EQ(KubeconfigFileToWrite(opts), dir_ + "/.kube/config");
+  std::string second = Write("two", "");
+  opts.kubeconfig_env = dir_ + "/one:" + second;
+  EXPECT_EQ(KubeconfigFileToWrite(opts), second);  // the first that exists
+  opts.kubeconfig_env = dir_ + "/one:" + dir_ + "/three";
+  EXPECT_EQ(KubeconfigFileToWrite(opts), dir_ + "/three");  // none exists: the last
+  opts.explicit_path = dir_ + "/explicit";
+  EXPECT_EQ(KubeconfigFileToWrite(opts), dir_ + "/explicit");
+}
+
 }  // namespace
 }  // namespace flotilla::client

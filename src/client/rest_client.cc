@@ -126,6 +126,8 @@ http::request<http::string_body> RestTransport::MakeHttpRequest(const ApiRequest
   r.set(http::field::accept, "application/json");
   if (!token_.empty()) r.set(http::field::authorization, "Bearer " + token_);
   if (!req.content_type.empty()) r.set(http::field::content_type, req.content_type);
+  for (const auto& [name, value] : req.headers) r.erase(name);
+  for (const auto& [name, value] : req.headers) r.insert(name, value);
   r.body() = req.body;
   r.keep_alive(true);
   r.prepare_payload();

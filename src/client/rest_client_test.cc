@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "base/mutex.h"
@@ -411,6 +412,64 @@ TEST(RestWatchTest, ChunksSplitMidEventAndStopClosesTheSocket) {
   for (int i = 0; i < 200 && !gone; ++i) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_TRUE(gone);
   EXPECT_EQ(server.requests()[0].Query("watch"), "true");
+}
+
+// What a proxy needs of a streamed request: its own headers (one replacing
+// the transport's Accept, one name sent twice), a path that carries its
+// query already encoded, and the response's headers before its head.
+TEST(RestWatchTest, StreamsSendExtraHeadersAndReportTheResponses) {
+  ScriptedServer server([&](apiserver::Request&, apiserver::Responder& resp) {
+    resp.Respond(200, {{"Content-Type", "text/plain"}, {"Warning", "299 - \"careful\""}},
+                 "line 1\nline 2\n");
+  });
+  struct Sink : AsyncStreamSink {
+    Mutex mu;
+    CondVar done_cv;
+    std::vector<std::pair<std::string, std::string>> headers;
+    int code = 0;
+    std::string body;
+    bool done = false;
+    void OnHeaders(std::vector<std::pair<std::string, std::string>> h) override {
+      MutexLock lock(mu);
+      headers = std::move(h);
+    }
+    void OnHead(int c, std::string) override {
+      MutexLock lock(mu);
+      code = c;
+    }
+    bool OnData(std::string_view data) override {
+      MutexLock lock(mu);
+      body.append(data);
+      return true;
+    }
+    void OnEnd(Status) override {
+      MutexLock lock(mu);
+      done = true;
+      done_cv.NotifyAll();
+    }
+  };
+  auto sink = std::make_shared<Sink>();
+  auto transport = NewRestTransport(server.Config(), Fast()).value();
+  ApiRequest req{.method = "GET", .path = "/api/v1/pods?labelSelector=a%3Db&limit=5"};
+  req.headers = {
+      {"Accept", "text/plain"}, {"Impersonate-Group", "g1"}, {"Impersonate-Group", "g2"}};
+  auto call = transport->StartStream(req, sink);
+  {
+    MutexLock lock(sink->mu);
+    ASSERT_TRUE(sink->done_cv.WaitFor(lock, std::chrono::seconds(20), [&] { return sink->done; }));
+    EXPECT_EQ(sink->code, 200);
+    EXPECT_EQ(sink->body, "line 1\nline 2\n");
+    std::map<std::string, std::string> got(sink->headers.begin(), sink->headers.end());
+    EXPECT_EQ(got["Content-Type"], "text/plain");
+    EXPECT_EQ(got["Warning"], "299 - \"careful\"");
+  }
+  ASSERT_EQ(server.requests().size(), 1u);
+  const apiserver::Request& seen = server.requests()[0];
+  EXPECT_EQ(seen.path, "/api/v1/pods");
+  EXPECT_EQ(seen.Query("labelSelector"), "a=b");
+  EXPECT_EQ(seen.Query("limit"), "5");
+  EXPECT_EQ(seen.Header("accept"), "text/plain");        // replaced, not added
+  EXPECT_EQ(seen.Header("impersonate-group"), "g1,g2");  // sent twice
 }
 
 }  // namespace

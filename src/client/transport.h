@@ -30,6 +30,10 @@ struct ApiRequest {
   std::vector<std::pair<std::string, std::string>> query;  // not encoded, in order
   std::string body;
   std::string content_type;  // of the body; "" when there is none
+  // Sent after the transport's own: a name given here replaces the
+  // transport's header of that name (Accept, User-Agent); a name given
+  // twice is sent twice (Impersonate-Group).
+  std::vector<std::pair<std::string, std::string>> headers;
 
   // The percent-encoded request target: path, then '?' and the query when
   // there is one.
@@ -72,6 +76,11 @@ class AsyncStreamSink {
   // Once, when the response head is known. For a code outside 2xx,
   // `error_body` is the complete body and OnData is not called.
   virtual void OnHead(int code, std::string error_body) = 0;
+  // The response's headers, just before OnHead, for a sink that passes
+  // them on (a proxy); transports over HTTP call it.
+  virtual void OnHeaders(std::vector<std::pair<std::string, std::string>> headers) {
+    (void)headers;
+  }
   // A piece of the body, in order. Returns false to end the stream.
   virtual bool OnData(std::string_view data) = 0;
   // Once, last: OK when the server ended the stream, the sink did or the

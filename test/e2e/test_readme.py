@@ -212,6 +212,17 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
         dashboard.terminate()
         dashboard.wait(timeout=30)
 
+    # Into a member through the federation's cluster proxy: its nodes as the
+    # member lists them, and the spread example's pods there.
+    term.kubectl("flotilla", "kubeconfig", "--all")
+    member = str(directory / "members" / "on-prem" / "kubeconfig")
+    via_proxy = term.kubectl("--context", "flotilla-on-prem", "get", "nodes", "-o", "name").stdout
+    direct = term.kubectl("--kubeconfig", member, "get", "nodes", "-o", "name").stdout
+    assert sorted(via_proxy.split()) == sorted(direct.split()) and direct.strip()
+    pods = term.kubectl("--context", "flotilla-on-prem", "get", "pods", "-o", "wide").stdout
+    assert pods.splitlines()[0].split()[:3] == ["NAME", "READY", "STATUS"], pods
+    assert any(line.startswith("spread-") for line in pods.splitlines()), pods
+
     # RBAC, service accounts and their tokens.
     term.kubectl("create", "namespace", "team-a")
     term.kubectl("create", "serviceaccount", "ci", "-n", "team-a")

@@ -124,6 +124,7 @@ Resource ClusterResource() {
   Resource r = MakeResource("federation", "v1beta1", "Cluster", "clusters", false,
                             "io.flotilla.federation.v1beta1.Cluster");
   r.has_status = true;
+  r.has_proxy = true;
   r.validate_fn = ValidateCluster;
   r.columns = {
       NameColumn(),
