@@ -492,6 +492,14 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
   if (info.subresource == "proxy" && res->has_proxy && opts_.proxy) {
     return opts_.proxy(req, ProxyTargetOf(req, info, *res), user, resp);
   }
+  if (info.subresource == "log" && HasLog(*res) && opts_.pod_logs && info.verb == "get") {
+    auto pod = objects_.Get(*res, info.ns, info.name);
+    if (!pod.ok()) return RespondStatus(resp, pod.status(), info.name, res);
+    auto reread = [this, keep, ns = info.ns, name = info.name] {
+      return objects_.Get(*keep, ns, name);
+    };
+    return opts_.pod_logs(req, *pod, std::move(reread), resp);
+  }
   if (res->namespaced && info.ns.empty() && info.verb != "list" && info.verb != "watch" &&
       info.verb != "deletecollection") {
     return RespondStatus(resp,

@@ -50,6 +50,13 @@ struct ProxyTarget {
 using ProxyHandler = std::function<void(Request& req, const ProxyTarget& target,
                                         const UserInfo& user, Responder& resp)>;
 
+// Answers GET pods/NAME/log (kube's kubelet does, behind kube-apiserver):
+// called after RBAC on pods/log with the pod as stored; `reread` reads it
+// again (a follow that must notice the pod going). May stream.
+using PodLogsHandler =
+    std::function<void(Request& req, const json::object& pod,
+                       std::function<StatusOr<json::object>()> reread, Responder& resp)>;
+
 struct ApiServerOptions {
   const api::Registry* registry = nullptr;  // REQUIRED
   storage::Store* store = nullptr;          // REQUIRED
@@ -67,6 +74,8 @@ struct ApiServerOptions {
   PathHandler extra_paths;  // empty: none
   // Serves the proxy subresources; empty: they are NotFound.
   ProxyHandler proxy;
+  // Serves pods/log; empty: it is NotFound.
+  PodLogsHandler pod_logs;
   // API groups the federation's controllers also read and write, besides
   // those their role names (rbac_bootstrap.h): the groups of the kinds the
   // federation propagates.

@@ -90,7 +90,8 @@ class TestServer {
     bool rbac = false;
     // Adds to the registry before the server is built (admission rules).
     std::function<void(api::Registry&)> add_to_registry;
-    ProxyHandler proxy;  // ApiServerOptions::proxy
+    ProxyHandler proxy;       // ApiServerOptions::proxy
+    PodLogsHandler pod_logs;  // ApiServerOptions::pod_logs
   };
 
   explicit TestServer(bool member_kinds = false)
@@ -112,6 +113,7 @@ class TestServer {
     opts.authenticator = authn_.get();
     opts.service_account_tokens = o.service_account_tokens;
     opts.proxy = o.proxy;
+    opts.pod_logs = o.pod_logs;
     server_ = std::make_unique<ApiServer>(opts);
     server_->SetReady(true);
     Status s = server_->EnsureDefaultNamespaces();

@@ -37,6 +37,13 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"kind", "Binding"},
                                  {"verbs", json::array{"create"}}});
     }
+    if (HasLog(*r)) {
+      out.push_back(json::object{{"name", r->plural + "/log"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"kind", r->kind},
+                                 {"verbs", json::array{"get"}}});
+    }
     if (HasEviction(*r)) {
       out.push_back(json::object{{"name", r->plural + "/eviction"},
                                  {"singularName", ""},
@@ -90,6 +97,12 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
           json::object{{"subresource", "binding"},
                        {"responseKind", {{"group", ""}, {"version", "v1"}, {"kind", "Binding"}}},
                        {"verbs", json::array{"create"}}});
+    }
+    if (HasLog(*r)) {
+      subs.push_back(json::object{
+          {"subresource", "log"},
+          {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
+          {"verbs", json::array{"get"}}});
     }
     if (HasEviction(*r)) {
       subs.push_back(json::object{

@@ -292,6 +292,8 @@ bool GracefulKind(const api::Resource& res);
 bool HasBinding(const api::Resource& res);
 // Whether a kind has the eviction subresource (pods).
 bool HasEviction(const api::Resource& res);
+// Whether a kind has the log subresource (pods; ApiServerOptions::pod_logs).
+bool HasLog(const api::Resource& res);
 // The grace period a DELETE gives `obj`: nullopt for kinds without graceful
 // deletion, 0 for pods not bound to a node or terminal.
 std::optional<int64_t> GracefulDeletePeriod(const api::Resource& res, const json::object& obj,

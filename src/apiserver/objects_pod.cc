@@ -46,6 +46,7 @@ Status BindingConflict(std::string_view name, std::string_view why) {
 
 bool GracefulKind(const api::Resource& res) { return IsPods(res); }
 bool HasBinding(const api::Resource& res) { return IsPods(res); }
+bool HasLog(const api::Resource& res) { return IsPods(res); }
 
 std::optional<int64_t> GracefulDeletePeriod(const api::Resource& res, const json::object& obj,
                                             const DeleteOptions& opts) {

@@ -95,6 +95,7 @@ Status Server::StartApi() {
   api_opts.audit_log = audit_.get();
   api_opts.extra_paths = opts_.extra_paths;
   api_opts.proxy = opts_.proxy;
+  api_opts.pod_logs = opts_.pod_logs;
   api_opts.controller_groups = opts_.controller_groups;
   api_opts.inflight = opts_.inflight;
   api_opts.event_ttl = opts_.event_ttl;

@@ -36,6 +36,7 @@ struct ServerOptions {
   Duration event_ttl = std::chrono::hours(1);
   PathHandler extra_paths;  // see ApiServerOptions
   ProxyHandler proxy;       // see ApiServerOptions
+  PodLogsHandler pod_logs;  // see ApiServerOptions
   // See ApiServerOptions::controller_groups.
   std::vector<std::string> controller_groups;
   // kube-apiserver's --max-requests-inflight and

@@ -42,11 +42,17 @@ Status MemberCluster::Init() {
     }
     return self->admin_->Handle(req, user, resp);
   };
+  logs_ = std::make_unique<kubelet::PodLogs>(clock);
+  server_opts.pod_logs = [self](apiserver::Request& req, const json::object& pod,
+                                std::function<StatusOr<json::object>()> reread,
+                                apiserver::Responder& resp) {
+    self->logs_->Serve(req, pod, std::move(reread), resp);
+  };
   FLOTILLA_ASSIGN_OR_RETURN(server_, apiserver::Server::Start(server_opts));
 
   // The simulated cluster's controllers and kubelets write as one manager.
-  client_ = client::NewInProcessClient(server_->api(), server_->pki().admin_token,
-                                       "flotilla-member");
+  client_ =
+      client::NewInProcessClient(server_->api(), server_->pki().admin_token, "flotilla-member");
   manager_ = std::make_unique<runtime::ControllerManager>(clock);
   informers_ = std::make_unique<SharedInformers>(*client_, clock, *manager_);
   events_ = std::make_unique<runtime::EventRecorder>(

@@ -20,6 +20,7 @@
 #include "member/context.h"
 #include "member/dns/cluster_dns.h"
 #include "member/kube_version.h"
+#include "member/kubelet/pod_logs.h"
 
 namespace flotilla::member {
 
@@ -68,6 +69,7 @@ class MemberCluster {
 
   MemberOptions opts_;
   Faults faults_;
+  std::unique_ptr<kubelet::PodLogs> logs_;  // before server_: its streams use it
   WorkloadDemand demand_;
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<apiserver::Server> server_;

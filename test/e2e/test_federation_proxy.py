@@ -106,6 +106,39 @@ def test_a_watch_streams_through_the_proxy(fed, kubeconfig):
         watch.wait()
 
 
+def test_logs_and_events_of_member_pods_through_the_proxy(fed, kubeconfig):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "prober"},
+           "spec": {"containers": [{"name": "app", "image": "busybox:1.36",
+                                    "command": ["sh", "-c"], "args": ["serve --port 8080"],
+                                    "readinessProbe": {"exec": {"command": ["cat", "/tmp/ready"]},
+                                                       "periodSeconds": 1}}]}}
+    in_member(fed, kubeconfig, "a", "create", "-f", "-", input=json.dumps(pod))
+    wait_for(lambda: in_member(fed, kubeconfig, "a", "logs", "prober", check=False).returncode == 0,
+             "prober started", timeout=60)
+    logs = in_member(fed, kubeconfig, "a", "logs", "prober").stdout.splitlines()
+    assert logs[0].startswith('[flotilla-sim] container "app" started: image busybox:1.36'), logs
+    assert logs[1] == "[flotilla-sim] exec: sh -c serve --port 8080", logs
+    tail = in_member(fed, kubeconfig, "a", "logs", "prober", "--tail=1", "--timestamps").stdout
+    stamp, line = tail.rstrip("\n").split(" ", 1)
+    assert stamp.endswith("Z") and line == "exec [cat /tmp/ready]: exit 0 (readiness probe)", tail
+    # -f streams each probe as it happens.
+    follow = fed.server.kubectl_popen("--context", "flotilla-a", "logs", "-f", "prober",
+                                      "--since=1s", kubeconfig=kubeconfig)
+    try:
+        lines = LineReader(follow.stdout)
+        for _ in range(3):
+            lines.wait_for_line(lambda l: l.endswith("(readiness probe)"), "a probe line", 20)
+    finally:
+        follow.kill()
+        follow.wait()
+    # A container the pod does not have, as kube words it.
+    unknown = in_member(fed, kubeconfig, "a", "logs", "prober", "-c", "nope", check=False)
+    assert "container nope is not valid for pod prober" in unknown.stderr, unknown.stderr
+    events = json.loads(in_member(fed, kubeconfig, "a", "get", "events", "--field-selector",
+                                  "involvedObject.name=prober", "-o", "json").stdout)
+    assert {"Scheduled", "Started"} <= {e["reason"] for e in events["items"]}, events
+
+
 def test_writes_land_in_the_member_as_the_caller(fed, kubeconfig):
     in_member(fed, kubeconfig, "b", "create", "configmap", "via-proxy", "--from-literal=k=v")
     local = json.loads(fed["b"].kubectl("get", "configmap", "via-proxy", "-o", "json").stdout)
