@@ -155,6 +155,12 @@ TEST_F(CronJobControllerTest, ForbidWaitsForTheActiveJobAndReplaceDeletesIt) {
                   ->Patch(client::kCronJobs, "default", "tick", client::PatchType::kMerge,
                           R"({"spec":{"concurrencyPolicy":"Replace"}})")
                   .ok());
+  // The controller reads its cache: the clock moves once the cache has the
+  // new policy (else minute 3 can be judged under Forbid and skipped).
+  ASSERT_TRUE(Eventually([&] {
+    runtime::ObjectPtr cj = informers_.For(client::kCronJobs).lister().Get("default", "tick");
+    return cj != nullptr && StringAt(*cj, "spec.concurrencyPolicy") == "Replace";
+  }));
   Advance(std::chrono::seconds(60));
   // The running Job of minute 2 is replaced by minute 3's.
   ASSERT_TRUE(Eventually([&] {
