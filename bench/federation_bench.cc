@@ -51,12 +51,17 @@
 //    (SIGSTOP): the times until its Cluster is NotReady and until its
 //    unfinished completions are queued on the other two (the Job's ledger:
 //    docs/federation.md, "A lost cluster").
+// 6. Proxy (phase `proxy`): --samples GETs of one member ConfigMap directly
+//    and through the federation's cluster proxy, interleaved by hundreds:
+//    p50 and p99 of each, GETs/s of 8 clients each way, and the
+//    federation's CPU per proxied GET.
 //
 // Prints one JSON object; docs/benchmarks.md ("Federation") says how the
 // published figures were taken. Wall-clock time is what is measured here.
 //
 // Usage: federation_bench [--flotilla PATH]
-//                         [--phases latency,configmaps,scale,custom,policies,failover,clusters]
+//                         [--phases
+//                         latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
@@ -82,6 +87,7 @@
 #include "base/mutex.h"
 #include "bench/proc_stats.h"
 #include "client/kubeconfig.h"
+#include "client/rest_client.h"
 #include "federation/cluster/join.h"
 #include "federation/sync/interpreted.h"
 #include "runtime/parallel.h"
@@ -889,6 +895,81 @@ json::object Failover(const Config& c) {
           {"all_running_elsewhere_s", running_s}};
 }
 
+// The cluster proxy (phase `proxy`): GETs of one ConfigMap of a member,
+// directly and through /apis/federation/v1beta1/clusters/m-1/proxy,
+// interleaved in rounds; latency of one client, then the throughput of
+// `kProxyClients` clients, and the federation's CPU per proxied GET.
+json::object Proxy(const Config& c) {
+  constexpr int kProxyClients = 8;
+  auto fleet = StartFleet(c.flotilla, c.work_dir + "/proxy", 1, {"--nodes", "1"}, c.timeout_s);
+  if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", json::object{{"name", "target"}}},
+                  {"data", json::object{{"k", std::string(512, 'x')}}}};
+  if (auto made = fleet->member_clients[0]->Create(kConfigMaps, "bench", cm); !made.ok()) {
+    return {{"error", made.status().ToString()}};
+  }
+  client::KubeconfigLoadOptions load;
+  load.explicit_path = fleet->server.kubeconfigs[0];
+  auto config = client::LoadRestConfig(load);
+  if (!config.ok()) return {{"error", config.status().ToString()}};
+  config->server += "/apis/federation/v1beta1/clusters/m-1/proxy";
+  client::RestOptions opts;
+  opts.qps = 0;
+  opts.max_idle_connections = 64;
+  auto proxied = client::NewRestClient(*config, opts);
+  if (!proxied.ok()) return {{"error", proxied.status().ToString()}};
+  client::Client* direct = fleet->member_clients[0].get();
+  auto timed = [](client::Client& cl, std::vector<double>& ms) {
+    Steady::time_point t = Steady::now();
+    bool ok = cl.Get(kConfigMaps, "bench", "target").ok();
+    ms.push_back(SecondsSince(t) * 1000);
+    return ok;
+  };
+  std::vector<double> direct_ms, proxied_ms;
+  int errors = 0;
+  int rounds = std::max(1, c.samples / 100);
+  pid_t fed_pid = fleet->server.child->pid();
+  double fed_cpu = 0;
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < 100; ++i) errors += !timed(*direct, direct_ms);
+    double before = CpuSeconds(fed_pid);
+    for (int i = 0; i < 100; ++i) errors += !timed(**proxied, proxied_ms);
+    fed_cpu += CpuSeconds(fed_pid) - before;
+  }
+  // Throughput: kProxyClients threads for a fixed count each.
+  auto throughput = [&](client::Client& cl) {
+    std::atomic<int> failed{0};
+    int each = std::max(100, c.samples / kProxyClients);
+    Steady::time_point t = Steady::now();
+    std::vector<std::thread> threads;
+    for (int k = 0; k < kProxyClients; ++k) {
+      threads.emplace_back([&] {
+        for (int i = 0; i < each; ++i) failed += !cl.Get(kConfigMaps, "bench", "target").ok();
+      });
+    }
+    for (auto& th : threads) th.join();
+    errors += failed;
+    return kProxyClients * each / SecondsSince(t);
+  };
+  double direct_rps = throughput(*direct);
+  double proxied_rps = throughput(**proxied);
+  std::sort(direct_ms.begin(), direct_ms.end());
+  std::sort(proxied_ms.begin(), proxied_ms.end());
+  return {{"gets_each", static_cast<int64_t>(direct_ms.size())},
+          {"errors", errors},
+          {"direct_p50_ms", Percentile(direct_ms, 0.50)},
+          {"direct_p99_ms", Percentile(direct_ms, 0.99)},
+          {"proxied_p50_ms", Percentile(proxied_ms, 0.50)},
+          {"proxied_p99_ms", Percentile(proxied_ms, 0.99)},
+          {"clients", kProxyClients},
+          {"direct_gets_per_s", direct_rps},
+          {"proxied_gets_per_s", proxied_rps},
+          {"federation_cpu_ms_per_proxied_get",
+           fed_cpu * 1000 / static_cast<double>(std::max<size_t>(1, proxied_ms.size()))}};
+}
+
 const client::ResourceRef kBenchJobs{"batch", "v1", "jobs", true};
 
 // A Job of `completions` pods, `parallelism` at once, each running
@@ -1064,6 +1145,9 @@ int Run(Config c) {
       out["failover"] = Failover(c);
     } else if (phase == "jobs") {
       out["jobs"] = Jobs(c);
+    } else if (phase == "proxy") {
+      out["proxy"] = Proxy(c);
+      std::cerr << json::serialize(out["proxy"]) << std::endl;
     } else if (phase == "clusters") {
       out["clusters"] = Clusters(c);
       std::cerr << json::serialize(out["clusters"]) << std::endl;
@@ -1131,7 +1215,7 @@ int main(int argc, char** argv) {
       c.job_parallelism = std::stoi(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,configmaps,scale,custom,policies,failover,clusters,jobs] "
+                   "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy] "
                    "[--latency-members 10,100] "
                    "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
                    "[--scale-members N] [--timeout-s S] [--clusters N] "

@@ -123,12 +123,16 @@ Status Server::StartHttp() {
   http_opts.max_stream_buffer_bytes = opts_.watch_buffer_bytes;
   // Reads of the API come from memory (the watch cache) and are served on
   // the event loop; not on etcd, where a GET is a round trip, nor behind a
-  // filter, which may wait (a member's injected latency).
+  // filter, which may wait (a member's injected latency), nor a
+  // subresource that goes elsewhere (a cluster's proxy waits for the member
+  // on this same loop, a pod's log for the kubelet).
   if (opts_.storage != "etcd" && !opts_.http_filter) {
     http_opts.runs_on_loop = [](const Request& req) {
       if (req.method != "GET" && req.method != "HEAD") return false;
       RequestInfo info = ParseRequestInfo(req);
-      return info.resource_request && (info.verb == "get" || info.verb == "watch");
+      bool in_memory =
+          info.subresource.empty() || info.subresource == "status" || info.subresource == "scale";
+      return info.resource_request && in_memory && (info.verb == "get" || info.verb == "watch");
     };
   }
   ApiServer* api = api_.get();

@@ -26,14 +26,12 @@ std::string LowerAscii(std::string s) {
 // never goes away mid-response.
 class BufferResponder : public apiserver::Responder {
  public:
-  void Respond(int code, const apiserver::Headers&, std::string body) override {
-    response_.code = code;
+  void Respond(int code, const apiserver::Headers& headers, std::string body) override {
+    Head(code, headers);
     response_.body = std::move(body);
-    responded_ = true;
   }
-  bool StartStream(int code, const apiserver::Headers&) override {
-    response_.code = code;
-    responded_ = true;
+  bool StartStream(int code, const apiserver::Headers& headers) override {
+    Head(code, headers);
     return true;
   }
   bool WriteChunk(std::string_view data) override {
@@ -47,6 +45,15 @@ class BufferResponder : public apiserver::Responder {
   ApiResponse Take() { return std::move(response_); }
 
  private:
+  void Head(int code, const apiserver::Headers& headers) {
+    response_.code = code;
+    for (const auto& [name, value] : headers) {
+      if (LowerAscii(name) == "content-type") response_.content_type = value;
+      if (LowerAscii(name) == "warning") response_.warnings.push_back(value);
+    }
+    responded_ = true;
+  }
+
   ApiResponse response_;
   bool responded_ = false;
 };

@@ -157,7 +157,13 @@ Attempt RestTransport::Once(const ApiRequest& req) {
   }
   auto& msg = parser.get();
   result.retry_after = std::string(msg[http::field::retry_after]);
-  result.response = ApiResponse{static_cast<int>(msg.result_int()), std::move(msg.body())};
+  ApiResponse response{static_cast<int>(msg.result_int()), std::move(msg.body())};
+  response.content_type = std::string(msg[http::field::content_type]);
+  for (auto it = msg.find(http::field::warning);
+       it != msg.end() && it->name() == http::field::warning; ++it) {
+    response.warnings.emplace_back(it->value());
+  }
+  result.response = std::move(response);
   if (parser.keep_alive()) pool_.Release(std::move(*conn));
   return result;
 }

@@ -43,6 +43,10 @@ struct ApiRequest {
 struct ApiResponse {
   int code = 0;
   std::string body;
+  // The response's Content-Type and Warning headers, for a caller that
+  // passes the response on (a proxy).
+  std::string content_type;
+  std::vector<std::string> warnings;
 };
 
 // Receives a streamed response. A transport calls it from the thread that

@@ -154,6 +154,18 @@ def test_writes_land_in_the_member_as_the_caller(fed, kubeconfig):
     assert fed["b"].kubectl("get", "configmap", "via-proxy", check=False).returncode == 1
 
 
+def test_many_proxied_requests_at_once(fed):
+    """More at once than the server has loop threads: a proxied request
+    waits for the member on a thread of its own, never on the loop its
+    member connection needs."""
+    from concurrent.futures import ThreadPoolExecutor
+    path = "/apis/federation/v1beta1/clusters/a/proxy/api/v1/namespaces/default/configmaps"
+    clients = [fed.server.raw() for _ in range(16)]
+    with ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(lambda c: c.get(path, timeout=20).status_code, clients * 4))
+    assert codes == [200] * 64, codes
+
+
 def test_the_python_client_through_the_proxy(fed, kubeconfig):
     from kubernetes import client, config
     configuration = client.Configuration()

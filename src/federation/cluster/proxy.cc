@@ -113,6 +113,15 @@ client::ApiRequest MemberRequest(apiserver::Request& req, const apiserver::Proxy
   return out;
 }
 
+// A member the request could not reach: 503, or 504 when it did not answer
+// in time.
+void Unreachable(apiserver::Responder& resp, const apiserver::ProxyTarget& target,
+                 const Status& failure) {
+  apiserver::RespondStatus(
+      resp, Status(failure.reason(),
+                   "error trying to reach cluster \"" + target.name + "\": " + failure.message()));
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<client::Transport>> ClusterProxy::TransportFor(client::Client& federation,
@@ -170,15 +179,22 @@ void ClusterProxy::Serve(apiserver::Request& req, const apiserver::ProxyTarget& 
   if (!transport.ok()) {
     return apiserver::RespondStatus(resp, transport.status(), target.name, target.resource);
   }
+  // A watch or a followed log streams on a connection of its own; anything
+  // else is one exchange over the member's kept-alive connections.
+  bool streams = req.QueryBool("watch") || req.QueryBool("follow");
+  if (!streams) {
+    auto answer = (*transport)->Do(MemberRequest(req, target, user));
+    if (!answer.ok()) return Unreachable(resp, target, answer.status());
+    apiserver::Headers headers;
+    if (!answer->content_type.empty()) headers.emplace_back("Content-Type", answer->content_type);
+    for (std::string& w : answer->warnings) headers.emplace_back("Warning", std::move(w));
+    return resp.Respond(answer->code, headers, std::move(answer->body));
+  }
   auto sink = std::make_shared<ProxySink>();
   std::shared_ptr<client::StreamCall> call =
       (*transport)->StartStream(MemberRequest(req, target, user), sink);
   ProxySink::Head head = sink->AwaitHead();
-  if (head.code == 0) {
-    return apiserver::RespondStatus(
-        resp, Status(head.failure.reason(), "error trying to reach cluster \"" + target.name +
-                                                "\": " + head.failure.message()));
-  }
+  if (head.code == 0) return Unreachable(resp, target, head.failure);
   if (!client::Is2xx(head.code)) {
     return resp.Respond(head.code, head.headers, std::move(head.error_body));
   }

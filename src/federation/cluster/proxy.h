@@ -10,8 +10,10 @@
 //
 // The method, body, Content-Type and Accept go through; the caller's
 // Authorization and Impersonate-* headers do not. The response's status,
-// Content-Type and Warnings come back, and its body is streamed as it
-// arrives (a watch, `logs -f`), holding no thread once the head is in. An
+// Content-Type and Warnings come back. A watch or a followed log
+// (?watch=true, ?follow=true) streams as it arrives on a connection of its
+// own, holding no thread once the head is in; anything else is one
+// exchange over the member's kept-alive connections. An
 // error answered by the member is passed on as it is; a member that cannot
 // be reached is 503 ServiceUnavailable (504 Timeout when it does not
 // answer in time) naming the cluster. Upgrade requests (exec, attach,
