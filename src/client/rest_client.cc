@@ -148,6 +148,7 @@ Attempt RestTransport::Once(const ApiRequest& req) {
   auto http_req = MakeHttpRequest(req);
   http::response_parser<http::string_body> parser;
   parser.body_limit(opts_.max_response_bytes);
+  if (req.method == "HEAD") parser.skip(true);  // its Content-Length has no body behind it
   Status s = (*conn)->Write(http_req, deadline);
   if (s.ok()) s = (*conn)->Read(parser, deadline);
   if (!s.ok()) {
