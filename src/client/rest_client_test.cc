@@ -464,7 +464,7 @@ TEST(RestWatchTest, StreamsSendExtraHeadersAndReportTheResponses) {
     EXPECT_EQ(got["Warning"], "299 - \"careful\"");
   }
   ASSERT_EQ(server.requests().size(), 1u);
-  const apiserver::Request& seen = server.requests()[0];
+  apiserver::Request seen = server.requests()[0];  // requests() is a copy
   EXPECT_EQ(seen.path, "/api/v1/pods");
   EXPECT_EQ(seen.Query("labelSelector"), "a=b");
   EXPECT_EQ(seen.Query("limit"), "5");
