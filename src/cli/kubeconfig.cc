@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/federation_flags.h"
+#include "client/rest_client.h"
 #include "federation/common/names.h"
 
 namespace flotilla::cli {
@@ -23,8 +24,11 @@ struct KubeconfigFlags {
 };
 
 // The members named, each checked to exist, or every member with --all.
-StatusOr<std::vector<std::string>> MemberNames(const KubeconfigFlags& flags) {
-  FLOTILLA_ASSIGN_OR_RETURN(auto fed, FederationClient(flags.fed));
+StatusOr<std::vector<std::string>> MemberNames(const KubeconfigFlags& flags,
+                                               const client::Kubeconfig& config,
+                                               const std::string& context) {
+  FLOTILLA_ASSIGN_OR_RETURN(client::RestConfig rest, client::ResolveRestConfig(config, context));
+  FLOTILLA_ASSIGN_OR_RETURN(auto fed, client::NewRestClient(rest));
   std::vector<std::string> names;
   if (flags.all) {
     FLOTILLA_ASSIGN_OR_RETURN(client::ObjectList list,
@@ -59,7 +63,7 @@ int RunKubeconfig(const KubeconfigFlags& flags) {
     return Fail(Status::BadRequest("the federation's kubeconfig has no cluster \"" +
                                    context->second.cluster + "\""));
   }
-  auto names = MemberNames(flags);
+  auto names = MemberNames(flags, *config, context_name);
   if (!names.ok()) return Fail(names.status());
   std::string server = cluster->second.server;
   while (!server.empty() && server.back() == '/') server.pop_back();

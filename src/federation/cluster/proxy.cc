@@ -16,8 +16,6 @@
 namespace flotilla::federation::cluster {
 namespace {
 
-using HeaderList = std::vector<std::pair<std::string, std::string>>;
-
 bool SameName(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
@@ -28,7 +26,7 @@ bool SameName(std::string_view a, std::string_view b) {
 // the transport's loop, holding no thread.
 class ProxySink : public client::AsyncStreamSink {
  public:
-  void OnHeaders(HeaderList headers) override {
+  void OnHeaders(apiserver::Headers headers) override {
     MutexLock lock(mu_);
     for (auto& [name, value] : headers) {
       if (SameName(name, "Content-Type") || SameName(name, "Warning")) {
