@@ -102,6 +102,10 @@ inline constexpr char kHpaTargetClusterListAnnotation[] =
 // name), besides what the cluster selector says.
 inline constexpr char kPlacementClusterAnnotation[] = "federation.kubernetes.io/cluster";
 
+// On a pod of the federation's view of its members' pods: the member it
+// runs in (docs/federation.md, "The members' pods").
+inline constexpr char kMemberClusterLabel[] = "federation.kubernetes.io/cluster";
+
 // On a federated ReplicaSet: the per-cluster breakdown of its replicas
 // (federation/replicaset/status.h).
 inline constexpr char kReplicaSetStatusAnnotation[] = "federation.kubernetes.io/replica-set-status";

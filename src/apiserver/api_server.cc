@@ -498,7 +498,13 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
     auto reread = [this, keep, ns = info.ns, name = info.name] {
       return objects_.Get(*keep, ns, name);
     };
-    return opts_.pod_logs(req, *pod, std::move(reread), resp);
+    return opts_.pod_logs(req, *pod, std::move(reread), user, resp);
+  }
+  if (info.subresource.empty() && info.verb == "delete" && res->group.empty() &&
+      res->plural == "pods" && opts_.pod_delete) {
+    auto pod = objects_.Get(*res, info.ns, info.name);
+    if (!pod.ok()) return RespondStatus(resp, pod.status(), info.name, res);
+    return opts_.pod_delete(req, *pod, user, resp);
   }
   if (res->namespaced && info.ns.empty() && info.verb != "list" && info.verb != "watch" &&
       info.verb != "deletecollection") {

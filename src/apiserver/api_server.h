@@ -51,11 +51,18 @@ using ProxyHandler = std::function<void(Request& req, const ProxyTarget& target,
                                         const UserInfo& user, Responder& resp)>;
 
 // Answers GET pods/NAME/log (kube's kubelet does, behind kube-apiserver):
-// called after RBAC on pods/log with the pod as stored; `reread` reads it
-// again (a follow that must notice the pod going). May stream.
-using PodLogsHandler =
-    std::function<void(Request& req, const json::object& pod,
-                       std::function<StatusOr<json::object>()> reread, Responder& resp)>;
+// called after RBAC on pods/log with the pod as stored and the caller;
+// `reread` reads the pod again (a follow that must notice the pod going).
+// May stream.
+using PodLogsHandler = std::function<void(Request& req, const json::object& pod,
+                                          std::function<StatusOr<json::object>()> reread,
+                                          const UserInfo& user, Responder& resp)>;
+
+// Answers DELETE of one pod instead of Objects (the federation forwards it
+// to the member that runs the pod): called after RBAC on pods and audit,
+// with the pod as stored and the caller. May block.
+using PodDeleteHandler = std::function<void(Request& req, const json::object& pod,
+                                            const UserInfo& user, Responder& resp)>;
 
 struct ApiServerOptions {
   const api::Registry* registry = nullptr;  // REQUIRED
@@ -76,6 +83,8 @@ struct ApiServerOptions {
   ProxyHandler proxy;
   // Serves pods/log; empty: it is NotFound.
   PodLogsHandler pod_logs;
+  // Serves DELETE of a pod; empty: Objects deletes it.
+  PodDeleteHandler pod_delete;
   // API groups the federation's controllers also read and write, besides
   // those their role names (rbac_bootstrap.h): the groups of the kinds the
   // federation propagates.

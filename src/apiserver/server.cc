@@ -8,6 +8,7 @@
 #include "apiserver/reviews.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "storage/routed_store.h"
 
 namespace flotilla::apiserver {
 
@@ -60,6 +61,9 @@ Status Server::OpenStore() {
   } else {
     return Status::BadRequest("--storage must be sqlite, memory or etcd, not " + opts_.storage);
   }
+  if (opts_.side_store != nullptr) {
+    store_ = storage::NewRoutedStore(std::move(store_), opts_.side_prefix, opts_.side_store);
+  }
   return Status::Ok();
 }
 
@@ -96,6 +100,7 @@ Status Server::StartApi() {
   api_opts.extra_paths = opts_.extra_paths;
   api_opts.proxy = opts_.proxy;
   api_opts.pod_logs = opts_.pod_logs;
+  api_opts.pod_delete = opts_.pod_delete;
   api_opts.controller_groups = opts_.controller_groups;
   api_opts.inflight = opts_.inflight;
   api_opts.event_ttl = opts_.event_ttl;

@@ -24,6 +24,7 @@
 #include "dns/zone.h"
 #include "federation/admission/admission.h"
 #include "federation/cluster/cluster_controller.h"
+#include "federation/cluster/member_pods.h"
 #include "federation/cluster/proxy.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
@@ -241,6 +242,12 @@ int RunServer(ServerFlags& flags) {
   api::Registry registry;
   api::RegisterFoundationKinds(registry);
   api::RegisterPolicyKinds(registry);
+  // The members' pods (federation/cluster/member_pods.h): served from a
+  // view in memory that MemberPods fills once the API is up.
+  api::RegisterMemberPodsView(registry);
+  auto pods_view = std::make_shared<federation::cluster::MemberPodsStore>(RealClock());
+  flags.server.side_prefix = federation::cluster::kMemberPodsPrefix;
+  flags.server.side_store = pods_view;
   auto cluster_names = std::make_shared<federation::ClusterNames>();
   auto workloads = std::make_shared<federation::ApplicationWorkloads>();
   auto finalized = std::make_shared<federation::FinalizedAtCreate>();
@@ -259,6 +266,17 @@ int RunServer(ServerFlags& flags) {
                                const apiserver::UserInfo& user, apiserver::Responder& resp) {
     proxy->Serve(req, target, user, resp);
   };
+  // `kubectl logs` and `kubectl delete` of a member's pod: the same request
+  // to the member that runs it, through the proxy, as the caller.
+  flags.server.pod_logs = [proxy](apiserver::Request& req, const json::object& pod,
+                                  std::function<StatusOr<json::object>()>,
+                                  const apiserver::UserInfo& user, apiserver::Responder& resp) {
+    proxy->ServeForPod(req, pod, user, resp);
+  };
+  flags.server.pod_delete = [proxy](apiserver::Request& req, const json::object& pod,
+                                    const apiserver::UserInfo& user, apiserver::Responder& resp) {
+    proxy->ServeForPod(req, pod, user, resp);
+  };
   auto server = apiserver::Server::Start(flags.server);
   if (!server.ok()) {
     spdlog::error("starting the API server: {}", server.status().ToString());
@@ -273,6 +291,11 @@ int RunServer(ServerFlags& flags) {
   std::unique_ptr<client::Client> admin = client::NewInProcessClient(
       (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
   proxy->Start(*admin);
+  federation::cluster::MemberPods member_pods(pods_view, RealClock());
+  if (Status started = member_pods.Start(*admin); !started.ok()) {
+    spdlog::error("watching the members' pods: {}", started.ToString());
+    return 1;
+  }
   ControllerHost host(*admin, flags.federation,
                       {.clusters = cluster_names,
                        .workloads = workloads,
@@ -315,6 +338,7 @@ int RunServer(ServerFlags& flags) {
   (*server)->api().metrics().SetSource("leader", nullptr);
   if (elector) elector->Stop();  // stops the controllers if leading
   host.Stop();
+  member_pods.Stop();
   (*server)->Stop();
   return 0;
 }

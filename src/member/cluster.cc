@@ -45,7 +45,7 @@ Status MemberCluster::Init() {
   logs_ = std::make_unique<kubelet::PodLogs>(clock);
   server_opts.pod_logs = [self](apiserver::Request& req, const json::object& pod,
                                 std::function<StatusOr<json::object>()> reread,
-                                apiserver::Responder& resp) {
+                                const apiserver::UserInfo&, apiserver::Responder& resp) {
     self->logs_->Serve(req, pod, std::move(reread), resp);
   };
   FLOTILLA_ASSIGN_OR_RETURN(server_, apiserver::Server::Start(server_opts));

@@ -222,6 +222,15 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
     pods = term.kubectl("--context", "flotilla-on-prem", "get", "pods", "-o", "wide").stdout
     assert pods.splitlines()[0].split()[:3] == ["NAME", "READY", "STATUS"], pods
     assert any(line.startswith("spread-") for line in pods.splitlines()), pods
+    # Every member's pods on the federation itself, with their cluster; and
+    # a pod's logs read from its member.
+    def federated_pods():
+        out = term.kubectl("get", "pods", "-l", "app=spread", "-o", "wide").stdout.splitlines()
+        clusters = {line.split()[1] for line in out[1:]}
+        return out[0].split()[:3] == ["NAME", "CLUSTER", "READY"] and "on-prem" in clusters
+    wait_for(federated_pods, "the spread pods of every member on the federation", 60)
+    logs = term.kubectl("logs", "rs/spread").stdout
+    assert '[flotilla-sim] container "' in logs, logs
 
     # RBAC, service accounts and their tokens.
     term.kubectl("create", "namespace", "team-a")

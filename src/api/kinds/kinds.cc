@@ -62,6 +62,8 @@ void RegisterPolicyKinds(Registry& registry) {
   for (Resource& r : kinds::PolicyResources()) registry.Add(std::move(r));
 }
 
+void RegisterMemberPodsView(Registry& registry) { registry.Add(kinds::MemberPodsViewResource()); }
+
 void RegisterMemberKinds(Registry& registry) {
   registry.Add(kinds::PodResource());
   registry.Add(kinds::NodeResource());

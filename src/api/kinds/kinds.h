@@ -50,6 +50,14 @@ void RegisterFoundationKinds(Registry& registry);
 // is then listed before discovery.k8s.io), and none of them is registered.
 void RegisterMemberKinds(Registry& registry);
 
+// Registers the federation's read-only view of its members' pods
+// (docs/federation.md, "The members' pods"): v1 pods with the verbs
+// delete (ApiServerOptions::pod_delete forwards it), get, list and watch,
+// and a Cluster column after the name, read from the
+// federation.kubernetes.io/cluster label each pod carries there.
+// REQUIRES: RegisterFoundationKinds ran first; pods are not registered.
+void RegisterMemberPodsView(Registry& registry);
+
 // Registers the kinds of Karmada's policy API that the federation serves
 // (docs/policies.md): policy.karmada.io/v1alpha1 propagationpolicies,
 // clusterpropagationpolicies, overridepolicies, clusteroverridepolicies and

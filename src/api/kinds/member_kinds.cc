@@ -8,6 +8,7 @@
 #include <set>
 
 #include "api/claims.h"
+#include "api/federated.h"
 #include "api/kinds/pod_spec.h"
 #include "api/kinds/pod_status.h"
 #include "api/kinds/resources.h"
@@ -481,6 +482,24 @@ Resource PodResource() {
   r.default_fn = DefaultPod;
   r.validate_fn = ValidatePod;
   r.columns = PodColumns();
+  return r;
+}
+
+Resource MemberPodsViewResource() {
+  Resource r = PodResource();
+  r.verbs = {"delete", "get", "list", "watch"};
+  r.has_status = false;
+  r.default_fn = nullptr;
+  r.validate_fn = nullptr;
+  r.columns.insert(
+      r.columns.begin() + 1,
+      Column("Cluster", "string", "The member cluster the pod runs in.", 0,
+             [](const json::object& pod, TimePoint) -> json::value {
+               const json::object* meta = GetObject(pod, "metadata");
+               const json::object* labels = meta ? GetObject(*meta, "labels") : nullptr;
+               auto cluster = labels ? GetString(*labels, kMemberClusterLabel) : std::nullopt;
+               return json::string(cluster.value_or(""));
+             }));
   return r;
 }
 

@@ -56,6 +56,7 @@ Resource ClusterRoleBindingResource();
 std::vector<Resource> ReviewResources();
 // member_kinds.cc
 Resource PodResource();
+Resource MemberPodsViewResource();
 Resource NodeResource();
 Resource EndpointsResource();
 Resource PersistentVolumeClaimResource();

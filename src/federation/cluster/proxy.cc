@@ -202,4 +202,20 @@ void ClusterProxy::Serve(apiserver::Request& req, const apiserver::ProxyTarget& 
   sink->Attach(std::move(out));
 }
 
+void ClusterProxy::ServeForPod(apiserver::Request& req, const json::object& pod,
+                               const apiserver::UserInfo& user, apiserver::Responder& resp) {
+  const json::object* meta = GetObject(pod, "metadata");
+  const json::object* labels = meta ? GetObject(*meta, "labels") : nullptr;
+  auto cluster = labels ? GetString(*labels, api::kMemberClusterLabel) : std::nullopt;
+  if (!cluster) {
+    return apiserver::RespondStatus(resp, Status::BadRequest("the pod names no member cluster"));
+  }
+  apiserver::ProxyTarget target{nullptr, "", std::string(*cluster), req.target, ""};
+  if (size_t q = target.path.find('?'); q != std::string::npos) {
+    target.query = target.path.substr(q + 1);
+    target.path.resize(q);
+  }
+  Serve(req, target, user, resp);
+}
+
 }  // namespace flotilla::federation::cluster

@@ -55,6 +55,12 @@ class ClusterProxy {
   // ApiServerOptions::proxy.
   void Serve(apiserver::Request& req, const apiserver::ProxyTarget& target,
              const apiserver::UserInfo& user, apiserver::Responder& resp);
+  // ApiServerOptions::pod_logs and pod_delete on the federation: `pod` is
+  // one of the members' pods (member_pods.h); the request (its log, its
+  // deletion) goes as it came, method, path, query and body, to the cluster
+  // its federation.kubernetes.io/cluster label names, as Serve sends it.
+  void ServeForPod(apiserver::Request& req, const json::object& pod,
+                   const apiserver::UserInfo& user, apiserver::Responder& resp);
 
  private:
   // The transport to cluster `name`: NotFound when there is no such

@@ -123,7 +123,7 @@ TEST(PodLogsTest, ServedWithKubectlsOptionsAndFollowed) {
   apiserver::testing::TestServer s(apiserver::testing::TestServer::Options{
       .member_kinds = true,
       .pod_logs = [&](apiserver::Request& req, const json::object& pod,
-                      std::function<StatusOr<json::object>()> reread,
+                      std::function<StatusOr<json::object>()> reread, const apiserver::UserInfo&,
                       apiserver::Responder& resp) { logs->Serve(req, pod, reread, resp); }});
   logs = std::make_unique<PodLogs>(s.clock());
   TimePoint started = s.clock().Now();
