@@ -14,6 +14,7 @@
 #include "api/kinds/resources.h"
 #include "api/resource_quota.h"
 #include "api/resources.h"
+#include "api/views.h"
 
 namespace flotilla::api::kinds {
 namespace {
@@ -491,15 +492,11 @@ Resource MemberPodsViewResource() {
   r.has_status = false;
   r.default_fn = nullptr;
   r.validate_fn = nullptr;
-  r.columns.insert(
-      r.columns.begin() + 1,
-      Column("Cluster", "string", "The member cluster the pod runs in.", 0,
-             [](const json::object& pod, TimePoint) -> json::value {
-               const json::object* meta = GetObject(pod, "metadata");
-               const json::object* labels = meta ? GetObject(*meta, "labels") : nullptr;
-               auto cluster = labels ? GetString(*labels, kMemberClusterLabel) : std::nullopt;
-               return json::string(cluster.value_or(""));
-             }));
+  r.columns.insert(r.columns.begin() + 1,
+                   Column("Cluster", "string", "The member cluster the pod runs in.", 0,
+                          [](const json::object& pod, TimePoint) -> json::value {
+                            return json::string(ObjectView(pod).label(kMemberClusterLabel));
+                          }));
   return r;
 }
 

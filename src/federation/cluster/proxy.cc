@@ -204,13 +204,11 @@ void ClusterProxy::Serve(apiserver::Request& req, const apiserver::ProxyTarget& 
 
 void ClusterProxy::ServeForPod(apiserver::Request& req, const json::object& pod,
                                const apiserver::UserInfo& user, apiserver::Responder& resp) {
-  const json::object* meta = GetObject(pod, "metadata");
-  const json::object* labels = meta ? GetObject(*meta, "labels") : nullptr;
-  auto cluster = labels ? GetString(*labels, api::kMemberClusterLabel) : std::nullopt;
-  if (!cluster) {
+  std::string_view cluster = api::ObjectView(pod).label(api::kMemberClusterLabel);
+  if (cluster.empty()) {
     return apiserver::RespondStatus(resp, Status::BadRequest("the pod names no member cluster"));
   }
-  apiserver::ProxyTarget target{nullptr, "", std::string(*cluster), req.target, ""};
+  apiserver::ProxyTarget target{nullptr, "", std::string(cluster), req.target, ""};
   if (size_t q = target.path.find('?'); q != std::string::npos) {
     target.query = target.path.substr(q + 1);
     target.path.resize(q);
