@@ -200,6 +200,13 @@ auto SortKey(const json::object& e) {
 
 }  // namespace
 
+json::object WithoutManagedFields(json::object obj) {
+  if (json::value* meta = obj.if_contains("metadata"); meta != nullptr && meta->is_object()) {
+    meta->as_object().erase("managedFields");
+  }
+  return obj;
+}
+
 std::optional<json::array> FieldManager::UpdateStored(const json::value& stored,
                                                       const Comparison& cmp,
                                                       const FieldManagerRequest& req) const {
@@ -399,9 +406,7 @@ StatusOr<json::object> FieldManager::Apply(const json::object& live, const json:
     base = Update(json::object(), base, before);
     entries = Decoded(ManagedFieldsOf(base));
   }
-  if (json::value* meta = base.if_contains("metadata"); meta != nullptr && meta->is_object()) {
-    meta->as_object().erase("managedFields");
-  }
+  base = WithoutManagedFields(std::move(base));
 
   FLOTILLA_ASSIGN_OR_RETURN(json::value merged, typed_.Merge(base, config));
   ManagedFieldsEntry self = EntryFor(req, kApply);

@@ -54,6 +54,9 @@ struct ManagedFieldsEntry {
 StatusOr<std::vector<ManagedFieldsEntry>> DecodeManagedFields(const json::value& v);
 // The entries sorted and serialized; empty entries are left out.
 json::array EncodeManagedFields(std::vector<ManagedFieldsEntry> entries);
+// `obj` without its metadata.managedFields (what a view of another
+// server's objects keeps: the managers are that server's).
+json::object WithoutManagedFields(json::object obj);
 
 // One write as the field manager sees it.
 struct FieldManagerRequest {

@@ -2,7 +2,8 @@
 pods"): with the federation's kubeconfig alone, the real kubectl and the
 official Python client list the pods of every Ready member, each labelled
 with its cluster (a Cluster column in the Table, `-l` picks a cluster),
-watch them, describe them and read their logs (`kubectl logs POD`,
+watch them, describe them (with the member's Events about them, which
+`kubectl get events` shows too) and read their logs (`kubectl logs POD`,
 `kubectl logs rs/web`) from the member that runs them; two pods of one name
 in two clusters are told apart; a delete goes to the member that runs the
 pod, as the caller, and every other write is refused; a member that stops
@@ -115,6 +116,44 @@ def test_logs_and_describe_read_the_member_that_runs_the_pod(fed):
     described = fed.kubectl("describe", "pod", "logger").stdout
     assert "Name:             logger" in described, described
     assert f"{CLUSTER}=a" in described, described
+
+
+def test_describe_and_get_events_show_what_the_member_said(fed):
+    in_member(fed, "a", bare_pod("talker"))
+
+    def described():
+        out = fed.kubectl("describe", "pod", "talker", check=False).stdout
+        return "Started container app" in out and out
+    out = wait_for(described, "the member's Events in describe pod", timeout=60)
+    events_part = out[out.index("Events:"):]
+    assert "Scheduled" in events_part and "kubelet" in events_part, out
+
+    # The federation's copies: labelled with their cluster, about the
+    # member's pod (its uid, as the view shows it).
+    pod = json.loads(fed.kubectl("get", "pod", "talker", "-o", "json").stdout)
+    events = json.loads(fed.kubectl("get", "events", "-n", "default", "-o", "json",
+                                    "--field-selector", "involvedObject.name=talker")
+                        .stdout)["items"]
+    assert {"Scheduled", "Started"} <= {e["reason"] for e in events}, events
+    assert all(e["metadata"]["labels"][CLUSTER] == "a" for e in events), events
+    assert all(e["involvedObject"]["uid"] == pod["metadata"]["uid"] for e in events), events
+    table = fed.kubectl("get", "events", "-n", "default", "-l", f"{CLUSTER}=a",
+                        "--field-selector", "involvedObject.name=talker").stdout
+    assert "pod/talker" in table and "Started container app" in table, table
+
+    from kubernetes import client
+    core = client.CoreV1Api(fed.server.api_client())
+    listed = core.list_namespaced_event("default", label_selector=f"{CLUSTER}=a",
+                                        field_selector="involvedObject.name=talker").items
+    assert {"Scheduled", "Started"} <= {e.reason for e in listed}
+
+    # An Event gone in the member is gone here.
+    started = next(e for e in events if e["reason"] == "Started")
+    member_name = started["metadata"]["name"][:-len(".a")]
+    fed["a"].kubectl("delete", "event", "-n", "default", member_name)
+    wait_for(lambda: fed.kubectl("get", "event", "-n", "default", started["metadata"]["name"],
+                                 check=False).returncode != 0,
+             "the copy of the deleted Event gone", timeout=30)
 
 
 def test_one_name_in_two_clusters(fed):

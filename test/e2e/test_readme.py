@@ -231,6 +231,11 @@ def test_the_readme_quick_start_does_what_it_says(walkthrough):
     wait_for(federated_pods, "the spread pods of every member on the federation", 60)
     logs = term.kubectl("logs", "rs/spread").stdout
     assert '[flotilla-sim] container "' in logs, logs
+    # The member's Events about its pods, copied into the federation's.
+    def member_events():
+        out = term.kubectl("get", "events", "-l", "federation.kubernetes.io/cluster=on-prem").stdout
+        return any("pod/spread-" in line and "Started" in line for line in out.splitlines())
+    wait_for(member_events, "on-prem's Events about the spread pods on the federation", 60)
 
     # RBAC, service accounts and their tokens.
     term.kubectl("create", "namespace", "team-a")

@@ -6,6 +6,7 @@
 
 #include "api/conditions.h"
 #include "api/federated.h"
+#include "api/managed_fields.h"
 #include "api/views.h"
 #include "base/log.h"
 #include "client/rest_client.h"
@@ -29,15 +30,6 @@ Status ReadOnly() {
                 "pods on the federation are a read-only view of the member clusters' pods: "
                 "change the workload that owns a pod, or the pod in its cluster "
                 "(kubectl --context flotilla-CLUSTER, see kubectl flotilla kubeconfig)");
-}
-
-// What the view keeps of a member's pod: all but its managedFields.
-json::object Slim(const json::object& pod) {
-  json::object out = pod;
-  if (json::value* meta = out.if_contains("metadata"); meta && meta->is_object()) {
-    meta->as_object().erase("managedFields");
-  }
-  return out;
 }
 
 }  // namespace
@@ -78,7 +70,7 @@ StatusOr<storage::KeyValue> MemberPodsStore::Delete(std::string_view, int64_t) {
 }
 
 Status MemberPodsStore::Put(const std::string& cluster, const json::object& pod) {
-  json::object obj = Slim(pod);
+  json::object obj = api::WithoutManagedFields(pod);
   api::ObjectView view(obj);
   std::string key = KeyOf(view.ns(), view.name(), cluster);
   json::object& meta = EnsureObject(obj, "metadata");
@@ -166,7 +158,8 @@ StatusOr<runtime::Result> MemberPods::Reconcile(const std::string& name) {
   FLOTILLA_ASSIGN_OR_RETURN(member.client, client::NewRestClient(config, opts));
   member.pods = std::make_unique<runtime::Informer>(
       *member.client, kPods, clock_,
-      runtime::InformerOptions{.transform = [](const json::object& pod) { return Slim(pod); }});
+      runtime::InformerOptions{
+          .transform = [](const json::object& pod) { return api::WithoutManagedFields(pod); }});
   auto put = [view = view_, name](const runtime::ObjectPtr& pod) {
     Status s = view->Put(name, *pod);
     if (!s.ok()) spdlog::warn("member pods of cluster {}: {}", name, s.ToString());

@@ -30,6 +30,7 @@ std::shared_ptr<runtime::Informer> MemberInformers::NewInformer(client::Client& 
                                                                 const Kind& kind) const {
   runtime::InformerOptions options = options_;
   options.transform = kind.transform;
+  options.field_selector = kind.field_selector;
   return std::make_shared<runtime::Informer>(client, kind.resource, clock_, options);
 }
 
@@ -114,6 +115,12 @@ void MemberInformers::SetTransform(const client::ResourceRef& resource,
                                    runtime::Transform transform) {
   MutexLock lock(mu_);
   KindOf(resource).transform = std::move(transform);
+}
+
+void MemberInformers::SetFieldSelector(const client::ResourceRef& resource,
+                                       std::string field_selector) {
+  MutexLock lock(mu_);
+  KindOf(resource).field_selector = std::move(field_selector);
 }
 
 void MemberInformers::Start() {

@@ -53,6 +53,10 @@ class MemberInformers {
   // must keep what every handler and reader of theirs uses). REQUIRES: before
   // Start.
   void SetTransform(const client::ResourceRef& resource, runtime::Transform transform);
+  // The informers on `resource` list and watch only the objects
+  // `field_selector` selects ("involvedObject.kind=Pod"): every reader of
+  // theirs must want no other. REQUIRES: before Start.
+  void SetFieldSelector(const client::ResourceRef& resource, std::string field_selector);
   // Subscribes to the registry: informers start for every Ready cluster.
   void Start();
   // Unsubscribes and stops every informer. Idempotent.
@@ -114,6 +118,7 @@ class MemberInformers {
     client::ResourceRef resource;
     std::vector<std::pair<HandlerId, MemberHandlerFactory>> factories;
     runtime::Transform transform;
+    std::string field_selector;
   };
   Kind& KindOf(const client::ResourceRef& resource) REQUIRES(mu_);
   std::shared_ptr<runtime::Informer> NewInformer(client::Client& client, const Kind& kind) const;

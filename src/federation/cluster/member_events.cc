@@ -1,0 +1,167 @@
+// The members' pod Events on the federation (member_events.h).
+#include "federation/cluster/member_events.h"
+
+#include <utility>
+
+#include "api/federated.h"
+#include "api/hash.h"
+#include "api/managed_fields.h"
+#include "api/views.h"
+#include "base/log.h"
+#include "federation/common/federated_kind.h"
+#include "federation/common/names.h"
+
+namespace flotilla::federation::cluster {
+namespace {
+
+using client::kEvents;
+
+constexpr size_t kMaxName = 253;
+
+// What the member's Events carry that a copy keeps besides their fields.
+constexpr std::string_view kKeptMetadata[] = {"labels", "annotations"};
+
+bool Empty(const json::value* v) {
+  return v == nullptr || v->is_null() || (v->is_string() && v->get_string().empty()) ||
+         (v->is_object() && v->get_object().empty());
+}
+
+bool Same(const json::value* a, const json::value* b) {
+  if (Empty(a) || Empty(b)) return Empty(a) && Empty(b);
+  return *a == *b;
+}
+
+// Whether `a` has a field (but metadata, apiVersion and kind) that `b`
+// holds otherwise.
+bool FieldsDiffer(const json::object& a, const json::object& b) {
+  for (const auto& [key, value] : a) {
+    if (key == "metadata" || key == "apiVersion" || key == "kind") continue;
+    if (!Same(&value, b.if_contains(key))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string EventCopyName(const std::string& name, const std::string& cluster) {
+  std::string full = name + "." + cluster;
+  if (full.size() <= kMaxName) return full;
+  // A DNS-1123 subdomain still: the hash is lowercase letters and digits.
+  std::string hash = api::SafeEncodeString(std::to_string(api::Fnv1a64(full)));
+  std::string head = full.substr(0, kMaxName - hash.size() - 1);
+  while (!head.empty() && (head.back() == '.' || head.back() == '-')) head.pop_back();
+  return head + "." + hash;
+}
+
+json::object EventCopy(const json::object& event, const std::string& cluster) {
+  json::object copy;
+  for (const auto& [key, value] : event) {
+    if (key != "metadata") copy[key] = value;
+  }
+  copy["apiVersion"] = "v1";
+  copy["kind"] = "Event";
+  api::ObjectView view(event);
+  json::object meta{{"name", EventCopyName(std::string(view.name()), cluster)},
+                    {"namespace", std::string(view.ns())}};
+  if (const json::object* from = GetObject(event, "metadata")) {
+    for (std::string_view field : kKeptMetadata) {
+      const json::value* v = from->if_contains(field);
+      if (v != nullptr && v->is_object()) meta[field] = *v;
+    }
+  }
+  EnsureObject(meta, "labels")[api::kMemberClusterLabel] = cluster;
+  copy["metadata"] = std::move(meta);
+  return copy;
+}
+
+bool EventCopyDiffers(const json::object& current, const json::object& desired) {
+  if (FieldsDiffer(desired, current) || FieldsDiffer(current, desired)) return true;
+  const json::object* now = GetObject(current, "metadata");
+  const json::object* want = GetObject(desired, "metadata");
+  for (std::string_view field : kKeptMetadata) {
+    if (!Same(now ? now->if_contains(field) : nullptr, want ? want->if_contains(field) : nullptr)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+MemberEventsController::MemberEventsController(FederationContext& ctx, MemberEventsOptions options)
+    : ctx_(ctx) {
+  controller_ =
+      &ctx.manager().AddController(kName, std::max(1, options.workers),
+                                   [this](const std::string& key) { return Reconcile(key); });
+  // Only the Events about pods, and none of their managedFields.
+  ctx.members().SetFieldSelector(kEvents, "involvedObject.kind=Pod");
+  ctx.members().SetTransform(
+      kEvents, [](const json::object& event) { return api::WithoutManagedFields(event); });
+  handler_ = ctx.members().AddHandler(kEvents, [this](const std::string& cluster) {
+    auto changed = [this, cluster](const runtime::ObjectPtr& event) {
+      api::ObjectView view(*event);
+      controller_->queue().Add(cluster + "/" + std::string(view.ns()) + "/" +
+                               std::string(view.name()));
+    };
+    return runtime::EventHandler{
+        .on_add = changed,
+        .on_update = [changed](const runtime::ObjectPtr&,
+                               const runtime::ObjectPtr& event) { changed(event); },
+        .on_delete = changed};
+  });
+}
+
+MemberEventsController::~MemberEventsController() { ctx_.members().RemoveHandler(handler_); }
+
+StatusOr<runtime::Result> MemberEventsController::Reconcile(const std::string& key) {
+  size_t first = key.find('/');
+  size_t second = key.find('/', first + 1);
+  if (first == std::string::npos || second == std::string::npos) return runtime::Result{};
+  std::string cluster = key.substr(0, first);
+  std::string ns = key.substr(first + 1, second - first - 1);
+  std::string name = key.substr(second + 1);
+  std::shared_ptr<runtime::Informer> events = ctx_.members().Get(cluster, kEvents);
+  // A cluster that is not Ready now: its copies stay until they expire.
+  if (events == nullptr) return runtime::Result{};
+  const std::string copy_name = EventCopyName(name, cluster);
+  runtime::ObjectPtr event = events->lister().Get(ns, name);
+  client::Client& fed = ctx_.fed();
+  if (event == nullptr) {
+    Status deleted = fed.Delete(kEvents, ns, copy_name);
+    if (deleted.ok() || deleted.Is(Reason::kNotFound)) return runtime::Result{};
+    return deleted;
+  }
+  json::object desired = EventCopy(*event, cluster);
+  auto current = fed.Get(kEvents, ns, copy_name);
+  if (!current.ok()) {
+    if (!current.status().Is(Reason::kNotFound)) return current.status();
+    auto created = fed.Create(kEvents, ns, desired);
+    if (created.ok()) return runtime::Result{};
+    // Another worker made it first: compare again.
+    if (created.status().Is(Reason::kAlreadyExists)) return created.status();
+    // No such namespace here (or it is going), or an Event the federation
+    // would not take: nothing to retry.
+    spdlog::debug("member {}'s event {}/{} is not copied: {}", cluster, ns, name,
+                  created.status().ToString());
+    return runtime::Result{};
+  }
+  if (!EventCopyDiffers(*current, desired)) return runtime::Result{};
+  json::object updated = std::move(desired);
+  json::object& meta = updated["metadata"].as_object();
+  meta["resourceVersion"] = StringAt(*current, "metadata.resourceVersion");
+  FLOTILLA_RETURN_IF_ERROR(fed.Update(kEvents, ns, updated).status());
+  return runtime::Result{};
+}
+
+}  // namespace flotilla::federation::cluster
+
+namespace flotilla::federation {
+
+void RegisterMemberEvents(KindRegistry& kinds) {
+  kinds.Add({.controller = cluster::MemberEventsController::kName,
+             .help = "the members' Events about their pods, copied into the federation (kubectl "
+                     "describe pod and get events there)",
+             .build = [](const KindEnv& env) {
+               return std::make_shared<cluster::MemberEventsController>(env.ctx);
+             }});
+}
+
+}  // namespace flotilla::federation

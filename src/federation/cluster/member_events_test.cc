@@ -1,0 +1,168 @@
+// The members' pod Events on the federation: what a copy keeps and how it
+// is named, and against real API servers (cluster::testing::ControllerTest,
+// members a, b and c) Events about pods copied, followed and deleted, and
+// the others left alone. The tests play the members' kubelets.
+#include "federation/cluster/member_events.h"
+
+#include <gtest/gtest.h>
+
+#include "api/federated.h"
+#include "api/validation.h"
+#include "federation/cluster/controller_fixture.h"
+
+namespace flotilla::federation::cluster {
+namespace {
+
+using client::kEvents;
+using client::kNamespaces;
+
+json::object Parse(std::string_view text) {
+  StatusOr<json::object> o = ParseJsonObject(text);
+  EXPECT_TRUE(o.ok()) << text;
+  return o.ok() ? *o : json::object{};
+}
+
+// An Event as a member's API server returns it: identity, managedFields,
+// the fields it writes empty.
+constexpr std::string_view kStarted = R"({"apiVersion":"v1","kind":"Event",
+  "metadata":{"name":"web-1.17f3a2b4c5d6e7f8","namespace":"default","uid":"0c1d",
+    "resourceVersion":"812","creationTimestamp":"2026-12-02T08:00:00Z",
+    "labels":{"team":"shop"},
+    "managedFields":[{"manager":"kubelet","operation":"Update"}]},
+  "involvedObject":{"kind":"Pod","namespace":"default","name":"web-1","uid":"9f2e",
+    "apiVersion":"v1","fieldPath":"spec.containers{web}"},
+  "reason":"Started","message":"Started container web",
+  "source":{"component":"kubelet","host":"node-1"},
+  "firstTimestamp":"2026-12-02T08:00:00Z","lastTimestamp":"2026-12-02T08:00:00Z",
+  "count":1,"type":"Normal","eventTime":null,"reportingComponent":"","reportingInstance":""})";
+
+TEST(EventCopy, KeepsTheEventAndNoneOfTheMembersIdentity) {
+  json::object copy = EventCopy(Parse(kStarted), "east");
+  EXPECT_EQ(json::serialize(copy["metadata"]),
+            R"({"name":"web-1.17f3a2b4c5d6e7f8.east","namespace":"default",)"
+            R"("labels":{"team":"shop","federation.kubernetes.io/cluster":"east"}})");
+  EXPECT_EQ(StringAt(copy, "involvedObject.uid"), "9f2e");
+  EXPECT_EQ(StringAt(copy, "reason"), "Started");
+  EXPECT_EQ(StringAt(copy, "source.host"), "node-1");
+  EXPECT_EQ(IntAt(copy, "count"), 1);
+}
+
+TEST(EventCopy, DiffersOnlyWhenItSaysSomethingElse) {
+  json::object desired = EventCopy(Parse(kStarted), "east");
+  // What the federation's server returns: its identity, empty fields left
+  // out.
+  json::object stored = desired;
+  stored.erase("eventTime");
+  stored.erase("reportingComponent");
+  json::object& meta = stored["metadata"].as_object();
+  meta["uid"] = "77aa";
+  meta["resourceVersion"] = "5";
+  meta["managedFields"] = json::array{};
+  EXPECT_FALSE(EventCopyDiffers(stored, desired));
+
+  json::object again = desired;
+  again["count"] = 2;
+  again["lastTimestamp"] = "2026-12-02T08:05:00Z";
+  EXPECT_TRUE(EventCopyDiffers(stored, again));
+  json::object relabelled = desired;
+  relabelled["metadata"].as_object()["labels"].as_object()["team"] = "cart";
+  EXPECT_TRUE(EventCopyDiffers(stored, relabelled));
+  json::object extra = stored;
+  extra["action"] = "Pulling";
+  EXPECT_TRUE(EventCopyDiffers(extra, desired));
+}
+
+TEST(EventCopyName, StaysAValidNameOfItsOwn) {
+  EXPECT_EQ(EventCopyName("web-1.17f3", "east"), "web-1.17f3.east");
+  std::string long_name(250, 'w');
+  std::string east = EventCopyName(long_name, "east");
+  std::string west = EventCopyName(long_name, "west");
+  EXPECT_LE(east.size(), 253u);
+  EXPECT_TRUE(api::IsDNS1123Subdomain(east).empty()) << east;
+  EXPECT_NE(east, west);
+}
+
+class MemberEventsTest : public testing::ControllerTest {
+ protected:
+  MemberEventsTest()
+      : ControllerTest({MemberEventsController::kName}, "a/default/web-1.17f3a2b4c5d6e7f8") {}
+
+  void Start() {
+    StartWith([&] { Make<MemberEventsController>(); });
+  }
+  // Member i's Event `name` about `kind` `object`, `count` times.
+  json::object Event(const std::string& name, const std::string& kind, const std::string& object,
+                     int count, const std::string& ns = kNs) {
+    json::object e = Parse(kStarted);
+    json::object& meta = e["metadata"].as_object();
+    for (const char* field : {"uid", "resourceVersion", "creationTimestamp", "managedFields"}) {
+      meta.erase(field);
+    }
+    meta["name"] = name;
+    meta["namespace"] = ns;
+    e["involvedObject"].as_object()["kind"] = kind;
+    e["involvedObject"].as_object()["name"] = object;
+    e["involvedObject"].as_object()["namespace"] = ns;
+    e["count"] = count;
+    return e;
+  }
+  void Put(int i, json::object e) {
+    std::string ns(StringViewAt(e, "metadata.namespace"));
+    auto current = member_clients_[i]->Get(kEvents, ns, StringAt(e, "metadata.name"));
+    auto written = current.ok() ? (e["metadata"].as_object()["resourceVersion"] =
+                                       StringAt(*current, "metadata.resourceVersion"),
+                                   member_clients_[i]->Update(kEvents, ns, e))
+                                : member_clients_[i]->Create(kEvents, ns, e);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  // The federation's copy `name`; empty when there is none.
+  json::object Copy(const std::string& name, const std::string& ns = kNs) {
+    auto got = fed_client_->Get(kEvents, ns, name);
+    return got.ok() ? *got : json::object{};
+  }
+};
+
+TEST_F(MemberEventsTest, CopiesFollowsAndDeletesTheMembersPodEvents) {
+  Start();
+  // Member a's watch delivers in order: the ReplicaSet's Event would be
+  // copied by the time the pod's is.
+  Put(0, Event("web.17f3a2b4c5d6e7f9", "ReplicaSet", "web", 1));
+  Put(0, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 1));
+  Put(1, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 3));
+  Holds([&] {
+    json::object a = Copy("web-1.17f3a2b4c5d6e7f8.a");
+    return !a.empty() && !Copy("web-1.17f3a2b4c5d6e7f8.b").empty();
+  });
+  json::object a = Copy("web-1.17f3a2b4c5d6e7f8.a");
+  EXPECT_EQ(api::ObjectView(a).label(api::kMemberClusterLabel), "a");
+  EXPECT_EQ(StringAt(a, "involvedObject.name"), "web-1");
+  EXPECT_EQ(IntAt(Copy("web-1.17f3a2b4c5d6e7f8.b"), "count"), 3);
+  // Only Events about pods.
+  EXPECT_TRUE(Copy("web.17f3a2b4c5d6e7f9.a").empty());
+
+  // A new occurrence.
+  Put(0, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 4));
+  Holds([&] { return IntAt(Copy("web-1.17f3a2b4c5d6e7f8.a"), "count") == 4; });
+
+  // Gone in the member: gone here; the other cluster's stays.
+  ASSERT_TRUE(member_clients_[0]->Delete(kEvents, kNs, "web-1.17f3a2b4c5d6e7f8").ok());
+  Holds([&] { return Copy("web-1.17f3a2b4c5d6e7f8.a").empty(); });
+  EXPECT_FALSE(Copy("web-1.17f3a2b4c5d6e7f8.b").empty());
+}
+
+TEST_F(MemberEventsTest, AnEventInANamespaceTheFederationLacksIsLeftOut) {
+  json::object ns = Parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"edge"}})");
+  ASSERT_TRUE(member_clients_[0]->Create(kNamespaces, "", ns).ok());
+  Start();
+  Put(0, Event("probe.1", "Pod", "probe", 1, "edge"));
+  Put(0, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 1));
+  Holds([&] { return !Copy("web-1.17f3a2b4c5d6e7f8.a").empty(); });
+  ASSERT_TRUE(Settle([&] {
+    runtime::WorkQueueStats q = Controller().Metrics().queue;
+    return q.depth == 0 && q.processing == 0 && q.waiting == 0;
+  }));
+  EXPECT_TRUE(Copy("probe.1.a", "edge").empty());
+}
+
+}  // namespace
+}  // namespace flotilla::federation::cluster
