@@ -81,26 +81,36 @@ Status MemberPodsStore::Put(const std::string& cluster, const json::object& pod)
     return json::serialize(obj);
   };
   auto updated = pods_->Update(key, 0, write);
-  if (updated.ok() || !updated.status().Is(Reason::kNotFound)) return updated.status();
-  return pods_->Create(key, write).status();
+  if (!updated.ok() && updated.status().Is(Reason::kNotFound)) {
+    FLOTILLA_RETURN_IF_ERROR(pods_->Create(key, write).status());
+  } else if (!updated.ok()) {
+    return updated.status();
+  }
+  MutexLock lock(mu_);
+  keys_[cluster].insert(std::move(key));
+  return Status::Ok();
 }
 
 Status MemberPodsStore::Remove(const std::string& cluster, const json::object& pod) {
   api::ObjectView view(pod);
-  Status s = pods_->Delete(KeyOf(view.ns(), view.name(), cluster), 0).status();
-  return s.Is(Reason::kNotFound) ? Status::Ok() : s;
+  std::string key = KeyOf(view.ns(), view.name(), cluster);
+  Status s = pods_->Delete(key, 0).status();
+  if (!s.ok() && !s.Is(Reason::kNotFound)) return s;
+  MutexLock lock(mu_);
+  if (auto it = keys_.find(cluster); it != keys_.end()) it->second.erase(key);
+  return Status::Ok();
 }
 
 void MemberPodsStore::RemoveCluster(const std::string& cluster) {
-  auto all = pods_->List(kMemberPodsPrefix, {});
-  if (!all.ok()) return;
-  std::string suffix = " " + cluster;
-  for (const storage::KeyValue& kv : all->items) {
-    if (kv.key.size() > suffix.size() &&
-        kv.key.compare(kv.key.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      pods_->Delete(kv.key, 0).status().IgnoreError();
-    }
+  std::set<std::string> keys;
+  {
+    MutexLock lock(mu_);
+    auto it = keys_.find(cluster);
+    if (it == keys_.end()) return;
+    keys.swap(it->second);
+    keys_.erase(it);
   }
+  for (const std::string& key : keys) pods_->Delete(key, 0).status().IgnoreError();
 }
 
 Status MemberPods::Start(client::Client& federation) {

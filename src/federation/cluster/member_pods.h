@@ -26,6 +26,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -73,13 +74,18 @@ class MemberPodsStore final : public storage::Store {
 
   // What MemberPods writes: `pod` of `cluster` as it is now (labelled with
   // its cluster, without managedFields, its resourceVersion the view's),
-  // a pod gone, every pod of a cluster gone.
+  // a pod gone, every pod of a cluster gone (MemberPods stops writing a
+  // cluster's pods before it removes them all).
   Status Put(const std::string& cluster, const json::object& pod);
   Status Remove(const std::string& cluster, const json::object& pod);
   void RemoveCluster(const std::string& cluster);
 
  private:
   std::unique_ptr<storage::Store> pods_;
+  // The keys of each cluster's pods, for RemoveCluster: a member leaving
+  // costs its own pods, not a pass over every member's.
+  Mutex mu_;
+  std::map<std::string, std::set<std::string>> keys_ GUARDED_BY(mu_);
 };
 
 class MemberPods {

@@ -66,15 +66,20 @@ TEST(MemberPodsStoreTest, ANameInSeveralClustersIsAConflictNamingThem) {
   EXPECT_EQ(listed->items[1].key, "/core/pods/default/twin b");
   EXPECT_EQ(listed->items[2].key, "/core/pods/default/twin-2 a");
 
-  // A cluster that goes takes its pods; the others stay.
+  // A cluster that goes takes its pods; the others stay, "ba" too.
+  ASSERT_TRUE(view.Put("ba", Pod("solo", "ba-node-1")).ok());
   view.RemoveCluster("a");
   auto left = view.List("/core/pods/", {});
   ASSERT_TRUE(left.ok());
-  ASSERT_EQ(left->items.size(), 1u);
-  EXPECT_EQ(left->items[0].key, "/core/pods/default/twin b");
+  ASSERT_EQ(left->items.size(), 2u);
+  EXPECT_EQ(left->items[0].key, "/core/pods/default/solo ba");
+  EXPECT_EQ(left->items[1].key, "/core/pods/default/twin b");
   EXPECT_TRUE(view.Get("/core/pods/default/twin").ok());
   ASSERT_TRUE(view.Remove("b", Pod("twin", "")).ok());
   EXPECT_TRUE(view.Remove("b", Pod("twin", "")).ok());  // already gone: fine
+  view.RemoveCluster("b");                              // nothing left of it: fine
+  EXPECT_EQ(*view.Count("/core/pods/"), 1);
+  view.RemoveCluster("ba");
   EXPECT_EQ(*view.Count("/core/pods/"), 0);
 }
 
