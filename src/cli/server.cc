@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "api/federated.h"
@@ -51,6 +52,8 @@ struct ServerFlags {
   Duration dns_ttl = std::chrono::seconds(dns::kDefaultTtlSeconds);
   std::string log_level = "info";
   Duration etcd_compaction_interval = std::chrono::minutes(5);
+  // The members' pods on the federation (member_pods.h).
+  bool member_pods = true;
 };
 
 // The federation controllers of this server: started once, or each time
@@ -244,10 +247,13 @@ int RunServer(ServerFlags& flags) {
   api::RegisterPolicyKinds(registry);
   // The members' pods (federation/cluster/member_pods.h): served from a
   // view in memory that MemberPods fills once the API is up.
-  api::RegisterMemberPodsView(registry);
-  auto pods_view = std::make_shared<federation::cluster::MemberPodsStore>(RealClock());
-  flags.server.side_prefix = federation::cluster::kMemberPodsPrefix;
-  flags.server.side_store = pods_view;
+  std::shared_ptr<federation::cluster::MemberPodsStore> pods_view;
+  if (flags.member_pods) {
+    api::RegisterMemberPodsView(registry);
+    pods_view = std::make_shared<federation::cluster::MemberPodsStore>(RealClock());
+    flags.server.side_prefix = federation::cluster::kMemberPodsPrefix;
+    flags.server.side_store = pods_view;
+  }
   auto cluster_names = std::make_shared<federation::ClusterNames>();
   auto workloads = std::make_shared<federation::ApplicationWorkloads>();
   auto finalized = std::make_shared<federation::FinalizedAtCreate>();
@@ -291,10 +297,13 @@ int RunServer(ServerFlags& flags) {
   std::unique_ptr<client::Client> admin = client::NewInProcessClient(
       (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
   proxy->Start(*admin);
-  federation::cluster::MemberPods member_pods(pods_view, RealClock());
-  if (Status started = member_pods.Start(*admin); !started.ok()) {
-    spdlog::error("watching the members' pods: {}", started.ToString());
-    return 1;
+  std::optional<federation::cluster::MemberPods> member_pods;
+  if (pods_view != nullptr) {
+    member_pods.emplace(pods_view, RealClock());
+    if (Status started = member_pods->Start(*admin); !started.ok()) {
+      spdlog::error("watching the members' pods: {}", started.ToString());
+      return 1;
+    }
   }
   ControllerHost host(*admin, flags.federation,
                       {.clusters = cluster_names,
@@ -338,7 +347,7 @@ int RunServer(ServerFlags& flags) {
   (*server)->api().metrics().SetSource("leader", nullptr);
   if (elector) elector->Stop();  // stops the controllers if leading
   host.Stop();
-  member_pods.Stop();
+  if (member_pods) member_pods->Stop();
   (*server)->Stop();
   return 0;
 }
@@ -349,6 +358,11 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
       ->delimiter(',')
       ->check([](const std::string& c) { return federation::CheckControllers({c}); })
       ->capture_default_str()
+      ->group("Federation");
+  cmd.add_option("--member-pods", flags.member_pods,
+                 "Serve every Ready member's pods, read-only, as the federation's v1 pods "
+                 "(kubectl get pods, logs, describe): one more watch of each member per server")
+      ->default_str("true")
       ->group("Federation");
   auto& cluster = flags.federation.parts.Mutable<federation::cluster::ClusterControllerOptions>();
   AddDurationOption(cmd, "--cluster-monitor-period", &cluster.monitor_period, "10s",

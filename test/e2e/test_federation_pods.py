@@ -11,7 +11,7 @@ being Ready takes its pods out of the view."""
 
 import json
 
-from conftest import LineReader, wait_for
+from conftest import API_ONLY_ARGS, FlotillaServer, LineReader, wait_for
 from federation import module_federation, replicaset
 
 fed = module_federation("fed-pods", {"a": ({}, []), "b": ({}, []), "c": ({}, [])})
@@ -234,3 +234,16 @@ def test_a_member_that_stops_being_ready_takes_its_pods_out(fed):
     wait_for(lambda: not federation_pods(fed, "-A", "-l", f"{CLUSTER}=c"),
              "c's pods gone from the view", timeout=30)
     assert federation_pods(fed, "-A", "-l", f"{CLUSTER}=a"), "a's pods stay"
+
+
+def test_member_pods_false_serves_no_pods(tmp_path):
+    server = FlotillaServer(str(tmp_path / "no-pods"), API_ONLY_ARGS + ["--member-pods=false"])
+    server.start()
+    try:
+        resources = server.kubectl("api-resources", "--api-group=", "-o", "name").stdout.split()
+        assert "pods" not in resources and "configmaps" in resources, resources
+        listed = server.kubectl("get", "pods", "-A", check=False)
+        assert listed.returncode != 0, listed.stdout
+        assert 'the server doesn\'t have a resource type "pods"' in listed.stderr, listed.stderr
+    finally:
+        server.stop()
