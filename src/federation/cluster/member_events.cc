@@ -1,6 +1,7 @@
 // The members' pod Events on the federation (member_events.h).
 #include "federation/cluster/member_events.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "api/federated.h"

@@ -22,7 +22,6 @@
 // Thread-safe; handlers only enqueue.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "base/json.h"
