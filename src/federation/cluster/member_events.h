@@ -17,7 +17,7 @@
 // namespace the federation does not have is not copied.
 //
 // It writes, so it runs with the other controllers, on the leader only
-// (--controllers=-member-events turns it off).
+// (--controllers=*,-member-events turns it off).
 //
 // Thread-safe; handlers only enqueue.
 #pragma once
