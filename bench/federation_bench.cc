@@ -68,6 +68,7 @@
 //                         [--clusters 1000] [--clusters-per-process 100] [--idle-s 60]
 //                         [--cluster-samples 30] [--cluster-rate 1]
 //                         [--job-completions 10000] [--job-parallelism 1000]
+//                         [--server-args FLAG,...]  (the clusters phase's server)
 #include "bench/federation_bench.h"
 
 #include <signal.h>
@@ -115,6 +116,8 @@ struct Config {
   double cluster_rate = 1;
   int job_completions = 10000;
   int job_parallelism = 1000;
+  // Extra flags of the clusters phase's server (--member-http2=false).
+  std::vector<std::string> server_args;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -696,7 +699,7 @@ json::object Clusters(const Config& c) {
   uint64_t descriptors = RaiseDescriptorLimit(1 << 20);
   std::string dir = c.work_dir + "/clusters";
   std::filesystem::create_directories(dir);
-  auto server = StartServer(c.flotilla, dir + "/server", {});
+  auto server = StartServer(c.flotilla, dir + "/server", c.server_args);
   if (!server.ok()) return {{"error", server.status().ToString()}};
   pid_t server_pid = server->child->pid();
   auto fed = ClientFor(server->kubeconfigs[0]);
@@ -1213,6 +1216,8 @@ int main(int argc, char** argv) {
       c.job_completions = std::stoi(next());
     } else if (a == "--job-parallelism") {
       c.job_parallelism = std::stoi(next());
+    } else if (a == "--server-args") {
+      c.server_args = flotilla::bench::SplitCommas(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
                    "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy] "
@@ -1220,7 +1225,8 @@ int main(int argc, char** argv) {
                    "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
                    "[--scale-members N] [--timeout-s S] [--clusters N] "
                    "[--clusters-per-process N] [--idle-s S] [--cluster-samples N] "
-                   "[--cluster-rate R] [--job-completions N] [--job-parallelism N]\n";
+                   "[--cluster-rate R] [--job-completions N] [--job-parallelism N] "
+                   "[--server-args FLAG,FLAG]\n";
       return 2;
     }
   }

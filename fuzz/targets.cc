@@ -12,7 +12,8 @@ constexpr Target kTargets[] = {
     {"protobuf", &Protobuf},        {"selectors", &Selectors},
     {"kubeconfig", &Kubeconfig},    {"token_file", &TokenFile},
     {"annotations", &Annotations},  {"service_account_token", &ServiceAccountToken},
-    {"audit_policy", &AuditPolicy},  {"apply", &Apply},
+    {"audit_policy", &AuditPolicy}, {"apply", &Apply},
+    {"http2_server", &Http2Server},
 };
 
 }  // namespace

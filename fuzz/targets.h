@@ -41,5 +41,6 @@ void TokenFile(std::span<const uint8_t> data);
 void Annotations(std::span<const uint8_t> data);
 void ServiceAccountToken(std::span<const uint8_t> data);
 void AuditPolicy(std::span<const uint8_t> data);
+void Http2Server(std::span<const uint8_t> data);
 
 }  // namespace flotilla::fuzz

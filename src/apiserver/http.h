@@ -24,8 +24,9 @@ struct Request {
   std::multimap<std::string, std::string> query;  // percent-decoded
   std::map<std::string, std::string> headers;     // lower-cased names
   std::string body;
-  X509* peer_cert = nullptr;  // verified TLS client certificate, not owned
-  std::string remote;         // "ip:port"
+  X509* peer_cert = nullptr;          // verified TLS client certificate, not owned
+  std::string remote;                 // "ip:port"
+  std::string protocol = "HTTP/1.1";  // or "HTTP/2.0", as Go's Request.Proto
 
   // First value of a query parameter ("" when absent).
   std::string Query(std::string_view name) const;

@@ -29,8 +29,15 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   const HttpServerOptions& opts() const { return server_.opts; }
 
   void Abort() override {
-    net::post(executor(), [self = this->shared_from_this()] { self->ShutDown(); });
+    net::post(executor(), [self = this->shared_from_this()] {
+      if (self->abort_hook_) return self->abort_hook_();
+      self->ShutDown();
+    });
   }
+  // On the strand: what Abort does instead of shutting the socket down (an
+  // HTTP/2 connection says GOAWAY first); null: the default.
+  void set_abort_hook(std::function<void()> hook) { abort_hook_ = std::move(hook); }
+  const Handler& handler() const { return server_.handler; }
 
   // On the strand: shuts the socket down unless Disarm or another Arm comes
   // first, which ends any read or write waiting on it.
@@ -112,8 +119,9 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   ServerContext& server_;
   Stream stream_;
   net::steady_timer deadline_;
-  uint64_t deadline_gen_ = 0;   // on the strand
-  bool session_taken_ = false;  // on the strand
+  uint64_t deadline_gen_ = 0;         // on the strand
+  bool session_taken_ = false;        // on the strand
+  std::function<void()> abort_hook_;  // on the strand
   // On the strand: the peer closed its end without ending TLS (as a client
   // closing an idle pooled connection does), so there is nobody to send a
   // close_notify to.
@@ -137,7 +145,13 @@ net::awaitable<void> Connection<Stream>::Serve() {
     Arm(opts().handshake_timeout_sec);
     auto [hs] = co_await stream_.async_handshake(ssl::stream_base::server, kAwait);
     Disarm();
-    if (!hs && SSL_is_init_finished(stream_.native_handle())) co_await ServeRequests();
+    if (!hs && SSL_is_init_finished(stream_.native_handle())) {
+      if (http2::NegotiatedH2(stream_.native_handle())) {
+        co_await ServeHttp2(this->shared_from_this(), PeerCert(), remote_);
+      } else {
+        co_await ServeRequests();
+      }
+    }
   } else {
     co_await ServeRequests();
   }

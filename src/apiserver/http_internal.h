@@ -1,13 +1,15 @@
 // The HTTP server's internals (http_server.h), shared by its classes: one
-// file each. Only http_server.cc includes these headers; the templates are
-// instantiated there for TLS and plain TCP streams.
+// file each. Only http_server.cc and http2_server.cc include these headers;
+// the templates are instantiated there for TLS and plain TCP streams.
 //
 // http_connection.h: Connection, one client connection (a coroutine on its
 //   strand) reading requests and handing them to the handler;
 // http_stream_responder.h: StreamResponder, how a handler answers (whole
 //   responses, or chunked streams);
 // http_async_stream.h: AsyncStream, a stream (a watch) that outlives its
-//   handler, written by whichever thread has the next chunk.
+//   handler, written by whichever thread has the next chunk;
+// http2_server.h: H2Server, a connection that negotiated HTTP/2, each of
+//   its streams a request.
 #pragma once
 
 #include <openssl/err.h>
@@ -38,6 +40,7 @@
 
 #include "apiserver/http_server.h"
 #include "apiserver/url.h"
+#include "base/http2.h"
 #include "base/io.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -114,5 +117,9 @@ template <typename Stream>
 class AsyncStream;
 template <typename Stream>
 class StreamResponder;
+
+// Serves a connection that negotiated HTTP/2 until it ends (http2_server.cc).
+net::awaitable<void> ServeHttp2(std::shared_ptr<Connection<TlsStream>> conn, X509* cert,
+                                std::string remote);
 
 }  // namespace flotilla::apiserver::http_internal

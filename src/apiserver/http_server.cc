@@ -41,6 +41,7 @@ class HttpServerImpl : public HttpServer {
                          ssl::context::no_tlsv1_1);
     // Idle watches keep no TLS buffers; the chain is not rebuilt per handshake.
     SSL_CTX_set_mode(ssl_ctx_.native_handle(), SSL_MODE_RELEASE_BUFFERS | SSL_MODE_NO_AUTO_CHAIN);
+    http2::SelectAlpn(ssl_ctx_.native_handle(), opts_.http2);
     ssl_ctx_.use_certificate_chain_file(opts_.cert_path, ec);
     if (!ec) ssl_ctx_.use_private_key_file(opts_.key_path, ssl::context::pem, ec);
     if (ec) return Status::Internal("loading serving certificate: " + ec.message());

@@ -1,4 +1,5 @@
-// An HTTPS/1.1 server on the process's shared event loop (base/io.h):
+// An HTTPS server on the process's shared event loop (base/io.h), HTTP/1.1
+// and HTTP/2 (by ALPN):
 // keep-alive, a request body limit, and optional client certificates. Without
 // a serving certificate it speaks plain HTTP/1.1 (the dashboard's page on
 // loopback; never the API).
@@ -44,6 +45,11 @@ struct HttpServerOptions {
   // must not block, nor start a synchronous stream. Null: every request
   // goes to the pool.
   std::function<bool(const Request&)> runs_on_loop;
+  // HTTP/2 is offered by ALPN beside HTTP/1.1 (TLS only), as kube-apiserver
+  // offers it, with at most http2_max_streams streams open per connection
+  // (kube-apiserver's --http2-max-streams-per-connection, 100 by default).
+  bool http2 = true;
+  uint32_t http2_max_streams = 100;
 };
 
 using Handler = std::function<void(Request& request, Responder& responder)>;

@@ -126,6 +126,8 @@ Status Server::StartHttp() {
   http_opts.key_path = pki_.serving_key_path;
   http_opts.client_ca_path = pki_.ca_cert_path;
   http_opts.max_stream_buffer_bytes = opts_.watch_buffer_bytes;
+  http_opts.http2 = opts_.http2;
+  http_opts.http2_max_streams = opts_.http2_max_streams;
   // Reads of the API come from memory (the watch cache) and are served on
   // the event loop; not on etcd, where a GET is a round trip, nor behind a
   // filter, which may wait (a member's injected latency), nor a

@@ -51,6 +51,10 @@ struct ServerOptions {
   // A watch whose client falls this many bytes behind is cut off
   // (HttpServerOptions::max_stream_buffer_bytes).
   size_t watch_buffer_bytes = 16 * 1024 * 1024;
+  // HTTP/2 offered by ALPN beside HTTP/1.1, and kube-apiserver's
+  // --http2-max-streams-per-connection (HttpServerOptions).
+  bool http2 = true;
+  uint32_t http2_max_streams = 100;
   // kube-apiserver's --audit-log-path ("-": standard output),
   // --audit-policy-file, --audit-log-maxsize (MiB) and --audit-log-maxbackup
   // (audit.h). Without a policy file nothing is logged, as in Kubernetes.

@@ -386,6 +386,11 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                  "Client-side limit of the federation's requests per second to each member")
       ->capture_default_str()
       ->group("Federation");
+  cmd.add_option("--member-http2", cluster.member_http2,
+                 "Speak HTTP/2 to members that offer it: each member's requests and watches "
+                 "share one connection; false: HTTP/1.1, a connection per watch")
+      ->default_str("true")
+      ->group("Federation");
   cmd.add_option("--member-burst", cluster.member_burst,
                  "Burst above --member-qps of the federation's requests to each member")
       ->check(CLI::PositiveNumber)
@@ -533,6 +538,18 @@ void AddServerCommand(CLI::App& app) {
                   "Read-only requests served at once (watches not counted); past it, 429 with "
                   "Retry-After. 0: no limit")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Serving");
+  cmd->add_option("--http2", flags->server.http2,
+                  "Offer HTTP/2 by ALPN beside HTTP/1.1, as kube-apiserver does (kubectl and "
+                  "the federation's clients take it): every request and watch of a client on "
+                  "one connection")
+      ->default_str("true")
+      ->group("Serving");
+  cmd->add_option("--http2-max-streams-per-connection", flags->server.http2_max_streams,
+                  "Streams (requests and watches) one HTTP/2 connection may have open at once; a "
+                  "client opens another connection past it")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group("Serving");
   cmd->add_option("--max-mutating-requests-inflight", flags->server.inflight.max_mutating_requests,

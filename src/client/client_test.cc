@@ -41,7 +41,8 @@ class ClientTest : public ::testing::TestWithParam<ClientKind> {
 };
 
 INSTANTIATE_TEST_SUITE_P(BothClients, ClientTest,
-                         ::testing::Values(ClientKind::kRest, ClientKind::kInProcess),
+                         ::testing::Values(ClientKind::kRest, ClientKind::kRestHttp11,
+                                           ClientKind::kInProcess),
                          testing::KindName);
 
 TEST_P(ClientTest, CreateGetListUpdateDelete) {

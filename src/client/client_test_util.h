@@ -46,10 +46,31 @@ class TempDir {
   std::string path_;
 };
 
-enum class ClientKind { kRest, kInProcess };
+inline const apiserver::Headers kJson{{"Content-Type", "application/json"}};
+
+// Retries without the waits.
+inline RestOptions Fast() {
+  RestOptions opts;
+  opts.qps = 0;
+  opts.initial_backoff = std::chrono::milliseconds(1);
+  opts.max_backoff = std::chrono::milliseconds(5);
+  return opts;
+}
+
+// The REST client over HTTP/2 (what it takes from a server that offers
+// it), over HTTP/1.1, and the in-process client.
+enum class ClientKind { kRest, kRestHttp11, kInProcess };
 
 inline std::string KindName(const ::testing::TestParamInfo<ClientKind>& info) {
-  return info.param == ClientKind::kRest ? "Rest" : "InProcess";
+  switch (info.param) {
+    case ClientKind::kRest:
+      return "Rest";
+    case ClientKind::kRestHttp11:
+      return "RestHttp11";
+    case ClientKind::kInProcess:
+      return "InProcess";
+  }
+  return "";
 }
 
 class TestCluster {
@@ -109,7 +130,15 @@ class TestCluster {
     return NewInProcessClient(server_->api(), server_->pki().admin_token);
   }
   std::unique_ptr<Client> Make(ClientKind kind) {
-    return kind == ClientKind::kRest ? Rest(AdminConfig()) : InProcess();
+    switch (kind) {
+      case ClientKind::kRest:
+        return Rest(AdminConfig());
+      case ClientKind::kRestHttp11:
+        return Rest(AdminConfig(), RestOptions{.http2 = false});
+      case ClientKind::kInProcess:
+        return InProcess();
+    }
+    return nullptr;
   }
 
  private:
@@ -135,7 +164,11 @@ class ScriptedServer {
  public:
   using Script = std::function<void(apiserver::Request& req, apiserver::Responder& resp)>;
 
-  explicit ScriptedServer(Script script) : script_(std::move(script)) {
+  // `configure`, if given, adjusts the server's options before it starts
+  // (HTTP/2 offered or not, its stream limit).
+  explicit ScriptedServer(
+      Script script, const std::function<void(apiserver::HttpServerOptions&)>& configure = nullptr)
+      : script_(std::move(script)) {
     apiserver::PkiOptions pki_opts;
     pki_opts.dir = dir_.path() + "/pki";
     auto pki = apiserver::EnsurePki(pki_opts);
@@ -144,6 +177,7 @@ class ScriptedServer {
     apiserver::HttpServerOptions opts;
     opts.cert_path = pki_.serving_cert_path;
     opts.key_path = pki_.serving_key_path;
+    if (configure) configure(opts);
     auto http = apiserver::HttpServer::Start(
         opts, [this](apiserver::Request& req, apiserver::Responder& resp) {
           {

@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/io.h"
 #include "base/token_bucket.h"
 #include "client/connection_pool.h"
 #include "client/endpoint.h"
+#include "client/h2_connection.h"
 #include "client/https_stream.h"
 #include "client/transport.h"
 
@@ -35,6 +37,113 @@ std::optional<Duration> ParseRetryAfter(const std::string& value) {
   return std::chrono::seconds(seconds);
 }
 
+// Collects a whole HTTP/2 response for Do; the caller waits for it.
+class CollectExchange : public H2Exchange {
+ public:
+  explicit CollectExchange(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  void OnHeaders(int code, std::vector<std::pair<std::string, std::string>> headers) override {
+    MutexLock lock(mu_);
+    response_.code = code;
+    for (auto& [name, value] : headers) {
+      if (name == "content-type") {
+        response_.content_type = std::move(value);
+      } else if (name == "warning") {
+        response_.warnings.push_back(std::move(value));
+      } else if (name == "retry-after") {
+        retry_after_ = std::move(value);
+      }
+    }
+  }
+
+  bool OnData(std::string_view data) override {
+    MutexLock lock(mu_);
+    if (response_.body.size() + data.size() > max_bytes_) {
+      too_large_ = true;
+      return false;
+    }
+    response_.body.append(data);
+    return true;
+  }
+
+  void OnClose(Status status, bool sent, bool retryable) override {
+    MutexLock lock(mu_);
+    done_ = true;
+    status_ = std::move(status);
+    sent_ = sent;
+    retryable_ = retryable;
+    cv_.NotifyAll();
+  }
+
+  // Waits for the exchange to end.
+  Attempt Wait() {
+    MutexLock lock(mu_);
+    {
+      ScopedBlocking blocking;
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return done_; });
+    }
+    Attempt result;
+    result.sent = sent_;
+    result.retryable = retryable_;
+    result.retry_after = retry_after_;
+    if (too_large_) {
+      result.response = Status::Unavailable("reading the response: body limit exceeded");
+      result.retryable = false;
+    } else if (!status_.ok()) {
+      result.response = status_;
+    } else {
+      result.response = std::move(response_);
+    }
+    return result;
+  }
+
+ private:
+  const size_t max_bytes_;
+  Mutex mu_;
+  CondVar cv_;
+  ApiResponse response_ GUARDED_BY(mu_);
+  std::string retry_after_ GUARDED_BY(mu_);
+  bool too_large_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;
+  Status status_ GUARDED_BY(mu_);
+  bool sent_ GUARDED_BY(mu_) = false;
+  bool retryable_ GUARDED_BY(mu_) = true;
+};
+
+// A stream's response over HTTP/2, passed to an AsyncStreamSink as the
+// HTTP/1.1 stream passes it: an error's body whole to OnHead, and a stream
+// that ends once its head has come, however it ends, ends normally (the
+// server cut it off or went away; a watch resumes from there).
+class SinkExchange : public H2Exchange {
+ public:
+  SinkExchange(std::shared_ptr<AsyncStreamSink> sink, std::function<Status(const Status&)> describe)
+      : sink_(std::move(sink)), describe_(std::move(describe)) {}
+
+  void OnHeaders(int code, std::vector<std::pair<std::string, std::string>> headers) override {
+    code_ = code;
+    sink_->OnHeaders(std::move(headers));
+    if (Is2xx(code)) sink_->OnHead(code, "");
+  }
+
+  bool OnData(std::string_view data) override {
+    if (Is2xx(code_)) return sink_->OnData(data);
+    error_body_.append(data.substr(0, kMaxErrorBody - std::min(kMaxErrorBody, error_body_.size())));
+    return true;
+  }
+
+  void OnClose(Status status, bool, bool) override {
+    if (code_ != 0 && !Is2xx(code_)) sink_->OnHead(code_, std::move(error_body_));
+    if (code_ != 0) status = Status::Ok();
+    sink_->OnEnd(status.ok() ? std::move(status) : describe_(status));
+  }
+
+ private:
+  const std::shared_ptr<AsyncStreamSink> sink_;
+  const std::function<Status(const Status&)> describe_;
+  int code_ = 0;  // on the connection's strand
+  std::string error_body_;
+};
+
 class RestTransport : public Transport {
  public:
   RestTransport(std::shared_ptr<boost::asio::ssl::context> ctx, Endpoint ep,
@@ -45,13 +154,15 @@ class RestTransport : public Transport {
         token_(config.token),
         limiter_(opts.qps, opts.burst, clock_),
         tls_(ctx),
-        pool_(std::move(ctx), std::move(ep), opts.max_idle_connections, opts.idle_timeout, clock_) {
+        pool_(ctx, ep, opts.max_idle_connections, opts.idle_timeout, clock_) {
+    if (opts.http2) h2_.emplace(std::move(ctx), std::move(ep), opts.timeout);
   }
 
   StatusOr<ApiResponse> Do(const ApiRequest& req) override {
     for (int attempt = 0;; ++attempt) {
       limiter_.Wait();
-      Attempt result = Once(req);
+      std::optional<Attempt> over_h2 = OnceH2(req);
+      Attempt result = over_h2 ? std::move(*over_h2) : Once(req);
       std::optional<Duration> delay;
       if (attempt < opts_.max_retries) delay = RetryDelay(req, result, attempt);
       if (!delay) return std::move(result.response);
@@ -64,20 +175,28 @@ class RestTransport : public Transport {
   std::shared_ptr<StreamCall> StartStream(const ApiRequest& req,
                                           std::shared_ptr<AsyncStreamSink> sink) override {
     limiter_.Wait();
+    // The stream may outlive this transport.
+    auto describe = [prefix = FailurePrefix(req)](const Status& s) {
+      return Status(s.reason(), prefix + s.message());
+    };
+    if (h2_) {
+      auto exchange = std::make_shared<SinkExchange>(sink, describe);
+      if (auto call = h2_->Start(MakeH2Request(req), exchange, opts_.timeout, false)) return call;
+    }
     HttpsStreamParams params;
     params.tls = tls_;
     params.endpoint = endpoint_;
     params.request = MakeHttpRequest(req);
     params.head_timeout = opts_.timeout;
-    // The stream may outlive this transport.
-    params.describe = [prefix = FailurePrefix(req)](const Status& s) {
-      return Status(s.reason(), prefix + s.message());
-    };
+    params.describe = std::move(describe);
     return StartHttpsStream(std::move(params), std::move(sink));
   }
 
  private:
   Attempt Once(const ApiRequest& req);
+  // One attempt over HTTP/2; nullopt when the server does not speak it.
+  std::optional<Attempt> OnceH2(const ApiRequest& req);
+  H2Request MakeH2Request(const ApiRequest& req) const;
   std::optional<Duration> RetryDelay(const ApiRequest& req, const Attempt& result,
                                      int attempt) const;
   http::request<http::string_body> MakeHttpRequest(const ApiRequest& req) const;
@@ -97,6 +216,7 @@ class RestTransport : public Transport {
   TokenBucket limiter_;
   const std::shared_ptr<boost::asio::ssl::context> tls_;
   ConnectionPool pool_;
+  std::optional<H2Pool> h2_;  // when opts.http2
 };
 
 Deadline RestTransport::NewDeadline() const {
@@ -132,6 +252,35 @@ http::request<http::string_body> RestTransport::MakeHttpRequest(const ApiRequest
   r.keep_alive(true);
   r.prepare_payload();
   return r;
+}
+
+H2Request RestTransport::MakeH2Request(const ApiRequest& req) const {
+  H2Request r;
+  r.method = req.method;
+  r.path = endpoint_.path_prefix + req.Target();
+  r.headers = {{"user-agent", opts_.user_agent}, {"accept", "application/json"}};
+  if (!token_.empty()) r.headers.emplace_back("authorization", "Bearer " + token_);
+  if (!req.content_type.empty()) r.headers.emplace_back("content-type", req.content_type);
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const auto& header : req.headers) {
+    std::string name = lower(header.first);
+    std::erase_if(r.headers, [&](const auto& h) { return h.first == name; });
+  }
+  for (const auto& [name, value] : req.headers) r.headers.emplace_back(lower(name), value);
+  r.body = req.body;
+  return r;
+}
+
+std::optional<Attempt> RestTransport::OnceH2(const ApiRequest& req) {
+  if (!h2_) return std::nullopt;
+  auto exchange = std::make_shared<CollectExchange>(opts_.max_response_bytes);
+  if (!h2_->Start(MakeH2Request(req), exchange, opts_.timeout, true)) return std::nullopt;
+  Attempt result = exchange->Wait();
+  if (!result.response.ok()) result.response = Failure(req, result.response.status());
+  return result;
 }
 
 Attempt RestTransport::Once(const ApiRequest& req) {

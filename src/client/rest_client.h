@@ -4,7 +4,8 @@
 // TLS verification is on unless the config says insecure: against ca_pem, or
 // the system trust store when it is empty, for tls_server_name (else the
 // URL's host), which is also sent as SNI when it is a DNS name. A client
-// certificate and a bearer token are presented when configured. HTTP/1.1
+// certificate and a bearer token are presented when configured. HTTP/2 is
+// spoken to a server that offers it (RestOptions::http2), else HTTP/1.1
 // keep-alive connections are pooled and reused across threads. Requests
 // pass a client-side token bucket (qps, burst) and are bounded by a timeout.
 // Retries, with exponential backoff or the server's Retry-After:
@@ -43,6 +44,12 @@ struct RestOptions {
   Duration idle_timeout = std::chrono::seconds(90);  // idle connections older are closed
   size_t max_response_bytes = 512 << 20;
   std::string user_agent = "flotilla";
+  // HTTP/2 when the server offers it by ALPN: every request and watch of
+  // the client to the server as streams of one connection (another only
+  // past the server's stream limit). Else, and when false, HTTP/1.1
+  // keep-alive connections, one per request or watch in flight.
+  // Transport::Stream (a synchronous stream) always takes HTTP/1.1.
+  bool http2 = true;
   // Times rate limiting, backoff and timeouts; null: the real clock. Not
   // owned; must outlive the client.
   Clock* clock = nullptr;

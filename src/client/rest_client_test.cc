@@ -20,6 +20,8 @@ namespace flotilla::client {
 namespace {
 
 using std::chrono::milliseconds;
+using testing::Fast;
+using testing::kJson;
 using testing::ScriptedServer;
 using testing::TempDir;
 using testing::TestCluster;
@@ -27,7 +29,6 @@ using testing::WatchRecorder;
 
 using testing::kConfigMaps;
 using testing::kNamespaces;
-const apiserver::Headers kJson{{"Content-Type", "application/json"}};
 const char* kConfigMapJson = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"}})";
 
 json::object BareConfigMap(const std::string& name) {
@@ -41,14 +42,6 @@ std::string StatusJson(int code, const std::string& reason, const std::string& m
                                       {"reason", reason},
                                       {"message", message},
                                       {"code", code}});
-}
-
-RestOptions Fast() {
-  RestOptions opts;
-  opts.qps = 0;
-  opts.initial_backoff = milliseconds(1);
-  opts.max_backoff = milliseconds(5);
-  return opts;
 }
 
 bool Contains(const std::string& haystack, const std::string& needle) {
@@ -459,9 +452,14 @@ TEST(RestWatchTest, StreamsSendExtraHeadersAndReportTheResponses) {
     ASSERT_TRUE(sink->done_cv.WaitFor(lock, std::chrono::seconds(20), [&] { return sink->done; }));
     EXPECT_EQ(sink->code, 200);
     EXPECT_EQ(sink->body, "line 1\nline 2\n");
-    std::map<std::string, std::string> got(sink->headers.begin(), sink->headers.end());
-    EXPECT_EQ(got["Content-Type"], "text/plain");
-    EXPECT_EQ(got["Warning"], "299 - \"careful\"");
+    // Names as the protocol spells them: HTTP/2's are lower-case.
+    std::map<std::string, std::string> got;
+    for (auto [name, value] : sink->headers) {
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      got[name] = value;
+    }
+    EXPECT_EQ(got["content-type"], "text/plain");
+    EXPECT_EQ(got["warning"], "299 - \"careful\"");
   }
   ASSERT_EQ(server.requests().size(), 1u);
   apiserver::Request seen = server.requests()[0];  // requests() is a copy

@@ -27,7 +27,8 @@ json::object LabelledConfigMap(const std::string& name, const std::string& app =
 class WatchTest : public ::testing::TestWithParam<ClientKind> {};
 
 INSTANTIATE_TEST_SUITE_P(BothClients, WatchTest,
-                         ::testing::Values(ClientKind::kRest, ClientKind::kInProcess),
+                         ::testing::Values(ClientKind::kRest, ClientKind::kRestHttp11,
+                                           ClientKind::kInProcess),
                          testing::KindName);
 
 TEST_P(WatchTest, FromAResourceVersionSeesLaterEventsInOrder) {
@@ -89,7 +90,8 @@ TEST_P(WatchTest, TooOldResourceVersionIsExpired) {
   auto first = client->Create(kConfigMaps, "default", LabelledConfigMap("c0"));
   ASSERT_TRUE(first.ok());
   for (int i = 1; i < 30; ++i) {
-    ASSERT_TRUE(client->Create(kConfigMaps, "default", LabelledConfigMap("c" + std::to_string(i))).ok());
+    ASSERT_TRUE(
+        client->Create(kConfigMaps, "default", LabelledConfigMap("c" + std::to_string(i))).ok());
   }
   WatchRecorder rec;
   WatchOptions opts;

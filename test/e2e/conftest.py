@@ -24,6 +24,9 @@ import yaml
 
 FLOTILLA_BINARY = os.environ.get("FLOTILLA_BINARY", "/work/main/build-e2e/flotilla")
 KUBECTL = os.environ.get("KUBECTL", "/usr/bin/kubectl")
+# With FLOTILLA_E2E_KUBECTL_HTTP1=1 (the e2e_kubectl_http1 suite), kubectl
+# speaks HTTP/1.1 instead of the HTTP/2 the server offers.
+KUBECTL_ENV = {"DISABLE_HTTP2": "1"} if os.environ.get("FLOTILLA_E2E_KUBECTL_HTTP1") else {}
 READY_RE = re.compile(r"Flotilla API server ready at (https://127\.0\.0\.1:(\d+))")
 START_TIMEOUT = 60  # seconds a server may take to print its ready line
 STOP_TIMEOUT = 30   # seconds a server may take to exit after SIGTERM
@@ -309,7 +312,7 @@ class FlotillaServer:
         CompletedProcess. With check, a non-zero exit fails the test."""
         cmd = [KUBECTL, "--kubeconfig", kubeconfig or self.kubeconfig,
                "--cache-dir", os.path.join(self.data_dir, "kubectl-cache"), *args]
-        full_env = dict(os.environ, HOME=self.data_dir)
+        full_env = dict(os.environ, HOME=self.data_dir, **KUBECTL_ENV)
         full_env.pop("KUBECONFIG", None)
         full_env.update(env or {})
         result = subprocess.run(cmd, input=input, capture_output=True, text=True,
@@ -324,7 +327,7 @@ class FlotillaServer:
         stdout; the caller stops it."""
         cmd = [KUBECTL, "--kubeconfig", kubeconfig or self.kubeconfig,
                "--cache-dir", os.path.join(self.data_dir, "kubectl-cache"), *args]
-        env = dict(os.environ, HOME=self.data_dir)
+        env = dict(os.environ, HOME=self.data_dir, **KUBECTL_ENV)
         env.pop("KUBECONFIG", None)
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, env=env)

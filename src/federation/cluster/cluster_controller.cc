@@ -235,6 +235,7 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
                                .timeout = options_.probe_timeout,
                                .max_retries = 0};
       opts.user_agent = api::kFederationFieldManager;
+      opts.http2 = options_.member_http2;
       opts.clock = &io_clock_;
       // One transport: the probes keep a connection open for the writes.
       auto transport = client::NewRestTransport(*config, opts);

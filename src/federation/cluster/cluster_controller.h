@@ -70,6 +70,8 @@ struct ClusterControllerOptions {
   // thousands of federated workloads go through it.
   double member_qps = 500;
   int member_burst = 1000;
+  // HTTP/2 to members that offer it (client::RestOptions::http2).
+  bool member_http2 = true;
   // Probes block a worker for up to probe_timeout: with 16, a round over
   // 100 unreachable members takes about 20 s.
   int workers = 16;

@@ -1,0 +1,90 @@
+// The REST client's HTTP/2 connections: one TLS connection to a server
+// carries every request and watch of the client as streams, as client-go's
+// does (docs/client.md). A connection is an nghttp2 client session on a
+// strand of the shared loop (base/http2.h); it holds no thread. H2Pool
+// keeps a client's connections to one server: one, and another only when
+// every open one has as many streams as the server allows.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "client/endpoint.h"
+#include "client/transport.h"
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace flotilla::client {
+
+// One request as HTTP/2 sends it.
+struct H2Request {
+  std::string method;
+  std::string path;  // the :path, query included
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+// Receives one stream's response, on the connection's strand, one call at
+// a time; none may block for long.
+class H2Exchange {
+ public:
+  virtual ~H2Exchange() = default;
+  // The response's head (after any 1xx).
+  virtual void OnHeaders(int code, std::vector<std::pair<std::string, std::string>> headers) = 0;
+  // A piece of the body; false resets the stream (OnClose follows).
+  virtual bool OnData(std::string_view data) = 0;
+  // Once, last. OK when the server ended the stream normally. `sent` is
+  // false when the server cannot have acted on the request: it refused the
+  // stream, or the connection failed before the request went out.
+  // `retryable` is false for a failure another attempt cannot mend (a
+  // certificate that did not verify, a timeout).
+  virtual void OnClose(Status status, bool sent, bool retryable) = 0;
+};
+
+class H2Connection;
+
+// Thread-safe.
+class H2Pool {
+ public:
+  // `timeout` bounds connecting and the TLS handshake.
+  H2Pool(std::shared_ptr<boost::asio::ssl::context> tls, Endpoint endpoint, Duration timeout);
+  ~H2Pool();
+
+  // Starts `req` on a connection with room for it, opening one when there
+  // is none. `timeout` (zero: none) bounds the whole exchange when
+  // `whole`, else only until its head. Null when the server does not
+  // speak HTTP/2 (found on the first connection; from then on always
+  // null): the caller falls back to HTTP/1.1. A failure to connect ends
+  // the exchange with OnClose(error, sent=false).
+  std::shared_ptr<StreamCall> Start(H2Request req, std::shared_ptr<H2Exchange> exchange,
+                                    Duration timeout, bool whole);
+
+  // False once a server has answered the TLS handshake without h2.
+  bool speaks_h2();
+  size_t connections();
+
+ private:
+  // A connection with room, opened if needed; null when the server
+  // declined h2; an error when it cannot be reached (*retryable false when
+  // its certificate did not verify or the attempt timed out).
+  StatusOr<std::shared_ptr<H2Connection>> Acquire(bool* retryable);
+
+  const std::shared_ptr<boost::asio::ssl::context> tls_;
+  const Endpoint endpoint_;
+  const Duration timeout_;
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<std::shared_ptr<H2Connection>> conns_ GUARDED_BY(mu_);
+  bool opening_ GUARDED_BY(mu_) = false;
+  bool declined_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace flotilla::client
