@@ -55,13 +55,17 @@
 //    and through the federation's cluster proxy, interleaved by hundreds:
 //    p50 and p99 of each, GETs/s of 8 clients each way, and the
 //    federation's CPU per proxied GET.
+// 7. Protocols (phase `protocols`): HTTP/2 against HTTP/1.1 on the
+//    federation's API, the REST client either way, 8 and 64 threads:
+//    GETs and creates per second, p50, p99, the server's new descriptors.
 //
 // Prints one JSON object; docs/benchmarks.md ("Federation") says how the
 // published figures were taken. Wall-clock time is what is measured here.
 //
 // Usage: federation_bench [--flotilla PATH]
 //                         [--phases
-//                         latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy]
+//                         latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,
+//                         protocols]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
@@ -973,6 +977,94 @@ json::object Proxy(const Config& c) {
            fed_cpu * 1000 / static_cast<double>(std::max<size_t>(1, proxied_ms.size()))}};
 }
 
+// HTTP/2 against HTTP/1.1 on the federation's API, with the same client
+// (the REST client, RestOptions::http2 on or off) and the same load: for
+// 8 and 64 client threads sharing one client, GETs of one ConfigMap and
+// creates of small ones, each protocol in turn, twice; requests/s, p50,
+// p99, and the connections the server saw (its descriptors' growth).
+json::object Protocols(const Config& c) {
+  std::string dir = c.work_dir + "/protocols";
+  std::filesystem::create_directories(dir);
+  auto server = StartServer(c.flotilla, dir + "/server", {"--controllers=cluster"});
+  if (!server.ok()) return {{"error", server.status().ToString()}};
+  pid_t pid = server->child->pid();
+  client::KubeconfigLoadOptions load;
+  load.explicit_path = server->kubeconfigs[0];
+  auto config = client::LoadRestConfig(load);
+  if (!config.ok()) return {{"error", config.status().ToString()}};
+  auto setup = ClientFor(server->kubeconfigs[0]);
+  if (!setup.ok()) return {{"error", setup.status().ToString()}};
+  if (Status s = EnsureNamespace(**setup, "bench"); !s.ok()) return {{"error", s.ToString()}};
+  json::object target{{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata", json::object{{"name", "target"}}},
+                      {"data", json::object{{"k", std::string(256, 'x')}}}};
+  if (auto made = (*setup)->Create(kConfigMaps, "bench", target); !made.ok()) {
+    return {{"error", made.status().ToString()}};
+  }
+  std::atomic<int64_t> serial{0};
+  auto run = [&](bool h2, int threads, bool create) -> json::object {
+    client::RestOptions opts;
+    opts.qps = 0;
+    opts.http2 = h2;
+    opts.max_idle_connections = static_cast<size_t>(threads);
+    auto cl = client::NewRestClient(*config, opts);
+    if (!cl.ok()) return {{"error", cl.status().ToString()}};
+    int each = std::max(50, c.samples / threads);
+    std::vector<std::vector<double>> ms(threads);
+    std::atomic<int> failed{0};
+    int64_t fds_before = OpenDescriptors(pid);
+    Steady::time_point t = Steady::now();
+    std::vector<std::thread> workers;
+    for (int k = 0; k < threads; ++k) {
+      workers.emplace_back([&, k] {
+        for (int i = 0; i < each; ++i) {
+          Steady::time_point one = Steady::now();
+          bool ok;
+          if (create) {
+            json::object cm{{"apiVersion", "v1"},
+                            {"kind", "ConfigMap"},
+                            {"metadata", json::object{{"name", "c" + std::to_string(++serial)}}},
+                            {"data", json::object{{"k", "v"}}}};
+            ok = (*cl)->Create(kConfigMaps, "bench", cm).ok();
+          } else {
+            ok = (*cl)->Get(kConfigMaps, "bench", "target").ok();
+          }
+          ms[k].push_back(SecondsSince(one) * 1000);
+          failed += !ok;
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    double seconds = SecondsSince(t);
+    int64_t fds_after = OpenDescriptors(pid);
+    std::vector<double> all;
+    for (auto& v : ms) all.insert(all.end(), v.begin(), v.end());
+    std::sort(all.begin(), all.end());
+    return {{"protocol", h2 ? "h2" : "http/1.1"},
+            {"verb", create ? "create" : "get"},
+            {"threads", threads},
+            {"requests", static_cast<int64_t>(all.size())},
+            {"errors", failed.load()},
+            {"per_s", static_cast<double>(all.size()) / seconds},
+            {"p50_ms", Percentile(all, 0.50)},
+            {"p99_ms", Percentile(all, 0.99)},
+            {"server_descriptors_added", fds_after - fds_before}};
+  };
+  json::array results;
+  for (int round = 0; round < 2; ++round) {
+    for (bool create : {false, true}) {
+      for (int threads : {8, 64}) {
+        for (bool h2 : {false, true}) {
+          results.push_back(run(h2, threads, create));
+          std::cerr << json::serialize(results.back()) << std::endl;
+        }
+      }
+    }
+  }
+  return {{"runs", std::move(results)}};
+}
+
 const client::ResourceRef kBenchJobs{"batch", "v1", "jobs", true};
 
 // A Job of `completions` pods, `parallelism` at once, each running
@@ -1151,6 +1243,8 @@ int Run(Config c) {
     } else if (phase == "proxy") {
       out["proxy"] = Proxy(c);
       std::cerr << json::serialize(out["proxy"]) << std::endl;
+    } else if (phase == "protocols") {
+      out["protocols"] = Protocols(c);
     } else if (phase == "clusters") {
       out["clusters"] = Clusters(c);
       std::cerr << json::serialize(out["clusters"]) << std::endl;
@@ -1220,7 +1314,7 @@ int main(int argc, char** argv) {
       c.server_args = flotilla::bench::SplitCommas(next());
     } else {
       std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy] "
+                   "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,protocols] "
                    "[--latency-members 10,100] "
                    "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
                    "[--scale-members N] [--timeout-s S] [--clusters N] "
