@@ -210,17 +210,14 @@ const HttpServerOptions& H2Server::opts() const { return conn_->opts(); }
 net::awaitable<void> H2Server::Serve(X509* cert, std::string remote) {
   cert_ = cert;
   remote_ = std::move(remote);
-  nghttp2_session_callbacks* cbs = nullptr;
-  nghttp2_session_callbacks_new(&cbs);
-  nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, OnBeginHeaders);
-  nghttp2_session_callbacks_set_on_header_callback(cbs, OnHeader);
-  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, OnDataChunk);
-  nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, OnFrameRecv);
-  nghttp2_session_callbacks_set_on_stream_close_callback(cbs, OnStreamClose);
-  nghttp2_session* raw = nullptr;
-  nghttp2_session_server_new(&raw, cbs, this);
-  nghttp2_session_callbacks_del(cbs);
-  session_.reset(raw);
+  session_ = http2::NewSession(http2::Side::kServer,
+                               {.on_begin_headers = OnBeginHeaders,
+                                .on_header = OnHeader,
+                                .on_data_chunk = OnDataChunk,
+                                .on_frame_recv = OnFrameRecv,
+                                .on_stream_close = OnStreamClose},
+                               this);
+  nghttp2_session* raw = session_.get();
   uint32_t max_streams = opts().http2_max_streams;
   nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams},

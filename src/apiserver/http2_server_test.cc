@@ -58,24 +58,23 @@ class RawH2Client {
     SSL_set_fd(ssl_, fd_);
     http2::OfferAlpn(ssl_, true);
     connected_ = connected_ && SSL_connect(ssl_) == 1 && http2::NegotiatedH2(ssl_);
-    nghttp2_session_callbacks* cbs = nullptr;
-    nghttp2_session_callbacks_new(&cbs);
-    nghttp2_session_callbacks_set_on_header_callback(cbs, OnHeader);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, OnData);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, OnClose);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, OnFrame);
     nghttp2_option* opt = nullptr;
     nghttp2_option_new(&opt);
     nghttp2_option_set_no_auto_window_update(opt, 1);
-    nghttp2_session_client_new2(&session_, cbs, this, opt);
+    owned_ = http2::NewSession(http2::Side::kClient,
+                               {.on_header = OnHeader,
+                                .on_data_chunk = OnData,
+                                .on_frame_recv = OnFrame,
+                                .on_stream_close = OnClose},
+                               this, opt);
+    session_ = owned_.get();
     nghttp2_option_del(opt);
-    nghttp2_session_callbacks_del(cbs);
     nghttp2_settings_entry settings[] = {
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<uint32_t>(window)}};
     nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, 1);
   }
   ~RawH2Client() {
-    nghttp2_session_del(session_);
+    owned_.reset();
     SSL_free(ssl_);
     SSL_CTX_free(ctx_);
     ::close(fd_);
@@ -188,6 +187,7 @@ class RawH2Client {
   bool eof_ = false;
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
+  http2::SessionPtr owned_;
   nghttp2_session* session_ = nullptr;
   struct Body {
     std::string data;

@@ -80,6 +80,34 @@ bool NegotiatedH2(SSL* ssl) {
   return std::string_view(reinterpret_cast<const char*>(name), len) == kH2;
 }
 
+SessionPtr NewSession(Side side, const Callbacks& callbacks, void* user,
+                      const nghttp2_option* option) {
+  nghttp2_session_callbacks* cbs = nullptr;
+  nghttp2_session_callbacks_new(&cbs);
+  if (callbacks.on_begin_headers) {
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, callbacks.on_begin_headers);
+  }
+  if (callbacks.on_header)
+    nghttp2_session_callbacks_set_on_header_callback(cbs, callbacks.on_header);
+  if (callbacks.on_data_chunk) {
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, callbacks.on_data_chunk);
+  }
+  if (callbacks.on_frame_recv) {
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, callbacks.on_frame_recv);
+  }
+  if (callbacks.on_stream_close) {
+    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, callbacks.on_stream_close);
+  }
+  nghttp2_session* raw = nullptr;
+  if (side == Side::kServer) {
+    nghttp2_session_server_new2(&raw, cbs, user, option);
+  } else {
+    nghttp2_session_client_new2(&raw, cbs, user, option);
+  }
+  nghttp2_session_callbacks_del(cbs);
+  return SessionPtr(raw);
+}
+
 void HeaderBlock::Add(std::string_view name, std::string_view value) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -43,6 +43,19 @@ struct SessionDeleter {
 };
 using SessionPtr = std::unique_ptr<nghttp2_session, SessionDeleter>;
 
+// The callbacks a session is made with; null ones are not set.
+struct Callbacks {
+  nghttp2_on_begin_headers_callback on_begin_headers = nullptr;
+  nghttp2_on_header_callback on_header = nullptr;
+  nghttp2_on_data_chunk_recv_callback on_data_chunk = nullptr;
+  nghttp2_on_frame_recv_callback on_frame_recv = nullptr;
+  nghttp2_on_stream_close_callback on_stream_close = nullptr;
+};
+enum class Side { kClient, kServer };
+// A session of `side` whose callbacks get `user`; `option` may be null.
+SessionPtr NewSession(Side side, const Callbacks& callbacks, void* user,
+                      const nghttp2_option* option = nullptr);
+
 // Header fields for nghttp2_submit_*: keeps the names and values alive
 // until the submission has copied them. Names are lower-cased, and the
 // fields HTTP/2 forbids (Connection and its kin) dropped.

@@ -121,6 +121,10 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   net::awaitable<void> Connect(Duration timeout, std::shared_ptr<OpenWait> wait);
   net::awaitable<void> Run();
   void StartSession();
+  // Ends Open's wait.
+  static void Opened(OpenWait& wait, Status status, bool h2, bool verify_failed);
+  // On the strand: the server's first SETTINGS came; Open is done.
+  void SettingsSeen();
   void Flush() { pump_->Flush(shared_from_this()); }
   void CloseIfRetired() {
     if (!retired_ || !calls_.empty() || !session_ || ended_ || closing_sent_) return;
@@ -164,8 +168,11 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   std::optional<http2::Pump> pump_;
   std::map<int32_t, std::shared_ptr<Call>> calls_;  // on the strand
   bool ended_ = false;                              // on the strand
-  bool retired_ = false;                            // on the strand
-  bool closing_sent_ = false;                       // on the strand
+  // Open's wait, until the server's SETTINGS come (on the strand).
+  std::shared_ptr<OpenWait> open_wait_;
+  std::shared_ptr<bool> open_timed_out_;
+  bool retired_ = false;       // on the strand
+  bool closing_sent_ = false;  // on the strand
   Mutex mu_;
   bool closing_ GUARDED_BY(mu_) = false;  // takes no new stream (GOAWAY, failed)
   size_t active_ GUARDED_BY(mu_) = 0;     // reserved streams
@@ -230,33 +237,48 @@ net::awaitable<void> H2Connection::Connect(Duration timeout, std::shared_ptr<Ope
       h2 = status.ok() && http2::NegotiatedH2(stream_.native_handle());
     }
   }
-  timer_.cancel();
   if (h2) {
+    // Ready once the server's SETTINGS say how many streams it takes (the
+    // timer still bounds that): a burst of watches started before would
+    // be counted against HTTP/2's assumed 100 and open a second
+    // connection the server's limit did not call for.
+    open_wait_ = std::move(wait);
+    open_timed_out_ = std::move(timed_out);
     StartSession();
-  } else {
+    co_return;
+  }
+  timer_.cancel();
+  {
     MutexLock lock(mu_);
     closing_ = true;
   }
-  if (!h2) Abort();
-  MutexLock lock(wait->mu);
-  wait->done = true;
-  wait->status = std::move(status);
-  wait->h2 = h2;
-  wait->verify_failed = verify_failed;
-  wait->cv.NotifyAll();
+  Abort();
+  Opened(*wait, std::move(status), false, verify_failed);
+}
+
+void H2Connection::Opened(OpenWait& wait, Status status, bool h2, bool verify_failed) {
+  MutexLock lock(wait.mu);
+  wait.done = true;
+  wait.status = std::move(status);
+  wait.h2 = h2;
+  wait.verify_failed = verify_failed;
+  wait.cv.NotifyAll();
+}
+
+void H2Connection::SettingsSeen() {
+  if (!open_wait_) return;
+  timer_.cancel();
+  Opened(*std::exchange(open_wait_, nullptr), Status::Ok(), true, false);
 }
 
 void H2Connection::StartSession() {
-  nghttp2_session_callbacks* cbs = nullptr;
-  nghttp2_session_callbacks_new(&cbs);
-  nghttp2_session_callbacks_set_on_header_callback(cbs, OnHeader);
-  nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, OnFrameRecv);
-  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, OnDataChunk);
-  nghttp2_session_callbacks_set_on_stream_close_callback(cbs, OnStreamClose);
-  nghttp2_session* raw = nullptr;
-  nghttp2_session_client_new(&raw, cbs, this);
-  nghttp2_session_callbacks_del(cbs);
-  session_.reset(raw);
+  session_ = http2::NewSession(http2::Side::kClient,
+                               {.on_header = OnHeader,
+                                .on_data_chunk = OnDataChunk,
+                                .on_frame_recv = OnFrameRecv,
+                                .on_stream_close = OnStreamClose},
+                               this);
+  nghttp2_session* raw = session_.get();
   nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, kStreamWindow},
@@ -276,6 +298,16 @@ net::awaitable<void> H2Connection::Run() {
   }
   ended_ = true;
   pump_->ShutDown();
+  if (open_wait_) {  // no SETTINGS came
+    timer_.cancel();
+    Status failed = *open_timed_out_
+                        ? Status::Timeout("awaiting the server's HTTP/2 SETTINGS: timed out")
+                        : Status::Unavailable(
+                              "the HTTP/2 connection ended before the server's "
+                              "SETTINGS: " +
+                              (ec ? ec.message() : std::string("closed")));
+    Opened(*std::exchange(open_wait_, nullptr), std::move(failed), true, false);
+  }
   std::string why = ec ? ec.message() : "closed";
   auto calls = std::move(calls_);
   calls_.clear();
@@ -371,9 +403,12 @@ int H2Connection::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* fra
   switch (frame->hd.type) {
     case NGHTTP2_SETTINGS:
       if ((frame->hd.flags & NGHTTP2_FLAG_ACK) == 0) {
-        MutexLock lock(self->mu_);
-        self->max_streams_ =
-            nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+        {
+          MutexLock lock(self->mu_);
+          self->max_streams_ =
+              nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+        }
+        self->SettingsSeen();
       }
       return 0;
     case NGHTTP2_GOAWAY: {
