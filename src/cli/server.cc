@@ -299,7 +299,10 @@ int RunServer(ServerFlags& flags) {
   proxy->Start(*admin);
   std::optional<federation::cluster::MemberPods> member_pods;
   if (pods_view != nullptr) {
-    member_pods.emplace(pods_view, RealClock());
+    member_pods.emplace(
+        pods_view, RealClock(),
+        flags.federation.parts.Mutable<federation::cluster::ClusterControllerOptions>()
+            .member_http2);
     if (Status started = member_pods->Start(*admin); !started.ok()) {
       spdlog::error("watching the members' pods: {}", started.ToString());
       return 1;
@@ -387,8 +390,9 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
       ->capture_default_str()
       ->group("Federation");
   cmd.add_option("--member-http2", cluster.member_http2,
-                 "Speak HTTP/2 to members that offer it: each member's requests and watches "
-                 "share one connection; false: HTTP/1.1, a connection per watch")
+                 "Speak HTTP/2 to members that offer it: the controllers' requests and watches "
+                 "of each member share one connection, the pods view's another; false: "
+                 "HTTP/1.1, a connection per watch")
       ->default_str("true")
       ->group("Federation");
   cmd.add_option("--member-burst", cluster.member_burst,

@@ -2,14 +2,20 @@
 ALPN gives kubectl h2 (Go's transport says so with GODEBUG=http2debug=1),
 kubectl's own HTTP/1.1 (client-go's DISABLE_HTTP2) still works, and a server
 started with --http2=false serves kubectl over HTTP/1.1. The same apply,
-list, watch and delete run over each."""
+list, watch and delete run over each. And the federation's connections to
+a member: a few over HTTP/2 (every watch a stream), one per watch with
+--member-http2=false, placing a ReplicaSet and showing its pods either way."""
 
+import json
 import os
 import subprocess
 
+import pytest
+
 import yaml
 
-from conftest import FLOTILLA_BINARY, KUBECTL
+from conftest import FLOTILLA_BINARY, KUBECTL, wait_for
+from federation import FAST_FED_ARGS, replicaset, start_federation
 
 H2_DEBUG = {"GODEBUG": "http2debug=1"}
 HTTP1_ONLY = {"DISABLE_HTTP2": "1", "GODEBUG": "http2debug=1"}
@@ -74,3 +80,49 @@ def test_a_stream_limit_of_zero_is_refused(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "--http2-max-streams-per-connection" in result.stderr, result.stderr
+
+
+def established_to(port):
+    """Established TCP connections whose local end is `port` (this network
+    namespace's, from /proc/net/tcp and tcp6)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                local, state = fields[1], fields[3]
+                if state == "01" and int(local.rsplit(":", 1)[1], 16) == port:
+                    count += 1
+    return count
+
+
+def placed_and_listed(fed, name):
+    """A ReplicaSet of 2 placed in member a, its pods running there and
+    listed by the federation's pods view."""
+    fed.create(replicaset(name, 2, cpu="100m"), "default")
+    wait_for(lambda: fed["a"].running_pods("default", f"app={name}") == 2,
+             f"{name}'s pods running in a", timeout=60)
+    wait_for(lambda: len(json.loads(fed.kubectl("get", "pods", "-l", f"app={name}", "-o",
+                                                "json").stdout)["items"]) == 2,
+             f"{name}'s pods on the federation", timeout=30)
+
+
+@pytest.mark.parametrize("http2", [True, False], ids=["h2", "http1"])
+def test_the_federations_connections_to_a_member(tmp_path, http2):
+    args = FAST_FED_ARGS + ([] if http2 else ["--member-http2=false"])
+    fed = start_federation(tmp_path, {"a": ({}, [])}, args)
+    try:
+        placed_and_listed(fed, "web")
+        port = fed["a"].port
+        fed["a"]._close_api()  # the test's own keep-alive connection
+        connections = established_to(port)
+        if http2:
+            # The controllers' connection and the pods view's: 2 (3 allows
+            # for a kubectl of the test still closing).
+            assert connections <= 3, connections
+        else:
+            # A connection per watch: the federation watches about twenty
+            # resources in each member.
+            assert connections >= 10, connections
+    finally:
+        fed.close()

@@ -163,6 +163,7 @@ StatusOr<runtime::Result> MemberPods::Reconcile(const std::string& name) {
   FLOTILLA_ASSIGN_OR_RETURN(client::RestConfig config, RestConfigFromSecret(secret));
   client::RestOptions opts;
   opts.user_agent = "flotilla-member-pods";
+  opts.http2 = http2_;
   opts.clock = &clock_;
   Member member{version, nullptr, nullptr};
   FLOTILLA_ASSIGN_OR_RETURN(member.client, client::NewRestClient(config, opts));

@@ -90,8 +90,10 @@ class MemberPodsStore final : public storage::Store {
 
 class MemberPods {
  public:
-  MemberPods(std::shared_ptr<MemberPodsStore> view, Clock& clock)
-      : view_(std::move(view)), clock_(clock) {}
+  // `http2`: offer HTTP/2 to the members (client::RestOptions::http2; the
+  // federation's --member-http2).
+  MemberPods(std::shared_ptr<MemberPodsStore> view, Clock& clock, bool http2 = true)
+      : view_(std::move(view)), clock_(clock), http2_(http2) {}
   ~MemberPods() { Stop(); }
 
   // Follows the Clusters and reads their Secrets through `federation` (not
@@ -117,6 +119,7 @@ class MemberPods {
 
   const std::shared_ptr<MemberPodsStore> view_;
   Clock& clock_;
+  const bool http2_;
   client::Client* federation_ = nullptr;
   std::unique_ptr<runtime::Informer> clusters_;
   std::unique_ptr<runtime::ControllerManager> manager_;
