@@ -163,7 +163,7 @@ net::awaitable<error_code> Pump::Run(std::shared_ptr<void> owner) {
 }
 
 void Pump::Flush(std::shared_ptr<void> owner) {
-  if (writing_) return;
+  if (writing_ || shut_) return;
   if (!nghttp2_session_want_write(session_)) {
     if (close_after_flush_) ShutDown();
     return;
@@ -178,6 +178,7 @@ void Pump::CloseAfterFlush(std::shared_ptr<void> owner) {
 }
 
 void Pump::ShutDown() {
+  shut_ = true;
   error_code ignored;
   stream_.next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
 }
@@ -185,6 +186,9 @@ void Pump::ShutDown() {
 net::awaitable<void> Pump::Write(std::shared_ptr<void> owner) {
   for (;;) {
     out_.clear();
+    // A write that ends after the connection did: the streams whose data
+    // the session would read may be gone.
+    if (shut_) break;
     while (out_.size() < kWriteBatch) {
       const uint8_t* data = nullptr;
       auto n = nghttp2_session_mem_send(session_, &data);

@@ -94,7 +94,8 @@ class Pump {
   // Shuts the socket down once the session has nothing more to send (the
   // GOAWAY that says why): ends Run.
   void CloseAfterFlush(std::shared_ptr<void> owner);
-  // Shuts the socket down now; Run and any write end.
+  // Shuts the socket down now; Run and any write end, and the session is
+  // never asked for bytes again (its streams' data sources may be gone).
   void ShutDown();
   bool writing() const { return writing_; }
 
@@ -107,6 +108,7 @@ class Pump {
   net::steady_timer write_timer_;
   bool writing_ = false;
   bool close_after_flush_ = false;
+  bool shut_ = false;
   std::string out_;
   std::array<char, 16 * 1024> in_;
 };
