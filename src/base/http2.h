@@ -97,7 +97,6 @@ class Pump {
   // Shuts the socket down now; Run and any write end, and the session is
   // never asked for bytes again (its streams' data sources may be gone).
   void ShutDown();
-  bool writing() const { return writing_; }
 
  private:
   net::awaitable<void> Write(std::shared_ptr<void> owner);

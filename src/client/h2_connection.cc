@@ -490,17 +490,6 @@ H2Pool::~H2Pool() {
   for (const auto& c : conns_) c->Retire();
 }
 
-bool H2Pool::speaks_h2() {
-  MutexLock lock(mu_);
-  return !declined_;
-}
-
-size_t H2Pool::connections() {
-  MutexLock lock(mu_);
-  std::erase_if(conns_, [](const auto& c) { return c->Dead(); });
-  return conns_.size();
-}
-
 StatusOr<std::shared_ptr<H2Connection>> H2Pool::Acquire(bool* retryable) {
   MutexLock lock(mu_);
   for (;;) {

@@ -67,10 +67,6 @@ class H2Pool {
   std::shared_ptr<StreamCall> Start(H2Request req, std::shared_ptr<H2Exchange> exchange,
                                     Duration timeout, bool whole);
 
-  // False once a server has answered the TLS handshake without h2.
-  bool speaks_h2();
-  size_t connections();
-
  private:
   // A connection with room, opened if needed; null when the server
   // declined h2; an error when it cannot be reached (*retryable false when
