@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   flotilla::cli::AddServerCommand(app);
   flotilla::cli::AddMemberCommand(app);
   flotilla::cli::AddJoinCommands(app);
+  flotilla::cli::AddAgentCommand(app);
   flotilla::cli::AddStatusCommands(app);
   flotilla::cli::AddDashboardCommand(app);
   flotilla::cli::AddKubeconfigCommand(app);

@@ -52,6 +52,10 @@ struct Resource {
   // is answered by connecting elsewhere (ApiServerOptions::proxy); its
   // discovery kind is {Kind}ProxyOptions.
   bool has_proxy = false;
+  // A tunnel subresource (clusters/NAME/tunnel): an agent's POST with
+  // Upgrade, answered 101 and kept as the connection to the member
+  // (ApiServerOptions::tunnel); its discovery kind is {Kind}TunnelOptions.
+  bool has_tunnel = false;
   // Where the scale subresource reads and writes (dotted paths): the
   // desired and current replicas, and the label selector (a LabelSelector
   // object for built-in kinds; for custom kinds the string their CRD's

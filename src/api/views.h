@@ -152,6 +152,16 @@ class ClusterView : public ObjectView {
   // namespace is "" when unset (the federation's system namespace).
   std::string_view secret_namespace() const { return String(secret_ref(), "namespace"); }
   std::string_view secret_name() const { return String(secret_ref(), "name"); }
+  // spec.connection "Agent": the member is reached through the tunnel its
+  // agent opened to the federation (federation/cluster/tunnel.h), not
+  // dialled; it has no Secret.
+  bool via_agent() const { return String(spec(), "connection") == "Agent"; }
+  // spec.serverAddressByClientCIDRs[0].serverAddress: the member's URL.
+  std::string_view server_address() const {
+    const json::array* addresses = Array(spec(), "serverAddressByClientCIDRs");
+    if (addresses == nullptr || addresses->empty() || !addresses->front().is_object()) return {};
+    return String(&addresses->front().get_object(), "serverAddress");
+  }
   // A cordoned cluster (spec.unschedulable, `kubectl flotilla cordon`, or
   // draining) is given nothing new: no copy where it holds none, no
   // replica beyond what it holds. Nothing moves off it either.

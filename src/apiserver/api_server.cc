@@ -53,6 +53,12 @@ class CodeRecorder : public Responder {
     audit_.ResponseStarted(code);
     return inner_.StartAsyncStream(code, WithAuditId(headers));
   }
+  bool SwitchProtocols(const Headers& headers, std::function<void(http2::Upgraded)> take) override {
+    if (!inner_.SwitchProtocols(WithAuditId(headers), std::move(take))) return false;
+    code_ = 101;
+    audit_.ResponseStarted(101);
+    return true;
+  }
   bool WriteChunk(std::string_view data) override { return inner_.WriteChunk(data); }
   bool ClientGone() override { return inner_.ClientGone(); }
   bool WaitClientGone(int millis) override { return inner_.WaitClientGone(millis); }
@@ -491,6 +497,12 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
   }
   if (info.subresource == "proxy" && res->has_proxy && opts_.proxy) {
     return opts_.proxy(req, ProxyTargetOf(req, info, *res), user, resp);
+  }
+  if (info.subresource == "tunnel" && res->has_tunnel && opts_.tunnel) {
+    if (info.verb != "create") {
+      return RespondStatus(resp, Status(Reason::kMethodNotAllowed, "the tunnel takes POST only"));
+    }
+    return opts_.tunnel(req, info.name, user, resp);
   }
   if (info.subresource == "log" && HasLog(*res) && opts_.pod_logs && info.verb == "get") {
     auto pod = objects_.Get(*res, info.ns, info.name);

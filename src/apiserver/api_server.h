@@ -50,6 +50,13 @@ struct ProxyTarget {
 using ProxyHandler = std::function<void(Request& req, const ProxyTarget& target,
                                         const UserInfo& user, Responder& resp)>;
 
+// Answers an agent's POST to a tunnel subresource (api::Resource::has_tunnel,
+// clusters/NAME/tunnel), after authentication, RBAC (create on
+// {plural}/tunnel) and audit: with 101 and Responder::SwitchProtocols, or
+// an error. `user` is the agent. May block briefly.
+using TunnelHandler = std::function<void(Request& req, const std::string& name,
+                                         const UserInfo& user, Responder& resp)>;
+
 // Answers GET pods/NAME/log (kube's kubelet does, behind kube-apiserver):
 // called after RBAC on pods/log with the pod as stored and the caller;
 // `reread` reads the pod again (a follow that must notice the pod going).
@@ -81,6 +88,8 @@ struct ApiServerOptions {
   PathHandler extra_paths;  // empty: none
   // Serves the proxy subresources; empty: they are NotFound.
   ProxyHandler proxy;
+  // Serves the tunnel subresources; empty: they are NotFound.
+  TunnelHandler tunnel;
   // Serves pods/log; empty: it is NotFound.
   PodLogsHandler pod_logs;
   // Serves DELETE of a pod; empty: Objects deletes it.

@@ -9,6 +9,7 @@ namespace {
 const std::vector<std::string> kSubresourceVerbs = {"get", "patch", "update"};
 // kube-apiserver's for nodes/proxy: a proxy takes every method.
 const std::vector<std::string> kProxyVerbs = {"create", "delete", "get", "patch", "update"};
+const std::vector<std::string> kTunnelVerbs = {"create"};
 
 json::array LegacyResources(const api::Registry& reg, const std::string& group,
                             const std::string& version) {
@@ -69,6 +70,13 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"kind", r->kind + "ProxyOptions"},
                                  {"verbs", ToJsonArray(kProxyVerbs)}});
     }
+    if (r->has_tunnel) {
+      out.push_back(json::object{{"name", r->plural + "/tunnel"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"kind", r->kind + "TunnelOptions"},
+                                 {"verbs", ToJsonArray(kTunnelVerbs)}});
+    }
   }
   return out;
 }
@@ -122,6 +130,13 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
           {"responseKind",
            {{"group", group}, {"version", version}, {"kind", r->kind + "ProxyOptions"}}},
           {"verbs", ToJsonArray(kProxyVerbs)}});
+    }
+    if (r->has_tunnel) {
+      subs.push_back(json::object{
+          {"subresource", "tunnel"},
+          {"responseKind",
+           {{"group", group}, {"version", version}, {"kind", r->kind + "TunnelOptions"}}},
+          {"verbs", ToJsonArray(kTunnelVerbs)}});
     }
     json::object e{{"resource", r->plural},
                    {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},

@@ -13,6 +13,10 @@
 #include <utility>
 #include <vector>
 
+namespace flotilla::http2 {
+struct Upgraded;
+}
+
 namespace flotilla::apiserver {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -93,6 +97,18 @@ class Responder {
   // Responders that only learn it when asked (ClientGone) ignore it.
   virtual void NotifyWhenGone(std::function<void()> wake) { (void)wake; }
   virtual bool Responded() const = 0;
+
+  // Answers 101 Switching Protocols with `headers` (Upgrade and Connection
+  // among them) and, once that is sent, hands the connection to `take`, on
+  // the connection's strand: HTTP/2 goes on over it with the roles of
+  // client and server as `take` decides (an agent's tunnel). False when
+  // this responder cannot (plain TCP, an HTTP/2 stream, a handler on the
+  // loop); the handler then answers otherwise.
+  virtual bool SwitchProtocols(const Headers& headers, std::function<void(http2::Upgraded)> take) {
+    (void)headers;
+    (void)take;
+    return false;
+  }
 
   // Starts a chunked response that outlives the handler call; null when the
   // client is gone. The default serves it from the handler's caller: it

@@ -197,17 +197,20 @@ std::shared_ptr<ChunkStream> H2Responder::StartAsyncStream(int code, const Heade
 }  // namespace
 
 net::awaitable<void> ServeHttp2(std::shared_ptr<Connection<TlsStream>> conn, X509* cert,
-                                std::string remote) {
+                                std::string remote, std::string received) {
   auto server = std::make_shared<H2Server>(std::move(conn));
-  co_await server->Serve(cert, std::move(remote));
+  co_await server->Serve(cert, std::move(remote), std::move(received));
 }
 
 H2Server::H2Server(std::shared_ptr<Conn> conn)
-    : conn_(std::move(conn)), idle_(conn_->executor()), handlers_done_(conn_->executor()) {}
+    : conn_(std::move(conn)),
+      idle_(conn_->executor()),
+      handlers_done_(conn_->executor()),
+      silence_(conn_->executor()) {}
 
 const HttpServerOptions& H2Server::opts() const { return conn_->opts(); }
 
-net::awaitable<void> H2Server::Serve(X509* cert, std::string remote) {
+net::awaitable<void> H2Server::Serve(X509* cert, std::string remote, std::string received) {
   cert_ = cert;
   remote_ = std::move(remote);
   session_ = http2::NewSession(http2::Side::kServer,
@@ -230,9 +233,11 @@ net::awaitable<void> H2Server::Serve(X509* cert, std::string remote) {
   auto self = shared_from_this();
   conn_->set_abort_hook([self] { self->GoAway(); });
   ArmIdle();
-  co_await pump_->Run(self);
+  if (opts().http2_silence_timeout_sec > 0) ArmSilence();
+  co_await pump_->Run(self, std::move(received));
   conn_->set_abort_hook(nullptr);
   idle_.cancel();
+  silence_.cancel();
   pump_->ShutDown();
   for (auto& [id, stream] : streams_) Close(*stream.state);
   streams_.clear();
@@ -258,6 +263,20 @@ void H2Server::ArmIdle() {
   idle_.expires_after(std::chrono::seconds(opts().idle_timeout_sec));
   idle_.async_wait([self = shared_from_this()](error_code ec) {
     if (!ec && self->streams_.empty()) self->GoAway();
+  });
+}
+
+void H2Server::ArmSilence() {
+  heard_ = false;
+  silence_.expires_after(std::chrono::seconds(opts().http2_silence_timeout_sec));
+  silence_.async_wait([self = shared_from_this()](error_code ec) {
+    if (ec) return;
+    if (!self->heard_) {
+      spdlog::warn("HTTP/2 connection {}: nothing heard for {} s; closing it", self->remote_,
+                   self->opts().http2_silence_timeout_sec);
+      return self->pump_->ShutDown();
+    }
+    self->ArmSilence();
   });
 }
 
@@ -310,6 +329,7 @@ int H2Server::OnDataChunk(nghttp2_session*, uint8_t, int32_t id, const uint8_t* 
 
 int H2Server::OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   auto* self = static_cast<H2Server*>(user);
+  self->heard_ = true;
   if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
   if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
   auto it = self->streams_.find(frame->hd.stream_id);

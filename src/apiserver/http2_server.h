@@ -36,8 +36,8 @@ class H2Server : public std::enable_shared_from_this<H2Server> {
   explicit H2Server(std::shared_ptr<Conn> conn);
 
   // On the strand: serves until the connection ends and every handler of
-  // it has returned.
-  net::awaitable<void> Serve(X509* cert, std::string remote);
+  // it has returned. `received`: HTTP/2 bytes already read (http2::Upgraded).
+  net::awaitable<void> Serve(X509* cert, std::string remote, std::string received);
 
   // Any thread: what a stream's responder asks of the session.
   void PostResponse(int32_t id, int code, const Headers& headers, bool body);
@@ -76,6 +76,8 @@ class H2Server : public std::enable_shared_from_this<H2Server> {
   // Says GOAWAY and closes once it is sent (the server stopping, or idle).
   void GoAway();
   void ArmIdle();
+  // Closes the connection when a whole silence timeout passes unheard.
+  void ArmSilence();
   void HandlerDone();
 
   std::shared_ptr<Conn> conn_;
@@ -89,6 +91,8 @@ class H2Server : public std::enable_shared_from_this<H2Server> {
   net::steady_timer idle_;
   net::steady_timer handlers_done_;
   bool going_away_ = false;
+  net::steady_timer silence_;
+  bool heard_ = false;  // a frame came since the silence timer was armed
 };
 
 }  // namespace flotilla::apiserver::http_internal

@@ -16,6 +16,14 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
       : server_(server),
         stream_(MakeStream(std::move(socket), server.ssl_ctx)),
         deadline_(stream_.get_executor()) {}
+  // A TLS connection this process dialled, which switched to HTTP/2 with
+  // this side serving (http2::Upgraded); `received`: its first bytes.
+  Connection(ServerContext& server, Stream dialled, std::string received)
+      : server_(server),
+        stream_(std::move(dialled)),
+        deadline_(stream_.get_executor()),
+        dialled_(true),
+        received_(std::move(received)) {}
 
   Stream& stream() { return stream_; }
   tcp::socket& socket() {
@@ -105,6 +113,9 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   net::awaitable<void> ServeRequests();
+  // Sends the 101 `head` and lends the stream to `take` until it is done.
+  net::awaitable<void> SwitchProtocols(const std::string& head,
+                                       std::function<void(http2::Upgraded)>& take);
   net::awaitable<void> DiscardUnreadBody();
   net::awaitable<void> Close();
   // Runs the handler on the blocking pool; resumes once it has returned.
@@ -126,6 +137,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   // closing an idle pooled connection does), so there is nobody to send a
   // close_notify to.
   bool peer_dropped_ = false;
+  const bool dialled_ = false;
+  std::string received_;
   boost::beast::flat_buffer buffer_;
   std::string remote_;
 };
@@ -141,6 +154,11 @@ net::awaitable<void> Connection<Stream>::Serve() {
   auto ep = socket().remote_endpoint(ec);
   if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
   if constexpr (kTls) {
+    if (dialled_) {
+      co_await ServeHttp2(this->shared_from_this(), nullptr, remote_, std::move(received_));
+      co_await Close();
+      co_return;
+    }
     // A peer that connects and does not finish the handshake in time is dropped.
     Arm(opts().handshake_timeout_sec);
     auto [hs] = co_await stream_.async_handshake(ssl::stream_base::server, kAwait);
@@ -256,6 +274,10 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
     bool on_loop = opts().runs_on_loop && opts().runs_on_loop(req);
     auto responder = std::make_shared<StreamResponder<Stream>>(self, msg.keep_alive(), on_loop);
     co_await Handle(req, *responder);
+    if (responder->take()) {
+      co_await SwitchProtocols(responder->switch_head(), responder->take());
+      co_return;
+    }
     if (auto stream = responder->async_stream()) {
       co_await stream->Run();
       co_return;
@@ -268,6 +290,46 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
       response.reset();
     }
     if (!responder->keep_going()) co_return;
+  }
+}
+
+template <typename Stream>
+net::awaitable<void> Connection<Stream>::SwitchProtocols(
+    const std::string& head, std::function<void(http2::Upgraded)>& take) {
+  if constexpr (kTls) {
+    Arm(opts().send_timeout_sec);
+    auto [ec, n] = co_await net::async_write(stream_, net::buffer(head), kAwait);
+    Disarm();
+    if (ec) co_return;
+    struct Wait {
+      explicit Wait(net::any_io_executor ex) : timer(std::move(ex)) {}
+      net::steady_timer timer;
+      bool done = false;
+    };
+    auto wait = std::make_shared<Wait>(executor());
+    http2::Upgraded up;
+    up.owner = this->shared_from_this();
+    up.stream = &stream_;
+    auto data = buffer_.data();
+    up.received.assign(static_cast<const char*>(data.data()), data.size());
+    buffer_.consume(buffer_.size());
+    up.done = [wait, ex = executor()] {
+      net::post(ex, [wait] {
+        wait->done = true;
+        wait->timer.cancel();
+      });
+    };
+    std::exchange(take, nullptr)(std::move(up));
+    while (!wait->done) {
+      wait->timer.expires_at(net::steady_timer::time_point::max());
+      co_await wait->timer.async_wait(kAwait);
+    }
+    // The TLS session was the taker's: no close_notify from here.
+    session_taken_ = true;
+  } else {
+    (void)head;
+    (void)take;
+    co_return;
   }
 }
 

@@ -118,8 +118,9 @@ class AsyncStream;
 template <typename Stream>
 class StreamResponder;
 
-// Serves a connection that negotiated HTTP/2 until it ends (http2_server.cc).
+// Serves a connection that negotiated HTTP/2 until it ends (http2_server.cc);
+// `received`: HTTP/2 bytes already read from it (http2::Upgraded).
 net::awaitable<void> ServeHttp2(std::shared_ptr<Connection<TlsStream>> conn, X509* cert,
-                                std::string remote);
+                                std::string remote, std::string received = {});
 
 }  // namespace flotilla::apiserver::http_internal

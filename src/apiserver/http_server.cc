@@ -56,6 +56,11 @@ class HttpServerImpl : public HttpServer {
   Status Init() {
     error_code ec;
     if (!plain()) FLOTILLA_RETURN_IF_ERROR(InitTls());
+    if (!opts_.listen) {
+      MutexLock lock(mu_);
+      acceptor_closed_ = true;
+      return Status::Ok();
+    }
     auto addr = net::ip::make_address(opts_.bind_address, ec);
     if (ec) return Status::BadRequest("invalid bind address " + opts_.bind_address);
     tcp::endpoint ep(addr, static_cast<unsigned short>(opts_.port));
@@ -82,6 +87,12 @@ class HttpServerImpl : public HttpServer {
   }
 
   int port() const override { return port_; }
+
+  void ServeDialled(TlsStream stream, std::string received, std::function<void()> on_end) override {
+    auto conn =
+        std::make_shared<Connection<TlsStream>>(context_, std::move(stream), std::move(received));
+    Launch(std::move(conn), std::move(on_end));
+  }
 
   void Stop() override {
     if (stopping_.exchange(true)) return;
@@ -114,14 +125,18 @@ class HttpServerImpl : public HttpServer {
   }
 
   template <typename Stream>
-  void Launch(std::shared_ptr<Connection<Stream>> conn) {
+  void Launch(std::shared_ptr<Connection<Stream>> conn, std::function<void()> on_end = nullptr) {
     {
       MutexLock lock(mu_);
-      if (stopping_) return;
+      if (stopping_) {
+        if (on_end) on_end();
+        return;
+      }
       conns_.insert(conn.get());
     }
     auto ex = conn->executor();
-    net::co_spawn(ex, Connection<Stream>::Run(std::move(conn)), [](std::exception_ptr e) {
+    net::co_spawn(ex, Connection<Stream>::Run(std::move(conn)), [on_end](std::exception_ptr e) {
+      if (on_end) on_end();
       if (!e) return;
       try {
         std::rethrow_exception(e);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "apiserver/http.h"
+#include "base/http2.h"
 #include "base/status.h"
 
 namespace flotilla::apiserver {
@@ -50,6 +51,13 @@ struct HttpServerOptions {
   // (kube-apiserver's --http2-max-streams-per-connection, 100 by default).
   bool http2 = true;
   uint32_t http2_max_streams = 100;
+  // An HTTP/2 connection that receives nothing at all (no frame, not even
+  // a PING) for this long is closed; 0: never. For an agent, whose
+  // federation PINGs its tunnel: a tunnel gone silent is redialled.
+  int http2_silence_timeout_sec = 0;
+  // False: no listening socket; the server serves only connections handed
+  // to ServeDialled (an agent, which dials out and listens nowhere).
+  bool listen = true;
 };
 
 using Handler = std::function<void(Request& request, Responder& responder)>;
@@ -61,6 +69,13 @@ class HttpServer {
                                                      Handler handler);
   virtual ~HttpServer() = default;
   virtual int port() const = 0;
+  // Serves HTTP/2 on `stream`, a TLS connection this process dialled whose
+  // HTTP/1.1 exchange switched protocols (http2::Upgraded; an agent's
+  // tunnel): the peer sends the requests. `received`: the HTTP/2 bytes
+  // already read. `on_end` runs once the connection has closed; the
+  // stream's executor must be a strand.
+  virtual void ServeDialled(http2::TlsStream stream, std::string received,
+                            std::function<void()> on_end) = 0;
   // Stops accepting, closes connections and waits until no handler or
   // stream of this server runs.
   virtual void Stop() = 0;

@@ -9,6 +9,8 @@ namespace flotilla::apiserver::http_internal {
 template <typename Stream>
 class StreamResponder : public Responder {
  public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
   // `on_loop`: the handler runs on the connection's strand, where nothing
   // may wait for the connection's I/O.
   StreamResponder(std::shared_ptr<Connection<Stream>> conn, bool keep_alive, bool on_loop)
@@ -89,6 +91,23 @@ class StreamResponder : public Responder {
     return async_;
   }
 
+  // The 101 goes out from the connection's coroutine once the handler has
+  // returned; the connection is `take`'s from then on (HTTPS only).
+  bool SwitchProtocols(const Headers& headers, std::function<void(http2::Upgraded)> take) override {
+    if constexpr (!kTls) {
+      return false;
+    } else {
+      if (on_loop_ || responded_) return false;
+      auto res = Head(101, headers, true);
+      std::ostringstream head;
+      head << res.base();
+      switch_head_ = head.str();
+      take_ = std::move(take);
+      responded_ = true;
+      return true;
+    }
+  }
+
   bool WriteChunk(std::string_view data) override {
     if (failed_) return false;
     std::string chunk;
@@ -117,6 +136,9 @@ class StreamResponder : public Responder {
   // The response Respond left for the connection to write, if any.
   std::optional<http::response<http::string_body>>& response() { return response_; }
   void set_failed() { failed_ = true; }
+  // After SwitchProtocols: the 101's head, and who takes the connection.
+  const std::string& switch_head() const { return switch_head_; }
+  std::function<void(http2::Upgraded)>& take() { return take_; }
   bool on_loop() const { return on_loop_; }
 
  private:
@@ -142,6 +164,8 @@ class StreamResponder : public Responder {
   std::shared_ptr<Connection<Stream>> conn_;
   bool keep_alive_;
   bool responded_ = false;
+  std::string switch_head_;
+  std::function<void(http2::Upgraded)> take_;
   bool streaming_ = false;
   const bool on_loop_;
   // Read by WaitClientGone, which a handler may call from a second thread.

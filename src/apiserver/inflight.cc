@@ -8,7 +8,7 @@ RequestKind ClassifyRequest(const RequestInfo& info) {
   // genericfilters.BasicLongRunningRequestCheck with kube-apiserver's sets.
   if (info.verb == "watch" || info.verb == "proxy") return RequestKind::kLongRunning;
   if (info.resource_request) {
-    for (std::string_view sub : {"attach", "exec", "proxy", "log", "portforward"}) {
+    for (std::string_view sub : {"attach", "exec", "proxy", "log", "portforward", "tunnel"}) {
       if (info.subresource == sub) return RequestKind::kLongRunning;
     }
   }

@@ -99,6 +99,7 @@ Status Server::StartApi() {
   api_opts.audit_log = audit_.get();
   api_opts.extra_paths = opts_.extra_paths;
   api_opts.proxy = opts_.proxy;
+  api_opts.tunnel = opts_.tunnel;
   api_opts.pod_logs = opts_.pod_logs;
   api_opts.pod_delete = opts_.pod_delete;
   api_opts.controller_groups = opts_.controller_groups;

@@ -143,8 +143,17 @@ Pump::Pump(TlsStream& stream, nghttp2_session* session, std::chrono::seconds wri
       write_timeout_(write_timeout),
       write_timer_(stream.get_executor()) {}
 
-net::awaitable<error_code> Pump::Run(std::shared_ptr<void> owner) {
+net::awaitable<error_code> Pump::Run(std::shared_ptr<void> owner, std::string received) {
   Flush(owner);  // the connection preface and SETTINGS
+  if (!received.empty()) {
+    auto rv = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(received.data()),
+                                       received.size());
+    if (rv < 0) {
+      CloseAfterFlush(owner);
+      co_return make_error_code(boost::system::errc::protocol_error);
+    }
+    Flush(owner);
+  }
   for (;;) {
     if (!nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_)) {
       co_return error_code();

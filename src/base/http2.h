@@ -18,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,6 +74,20 @@ class HeaderBlock {
   std::vector<nghttp2_nv> nv_;
 };
 
+// A TLS connection whose HTTP/1.1 exchange ended in 101 Switching Protocols
+// to HTTP/2 (an agent's tunnel, docs/federation.md): the side that accepted
+// it sends the requests, the side that dialled serves them.
+struct Upgraded {
+  // Keeps `stream` alive; `stream`'s executor is a strand.
+  std::shared_ptr<void> owner;
+  TlsStream* stream = nullptr;
+  // Bytes read past the HTTP/1.1 exchange: the start of HTTP/2.
+  std::string received;
+  // Called once, when whoever took the stream is done with it (it has shut
+  // the socket down or the peer has gone); the stream closes then.
+  std::function<void()> done;
+};
+
 // The connection's bytes, on the stream's strand: Run reads and feeds the
 // session; Flush sends what the session has to send, one write at a time,
 // while a read may be under way (an asio TLS stream takes one of each).
@@ -85,8 +100,10 @@ class Pump {
 
   // Reads until the peer closes, a read fails, the session fails or wants
   // to neither read nor write; returns why. `owner` keeps whatever holds
-  // the stream and session alive meanwhile.
-  net::awaitable<error_code> Run(std::shared_ptr<void> owner);
+  // the stream and session alive meanwhile. `received`: bytes already read
+  // from the stream (past an HTTP/1.1 exchange that switched protocols),
+  // fed to the session first.
+  net::awaitable<error_code> Run(std::shared_ptr<void> owner, std::string received = {});
   // Sends what the session wants to send, now or once the write under way
   // ends. A write that makes no progress for the write timeout shuts the
   // socket down, which ends Run.

@@ -16,6 +16,9 @@ void AddMemberCommand(CLI::App& app);
 void AddMemberCtlCommand(CLI::App& member);
 // join, unjoin, cordon, uncordon and install-kubectl-plugin (join.cc).
 void AddJoinCommands(CLI::App& app);
+// agent: a member the federation cannot dial, connected through a tunnel
+// it opens (agent.cc).
+void AddAgentCommand(CLI::App& app);
 // status and clusters: the federation at a glance; explain: why an object
 // is where it is (status.cc).
 void AddStatusCommands(CLI::App& app);

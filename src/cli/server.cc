@@ -27,6 +27,7 @@
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/member_pods.h"
 #include "federation/cluster/proxy.h"
+#include "federation/cluster/tunnel.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
 #include "federation/hpa/hpa_controller.h"
@@ -54,6 +55,8 @@ struct ServerFlags {
   Duration etcd_compaction_interval = std::chrono::minutes(5);
   // The members' pods on the federation (member_pods.h).
   bool member_pods = true;
+  // Agents' tunnels (federation/cluster/tunnel.h).
+  federation::cluster::TunnelOptions tunnels;
 };
 
 // The federation controllers of this server: started once, or each time
@@ -266,8 +269,19 @@ int RunServer(ServerFlags& flags) {
   flags.server.registry = &registry;
   flags.server.controller_groups = federation::ControllerGroups();
   flags.server.schemas = &api::SchemaSet::Builtin();
+  // Agents' tunnels (federation/cluster/tunnel.h): taken by this server,
+  // used by its controllers, proxy and pods view.
+  auto tunnels = std::make_shared<federation::cluster::Tunnels>(flags.tunnels);
+  flags.server.tunnel = [tunnels](apiserver::Request& req, const std::string& name,
+                                  const apiserver::UserInfo& user, apiserver::Responder& resp) {
+    tunnels->Serve(req, name, user, resp);
+  };
+  auto& cluster_options =
+      flags.federation.parts.Mutable<federation::cluster::ClusterControllerOptions>();
+  cluster_options.tunnels = tunnels.get();
   // Started below, once its in-process client exists.
-  auto proxy = std::make_shared<federation::cluster::ClusterProxy>();
+  auto proxy = std::make_shared<federation::cluster::ClusterProxy>(
+      federation::cluster::ClusterProxyOptions{.tunnels = tunnels.get()});
   flags.server.proxy = [proxy](apiserver::Request& req, const apiserver::ProxyTarget& target,
                                const apiserver::UserInfo& user, apiserver::Responder& resp) {
     proxy->Serve(req, target, user, resp);
@@ -297,12 +311,10 @@ int RunServer(ServerFlags& flags) {
   std::unique_ptr<client::Client> admin = client::NewInProcessClient(
       (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
   proxy->Start(*admin);
+  tunnels->Start(*admin);
   std::optional<federation::cluster::MemberPods> member_pods;
   if (pods_view != nullptr) {
-    member_pods.emplace(
-        pods_view, RealClock(),
-        flags.federation.parts.Mutable<federation::cluster::ClusterControllerOptions>()
-            .member_http2);
+    member_pods.emplace(pods_view, RealClock(), cluster_options.member_http2, tunnels.get());
     if (Status started = member_pods->Start(*admin); !started.ok()) {
       spdlog::error("watching the members' pods: {}", started.ToString());
       return 1;
@@ -394,6 +406,10 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                  "of each member share one connection, the pods view's another; false: "
                  "HTTP/1.1, a connection per watch")
       ->default_str("true")
+      ->group("Federation");
+  AddDurationOption(cmd, "--tunnel-keepalive", &flags.tunnels.keepalive, "10s",
+                    "How often the federation PINGs each agent's tunnel; a PING unanswered "
+                    "until the next closes the tunnel")
       ->group("Federation");
   cmd.add_option("--member-burst", cluster.member_burst,
                  "Burst above --member-qps of the federation's requests to each member")

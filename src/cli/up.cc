@@ -48,6 +48,9 @@ struct UpFlags {
   std::string log_level = "info";
   // Three etcd members and two federation servers on them.
   bool ha = false;
+  // The members connected by `flotilla agent` (a tunnel each opens to the
+  // federation) rather than joined to be dialled.
+  bool agents = false;
   // More flags for every federation server (`flotilla server --help`).
   std::vector<std::string> server_args;
 };
@@ -281,6 +284,10 @@ class Up {
       running_.push_back({p.name, log, std::move(member)});
       member_urls_.push_back(url);
       member_dns_.push_back(DnsPortIn(lines));
+      if (flags_.agents) {
+        if (!StartAgent(p, member_dir + "/kubeconfig")) return false;
+        continue;
+      }
       Status joined = Join(self_, fed_kubeconfig_, p, member_dir + "/kubeconfig",
                            log_dir_ + "/join-" + p.name + ".log");
       if (!joined.ok()) {
@@ -288,6 +295,29 @@ class Up {
         return false;
       }
     }
+    return true;
+  }
+
+  // `flotilla agent` beside member `p`: it registers the member and opens
+  // its tunnel; running once the tunnel is up.
+  bool StartAgent(const MemberProfile& p, const std::string& member_kubeconfig) {
+    std::string log = log_dir_ + "/agent-" + p.name + ".log";
+    auto agent = std::make_unique<ChildProcess>(
+        std::vector<std::string>{self_, "agent", "--name", p.name, "--federation-kubeconfig",
+                                 fed_kubeconfig_, "--cluster-kubeconfig", member_kubeconfig,
+                                 "--labels", p.labels, "--provider", p.provider},
+        log);
+    bool up =
+        agent->started() && agent->WaitForLine(
+                                [](const std::string& l) {
+                                  return l.find("the tunnel to the federation is up") != l.npos;
+                                },
+                                seconds(60));
+    if (!up) {
+      std::cerr << "the agent of " << p.name << " did not connect; see " << log << "\n";
+      return false;
+    }
+    running_.push_back({"agent-" + p.name, log, std::move(agent)});
     return true;
   }
 
@@ -305,6 +335,10 @@ class Up {
   void PrintBanner() const {
     std::cout << "Flotilla is up: the federation at " << fed_url_ << " with " << profiles_.size()
               << " member clusters (kubeconfig " << (dir_ / "kubeconfig").string() << ")\n\n";
+    if (flags_.agents) {
+      std::cout << "The members are connected by agents (flotilla agent, logs agent-NAME.log): "
+                << "each opened a tunnel to the federation, which never dials them.\n\n";
+    }
     if (flags_.ha) {
       std::cout << "High availability: two federation servers on a three-member etcd ("
                 << etcd_->endpoints_flag()
@@ -408,7 +442,17 @@ void AddUpCommand(CLI::App& app) {
   cmd->add_flag("--ha", flags->ha,
                 "High availability: a three-member etcd cluster and two federation servers on "
                 "it, with leader-elected controllers (needs etcd, from scripts/bootstrap)");
-  cmd->callback([flags] { std::exit(RunUp(*flags)); });
+  cmd->add_flag("--agents", flags->agents,
+                "Connect the members by agents (flotilla agent): each opens a tunnel to the "
+                "federation, which never dials them, as for clusters behind NAT");
+  cmd->callback([flags] {
+    if (flags->ha && flags->agents) {
+      std::cerr << "error: --agents with --ha is not supported yet: an agent's tunnel ends in one "
+                   "federation server, and the controllers may run in the other\n";
+      std::exit(1);
+    }
+    std::exit(RunUp(*flags));
+  });
 }
 
 }  // namespace flotilla::cli

@@ -40,15 +40,45 @@ struct OpenWait;
 
 class H2Connection : public std::enable_shared_from_this<H2Connection> {
  public:
-  using Strand = net::strand<net::io_context::executor_type>;
-
   H2Connection(std::shared_ptr<ssl::context> tls, const Endpoint& endpoint)
       : tls_(std::move(tls)),
         endpoint_(endpoint),
         strand_(net::make_strand(SharedIoContext())),
         resolver_(strand_),
-        stream_(strand_, *tls_),
+        own_stream_(std::in_place, strand_, *tls_),
+        stream_(*own_stream_),
         timer_(strand_) {}
+  // A connection that came to us (http2::Upgraded): this side sends the
+  // requests. Its stream's executor is a strand.
+  H2Connection(http2::Upgraded& up, const Endpoint& endpoint)
+      : endpoint_(endpoint),
+        strand_(up.stream->get_executor()),
+        resolver_(strand_),
+        stream_(*up.stream),
+        stream_owner_(std::move(up.owner)),
+        received_(std::move(up.received)),
+        on_end_(std::move(up.done)),
+        timer_(strand_) {
+    keepalive_.emplace(strand_);
+  }
+
+  // For a connection that came to us: starts the session, on the strand.
+  // It PINGs the peer every `keepalive`, and closes when a PING goes
+  // unanswered until the next; `on_end` runs once it has ended.
+  void StartAdopted(Duration keepalive, std::function<void()> on_end) {
+    net::post(strand_,
+              [self = shared_from_this(), keepalive, on_end = std::move(on_end)]() mutable {
+                self->on_adopted_end_ = std::move(on_end);
+                self->StartSession();
+                if (keepalive > Duration::zero()) self->Keepalive(keepalive);
+              });
+  }
+  // Any thread: ends the connection at once (the Cluster went away).
+  void Close() {
+    net::post(strand_, [self = shared_from_this()] {
+      if (self->pump_) self->pump_->ShutDown();
+    });
+  }
 
   // Connects and completes the handshake, offering h2, within `timeout`;
   // *h2 says whether the server took it. Blocks the calling thread.
@@ -148,6 +178,22 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
     resolver_.cancel();
     stream_.next_layer().shutdown(tcp::socket::shutdown_both, ec);
   }
+  // On the strand: a PING every `period`; none answered since the last
+  // one sent ends the connection.
+  void Keepalive(Duration period) {
+    if (ended_) return;
+    if (ping_outstanding_) {
+      pump_->ShutDown();
+      return;
+    }
+    ping_outstanding_ = true;
+    nghttp2_submit_ping(session_.get(), NGHTTP2_FLAG_NONE, nullptr);
+    Flush();
+    keepalive_->expires_after(period);
+    keepalive_->async_wait([self = shared_from_this(), period](error_code ec) {
+      if (!ec) self->Keepalive(period);
+    });
+  }
 
   static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
                       size_t namelen, const uint8_t* value, size_t valuelen, uint8_t, void* user);
@@ -158,12 +204,21 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   static ssize_t ReadBody(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint32_t* flags,
                           nghttp2_data_source* source, void*);
 
-  const std::shared_ptr<ssl::context> tls_;
+  const std::shared_ptr<ssl::context> tls_;  // null for a connection that came to us
   const Endpoint endpoint_;
-  Strand strand_;
+  net::any_io_executor strand_;
   tcp::resolver resolver_;
-  ssl::stream<tcp::socket> stream_;
+  std::optional<ssl::stream<tcp::socket>> own_stream_;  // a connection we dialled
+  http2::TlsStream& stream_;
+  // A connection that came to us: what keeps its stream alive, the HTTP/2
+  // bytes already read, and what to call once done with it.
+  std::shared_ptr<void> stream_owner_;
+  std::string received_;
+  std::function<void()> on_end_;
+  std::function<void()> on_adopted_end_;
   net::steady_timer timer_;
+  std::optional<net::steady_timer> keepalive_;
+  bool ping_outstanding_ = false;  // on the strand
   http2::SessionPtr session_;
   std::optional<http2::Pump> pump_;
   std::map<int32_t, std::shared_ptr<Call>> calls_;  // on the strand
@@ -291,13 +346,14 @@ void H2Connection::StartSession() {
 
 net::awaitable<void> H2Connection::Run() {
   auto self = shared_from_this();
-  error_code ec = co_await pump_->Run(self);
+  error_code ec = co_await pump_->Run(self, std::exchange(received_, {}));
   {
     MutexLock lock(mu_);
     closing_ = true;
   }
   ended_ = true;
   pump_->ShutDown();
+  if (keepalive_) keepalive_->cancel();
   if (open_wait_) {  // no SETTINGS came
     timer_.cancel();
     Status failed = *open_timed_out_
@@ -314,6 +370,9 @@ net::awaitable<void> H2Connection::Run() {
   for (auto& [id, call] : calls) {
     Finish(*call, Status::Unavailable("the HTTP/2 connection ended: " + why), true, true);
   }
+  // A connection that came to us: its owner may close the stream now.
+  if (on_adopted_end_) std::exchange(on_adopted_end_, nullptr)();
+  if (on_end_) std::exchange(on_end_, nullptr)();
 }
 
 std::shared_ptr<StreamCall> H2Connection::Submit(H2Request req,
@@ -416,6 +475,9 @@ int H2Connection::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* fra
       self->closing_ = true;
       return 0;
     }
+    case NGHTTP2_PING:
+      if ((frame->hd.flags & NGHTTP2_FLAG_ACK) != 0) self->ping_outstanding_ = false;
+      return 0;
     case NGHTTP2_HEADERS:
       break;
     default:
@@ -482,8 +544,54 @@ ssize_t H2Connection::ReadBody(nghttp2_session*, int32_t, uint8_t* buf, size_t l
   return static_cast<ssize_t>(n);
 }
 
+H2Tunnel::H2Tunnel(std::string name) : name_(std::move(name)) {}
+
+H2Tunnel::~H2Tunnel() { Close(); }
+
+Status H2Tunnel::Attach(http2::Upgraded up, Duration keepalive, std::function<void()> on_end) {
+  MutexLock lock(mu_);
+  if (conn_ != nullptr && !conn_->Dead()) {
+    auto done = std::move(up.done);
+    lock.Unlock();
+    done();
+    return Status::Conflict("cluster \"" + name_ + "\" already has a connected agent");
+  }
+  Endpoint endpoint;
+  endpoint.origin = "tunnel:" + name_;
+  endpoint.host = name_;
+  endpoint.host_header = name_;
+  auto conn = std::make_shared<H2Connection>(up, endpoint);
+  conn_ = conn;
+  std::weak_ptr<H2Connection> weak = conn;
+  conn->StartAdopted(keepalive, [tunnel = weak_from_this(), weak, on_end = std::move(on_end)] {
+    if (auto self = tunnel.lock()) {
+      MutexLock lock(self->mu_);
+      if (self->conn_ == weak.lock()) self->conn_.reset();
+    }
+    if (on_end) on_end();
+  });
+  return Status::Ok();
+}
+
+void H2Tunnel::Close() {
+  MutexLock lock(mu_);
+  if (conn_ != nullptr) conn_->Close();
+}
+
+bool H2Tunnel::Connected() {
+  MutexLock lock(mu_);
+  return conn_ != nullptr && !conn_->Dead();
+}
+
+std::shared_ptr<H2Connection> H2Tunnel::Current() {
+  MutexLock lock(mu_);
+  return conn_;
+}
+
 H2Pool::H2Pool(std::shared_ptr<ssl::context> tls, Endpoint endpoint, Duration timeout)
     : tls_(std::move(tls)), endpoint_(std::move(endpoint)), timeout_(timeout) {}
+
+H2Pool::H2Pool(std::shared_ptr<H2Tunnel> tunnel) : tunnel_(std::move(tunnel)) {}
 
 H2Pool::~H2Pool() {
   MutexLock lock(mu_);
@@ -491,6 +599,15 @@ H2Pool::~H2Pool() {
 }
 
 StatusOr<std::shared_ptr<H2Connection>> H2Pool::Acquire(bool* retryable) {
+  if (tunnel_ != nullptr) {
+    // The peer's own connection, which this pool never retires.
+    *retryable = true;
+    auto conn = tunnel_->Current();
+    if (conn == nullptr || !conn->TryReserve()) {
+      return Status::Unavailable("no agent is connected for cluster \"" + tunnel_->name() + "\"");
+    }
+    return conn;
+  }
   MutexLock lock(mu_);
   for (;;) {
     if (declined_) return std::shared_ptr<H2Connection>();

@@ -6,6 +6,7 @@
 // every open one has as many streams as the server allows.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/http2.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "client/endpoint.h"
@@ -51,11 +53,42 @@ class H2Exchange {
 
 class H2Connection;
 
+// The connection of a peer that dials us rather than the other way round
+// (an agent's tunnel, federation/cluster/tunnel.h): this side sends the
+// requests over whichever connection the peer has open. Thread-safe.
+class H2Tunnel : public std::enable_shared_from_this<H2Tunnel> {
+ public:
+  // `name` is the :authority of the requests, and names the tunnel in
+  // messages. Held by shared_ptr (Attach's connection outlives a call).
+  explicit H2Tunnel(std::string name);
+  ~H2Tunnel();
+
+  // Takes `up` as the peer's connection, PINGed every `keepalive` (closed
+  // when a PING goes unanswered until the next); `on_end` runs when it has
+  // ended. Conflict, and `up` handed back done, when a connection is live
+  // already.
+  Status Attach(http2::Upgraded up, Duration keepalive, std::function<void()> on_end);
+  // Ends the live connection, if any.
+  void Close();
+  bool Connected();
+  // The live connection; null when there is none.
+  std::shared_ptr<H2Connection> Current();
+  const std::string& name() const { return name_; }
+
+ private:
+  const std::string name_;
+  Mutex mu_;
+  std::shared_ptr<H2Connection> conn_ GUARDED_BY(mu_);
+};
+
 // Thread-safe.
 class H2Pool {
  public:
   // `timeout` bounds connecting and the TLS handshake.
   H2Pool(std::shared_ptr<boost::asio::ssl::context> tls, Endpoint endpoint, Duration timeout);
+  // Requests go over `tunnel`'s connection; none open is a failure to
+  // connect (retryable).
+  explicit H2Pool(std::shared_ptr<H2Tunnel> tunnel);
   ~H2Pool();
 
   // Starts `req` on a connection with room for it, opening one when there
@@ -75,7 +108,8 @@ class H2Pool {
 
   const std::shared_ptr<boost::asio::ssl::context> tls_;
   const Endpoint endpoint_;
-  const Duration timeout_;
+  const Duration timeout_{};
+  const std::shared_ptr<H2Tunnel> tunnel_;
   Mutex mu_;
   CondVar cv_;
   std::vector<std::shared_ptr<H2Connection>> conns_ GUARDED_BY(mu_);

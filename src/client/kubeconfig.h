@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,8 +21,14 @@
 namespace flotilla::client {
 
 // Everything a REST client needs to reach one API server.
+class H2Tunnel;
+
 struct RestConfig {
   std::string server;  // "https://host:port[/path-prefix]", no trailing '/'
+  // Set: the server is reached over the connection it opened to us (an
+  // agent's tunnel, h2_connection.h), never dialled; `server` then only
+  // names it, and the credentials are the agent's, not sent from here.
+  std::shared_ptr<H2Tunnel> tunnel;
   std::string ca_pem;  // empty: the system trust store
   bool insecure = false;
   std::string tls_server_name;

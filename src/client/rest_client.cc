@@ -154,8 +154,13 @@ class RestTransport : public Transport {
         token_(config.token),
         limiter_(opts.qps, opts.burst, clock_),
         tls_(ctx),
-        pool_(ctx, ep, opts.max_idle_connections, opts.idle_timeout, clock_) {
-    if (opts.http2) h2_.emplace(std::move(ctx), std::move(ep), opts.timeout);
+        pool_(ctx, ep, opts.max_idle_connections, opts.idle_timeout, clock_),
+        tunnelled_(config.tunnel != nullptr) {
+    if (tunnelled_) {
+      h2_.emplace(config.tunnel);
+    } else if (opts.http2) {
+      h2_.emplace(std::move(ctx), std::move(ep), opts.timeout);
+    }
   }
 
   StatusOr<ApiResponse> Do(const ApiRequest& req) override {
@@ -216,7 +221,8 @@ class RestTransport : public Transport {
   TokenBucket limiter_;
   const std::shared_ptr<boost::asio::ssl::context> tls_;
   ConnectionPool pool_;
-  std::optional<H2Pool> h2_;  // when opts.http2
+  std::optional<H2Pool> h2_;  // when opts.http2 or tunnelled
+  const bool tunnelled_;      // every request over the tunnel's HTTP/2
 };
 
 Deadline RestTransport::NewDeadline() const {
@@ -352,6 +358,9 @@ Status RestTransport::Pump(Connection& conn, http::response_parser<http::buffer_
 }
 
 Status RestTransport::Stream(const ApiRequest& req, StreamSink& sink) {
+  if (tunnelled_) {
+    return Failure(req, Status::Unavailable("a synchronous stream does not go through a tunnel"));
+  }
   limiter_.Wait();
   Deadline deadline = NewDeadline();
   bool verify_failed = false;

@@ -27,7 +27,7 @@ KUBECTL = os.environ.get("KUBECTL", "/usr/bin/kubectl")
 # With FLOTILLA_E2E_KUBECTL_HTTP1=1 (the e2e_kubectl_http1 suite), kubectl
 # speaks HTTP/1.1 instead of the HTTP/2 the server offers.
 KUBECTL_ENV = {"DISABLE_HTTP2": "1"} if os.environ.get("FLOTILLA_E2E_KUBECTL_HTTP1") else {}
-READY_RE = re.compile(r"Flotilla API server ready at (https://127\.0\.0\.1:(\d+))")
+READY_RE = re.compile(r"Flotilla API server ready at (https://[0-9.]+:(\d+))")
 START_TIMEOUT = 60  # seconds a server may take to print its ready line
 STOP_TIMEOUT = 30   # seconds a server may take to exit after SIGTERM
 WAIT_TIMEOUT = 30   # default bound for wait_for

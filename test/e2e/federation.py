@@ -134,8 +134,9 @@ class Member:
     process can be stopped, continued, killed and restarted on the same data
     dir and port (with --storage sqlite it keeps its objects)."""
 
-    def __init__(self, root, name, args=()):
+    def __init__(self, root, name, args=(), wrapper=()):
         self.name = name
+        self.wrapper = wrapper  # a command that runs the member (ip netns exec NS)
         self.data_dir = os.path.join(root, f"member-{name}")
         self.args = ["--name", name, *args]
         self.port = 0
@@ -144,7 +145,8 @@ class Member:
         self._api = None
 
     def start(self):
-        self.process = MemberProcess(self.data_dir, self.args, port=self.port)
+        self.process = MemberProcess(self.data_dir, self.args, port=self.port,
+                                     wrapper=self.wrapper)
         self.port = int(self.cluster.url.rsplit(":", 1)[1])
         self.stopped = False
         return self

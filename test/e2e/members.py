@@ -76,10 +76,11 @@ class MemberProcess:
     order of its ready lines. `port` 0 picks a free one; a restart on the
     same data dir passes the port it had, so kubeconfigs stay valid."""
 
-    def __init__(self, data_dir, extra_args=(), port=0):
+    def __init__(self, data_dir, extra_args=(), port=0, wrapper=()):
         self.data_dir = data_dir
         os.makedirs(data_dir, exist_ok=True)
-        args = [FLOTILLA_BINARY, "member", "--data-dir", data_dir, "--secure-port", str(port),
+        # `wrapper`: a command that runs the member (ip netns exec NS).
+        args = [*wrapper, FLOTILLA_BINARY, "member", "--data-dir", data_dir, "--secure-port", str(port),
                 *extra_args]
         count = 1
         if "--clusters" in extra_args:

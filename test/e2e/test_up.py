@@ -194,3 +194,46 @@ def test_up_ha_runs_two_servers_on_etcd_and_survives_losing_one(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_up_agents_connects_the_members_by_their_agents(tmp_path):
+    """`flotilla up --agents`: every member registered by its own agent
+    (spec.connection Agent, no Secret), Ready, placing a Deployment; Ctrl-C
+    stops the agents too."""
+    directory = tmp_path / "up"
+    proc = subprocess.Popen(
+        [FLOTILLA_BINARY, "up", "--agents", "--dir", str(directory), "--secure-port", "0",
+         "--dns-port", "0", "--members", "2", "--storage", "memory"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
+    try:
+        reader = LineReader(proc.stdout)
+        line = reader.wait_for_line(lambda l: UP_RE.search(l) or "exited" in l or "did not" in l,
+                                    "the up line", timeout=180)
+        assert UP_RE.search(line), line
+        reader.wait_for_line(lambda l: "connected by agents" in l, "the agents line")
+        kubeconfig = str(directory / "kubeconfig")
+
+        def ready_agent_clusters():
+            items = json.loads(kubectl(kubeconfig, "get", "clusters", "-o", "json").stdout)["items"]
+            ready = [c for c in items if c["spec"].get("connection") == "Agent"
+                     and "secretRef" not in c["spec"]
+                     and any(k["type"] == "Ready" and k["status"] == "True"
+                             for k in c.get("status", {}).get("conditions", []))]
+            return ready if len(ready) == 2 else None
+
+        clusters = wait_for(ready_agent_clusters, "both members Ready through their agents",
+                            timeout=60)
+        assert {c["metadata"]["labels"]["location"] for c in clusters} == {"on-prem", "cloud"}
+        kubectl(kubeconfig, "create", "deployment", "web", "--image=nginx", "--replicas=4")
+        kubectl(kubeconfig, "rollout", "status", "deployment/web", "--timeout=120s")
+        agents = subprocess.run(["pgrep", "-f", f"agent --name .* {directory}"],
+                                capture_output=True, text=True).stdout.split()
+        assert len(agents) == 2
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 0
+        for pid in agents:
+            assert not os.path.exists(f"/proc/{pid}"), f"agent {pid} still running after up"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

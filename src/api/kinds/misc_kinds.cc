@@ -64,7 +64,14 @@ Causes ValidateCluster(const json::object& obj, const json::object*) {
                        "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"));
     }
   }
-  if (StringAt(obj, "spec.secretRef.name").empty()) {
+  // An agent-connected cluster has no Secret: its agent holds the
+  // member's credentials (federation/cluster/tunnel.h).
+  std::string connection = StringAt(obj, "spec.connection");
+  if (!connection.empty() && connection != "Direct" && connection != "Agent") {
+    out.push_back(
+        FieldNotSupported("spec.connection", json::string(connection), {"Agent", "Direct"}));
+  }
+  if (connection != "Agent" && StringAt(obj, "spec.secretRef.name").empty()) {
     out.push_back(FieldRequired("spec.secretRef.name", ""));
   }
   std::vector<const json::object*> taints = ObjectsAt(obj, "spec.taints");
@@ -125,6 +132,7 @@ Resource ClusterResource() {
                             "io.flotilla.federation.v1beta1.Cluster");
   r.has_status = true;
   r.has_proxy = true;
+  r.has_tunnel = true;
   r.validate_fn = ValidateCluster;
   r.columns = {
       NameColumn(),

@@ -10,6 +10,7 @@
 #include "base/mutex.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
+#include "federation/cluster/tunnel.h"
 #include "federation/common/federated_kind.h"
 #include "federation/common/member_copy.h"
 
@@ -200,6 +201,7 @@ void ClusterController::Forget(const std::string& name) {
     members_.erase(name);
   }
   registry_.Remove(name);
+  if (options_.tunnels != nullptr) options_.tunnels->Close(name);
 }
 
 StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& cluster) {
@@ -216,10 +218,17 @@ StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& clu
 }
 
 bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
-  auto secret = SecretOf(cluster);
-  std::string version = secret.ok() ? std::string(api::ObjectView(**secret).uid()) + "/" +
-                                          runtime::ResourceVersionOf(**secret)
-                                    : "error: " + secret.status().message();
+  // An agent-connected cluster's client goes over its tunnel, whichever
+  // connection the agent has open; a dialled one's follows its Secret.
+  bool via_agent = api::ClusterView(cluster).via_agent();
+  StatusOr<runtime::ObjectPtr> secret = runtime::ObjectPtr();
+  std::string version = "agent";
+  if (!via_agent) {
+    secret = SecretOf(cluster);
+    version = secret.ok() ? std::string(api::ObjectView(**secret).uid()) + "/" +
+                                runtime::ResourceVersionOf(**secret)
+                          : "error: " + secret.status().message();
+  }
   if (version == m.secret_version) return false;
   m.secret_version = version;
   m.version_at.reset();
@@ -227,7 +236,14 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   m.client.reset();
   Status built = secret.status();
   if (built.ok()) {
-    auto config = RestConfigFromSecret(**secret);
+    StatusOr<client::RestConfig> config =
+        Status::Unavailable("this federation server takes no agents' tunnels");
+    if (!via_agent) {
+      config = RestConfigFromSecret(**secret);
+    } else if (options_.tunnels != nullptr) {
+      config = AgentRestConfig(cluster,
+                               options_.tunnels->For(std::string(api::ObjectView(cluster).name())));
+    }
     built = config.status();
     if (config.ok()) {
       client::RestOptions opts{.qps = options_.member_qps,
@@ -246,7 +262,9 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
       }
     }
   }
-  m.secret_error = built.ok() ? "" : "the cluster's Secret: " + built.message();
+  m.secret_error = built.ok()  ? ""
+                   : via_agent ? "the cluster's tunnel: " + built.message()
+                               : "the cluster's Secret: " + built.message();
   MutexLock lock(m.mu);
   if (built.ok()) ++m.health.client_generation;
   return true;

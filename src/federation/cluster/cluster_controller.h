@@ -57,6 +57,8 @@ using federation::kClusters;
 using federation::kNodes;
 using federation::kSecrets;
 
+class Tunnels;
+
 struct ClusterControllerOptions {
   Duration monitor_period = std::chrono::seconds(10);
   // A status that only the probe times would change is written at most
@@ -72,6 +74,9 @@ struct ClusterControllerOptions {
   int member_burst = 1000;
   // HTTP/2 to members that offer it (client::RestOptions::http2).
   bool member_http2 = true;
+  // The tunnels of agent-connected clusters (tunnel.h); null: such
+  // clusters cannot be reached. Not owned.
+  Tunnels* tunnels = nullptr;
   // Probes block a worker for up to probe_timeout: with 16, a round over
   // 100 unreachable members takes about 20 s.
   int workers = 16;

@@ -28,6 +28,16 @@ StatusOr<client::RestConfig> RestConfigFromSecret(const json::object& secret) {
   return client::ResolveRestConfig(kc);
 }
 
+client::RestConfig AgentRestConfig(const json::object& cluster,
+                                   std::shared_ptr<client::H2Tunnel> tunnel) {
+  client::RestConfig config;
+  std::string_view address = api::ClusterView(cluster).server_address();
+  config.server = address.starts_with("https://") ? std::string(address)
+                                                  : "https://" + tunnel->name() + ".agent";
+  config.tunnel = std::move(tunnel);
+  return config;
+}
+
 StatusOr<std::string> SelfContainedKubeconfig(const std::string& cluster_name,
                                               const client::RestConfig& config) {
   FLOTILLA_ASSIGN_OR_RETURN(

@@ -23,6 +23,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/status.h"
+#include "client/h2_connection.h"
 #include "client/kubeconfig.h"
 #include "client/transport.h"
 #include "federation/common/names.h"
@@ -41,6 +42,12 @@ SecretRef SecretRefOf(const json::object& cluster);
 // context. BadRequest naming what is wrong (no such key, bad base64, a
 // kubeconfig that does not resolve).
 StatusOr<client::RestConfig> RestConfigFromSecret(const json::object& secret);
+
+// How the federation reaches an agent-connected cluster
+// (api::ClusterView::via_agent): over `tunnel` (tunnel.h), named in
+// messages by the member's address its Cluster gives.
+client::RestConfig AgentRestConfig(const json::object& cluster,
+                                   std::shared_ptr<client::H2Tunnel> tunnel);
 
 // A kubeconfig for `config` with everything inlined (CA, client certificate
 // and key, token), so that it means the same wherever it is stored.

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "client/rest_client.h"
 #include "federation/cluster/member_access.h"
+#include "federation/cluster/tunnel.h"
 #include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {
@@ -147,11 +148,18 @@ StatusOr<runtime::Result> MemberPods::Reconcile(const std::string& name) {
     Forget(name);
     return runtime::Result{};
   }
-  SecretRef ref = SecretRefOf(*cluster);
-  FLOTILLA_ASSIGN_OR_RETURN(json::object secret, federation_->Get(kSecrets, ref.ns, ref.name));
-  api::ObjectView secret_view(secret);
-  std::string version =
-      std::string(secret_view.uid()) + "/" + std::string(secret_view.resource_version());
+  // An agent-connected cluster goes over its tunnel; a dialled one follows
+  // its Secret.
+  bool via_agent = api::ClusterView(*cluster).via_agent();
+  if (via_agent && tunnels_ == nullptr) return runtime::Result{};
+  json::object secret;
+  std::string version = "agent";
+  if (!via_agent) {
+    SecretRef ref = SecretRefOf(*cluster);
+    FLOTILLA_ASSIGN_OR_RETURN(secret, federation_->Get(kSecrets, ref.ns, ref.name));
+    api::ObjectView secret_view(secret);
+    version = std::string(secret_view.uid()) + "/" + std::string(secret_view.resource_version());
+  }
   {
     MutexLock lock(mu_);
     auto it = members_.find(name);
@@ -160,7 +168,12 @@ StatusOr<runtime::Result> MemberPods::Reconcile(const std::string& name) {
   // New credentials: the old watch goes with the pods it saw, the new one
   // lists them again.
   Forget(name);
-  FLOTILLA_ASSIGN_OR_RETURN(client::RestConfig config, RestConfigFromSecret(secret));
+  client::RestConfig config;
+  if (via_agent) {
+    config = AgentRestConfig(*cluster, tunnels_->For(name));
+  } else {
+    FLOTILLA_ASSIGN_OR_RETURN(config, RestConfigFromSecret(secret));
+  }
   client::RestOptions opts;
   opts.user_agent = "flotilla-member-pods";
   opts.http2 = http2_;

@@ -88,12 +88,16 @@ class MemberPodsStore final : public storage::Store {
   std::map<std::string, std::set<std::string>> keys_ GUARDED_BY(mu_);
 };
 
+class Tunnels;
+
 class MemberPods {
  public:
   // `http2`: offer HTTP/2 to the members (client::RestOptions::http2; the
-  // federation's --member-http2).
-  MemberPods(std::shared_ptr<MemberPodsStore> view, Clock& clock, bool http2 = true)
-      : view_(std::move(view)), clock_(clock), http2_(http2) {}
+  // federation's --member-http2). `tunnels`: those of agent-connected
+  // clusters (tunnel.h; not owned); null: their pods are not seen.
+  MemberPods(std::shared_ptr<MemberPodsStore> view, Clock& clock, bool http2 = true,
+             Tunnels* tunnels = nullptr)
+      : view_(std::move(view)), clock_(clock), http2_(http2), tunnels_(tunnels) {}
   ~MemberPods() { Stop(); }
 
   // Follows the Clusters and reads their Secrets through `federation` (not
@@ -120,6 +124,7 @@ class MemberPods {
   const std::shared_ptr<MemberPodsStore> view_;
   Clock& clock_;
   const bool http2_;
+  Tunnels* const tunnels_;
   client::Client* federation_ = nullptr;
   std::unique_ptr<runtime::Informer> clusters_;
   std::unique_ptr<runtime::ControllerManager> manager_;

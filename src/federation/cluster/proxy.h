@@ -39,9 +39,14 @@
 
 namespace flotilla::federation::cluster {
 
+class Tunnels;
+
 struct ClusterProxyOptions {
   // Bounds connecting to the member and waiting for its response's head.
   Duration head_timeout = std::chrono::seconds(30);
+  // The tunnels of agent-connected clusters (tunnel.h); null: those
+  // clusters are 503. Not owned.
+  Tunnels* tunnels = nullptr;
 };
 
 class ClusterProxy {

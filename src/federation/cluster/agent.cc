@@ -1,0 +1,199 @@
+// The agent (agent.h).
+#include "federation/cluster/agent.h"
+
+#include <random>
+
+#include "api/views.h"
+#include "apiserver/responses.h"
+#include "base/log.h"
+#include "client/rest_client.h"
+#include "client/upgrade.h"
+#include "federation/cluster/forward.h"
+#include "federation/cluster/tunnel.h"
+#include "federation/common/names.h"
+
+namespace flotilla::federation::cluster {
+namespace {
+
+// Headers that belong to the tunnel's own exchange, not to the request
+// going on to the member: its credentials are the agent's.
+bool HopByHop(std::string_view name) {
+  for (std::string_view h :
+       {"host", "authorization", "content-length", "content-type", "connection", "keep-alive", "te",
+        "transfer-encoding", "upgrade", "proxy-connection"}) {
+    if (name == h) return true;
+  }
+  return false;
+}
+
+// The federation's request as the member gets it: method, path and query
+// as sent, body, and its headers but the tunnel's own. HTTP/2 joins a
+// repeated header's values with commas; Impersonate-Group is repeated
+// again, one group each, as the member reads it.
+client::ApiRequest MemberRequest(apiserver::Request& req) {
+  client::ApiRequest out;
+  out.method = req.method;
+  out.path = req.target;
+  out.body = std::move(req.body);
+  out.content_type = req.Header("content-type");
+  for (const auto& [name, value] : req.headers) {
+    if (HopByHop(name)) continue;
+    if (name != "impersonate-group") {
+      out.headers.emplace_back(name, value);
+      continue;
+    }
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      out.headers.emplace_back(name, std::string(rest.substr(0, comma)));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  return out;
+}
+
+json::object AgentCluster(const AgentOptions& opts) {
+  json::object labels;
+  for (const auto& [k, v] : opts.labels) labels[k] = v;
+  json::object meta{{"name", opts.name}};
+  if (!labels.empty()) meta["labels"] = std::move(labels);
+  json::object spec{
+      {"connection", "Agent"},
+      {"serverAddressByClientCIDRs",
+       json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", opts.member.server}}}}};
+  if (!opts.provider.empty()) spec["provider"] = opts.provider;
+  if (!opts.region.empty()) spec["region"] = opts.region;
+  if (!opts.zones.empty()) spec["zones"] = ToJsonArray(opts.zones);
+  return {{"apiVersion", "federation/v1beta1"},
+          {"kind", "Cluster"},
+          {"metadata", std::move(meta)},
+          {"spec", std::move(spec)}};
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions opts) {
+  if (opts.name.empty()) return Status::BadRequest("the agent needs the cluster's name");
+  std::unique_ptr<Agent> agent(new Agent(std::move(opts)));
+  const AgentOptions& o = agent->opts_;
+  FLOTILLA_ASSIGN_OR_RETURN(agent->federation_, client::NewRestClient(o.federation));
+  // The federation's client retries; a request goes on to the member once.
+  client::RestOptions member{.qps = 0, .timeout = o.member_timeout, .max_retries = 0};
+  member.user_agent = "flotilla-agent";
+  FLOTILLA_ASSIGN_OR_RETURN(agent->member_, client::NewRestTransport(o.member, member));
+  apiserver::HttpServerOptions server;
+  server.listen = false;
+  server.http2_max_streams = 10000;  // the federation's every watch of the member
+  server.idle_timeout_sec = 24 * 3600;
+  server.http2_silence_timeout_sec =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(o.silence_timeout).count());
+  server.max_body_bytes = 64 << 20;
+  Agent* self = agent.get();
+  FLOTILLA_ASSIGN_OR_RETURN(
+      agent->server_, apiserver::HttpServer::Start(
+                          server, [self](apiserver::Request& req, apiserver::Responder& resp) {
+                            self->Serve(req, resp);
+                          }));
+  return agent;
+}
+
+Agent::~Agent() {
+  Stop();
+  if (server_) server_->Stop();
+}
+
+Status Agent::Register() {
+  auto existing = federation_->Get(kClusters, "", opts_.name);
+  if (existing.ok()) {
+    if (!api::ClusterView(*existing).via_agent()) {
+      return Status::Conflict("cluster \"" + opts_.name +
+                              "\" is joined to the federation directly; unjoin it first");
+    }
+    return Status::Ok();
+  }
+  if (!existing.status().Is(Reason::kNotFound)) return existing.status();
+  auto created = federation_->Create(kClusters, "", AgentCluster(opts_));
+  if (created.ok() || created.status().Is(Reason::kAlreadyExists)) return Status::Ok();
+  return created.status();
+}
+
+void Agent::Serve(apiserver::Request& req, apiserver::Responder& resp) {
+  bool streams = req.QueryBool("watch") || req.QueryBool("follow");
+  Forward(*member_, MemberRequest(req), streams, resp, [&](const Status& failure) {
+    apiserver::RespondStatus(
+        resp, Status(failure.reason(), "the agent of cluster \"" + opts_.name +
+                                           "\" cannot reach it: " + failure.message()));
+  });
+}
+
+Status Agent::Run() {
+  std::mt19937_64 random(std::random_device{}());
+  Duration backoff = std::min(opts_.min_backoff, opts_.max_backoff);
+  const std::string path = "/apis/federation/v1beta1/clusters/" + opts_.name + "/tunnel";
+  for (;;) {
+    {
+      MutexLock lock(mu_);
+      if (stopping_) return Status::Ok();
+    }
+    auto switched =
+        client::DialUpgrade(opts_.federation, "POST", path, kTunnelProtocol, opts_.dial_timeout);
+    if (!switched.ok()) {
+      const Status& s = switched.status();
+      if (s.Is(Reason::kUnauthorized) || s.Is(Reason::kForbidden) || s.Is(Reason::kNotFound)) {
+        return Status(s.reason(), "the federation refused the tunnel: " + s.message());
+      }
+      spdlog::warn("cluster {}: the tunnel to the federation: {}", opts_.name, s.ToString());
+    } else {
+      spdlog::info("cluster {}: the tunnel to the federation is up", opts_.name);
+      auto up_since = std::chrono::steady_clock::now();
+      {
+        MutexLock lock(mu_);
+        connected_ = true;
+      }
+      std::shared_ptr<void> tls = std::move(switched->tls);
+      server_->ServeDialled(std::move(switched->stream), std::move(switched->received),
+                            [this, tls] {
+                              MutexLock lock(mu_);
+                              connected_ = false;
+                              cv_.NotifyAll();
+                            });
+      {
+        MutexLock lock(mu_);
+        ScopedBlocking blocking;
+        cv_.Wait(lock, [&]() REQUIRES(mu_) { return !connected_ || stopping_; });
+        if (stopping_) return Status::Ok();
+      }
+      spdlog::warn("cluster {}: the tunnel to the federation closed", opts_.name);
+      if (std::chrono::steady_clock::now() - up_since > std::chrono::minutes(1)) {
+        backoff = opts_.min_backoff;
+      }
+    }
+    // Jittered: up to half as long again, so that agents cut off together
+    // do not all come back at once.
+    std::uniform_real_distribution<double> jitter(1.0, 1.5);
+    auto wait = std::chrono::duration_cast<Duration>(backoff * jitter(random));
+    backoff = std::min(backoff * 2, opts_.max_backoff);
+    MutexLock lock(mu_);
+    ScopedBlocking blocking;
+    if (cv_.WaitFor(lock, wait, [&]() REQUIRES(mu_) { return stopping_; })) return Status::Ok();
+  }
+}
+
+void Agent::Stop() {
+  {
+    MutexLock lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    cv_.NotifyAll();
+  }
+  // Closes the tunnel, if one is up.
+  if (server_) server_->Stop();
+}
+
+bool Agent::Connected() {
+  MutexLock lock(mu_);
+  return connected_;
+}
+
+}  // namespace flotilla::federation::cluster

@@ -1,0 +1,80 @@
+// The agent (`flotilla agent`, docs/federation.md "Members behind NAT: the
+// agent"): runs beside a member the federation cannot dial, registers the
+// member as an agent-connected Cluster (spec.connection Agent), dials the
+// federation and keeps one tunnel open (tunnel.h), over which it serves the
+// federation's requests by sending each to the member with the member's
+// credentials, which never leave it. It listens nowhere.
+//
+// A tunnel that closes, or that hears nothing (not even the federation's
+// PINGs) for `silence_timeout`, is redialled after a jittered backoff that
+// doubles from `min_backoff` to `max_backoff` and starts again once a
+// tunnel has stayed up for a minute. A refusal that another attempt cannot
+// mend (the Cluster deleted, the credentials refused: 401, 403, 404) ends
+// Run with that error.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apiserver/http_server.h"
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/status.h"
+#include "client/client.h"
+#include "client/kubeconfig.h"
+#include "client/transport.h"
+
+namespace flotilla::federation::cluster {
+
+struct AgentOptions {
+  std::string name;               // the Cluster's name
+  client::RestConfig federation;  // how to reach the federation, and as whom
+  client::RestConfig member;      // the member's API and credentials
+  std::map<std::string, std::string> labels;
+  std::string provider, region;  // spec.provider, spec.region, spec.zones
+  std::vector<std::string> zones;
+  Duration dial_timeout = std::chrono::seconds(10);
+  Duration min_backoff = std::chrono::seconds(1);
+  Duration max_backoff = std::chrono::seconds(30);
+  // The federation PINGs every 10 s (TunnelOptions::keepalive).
+  Duration silence_timeout = std::chrono::seconds(30);
+  // Bounds a request to the member until its response's head.
+  Duration member_timeout = std::chrono::seconds(30);
+};
+
+// Thread-safe.
+class Agent {
+ public:
+  // BadRequest for configs that cannot work.
+  static StatusOr<std::unique_ptr<Agent>> Create(AgentOptions opts);
+  ~Agent();
+
+  // Creates the Cluster with spec.connection Agent, or finds it so
+  // (labels, provider, region and zones are the creator's). Conflict when
+  // a Cluster of that name is dialled directly.
+  Status Register();
+  // Keeps the tunnel up until Stop (then OK) or a refusal no retry mends.
+  Status Run();
+  // Any thread: ends Run, closing the tunnel.
+  void Stop();
+  // Whether a tunnel is up now.
+  bool Connected();
+
+ private:
+  explicit Agent(AgentOptions opts) : opts_(std::move(opts)) {}
+  // Serves one request of the federation: to the member, as it came.
+  void Serve(apiserver::Request& req, apiserver::Responder& resp);
+
+  const AgentOptions opts_;
+  std::unique_ptr<client::Client> federation_;
+  std::shared_ptr<client::Transport> member_;
+  std::unique_ptr<apiserver::HttpServer> server_;
+  Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool connected_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace flotilla::federation::cluster

@@ -1,0 +1,258 @@
+// An agent's tunnel end to end in one process, over real HTTPS: a
+// federation API server that takes tunnels, a member API server, and the
+// agent between them. The agent registers the Cluster (no Secret); the
+// federation's REST client of the member goes through the tunnel: writes,
+// lists, a watch, impersonation; a second tunnel for the cluster is
+// refused; requests that are not tunnels get clear errors; when the
+// agent stops, requests fail as "no agent is connected", and a Cluster
+// deleted ends the agent with the federation's 404.
+#include "federation/cluster/tunnel.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "api/views.h"
+#include "client/client_test_util.h"
+#include "client/rest_client.h"
+#include "client/upgrade.h"
+#include "federation/cluster/agent.h"
+#include "federation/cluster/member_access.h"
+#include "federation/common/names.h"
+#include "runtime/test_util.h"
+
+namespace flotilla::federation::cluster {
+namespace {
+
+using client::testing::TestCluster;
+using client::testing::WatchRecorder;
+using runtime::testing::Eventually;
+
+const std::string kTunnelPath = "/apis/federation/v1beta1/clusters/edge/tunnel";
+
+class TunnelTest : public ::testing::Test {
+ protected:
+  TunnelTest()
+      : fed_({}, nullptr, [this](apiserver::ServerOptions& opts) {
+          opts.tunnel = [this](apiserver::Request& req, const std::string& name,
+                               const apiserver::UserInfo& user, apiserver::Responder& resp) {
+            tunnels_.Serve(req, name, user, resp);
+          };
+        }) {
+    fed_client_ = fed_.InProcess();
+    tunnels_.Start(*fed_client_);
+  }
+  ~TunnelTest() override {
+    StopAgent();
+    fed_.Stop();
+    member_.Stop();
+  }
+
+  AgentOptions Options() {
+    AgentOptions opts;
+    opts.name = "edge";
+    opts.federation = fed_.AdminConfig();
+    opts.member = member_.AdminConfig();
+    opts.labels = {{"site", "edge"}};
+    opts.min_backoff = std::chrono::milliseconds(20);
+    opts.max_backoff = std::chrono::milliseconds(200);
+    return opts;
+  }
+
+  void StartAgent() {
+    auto agent = Agent::Create(Options());
+    ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+    agent_ = std::move(*agent);
+    ASSERT_TRUE(agent_->Register().ok());
+    run_ = std::thread([this] { ended_ = agent_->Run(); });
+    ASSERT_TRUE(Eventually([&] { return tunnels_.For("edge")->Connected(); }));
+  }
+  void StopAgent() {
+    if (agent_) agent_->Stop();
+    if (run_.joinable()) run_.join();
+  }
+
+  // The federation's client of the member, as the controllers make it.
+  std::unique_ptr<client::Client> MemberClient() {
+    auto cluster = fed_client_->Get(kClusters, "", "edge");
+    EXPECT_TRUE(cluster.ok());
+    client::RestOptions opts;
+    opts.max_retries = 0;
+    auto c = client::NewRestClient(AgentRestConfig(*cluster, tunnels_.For("edge")), opts);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return std::move(*c);
+  }
+
+  TestCluster member_;
+  Tunnels tunnels_{TunnelOptions{.keepalive = std::chrono::milliseconds(100)}};
+  TestCluster fed_;
+  std::unique_ptr<client::Client> fed_client_;
+  std::unique_ptr<Agent> agent_;
+  std::thread run_;
+  Status ended_;
+};
+
+json::object ConfigMap(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}}},
+          {"data", {{"k", "v"}}}};
+}
+
+TEST_F(TunnelTest, TheAgentRegistersAndTheMemberIsReachedThroughItsTunnel) {
+  StartAgent();
+  auto cluster = fed_client_->Get(kClusters, "", "edge");
+  ASSERT_TRUE(cluster.ok());
+  api::ClusterView view(*cluster);
+  EXPECT_TRUE(view.via_agent());
+  EXPECT_EQ(view.secret_name(), "");
+  EXPECT_EQ(view.server_address(), member_.AdminConfig().server);
+  EXPECT_EQ(view.label("site"), "edge");
+
+  auto member = MemberClient();
+  auto created = member->Create(client::testing::kConfigMaps, "default", ConfigMap("through"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  // It is in the member itself.
+  auto direct = member_.InProcess();
+  auto got = direct->Get(client::testing::kConfigMaps, "default", "through");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(StringAt(*got, "data.k"), "v");
+  // The member's own errors come back as they are.
+  auto missing = member->Get(client::testing::kConfigMaps, "default", "nothing");
+  EXPECT_TRUE(missing.status().Is(Reason::kNotFound)) << missing.status().ToString();
+  EXPECT_TRUE(member->Create(client::testing::kConfigMaps, "default", ConfigMap("through"))
+                  .status()
+                  .Is(Reason::kAlreadyExists));
+
+  // A watch is a stream of the tunnel: events as the member writes them.
+  auto list = member->List(client::testing::kConfigMaps, "default", {});
+  ASSERT_TRUE(list.ok());
+  WatchRecorder rec;
+  client::WatchOptions wopts;
+  wopts.resource_version = list->resource_version;
+  auto watch = member->StartWatch(client::testing::kConfigMaps, "default", wopts, rec.OnEvent(),
+                                  rec.OnDone());
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(
+        direct->Create(client::testing::kConfigMaps, "default", ConfigMap("w" + std::to_string(i)))
+            .ok());
+  }
+  ASSERT_TRUE(rec.WaitEvents(5));
+  auto events = rec.events();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(events[i].type, client::WatchEvent::Type::kAdded);
+    EXPECT_EQ(client::testing::NameOf(events[i].object), "w" + std::to_string(i));
+  }
+  (*watch)->Stop();
+}
+
+TEST_F(TunnelTest, ImpersonationGoesThroughToTheMember) {
+  StartAgent();
+  auto cluster = fed_client_->Get(kClusters, "", "edge");
+  ASSERT_TRUE(cluster.ok());
+  auto transport = client::NewRestTransport(AgentRestConfig(*cluster, tunnels_.For("edge")));
+  ASSERT_TRUE(transport.ok());
+  // Two groups, as the cluster proxy sends them: the member answers as
+  // that user with those groups.
+  client::ApiRequest req{.method = "POST",
+                         .path = "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                         .body = R"({"apiVersion":"authentication.k8s.io/v1",
+                                     "kind":"SelfSubjectReview"})",
+                         .content_type = "application/json"};
+  req.headers = {{"Impersonate-User", "ann"},
+                 {"Impersonate-Group", "team-a"},
+                 {"Impersonate-Group", "team-b"}};
+  auto answer = (*transport)->Do(req);
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  ASSERT_EQ(answer->code, 201) << answer->body;
+  auto review = json::parse(answer->body).as_object();
+  EXPECT_EQ(StringAt(review, "status.userInfo.username"), "ann");
+  const json::value* groups = Find(review, "status.userInfo.groups");
+  ASSERT_NE(groups, nullptr);
+  std::set<std::string> names;
+  for (const auto& g : groups->as_array()) names.insert(std::string(g.as_string()));
+  EXPECT_TRUE(names.count("team-a") == 1 && names.count("team-b") == 1) << answer->body;
+}
+
+TEST_F(TunnelTest, ASecondTunnelForTheClusterIsRefused) {
+  StartAgent();
+  auto second = client::DialUpgrade(fed_.AdminConfig(), "POST", kTunnelPath, kTunnelProtocol,
+                                    std::chrono::seconds(10));
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(second.status().Is(Reason::kConflict)) << second.status().ToString();
+  EXPECT_NE(second.status().message().find("already has a connected agent"), std::string::npos);
+  // The first one serves on.
+  EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
+}
+
+TEST_F(TunnelTest, RequestsThatAreNoTunnelAreRefusedClearly) {
+  // No such cluster.
+  auto none = client::DialUpgrade(fed_.AdminConfig(), "POST", kTunnelPath, kTunnelProtocol,
+                                  std::chrono::seconds(10));
+  EXPECT_TRUE(none.status().Is(Reason::kNotFound)) << none.status().ToString();
+  // A cluster the federation dials directly.
+  json::object direct{
+      {"apiVersion", "federation/v1beta1"},
+      {"kind", "Cluster"},
+      {"metadata", {{"name", "edge"}}},
+      {"spec",
+       {{"secretRef", {{"name", "edge-kubeconfig"}}},
+        {"serverAddressByClientCIDRs",
+         json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "https://10.0.0.1"}}}}}}};
+  ASSERT_TRUE(fed_client_->Create(kClusters, "", direct).ok());
+  auto dialled = client::DialUpgrade(fed_.AdminConfig(), "POST", kTunnelPath, kTunnelProtocol,
+                                     std::chrono::seconds(10));
+  EXPECT_TRUE(dialled.status().Is(Reason::kConflict)) << dialled.status().ToString();
+  // The agent will not take a directly dialled cluster over.
+  auto agent = Agent::Create(Options());
+  ASSERT_TRUE(agent.ok());
+  EXPECT_TRUE((*agent)->Register().Is(Reason::kConflict));
+  // No Upgrade, or another protocol: 400; GET: 405.
+  auto transport = client::NewRestTransport(fed_.AdminConfig());
+  ASSERT_TRUE(transport.ok());
+  auto plain = (*transport)->Do({.method = "POST", .path = kTunnelPath});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->code, 400) << plain->body;
+  EXPECT_NE(plain->body.find("Upgrade: flotilla-tunnel"), std::string::npos) << plain->body;
+  auto other = client::DialUpgrade(fed_.AdminConfig(), "POST", kTunnelPath, "websocket",
+                                   std::chrono::seconds(10));
+  EXPECT_TRUE(other.status().Is(Reason::kBadRequest)) << other.status().ToString();
+  auto get = (*transport)->Do({.method = "GET", .path = kTunnelPath});
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(get->code, 405) << get->body;
+  // An invalid spec.connection.
+  json::object bad = direct;
+  bad["metadata"] = json::object{{"name", "bad"}};
+  bad["spec"].as_object()["connection"] = "Pigeon";
+  auto invalid = fed_client_->Create(kClusters, "", bad);
+  EXPECT_TRUE(invalid.status().Is(Reason::kInvalid)) << invalid.status().ToString();
+  EXPECT_NE(invalid.status().message().find("spec.connection"), std::string::npos);
+}
+
+TEST_F(TunnelTest, WithoutItsAgentTheMemberIsUnreachableAndADeletedClusterEndsTheAgent) {
+  StartAgent();
+  auto member = MemberClient();
+  ASSERT_TRUE(member->List(client::testing::kConfigMaps, "default", {}).ok());
+  StopAgent();
+  EXPECT_TRUE(ended_.ok()) << ended_.ToString();
+  ASSERT_TRUE(Eventually([&] { return !tunnels_.For("edge")->Connected(); }));
+  auto down = member->List(client::testing::kConfigMaps, "default", {});
+  EXPECT_TRUE(down.status().Is(Reason::kServiceUnavailable)) << down.status().ToString();
+  EXPECT_NE(down.status().message().find("no agent is connected for cluster \"edge\""),
+            std::string::npos)
+      << down.status().ToString();
+
+  // Back again: the same Cluster, through a new tunnel.
+  StartAgent();
+  EXPECT_TRUE(member->List(client::testing::kConfigMaps, "default", {}).ok());
+  // The Cluster deleted: its tunnel closes (the cluster controller does
+  // that) and the agent's next dial is refused for good.
+  ASSERT_TRUE(fed_client_->Delete(kClusters, "", "edge").ok());
+  tunnels_.Close("edge");
+  run_.join();
+  EXPECT_TRUE(ended_.Is(Reason::kNotFound)) << ended_.ToString();
+}
+
+}  // namespace
+}  // namespace flotilla::federation::cluster

@@ -1,0 +1,289 @@
+"""Members the federation cannot dial (issue 42): `flotilla agent` runs
+beside a member, registers it (spec.connection Agent, no Secret) and keeps
+one tunnel to the federation open, over which every request of the
+federation to the member travels. With the real kubectl:
+
+- a member in a network namespace of its own (created here, as root), its
+  API on that namespace's loopback where the federation cannot reach it,
+  joined by an agent in the same namespace: a Deployment rolls out and is
+  updated with `kubectl rollout`, its pods are listed, logged and described
+  through the federation; the tunnel cut (the link down) makes the cluster
+  NotReady and a ReplicaSet fails over to a dialled member; the link back
+  up, the agent redials and the cluster is Ready again, its local
+  ReplicaSet the same object;
+- beside it, on loopback: a second agent for the same cluster is refused
+  while the first serves; the agent killed and started again with the same
+  command reconnects as the same cluster; deleting the Cluster ends the
+  agent with the federation's 404; an agent whose credentials may not
+  create Clusters is refused (403) and registers nothing.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import uuid
+
+import pytest
+
+from conftest import FLOTILLA_BINARY, KUBECTL, stop_process, wait_for
+from federation import (FAST_FED_ARGS, SLOW, Federation, Member, cluster, plan, replicaset,
+                        ready_is)
+
+MEMBER_ARGS = ["--nodes", "2", "--node-cpu", "20", "--pod-startup", "100ms"]
+# The federation PINGs a tunnel every second; an agent that hears nothing
+# for 3 s redials, at most 2 s apart.
+FED_ARGS = FAST_FED_ARGS + ["--tunnel-keepalive", "1s"]
+AGENT_ARGS = ["--silence-timeout", "3s", "--max-backoff", "2s"]
+
+
+class Agent:
+    """A `flotilla agent` process; `netns`: run it in that namespace."""
+
+    def __init__(self, fed, member, name, kubeconfig=None, netns=None, args=AGENT_ARGS):
+        self.argv = [FLOTILLA_BINARY, "agent", "--name", name,
+                     "--federation-kubeconfig", kubeconfig or fed.server.kubeconfig,
+                     "--cluster-kubeconfig", member.kubeconfig, *args]
+        if netns:
+            self.argv = ["ip", "netns", "exec", netns, *self.argv]
+        self.log_path = os.path.join(fed.root, f"agent-{name}-{uuid.uuid4().hex[:6]}.log")
+        self.proc = None
+
+    def start(self):
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT)
+        return self
+
+    def output(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def wait_exit(self, timeout=60):
+        code = self.proc.wait(timeout=timeout)
+        self.log.close()
+        return code
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            stop_process(self.proc)
+        if self.proc is not None:
+            self.log.close()
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+
+def agent_cluster_ready(fed, name):
+    fed.wait_ready(name)
+    c = cluster(fed.server, name)
+    assert c["spec"]["connection"] == "Agent"
+    assert "secretRef" not in c["spec"]
+    return c
+
+
+def kubectl_json(fed, *args):
+    return json.loads(fed.kubectl(*args, "-o", "json").stdout)
+
+
+@pytest.fixture
+def fed(tmp_path):
+    federation = Federation(tmp_path, FED_ARGS).start()
+    agents = []
+    federation.agents = agents
+    try:
+        yield federation
+    finally:
+        for a in agents:
+            a.stop()
+        federation.close()
+
+
+def start_agent(fed, member, name, **kwargs):
+    agent = Agent(fed, member, name, **kwargs).start()
+    fed.agents.append(agent)
+    return agent
+
+
+def loopback_member(fed, name):
+    member = Member(fed.root, name, MEMBER_ARGS).start()
+    fed.members[name] = member
+    return member
+
+
+class NetNs:
+    """A network namespace with a veth link to this one: 10.231.N.1 here,
+    10.231.N.2 there."""
+
+    def __init__(self):
+        self.name = "flt-" + uuid.uuid4().hex[:8]
+        n = int(self.name[-2:], 16) % 250 + 1
+        self.host_ip, self.ns_ip = f"10.231.{n}.1", f"10.231.{n}.2"
+        self.host_if, self.ns_if = self.name + "h", self.name + "n"
+        self._run("ip", "netns", "add", self.name)
+        self._run("ip", "link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
+        self._run("ip", "link", "set", self.ns_if, "netns", self.name)
+        self._run("ip", "addr", "add", self.host_ip + "/30", "dev", self.host_if)
+        self._run("ip", "link", "set", self.host_if, "up")
+        for cmd in (["ip", "addr", "add", self.ns_ip + "/30", "dev", self.ns_if],
+                    ["ip", "link", "set", self.ns_if, "up"], ["ip", "link", "set", "lo", "up"]):
+            self._run("ip", "netns", "exec", self.name, *cmd)
+
+    @staticmethod
+    def _run(*cmd):
+        subprocess.run(cmd, check=True, capture_output=True, timeout=30)
+
+    def link(self, up):
+        """The namespace's end of the link down or up: its packets stop
+        and start again, the federation's address here stays."""
+        self._run("ip", "netns", "exec", self.name, "ip", "link", "set", self.ns_if,
+                  "up" if up else "down")
+
+    def delete(self):
+        subprocess.run(["ip", "link", "del", self.host_if], capture_output=True, timeout=30)
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True, timeout=30)
+
+
+def can_make_netns():
+    if os.geteuid() != 0:
+        return False
+    probe = "flt-probe-" + uuid.uuid4().hex[:6]
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode == 0
+    if made:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return made
+
+
+PROXY = "/apis/federation/v1beta1/clusters/{name}/proxy"
+
+
+def via_proxy(fed, name, path):
+    """GET `path` of member `name` through the federation's cluster proxy;
+    None when it answers with an error."""
+    result = fed.kubectl("get", "--raw", PROXY.format(name=name) + path, check=False)
+    return json.loads(result.stdout) if result.returncode == 0 else None
+
+
+@pytest.mark.skipif(not can_make_netns(),
+                    reason="needs root and `ip netns` (CI runs as root): the member's own "
+                           "network namespace is what shows the federation cannot dial it")
+def test_a_member_in_its_own_network_joined_by_its_agent(tmp_path):
+    ns = NetNs()
+    federation = Federation(tmp_path, FED_ARGS + ["--bind-address", ns.host_ip])
+    agent = None
+    edge = None
+    try:
+        federation.start()
+        federation.add_member("cloud", {"location": "cloud"}, MEMBER_ARGS)
+        federation.create_namespace("shop")
+        # The member listens on its namespace's loopback only; this test
+        # too reads it only through the federation.
+        edge = Member(tmp_path, "edge", MEMBER_ARGS,
+                      wrapper=["ip", "netns", "exec", ns.name]).start()
+        port = int(edge.cluster.url.rsplit(":", 1)[1])
+        for host in (ns.ns_ip, "127.0.0.1"):
+            with pytest.raises(OSError):
+                socket.create_connection((host, port), timeout=2).close()
+        agent = Agent(federation, edge, "edge", netns=ns.name,
+                      args=AGENT_ARGS + ["--labels", "location=edge"]).start()
+        agent_cluster_ready(federation, "edge")
+        # The federation puts its namespaces in the member, through the tunnel.
+        wait_for(lambda: via_proxy(federation, "edge", "/api/v1/namespaces/shop") is not None,
+                 "namespace shop on edge")
+
+        # A Deployment on the agent's member only, rolled out and updated
+        # with kubectl rollout.
+        deployment = {
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "annotations": {
+                "federation.alpha.kubernetes.io/cluster-selector":
+                    json.dumps([{"key": "location", "operator": "In",
+                                 "values": ["edge"]}])}},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}}}}
+        federation.create(deployment, "shop")
+        federation.kubectl("rollout", "status", "-n", "shop", "deploy/web", "--timeout=90s")
+        federation.kubectl("set", "image", "-n", "shop", "deploy/web", "web=nginx:2")
+        federation.kubectl("rollout", "status", "-n", "shop", "deploy/web", "--timeout=90s")
+
+        # Its pods through the federation: listed, logged, described.
+        def running_web():
+            pods = kubectl_json(federation, "get", "pods", "-n", "shop", "-l", "app=web")["items"]
+            return [p for p in pods if p["status"].get("phase") == "Running"
+                    and p["spec"]["containers"][0]["image"] == "nginx:2"]
+        wait_for(lambda: len(running_web()) == 3, "3 pods of nginx:2 on edge")
+        pods = running_web()
+        assert {p["metadata"]["labels"]["federation.kubernetes.io/cluster"]
+                for p in pods} == {"edge"}
+        pod = pods[0]["metadata"]["name"]
+        assert "started" in federation.kubectl("logs", "-n", "shop", pod).stdout
+        assert "nginx:2" in federation.kubectl("describe", "pod", "-n", "shop", pod).stdout
+
+        # A ReplicaSet on both; the tunnel cut: edge goes NotReady and
+        # cloud runs every replica; back up: edge is Ready again, its local
+        # ReplicaSet the same object.
+        federation.create(replicaset("spread", 6), "shop")
+        rs_path = "/apis/apps/v1/namespaces/shop/replicasets/spread"
+        wait_for(lambda: (via_proxy(federation, "edge", rs_path) or {}).get(
+            "status", {}).get("readyReplicas") == 3, "3 replicas ready on edge")
+        before = via_proxy(federation, "edge", rs_path)["metadata"]["uid"]
+        ns.link(False)
+        federation.wait_not_ready("edge")
+        wait_for(lambda: federation["cloud"].rs_replicas("shop", "spread") == 6,
+                 "cloud running all 6 replicas", timeout=SLOW)
+        ns.link(True)
+        federation.wait_ready("edge")
+        assert via_proxy(federation, "edge", rs_path)["metadata"]["uid"] == before
+        assert agent.output().count("the tunnel to the federation is up") >= 2
+    finally:
+        if agent is not None:
+            agent.stop()
+        if edge is not None:
+            edge.terminate()
+        federation.close()
+        ns.delete()
+
+
+def test_a_second_agent_is_refused_and_a_restarted_one_reconnects(fed):
+    member = loopback_member(fed, "edge")
+    first = start_agent(fed, member, "edge")
+    agent_cluster_ready(fed, "edge")
+    second = start_agent(fed, member, "edge")
+    wait_for(lambda: "already has a connected agent" in second.output(),
+             "the second agent refused")
+    second.stop()
+    assert ready_is(fed.server, "edge", "True")
+
+    fed.create_namespace("shop")
+    fed.create(replicaset("web", 2), "shop")
+    fed.wait_layout("shop", "web", {"edge": 2})
+    uid = member.local_rs("shop", "web")["metadata"]["uid"]
+    first.kill9()
+    fed.wait_not_ready("edge")
+    start_agent(fed, member, "edge")
+    agent_cluster_ready(fed, "edge")
+    fed.wait_layout("shop", "web", {"edge": 2})
+    assert member.local_rs("shop", "web")["metadata"]["uid"] == uid
+    # The cluster proxy reaches it too.
+    version = json.loads(fed.kubectl("get", "--raw",
+                                     "/apis/federation/v1beta1/clusters/edge/proxy/version").stdout)
+    assert version["gitVersion"].startswith("v1.")
+
+
+def test_deleting_the_cluster_ends_its_agent(fed):
+    member = loopback_member(fed, "edge")
+    agent = start_agent(fed, member, "edge")
+    agent_cluster_ready(fed, "edge")
+    fed.kubectl("delete", "cluster", "edge")
+    assert agent.wait_exit() == 1
+    assert 'clusters.federation "edge" not found' in agent.output()
+
+
+def test_an_agent_without_the_right_to_register_is_refused(fed):
+    member = loopback_member(fed, "edge")
+    agent = start_agent(fed, member, "edge", kubeconfig=fed.server.readonly_kubeconfig)
+    assert agent.wait_exit() == 1
+    assert "forbidden" in agent.output().lower()
+    assert fed.kubectl("get", "cluster", "edge", check=False).returncode != 0
