@@ -31,6 +31,7 @@ struct H2Server {
   H2Server() {
     char tmpl[] = "/tmp/flotilla-fuzz-h2-XXXXXX";
     std::string dir = ::mkdtemp(tmpl);
+    RemoveAtExit(dir);
     auto pki = apiserver::EnsurePki({dir + "/pki"});
     if (!pki.ok()) Broken("PKI", pki.status().message());
     apiserver::HttpServerOptions opts;

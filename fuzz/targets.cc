@@ -2,7 +2,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace flotilla::fuzz {
 namespace {
@@ -13,7 +16,7 @@ constexpr Target kTargets[] = {
     {"kubeconfig", &Kubeconfig},    {"token_file", &TokenFile},
     {"annotations", &Annotations},  {"service_account_token", &ServiceAccountToken},
     {"audit_policy", &AuditPolicy}, {"apply", &Apply},
-    {"http2_server", &Http2Server},
+    {"http2_server", &Http2Server}, {"tunnel", &Tunnel},
 };
 
 }  // namespace
@@ -35,6 +38,24 @@ void Broken(std::string_view what, std::string_view detail) {
 
 std::string_view AsText(std::span<const uint8_t> data) {
   return {reinterpret_cast<const char*>(data.data()), data.size()};
+}
+
+namespace {
+std::mutex removal_mu;
+std::vector<std::string>* removals = nullptr;  // outlives static destruction
+}  // namespace
+
+void RemoveAtExit(std::string dir) {
+  std::lock_guard lock(removal_mu);
+  if (removals == nullptr) {
+    removals = new std::vector<std::string>();
+    std::atexit([] {
+      std::lock_guard lock(removal_mu);
+      std::error_code ec;
+      for (const std::string& d : *removals) std::filesystem::remove_all(d, ec);
+    });
+  }
+  removals->push_back(std::move(dir));
 }
 
 }  // namespace flotilla::fuzz

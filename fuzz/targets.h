@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace flotilla::fuzz {
@@ -30,6 +31,10 @@ const Target* FindTarget(std::string_view name);
 
 std::string_view AsText(std::span<const uint8_t> data);
 
+// Removes directory `dir` (a target's PKI) when the process exits; the
+// target's server lives as long as the process.
+void RemoveAtExit(std::string dir);
+
 // The targets (one file each).
 void ApiObject(std::span<const uint8_t> data);
 void Patch(std::span<const uint8_t> data);
@@ -42,5 +47,6 @@ void Annotations(std::span<const uint8_t> data);
 void ServiceAccountToken(std::span<const uint8_t> data);
 void AuditPolicy(std::span<const uint8_t> data);
 void Http2Server(std::span<const uint8_t> data);
+void Tunnel(std::span<const uint8_t> data);
 
 }  // namespace flotilla::fuzz

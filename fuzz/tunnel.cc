@@ -1,0 +1,168 @@
+// An agent's tunnel, from the federation's end: the input is what an agent
+// sends once the federation has answered its Upgrade with 101 (HTTP/2 as
+// the server: SETTINGS, responses, any frames), inside TLS, to a real
+// HttpServer whose handler takes the connection as a cluster's tunnel
+// (client::H2Tunnel, as federation/cluster/tunnel.h does), while a request
+// of the federation waits on it. The promises: the request ends, whatever
+// the agent sent (an answer, an error, a reset); the federation closes a
+// tunnel whose agent has finished sending; and the tunnel is free for the
+// next agent.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "apiserver/http_server.h"
+#include "apiserver/pki.h"
+#include "base/http2.h"
+#include "client/h2_connection.h"
+#include "client/rest_client.h"
+#include "fuzz/targets.h"
+
+namespace flotilla::fuzz {
+namespace {
+
+constexpr int kEndMillis = 10000;
+
+struct Federation {
+  Federation() {
+    char tmpl[] = "/tmp/flotilla-fuzz-tunnel-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    RemoveAtExit(dir);
+    auto pki = apiserver::EnsurePki({dir + "/pki"});
+    if (!pki.ok()) Broken("PKI", pki.status().message());
+    apiserver::HttpServerOptions opts;
+    opts.cert_path = pki->serving_cert_path;
+    opts.key_path = pki->serving_key_path;
+    auto server =
+        apiserver::HttpServer::Start(opts, [this](apiserver::Request&, apiserver::Responder& resp) {
+          bool switched =
+              resp.SwitchProtocols({{"Upgrade", "flotilla-tunnel"}, {"Connection", "Upgrade"}},
+                                   [this](http2::Upgraded up) {
+                                     (void)tunnel->Attach(std::move(up), Duration::zero(), nullptr);
+                                   });
+          if (!switched) resp.Respond(400, {}, "");
+        });
+    if (!server.ok()) Broken("starting the server", server.status().message());
+    http = std::move(*server);
+    client::RestConfig config;
+    config.server = "https://edge.agent";
+    config.tunnel = tunnel;
+    auto t = client::NewRestTransport(
+        config, {.qps = 0, .timeout = std::chrono::seconds(5), .max_retries = 0});
+    if (!t.ok()) Broken("the tunnel's transport", t.status().message());
+    transport = std::move(*t);
+    ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  }
+  std::string dir;
+  std::shared_ptr<client::H2Tunnel> tunnel = std::make_shared<client::H2Tunnel>("edge");
+  std::unique_ptr<apiserver::HttpServer> http;
+  std::shared_ptr<client::Transport> transport;
+  SSL_CTX* ctx = nullptr;
+};
+
+// Reads until `done` says so, the server closes (true), or the bound
+// (false).
+template <typename Done>
+bool ReadUntil(int fd, SSL* ssl, std::string& got, Done done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kEndMillis);
+  char buf[16384];
+  while (!done(got)) {
+    if (SSL_pending(ssl) == 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd pfd{fd, POLLIN, 0};
+      if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return false;
+    }
+    int n = SSL_read(ssl, buf, sizeof(buf));
+    if (n <= 0) return true;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Whether the client's bytes `got` (its preface, then frames) hold a
+// HEADERS frame.
+bool HasHeaders(const std::string& got) {
+  size_t at = 24;  // the connection preface
+  while (at + 9 <= got.size()) {
+    auto byte = [&](size_t i) { return static_cast<uint8_t>(got[at + i]); };
+    size_t length = (size_t{byte(0)} << 16) | (size_t{byte(1)} << 8) | byte(2);
+    if (byte(3) == 0x1) return true;
+    at += 9 + length;
+  }
+  return false;
+}
+
+bool WaitFor(const std::function<bool()>& condition) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kEndMillis);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace
+
+void Tunnel(std::span<const uint8_t> data) {
+  static Federation* fed = new Federation();  // for the process's life
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(fed->http->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    Broken("connecting", "the server does not accept connections");
+  }
+  SSL* ssl = SSL_new(fed->ctx);
+  SSL_set_fd(ssl, fd);
+  http2::OfferAlpn(ssl, false);
+  if (SSL_connect(ssl) != 1) Broken("handshake", "TLS failed");
+  std::string upgrade =
+      "POST /apis/federation/v1beta1/clusters/edge/tunnel HTTP/1.1\r\nHost: fed\r\n"
+      "Connection: Upgrade\r\nUpgrade: flotilla-tunnel\r\nContent-Length: 0\r\n\r\n";
+  SSL_write(ssl, upgrade.data(), static_cast<int>(upgrade.size()));
+  std::string head;
+  ReadUntil(fd, ssl, head, [](const std::string& got) { return got.find("\r\n\r\n") != got.npos; });
+  if (!head.starts_with("HTTP/1.1 101")) Broken("the upgrade", head);
+  if (!WaitFor([] { return fed->tunnel->Connected(); })) Broken("the tunnel", "never attached");
+  // A request of the federation waits on the tunnel while the agent's
+  // bytes come.
+  auto answered = std::async(std::launch::async, [] {
+    return fed->transport->Do({.method = "GET", .path = "/api/v1/namespaces"});
+  });
+  // The agent's bytes go once the request's HEADERS have come (after the
+  // client preface, SETTINGS and WINDOW_UPDATE).
+  std::string sent;
+  bool headed = ReadUntil(fd, ssl, sent, [](const std::string& got) { return HasHeaders(got); });
+  if (!headed || !HasHeaders(sent)) Broken("the federation's request", "never sent");
+  SSL_write(ssl, data.data(), static_cast<int>(data.size()));
+  SSL_shutdown(ssl);  // close_notify: nothing more comes
+  ::shutdown(fd, SHUT_WR);
+  std::string rest;
+  bool ended = ReadUntil(fd, ssl, rest, [](const std::string&) { return false; });
+  SSL_free(ssl);
+  ::close(fd);
+  if (!ended) Broken("a finished agent's tunnel stayed open", AsText(data));
+  if (answered.wait_for(std::chrono::milliseconds(kEndMillis)) != std::future_status::ready) {
+    Broken("the federation's request through the tunnel never ended", AsText(data));
+  }
+  (void)answered.get();
+  if (!WaitFor([] { return !fed->tunnel->Connected(); })) {
+    Broken("the tunnel stayed attached after its connection ended", AsText(data));
+  }
+}
+
+}  // namespace flotilla::fuzz
