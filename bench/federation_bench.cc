@@ -55,6 +55,10 @@
 //    and through the federation's cluster proxy, interleaved by hundreds:
 //    p50 and p99 of each, GETs/s of 8 clients each way, and the
 //    federation's CPU per proxied GET.
+// 6b. Agents (phase `agents`): --agent-clusters (100) members joined
+//    directly and as many connected by `flotilla agent` processes, the same
+//    ConfigMaps timed to each set, the federation's memory per member and
+//    per tunnel, the agents' memory and CPU, proxied GETs either way.
 // 7. Protocols (phase `protocols`): HTTP/2 against HTTP/1.1 on the
 //    federation's API, the REST client either way, 8 and 64 threads:
 //    GETs and creates per second, p50, p99, the server's new descriptors.
@@ -65,7 +69,8 @@
 // Usage: federation_bench [--flotilla PATH]
 //                         [--phases
 //                         latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,
-//                         protocols]
+//                         protocols,agents]
+//                         [--agent-clusters 100]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
@@ -115,6 +120,7 @@ struct Config {
   int timeout_s = 600;
   int clusters = 1000;
   int clusters_per_process = 100;
+  int agent_clusters = 100;
   int idle_s = 60;
   int cluster_samples = 30;
   double cluster_rate = 1;
@@ -977,6 +983,179 @@ json::object Proxy(const Config& c) {
            fed_cpu * 1000 / static_cast<double>(std::max<size_t>(1, proxied_ms.size()))}};
 }
 
+// Agents (phase `agents`): --agent-clusters (100) clusters joined directly
+// and as many connected by agents (`flotilla agent`, a process each), in
+// two member processes, one federation; the same ConfigMaps
+// (--cluster-samples at --cluster-rate a second) timed to each set; the
+// federation's memory per direct member and per tunnel; the agents' memory
+// and CPU idle and under that load; GETs of one member ConfigMap directly,
+// through the cluster proxy to a dialled member, and to an agent's.
+json::object Agents(const Config& c) {
+  RaiseDescriptorLimit(1 << 20);
+  int n = std::max(1, c.agent_clusters);
+  std::string dir = c.work_dir + "/agents";
+  std::filesystem::create_directories(dir);
+  auto server = StartServer(c.flotilla, dir + "/server", c.server_args);
+  if (!server.ok()) return {{"error", server.status().ToString()}};
+  pid_t server_pid = server->child->pid();
+  auto fed = ClientFor(server->kubeconfigs[0]);
+  if (!fed.ok()) return {{"error", fed.status().ToString()}};
+  if (Status s = EnsureNamespace(**fed, "bench"); !s.ok()) return {{"error", s.ToString()}};
+  auto direct = StartMembers(c.flotilla, dir + "/d",
+                             {"--clusters", std::to_string(n), "--name", "d", "--nodes", "1"}, n);
+  if (!direct.ok()) return {{"error", direct.status().ToString()}};
+  auto hidden = StartMembers(c.flotilla, dir + "/a",
+                             {"--clusters", std::to_string(n), "--name", "a", "--nodes", "1"}, n);
+  if (!hidden.ok()) return {{"error", hidden.status().ToString()}};
+  std::vector<std::unique_ptr<client::Client>> d_clients(n), a_clients(n);
+  if (Status s =
+          ParallelDo(n, 8,
+                     [&](int i) {
+                       FLOTILLA_ASSIGN_OR_RETURN(d_clients[i], ClientFor(direct->kubeconfigs[i]));
+                       FLOTILLA_ASSIGN_OR_RETURN(a_clients[i], ClientFor(hidden->kubeconfigs[i]));
+                       FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*d_clients[i], "bench"));
+                       return EnsureNamespace(*a_clients[i], "bench");
+                     });
+      !s.ok()) {
+    return {{"error", s.ToString()}};
+  }
+  auto settled_rss = [&] {
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    return RssMiB(server_pid);
+  };
+  double rss_none = settled_rss();
+  std::map<std::string, std::string> joins;
+  for (int i = 0; i < n; ++i) joins["d-" + std::to_string(i + 1)] = direct->kubeconfigs[i];
+  if (Status s = JoinAndWaitReady(**fed, joins, std::chrono::seconds(c.timeout_s)); !s.ok()) {
+    return {{"error", s.ToString()}};
+  }
+  double rss_direct = settled_rss();
+  auto ready = ReadyClusters::Start(**fed);
+  if (!ready.ok()) return {{"error", ready.status().ToString()}};
+  std::vector<std::unique_ptr<ChildProcess>> agents;
+  std::vector<pid_t> agent_pids;
+  Steady::time_point agents_start = Steady::now();
+  for (int i = 0; i < n; ++i) {
+    std::string name = "a-" + std::to_string(i + 1);
+    agents.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{c.flotilla, "agent", "--name", name, "--federation-kubeconfig",
+                                 server->kubeconfigs[0], "--cluster-kubeconfig",
+                                 hidden->kubeconfigs[i]},
+        dir + "/agent-" + name + ".log"));
+    if (!agents.back()->started()) return {{"error", "cannot start flotilla agent"}};
+    agent_pids.push_back(agents.back()->pid());
+  }
+  if (!(*ready)->WaitFor(2 * n, std::chrono::seconds(c.timeout_s))) {
+    return {{"error", "the agents' clusters did not all become Ready"}};
+  }
+  double agents_ready_s = SecondsSince(agents_start);
+  double rss_agents = settled_rss();
+  double agents_cpu = TotalCpuSeconds(agent_pids), fed_cpu = CpuSeconds(server_pid);
+  std::this_thread::sleep_for(std::chrono::seconds(c.idle_s));
+  double agents_rss = 0;
+  for (pid_t p : agent_pids) agents_rss += RssMiB(p);
+  json::object out{{"clusters_each_way", n},
+                   {"agents_started_to_all_ready_s", agents_ready_s},
+                   {"server_rss_mib_no_members", rss_none},
+                   {"server_rss_mib_per_direct_member", (rss_direct - rss_none) / n},
+                   {"server_rss_mib_per_agent_member", (rss_agents - rss_direct) / n},
+                   {"idle_s", c.idle_s},
+                   {"server_idle_cpu_percent", (CpuSeconds(server_pid) - fed_cpu) * 100 / c.idle_s},
+                   {"agents_idle_cpu_percent_total",
+                    (TotalCpuSeconds(agent_pids) - agents_cpu) * 100 / c.idle_s},
+                   {"agent_rss_mib_mean", agents_rss / n},
+                   {"agent_threads_mean", static_cast<double>(TotalThreads(agent_pids)) / n}};
+
+  // The same ConfigMaps, timed to each set.
+  std::vector<client::Client*> d_watched, a_watched;
+  for (auto& m : d_clients) d_watched.push_back(m.get());
+  for (auto& m : a_clients) a_watched.push_back(m.get());
+  auto d_watcher = LocalCopyWatcher::Start(d_watched, kConfigMaps);
+  auto a_watcher = LocalCopyWatcher::Start(a_watched, kConfigMaps);
+  if (!d_watcher.ok() || !a_watcher.ok()) return {{"error", "watching the members"}};
+  PropagationFigures d_figures(server_pid, {direct->child->pid()});
+  std::vector<pid_t> a_pids = agent_pids;
+  a_pids.push_back(hidden->child->pid());
+  PropagationFigures a_figures(server_pid, a_pids);
+  agents_cpu = TotalCpuSeconds(agent_pids);
+  const auto interval = std::chrono::duration_cast<Steady::duration>(
+      std::chrono::duration<double>(1.0 / std::max(0.01, c.cluster_rate)));
+  std::vector<Steady::time_point> sent, created;
+  Steady::time_point start = Steady::now();
+  for (int i = 0; i < c.cluster_samples; ++i) {
+    std::this_thread::sleep_until(start + i * interval);
+    sent.push_back(Steady::now());
+    json::object cm{{"apiVersion", "v1"},
+                    {"kind", "ConfigMap"},
+                    {"metadata", {{"name", "cm-" + std::to_string(i)}}},
+                    {"data", {{"key", "value " + std::to_string(i)}}}};
+    if (auto made = (*fed)->Create(kConfigMaps, "bench", cm); !made.ok()) {
+      return {{"error", made.status().ToString()}};
+    }
+    created.push_back(Steady::now());
+  }
+  for (int i = 0; i < c.cluster_samples; ++i) {
+    std::string name = "cm-" + std::to_string(i);
+    for (auto [watcher, figures] :
+         {std::pair{d_watcher->get(), &d_figures}, std::pair{a_watcher->get(), &a_figures}}) {
+      auto at = watcher->WaitFor(name, n, std::chrono::seconds(30));
+      if (at) {
+        figures->Add(sent[i], created[i], *at);
+      } else {
+        figures->Timeout();
+      }
+    }
+  }
+  double load_s = SecondsSince(start);
+  out["agents_cpu_percent_total_under_load"] =
+      (TotalCpuSeconds(agent_pids) - agents_cpu) * 100 / load_s;
+  out["configmaps_direct"] = d_figures.Report(n, c.cluster_samples);
+  out["configmaps_agents"] = a_figures.Report(n, c.cluster_samples);
+
+  // GETs of one member ConfigMap: directly, and through the cluster proxy
+  // to a dialled member and to an agent's, interleaved by hundreds.
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", json::object{{"name", "target"}}},
+                  {"data", json::object{{"k", std::string(512, 'x')}}}};
+  (void)d_clients[0]->Create(kConfigMaps, "bench", cm);
+  (void)a_clients[0]->Create(kConfigMaps, "bench", cm);
+  client::KubeconfigLoadOptions load;
+  load.explicit_path = server->kubeconfigs[0];
+  auto config = client::LoadRestConfig(load);
+  if (!config.ok()) return {{"error", config.status().ToString()}};
+  auto proxied_to = [&](const std::string& name) {
+    client::RestConfig to = *config;
+    to.server += "/apis/federation/v1beta1/clusters/" + name + "/proxy";
+    return client::NewRestClient(to, {.qps = 0});
+  };
+  auto via_d = proxied_to("d-1");
+  auto via_a = proxied_to("a-1");
+  if (!via_d.ok() || !via_a.ok()) return {{"error", "the proxy clients"}};
+  std::vector<double> direct_ms, proxied_ms, tunnelled_ms;
+  int errors = 0;
+  auto timed = [&](client::Client& cl, std::vector<double>& ms) {
+    Steady::time_point t = Steady::now();
+    errors += !cl.Get(kConfigMaps, "bench", "target").ok();
+    ms.push_back(SecondsSince(t) * 1000);
+  };
+  for (int r = 0; r < std::max(1, c.samples / 100); ++r) {
+    for (int i = 0; i < 100; ++i) timed(*d_clients[0], direct_ms);
+    for (int i = 0; i < 100; ++i) timed(**via_d, proxied_ms);
+    for (int i = 0; i < 100; ++i) timed(**via_a, tunnelled_ms);
+  }
+  for (auto* v : {&direct_ms, &proxied_ms, &tunnelled_ms}) std::sort(v->begin(), v->end());
+  out["gets"] = json::object{{"each", static_cast<int64_t>(direct_ms.size())},
+                             {"errors", errors},
+                             {"direct_p50_ms", Percentile(direct_ms, 0.50)},
+                             {"direct_p99_ms", Percentile(direct_ms, 0.99)},
+                             {"proxied_dialled_p50_ms", Percentile(proxied_ms, 0.50)},
+                             {"proxied_dialled_p99_ms", Percentile(proxied_ms, 0.99)},
+                             {"proxied_agent_p50_ms", Percentile(tunnelled_ms, 0.50)},
+                             {"proxied_agent_p99_ms", Percentile(tunnelled_ms, 0.99)}};
+  return out;
+}
+
 // HTTP/2 against HTTP/1.1 on the federation's API, with the same client
 // (the REST client, RestOptions::http2 on or off) and the same load: for
 // 8 and 64 client threads sharing one client, GETs of one ConfigMap and
@@ -1243,6 +1422,9 @@ int Run(Config c) {
     } else if (phase == "proxy") {
       out["proxy"] = Proxy(c);
       std::cerr << json::serialize(out["proxy"]) << std::endl;
+    } else if (phase == "agents") {
+      out["agents"] = Agents(c);
+      std::cerr << json::serialize(out["agents"]) << std::endl;
     } else if (phase == "protocols") {
       out["protocols"] = Protocols(c);
     } else if (phase == "clusters") {
@@ -1277,6 +1459,8 @@ int main(int argc, char** argv) {
       c.flotilla = next();
     } else if (a == "--work-dir") {
       c.work_dir = next();
+    } else if (a == "--agent-clusters") {
+      c.agent_clusters = std::stoi(next());
     } else if (a == "--phases") {
       c.phases = flotilla::bench::SplitCommas(next());
     } else if (a == "--latency-members") {
@@ -1313,14 +1497,16 @@ int main(int argc, char** argv) {
     } else if (a == "--server-args") {
       c.server_args = flotilla::bench::SplitCommas(next());
     } else {
-      std::cerr << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
-                   "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,protocols] "
-                   "[--latency-members 10,100] "
-                   "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
-                   "[--scale-members N] [--timeout-s S] [--clusters N] "
-                   "[--clusters-per-process N] [--idle-s S] [--cluster-samples N] "
-                   "[--cluster-rate R] [--job-completions N] [--job-parallelism N] "
-                   "[--server-args FLAG,FLAG]\n";
+      std::cerr
+          << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
+             "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,protocols,"
+             "agents] "
+             "[--latency-members 10,100] "
+             "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
+             "[--scale-members N] [--timeout-s S] [--clusters N] "
+             "[--clusters-per-process N] [--agent-clusters N] [--idle-s S] [--cluster-samples N] "
+             "[--cluster-rate R] [--job-completions N] [--job-parallelism N] "
+             "[--server-args FLAG,FLAG]\n";
       return 2;
     }
   }
