@@ -4,11 +4,7 @@
 // bodies, so that frames reach every state of a stream. The promise: the
 // server ends a connection whose client has finished sending (close_notify)
 // rather than keep it, and serves the next one.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +16,7 @@
 #include "apiserver/pki.h"
 #include "base/http2.h"
 #include "fuzz/targets.h"
+#include "fuzz/tls_client.h"
 
 namespace flotilla::fuzz {
 namespace {
@@ -29,14 +26,7 @@ constexpr int kEndMillis = 10000;
 
 struct H2Server {
   H2Server() {
-    char tmpl[] = "/tmp/flotilla-fuzz-h2-XXXXXX";
-    std::string dir = ::mkdtemp(tmpl);
-    RemoveAtExit(dir);
-    auto pki = apiserver::EnsurePki({dir + "/pki"});
-    if (!pki.ok()) Broken("PKI", pki.status().message());
-    apiserver::HttpServerOptions opts;
-    opts.cert_path = pki->serving_cert_path;
-    opts.key_path = pki->serving_key_path;
+    apiserver::HttpServerOptions opts = ServingOptions("h2");
     opts.max_body_bytes = 64 * 1024;
     opts.max_stream_buffer_bytes = 64 * 1024;
     opts.http2_max_streams = 16;
@@ -58,56 +48,25 @@ struct H2Server {
         });
     if (!server.ok()) Broken("starting the server", server.status().message());
     http = std::move(*server);
-    ctx = SSL_CTX_new(TLS_client_method());
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+    ctx = InsecureClientContext();
   }
 
   std::unique_ptr<apiserver::HttpServer> http;
   SSL_CTX* ctx = nullptr;
 };
 
-// Reads until the server closes, or the bound; false on the bound.
-bool ReadToEnd(int fd, SSL* ssl) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kEndMillis);
-  char buf[16384];
-  for (;;) {
-    if (SSL_pending(ssl) == 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd pfd{fd, POLLIN, 0};
-      if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return false;
-    }
-    if (SSL_read(ssl, buf, sizeof(buf)) <= 0) return true;
-  }
-}
-
 }  // namespace
 
 void Http2Server(std::span<const uint8_t> data) {
   static H2Server* server = new H2Server();  // for the process's life
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server->http->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    Broken("connecting", "the server does not accept connections");
-  }
-  SSL* ssl = SSL_new(server->ctx);
-  SSL_set_fd(ssl, fd);
-  http2::OfferAlpn(ssl, true);
-  if (SSL_connect(ssl) != 1 || !http2::NegotiatedH2(ssl)) {
-    Broken("handshake", "the server did not take h2");
-  }
+  TlsClient client(server->ctx, server->http->port(), true);
   std::string out(kPreface);
   out.append(AsText(data));
-  SSL_write(ssl, out.data(), static_cast<int>(out.size()));
-  SSL_shutdown(ssl);  // close_notify: nothing more comes
-  ::shutdown(fd, SHUT_WR);
-  bool ended = ReadToEnd(fd, ssl);
-  SSL_free(ssl);
-  ::close(fd);
+  client.Write(out);
+  client.Finish();
+  std::string rest;
+  bool ended = client.ReadUntil(
+      rest, [](const std::string&) { return false; }, kEndMillis);
   if (!ended) Broken("a finished client's connection stayed open", AsText(data));
 }
 

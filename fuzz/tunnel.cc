@@ -7,11 +7,7 @@
 // the agent sent (an answer, an error, a reset); the federation closes a
 // tunnel whose agent has finished sending; and the tunnel is free for the
 // next agent.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,6 +23,7 @@
 #include "client/h2_connection.h"
 #include "client/rest_client.h"
 #include "fuzz/targets.h"
+#include "fuzz/tls_client.h"
 
 namespace flotilla::fuzz {
 namespace {
@@ -35,14 +32,7 @@ constexpr int kEndMillis = 10000;
 
 struct Federation {
   Federation() {
-    char tmpl[] = "/tmp/flotilla-fuzz-tunnel-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    RemoveAtExit(dir);
-    auto pki = apiserver::EnsurePki({dir + "/pki"});
-    if (!pki.ok()) Broken("PKI", pki.status().message());
-    apiserver::HttpServerOptions opts;
-    opts.cert_path = pki->serving_cert_path;
-    opts.key_path = pki->serving_key_path;
+    apiserver::HttpServerOptions opts = ServingOptions("tunnel");
     auto server =
         apiserver::HttpServer::Start(opts, [this](apiserver::Request&, apiserver::Responder& resp) {
           bool switched =
@@ -61,36 +51,13 @@ struct Federation {
         config, {.qps = 0, .timeout = std::chrono::seconds(5), .max_retries = 0});
     if (!t.ok()) Broken("the tunnel's transport", t.status().message());
     transport = std::move(*t);
-    ctx = SSL_CTX_new(TLS_client_method());
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+    ctx = InsecureClientContext();
   }
-  std::string dir;
   std::shared_ptr<client::H2Tunnel> tunnel = std::make_shared<client::H2Tunnel>("edge");
   std::unique_ptr<apiserver::HttpServer> http;
   std::shared_ptr<client::Transport> transport;
   SSL_CTX* ctx = nullptr;
 };
-
-// Reads until `done` says so, the server closes (true), or the bound
-// (false).
-template <typename Done>
-bool ReadUntil(int fd, SSL* ssl, std::string& got, Done done) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kEndMillis);
-  char buf[16384];
-  while (!done(got)) {
-    if (SSL_pending(ssl) == 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd pfd{fd, POLLIN, 0};
-      if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return false;
-    }
-    int n = SSL_read(ssl, buf, sizeof(buf));
-    if (n <= 0) return true;
-    got.append(buf, static_cast<size_t>(n));
-  }
-  return true;
-}
 
 // Whether the client's bytes `got` (its preface, then frames) hold a
 // HEADERS frame.
@@ -118,24 +85,14 @@ bool WaitFor(const std::function<bool()>& condition) {
 
 void Tunnel(std::span<const uint8_t> data) {
   static Federation* fed = new Federation();  // for the process's life
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(fed->http->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    Broken("connecting", "the server does not accept connections");
-  }
-  SSL* ssl = SSL_new(fed->ctx);
-  SSL_set_fd(ssl, fd);
-  http2::OfferAlpn(ssl, false);
-  if (SSL_connect(ssl) != 1) Broken("handshake", "TLS failed");
+  TlsClient client(fed->ctx, fed->http->port(), false);
   std::string upgrade =
       "POST /apis/federation/v1beta1/clusters/edge/tunnel HTTP/1.1\r\nHost: fed\r\n"
       "Connection: Upgrade\r\nUpgrade: flotilla-tunnel\r\nContent-Length: 0\r\n\r\n";
-  SSL_write(ssl, upgrade.data(), static_cast<int>(upgrade.size()));
+  client.Write(upgrade);
   std::string head;
-  ReadUntil(fd, ssl, head, [](const std::string& got) { return got.find("\r\n\r\n") != got.npos; });
+  client.ReadUntil(
+      head, [](const std::string& got) { return got.find("\r\n\r\n") != got.npos; }, kEndMillis);
   if (!head.starts_with("HTTP/1.1 101")) Broken("the upgrade", head);
   if (!WaitFor([] { return fed->tunnel->Connected(); })) Broken("the tunnel", "never attached");
   // A request of the federation waits on the tunnel while the agent's
@@ -146,15 +103,14 @@ void Tunnel(std::span<const uint8_t> data) {
   // The agent's bytes go once the request's HEADERS have come (after the
   // client preface, SETTINGS and WINDOW_UPDATE).
   std::string sent;
-  bool headed = ReadUntil(fd, ssl, sent, [](const std::string& got) { return HasHeaders(got); });
+  bool headed = client.ReadUntil(
+      sent, [](const std::string& got) { return HasHeaders(got); }, kEndMillis);
   if (!headed || !HasHeaders(sent)) Broken("the federation's request", "never sent");
-  SSL_write(ssl, data.data(), static_cast<int>(data.size()));
-  SSL_shutdown(ssl);  // close_notify: nothing more comes
-  ::shutdown(fd, SHUT_WR);
+  client.Write(AsText(data));
+  client.Finish();  // nothing more comes
   std::string rest;
-  bool ended = ReadUntil(fd, ssl, rest, [](const std::string&) { return false; });
-  SSL_free(ssl);
-  ::close(fd);
+  bool ended = client.ReadUntil(
+      rest, [](const std::string&) { return false; }, kEndMillis);
   if (!ended) Broken("a finished agent's tunnel stayed open", AsText(data));
   if (answered.wait_for(std::chrono::milliseconds(kEndMillis)) != std::future_status::ready) {
     Broken("the federation's request through the tunnel never ended", AsText(data));

@@ -33,15 +33,8 @@ int RunAgent(AgentFlags flags) {
   auto fed = FederationConfig(flags.fed);
   if (!fed.ok()) return Fail(fed.status());
   flags.opts.federation = *fed;
-  client::KubeconfigLoadOptions member;
-  member.explicit_path = flags.cluster_kubeconfig;
-  member.context = flags.cluster_context;
-  auto member_config = client::LoadRestConfig(member);
-  if (!member_config.ok()) {
-    return Fail(Status(member_config.status().reason(), "--cluster-kubeconfig " +
-                                                            flags.cluster_kubeconfig + ": " +
-                                                            member_config.status().message()));
-  }
+  auto member_config = MemberConfig(flags.cluster_kubeconfig, flags.cluster_context);
+  if (!member_config.ok()) return Fail(member_config.status());
   flags.opts.member = *member_config;
   BlockTerminationSignals();
   auto agent = cluster::Agent::Create(flags.opts);

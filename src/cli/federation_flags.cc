@@ -29,6 +29,19 @@ StatusOr<std::unique_ptr<client::Client>> FederationClient(const FederationFlags
   return client::NewRestClient(config);
 }
 
+StatusOr<client::RestConfig> MemberConfig(const std::string& kubeconfig,
+                                          const std::string& context) {
+  client::KubeconfigLoadOptions load;
+  load.explicit_path = kubeconfig;
+  load.context = context;
+  auto config = client::LoadRestConfig(load);
+  if (!config.ok()) {
+    return Status(config.status().reason(),
+                  "--cluster-kubeconfig " + kubeconfig + ": " + config.status().message());
+  }
+  return config;
+}
+
 int Fail(const Status& s) {
   std::cerr << "error: " << s.message() << "\n";
   return 1;

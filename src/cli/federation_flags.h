@@ -24,6 +24,11 @@ void AddFederationFlags(CLI::App& cmd, FederationFlags& flags);
 StatusOr<client::RestConfig> FederationConfig(const FederationFlags& flags);
 StatusOr<std::unique_ptr<client::Client>> FederationClient(const FederationFlags& flags);
 
+// A member's REST config from --cluster-kubeconfig FILE (and
+// --cluster-context), errors naming the flag.
+StatusOr<client::RestConfig> MemberConfig(const std::string& kubeconfig,
+                                          const std::string& context);
+
 // Prints "error: MESSAGE" to stderr; returns the exit code 1.
 int Fail(const Status& s);
 

@@ -44,15 +44,8 @@ int RunJoin(const JoinFlags& flags) {
   opts.provider = flags.provider;
   opts.region = flags.region;
   opts.zones = flags.zones;
-  client::KubeconfigLoadOptions member;
-  member.explicit_path = flags.cluster_kubeconfig;
-  member.context = flags.cluster_context;
-  auto member_config = client::LoadRestConfig(member);
-  if (!member_config.ok()) {
-    return Fail(Status(member_config.status().reason(), "--cluster-kubeconfig " +
-                                                            flags.cluster_kubeconfig + ": " +
-                                                            member_config.status().message()));
-  }
+  auto member_config = MemberConfig(flags.cluster_kubeconfig, flags.cluster_context);
+  if (!member_config.ok()) return Fail(member_config.status());
   opts.member = *member_config;
   auto fed = FederationClient(flags.fed);
   if (!fed.ok()) return Fail(fed.status());

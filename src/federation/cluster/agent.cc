@@ -9,6 +9,7 @@
 #include "client/rest_client.h"
 #include "client/upgrade.h"
 #include "federation/cluster/forward.h"
+#include "federation/cluster/join.h"
 #include "federation/cluster/tunnel.h"
 #include "federation/common/names.h"
 
@@ -53,22 +54,19 @@ client::ApiRequest MemberRequest(apiserver::Request& req) {
   return out;
 }
 
+// The Cluster as Join makes it, but connected by agent: no Secret.
 json::object AgentCluster(const AgentOptions& opts) {
-  json::object labels;
-  for (const auto& [k, v] : opts.labels) labels[k] = v;
-  json::object meta{{"name", opts.name}};
-  if (!labels.empty()) meta["labels"] = std::move(labels);
-  json::object spec{
-      {"connection", "Agent"},
-      {"serverAddressByClientCIDRs",
-       json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", opts.member.server}}}}};
-  if (!opts.provider.empty()) spec["provider"] = opts.provider;
-  if (!opts.region.empty()) spec["region"] = opts.region;
-  if (!opts.zones.empty()) spec["zones"] = ToJsonArray(opts.zones);
-  return {{"apiVersion", "federation/v1beta1"},
-          {"kind", "Cluster"},
-          {"metadata", std::move(meta)},
-          {"spec", std::move(spec)}};
+  JoinOptions join{.name = opts.name,
+                   .member = opts.member,
+                   .labels = opts.labels,
+                   .provider = opts.provider,
+                   .region = opts.region,
+                   .zones = opts.zones};
+  json::object cluster = ClusterObject(join);
+  json::object& spec = cluster["spec"].as_object();
+  spec.erase("secretRef");
+  spec["connection"] = "Agent";
+  return cluster;
 }
 
 }  // namespace

@@ -41,26 +41,6 @@ Status EnsureNamespace(client::Client& fed, const std::string& ns) {
   return created.status();
 }
 
-json::object ClusterObject(const JoinOptions& opts) {
-  json::object labels;
-  for (const auto& [k, v] : opts.labels) labels[k] = v;
-  json::object meta{{"name", opts.name}};
-  if (!labels.empty()) meta["labels"] = std::move(labels);
-  json::object secret_ref{{"name", SecretNameFor(opts.name)}};
-  if (opts.secret_namespace != kSystemNamespace) secret_ref["namespace"] = opts.secret_namespace;
-  json::object spec{
-      {"secretRef", std::move(secret_ref)},
-      {"serverAddressByClientCIDRs",
-       json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", opts.member.server}}}}};
-  if (!opts.provider.empty()) spec["provider"] = opts.provider;
-  if (!opts.region.empty()) spec["region"] = opts.region;
-  if (!opts.zones.empty()) spec["zones"] = ToJsonArray(opts.zones);
-  return {{"apiVersion", "federation/v1beta1"},
-          {"kind", "Cluster"},
-          {"metadata", std::move(meta)},
-          {"spec", std::move(spec)}};
-}
-
 Status DeleteManaged(client::Client& member, const std::vector<client::ResourceRef>& kinds,
                      UnjoinResult& out) {
   client::ListOptions managed;
@@ -98,6 +78,26 @@ StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text
     start = end + 1;
   }
   return out;
+}
+
+json::object ClusterObject(const JoinOptions& opts) {
+  json::object labels;
+  for (const auto& [k, v] : opts.labels) labels[k] = v;
+  json::object meta{{"name", opts.name}};
+  if (!labels.empty()) meta["labels"] = std::move(labels);
+  json::object secret_ref{{"name", SecretNameFor(opts.name)}};
+  if (opts.secret_namespace != kSystemNamespace) secret_ref["namespace"] = opts.secret_namespace;
+  json::object spec{
+      {"secretRef", std::move(secret_ref)},
+      {"serverAddressByClientCIDRs",
+       json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", opts.member.server}}}}};
+  if (!opts.provider.empty()) spec["provider"] = opts.provider;
+  if (!opts.region.empty()) spec["region"] = opts.region;
+  if (!opts.zones.empty()) spec["zones"] = ToJsonArray(opts.zones);
+  return {{"apiVersion", "federation/v1beta1"},
+          {"kind", "Cluster"},
+          {"metadata", std::move(meta)},
+          {"spec", std::move(spec)}};
 }
 
 StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {

@@ -39,6 +39,11 @@ struct JoinOptions {
   Clock* io_clock = nullptr;                    // null: the real clock
 };
 
+// The Cluster Join creates: its name, labels, spec.secretRef (the Secret
+// Join writes), spec.serverAddressByClientCIDRs (opts.member.server),
+// provider, region and zones.
+json::object ClusterObject(const JoinOptions& opts);
+
 // Returns the created Cluster. AlreadyExists when the Cluster (or its
 // Secret) exists; ServiceUnavailable, naming the member's address, when the
 // member does not answer; Unauthorized/Forbidden when it refuses the

@@ -1,0 +1,86 @@
+// TlsClient (tls_client.h).
+#include "fuzz/tls_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "apiserver/pki.h"
+#include "base/http2.h"
+#include "fuzz/targets.h"
+
+namespace flotilla::fuzz {
+
+TlsClient::TlsClient(SSL_CTX* ctx, int port, bool h2) {
+  fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    Broken("connecting", "the server does not accept connections");
+  }
+  ssl_ = SSL_new(ctx);
+  SSL_set_fd(ssl_, fd_);
+  http2::OfferAlpn(ssl_, h2);
+  if (SSL_connect(ssl_) != 1) Broken("handshake", "TLS failed");
+  if (h2 && !http2::NegotiatedH2(ssl_)) Broken("handshake", "the server did not take h2");
+}
+
+TlsClient::~TlsClient() {
+  SSL_free(ssl_);
+  ::close(fd_);
+}
+
+void TlsClient::Write(std::string_view data) {
+  SSL_write(ssl_, data.data(), static_cast<int>(data.size()));
+}
+
+void TlsClient::Finish() {
+  SSL_shutdown(ssl_);
+  ::shutdown(fd_, SHUT_WR);
+}
+
+bool TlsClient::ReadUntil(std::string& got, const std::function<bool(const std::string&)>& done,
+                          int millis) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(millis);
+  char buf[16384];
+  while (!done(got)) {
+    if (SSL_pending(ssl_) == 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd pfd{fd_, POLLIN, 0};
+      if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return false;
+    }
+    int n = SSL_read(ssl_, buf, sizeof(buf));
+    if (n <= 0) return true;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+apiserver::HttpServerOptions ServingOptions(const std::string& name) {
+  std::string tmpl = "/tmp/flotilla-fuzz-" + name + "-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl.data());
+  RemoveAtExit(dir);
+  auto pki = apiserver::EnsurePki({dir + "/pki"});
+  if (!pki.ok()) Broken("PKI", pki.status().message());
+  apiserver::HttpServerOptions opts;
+  opts.cert_path = pki->serving_cert_path;
+  opts.key_path = pki->serving_key_path;
+  return opts;
+}
+
+SSL_CTX* InsecureClientContext() {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  return ctx;
+}
+
+}  // namespace flotilla::fuzz
