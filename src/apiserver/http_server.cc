@@ -128,11 +128,11 @@ class HttpServerImpl : public HttpServer {
   void Launch(std::shared_ptr<Connection<Stream>> conn, std::function<void()> on_end = nullptr) {
     {
       MutexLock lock(mu_);
-      if (stopping_) {
-        if (on_end) on_end();
-        return;
-      }
-      conns_.insert(conn.get());
+      if (!stopping_) conns_.insert(conn.get());
+    }
+    if (stopping_) {
+      if (on_end) on_end();
+      return;
     }
     auto ex = conn->executor();
     net::co_spawn(ex, Connection<Stream>::Run(std::move(conn)), [on_end](std::exception_ptr e) {
