@@ -70,7 +70,7 @@
 //                         [--phases
 //                         latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,
 //                         protocols,agents]
-//                         [--agent-clusters 100]
+//                         [--agent-clusters 100] [--agents-named-first true|false]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
 //                         [--rs 10000] [--scale-members 10] [--timeout-s 600]
@@ -121,6 +121,7 @@ struct Config {
   int clusters = 1000;
   int clusters_per_process = 100;
   int agent_clusters = 100;
+  bool agents_named_first = true;
   int idle_s = 60;
   int cluster_samples = 30;
   double cluster_rate = 1;
@@ -1001,11 +1002,14 @@ json::object Agents(const Config& c) {
   auto fed = ClientFor(server->kubeconfigs[0]);
   if (!fed.ok()) return {{"error", fed.status().ToString()}};
   if (Status s = EnsureNamespace(**fed, "bench"); !s.ok()) return {{"error", s.ToString()}};
-  auto direct = StartMembers(c.flotilla, dir + "/d",
-                             {"--clusters", std::to_string(n), "--name", "d", "--nodes", "1"}, n);
+  // The federation writes to its members in name order: which set is
+  // named first (a-*) is a choice (--agents-named-first).
+  const std::string d = c.agents_named_first ? "d" : "a", a = c.agents_named_first ? "a" : "d";
+  auto direct = StartMembers(c.flotilla, dir + "/" + d,
+                             {"--clusters", std::to_string(n), "--name", d, "--nodes", "1"}, n);
   if (!direct.ok()) return {{"error", direct.status().ToString()}};
-  auto hidden = StartMembers(c.flotilla, dir + "/a",
-                             {"--clusters", std::to_string(n), "--name", "a", "--nodes", "1"}, n);
+  auto hidden = StartMembers(c.flotilla, dir + "/" + a,
+                             {"--clusters", std::to_string(n), "--name", a, "--nodes", "1"}, n);
   if (!hidden.ok()) return {{"error", hidden.status().ToString()}};
   std::vector<std::unique_ptr<client::Client>> d_clients(n), a_clients(n);
   if (Status s =
@@ -1025,7 +1029,7 @@ json::object Agents(const Config& c) {
   };
   double rss_none = settled_rss();
   std::map<std::string, std::string> joins;
-  for (int i = 0; i < n; ++i) joins["d-" + std::to_string(i + 1)] = direct->kubeconfigs[i];
+  for (int i = 0; i < n; ++i) joins[d + "-" + std::to_string(i + 1)] = direct->kubeconfigs[i];
   if (Status s = JoinAndWaitReady(**fed, joins, std::chrono::seconds(c.timeout_s)); !s.ok()) {
     return {{"error", s.ToString()}};
   }
@@ -1036,7 +1040,7 @@ json::object Agents(const Config& c) {
   std::vector<pid_t> agent_pids;
   Steady::time_point agents_start = Steady::now();
   for (int i = 0; i < n; ++i) {
-    std::string name = "a-" + std::to_string(i + 1);
+    std::string name = a + "-" + std::to_string(i + 1);
     agents.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{c.flotilla, "agent", "--name", name, "--federation-kubeconfig",
                                  server->kubeconfigs[0], "--cluster-kubeconfig",
@@ -1129,8 +1133,8 @@ json::object Agents(const Config& c) {
     to.server += "/apis/federation/v1beta1/clusters/" + name + "/proxy";
     return client::NewRestClient(to, {.qps = 0});
   };
-  auto via_d = proxied_to("d-1");
-  auto via_a = proxied_to("a-1");
+  auto via_d = proxied_to(d + "-1");
+  auto via_a = proxied_to(a + "-1");
   if (!via_d.ok() || !via_a.ok()) return {{"error", "the proxy clients"}};
   std::vector<double> direct_ms, proxied_ms, tunnelled_ms;
   int errors = 0;
@@ -1459,6 +1463,8 @@ int main(int argc, char** argv) {
       c.flotilla = next();
     } else if (a == "--work-dir") {
       c.work_dir = next();
+    } else if (a == "--agents-named-first") {
+      c.agents_named_first = next() == "true";
     } else if (a == "--agent-clusters") {
       c.agent_clusters = std::stoi(next());
     } else if (a == "--phases") {
@@ -1504,7 +1510,9 @@ int main(int argc, char** argv) {
              "[--latency-members 10,100] "
              "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
              "[--scale-members N] [--timeout-s S] [--clusters N] "
-             "[--clusters-per-process N] [--agent-clusters N] [--idle-s S] [--cluster-samples N] "
+             "[--clusters-per-process N] [--agent-clusters N] [--agents-named-first B] [--idle-s "
+             "S] "
+             "[--cluster-samples N] "
              "[--cluster-rate R] [--job-completions N] [--job-parallelism N] "
              "[--server-args FLAG,FLAG]\n";
       return 2;
