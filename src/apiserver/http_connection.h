@@ -18,12 +18,16 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
         deadline_(stream_.get_executor()) {}
   // A TLS connection this process dialled, which switched to HTTP/2 with
   // this side serving (http2::Upgraded); `received`: its first bytes.
-  Connection(ServerContext& server, Stream dialled, std::string received)
+  // `on_end` runs once it has closed, before the server learns it (so
+  // before the server's Stop returns).
+  Connection(ServerContext& server, Stream dialled, std::string received,
+             std::function<void()> on_end)
       : server_(server),
         stream_(std::move(dialled)),
         deadline_(stream_.get_executor()),
         dialled_(true),
-        received_(std::move(received)) {}
+        received_(std::move(received)),
+        on_end_(std::move(on_end)) {}
 
   Stream& stream() { return stream_; }
   tcp::socket& socket() {
@@ -139,16 +143,20 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   bool peer_dropped_ = false;
   const bool dialled_ = false;
   std::string received_;
+  std::function<void()> on_end_;
   boost::beast::flat_buffer buffer_;
   std::string remote_;
 };
 
 template <typename Stream>
 net::awaitable<void> Connection<Stream>::Serve() {
-  // Whatever way this coroutine ends, the server learns it.
+  // Whatever way this coroutine ends, the server learns it (after on_end).
   struct Finished {
     Connection* conn;
-    ~Finished() { conn->server_.finished(conn); }
+    ~Finished() {
+      if (conn->on_end_) std::exchange(conn->on_end_, nullptr)();
+      conn->server_.finished(conn);
+    }
   } finished{this};
   error_code ec;
   auto ep = socket().remote_endpoint(ec);

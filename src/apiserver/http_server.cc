@@ -56,11 +56,8 @@ class HttpServerImpl : public HttpServer {
   Status Init() {
     error_code ec;
     if (!plain()) FLOTILLA_RETURN_IF_ERROR(InitTls());
-    if (!opts_.listen) {
-      MutexLock lock(mu_);
-      acceptor_closed_ = true;
-      return Status::Ok();
-    }
+    // Stop still closes the acceptor, never opened, and waits for that.
+    if (!opts_.listen) return Status::Ok();
     auto addr = net::ip::make_address(opts_.bind_address, ec);
     if (ec) return Status::BadRequest("invalid bind address " + opts_.bind_address);
     tcp::endpoint ep(addr, static_cast<unsigned short>(opts_.port));
@@ -89,9 +86,9 @@ class HttpServerImpl : public HttpServer {
   int port() const override { return port_; }
 
   void ServeDialled(TlsStream stream, std::string received, std::function<void()> on_end) override {
-    auto conn =
-        std::make_shared<Connection<TlsStream>>(context_, std::move(stream), std::move(received));
-    Launch(std::move(conn), std::move(on_end));
+    auto conn = std::make_shared<Connection<TlsStream>>(context_, std::move(stream),
+                                                        std::move(received), on_end);
+    if (!Launch(std::move(conn)) && on_end) on_end();
   }
 
   void Stop() override {
@@ -124,19 +121,16 @@ class HttpServerImpl : public HttpServer {
     });
   }
 
+  // Runs `conn` unless the server is stopping (false).
   template <typename Stream>
-  void Launch(std::shared_ptr<Connection<Stream>> conn, std::function<void()> on_end = nullptr) {
+  bool Launch(std::shared_ptr<Connection<Stream>> conn) {
     {
       MutexLock lock(mu_);
-      if (!stopping_) conns_.insert(conn.get());
-    }
-    if (stopping_) {
-      if (on_end) on_end();
-      return;
+      if (stopping_) return false;
+      conns_.insert(conn.get());
     }
     auto ex = conn->executor();
-    net::co_spawn(ex, Connection<Stream>::Run(std::move(conn)), [on_end](std::exception_ptr e) {
-      if (on_end) on_end();
+    net::co_spawn(ex, Connection<Stream>::Run(std::move(conn)), [](std::exception_ptr e) {
       if (!e) return;
       try {
         std::rethrow_exception(e);
@@ -144,6 +138,7 @@ class HttpServerImpl : public HttpServer {
         spdlog::error("HTTP connection failed: {}", x.what());
       }
     });
+    return true;
   }
 
   void Finished(ConnectionBase* conn) {

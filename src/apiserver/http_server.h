@@ -72,8 +72,9 @@ class HttpServer {
   // Serves HTTP/2 on `stream`, a TLS connection this process dialled whose
   // HTTP/1.1 exchange switched protocols (http2::Upgraded; an agent's
   // tunnel): the peer sends the requests. `received`: the HTTP/2 bytes
-  // already read. `on_end` runs once the connection has closed; the
-  // stream's executor must be a strand.
+  // already read. `on_end` runs once the connection has closed, before
+  // Stop returns (at once when the server is stopping); the stream's
+  // executor must be a strand.
   virtual void ServeDialled(http2::TlsStream stream, std::string received,
                             std::function<void()> on_end) = 0;
   // Stops accepting, closes connections and waits until no handler or
