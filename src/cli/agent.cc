@@ -76,15 +76,8 @@ void AddAgentCommand(CLI::App& app) {
       ->required();
   cmd->add_option("--cluster-context", flags->cluster_context,
                   "Context of the member's kubeconfig (default: its current context)");
-  cmd->add_option("--labels", flags->labels, "Labels for the Cluster, as k=v,k2=v2");
-  cmd->add_option("--provider", flags->opts.provider,
-                  "The cluster's provider (spec.provider), matched by propagation policies");
-  cmd->add_option("--region", flags->opts.region,
-                  "The cluster's region (spec.region); default: its nodes' region label");
-  cmd->add_option("--zones", flags->opts.zones,
-                  "The cluster's zones (spec.zones), comma-separated; default: its nodes' zone "
-                  "labels")
-      ->delimiter(',');
+  AddClusterPlaceFlags(*cmd, flags->labels, flags->opts.provider, flags->opts.region,
+                       flags->opts.zones);
   AddDurationOption(*cmd, "--silence-timeout", &flags->opts.silence_timeout, "30s",
                     "A tunnel that hears nothing from the federation (which PINGs it every "
                     "--tunnel-keepalive) for this long is closed and dialled again");

@@ -29,6 +29,19 @@ StatusOr<std::unique_ptr<client::Client>> FederationClient(const FederationFlags
   return client::NewRestClient(config);
 }
 
+void AddClusterPlaceFlags(CLI::App& cmd, std::string& labels, std::string& provider,
+                          std::string& region, std::vector<std::string>& zones) {
+  cmd.add_option("--labels", labels, "Labels for the Cluster, as k=v,k2=v2");
+  cmd.add_option("--provider", provider,
+                 "The cluster's provider (spec.provider), matched by propagation policies");
+  cmd.add_option("--region", region,
+                 "The cluster's region (spec.region); default: its nodes' region label");
+  cmd.add_option("--zones", zones,
+                 "The cluster's zones (spec.zones), comma-separated; default: its nodes' zone "
+                 "labels")
+      ->delimiter(',');
+}
+
 StatusOr<client::RestConfig> MemberConfig(const std::string& kubeconfig,
                                           const std::string& context) {
   client::KubeconfigLoadOptions load;

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "client/client.h"
@@ -23,6 +24,11 @@ void AddFederationFlags(CLI::App& cmd, FederationFlags& flags);
 // The federation's REST config, errors naming the kubeconfig.
 StatusOr<client::RestConfig> FederationConfig(const FederationFlags& flags);
 StatusOr<std::unique_ptr<client::Client>> FederationClient(const FederationFlags& flags);
+
+// --labels, --provider, --region and --zones: what the Cluster of a member
+// (join, agent) carries, which propagation policies match.
+void AddClusterPlaceFlags(CLI::App& cmd, std::string& labels, std::string& provider,
+                          std::string& region, std::vector<std::string>& zones);
 
 // A member's REST config from --cluster-kubeconfig FILE (and
 // --cluster-context), errors naming the flag.

@@ -138,15 +138,7 @@ void AddJoinCommands(CLI::App& app) {
       ->required();
   cmd->add_option("--cluster-context", join->cluster_context,
                   "Context of the member's kubeconfig (default: its current context)");
-  cmd->add_option("--labels", join->labels, "Labels for the Cluster, as k=v,k2=v2");
-  cmd->add_option("--provider", join->provider,
-                  "The cluster's provider (spec.provider), matched by propagation policies");
-  cmd->add_option("--region", join->region,
-                  "The cluster's region (spec.region); default: its nodes' region label");
-  cmd->add_option("--zones", join->zones,
-                  "The cluster's zones (spec.zones), comma-separated; default: its nodes' zone "
-                  "labels")
-      ->delimiter(',');
+  AddClusterPlaceFlags(*cmd, join->labels, join->provider, join->region, join->zones);
   cmd->add_option("--namespace", join->secret_namespace,
                   "Namespace of the federation for the Secret with the member's credentials")
       ->capture_default_str();
