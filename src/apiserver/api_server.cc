@@ -304,7 +304,9 @@ void ApiServer::Handle(Request& req, Responder& outer) {
     slot = inflight_.TryAcquire(ClassifyRequest(info));
   }
   if (!user && !IsHealthPath(info.path)) {
-    RespondStatus(resp, Status::Unauthorized("Unauthorized"));
+    RespondStatus(resp, Status::Unauthorized(id.unauthenticated.empty()
+                                                 ? "Unauthorized"
+                                                 : "Unauthorized: " + id.unauthenticated));
   } else if (user && !IsHealthPath(info.path) && !IsSystemMaster(*user) && !slot) {
     RespondTooManyRequests(resp);
   } else if (info.resource_request) {
@@ -335,7 +337,8 @@ ApiServer::Identity ApiServer::Identify(const Request& req) const {
     id.user = id.authenticated = InProcessUser();
     return id;
   }
-  id.user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert);
+  id.user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert,
+                                              &id.unauthenticated);
   id.authenticated = id.user;
   if (!id.user) return id;
   StatusOr<UserInfo> effective = Impersonate(req, *id.user);

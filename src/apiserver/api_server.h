@@ -142,6 +142,7 @@ class ApiServer {
   // the impersonated user); `impersonation` says why impersonating failed.
   struct Identity {
     std::optional<UserInfo> authenticated, user;
+    std::string unauthenticated;  // why a credential was refused, when it may be told
     bool impersonated = false;
     Status impersonation = Status::Ok();
   };

@@ -99,13 +99,14 @@ StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromTokenCsv(std::string
   return auth;
 }
 
-std::optional<UserInfo> Authenticator::Authenticate(std::string_view authorization,
-                                                    X509* peer_cert) const {
+std::optional<UserInfo> Authenticator::Authenticate(std::string_view authorization, X509* peer_cert,
+                                                    std::string* why) const {
   if (std::optional<UserInfo> user = FromCertificate(peer_cert)) return user;
-  return FromBearer(authorization);
+  return FromBearer(authorization, why);
 }
 
-std::optional<UserInfo> Authenticator::FromBearer(std::string_view authorization) const {
+std::optional<UserInfo> Authenticator::FromBearer(std::string_view authorization,
+                                                  std::string* why) const {
   std::string_view header = TrimSpace(authorization);
   size_t space = header.find(' ');
   if (space == std::string_view::npos || !IsBearerScheme(header.substr(0, space))) {
@@ -122,8 +123,11 @@ std::optional<UserInfo> Authenticator::FromBearer(std::string_view authorization
     match = equal ? &e : match;
   }
   if (match != nullptr) return match->user;
-  if (token_validator_ && LooksLikeJwt(token)) return token_validator_(token);
-  return std::nullopt;
+  if (!token_validator_) return std::nullopt;
+  std::string reason;
+  std::optional<UserInfo> user = token_validator_(token, &reason);
+  if (!user && why != nullptr && !reason.empty()) *why = std::move(reason);
+  return user;
 }
 
 std::string ForbiddenMessage(const UserInfo& user, const RequestAttributes& attrs) {

@@ -5,8 +5,9 @@
 // from the static token file. Anonymous requests are not authenticated; the
 // server answers them 401.
 //
-// A bearer token that is no static token and has a JWT's shape goes to the
-// token validator, when one is set (service account tokens, sa_token.h).
+// A bearer token that is no static token goes to the token validator, when
+// one is set (service account tokens, sa_token.h; bootstrap tokens,
+// bootstrap_token.h).
 //
 // Authorization is RBAC (rbac.h, rbac_authorizer.h); this header holds the
 // request attributes it decides on. docs/security.md has the details.
@@ -52,18 +53,23 @@ class Authenticator {
   // a credential. Returns nullopt when no valid credential was presented.
   // Tokens are compared by SHA-256 digest against every known token in
   // constant time, so timing reveals neither the token nor which one matched.
+  // `why`, when not null, gets the validator's reason a token was refused
+  // (an expired bootstrap token), for the 401's message; else stays as it is.
   // Thread-safe.
-  std::optional<UserInfo> Authenticate(std::string_view authorization, X509* peer_cert) const;
+  std::optional<UserInfo> Authenticate(std::string_view authorization, X509* peer_cert,
+                                       std::string* why = nullptr) const;
 
   // Validates bearer tokens the token file does not hold; nullopt: not
-  // authenticated. REQUIRES: set before the first Authenticate.
-  using TokenValidator = std::function<std::optional<UserInfo>(std::string_view token)>;
+  // authenticated, with the reason in `why` (never null) where the
+  // validator may tell it. REQUIRES: set before the first Authenticate.
+  using TokenValidator =
+      std::function<std::optional<UserInfo>(std::string_view token, std::string* why)>;
   void SetTokenValidator(TokenValidator validator) { token_validator_ = std::move(validator); }
 
  private:
   Authenticator() = default;
 
-  std::optional<UserInfo> FromBearer(std::string_view authorization) const;
+  std::optional<UserInfo> FromBearer(std::string_view authorization, std::string* why) const;
 
   struct Entry {
     std::string digest;  // SHA-256 of the token

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "apiserver/api_server_test_util.h"
+#include "apiserver/bootstrap_token.h"
 #include "apiserver/certs.h"
 #include "apiserver/meta.h"
 #include "apiserver/reviews.h"
@@ -47,10 +48,8 @@ class RbacServerTest : public ::testing::Test {
     server_ = &s_->api();
     store_ = &s_->store();
     clock_ = &s_->clock();
-    s_->authn().SetTokenValidator([this](std::string_view token) {
-      return AuthenticateServiceAccountToken(token, *tokens_, {std::string(kServiceAccountIssuer)},
-                                             server_->objects());
-    });
+    s_->authn().SetTokenValidator(
+        ServerTokenValidator(*tokens_, {std::string(kServiceAccountIssuer)}, server_->objects()));
     for (const char* ns : {"a", "b"}) {
       ASSERT_EQ(Do("admin", "POST", "/api/v1/namespaces",
                    R"({"metadata": {"name": ")" + std::string(ns) + "\"}}"),
@@ -320,6 +319,75 @@ TEST_F(RbacServerTest, ServiceAccountTokensExpireAndDieWithTheirAccount) {
                R"({"metadata": {"name": "bot"}})"),
             201);
   EXPECT_EQ(Do(fresh, "GET", ConfigMaps("a")), 401);
+}
+
+TEST(BootstrapTokenTest, ParsesOnlyTheIdDotSecretForm) {
+  auto token = ParseBootstrapToken("abcdef.0123456789abcdef");
+  ASSERT_TRUE(token.has_value());
+  EXPECT_EQ(token->id, "abcdef");
+  EXPECT_EQ(token->secret, "0123456789abcdef");
+  for (const char* bad :
+       {"", "abcdef", "abcdef.", "abcde.0123456789abcdef", "abcdef.0123456789abcde",
+        "ABCDEF.0123456789abcdef", "abcdef.0123456789abcdef0", "abc-ef.0123456789abcdef",
+        "abcdef.0123456789abcdef.x"}) {
+    EXPECT_FALSE(ParseBootstrapToken(bad).has_value()) << bad;
+  }
+  BootstrapToken a = NewBootstrapToken(), b = NewBootstrapToken();
+  EXPECT_TRUE(ParseBootstrapToken(a.String()).has_value()) << a.String();
+  EXPECT_NE(a.String(), b.String());
+}
+
+TEST_F(RbacServerTest, BootstrapTokensAuthenticateUntilTheyExpireOrAreDeleted) {
+  const std::string secrets = "/api/v1/namespaces/kube-system/secrets";
+  BootstrapTokenSpec spec{.token = {"abcdef", "0123456789abcdef"},
+                          .expiration = clock_->Now() + std::chrono::seconds(30),
+                          .description = "for the edge agent",
+                          .extra_groups = {"system:bootstrappers:flotilla:agent"}};
+  ASSERT_EQ(Do("admin", "POST", secrets, json::serialize(BootstrapTokenSecret(spec))), 201)
+      << last_->body();
+  const std::string whoami = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+  const std::string review = R"({"apiVersion": "authentication.k8s.io/v1",
+                                 "kind": "SelfSubjectReview"})";
+  ASSERT_EQ(Do(spec.token.String(), "POST", whoami, review), 201) << last_->body();
+  EXPECT_EQ(StringAt(last_->Json(), "status.userInfo.username"), "system:bootstrap:abcdef");
+  EXPECT_THAT(
+      last_->body(),
+      HasSubstr(
+          R"("system:bootstrappers","system:bootstrappers:flotilla:agent","system:authenticated")"));
+  // Only what its groups are bound to: the agent bootstrapper's rules.
+  EXPECT_EQ(Do(spec.token.String(), "GET", ConfigMaps("a")), 403);
+
+  // A wrong secret or an unknown id says nothing more than that.
+  EXPECT_EQ(Do("abcdef.0123456789abcdeg", "POST", whoami, review), 401);
+  EXPECT_EQ(Message(), "Unauthorized: invalid bootstrap token");
+  EXPECT_EQ(Do("zzzzzz.0123456789abcdef", "POST", whoami, review), 401);
+  EXPECT_EQ(Message(), "Unauthorized: invalid bootstrap token");
+
+  clock_->Advance(std::chrono::seconds(30));
+  EXPECT_EQ(Do(spec.token.String(), "POST", whoami, review), 401);
+  EXPECT_EQ(Message(),
+            "Unauthorized: bootstrap token abcdef expired at " + FormatRfc3339(*spec.expiration));
+
+  // Not for authentication, or with a group outside system:bootstrappers.
+  BootstrapTokenSpec other{.token = {"ghijkl", "0123456789abcdef"},
+                           .extra_groups = {"system:masters"}};
+  ASSERT_EQ(Do("admin", "POST", secrets, json::serialize(BootstrapTokenSecret(other))), 201);
+  EXPECT_EQ(Do(other.token.String(), "POST", whoami, review), 401);
+  EXPECT_THAT(Message(), HasSubstr("names a group outside system:bootstrappers: system:masters"));
+  json::object unused = BootstrapTokenSecret({.token = {"mnopqr", "0123456789abcdef"}});
+  unused["data"].as_object()["usage-bootstrap-authentication"] = "ZmFsc2U=";  // "false"
+  ASSERT_EQ(Do("admin", "POST", secrets, json::serialize(unused)), 201);
+  EXPECT_EQ(Do("mnopqr.0123456789abcdef", "POST", whoami, review), 401);
+  EXPECT_EQ(Message(), "Unauthorized: bootstrap token mnopqr is not for authentication");
+
+  // Without expiry it lasts until its Secret is deleted.
+  BootstrapTokenSpec lasting{.token = {"stuvwx", "0123456789abcdef"}};
+  ASSERT_EQ(Do("admin", "POST", secrets, json::serialize(BootstrapTokenSecret(lasting))), 201);
+  clock_->Advance(std::chrono::hours(24 * 365));
+  EXPECT_EQ(Do(lasting.token.String(), "POST", whoami, review), 201);
+  ASSERT_EQ(Do("admin", "DELETE", secrets + "/bootstrap-token-stuvwx"), 200);
+  EXPECT_EQ(Do(lasting.token.String(), "POST", whoami, review), 401);
+  EXPECT_EQ(Message(), "Unauthorized: invalid bootstrap token");
 }
 
 TEST_F(RbacServerTest, ImpersonationNeedsImpersonate) {

@@ -86,7 +86,13 @@ constexpr std::string_view kPolicy = R"json({
                "federation", "policy.karmada.io", "apiextensions.k8s.io", "config.karmada.io"],
               ["*"], "read+write"],
              [["rbac.authorization.k8s.io"], ["roles", "rolebindings"],
-              ["get", "list", "watch", "update", "patch"]]]}
+              ["get", "list", "watch", "update", "patch"]],
+             [["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"],
+              ["get", "create", "delete"]],
+             [["authentication.k8s.io"], ["tokenreviews"], ["create"]],
+             [["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]]]},
+  {"name": "system:flotilla:agent-bootstrapper",
+   "rules": [[["federation"], ["clusters/register"], ["create"]]]}
 ],
 "clusterRoleBindings": [
   {"name": "cluster-admin", "role": "cluster-admin", "groups": ["system:masters"]},
@@ -100,6 +106,8 @@ constexpr std::string_view kPolicy = R"json({
    "groups": ["flotilla:viewers"]},
   {"name": "flotilla:federation-controller", "role": "flotilla:federation-controller",
    "users": ["system:flotilla:federation-controller"]},
+  {"name": "system:flotilla:agent-bootstrapper", "role": "system:flotilla:agent-bootstrapper",
+   "groups": ["system:bootstrappers:flotilla:agent"]},
   {"name": "flotilla:federation-controller:custom-kinds",
    "role": "flotilla:federation-controller:custom-kinds",
    "users": ["system:flotilla:federation-controller"]}

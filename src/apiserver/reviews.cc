@@ -2,6 +2,7 @@
 #include "apiserver/reviews.h"
 
 #include "api/validation.h"
+#include "apiserver/bootstrap_token.h"
 #include "apiserver/meta.h"
 #include "apiserver/responses.h"
 
@@ -240,6 +241,19 @@ std::optional<UserInfo> AuthenticateServiceAccountToken(std::string_view token,
   }
   return UserInfo{rbac::ServiceAccountUser(claims->ns, claims->name), claims->uid,
                   ServiceAccountGroups(claims->ns)};
+}
+
+Authenticator::TokenValidator ServerTokenValidator(const ServiceAccountTokens& tokens,
+                                                   std::vector<std::string> audiences,
+                                                   Objects& objects) {
+  return [&tokens, audiences = std::move(audiences), &objects](
+             std::string_view token, std::string* why) -> std::optional<UserInfo> {
+    if (auto bootstrap = ParseBootstrapToken(token)) {
+      return AuthenticateBootstrapToken(*bootstrap, objects, why);
+    }
+    if (!LooksLikeJwt(token)) return std::nullopt;
+    return AuthenticateServiceAccountToken(token, tokens, audiences, objects);
+  };
 }
 
 }  // namespace flotilla::apiserver

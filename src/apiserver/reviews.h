@@ -35,6 +35,13 @@ std::optional<UserInfo> AuthenticateServiceAccountToken(std::string_view token,
                                                         const std::vector<std::string>& audiences,
                                                         Objects& objects);
 
+// The token validator of a server (Authenticator::SetTokenValidator): a
+// bootstrap token (bootstrap_token.h) by its Secret, a JWT as a service
+// account token. `tokens` and `objects` must outlive it.
+Authenticator::TokenValidator ServerTokenValidator(const ServiceAccountTokens& tokens,
+                                                   std::vector<std::string> audiences,
+                                                   Objects& objects);
+
 // The groups of a service account user.
 std::vector<std::string> ServiceAccountGroups(std::string_view ns);
 

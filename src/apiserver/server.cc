@@ -109,12 +109,8 @@ Status Server::StartApi() {
   FLOTILLA_RETURN_IF_ERROR(api_->EnsureDefaultNamespaces());
   FLOTILLA_RETURN_IF_ERROR(api_->StartRbac());
   FLOTILLA_RETURN_IF_ERROR(api_->StartCustomResources());
-  ApiServer* api_server = api_.get();
-  const ServiceAccountTokens* sa_tokens = sa_tokens_.get();
-  authn_->SetTokenValidator([api_server, sa_tokens](std::string_view token) {
-    return AuthenticateServiceAccountToken(token, *sa_tokens, {std::string(kServiceAccountIssuer)},
-                                           api_server->objects());
-  });
+  authn_->SetTokenValidator(
+      ServerTokenValidator(*sa_tokens_, {std::string(kServiceAccountIssuer)}, api_->objects()));
   gc_ = std::make_unique<GarbageCollector>(api_->objects());
   return gc_->Start();
 }
