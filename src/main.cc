@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   flotilla::cli::AddMemberCommand(app);
   flotilla::cli::AddJoinCommands(app);
   flotilla::cli::AddAgentCommand(app);
+  flotilla::cli::AddRegisterTokenCommand(app);
   flotilla::cli::AddStatusCommands(app);
   flotilla::cli::AddDashboardCommand(app);
   flotilla::cli::AddKubeconfigCommand(app);

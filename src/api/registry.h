@@ -52,10 +52,13 @@ struct Resource {
   // is answered by connecting elsewhere (ApiServerOptions::proxy); its
   // discovery kind is {Kind}ProxyOptions.
   bool has_proxy = false;
-  // A tunnel subresource (clusters/NAME/tunnel): an agent's POST with
-  // Upgrade, answered 101 and kept as the connection to the member
-  // (ApiServerOptions::tunnel); its discovery kind is {Kind}TunnelOptions.
-  bool has_tunnel = false;
+  // The subresources an agent uses (clusters/NAME/...): `tunnel`, its POST
+  // with Upgrade, answered 101 and kept as the connection to the member
+  // (ApiServerOptions::tunnel; discovery kind {Kind}TunnelOptions), and
+  // `register`, a bootstrap token's POST that registers the cluster and
+  // answers with the agent's own token (ApiServerOptions::register_agent;
+  // discovery kind authentication.k8s.io/v1 TokenRequest).
+  bool has_agent = false;
   // Where the scale subresource reads and writes (dotted paths): the
   // desired and current replicas, and the label selector (a LabelSelector
   // object for built-in kinds; for custom kinds the string their CRD's

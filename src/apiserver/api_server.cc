@@ -280,6 +280,15 @@ Status ApiServer::EnsureDefaultNamespaces() {
   return Status::Ok();
 }
 
+const AgentHandler* ApiServer::AgentHandlerFor(const api::Resource& res,
+                                               const std::string& subresource) const {
+  if (!res.has_agent) return nullptr;
+  const AgentHandler* handler = subresource == "tunnel"     ? &opts_.tunnel
+                                : subresource == "register" ? &opts_.register_agent
+                                                            : nullptr;
+  return handler != nullptr && *handler ? handler : nullptr;
+}
+
 std::shared_ptr<const api::Resource> ApiServer::ResolveResource(const RequestInfo& info) const {
   return served()->registry.FindShared(info.group, info.version, info.resource);
 }
@@ -501,11 +510,13 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
   if (info.subresource == "proxy" && res->has_proxy && opts_.proxy) {
     return opts_.proxy(req, ProxyTargetOf(req, info, *res), user, resp);
   }
-  if (info.subresource == "tunnel" && res->has_tunnel && opts_.tunnel) {
+  if (const AgentHandler* agent = AgentHandlerFor(*res, info.subresource)) {
     if (info.verb != "create") {
-      return RespondStatus(resp, Status(Reason::kMethodNotAllowed, "the tunnel takes POST only"));
+      return RespondStatus(resp,
+                           Status(Reason::kMethodNotAllowed,
+                                  "the " + info.subresource + " subresource takes POST only"));
     }
-    return opts_.tunnel(req, info.name, user, resp);
+    return (*agent)(req, info.name, user, resp);
   }
   if (info.subresource == "log" && HasLog(*res) && opts_.pod_logs && info.verb == "get") {
     auto pod = objects_.Get(*res, info.ns, info.name);

@@ -50,12 +50,13 @@ struct ProxyTarget {
 using ProxyHandler = std::function<void(Request& req, const ProxyTarget& target,
                                         const UserInfo& user, Responder& resp)>;
 
-// Answers an agent's POST to a tunnel subresource (api::Resource::has_tunnel,
-// clusters/NAME/tunnel), after authentication, RBAC (create on
-// {plural}/tunnel) and audit: with 101 and Responder::SwitchProtocols, or
-// an error. `user` is the agent. May block briefly.
-using TunnelHandler = std::function<void(Request& req, const std::string& name,
-                                         const UserInfo& user, Responder& resp)>;
+// Answers an agent's POST to an agent subresource (api::Resource::has_agent:
+// clusters/NAME/tunnel, clusters/NAME/register), after authentication, RBAC
+// (create on {plural}/{subresource}) and audit: for a tunnel with 101 and
+// Responder::SwitchProtocols, or an error. `user` is the agent. May block
+// briefly.
+using AgentHandler = std::function<void(Request& req, const std::string& name, const UserInfo& user,
+                                        Responder& resp)>;
 
 // Answers GET pods/NAME/log (kube's kubelet does, behind kube-apiserver):
 // called after RBAC on pods/log with the pod as stored and the caller;
@@ -88,8 +89,9 @@ struct ApiServerOptions {
   PathHandler extra_paths;  // empty: none
   // Serves the proxy subresources; empty: they are NotFound.
   ProxyHandler proxy;
-  // Serves the tunnel subresources; empty: they are NotFound.
-  TunnelHandler tunnel;
+  // Serve the agent subresources; empty: they are NotFound.
+  AgentHandler tunnel;
+  AgentHandler register_agent;
   // Serves pods/log; empty: it is NotFound.
   PodLogsHandler pod_logs;
   // Serves DELETE of a pod; empty: Objects deletes it.
@@ -148,6 +150,9 @@ class ApiServer {
   };
   Identity Identify(const Request& req) const;
   std::shared_ptr<const api::Resource> ResolveResource(const RequestInfo& info) const;
+  // The handler of agent subresource `subresource` of `res`; null: none.
+  const AgentHandler* AgentHandlerFor(const api::Resource& res,
+                                      const std::string& subresource) const;
 
   // What the server serves: the registry's kinds and the custom ones, their
   // discovery documents, schemas and OpenAPI. Replaced whole when a CRD

@@ -9,6 +9,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/x509v3.h>
 
 #include <algorithm>
@@ -306,6 +307,22 @@ bool KeyMatches(X509* cert, EVP_PKEY* key) {
   bool ok = X509_check_private_key(cert, key) == 1;
   ERR_clear_error();
   return ok;
+}
+
+std::string PublicKeyPin(X509* cert) {
+  unsigned char* der = nullptr;
+  int n = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(cert), &der);
+  if (n <= 0) return "";
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(der, static_cast<size_t>(n), md);
+  OPENSSL_free(der);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string pin = "sha256:";
+  for (unsigned char b : md) {
+    pin += kHex[b >> 4];
+    pin += kHex[b & 15];
+  }
+  return pin;
 }
 
 }  // namespace flotilla::apiserver::certs

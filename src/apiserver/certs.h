@@ -67,6 +67,11 @@ std::vector<std::string> SubjectEntries(X509* cert, int nid);
 
 // True when `cert` chains to `ca` and is valid at `at`.
 bool VerifiesAgainst(X509* cert, X509* ca, TimePoint at);
+// "sha256:" and the hex SHA-256 of the certificate's DER
+// SubjectPublicKeyInfo: the pin `kubeadm join --discovery-token-ca-cert-hash`
+// takes, and `flotilla agent --ca-cert-hash`.
+std::string PublicKeyPin(X509* cert);
+
 // True when `key` is the private half of `cert`'s public key.
 bool KeyMatches(X509* cert, EVP_PKEY* key);
 

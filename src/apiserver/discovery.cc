@@ -9,7 +9,7 @@ namespace {
 const std::vector<std::string> kSubresourceVerbs = {"get", "patch", "update"};
 // kube-apiserver's for nodes/proxy: a proxy takes every method.
 const std::vector<std::string> kProxyVerbs = {"create", "delete", "get", "patch", "update"};
-const std::vector<std::string> kTunnelVerbs = {"create"};
+const std::vector<std::string> kTunnelVerbs = {"create"};  // and register's
 
 json::array LegacyResources(const api::Registry& reg, const std::string& group,
                             const std::string& version) {
@@ -70,11 +70,18 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"kind", r->kind + "ProxyOptions"},
                                  {"verbs", ToJsonArray(kProxyVerbs)}});
     }
-    if (r->has_tunnel) {
+    if (r->has_agent) {
       out.push_back(json::object{{"name", r->plural + "/tunnel"},
                                  {"singularName", ""},
                                  {"namespaced", r->namespaced},
                                  {"kind", r->kind + "TunnelOptions"},
+                                 {"verbs", ToJsonArray(kTunnelVerbs)}});
+      out.push_back(json::object{{"name", r->plural + "/register"},
+                                 {"singularName", ""},
+                                 {"namespaced", r->namespaced},
+                                 {"group", "authentication.k8s.io"},
+                                 {"version", "v1"},
+                                 {"kind", "TokenRequest"},
                                  {"verbs", ToJsonArray(kTunnelVerbs)}});
     }
   }
@@ -131,11 +138,16 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
            {{"group", group}, {"version", version}, {"kind", r->kind + "ProxyOptions"}}},
           {"verbs", ToJsonArray(kProxyVerbs)}});
     }
-    if (r->has_tunnel) {
+    if (r->has_agent) {
       subs.push_back(json::object{
           {"subresource", "tunnel"},
           {"responseKind",
            {{"group", group}, {"version", version}, {"kind", r->kind + "TunnelOptions"}}},
+          {"verbs", ToJsonArray(kTunnelVerbs)}});
+      subs.push_back(json::object{
+          {"subresource", "register"},
+          {"responseKind",
+           {{"group", "authentication.k8s.io"}, {"version", "v1"}, {"kind", "TokenRequest"}}},
           {"verbs", ToJsonArray(kTunnelVerbs)}});
     }
     json::object e{{"resource", r->plural},

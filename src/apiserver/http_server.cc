@@ -2,6 +2,8 @@
 // (http_connection.h) on the shared loop.
 #include "apiserver/http_server.h"
 
+#include <openssl/pem.h>
+
 #include "apiserver/http_async_stream.h"
 #include "apiserver/http_connection.h"
 #include "apiserver/http_internal.h"
@@ -45,6 +47,16 @@ class HttpServerImpl : public HttpServer {
     ssl_ctx_.use_certificate_chain_file(opts_.cert_path, ec);
     if (!ec) ssl_ctx_.use_private_key_file(opts_.key_path, ssl::context::pem, ec);
     if (ec) return Status::Internal("loading serving certificate: " + ec.message());
+    if (!opts_.chain_path.empty()) {
+      BIO* bio = BIO_new_file(opts_.chain_path.c_str(), "r");
+      X509* ca = bio != nullptr ? PEM_read_bio_X509(bio, nullptr, nullptr, nullptr) : nullptr;
+      if (bio != nullptr) BIO_free(bio);
+      bool added = ca != nullptr && SSL_CTX_add0_chain_cert(ssl_ctx_.native_handle(), ca) == 1;
+      if (!added) {
+        X509_free(ca);
+        return Status::Internal("loading the certificate chain " + opts_.chain_path);
+      }
+    }
     if (!opts_.client_ca_path.empty()) {
       ssl_ctx_.load_verify_file(opts_.client_ca_path, ec);
       if (ec) return Status::Internal("loading client CA: " + ec.message());

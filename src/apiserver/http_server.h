@@ -28,6 +28,10 @@ struct HttpServerOptions {
   int port = 0;                     // 0 picks a free port
   std::string cert_path, key_path;  // "" cert_path: plain HTTP
   std::string client_ca_path;       // "" = no client certificates requested
+  // Presented after the serving certificate in the handshake (the CA that
+  // issued it, so that a client holding only a pin of the CA's key can
+  // check the chain: `flotilla agent --ca-cert-hash`); "" = none.
+  std::string chain_path;
   size_t max_body_bytes = 3 * 1024 * 1024;
   // A connection is closed when its TLS handshake takes longer than
   // handshake_timeout_sec, or when no complete request arrives within

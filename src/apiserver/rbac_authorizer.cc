@@ -289,6 +289,13 @@ Status RbacAuthorizer::Admit(const UserInfo& user, const api::Resource& res, con
       if (auto* r = policy_.Role(cluster_role ? "" : role_ns, b.role_ref.name)) rules = *r;
     }
     if (!rules) {
+      // A role written just now may not have reached the policy yet; the
+      // store has it (a controller creates a role, then its binding).
+      auto stored = objects_.Get(cluster_role ? *cluster_roles_ : *roles_,
+                                 cluster_role ? "" : role_ns, b.role_ref.name);
+      if (stored.ok()) rules = rbac::RulesOf(*stored);
+    }
+    if (!rules) {
       return Forbid(res, obj,
                     (cluster_role ? "clusterroles" : "roles") + std::string(".") +
                         std::string(rbac::kGroup) + " " + api::QuoteGo(b.role_ref.name) +

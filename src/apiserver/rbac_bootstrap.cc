@@ -88,7 +88,7 @@ constexpr std::string_view kPolicy = R"json({
              [["rbac.authorization.k8s.io"], ["roles", "rolebindings"],
               ["get", "list", "watch", "update", "patch"]],
              [["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"],
-              ["get", "create", "delete"]],
+              ["get", "create"]],
              [["authentication.k8s.io"], ["tokenreviews"], ["create"]],
              [["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]]]},
   {"name": "system:flotilla:agent-bootstrapper",

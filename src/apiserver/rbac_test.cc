@@ -183,6 +183,8 @@ TEST(BootstrapPolicyTest, ViewCannotReadSecretsEditCanAndAdminManagesRoles) {
 
 // The controllers read and update Roles and RoleBindings (their finalizer,
 // their annotations); they create none, bind nothing, escalate nothing.
+// They create an agent's ClusterRole and ClusterRoleBinding (escalation
+// prevention still holds them to what they hold), and change none.
 TEST(BootstrapPolicyTest, ControllerRoleCannotGrantOrImpersonate) {
   Policy policy = BootstrappedPolicy();
   UserInfo controller{"system:flotilla:federation-controller", "", {"system:authenticated"}};
@@ -193,8 +195,10 @@ TEST(BootstrapPolicyTest, ControllerRoleCannotGrantOrImpersonate) {
   EXPECT_TRUE(can(Resource("watch", "rbac.authorization.k8s.io", "roles", "")));
   EXPECT_TRUE(can(Resource("update", "rbac.authorization.k8s.io", "rolebindings", "ns", "b")));
   EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "rolebindings", "ns")));
-  EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "clusterrolebindings", "")));
+  EXPECT_TRUE(can(Resource("create", "rbac.authorization.k8s.io", "clusterrolebindings", "")));
   EXPECT_FALSE(can(Resource("update", "rbac.authorization.k8s.io", "clusterroles", "", "admin")));
+  EXPECT_FALSE(
+      can(Resource("delete", "rbac.authorization.k8s.io", "clusterrolebindings", "", "admin")));
   EXPECT_FALSE(can(Resource("bind", "rbac.authorization.k8s.io", "roles", "ns", "r")));
   EXPECT_FALSE(can(Resource("escalate", "rbac.authorization.k8s.io", "roles", "ns", "r")));
   EXPECT_FALSE(can(Resource("impersonate", "", "users", "", "flotilla-admin")));

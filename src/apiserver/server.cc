@@ -100,6 +100,7 @@ Status Server::StartApi() {
   api_opts.extra_paths = opts_.extra_paths;
   api_opts.proxy = opts_.proxy;
   api_opts.tunnel = opts_.tunnel;
+  api_opts.register_agent = opts_.register_agent;
   api_opts.pod_logs = opts_.pod_logs;
   api_opts.pod_delete = opts_.pod_delete;
   api_opts.controller_groups = opts_.controller_groups;
@@ -122,6 +123,7 @@ Status Server::StartHttp() {
   http_opts.cert_path = pki_.serving_cert_path;
   http_opts.key_path = pki_.serving_key_path;
   http_opts.client_ca_path = pki_.ca_cert_path;
+  http_opts.chain_path = pki_.ca_cert_path;
   http_opts.max_stream_buffer_bytes = opts_.watch_buffer_bytes;
   http_opts.http2 = opts_.http2;
   http_opts.http2_max_streams = opts_.http2_max_streams;

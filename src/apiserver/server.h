@@ -36,7 +36,8 @@ struct ServerOptions {
   Duration event_ttl = std::chrono::hours(1);
   PathHandler extra_paths;      // see ApiServerOptions
   ProxyHandler proxy;           // see ApiServerOptions
-  TunnelHandler tunnel;         // see ApiServerOptions
+  AgentHandler tunnel;          // see ApiServerOptions
+  AgentHandler register_agent;  // see ApiServerOptions
   PodLogsHandler pod_logs;      // see ApiServerOptions
   PodDeleteHandler pod_delete;  // see ApiServerOptions
   // Keys under side_prefix live in side_store instead of the durable store

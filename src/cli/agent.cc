@@ -3,6 +3,9 @@
 // docs/federation.md "Members behind NAT: the agent").
 #include "federation/cluster/agent.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -12,6 +15,7 @@
 #include "cli/federation_flags.h"
 #include "cli/signals.h"
 #include "federation/cluster/join.h"
+#include "federation/cluster/registration.h"
 
 namespace flotilla::cli {
 namespace {
@@ -21,8 +25,54 @@ namespace cluster = federation::cluster;
 struct AgentFlags {
   FederationFlags fed;
   std::string cluster_kubeconfig, cluster_context, labels;
+  std::string data_dir = "flotilla-agent";
+  cluster::BootstrapOptions boot;
   cluster::AgentOptions opts;
 };
+
+// How the agent reaches the federation, and as whom.
+struct FederationAccess {
+  client::RestConfig config;
+  std::string identity;    // the kubeconfig of the agent's own identity, if it has one
+  bool registers = false;  // whether the agent creates its Cluster itself
+};
+
+// The identity the agent keeps in DATA_DIR/NAME/kubeconfig; else a new one
+// registered with the bootstrap token (and kept there); else the
+// federation kubeconfig's credentials, with which it registers its Cluster.
+StatusOr<FederationAccess> ResolveFederationAccess(const AgentFlags& flags) {
+  const std::string& name = flags.opts.name;
+  FederationAccess access;
+  access.identity = (std::filesystem::path(flags.data_dir) / name / "kubeconfig").string();
+  if (std::filesystem::exists(access.identity)) {
+    client::KubeconfigLoadOptions load;
+    load.explicit_path = access.identity;
+    FLOTILLA_ASSIGN_OR_RETURN(access.config, client::LoadRestConfig(load));
+    spdlog::info("cluster {}: connecting as the identity kept in {}{}", name, access.identity,
+                 flags.boot.token.empty() ? "" : " (--token is not needed again)");
+    return access;
+  }
+  if (!flags.boot.token.empty()) {
+    if (flags.boot.server.empty() || flags.boot.ca_cert_hash.empty()) {
+      return Status::BadRequest(
+          "--token needs --federation-server and --ca-cert-hash (kubectl flotilla "
+          "register-token create prints the command)");
+    }
+    FLOTILLA_ASSIGN_OR_RETURN(access.config, cluster::RegisterWithToken(flags.opts, flags.boot));
+    FLOTILLA_RETURN_IF_ERROR(client::WriteKubeconfig(
+        access.identity, "flotilla", access.config.server, access.config.ca_pem,
+        cluster::AgentServiceAccount(name), {.token = access.config.token}));
+    ::chmod(std::filesystem::path(access.identity).parent_path().c_str(), 0700);
+    spdlog::info(
+        "cluster {}: registered with bootstrap token {}; the agent's identity is kept in {}", name,
+        flags.boot.token.substr(0, flags.boot.token.find('.')), access.identity);
+    return access;
+  }
+  access.identity.clear();
+  FLOTILLA_ASSIGN_OR_RETURN(access.config, FederationConfig(flags.fed));
+  access.registers = true;
+  return access;
+}
 
 int RunAgent(AgentFlags flags) {
   auto labels = cluster::ParseLabels(flags.labels);
@@ -30,17 +80,20 @@ int RunAgent(AgentFlags flags) {
     return Fail(Status(labels.status().reason(), "--labels: " + labels.status().message()));
   }
   flags.opts.labels = *labels;
-  auto fed = FederationConfig(flags.fed);
-  if (!fed.ok()) return Fail(fed.status());
-  flags.opts.federation = *fed;
   auto member_config = MemberConfig(flags.cluster_kubeconfig, flags.cluster_context);
   if (!member_config.ok()) return Fail(member_config.status());
   flags.opts.member = *member_config;
+  auto fed = ResolveFederationAccess(flags);
+  if (!fed.ok()) return Fail(fed.status());
+  flags.opts.federation = fed->config;
   BlockTerminationSignals();
   auto agent = cluster::Agent::Create(flags.opts);
   if (!agent.ok()) return Fail(agent.status());
-  if (Status registered = (*agent)->Register(); !registered.ok()) return Fail(registered);
-  spdlog::info("cluster {}: registered; connecting to {}", flags.opts.name, fed->server);
+  if (fed->registers) {
+    if (Status registered = (*agent)->Register(); !registered.ok()) return Fail(registered);
+    spdlog::info("cluster {}: registered", flags.opts.name);
+  }
+  spdlog::info("cluster {}: connecting to {}", flags.opts.name, fed->config.server);
   Status ended;
   std::thread run([&] { ended = (*agent)->Run(); });
   std::thread signals([&] {
@@ -51,6 +104,13 @@ int RunAgent(AgentFlags flags) {
   if (!ended.ok()) {
     // A refusal ends the agent: nothing waits for a signal any more.
     signals.detach();
+    if (ended.Is(Reason::kUnauthorized) && !fed->identity.empty()) {
+      return Fail(Status(ended.reason(),
+                         ended.message() + "; the agent's identity in " + fed->identity +
+                             " is no longer valid (revoked, or its Cluster deleted): remove " +
+                             std::filesystem::path(fed->identity).parent_path().string() +
+                             " and register again with a new bootstrap token"));
+    }
     return Fail(ended);
   }
   signals.join();
@@ -67,8 +127,22 @@ void AddAgentCommand(CLI::App& app) {
       "a tunnel to the federation open");
   cmd->add_option("--name", flags->opts.name, "The member cluster's name in the federation")
       ->required();
+  cmd->add_option("--federation-server", flags->boot.server,
+                  "The federation's URL, to register with --token");
+  cmd->add_option("--token", flags->boot.token,
+                  "A bootstrap token (kubectl flotilla register-token create) to register "
+                  "with, once: the agent then keeps an identity of its own in --data-dir");
+  cmd->add_option("--ca-cert-hash", flags->boot.ca_cert_hash,
+                  "sha256:HEX, the pin of the federation CA's public key: the CA the "
+                  "federation presents is trusted only if it matches");
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "Where the agent keeps the identity it registered with (DIR/NAME/kubeconfig); "
+                  "restarted with it, it reconnects without a token")
+      ->capture_default_str();
   cmd->add_option("--federation-kubeconfig", flags->fed.kubeconfig,
-                  "The federation's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)");
+                  "Without --token or a kept identity: the federation's kubeconfig, whose "
+                  "credentials register the Cluster and open the tunnel (default: $KUBECONFIG, "
+                  "else ~/.kube/config)");
   cmd->add_option("--federation-context", flags->fed.context,
                   "The context of the federation's kubeconfig to use");
   cmd->add_option("--cluster-kubeconfig", flags->cluster_kubeconfig,

@@ -19,6 +19,9 @@ void AddJoinCommands(CLI::App& app);
 // agent: a member the federation cannot dial, connected through a tunnel
 // it opens (agent.cc).
 void AddAgentCommand(CLI::App& app);
+// register-token create|list|delete: the bootstrap tokens agents register
+// with (register_token.cc).
+void AddRegisterTokenCommand(CLI::App& app);
 // status and clusters: the federation at a glance; explain: why an object
 // is where it is (status.cc).
 void AddStatusCommands(CLI::App& app);

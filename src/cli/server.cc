@@ -27,6 +27,7 @@
 #include "federation/cluster/cluster_controller.h"
 #include "federation/cluster/member_pods.h"
 #include "federation/cluster/proxy.h"
+#include "federation/cluster/registration.h"
 #include "federation/cluster/tunnel.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
@@ -276,6 +277,11 @@ int RunServer(ServerFlags& flags) {
                                   const apiserver::UserInfo& user, apiserver::Responder& resp) {
     tunnels->Serve(req, name, user, resp);
   };
+  // Agents registering with bootstrap tokens (federation/cluster/registration.h).
+  auto registrar = std::make_shared<federation::cluster::AgentRegistrar>();
+  flags.server.register_agent =
+      [registrar](apiserver::Request& req, const std::string& name, const apiserver::UserInfo& user,
+                  apiserver::Responder& resp) { registrar->Serve(req, name, user, resp); };
   auto& cluster_options =
       flags.federation.parts.Mutable<federation::cluster::ClusterControllerOptions>();
   cluster_options.tunnels = tunnels.get();
@@ -312,6 +318,12 @@ int RunServer(ServerFlags& flags) {
       (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
   proxy->Start(*admin);
   tunnels->Start(*admin);
+  registrar->Start(*admin);
+  // The rechecks use `admin`: they end before it does, however this returns.
+  struct StopTunnels {
+    federation::cluster::Tunnels& t;
+    ~StopTunnels() { t.Stop(); }
+  } stop_tunnels{*tunnels};
   std::optional<federation::cluster::MemberPods> member_pods;
   if (pods_view != nullptr) {
     member_pods.emplace(pods_view, RealClock(), cluster_options.member_http2, tunnels.get());
@@ -410,6 +422,10 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   AddDurationOption(cmd, "--tunnel-keepalive", &flags.tunnels.keepalive, "10s",
                     "How often the federation PINGs each agent's tunnel; a PING unanswered "
                     "until the next closes the tunnel")
+      ->group("Federation");
+  AddDurationOption(cmd, "--tunnel-recheck", &flags.tunnels.recheck, "30s",
+                    "How often the token each agent's tunnel was opened with is reviewed "
+                    "again; a token revoked or expired since closes the tunnel")
       ->group("Federation");
   cmd.add_option("--member-burst", cluster.member_burst,
                  "Burst above --member-qps of the federation's requests to each member")

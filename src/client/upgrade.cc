@@ -1,6 +1,8 @@
 // DialUpgrade (upgrade.h).
 #include "client/upgrade.h"
 
+#include <openssl/pem.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
@@ -50,8 +52,8 @@ struct Dial {
   bool timed_out = false;
 };
 
-net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<http::empty_body> req,
-                                       Duration timeout) {
+// Bounds the dial by `timeout` from now: past it, the socket is closed.
+void Arm(const std::shared_ptr<Dial>& d, Duration timeout) {
   d->timer.expires_after(timeout);
   d->timer.async_wait([d](error_code ec) {
     if (ec) return;
@@ -60,10 +62,16 @@ net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<ht
     d->resolver.cancel();
     d->stream->next_layer().close(ignored);
   });
-  struct CancelTimer {
-    Dial& d;
-    ~CancelTimer() { d.timer.cancel(); }
-  } cancel{*d};
+}
+
+struct CancelTimer {
+  Dial& d;
+  ~CancelTimer() { d.timer.cancel(); }
+};
+
+// Resolves, connects and shakes hands as HTTP/1.1 (h2 is not offered: an
+// Upgrade is HTTP/1.1's).
+net::awaitable<Status> Connect(std::shared_ptr<Dial> d) {
   const Endpoint& ep = d->endpoint;
   auto [resolve_ec, addresses] =
       co_await d->resolver.async_resolve(ep.host, ep.port, kAwaitUpgrade);
@@ -75,14 +83,19 @@ net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<ht
   d->stream->next_layer().set_option(tcp::no_delay(true), ec);
   d->stream->next_layer().set_option(net::socket_base::keep_alive(true), ec);
   PrepareTls(d->stream->native_handle(), ep);
-  // Upgrade is HTTP/1.1's: h2 is not offered.
   http2::OfferAlpn(d->stream->native_handle(), false);
   auto [tls_ec] = co_await d->stream->async_handshake(ssl::stream_base::client, kAwaitUpgrade);
   bool verify_failed = false;
-  Status handshake = HandshakeResult(
+  co_return HandshakeResult(
       d->stream->native_handle(), ep,
       tls_ec ? DialFailed("TLS handshake", tls_ec, d->timed_out) : Status::Ok(), &verify_failed);
-  if (!handshake.ok()) co_return handshake;
+}
+
+net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<http::empty_body> req,
+                                       Duration timeout) {
+  Arm(d, timeout);
+  CancelTimer cancel{*d};
+  if (Status connected = co_await Connect(d); !connected.ok()) co_return connected;
   auto [write_ec, written] = co_await http::async_write(*d->stream, req, kAwaitUpgrade);
   if (write_ec) co_return DialFailed("sending the upgrade request", write_ec, d->timed_out);
   boost::beast::flat_buffer buffer;
@@ -105,11 +118,41 @@ net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<ht
   co_return out;
 }
 
-net::awaitable<void> RunInto(std::shared_ptr<Dial> d, http::request<http::empty_body> req,
-                             Duration timeout,
-                             std::shared_ptr<std::promise<StatusOr<Switched>>> result) {
-  StatusOr<Switched> out = co_await Run(d, std::move(req), timeout);
-  result->set_value(std::move(out));
+// The certificates the server presented, PEM, leaf first.
+net::awaitable<StatusOr<std::vector<std::string>>> Chain(std::shared_ptr<Dial> d,
+                                                         Duration timeout) {
+  Arm(d, timeout);
+  CancelTimer cancel{*d};
+  if (Status connected = co_await Connect(d); !connected.ok()) co_return connected;
+  std::vector<std::string> pems;
+  STACK_OF(X509)* chain = SSL_get_peer_cert_chain(d->stream->native_handle());
+  for (int i = 0; chain != nullptr && i < sk_X509_num(chain); ++i) {
+    BIO* bio = BIO_new(BIO_s_mem());
+    PEM_write_bio_X509(bio, sk_X509_value(chain, i));
+    char* data = nullptr;
+    long n = BIO_get_mem_data(bio, &data);
+    pems.emplace_back(data, static_cast<size_t>(n));
+    BIO_free(bio);
+  }
+  error_code ignored;
+  d->stream->next_layer().close(ignored);
+  co_return pems;
+}
+
+// Runs `task` on the dial's strand and waits for its result.
+template <typename T>
+StatusOr<T> RunDial(const std::shared_ptr<Dial>& dial, net::awaitable<StatusOr<T>> task) {
+  auto result = std::make_shared<std::promise<StatusOr<T>>>();
+  auto future = result->get_future();
+  net::co_spawn(
+      dial->strand,
+      [](net::awaitable<StatusOr<T>> t, std::shared_ptr<std::promise<StatusOr<T>>> r)
+          -> net::awaitable<void> { r->set_value(co_await std::move(t)); }(std::move(task), result),
+      [result](std::exception_ptr e) {
+        if (e) result->set_value(Status::Internal("dialling failed"));
+      });
+  ScopedBlocking blocking;
+  return future.get();
 }
 
 }  // namespace
@@ -130,14 +173,17 @@ StatusOr<Switched> DialUpgrade(const RestConfig& config, const std::string& meth
   if (!config.token.empty()) req.set(http::field::authorization, "Bearer " + config.token);
   req.content_length(0);
   auto dial = std::make_shared<Dial>(std::move(tls), std::move(ep));
-  auto result = std::make_shared<std::promise<StatusOr<Switched>>>();
-  auto future = result->get_future();
-  net::co_spawn(dial->strand, RunInto(dial, std::move(req), timeout, result),
-                [result](std::exception_ptr e) {
-                  if (e) result->set_value(Status::Internal("dialling the upgrade failed"));
-                });
-  ScopedBlocking blocking;
-  return future.get();
+  return RunDial(dial, Run(dial, std::move(req), timeout));
+}
+
+StatusOr<std::vector<std::string>> PeerCertificates(const RestConfig& config, Duration timeout) {
+  RestConfig unverified = config;
+  unverified.insecure = true;
+  unverified.ca_pem.clear();
+  FLOTILLA_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(unverified));
+  FLOTILLA_ASSIGN_OR_RETURN(auto tls, MakeTlsContext(unverified));
+  auto dial = std::make_shared<Dial>(std::move(tls), std::move(ep));
+  return RunDial(dial, Chain(dial, timeout));
 }
 
 }  // namespace flotilla::client

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/http2.h"
@@ -29,5 +30,11 @@ struct Switched {
 StatusOr<Switched> DialUpgrade(const RestConfig& config, const std::string& method,
                                const std::string& path, const std::string& protocol,
                                Duration timeout);
+
+// The certificates config.server presents in its TLS handshake, PEM, leaf
+// first, taken without verifying them (its CA is what the caller does not
+// know yet: it checks them against a pin, as `flotilla agent --ca-cert-hash`
+// does). Nothing is sent.
+StatusOr<std::vector<std::string>> PeerCertificates(const RestConfig& config, Duration timeout);
 
 }  // namespace flotilla::client

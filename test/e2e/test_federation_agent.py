@@ -15,11 +15,20 @@ federation to the member travels. With the real kubectl:
   while the first serves; the agent killed and started again with the same
   command reconnects as the same cluster; deleting the Cluster ends the
   agent with the federation's 404; an agent whose credentials may not
-  create Clusters is refused (403) and registers nothing.
+  create Clusters is refused (403) and registers nothing;
+- registration with a bootstrap token (`kubectl flotilla register-token
+  create`): the agent gets an identity of its own (the ServiceAccount
+  flotilla-system/agent-NAME) kept in its data directory, reconnects with
+  it after the token is gone, may not open another cluster's tunnel (403);
+  deleting its ServiceAccount closes the tunnel and ends the agent (401);
+  a bad, expired or deleted token is 401 with the reason, a wrong CA pin
+  is refused before the token is sent, and nothing is registered.
 """
 
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import uuid
@@ -27,22 +36,24 @@ import uuid
 import pytest
 
 from conftest import FLOTILLA_BINARY, KUBECTL, stop_process, wait_for
-from federation import (FAST_FED_ARGS, SLOW, Federation, Member, cluster, plan, replicaset,
-                        ready_is)
+from federation import (FAST_FED_ARGS, SLOW, Federation, Member, cluster, plan, plugin,
+                        replicaset, ready_is)
 
 MEMBER_ARGS = ["--nodes", "2", "--node-cpu", "20", "--pod-startup", "100ms"]
 # The federation PINGs a tunnel every second; an agent that hears nothing
 # for 3 s redials, at most 2 s apart.
-FED_ARGS = FAST_FED_ARGS + ["--tunnel-keepalive", "1s"]
+FED_ARGS = FAST_FED_ARGS + ["--tunnel-keepalive", "1s", "--tunnel-recheck", "1s"]
 AGENT_ARGS = ["--silence-timeout", "3s", "--max-backoff", "2s"]
 
 
 class Agent:
     """A `flotilla agent` process; `netns`: run it in that namespace."""
 
-    def __init__(self, fed, member, name, kubeconfig=None, netns=None, args=AGENT_ARGS):
-        self.argv = [FLOTILLA_BINARY, "agent", "--name", name,
-                     "--federation-kubeconfig", kubeconfig or fed.server.kubeconfig,
+    def __init__(self, fed, member, name, kubeconfig=None, netns=None, args=AGENT_ARGS,
+                 federation_args=None):
+        if federation_args is None:
+            federation_args = ["--federation-kubeconfig", kubeconfig or fed.server.kubeconfig]
+        self.argv = [FLOTILLA_BINARY, "agent", "--name", name, *federation_args,
                      "--cluster-kubeconfig", member.kubeconfig, *args]
         if netns:
             self.argv = ["ip", "netns", "exec", netns, *self.argv]
@@ -287,3 +298,121 @@ def test_an_agent_without_the_right_to_register_is_refused(fed):
     assert agent.wait_exit() == 1
     assert "forbidden" in agent.output().lower()
     assert fed.kubectl("get", "cluster", "edge", check=False).returncode != 0
+
+
+def register_token(fed, *args):
+    """`kubectl flotilla register-token create ARGS`: the token and the
+    agent's federation flags from the command it prints."""
+    out = plugin(fed, "register-token", "create", *args).stdout
+    token = re.search(r"--token ([a-z0-9]{6}\.[a-z0-9]{16})", out).group(1)
+    server = re.search(r"--federation-server (\S+)", out).group(1)
+    pin = re.search(r"--ca-cert-hash (sha256:[0-9a-f]{64})", out).group(1)
+    assert f"Bootstrap token {token}" in out
+    return token, ["--federation-server", server, "--token", token, "--ca-cert-hash", pin]
+
+
+def token_agent(fed, member, name, flags, data_dir):
+    return start_agent(fed, member, name,
+                       federation_args=[*flags, "--data-dir", str(data_dir)])
+
+
+def test_an_agent_registers_with_a_bootstrap_token_and_keeps_its_own_identity(fed, tmp_path):
+    member = loopback_member(fed, "edge")
+    token, flags = register_token(fed, "--ttl", "10m", "--name", "edge")
+    data = tmp_path / "agent-data"
+    agent = token_agent(fed, member, "edge", flags, data)
+    agent_cluster_ready(fed, "edge")
+    identity = data / "edge" / "kubeconfig"
+    assert oct(identity.stat().st_mode & 0o777) == "0o600"
+    assert token not in identity.read_text()
+    # Its identity: a ServiceAccount owned by the Cluster, and RBAC for its
+    # own cluster only.
+    sa = json.loads(fed.kubectl("get", "sa", "-n", "flotilla-system", "agent-edge",
+                                "-o", "json").stdout)
+    assert sa["metadata"]["ownerReferences"][0]["name"] == "edge"
+    as_agent = ["--kubeconfig", str(identity)]
+    assert fed.kubectl(*as_agent, "auth", "can-i", "create", "clusters/edge",
+                       "--subresource=tunnel").stdout.strip() == "yes"
+    for other in (["create", "clusters/cloud", "--subresource=tunnel"],
+                  ["get", "clusters/cloud"], ["create", "clusters"], ["list", "secrets", "-A"]):
+        assert fed.kubectl(*as_agent, "auth", "can-i", *other,
+                           check=False).stdout.strip() == "no", other
+
+    fed.create_namespace("shop")
+    fed.create(replicaset("web", 2), "shop")
+    fed.wait_layout("shop", "web", {"edge": 2})
+
+    # The token gone, the agent restarted with the same command reconnects
+    # with the identity it keeps.
+    assert token.split(".")[0] in plugin(fed, "register-token", "list").stdout
+    plugin(fed, "register-token", "delete", token)
+    assert token.split(".")[0] not in plugin(fed, "register-token", "list").stdout
+    agent.kill9()
+    fed.wait_not_ready("edge")
+    agent = token_agent(fed, member, "edge", flags, data)
+    agent_cluster_ready(fed, "edge")
+    wait_for(lambda: "connecting as the identity kept in" in agent.output(), "identity reused")
+    fed.wait_layout("shop", "web", {"edge": 2})
+
+    # Its identity used for another cluster's name: 403, nothing served.
+    stolen = tmp_path / "stolen"
+    (stolen / "cloud").mkdir(parents=True)
+    (stolen / "cloud" / "kubeconfig").write_text(identity.read_text())
+    thief = token_agent(fed, member, "cloud", flags, stolen)
+    assert thief.wait_exit() == 1
+    assert 'cannot create resource "clusters/tunnel"' in thief.output()
+
+    # Revoked: the ServiceAccount deleted closes the tunnel; the agent's
+    # next dial is 401 and it ends, saying what to do.
+    fed.kubectl("delete", "sa", "-n", "flotilla-system", "agent-edge")
+    assert agent.wait_exit() == 1
+    assert "is no longer valid" in agent.output()
+    fed.wait_not_ready("edge")
+
+    # Registered again with a new token: the same Cluster, a new identity.
+    shutil.rmtree(data)
+    _, flags = register_token(fed)
+    token_agent(fed, member, "edge", flags, data)
+    agent_cluster_ready(fed, "edge")
+    fed.wait_layout("shop", "web", {"edge": 2})
+
+
+def test_bad_expired_and_misused_bootstrap_tokens_register_nothing(fed, tmp_path):
+    member = loopback_member(fed, "edge")
+    token, flags = register_token(fed, "--ttl", "2s", "--description", "short")
+    listed = plugin(fed, "register-token", "list").stdout
+    assert token.split(".")[0] in listed and "short" in listed
+
+    def refused(flags, name="edge"):
+        agent = token_agent(fed, member, name, flags, tmp_path / uuid.uuid4().hex)
+        assert agent.wait_exit() == 1
+        assert fed.kubectl("get", "cluster", name, check=False).returncode != 0
+        return agent.output()
+
+    # A wrong CA pin: refused before the token is sent.
+    wrong_pin = flags[:-1] + ["sha256:" + "0" * 64]
+    assert "presents no CA certificate whose public key is sha256:000" in refused(wrong_pin)
+    # A token no Secret holds.
+    bad = [f if f != token else "abcdef.0123456789abcdef" for f in flags]
+    assert "Unauthorized: invalid bootstrap token" in refused(bad)
+    # Expired.
+    wait_for(lambda: "(expired)" in plugin(fed, "register-token", "list").stdout,
+             "the token expired", timeout=SLOW)
+    assert f"bootstrap token {token.split('.')[0]} expired at" in refused(flags)
+
+    # A cluster registered already, and one joined directly, are not
+    # taken over by another token.
+    _, good = register_token(fed)
+    token_agent(fed, member, "edge", good, tmp_path / "first")
+    agent_cluster_ready(fed, "edge")
+    second = token_agent(fed, member, "edge", good, tmp_path / "second")
+    assert second.wait_exit() == 1
+    assert 'cluster "edge" is registered already' in second.output()
+    fed.add_member("cloud", {}, MEMBER_ARGS)
+    direct = token_agent(fed, member, "cloud", good, tmp_path / "third")
+    assert direct.wait_exit() == 1
+    assert "joined to the federation directly" in direct.output()
+    # A viewer may not make tokens.
+    viewer = plugin(fed, "register-token", "create", "--kubeconfig",
+                    fed.server.readonly_kubeconfig, check=False)
+    assert viewer.returncode == 1 and "forbidden" in viewer.stderr

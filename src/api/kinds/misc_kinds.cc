@@ -132,7 +132,7 @@ Resource ClusterResource() {
                             "io.flotilla.federation.v1beta1.Cluster");
   r.has_status = true;
   r.has_proxy = true;
-  r.has_tunnel = true;
+  r.has_agent = true;
   r.validate_fn = ValidateCluster;
   r.columns = {
       NameColumn(),

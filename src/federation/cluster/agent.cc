@@ -4,8 +4,10 @@
 #include <random>
 
 #include "api/views.h"
+#include "apiserver/certs.h"
 #include "apiserver/responses.h"
 #include "base/log.h"
+#include "client/response_decoder.h"
 #include "client/rest_client.h"
 #include "client/upgrade.h"
 #include "federation/cluster/forward.h"
@@ -70,6 +72,64 @@ json::object AgentCluster(const AgentOptions& opts) {
 }
 
 }  // namespace
+
+StatusOr<std::string> DiscoverFederationCa(const BootstrapOptions& boot) {
+  const std::string& pin = boot.ca_cert_hash;
+  bool well_formed = pin.size() == 7 + 64 && pin.starts_with("sha256:") &&
+                     pin.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+  if (!well_formed) {
+    return Status::BadRequest(
+        "--ca-cert-hash must be sha256: and 64 lower-case hex digits, not \"" + pin + "\"");
+  }
+  client::RestConfig config;
+  config.server = boot.server;
+  FLOTILLA_ASSIGN_OR_RETURN(std::vector<std::string> pems,
+                            client::PeerCertificates(config, boot.timeout));
+  std::vector<apiserver::certs::X509Ptr> chain;
+  for (const std::string& pem : pems) {
+    FLOTILLA_ASSIGN_OR_RETURN(auto cert, apiserver::certs::CertFromPem(pem));
+    chain.push_back(std::move(cert));
+  }
+  std::string seen;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    std::string its = apiserver::certs::PublicKeyPin(chain[i].get());
+    if (its == pin &&
+        apiserver::certs::VerifiesAgainst(chain.front().get(), chain[i].get(), RealClock().Now())) {
+      return pems[i];
+    }
+    seen += (seen.empty() ? "" : ", ") + its;
+  }
+  return Status::Forbidden("the federation at " + boot.server +
+                           " presents no CA certificate whose public key is " + pin +
+                           " (it presents " + (seen.empty() ? "none" : seen) +
+                           "): a wrong --ca-cert-hash, or not the federation");
+}
+
+StatusOr<client::RestConfig> RegisterWithToken(const AgentOptions& opts,
+                                               const BootstrapOptions& boot) {
+  FLOTILLA_ASSIGN_OR_RETURN(std::string ca, DiscoverFederationCa(boot));
+  client::RestConfig federation;
+  federation.server = boot.server;
+  federation.ca_pem = ca;
+  federation.token = boot.token;
+  client::RestOptions rest{.timeout = boot.timeout, .max_retries = 0};
+  rest.user_agent = "flotilla-agent";
+  FLOTILLA_ASSIGN_OR_RETURN(auto transport, client::NewRestTransport(federation, rest));
+  FLOTILLA_ASSIGN_OR_RETURN(
+      client::ApiResponse answer,
+      transport->Do({.method = "POST",
+                     .path = "/apis/federation/v1beta1/clusters/" + opts.name + "/register",
+                     .body = json::serialize(AgentCluster(opts)),
+                     .content_type = "application/json"}));
+  if (answer.code != 201) return client::ErrorFromResponse(answer.code, answer.body);
+  FLOTILLA_ASSIGN_OR_RETURN(json::object review, ParseJsonObject(answer.body));
+  federation.token = StringAt(review, "status.token");
+  if (federation.token.empty()) {
+    return Status::Internal("the federation registered cluster \"" + opts.name +
+                            "\" but answered with no token");
+  }
+  return federation;
+}
 
 StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions opts) {
   if (opts.name.empty()) return Status::BadRequest("the agent needs the cluster's name");

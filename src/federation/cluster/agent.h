@@ -44,6 +44,30 @@ struct AgentOptions {
   Duration member_timeout = std::chrono::seconds(30);
 };
 
+// Registering with a bootstrap token (registration.h), as `kubeadm join`
+// does: the federation's CA is learnt from its TLS handshake and trusted
+// only when its public key has the pin given, before the token is sent.
+struct BootstrapOptions {
+  std::string server;        // the federation's URL
+  std::string token;         // ID.SECRET (apiserver/bootstrap_token.h)
+  std::string ca_cert_hash;  // "sha256:HEX" (apiserver/certs.h PublicKeyPin)
+  Duration timeout = std::chrono::seconds(10);
+};
+
+// The CA certificate (PEM) among those the server presents whose public key
+// has pin `ca_cert_hash`, once the serving certificate is shown to be
+// issued by it. BadRequest for a malformed pin; Forbidden when no
+// certificate the server presents has it (another federation, or someone
+// between).
+StatusOr<std::string> DiscoverFederationCa(const BootstrapOptions& boot);
+
+// Registers the Cluster of `opts` (its name, labels and placement) with the
+// bootstrap token: how to reach the federation as the agent's own identity
+// (the CA, its ServiceAccount token). The federation's refusal as it came
+// (401 with why, 403, 409).
+StatusOr<client::RestConfig> RegisterWithToken(const AgentOptions& opts,
+                                               const BootstrapOptions& boot);
+
 // Thread-safe.
 class Agent {
  public:

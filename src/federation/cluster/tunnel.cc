@@ -27,7 +27,101 @@ bool HasToken(std::string_view header, std::string_view token) {
   return false;
 }
 
+// The token of an "Authorization: Bearer TOKEN" header; "" for none.
+std::string BearerToken(std::string_view header) {
+  size_t space = header.find(' ');
+  if (space == std::string_view::npos || strncasecmp(header.data(), "bearer", 6) != 0 ||
+      space != 6) {
+    return "";
+  }
+  std::string_view token = header.substr(space + 1);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  return std::string(token.substr(0, token.find(' ')));
+}
+
+const client::ResourceRef kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews", false};
+const client::ResourceRef kSubjectAccessReviews{"authorization.k8s.io", "v1",
+                                                "subjectaccessreviews", false};
+
 }  // namespace
+
+void Tunnels::Start(client::Client& federation) {
+  federation_.store(&federation);
+  MutexLock lock(mu_);
+  if (!rechecks_.joinable() && !stopping_) rechecks_ = std::thread([this] { Recheck(); });
+}
+
+void Tunnels::Stop() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+    cv_.NotifyAll();
+  }
+  if (rechecks_.joinable()) rechecks_.join();
+}
+
+void Tunnels::Recheck() {
+  for (;;) {
+    std::map<std::string, Opener> openers;
+    {
+      MutexLock lock(mu_);
+      ScopedBlocking blocking;
+      if (cv_.WaitFor(lock, opts_.recheck, [&]() REQUIRES(mu_) { return stopping_; })) return;
+      openers = openers_;
+    }
+    client::Client* federation = federation_.load();
+    for (const auto& [name, opener] : openers) {
+      if (opener.token.empty() || !For(name)->Connected()) continue;
+      std::string why = Revoked(*federation, name, opener);
+      if (why.empty()) continue;
+      spdlog::warn("cluster {}: closing the tunnel of agent {}: {}", name, opener.user.name, why);
+      {
+        MutexLock lock(mu_);
+        // Unless another agent opened it anew meanwhile.
+        auto it = openers_.find(name);
+        if (it == openers_.end() || it->second.token != opener.token) continue;
+        openers_.erase(it);
+      }
+      Close(name);
+    }
+  }
+}
+
+std::string Tunnels::Revoked(client::Client& federation, const std::string& name,
+                             const Opener& opener) {
+  auto review = federation.Create(kTokenReviews, "",
+                                  json::object{{"apiVersion", "authentication.k8s.io/v1"},
+                                               {"kind", "TokenReview"},
+                                               {"spec", {{"token", opener.token}}}});
+  // A review that cannot be made now is tried again next time.
+  if (!review.ok()) return "";
+  if (const json::value* ok = Find(*review, "status.authenticated");
+      ok == nullptr || !ok->is_bool() || !ok->as_bool()) {
+    std::string error = StringAt(*review, "status.error");
+    return "its token no longer authenticates" + (error.empty() ? "" : " (" + error + ")");
+  }
+  json::array groups;
+  for (const std::string& g : opener.user.groups) groups.emplace_back(g);
+  auto access = federation.Create(kSubjectAccessReviews, "",
+                                  json::object{{"apiVersion", "authorization.k8s.io/v1"},
+                                               {"kind", "SubjectAccessReview"},
+                                               {"spec",
+                                                {{"user", opener.user.name},
+                                                 {"uid", opener.user.uid},
+                                                 {"groups", std::move(groups)},
+                                                 {"resourceAttributes",
+                                                  {{"group", "federation"},
+                                                   {"resource", "clusters"},
+                                                   {"subresource", "tunnel"},
+                                                   {"verb", "create"},
+                                                   {"name", name}}}}}});
+  if (!access.ok()) return "";
+  if (const json::value* ok = Find(*access, "status.allowed");
+      ok == nullptr || !ok->is_bool() || !ok->as_bool()) {
+    return "it may no longer open the tunnel of cluster \"" + name + "\"";
+  }
+  return "";
+}
 
 std::shared_ptr<client::H2Tunnel> Tunnels::For(const std::string& name) {
   MutexLock lock(mu_);
@@ -75,10 +169,11 @@ void Tunnels::Serve(apiserver::Request& req, const std::string& name,
   }
   std::string who = user.name;
   std::string remote = req.remote;
+  Opener opener{BearerToken(req.Header("authorization")), user};
   Duration keepalive = opts_.keepalive;
   bool switched = resp.SwitchProtocols(
       {{"Upgrade", kTunnelProtocol}, {"Connection", "Upgrade"}},
-      [tunnel, name, who, remote, keepalive](http2::Upgraded up) {
+      [this, tunnel, name, who, remote, keepalive, opener](http2::Upgraded up) {
         Status attached = tunnel->Attach(std::move(up), keepalive, [name, remote] {
           spdlog::info("cluster {}: the agent's tunnel from {} closed", name, remote);
         });
@@ -86,6 +181,10 @@ void Tunnels::Serve(apiserver::Request& req, const std::string& name,
           spdlog::warn("cluster {}: the tunnel from {} refused: {}", name, remote,
                        attached.message());
           return;
+        }
+        {
+          MutexLock lock(mu_);
+          openers_[name] = opener;
         }
         spdlog::info("cluster {}: agent {} connected from {}", name, who, remote);
       });

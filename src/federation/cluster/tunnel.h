@@ -16,6 +16,12 @@
 // The federation PINGs the tunnel every keepalive period and closes it when
 // a PING goes unanswered until the next. A second agent for a cluster whose
 // tunnel is up is refused (409); deleting the Cluster closes its tunnel.
+// Every `recheck` period the bearer token each open tunnel was opened with
+// is reviewed again (TokenReview), and its holder's right to the tunnel
+// (SubjectAccessReview): a token revoked or expired since, a ServiceAccount
+// deleted, a binding removed, closes the tunnel (the agent's next dial then
+// gets the 401 or 403). Client certificates cannot be revoked; their
+// tunnels are not rechecked.
 //
 // One process's tunnels: the federation API server the agent connected to
 // holds its tunnel, and that process's controllers use it.
@@ -26,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "apiserver/api_server.h"
 #include "base/clock.h"
@@ -40,15 +47,20 @@ inline constexpr const char* kTunnelProtocol = "flotilla-tunnel";
 
 struct TunnelOptions {
   Duration keepalive = std::chrono::seconds(10);
+  Duration recheck = std::chrono::seconds(30);
 };
 
 class Tunnels {
  public:
   explicit Tunnels(TunnelOptions opts = {}) : opts_(opts) {}
+  ~Tunnels() { Stop(); }
 
-  // Reads Clusters through `federation` (not owned; must outlive this).
-  // Until then every tunnel request is 503.
-  void Start(client::Client& federation) { federation_.store(&federation); }
+  // Reads Clusters and reviews credentials through `federation` (not
+  // owned; must outlive this, or Stop be called first). Until then every
+  // tunnel request is 503.
+  void Start(client::Client& federation);
+  // Stops the rechecks; the tunnels stay as they are.
+  void Stop();
 
   // The tunnel of cluster `name`, connected or not; the same object for
   // the name for the life of this.
@@ -63,10 +75,23 @@ class Tunnels {
              apiserver::Responder& resp);
 
  private:
+  // Who opened a cluster's tunnel, with what bearer token ("" for none).
+  struct Opener {
+    std::string token;
+    apiserver::UserInfo user;
+  };
+  void Recheck();
+  // Why `opener` may no longer hold the tunnel of `name`; "" when it may.
+  std::string Revoked(client::Client& federation, const std::string& name, const Opener& opener);
+
   const TunnelOptions opts_;
   std::atomic<client::Client*> federation_{nullptr};
   Mutex mu_;
+  CondVar cv_;
   std::map<std::string, std::shared_ptr<client::H2Tunnel>> tunnels_ GUARDED_BY(mu_);
+  std::map<std::string, Opener> openers_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::thread rechecks_;
 };
 
 }  // namespace flotilla::federation::cluster

@@ -13,11 +13,14 @@
 #include <thread>
 
 #include "api/views.h"
+#include "apiserver/bootstrap_token.h"
+#include "apiserver/certs.h"
 #include "client/client_test_util.h"
 #include "client/rest_client.h"
 #include "client/upgrade.h"
 #include "federation/cluster/agent.h"
 #include "federation/cluster/member_access.h"
+#include "federation/cluster/registration.h"
 #include "federation/common/names.h"
 #include "runtime/test_util.h"
 
@@ -38,9 +41,15 @@ class TunnelTest : public ::testing::Test {
                                const apiserver::UserInfo& user, apiserver::Responder& resp) {
             tunnels_.Serve(req, name, user, resp);
           };
+          opts.register_agent = [this](apiserver::Request& req, const std::string& name,
+                                       const apiserver::UserInfo& user,
+                                       apiserver::Responder& resp) {
+            registrar_.Serve(req, name, user, resp);
+          };
         }) {
     fed_client_ = fed_.InProcess();
     tunnels_.Start(*fed_client_);
+    registrar_.Start(*fed_client_);
   }
   ~TunnelTest() override {
     StopAgent();
@@ -84,7 +93,9 @@ class TunnelTest : public ::testing::Test {
   }
 
   TestCluster member_;
-  Tunnels tunnels_{TunnelOptions{.keepalive = std::chrono::milliseconds(100)}};
+  Tunnels tunnels_{TunnelOptions{.keepalive = std::chrono::milliseconds(100),
+                                 .recheck = std::chrono::milliseconds(100)}};
+  AgentRegistrar registrar_;
   TestCluster fed_;
   std::unique_ptr<client::Client> fed_client_;
   std::unique_ptr<Agent> agent_;
@@ -252,6 +263,92 @@ TEST_F(TunnelTest, WithoutItsAgentTheMemberIsUnreachableAndADeletedClusterEndsTh
   tunnels_.Close("edge");
   run_.join();
   EXPECT_TRUE(ended_.Is(Reason::kNotFound)) << ended_.ToString();
+}
+
+TEST_F(TunnelTest, ABootstrapTokenRegistersAnAgentWithAnIdentityOfItsOwnUntilRevoked) {
+  apiserver::BootstrapTokenSpec spec{.token = apiserver::NewBootstrapToken(),
+                                     .extra_groups = {"system:bootstrappers:flotilla:agent"}};
+  ASSERT_TRUE(
+      fed_client_->Create(kSecrets, "kube-system", apiserver::BootstrapTokenSecret(spec)).ok());
+  auto ca = apiserver::certs::CertFromPem(fed_.AdminConfig().ca_pem);
+  ASSERT_TRUE(ca.ok());
+  BootstrapOptions boot{.server = fed_.AdminConfig().server,
+                        .token = spec.token.String(),
+                        .ca_cert_hash = apiserver::certs::PublicKeyPin(ca->get())};
+
+  // A pin of another key: refused before the token goes anywhere.
+  BootstrapOptions wrong = boot;
+  wrong.ca_cert_hash = "sha256:" + std::string(64, '0');
+  auto refused = RegisterWithToken(Options(), wrong);
+  EXPECT_TRUE(refused.status().Is(Reason::kForbidden)) << refused.status().ToString();
+  wrong.ca_cert_hash = "md5:00";
+  EXPECT_TRUE(RegisterWithToken(Options(), wrong).status().Is(Reason::kBadRequest));
+  EXPECT_TRUE(fed_client_->Get(kClusters, "", "edge").status().Is(Reason::kNotFound));
+
+  // What the registration refuses, with the bootstrap token's own rights.
+  client::RestConfig as_token = fed_.AdminConfig();
+  as_token.client_cert_pem.clear();
+  as_token.client_key_pem.clear();
+  as_token.token = boot.token;
+  auto transport = client::NewRestTransport(as_token);
+  ASSERT_TRUE(transport.ok());
+  const std::string register_path = "/apis/federation/v1beta1/clusters/edge/register";
+  for (const auto& [body, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{not json", "is not a Cluster"},
+           {R"({"kind": "Secret"})", "is a Secret, not a Cluster"},
+           {R"({"metadata": {"name": "cloud"}})", "as its path says"},
+           {R"({"spec": {"secretRef": {"name": "x"}}})", "has no secretRef"},
+           {R"({"spec": {"connection": "Direct"}})", "not Direct"},
+           {R"({"spec": {"taints": []}})", "not spec.taints"}}) {
+    auto answer = (*transport)
+                      ->Do({.method = "POST",
+                            .path = register_path,
+                            .body = body,
+                            .content_type = "application/json"});
+    ASSERT_TRUE(answer.ok());
+    EXPECT_EQ(answer->code, 400) << body << ": " << answer->body;
+    EXPECT_NE(answer->body.find(says), std::string::npos) << answer->body;
+  }
+  // The token opens no tunnel and reads no Cluster.
+  auto tunnel =
+      client::DialUpgrade(as_token, "POST", kTunnelPath, kTunnelProtocol, std::chrono::seconds(10));
+  EXPECT_TRUE(tunnel.status().Is(Reason::kForbidden)) << tunnel.status().ToString();
+
+  auto identity = RegisterWithToken(Options(), boot);
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  EXPECT_EQ(identity->ca_pem, fed_.AdminConfig().ca_pem);
+  EXPECT_NE(identity->token, boot.token);
+  auto cluster = fed_client_->Get(kClusters, "", "edge");
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_TRUE(api::ClusterView(*cluster).via_agent());
+  EXPECT_EQ(api::ClusterView(*cluster).label("site"), "edge");
+  // Once only: the cluster has an agent.
+  auto again = RegisterWithToken(Options(), boot);
+  EXPECT_TRUE(again.status().Is(Reason::kConflict)) << again.status().ToString();
+
+  // The agent's own identity opens its tunnel, and no other cluster's.
+  AgentOptions opts = Options();
+  opts.federation = *identity;
+  auto agent = Agent::Create(opts);
+  ASSERT_TRUE(agent.ok());
+  agent_ = std::move(*agent);
+  run_ = std::thread([this] { ended_ = agent_->Run(); });
+  ASSERT_TRUE(Eventually([&] { return tunnels_.For("edge")->Connected(); }));
+  EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
+  auto other =
+      client::DialUpgrade(*identity, "POST", "/apis/federation/v1beta1/clusters/cloud/tunnel",
+                          kTunnelProtocol, std::chrono::seconds(10));
+  EXPECT_TRUE(other.status().Is(Reason::kForbidden)) << other.status().ToString();
+
+  // Its ServiceAccount deleted: the recheck closes the tunnel, the agent's
+  // next dial is 401 and ends it.
+  ASSERT_TRUE(fed_client_
+                  ->Delete(client::ResourceRef{"", "v1", "serviceaccounts", true},
+                           "flotilla-system", AgentServiceAccount("edge"), {})
+                  .ok());
+  run_.join();
+  EXPECT_TRUE(ended_.Is(Reason::kUnauthorized)) << ended_.ToString();
+  EXPECT_FALSE(tunnels_.For("edge")->Connected());
 }
 
 }  // namespace
