@@ -212,6 +212,7 @@ Status EnsureTokens(const std::string& path, Pki* pki) {
   FLOTILLA_RETURN_IF_ERROR(ensure(kAdminUser, kGroupMasters, &pki->admin_token));
   FLOTILLA_RETURN_IF_ERROR(ensure(kViewerUser, kGroupViewers, &pki->readonly_token));
   FLOTILLA_RETURN_IF_ERROR(ensure(kControllerUser, "", &pki->controller_token));
+  FLOTILLA_RETURN_IF_ERROR(ensure(kRegistrarUser, "", &pki->registrar_token));
   return changed ? WriteFileAtomic(path, text, 0600) : Status();
 }
 

@@ -19,6 +19,10 @@ inline constexpr std::string_view kViewerUser = "flotilla-viewer";
 // The identity the federation's controllers run as (rbac_bootstrap.h binds
 // it to the flotilla:federation-controller ClusterRole).
 inline constexpr std::string_view kControllerUser = "system:flotilla:federation-controller";
+// The identity agents' registrations write as (federation/cluster/
+// registration.h): it alone may create ClusterRoleBindings, which the
+// controllers may not, and only the server holds its token.
+inline constexpr std::string_view kRegistrarUser = "system:flotilla:agent-registrar";
 
 struct PkiOptions {
   std::string dir;                       // e.g. <data-dir>/pki, created 0700 if missing
@@ -34,6 +38,7 @@ struct Pki {
   std::string admin_cert_pem, admin_key_pem;  // client cert CN=flotilla-admin, O=system:masters
   std::string admin_token, readonly_token;    // 64 hex digits (32 random bytes)
   std::string controller_token;               // user kControllerUser, no group
+  std::string registrar_token;                // user kRegistrarUser, no group
   std::string service_account_key_pem;        // signs service account tokens (sa_token.h)
   std::string token_file_path;                // static token CSV: token,user,uid,"groups"
   std::string ca_key_path;                    // so members and joins can issue more certs
@@ -43,7 +48,8 @@ struct Pki {
 // signed by it for the SANs (1 year), an admin client certificate (1 year),
 // the two tokens and the token file (admin token -> user "flotilla-admin",
 // group "system:masters"; read-only token -> user "flotilla-viewer", group
-// "flotilla:viewers"; controller token -> user kControllerUser), and the
+// "flotilla:viewers"; controller token -> user kControllerUser; registrar
+// token -> user kRegistrarUser), and the
 // service account signing key (EC P-256). Later starts reuse all of it. A leaf certificate is
 // re-issued when it is missing, unreadable, not signed by the CA, expires
 // within 30 days or (serving certificate) its SANs differ from the requested

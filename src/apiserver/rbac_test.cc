@@ -183,8 +183,6 @@ TEST(BootstrapPolicyTest, ViewCannotReadSecretsEditCanAndAdminManagesRoles) {
 
 // The controllers read and update Roles and RoleBindings (their finalizer,
 // their annotations); they create none, bind nothing, escalate nothing.
-// They create an agent's ClusterRole and ClusterRoleBinding (escalation
-// prevention still holds them to what they hold), and change none.
 TEST(BootstrapPolicyTest, ControllerRoleCannotGrantOrImpersonate) {
   Policy policy = BootstrappedPolicy();
   UserInfo controller{"system:flotilla:federation-controller", "", {"system:authenticated"}};
@@ -195,12 +193,32 @@ TEST(BootstrapPolicyTest, ControllerRoleCannotGrantOrImpersonate) {
   EXPECT_TRUE(can(Resource("watch", "rbac.authorization.k8s.io", "roles", "")));
   EXPECT_TRUE(can(Resource("update", "rbac.authorization.k8s.io", "rolebindings", "ns", "b")));
   EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "rolebindings", "ns")));
-  EXPECT_TRUE(can(Resource("create", "rbac.authorization.k8s.io", "clusterrolebindings", "")));
+  EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "clusterrolebindings", "")));
+  EXPECT_FALSE(can(Resource("create", "rbac.authorization.k8s.io", "clusterroles", "")));
   EXPECT_FALSE(can(Resource("update", "rbac.authorization.k8s.io", "clusterroles", "", "admin")));
   EXPECT_FALSE(
       can(Resource("delete", "rbac.authorization.k8s.io", "clusterrolebindings", "", "admin")));
   EXPECT_FALSE(can(Resource("bind", "rbac.authorization.k8s.io", "roles", "ns", "r")));
   EXPECT_FALSE(can(Resource("escalate", "rbac.authorization.k8s.io", "roles", "ns", "r")));
+  EXPECT_FALSE(can(Resource("impersonate", "", "users", "", "flotilla-admin")));
+}
+
+// Agents' registrations create an agent's ClusterRole and ClusterRoleBinding
+// (escalation prevention holds them to what the registrar holds: an agent's
+// rights), and change none; nothing else.
+TEST(BootstrapPolicyTest, RegistrarRoleCreatesAgentsAndNoMore) {
+  Policy policy = BootstrappedPolicy();
+  UserInfo registrar{"system:flotilla:agent-registrar", "", {"system:authenticated"}};
+  auto can = [&](RequestAttributes attrs) { return policy.Authorize(registrar, attrs).allowed; };
+  EXPECT_TRUE(can(Resource("create", "rbac.authorization.k8s.io", "clusterrolebindings", "")));
+  EXPECT_TRUE(can(Resource("create", "rbac.authorization.k8s.io", "clusterroles", "")));
+  EXPECT_TRUE(can(Resource("create", "", "serviceaccounts", "flotilla-system")));
+  EXPECT_TRUE(can(Resource("create", "federation", "clusters", "")));
+  EXPECT_FALSE(can(Resource("update", "rbac.authorization.k8s.io", "clusterroles", "", "admin")));
+  EXPECT_FALSE(can(Resource("bind", "rbac.authorization.k8s.io", "clusterroles", "", "admin")));
+  EXPECT_FALSE(can(Resource("escalate", "rbac.authorization.k8s.io", "clusterroles", "", "a")));
+  EXPECT_FALSE(can(Resource("delete", "federation", "clusters", "", "c")));
+  EXPECT_FALSE(can(Resource("get", "", "secrets", "flotilla-system", "s")));
   EXPECT_FALSE(can(Resource("impersonate", "", "users", "", "flotilla-admin")));
 }
 

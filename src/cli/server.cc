@@ -318,7 +318,11 @@ int RunServer(ServerFlags& flags) {
       (*server)->api(), (*server)->pki().controller_token, api::kFederationFieldManager);
   proxy->Start(*admin);
   tunnels->Start(*admin);
-  registrar->Start(*admin);
+  // Registrations write as their own identity: they create ClusterRoleBindings,
+  // which the controllers may not.
+  std::unique_ptr<client::Client> registrar_client = client::NewInProcessClient(
+      (*server)->api(), (*server)->pki().registrar_token, api::kFederationFieldManager);
+  registrar->Start(*registrar_client);
   // The rechecks use `admin`: they end before it does, however this returns.
   struct StopTunnels {
     federation::cluster::Tunnels& t;

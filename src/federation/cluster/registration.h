@@ -8,7 +8,7 @@
 // clusters/register, which the group system:bootstrappers:flotilla:agent is
 // bound to), with the Cluster the agent asks for as its body (labels and
 // spec.provider, region, zones; connection Agent; no secretRef). The
-// federation then, as its controller:
+// federation then, as its registrar (apiserver::kRegistrarUser):
 // - creates the Cluster (spec.connection Agent), or takes the one of that
 //   name that is agent-connected and has no agent yet;
 // - gives the agent its own identity: the ServiceAccount
@@ -50,7 +50,8 @@ class AgentRegistrar {
 
   // Writes through `federation` (not owned; must outlive this), which must
   // be allowed to create Clusters, ServiceAccounts, their tokens, and RBAC
-  // objects granting what the agent needs. Until then registering is 503.
+  // objects granting what the agent needs: the server's is the identity
+  // apiserver::kRegistrarUser. Until then registering is 503.
   void Start(client::Client& federation) { federation_.store(&federation); }
 
   // ApiServerOptions::register_agent.

@@ -48,8 +48,13 @@ class TunnelTest : public ::testing::Test {
           };
         }) {
     fed_client_ = fed_.InProcess();
-    tunnels_.Start(*fed_client_);
-    registrar_.Start(*fed_client_);
+    // As the server runs them: each part with its own identity and rights.
+    controller_client_ =
+        client::NewInProcessClient(fed_.server().api(), fed_.server().pki().controller_token);
+    registrar_client_ =
+        client::NewInProcessClient(fed_.server().api(), fed_.server().pki().registrar_token);
+    tunnels_.Start(*controller_client_);
+    registrar_.Start(*registrar_client_);
   }
   ~TunnelTest() override {
     StopAgent();
@@ -97,7 +102,7 @@ class TunnelTest : public ::testing::Test {
                                  .recheck = std::chrono::milliseconds(100)}};
   AgentRegistrar registrar_;
   TestCluster fed_;
-  std::unique_ptr<client::Client> fed_client_;
+  std::unique_ptr<client::Client> fed_client_, controller_client_, registrar_client_;
   std::unique_ptr<Agent> agent_;
   std::thread run_;
   Status ended_;
