@@ -34,15 +34,6 @@ std::string RandomChars(size_t n) {
   return out;
 }
 
-// The Secret's data field `key`, decoded; "" when absent or not base64.
-std::string DataField(const json::object& secret, std::string_view key) {
-  const json::object* data = GetObject(secret, "data");
-  if (data == nullptr) return "";
-  auto encoded = GetString(*data, key);
-  if (!encoded) return "";
-  return Base64Decode(*encoded).value_or("");
-}
-
 }  // namespace
 
 std::optional<BootstrapToken> ParseBootstrapToken(std::string_view text) {
@@ -77,6 +68,21 @@ json::object BootstrapTokenSecret(const BootstrapTokenSpec& spec) {
                       {"data", std::move(data)}};
 }
 
+std::string BootstrapTokenData(const json::object& secret, std::string_view key) {
+  const json::object* data = GetObject(secret, "data");
+  if (data == nullptr) return "";
+  auto encoded = GetString(*data, key);
+  if (!encoded) return "";
+  return Base64Decode(*encoded).value_or("");
+}
+
+std::optional<TimePoint> BootstrapTokenExpiration(const json::object& secret) {
+  std::string expiration = BootstrapTokenData(secret, "expiration");
+  if (expiration.empty()) return std::nullopt;
+  TimePoint at;
+  return ParseRfc3339(expiration, &at) ? at : TimePoint::min();
+}
+
 std::optional<UserInfo> AuthenticateBootstrapToken(const BootstrapToken& token, Objects& objects,
                                                    std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<UserInfo> {
@@ -92,28 +98,27 @@ std::optional<UserInfo> AuthenticateBootstrapToken(const BootstrapToken& token, 
       !StringAt(*secret, "metadata.deletionTimestamp").empty()) {
     return fail(invalid);
   }
-  std::string stored = DataField(*secret, "token-secret");
+  std::string stored = BootstrapTokenData(*secret, "token-secret");
   // Compared in constant time: timing tells nothing of the secret.
   if (stored.size() != token.secret.size() ||
       CRYPTO_memcmp(stored.data(), token.secret.data(), stored.size()) != 0 ||
-      DataField(*secret, "token-id") != token.id) {
+      BootstrapTokenData(*secret, "token-id") != token.id) {
     return fail(invalid);
   }
   // The caller holds the token: from here the reason is theirs to read.
-  if (DataField(*secret, "usage-bootstrap-authentication") != "true") {
+  if (BootstrapTokenData(*secret, "usage-bootstrap-authentication") != "true") {
     return fail("bootstrap token " + token.id + " is not for authentication");
   }
-  if (std::string expiration = DataField(*secret, "expiration"); !expiration.empty()) {
-    TimePoint at;
-    if (!ParseRfc3339(expiration, &at)) {
+  if (std::optional<TimePoint> at = BootstrapTokenExpiration(*secret)) {
+    if (*at == TimePoint::min()) {
       return fail("bootstrap token " + token.id + " has an unreadable expiration");
     }
-    if (objects.clock().Now() >= at) {
-      return fail("bootstrap token " + token.id + " expired at " + expiration);
+    if (objects.clock().Now() >= *at) {
+      return fail("bootstrap token " + token.id + " expired at " + FormatRfc3339(*at));
     }
   }
   UserInfo user{"system:bootstrap:" + token.id, "", {std::string(kGroupBootstrappers)}};
-  std::string groups = DataField(*secret, "auth-extra-groups");
+  std::string groups = BootstrapTokenData(*secret, "auth-extra-groups");
   std::string_view rest = groups;
   while (!rest.empty()) {
     size_t comma = rest.find(',');

@@ -48,6 +48,15 @@ struct BootstrapTokenSpec {
 // The Secret that makes `spec.token` valid (its data base64-encoded).
 json::object BootstrapTokenSecret(const BootstrapTokenSpec& spec);
 
+// The bootstrap token Secret's data field `key`, decoded; "" when absent or
+// not base64.
+std::string BootstrapTokenData(const json::object& secret, std::string_view key);
+
+// When the bootstrap token Secret `secret` expires: nullopt when it has no
+// expiration; TimePoint::min() when it has one that cannot be read (taken as
+// passed, as Kubernetes takes it).
+std::optional<TimePoint> BootstrapTokenExpiration(const json::object& secret);
+
 // The user the bootstrap token `token` names, when its Secret in `objects`
 // makes it valid now; nullopt otherwise, with the reason in `why` (when
 // not null) once the caller has shown the token's secret: an expired token

@@ -10,7 +10,6 @@
 
 #include "apiserver/bootstrap_token.h"
 #include "apiserver/certs.h"
-#include "base/base64.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
 #include "cli/federation_flags.h"
@@ -71,10 +70,6 @@ int RunCreate(const RegisterTokenFlags& flags) {
   return 0;
 }
 
-std::string DataField(const json::object& secret, std::string_view key) {
-  return Base64Decode(StringAt(secret, "data." + std::string(key))).value_or("");
-}
-
 int RunList(const RegisterTokenFlags& flags) {
   auto fed = FederationClient(flags.fed);
   if (!fed.ok()) return Fail(fed.status());
@@ -85,15 +80,15 @@ int RunList(const RegisterTokenFlags& flags) {
             << "DESCRIPTION\n";
   for (const json::object& secret : list->items) {
     if (StringAt(secret, "type") != api::kBootstrapTokenSecretType) continue;
-    std::string expires = DataField(secret, "expiration");
-    TimePoint at;
-    if (expires.empty()) {
+    std::string expires = api::BootstrapTokenData(secret, "expiration");
+    std::optional<TimePoint> at = api::BootstrapTokenExpiration(secret);
+    if (!at) {
       expires = "<never>";
-    } else if (ParseRfc3339(expires, &at) && at <= now) {
+    } else if (*at <= now) {
       expires += " (expired)";
     }
-    std::cout << std::setw(10) << DataField(secret, "token-id") << std::setw(30) << expires
-              << DataField(secret, "description") << "\n";
+    std::cout << std::setw(10) << api::BootstrapTokenData(secret, "token-id") << std::setw(30)
+              << expires << api::BootstrapTokenData(secret, "description") << "\n";
   }
   return 0;
 }

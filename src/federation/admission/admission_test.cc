@@ -383,9 +383,10 @@ TEST(KindAdmissionTest, TheBuiltInKindsAreComplete) {
     EXPECT_FALSE(k.help.empty()) << k.controller;
     EXPECT_TRUE(k.build) << k.controller;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"cluster", "member-events", "sync", "replicaset",
-                                             "deployment", "statefulset", "hpa", "job", "cronjob",
-                                             "daemonset", "disruption", "ingress"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"cluster", "member-events", "tokencleaner", "sync",
+                                      "replicaset", "deployment", "statefulset", "hpa", "job",
+                                      "cronjob", "daemonset", "disruption", "ingress"}));
   EXPECT_EQ(CheckControllers({"*", "-hpa", "sync"}), "");
   // A cascading unjoin deletes the Ingresses, disruption budgets, DaemonSets, Jobs and HPAs
   // first and the Namespaces last, and never a member's CustomResourceDefinitions.
