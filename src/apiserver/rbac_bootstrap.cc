@@ -92,6 +92,7 @@ constexpr std::string_view kPolicy = R"json({
   {"name": "system:flotilla:agent-registrar",
    "rules": [[["federation"], ["clusters"], ["get", "create"]],
              [["federation"], ["clusters/tunnel"], ["create"]],
+             [["coordination.k8s.io"], ["leases"], ["list"]],
              [[""], ["namespaces"], ["create"]],
              [[""], ["serviceaccounts"], ["get", "create", "delete"]],
              [[""], ["serviceaccounts/token"], ["create"]],

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "base/log.h"
@@ -26,6 +27,7 @@ struct AgentFlags {
   FederationFlags fed;
   std::string cluster_kubeconfig, cluster_context, labels;
   std::string data_dir = "flotilla-agent";
+  std::string log_level = "info";
   cluster::BootstrapOptions boot;
   cluster::AgentOptions opts;
 };
@@ -75,6 +77,10 @@ StatusOr<FederationAccess> ResolveFederationAccess(const AgentFlags& flags) {
 }
 
 int RunAgent(AgentFlags flags) {
+  // The log on stderr; stdout has the one line that says the agent is
+  // connected (what `flotilla up` waits for), and nothing more to fill a
+  // pipe nobody reads.
+  InitLogging(flags.log_level);
   auto labels = cluster::ParseLabels(flags.labels);
   if (!labels.ok()) {
     return Fail(Status(labels.status().reason(), "--labels: " + labels.status().message()));
@@ -87,6 +93,13 @@ int RunAgent(AgentFlags flags) {
   if (!fed.ok()) return Fail(fed.status());
   flags.opts.federation = fed->config;
   BlockTerminationSignals();
+  auto said = std::make_shared<std::once_flag>();
+  flags.opts.on_connected = [said, name = flags.opts.name](const std::string& server) {
+    std::call_once(*said, [&] {
+      std::cout << "Flotilla agent of cluster " << name << ": the tunnel to the federation is up ("
+                << server << ")" << std::endl;
+    });
+  };
   auto agent = cluster::Agent::Create(flags.opts);
   if (!agent.ok()) return Fail(agent.status());
   if (fed->registers) {
@@ -158,6 +171,8 @@ void AddAgentCommand(CLI::App& app) {
   AddDurationOption(*cmd, "--max-backoff", &flags->opts.max_backoff, "30s",
                     "The longest wait between attempts to dial the federation (from 1s, "
                     "doubling, jittered)");
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
   cmd->callback([flags] { std::exit(RunAgent(*flags)); });
 }
 

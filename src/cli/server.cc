@@ -28,6 +28,7 @@
 #include "federation/cluster/member_pods.h"
 #include "federation/cluster/proxy.h"
 #include "federation/cluster/registration.h"
+#include "federation/cluster/server_lease.h"
 #include "federation/cluster/tunnel.h"
 #include "federation/common/names.h"
 #include "federation/controllers.h"
@@ -272,6 +273,8 @@ int RunServer(ServerFlags& flags) {
   flags.server.schemas = &api::SchemaSet::Builtin();
   // Agents' tunnels (federation/cluster/tunnel.h): taken by this server,
   // used by its controllers, proxy and pods view.
+  // This server, to agents (federation/cluster/server_lease.h).
+  flags.tunnels.server_id = federation::cluster::NewServerId();
   auto tunnels = std::make_shared<federation::cluster::Tunnels>(flags.tunnels);
   flags.server.tunnel = [tunnels](apiserver::Request& req, const std::string& name,
                                   const apiserver::UserInfo& user, apiserver::Responder& resp) {
@@ -323,11 +326,19 @@ int RunServer(ServerFlags& flags) {
   std::unique_ptr<client::Client> registrar_client = client::NewInProcessClient(
       (*server)->api(), (*server)->pki().registrar_token, api::kFederationFieldManager);
   registrar->Start(*registrar_client);
-  // The rechecks use `admin`: they end before it does, however this returns.
+  federation::cluster::ServerLease server_lease(
+      {.id = flags.tunnels.server_id, .url = (*server)->url()});
+  server_lease.Start(*admin);
+  // The rechecks and the Lease use `admin`: they end before it does,
+  // however this returns.
   struct StopTunnels {
     federation::cluster::Tunnels& t;
-    ~StopTunnels() { t.Stop(); }
-  } stop_tunnels{*tunnels};
+    federation::cluster::ServerLease& lease;
+    ~StopTunnels() {
+      t.Stop();
+      lease.Stop();
+    }
+  } stop_tunnels{*tunnels, server_lease};
   std::optional<federation::cluster::MemberPods> member_pods;
   if (pods_view != nullptr) {
     member_pods.emplace(pods_view, RealClock(), cluster_options.member_http2, tunnels.get());
@@ -379,6 +390,7 @@ int RunServer(ServerFlags& flags) {
   if (elector) elector->Stop();  // stops the controllers if leading
   host.Stop();
   if (member_pods) member_pods->Stop();
+  server_lease.Stop();  // deletes it while the API still serves
   (*server)->Stop();
   return 0;
 }

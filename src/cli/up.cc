@@ -337,7 +337,9 @@ class Up {
               << " member clusters (kubeconfig " << (dir_ / "kubeconfig").string() << ")\n\n";
     if (flags_.agents) {
       std::cout << "The members are connected by agents (flotilla agent, logs agent-NAME.log): "
-                << "each opened a tunnel to the federation, which never dials them.\n\n";
+                << "each opened a tunnel to the federation"
+                << (flags_.ha ? " (one to each of its servers)" : "")
+                << ", which never dials them.\n\n";
     }
     if (flags_.ha) {
       std::cout << "High availability: two federation servers on a three-member etcd ("
@@ -446,11 +448,6 @@ void AddUpCommand(CLI::App& app) {
                 "Connect the members by agents (flotilla agent): each opens a tunnel to the "
                 "federation, which never dials them, as for clusters behind NAT");
   cmd->callback([flags] {
-    if (flags->ha && flags->agents) {
-      std::cerr << "error: --agents with --ha is not supported yet: an agent's tunnel ends in one "
-                   "federation server, and the controllers may run in the other\n";
-      std::exit(1);
-    }
     std::exit(RunUp(*flags));
   });
 }

@@ -9,6 +9,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <future>
 #include <optional>
 
@@ -112,7 +113,12 @@ net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<ht
     }
     co_return ErrorFromResponse(code, parser.get().body());
   }
-  Switched out{std::move(*d->stream), {}, d->tls};
+  Switched out{std::move(*d->stream), {}, d->tls, {}};
+  for (const auto& field : parser.get()) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
   auto data = buffer.data();
   out.received.assign(static_cast<const char*>(data.data()), data.size());
   co_return out;

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -19,6 +20,8 @@ struct Switched {
   http2::TlsStream stream;    // on a strand of the shared loop
   std::string received;       // bytes read past the 101
   std::shared_ptr<void> tls;  // the TLS context the stream was made with
+  // The 101's headers, names in lower case.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // Connects to config.server with its TLS settings and credentials, sends

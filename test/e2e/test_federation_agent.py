@@ -333,8 +333,12 @@ def test_an_agent_registers_with_a_bootstrap_token_and_keeps_its_own_identity(fe
     as_agent = ["--kubeconfig", str(identity)]
     assert fed.kubectl(*as_agent, "auth", "can-i", "create", "clusters/edge",
                        "--subresource=tunnel").stdout.strip() == "yes"
+    # The federation's servers, each a Lease.
+    assert fed.kubectl(*as_agent, "auth", "can-i", "list", "leases.coordination.k8s.io",
+                       "-n", "kube-system").stdout.strip() == "yes"
     for other in (["create", "clusters/cloud", "--subresource=tunnel"],
-                  ["get", "clusters/cloud"], ["create", "clusters"], ["list", "secrets", "-A"]):
+                  ["get", "clusters/cloud"], ["create", "clusters"], ["list", "secrets", "-A"],
+                  ["update", "leases.coordination.k8s.io", "-n", "kube-system"]):
         assert fed.kubectl(*as_agent, "auth", "can-i", *other,
                            check=False).stdout.strip() == "no", other
 

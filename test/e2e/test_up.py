@@ -129,11 +129,15 @@ def test_up_runs_a_joined_federation_and_ctrl_c_stops_it(up):
         assert not port_open(port), f"port {port} still served after up stopped"
 
 
-def test_up_ha_runs_two_servers_on_etcd_and_survives_losing_one(tmp_path):
+@pytest.mark.parametrize("agents", [False, True], ids=["joined", "agents"])
+def test_up_ha_runs_two_servers_on_etcd_and_survives_losing_one(tmp_path, agents):
+    """With --agents, the member's agent keeps a tunnel to each server, so
+    the one that leads after the other is killed reaches the member."""
     directory = tmp_path / "up-ha"
     proc = subprocess.Popen(
         [FLOTILLA_BINARY, "up", "--ha", "--dir", str(directory), "--secure-port", "0",
-         "--dns-port", "0", "--members", "1", "--storage", "memory"],
+         "--dns-port", "0", "--members", "1", "--storage", "memory"]
+        + (["--agents"] if agents else []),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
     try:
         reader = LineReader(proc.stdout)
@@ -163,6 +167,13 @@ def test_up_ha_runs_two_servers_on_etcd_and_survives_losing_one(tmp_path):
         for kubeconfig in kubeconfigs:
             wait_for(lambda k=kubeconfig: ready(k), f"the member Ready through {kubeconfig}",
                      timeout=60)
+        if agents:
+            # The agent dialled the first server; it finds the second by its
+            # Lease and keeps a tunnel to each.
+            for log in ("federation.log", "federation-2.log"):
+                wait_for(lambda log=log: "cluster on-prem: agent" in
+                         (directory / log).read_text(), f"the agent's tunnel in {log}",
+                         timeout=60)
         first_holder = wait_for(lambda: holder(kubeconfigs[0]), "a leader")
         assert holder(kubeconfigs[1]) == first_holder
 
@@ -185,6 +196,10 @@ def test_up_ha_runs_two_servers_on_etcd_and_survives_losing_one(tmp_path):
         wait_for(lambda: holder(other) not in (None, first_holder), "the other server leading",
                  timeout=60)
         assert leading(other) and ready(other)
+        # Placed and rolled out by the new leader, through its own tunnel
+        # when the member is agent-connected.
+        kubectl(other, "create", "deployment", "after", "--image=nginx", "--replicas=2")
+        kubectl(other, "rollout", "status", "deployment/after", "--timeout=50s")
 
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=120) == 0

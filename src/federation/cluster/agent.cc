@@ -12,6 +12,7 @@
 #include "client/upgrade.h"
 #include "federation/cluster/forward.h"
 #include "federation/cluster/join.h"
+#include "federation/cluster/server_lease.h"
 #include "federation/cluster/tunnel.h"
 #include "federation/common/names.h"
 
@@ -185,44 +186,52 @@ void Agent::Serve(apiserver::Request& req, apiserver::Responder& resp) {
   });
 }
 
-Status Agent::Run() {
+Status Agent::Keep(const client::RestConfig& to, Link& link) {
   std::mt19937_64 random(std::random_device{}());
   Duration backoff = std::min(opts_.min_backoff, opts_.max_backoff);
   const std::string path = "/apis/federation/v1beta1/clusters/" + opts_.name + "/tunnel";
   for (;;) {
     {
       MutexLock lock(mu_);
-      if (stopping_) return Status::Ok();
+      if (stopping_ || link.done) return Status::Ok();
     }
-    auto switched =
-        client::DialUpgrade(opts_.federation, "POST", path, kTunnelProtocol, opts_.dial_timeout);
+    auto switched = client::DialUpgrade(to, "POST", path, kTunnelProtocol, opts_.dial_timeout);
     if (!switched.ok()) {
       const Status& s = switched.status();
       if (s.Is(Reason::kUnauthorized) || s.Is(Reason::kForbidden) || s.Is(Reason::kNotFound)) {
         return Status(s.reason(), "the federation refused the tunnel: " + s.message());
       }
-      spdlog::warn("cluster {}: the tunnel to the federation: {}", opts_.name, s.ToString());
+      spdlog::warn("cluster {}: the tunnel to the federation ({}): {}", opts_.name, to.server,
+                   s.ToString());
     } else {
-      spdlog::info("cluster {}: the tunnel to the federation is up", opts_.name);
+      spdlog::info("cluster {}: the tunnel to the federation is up ({})", opts_.name, to.server);
       auto up_since = std::chrono::steady_clock::now();
       {
         MutexLock lock(mu_);
-        connected_ = true;
+        link.connected = true;
+        for (const auto& [name, value] : switched->headers) {
+          if (name == "flotilla-server-id") link.id = value;
+        }
+        if (&link == first_.get() && !link.id.empty()) {
+          discover_now_ = true;
+          cv_.NotifyAll();
+        }
       }
+      if (opts_.on_connected) opts_.on_connected(to.server);
       std::shared_ptr<void> tls = std::move(switched->tls);
       server_->ServeDialled(std::move(switched->stream), std::move(switched->received),
-                            [this, tls] {
+                            [this, &link, tls] {
                               MutexLock lock(mu_);
-                              connected_ = false;
+                              link.connected = false;
                               cv_.NotifyAll();
                             });
       {
         MutexLock lock(mu_);
         ScopedBlocking blocking;
-        cv_.Wait(lock, [&]() REQUIRES(mu_) { return !connected_ || stopping_; });
+        cv_.Wait(lock, [&]() REQUIRES(mu_) { return !link.connected || stopping_; });
         if (stopping_) return Status::Ok();
       }
-      spdlog::warn("cluster {}: the tunnel to the federation closed", opts_.name);
+      spdlog::warn("cluster {}: the tunnel to the federation closed ({})", opts_.name, to.server);
       if (std::chrono::steady_clock::now() - up_since > std::chrono::minutes(1)) {
         backoff = opts_.min_backoff;
       }
@@ -234,8 +243,137 @@ Status Agent::Run() {
     backoff = std::min(backoff * 2, opts_.max_backoff);
     MutexLock lock(mu_);
     ScopedBlocking blocking;
-    if (cv_.WaitFor(lock, wait, [&]() REQUIRES(mu_) { return stopping_; })) return Status::Ok();
+    if (cv_.WaitFor(lock, wait, [&]() REQUIRES(mu_) { return stopping_ || link.done; })) {
+      return Status::Ok();
+    }
   }
+}
+
+Status Agent::Run() {
+  std::thread discovery;
+  if (opts_.discovery_period > Duration::zero()) discovery = std::thread([this] { Discover(); });
+  Status ended = Keep(opts_.federation, *first_);
+  // The first server refused the cluster (or Stop): every tunnel ends.
+  Stop();
+  if (discovery.joinable()) discovery.join();
+  std::map<std::string, std::unique_ptr<Link>> others;
+  {
+    MutexLock lock(mu_);
+    others.swap(others_);
+  }
+  for (auto& [id, link] : others) link->thread.join();
+  return ended;
+}
+
+void Agent::Discover() {
+  for (;;) {
+    DiscoverOnce();
+    MutexLock lock(mu_);
+    ScopedBlocking blocking;
+    if (cv_.WaitFor(lock, opts_.discovery_period,
+                    [&]() REQUIRES(mu_) { return stopping_ || discover_now_; }) &&
+        stopping_) {
+      return;
+    }
+    discover_now_ = false;
+  }
+}
+
+void Agent::DiscoverOnce() {
+  std::string first_id;
+  {
+    MutexLock lock(mu_);
+    first_id = first_->id;
+  }
+  // Until the first server has said which it is, its own Lease cannot be
+  // told from the others'.
+  if (first_id.empty()) return;
+  // Through the first server, else any other last listed: the first may
+  // be the one that is gone.
+  std::vector<std::string> through{opts_.federation.server};
+  for (const auto& [id, url] : urls_) {
+    if (url != opts_.federation.server) through.push_back(url);
+  }
+  StatusOr<client::ObjectList> listed = Status::Unavailable("no federation server answered");
+  for (const std::string& url : through) {
+    std::unique_ptr<client::Client>& lister = listers_[url];
+    if (lister == nullptr) {
+      client::RestConfig config = opts_.federation;
+      config.server = url;
+      client::RestOptions options{.timeout = opts_.dial_timeout, .max_retries = 0};
+      options.user_agent = "flotilla-agent";
+      auto made = client::NewRestClient(config, options);
+      if (!made.ok()) continue;
+      lister = std::move(*made);
+    }
+    listed = lister->List(client::kLeases, "kube-system",
+                          {.label_selector = std::string(kServerLeaseLabel) + "=" +
+                                             std::string(kServerLeaseLabelValue)});
+    if (listed.ok() || listed.status().Is(Reason::kForbidden)) break;
+  }
+  if (!listed.ok()) {
+    if (listed.status().Is(Reason::kForbidden) && !told_forbidden_) {
+      told_forbidden_ = true;
+      spdlog::info(
+          "cluster {}: the agent may not list the federation's servers, so it keeps "
+          "a tunnel to one: {}",
+          opts_.name, listed.status().message());
+    }
+    return;
+  }
+  // Renewed within its duration as this agent saw it: the agent's clock is
+  // not compared with the servers'.
+  auto now = std::chrono::steady_clock::now();
+  std::map<std::string, std::string> live;
+  std::map<std::string, Seen> seen;
+  for (const json::object& lease : listed->items) {
+    std::string id = StringAt(lease, "metadata.name");
+    std::string renewed = StringAt(lease, "spec.renewTime");
+    auto before = seen_.find(id);
+    Seen s{renewed, now};
+    if (before != seen_.end() && before->second.renew_time == renewed) s.at = before->second.at;
+    int64_t duration = IntAt(lease, "spec.leaseDurationSeconds");
+    if (now - s.at < std::chrono::seconds(duration > 0 ? duration : 30)) live[id];
+    seen[id] = s;
+  }
+  seen_ = std::move(seen);
+  std::map<std::string, std::string> urls = ServerUrls(listed->items);
+  urls_ = urls;
+  std::vector<std::unique_ptr<Link>> ended;
+  MutexLock lock(mu_);
+  if (stopping_) return;
+  for (auto it = others_.begin(); it != others_.end();) {
+    Link& link = *it->second;
+    if (!live.contains(it->first)) link.done = true;
+    if (link.finished) {
+      ended.push_back(std::move(it->second));
+      it = others_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  cv_.NotifyAll();
+  for (const auto& [id, url] : urls) {
+    if (id == first_id || !live.contains(id) || others_.contains(id)) continue;
+    auto link = std::make_unique<Link>();
+    link->id = id;
+    Link* l = link.get();
+    client::RestConfig to = opts_.federation;
+    to.server = url;
+    spdlog::info("cluster {}: the federation's server {} is at {}: a tunnel to it as well",
+                 opts_.name, id, url);
+    link->thread = std::thread([this, l, to] {
+      Status ended = Keep(to, *l);
+      if (!ended.ok()) {
+        spdlog::warn("cluster {}: no tunnel to {}: {}", opts_.name, to.server, ended.ToString());
+      }
+      MutexLock lock(mu_);
+      l->finished = true;
+    });
+    others_.emplace(id, std::move(link));
+  }
+  lock.Unlock();
+  for (auto& link : ended) link->thread.join();
 }
 
 void Agent::Stop() {
@@ -245,13 +383,23 @@ void Agent::Stop() {
     stopping_ = true;
     cv_.NotifyAll();
   }
-  // Closes the tunnel, if one is up.
+  // Closes the tunnels.
   if (server_) server_->Stop();
 }
 
 bool Agent::Connected() {
   MutexLock lock(mu_);
-  return connected_;
+  return first_->connected;
+}
+
+std::vector<std::string> Agent::ConnectedServers() {
+  MutexLock lock(mu_);
+  std::vector<std::string> out;
+  if (first_->connected && !first_->id.empty()) out.push_back(first_->id);
+  for (const auto& [id, link] : others_) {
+    if (link->connected) out.push_back(id);
+  }
+  return out;
 }
 
 }  // namespace flotilla::federation::cluster

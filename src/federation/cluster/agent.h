@@ -5,6 +5,13 @@
 // federation's requests by sending each to the member with the member's
 // credentials, which never leave it. It listens nowhere.
 //
+// With several federation servers (server_lease.h) the agent keeps a
+// tunnel to each: the one it was given first, then every other whose Lease
+// it sees renewed (listed every `discovery_period`), so that the server
+// leading the controllers, whichever it is, and every server's cluster
+// proxy reach the member. A server whose Lease is gone or no longer
+// renewed is not dialled again once its tunnel closes.
+//
 // A tunnel that closes, or that hears nothing (not even the federation's
 // PINGs) for `silence_timeout`, is redialled after a jittered backoff that
 // doubles from `min_backoff` to `max_backoff` and starts again once a
@@ -13,9 +20,11 @@
 // Run with that error.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apiserver/http_server.h"
@@ -42,6 +51,12 @@ struct AgentOptions {
   Duration silence_timeout = std::chrono::seconds(30);
   // Bounds a request to the member until its response's head.
   Duration member_timeout = std::chrono::seconds(30);
+  // How often the federation's servers are listed; zero: none but the
+  // one `federation` names is dialled.
+  Duration discovery_period = std::chrono::seconds(10);
+  // Called with the server's URL each time a tunnel comes up; none when
+  // empty. Must not block.
+  std::function<void(const std::string&)> on_connected;
 };
 
 // Registering with a bootstrap token (registration.h), as `kubeadm join`
@@ -79,17 +94,40 @@ class Agent {
   // (labels, provider, region and zones are the creator's). Conflict when
   // a Cluster of that name is dialled directly.
   Status Register();
-  // Keeps the tunnel up until Stop (then OK) or a refusal no retry mends.
+  // Keeps the tunnels up until Stop (then OK) or a refusal of the first
+  // server's tunnel that no retry mends.
   Status Run();
-  // Any thread: ends Run, closing the tunnel.
+  // Any thread: ends Run, closing the tunnels.
   void Stop();
-  // Whether a tunnel is up now.
+  // Whether the tunnel to the first server is up now.
   bool Connected();
+  // The ids of the servers (server_lease.h) a tunnel is up to now.
+  std::vector<std::string> ConnectedServers();
 
  private:
+  // One server's tunnel.
+  struct Link {
+    std::string id;  // the server's, once known
+    bool connected = false;
+    bool done = false;      // not to be dialled again (its Lease is gone)
+    bool finished = false;  // its loop has ended
+    std::thread thread;
+  };
+  // When a server's Lease was last seen renewed.
+  struct Seen {
+    std::string renew_time;
+    std::chrono::steady_clock::time_point at;
+  };
+
   explicit Agent(AgentOptions opts) : opts_(std::move(opts)) {}
   // Serves one request of the federation: to the member, as it came.
   void Serve(apiserver::Request& req, apiserver::Responder& resp);
+  // Keeps `link`'s tunnel to `to` up until Stop, link.done, or a refusal no
+  // retry mends.
+  Status Keep(const client::RestConfig& to, Link& link);
+  // Lists the servers every discovery period and keeps a Link to each.
+  void Discover();
+  void DiscoverOnce();
 
   const AgentOptions opts_;
   std::unique_ptr<client::Client> federation_;
@@ -98,7 +136,16 @@ class Agent {
   Mutex mu_;
   CondVar cv_;
   bool stopping_ GUARDED_BY(mu_) = false;
-  bool connected_ GUARDED_BY(mu_) = false;
+  // The tunnel to the server `federation` names, and those to the others;
+  // a Link's fields are read and written under mu_.
+  const std::unique_ptr<Link> first_ = std::make_unique<Link>();
+  std::map<std::string, std::unique_ptr<Link>> others_ GUARDED_BY(mu_);
+  bool discover_now_ GUARDED_BY(mu_) = false;  // the first server has said which it is
+  // Discover's thread only:
+  std::map<std::string, Seen> seen_;
+  std::map<std::string, std::string> urls_;  // the servers last listed, by id
+  std::map<std::string, std::unique_ptr<client::Client>> listers_;  // by URL
+  bool told_forbidden_ = false;
 };
 
 }  // namespace flotilla::federation::cluster

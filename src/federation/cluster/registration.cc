@@ -17,7 +17,8 @@ const client::ResourceRef kClusterRoles{"rbac.authorization.k8s.io", "v1", "clus
 const client::ResourceRef kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
                                                "clusterrolebindings", false};
 
-// What an agent may do: read its Cluster and open its tunnel.
+// What an agent may do: read its Cluster, open its tunnel, and list the
+// federation's servers' Leases.
 json::array AgentRules(const std::string& name) {
   auto rule = [&](const char* resource, const char* verb) {
     return json::object{{"apiGroups", json::array{"federation"}},
@@ -25,7 +26,12 @@ json::array AgentRules(const std::string& name) {
                         {"verbs", json::array{verb}},
                         {"resourceNames", json::array{json::string(name)}}};
   };
-  return json::array{rule("clusters", "get"), rule("clusters/tunnel", "create")};
+  // The federation's servers, for a tunnel to each (server_lease.h).
+  json::object servers{{"apiGroups", json::array{"coordination.k8s.io"}},
+                       {"resources", json::array{"leases"}},
+                       {"verbs", json::array{"list"}}};
+  return json::array{rule("clusters", "get"), rule("clusters/tunnel", "create"),
+                     std::move(servers)};
 }
 
 json::object OwnedBy(const json::object& cluster, json::object meta) {

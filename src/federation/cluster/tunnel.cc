@@ -6,6 +6,7 @@
 #include "api/views.h"
 #include "apiserver/responses.h"
 #include "base/log.h"
+#include "federation/cluster/server_lease.h"
 #include "federation/common/names.h"
 
 namespace flotilla::federation::cluster {
@@ -171,23 +172,23 @@ void Tunnels::Serve(apiserver::Request& req, const std::string& name,
   std::string remote = req.remote;
   Opener opener{BearerToken(req.Header("authorization")), user};
   Duration keepalive = opts_.keepalive;
-  bool switched = resp.SwitchProtocols(
-      {{"Upgrade", kTunnelProtocol}, {"Connection", "Upgrade"}},
-      [this, tunnel, name, who, remote, keepalive, opener](http2::Upgraded up) {
-        Status attached = tunnel->Attach(std::move(up), keepalive, [name, remote] {
-          spdlog::info("cluster {}: the agent's tunnel from {} closed", name, remote);
-        });
-        if (!attached.ok()) {
-          spdlog::warn("cluster {}: the tunnel from {} refused: {}", name, remote,
-                       attached.message());
-          return;
-        }
-        {
-          MutexLock lock(mu_);
-          openers_[name] = opener;
-        }
-        spdlog::info("cluster {}: agent {} connected from {}", name, who, remote);
-      });
+  apiserver::Headers headers{{"Upgrade", kTunnelProtocol}, {"Connection", "Upgrade"}};
+  if (!opts_.server_id.empty()) headers.emplace_back(std::string(kServerIdHeader), opts_.server_id);
+  bool switched = resp.SwitchProtocols(headers, [this, tunnel, name, who, remote, keepalive,
+                                                 opener](http2::Upgraded up) {
+    Status attached = tunnel->Attach(std::move(up), keepalive, [name, remote] {
+      spdlog::info("cluster {}: the agent's tunnel from {} closed", name, remote);
+    });
+    if (!attached.ok()) {
+      spdlog::warn("cluster {}: the tunnel from {} refused: {}", name, remote, attached.message());
+      return;
+    }
+    {
+      MutexLock lock(mu_);
+      openers_[name] = opener;
+    }
+    spdlog::info("cluster {}: agent {} connected from {}", name, who, remote);
+  });
   if (!switched) {
     apiserver::RespondStatus(
         resp, Status::BadRequest("a tunnel needs an HTTPS connection over HTTP/1.1 (an Upgrade)"));

@@ -24,7 +24,8 @@
 // tunnels are not rechecked.
 //
 // One process's tunnels: the federation API server the agent connected to
-// holds its tunnel, and that process's controllers use it.
+// holds its tunnel, and that process's controllers use it. With several
+// servers an agent keeps a tunnel to each (server_lease.h).
 //
 // Thread-safe.
 #pragma once
@@ -48,6 +49,9 @@ inline constexpr const char* kTunnelProtocol = "flotilla-tunnel";
 struct TunnelOptions {
   Duration keepalive = std::chrono::seconds(10);
   Duration recheck = std::chrono::seconds(30);
+  // This server's id (server_lease.h), told to the agent in the 101
+  // (kServerIdHeader); none when empty.
+  std::string server_id;
 };
 
 class Tunnels {

@@ -5,11 +5,14 @@
 // lists, a watch, impersonation; a second tunnel for the cluster is
 // refused; requests that are not tunnels get clear errors; when the
 // agent stops, requests fail as "no agent is connected", and a Cluster
-// deleted ends the agent with the federation's 404.
+// deleted ends the agent with the federation's 404. With two servers of
+// one federation the agent keeps a tunnel to each.
 #include "federation/cluster/tunnel.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "api/views.h"
@@ -21,12 +24,14 @@
 #include "federation/cluster/agent.h"
 #include "federation/cluster/member_access.h"
 #include "federation/cluster/registration.h"
+#include "federation/cluster/server_lease.h"
 #include "federation/common/names.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::federation::cluster {
 namespace {
 
+using client::testing::TempDir;
 using client::testing::TestCluster;
 using client::testing::WatchRecorder;
 using runtime::testing::Eventually;
@@ -70,6 +75,7 @@ class TunnelTest : public ::testing::Test {
     opts.labels = {{"site", "edge"}};
     opts.min_backoff = std::chrono::milliseconds(20);
     opts.max_backoff = std::chrono::milliseconds(200);
+    opts.discovery_period = std::chrono::milliseconds(50);
     return opts;
   }
 
@@ -99,7 +105,8 @@ class TunnelTest : public ::testing::Test {
 
   TestCluster member_;
   Tunnels tunnels_{TunnelOptions{.keepalive = std::chrono::milliseconds(100),
-                                 .recheck = std::chrono::milliseconds(100)}};
+                                 .recheck = std::chrono::milliseconds(100),
+                                 .server_id = "flotilla-apiserver-one"}};
   AgentRegistrar registrar_;
   TestCluster fed_;
   std::unique_ptr<client::Client> fed_client_, controller_client_, registrar_client_;
@@ -200,6 +207,70 @@ TEST_F(TunnelTest, ASecondTunnelForTheClusterIsRefused) {
   EXPECT_NE(second.status().message().find("already has a connected agent"), std::string::npos);
   // The first one serves on.
   EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
+}
+
+TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
+  // A second server of the federation: on a copy of the first's PKI, as
+  // docs/storage.md sets up several servers, with tunnels of its own. (Its
+  // store is its own here: it is told of the Cluster below.)
+  TempDir second_dir;
+  std::filesystem::copy(fed_.dir() + "/pki", second_dir.path() + "/pki",
+                        std::filesystem::copy_options::recursive);
+  Tunnels second_tunnels{TunnelOptions{.server_id = "flotilla-apiserver-two"}};
+  TestCluster second({}, nullptr, [&](apiserver::ServerOptions& opts) {
+    opts.data_dir = second_dir.path();
+    opts.tunnel = [&](apiserver::Request& req, const std::string& name,
+                      const apiserver::UserInfo& user,
+                      apiserver::Responder& resp) { second_tunnels.Serve(req, name, user, resp); };
+  });
+  std::unique_ptr<client::Client> second_client = second.InProcess();
+  second_tunnels.Start(*second_client);
+
+  StartAgent();
+  auto cluster = fed_client_->Get(kClusters, "", "edge");
+  ASSERT_TRUE(cluster.ok());
+  json::object copy{{"apiVersion", "federation/v1beta1"},
+                    {"kind", "Cluster"},
+                    {"metadata", {{"name", "edge"}}},
+                    {"spec", *Find(*cluster, "spec")}};
+  ASSERT_TRUE(second_client->Create(kClusters, "", copy).ok());
+  // Each server's Lease, as `flotilla server` writes it; the first's is
+  // not dialled twice.
+  ServerLease one_lease({.id = "flotilla-apiserver-one",
+                         .url = fed_.AdminConfig().server,
+                         .renew = std::chrono::milliseconds(50)});
+  ServerLease two_lease({.id = "flotilla-apiserver-two",
+                         .url = second.AdminConfig().server,
+                         .renew = std::chrono::milliseconds(50)});
+  one_lease.Start(*fed_client_);
+  two_lease.Start(*fed_client_);
+  ASSERT_TRUE(Eventually([&] {
+    return second_tunnels.For("edge")->Connected() && agent_->ConnectedServers().size() == 2;
+  }));
+  EXPECT_THAT(agent_->ConnectedServers(),
+              ::testing::UnorderedElementsAre("flotilla-apiserver-one", "flotilla-apiserver-two"));
+  auto lease = fed_client_->Get(client::kLeases, "kube-system", "flotilla-apiserver-two");
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ(ServerUrls({*lease}).at("flotilla-apiserver-two"), second.AdminConfig().server);
+  // The member, through the second server's tunnel.
+  auto through_second = client::NewRestClient(AgentRestConfig(copy, second_tunnels.For("edge")));
+  ASSERT_TRUE(through_second.ok());
+  EXPECT_TRUE((*through_second)->List(client::testing::kConfigMaps, "default", {}).ok());
+
+  // The second server goes: its Lease with it, its tunnel closed. The
+  // agent keeps the first.
+  two_lease.Stop();
+  EXPECT_TRUE(fed_client_->Get(client::kLeases, "kube-system", "flotilla-apiserver-two")
+                  .status()
+                  .Is(Reason::kNotFound));
+  second.Stop();
+  second_tunnels.Close("edge");
+  ASSERT_TRUE(Eventually([&] {
+    return agent_->ConnectedServers() == std::vector<std::string>{"flotilla-apiserver-one"};
+  }));
+  EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
+  StopAgent();
+  second_tunnels.Stop();
 }
 
 TEST_F(TunnelTest, RequestsThatAreNoTunnelAreRefusedClearly) {
