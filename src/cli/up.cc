@@ -447,9 +447,7 @@ void AddUpCommand(CLI::App& app) {
   cmd->add_flag("--agents", flags->agents,
                 "Connect the members by agents (flotilla agent): each opens a tunnel to the "
                 "federation, which never dials them, as for clusters behind NAT");
-  cmd->callback([flags] {
-    std::exit(RunUp(*flags));
-  });
+  cmd->callback([flags] { std::exit(RunUp(*flags)); });
 }
 
 }  // namespace flotilla::cli
