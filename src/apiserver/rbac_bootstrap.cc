@@ -91,7 +91,7 @@ constexpr std::string_view kPolicy = R"json({
              [["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]]]},
   {"name": "system:flotilla:agent-registrar",
    "rules": [[["federation"], ["clusters"], ["get", "create"]],
-             [["federation"], ["clusters/tunnel"], ["create"]],
+             [["federation"], ["clusters/tunnel", "clusters/register"], ["create"]],
              [["coordination.k8s.io"], ["leases"], ["list"]],
              [[""], ["namespaces"], ["create"]],
              [[""], ["serviceaccounts"], ["get", "create", "delete"]],

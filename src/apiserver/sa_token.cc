@@ -207,4 +207,19 @@ bool LooksLikeJwt(std::string_view token) {
              std::string_view::npos;
 }
 
+std::optional<std::pair<TimePoint, TimePoint>> JwtLifetime(std::string_view token) {
+  if (!LooksLikeJwt(token)) return std::nullopt;
+  size_t first = token.find('.');
+  size_t second = token.find('.', first + 1);
+  auto payload = Base64UrlDecode(token.substr(first + 1, second - first - 1));
+  if (!payload) return std::nullopt;
+  auto claims = ParseJsonObject(*payload);
+  if (!claims.ok()) return std::nullopt;
+  auto iat = GetInt(*claims, "iat");
+  auto exp = GetInt(*claims, "exp");
+  if (!iat || !exp || *exp <= *iat) return std::nullopt;
+  return std::make_pair(TimePoint(std::chrono::seconds(*iat)),
+                        TimePoint(std::chrono::seconds(*exp)));
+}
+
 }  // namespace flotilla::apiserver

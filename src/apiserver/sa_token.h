@@ -13,8 +13,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -59,5 +61,10 @@ class ServiceAccountTokens {
 // Whether `token` has a JWT's shape (three base64url parts), so that the
 // authenticator does not try to verify static tokens as JWTs.
 bool LooksLikeJwt(std::string_view token);
+
+// When the JWT `token` was issued and when it expires, as its claims iat
+// and exp say, unverified: for its holder, to know when to renew it.
+// nullopt for anything else.
+std::optional<std::pair<TimePoint, TimePoint>> JwtLifetime(std::string_view token);
 
 }  // namespace flotilla::apiserver

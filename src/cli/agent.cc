@@ -92,6 +92,16 @@ int RunAgent(AgentFlags flags) {
   auto fed = ResolveFederationAccess(flags);
   if (!fed.ok()) return Fail(fed.status());
   flags.opts.federation = fed->config;
+  if (!fed->identity.empty()) {
+    // The agent's own identity: a renewed token is kept in its place.
+    flags.opts.on_token_renewed = [identity = fed->identity, config = fed->config,
+                                   name = flags.opts.name](const std::string& token) {
+      Status kept = client::WriteKubeconfig(identity, "flotilla", config.server, config.ca_pem,
+                                            cluster::AgentServiceAccount(name), {.token = token});
+      if (!kept.ok())
+        spdlog::error("cluster {}: keeping the renewed token: {}", name, kept.ToString());
+    };
+  }
   BlockTerminationSignals();
   auto said = std::make_shared<std::once_flag>();
   flags.opts.on_connected = [said, name = flags.opts.name](const std::string& server) {

@@ -6,6 +6,7 @@
 #include "api/views.h"
 #include "apiserver/certs.h"
 #include "apiserver/responses.h"
+#include "apiserver/sa_token.h"
 #include "base/log.h"
 #include "client/response_decoder.h"
 #include "client/rest_client.h"
@@ -106,14 +107,13 @@ StatusOr<std::string> DiscoverFederationCa(const BootstrapOptions& boot) {
                            "): a wrong --ca-cert-hash, or not the federation");
 }
 
-StatusOr<client::RestConfig> RegisterWithToken(const AgentOptions& opts,
-                                               const BootstrapOptions& boot) {
-  FLOTILLA_ASSIGN_OR_RETURN(std::string ca, DiscoverFederationCa(boot));
-  client::RestConfig federation;
-  federation.server = boot.server;
-  federation.ca_pem = ca;
-  federation.token = boot.token;
-  client::RestOptions rest{.timeout = boot.timeout, .max_retries = 0};
+namespace {
+
+// POSTs the agent's Cluster to clusters/NAME/register as `federation`'s
+// credentials say: the token the federation answers with.
+StatusOr<std::string> PostRegister(const AgentOptions& opts, const client::RestConfig& federation,
+                                   Duration timeout) {
+  client::RestOptions rest{.timeout = timeout, .max_retries = 0};
   rest.user_agent = "flotilla-agent";
   FLOTILLA_ASSIGN_OR_RETURN(auto transport, client::NewRestTransport(federation, rest));
   FLOTILLA_ASSIGN_OR_RETURN(
@@ -124,11 +124,24 @@ StatusOr<client::RestConfig> RegisterWithToken(const AgentOptions& opts,
                      .content_type = "application/json"}));
   if (answer.code != 201) return client::ErrorFromResponse(answer.code, answer.body);
   FLOTILLA_ASSIGN_OR_RETURN(json::object review, ParseJsonObject(answer.body));
-  federation.token = StringAt(review, "status.token");
-  if (federation.token.empty()) {
+  std::string token = StringAt(review, "status.token");
+  if (token.empty()) {
     return Status::Internal("the federation registered cluster \"" + opts.name +
                             "\" but answered with no token");
   }
+  return token;
+}
+
+}  // namespace
+
+StatusOr<client::RestConfig> RegisterWithToken(const AgentOptions& opts,
+                                               const BootstrapOptions& boot) {
+  FLOTILLA_ASSIGN_OR_RETURN(std::string ca, DiscoverFederationCa(boot));
+  client::RestConfig federation;
+  federation.server = boot.server;
+  federation.ca_pem = ca;
+  federation.token = boot.token;
+  FLOTILLA_ASSIGN_OR_RETURN(federation.token, PostRegister(opts, federation, boot.timeout));
   return federation;
 }
 
@@ -136,6 +149,10 @@ StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions opts) {
   if (opts.name.empty()) return Status::BadRequest("the agent needs the cluster's name");
   std::unique_ptr<Agent> agent(new Agent(std::move(opts)));
   const AgentOptions& o = agent->opts_;
+  {
+    MutexLock lock(agent->mu_);
+    agent->token_ = o.federation.token;
+  }
   FLOTILLA_ASSIGN_OR_RETURN(agent->federation_, client::NewRestClient(o.federation));
   // The federation's client retries; a request goes on to the member once.
   client::RestOptions member{.qps = 0, .timeout = o.member_timeout, .max_retries = 0};
@@ -195,7 +212,8 @@ Status Agent::Keep(const client::RestConfig& to, Link& link) {
       MutexLock lock(mu_);
       if (stopping_ || link.done) return Status::Ok();
     }
-    auto switched = client::DialUpgrade(to, "POST", path, kTunnelProtocol, opts_.dial_timeout);
+    auto switched =
+        client::DialUpgrade(WithToken(to), "POST", path, kTunnelProtocol, opts_.dial_timeout);
     if (!switched.ok()) {
       const Status& s = switched.status();
       if (s.Is(Reason::kUnauthorized) || s.Is(Reason::kForbidden) || s.Is(Reason::kNotFound)) {
@@ -265,8 +283,44 @@ Status Agent::Run() {
   return ended;
 }
 
+client::RestConfig Agent::WithToken(client::RestConfig config) {
+  MutexLock lock(mu_);
+  config.token = token_;
+  return config;
+}
+
+void Agent::RenewIfDue() {
+  std::string token;
+  {
+    MutexLock lock(mu_);
+    token = token_;
+  }
+  auto life = apiserver::JwtLifetime(token);
+  if (!life) return;  // not a ServiceAccount's token: nothing to renew
+  auto [issued, expires] = *life;
+  Clock& clock = opts_.clock != nullptr ? *opts_.clock : RealClock();
+  TimePoint due =
+      issued + std::chrono::duration_cast<Duration>((expires - issued) * opts_.renew_at);
+  if (clock.Now() < due) return;
+  auto renewed = PostRegister(opts_, WithToken(opts_.federation), opts_.dial_timeout);
+  if (!renewed.ok()) {
+    spdlog::warn("cluster {}: renewing the agent's token (it expires at {}): {}", opts_.name,
+                 FormatRfc3339(expires), renewed.status().ToString());
+    return;
+  }
+  {
+    MutexLock lock(mu_);
+    token_ = *renewed;
+  }
+  listers_.clear();  // made with the old one
+  spdlog::info("cluster {}: the agent's token renewed (the old one expired at {})", opts_.name,
+               FormatRfc3339(expires));
+  if (opts_.on_token_renewed) opts_.on_token_renewed(*renewed);
+}
+
 void Agent::Discover() {
   for (;;) {
+    RenewIfDue();
     DiscoverOnce();
     MutexLock lock(mu_);
     ScopedBlocking blocking;
@@ -298,7 +352,7 @@ void Agent::DiscoverOnce() {
   for (const std::string& url : through) {
     std::unique_ptr<client::Client>& lister = listers_[url];
     if (lister == nullptr) {
-      client::RestConfig config = opts_.federation;
+      client::RestConfig config = WithToken(opts_.federation);
       config.server = url;
       client::RestOptions options{.timeout = opts_.dial_timeout, .max_retries = 0};
       options.user_agent = "flotilla-agent";

@@ -57,6 +57,14 @@ struct AgentOptions {
   // Called with the server's URL each time a tunnel comes up; none when
   // empty. Must not block.
   std::function<void(const std::string&)> on_connected;
+  // The agent's own token (a ServiceAccount's, registration.h) is renewed
+  // once `renew_at` of its lifetime has passed, by registering again as
+  // itself (checked every discovery period, on `clock`; null: the real
+  // one); `on_token_renewed` is told the new token, to keep it. Other
+  // credentials are not renewed.
+  double renew_at = 0.8;
+  std::function<void(const std::string&)> on_token_renewed;
+  Clock* clock = nullptr;
 };
 
 // Registering with a bootstrap token (registration.h), as `kubeadm join`
@@ -125,7 +133,12 @@ class Agent {
   // Keeps `link`'s tunnel to `to` up until Stop, link.done, or a refusal no
   // retry mends.
   Status Keep(const client::RestConfig& to, Link& link);
-  // Lists the servers every discovery period and keeps a Link to each.
+  // `config` with the federation token the agent holds now.
+  client::RestConfig WithToken(client::RestConfig config);
+  // Renews the agent's token when it is due (Discover's thread).
+  void RenewIfDue();
+  // Every discovery period: renews the token when due, lists the servers
+  // and keeps a Link to each.
   void Discover();
   void DiscoverOnce();
 
@@ -136,6 +149,7 @@ class Agent {
   Mutex mu_;
   CondVar cv_;
   bool stopping_ GUARDED_BY(mu_) = false;
+  std::string token_ GUARDED_BY(mu_);  // the federation's bearer token, as renewed
   // The tunnel to the server `federation` names, and those to the others;
   // a Link's fields are read and written under mu_.
   const std::unique_ptr<Link> first_ = std::make_unique<Link>();

@@ -17,8 +17,8 @@ const client::ResourceRef kClusterRoles{"rbac.authorization.k8s.io", "v1", "clus
 const client::ResourceRef kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
                                                "clusterrolebindings", false};
 
-// What an agent may do: read its Cluster, open its tunnel, and list the
-// federation's servers' Leases.
+// What an agent may do: read its Cluster, open its tunnel, renew its token
+// (register again as itself), and list the federation's servers' Leases.
 json::array AgentRules(const std::string& name) {
   auto rule = [&](const char* resource, const char* verb) {
     return json::object{{"apiGroups", json::array{"federation"}},
@@ -31,7 +31,7 @@ json::array AgentRules(const std::string& name) {
                        {"resources", json::array{"leases"}},
                        {"verbs", json::array{"list"}}};
   return json::array{rule("clusters", "get"), rule("clusters/tunnel", "create"),
-                     std::move(servers)};
+                     rule("clusters/register", "create"), std::move(servers)};
 }
 
 json::object OwnedBy(const json::object& cluster, json::object meta) {
@@ -175,6 +175,14 @@ void AgentRegistrar::Serve(apiserver::Request& req, const std::string& name,
   if (federation == nullptr) {
     return apiserver::RespondStatus(resp, Status::Unavailable("registration is starting"));
   }
+  // The cluster's own agent, renewing its token.
+  const std::string account = AgentServiceAccount(name);
+  if (user.name == "system:serviceaccount:" + std::string(kSystemNamespace) + ":" + account) {
+    auto token = IssueToken(*federation, account);
+    if (!token.ok()) return apiserver::RespondStatus(resp, token.status());
+    spdlog::info("cluster {}: its agent renewed its token", name);
+    return apiserver::RespondJson(resp, 201, json::serialize(*token));
+  }
   auto wanted = WantedCluster(name, req.body);
   if (!wanted.ok()) return apiserver::RespondStatus(resp, wanted.status());
   auto token = Register(*federation, name, *wanted);
@@ -186,6 +194,15 @@ void AgentRegistrar::Serve(apiserver::Request& req, const std::string& name,
   spdlog::info("cluster {}: registered by {} from {}; its agent is the ServiceAccount {}/{}", name,
                user.name, req.remote, kSystemNamespace, AgentServiceAccount(name));
   apiserver::RespondJson(resp, 201, json::serialize(*token));
+}
+
+StatusOr<json::object> AgentRegistrar::IssueToken(client::Client& federation,
+                                                  const std::string& account) {
+  int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(opts_.token_ttl).count();
+  return federation.CreateSubresource(kServiceAccounts, kSystemNamespace, account, "token",
+                                      json::object{{"apiVersion", "authentication.k8s.io/v1"},
+                                                   {"kind", "TokenRequest"},
+                                                   {"spec", {{"expirationSeconds", seconds}}}});
 }
 
 StatusOr<json::object> AgentRegistrar::Register(client::Client& federation, const std::string& name,
@@ -243,11 +260,7 @@ StatusOr<json::object> AgentRegistrar::Register(client::Client& federation, cons
                                                   {"namespace", std::string(kSystemNamespace)}}}}},
         "subjects"));
     FLOTILLA_RETURN_IF_ERROR(AwaitTunnelRight(federation, name, account));
-    int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(opts_.token_ttl).count();
-    return federation.CreateSubresource(kServiceAccounts, kSystemNamespace, account, "token",
-                                        json::object{{"apiVersion", "authentication.k8s.io/v1"},
-                                                     {"kind", "TokenRequest"},
-                                                     {"spec", {{"expirationSeconds", seconds}}}});
+    return IssueToken(federation, account);
   }();
   if (!registered.ok()) {
     // Not registered: the next attempt may be.

@@ -17,6 +17,10 @@
 //   tunnel, nothing else (not another cluster's: 403);
 // - answers 201 with a TokenRequest (authentication.k8s.io/v1) whose
 //   status.token is that account's token, valid for `token_ttl`.
+// The agent renews its token the same way, as itself: the same POST by the
+// cluster's own ServiceAccount (its role allows it for its cluster) is
+// answered with a new token for that account, nothing else changed.
+//
 // All three are owned by the Cluster: deleting it deletes them, and ends
 // the tunnel. Deleting the ServiceAccount revokes the agent (its tokens die
 // with it, Tunnels closes its tunnel) and lets the cluster be registered
@@ -61,6 +65,8 @@ class AgentRegistrar {
  private:
   StatusOr<json::object> Register(client::Client& federation, const std::string& name,
                                   const json::object& wanted);
+  // A TokenRequest answered for ServiceAccount `account`, valid token_ttl.
+  StatusOr<json::object> IssueToken(client::Client& federation, const std::string& account);
 
   const RegistrarOptions opts_;
   std::atomic<client::Client*> federation_{nullptr};

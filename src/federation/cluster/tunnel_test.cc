@@ -18,6 +18,7 @@
 #include "api/views.h"
 #include "apiserver/bootstrap_token.h"
 #include "apiserver/certs.h"
+#include "apiserver/sa_token.h"
 #include "client/client_test_util.h"
 #include "client/rest_client.h"
 #include "client/upgrade.h"
@@ -271,6 +272,83 @@ TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
   EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
   StopAgent();
   second_tunnels.Stop();
+}
+
+// The agent's token renewed once most of its life has passed: registering
+// again as itself, for its own cluster only.
+TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
+  apiserver::BootstrapTokenSpec spec{.token = apiserver::NewBootstrapToken(),
+                                     .extra_groups = {"system:bootstrappers:flotilla:agent"}};
+  ASSERT_TRUE(
+      fed_client_->Create(kSecrets, "kube-system", apiserver::BootstrapTokenSecret(spec)).ok());
+  auto ca = apiserver::certs::CertFromPem(fed_.AdminConfig().ca_pem);
+  ASSERT_TRUE(ca.ok());
+  auto identity =
+      RegisterWithToken(Options(), {.server = fed_.AdminConfig().server,
+                                    .token = spec.token.String(),
+                                    .ca_cert_hash = apiserver::certs::PublicKeyPin(ca->get())});
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  auto life = apiserver::JwtLifetime(identity->token);
+  ASSERT_TRUE(life.has_value());
+  EXPECT_EQ(life->second - life->first, std::chrono::hours(24 * 365));
+
+  // Another cluster's agent may not renew with it.
+  client::RestConfig elsewhere = *identity;
+  auto transport = client::NewRestTransport(elsewhere);
+  ASSERT_TRUE(transport.ok());
+  auto refused = (*transport)
+                     ->Do({.method = "POST",
+                           .path = "/apis/federation/v1beta1/clusters/cloud/register",
+                           .body = "{}",
+                           .content_type = "application/json"});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->code, 403) << refused->body;
+
+  // Early in its life: kept.
+  FakeClock clock(life->first + std::chrono::hours(24));
+  Mutex mu;
+  std::vector<std::string> renewed;
+  AgentOptions opts = Options();
+  opts.federation = *identity;
+  opts.clock = &clock;
+  opts.on_token_renewed = [&](const std::string& token) {
+    MutexLock lock(mu);
+    renewed.push_back(token);
+  };
+  auto agent = Agent::Create(opts);
+  ASSERT_TRUE(agent.ok());
+  agent_ = std::move(*agent);
+  run_ = std::thread([this] { ended_ = agent_->Run(); });
+  ASSERT_TRUE(Eventually([&] { return tunnels_.For("edge")->Connected(); }));
+  // Past 80% of it: renewed, once.
+  clock.Advance(std::chrono::hours(24 * 300));
+  ASSERT_TRUE(Eventually([&] {
+    MutexLock lock(mu);
+    return !renewed.empty();
+  }));
+  std::string token;
+  {
+    MutexLock lock(mu);
+    EXPECT_EQ(renewed.size(), 1u);
+    token = renewed.front();
+  }
+  EXPECT_NE(token, identity->token);
+  auto renewed_life = apiserver::JwtLifetime(token);
+  ASSERT_TRUE(renewed_life.has_value());
+  EXPECT_EQ(renewed_life->second - renewed_life->first, std::chrono::hours(24 * 365));
+  // It is the agent's, and opens its tunnel: redialled after the tunnel is
+  // cut, the agent uses it.
+  client::RestConfig renewed_config = *identity;
+  renewed_config.token = token;
+  auto as_renewed = client::NewRestClient(renewed_config);
+  ASSERT_TRUE(as_renewed.ok());
+  EXPECT_TRUE((*as_renewed)->Get(kClusters, "", "edge").ok());
+  std::shared_ptr<client::H2Connection> before = tunnels_.For("edge")->Current();
+  tunnels_.Close("edge");
+  ASSERT_TRUE(Eventually([&] {
+    return tunnels_.For("edge")->Current() != before && tunnels_.For("edge")->Connected();
+  }));
+  EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
 }
 
 TEST_F(TunnelTest, RequestsThatAreNoTunnelAreRefusedClearly) {
