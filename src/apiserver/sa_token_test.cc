@@ -87,6 +87,20 @@ TEST_F(SaTokenTest, TamperingAndOtherKeysAreRefused) {
   EXPECT_FALSE(LooksLikeJwt("0123456789abcdef"));
 }
 
+// What the token's holder reads of it, unverified: when to renew it.
+TEST_F(SaTokenTest, ItsHolderReadsItsLifetime) {
+  std::string token = Issue(api_, std::chrono::hours(24 * 365));
+  auto life = JwtLifetime(token);
+  ASSERT_TRUE(life.has_value());
+  EXPECT_EQ(life->first, clock_.Now());
+  EXPECT_EQ(life->second - life->first, std::chrono::hours(24 * 365));
+  for (std::string bad : {std::string("0123456789abcdef"), std::string("a.b.c"),
+                          std::string("eyJhIjoxfQ.eyJpYXQiOjV9.x"),  // {"iat":5}: no exp
+                          std::string("eyJhIjoxfQ.eyJpYXQiOjUsImV4cCI6NH0.x")}) {  // exp < iat
+    EXPECT_FALSE(JwtLifetime(bad).has_value()) << bad;
+  }
+}
+
 TEST_F(SaTokenTest, OnlyP256KeysSign) {
   EXPECT_FALSE(ServiceAccountTokens::FromKeyPem("not a key").ok());
 }
