@@ -64,7 +64,11 @@ struct UnjoinFlags {
 int RunUnjoin(const UnjoinFlags& flags) {
   auto fed = FederationClient(flags.fed);
   if (!fed.ok()) return Fail(fed.status());
-  auto result = cluster::Unjoin(**fed, flags.name, flags.cascade, federation::MemberKinds());
+  // An agent-connected member's cascade goes through the cluster proxy.
+  auto config = FederationConfig(flags.fed);
+  if (!config.ok()) return Fail(config.status());
+  auto result = cluster::Unjoin(**fed, flags.name, flags.cascade, federation::MemberKinds(),
+                                nullptr, &*config);
   if (!result.ok()) return Fail(result.status());
   for (const std::string& d : result->deleted) std::cout << d << " deleted from the member\n";
   std::cout << "cluster.federation/" << flags.name << " unjoined\n";

@@ -292,6 +292,30 @@ def test_deleting_the_cluster_ends_its_agent(fed):
     assert 'clusters.federation "edge" not found' in agent.output()
 
 
+def test_a_cascading_unjoin_deletes_through_the_agent_then_ends_it(fed):
+    member = loopback_member(fed, "edge")
+    agent = start_agent(fed, member, "edge")
+    agent_cluster_ready(fed, "edge")
+    fed.create_namespace("shop")
+    fed.create(replicaset("web", 2), "shop")
+    fed.wait_layout("shop", "web", {"edge": 2})
+    # The member's own ReplicaSet, which the federation did not make.
+    member.kubectl("create", "namespace", "own")
+    member.kubectl("create", "configmap", "mine", "-n", "own")
+
+    out = plugin(fed, "unjoin", "edge", "--cascade")
+    assert "replicasets shop/web deleted from the member" in out.stdout, out.stdout
+    assert "cluster.federation/edge unjoined" in out.stdout
+    assert fed.kubectl("get", "cluster", "edge", check=False).returncode != 0
+    wait_for(lambda: member.kubectl("get", "replicasets", "-A", "-o", "name").stdout == "",
+             "the federation's ReplicaSet gone from the member")
+    # What the member had of its own stays.
+    assert member.kubectl("get", "configmap", "mine", "-n", "own").returncode == 0
+    # Its Cluster gone, the agent ends.
+    assert agent.wait_exit() == 1
+    assert 'clusters.federation "edge" not found' in agent.output()
+
+
 def test_an_agent_without_the_right_to_register_is_refused(fed):
     member = loopback_member(fed, "edge")
     agent = start_agent(fed, member, "edge", kubeconfig=fed.server.readonly_kubeconfig)

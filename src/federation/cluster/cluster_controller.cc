@@ -10,6 +10,7 @@
 #include "base/mutex.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
+#include "federation/cluster/join.h"
 #include "federation/cluster/tunnel.h"
 #include "federation/common/federated_kind.h"
 #include "federation/common/member_copy.h"
@@ -131,9 +132,10 @@ std::optional<ClusterHealth> ClusterController::Health(const std::string& name) 
 StatusOr<runtime::Result> ClusterController::Reconcile(const std::string& name) {
   runtime::ObjectPtr cluster = clusters_.lister().Get("", name);
   if (!cluster) {
-    Forget(name);
+    Forget(name, /*close_tunnel=*/true);
     return runtime::Result{};
   }
+  if (!StringViewAt(*cluster, "metadata.deletionTimestamp").empty()) return Unjoining(*cluster);
   std::shared_ptr<Member> m = MemberFor(name, *cluster);
   TimePoint now = clock_.Now();
   if (RefreshClients(*m, *cluster)) m->next_probe = now;
@@ -195,13 +197,42 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   return Status::Ok();
 }
 
-void ClusterController::Forget(const std::string& name) {
+void ClusterController::Forget(const std::string& name, bool close_tunnel) {
   {
     MutexLock lock(mu_);
     members_.erase(name);
   }
   registry_.Remove(name);
-  if (options_.tunnels != nullptr) options_.tunnels->Close(name);
+  if (close_tunnel && options_.tunnels != nullptr) options_.tunnels->Close(name);
+}
+
+StatusOr<runtime::Result> ClusterController::Unjoining(const json::object& cluster) {
+  const std::string name(api::ObjectView(cluster).name());
+  // The controllers let go of it; its agent's tunnel stays for the cascade
+  // (join.h) until the Cluster is gone.
+  Forget(name, /*close_tunnel=*/false);
+  json::object out = cluster;
+  json::object& status = EnsureObject(out, "status");
+  json::array old;
+  if (const json::array* c = GetArray(status, "conditions")) old = *c;
+  for (const json::value& c : old) {
+    if (c.is_object() && GetString(c.get_object(), "type") == "Ready" &&
+        GetString(c.get_object(), "reason") == kUnjoiningReason) {
+      return runtime::Result{};
+    }
+  }
+  json::array conditions{MakeCondition(&old, "Ready", "False", std::string(kUnjoiningReason),
+                                       "the cluster is being unjoined: the federation places "
+                                       "nothing in it and reads nothing from it",
+                                       clock_.Now())};
+  for (const json::value& c : old) {
+    if (!c.is_object() || GetString(c.get_object(), "type") != "Ready") conditions.push_back(c);
+  }
+  status["conditions"] = std::move(conditions);
+  spdlog::info("cluster {} is being unjoined", name);
+  auto written = fed_.UpdateStatus(kClusters, "", out);
+  if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();
+  return runtime::Result{};
 }
 
 StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& cluster) {

@@ -109,7 +109,11 @@ class ClusterController {
   struct Observation;
   StatusOr<runtime::Result> Reconcile(const std::string& name);
   std::shared_ptr<Member> MemberFor(const std::string& name, const json::object& cluster);
-  void Forget(const std::string& name);
+  // Drops the cluster from the registry (and closes its agent's tunnel).
+  void Forget(const std::string& name, bool close_tunnel);
+  // A Cluster being deleted: forgotten, its tunnel kept, its Ready
+  // condition False with kUnjoiningReason.
+  StatusOr<runtime::Result> Unjoining(const json::object& cluster);
   void EnqueueClustersOf(const runtime::ObjectPtr& secret);
   StatusOr<runtime::ObjectPtr> SecretOf(const json::object& cluster);
   // Rebuilds the member's clients when its Secret changed; true if it did.

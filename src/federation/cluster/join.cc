@@ -127,9 +127,95 @@ StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
   return cluster;
 }
 
+namespace {
+
+// The Cluster's finalizers with kUnjoinFinalizer added or removed, written
+// at the resourceVersion read (again on a conflict).
+Status SetUnjoinFinalizer(client::Client& fed, const std::string& name, bool held) {
+  Status s;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto cluster = fed.Get(kClusters, "", name);
+    if (!cluster.ok()) return cluster.status();
+    json::array finalizers;
+    for (const json::value& f : ArrayOrEmpty(*GetObject(*cluster, "metadata"), "finalizers")) {
+      if (!(f.is_string() && f.get_string() == kUnjoinFinalizer)) finalizers.push_back(f);
+    }
+    if (held) finalizers.push_back(json::string(kUnjoinFinalizer));
+    json::object& meta = (*cluster)["metadata"].as_object();
+    meta["finalizers"] = std::move(finalizers);
+    s = fed.Update(kClusters, "", *cluster).status();
+    if (!s.Is(Reason::kConflict)) return s;
+  }
+  return s;
+}
+
+// An agent-connected member's cascade, through the cluster proxy (Unjoin).
+StatusOr<UnjoinResult> UnjoinThroughProxy(client::Client& fed, const std::string& name,
+                                          const std::vector<client::ResourceRef>& managed,
+                                          Clock* io_clock, const client::RestConfig& federation,
+                                          Duration timeout) {
+  client::RestConfig proxied = federation;
+  proxied.server = federation.server + "/apis/federation/v1beta1/clusters/" + name + "/proxy";
+  client::RestOptions opts{.timeout = std::chrono::seconds(10), .max_retries = 0};
+  opts.clock = io_clock;
+  FLOTILLA_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> member,
+                            client::NewRestClient(proxied, opts));
+  FLOTILLA_RETURN_IF_ERROR(SetUnjoinFinalizer(fed, name, true));
+  Status s = fed.Delete(kClusters, "", name);
+  if (!s.ok()) {
+    (void)SetUnjoinFinalizer(fed, name, false);
+    return s;
+  }
+  // Until the federation no longer places anything there, a copy deleted
+  // now could be made again.
+  Clock& clock = io_clock != nullptr ? *io_clock : RealClock();
+  TimePoint deadline = clock.Now() + timeout;
+  for (;;) {
+    auto cluster = fed.Get(kClusters, "", name);
+    if (!cluster.ok()) return cluster.status();
+    bool let_go = false;
+    for (const json::value& c : ArrayOrEmpty(*GetObject(*cluster, "status"), "conditions")) {
+      if (c.is_object() && GetString(c.get_object(), "type") == "Ready" &&
+          GetString(c.get_object(), "reason") == kUnjoiningReason) {
+        let_go = true;
+      }
+    }
+    if (let_go) break;
+    if (clock.Now() >= deadline) {
+      (void)SetUnjoinFinalizer(fed, name, false);
+      return Status::Timeout("cluster " + name +
+                             " was unjoined, but the federation's cluster controller did not let "
+                             "go of it in time: nothing was deleted in it");
+    }
+    clock.SleepUntil(clock.Now() + std::chrono::milliseconds(100));
+  }
+  UnjoinResult out;
+  Status deleted = DeleteManaged(*member, managed, out);
+  // Either way the Cluster goes: it is unjoined.
+  FLOTILLA_RETURN_IF_ERROR(SetUnjoinFinalizer(fed, name, false));
+  if (!deleted.ok()) {
+    return Status(deleted.reason(), "cluster " + name +
+                                        " was unjoined, but deleting the federation's objects in "
+                                        "it through its agent failed: " +
+                                        deleted.message());
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
-                              const std::vector<client::ResourceRef>& managed, Clock* io_clock) {
+                              const std::vector<client::ResourceRef>& managed, Clock* io_clock,
+                              const client::RestConfig* federation, Duration unjoining_timeout) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
+  if (cascade && api::ClusterView(cluster).via_agent()) {
+    if (federation == nullptr) {
+      return Status::BadRequest("cluster " + name +
+                                " is connected by an agent: its cascade goes through the "
+                                "federation's cluster proxy, whose address was not given");
+    }
+    return UnjoinThroughProxy(fed, name, managed, io_clock, *federation, unjoining_timeout);
+  }
   auto [secret_ns, secret_name] = SecretRefOf(cluster);
   UnjoinResult out;
   std::unique_ptr<client::Client> member;

@@ -57,13 +57,29 @@ struct UnjoinResult {
   std::vector<std::string> deleted;  // "resource ns/name" deleted in the member (cascade)
 };
 
+// The finalizer a cascading unjoin of an agent-connected cluster holds the
+// Cluster with, and the reason of the Ready condition the cluster
+// controller then writes once it has let go of the cluster.
+inline constexpr std::string_view kUnjoinFinalizer = "federation.kubernetes.io/unjoin";
+inline constexpr std::string_view kUnjoiningReason = "ClusterUnjoining";
+
 // NotFound when there is no such Cluster. With cascade, the member must be
 // reachable, and the managed objects of `managed` are deleted in that order
 // (federation::MemberKinds(): what the federated kinds create there);
 // objects of kinds the member does not serve are skipped.
+//
+// An agent-connected member is reached through the federation's cluster
+// proxy, as `federation` (the federation's address and credentials; its
+// cascade is refused without them), while its tunnel is still up: the
+// Cluster is deleted holding kUnjoinFinalizer, the cascade waits (up to
+// `unjoining_timeout`) for the cluster controller to say it has let go of
+// the cluster (Ready False, kUnjoiningReason), deletes the objects, and
+// lets the Cluster go.
 StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool cascade,
                               const std::vector<client::ResourceRef>& managed = {},
-                              Clock* io_clock = nullptr);
+                              Clock* io_clock = nullptr,
+                              const client::RestConfig* federation = nullptr,
+                              Duration unjoining_timeout = std::chrono::seconds(30));
 
 // Cordons (`unschedulable`) or uncordons the Cluster `name`: sets or
 // removes its spec.unschedulable (kubectl flotilla cordon/uncordon).

@@ -23,6 +23,7 @@
 #include "client/rest_client.h"
 #include "client/upgrade.h"
 #include "federation/cluster/agent.h"
+#include "federation/cluster/join.h"
 #include "federation/cluster/member_access.h"
 #include "federation/cluster/registration.h"
 #include "federation/cluster/server_lease.h"
@@ -349,6 +350,16 @@ TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
     return tunnels_.For("edge")->Current() != before && tunnels_.For("edge")->Connected();
   }));
   EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
+}
+
+// A cascade of an agent-connected cluster needs the federation's address
+// (its cluster proxy): without it, refused, and nothing is unjoined.
+TEST_F(TunnelTest, ACascadeWithoutTheProxyUnjoinsNothing) {
+  StartAgent();
+  auto refused = Unjoin(*fed_client_, "edge", /*cascade=*/true);
+  EXPECT_TRUE(refused.status().Is(Reason::kBadRequest)) << refused.status().ToString();
+  EXPECT_TRUE(fed_client_->Get(kClusters, "", "edge").ok());
+  EXPECT_TRUE(tunnels_.For("edge")->Connected());
 }
 
 TEST_F(TunnelTest, RequestsThatAreNoTunnelAreRefusedClearly) {
