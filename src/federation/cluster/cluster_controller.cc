@@ -253,12 +253,10 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   // connection the agent has open; a dialled one's follows its Secret.
   bool via_agent = api::ClusterView(cluster).via_agent();
   StatusOr<runtime::ObjectPtr> secret = runtime::ObjectPtr();
-  std::string version = "agent";
+  std::string version(kAgentCredentials);
   if (!via_agent) {
     secret = SecretOf(cluster);
-    version = secret.ok() ? std::string(api::ObjectView(**secret).uid()) + "/" +
-                                runtime::ResourceVersionOf(**secret)
-                          : "error: " + secret.status().message();
+    version = secret.ok() ? SecretVersion(**secret) : "error: " + secret.status().message();
   }
   if (version == m.secret_version) return false;
   m.secret_version = version;

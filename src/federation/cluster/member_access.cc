@@ -28,6 +28,11 @@ StatusOr<client::RestConfig> RestConfigFromSecret(const json::object& secret) {
   return client::ResolveRestConfig(kc);
 }
 
+std::string SecretVersion(const json::object& secret) {
+  api::ObjectView view(secret);
+  return std::string(view.uid()) + "/" + std::string(view.resource_version());
+}
+
 client::RestConfig AgentRestConfig(const json::object& cluster,
                                    std::shared_ptr<client::H2Tunnel> tunnel) {
   client::RestConfig config;

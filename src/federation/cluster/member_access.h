@@ -43,6 +43,13 @@ SecretRef SecretRefOf(const json::object& cluster);
 // kubeconfig that does not resolve).
 StatusOr<client::RestConfig> RestConfigFromSecret(const json::object& secret);
 
+// Which credentials a member's clients were built from, to tell when to
+// build them again: its Secret's identity and version (SecretVersion), or,
+// for an agent-connected cluster, its tunnel, which stays the same object
+// whichever connection the agent has open (kAgentCredentials).
+inline constexpr std::string_view kAgentCredentials = "agent";
+std::string SecretVersion(const json::object& secret);
+
 // How the federation reaches an agent-connected cluster
 // (api::ClusterView::via_agent): over `tunnel` (tunnel.h), named in
 // messages by the member's address its Cluster gives.

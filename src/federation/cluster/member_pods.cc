@@ -153,12 +153,11 @@ StatusOr<runtime::Result> MemberPods::Reconcile(const std::string& name) {
   bool via_agent = api::ClusterView(*cluster).via_agent();
   if (via_agent && tunnels_ == nullptr) return runtime::Result{};
   json::object secret;
-  std::string version = "agent";
+  std::string version(kAgentCredentials);
   if (!via_agent) {
     SecretRef ref = SecretRefOf(*cluster);
     FLOTILLA_ASSIGN_OR_RETURN(secret, federation_->Get(kSecrets, ref.ns, ref.name));
-    api::ObjectView secret_view(secret);
-    version = std::string(secret_view.uid()) + "/" + std::string(secret_view.resource_version());
+    version = SecretVersion(secret);
   }
   {
     MutexLock lock(mu_);

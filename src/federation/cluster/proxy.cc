@@ -65,13 +65,13 @@ StatusOr<std::shared_ptr<client::Transport>> ClusterProxy::TransportFor(client::
     }
     MutexLock lock(mu_);
     Cached& cached = transports_[name];
-    if (cached.secret_version != "agent") {
+    if (cached.secret_version != kAgentCredentials) {
       client::RestOptions opts{.qps = 0, .timeout = opts_.head_timeout, .max_retries = 0};
       opts.user_agent = "flotilla-cluster-proxy";
       FLOTILLA_ASSIGN_OR_RETURN(
           auto transport,
           client::NewRestTransport(AgentRestConfig(*cluster, opts_.tunnels->For(name)), opts));
-      cached = {"agent", std::move(transport)};
+      cached = {std::string(kAgentCredentials), std::move(transport)};
     }
     return cached.transport;
   }
@@ -81,8 +81,7 @@ StatusOr<std::shared_ptr<client::Transport>> ClusterProxy::TransportFor(client::
     return Status::Unavailable("the credentials of cluster \"" + name +
                                "\": " + secret.status().message());
   }
-  api::ObjectView view(*secret);
-  std::string version = std::string(view.uid()) + "/" + std::string(view.resource_version());
+  std::string version = SecretVersion(*secret);
   {
     MutexLock lock(mu_);
     auto it = transports_.find(name);
