@@ -59,6 +59,9 @@ struct ServerFlags {
   bool member_pods = true;
   // Agents' tunnels (federation/cluster/tunnel.h).
   federation::cluster::TunnelOptions tunnels;
+  // The URL agents reach this server by, in its Lease (server_lease.h);
+  // empty: the one it serves on.
+  std::string advertise_url;
 };
 
 // The federation controllers of this server: started once, or each time
@@ -327,7 +330,8 @@ int RunServer(ServerFlags& flags) {
       (*server)->api(), (*server)->pki().registrar_token, api::kFederationFieldManager);
   registrar->Start(*registrar_client);
   federation::cluster::ServerLease server_lease(
-      {.id = flags.tunnels.server_id, .url = (*server)->url()});
+      {.id = flags.tunnels.server_id,
+       .url = flags.advertise_url.empty() ? (*server)->url() : flags.advertise_url});
   server_lease.Start(*admin);
   // The rechecks and the Lease use `admin`: they end before it does,
   // however this returns.
@@ -442,6 +446,17 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   AddDurationOption(cmd, "--tunnel-recheck", &flags.tunnels.recheck, "30s",
                     "How often the token each agent's tunnel was opened with is reviewed "
                     "again; a token revoked or expired since closes the tunnel")
+      ->group("Federation");
+  cmd.add_option("--advertise-url", flags.advertise_url,
+                 "The https:// URL agents reach this server by, which its Lease in "
+                 "kube-system names (with several servers an agent keeps a tunnel to each); "
+                 "default: the address and port it serves on")
+      ->check([](const std::string& url) -> std::string {
+        if (!url.starts_with("https://") || url.size() == std::string("https://").size()) {
+          return "--advertise-url must be an https:// URL, not \"" + url + "\"";
+        }
+        return "";
+      })
       ->group("Federation");
   cmd.add_option("--member-burst", cluster.member_burst,
                  "Burst above --member-qps of the federation's requests to each member")

@@ -35,7 +35,7 @@ import uuid
 
 import pytest
 
-from conftest import FLOTILLA_BINARY, KUBECTL, stop_process, wait_for
+from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, stop_process, wait_for
 from federation import (FAST_FED_ARGS, SLOW, Federation, Member, cluster, plan, plugin,
                         replicaset, ready_is)
 
@@ -314,6 +314,35 @@ def test_a_cascading_unjoin_deletes_through_the_agent_then_ends_it(fed):
     # Its Cluster gone, the agent ends.
     assert agent.wait_exit() == 1
     assert 'clusters.federation "edge" not found' in agent.output()
+
+
+def test_each_server_announces_itself_in_a_lease(fed, tmp_path):
+    """What agents find the federation's servers by: each server's Lease,
+    with the URL it serves on, or the one it is told to advertise; gone
+    when the server stops."""
+    def servers(kubeconfig_server):
+        out = kubeconfig_server.kubectl("get", "lease", "-n", "kube-system", "-l",
+                                        "apiserver.kubernetes.io/identity=flotilla-apiserver",
+                                        "-o", "json").stdout
+        return {i["metadata"]["name"]: i["metadata"]["annotations"]["federation.kubernetes.io/url"]
+                for i in json.loads(out)["items"]}
+
+    assert list(servers(fed.server).values()) == [fed.server.url]
+    advertised = FlotillaServer(str(tmp_path / "advertised"),
+                                ["--controllers=cluster", "--advertise-url",
+                                 "https://federation.example:7443"]).start()
+    try:
+        assert list(servers(advertised).values()) == ["https://federation.example:7443"]
+        bad = subprocess.run([FLOTILLA_BINARY, "server", "--data-dir", str(tmp_path / "bad"),
+                              "--advertise-url", "federation.example:7443"],
+                             capture_output=True, text=True, timeout=60)
+        assert bad.returncode != 0 and "must be an https:// URL" in bad.stderr, bad.stderr
+    finally:
+        advertised.stop()
+    # Stopped, a server takes its Lease with it.
+    fed.server.stop()
+    fed.server.start()
+    assert list(servers(fed.server).values()) == [fed.server.url]
 
 
 def test_an_agent_without_the_right_to_register_is_refused(fed):
