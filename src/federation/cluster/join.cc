@@ -174,7 +174,9 @@ StatusOr<UnjoinResult> UnjoinThroughProxy(client::Client& fed, const std::string
     auto cluster = fed.Get(kClusters, "", name);
     if (!cluster.ok()) return cluster.status();
     bool let_go = false;
-    for (const json::value& c : ArrayOrEmpty(*GetObject(*cluster, "status"), "conditions")) {
+    const json::object* status = GetObject(*cluster, "status");
+    for (const json::value& c :
+         status != nullptr ? ArrayOrEmpty(*status, "conditions") : json::array()) {
       if (c.is_object() && GetString(c.get_object(), "type") == "Ready" &&
           GetString(c.get_object(), "reason") == kUnjoiningReason) {
         let_go = true;

@@ -354,12 +354,22 @@ TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
 
 // A cascade of an agent-connected cluster needs the federation's address
 // (its cluster proxy): without it, refused, and nothing is unjoined.
-TEST_F(TunnelTest, ACascadeWithoutTheProxyUnjoinsNothing) {
+TEST_F(TunnelTest, ACascadeNeedsTheProxyAndTheClusterControllerLettingGo) {
   StartAgent();
   auto refused = Unjoin(*fed_client_, "edge", /*cascade=*/true);
   EXPECT_TRUE(refused.status().Is(Reason::kBadRequest)) << refused.status().ToString();
   EXPECT_TRUE(fed_client_->Get(kClusters, "", "edge").ok());
   EXPECT_TRUE(tunnels_.For("edge")->Connected());
+  // With it, but no cluster controller to let go of the cluster (none runs
+  // here, and the Cluster has no status at all): nothing is deleted in the
+  // member, and the Cluster, deleted already, goes.
+  client::RestConfig federation = fed_.AdminConfig();
+  auto timed_out = Unjoin(*fed_client_, "edge", /*cascade=*/true, {client::kConfigMaps}, nullptr,
+                          &federation, std::chrono::milliseconds(300));
+  EXPECT_TRUE(timed_out.status().Is(Reason::kTimeout)) << timed_out.status().ToString();
+  EXPECT_NE(timed_out.status().message().find("nothing was deleted"), std::string::npos);
+  EXPECT_TRUE(Eventually(
+      [&] { return fed_client_->Get(kClusters, "", "edge").status().Is(Reason::kNotFound); }));
 }
 
 TEST_F(TunnelTest, RequestsThatAreNoTunnelAreRefusedClearly) {
