@@ -81,6 +81,20 @@ class TunnelTest : public ::testing::Test {
     return opts;
   }
 
+  // A bootstrap token for agents (its Secret made), and how an agent
+  // registers with it: the federation's address and its CA's pin.
+  BootstrapOptions NewBootstrapToken() {
+    apiserver::BootstrapTokenSpec spec{.token = apiserver::NewBootstrapToken(),
+                                       .extra_groups = {"system:bootstrappers:flotilla:agent"}};
+    EXPECT_TRUE(
+        fed_client_->Create(kSecrets, "kube-system", apiserver::BootstrapTokenSecret(spec)).ok());
+    auto ca = apiserver::certs::CertFromPem(fed_.AdminConfig().ca_pem);
+    EXPECT_TRUE(ca.ok());
+    return {.server = fed_.AdminConfig().server,
+            .token = spec.token.String(),
+            .ca_cert_hash = ca.ok() ? apiserver::certs::PublicKeyPin(ca->get()) : ""};
+  }
+
   void StartAgent() {
     auto agent = Agent::Create(Options());
     ASSERT_TRUE(agent.ok()) << agent.status().ToString();
@@ -278,16 +292,8 @@ TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
 // The agent's token renewed once most of its life has passed: registering
 // again as itself, for its own cluster only.
 TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
-  apiserver::BootstrapTokenSpec spec{.token = apiserver::NewBootstrapToken(),
-                                     .extra_groups = {"system:bootstrappers:flotilla:agent"}};
-  ASSERT_TRUE(
-      fed_client_->Create(kSecrets, "kube-system", apiserver::BootstrapTokenSecret(spec)).ok());
-  auto ca = apiserver::certs::CertFromPem(fed_.AdminConfig().ca_pem);
-  ASSERT_TRUE(ca.ok());
-  auto identity =
-      RegisterWithToken(Options(), {.server = fed_.AdminConfig().server,
-                                    .token = spec.token.String(),
-                                    .ca_cert_hash = apiserver::certs::PublicKeyPin(ca->get())});
+  BootstrapOptions boot = NewBootstrapToken();
+  auto identity = RegisterWithToken(Options(), boot);
   ASSERT_TRUE(identity.ok()) << identity.status().ToString();
   auto life = apiserver::JwtLifetime(identity->token);
   ASSERT_TRUE(life.has_value());
@@ -441,15 +447,7 @@ TEST_F(TunnelTest, WithoutItsAgentTheMemberIsUnreachableAndADeletedClusterEndsTh
 }
 
 TEST_F(TunnelTest, ABootstrapTokenRegistersAnAgentWithAnIdentityOfItsOwnUntilRevoked) {
-  apiserver::BootstrapTokenSpec spec{.token = apiserver::NewBootstrapToken(),
-                                     .extra_groups = {"system:bootstrappers:flotilla:agent"}};
-  ASSERT_TRUE(
-      fed_client_->Create(kSecrets, "kube-system", apiserver::BootstrapTokenSecret(spec)).ok());
-  auto ca = apiserver::certs::CertFromPem(fed_.AdminConfig().ca_pem);
-  ASSERT_TRUE(ca.ok());
-  BootstrapOptions boot{.server = fed_.AdminConfig().server,
-                        .token = spec.token.String(),
-                        .ca_cert_hash = apiserver::certs::PublicKeyPin(ca->get())};
+  BootstrapOptions boot = NewBootstrapToken();
 
   // A pin of another key: refused before the token goes anywhere.
   BootstrapOptions wrong = boot;
