@@ -360,9 +360,8 @@ void Agent::DiscoverOnce() {
       if (!made.ok()) continue;
       lister = std::move(*made);
     }
-    listed = lister->List(client::kLeases, "kube-system",
-                          {.label_selector = std::string(kServerLeaseLabel) + "=" +
-                                             std::string(kServerLeaseLabelValue)});
+    listed =
+        lister->List(client::kLeases, "kube-system", {.label_selector = ServerLeaseSelector()});
     if (listed.ok() || listed.status().Is(Reason::kForbidden)) break;
   }
   if (!listed.ok()) {

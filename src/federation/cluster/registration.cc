@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "api/views.h"
+#include "apiserver/rbac.h"
 #include "apiserver/responses.h"
 #include "base/log.h"
 #include "federation/common/names.h"
@@ -90,7 +91,7 @@ Status AwaitTunnelRight(client::Client& federation, const std::string& name,
       {"apiVersion", "authorization.k8s.io/v1"},
       {"kind", "SubjectAccessReview"},
       {"spec",
-       {{"user", "system:serviceaccount:" + std::string(kSystemNamespace) + ":" + account},
+       {{"user", apiserver::rbac::ServiceAccountUser(kSystemNamespace, account)},
         {"groups", json::array{"system:serviceaccounts",
                                "system:serviceaccounts:" + std::string(kSystemNamespace),
                                "system:authenticated"}},
@@ -177,7 +178,7 @@ void AgentRegistrar::Serve(apiserver::Request& req, const std::string& name,
   }
   // The cluster's own agent, renewing its token.
   const std::string account = AgentServiceAccount(name);
-  if (user.name == "system:serviceaccount:" + std::string(kSystemNamespace) + ":" + account) {
+  if (user.name == apiserver::rbac::ServiceAccountUser(kSystemNamespace, account)) {
     auto token = IssueToken(*federation, account);
     if (!token.ok()) return apiserver::RespondStatus(resp, token.status());
     spdlog::info("cluster {}: its agent renewed its token", name);

@@ -14,11 +14,11 @@ namespace {
 
 constexpr char kNamespace[] = "kube-system";
 
-std::string Selector() {
+}  // namespace
+
+std::string ServerLeaseSelector() {
   return std::string(kServerLeaseLabel) + "=" + std::string(kServerLeaseLabelValue);
 }
-
-}  // namespace
 
 std::string NewServerId() {
   unsigned char bytes[8];
@@ -76,33 +76,39 @@ void ServerLease::Renew(client::Client& federation) {
         {"leaseDurationSeconds",
          std::chrono::duration_cast<std::chrono::seconds>(opts_.duration).count()},
         {"renewTime", FormatRfc3339Micro(now)}}}};
-  auto current = federation.Get(client::kLeases, kNamespace, opts_.id);
-  Status written;
-  if (current.ok()) {
-    lease["metadata"].as_object()["resourceVersion"] =
-        StringAt(*current, "metadata.resourceVersion");
-    written = federation.Update(client::kLeases, kNamespace, lease).status();
-  } else if (current.status().Is(Reason::kNotFound)) {
-    written = federation.Create(client::kLeases, kNamespace, lease).status();
-  } else {
-    written = current.status();
+  // One list: this server's Lease (to renew at its resourceVersion) and
+  // those of servers killed without deleting theirs.
+  auto listed =
+      federation.List(client::kLeases, kNamespace, {.label_selector = ServerLeaseSelector()});
+  if (!listed.ok()) {
+    spdlog::warn("this server's Lease {}: {}", opts_.id, listed.status().ToString());
+    return;
   }
-  if (!written.ok()) spdlog::warn("this server's Lease {}: {}", opts_.id, written.ToString());
-  // Servers killed without deleting theirs.
-  auto listed = federation.List(client::kLeases, kNamespace, {.label_selector = Selector()});
-  if (!listed.ok()) return;
+  const json::object* mine = nullptr;
   for (const json::object& other : listed->items) {
+    std::string name = StringAt(other, "metadata.name");
+    if (name == opts_.id) {
+      mine = &other;
+      continue;
+    }
     TimePoint renewed;
     if (!ParseRfc3339(StringAt(other, "spec.renewTime"), &renewed) ||
         now - renewed < opts_.expire_after) {
       continue;
     }
-    std::string name = StringAt(other, "metadata.name");
     Status deleted = federation.Delete(
         client::kLeases, kNamespace, name,
         {.precondition_resource_version = StringAt(other, "metadata.resourceVersion")});
     if (deleted.ok()) spdlog::info("deleted the Lease {} of a server gone since", name);
   }
+  Status written;
+  if (mine != nullptr) {
+    lease["metadata"].as_object()["resourceVersion"] = StringAt(*mine, "metadata.resourceVersion");
+    written = federation.Update(client::kLeases, kNamespace, lease).status();
+  } else {
+    written = federation.Create(client::kLeases, kNamespace, lease).status();
+  }
+  if (!written.ok()) spdlog::warn("this server's Lease {}: {}", opts_.id, written.ToString());
 }
 
 std::map<std::string, std::string> ServerUrls(const std::vector<json::object>& leases) {

@@ -37,6 +37,9 @@ inline constexpr std::string_view kServerUrlAnnotation = "federation.kubernetes.
 // The 101 of a tunnel names the server that took it.
 inline constexpr std::string_view kServerIdHeader = "Flotilla-Server-Id";
 
+// The label selector of the servers' Leases.
+std::string ServerLeaseSelector();
+
 // A new server's name: "flotilla-apiserver-" and 16 random hex digits.
 std::string NewServerId();
 

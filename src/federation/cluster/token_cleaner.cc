@@ -18,8 +18,7 @@ TokenCleaner::TokenCleaner(FederationContext& ctx)
   controller_ = &ctx.manager().AddController(
       kName, 1, [this](const std::string& key) { return Reconcile(key); });
   auto changed = [this](const runtime::ObjectPtr& secret) {
-    api::ObjectView view(*secret);
-    controller_->queue().Add(std::string(view.ns()) + "/" + std::string(view.name()));
+    controller_->queue().Add(runtime::ObjectKey(*secret));
   };
   secrets_.AddEventHandler(runtime::EventHandler{
       .on_add = changed,
@@ -30,21 +29,18 @@ TokenCleaner::TokenCleaner(FederationContext& ctx)
 }
 
 StatusOr<runtime::Result> TokenCleaner::Reconcile(const std::string& key) {
-  size_t slash = key.find('/');
-  if (slash == std::string::npos) return runtime::Result{};
-  std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
-  runtime::ObjectPtr secret = secrets_.lister().Get(ns, name);
+  runtime::ObjectPtr secret = secrets_.cache().Get(key);
   if (secret == nullptr) return runtime::Result{};
   std::optional<TimePoint> expiration = apiserver::BootstrapTokenExpiration(*secret);
   if (!expiration) return runtime::Result{};
   TimePoint now = ctx_.clock().Now();
   if (now < *expiration) return runtime::Result{.requeue_after = *expiration - now};
   api::ObjectView view(*secret);
-  Status deleted =
-      ctx_.fed().Delete(kSecrets, ns, name, {.precondition_uid = std::string(view.uid())});
+  Status deleted = ctx_.fed().Delete(kSecrets, std::string(view.ns()), std::string(view.name()),
+                                     {.precondition_uid = std::string(view.uid())});
   // Gone already, or a new Secret of the name: its own events bring it.
   if (deleted.ok() || deleted.Is(Reason::kNotFound) || deleted.Is(Reason::kConflict)) {
-    if (deleted.ok()) spdlog::info("bootstrap token Secret {}/{} expired: deleted", ns, name);
+    if (deleted.ok()) spdlog::info("bootstrap token Secret {} expired: deleted", key);
     return runtime::Result{};
   }
   return deleted;

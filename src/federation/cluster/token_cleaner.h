@@ -39,7 +39,7 @@ class TokenCleaner {
   TokenCleaner& operator=(const TokenCleaner&) = delete;
 
  private:
-  // `key` is "NAMESPACE/NAME" of a bootstrap token's Secret.
+  // `key` is a bootstrap token's Secret's runtime::ObjectKey.
   StatusOr<runtime::Result> Reconcile(const std::string& key);
 
   FederationContext& ctx_;
