@@ -1,6 +1,8 @@
 // HTTP/2 over TLS (http2.h).
 #include "base/http2.h"
 
+#include <openssl/crypto.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/write.hpp>
@@ -8,6 +10,16 @@
 
 namespace flotilla::http2 {
 namespace {
+
+// OpenSSL frees its global state at exit by default, from an atexit
+// handler; the shared loop's threads (base/io.h) never stop, and one may
+// be closing a TLS stream then, whose BIO locks what was freed. A process
+// that ends through exit() (a test binary) keeps that state to the end.
+// This runs before any other static initializer, so before OpenSSL's own
+// initialization, which is what registers the handler.
+__attribute__((constructor(101))) void KeepOpenSslUntilTheEnd() {
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
+}
 
 constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 // What one write sends at most: frames are gathered up to this, so that a

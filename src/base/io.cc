@@ -3,6 +3,9 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <thread>
 
@@ -57,6 +60,14 @@ SharedIo& Shared() {
 
 boost::asio::io_context& SharedIoContext() { return Shared().io; }
 size_t SharedIoThreads() { return Shared().threads; }
+
+void ExitProcess(int code) {
+  spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
 
 namespace {
 // The pool whose thread this is, and how deep its ScopedBlocking nest.

@@ -24,6 +24,14 @@ boost::asio::io_context& SharedIoContext();
 // How many threads run SharedIoContext().
 size_t SharedIoThreads();
 
+// Ends the process with `code` once its output is flushed (stdout, stderr,
+// the loggers), without running static destructors or atexit handlers. A
+// process that used SharedIoContext() must end this way: its threads never
+// stop, and may be closing a connection (a client's pool retires its
+// connections when the client goes) while exit() frees what they use,
+// OpenSSL's global state and the loggers among it.
+[[noreturn]] void ExitProcess(int code);
+
 // Threads for work that may block (a request handler waiting for its group
 // commit, a client waiting for a response).
 //

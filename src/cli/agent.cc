@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/io.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
@@ -183,7 +184,7 @@ void AddAgentCommand(CLI::App& app) {
                     "doubling, jittered)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
-  cmd->callback([flags] { std::exit(RunAgent(*flags)); });
+  cmd->callback([flags] { ExitProcess(RunAgent(*flags)); });
 }
 
 }  // namespace flotilla::cli

@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "base/io.h"
 #include "cli/commands.h"
 #include "cli/federation_flags.h"
 #include "cli/signals.h"
@@ -50,7 +51,7 @@ void AddDashboardCommand(CLI::App& app) {
   cmd->add_option("--port", flags->port, "The local port (0 picks a free one)")
       ->capture_default_str();
   AddFederationFlags(*cmd, flags->fed);
-  cmd->callback([flags] { std::exit(RunDashboard(*flags)); });
+  cmd->callback([flags] { ExitProcess(RunDashboard(*flags)); });
 }
 
 }  // namespace flotilla::cli

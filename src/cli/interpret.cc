@@ -17,6 +17,7 @@
 #include <string>
 
 #include "base/file.h"
+#include "base/io.h"
 #include "base/yaml.h"
 #include "cli/commands.h"
 #include "interpreter/interpreter.h"
@@ -252,7 +253,7 @@ void AddInterpretCommand(CLI::App& app) {
       "--status-file", f->status_file,
       "AggregatedStatusItems ({clusterName, status, applied, health}), for AggregateStatus");
   cmd->add_option("--desired-replica", f->desired_replica, "The replicas, for ReviseReplica");
-  cmd->callback([f] { std::exit(RunInterpret(*f)); });
+  cmd->callback([f] { ExitProcess(RunInterpret(*f)); });
 }
 
 }  // namespace flotilla::cli

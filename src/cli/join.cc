@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/io.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
@@ -146,7 +147,7 @@ void AddJoinCommands(CLI::App& app) {
   cmd->add_option("--namespace", join->secret_namespace,
                   "Namespace of the federation for the Secret with the member's credentials")
       ->capture_default_str();
-  cmd->callback([join] { std::exit(RunJoin(*join)); });
+  cmd->callback([join] { ExitProcess(RunJoin(*join)); });
 
   auto unjoin = std::make_shared<UnjoinFlags>();
   cmd = app.add_subcommand("unjoin", "Remove a member cluster from the federation");
@@ -156,7 +157,7 @@ void AddJoinCommands(CLI::App& app) {
                 "Also delete what the federation created in the member (objects labelled " +
                     std::string(federation::kManagedByLabel) + "=" + federation::kManagedByValue +
                     ")");
-  cmd->callback([unjoin] { std::exit(RunUnjoin(*unjoin)); });
+  cmd->callback([unjoin] { ExitProcess(RunUnjoin(*unjoin)); });
 
   for (bool cordon : {true, false}) {
     auto flags = std::make_shared<CordonFlags>();
@@ -166,7 +167,7 @@ void AddJoinCommands(CLI::App& app) {
                                     : "Mark a member cluster schedulable again");
     cmd->add_option("NAME", flags->name, "The member cluster's name")->required();
     AddFederationFlags(*cmd, flags->fed);
-    cmd->callback([flags, cordon] { std::exit(RunCordon(*flags, cordon)); });
+    cmd->callback([flags, cordon] { ExitProcess(RunCordon(*flags, cordon)); });
   }
 
   auto drain = std::make_shared<std::pair<cluster::DrainOptions, FederationFlags>>();
@@ -177,7 +178,7 @@ void AddJoinCommands(CLI::App& app) {
   AddDurationOption(*cmd, "--timeout", &drain->first.timeout, "15m",
                     "How long to wait for everything movable to leave");
   AddFederationFlags(*cmd, drain->second);
-  cmd->callback([drain] { std::exit(RunDrain(drain->first, drain->second)); });
+  cmd->callback([drain] { ExitProcess(RunDrain(drain->first, drain->second)); });
 
   auto migrate = std::make_shared<MigrateFlags>();
   migrate->opts.ns = "default";
@@ -195,13 +196,13 @@ void AddJoinCommands(CLI::App& app) {
   AddDurationOption(*cmd, "--timeout", &migrate->opts.timeout, "15m",
                     "How long to wait for the move before withdrawing the request");
   AddFederationFlags(*cmd, migrate->fed);
-  cmd->callback([migrate] { std::exit(RunMigrate(*migrate)); });
+  cmd->callback([migrate] { ExitProcess(RunMigrate(*migrate)); });
 
   auto dir = std::make_shared<std::string>();
   cmd = app.add_subcommand("install-kubectl-plugin",
                            "Link kubectl-flotilla to this binary so that `kubectl flotilla` works");
   cmd->add_option("--dir", *dir, "Directory for the link (default: this binary's directory)");
-  cmd->callback([dir] { std::exit(InstallPlugin(*dir)); });
+  cmd->callback([dir] { ExitProcess(InstallPlugin(*dir)); });
 }
 
 }  // namespace flotilla::cli

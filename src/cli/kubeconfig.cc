@@ -8,6 +8,7 @@
 // in it changes.
 #include <iostream>
 
+#include "base/io.h"
 #include "cli/commands.h"
 #include "cli/federation_flags.h"
 #include "client/rest_client.h"
@@ -99,7 +100,7 @@ void AddKubeconfigCommand(CLI::App& app) {
   cmd->add_option("--prefix", flags->prefix, "What the contexts' names start with")
       ->capture_default_str();
   AddFederationFlags(*cmd, flags->fed);
-  cmd->callback([flags] { std::exit(RunKubeconfig(*flags)); });
+  cmd->callback([flags] { ExitProcess(RunKubeconfig(*flags)); });
 }
 
 }  // namespace flotilla::cli

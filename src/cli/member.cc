@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/descriptors.h"
+#include "base/io.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
@@ -220,7 +221,7 @@ void AddMemberCommand(CLI::App& app) {
       ->capture_default_str()
       ->group("Logging");
   AddMemberCtlCommand(*cmd);
-  cmd->callback([flags] { std::exit(RunMembers(*flags)); });
+  cmd->callback([flags] { ExitProcess(RunMembers(*flags)); });
 }
 
 }  // namespace flotilla::cli

@@ -13,6 +13,7 @@
 //   ctl pod crash NAME [-n NS]
 #include <iostream>
 
+#include "base/io.h"
 #include "cli/commands.h"
 #include "client/kubeconfig.h"
 #include "client/request_builder.h"
@@ -170,7 +171,7 @@ void AddMemberCtlCommand(CLI::App& member) {
   cmd->add_option("args", flags->args, "Operation and its arguments");
   cmd->callback([flags, ns] {
     flags->ns_given = ns->count() > 0;
-    std::exit(RunCtl(*flags));
+    ExitProcess(RunCtl(*flags));
   });
 }
 

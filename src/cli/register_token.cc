@@ -10,6 +10,7 @@
 
 #include "apiserver/bootstrap_token.h"
 #include "apiserver/certs.h"
+#include "base/io.h"
 #include "cli/commands.h"
 #include "cli/duration.h"
 #include "cli/federation_flags.h"
@@ -131,15 +132,15 @@ void AddRegisterTokenCommand(CLI::App& app) {
                      "The federation's URL as the agent reaches it, for the printed command "
                      "(default: the kubeconfig's)");
   AddFederationFlags(*create, flags->fed);
-  create->callback([flags] { std::exit(RunCreate(*flags)); });
+  create->callback([flags] { ExitProcess(RunCreate(*flags)); });
   CLI::App* list = cmd->add_subcommand("list", "List the bootstrap tokens");
   AddFederationFlags(*list, flags->fed);
-  list->callback([flags] { std::exit(RunList(*flags)); });
+  list->callback([flags] { ExitProcess(RunList(*flags)); });
   CLI::App* del = cmd->add_subcommand(
       "delete", "Delete bootstrap tokens: no agent registers with them any more");
   del->add_option("TOKEN", flags->ids, "Token ids (or whole tokens)")->required();
   AddFederationFlags(*del, flags->fed);
-  del->callback([flags] { std::exit(RunDelete(*flags)); });
+  del->callback([flags] { ExitProcess(RunDelete(*flags)); });
 }
 
 }  // namespace flotilla::cli

@@ -14,6 +14,7 @@
 #include "api/kinds/kinds.h"
 #include "api/schema.h"
 #include "base/descriptors.h"
+#include "base/io.h"
 #include "base/log.h"
 #include "base/mutex.h"
 #include "cli/commands.h"
@@ -657,7 +658,7 @@ void AddServerCommand(CLI::App& app) {
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn or error")
       ->capture_default_str()
       ->group("Logging");
-  cmd->callback([flags] { std::exit(RunServer(*flags)); });
+  cmd->callback([flags] { ExitProcess(RunServer(*flags)); });
 }
 
 }  // namespace flotilla::cli

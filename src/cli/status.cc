@@ -10,6 +10,7 @@
 #include <iostream>
 #include <tuple>
 
+#include "base/io.h"
 #include "cli/commands.h"
 #include "cli/federation_flags.h"
 #include "federation/common/names.h"
@@ -267,7 +268,7 @@ void AddStatusCommands(CLI::App& app) {
   cmd->add_flag("-A,--all-namespaces", status->all_namespaces, "Every namespace");
   AddOutputOption(*cmd, status->output);
   AddFederationFlags(*cmd, status->fed);
-  cmd->callback([status] { std::exit(RunStatus(*status)); });
+  cmd->callback([status] { ExitProcess(RunStatus(*status)); });
 
   auto clusters = std::make_shared<ClustersFlags>();
   cmd = app.add_subcommand(
@@ -276,7 +277,7 @@ void AddStatusCommands(CLI::App& app) {
       "federated objects it holds");
   AddOutputOption(*cmd, clusters->output);
   AddFederationFlags(*cmd, clusters->fed);
-  cmd->callback([clusters] { std::exit(RunClusters(*clusters)); });
+  cmd->callback([clusters] { ExitProcess(RunClusters(*clusters)); });
 
   auto explain = std::make_shared<ExplainFlags>();
   cmd = app.add_subcommand(
@@ -291,7 +292,7 @@ void AddStatusCommands(CLI::App& app) {
   cmd->add_option("-o,--output", explain->output, "Output format: json")
       ->check(CLI::IsMember({"json"}));
   AddFederationFlags(*cmd, explain->fed);
-  cmd->callback([explain] { std::exit(RunExplain(*explain)); });
+  cmd->callback([explain] { ExitProcess(RunExplain(*explain)); });
 }
 
 }  // namespace flotilla::cli

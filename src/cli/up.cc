@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "base/child_process.h"
+#include "base/io.h"
 #include "base/status.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
@@ -447,7 +448,7 @@ void AddUpCommand(CLI::App& app) {
   cmd->add_flag("--agents", flags->agents,
                 "Connect the members by agents (flotilla agent): each opens a tunnel to the "
                 "federation, which never dials them, as for clusters behind NAT");
-  cmd->callback([flags] { std::exit(RunUp(*flags)); });
+  cmd->callback([flags] { ExitProcess(RunUp(*flags)); });
 }
 
 }  // namespace flotilla::cli
