@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 
+#include "base/io.h"
 #include "base/log.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
@@ -84,5 +85,5 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   (*elector)->Stop();
-  return 0;
+  ExitProcess(0);
 }
