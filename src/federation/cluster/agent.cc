@@ -1,6 +1,7 @@
 // The agent (agent.h).
 #include "federation/cluster/agent.h"
 
+#include <algorithm>
 #include <random>
 
 #include "api/views.h"
@@ -301,13 +302,21 @@ void Agent::RenewIfDue() {
   Clock& clock = opts_.clock != nullptr ? *opts_.clock : RealClock();
   TimePoint due =
       issued + std::chrono::duration_cast<Duration>((expires - issued) * opts_.renew_at);
-  if (clock.Now() < due) return;
+  TimePoint now = clock.Now();
+  if (now < due || now < renew_retry_at_) return;
   auto renewed = PostRegister(opts_, WithToken(opts_.federation), opts_.dial_timeout);
   if (!renewed.ok()) {
-    spdlog::warn("cluster {}: renewing the agent's token (it expires at {}): {}", opts_.name,
-                 FormatRfc3339(expires), renewed.status().ToString());
+    renew_retry_ = renew_retry_ == Duration::zero()
+                       ? opts_.renew_retry
+                       : std::min(2 * renew_retry_, opts_.renew_retry_max);
+    renew_retry_at_ = now + renew_retry_;
+    spdlog::warn("cluster {}: renewing the agent's token (it expires at {}): {}; again in {} s",
+                 opts_.name, FormatRfc3339(expires), renewed.status().ToString(),
+                 std::chrono::duration_cast<std::chrono::seconds>(renew_retry_).count());
     return;
   }
+  renew_retry_ = Duration::zero();
+  renew_retry_at_ = TimePoint::min();
   {
     MutexLock lock(mu_);
     token_ = *renewed;

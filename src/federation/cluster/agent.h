@@ -61,8 +61,12 @@ struct AgentOptions {
   // once `renew_at` of its lifetime has passed, by registering again as
   // itself (checked every discovery period, on `clock`; null: the real
   // one); `on_token_renewed` is told the new token, to keep it. Other
-  // credentials are not renewed.
+  // credentials are not renewed. A renewal that fails is tried again
+  // after `renew_retry`, doubled after each failure up to
+  // `renew_retry_max`, each failure logged once.
   double renew_at = 0.8;
+  Duration renew_retry = std::chrono::seconds(30);
+  Duration renew_retry_max = std::chrono::minutes(10);
   std::function<void(const std::string&)> on_token_renewed;
   Clock* clock = nullptr;
 };
@@ -160,6 +164,9 @@ class Agent {
   std::map<std::string, std::string> urls_;  // the servers last listed, by id
   std::map<std::string, std::unique_ptr<client::Client>> listers_;  // by URL
   bool told_forbidden_ = false;
+  // After a renewal failed: not before this, and the wait after the next.
+  TimePoint renew_retry_at_ = TimePoint::min();
+  Duration renew_retry_ = Duration::zero();
 };
 
 }  // namespace flotilla::federation::cluster

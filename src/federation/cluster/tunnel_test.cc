@@ -18,6 +18,7 @@
 #include "api/views.h"
 #include "apiserver/bootstrap_token.h"
 #include "apiserver/certs.h"
+#include "apiserver/responses.h"
 #include "apiserver/sa_token.h"
 #include "client/client_test_util.h"
 #include "client/rest_client.h"
@@ -51,6 +52,13 @@ class TunnelTest : public ::testing::Test {
           opts.register_agent = [this](apiserver::Request& req, const std::string& name,
                                        const apiserver::UserInfo& user,
                                        apiserver::Responder& resp) {
+            {
+              MutexLock lock(register_mu_);
+              ++registrations_;
+              if (refuse_registrations_) {
+                return apiserver::RespondStatus(resp, Status::Unavailable("refused by the test"));
+              }
+            }
             registrar_.Serve(req, name, user, resp);
           };
         }) {
@@ -119,6 +127,35 @@ class TunnelTest : public ::testing::Test {
     return std::move(*c);
   }
 
+  void RefuseRegistrations(bool refuse) {
+    MutexLock lock(register_mu_);
+    refuse_registrations_ = refuse;
+  }
+  int Registrations() {
+    MutexLock lock(register_mu_);
+    return registrations_;
+  }
+  // How many LISTs of Leases the federation has answered: each is one of
+  // the agent's discovery rounds (nothing else lists them here).
+  int LeaseLists() {
+    auto transport = client::NewRestTransport(fed_.AdminConfig());
+    EXPECT_TRUE(transport.ok());
+    auto metrics = (*transport)->Do({.method = "GET", .path = "/metrics"});
+    EXPECT_TRUE(metrics.ok());
+    const std::string counter =
+        R"(apiserver_request_total{verb="list",resource="leases",code="200"} )";
+    size_t at = metrics.ok() ? metrics->body.find(counter) : std::string::npos;
+    return at == std::string::npos ? 0 : std::stoi(metrics->body.substr(at + counter.size()));
+  }
+  // Waits until the agent has been through `n` more discovery rounds.
+  void AwaitDiscoveryRounds(int n) {
+    int from = LeaseLists();
+    ASSERT_TRUE(Eventually([&] { return LeaseLists() >= from + n; }));
+  }
+
+  Mutex register_mu_;
+  bool refuse_registrations_ GUARDED_BY(register_mu_) = false;
+  int registrations_ GUARDED_BY(register_mu_) = 0;
   TestCluster member_;
   Tunnels tunnels_{TunnelOptions{.keepalive = std::chrono::milliseconds(100),
                                  .recheck = std::chrono::milliseconds(100),
@@ -291,6 +328,65 @@ TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
 
 // The agent's token renewed once most of its life has passed: registering
 // again as itself, for its own cluster only.
+TEST_F(TunnelTest, AFailedRenewalIsTriedAgainLaterEachTimeNotEveryRound) {
+  BootstrapOptions boot = NewBootstrapToken();
+  auto identity = RegisterWithToken(Options(), boot);
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  auto life = apiserver::JwtLifetime(identity->token);
+  ASSERT_TRUE(life.has_value());
+  const int registered = Registrations();
+  RefuseRegistrations(true);
+
+  // Due for renewal from the start.
+  FakeClock clock(life->first + std::chrono::hours(24 * 300));
+  std::vector<std::string> renewed;
+  Mutex mu;
+  AgentOptions opts = Options();
+  opts.federation = *identity;
+  opts.clock = &clock;
+  opts.renew_retry = std::chrono::minutes(1);
+  opts.renew_retry_max = std::chrono::minutes(3);
+  opts.on_token_renewed = [&](const std::string& token) {
+    // The agent's clock, far ahead, back to when the new token was issued,
+    // so that the agent does not find it due at once.
+    if (auto issued = apiserver::JwtLifetime(token)) clock.Set(issued->first);
+    MutexLock lock(mu);
+    renewed.push_back(token);
+  };
+  auto agent = Agent::Create(opts);
+  ASSERT_TRUE(agent.ok());
+  agent_ = std::move(*agent);
+  run_ = std::thread([this] { ended_ = agent_->Run(); });
+  ASSERT_TRUE(Eventually([&] { return tunnels_.For("edge")->Connected(); }));
+  ASSERT_TRUE(Eventually([&] { return Registrations() == registered + 1; }));
+
+  // Refused: tried again after 1, 2, 3 and 3 minutes on the agent's
+  // clock, and not in the rounds between, while the tunnel stays up.
+  int attempts = 1;
+  for (auto wait : {std::chrono::minutes(1), std::chrono::minutes(2), std::chrono::minutes(3),
+                    std::chrono::minutes(3)}) {
+    clock.Advance(wait - std::chrono::seconds(1));
+    AwaitDiscoveryRounds(3);
+    EXPECT_EQ(Registrations(), registered + attempts) << "tried again before the retry was due";
+    clock.Advance(std::chrono::seconds(1));
+    ++attempts;
+    ASSERT_TRUE(Eventually([&] { return Registrations() == registered + attempts; }));
+  }
+  EXPECT_TRUE(tunnels_.For("edge")->Connected());
+
+  // Accepted at the next try; then not due again for months.
+  RefuseRegistrations(false);
+  clock.Advance(std::chrono::minutes(3));
+  ASSERT_TRUE(Eventually([&] {
+    MutexLock lock(mu);
+    return !renewed.empty();
+  }));
+  AwaitDiscoveryRounds(3);
+  EXPECT_EQ(Registrations(), registered + attempts + 1);
+  MutexLock lock(mu);
+  EXPECT_EQ(renewed.size(), 1u);
+}
+
 TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
   BootstrapOptions boot = NewBootstrapToken();
   auto identity = RegisterWithToken(Options(), boot);
@@ -319,6 +415,9 @@ TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
   opts.federation = *identity;
   opts.clock = &clock;
   opts.on_token_renewed = [&](const std::string& token) {
+    // The agent's clock, far ahead, back to when the new token was issued,
+    // so that the agent does not find it due at once.
+    if (auto issued = apiserver::JwtLifetime(token)) clock.Set(issued->first);
     MutexLock lock(mu);
     renewed.push_back(token);
   };
