@@ -16,7 +16,12 @@ set(FLOTILLA_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-ini
 add_compile_definitions(BOOST_ASIO_NO_DEPRECATED BOOST_BEAST_USE_STD_STRING_VIEW)
 if(FLOTILLA_FUZZ)
   # Every library instrumented for libFuzzer's coverage, under ASan and UBSan.
-  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  # UBSan's `function` check is left out: clang 14 cannot emit it for
+  # coroutines ("Cannot represent a difference across sections", in every
+  # file with co_await); the check is of calls through a function pointer
+  # of the wrong type, which GCC's sanitizer build does not have either.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=function
+                      -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
 if(FLOTILLA_SANITIZE)
