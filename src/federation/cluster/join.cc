@@ -1,6 +1,8 @@
 // flotilla join / unjoin (join.h).
 #include "federation/cluster/join.h"
 
+#include <functional>
+
 #include "api/policy/policy.h"
 #include "api/views.h"
 #include "base/base64.h"
@@ -129,24 +131,32 @@ StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
 
 namespace {
 
-// The Cluster's finalizers with kUnjoinFinalizer added or removed, written
-// at the resourceVersion read (again on a conflict).
-Status SetUnjoinFinalizer(client::Client& fed, const std::string& name, bool held) {
+// Reads Cluster `name`, lets `change` edit it and writes it back at the
+// resourceVersion read: a concurrent change is a conflict, retried on a
+// fresh read (up to five times).
+Status UpdateCluster(client::Client& fed, const std::string& name,
+                     const std::function<void(json::object& cluster)>& change) {
   Status s;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto cluster = fed.Get(kClusters, "", name);
-    if (!cluster.ok()) return cluster.status();
-    json::array finalizers;
-    for (const json::value& f : ArrayOrEmpty(*GetObject(*cluster, "metadata"), "finalizers")) {
-      if (!(f.is_string() && f.get_string() == kUnjoinFinalizer)) finalizers.push_back(f);
-    }
-    if (held) finalizers.push_back(json::string(kUnjoinFinalizer));
-    json::object& meta = (*cluster)["metadata"].as_object();
-    meta["finalizers"] = std::move(finalizers);
-    s = fed.Update(kClusters, "", *cluster).status();
+    FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
+    change(cluster);
+    s = fed.Update(kClusters, "", cluster).status();
     if (!s.Is(Reason::kConflict)) return s;
   }
   return s;
+}
+
+// The Cluster's finalizers with kUnjoinFinalizer added or removed.
+Status SetUnjoinFinalizer(client::Client& fed, const std::string& name, bool held) {
+  return UpdateCluster(fed, name, [held](json::object& cluster) {
+    json::object& meta = cluster["metadata"].as_object();
+    json::array finalizers;
+    for (const json::value& f : ArrayOrEmpty(meta, "finalizers")) {
+      if (!(f.is_string() && f.get_string() == kUnjoinFinalizer)) finalizers.push_back(f);
+    }
+    if (held) finalizers.push_back(json::string(kUnjoinFinalizer));
+    meta["finalizers"] = std::move(finalizers);
+  });
 }
 
 // An agent-connected member's cascade, through the cluster proxy (Unjoin).
@@ -249,18 +259,17 @@ StatusOr<UnjoinResult> Unjoin(client::Client& fed, const std::string& name, bool
 
 namespace {
 
-// A merge patch of the Cluster's spec with `spec`, and its taints with the
-// cordon taint (Karmada's cluster.karmada.io/unschedulable:NoSchedule) set
-// or removed, at the resourceVersion read: a concurrent change of the
-// taints is a conflict, retried on a fresh read.
-Status PatchCordon(client::Client& fed, const std::string& name, json::object spec, bool taint) {
-  Status s;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
+// The Cluster's spec merged with `spec` (a null removes a field), and its
+// taints with the cordon taint (Karmada's
+// cluster.karmada.io/unschedulable:NoSchedule) set or removed.
+Status SetCordon(client::Client& fed, const std::string& name, const json::object& spec,
+                 bool taint) {
+  return UpdateCluster(fed, name, [&](json::object& cluster) {
+    json::value& spec_value = cluster["spec"];
+    if (!spec_value.is_object()) spec_value = json::object();
+    json::object& current = spec_value.as_object();
     json::array taints;
-    const json::value* old = Find(cluster, "spec.taints");
-    for (const json::value& t :
-         old != nullptr && old->is_array() ? old->get_array() : json::array()) {
+    for (const json::value& t : ArrayOrEmpty(current, "taints")) {
       if (t.is_object() &&
           GetString(t.get_object(), "key") == api::policy::kUnschedulableTaintKey &&
           GetString(t.get_object(), "effect") == api::policy::kNoSchedule) {
@@ -273,17 +282,18 @@ Status PatchCordon(client::Client& fed, const std::string& name, json::object sp
                                     {"effect", api::policy::kNoSchedule}});
     }
     if (taints.empty()) {
-      spec["taints"] = nullptr;
+      current.erase("taints");
     } else {
-      spec["taints"] = std::move(taints);
+      current["taints"] = std::move(taints);
     }
-    json::object patch{{"metadata", json::object{{"resourceVersion",
-                                                  StringAt(cluster, "metadata.resourceVersion")}}},
-                       {"spec", spec}};
-    s = fed.Patch(kClusters, "", name, client::PatchType::kMerge, json::serialize(patch)).status();
-    if (!s.Is(Reason::kConflict)) return s;
-  }
-  return s;
+    for (const auto& [key, value] : spec) {
+      if (value.is_null()) {
+        current.erase(key);
+      } else {
+        current[key] = value;
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -294,14 +304,14 @@ StatusOr<bool> SetUnschedulable(client::Client& fed, const std::string& name, bo
   json::object spec = unschedulable
                           ? json::object{{"unschedulable", true}}
                           : json::object{{"unschedulable", nullptr}, {"draining", nullptr}};
-  FLOTILLA_RETURN_IF_ERROR(PatchCordon(fed, name, std::move(spec), unschedulable));
+  FLOTILLA_RETURN_IF_ERROR(SetCordon(fed, name, spec, unschedulable));
   return true;
 }
 
 StatusOr<bool> SetDraining(client::Client& fed, const std::string& name) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object cluster, fed.Get(kClusters, "", name));
   if (api::ClusterView(cluster).draining()) return false;
-  FLOTILLA_RETURN_IF_ERROR(PatchCordon(
+  FLOTILLA_RETURN_IF_ERROR(SetCordon(
       fed, name, json::object{{"unschedulable", true}, {"draining", true}}, /*taint=*/true));
   return true;
 }

@@ -153,6 +153,34 @@ class TunnelTest : public ::testing::Test {
     ASSERT_TRUE(Eventually([&] { return LeaseLists() >= from + n; }));
   }
 
+  // The tokens an agent renewed to, in order.
+  struct Renewed {
+    Mutex mu;
+    std::vector<std::string> tokens GUARDED_BY(mu);
+    std::vector<std::string> Get() {
+      MutexLock lock(mu);
+      return tokens;
+    }
+  };
+  // Runs an agent as `identity` on `clock` (with `opts`' retries), its
+  // renewed tokens told to `renewed`; each renewal sets the clock, far
+  // ahead, back to the new token's issue, so that it is not due at once.
+  void RunRenewingAgent(const client::RestConfig& identity, FakeClock& clock, Renewed& renewed,
+                        AgentOptions opts) {
+    opts.federation = identity;
+    opts.clock = &clock;
+    opts.on_token_renewed = [&clock, &renewed](const std::string& token) {
+      if (auto issued = apiserver::JwtLifetime(token)) clock.Set(issued->first);
+      MutexLock lock(renewed.mu);
+      renewed.tokens.push_back(token);
+    };
+    auto agent = Agent::Create(opts);
+    ASSERT_TRUE(agent.ok());
+    agent_ = std::move(*agent);
+    run_ = std::thread([this] { ended_ = agent_->Run(); });
+    ASSERT_TRUE(Eventually([&] { return tunnels_.For("edge")->Connected(); }));
+  }
+
   Mutex register_mu_;
   bool refuse_registrations_ GUARDED_BY(register_mu_) = false;
   int registrations_ GUARDED_BY(register_mu_) = 0;
@@ -339,25 +367,11 @@ TEST_F(TunnelTest, AFailedRenewalIsTriedAgainLaterEachTimeNotEveryRound) {
 
   // Due for renewal from the start.
   FakeClock clock(life->first + std::chrono::hours(24 * 300));
-  std::vector<std::string> renewed;
-  Mutex mu;
+  Renewed renewed;
   AgentOptions opts = Options();
-  opts.federation = *identity;
-  opts.clock = &clock;
   opts.renew_retry = std::chrono::minutes(1);
   opts.renew_retry_max = std::chrono::minutes(3);
-  opts.on_token_renewed = [&](const std::string& token) {
-    // The agent's clock, far ahead, back to when the new token was issued,
-    // so that the agent does not find it due at once.
-    if (auto issued = apiserver::JwtLifetime(token)) clock.Set(issued->first);
-    MutexLock lock(mu);
-    renewed.push_back(token);
-  };
-  auto agent = Agent::Create(opts);
-  ASSERT_TRUE(agent.ok());
-  agent_ = std::move(*agent);
-  run_ = std::thread([this] { ended_ = agent_->Run(); });
-  ASSERT_TRUE(Eventually([&] { return tunnels_.For("edge")->Connected(); }));
+  RunRenewingAgent(*identity, clock, renewed, opts);
   ASSERT_TRUE(Eventually([&] { return Registrations() == registered + 1; }));
 
   // Refused: tried again after 1, 2, 3 and 3 minutes on the agent's
@@ -377,14 +391,10 @@ TEST_F(TunnelTest, AFailedRenewalIsTriedAgainLaterEachTimeNotEveryRound) {
   // Accepted at the next try; then not due again for months.
   RefuseRegistrations(false);
   clock.Advance(std::chrono::minutes(3));
-  ASSERT_TRUE(Eventually([&] {
-    MutexLock lock(mu);
-    return !renewed.empty();
-  }));
+  ASSERT_TRUE(Eventually([&] { return !renewed.Get().empty(); }));
   AwaitDiscoveryRounds(3);
   EXPECT_EQ(Registrations(), registered + attempts + 1);
-  MutexLock lock(mu);
-  EXPECT_EQ(renewed.size(), 1u);
+  EXPECT_EQ(renewed.Get().size(), 1u);
 }
 
 TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
@@ -409,35 +419,14 @@ TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
 
   // Early in its life: kept.
   FakeClock clock(life->first + std::chrono::hours(24));
-  Mutex mu;
-  std::vector<std::string> renewed;
-  AgentOptions opts = Options();
-  opts.federation = *identity;
-  opts.clock = &clock;
-  opts.on_token_renewed = [&](const std::string& token) {
-    // The agent's clock, far ahead, back to when the new token was issued,
-    // so that the agent does not find it due at once.
-    if (auto issued = apiserver::JwtLifetime(token)) clock.Set(issued->first);
-    MutexLock lock(mu);
-    renewed.push_back(token);
-  };
-  auto agent = Agent::Create(opts);
-  ASSERT_TRUE(agent.ok());
-  agent_ = std::move(*agent);
-  run_ = std::thread([this] { ended_ = agent_->Run(); });
-  ASSERT_TRUE(Eventually([&] { return tunnels_.For("edge")->Connected(); }));
+  Renewed renewed;
+  RunRenewingAgent(*identity, clock, renewed, Options());
   // Past 80% of it: renewed, once.
   clock.Advance(std::chrono::hours(24 * 300));
-  ASSERT_TRUE(Eventually([&] {
-    MutexLock lock(mu);
-    return !renewed.empty();
-  }));
-  std::string token;
-  {
-    MutexLock lock(mu);
-    EXPECT_EQ(renewed.size(), 1u);
-    token = renewed.front();
-  }
+  ASSERT_TRUE(Eventually([&] { return !renewed.Get().empty(); }));
+  AwaitDiscoveryRounds(3);
+  ASSERT_EQ(renewed.Get().size(), 1u);
+  std::string token = renewed.Get().front();
   EXPECT_NE(token, identity->token);
   auto renewed_life = apiserver::JwtLifetime(token);
   ASSERT_TRUE(renewed_life.has_value());
