@@ -3,12 +3,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 
 #include "apiserver/pki.h"
 #include "base/http2.h"
@@ -28,7 +30,11 @@ TlsClient::TlsClient(SSL_CTX* ctx, int port, bool h2) {
   ssl_ = SSL_new(ctx);
   SSL_set_fd(ssl_, fd_);
   http2::OfferAlpn(ssl_, h2);
-  if (SSL_connect(ssl_) != 1) Broken("handshake", "TLS failed");
+  if (SSL_connect(ssl_) != 1) {
+    char why[256] = "no reason given";
+    if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, why, sizeof(why));
+    Broken("handshake", std::string("TLS failed: ") + why);
+  }
   if (h2 && !http2::NegotiatedH2(ssl_)) Broken("handshake", "the server did not take h2");
 }
 

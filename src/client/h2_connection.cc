@@ -588,8 +588,8 @@ std::shared_ptr<H2Connection> H2Tunnel::Current() {
   return conn_;
 }
 
-H2Pool::H2Pool(std::shared_ptr<ssl::context> tls, Endpoint endpoint, Duration timeout)
-    : tls_(std::move(tls)), endpoint_(std::move(endpoint)), timeout_(timeout) {}
+H2Pool::H2Pool(std::shared_ptr<ssl::context> tls, Endpoint endpoint)
+    : tls_(std::move(tls)), endpoint_(std::move(endpoint)) {}
 
 H2Pool::H2Pool(std::shared_ptr<H2Tunnel> tunnel) : tunnel_(std::move(tunnel)) {}
 
@@ -598,7 +598,7 @@ H2Pool::~H2Pool() {
   for (const auto& c : conns_) c->Retire();
 }
 
-StatusOr<std::shared_ptr<H2Connection>> H2Pool::Acquire(bool* retryable) {
+StatusOr<std::shared_ptr<H2Connection>> H2Pool::Acquire(Duration timeout, bool* retryable) {
   if (tunnel_ != nullptr) {
     // The peer's own connection, which this pool never retires.
     *retryable = true;
@@ -623,7 +623,7 @@ StatusOr<std::shared_ptr<H2Connection>> H2Pool::Acquire(bool* retryable) {
   lock.Unlock();
   auto conn = std::make_shared<H2Connection>(tls_, endpoint_);
   bool h2 = false;
-  Status opened = conn->Open(timeout_, &h2, retryable);
+  Status opened = conn->Open(timeout, &h2, retryable);
   lock.Lock();
   opening_ = false;
   cv_.NotifyAll();
@@ -647,13 +647,34 @@ struct NoCall : StreamCall {
 std::shared_ptr<StreamCall> H2Pool::Start(H2Request req, std::shared_ptr<H2Exchange> exchange,
                                           Duration timeout, bool whole) {
   bool retryable = true;
-  auto conn = Acquire(&retryable);
+  auto conn = Acquire(timeout, &retryable);
   if (!conn.ok()) {
     exchange->OnClose(conn.status(), false, retryable);
     return std::make_shared<NoCall>();
   }
   if (*conn == nullptr) return nullptr;
   return (*conn)->Submit(std::move(req), std::move(exchange), timeout, whole);
+}
+
+std::shared_ptr<H2Pool> SharedH2Pool(const std::string& identity, std::shared_ptr<ssl::context> tls,
+                                     const Endpoint& endpoint) {
+  struct Pools {
+    Mutex mu;
+    std::map<std::string, std::weak_ptr<H2Pool>> by_key GUARDED_BY(mu);
+  };
+  static auto* pools = new Pools();  // never destroyed: used until the process ends
+  // What a connection is to: the address and the :authority it sends.
+  std::string key = endpoint.host + '\n' + endpoint.port + '\n' + endpoint.host_header + '\n' +
+                    endpoint.verify_name + '\n' + (endpoint.verify ? "1" : "0") + '\n' + identity;
+  MutexLock lock(pools->mu);
+  auto it = pools->by_key.find(key);
+  if (it != pools->by_key.end()) {
+    if (auto pool = it->second.lock()) return pool;
+  }
+  std::erase_if(pools->by_key, [](const auto& entry) { return entry.second.expired(); });
+  auto pool = std::make_shared<H2Pool>(std::move(tls), endpoint);
+  pools->by_key[key] = pool;
+  return pool;
 }
 
 }  // namespace flotilla::client

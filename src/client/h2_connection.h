@@ -84,16 +84,16 @@ class H2Tunnel : public std::enable_shared_from_this<H2Tunnel> {
 // Thread-safe.
 class H2Pool {
  public:
-  // `timeout` bounds connecting and the TLS handshake.
-  H2Pool(std::shared_ptr<boost::asio::ssl::context> tls, Endpoint endpoint, Duration timeout);
+  H2Pool(std::shared_ptr<boost::asio::ssl::context> tls, Endpoint endpoint);
   // Requests go over `tunnel`'s connection; none open is a failure to
   // connect (retryable).
   explicit H2Pool(std::shared_ptr<H2Tunnel> tunnel);
   ~H2Pool();
 
   // Starts `req` on a connection with room for it, opening one when there
-  // is none. `timeout` (zero: none) bounds the whole exchange when
-  // `whole`, else only until its head. Null when the server does not
+  // is none (connecting and the TLS handshake bounded by `timeout`).
+  // `timeout` (zero: none) bounds the whole exchange when `whole`, else
+  // only until its head. Null when the server does not
   // speak HTTP/2 (found on the first connection; from then on always
   // null): the caller falls back to HTTP/1.1. A failure to connect ends
   // the exchange with OnClose(error, sent=false).
@@ -104,11 +104,10 @@ class H2Pool {
   // A connection with room, opened if needed; null when the server
   // declined h2; an error when it cannot be reached (*retryable false when
   // its certificate did not verify or the attempt timed out).
-  StatusOr<std::shared_ptr<H2Connection>> Acquire(bool* retryable);
+  StatusOr<std::shared_ptr<H2Connection>> Acquire(Duration timeout, bool* retryable);
 
   const std::shared_ptr<boost::asio::ssl::context> tls_;
   const Endpoint endpoint_;
-  const Duration timeout_{};
   const std::shared_ptr<H2Tunnel> tunnel_;
   Mutex mu_;
   CondVar cv_;
@@ -116,5 +115,17 @@ class H2Pool {
   bool opening_ GUARDED_BY(mu_) = false;
   bool declined_ GUARDED_BY(mu_) = false;
 };
+
+// The pool of the process for `endpoint` and the TLS client identity
+// `identity` (a digest of what the handshake presents and trusts: the CA,
+// the client certificate and key, whether and which name is verified):
+// every transport that reaches the same server as the same TLS client
+// shares its connections, as client-go's transports of one TLS
+// configuration do. A bearer token is a request's header, not part of the
+// identity. The pool goes with the last transport that holds it; made
+// with `tls` the first time.
+std::shared_ptr<H2Pool> SharedH2Pool(const std::string& identity,
+                                     std::shared_ptr<boost::asio::ssl::context> tls,
+                                     const Endpoint& endpoint);
 
 }  // namespace flotilla::client

@@ -127,6 +127,50 @@ TEST(Http2Test, PastTheServersStreamLimitAnotherConnectionOpens) {
   for (auto& w : watchers) w->watch->Stop();
 }
 
+// As client-go's transports of one TLS configuration: the clients of a
+// process that reach a server as the same TLS client share its connection,
+// each with its own token and options; another TLS client has its own.
+TEST(Http2Test, ClientsThatAreOneTlsClientOfAServerShareItsConnection) {
+  ScriptedServer server([](apiserver::Request&, apiserver::Responder& resp) {
+    resp.Respond(200, kJson, "{}");
+  });
+  RestConfig first_config = server.Config();
+  first_config.token = "first";
+  RestConfig second_config = server.Config();
+  second_config.token = "second";
+  RestOptions second_options = Fast();
+  second_options.user_agent = "second";
+  auto first = NewRestClient(first_config, Fast()).value();
+  auto second = NewRestClient(second_config, second_options).value();
+  ASSERT_TRUE(first->Get(kConfigMaps, "default", "x").ok());
+  ASSERT_TRUE(second->Get(kConfigMaps, "default", "x").ok());
+  EXPECT_EQ(server.connections(), 1u);
+  auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].Header("authorization"), "Bearer first");
+  EXPECT_EQ(seen[1].Header("authorization"), "Bearer second");
+  EXPECT_EQ(seen[1].Header("user-agent"), "second");
+
+  // The first client gone, the connection stays the second's.
+  first.reset();
+  ASSERT_TRUE(second->Get(kConfigMaps, "default", "x").ok());
+  EXPECT_EQ(server.connections(), 1u);
+
+  // Other CA material (the same CA, spelt otherwise) is another TLS client.
+  RestConfig other_config = server.Config();
+  other_config.ca_pem += "\n";
+  auto other = NewRestClient(other_config, Fast()).value();
+  ASSERT_TRUE(other->Get(kConfigMaps, "default", "x").ok());
+  EXPECT_EQ(server.connections(), 2u);
+
+  // Once no client holds it, the connection goes: a new client dials again.
+  second.reset();
+  other.reset();
+  auto again = NewRestClient(first_config, Fast()).value();
+  ASSERT_TRUE(again->Get(kConfigMaps, "default", "x").ok());
+  EXPECT_EQ(server.connections(), 3u);
+}
+
 TEST(Http2Test, HttpOneOneWhenTheServerDoesNotOfferHttp2OrTheClientDoesNotWantIt) {
   auto answer = [](apiserver::Request&, apiserver::Responder& resp) {
     resp.Respond(200, kJson, "{}");

@@ -2,6 +2,8 @@
 // connections, with client-side rate limiting, timeouts and retries.
 #include "client/rest_client.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -144,6 +146,20 @@ class SinkExchange : public H2Exchange {
   std::string error_body_;
 };
 
+// A digest of what a TLS handshake presents and trusts beyond the
+// endpoint (SharedH2Pool): the CA, the client certificate and its key.
+std::string TlsIdentity(const RestConfig& config) {
+  std::string material = config.ca_pem;
+  material += '\0';
+  material += config.client_cert_pem;
+  material += '\0';
+  material += config.client_key_pem;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(material.data(), material.size(), digest, &size, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(digest), size);
+}
+
 class RestTransport : public Transport {
  public:
   RestTransport(std::shared_ptr<boost::asio::ssl::context> ctx, Endpoint ep,
@@ -157,9 +173,9 @@ class RestTransport : public Transport {
         pool_(ctx, ep, opts.max_idle_connections, opts.idle_timeout, clock_),
         tunnelled_(config.tunnel != nullptr) {
     if (tunnelled_) {
-      h2_.emplace(config.tunnel);
+      h2_ = std::make_shared<H2Pool>(config.tunnel);
     } else if (opts.http2) {
-      h2_.emplace(std::move(ctx), std::move(ep), opts.timeout);
+      h2_ = SharedH2Pool(TlsIdentity(config), std::move(ctx), ep);
     }
   }
 
@@ -221,8 +237,10 @@ class RestTransport : public Transport {
   TokenBucket limiter_;
   const std::shared_ptr<boost::asio::ssl::context> tls_;
   ConnectionPool pool_;
-  std::optional<H2Pool> h2_;  // when opts.http2 or tunnelled
-  const bool tunnelled_;      // every request over the tunnel's HTTP/2
+  // When opts.http2 (shared by the transports of the process that are the
+  // same TLS client of the same server) or tunnelled.
+  std::shared_ptr<H2Pool> h2_;
+  const bool tunnelled_;  // every request over the tunnel's HTTP/2
 };
 
 Deadline RestTransport::NewDeadline() const {
