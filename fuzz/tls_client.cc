@@ -2,6 +2,7 @@
 #include "fuzz/tls_client.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <poll.h>
@@ -18,22 +19,44 @@
 
 namespace flotilla::fuzz {
 
+namespace {
+
+// Whether a TLS call that returned `rc` was only interrupted, and is to be
+// made again: libFuzzer's -timeout sends this process SIGALRM every
+// second, and a blocking recv or send it interrupts fails with EINTR.
+bool Interrupted(SSL* ssl, int rc) {
+  int error = SSL_get_error(ssl, rc);
+  return (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE ||
+          error == SSL_ERROR_SYSCALL) &&
+         errno == EINTR;
+}
+
+}  // namespace
+
 TlsClient::TlsClient(SSL_CTX* ctx, int port, bool h2) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    Broken("connecting", "the server does not accept connections");
-  }
+  int rc;
+  do {
+    rc = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0 && errno != EISCONN) Broken("connecting", "the server does not accept connections");
   ssl_ = SSL_new(ctx);
   SSL_set_fd(ssl_, fd_);
   http2::OfferAlpn(ssl_, h2);
-  if (SSL_connect(ssl_) != 1) {
-    char why[256] = "no reason given";
+  for (;;) {
+    errno = 0;
+    rc = SSL_connect(ssl_);
+    if (rc == 1) break;
+    if (Interrupted(ssl_, rc)) continue;
+    int error = SSL_get_error(ssl_, rc);
+    char why[256] = "no reason queued";
     if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, why, sizeof(why));
-    Broken("handshake", std::string("TLS failed: ") + why);
+    Broken("handshake", "TLS failed: SSL error " + std::to_string(error) + ", errno " +
+                            std::to_string(errno) + ", " + why);
   }
   if (h2 && !http2::NegotiatedH2(ssl_)) Broken("handshake", "the server did not take h2");
 }
@@ -44,7 +67,15 @@ TlsClient::~TlsClient() {
 }
 
 void TlsClient::Write(std::string_view data) {
-  SSL_write(ssl_, data.data(), static_cast<int>(data.size()));
+  while (!data.empty()) {
+    errno = 0;
+    int n = SSL_write(ssl_, data.data(), static_cast<int>(data.size()));
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+    } else if (!Interrupted(ssl_, n)) {
+      return;  // the server closed: what it says of it is read next
+    }
+  }
 }
 
 void TlsClient::Finish() {
@@ -62,10 +93,18 @@ bool TlsClient::ReadUntil(std::string& got, const std::function<bool(const std::
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
       pollfd pfd{fd_, POLLIN, 0};
-      if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return false;
+      int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return false;
     }
+    errno = 0;
     int n = SSL_read(ssl_, buf, sizeof(buf));
-    if (n <= 0) return true;
+    if (n <= 0) {
+      if (Interrupted(ssl_, n)) continue;
+      // Readable, but a whole record has not come yet.
+      if (SSL_get_error(ssl_, n) == SSL_ERROR_WANT_READ) continue;
+      return true;  // the connection ended
+    }
     got.append(buf, static_cast<size_t>(n));
   }
   return true;

@@ -105,7 +105,19 @@ void Tunnel(std::span<const uint8_t> data) {
   std::string sent;
   bool headed = client.ReadUntil(
       sent, [](const std::string& got) { return HasHeaders(got); }, kEndMillis);
-  if (!headed || !HasHeaders(sent)) Broken("the federation's request", "never sent");
+  if (!headed || !HasHeaders(sent)) {
+    std::string why = "never sent (the head read " + std::to_string(head.size()) +
+                      " bytes, then " + std::to_string(sent.size()) + " came";
+    for (size_t i = 0; i < sent.size() && i < 96; ++i) {
+      why += (i == 0 ? ": " : " ") + std::to_string(static_cast<uint8_t>(sent[i]));
+    }
+    why += ")";
+    if (answered.wait_for(std::chrono::milliseconds(kEndMillis)) == std::future_status::ready) {
+      auto r = answered.get();
+      why += r.ok() ? ", yet answered " + std::to_string(r->code) : ": " + r.status().ToString();
+    }
+    Broken("the federation's request", why);
+  }
   client.Write(AsText(data));
   client.Finish();  // nothing more comes
   std::string rest;
