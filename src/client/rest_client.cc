@@ -419,7 +419,12 @@ Status RestTransport::Stream(const ApiRequest& req, StreamSink& sink) {
 StatusOr<std::shared_ptr<Transport>> NewRestTransport(const RestConfig& config,
                                                       const RestOptions& opts) {
   FLOTILLA_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(config));
-  FLOTILLA_ASSIGN_OR_RETURN(auto ctx, MakeTlsContext(config));
+  // A tunnel is TLS already, from its other end: no context of our own
+  // (one with no CA would load the system's trust store, about 1 MiB).
+  std::shared_ptr<boost::asio::ssl::context> ctx;
+  if (config.tunnel == nullptr) {
+    FLOTILLA_ASSIGN_OR_RETURN(ctx, MakeTlsContext(config));
+  }
   return std::shared_ptr<Transport>(
       std::make_shared<RestTransport>(std::move(ctx), std::move(ep), config, opts));
 }

@@ -14,6 +14,7 @@
 #include "base/timer.h"
 #include "client/client_test_util.h"
 #include "client/connection_pool.h"
+#include "client/h2_connection.h"
 #include "runtime/test_util.h"
 
 namespace flotilla::client {
@@ -130,6 +131,21 @@ TEST(RestConfigTest, ConfigsThatCannotWorkAreRejected) {
   config.ca_pem.clear();
   config.client_cert_pem = "cert without key";
   EXPECT_TRUE(bad(config).Is(Reason::kBadRequest));
+}
+
+// A tunnel is TLS from its other end: a tunnelled client makes no TLS
+// context of its own (none loads the system's trust store), so what it
+// says of TLS is not even read.
+TEST(RestConfigTest, ATunnelledClientBuildsNoTlsContext) {
+  RestConfig config;
+  config.server = "https://edge.agent";
+  config.tunnel = std::make_shared<H2Tunnel>("edge");
+  config.ca_pem = "-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n";
+  auto client = NewRestClient(config, Fast());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto got = (*client)->Get(kConfigMaps, "default", "x");
+  EXPECT_TRUE(got.status().Is(Reason::kServiceUnavailable)) << got.status().ToString();
+  EXPECT_NE(got.status().message().find("no agent is connected"), std::string::npos);
 }
 
 TEST(RestRetryTest, ServerErrorsAreRetriedForGetOnly) {
