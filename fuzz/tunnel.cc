@@ -106,8 +106,8 @@ void Tunnel(std::span<const uint8_t> data) {
   bool headed = client.ReadUntil(
       sent, [](const std::string& got) { return HasHeaders(got); }, kEndMillis);
   if (!headed || !HasHeaders(sent)) {
-    std::string why = "never sent (the head read " + std::to_string(head.size()) +
-                      " bytes, then " + std::to_string(sent.size()) + " came";
+    std::string why = "never sent (the head read " + std::to_string(head.size()) + " bytes, then " +
+                      std::to_string(sent.size()) + " came";
     for (size_t i = 0; i < sent.size() && i < 96; ++i) {
       why += (i == 0 ? ": " : " ") + std::to_string(static_cast<uint8_t>(sent[i]));
     }

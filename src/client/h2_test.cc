@@ -131,9 +131,8 @@ TEST(Http2Test, PastTheServersStreamLimitAnotherConnectionOpens) {
 // process that reach a server as the same TLS client share its connection,
 // each with its own token and options; another TLS client has its own.
 TEST(Http2Test, ClientsThatAreOneTlsClientOfAServerShareItsConnection) {
-  ScriptedServer server([](apiserver::Request&, apiserver::Responder& resp) {
-    resp.Respond(200, kJson, "{}");
-  });
+  ScriptedServer server(
+      [](apiserver::Request&, apiserver::Responder& resp) { resp.Respond(200, kJson, "{}"); });
   RestConfig first_config = server.Config();
   first_config.token = "first";
   RestConfig second_config = server.Config();

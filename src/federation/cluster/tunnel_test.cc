@@ -354,8 +354,8 @@ TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
   second_tunnels.Stop();
 }
 
-// The agent's token renewed once most of its life has passed: registering
-// again as itself, for its own cluster only.
+// A renewal the federation refuses is tried again after a wait that
+// doubles up to its bound, not at every discovery round.
 TEST_F(TunnelTest, AFailedRenewalIsTriedAgainLaterEachTimeNotEveryRound) {
   BootstrapOptions boot = NewBootstrapToken();
   auto identity = RegisterWithToken(Options(), boot);
@@ -397,6 +397,8 @@ TEST_F(TunnelTest, AFailedRenewalIsTriedAgainLaterEachTimeNotEveryRound) {
   EXPECT_EQ(renewed.Get().size(), 1u);
 }
 
+// The agent's token renewed once most of its life has passed: registering
+// again as itself, for its own cluster only.
 TEST_F(TunnelTest, TheAgentRenewsItsTokenBeforeItExpires) {
   BootstrapOptions boot = NewBootstrapToken();
   auto identity = RegisterWithToken(Options(), boot);
