@@ -1044,7 +1044,7 @@ json::object Agents(const Config& c) {
     agents.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{c.flotilla, "agent", "--name", name, "--federation-kubeconfig",
                                  server->kubeconfigs[0], "--cluster-kubeconfig",
-                                 hidden->kubeconfigs[i]},
+                                 hidden->kubeconfigs[i], "--data-dir", dir + "/agents"},
         dir + "/agent-" + name + ".log"));
     if (!agents.back()->started()) return {{"error", "cannot start flotilla agent"}};
     agent_pids.push_back(agents.back()->pid());

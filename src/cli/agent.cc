@@ -3,13 +3,21 @@
 // docs/federation.md "Members behind NAT: the agent").
 #include "federation/cluster/agent.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <thread>
 
+#include "apiserver/meta.h"
+#include "base/file.h"
 #include "base/io.h"
 #include "base/log.h"
 #include "cli/commands.h"
@@ -77,6 +85,41 @@ StatusOr<FederationAccess> ResolveFederationAccess(const AgentFlags& flags) {
   return access;
 }
 
+// This agent's instance id (AgentOptions::instance), kept in
+// DATA_DIR/NAME/instance: made at the first start, the same after a
+// restart, so that the federation lets the agent back in at once. The
+// directory is locked (DATA_DIR/NAME/lock, flock) while the agent runs:
+// two agents with one data directory would be one instance to the
+// federation, and the second is refused here. The lock goes with the
+// process, however it ends.
+StatusOr<std::string> KeptInstance(const AgentFlags& flags) {
+  const std::filesystem::path dir = std::filesystem::path(flags.data_dir) / flags.opts.name;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Internal("creating " + dir.string() + ": " + ec.message());
+  ::chmod(dir.c_str(), 0700);
+  const std::string lock = (dir / "lock").string();
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Internal("opening " + lock + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return Status::Conflict("another agent of cluster " + flags.opts.name +
+                            " runs with the data directory " + flags.data_dir +
+                            " (each agent needs its own --data-dir: the federation would take "
+                            "two with one for the same agent)");
+  }
+  // `fd` stays open, and locked, until the process ends.
+  const std::string path = (dir / "instance").string();
+  if (auto kept = ReadFile(path); kept.ok()) {
+    std::string id = *kept;
+    while (!id.empty() && std::isspace(static_cast<unsigned char>(id.back()))) id.pop_back();
+    if (!id.empty()) return id;
+  }
+  std::string made = apiserver::NewUid();
+  FLOTILLA_RETURN_IF_ERROR(WriteFileAtomic(path, made + "\n", 0600));
+  return made;
+}
+
 int RunAgent(AgentFlags flags) {
   // The log on stderr; stdout has the one line that says the agent is
   // connected (what `flotilla up` waits for), and nothing more to fill a
@@ -90,6 +133,9 @@ int RunAgent(AgentFlags flags) {
   auto member_config = MemberConfig(flags.cluster_kubeconfig, flags.cluster_context);
   if (!member_config.ok()) return Fail(member_config.status());
   flags.opts.member = *member_config;
+  auto instance = KeptInstance(flags);
+  if (!instance.ok()) return Fail(instance.status());
+  flags.opts.instance = *instance;
   auto fed = ResolveFederationAccess(flags);
   if (!fed.ok()) return Fail(fed.status());
   flags.opts.federation = fed->config;
@@ -160,8 +206,9 @@ void AddAgentCommand(CLI::App& app) {
                   "sha256:HEX, the pin of the federation CA's public key: the CA the "
                   "federation presents is trusted only if it matches");
   cmd->add_option("--data-dir", flags->data_dir,
-                  "Where the agent keeps the identity it registered with (DIR/NAME/kubeconfig); "
-                  "restarted with it, it reconnects without a token")
+                  "Where the agent keeps its instance id and the identity it registered with "
+                  "(DIR/NAME/kubeconfig); restarted with it, it reconnects at once and without "
+                  "a token. Each agent needs its own")
       ->capture_default_str();
   cmd->add_option("--federation-kubeconfig", flags->fed.kubeconfig,
                   "Without --token or a kept identity: the federation's kubeconfig, whose "

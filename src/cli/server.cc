@@ -444,6 +444,11 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                     "How often the federation PINGs each agent's tunnel; a PING unanswered "
                     "until the next closes the tunnel")
       ->group("Federation");
+  AddDurationOption(cmd, "--agent-claim-duration", &flags.tunnels.claim_duration, "40s",
+                    "How long an agent's claim on its cluster lives unrenewed: another agent "
+                    "for the cluster is refused until then (the servers holding a tunnel of "
+                    "the claimant renew it every quarter of this)")
+      ->group("Federation");
   AddDurationOption(cmd, "--tunnel-recheck", &flags.tunnels.recheck, "30s",
                     "How often the token each agent's tunnel was opened with is reviewed "
                     "again; a token revoked or expired since closes the tunnel")

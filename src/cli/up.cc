@@ -306,7 +306,8 @@ class Up {
     auto agent = std::make_unique<ChildProcess>(
         std::vector<std::string>{self_, "agent", "--name", p.name, "--federation-kubeconfig",
                                  fed_kubeconfig_, "--cluster-kubeconfig", member_kubeconfig,
-                                 "--labels", p.labels, "--provider", p.provider},
+                                 "--labels", p.labels, "--provider", p.provider, "--data-dir",
+                                 (dir_ / "agents").string()},
         log);
     bool up =
         agent->started() && agent->WaitForLine(

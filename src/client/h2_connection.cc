@@ -548,8 +548,14 @@ H2Tunnel::H2Tunnel(std::string name) : name_(std::move(name)) {}
 
 H2Tunnel::~H2Tunnel() { Close(); }
 
-Status H2Tunnel::Attach(http2::Upgraded up, Duration keepalive, std::function<void()> on_end) {
+Status H2Tunnel::Attach(http2::Upgraded up, Duration keepalive, std::function<void()> on_end,
+                        bool replace) {
   MutexLock lock(mu_);
+  if (replace && conn_ != nullptr) {
+    // Its end finds another in its place and leaves that be.
+    conn_->Close();
+    conn_.reset();
+  }
   if (conn_ != nullptr && !conn_->Dead()) {
     auto done = std::move(up.done);
     lock.Unlock();

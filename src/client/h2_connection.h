@@ -65,9 +65,10 @@ class H2Tunnel : public std::enable_shared_from_this<H2Tunnel> {
 
   // Takes `up` as the peer's connection, PINGed every `keepalive` (closed
   // when a PING goes unanswered until the next); `on_end` runs when it has
-  // ended. Conflict, and `up` handed back done, when a connection is live
-  // already.
-  Status Attach(http2::Upgraded up, Duration keepalive, std::function<void()> on_end);
+  // ended. When a connection is live already: with `replace` it is closed
+  // and `up` takes its place; else Conflict, and `up` handed back done.
+  Status Attach(http2::Upgraded up, Duration keepalive, std::function<void()> on_end,
+                bool replace = false);
   // Ends the live connection, if any.
   void Close();
   bool Connected();

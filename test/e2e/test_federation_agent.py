@@ -50,9 +50,14 @@ class Agent:
     """A `flotilla agent` process; `netns`: run it in that namespace."""
 
     def __init__(self, fed, member, name, kubeconfig=None, netns=None, args=AGENT_ARGS,
-                 federation_args=None):
+                 federation_args=None, data_dir=None):
         if federation_args is None:
             federation_args = ["--federation-kubeconfig", kubeconfig or fed.server.kubeconfig]
+        if "--data-dir" not in federation_args:
+            # One agent of a cluster at a time: the same directory is the
+            # same agent, restarted.
+            federation_args = [*federation_args, "--data-dir",
+                               data_dir or os.path.join(fed.root, f"agent-data-{name}")]
         self.argv = [FLOTILLA_BINARY, "agent", "--name", name, *federation_args,
                      "--cluster-kubeconfig", member.kubeconfig, *args]
         if netns:
@@ -261,11 +266,17 @@ def test_a_second_agent_is_refused_and_a_restarted_one_reconnects(fed):
     member = loopback_member(fed, "edge")
     first = start_agent(fed, member, "edge")
     agent_cluster_ready(fed, "edge")
-    second = start_agent(fed, member, "edge")
-    wait_for(lambda: "already has a connected agent" in second.output(),
+    # Another agent, with a directory of its own: refused while the first
+    # holds the cluster.
+    second = start_agent(fed, member, "edge", data_dir=os.path.join(fed.root, "second-agent"))
+    wait_for(lambda: "is held by another agent" in second.output(),
              "the second agent refused")
     second.stop()
     assert ready_is(fed.server, "edge", "True")
+    # One with the first's directory is refused before it dials.
+    same_dir = start_agent(fed, member, "edge")
+    assert same_dir.wait_exit() == 1
+    assert "runs with the data directory" in same_dir.output()
 
     fed.create_namespace("shop")
     fed.create(replicaset("web", 2), "shop")
@@ -273,8 +284,14 @@ def test_a_second_agent_is_refused_and_a_restarted_one_reconnects(fed):
     uid = member.local_rs("shop", "web")["metadata"]["uid"]
     first.kill9()
     fed.wait_not_ready("edge")
-    start_agent(fed, member, "edge")
+    # Restarted with its directory: the same instance, let in at once (the
+    # claim of the one killed has not lapsed).
+    restarted = start_agent(fed, member, "edge")
     agent_cluster_ready(fed, "edge")
+    instance = open(os.path.join(fed.root, "agent-data-edge", "edge", "instance")).read().strip()
+    with open(fed.server.log_path) as f:
+        assert f.read().count(f"(instance {instance}) connected") >= 2
+    assert "is held by another agent" not in restarted.output()
     fed.wait_layout("shop", "web", {"edge": 2})
     assert member.local_rs("shop", "web")["metadata"]["uid"] == uid
     # The cluster proxy reaches it too.

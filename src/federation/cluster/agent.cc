@@ -6,6 +6,7 @@
 
 #include "api/views.h"
 #include "apiserver/certs.h"
+#include "apiserver/meta.h"
 #include "apiserver/responses.h"
 #include "apiserver/sa_token.h"
 #include "base/log.h"
@@ -148,6 +149,7 @@ StatusOr<client::RestConfig> RegisterWithToken(const AgentOptions& opts,
 
 StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions opts) {
   if (opts.name.empty()) return Status::BadRequest("the agent needs the cluster's name");
+  if (opts.instance.empty()) opts.instance = apiserver::NewUid();
   std::unique_ptr<Agent> agent(new Agent(std::move(opts)));
   const AgentOptions& o = agent->opts_;
   {
@@ -207,7 +209,8 @@ void Agent::Serve(apiserver::Request& req, apiserver::Responder& resp) {
 Status Agent::Keep(const client::RestConfig& to, Link& link) {
   std::mt19937_64 random(std::random_device{}());
   Duration backoff = std::min(opts_.min_backoff, opts_.max_backoff);
-  const std::string path = "/apis/federation/v1beta1/clusters/" + opts_.name + "/tunnel";
+  const std::string path =
+      "/apis/federation/v1beta1/clusters/" + opts_.name + "/tunnel?instance=" + opts_.instance;
   for (;;) {
     {
       MutexLock lock(mu_);

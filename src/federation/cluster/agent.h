@@ -17,7 +17,9 @@
 // doubles from `min_backoff` to `max_backoff` and starts again once a
 // tunnel has stayed up for a minute. A refusal that another attempt cannot
 // mend (the Cluster deleted, the credentials refused: 401, 403, 404) ends
-// Run with that error.
+// Run with that error. A 409 (another agent instance holds the cluster,
+// agent_claim.h) is retried: the agent stands by and takes over once the
+// other's claim lapses.
 #pragma once
 
 #include <functional>
@@ -44,6 +46,12 @@ struct AgentOptions {
   std::map<std::string, std::string> labels;
   std::string provider, region;  // spec.provider, spec.region, spec.zones
   std::vector<std::string> zones;
+  // This agent process's name to the federation's servers: the cluster is
+  // claimed by one instance at a time (agent_claim.h), and the same
+  // instance restarted is let in at once. Kept across restarts by
+  // `flotilla agent` in its data directory; empty: a new one (a UID).
+  // Up to 128 of [A-Za-z0-9._-].
+  std::string instance;
   Duration dial_timeout = std::chrono::seconds(10);
   Duration min_backoff = std::chrono::seconds(1);
   Duration max_backoff = std::chrono::seconds(30);

@@ -35,16 +35,6 @@ json::array AgentRules(const std::string& name) {
                      rule("clusters/register", "create"), std::move(servers)};
 }
 
-json::object OwnedBy(const json::object& cluster, json::object meta) {
-  meta["ownerReferences"] = json::array{json::object{
-      {"apiVersion", "federation/v1beta1"},
-      {"kind", "Cluster"},
-      {"name", StringAt(cluster, "metadata.name")},
-      {"uid", StringAt(cluster, "metadata.uid")},
-  }};
-  return meta;
-}
-
 // `v` without the empty fields a server writes by default (a
 // ServiceAccount subject's apiGroup "").
 json::value WithoutEmpty(const json::value& v) {
@@ -165,6 +155,16 @@ StatusOr<json::object> WantedCluster(const std::string& name, std::string_view b
 }
 
 }  // namespace
+
+json::object OwnedBy(const json::object& cluster, json::object meta) {
+  meta["ownerReferences"] = json::array{json::object{
+      {"apiVersion", "federation/v1beta1"},
+      {"kind", "Cluster"},
+      {"name", StringAt(cluster, "metadata.name")},
+      {"uid", StringAt(cluster, "metadata.uid")},
+  }};
+  return meta;
+}
 
 std::string AgentServiceAccount(const std::string& cluster) { return "agent-" + cluster; }
 

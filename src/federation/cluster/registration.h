@@ -43,6 +43,9 @@ namespace flotilla::federation::cluster {
 std::string AgentServiceAccount(const std::string& cluster);
 // Its ClusterRole and ClusterRoleBinding.
 std::string AgentRoleName(const std::string& cluster);
+// `meta` with an ownerReference to `cluster` (a Cluster object): what an
+// agent is given, and its claim, go with the Cluster.
+json::object OwnedBy(const json::object& cluster, json::object meta);
 
 struct RegistrarOptions {
   Duration token_ttl = std::chrono::hours(24 * 365);

@@ -3,7 +3,10 @@
 
 #include <strings.h>
 
+#include <cctype>
+
 #include "api/views.h"
+#include "apiserver/meta.h"
 #include "apiserver/responses.h"
 #include "base/log.h"
 #include "federation/cluster/server_lease.h"
@@ -40,6 +43,17 @@ std::string BearerToken(std::string_view header) {
   return std::string(token.substr(0, token.find(' ')));
 }
 
+// An agent's instance id: empty, or up to 128 of [A-Za-z0-9._-].
+bool ValidInstance(std::string_view id) {
+  if (id.size() > 128) return false;
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
 const client::ResourceRef kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews", false};
 const client::ResourceRef kSubjectAccessReviews{"authorization.k8s.io", "v1",
                                                 "subjectaccessreviews", false};
@@ -62,30 +76,65 @@ void Tunnels::Stop() {
 }
 
 void Tunnels::Recheck() {
+  const Duration renew = std::max<Duration>(opts_.claim_duration / 4, std::chrono::milliseconds(1));
+  const Duration period = std::min(renew, opts_.recheck);
+  auto next_review = std::chrono::steady_clock::now() + opts_.recheck;
   for (;;) {
     std::map<std::string, Opener> openers;
     {
       MutexLock lock(mu_);
       ScopedBlocking blocking;
-      if (cv_.WaitFor(lock, opts_.recheck, [&]() REQUIRES(mu_) { return stopping_; })) return;
+      if (cv_.WaitFor(lock, period, [&]() REQUIRES(mu_) { return stopping_; })) return;
       openers = openers_;
     }
+    // Only the tunnels up here.
+    std::erase_if(openers, [&](const auto& entry) { return !For(entry.first)->Connected(); });
     client::Client* federation = federation_.load();
-    for (const auto& [name, opener] : openers) {
-      if (opener.token.empty() || !For(name)->Connected()) continue;
-      std::string why = Revoked(*federation, name, opener);
-      if (why.empty()) continue;
-      spdlog::warn("cluster {}: closing the tunnel of agent {}: {}", name, opener.user.name, why);
-      {
-        MutexLock lock(mu_);
-        // Unless another agent opened it anew meanwhile.
-        auto it = openers_.find(name);
-        if (it == openers_.end() || it->second.token != opener.token) continue;
-        openers_.erase(it);
-      }
-      Close(name);
+    RenewClaims(*federation, openers);
+    if (std::chrono::steady_clock::now() >= next_review) {
+      next_review = std::chrono::steady_clock::now() + opts_.recheck;
+      ReviewOpeners(*federation, openers);
     }
   }
+}
+
+void Tunnels::RenewClaims(client::Client& federation,
+                          const std::map<std::string, Opener>& openers) {
+  for (const auto& [name, opener] : openers) {
+    Status renewed = claims_.Renew(federation, opener.cluster, opener.instance);
+    if (renewed.Is(Reason::kConflict)) {
+      CloseIfHeldBy(name, opener, renewed.message());
+    } else if (!renewed.ok()) {
+      // Tried again next period, well within the claim's duration.
+      spdlog::warn("cluster {}: renewing the claim of agent instance {}: {}", name, opener.instance,
+                   renewed.ToString());
+    }
+  }
+}
+
+void Tunnels::ReviewOpeners(client::Client& federation,
+                            const std::map<std::string, Opener>& openers) {
+  for (const auto& [name, opener] : openers) {
+    if (opener.token.empty()) continue;
+    std::string why = Revoked(federation, name, opener);
+    if (!why.empty()) CloseIfHeldBy(name, opener, why);
+  }
+}
+
+void Tunnels::CloseIfHeldBy(const std::string& name, const Opener& opener, const std::string& why) {
+  {
+    MutexLock lock(mu_);
+    // Unless another agent opened it anew meanwhile.
+    auto it = openers_.find(name);
+    if (it == openers_.end() || it->second.token != opener.token ||
+        it->second.instance != opener.instance) {
+      return;
+    }
+    openers_.erase(it);
+  }
+  spdlog::warn("cluster {}: closing the tunnel of agent {} (instance {}): {}", name,
+               opener.user.name, opener.instance, why);
+  Close(name);
 }
 
 std::string Tunnels::Revoked(client::Client& federation, const std::string& name,
@@ -122,6 +171,12 @@ std::string Tunnels::Revoked(client::Client& federation, const std::string& name
     return "it may no longer open the tunnel of cluster \"" + name + "\"";
   }
   return "";
+}
+
+std::string Tunnels::HeldBy(const std::string& name) {
+  MutexLock lock(mu_);
+  auto it = openers_.find(name);
+  return it == openers_.end() ? "" : it->second.instance;
 }
 
 std::shared_ptr<client::H2Tunnel> Tunnels::For(const std::string& name) {
@@ -163,22 +218,41 @@ void Tunnels::Serve(apiserver::Request& req, const std::string& name,
                                "\" is not connected by an agent (its spec.connection is not "
                                "Agent)"));
   }
+  std::string instance = req.Query("instance");
+  if (!ValidInstance(instance)) {
+    return apiserver::RespondStatus(
+        resp, Status::BadRequest("instance \"" + instance +
+                                 "\" is not an agent instance id (up to 128 letters, digits, "
+                                 "'-', '_' and '.')"));
+  }
+  // An agent that names no instance is one of its own, which no later
+  // tunnel can take the place of.
+  if (instance.empty()) instance = "unnamed-" + apiserver::NewUid();
+  if (Status claimed = claims_.Claim(*federation, *cluster, instance); !claimed.ok()) {
+    return apiserver::RespondStatus(resp, claimed);
+  }
   std::shared_ptr<client::H2Tunnel> tunnel = For(name);
-  if (tunnel->Connected()) {
+  if (tunnel->Connected() && HeldBy(name) != instance) {
     return apiserver::RespondStatus(
         resp, Status::Conflict("cluster \"" + name + "\" already has a connected agent"));
   }
   std::string who = user.name;
   std::string remote = req.remote;
-  Opener opener{BearerToken(req.Header("authorization")), user};
+  Opener opener{BearerToken(req.Header("authorization")), user, instance, *cluster};
   Duration keepalive = opts_.keepalive;
   apiserver::Headers headers{{"Upgrade", kTunnelProtocol}, {"Connection", "Upgrade"}};
   if (!opts_.server_id.empty()) headers.emplace_back(std::string(kServerIdHeader), opts_.server_id);
   bool switched = resp.SwitchProtocols(headers, [this, tunnel, name, who, remote, keepalive,
                                                  opener](http2::Upgraded up) {
-    Status attached = tunnel->Attach(std::move(up), keepalive, [name, remote] {
-      spdlog::info("cluster {}: the agent's tunnel from {} closed", name, remote);
-    });
+    // The same instance again (restarted, its old connection not yet seen
+    // to die): the new connection takes the old one's place.
+    const bool replace = HeldBy(name) == opener.instance;
+    Status attached = tunnel->Attach(
+        std::move(up), keepalive,
+        [name, remote] {
+          spdlog::info("cluster {}: the agent's tunnel from {} closed", name, remote);
+        },
+        replace);
     if (!attached.ok()) {
       spdlog::warn("cluster {}: the tunnel from {} refused: {}", name, remote, attached.message());
       return;
@@ -187,7 +261,8 @@ void Tunnels::Serve(apiserver::Request& req, const std::string& name,
       MutexLock lock(mu_);
       openers_[name] = opener;
     }
-    spdlog::info("cluster {}: agent {} connected from {}", name, who, remote);
+    spdlog::info("cluster {}: agent {} (instance {}) connected from {}", name, who, opener.instance,
+                 remote);
   });
   if (!switched) {
     apiserver::RespondStatus(

@@ -14,8 +14,15 @@
 // member is otherwise a cluster like any other.
 //
 // The federation PINGs the tunnel every keepalive period and closes it when
-// a PING goes unanswered until the next. A second agent for a cluster whose
-// tunnel is up is refused (409); deleting the Cluster closes its tunnel.
+// a PING goes unanswered until the next. The agent process names itself in
+// the request (`?instance=ID`, agent.h): a cluster is claimed by one agent
+// instance across all of the federation's servers (agent_claim.h), whose
+// claim each server renews every quarter of `claim_duration` while it
+// holds a tunnel of that instance. Another instance's tunnel is refused
+// (409) while the claim lives; the same instance's replaces the tunnel it
+// had here, so a restarted agent is let in at once. A claim found taken by
+// another instance at a renewal closes the tunnel. Deleting the Cluster
+// closes its tunnel.
 // Every `recheck` period the bearer token each open tunnel was opened with
 // is reviewed again (TokenReview), and its holder's right to the tunnel
 // (SubjectAccessReview): a token revoked or expired since, a ServiceAccount
@@ -40,6 +47,7 @@
 #include "base/mutex.h"
 #include "client/client.h"
 #include "client/h2_connection.h"
+#include "federation/cluster/agent_claim.h"
 
 namespace flotilla::federation::cluster {
 
@@ -49,6 +57,8 @@ inline constexpr const char* kTunnelProtocol = "flotilla-tunnel";
 struct TunnelOptions {
   Duration keepalive = std::chrono::seconds(10);
   Duration recheck = std::chrono::seconds(30);
+  // Agents' claims' leaseDurationSeconds (whole seconds).
+  Duration claim_duration = std::chrono::seconds(40);
   // This server's id (server_lease.h), told to the agent in the 101
   // (kServerIdHeader); none when empty.
   std::string server_id;
@@ -72,23 +82,36 @@ class Tunnels {
   // Closes the tunnel of a cluster that is gone.
   void Close(const std::string& name);
 
-  // ApiServerOptions::tunnel. 400 without `Upgrade: flotilla-tunnel` or
-  // over HTTP/2 (an Upgrade is HTTP/1.1's); 404 for no such Cluster; 409
-  // for a Cluster not connected by agent, or whose tunnel is up already.
+  // ApiServerOptions::tunnel. 400 without `Upgrade: flotilla-tunnel`, over
+  // HTTP/2 (an Upgrade is HTTP/1.1's) or for an instance id that is not
+  // one; 404 for no such Cluster; 409 for a Cluster not connected by
+  // agent, or claimed by another agent instance.
   void Serve(apiserver::Request& req, const std::string& name, const apiserver::UserInfo& user,
              apiserver::Responder& resp);
 
  private:
-  // Who opened a cluster's tunnel, with what bearer token ("" for none).
+  // Who opened a cluster's tunnel, with what bearer token ("" for none),
+  // as which agent instance, for which Cluster (the object).
   struct Opener {
     std::string token;
     apiserver::UserInfo user;
+    std::string instance;
+    json::object cluster;
   };
+  // Renews the claims of the tunnels up here, every quarter of the claim
+  // duration; reviews their openers' rights every `recheck`.
   void Recheck();
+  void RenewClaims(client::Client& federation, const std::map<std::string, Opener>& openers);
+  void ReviewOpeners(client::Client& federation, const std::map<std::string, Opener>& openers);
+  // The agent instance that opened the tunnel of `name` last ("" for none).
+  std::string HeldBy(const std::string& name);
+  // Closes the tunnel of `name` if `opener` still holds it.
+  void CloseIfHeldBy(const std::string& name, const Opener& opener, const std::string& why);
   // Why `opener` may no longer hold the tunnel of `name`; "" when it may.
   std::string Revoked(client::Client& federation, const std::string& name, const Opener& opener);
 
   const TunnelOptions opts_;
+  AgentClaims claims_{opts_.claim_duration};
   std::atomic<client::Client*> federation_{nullptr};
   Mutex mu_;
   CondVar cv_;

@@ -6,7 +6,9 @@
 // refused; requests that are not tunnels get clear errors; when the
 // agent stops, requests fail as "no agent is connected", and a Cluster
 // deleted ends the agent with the federation's 404. With two servers of
-// one federation the agent keeps a tunnel to each.
+// one federation the agent keeps a tunnel to each; a second agent through
+// another server waits for the first's claim to lapse; an agent
+// restarted takes the place of its old tunnel at once.
 #include "federation/cluster/tunnel.h"
 
 #include <gmock/gmock.h>
@@ -40,6 +42,39 @@ using client::testing::WatchRecorder;
 using runtime::testing::Eventually;
 
 const std::string kTunnelPath = "/apis/federation/v1beta1/clusters/edge/tunnel";
+
+// A second server of the federation `first`: on a copy of its PKI, as
+// docs/storage.md sets up several servers, with tunnels of its own, whose
+// Clusters and claims are read and written through `claims` (the first's
+// store, as servers on one etcd share theirs).
+struct SecondServer {
+  SecondServer(TestCluster& first, client::Client& claims, TunnelOptions opts)
+      : tunnels(opts),
+        dir(CopyPki(first)),
+        server({}, nullptr, [this](apiserver::ServerOptions& server_opts) {
+          server_opts.data_dir = dir.path();
+          server_opts.tunnel = [this](apiserver::Request& req, const std::string& name,
+                                      const apiserver::UserInfo& user, apiserver::Responder& resp) {
+            tunnels.Serve(req, name, user, resp);
+          };
+        }) {
+    tunnels.Start(claims);
+  }
+  ~SecondServer() {
+    server.Stop();
+    tunnels.Stop();
+  }
+  static TempDir CopyPki(TestCluster& first) {
+    TempDir d;
+    std::filesystem::copy(first.dir() + "/pki", d.path() + "/pki",
+                          std::filesystem::copy_options::recursive);
+    return d;
+  }
+
+  Tunnels tunnels;
+  TempDir dir;
+  TestCluster server;
+};
 
 class TunnelTest : public ::testing::Test {
  protected:
@@ -86,6 +121,15 @@ class TunnelTest : public ::testing::Test {
     opts.min_backoff = std::chrono::milliseconds(20);
     opts.max_backoff = std::chrono::milliseconds(200);
     opts.discovery_period = std::chrono::milliseconds(50);
+    return opts;
+  }
+
+  // An agent as instance `instance` that dials `server` only.
+  AgentOptions Through(TestCluster& server, const std::string& instance) {
+    AgentOptions opts = Options();
+    opts.instance = instance;
+    opts.federation = server.AdminConfig();
+    opts.discovery_period = Duration::zero();
     return opts;
   }
 
@@ -187,6 +231,7 @@ class TunnelTest : public ::testing::Test {
   TestCluster member_;
   Tunnels tunnels_{TunnelOptions{.keepalive = std::chrono::milliseconds(100),
                                  .recheck = std::chrono::milliseconds(100),
+                                 .claim_duration = std::chrono::seconds(1),
                                  .server_id = "flotilla-apiserver-one"}};
   AgentRegistrar registrar_;
   TestCluster fed_;
@@ -285,27 +330,17 @@ TEST_F(TunnelTest, ASecondTunnelForTheClusterIsRefused) {
                                     std::chrono::seconds(10));
   ASSERT_FALSE(second.ok());
   EXPECT_TRUE(second.status().Is(Reason::kConflict)) << second.status().ToString();
-  EXPECT_NE(second.status().message().find("already has a connected agent"), std::string::npos);
+  EXPECT_NE(second.status().message().find("is held by another agent"), std::string::npos)
+      << second.status().ToString();
   // The first one serves on.
   EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
 }
 
 TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
-  // A second server of the federation: on a copy of the first's PKI, as
-  // docs/storage.md sets up several servers, with tunnels of its own. (Its
-  // store is its own here: it is told of the Cluster below.)
-  TempDir second_dir;
-  std::filesystem::copy(fed_.dir() + "/pki", second_dir.path() + "/pki",
-                        std::filesystem::copy_options::recursive);
-  Tunnels second_tunnels{TunnelOptions{.server_id = "flotilla-apiserver-two"}};
-  TestCluster second({}, nullptr, [&](apiserver::ServerOptions& opts) {
-    opts.data_dir = second_dir.path();
-    opts.tunnel = [&](apiserver::Request& req, const std::string& name,
-                      const apiserver::UserInfo& user,
-                      apiserver::Responder& resp) { second_tunnels.Serve(req, name, user, resp); };
-  });
+  SecondServer two(fed_, *controller_client_, {.server_id = "flotilla-apiserver-two"});
+  TestCluster& second = two.server;
+  Tunnels& second_tunnels = two.tunnels;
   std::unique_ptr<client::Client> second_client = second.InProcess();
-  second_tunnels.Start(*second_client);
 
   StartAgent();
   auto cluster = fed_client_->Get(kClusters, "", "edge");
@@ -352,6 +387,115 @@ TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
   EXPECT_TRUE(MemberClient()->List(client::testing::kConfigMaps, "default", {}).ok());
   StopAgent();
   second_tunnels.Stop();
+}
+
+// The claim's Lease of cluster "edge", as the federation's store has it.
+json::object Claim(client::Client& federation) {
+  auto lease = federation.Get(client::kLeases, "kube-system", AgentClaimName("edge"));
+  EXPECT_TRUE(lease.ok()) << lease.status().ToString();
+  return lease.ok() ? *lease : json::object{};
+}
+
+// Two agents for one cluster, each dialling another server of the
+// federation: the second is refused while the first's claim is renewed,
+// however long, and let in once the first has gone and its claim lapsed.
+TEST_F(TunnelTest, ASecondAgentThroughAnotherServerWaitsUntilTheFirstsClaimLapses) {
+  SecondServer two(fed_, *controller_client_,
+                   {.keepalive = std::chrono::milliseconds(100),
+                    .claim_duration = std::chrono::seconds(1),
+                    .server_id = "flotilla-apiserver-two"});
+  StartAgent();
+  const std::string first = StringAt(Claim(*fed_client_), "spec.holderIdentity");
+  EXPECT_FALSE(first.empty());
+
+  auto other = Agent::Create(Through(two.server, "second-agent"));
+  ASSERT_TRUE(other.ok());
+  Status other_ended;
+  std::thread other_run([&] { other_ended = (*other)->Run(); });
+  // Renewed past its duration twice over: still the first's, and the
+  // second agent, which keeps dialling, not let in.
+  TimePoint from;
+  ASSERT_TRUE(ParseRfc3339(StringAt(Claim(*fed_client_), "spec.renewTime"), &from));
+  ASSERT_TRUE(Eventually([&] {
+    TimePoint renewed;
+    return ParseRfc3339(StringAt(Claim(*fed_client_), "spec.renewTime"), &renewed) &&
+           renewed - from > std::chrono::seconds(2);
+  }));
+  json::object claim = Claim(*fed_client_);
+  EXPECT_EQ(StringAt(claim, "spec.holderIdentity"), first);
+  // It goes with its Cluster.
+  const json::value* owners = Find(claim, "metadata.ownerReferences");
+  ASSERT_TRUE(owners != nullptr && owners->is_array() && owners->as_array().size() == 1);
+  EXPECT_EQ(StringAt(owners->as_array()[0].as_object(), "kind"), "Cluster");
+  EXPECT_FALSE((*other)->Connected());
+  EXPECT_FALSE(two.tunnels.For("edge")->Connected());
+  EXPECT_TRUE(tunnels_.For("edge")->Connected());
+
+  // The first goes; once its claim lapses the second is let in, and the
+  // member is reached through it.
+  StopAgent();
+  ASSERT_TRUE(Eventually([&] { return (*other)->Connected(); }));
+  claim = Claim(*fed_client_);
+  EXPECT_EQ(StringAt(claim, "spec.holderIdentity"), "second-agent");
+  EXPECT_EQ(Find(claim, "spec.leaseTransitions")->as_int64(), 1);
+  auto cluster = fed_client_->Get(kClusters, "", "edge");
+  ASSERT_TRUE(cluster.ok());
+  auto through_two = client::NewRestClient(AgentRestConfig(*cluster, two.tunnels.For("edge")));
+  ASSERT_TRUE(through_two.ok());
+  EXPECT_TRUE((*through_two)->List(client::testing::kConfigMaps, "default", {}).ok());
+  // Now the first is the one refused, on its own server too.
+  auto first_again =
+      client::DialUpgrade(fed_.AdminConfig(), "POST", kTunnelPath + "?instance=" + first,
+                          kTunnelProtocol, std::chrono::seconds(10));
+  EXPECT_TRUE(first_again.status().Is(Reason::kConflict)) << first_again.status().ToString();
+  (*other)->Stop();
+  other_run.join();
+  EXPECT_TRUE(other_ended.ok()) << other_ended.ToString();
+}
+
+// An agent restarted where its old connection still looks up to the
+// server (its host gone, no FIN seen, PINGs not yet missed) is let in at
+// once, in the old one's place; another instance is not.
+TEST_F(TunnelTest, AnAgentRestartedTakesThePlaceOfItsOldTunnelAtOnce) {
+  // PINGs far apart: the old connection stays up for the test's length.
+  SecondServer two(fed_, *controller_client_,
+                   {.keepalive = std::chrono::hours(1), .server_id = "flotilla-apiserver-two"});
+  {
+    auto registering = Agent::Create(Options());
+    ASSERT_TRUE(registering.ok());
+    ASSERT_TRUE((*registering)->Register().ok());
+  }
+  const std::string path = kTunnelPath + "?instance=kept-instance";
+  auto old = client::DialUpgrade(two.server.AdminConfig(), "POST", path, kTunnelProtocol,
+                                 std::chrono::seconds(10));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  ASSERT_TRUE(two.tunnels.For("edge")->Connected());
+  auto stranger = client::DialUpgrade(two.server.AdminConfig(), "POST",
+                                      kTunnelPath + "?instance=another-instance", kTunnelProtocol,
+                                      std::chrono::seconds(10));
+  EXPECT_TRUE(stranger.status().Is(Reason::kConflict)) << stranger.status().ToString();
+  auto malformed =
+      client::DialUpgrade(two.server.AdminConfig(), "POST", kTunnelPath + "?instance=a%2Fb",
+                          kTunnelProtocol, std::chrono::seconds(10));
+  EXPECT_TRUE(malformed.status().Is(Reason::kBadRequest)) << malformed.status().ToString();
+
+  // The same instance, restarted: in at once, and it is the live one (the
+  // old connection serves nothing).
+  auto agent = Agent::Create(Through(two.server, "kept-instance"));
+  ASSERT_TRUE(agent.ok());
+  agent_ = std::move(*agent);
+  run_ = std::thread([this] { ended_ = agent_->Run(); });
+  ASSERT_TRUE(Eventually([&] { return agent_->Connected(); }));
+  auto cluster = fed_client_->Get(kClusters, "", "edge");
+  ASSERT_TRUE(cluster.ok());
+  client::RestOptions once;
+  once.max_retries = 0;
+  auto through_two =
+      client::NewRestClient(AgentRestConfig(*cluster, two.tunnels.For("edge")), once);
+  ASSERT_TRUE(through_two.ok());
+  EXPECT_TRUE((*through_two)->List(client::testing::kConfigMaps, "default", {}).ok());
+  EXPECT_EQ(StringAt(Claim(*fed_client_), "spec.holderIdentity"), "kept-instance");
+  StopAgent();
 }
 
 // A renewal the federation refuses is tried again after a wait that
