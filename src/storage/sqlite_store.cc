@@ -6,13 +6,24 @@
 // against the state plus the batch's own earlier writes (assigning
 // revisions and running mutations), writes the batch in one transaction
 // (one fsync), only then applies it to the State, which makes it visible to
-// reads and watchers, and wakes the batch's writers; one of those still
-// waiting leads the next. More concurrent writers mean bigger batches, not
-// more fsyncs, and a lone writer commits on its own thread, with no
-// hand-off to another and back.
+// reads and watchers, and wakes the batch's writers; the writer of the
+// oldest request still queued leads the next. More concurrent writers mean
+// bigger batches, not more fsyncs, and a lone writer commits on its own
+// thread, with no hand-off to another and back.
+//
+// Writers are woken by name, each on a futex of its own (Waiter), not all
+// at once on a condition variable: a commit's end wakes its batch's
+// writers, which return without taking the store's mutex again, and the
+// next leader; nobody else. (A broadcast woke every waiting writer to
+// contend for the mutex and mostly sleep again: about two context switches
+// per create, docs/benchmarks.md.)
+#include <linux/futex.h>
 #include <spdlog/spdlog.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <span>
 #include <utility>
 #include <vector>
@@ -27,6 +38,17 @@
 
 namespace flotilla::storage {
 namespace {
+
+// A futex of one's own: sleeps while `word` is `expected` (it may return
+// early: callers look again); wakes one sleeper on `word`. (Not
+// std::atomic::wait, which first spins with sched_yield: on 2 cores a
+// context switch of its own for every writer that waits.)
+void FutexWait(uint32_t* word, uint32_t expected) {
+  syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+void FutexWake(uint32_t* word) {
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
 
 // How far the database's compaction may lag behind the in-memory history's,
 // in revisions, before a commit carries a compaction with it.
@@ -45,6 +67,7 @@ class SqliteStore final : public Store {
     {
       MutexLock lock(mu_);
       closing_ = true;
+      WakeAllLocked();
     }
     done_cv_.NotifyAll();
     // The expiry thread's deletes queued before closing are committed; later ones
@@ -59,11 +82,9 @@ class SqliteStore final : public Store {
   Status Load();
   // From here on, writes commit.
   void Start() {
-    {
-      MutexLock lock(mu_);
-      started_ = true;
-    }
-    done_cv_.NotifyAll();
+    MutexLock lock(mu_);
+    started_ = true;
+    WakeAllLocked();
   }
 
   StatusOr<KeyValue> Get(std::string_view key) override { return state_.Get(key); }
@@ -111,11 +132,22 @@ class SqliteStore final : public Store {
  private:
   // A queued write (or, with `compact`, a request to persist the state's
   // compacted revision). Lives on the writer's stack until `done`.
+  // A writer in SubmitAll, asleep on `wake` while another leads.
+  struct Waiter {
+    // Its requests not yet done, under the store's mu_ (the analysis
+    // cannot name it here).
+    size_t pending = 0;
+    // kAsleep; kDone once every request is done (it returns without the
+    // mutex); kLook to look again (lead, the store started or closing).
+    // Read and written through std::atomic_ref; a futex word.
+    alignas(std::atomic_ref<uint32_t>::required_alignment) uint32_t wake = 0;
+  };
+  static constexpr uint32_t kAsleep = 0, kDone = 1, kLook = 2;
   struct Request {
     WriteOp op;
     bool compact = false;
     StatusOr<KeyValue> result = Status::Internal("write was not processed");
-    bool done = false;  // under the store's mu_ (the analysis cannot name it here)
+    Waiter* waiter = nullptr;
   };
 
   StatusOr<KeyValue> Submit(Request& req);
@@ -127,6 +159,18 @@ class SqliteStore final : public Store {
   void CommitBatch(const std::vector<Request*>& batch);
   std::vector<HistoryEntry> PrepareBatch(const std::vector<Request*>& batch);
   void LoadRow(const SqliteLog::Row& row, int64_t base);
+  // Wakes `w` with `why` (kDone: it has left waiting_). The store's mutex
+  // is held, so a writer woken kLook cannot be gone before it is told.
+  static void Wake(Waiter* w, uint32_t why) {
+    std::atomic_ref(w->wake).store(why, std::memory_order_release);
+    // (A kDone writer may return, and its Waiter go, between these two:
+    // the kernel only wakes whoever sleeps on the address, and a later
+    // sleeper there looks at its own word again.)
+    FutexWake(&w->wake);
+  }
+  void WakeAllLocked() REQUIRES(mu_) {
+    for (Waiter* w : waiting_) Wake(w, kLook);
+  }
 
   Clock& clock_;
   std::unique_ptr<SqliteLog> log_;  // used by the leading writer only once started
@@ -135,7 +179,8 @@ class SqliteStore final : public Store {
   Mutex mu_;
   // Writers wait for their requests, or for the commit running to end.
   CondVar done_cv_;
-  std::vector<Request*> queue_ GUARDED_BY(mu_);  // not yet in a commit
+  std::vector<Request*> queue_ GUARDED_BY(mu_);   // not yet in a commit
+  std::vector<Waiter*> waiting_ GUARDED_BY(mu_);  // writers asleep
   bool closing_ GUARDED_BY(mu_) = false;
   bool started_ GUARDED_BY(mu_) = false;
   bool leading_ GUARDED_BY(mu_) = false;  // a writer is committing a batch
@@ -147,30 +192,36 @@ StatusOr<KeyValue> SqliteStore::Submit(Request& req) {
 }
 
 void SqliteStore::SubmitAll(std::span<Request> reqs) {
+  Waiter me;
   MutexLock lock(mu_);
   if (closing_) {
     for (Request& r : reqs) r.result = Status::Unavailable("storage is shutting down");
     return;
   }
-  for (Request& r : reqs) queue_.push_back(&r);
-  auto done = [&]() REQUIRES(mu_) {
-    return std::all_of(reqs.begin(), reqs.end(), [](const Request& r) { return r.done; });
-  };
+  me.pending = reqs.size();
+  for (Request& r : reqs) {
+    r.waiter = &me;
+    queue_.push_back(&r);
+  }
   ScopedBlocking blocking;  // an fsync, or the wait for another writer's
-  while (!done()) {
+  while (me.pending > 0) {
     if (closing_ && !started_) {
       // Never started (a failed Load): nothing will commit them.
-      std::erase_if(queue_, [&](const Request* r) {
-        return r >= reqs.data() && r < reqs.data() + reqs.size();
-      });
+      std::erase_if(queue_, [&](const Request* r) { return r->waiter == &me; });
       for (Request& r : reqs) r.result = Status::Unavailable("storage is shutting down");
       done_cv_.NotifyAll();
       return;
     }
     if (leading_ || !started_) {
-      done_cv_.Wait(lock, [&]() REQUIRES(mu_) {
-        return done() || (closing_ && !started_) || (started_ && !leading_);
-      });
+      std::atomic_ref wake(me.wake);
+      wake.store(kAsleep, std::memory_order_relaxed);
+      waiting_.push_back(&me);
+      lock.Unlock();
+      while (wake.load(std::memory_order_acquire) == kAsleep) FutexWait(&me.wake, kAsleep);
+      // Done: the leader has taken it out of waiting_ and set the results.
+      if (wake.load(std::memory_order_acquire) == kDone) return;
+      lock.Lock();
+      std::erase(waiting_, &me);
       continue;
     }
     leading_ = true;
@@ -179,9 +230,19 @@ void SqliteStore::SubmitAll(std::span<Request> reqs) {
     lock.Unlock();
     CommitBatch(batch);
     lock.Lock();
-    for (Request* r : batch) r->done = true;
     leading_ = false;
-    done_cv_.NotifyAll();
+    for (Request* r : batch) {
+      Waiter* w = r->waiter;
+      if (--w->pending > 0 || w == &me) continue;
+      if (auto it = std::find(waiting_.begin(), waiting_.end(), w); it != waiting_.end()) {
+        waiting_.erase(it);
+        Wake(w, kDone);
+      }
+      // Else it is awake already, on its way to the mutex, and sees it.
+    }
+    // The writer of the oldest request queued meanwhile leads the next.
+    if (!queue_.empty() && queue_.front()->waiter != &me) Wake(queue_.front()->waiter, kLook);
+    done_cv_.NotifyAll();  // the destructor's wait for the last commit
   }
 }
 

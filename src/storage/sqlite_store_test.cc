@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -316,6 +317,51 @@ std::map<int64_t, std::string> WriteAndKill(const std::string& path, int round, 
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "writer exited early";
   return acked;
+}
+
+// Writers woken by name (a commit's end wakes its batch's writers and the
+// next leader only): many writers at once each get their own write's
+// result, every revision once, none left waiting; a reopen finds them all.
+TEST_F(SqliteStoreTest, ManyWritersAtOnceEachGetTheirOwnResult) {
+  constexpr int kWriters = 16, kEach = 150;
+  std::vector<std::vector<std::pair<std::string, int64_t>>> got(kWriters);
+  {
+    auto store = Open();
+    std::vector<std::thread> writers;
+    for (int w = 0; w < kWriters; ++w) {
+      writers.emplace_back([&, w] {
+        for (int i = 0; i < kEach; ++i) {
+          std::string key = "/w/" + std::to_string(w) + "/" + std::to_string(i);
+          auto kv = i % 3 == 2
+                        ? store->Update(key.substr(0, key.rfind('/') + 1) + std::to_string(i - 1),
+                                        0, SetValue(key))
+                        : store->Create(key, SetValue(key));
+          ASSERT_TRUE(kv.ok()) << kv.status().ToString();
+          got[w].emplace_back(std::string(kv->key), kv->mod_revision);
+          EXPECT_EQ(kv->value, key);
+        }
+      });
+    }
+    for (auto& t : writers) t.join();
+  }
+  std::set<int64_t> revisions;
+  for (int w = 0; w < kWriters; ++w) {
+    ASSERT_EQ(got[w].size(), static_cast<size_t>(kEach));
+    for (const auto& [key, rev] : got[w]) EXPECT_TRUE(revisions.insert(rev).second) << rev;
+  }
+  EXPECT_EQ(revisions.size(), static_cast<size_t>(kWriters * kEach));
+  EXPECT_EQ(*revisions.rbegin() - *revisions.begin() + 1, kWriters * kEach);  // no gap
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  for (int w = 0; w < kWriters; ++w) {
+    for (const auto& [key, rev] : got[w]) {
+      auto kv = store->Get(key);
+      ASSERT_TRUE(kv.ok()) << key;
+      if (kv->mod_revision == rev) continue;
+      // Created, then updated by the writer's next write.
+      EXPECT_GT(kv->mod_revision, rev) << key;
+    }
+  }
 }
 
 TEST_F(SqliteStoreTest, AcknowledgedWritesSurviveKill9) {
