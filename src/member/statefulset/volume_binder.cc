@@ -177,6 +177,13 @@ StatusOr<runtime::Result> VolumeBinder::Release(const json::object& claim) {
        pods_.cache().ByIndex(runtime::kNamespaceIndex, MetaAt(claim, "namespace"))) {
     if (api::PodUsesClaim(*pod, name)) return runtime::Result{};
   }
+  // The pods' cache may not have seen a pod created a moment ago: as kube's
+  // pvc-protection controller does, the API server has the last word.
+  StatusOr<client::ObjectList> live = client_.List(kPods, MetaAt(claim, "namespace"), {});
+  if (!live.ok()) return live.status();
+  for (const json::object& pod : live->items) {
+    if (api::PodUsesClaim(pod, name)) return runtime::Result{};
+  }
   json::object released = claim;
   json::array kept;
   for (const json::value& f : EnsureObject(released, "metadata")["finalizers"].as_array()) {
