@@ -24,6 +24,7 @@
 #include "cli/duration.h"
 #include "cli/federation_flags.h"
 #include "cli/signals.h"
+#include "federation/cluster/agent_claim.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/registration.h"
 
@@ -113,7 +114,12 @@ StatusOr<std::string> KeptInstance(const AgentFlags& flags) {
   if (auto kept = ReadFile(path); kept.ok()) {
     std::string id = *kept;
     while (!id.empty() && std::isspace(static_cast<unsigned char>(id.back()))) id.pop_back();
-    if (!id.empty()) return id;
+    if (!id.empty() && federation::cluster::ValidAgentInstance(id)) return id;
+    if (!id.empty()) {
+      return Status::BadRequest(path + " holds \"" + id +
+                                "\", which is no agent instance id (up to 128 letters, digits, "
+                                "'-', '_' and '.'); remove it and the agent makes a new one");
+    }
   }
   std::string made = apiserver::NewUid();
   FLOTILLA_RETURN_IF_ERROR(WriteFileAtomic(path, made + "\n", 0600));

@@ -13,6 +13,7 @@
 #include "client/response_decoder.h"
 #include "client/rest_client.h"
 #include "client/upgrade.h"
+#include "federation/cluster/agent_claim.h"
 #include "federation/cluster/forward.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/server_lease.h"
@@ -149,6 +150,11 @@ StatusOr<client::RestConfig> RegisterWithToken(const AgentOptions& opts,
 
 StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions opts) {
   if (opts.name.empty()) return Status::BadRequest("the agent needs the cluster's name");
+  if (!ValidAgentInstance(opts.instance)) {
+    return Status::BadRequest("\"" + opts.instance +
+                              "\" is no agent instance id (up to 128 letters, digits, '-', '_' "
+                              "and '.')");
+  }
   if (opts.instance.empty()) opts.instance = apiserver::NewUid();
   std::unique_ptr<Agent> agent(new Agent(std::move(opts)));
   const AgentOptions& o = agent->opts_;

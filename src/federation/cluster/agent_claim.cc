@@ -1,6 +1,7 @@
 // Agents' claims on their clusters (agent_claim.h).
 #include "federation/cluster/agent_claim.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "federation/cluster/registration.h"
@@ -18,6 +19,16 @@ int64_t ClaimSeconds(Duration d) {
 }
 
 }  // namespace
+
+bool ValidAgentInstance(std::string_view id) {
+  if (id.size() > 128) return false;
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
 
 std::string AgentClaimName(const std::string& cluster) {
   constexpr size_t kMaxName = 253;

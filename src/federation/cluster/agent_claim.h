@@ -28,6 +28,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/json.h"
@@ -36,6 +37,10 @@
 #include "client/client.h"
 
 namespace flotilla::federation::cluster {
+
+// Whether `id` can be an agent's instance id: empty (none), or up to 128
+// of [A-Za-z0-9._-].
+bool ValidAgentInstance(std::string_view id);
 
 // The claim's Lease (in kube-system) for cluster `cluster`.
 std::string AgentClaimName(const std::string& cluster);

@@ -3,8 +3,6 @@
 
 #include <strings.h>
 
-#include <cctype>
-
 #include "api/views.h"
 #include "apiserver/meta.h"
 #include "apiserver/responses.h"
@@ -41,17 +39,6 @@ std::string BearerToken(std::string_view header) {
   std::string_view token = header.substr(space + 1);
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   return std::string(token.substr(0, token.find(' ')));
-}
-
-// An agent's instance id: empty, or up to 128 of [A-Za-z0-9._-].
-bool ValidInstance(std::string_view id) {
-  if (id.size() > 128) return false;
-  for (char c : id) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
-      return false;
-    }
-  }
-  return true;
 }
 
 const client::ResourceRef kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews", false};
@@ -219,7 +206,7 @@ void Tunnels::Serve(apiserver::Request& req, const std::string& name,
                                "Agent)"));
   }
   std::string instance = req.Query("instance");
-  if (!ValidInstance(instance)) {
+  if (!ValidAgentInstance(instance)) {
     return apiserver::RespondStatus(
         resp, Status::BadRequest("instance \"" + instance +
                                  "\" is not an agent instance id (up to 128 letters, digits, "

@@ -478,6 +478,7 @@ TEST_F(TunnelTest, AnAgentRestartedTakesThePlaceOfItsOldTunnelAtOnce) {
       client::DialUpgrade(two.server.AdminConfig(), "POST", kTunnelPath + "?instance=a%2Fb",
                           kTunnelProtocol, std::chrono::seconds(10));
   EXPECT_TRUE(malformed.status().Is(Reason::kBadRequest)) << malformed.status().ToString();
+  EXPECT_TRUE(Agent::Create(Through(two.server, "a/b")).status().Is(Reason::kBadRequest));
 
   // The same instance, restarted: in at once, and it is the live one (the
   // old connection serves nothing).
