@@ -88,7 +88,7 @@ Status AgentClaims::Write(client::Client& federation, const json::object& cluste
                       {"renewTime", now},
                       {"leaseTransitions", 0}};
     auto current = federation.Get(client::kLeases, kClaimNamespace, name);
-    StatusOr<json::object> written = Status::Ok();
+    StatusOr<json::object> written = Status::Internal("the claim was not written");
     if (current.status().Is(Reason::kNotFound)) {
       json::object lease{
           {"apiVersion", "coordination.k8s.io/v1"},
