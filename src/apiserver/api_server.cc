@@ -216,6 +216,13 @@ ApiServer::~ApiServer() {
   if (custom_resources_) custom_resources_->Stop();
 }
 
+const OpenApi* ApiServer::Served::openapi() const {
+  if (schemas == nullptr) return nullptr;
+  std::call_once(openapi_once_,
+                 [this] { openapi_ = std::make_unique<OpenApi>(registry, *schemas); });
+  return openapi_.get();
+}
+
 std::shared_ptr<const ApiServer::Served> ApiServer::served() const {
   MutexLock lock(served_mu_);
   return served_;
@@ -245,13 +252,12 @@ void ApiServer::Publish(std::vector<std::shared_ptr<api::Resource>> custom) {
   }
   auto next = std::make_shared<Served>(opts_.registry->Extended(custom));
   if (opts_.schemas != nullptr) {
-    if (custom.empty()) {
-      next->openapi = std::make_unique<OpenApi>(next->registry, *opts_.schemas);
-    } else {
+    next->schemas = opts_.schemas;
+    if (!custom.empty()) {
       json::object all = opts_.schemas->Definitions();
       for (const auto& r : custom) all[r->schema_name] = r->schema_definition;
-      next->schemas = std::make_unique<api::SchemaSet>(std::move(all));
-      next->openapi = std::make_unique<OpenApi>(next->registry, *next->schemas);
+      next->own_schemas = std::make_unique<api::SchemaSet>(std::move(all));
+      next->schemas = next->own_schemas.get();
     }
   }
   MutexLock lock(served_mu_);
@@ -452,7 +458,8 @@ void ApiServer::HandleNonResource(Request& req, const RequestInfo& info, Respond
     return RespondText(resp, 200, metrics_.Render(), "text/plain; version=0.0.4; charset=utf-8");
   }
   std::shared_ptr<const Served> served = this->served();
-  const OpenApi* openapi = served->openapi.get();
+  const bool wants_openapi = p.rfind("/openapi/v", 0) == 0;
+  const OpenApi* openapi = wants_openapi ? served->openapi() : nullptr;
   if (p == "/openapi/v2" || p == "/openapi/v2/") {
     if (!openapi) return RespondStatus(resp, Status::NotFound("OpenAPI is not served"));
     std::string accept = req.Header("accept");

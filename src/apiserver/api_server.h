@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "api/registry.h"
@@ -157,12 +158,24 @@ class ApiServer {
   // What the server serves: the registry's kinds and the custom ones, their
   // discovery documents, schemas and OpenAPI. Replaced whole when a CRD
   // changes; a request holds the one it started with.
+  //
+  // The OpenAPI documents are built on their first request, as
+  // kube-apiserver's lazy OpenAPI service does: they are 5 MiB of JSON
+  // that few clients read (kubectl's explain, apply and create), and a
+  // process of many simulated members, or a burst of CRD changes, would
+  // otherwise build and hold them for every server and every change.
   struct Served {
     api::Registry registry;
     Discovery discovery;
-    std::unique_ptr<api::SchemaSet> schemas;  // null without opts_.schemas
-    std::unique_ptr<OpenApi> openapi;
+    std::unique_ptr<api::SchemaSet> own_schemas;  // the built-in ones plus custom kinds'
+    const api::SchemaSet* schemas = nullptr;      // null without opts_.schemas
     explicit Served(api::Registry r) : registry(std::move(r)), discovery(registry) {}
+    // Null without schemas. Thread-safe; the first call builds.
+    const OpenApi* openapi() const;
+
+   private:
+    mutable std::once_flag openapi_once_;
+    mutable std::unique_ptr<OpenApi> openapi_;
   };
   std::shared_ptr<const Served> served() const;
   // Serves the registry's kinds and `custom` (CustomResources' publish).
