@@ -1,6 +1,7 @@
 #include "apiserver/discovery.h"
 
 #include "apiserver/objects.h"
+#include "base/intern.h"
 #include "base/json.h"
 
 namespace flotilla::apiserver {
@@ -185,46 +186,47 @@ Discovery::Discovery(const api::Registry& reg) {
     for (const auto& v : versions) {
       std::string gv = group.empty() ? v : group + "/" + v;
       std::string path = group.empty() ? "/api/" + v : "/apis/" + gv;
-      legacy_[path] = json::serialize(json::object{{"kind", "APIResourceList"},
-                                                   {"apiVersion", "v1"},
-                                                   {"groupVersion", gv},
-                                                   {"resources", LegacyResources(reg, group, v)}});
+      legacy_[path] =
+          Intern(json::serialize(json::object{{"kind", "APIResourceList"},
+                                              {"apiVersion", "v1"},
+                                              {"groupVersion", gv},
+                                              {"resources", LegacyResources(reg, group, v)}}));
     }
     if (group.empty()) {
-      legacy_["/api"] = json::serialize(json::object{
+      legacy_["/api"] = Intern(json::serialize(json::object{
           {"kind", "APIVersions"},
           {"versions", ToJsonArray(versions)},
           {"serverAddressByClientCIDRs",
-           json::array{json::object{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", ""}}}}});
+           json::array{json::object{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", ""}}}}}));
       continue;
     }
     json::object entry = GroupEntry(group, versions);
     legacy_["/apis/" + group] =
-        json::serialize(json::object{{"kind", "APIGroup"},
-                                     {"apiVersion", "v1"},
-                                     {"name", group},
-                                     {"versions", entry["versions"]},
-                                     {"preferredVersion", entry["preferredVersion"]}});
+        Intern(json::serialize(json::object{{"kind", "APIGroup"},
+                                            {"apiVersion", "v1"},
+                                            {"name", group},
+                                            {"versions", entry["versions"]},
+                                            {"preferredVersion", entry["preferredVersion"]}}));
     groups.push_back(std::move(entry));
   }
-  legacy_["/apis"] = json::serialize(
-      json::object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}});
-  aggregated_["/api"] = AggregatedList(reg, true);
-  aggregated_["/apis"] = AggregatedList(reg, false);
+  legacy_["/apis"] = Intern(json::serialize(
+      json::object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}}));
+  aggregated_["/api"] = Intern(AggregatedList(reg, true));
+  aggregated_["/apis"] = Intern(AggregatedList(reg, false));
 }
 
 const std::string* Discovery::Legacy(const std::string& path) const {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   auto it = legacy_.find(p);
-  return it == legacy_.end() ? nullptr : &it->second;
+  return it == legacy_.end() ? nullptr : it->second.get();
 }
 
 const std::string* Discovery::Aggregated(const std::string& path) const {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   auto it = aggregated_.find(p);
-  return it == aggregated_.end() ? nullptr : &it->second;
+  return it == aggregated_.end() ? nullptr : it->second.get();
 }
 
 bool WantsAggregatedDiscovery(const std::string& accept) {

@@ -1,9 +1,12 @@
 // Discovery documents built once from the registry: /api, /apis,
 // /api/v1, /apis/<group>, /apis/<group>/<version>, both the legacy JSON and
 // aggregated discovery (apidiscovery.k8s.io/v2) when the client asks for it.
+// The documents are interned (base/intern.h): servers of one process with
+// the same kinds, such as simulated members, share them.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "api/registry.h"
@@ -21,8 +24,9 @@ class Discovery {
   const std::string* Aggregated(const std::string& path) const;
 
  private:
-  std::map<std::string, std::string> legacy_;
-  std::map<std::string, std::string> aggregated_;
+  using Documents = std::map<std::string, std::shared_ptr<const std::string>>;
+  Documents legacy_;
+  Documents aggregated_;
 };
 
 // True when the Accept header asks for aggregated discovery v2.

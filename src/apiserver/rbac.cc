@@ -5,6 +5,7 @@
 
 #include "api/labels.h"
 #include "api/validation.h"
+#include "base/intern.h"
 
 namespace flotilla::apiserver::rbac {
 namespace {
@@ -188,9 +189,31 @@ bool AppliesTo(const Subject& s, const UserInfo& user, std::string_view binding_
   return false;
 }
 
+namespace {
+
+struct RulesHash {
+  size_t operator()(const std::vector<PolicyRule>& rules) const {
+    size_t h = rules.size();
+    auto mix = [&h](const std::vector<std::string>& strings) {
+      for (const std::string& s : strings) h = h * 31 + std::hash<std::string>{}(s);
+      h = h * 31 + strings.size();
+    };
+    for (const PolicyRule& r : rules) {
+      mix(r.verbs);
+      mix(r.api_groups);
+      mix(r.resources);
+      mix(r.resource_names);
+      mix(r.non_resource_urls);
+    }
+    return h;
+  }
+};
+
+}  // namespace
+
 void Policy::PutRole(const std::string& ns, const std::string& name,
                      std::vector<PolicyRule> rules) {
-  roles_[{ns, name}] = std::move(rules);
+  roles_[{ns, name}] = Intern<std::vector<PolicyRule>, RulesHash>(std::move(rules));
 }
 
 void Policy::RemoveRole(const std::string& ns, const std::string& name) {
@@ -208,7 +231,7 @@ void Policy::RemoveBinding(const std::string& ns, const std::string& name) {
 
 const std::vector<PolicyRule>* Policy::Role(const std::string& ns, const std::string& name) const {
   auto it = roles_.find({ns, name});
-  return it == roles_.end() ? nullptr : &it->second;
+  return it == roles_.end() ? nullptr : it->second.get();
 }
 
 const std::vector<PolicyRule>* Policy::RoleOf(const Binding& b) const {

@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -118,8 +119,11 @@ class Policy {
  private:
   const std::vector<PolicyRule>* RoleOf(const Binding& binding) const;
 
-  // (namespace, name) -> rules; namespace "" for ClusterRoles.
-  std::map<std::pair<std::string, std::string>, std::vector<PolicyRule>> roles_;
+  // (namespace, name) -> rules; namespace "" for ClusterRoles. Interned
+  // (base/intern.h): the servers of one process share their bootstrap
+  // roles' rules.
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const std::vector<PolicyRule>>>
+      roles_;
   // (namespace, name) -> binding; namespace "" for ClusterRoleBindings.
   std::map<std::pair<std::string, std::string>, Binding> bindings_;
 };

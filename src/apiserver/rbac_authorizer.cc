@@ -54,10 +54,20 @@ std::optional<json::object> Reconciled(const json::object& stored, const json::o
   return out;
 }
 
+// What aggregation reads of a ClusterRole besides its rules.
+json::object AggregationFields(const json::object& role) {
+  json::object out;
+  if (const json::value* labels = Find(role, "metadata.labels")) {
+    out["metadata"] = json::object{{"labels", *labels}};
+  }
+  if (const json::value* rule = role.if_contains("aggregationRule")) out["aggregationRule"] = *rule;
+  return out;
+}
+
 }  // namespace
 
 RbacAuthorizer::RbacAuthorizer(Objects& objects, std::vector<std::string> controller_groups)
-    : objects_(objects), bootstrap_(rbac::BootstrapPolicy(controller_groups)) {
+    : objects_(objects), controller_groups_(std::move(controller_groups)) {
   const api::Registry& reg = objects.registry();
   roles_ = reg.Find(rbac::kGroup, "v1", "roles");
   cluster_roles_ = reg.Find(rbac::kGroup, "v1", "clusterroles");
@@ -146,7 +156,7 @@ void RbacAuthorizer::ApplyLocked(const std::string& key, const std::string& valu
       if (cluster) cluster_roles_by_name_.erase(name);
     } else {
       policy_.PutRole(role_ns, name, rbac::RulesOf(*obj));
-      if (cluster) cluster_roles_by_name_[name] = *obj;
+      if (cluster) cluster_roles_by_name_[name] = AggregationFields(*obj);
     }
     return;
   }
@@ -177,7 +187,7 @@ void NoteWrite(const StatusOr<json::object>& written, int64_t* revision) {
 }  // namespace
 
 Status RbacAuthorizer::EnsureBootstrap(int64_t* written) {
-  for (const json::object& wanted : bootstrap_) {
+  for (const json::object& wanted : rbac::BootstrapPolicy(controller_groups_)) {
     const api::Resource& res =
         StringAt(wanted, "kind") == "ClusterRole" ? *cluster_roles_ : *cluster_bindings_;
     std::string name = StringAt(wanted, "metadata.name");
@@ -202,8 +212,16 @@ StatusOr<int> RbacAuthorizer::Aggregate(int64_t* written) {
   std::vector<std::pair<std::string, std::vector<rbac::PolicyRule>>> changes;
   {
     ReaderLock lock(mu_);
-    for (const auto& [name, role] : cluster_roles_by_name_) {
-      auto rules = rbac::AggregatedRules(name, role, cluster_roles_by_name_);
+    // The roles as aggregation reads them: their labels, aggregationRule
+    // and rules.
+    std::map<std::string, json::object> roles;
+    for (const auto& [name, fields] : cluster_roles_by_name_) {
+      json::object& role = roles[name] = fields;
+      const std::vector<rbac::PolicyRule>* rules = policy_.Role("", name);
+      role["rules"] = rbac::ToJson(rules != nullptr ? *rules : std::vector<rbac::PolicyRule>{});
+    }
+    for (const auto& [name, role] : roles) {
+      auto rules = rbac::AggregatedRules(name, role, roles);
       if (rules && *rules != rbac::RulesOf(role)) changes.emplace_back(name, std::move(*rules));
     }
   }

@@ -72,8 +72,8 @@ class RbacAuthorizer {
   Status Forbid(const api::Resource& res, const json::object& obj, const std::string& why) const;
 
   Objects& objects_;
-  // The bootstrap policy this server writes (rbac_bootstrap.h).
-  const std::vector<json::object> bootstrap_;
+  // The groups of the bootstrap policy this server writes (rbac_bootstrap.h).
+  const std::vector<std::string> controller_groups_;
   const api::Resource* roles_ = nullptr;
   const api::Resource* cluster_roles_ = nullptr;
   const api::Resource* bindings_ = nullptr;
@@ -83,6 +83,8 @@ class RbacAuthorizer {
   mutable SharedMutex mu_;
   rbac::Policy policy_ GUARDED_BY(mu_);
   std::map<std::string, int64_t> revisions_ GUARDED_BY(mu_);  // key -> applied
+  // What aggregation reads of each ClusterRole besides its rules (which are
+  // in policy_): metadata.labels and aggregationRule.
   std::map<std::string, json::object> cluster_roles_by_name_ GUARDED_BY(mu_);
   // The last revision applied, written after the policy under mu_ (a
   // reader of seen_ then reads a policy at least that new).
