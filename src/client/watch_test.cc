@@ -121,10 +121,10 @@ TEST_P(WatchTest, BookmarksMoveTheLastResourceVersion) {
   // Filtered out: no event, yet the server's position moves past it.
   auto hidden = client->Create(kConfigMaps, "default", LabelledConfigMap("hidden", "db"));
   ASSERT_TRUE(hidden.ok());
-  // The server sends a bookmark every 30 s of its clock; the first ones may
+  // The server sends a bookmark every 60 s of its clock; the first ones may
   // still carry the position from before the create.
   for (int i = 0; i < 100 && (*watch)->LastResourceVersion() != RvOf(*hidden); ++i) {
-    clock.Advance(std::chrono::seconds(31));
+    clock.Advance(std::chrono::seconds(61));
     rec.WaitEvents(rec.events().size() + 1, std::chrono::milliseconds(300));
   }
   EXPECT_EQ((*watch)->LastResourceVersion(), RvOf(*hidden));
