@@ -416,7 +416,7 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
   AddDurationOption(cmd, "--cluster-monitor-period", &cluster.monitor_period, "10s",
                     "How often each member cluster's health is probed")
       ->group("Federation");
-  AddDurationOption(cmd, "--cluster-status-report-period", &cluster.status_report_period, "1m",
+  AddDurationOption(cmd, "--cluster-status-report-period", &cluster.status_report_period, "5m",
                     "How often a Cluster's status is written when no probe changed it (to move "
                     "lastProbeTime), and its Kubernetes version asked")
       ->group("Federation");

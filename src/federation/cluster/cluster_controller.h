@@ -62,8 +62,9 @@ class Tunnels;
 struct ClusterControllerOptions {
   Duration monitor_period = std::chrono::seconds(10);
   // A status that only the probe times would change is written at most
-  // this often, and GET /version is asked as often.
-  Duration status_report_period = std::chrono::seconds(60);
+  // this often, and GET /version is asked as often: the kubelet's
+  // nodeStatusReportFrequency for an unchanged node status.
+  Duration status_report_period = std::chrono::minutes(5);
   Duration probe_timeout = std::chrono::seconds(3);
   int failure_threshold = 3;
   int success_threshold = 1;

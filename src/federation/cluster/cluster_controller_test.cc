@@ -49,7 +49,11 @@ class ClusterControllerTest : public ::testing::Test {
         {[this](const std::string& n, std::shared_ptr<client::Client>) { Record("ready " + n); },
          [this](const std::string& n) { Record("notready " + n); },
          [this](const std::string& n) { Record("removed " + n); }});
-    controller_ = std::make_unique<ClusterController>(*ctx_, ClusterControllerOptions{});
+    // A report period of 60 s (the default is 5m) keeps the fake clock's
+    // walks through several periods short.
+    ClusterControllerOptions options;
+    options.status_report_period = std::chrono::seconds(60);
+    controller_ = std::make_unique<ClusterController>(*ctx_, options);
     ASSERT_TRUE(ctx_->Start().ok());
   }
   void TearDown() override { ctx_->Stop(); }
