@@ -6,7 +6,9 @@
 #include <set>
 #include <thread>
 
+#include "api/kinds/kinds.h"
 #include "apiserver/api_server_test_util.h"
+#include "apiserver/discovery.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -453,6 +455,26 @@ TEST(ApiServerTest, DiscoveryListsKindsAndSubresources) {
   s.Do(agg, "GET", "/apis", "", "application/json",
        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json");
   EXPECT_EQ(*Find(agg.Json(), "kind"), "APIGroupDiscoveryList");
+}
+
+// Servers of one process with the same kinds (simulated members) share
+// their discovery documents; other kinds get documents of their own.
+TEST(ApiServerTest, DiscoveryDocumentsOfTheSameKindsAreOneCopy) {
+  api::Registry registry;
+  api::RegisterFoundationKinds(registry);
+  Discovery one(registry), two(registry);
+  ASSERT_NE(one.Legacy("/apis/apps/v1"), nullptr);
+  EXPECT_EQ(one.Legacy("/apis/apps/v1"), two.Legacy("/apis/apps/v1"));
+  EXPECT_EQ(one.Aggregated("/apis"), two.Aggregated("/apis"));
+  api::Registry fewer;
+  for (const auto& r : registry.All()) {
+    if (r->plural != "deployments") fewer.Add(*r);
+  }
+  Discovery three(fewer);
+  ASSERT_NE(three.Legacy("/apis/apps/v1"), nullptr);
+  EXPECT_NE(three.Legacy("/apis/apps/v1"), one.Legacy("/apis/apps/v1"));
+  EXPECT_EQ(three.Legacy("/apis/apps/v1")->find("\"deployments\""), std::string::npos);
+  EXPECT_EQ(one.Legacy("/api/v1"), three.Legacy("/api/v1"));
 }
 
 TEST(ApiServerTest, UnknownFieldsAreDroppedWithWarningUnlessStrict) {
