@@ -353,7 +353,11 @@ class Up {
     }
     std::cout << "  export KUBECONFIG=" << (dir_ / "kubeconfig").string() << "\n"
               << "  kubectl get clusters\n"
-              << "  kubectl apply -f examples/\n"
+              // One file at a time, as the README goes: kubectl maps every
+              // object of a directory before it applies any, so the CronTab
+              // beside its CustomResourceDefinition would fail the first time.
+              << "  kubectl apply -f examples/01-spread-evenly.yaml\n"
+              << "  kubectl apply -f examples/08-global-service.yaml\n"
               << "  dig @127.0.0.1 -p " << dns_port_
               << " +short hello.default.flotilla.svc.flotilla.local\n"
               << "  " << self_ << " status -A       # where every replica runs\n"
