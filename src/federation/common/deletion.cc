@@ -38,14 +38,6 @@ bool AddFederationFinalizer(json::object& obj) {
   return true;
 }
 
-StatusOr<json::object> EnsureFederationFinalizer(client::Client& client,
-                                                 const client::ResourceRef& resource,
-                                                 const json::object& obj) {
-  json::object updated = obj;
-  if (!AddFederationFinalizer(updated)) return obj;
-  return client.Update(resource, "", updated);
-}
-
 StatusOr<json::object> RemoveFederationFinalizer(client::Client& client,
                                                  const client::ResourceRef& resource,
                                                  const json::object& obj) {

@@ -29,14 +29,10 @@ bool DeletesMemberCopies(const json::object& obj);
 // admission adds it so to a new object, in the create itself.
 bool AddFederationFinalizer(json::object& obj);
 
-// The same as a write: adds the finalizer to the stored `obj` unless it has
-// it or is being deleted; returns the object as stored afterwards (`obj` itself
-// when nothing was written). The update carries obj's resourceVersion.
-StatusOr<json::object> EnsureFederationFinalizer(client::Client& client,
-                                                 const client::ResourceRef& resource,
-                                                 const json::object& obj);
-// Removes that finalizer when `obj` has it; same contract. NotFound (the
-// object is already gone) is OK.
+// Removes that finalizer from the stored `obj` when it has it; returns the
+// object as stored afterwards (`obj` itself when nothing was written). The
+// update carries obj's resourceVersion. NotFound (the object is already
+// gone) is OK.
 StatusOr<json::object> RemoveFederationFinalizer(client::Client& client,
                                                  const client::ResourceRef& resource,
                                                  const json::object& obj);

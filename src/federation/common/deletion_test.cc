@@ -52,28 +52,22 @@ TEST(DeletionTest, AddTheFinalizerInPlace) {
   EXPECT_EQ(Find(leaving, "metadata.finalizers"), nullptr);
 }
 
-TEST(DeletionTest, EnsureAndRemoveTheFinalizer) {
+TEST(DeletionTest, RemoveTheFinalizer) {
   FakeClock clock;
   runtime::FakeClient client(clock);
-  StatusOr<json::object> created = client.Create(
-      kConfigMaps, "ns", Obj(R"({"metadata":{"name":"a","namespace":"ns","finalizers":["x/y"]}})"));
-  ASSERT_TRUE(created.ok());
-  StatusOr<json::object> with = EnsureFederationFinalizer(client, kConfigMaps, *created);
-  ASSERT_TRUE(with.ok()) << with.status().ToString();
-  EXPECT_TRUE(HasFinalizer(*with, api::kDeleteFromUnderlyingClustersFinalizer));
-  EXPECT_TRUE(HasFinalizer(*with, "x/y"));
+  json::object obj = Obj(R"({"metadata":{"name":"a","namespace":"ns","finalizers":["x/y"]}})");
+  ASSERT_TRUE(AddFederationFinalizer(obj));
+  StatusOr<json::object> with = client.Create(kConfigMaps, "ns", obj);
+  ASSERT_TRUE(with.ok());
   client.ClearActions();
-  ASSERT_TRUE(EnsureFederationFinalizer(client, kConfigMaps, *with).ok());
-  EXPECT_TRUE(client.Actions().empty());  // already there: nothing written
-
-  StatusOr<json::object> stale = EnsureFederationFinalizer(client, kConfigMaps, *created);
-  EXPECT_FALSE(stale.ok());  // a stale resourceVersion conflicts, nothing lost
-  EXPECT_TRUE(stale.status().Is(Reason::kConflict)) << stale.status().ToString();
-
   StatusOr<json::object> without = RemoveFederationFinalizer(client, kConfigMaps, *with);
   ASSERT_TRUE(without.ok()) << without.status().ToString();
   EXPECT_FALSE(HasFinalizer(*without, api::kDeleteFromUnderlyingClustersFinalizer));
   EXPECT_TRUE(HasFinalizer(*without, "x/y"));
+
+  StatusOr<json::object> stale = RemoveFederationFinalizer(client, kConfigMaps, *with);
+  EXPECT_FALSE(stale.ok());  // a stale resourceVersion conflicts, nothing lost
+  EXPECT_TRUE(stale.status().Is(Reason::kConflict)) << stale.status().ToString();
 }
 
 TEST(DeletionTest, RemovingFromAnObjectAlreadyGoneIsOk) {

@@ -284,17 +284,11 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
   // The finalizer comes before the first copy does. An object created while
   // a cluster was joined has it from its create (the admission puts it on,
   // FederationContext::FinalizesAtCreate); a federation without members
-  // pays no write for it.
-  if (!check.copies.empty() || !not_admitted.empty()) {
-    StatusOr<json::object> held =
-        EnsureFederationFinalizer(ctx_.fed(), strategy_.resource(), check.obj);
-    if (!held.ok()) {
-      deferred = true;
-      return Quiet(held.status());
-    }
-    check.obj = Typed(strategy_.resource(), strategy_.kind(), *std::move(held));
-  }
-  if (StatusOr<bool> recorded = RecordPolicy(check); !recorded.ok()) {
+  // pays no write for it. One that has neither it nor its policy's
+  // annotations yet (written before the controllers ran) gets both in one
+  // write.
+  bool finalize = !check.copies.empty() || !not_admitted.empty();
+  if (StatusOr<bool> recorded = RecordPolicy(check, finalize); !recorded.ok()) {
     deferred = true;
     return Quiet(recorded.status());
   }
@@ -574,7 +568,7 @@ bool Reconciler::PreservedByPolicy(const json::object& obj) const {
   return placement.ok() && placement->policy && placement->policy->preserve_on_deletion;
 }
 
-StatusOr<bool> Reconciler::RecordPolicy(Check& check) {
+StatusOr<bool> Reconciler::RecordPolicy(Check& check, bool finalize) {
   json::object wanted = PolicyAnnotations(check.policy.get());
   bool changed = false;
   for (const std::string& key : PolicyAnnotationKeys()) {
@@ -582,17 +576,23 @@ StatusOr<bool> Reconciler::RecordPolicy(Check& check) {
     const json::value* have = api::FindAnnotation(check.obj, key);
     changed = changed || (want == nullptr) != (have == nullptr) || (want && *want != *have);
   }
-  if (!changed) return false;
   json::object updated = check.obj;
-  json::object& annotations = EnsureObject(EnsureObject(updated, "metadata"), "annotations");
-  for (const std::string& key : PolicyAnnotationKeys()) annotations.erase(key);
-  for (const auto& [key, value] : wanted) annotations[key] = value;
-  if (annotations.empty()) updated["metadata"].as_object().erase("annotations");
+  bool finalizer_added = finalize && AddFederationFinalizer(updated);
+  if (!changed && !finalizer_added) return false;
+  if (changed) {
+    json::object& annotations = EnsureObject(EnsureObject(updated, "metadata"), "annotations");
+    for (const std::string& key : PolicyAnnotationKeys()) annotations.erase(key);
+    for (const auto& [key, value] : wanted) annotations[key] = value;
+    if (annotations.empty()) updated["metadata"].as_object().erase("annotations");
+  }
   FLOTILLA_ASSIGN_OR_RETURN(json::object written,
                             ctx_.fed().Update(strategy_.resource(), check.ns, updated));
-  ctx_.policy_statuses().Recorded(strategy_.kind() + " " + check.key, check.obj,
-                                  check.policy.get());
+  if (changed) {
+    ctx_.policy_statuses().Recorded(strategy_.kind() + " " + check.key, check.obj,
+                                    check.policy.get());
+  }
   check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
+  if (!changed) return false;
   if (check.policy) {
     events().Event(check.obj, runtime::kEventTypeNormal, "ApplyPolicySucceed",
                    "Apply policy(" + check.policy->Ref() + ") succeed");

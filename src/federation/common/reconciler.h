@@ -356,8 +356,9 @@ class Reconciler {
   // the object keep it (a Warning Event says why).
   void Spread(Check& check, const ClusterSelector& selector, std::vector<Target>& not_admitted);
   // Records the policy that places the object in its annotations, when it
-  // changed; true when it wrote.
-  StatusOr<bool> RecordPolicy(Check& check);
+  // changed, and with `finalize` the federation's finalizer, when missing,
+  // in the same write; true when the policy's annotations changed.
+  StatusOr<bool> RecordPolicy(Check& check, bool finalize);
   // Writes check.overrides_annotation onto the object, when set and not
   // there yet.
   Status RecordOverrides(Check& check);

@@ -469,6 +469,44 @@ TEST_F(SyncControllerTest, TheFinalizerComesWithTheFirstCopy) {
             json::array{api::kDeleteFromUnderlyingClustersFinalizer});
 }
 
+// An object written before the controllers ran (nothing put the finalizer
+// on at its create) and placed by a policy gets the finalizer and the
+// policy's annotation in one write, not one write each.
+TEST_F(SyncControllerTest, TheFinalizerAndThePolicyComeInOneWrite) {
+  ASSERT_TRUE(fed_->Create(kClusterPropagationPolicies, "", Obj(R"({
+      "apiVersion":"policy.karmada.io/v1alpha1","kind":"ClusterPropagationPolicy",
+      "metadata":{"name":"to-m1"},
+      "spec":{"resourceSelectors":[{"apiVersion":"v1","kind":"ConfigMap","name":"cfg"}],
+              "placement":{"clusterAffinity":{"clusterNames":["m1"]}}}})"))
+                  .ok());
+  Mutex mu;
+  std::vector<json::object> modified;
+  auto watch = fed_->StartWatch(
+      kConfigMaps, "shop", {},
+      [&](const client::WatchEvent& e) {
+        MutexLock lock(mu);
+        if (e.type == client::WatchEvent::Type::kModified) modified.push_back(e.object);
+      },
+      [](const Status&) {});
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
+  ASSERT_TRUE(Eventually([&] { return Data(*m1_, "shop", "cfg") == "v1"; }));
+  EXPECT_TRUE(Gone(*m2_, kConfigMaps, "shop", "cfg"));
+  ASSERT_TRUE(Eventually([&] {
+    MutexLock lock(mu);
+    return !modified.empty();
+  }));
+  (*watch)->Stop();
+  MutexLock lock(mu);
+  const json::object& first = modified.front();
+  EXPECT_EQ(Find(first, "metadata.finalizers")->as_array(),
+            json::array{api::kDeleteFromUnderlyingClustersFinalizer});
+  const json::value* policy =
+      api::FindAnnotation(first, "clusterpropagationpolicy.karmada.io/name");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_EQ(*policy, "to-m1");
+}
+
 TEST_F(SyncControllerTest, ACopyInAClusterBeingUnjoinedStays) {
   ASSERT_TRUE(fed_->Create(kConfigMaps, "shop", ConfigMap("shop", "cfg", "v1")).ok());
   ASSERT_TRUE(Eventually([&] { return Data(*m2_, "shop", "cfg") == "v1"; }));
