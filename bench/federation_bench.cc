@@ -62,6 +62,12 @@
 // 7. Protocols (phase `protocols`): HTTP/2 against HTTP/1.1 on the
 //    federation's API, the REST client either way, 8 and 64 threads:
 //    GETs and creates per second, p50, p99, the server's new descriptors.
+// 8. Cold start (phase `coldstart`): --cold (30,000) Deployments of one
+//    replica and as many ConfigMaps they use, placed by team policies over
+//    --scale-members members, written while the federation runs only its
+//    cluster controller; the federation restarted with every controller and
+//    timed from its start until every one has its member copy; its CPU and
+//    peak RSS.
 //
 // Prints one JSON object; docs/benchmarks.md ("Federation") says how the
 // published figures were taken. Wall-clock time is what is measured here.
@@ -77,6 +83,7 @@
 //                         [--clusters 1000] [--clusters-per-process 100] [--idle-s 60]
 //                         [--cluster-samples 30] [--cluster-rate 1]
 //                         [--job-completions 10000] [--job-parallelism 1000]
+//                         [--cold 30000]
 //                         [--server-args FLAG,...]  (the clusters phase's server)
 #include "bench/federation_bench.h"
 
@@ -127,6 +134,7 @@ struct Config {
   double cluster_rate = 1;
   int job_completions = 10000;
   int job_parallelism = 1000;
+  int cold = 30000;
   // Extra flags of the clusters phase's server (--member-http2=false).
   std::vector<std::string> server_args;
 };
@@ -609,6 +617,129 @@ json::object Policies(const Config& c) {
           {"server_rss_mib_policies", rss_policies},
           {"server_rss_mib_converged", rss_converged},
           {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
+}
+
+// The ClusterPropagationPolicy of the cold start's team `i`: its
+// Deployments and ConfigMaps (label team=c<i>) go to `member` only.
+json::object ColdTeamPolicy(int i, const std::string& member) {
+  json::object team{{"matchLabels", {{"team", "c" + std::to_string(i)}}}};
+  return {
+      {"apiVersion", "policy.karmada.io/v1alpha1"},
+      {"kind", "ClusterPropagationPolicy"},
+      {"metadata", {{"name", "cold-" + std::to_string(i)}}},
+      {"spec",
+       {{"resourceSelectors",
+         json::array{{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"labelSelector", team}},
+                     {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"labelSelector", team}}}},
+        {"placement",
+         {{"clusterAffinity", {{"clusterNames", json::array{json::string(member)}}}}}}}}};
+}
+
+// Cold start (Karmada v1.17's dependency distribution test): c.cold objects
+// of each kind, Deployment web-<i> of one replica whose pod takes its
+// environment from ConfigMap cfg-<i>, both labelled with one of
+// c.scale_members teams, each team placed in one member by a
+// ClusterPropagationPolicy. They are written while the federation runs its
+// cluster controller only; then the federation is stopped and started again
+// with every controller, and timed from that start until every Deployment
+// and ConfigMap has its member copy; with the server's CPU and peak RSS.
+json::object ColdStart(const Config& c) {
+  std::string dir = c.work_dir + "/coldstart";
+  int per_member = c.cold / c.scale_members + 100;
+  auto fleet = StartFleet(c.flotilla, dir, c.scale_members,
+                          {"--nodes", "1", "--node-pods", std::to_string(per_member)}, c.timeout_s,
+                          {"--controllers=cluster"});
+  if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
+  auto member = [&](int i) { return "m-" + std::to_string(i % c.scale_members + 1); };
+  for (int t = 0; t < c.scale_members; ++t) {
+    if (Status s = fleet->fed->Create(kClusterPropagationPolicies, "", ColdTeamPolicy(t, member(t)))
+                       .status();
+        !s.ok()) {
+      return {{"error", s.ToString()}};
+    }
+  }
+  auto labels = [&](int i) {
+    return json::object{{"app", "web-" + std::to_string(i)},
+                        {"team", "c" + std::to_string(i % c.scale_members)}};
+  };
+  Steady::time_point write_start = Steady::now();
+  int failed = CreateByWriters(2 * c.cold, [&](int n) {
+    int i = n / 2;
+    std::string id = std::to_string(i);
+    if (n % 2 == 0) {
+      json::object cm{{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata", {{"name", "cfg-" + id}, {"labels", labels(i)}}},
+                      {"data", {{"GREETING", "hello from " + id}, {"MODE", "cold"}}}};
+      return fleet->fed->Create(kConfigMaps, "bench", cm).ok();
+    }
+    json::object selector{{"app", "web-" + id}};
+    json::object container{{"name", "app"},
+                           {"image", "nginx:1.27"},
+                           {"envFrom", json::array{{{"configMapRef", {{"name", "cfg-" + id}}}}}}};
+    json::object d{
+        {"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata", {{"name", "web-" + id}, {"labels", labels(i)}}},
+        {"spec",
+         {{"replicas", 1},
+          {"selector", {{"matchLabels", selector}}},
+          {"template",
+           {{"metadata", {{"labels", selector}}},
+            {"spec",
+             {{"terminationGracePeriodSeconds", 0}, {"containers", json::array{container}}}}}}}}};
+    return fleet->fed->Create(kDeployments, "bench", d).ok();
+  });
+  double written_s = SecondsSince(write_start);
+
+  auto deployments = LocalCopyWatcher::Start(fleet->Members(), kDeployments);
+  if (!deployments.ok()) return {{"error", deployments.status().ToString()}};
+  auto configmaps = LocalCopyWatcher::Start(fleet->Members(), kConfigMaps);
+  if (!configmaps.ok()) return {{"error", configmaps.status().ToString()}};
+  fleet->fed.reset();
+  fleet->server.child->Stop();
+
+  Steady::time_point start = Steady::now();
+  auto server = StartServer(c.flotilla, dir + "/server", {});
+  if (!server.ok()) return {{"error", server.status().ToString()}};
+  double ready_s = SecondsSince(start);
+  pid_t pid = server->child->pid();
+  auto timeout = std::chrono::seconds(c.timeout_s);
+  auto last_deployment = (*deployments)->WaitForNames(static_cast<size_t>(c.cold), timeout);
+  auto last_configmap = (*configmaps)->WaitForNames(static_cast<size_t>(c.cold), timeout);
+  auto since = [&](const std::optional<Steady::time_point>& t) {
+    return t ? std::chrono::duration<double>(*t - start).count() : -1.0;
+  };
+  double converged_s = last_deployment && last_configmap
+                           ? std::max(since(last_deployment), since(last_configmap))
+                           : -1;
+  double cpu_s = CpuSeconds(pid);
+  double idle_s = UntilIdle(pid, start, c.timeout_s);
+  // Each in its team's member, with the ConfigMap it uses beside it.
+  int misplaced = 0;
+  for (int i = 0; i < c.cold; i += std::max(1, c.cold / 200)) {  // a sample of 200
+    client::Client* m = fleet->member_clients[i % c.scale_members].get();
+    misplaced += !m->Get(kDeployments, "bench", "web-" + std::to_string(i)).ok() ||
+                 !m->Get(kConfigMaps, "bench", "cfg-" + std::to_string(i)).ok();
+  }
+  json::object out{{"members", c.scale_members},
+                   {"deployments", c.cold},
+                   {"configmaps", c.cold},
+                   {"create_failures", failed},
+                   {"written_s", written_s},
+                   {"server_ready_s", ready_s},
+                   {"member_deployments", static_cast<int64_t>((*deployments)->names())},
+                   {"member_configmaps", static_cast<int64_t>((*configmaps)->names())},
+                   {"deployments_converged_s", since(last_deployment)},
+                   {"configmaps_converged_s", since(last_configmap)},
+                   {"converged_s", converged_s},
+                   {"server_cpu_s_converged", cpu_s},
+                   {"idle_after_s", idle_s},
+                   {"misplaced_of_200_sampled", misplaced},
+                   {"server_rss_mib_converged", RssMiB(pid)},
+                   {"server_rss_mib_peak", RssMiB(pid, "VmHWM")}};
+  server->child->Stop();
+  return out;
 }
 
 // When each Cluster of the federation was first seen Ready (a watch on
@@ -1431,6 +1562,9 @@ int Run(Config c) {
       std::cerr << json::serialize(out["agents"]) << std::endl;
     } else if (phase == "protocols") {
       out["protocols"] = Protocols(c);
+    } else if (phase == "coldstart") {
+      out["coldstart"] = ColdStart(c);
+      std::cerr << json::serialize(out["coldstart"]) << std::endl;
     } else if (phase == "clusters") {
       out["clusters"] = Clusters(c);
       std::cerr << json::serialize(out["clusters"]) << std::endl;
@@ -1500,13 +1634,15 @@ int main(int argc, char** argv) {
       c.job_completions = std::stoi(next());
     } else if (a == "--job-parallelism") {
       c.job_parallelism = std::stoi(next());
+    } else if (a == "--cold") {
+      c.cold = std::stoi(next());
     } else if (a == "--server-args") {
       c.server_args = flotilla::bench::SplitCommas(next());
     } else {
       std::cerr
           << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
              "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,protocols,"
-             "agents] "
+             "agents,coldstart] [--cold N] "
              "[--latency-members 10,100] "
              "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
              "[--scale-members N] [--timeout-s S] [--clusters N] "
