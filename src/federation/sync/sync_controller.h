@@ -40,7 +40,7 @@
 namespace flotilla::federation::sync {
 
 struct SyncControllerOptions {
-  int workers = 2;  // per kind
+  int workers = 8;  // per kind
   // Every kind a CustomResourceDefinition serves is propagated too
   // (custom_kinds.h).
   bool custom_kinds = true;
