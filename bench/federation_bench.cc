@@ -482,20 +482,29 @@ json::object Custom(const Config& c) {
 const client::ResourceRef kClusterPropagationPolicies{"policy.karmada.io", "v1alpha1",
                                                       "clusterpropagationpolicies", false};
 
-// ClusterPropagationPolicy team-<i>: the ReplicaSets labelled team=t<i> go to
-// member `member` only.
-json::object TeamPolicy(int i, const std::string& member) {
-  return {
-      {"apiVersion", "policy.karmada.io/v1alpha1"},
-      {"kind", "ClusterPropagationPolicy"},
-      {"metadata", {{"name", "team-" + std::to_string(i)}}},
-      {"spec",
-       {{"resourceSelectors",
-         json::array{{{"apiVersion", "apps/v1"},
-                      {"kind", "ReplicaSet"},
-                      {"labelSelector", {{"matchLabels", {{"team", "t" + std::to_string(i)}}}}}}}},
-        {"placement",
-         {{"clusterAffinity", {{"clusterNames", json::array{json::string(member)}}}}}}}}};
+// ClusterPropagationPolicy `name`: the objects of `kinds` (apiVersion and
+// kind) labelled team=`team` go to member `member` only.
+json::object TeamPolicy(const std::string& name, const std::string& team, const std::string& member,
+                        const std::vector<std::pair<std::string, std::string>>& kinds) {
+  json::array selectors;
+  for (const auto& [api_version, kind] : kinds) {
+    selectors.push_back(json::object{{"apiVersion", api_version},
+                                     {"kind", kind},
+                                     {"labelSelector", {{"matchLabels", {{"team", team}}}}}});
+  }
+  return {{"apiVersion", "policy.karmada.io/v1alpha1"},
+          {"kind", "ClusterPropagationPolicy"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"resourceSelectors", std::move(selectors)},
+            {"placement",
+             {{"clusterAffinity", {{"clusterNames", json::array{json::string(member)}}}}}}}}};
+}
+
+// The policies phase's team-<i>: its ReplicaSets (team=t<i>) go to `member`.
+json::object ReplicaSetTeamPolicy(int i, const std::string& member) {
+  return TeamPolicy("team-" + std::to_string(i), "t" + std::to_string(i), member,
+                    {{"apps/v1", "ReplicaSet"}});
 }
 
 // Waits until the server's CPU use falls under 5% of a core over a second:
@@ -529,7 +538,8 @@ json::object Policies(const Config& c) {
   double rss_idle = RssMiB(server);
   Steady::time_point policies_start = Steady::now();
   int policy_failures = CreateByWriters(kPolicies, [&](int i) {
-    return fleet->fed->Create(kClusterPropagationPolicies, "", TeamPolicy(i, member(i))).ok();
+    return fleet->fed->Create(kClusterPropagationPolicies, "", ReplicaSetTeamPolicy(i, member(i)))
+        .ok();
   });
   double policies_s = SecondsSince(policies_start);
   // The federation knows the last policy once a probe of its team lands in
@@ -575,7 +585,7 @@ json::object Policies(const Config& c) {
 
   // One policy moves its team to another member.
   std::string to = member(1);
-  json::object changed = TeamPolicy(0, to);
+  json::object changed = ReplicaSetTeamPolicy(0, to);
   cpu_before = CpuSeconds(server);
   Steady::time_point change_start = Steady::now();
   Status patched = fleet->fed
@@ -619,22 +629,6 @@ json::object Policies(const Config& c) {
           {"server_rss_mib_peak", RssMiB(server, "VmHWM")}};
 }
 
-// The ClusterPropagationPolicy of the cold start's team `i`: its
-// Deployments and ConfigMaps (label team=c<i>) go to `member` only.
-json::object ColdTeamPolicy(int i, const std::string& member) {
-  json::object team{{"matchLabels", {{"team", "c" + std::to_string(i)}}}};
-  return {
-      {"apiVersion", "policy.karmada.io/v1alpha1"},
-      {"kind", "ClusterPropagationPolicy"},
-      {"metadata", {{"name", "cold-" + std::to_string(i)}}},
-      {"spec",
-       {{"resourceSelectors",
-         json::array{{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"labelSelector", team}},
-                     {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"labelSelector", team}}}},
-        {"placement",
-         {{"clusterAffinity", {{"clusterNames", json::array{json::string(member)}}}}}}}}};
-}
-
 // Cold start (Karmada v1.17's dependency distribution test): c.cold objects
 // of each kind, Deployment web-<i> of one replica whose pod takes its
 // environment from ConfigMap cfg-<i>, both labelled with one of
@@ -652,8 +646,12 @@ json::object ColdStart(const Config& c) {
   if (!fleet.ok()) return {{"error", fleet.status().ToString()}};
   auto member = [&](int i) { return "m-" + std::to_string(i % c.scale_members + 1); };
   for (int t = 0; t < c.scale_members; ++t) {
-    if (Status s = fleet->fed->Create(kClusterPropagationPolicies, "", ColdTeamPolicy(t, member(t)))
-                       .status();
+    if (Status s =
+            fleet->fed
+                ->Create(kClusterPropagationPolicies, "",
+                         TeamPolicy("cold-" + std::to_string(t), "c" + std::to_string(t), member(t),
+                                    {{"apps/v1", "Deployment"}, {"v1", "ConfigMap"}}))
+                .status();
         !s.ok()) {
       return {{"error", s.ToString()}};
     }
