@@ -479,6 +479,8 @@ TEST_F(SyncControllerTest, TheFinalizerAndThePolicyComeInOneWrite) {
       "spec":{"resourceSelectors":[{"apiVersion":"v1","kind":"ConfigMap","name":"cfg"}],
               "placement":{"clusterAffinity":{"clusterNames":["m1"]}}}})"))
                   .ok());
+  // The policy is known before the object is checked.
+  ASSERT_TRUE(Eventually([&] { return !ctx_->policies().All().empty(); }));
   Mutex mu;
   std::vector<json::object> modified;
   auto watch = fed_->StartWatch(
