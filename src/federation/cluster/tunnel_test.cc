@@ -469,7 +469,9 @@ TEST_F(TunnelTest, AnAgentRestartedTakesThePlaceOfItsOldTunnelAtOnce) {
   auto old = client::DialUpgrade(two.server.AdminConfig(), "POST", path, kTunnelProtocol,
                                  std::chrono::seconds(10));
   ASSERT_TRUE(old.ok()) << old.status().ToString();
-  ASSERT_TRUE(two.tunnels.For("edge")->Connected());
+  // The server takes the tunnel in once its 101 is sent: the dialler may
+  // see the 101 first.
+  ASSERT_TRUE(Eventually([&] { return two.tunnels.For("edge")->Connected(); }));
   auto stranger = client::DialUpgrade(two.server.AdminConfig(), "POST",
                                       kTunnelPath + "?instance=another-instance", kTunnelProtocol,
                                       std::chrono::seconds(10));
