@@ -472,6 +472,7 @@ TEST_F(TunnelTest, AnAgentRestartedTakesThePlaceOfItsOldTunnelAtOnce) {
   // The server takes the tunnel in once its 101 is sent: the dialler may
   // see the 101 first.
   ASSERT_TRUE(Eventually([&] { return two.tunnels.For("edge")->Connected(); }));
+  std::shared_ptr<client::H2Connection> old_tunnel = two.tunnels.For("edge")->Current();
   auto stranger = client::DialUpgrade(two.server.AdminConfig(), "POST",
                                       kTunnelPath + "?instance=another-instance", kTunnelProtocol,
                                       std::chrono::seconds(10));
@@ -488,7 +489,12 @@ TEST_F(TunnelTest, AnAgentRestartedTakesThePlaceOfItsOldTunnelAtOnce) {
   ASSERT_TRUE(agent.ok());
   agent_ = std::move(*agent);
   run_ = std::thread([this] { ended_ = agent_->Run(); });
-  ASSERT_TRUE(Eventually([&] { return agent_->Connected(); }));
+  // The agent sees the 101 before the server has put its tunnel in the old
+  // one's place.
+  ASSERT_TRUE(Eventually([&] {
+    return agent_->Connected() && two.tunnels.For("edge")->Current() != old_tunnel &&
+           two.tunnels.For("edge")->Connected();
+  }));
   auto cluster = fed_client_->Get(kClusters, "", "edge");
   ASSERT_TRUE(cluster.ok());
   client::RestOptions once;
