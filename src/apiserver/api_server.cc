@@ -13,6 +13,11 @@
 namespace flotilla::apiserver {
 namespace {
 
+// The subresources a kubelet streams over an upgraded connection.
+bool IsConnectSubresource(std::string_view sub) {
+  return sub == "exec" || sub == "attach" || sub == "portforward";
+}
+
 bool IsHealthPath(const std::string& p) {
   return p == "/healthz" || p == "/livez" || p == "/readyz" || p.rfind("/healthz/", 0) == 0 ||
          p.rfind("/livez/", 0) == 0 || p.rfind("/readyz/", 0) == 0;
@@ -55,6 +60,12 @@ class CodeRecorder : public Responder {
   }
   bool SwitchProtocols(const Headers& headers, std::function<void(http2::Upgraded)> take) override {
     if (!inner_.SwitchProtocols(WithAuditId(headers), std::move(take))) return false;
+    code_ = 101;
+    audit_.ResponseStarted(101);
+    return true;
+  }
+  bool TakeConnection(std::function<void(http2::Upgraded)> take) override {
+    if (!inner_.TakeConnection(std::move(take))) return false;
     code_ = 101;
     audit_.ResponseStarted(101);
     return true;
@@ -532,6 +543,26 @@ void ApiServer::HandleResource(Request& req, const RequestInfo& info, const User
       return objects_.Get(*keep, ns, name);
     };
     return opts_.pod_logs(req, *pod, std::move(reread), user, resp);
+  }
+  if (IsConnectSubresource(info.subresource) && HasLog(*res) && opts_.pod_connect &&
+      (info.verb == "get" || info.verb == "create")) {
+    if (info.verb == "get") {
+      // A WebSocket client's GET asks for what kubectl's POST (SPDY) asks:
+      // create, as Kubernetes 1.35 requires (AuthorizePodWebsocketUpgrade-
+      // CreatePermission) so that `get` on pods/exec alone runs nothing.
+      RequestAttributes create = attrs;
+      create.verb = "create";
+      if (!rbac_.Authorize(user, create).allowed) {
+        return RespondStatus(resp, Status::Forbidden(ForbiddenMessage(user, create)), info.name,
+                             res);
+      }
+    }
+    auto pod = objects_.Get(*res, info.ns, info.name);
+    if (!pod.ok()) return RespondStatus(resp, pod.status(), info.name, res);
+    auto reread = [this, keep, ns = info.ns, name = info.name] {
+      return objects_.Get(*keep, ns, name);
+    };
+    return opts_.pod_connect(req, info.subresource, *pod, std::move(reread), user, resp);
   }
   if (info.subresource.empty() && info.verb == "delete" && res->group.empty() &&
       res->plural == "pods" && opts_.pod_delete) {

@@ -73,6 +73,16 @@ using PodLogsHandler = std::function<void(Request& req, const json::object& pod,
 using PodDeleteHandler = std::function<void(Request& req, const json::object& pod,
                                             const UserInfo& user, Responder& resp)>;
 
+// Answers pods/NAME/exec, attach and portforward (kube's kubelet does,
+// behind kube-apiserver): called after RBAC on pods/{subresource} (a GET,
+// which a WebSocket client sends, needs create as well as get, as
+// Kubernetes 1.35 asks) and audit, with the subresource, the pod as stored
+// (`reread` reads it again) and the caller. Answers with an upgrade (Responder::SwitchProtocols or
+// TakeConnection) or an error. May block; the connection it takes lives on.
+using PodConnectHandler = std::function<void(
+    Request& req, const std::string& subresource, const json::object& pod,
+    std::function<StatusOr<json::object>()> reread, const UserInfo& user, Responder& resp)>;
+
 struct ApiServerOptions {
   const api::Registry* registry = nullptr;  // REQUIRED
   storage::Store* store = nullptr;          // REQUIRED
@@ -97,6 +107,8 @@ struct ApiServerOptions {
   PodLogsHandler pod_logs;
   // Serves DELETE of a pod; empty: Objects deletes it.
   PodDeleteHandler pod_delete;
+  // Serves pods/exec, attach and portforward; empty: they are NotFound.
+  PodConnectHandler pod_connect;
   // API groups the federation's controllers also read and write, besides
   // those their role names (rbac_bootstrap.h): the groups of the kinds the
   // federation propagates.

@@ -11,6 +11,11 @@ const std::vector<std::string> kSubresourceVerbs = {"get", "patch", "update"};
 // kube-apiserver's for nodes/proxy: a proxy takes every method.
 const std::vector<std::string> kProxyVerbs = {"create", "delete", "get", "patch", "update"};
 const std::vector<std::string> kTunnelVerbs = {"create"};  // and register's
+// A pod's streamed subresources and their options' kinds, as kube lists them.
+const std::pair<const char*, const char*> kConnectSubresources[] = {
+    {"attach", "PodAttachOptions"},
+    {"exec", "PodExecOptions"},
+    {"portforward", "PodPortForwardOptions"}};
 
 json::array LegacyResources(const api::Registry& reg, const std::string& group,
                             const std::string& version) {
@@ -45,6 +50,13 @@ json::array LegacyResources(const api::Registry& reg, const std::string& group,
                                  {"namespaced", r->namespaced},
                                  {"kind", r->kind},
                                  {"verbs", json::array{"get"}}});
+      for (const auto& [sub, kind] : kConnectSubresources) {
+        out.push_back(json::object{{"name", r->plural + "/" + sub},
+                                   {"singularName", ""},
+                                   {"namespaced", r->namespaced},
+                                   {"kind", kind},
+                                   {"verbs", json::array{"create", "get"}}});
+      }
     }
     if (HasEviction(*r)) {
       out.push_back(json::object{{"name", r->plural + "/eviction"},
@@ -119,6 +131,12 @@ json::object AggregatedVersion(const api::Registry& reg, const std::string& grou
           {"subresource", "log"},
           {"responseKind", {{"group", group}, {"version", version}, {"kind", r->kind}}},
           {"verbs", json::array{"get"}}});
+      for (const auto& [sub, kind] : kConnectSubresources) {
+        subs.push_back(
+            json::object{{"subresource", sub},
+                         {"responseKind", {{"group", group}, {"version", version}, {"kind", kind}}},
+                         {"verbs", json::array{"create", "get"}}});
+      }
     }
     if (HasEviction(*r)) {
       subs.push_back(json::object{

@@ -109,6 +109,14 @@ class Responder {
     (void)take;
     return false;
   }
+  // As SwitchProtocols, but nothing is answered first: `take` gets the
+  // connection as it is after the request and answers the upgrade itself
+  // (a WebSocket handshake a library completes). False when this
+  // responder cannot.
+  virtual bool TakeConnection(std::function<void(http2::Upgraded)> take) {
+    (void)take;
+    return false;
+  }
 
   // Starts a chunked response that outlives the handler call; null when the
   // client is gone. The default serves it from the handler's caller: it

@@ -117,7 +117,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   net::awaitable<void> ServeRequests();
-  // Sends the 101 `head` and lends the stream to `take` until it is done.
+  // Sends the 101 `head` (none when empty: `take` answers) and lends the
+  // stream to `take` until it is done.
   net::awaitable<void> SwitchProtocols(const std::string& head,
                                        std::function<void(http2::Upgraded)>& take);
   net::awaitable<void> DiscardUnreadBody();
@@ -305,10 +306,12 @@ template <typename Stream>
 net::awaitable<void> Connection<Stream>::SwitchProtocols(
     const std::string& head, std::function<void(http2::Upgraded)>& take) {
   if constexpr (kTls) {
-    Arm(opts().send_timeout_sec);
-    auto [ec, n] = co_await net::async_write(stream_, net::buffer(head), kAwait);
-    Disarm();
-    if (ec) co_return;
+    if (!head.empty()) {
+      Arm(opts().send_timeout_sec);
+      auto [ec, n] = co_await net::async_write(stream_, net::buffer(head), kAwait);
+      Disarm();
+      if (ec) co_return;
+    }
     struct Wait {
       explicit Wait(net::any_io_executor ex) : timer(std::move(ex)) {}
       net::steady_timer timer;

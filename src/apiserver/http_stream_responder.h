@@ -94,14 +94,19 @@ class StreamResponder : public Responder {
   // The 101 goes out from the connection's coroutine once the handler has
   // returned; the connection is `take`'s from then on (HTTPS only).
   bool SwitchProtocols(const Headers& headers, std::function<void(http2::Upgraded)> take) override {
+    if (!TakeConnection(std::move(take))) return false;
+    auto res = Head(101, headers, true);
+    std::ostringstream head;
+    head << res.base();
+    switch_head_ = head.str();
+    return true;
+  }
+
+  bool TakeConnection(std::function<void(http2::Upgraded)> take) override {
     if constexpr (!kTls) {
       return false;
     } else {
       if (on_loop_ || responded_) return false;
-      auto res = Head(101, headers, true);
-      std::ostringstream head;
-      head << res.base();
-      switch_head_ = head.str();
       take_ = std::move(take);
       responded_ = true;
       return true;
@@ -136,7 +141,8 @@ class StreamResponder : public Responder {
   // The response Respond left for the connection to write, if any.
   std::optional<http::response<http::string_body>>& response() { return response_; }
   void set_failed() { failed_ = true; }
-  // After SwitchProtocols: the 101's head, and who takes the connection.
+  // After SwitchProtocols: the 101's head ("" after TakeConnection), and
+  // who takes the connection.
   const std::string& switch_head() const { return switch_head_; }
   std::function<void(http2::Upgraded)>& take() { return take_; }
   bool on_loop() const { return on_loop_; }

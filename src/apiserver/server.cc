@@ -103,6 +103,7 @@ Status Server::StartApi() {
   api_opts.register_agent = opts_.register_agent;
   api_opts.pod_logs = opts_.pod_logs;
   api_opts.pod_delete = opts_.pod_delete;
+  api_opts.pod_connect = opts_.pod_connect;
   api_opts.controller_groups = opts_.controller_groups;
   api_opts.inflight = opts_.inflight;
   api_opts.event_ttl = opts_.event_ttl;

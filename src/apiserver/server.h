@@ -34,12 +34,13 @@ struct ServerOptions {
   // kube-apiserver's --event-ttl: an Event is deleted this long after its
   // last write; zero keeps Events for ever.
   Duration event_ttl = std::chrono::hours(1);
-  PathHandler extra_paths;      // see ApiServerOptions
-  ProxyHandler proxy;           // see ApiServerOptions
-  AgentHandler tunnel;          // see ApiServerOptions
-  AgentHandler register_agent;  // see ApiServerOptions
-  PodLogsHandler pod_logs;      // see ApiServerOptions
-  PodDeleteHandler pod_delete;  // see ApiServerOptions
+  PathHandler extra_paths;        // see ApiServerOptions
+  ProxyHandler proxy;             // see ApiServerOptions
+  AgentHandler tunnel;            // see ApiServerOptions
+  AgentHandler register_agent;    // see ApiServerOptions
+  PodLogsHandler pod_logs;        // see ApiServerOptions
+  PodDeleteHandler pod_delete;    // see ApiServerOptions
+  PodConnectHandler pod_connect;  // see ApiServerOptions
   // Keys under side_prefix live in side_store instead of the durable store
   // (storage/routed_store.h): the federation's view of its members' pods.
   // No side_store: none.
