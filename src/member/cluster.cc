@@ -48,6 +48,13 @@ Status MemberCluster::Init() {
                                 const apiserver::UserInfo&, apiserver::Responder& resp) {
     self->logs_->Serve(req, pod, std::move(reread), resp);
   };
+  streams_ = std::make_unique<kubelet::PodStreams>(clock);
+  server_opts.pod_connect = [self](apiserver::Request& req, const std::string& subresource,
+                                   const json::object& pod,
+                                   std::function<StatusOr<json::object>()> reread,
+                                   const apiserver::UserInfo&, apiserver::Responder& resp) {
+    self->streams_->Serve(req, subresource, pod, std::move(reread), resp);
+  };
   FLOTILLA_ASSIGN_OR_RETURN(server_, apiserver::Server::Start(server_opts));
 
   // The simulated cluster's controllers and kubelets write as one manager.

@@ -21,6 +21,7 @@
 #include "member/dns/cluster_dns.h"
 #include "member/kube_version.h"
 #include "member/kubelet/pod_logs.h"
+#include "member/kubelet/pod_streams.h"
 
 namespace flotilla::member {
 
@@ -69,7 +70,8 @@ class MemberCluster {
 
   MemberOptions opts_;
   Faults faults_;
-  std::unique_ptr<kubelet::PodLogs> logs_;  // before server_: its streams use it
+  std::unique_ptr<kubelet::PodLogs> logs_;        // before server_: its streams use it
+  std::unique_ptr<kubelet::PodStreams> streams_;  // likewise
   WorkloadDemand demand_;
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<apiserver::Server> server_;

@@ -269,6 +269,13 @@ class Follower : public std::enable_shared_from_this<Follower> {
 
 }  // namespace
 
+void FollowLines(Clock& clock, ContainerRun run, std::function<StatusOr<json::object>()> reread,
+                 std::shared_ptr<apiserver::ChunkStream> out, TimePoint from) {
+  std::make_shared<Follower>(clock, std::move(run), LogQuery{}, std::move(reread), std::move(out),
+                             from)
+      ->Start();
+}
+
 StatusOr<ContainerRun> RunOf(const json::object& pod, const std::string& container, bool previous) {
   ContainerRun run;
   run.pod = StringAt(pod, "metadata.name");

@@ -28,6 +28,7 @@
 // Thread-safe.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,13 @@ StatusOr<ContainerRun> RunOf(const json::object& pod, const std::string& contain
 // The lines `run` wrote at times in [from, to), in order; the last
 // kMaxLines of them when there are more.
 std::vector<LogLine> LinesBetween(const ContainerRun& run, TimePoint from, TimePoint to);
+
+// Writes to `out` the lines `run` writes from `from` on, each when its time
+// comes on `clock`, until the container ends or restarts, its pod goes
+// (`reread`), or `out` ends: a followed log, and what `kubectl attach`
+// shows of a container's main process.
+void FollowLines(Clock& clock, ContainerRun run, std::function<StatusOr<json::object>()> reread,
+                 std::shared_ptr<apiserver::ChunkStream> out, TimePoint from);
 
 // Serves pods/log (see the file comment) on `clock`.
 class PodLogs {
