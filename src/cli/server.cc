@@ -310,6 +310,11 @@ int RunServer(ServerFlags& flags) {
                                     const apiserver::UserInfo& user, apiserver::Responder& resp) {
     proxy->ServeForPod(req, pod, user, resp);
   };
+  // `kubectl exec`, `attach` and `port-forward` likewise.
+  flags.server.pod_connect =
+      [proxy](apiserver::Request& req, const std::string&, const json::object& pod,
+              std::function<StatusOr<json::object>()>, const apiserver::UserInfo& user,
+              apiserver::Responder& resp) { proxy->ServeForPod(req, pod, user, resp); };
   auto server = apiserver::Server::Start(flags.server);
   if (!server.ok()) {
     spdlog::error("starting the API server: {}", server.status().ToString());

@@ -92,8 +92,8 @@ net::awaitable<Status> Connect(std::shared_ptr<Dial> d) {
       tls_ec ? DialFailed("TLS handshake", tls_ec, d->timed_out) : Status::Ok(), &verify_failed);
 }
 
-net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<http::empty_body> req,
-                                       Duration timeout) {
+net::awaitable<StatusOr<UpgradeAnswer>> Run(std::shared_ptr<Dial> d,
+                                            http::request<http::empty_body> req, Duration timeout) {
   Arm(d, timeout);
   CancelTimer cancel{*d};
   if (Status connected = co_await Connect(d); !connected.ok()) co_return connected;
@@ -105,22 +105,26 @@ net::awaitable<StatusOr<Switched>> Run(std::shared_ptr<Dial> d, http::request<ht
   auto [read_ec, read] =
       co_await http::async_read_header(*d->stream, buffer, parser, kAwaitUpgrade);
   if (read_ec) co_return DialFailed("reading the upgrade response", read_ec, d->timed_out);
-  int code = static_cast<int>(parser.get().result_int());
-  if (code != 101) {
-    if (!parser.is_done()) {
-      auto [body_ec, n] = co_await http::async_read(*d->stream, buffer, parser, kAwaitUpgrade);
-      (void)body_ec;
-    }
-    co_return ErrorFromResponse(code, parser.get().body());
-  }
-  Switched out{std::move(*d->stream), {}, d->tls, {}};
+  UpgradeAnswer out;
+  out.code = static_cast<int>(parser.get().result_int());
   for (const auto& field : parser.get()) {
     std::string name(field.name_string());
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     out.headers.emplace_back(std::move(name), std::string(field.value()));
   }
+  if (out.code != 101) {
+    if (!parser.is_done()) {
+      auto [body_ec, n] = co_await http::async_read(*d->stream, buffer, parser, kAwaitUpgrade);
+      (void)body_ec;
+    }
+    out.body = std::move(parser.get().body());
+    error_code ignored;
+    d->stream->next_layer().close(ignored);
+    co_return out;
+  }
+  out.switched.emplace(Switched{std::move(*d->stream), {}, d->tls, out.headers});
   auto data = buffer.data();
-  out.received.assign(static_cast<const char*>(data.data()), data.size());
+  out.switched->received.assign(static_cast<const char*>(data.data()), data.size());
   co_return out;
 }
 
@@ -163,9 +167,10 @@ StatusOr<T> RunDial(const std::shared_ptr<Dial>& dial, net::awaitable<StatusOr<T
 
 }  // namespace
 
-StatusOr<Switched> DialUpgrade(const RestConfig& config, const std::string& method,
-                               const std::string& path, const std::string& protocol,
-                               Duration timeout) {
+StatusOr<UpgradeAnswer> OpenUpgrade(const RestConfig& config, const std::string& method,
+                                    const std::string& path,
+                                    const std::vector<std::pair<std::string, std::string>>& headers,
+                                    Duration timeout) {
   FLOTILLA_ASSIGN_OR_RETURN(Endpoint ep, ParseEndpoint(config));
   FLOTILLA_ASSIGN_OR_RETURN(auto tls, MakeTlsContext(config));
   http::request<http::empty_body> req;
@@ -173,13 +178,23 @@ StatusOr<Switched> DialUpgrade(const RestConfig& config, const std::string& meth
   req.target(ep.path_prefix + path);
   req.version(11);
   req.set(http::field::host, ep.host_header);
-  req.set(http::field::user_agent, "flotilla-agent");
-  req.set(http::field::connection, "Upgrade");
-  req.set(http::field::upgrade, protocol);
+  for (const auto& [name, value] : headers) req.insert(name, value);
   if (!config.token.empty()) req.set(http::field::authorization, "Bearer " + config.token);
-  req.content_length(0);
   auto dial = std::make_shared<Dial>(std::move(tls), std::move(ep));
   return RunDial(dial, Run(dial, std::move(req), timeout));
+}
+
+StatusOr<Switched> DialUpgrade(const RestConfig& config, const std::string& method,
+                               const std::string& path, const std::string& protocol,
+                               Duration timeout) {
+  FLOTILLA_ASSIGN_OR_RETURN(UpgradeAnswer answer, OpenUpgrade(config, method, path,
+                                                              {{"User-Agent", "flotilla-agent"},
+                                                               {"Connection", "Upgrade"},
+                                                               {"Upgrade", protocol},
+                                                               {"Content-Length", "0"}},
+                                                              timeout));
+  if (!answer.switched) return ErrorFromResponse(answer.code, answer.body);
+  return std::move(*answer.switched);
 }
 
 StatusOr<std::vector<std::string>> PeerCertificates(const RestConfig& config, Duration timeout) {

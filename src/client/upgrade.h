@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,26 @@ struct Switched {
   // The 101's headers, names in lower case.
   std::vector<std::pair<std::string, std::string>> headers;
 };
+
+// A server's answer to an upgrade request: 101 with the connection
+// switched, or another answer, whole.
+struct UpgradeAnswer {
+  int code = 0;
+  // The answer's headers, names in lower case.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;                  // not 101: the answer's body (at most 1 MiB)
+  std::optional<Switched> switched;  // 101
+};
+
+// Connects to config.server with its TLS settings and credentials and sends
+// `method path` with `headers` (the caller's Upgrade and Connection among
+// them; config's bearer token is added), bounded by `timeout` until the
+// answer's head and body are in. A failure to connect is
+// ServiceUnavailable (Timeout past `timeout`); any answer is returned.
+StatusOr<UpgradeAnswer> OpenUpgrade(const RestConfig& config, const std::string& method,
+                                    const std::string& path,
+                                    const std::vector<std::pair<std::string, std::string>>& headers,
+                                    Duration timeout);
 
 // Connects to config.server with its TLS settings and credentials, sends
 // `method path` with `Connection: Upgrade` and `Upgrade: protocol`, and

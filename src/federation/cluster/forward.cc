@@ -3,10 +3,17 @@
 
 #include <strings.h>
 
+#include <array>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/write.hpp>
 #include <optional>
 #include <utility>
 
+#include "apiserver/responses.h"
+#include "base/http2.h"
 #include "base/mutex.h"
+#include "client/upgrade.h"
 
 namespace flotilla::federation::cluster {
 namespace {
@@ -86,7 +93,102 @@ class ProxySink : public client::AsyncStreamSink {
   std::string pending_ GUARDED_BY(mu_);
 };
 
+namespace net = boost::asio;
+using boost::system::error_code;
+
+// The bytes of an upgraded connection, both ways between the caller's
+// connection (`caller`, on its strand) and the member's (`member`, used
+// from the caller's strand only from here on), until either side closes.
+class Splice : public std::enable_shared_from_this<Splice> {
+ public:
+  Splice(http2::Upgraded caller, client::Switched member)
+      : caller_(std::move(caller)), member_(std::move(member)) {}
+
+  void Start() {
+    auto ex = caller_.stream->get_executor();
+    std::string to_member = std::move(caller_.received);
+    std::string to_caller = std::move(member_.received);
+    net::co_spawn(ex, Copy(shared_from_this(), *caller_.stream, member_.stream, to_member),
+                  net::detached);
+    net::co_spawn(ex, Copy(shared_from_this(), member_.stream, *caller_.stream, to_caller),
+                  net::detached);
+  }
+
+ private:
+  static net::awaitable<void> Copy(std::shared_ptr<Splice> self, http2::TlsStream& from,
+                                   http2::TlsStream& to, std::string first) {
+    constexpr auto kAwait = net::as_tuple(net::use_awaitable);
+    bool ok = true;
+    if (!first.empty()) {
+      auto [ec, n] = co_await net::async_write(to, net::buffer(first), kAwait);
+      ok = !ec;
+    }
+    std::array<char, 16 * 1024> buf;
+    while (ok) {
+      auto [rec, n] = co_await from.async_read_some(net::buffer(buf), kAwait);
+      if (rec) break;
+      auto [wec, written] = co_await net::async_write(to, net::buffer(buf.data(), n), kAwait);
+      ok = !wec;
+    }
+    self->Ended();
+  }
+
+  // One way has ended: both sockets are shut, which ends the other; once
+  // both have, the caller's connection is given back to close.
+  void Ended() {
+    error_code ignored;
+    caller_.stream->next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+    member_.stream.next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+    if (++ended_ < 2) return;
+    member_.stream.next_layer().close(ignored);
+    if (caller_.done) std::exchange(caller_.done, nullptr)();
+  }
+
+  http2::Upgraded caller_;
+  client::Switched member_;
+  int ended_ = 0;  // on the strand
+};
+
+bool IsUpgradeHeader(std::string_view name) {
+  return name == "upgrade" || name == "connection" || name.starts_with("sec-websocket-") ||
+         name == "x-stream-protocol-version" || name == "origin" || name == "user-agent";
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> UpgradeHeaders(
+    const std::map<std::string, std::string>& headers) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, value] : headers) {
+    if (IsUpgradeHeader(name)) out.emplace_back(name, value);
+  }
+  return out;
+}
+
+void ForwardUpgrade(const client::RestConfig& config, const std::string& method,
+                    const std::string& path,
+                    const std::vector<std::pair<std::string, std::string>>& headers,
+                    Duration timeout, apiserver::Responder& resp,
+                    const std::function<void(const Status&)>& unreachable) {
+  auto answer = client::OpenUpgrade(config, method, path, headers, timeout);
+  if (!answer.ok()) return unreachable(answer.status());
+  apiserver::Headers out;
+  for (auto& [name, value] : answer->headers) {
+    bool pass = answer->switched ? IsUpgradeHeader(name) && name != "user-agent"
+                                 : name == "content-type" || name == "warning";
+    if (pass) out.emplace_back(std::move(name), std::move(value));
+  }
+  if (!answer->switched) return resp.Respond(answer->code, out, std::move(answer->body));
+  auto member = std::make_shared<client::Switched>(std::move(*answer->switched));
+  bool switched = resp.SwitchProtocols(out, [member](http2::Upgraded caller) {
+    std::make_shared<Splice>(std::move(caller), std::move(*member))->Start();
+  });
+  if (!switched) {
+    error_code ignored;
+    member->stream.next_layer().close(ignored);
+    apiserver::RespondStatus(resp, Status::BadRequest("an upgrade request needs HTTP/1.1"));
+  }
+}
 
 void Forward(client::Transport& transport, client::ApiRequest request, bool streams,
              apiserver::Responder& resp, const std::function<void(const Status&)>& unreachable) {

@@ -3,9 +3,15 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "apiserver/http.h"
+#include "base/clock.h"
 #include "base/status.h"
+#include "client/kubeconfig.h"
 #include "client/transport.h"
 
 namespace flotilla::federation::cluster {
@@ -18,5 +24,27 @@ namespace flotilla::federation::cluster {
 // `unreachable` with why.
 void Forward(client::Transport& transport, client::ApiRequest request, bool streams,
              apiserver::Responder& resp, const std::function<void(const Status&)>& unreachable);
+
+// The headers of the caller's upgrade request (`headers`, names in lower
+// case) that go on to the member: the upgrade's own (Upgrade, Connection,
+// Sec-WebSocket-*, X-Stream-Protocol-Version), Origin and User-Agent; not
+// the caller's credentials nor its Impersonate-*.
+std::vector<std::pair<std::string, std::string>> UpgradeHeaders(
+    const std::map<std::string, std::string>& headers);
+
+// Passes an upgrade request (kubectl exec, attach, port-forward) on to a
+// member: dials it with `config` (one connection of its own), sends
+// `method path` with `headers`, and answers `resp` with the member's
+// answer. A 101 switches the caller's connection too, and from then on the
+// bytes go both ways between the caller and the member as they come, on
+// the caller's connection's strand, holding no thread, until either side
+// closes (the other is then closed). A member that cannot be reached is
+// answered by `unreachable` with why; an answer that does not switch goes
+// back as it is.
+void ForwardUpgrade(const client::RestConfig& config, const std::string& method,
+                    const std::string& path,
+                    const std::vector<std::pair<std::string, std::string>>& headers,
+                    Duration timeout, apiserver::Responder& resp,
+                    const std::function<void(const Status&)>& unreachable);
 
 }  // namespace flotilla::federation::cluster

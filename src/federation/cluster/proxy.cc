@@ -110,11 +110,7 @@ void ClusterProxy::Serve(apiserver::Request& req, const apiserver::ProxyTarget& 
   if (federation == nullptr) {
     return apiserver::RespondStatus(resp, Status::Unavailable("the cluster proxy is starting"));
   }
-  if (!req.Header("upgrade").empty()) {
-    return apiserver::RespondStatus(
-        resp, Status::BadRequest("the cluster proxy does not forward upgrade requests "
-                                 "(exec, attach, port-forward)"));
-  }
+  if (!req.Header("upgrade").empty()) return ServeUpgrade(*federation, req, target, user, resp);
   auto transport = TransportFor(*federation, target.name);
   if (!transport.ok()) {
     return apiserver::RespondStatus(resp, transport.status(), target.name, target.resource);
@@ -124,6 +120,36 @@ void ClusterProxy::Serve(apiserver::Request& req, const apiserver::ProxyTarget& 
   bool streams = req.QueryBool("watch") || req.QueryBool("follow");
   Forward(**transport, MemberRequest(req, target, user), streams, resp,
           [&](const Status& failure) { Unreachable(resp, target, failure); });
+}
+
+void ClusterProxy::ServeUpgrade(client::Client& federation, apiserver::Request& req,
+                                const apiserver::ProxyTarget& target,
+                                const apiserver::UserInfo& user, apiserver::Responder& resp) {
+  auto cluster = federation.Get(kClusters, "", target.name);
+  if (!cluster.ok()) {
+    return apiserver::RespondStatus(resp, cluster.status(), target.name, target.resource);
+  }
+  if (api::ClusterView(*cluster).via_agent()) {
+    return apiserver::RespondStatus(
+        resp, Status::BadRequest("upgrade requests (exec, attach, port-forward) are not "
+                                 "forwarded through an agent's tunnel yet"));
+  }
+  SecretRef ref = SecretRefOf(*cluster);
+  auto secret = federation.Get(kSecrets, ref.ns, ref.name);
+  StatusOr<client::RestConfig> config =
+      secret.ok() ? RestConfigFromSecret(*secret) : StatusOr<client::RestConfig>(secret.status());
+  if (!config.ok()) {
+    return apiserver::RespondStatus(
+        resp, Status::Unavailable("the credentials of cluster \"" + target.name +
+                                  "\": " + config.status().message()));
+  }
+  auto headers = UpgradeHeaders(req.headers);
+  for (auto& header : MemberRequest(req, target, user).headers) {
+    if (header.first.starts_with("Impersonate-")) headers.push_back(std::move(header));
+  }
+  std::string path = target.query.empty() ? target.path : target.path + "?" + target.query;
+  ForwardUpgrade(*config, req.method, path, headers, opts_.head_timeout, resp,
+                 [&](const Status& failure) { Unreachable(resp, target, failure); });
 }
 
 void ClusterProxy::ServeForPod(apiserver::Request& req, const json::object& pod,

@@ -16,8 +16,10 @@
 // exchange over the member's kept-alive connections. An
 // error answered by the member is passed on as it is; a member that cannot
 // be reached is 503 ServiceUnavailable (504 Timeout when it does not
-// answer in time) naming the cluster. Upgrade requests (exec, attach,
-// port-forward) are refused with 400.
+// answer in time) naming the cluster. An upgrade request (exec, attach,
+// port-forward) goes on a connection of its own to a dialled member, with
+// the headers of the upgrade (forward.h, ForwardUpgrade); its bytes then
+// go both ways as they come. Through an agent's tunnel it is refused (400).
 //
 // Works on every API server of the federation, leader or not: it reads the
 // Cluster and its Secret on each request and keeps one transport per
@@ -68,6 +70,10 @@ class ClusterProxy {
                    const apiserver::UserInfo& user, apiserver::Responder& resp);
 
  private:
+  // An upgrade request: through a connection of its own to the member.
+  void ServeUpgrade(client::Client& federation, apiserver::Request& req,
+                    const apiserver::ProxyTarget& target, const apiserver::UserInfo& user,
+                    apiserver::Responder& resp);
   // The transport to cluster `name`: NotFound when there is no such
   // Cluster; the Secret's problem when its credentials cannot be used.
   StatusOr<std::shared_ptr<client::Transport>> TransportFor(client::Client& federation,
