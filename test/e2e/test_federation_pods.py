@@ -10,6 +10,7 @@ pod, as the caller, and every other write is refused; a member that stops
 being Ready takes its pods out of the view."""
 
 import json
+import os
 
 from conftest import API_ONLY_ARGS, FlotillaServer, LineReader, wait_for
 from federation import module_federation, replicaset
@@ -118,6 +119,48 @@ def test_logs_and_describe_read_the_member_that_runs_the_pod(fed):
     assert f"{CLUSTER}=a" in described, described
 
 
+def test_exec_and_attach_reach_the_member_that_runs_the_pod(fed):
+    """`kubectl exec` and `attach` on the federation: the WebSocket upgrade
+    goes on to the member that runs the pod, as the caller."""
+    shell = bare_pod("shell")
+    shell["spec"]["containers"][0]["readinessProbe"] = {
+        "exec": {"command": ["cat", "/tmp/ready"]}, "periodSeconds": 1}
+    in_member(fed, "b", shell)
+    wait_for(lambda: fed.kubectl("exec", "shell", "--", "true", check=False).returncode == 0,
+             "an exec into shell through the federation", timeout=60)
+    ran = fed.kubectl("exec", "shell", "--", "sh", "-c", "hostname; cat /etc/hosts; exit 3",
+                      check=False)
+    assert ran.returncode == 3, (ran.stdout, ran.stderr)
+    assert ran.stdout.startswith("shell\n# Kubernetes-managed hosts file."), ran.stdout
+    assert "command terminated with exit code 3" in ran.stderr, ran.stderr
+    typed = fed.kubectl("exec", "-i", "shell", "--", "sh", input="echo one\nprintenv HOSTNAME\n")
+    assert typed.stdout == "one\nshell\n", typed.stdout
+    # attach shows what the main process writes from now on: a probe a second.
+    attach = fed.server.kubectl_popen("attach", "shell")
+    try:
+        lines = LineReader(attach.stdout)
+        lines.wait_for_line(lambda l: l == "exec [cat /tmp/ready]: exit 0 (readiness probe)",
+                            "a probe line through attach", 20)
+    finally:
+        attach.kill()
+        attach.wait()
+
+    # RBAC: get on pods/exec alone runs nothing; create is asked for too.
+    fed.kubectl("create", "serviceaccount", "execer", "-n", "default")
+    fed.kubectl("create", "role", "exec-get", "-n", "default", "--verb=get",
+                "--resource=pods,pods/exec")
+    fed.kubectl("create", "rolebinding", "exec-get", "-n", "default", "--role=exec-get",
+                "--serviceaccount=default:execer")
+    token = fed.kubectl("create", "token", "execer", "-n", "default").stdout.strip()
+    as_execer = ("--server", fed.server.url, "--token", token, "--certificate-authority",
+                 fed.server.ca_file())
+    user = "system:serviceaccount:default:execer"
+    refused = fed.server.kubectl(*as_execer, "exec", "shell", "--", "true",
+                                 kubeconfig=os.devnull, check=False)
+    assert refused.returncode == 1
+    assert f'User "{user}" cannot create resource "pods/exec"' in refused.stderr, refused.stderr
+
+
 def test_describe_and_get_events_show_what_the_member_said(fed):
     in_member(fed, "a", bare_pod("talker"))
 
@@ -170,6 +213,8 @@ def test_one_name_in_two_clusters(fed):
     assert [p["metadata"]["labels"][CLUSTER] for p in picked] == ["b"]
     logs = fed.kubectl("logs", "twin", check=False)
     assert logs.returncode == 1 and "run in several clusters" in logs.stderr, logs.stderr
+    ran = fed.kubectl("exec", "twin", "--", "true", check=False)
+    assert ran.returncode == 1 and "run in several clusters" in ran.stderr, ran.stderr
 
 
 def test_writes_other_than_delete_are_refused(fed):

@@ -139,6 +139,62 @@ def test_logs_and_events_of_member_pods_through_the_proxy(fed, kubeconfig):
     assert {"Scheduled", "Started"} <= {e["reason"] for e in events["items"]}, events
 
 
+def test_exec_and_attach_through_the_proxy(fed, kubeconfig):
+    """kubectl exec and attach into a member's pod through its context, and
+    the Python client's exec: the WebSocket upgrade goes on to the member
+    and its bytes both ways (kubectl speaks v5.channel.k8s.io, the Python
+    client v4)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shell"},
+           "spec": {"containers": [{"name": "app", "image": "busybox:1.36",
+                                    "command": ["sh", "-c", "serve"],
+                                    "env": [{"name": "COLOR", "value": "blue"}],
+                                    "readinessProbe": {"exec": {"command": ["cat", "/tmp/ready"]},
+                                                       "periodSeconds": 1}}]}}
+    in_member(fed, kubeconfig, "a", "create", "-f", "-", input=json.dumps(pod))
+    wait_for(lambda: in_member(fed, kubeconfig, "a", "exec", "shell", "--", "true",
+                               check=False).returncode == 0, "an exec into shell", timeout=60)
+    ran = in_member(fed, kubeconfig, "a", "exec", "shell", "--", "sh", "-c",
+                    "echo $HOSTNAME $COLOR; exit 3", check=False)
+    assert ran.returncode == 3 and ran.stdout == "shell blue\n", (ran.stdout, ran.stderr)
+    assert "command terminated with exit code 3" in ran.stderr, ran.stderr
+    # stdin goes to the member and the answer comes back.
+    typed = in_member(fed, kubeconfig, "a", "exec", "-i", "shell", "--", "cat",
+                      input="line 1\nline 2\n")
+    assert typed.stdout == "line 1\nline 2\n", typed.stdout
+    missing = in_member(fed, kubeconfig, "a", "exec", "shell", "--", "curl", check=False)
+    assert missing.returncode == 1
+    assert 'exec: "curl": executable file not found in $PATH' in missing.stderr, missing.stderr
+    # Refusals before the upgrade pass through as the member words them.
+    unknown = in_member(fed, kubeconfig, "a", "exec", "shell", "-c", "nope", "--", "true",
+                        check=False)
+    assert "container nope is not valid for pod shell" in unknown.stderr, unknown.stderr
+    forward = in_member(fed, kubeconfig, "a", "port-forward", "shell", "18080:80", check=False)
+    assert forward.returncode == 1
+    assert "port forwarding is not served by a simulated member" in forward.stderr, forward.stderr
+    # attach shows the main process's output as it comes: a probe a second.
+    attach = fed.server.kubectl_popen("--context", "flotilla-a", "attach", "shell",
+                                      kubeconfig=kubeconfig)
+    try:
+        lines = LineReader(attach.stdout)
+        for _ in range(2):
+            lines.wait_for_line(lambda l: l == "exec [cat /tmp/ready]: exit 0 (readiness probe)",
+                                "a probe line through attach", 20)
+    finally:
+        attach.kill()
+        attach.wait()
+
+    from kubernetes import client, config
+    from kubernetes.stream import stream
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=kubeconfig, context="flotilla-a",
+                            client_configuration=configuration)
+    with client.ApiClient(configuration) as api:
+        out = stream(client.CoreV1Api(api).connect_get_namespaced_pod_exec, "shell", "default",
+                     command=["printenv", "COLOR"], stderr=True, stdin=False, stdout=True,
+                     tty=False)
+        assert out == "blue\n", out
+
+
 def test_writes_land_in_the_member_as_the_caller(fed, kubeconfig):
     in_member(fed, kubeconfig, "b", "create", "configmap", "via-proxy", "--from-literal=k=v")
     local = json.loads(fed["b"].kubectl("get", "configmap", "via-proxy", "-o", "json").stdout)
