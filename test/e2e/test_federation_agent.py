@@ -6,12 +6,13 @@ federation to the member travels. With the real kubectl:
 - a member in a network namespace of its own (created here, as root), its
   API on that namespace's loopback where the federation cannot reach it,
   joined by an agent in the same namespace: a Deployment rolls out and is
-  updated with `kubectl rollout`, its pods are listed, logged and described
-  through the federation; the tunnel cut (the link down) makes the cluster
+  updated with `kubectl rollout`, its pods are listed, logged, described
+  and exec'd into through the federation; the tunnel cut (the link down) makes the cluster
   NotReady and a ReplicaSet fails over to a dialled member; the link back
   up, the agent redials and the cluster is Ready again, its local
   ReplicaSet the same object;
-- beside it, on loopback: a second agent for the same cluster is refused
+- beside it, on loopback: exec and attach into a member's pod (the agent
+  connects back for the session); a second agent for the same cluster is refused
   while the first serves; the agent killed and started again with the same
   command reconnects as the same cluster; deleting the Cluster ends the
   agent with the federation's 404; an agent whose credentials may not
@@ -35,7 +36,7 @@ import uuid
 
 import pytest
 
-from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, stop_process, wait_for
+from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, LineReader, stop_process, wait_for
 from federation import (FAST_FED_ARGS, SLOW, Federation, Member, cluster, plan, plugin,
                         replicaset, ready_is)
 
@@ -236,6 +237,7 @@ def test_a_member_in_its_own_network_joined_by_its_agent(tmp_path):
         pod = pods[0]["metadata"]["name"]
         assert "started" in federation.kubectl("logs", "-n", "shop", pod).stdout
         assert "nginx:2" in federation.kubectl("describe", "pod", "-n", "shop", pod).stdout
+        assert federation.kubectl("exec", "-n", "shop", pod, "--", "hostname").stdout == pod + "\n"
 
         # A ReplicaSet on both; the tunnel cut: edge goes NotReady and
         # cloud runs every replica; back up: edge is Ready again, its local
@@ -298,6 +300,39 @@ def test_a_second_agent_is_refused_and_a_restarted_one_reconnects(fed):
     version = json.loads(fed.kubectl("get", "--raw",
                                      "/apis/federation/v1beta1/clusters/edge/proxy/version").stdout)
     assert version["gitVersion"].startswith("v1.")
+
+
+def test_exec_and_attach_reach_a_member_behind_its_agent(fed):
+    """kubectl exec and attach into a pod of a member behind its agent: the
+    upgrade goes through the tunnel and the agent connects back to the
+    federation for the session's bytes (docs/federation.md)."""
+    member = loopback_member(fed, "edge")
+    start_agent(fed, member, "edge")
+    agent_cluster_ready(fed, "edge")
+    shell = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shell"},
+             "spec": {"containers": [{"name": "app", "image": "busybox:1.36",
+                                      "command": ["sh", "-c", "serve"],
+                                      "readinessProbe": {"exec": {"command": ["cat", "/tmp/ready"]},
+                                                         "periodSeconds": 1}}]}}
+    member.kubectl("create", "-n", "default", "-f", "-", input=json.dumps(shell))
+    wait_for(lambda: fed.kubectl("exec", "shell", "--", "true", check=False).returncode == 0,
+             "an exec into shell through the agent", timeout=60)
+    ran = fed.kubectl("exec", "shell", "--", "sh", "-c", "hostname; exit 3", check=False)
+    assert ran.returncode == 3 and ran.stdout == "shell\n", (ran.stdout, ran.stderr)
+    assert "command terminated with exit code 3" in ran.stderr, ran.stderr
+    typed = fed.kubectl("exec", "-i", "shell", "--", "cat", input="line 1\nline 2\n")
+    assert typed.stdout == "line 1\nline 2\n", typed.stdout
+    # A refusal before the upgrade comes back as the member words it.
+    unknown = fed.kubectl("exec", "shell", "-c", "nope", "--", "true", check=False)
+    assert "container nope is not valid for pod shell" in unknown.stderr, unknown.stderr
+    attach = fed.server.kubectl_popen("attach", "shell")
+    try:
+        lines = LineReader(attach.stdout)
+        lines.wait_for_line(lambda l: l == "exec [cat /tmp/ready]: exit 0 (readiness probe)",
+                            "a probe line through attach", 20)
+    finally:
+        attach.kill()
+        attach.wait()
 
 
 def test_deleting_the_cluster_ends_its_agent(fed):

@@ -204,12 +204,62 @@ Status Agent::Register() {
 }
 
 void Agent::Serve(apiserver::Request& req, apiserver::Responder& resp) {
+  if (std::string id = req.Header(kSpliceHeader); !id.empty()) {
+    return ServeUpgrade(req, id, resp);
+  }
   bool streams = req.QueryBool("watch") || req.QueryBool("follow");
   Forward(*member_, MemberRequest(req), streams, resp, [&](const Status& failure) {
     apiserver::RespondStatus(
         resp, Status(failure.reason(), "the agent of cluster \"" + opts_.name +
                                            "\" cannot reach it: " + failure.message()));
   });
+}
+
+void Agent::ServeUpgrade(apiserver::Request& req, const std::string& id,
+                         apiserver::Responder& resp) {
+  auto unreachable = [&](const std::string& why, const Status& failure) {
+    apiserver::RespondStatus(
+        resp, Status(failure.reason(), "the agent of cluster \"" + opts_.name + "\" " + why + ": " +
+                                           failure.message()));
+  };
+  auto splice = SpliceRequest::Parse(req.body);
+  if (!splice.ok()) return apiserver::RespondStatus(resp, splice.status());
+  std::erase_if(splice->headers, [](const auto& header) {
+    return header.first == "authorization" || header.first == "host";
+  });
+  auto answer = client::OpenUpgrade(opts_.member, splice->method, req.target, splice->headers,
+                                    opts_.member_timeout);
+  if (!answer.ok()) return unreachable("cannot reach it", answer.status());
+  if (!answer->switched) {
+    apiserver::Headers out;
+    for (auto& [name, value] : answer->headers) {
+      if (name == "content-type" || name == "warning") out.emplace_back(name, std::move(value));
+    }
+    return resp.Respond(answer->code, out, std::move(answer->body));
+  }
+  auto member = std::make_shared<client::Switched>(std::move(*answer->switched));
+  client::RestConfig to = WithToken(opts_.federation);
+  to.server = ServerUrl(splice->server);
+  auto back = client::DialUpgrade(
+      to, "POST", "/apis/federation/v1beta1/clusters/" + opts_.name + "/tunnel?splice=" + id,
+      kSpliceProtocol, opts_.dial_timeout);
+  if (!back.ok()) {
+    CloseEnd(EndOf(std::move(member)));
+    return unreachable("cannot connect back to the federation", back.status());
+  }
+  Splice(EndOf(std::move(member)), EndOf(std::make_shared<client::Switched>(std::move(*back))));
+  SpliceRequest switched{.headers = std::move(answer->headers)};
+  resp.Respond(200, {{"Content-Type", kSpliceContentType}}, switched.Serialize());
+}
+
+std::string Agent::ServerUrl(const std::string& id) {
+  MutexLock lock(mu_);
+  if (!id.empty() && id != first_->id) {
+    for (const auto& [other, link] : others_) {
+      if (other == id) return link->url;
+    }
+  }
+  return opts_.federation.server;
 }
 
 Status Agent::Keep(const client::RestConfig& to, Link& link) {
@@ -428,6 +478,7 @@ void Agent::DiscoverOnce() {
     if (id == first_id || !live.contains(id) || others_.contains(id)) continue;
     auto link = std::make_unique<Link>();
     link->id = id;
+    link->url = url;
     Link* l = link.get();
     client::RestConfig to = opts_.federation;
     to.server = url;

@@ -127,7 +127,8 @@ class Agent {
  private:
   // One server's tunnel.
   struct Link {
-    std::string id;  // the server's, once known
+    std::string id;   // the server's, once known
+    std::string url;  // the server's (the first's is opts_.federation's)
     bool connected = false;
     bool done = false;      // not to be dialled again (its Lease is gone)
     bool finished = false;  // its loop has ended
@@ -142,6 +143,14 @@ class Agent {
   explicit Agent(AgentOptions opts) : opts_(std::move(opts)) {}
   // Serves one request of the federation: to the member, as it came.
   void Serve(apiserver::Request& req, apiserver::Responder& resp);
+  // Serves an upgrade request of the federation (exec, attach,
+  // port-forward; tunnel.h): sends it to the member on a connection of its
+  // own and, once the member switches, connects back to the federation's
+  // server that waits for splice `id` and splices the two.
+  void ServeUpgrade(apiserver::Request& req, const std::string& id, apiserver::Responder& resp);
+  // The URL of the federation's server `id`: the first server's when it is
+  // none other known.
+  std::string ServerUrl(const std::string& id);
   // Keeps `link`'s tunnel to `to` up until Stop, link.done, or a refusal no
   // retry mends.
   Status Keep(const client::RestConfig& to, Link& link);

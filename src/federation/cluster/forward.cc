@@ -96,26 +96,23 @@ class ProxySink : public client::AsyncStreamSink {
 namespace net = boost::asio;
 using boost::system::error_code;
 
-// The bytes of an upgraded connection, both ways between the caller's
-// connection (`caller`, on its strand) and the member's (`member`, used
-// from the caller's strand only from here on), until either side closes.
-class Splice : public std::enable_shared_from_this<Splice> {
+// The bytes of two upgraded connections, both ways between them, on the
+// first's strand (the second is used from there only, from here on), until
+// either side closes.
+class Splicer : public std::enable_shared_from_this<Splicer> {
  public:
-  Splice(http2::Upgraded caller, client::Switched member)
-      : caller_(std::move(caller)), member_(std::move(member)) {}
+  Splicer(SpliceEnd a, SpliceEnd b) : a_(std::move(a)), b_(std::move(b)) {}
 
   void Start() {
-    auto ex = caller_.stream->get_executor();
-    std::string to_member = std::move(caller_.received);
-    std::string to_caller = std::move(member_.received);
-    net::co_spawn(ex, Copy(shared_from_this(), *caller_.stream, member_.stream, to_member),
-                  net::detached);
-    net::co_spawn(ex, Copy(shared_from_this(), member_.stream, *caller_.stream, to_caller),
-                  net::detached);
+    auto ex = a_.stream->get_executor();
+    std::string to_b = std::move(a_.received);
+    std::string to_a = std::move(b_.received);
+    net::co_spawn(ex, Copy(shared_from_this(), *a_.stream, *b_.stream, to_b), net::detached);
+    net::co_spawn(ex, Copy(shared_from_this(), *b_.stream, *a_.stream, to_a), net::detached);
   }
 
  private:
-  static net::awaitable<void> Copy(std::shared_ptr<Splice> self, http2::TlsStream& from,
+  static net::awaitable<void> Copy(std::shared_ptr<Splicer> self, http2::TlsStream& from,
                                    http2::TlsStream& to, std::string first) {
     constexpr auto kAwait = net::as_tuple(net::use_awaitable);
     bool ok = true;
@@ -134,18 +131,23 @@ class Splice : public std::enable_shared_from_this<Splice> {
   }
 
   // One way has ended: both sockets are shut, which ends the other; once
-  // both have, the caller's connection is given back to close.
+  // both have, each connection is closed or given back to close.
   void Ended() {
     error_code ignored;
-    caller_.stream->next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
-    member_.stream.next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+    a_.stream->next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+    b_.stream->next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
     if (++ended_ < 2) return;
-    member_.stream.next_layer().close(ignored);
-    if (caller_.done) std::exchange(caller_.done, nullptr)();
+    for (SpliceEnd* end : {&a_, &b_}) {
+      if (end->done) {
+        std::exchange(end->done, nullptr)();
+      } else {
+        end->stream->next_layer().close(ignored);
+      }
+    }
   }
 
-  http2::Upgraded caller_;
-  client::Switched member_;
+  SpliceEnd a_;
+  SpliceEnd b_;
   int ended_ = 0;  // on the strand
 };
 
@@ -155,6 +157,43 @@ bool IsUpgradeHeader(std::string_view name) {
 }
 
 }  // namespace
+
+SpliceEnd EndOf(http2::Upgraded up) {
+  return {up.owner, up.stream, std::move(up.received), std::move(up.done)};
+}
+
+SpliceEnd EndOf(std::shared_ptr<client::Switched> switched) {
+  http2::TlsStream* stream = &switched->stream;
+  std::string received = std::move(switched->received);
+  return {std::move(switched), stream, std::move(received), nullptr};
+}
+
+void Splice(SpliceEnd a, SpliceEnd b) {
+  std::make_shared<Splicer>(std::move(a), std::move(b))->Start();
+}
+
+void CloseEnd(const SpliceEnd& end) {
+  error_code ignored;
+  end.stream->next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  if (end.done) return end.done();
+  end.stream->next_layer().close(ignored);
+}
+
+void SwitchAndSplice(apiserver::Responder& resp,
+                     const std::vector<std::pair<std::string, std::string>>& switched,
+                     SpliceEnd other) {
+  apiserver::Headers out;
+  for (const auto& [name, value] : switched) {
+    if (IsUpgradeHeader(name) && name != "user-agent") out.emplace_back(name, value);
+  }
+  auto end = std::make_shared<SpliceEnd>(std::move(other));
+  bool took = resp.SwitchProtocols(
+      out, [end](http2::Upgraded caller) { Splice(EndOf(std::move(caller)), std::move(*end)); });
+  if (!took) {
+    CloseEnd(*end);
+    apiserver::RespondStatus(resp, Status::BadRequest("an upgrade request needs HTTP/1.1"));
+  }
+}
 
 std::vector<std::pair<std::string, std::string>> UpgradeHeaders(
     const std::map<std::string, std::string>& headers) {
@@ -172,22 +211,15 @@ void ForwardUpgrade(const client::RestConfig& config, const std::string& method,
                     const std::function<void(const Status&)>& unreachable) {
   auto answer = client::OpenUpgrade(config, method, path, headers, timeout);
   if (!answer.ok()) return unreachable(answer.status());
-  apiserver::Headers out;
-  for (auto& [name, value] : answer->headers) {
-    bool pass = answer->switched ? IsUpgradeHeader(name) && name != "user-agent"
-                                 : name == "content-type" || name == "warning";
-    if (pass) out.emplace_back(std::move(name), std::move(value));
+  if (!answer->switched) {
+    apiserver::Headers out;
+    for (auto& [name, value] : answer->headers) {
+      if (name == "content-type" || name == "warning") out.emplace_back(name, std::move(value));
+    }
+    return resp.Respond(answer->code, out, std::move(answer->body));
   }
-  if (!answer->switched) return resp.Respond(answer->code, out, std::move(answer->body));
   auto member = std::make_shared<client::Switched>(std::move(*answer->switched));
-  bool switched = resp.SwitchProtocols(out, [member](http2::Upgraded caller) {
-    std::make_shared<Splice>(std::move(caller), std::move(*member))->Start();
-  });
-  if (!switched) {
-    error_code ignored;
-    member->stream.next_layer().close(ignored);
-    apiserver::RespondStatus(resp, Status::BadRequest("an upgrade request needs HTTP/1.1"));
-  }
+  SwitchAndSplice(resp, answer->headers, EndOf(std::move(member)));
 }
 
 void Forward(client::Transport& transport, client::ApiRequest request, bool streams,

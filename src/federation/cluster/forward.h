@@ -4,15 +4,18 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "apiserver/http.h"
 #include "base/clock.h"
+#include "base/http2.h"
 #include "base/status.h"
 #include "client/kubeconfig.h"
 #include "client/transport.h"
+#include "client/upgrade.h"
 
 namespace flotilla::federation::cluster {
 
@@ -31,6 +34,35 @@ void Forward(client::Transport& transport, client::ApiRequest request, bool stre
 // the caller's credentials nor its Impersonate-*.
 std::vector<std::pair<std::string, std::string>> UpgradeHeaders(
     const std::map<std::string, std::string>& headers);
+
+// One of two upgraded connections whose bytes go both ways between them
+// (Splice): a server's connection that switched (http2::Upgraded) or one
+// dialled (client::Switched).
+struct SpliceEnd {
+  std::shared_ptr<void> owner;  // keeps `stream` alive
+  http2::TlsStream* stream = nullptr;
+  std::string received;  // bytes read past the 101, for the other end first
+  // Called once the splice is done with the stream; null: the splice
+  // closes it.
+  std::function<void()> done;
+};
+SpliceEnd EndOf(http2::Upgraded up);
+SpliceEnd EndOf(std::shared_ptr<client::Switched> switched);
+
+// Copies the bytes of `a` to `b` and of `b` to `a` as they come, on `a`'s
+// strand, holding no thread, until either side closes; then both are shut
+// and closed (or given back, `done`).
+void Splice(SpliceEnd a, SpliceEnd b);
+// Shuts `end` down and closes it (or gives it back), unspliced.
+void CloseEnd(const SpliceEnd& end);
+
+// Answers `resp` with a 101 carrying the upgrade's headers of `switched`
+// (a member's 101, names in lower case) and splices the caller's
+// connection with `other`. A caller that cannot switch (HTTP/2) is
+// answered 400 and `other` closed.
+void SwitchAndSplice(apiserver::Responder& resp,
+                     const std::vector<std::pair<std::string, std::string>>& switched,
+                     SpliceEnd other);
 
 // Passes an upgrade request (kubectl exec, attach, port-forward) on to a
 // member: dials it with `config` (one connection of its own), sends

@@ -129,10 +129,13 @@ void ClusterProxy::ServeUpgrade(client::Client& federation, apiserver::Request& 
   if (!cluster.ok()) {
     return apiserver::RespondStatus(resp, cluster.status(), target.name, target.resource);
   }
+  auto headers = UpgradeHeaders(req.headers);
+  for (auto& header : MemberRequest(req, target, user).headers) {
+    if (header.first.starts_with("Impersonate-")) headers.push_back(std::move(header));
+  }
+  std::string path = target.query.empty() ? target.path : target.path + "?" + target.query;
   if (api::ClusterView(*cluster).via_agent()) {
-    return apiserver::RespondStatus(
-        resp, Status::BadRequest("upgrade requests (exec, attach, port-forward) are not "
-                                 "forwarded through an agent's tunnel yet"));
+    return ServeUpgradeByAgent(federation, req.method, path, std::move(headers), target, resp);
   }
   SecretRef ref = SecretRefOf(*cluster);
   auto secret = federation.Get(kSecrets, ref.ns, ref.name);
@@ -143,13 +146,47 @@ void ClusterProxy::ServeUpgrade(client::Client& federation, apiserver::Request& 
         resp, Status::Unavailable("the credentials of cluster \"" + target.name +
                                   "\": " + config.status().message()));
   }
-  auto headers = UpgradeHeaders(req.headers);
-  for (auto& header : MemberRequest(req, target, user).headers) {
-    if (header.first.starts_with("Impersonate-")) headers.push_back(std::move(header));
-  }
-  std::string path = target.query.empty() ? target.path : target.path + "?" + target.query;
   ForwardUpgrade(*config, req.method, path, headers, opts_.head_timeout, resp,
                  [&](const Status& failure) { Unreachable(resp, target, failure); });
+}
+
+void ClusterProxy::ServeUpgradeByAgent(client::Client& federation, const std::string& method,
+                                       const std::string& path,
+                                       std::vector<std::pair<std::string, std::string>> headers,
+                                       const apiserver::ProxyTarget& target,
+                                       apiserver::Responder& resp) {
+  auto transport = TransportFor(federation, target.name);
+  if (!transport.ok()) {
+    return apiserver::RespondStatus(resp, transport.status(), target.name, target.resource);
+  }
+  Tunnels& tunnels = *opts_.tunnels;
+  std::string id = tunnels.ExpectSplice(target.name);
+  SpliceRequest splice{
+      .method = method, .server = tunnels.server_id(), .headers = std::move(headers)};
+  auto answer = (*transport)
+                    ->Do({.method = "POST",
+                          .path = path,
+                          .body = splice.Serialize(),
+                          .content_type = "application/json",
+                          .headers = {{kSpliceHeader, id}}});
+  if (!answer.ok() || answer->content_type != kSpliceContentType) {
+    tunnels.AwaitSplice(id, Duration::zero());  // forgets it
+    if (!answer.ok()) return Unreachable(resp, target, answer.status());
+    // The member did not switch: its answer, as it came.
+    apiserver::Headers out;
+    if (!answer->content_type.empty()) out.emplace_back("Content-Type", answer->content_type);
+    for (std::string& w : answer->warnings) out.emplace_back("Warning", std::move(w));
+    return resp.Respond(answer->code, out, std::move(answer->body));
+  }
+  auto switched = SpliceRequest::Parse(answer->body);
+  std::optional<http2::Upgraded> back = tunnels.AwaitSplice(id, opts_.head_timeout);
+  if (!switched.ok() || !back.has_value()) {
+    if (back.has_value()) CloseEnd(EndOf(std::move(*back)));
+    return Unreachable(resp, target,
+                       switched.ok() ? Status::Timeout("its agent did not connect back in time")
+                                     : switched.status());
+  }
+  SwitchAndSplice(resp, switched->headers, EndOf(std::move(*back)));
 }
 
 void ClusterProxy::ServeForPod(apiserver::Request& req, const json::object& pod,

@@ -19,7 +19,9 @@
 // answer in time) naming the cluster. An upgrade request (exec, attach,
 // port-forward) goes on a connection of its own to a dialled member, with
 // the headers of the upgrade (forward.h, ForwardUpgrade); its bytes then
-// go both ways as they come. Through an agent's tunnel it is refused (400).
+// go both ways as they come. To a member behind an agent it goes through
+// the tunnel, and the agent connects back to this server for the session
+// (tunnel.h).
 //
 // Works on every API server of the federation, leader or not: it reads the
 // Cluster and its Secret on each request and keeps one transport per
@@ -32,6 +34,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "apiserver/api_server.h"
 #include "base/clock.h"
@@ -74,6 +78,12 @@ class ClusterProxy {
   void ServeUpgrade(client::Client& federation, apiserver::Request& req,
                     const apiserver::ProxyTarget& target, const apiserver::UserInfo& user,
                     apiserver::Responder& resp);
+  // An upgrade request to an agent-connected member: through the tunnel,
+  // then spliced with the agent's connection back (tunnel.h).
+  void ServeUpgradeByAgent(client::Client& federation, const std::string& method,
+                           const std::string& path,
+                           std::vector<std::pair<std::string, std::string>> headers,
+                           const apiserver::ProxyTarget& target, apiserver::Responder& resp);
   // The transport to cluster `name`: NotFound when there is no such
   // Cluster; the Secret's problem when its credentials cannot be used.
   StatusOr<std::shared_ptr<client::Transport>> TransportFor(client::Client& federation,

@@ -1,12 +1,16 @@
 // Agents' tunnels (tunnel.h).
 #include "federation/cluster/tunnel.h"
 
+#include <openssl/rand.h>
 #include <strings.h>
+
+#include <cstdio>
 
 #include "api/views.h"
 #include "apiserver/meta.h"
 #include "apiserver/responses.h"
 #include "base/log.h"
+#include "federation/cluster/forward.h"
 #include "federation/cluster/server_lease.h"
 #include "federation/common/names.h"
 
@@ -41,11 +45,54 @@ std::string BearerToken(std::string_view header) {
   return std::string(token.substr(0, token.find(' ')));
 }
 
+// 128 random bits, in hex: a splice's id.
+std::string NewSpliceId() {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) std::abort();  // no entropy: nothing is safe
+  std::string id;
+  char hex[3];
+  for (unsigned char b : bytes) {
+    std::snprintf(hex, sizeof hex, "%02x", b);
+    id += hex;
+  }
+  return id;
+}
+
 const client::ResourceRef kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews", false};
 const client::ResourceRef kSubjectAccessReviews{"authorization.k8s.io", "v1",
                                                 "subjectaccessreviews", false};
 
 }  // namespace
+
+std::string SpliceRequest::Serialize() const {
+  json::array pairs;
+  for (const auto& [name, value] : headers)
+    pairs.push_back(json::array{json::string(name), json::string(value)});
+  json::object out{{"headers", std::move(pairs)}};
+  if (!method.empty()) out["method"] = method;
+  if (!server.empty()) out["server"] = server;
+  return json::serialize(out);
+}
+
+StatusOr<SpliceRequest> SpliceRequest::Parse(std::string_view body) {
+  FLOTILLA_ASSIGN_OR_RETURN(json::object object, ParseJsonObject(body));
+  SpliceRequest out;
+  out.method = StringAt(object, "method");
+  out.server = StringAt(object, "server");
+  const json::value* headers = object.if_contains("headers");
+  if (headers == nullptr || !headers->is_array()) {
+    return Status::BadRequest("an upgrade request through a tunnel names no headers");
+  }
+  for (const json::value& pair : headers->as_array()) {
+    const json::array* p = pair.if_array();
+    if (p == nullptr || p->size() != 2 || !(*p)[0].is_string() || !(*p)[1].is_string()) {
+      return Status::BadRequest(
+          "a header of an upgrade request through a tunnel is not [name, value]");
+    }
+    out.headers.emplace_back((*p)[0].as_string(), (*p)[1].as_string());
+  }
+  return out;
+}
 
 void Tunnels::Start(client::Client& federation) {
   federation_.store(&federation);
@@ -184,12 +231,78 @@ void Tunnels::Close(const std::string& name) {
   tunnel->Close();
 }
 
+std::string Tunnels::ExpectSplice(const std::string& name) {
+  std::string id = NewSpliceId();
+  MutexLock lock(splices_mu_);
+  splices_[id].cluster = name;
+  return id;
+}
+
+std::optional<http2::Upgraded> Tunnels::AwaitSplice(const std::string& id, Duration timeout) {
+  MutexLock lock(splices_mu_);
+  {
+    ScopedBlocking blocking;
+    splice_in_.WaitFor(lock, timeout, [&]() REQUIRES(splices_mu_) {
+      auto it = splices_.find(id);
+      return it == splices_.end() || it->second.back.has_value();
+    });
+  }
+  auto it = splices_.find(id);
+  if (it == splices_.end()) return std::nullopt;
+  std::optional<http2::Upgraded> back = std::move(it->second.back);
+  splices_.erase(it);
+  return back;
+}
+
+void Tunnels::Deposit(const std::string& id, http2::Upgraded up) {
+  {
+    MutexLock lock(splices_mu_);
+    auto it = splices_.find(id);
+    if (it != splices_.end() && !it->second.back.has_value()) {
+      it->second.back = std::move(up);
+      splice_in_.NotifyAll();
+      return;
+    }
+  }
+  // Too late: no one waits for it any more.
+  CloseEnd(EndOf(std::move(up)));
+}
+
+void Tunnels::ServeSplice(apiserver::Request& req, const std::string& name,
+                          apiserver::Responder& resp) {
+  if (!HasToken(req.Header("upgrade"), kSpliceProtocol) ||
+      !HasToken(req.Header("connection"), "upgrade")) {
+    return apiserver::RespondStatus(
+        resp, Status::BadRequest(std::string("a connection back for an upgrade request needs "
+                                             "Connection: Upgrade and Upgrade: ") +
+                                 kSpliceProtocol));
+  }
+  std::string id = req.Query("splice");
+  {
+    MutexLock lock(splices_mu_);
+    auto it = splices_.find(id);
+    if (it == splices_.end() || it->second.cluster != name || it->second.back.has_value()) {
+      return apiserver::RespondStatus(
+          resp, Status::NotFound("no upgrade request to cluster \"" + name +
+                                 "\" waits on this server for a connection back with that id"));
+    }
+  }
+  bool switched =
+      resp.SwitchProtocols({{"Upgrade", kSpliceProtocol}, {"Connection", "Upgrade"}},
+                           [this, id](http2::Upgraded up) { Deposit(id, std::move(up)); });
+  if (!switched) {
+    apiserver::RespondStatus(
+        resp, Status::BadRequest("a connection back needs HTTPS over HTTP/1.1 (an Upgrade)"));
+  }
+}
+
 void Tunnels::Serve(apiserver::Request& req, const std::string& name,
                     const apiserver::UserInfo& user, apiserver::Responder& resp) {
   client::Client* federation = federation_.load();
   if (federation == nullptr) {
     return apiserver::RespondStatus(resp, Status::Unavailable("the tunnel endpoint is starting"));
   }
+  if (!req.Query("splice").empty()) return ServeSplice(req, name, resp);
   if (!HasToken(req.Header("upgrade"), kTunnelProtocol) ||
       !HasToken(req.Header("connection"), "upgrade")) {
     return apiserver::RespondStatus(

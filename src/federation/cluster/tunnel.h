@@ -30,6 +30,23 @@
 // gets the 401 or 403). Client certificates cannot be revoked; their
 // tunnels are not rechecked.
 //
+// An upgrade request (kubectl exec, attach, port-forward) is a byte stream
+// both ways, not an exchange, and does not travel in the tunnel: the
+// federation expects a connection back for it (ExpectSplice, an id that
+// cannot be guessed) and sends the request through the tunnel as a POST
+// with header kSpliceHeader: ID and a body naming the method, the
+// upgrade's headers and this server (SpliceRequest). The agent sends the
+// upgrade on to its member; an answer that does not switch comes back as
+// the tunnel's response; a 101 makes the agent dial this server at
+//   /apis/federation/v1beta1/clusters/NAME/tunnel?splice=ID
+// with `Upgrade: flotilla-splice` (authorized as a tunnel is), splice that
+// connection with the member's, and answer the tunnel's request with the
+// 101's headers (Content-Type kSpliceContentType). The federation then
+// switches the caller's connection and splices it with the one the agent
+// dialled (AwaitSplice). A session thus has a TLS connection of its own
+// from the agent, and shares no flow-control window with the controllers'
+// watches in the tunnel.
+//
 // One process's tunnels: the federation API server the agent connected to
 // holds its tunnel, and that process's controllers use it. With several
 // servers an agent keeps a tunnel to each (server_lease.h).
@@ -39,8 +56,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "apiserver/api_server.h"
 #include "base/clock.h"
@@ -53,6 +73,25 @@ namespace flotilla::federation::cluster {
 
 // The Upgrade token of a tunnel request.
 inline constexpr const char* kTunnelProtocol = "flotilla-tunnel";
+// The Upgrade token of an agent's connection back for an upgrade request.
+inline constexpr const char* kSpliceProtocol = "flotilla-splice";
+// The header of an upgrade request sent through a tunnel: the splice's id.
+inline constexpr const char* kSpliceHeader = "x-flotilla-splice";
+// The Content-Type of an agent's answer that its member switched.
+inline constexpr const char* kSpliceContentType = "application/vnd.flotilla.splice+json";
+
+// The body of an upgrade request sent through a tunnel, and of the agent's
+// answer once its member switched (method and server empty then).
+struct SpliceRequest {
+  std::string method;  // the caller's
+  std::string server;  // the id of the server that waits (TunnelOptions::server_id)
+  // The upgrade's headers (to the member), or the member's 101's.
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  std::string Serialize() const;
+  // BadRequest for a body that is not one.
+  static StatusOr<SpliceRequest> Parse(std::string_view body);
+};
 
 struct TunnelOptions {
   Duration keepalive = std::chrono::seconds(10);
@@ -82,7 +121,17 @@ class Tunnels {
   // Closes the tunnel of a cluster that is gone.
   void Close(const std::string& name);
 
-  // ApiServerOptions::tunnel. 400 without `Upgrade: flotilla-tunnel`, over
+  // A new splice for an upgrade request to cluster `name`: its id, which
+  // the agent's connection back names.
+  std::string ExpectSplice(const std::string& name);
+  // The agent's connection back for splice `id` once it is in, waiting up
+  // to `timeout`; the splice is forgotten either way.
+  std::optional<http2::Upgraded> AwaitSplice(const std::string& id, Duration timeout);
+  const std::string& server_id() const { return opts_.server_id; }
+
+  // ApiServerOptions::tunnel. With ?splice=ID, an agent's connection back
+  // (kSpliceProtocol): 404 when no splice of that id waits for cluster
+  // `name`. Else 400 without `Upgrade: flotilla-tunnel`, over
   // HTTP/2 (an Upgrade is HTTP/1.1's) or for an instance id that is not
   // one; 404 for no such Cluster; 409 for a Cluster not connected by
   // agent, or claimed by another agent instance.
@@ -98,6 +147,11 @@ class Tunnels {
     std::string instance;
     json::object cluster;
   };
+  void ServeSplice(apiserver::Request& req, const std::string& name, apiserver::Responder& resp);
+  // Puts the connection back `up` in splice `id`'s place; closes it when
+  // the splice is no longer awaited.
+  void Deposit(const std::string& id, http2::Upgraded up);
+
   // Renews the claims of the tunnels up here, every quarter of the claim
   // duration; reviews their openers' rights every `recheck`.
   void Recheck();
@@ -119,6 +173,14 @@ class Tunnels {
   std::map<std::string, Opener> openers_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread rechecks_;
+  // Splices awaited, by id.
+  struct Awaited {
+    std::string cluster;
+    std::optional<http2::Upgraded> back;  // the agent's connection, once in
+  };
+  Mutex splices_mu_;
+  CondVar splice_in_;
+  std::map<std::string, Awaited> splices_ GUARDED_BY(splices_mu_);
 };
 
 }  // namespace flotilla::federation::cluster

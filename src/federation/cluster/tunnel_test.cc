@@ -14,6 +14,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <filesystem>
 #include <thread>
 
@@ -28,6 +32,7 @@
 #include "federation/cluster/agent.h"
 #include "federation/cluster/join.h"
 #include "federation/cluster/member_access.h"
+#include "federation/cluster/proxy.h"
 #include "federation/cluster/registration.h"
 #include "federation/cluster/server_lease.h"
 #include "federation/common/names.h"
@@ -43,6 +48,96 @@ using runtime::testing::Eventually;
 
 const std::string kTunnelPath = "/apis/federation/v1beta1/clusters/edge/tunnel";
 
+namespace net = boost::asio;
+
+// The member's pods' exec, as a test stands it in: ?command=refuse is 400
+// (a refusal before the upgrade); else a 101 whose Sec-WebSocket-Protocol
+// names the user the member saw, and every byte sent is sent back.
+void EchoExec(apiserver::Request& req, const std::string&, const json::object&,
+              std::function<StatusOr<json::object>()>, const apiserver::UserInfo& user,
+              apiserver::Responder& resp) {
+  if (req.Query("command") == "refuse") {
+    return apiserver::RespondStatus(resp, Status::BadRequest("refused by the member"));
+  }
+  resp.SwitchProtocols(
+      {{"Upgrade", "test-echo"}, {"Connection", "Upgrade"}, {"Sec-WebSocket-Protocol", user.name}},
+      [](http2::Upgraded up) {
+        auto owner = std::make_shared<http2::Upgraded>(std::move(up));
+        net::co_spawn(
+            owner->stream->get_executor(),
+            [owner]() -> net::awaitable<void> {
+              constexpr auto kAwait = net::as_tuple(net::use_awaitable);
+              std::string data = std::move(owner->received);
+              std::array<char, 4096> buf;
+              for (;;) {
+                if (!data.empty()) {
+                  auto [wec, n] =
+                      co_await net::async_write(*owner->stream, net::buffer(data), kAwait);
+                  if (wec) break;
+                }
+                auto [rec, n] = co_await owner->stream->async_read_some(net::buffer(buf), kAwait);
+                if (rec) break;
+                data.assign(buf.data(), n);
+              }
+              boost::system::error_code ignored;
+              owner->stream->next_layer().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+              owner->done();
+            },
+            net::detached);
+      });
+}
+
+// Execs into pod "p" of cluster "edge" through `federation`'s cluster proxy
+// as user ann (of system:masters): `command` as the member gets it; for a
+// 101, "ping" is sent and read back.
+struct Execed {
+  int code = 0;
+  std::string body;    // not 101
+  std::string user;    // 101: the user the member saw
+  std::string echoed;  // 101: what came back for "ping"
+};
+Execed ExecThroughProxy(TestCluster& federation, const std::string& command) {
+  Execed out;
+  auto answer = client::OpenUpgrade(
+      federation.AdminConfig(), "GET",
+      "/apis/federation/v1beta1/clusters/edge/proxy/api/v1/namespaces/default/pods/p/exec"
+      "?command=" +
+          command,
+      {{"connection", "Upgrade"},
+       {"upgrade", "test-echo"},
+       {"impersonate-user", "ann"},
+       {"impersonate-group", "system:masters"}},
+      std::chrono::seconds(30));
+  EXPECT_TRUE(answer.ok()) << answer.status().ToString();
+  if (!answer.ok()) return out;
+  out.code = answer->code;
+  out.body = answer->body;
+  if (!answer->switched) return out;
+  for (const auto& [name, value] : answer->headers) {
+    if (name == "sec-websocket-protocol") out.user = value;
+  }
+  http2::TlsStream& stream = answer->switched->stream;
+  out.echoed = std::move(answer->switched->received);
+  boost::system::error_code ec;
+  net::write(stream, net::buffer(std::string("ping")), ec);
+  EXPECT_FALSE(ec) << ec.message();
+  if (out.echoed.size() < 4) {
+    std::string more(4 - out.echoed.size(), '\0');
+    net::read(stream, net::buffer(more), ec);
+    EXPECT_FALSE(ec) << ec.message();
+    out.echoed += more;
+  }
+  stream.next_layer().close(ec);
+  return out;
+}
+
+json::object PodP() {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "p"}}},
+          {"spec", {{"containers", json::array{{{"name", "app"}, {"image", "busybox"}}}}}}};
+}
+
 // A second server of the federation `first`: on a copy of its PKI, as
 // docs/storage.md sets up several servers, with tunnels of its own, whose
 // Clusters and claims are read and written through `claims` (the first's
@@ -50,6 +145,7 @@ const std::string kTunnelPath = "/apis/federation/v1beta1/clusters/edge/tunnel";
 struct SecondServer {
   SecondServer(TestCluster& first, client::Client& claims, TunnelOptions opts)
       : tunnels(opts),
+        proxy({.tunnels = &tunnels}),
         dir(CopyPki(first)),
         server({}, nullptr, [this](apiserver::ServerOptions& server_opts) {
           server_opts.data_dir = dir.path();
@@ -57,8 +153,13 @@ struct SecondServer {
                                       const apiserver::UserInfo& user, apiserver::Responder& resp) {
             tunnels.Serve(req, name, user, resp);
           };
+          server_opts.proxy = [this](apiserver::Request& req, const apiserver::ProxyTarget& target,
+                                     const apiserver::UserInfo& user, apiserver::Responder& resp) {
+            proxy.Serve(req, target, user, resp);
+          };
         }) {
     tunnels.Start(claims);
+    proxy.Start(claims);
   }
   ~SecondServer() {
     server.Stop();
@@ -72,6 +173,7 @@ struct SecondServer {
   }
 
   Tunnels tunnels;
+  ClusterProxy proxy;
   TempDir dir;
   TestCluster server;
 };
@@ -83,6 +185,10 @@ class TunnelTest : public ::testing::Test {
           opts.tunnel = [this](apiserver::Request& req, const std::string& name,
                                const apiserver::UserInfo& user, apiserver::Responder& resp) {
             tunnels_.Serve(req, name, user, resp);
+          };
+          opts.proxy = [this](apiserver::Request& req, const apiserver::ProxyTarget& target,
+                              const apiserver::UserInfo& user, apiserver::Responder& resp) {
+            proxy_.Serve(req, target, user, resp);
           };
           opts.register_agent = [this](apiserver::Request& req, const std::string& name,
                                        const apiserver::UserInfo& user,
@@ -104,6 +210,7 @@ class TunnelTest : public ::testing::Test {
     registrar_client_ =
         client::NewInProcessClient(fed_.server().api(), fed_.server().pki().registrar_token);
     tunnels_.Start(*controller_client_);
+    proxy_.Start(*controller_client_);
     registrar_.Start(*registrar_client_);
   }
   ~TunnelTest() override {
@@ -228,11 +335,13 @@ class TunnelTest : public ::testing::Test {
   Mutex register_mu_;
   bool refuse_registrations_ GUARDED_BY(register_mu_) = false;
   int registrations_ GUARDED_BY(register_mu_) = 0;
-  TestCluster member_;
+  TestCluster member_{
+      {}, nullptr, [](apiserver::ServerOptions& opts) { opts.pod_connect = EchoExec; }};
   Tunnels tunnels_{TunnelOptions{.keepalive = std::chrono::milliseconds(100),
                                  .recheck = std::chrono::milliseconds(100),
                                  .claim_duration = std::chrono::seconds(1),
                                  .server_id = "flotilla-apiserver-one"}};
+  ClusterProxy proxy_{{.tunnels = &tunnels_}};
   AgentRegistrar registrar_;
   TestCluster fed_;
   std::unique_ptr<client::Client> fed_client_, controller_client_, registrar_client_;
@@ -324,6 +433,43 @@ TEST_F(TunnelTest, ImpersonationGoesThroughToTheMember) {
   EXPECT_TRUE(names.count("team-a") == 1 && names.count("team-b") == 1) << answer->body;
 }
 
+// kubectl exec through the cluster proxy to a member behind an agent: the
+// request goes through the tunnel, the agent connects back for the
+// session, and the bytes go both ways; the member sees the caller.
+TEST_F(TunnelTest, AnExecGoesThroughTheAgentWhichConnectsBackForItsBytes) {
+  StartAgent();
+  ASSERT_TRUE(member_.InProcess()->Create(client::kPods, "default", PodP()).ok());
+  Execed ran = ExecThroughProxy(fed_, "echo");
+  EXPECT_EQ(ran.code, 101) << ran.body;
+  EXPECT_EQ(ran.user, "ann");
+  EXPECT_EQ(ran.echoed, "ping");
+  // Several at once, each its own connection back.
+  std::vector<std::thread> many;
+  std::atomic<int> echoed{0};
+  for (int i = 0; i < 4; ++i) {
+    many.emplace_back([&] { echoed += ExecThroughProxy(fed_, "echo").echoed == "ping"; });
+  }
+  for (auto& t : many) t.join();
+  EXPECT_EQ(echoed.load(), 4);
+  // A refusal before the upgrade comes back as the member said it.
+  Execed refused = ExecThroughProxy(fed_, "refuse");
+  EXPECT_EQ(refused.code, 400);
+  EXPECT_THAT(refused.body, ::testing::HasSubstr("refused by the member"));
+
+  // A connection back that no request waits for is refused.
+  auto stray = client::DialUpgrade(fed_.AdminConfig(), "POST", kTunnelPath + "?splice=0123abcd",
+                                   kSpliceProtocol, std::chrono::seconds(10));
+  EXPECT_TRUE(stray.status().Is(Reason::kNotFound)) << stray.status().ToString();
+  EXPECT_THAT(stray.status().message(), ::testing::HasSubstr("waits on this server"));
+
+  // Without the agent: unreachable, the cluster named.
+  StopAgent();
+  ASSERT_TRUE(Eventually([&] { return !tunnels_.For("edge")->Connected(); }));
+  Execed gone = ExecThroughProxy(fed_, "echo");
+  EXPECT_EQ(gone.code, 503) << gone.body;
+  EXPECT_THAT(gone.body, ::testing::HasSubstr("no agent is connected for cluster"));
+}
+
 TEST_F(TunnelTest, ASecondTunnelForTheClusterIsRefused) {
   StartAgent();
   auto second = client::DialUpgrade(fed_.AdminConfig(), "POST", kTunnelPath, kTunnelProtocol,
@@ -372,6 +518,11 @@ TEST_F(TunnelTest, WithTwoServersTheAgentKeepsATunnelToEach) {
   auto through_second = client::NewRestClient(AgentRestConfig(copy, second_tunnels.For("edge")));
   ASSERT_TRUE(through_second.ok());
   EXPECT_TRUE((*through_second)->List(client::testing::kConfigMaps, "default", {}).ok());
+  // An exec through the second server: the agent connects back to it.
+  ASSERT_TRUE(member_.InProcess()->Create(client::kPods, "default", PodP()).ok());
+  Execed ran = ExecThroughProxy(second, "echo");
+  EXPECT_EQ(ran.code, 101) << ran.body;
+  EXPECT_EQ(ran.echoed, "ping");
 
   // The second server goes: its Lease with it, its tunnel closed. The
   // agent keeps the first.
