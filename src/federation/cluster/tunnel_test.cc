@@ -8,7 +8,9 @@
 // deleted ends the agent with the federation's 404. With two servers of
 // one federation the agent keeps a tunnel to each; a second agent through
 // another server waits for the first's claim to lapse; an agent
-// restarted takes the place of its old tunnel at once.
+// restarted takes the place of its old tunnel at once. An exec through
+// the cluster proxy goes through the tunnel as a request, and the agent
+// connects back to the server that asked for the session's bytes.
 #include "federation/cluster/tunnel.h"
 
 #include <gmock/gmock.h>
