@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, wait_for
+from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, LineReader, wait_for
 from members import MemberProcess
 
 # Probes every second; a stopped member costs 3 s per probe (the timeout),
@@ -404,6 +404,21 @@ class Federation:
                 member.terminate()
         if self.server.running():
             self.server.stop()
+
+
+def attach_shows_probes(server, pod, *context, kubeconfig=None, probes=1):
+    """`kubectl attach POD` shows what the pod's main process writes from
+    then on: a readiness probe's line a second (the pods these tests make
+    probe with `cat /tmp/ready`)."""
+    attach = server.kubectl_popen(*context, "attach", pod, kubeconfig=kubeconfig)
+    try:
+        lines = LineReader(attach.stdout)
+        for _ in range(probes):
+            lines.wait_for_line(lambda l: l == "exec [cat /tmp/ready]: exit 0 (readiness probe)",
+                                "a probe line through attach", 20)
+    finally:
+        attach.kill()
+        attach.wait()
 
 
 def plugin(fed, *args, check=True, timeout=60):

@@ -36,9 +36,9 @@ import uuid
 
 import pytest
 
-from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, LineReader, stop_process, wait_for
-from federation import (FAST_FED_ARGS, SLOW, Federation, Member, cluster, plan, plugin,
-                        replicaset, ready_is)
+from conftest import FLOTILLA_BINARY, KUBECTL, FlotillaServer, stop_process, wait_for
+from federation import (FAST_FED_ARGS, SLOW, Federation, Member, attach_shows_probes, cluster,
+                        plan, plugin, replicaset, ready_is)
 
 MEMBER_ARGS = ["--nodes", "2", "--node-cpu", "20", "--pod-startup", "100ms"]
 # The federation PINGs a tunnel every second; an agent that hears nothing
@@ -325,14 +325,7 @@ def test_exec_and_attach_reach_a_member_behind_its_agent(fed):
     # A refusal before the upgrade comes back as the member words it.
     unknown = fed.kubectl("exec", "shell", "-c", "nope", "--", "true", check=False)
     assert "container nope is not valid for pod shell" in unknown.stderr, unknown.stderr
-    attach = fed.server.kubectl_popen("attach", "shell")
-    try:
-        lines = LineReader(attach.stdout)
-        lines.wait_for_line(lambda l: l == "exec [cat /tmp/ready]: exit 0 (readiness probe)",
-                            "a probe line through attach", 20)
-    finally:
-        attach.kill()
-        attach.wait()
+    attach_shows_probes(fed.server, "shell")
 
 
 def test_deleting_the_cluster_ends_its_agent(fed):

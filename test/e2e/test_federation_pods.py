@@ -13,7 +13,7 @@ import json
 import os
 
 from conftest import API_ONLY_ARGS, FlotillaServer, LineReader, wait_for
-from federation import module_federation, replicaset
+from federation import attach_shows_probes, module_federation, replicaset
 
 fed = module_federation("fed-pods", {"a": ({}, []), "b": ({}, []), "c": ({}, [])})
 
@@ -136,14 +136,7 @@ def test_exec_and_attach_reach_the_member_that_runs_the_pod(fed):
     typed = fed.kubectl("exec", "-i", "shell", "--", "sh", input="echo one\nprintenv HOSTNAME\n")
     assert typed.stdout == "one\nshell\n", typed.stdout
     # attach shows what the main process writes from now on: a probe a second.
-    attach = fed.server.kubectl_popen("attach", "shell")
-    try:
-        lines = LineReader(attach.stdout)
-        lines.wait_for_line(lambda l: l == "exec [cat /tmp/ready]: exit 0 (readiness probe)",
-                            "a probe line through attach", 20)
-    finally:
-        attach.kill()
-        attach.wait()
+    attach_shows_probes(fed.server, "shell")
 
     # RBAC: get on pods/exec alone runs nothing; create is asked for too.
     fed.kubectl("create", "serviceaccount", "execer", "-n", "default")

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from conftest import KUBECTL, FLOTILLA_BINARY, LineReader, wait_for
-from federation import module_federation, replicaset
+from federation import attach_shows_probes, module_federation, replicaset
 from objects import configmap
 
 fed = module_federation("fed-proxy", {"a": ({}, []), "b": ({}, [])})
@@ -172,16 +172,8 @@ def test_exec_and_attach_through_the_proxy(fed, kubeconfig):
     assert forward.returncode == 1
     assert "port forwarding is not served by a simulated member" in forward.stderr, forward.stderr
     # attach shows the main process's output as it comes: a probe a second.
-    attach = fed.server.kubectl_popen("--context", "flotilla-a", "attach", "shell",
-                                      kubeconfig=kubeconfig)
-    try:
-        lines = LineReader(attach.stdout)
-        for _ in range(2):
-            lines.wait_for_line(lambda l: l == "exec [cat /tmp/ready]: exit 0 (readiness probe)",
-                                "a probe line through attach", 20)
-    finally:
-        attach.kill()
-        attach.wait()
+    attach_shows_probes(fed.server, "shell", "--context", "flotilla-a", kubeconfig=kubeconfig,
+                        probes=2)
 
     from kubernetes import client, config
     from kubernetes.stream import stream

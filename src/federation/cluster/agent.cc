@@ -230,13 +230,7 @@ void Agent::ServeUpgrade(apiserver::Request& req, const std::string& id,
   auto answer = client::OpenUpgrade(opts_.member, splice->method, req.target, splice->headers,
                                     opts_.member_timeout);
   if (!answer.ok()) return unreachable("cannot reach it", answer.status());
-  if (!answer->switched) {
-    apiserver::Headers out;
-    for (auto& [name, value] : answer->headers) {
-      if (name == "content-type" || name == "warning") out.emplace_back(name, std::move(value));
-    }
-    return resp.Respond(answer->code, out, std::move(answer->body));
-  }
+  if (!answer->switched) return RespondUnswitched(resp, std::move(*answer));
   auto member = std::make_shared<client::Switched>(std::move(*answer->switched));
   client::RestConfig to = WithToken(opts_.federation);
   to.server = ServerUrl(splice->server);

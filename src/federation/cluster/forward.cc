@@ -204,6 +204,14 @@ std::vector<std::pair<std::string, std::string>> UpgradeHeaders(
   return out;
 }
 
+void RespondUnswitched(apiserver::Responder& resp, client::UpgradeAnswer answer) {
+  apiserver::Headers out;
+  for (auto& [name, value] : answer.headers) {
+    if (name == "content-type" || name == "warning") out.emplace_back(name, std::move(value));
+  }
+  resp.Respond(answer.code, out, std::move(answer.body));
+}
+
 void ForwardUpgrade(const client::RestConfig& config, const std::string& method,
                     const std::string& path,
                     const std::vector<std::pair<std::string, std::string>>& headers,
@@ -211,13 +219,7 @@ void ForwardUpgrade(const client::RestConfig& config, const std::string& method,
                     const std::function<void(const Status&)>& unreachable) {
   auto answer = client::OpenUpgrade(config, method, path, headers, timeout);
   if (!answer.ok()) return unreachable(answer.status());
-  if (!answer->switched) {
-    apiserver::Headers out;
-    for (auto& [name, value] : answer->headers) {
-      if (name == "content-type" || name == "warning") out.emplace_back(name, std::move(value));
-    }
-    return resp.Respond(answer->code, out, std::move(answer->body));
-  }
+  if (!answer->switched) return RespondUnswitched(resp, std::move(*answer));
   auto member = std::make_shared<client::Switched>(std::move(*answer->switched));
   SwitchAndSplice(resp, answer->headers, EndOf(std::move(member)));
 }

@@ -64,6 +64,10 @@ void SwitchAndSplice(apiserver::Responder& resp,
                      const std::vector<std::pair<std::string, std::string>>& switched,
                      SpliceEnd other);
 
+// Answers `resp` with a member's answer to an upgrade that did not
+// switch, as it is: its code, body, Content-Type and Warnings.
+void RespondUnswitched(apiserver::Responder& resp, client::UpgradeAnswer answer);
+
 // Passes an upgrade request (kubectl exec, attach, port-forward) on to a
 // member: dials it with `config` (one connection of its own), sends
 // `method path` with `headers`, and answers `resp` with the member's
