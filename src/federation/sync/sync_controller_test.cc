@@ -735,6 +735,16 @@ end)"))
     auto copy = Get(m, workloads, "shop", name);
     return copy ? GetInt(*GetObject(*copy, "spec"), "replicas").value_or(-1) : 0;
   };
+  // Each member's informer of the kind may have looked before the member
+  // served it: until it looks again that cluster is not admitted, and
+  // replicas that fit only there would be said to fit nowhere.
+  const client::ResourceRef read[] = {workloads};
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<MemberInformers::ClusterSync> sync = ctx_->members().Synced(read);
+    return ctx_->customizations().For("apps.example.com/v1", "Workload") != nullptr &&
+           sync.size() == 2 &&
+           std::ranges::all_of(sync, [](const auto& s) { return s.served && s.synced; });
+  }));
   // An even split would give m1 two or three.
   create("web", 5);
   EXPECT_TRUE(Eventually([&] { return replicas(*m1_, "web") == 1 && replicas(*m2_, "web") == 4; }))
