@@ -78,19 +78,38 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   // Runs `write(ec)`, a blocking write, under the send deadline; for a
   // handler's thread, never the loop's. While a handler runs nothing else
   // uses the stream, and a blocking write is much cheaper for a large body
-  // than the loop's writes; the deadline's shutdown ends it if the peer
-  // stops reading (asio's blocking writes poll without a timeout).
+  // than the loop's writes. The write only notes when it started: the
+  // loop's watch (WatchBlockingWrites, armed while the handler runs) shuts
+  // the socket down if one takes longer than the send timeout, which ends
+  // it (asio's blocking writes poll without a timeout). Nothing is posted
+  // to the loop per write, so a write wakes no other thread.
   template <typename Write>
   error_code WriteBlocking(Write write) {
-    auto self = this->shared_from_this();
-    net::post(executor(), [self] { self->Arm(self->opts().send_timeout_sec); });
+    blocking_write_since_.store(SteadyNanos(), std::memory_order_relaxed);
     error_code ec;
     {
       ScopedBlocking blocking;  // for a peer that reads slowly
       write(ec);
     }
-    net::post(executor(), [self] { self->Disarm(); });
+    blocking_write_since_.store(0, std::memory_order_relaxed);
     return ec;
+  }
+
+  // On the strand, while a handler runs on the pool: wakes when a blocking
+  // write that has started would pass the send timeout, and shuts the
+  // socket down if it has; Disarm ends the watch.
+  void WatchBlockingWrites() {
+    const int64_t timeout = int64_t{opts().send_timeout_sec} * 1'000'000'000;
+    const int64_t now = SteadyNanos();
+    const int64_t since = blocking_write_since_.load(std::memory_order_relaxed);
+    if (since != 0 && now - since >= timeout) return ShutDown();
+    const int64_t wait = since == 0 ? timeout : since + timeout - now;
+    uint64_t gen = ++deadline_gen_;
+    deadline_.expires_after(std::chrono::nanoseconds(wait));
+    deadline_.async_wait([self = this->shared_from_this(), gen](error_code ec) {
+      if (ec || gen != self->deadline_gen_) return;
+      self->WatchBlockingWrites();
+    });
   }
 
   // Serves the connection until it closes; `self` keeps it alive.
@@ -135,7 +154,10 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   ServerContext& server_;
   Stream stream_;
   net::steady_timer deadline_;
-  uint64_t deadline_gen_ = 0;         // on the strand
+  uint64_t deadline_gen_ = 0;  // on the strand
+  // When the handler's blocking write in progress started (SteadyNanos);
+  // 0: none.
+  std::atomic<int64_t> blocking_write_since_{0};
   bool session_taken_ = false;        // on the strand
   std::function<void()> abort_hook_;  // on the strand
   // On the strand: the peer closed its end without ending TLS (as a client
@@ -225,7 +247,9 @@ net::awaitable<void> Connection<Stream>::Handle(Request& req, StreamResponder<St
       net::post(ex, [h] { std::move (*h)(); });
     });
   };
+  WatchBlockingWrites();
   co_await net::async_initiate<decltype(net::use_awaitable), void()>(initiate, net::use_awaitable);
+  Disarm();
 }
 
 // A client still sending an oversized body would see a reset instead of

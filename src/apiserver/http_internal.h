@@ -59,6 +59,13 @@ inline constexpr int kDiscardTimeoutSec = 5;
 inline constexpr int kCloseTimeoutSec = 5;
 inline constexpr size_t kBlock = 64 * 1024;
 
+// The steady clock in nanoseconds (never 0 on a running system).
+inline int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 inline std::string StatusBody(int code, std::string_view reason, std::string_view message) {
   json::object o{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
                  {"status", "Failure"}, {"message", message}, {"reason", reason},

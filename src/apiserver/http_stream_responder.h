@@ -33,7 +33,7 @@ class StreamResponder : public Responder {
     response_.reset();
   }
 
-  // On the blocking pool: the header, then the parts copied into blocks of
+  // On the blocking pool: the header and the parts copied into blocks of
   // kBlock bytes, one TLS write per block rather than per part, and no
   // buffer the size of the body. On the loop, which cannot wait for its own
   // writes, the parts are copied into one body.
@@ -44,13 +44,16 @@ class StreamResponder : public Responder {
     for (std::string_view p : parts) size += p.size();
     auto res = Head(code, headers, keep_alive_);
     res.content_length(size);
-    error_code ec = WriteHeader(res);
-    std::string block;
-    block.reserve(kBlock);
+    std::ostringstream head;
+    head << res.base();
+    std::string block = head.str();
+    block.reserve(std::max(kBlock, block.size()));
+    error_code ec;
     auto flush = [&] {
       if (!ec && !block.empty()) ec = WriteRaw(block);
       block.clear();
     };
+    if (block.size() >= kBlock) flush();
     for (std::string_view p : parts) {
       while (!ec && !p.empty()) {
         size_t n = std::min(p.size(), kBlock - block.size());
