@@ -68,6 +68,12 @@
 //    cluster controller; the federation restarted with every controller and
 //    timed from its start until every one has its member copy; its CPU and
 //    peak RSS.
+// 9. Large members (phase `large`): --large-members (10) members of
+//    --large-nodes (5,000) nodes each, a process each, with --large-pods
+//    (100,000) replicas of --large-rs (100) federated ReplicaSets spread
+//    over them: the time until all are ready, the federation's CPU, RSS and
+//    descriptors idle, and, with the last member stopped, the time until
+//    its replicas are placed and ready in the others.
 //
 // Prints one JSON object; docs/benchmarks.md ("Federation") says how the
 // published figures were taken. Wall-clock time is what is measured here.
@@ -75,7 +81,7 @@
 // Usage: federation_bench [--flotilla PATH]
 //                         [--phases
 //                         latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,
-//                         protocols,agents]
+//                         protocols,agents,coldstart,large]
 //                         [--agent-clusters 100] [--agents-named-first true|false]
 //                         [--latency-members 10,100] [--samples 100] [--gap-ms 0]
 //                         [--configmap-rate 4]
@@ -84,6 +90,8 @@
 //                         [--cluster-samples 30] [--cluster-rate 1]
 //                         [--job-completions 10000] [--job-parallelism 1000]
 //                         [--cold 30000]
+//                         [--large-members 10] [--large-nodes 5000] [--large-rs 100]
+//                         [--large-pods 100000]
 //                         [--server-args FLAG,...]  (the clusters phase's server)
 #include "bench/federation_bench.h"
 
@@ -135,6 +143,10 @@ struct Config {
   int job_completions = 10000;
   int job_parallelism = 1000;
   int cold = 30000;
+  int large_members = 10;
+  int large_nodes = 5000;
+  int large_rs = 100;
+  int large_pods = 100000;
   // Extra flags of the clusters phase's server (--member-http2=false).
   std::vector<std::string> server_args;
 };
@@ -969,9 +981,9 @@ std::pair<int64_t, int64_t> Placed(const std::vector<client::Client*>& members) 
   return {spec, running};
 }
 
-// A federation server and three member processes PREFIX-1..3 of one node
-// each, all joined, namespace "bench" everywhere: one member can be
-// stopped alone.
+// A federation server and `count` member processes PREFIX-1..count, each
+// one cluster started with `member_args` (one node unless told), all
+// joined, namespace "bench" everywhere: one member can be stopped alone.
 struct SeparateMembers {
   Process server;
   std::unique_ptr<client::Client> fed;
@@ -980,16 +992,19 @@ struct SeparateMembers {
 };
 
 StatusOr<SeparateMembers> StartSeparateMembers(const Config& c, const std::string& dir,
-                                               const std::string& prefix) {
+                                               const std::string& prefix, int count = 3,
+                                               const std::vector<std::string>& member_args = {
+                                                   "--nodes", "1"}) {
   std::filesystem::create_directories(dir);
   SeparateMembers out;
   FLOTILLA_ASSIGN_OR_RETURN(out.server, StartServer(c.flotilla, dir + "/server", {}));
   FLOTILLA_ASSIGN_OR_RETURN(out.fed, ClientFor(out.server.kubeconfigs[0]));
   std::map<std::string, std::string> joins;
-  for (int i = 1; i <= 3; ++i) {
+  for (int i = 1; i <= count; ++i) {
     std::string name = prefix + "-" + std::to_string(i);
-    FLOTILLA_ASSIGN_OR_RETURN(
-        Process m, StartMembers(c.flotilla, dir + "/" + name, {"--name", name, "--nodes", "1"}, 1));
+    std::vector<std::string> args{"--name", name};
+    args.insert(args.end(), member_args.begin(), member_args.end());
+    FLOTILLA_ASSIGN_OR_RETURN(Process m, StartMembers(c.flotilla, dir + "/" + name, args, 1));
     FLOTILLA_ASSIGN_OR_RETURN(auto client, ClientFor(m.kubeconfigs[0]));
     FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(*client, "bench"));
     joins[name] = m.kubeconfigs[0];
@@ -1036,6 +1051,117 @@ json::object Failover(const Config& c) {
           {"not_ready_s", not_ready_s},
           {"replanned_s", replanned_s},
           {"all_running_elsewhere_s", running_s}};
+}
+
+// The sums of spec.replicas and status.readyReplicas over the ReplicaSets
+// of namespace "bench" in `clients`; -1 for a client that did not answer.
+struct ReplicaSums {
+  int64_t spec = 0, ready = 0;
+};
+ReplicaSums SumReplicaSets(const std::vector<client::Client*>& clients) {
+  ReplicaSums sums;
+  for (client::Client* cl : clients) {
+    auto list = cl->List(kReplicaSets, "bench", {});
+    if (!list.ok()) return {-1, -1};
+    for (const json::object& rs : list->items) {
+      sums.spec += GetInt(*GetObject(rs, "spec"), "replicas").value_or(0);
+      if (const json::object* status = GetObject(rs, "status")) {
+        sums.ready += GetInt(*status, "readyReplicas").value_or(0);
+      }
+    }
+  }
+  return sums;
+}
+
+// Large members (phase `large`): --large-members (10) member processes of
+// one cluster of --large-nodes (5,000) nodes each, joined; --large-rs (100)
+// federated ReplicaSets of --large-pods (100,000) replicas in all, with the
+// default placement (spread evenly); the time until the federation counts
+// them all ready; the federation's CPU and RSS idle after, its peak RSS;
+// then the last member stopped (SIGSTOP): the times until its Cluster is
+// NotReady, until its replicas are placed in the others (the sum of their
+// local ReplicaSets' spec), and until they are ready there.
+json::object Large(const Config& c) {
+  Steady::time_point members_start = Steady::now();
+  auto started = StartSeparateMembers(c, c.work_dir + "/large", "l", c.large_members,
+                                      {"--nodes", std::to_string(c.large_nodes)});
+  if (!started.ok()) return {{"error", started.status().ToString()}};
+  double joined_s = SecondsSince(members_start);
+  client::Client& fed = *started->fed;
+  std::vector<pid_t> member_pids;
+  std::vector<client::Client*> members, rest;
+  for (size_t i = 0; i < started->members.size(); ++i) {
+    member_pids.push_back(started->members[i].child->pid());
+    members.push_back(started->clients[i].get());
+    if (i + 1 < started->members.size()) rest.push_back(started->clients[i].get());
+  }
+  pid_t server = started->server.child->pid();
+  json::object out{{"members", c.large_members},
+                   {"nodes_per_member", c.large_nodes},
+                   {"replicasets", c.large_rs},
+                   {"pods", c.large_pods},
+                   {"members_started_and_ready_s", joined_s},
+                   {"server_rss_mib_members_ready", RssMiB(server)}};
+
+  Steady::time_point start = Steady::now();
+  double server_cpu = CpuSeconds(server), members_cpu = TotalCpuSeconds(member_pids);
+  int failed = CreateByWriters(c.large_rs, [&](int i) {
+    int64_t replicas = c.large_pods / c.large_rs + (i < c.large_pods % c.large_rs ? 1 : 0);
+    return fed.Create(kReplicaSets, "bench", ReplicaSet("web-" + std::to_string(i), replicas, ""))
+        .ok();
+  });
+  out["create_failures"] = failed;
+  double ready_s = -1;
+  while (SecondsSince(start) < c.timeout_s) {
+    if (SumReplicaSets({&fed}).ready >= c.large_pods) {
+      ready_s = SecondsSince(start);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  out["all_ready_s"] = ready_s;
+  out["server_cpu_s_to_ready"] = CpuSeconds(server) - server_cpu;
+  out["members_cpu_s_to_ready"] = TotalCpuSeconds(member_pids) - members_cpu;
+  out["server_idle_after_ready_s"] = UntilIdle(server, Steady::now(), c.timeout_s);
+
+  server_cpu = CpuSeconds(server);
+  members_cpu = TotalCpuSeconds(member_pids);
+  std::this_thread::sleep_for(std::chrono::seconds(c.idle_s));
+  out["idle_s"] = c.idle_s;
+  out["server_idle_cpu_percent"] = (CpuSeconds(server) - server_cpu) * 100 / c.idle_s;
+  out["members_idle_cpu_percent"] = (TotalCpuSeconds(member_pids) - members_cpu) * 100 / c.idle_s;
+  out["server_rss_mib_idle"] = RssMiB(server);
+  out["server_rss_mib_peak"] = RssMiB(server, "VmHWM");
+  out["server_descriptors_idle"] = OpenDescriptors(server);
+  out["server_threads_idle"] = StatusField(server, "Threads");
+  double members_rss = 0;
+  for (pid_t p : member_pids) members_rss += RssMiB(p);
+  out["members_rss_mib_idle"] = members_rss;
+
+  ReplicaSums before = SumReplicaSets(rest);
+  std::string lost_name = "l-" + std::to_string(c.large_members);
+  pid_t lost = member_pids.back();
+  kill(lost, SIGSTOP);
+  Steady::time_point stopped = Steady::now();
+  server_cpu = CpuSeconds(server);
+  double not_ready_s = -1, replaced_s = -1, ready_elsewhere_s = -1;
+  while (ready_elsewhere_s < 0 && SecondsSince(stopped) < c.timeout_s) {
+    if (not_ready_s < 0 && ClusterReady(fed, lost_name) == "False") {
+      not_ready_s = SecondsSince(stopped);
+    }
+    ReplicaSums now = SumReplicaSets(rest);
+    if (replaced_s < 0 && now.spec >= c.large_pods) replaced_s = SecondsSince(stopped);
+    if (now.ready >= c.large_pods) ready_elsewhere_s = SecondsSince(stopped);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  out["lost_member_replicas"] = c.large_pods - before.spec;
+  out["lost_not_ready_s"] = not_ready_s;
+  out["lost_replicas_placed_elsewhere_s"] = replaced_s;
+  out["lost_replicas_ready_elsewhere_s"] = ready_elsewhere_s;
+  out["server_cpu_s_failover"] = CpuSeconds(server) - server_cpu;
+  out["server_rss_mib_after_failover"] = RssMiB(server);
+  kill(lost, SIGCONT);
+  return out;
 }
 
 // The cluster proxy (phase `proxy`): GETs of one ConfigMap of a member,
@@ -1563,6 +1689,9 @@ int Run(Config c) {
     } else if (phase == "coldstart") {
       out["coldstart"] = ColdStart(c);
       std::cerr << json::serialize(out["coldstart"]) << std::endl;
+    } else if (phase == "large") {
+      out["large"] = Large(c);
+      std::cerr << json::serialize(out["large"]) << std::endl;
     } else if (phase == "clusters") {
       out["clusters"] = Clusters(c);
       std::cerr << json::serialize(out["clusters"]) << std::endl;
@@ -1634,13 +1763,22 @@ int main(int argc, char** argv) {
       c.job_parallelism = std::stoi(next());
     } else if (a == "--cold") {
       c.cold = std::stoi(next());
+    } else if (a == "--large-members") {
+      c.large_members = std::stoi(next());
+    } else if (a == "--large-nodes") {
+      c.large_nodes = std::stoi(next());
+    } else if (a == "--large-rs") {
+      c.large_rs = std::stoi(next());
+    } else if (a == "--large-pods") {
+      c.large_pods = std::stoi(next());
     } else if (a == "--server-args") {
       c.server_args = flotilla::bench::SplitCommas(next());
     } else {
       std::cerr
           << "usage: federation_bench [--flotilla PATH] [--work-dir DIR] [--phases "
              "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,protocols,"
-             "agents,coldstart] [--cold N] "
+             "agents,coldstart,large] [--cold N] "
+             "[--large-members N] [--large-nodes N] [--large-rs N] [--large-pods N] "
              "[--latency-members 10,100] "
              "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
              "[--scale-members N] [--timeout-s S] [--clusters N] "
