@@ -519,6 +519,24 @@ json::object ReplicaSetTeamPolicy(int i, const std::string& member) {
                     {{"apps/v1", "ReplicaSet"}});
 }
 
+// Over `idle_s` seconds of nothing asked: the server's and the members'
+// CPU, then the server's RSS, threads and descriptors and the members'
+// threads and RSS, into `out`.
+void MeasureIdle(int idle_s, pid_t server, const std::vector<pid_t>& members, json::object& out) {
+  double server_cpu = CpuSeconds(server), members_cpu = TotalCpuSeconds(members);
+  std::this_thread::sleep_for(std::chrono::seconds(idle_s));
+  out["idle_s"] = idle_s;
+  out["server_idle_cpu_percent"] = (CpuSeconds(server) - server_cpu) * 100 / idle_s;
+  out["members_idle_cpu_percent"] = (TotalCpuSeconds(members) - members_cpu) * 100 / idle_s;
+  out["server_rss_mib_idle"] = RssMiB(server);
+  out["server_threads_idle"] = StatusField(server, "Threads");
+  out["server_descriptors_idle"] = OpenDescriptors(server);
+  out["members_threads_idle"] = TotalThreads(members);
+  double members_rss = 0;
+  for (pid_t p : members) members_rss += RssMiB(p);
+  out["members_rss_mib"] = members_rss;
+}
+
 // Waits until the server's CPU use falls under 5% of a core over a second:
 // the work a change started is done. Returns the seconds from `start`, or
 // -1 after `timeout_s`.
@@ -928,20 +946,7 @@ json::object Clusters(const Config& c) {
 
   // The last joins' informers list their members meanwhile: settle first.
   std::this_thread::sleep_for(std::chrono::seconds(10));
-  double server_cpu = CpuSeconds(server_pid), members_cpu = TotalCpuSeconds(member_pids);
-  std::this_thread::sleep_for(std::chrono::seconds(c.idle_s));
-  out["idle_s"] = c.idle_s;
-  out["server_idle_cpu_percent"] = (CpuSeconds(server_pid) - server_cpu) * 100 / c.idle_s;
-  out["members_idle_cpu_percent"] = (TotalCpuSeconds(member_pids) - members_cpu) * 100 / c.idle_s;
-  out["server_rss_mib_idle"] = RssMiB(server_pid);
-  out["server_threads_idle"] = StatusField(server_pid, "Threads");
-  out["server_descriptors_idle"] = OpenDescriptors(server_pid);
-  out["members_threads_idle"] = TotalThreads(member_pids);
-  out["members_rss_mib"] = [&] {
-    double sum = 0;
-    for (pid_t p : member_pids) sum += RssMiB(p);
-    return sum;
-  }();
+  MeasureIdle(c.idle_s, server_pid, member_pids, out);
 
   std::vector<client::Client*> watched;
   for (auto& m : member_clients) watched.push_back(m.get());
@@ -1124,19 +1129,8 @@ json::object Large(const Config& c) {
   out["members_cpu_s_to_ready"] = TotalCpuSeconds(member_pids) - members_cpu;
   out["server_idle_after_ready_s"] = UntilIdle(server, Steady::now(), c.timeout_s);
 
-  server_cpu = CpuSeconds(server);
-  members_cpu = TotalCpuSeconds(member_pids);
-  std::this_thread::sleep_for(std::chrono::seconds(c.idle_s));
-  out["idle_s"] = c.idle_s;
-  out["server_idle_cpu_percent"] = (CpuSeconds(server) - server_cpu) * 100 / c.idle_s;
-  out["members_idle_cpu_percent"] = (TotalCpuSeconds(member_pids) - members_cpu) * 100 / c.idle_s;
-  out["server_rss_mib_idle"] = RssMiB(server);
+  MeasureIdle(c.idle_s, server, member_pids, out);
   out["server_rss_mib_peak"] = RssMiB(server, "VmHWM");
-  out["server_descriptors_idle"] = OpenDescriptors(server);
-  out["server_threads_idle"] = StatusField(server, "Threads");
-  double members_rss = 0;
-  for (pid_t p : member_pids) members_rss += RssMiB(p);
-  out["members_rss_mib_idle"] = members_rss;
 
   ReplicaSums before = SumReplicaSets(rest);
   std::string lost_name = "l-" + std::to_string(c.large_members);
