@@ -69,7 +69,8 @@
 //    timed from its start until every one has its member copy; its CPU and
 //    peak RSS.
 // 9. Large members (phase `large`): --large-members (10) members of
-//    --large-nodes (5,000) nodes each, a process each, with --large-pods
+//    --large-nodes (5,000) nodes each (their Leases lasting
+//    --large-lease-seconds, 40), a process each, with --large-pods
 //    (100,000) replicas of --large-rs (100) federated ReplicaSets spread
 //    over them: the time until all are ready, the federation's CPU, RSS and
 //    descriptors idle, and, with the last member stopped, the time until
@@ -91,7 +92,7 @@
 //                         [--job-completions 10000] [--job-parallelism 1000]
 //                         [--cold 30000]
 //                         [--large-members 10] [--large-nodes 5000] [--large-rs 100]
-//                         [--large-pods 100000]
+//                         [--large-pods 100000] [--large-lease-seconds 40]
 //                         [--server-args FLAG,...]  (the clusters phase's server)
 #include "bench/federation_bench.h"
 
@@ -147,6 +148,7 @@ struct Config {
   int large_nodes = 5000;
   int large_rs = 100;
   int large_pods = 100000;
+  int large_lease_seconds = 40;  // the members' nodes' Lease duration (renewed every quarter)
   // Extra flags of the clusters phase's server (--member-http2=false).
   std::vector<std::string> server_args;
 };
@@ -1088,8 +1090,10 @@ ReplicaSums SumReplicaSets(const std::vector<client::Client*>& clients) {
 // local ReplicaSets' spec), and until they are ready there.
 json::object Large(const Config& c) {
   Steady::time_point members_start = Steady::now();
-  auto started = StartSeparateMembers(c, c.work_dir + "/large", "l", c.large_members,
-                                      {"--nodes", std::to_string(c.large_nodes)});
+  auto started = StartSeparateMembers(
+      c, c.work_dir + "/large", "l", c.large_members,
+      {"--nodes", std::to_string(c.large_nodes), "--node-lease-duration-seconds",
+       std::to_string(c.large_lease_seconds)});
   if (!started.ok()) return {{"error", started.status().ToString()}};
   double joined_s = SecondsSince(members_start);
   client::Client& fed = *started->fed;
@@ -1105,6 +1109,7 @@ json::object Large(const Config& c) {
                    {"nodes_per_member", c.large_nodes},
                    {"replicasets", c.large_rs},
                    {"pods", c.large_pods},
+                   {"node_lease_duration_seconds", c.large_lease_seconds},
                    {"members_started_and_ready_s", joined_s},
                    {"server_rss_mib_members_ready", RssMiB(server)}};
 
@@ -1765,6 +1770,8 @@ int main(int argc, char** argv) {
       c.large_rs = std::stoi(next());
     } else if (a == "--large-pods") {
       c.large_pods = std::stoi(next());
+    } else if (a == "--large-lease-seconds") {
+      c.large_lease_seconds = std::stoi(next());
     } else if (a == "--server-args") {
       c.server_args = flotilla::bench::SplitCommas(next());
     } else {
@@ -1773,6 +1780,7 @@ int main(int argc, char** argv) {
              "latency,configmaps,scale,custom,policies,failover,clusters,jobs,proxy,protocols,"
              "agents,coldstart,large] [--cold N] "
              "[--large-members N] [--large-nodes N] [--large-rs N] [--large-pods N] "
+             "[--large-lease-seconds N] "
              "[--latency-members 10,100] "
              "[--samples N] [--gap-ms MS] [--configmap-rate R] [--rs N] "
              "[--scale-members N] [--timeout-s S] [--clusters N] "

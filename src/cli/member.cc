@@ -139,6 +139,12 @@ void AddSimulationFlags(CLI::App* cmd, MemberFlags& f) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group("Nodes");
+  cmd->add_option("--node-lease-duration-seconds", sim.node_lease_duration_seconds,
+                  "How long each node's Lease lasts; the node renews it every quarter of this "
+                  "(the kubelet's nodeLeaseDurationSeconds)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Nodes");
   cmd->add_option("--zones", f.zones, "Comma-separated zones, given to nodes round-robin")
       ->group("Nodes");
   cmd->add_option("--region", sim.region, "Region label of every node")->group("Nodes");

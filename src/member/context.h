@@ -55,6 +55,10 @@ struct SimulationOptions {
   int node_pods = 110;
   std::vector<std::string> zones;
   std::string region;
+  // Each node's Lease in kube-node-lease lasts this long and is renewed
+  // every quarter of it (the kubelet's nodeLeaseDurationSeconds and its
+  // renew interval).
+  int64_t node_lease_duration_seconds = 40;
 
   Duration pod_startup = std::chrono::milliseconds(500);  // bound -> Running and Ready
   Duration hpa_sync_period = std::chrono::seconds(15);

@@ -3,7 +3,7 @@
 
 #include "api/views.h"
 #include "base/mutex.h"
-#include "federation/common/member_pod_view.h"
+#include "federation/common/member_views.h"
 #include "federation/common/reconciler.h"
 
 namespace flotilla::federation {
@@ -39,6 +39,7 @@ FederationContext::FederationContext(client::Client& fed, Clock& clock, ContextO
       customizations_(informers_.For(kResourceInterpreterCustomizations)),
       quotas_(fed, informers_, manager_, members_, clusters_) {
   members_.SetTransform(kPods, MemberPodView);
+  members_.SetTransform(kNodes, MemberNodeView);
   informers_.For(kResourceInterpreterCustomizations)
       .AddEventHandler({.on_add = [this](const runtime::ObjectPtr& c) { RecheckTarget(*c); },
                         .on_update =

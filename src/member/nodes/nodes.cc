@@ -62,7 +62,7 @@ StatusOr<runtime::Result> Nodes::Reconcile(const std::string& name) {
     auto it = lease_renewed_.find(name);
     renewed = it == lease_renewed_.end() ? TimePoint::min() : it->second;
   }
-  if (renewed == TimePoint::min() || now - renewed >= kLeaseRenewInterval) {
+  if (renewed == TimePoint::min() || now - renewed >= LeaseRenewInterval()) {
     if (Status s = RenewLease(*node); !s.ok()) return s;
     renewed = now;
   }
@@ -75,10 +75,14 @@ StatusOr<runtime::Result> Nodes::Reconcile(const std::string& name) {
   }
   // Measured now: the clock may have moved during the writes.
   Duration next =
-      std::min(renewed + kLeaseRenewInterval, beat + kStatusReportInterval) - clock_.Now();
+      std::min(renewed + LeaseRenewInterval(), beat + kStatusReportInterval) - clock_.Now();
   if (next > Duration::zero()) return runtime::Result{.requeue_after = next};
   controller_->queue().Add(name);  // already due: a delay would wait for the clock to move
   return runtime::Result{};
+}
+
+Duration Nodes::LeaseRenewInterval() const {
+  return std::chrono::milliseconds(options_.node_lease_duration_seconds * 250);
 }
 
 Status Nodes::Create(const std::string& name) {
@@ -138,7 +142,7 @@ Status Nodes::RenewLease(const json::object& node) {
   std::string name = StringAt(node, "metadata.name");
   std::string now = FormatRfc3339Micro(clock_.Now());
   json::object spec = {{"holderIdentity", name},
-                       {"leaseDurationSeconds", kLeaseDurationSeconds},
+                       {"leaseDurationSeconds", options_.node_lease_duration_seconds},
                        {"renewTime", now}};
   json::object patch = {{"spec", spec}};
   auto renewed = client_.Patch(kLeases, std::string(kNodeLeaseNamespace), name,

@@ -2,8 +2,9 @@
 // it creates the `options.nodes` nodes "<cluster_name>-node-<i>" that do not
 // exist yet, registers every node it sees (its own and those created later
 // by anyone, e.g. the admin endpoint), and keeps each alive:
-// - every kLeaseRenewInterval it renews the node's Lease in kube-node-lease
-//   (holder = node name, 40 s duration, owned by the Node so it goes with it);
+// - every quarter of options.node_lease_duration_seconds (10 s of 40 by
+//   default) it renews the node's Lease in kube-node-lease (holder = node
+//   name, owned by the Node so it goes with it);
 // - every kStatusReportInterval it renews the conditions' lastHeartbeatTime.
 // Registration only fills in what is missing (labels kubernetes.io/hostname,
 // os, arch; capacity and allocatable from the options; the MemoryPressure,
@@ -30,9 +31,7 @@ inline constexpr std::string_view kNodeLeaseNamespace = "kube-node-lease";
 
 class Nodes : public Component {
  public:
-  static constexpr Duration kLeaseRenewInterval = std::chrono::seconds(10);
   static constexpr Duration kStatusReportInterval = std::chrono::minutes(5);
-  static constexpr int64_t kLeaseDurationSeconds = 40;
 
   explicit Nodes(ControllerContext& ctx);
 
@@ -42,6 +41,8 @@ class Nodes : public Component {
   Status Register(const json::object& node);
   Status RenewLease(const json::object& node);
   std::string AddressFor(const std::string& name);
+  // A quarter of the Lease's duration, as the kubelet renews it.
+  Duration LeaseRenewInterval() const;
 
   client::Client& client_;
   Clock& clock_;

@@ -24,7 +24,8 @@ const json::object* Condition(const json::object& node, std::string_view type) {
 
 class NodesTest : public ::testing::Test {
  protected:
-  void Start(int count) {
+  void Start(int count, int64_t lease_duration_seconds = 40) {
+    env_.options().node_lease_duration_seconds = lease_duration_seconds;
     env_.options().cluster_name = "east";
     env_.options().nodes = count;
     env_.options().zones = {"east-a", "east-b"};
@@ -137,6 +138,25 @@ TEST_F(NodesTest, LeaseAndHeartbeatAdvanceWithTheClock) {
   EXPECT_TRUE(Eventually([&] { return Heartbeat("east-node-0") != first_beat; }));
   json::object node = Node("east-node-0");
   EXPECT_EQ(StringAt(*Condition(node, "Ready"), "status"), "True");
+}
+
+// A longer Lease (--node-lease-duration-seconds) is renewed every quarter
+// of it, not every 10 s.
+TEST_F(NodesTest, LeaseRenewedEveryQuarterOfItsDuration) {
+  Start(1, /*lease_duration_seconds=*/120);
+  ASSERT_TRUE(Registered("east-node-0"));
+  ASSERT_TRUE(Eventually([&] { return !LeaseRenewTime("east-node-0").empty(); }));
+  auto lease = env_.client().Get(kLeases, "kube-node-lease", "east-node-0");
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ(Find(*lease, "spec.leaseDurationSeconds")->to_number<int64_t>(), 120);
+
+  std::string first_renew = LeaseRenewTime("east-node-0");
+  Advance(std::chrono::seconds(10));
+  Advance(std::chrono::seconds(10));  // 20 s: not due yet
+  Advance(Duration::zero());          // and nothing left running
+  EXPECT_EQ(LeaseRenewTime("east-node-0"), first_renew);
+  Advance(std::chrono::seconds(10));  // 30 s: a quarter of 120
+  EXPECT_TRUE(Eventually([&] { return LeaseRenewTime("east-node-0") != first_renew; }));
 }
 
 TEST_F(NodesTest, KeepsNodesAddedLaterWithoutOverwritingTheirAllocatable) {

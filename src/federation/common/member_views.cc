@@ -1,4 +1,4 @@
-#include "federation/common/member_pod_view.h"
+#include "federation/common/member_views.h"
 
 #include <initializer_list>
 #include <string_view>
@@ -48,6 +48,30 @@ json::object MemberPodView(const json::object& pod) {
         if (c.is_object() && GetString(c.get_object(), "type") == "PodScheduled") kept.push_back(c);
       }
       if (!kept.empty()) s["conditions"] = std::move(kept);
+    }
+    out["status"] = std::move(s);
+  }
+  return out;
+}
+
+json::object MemberNodeView(const json::object& node) {
+  json::object out = Pick(node, {"apiVersion", "kind"});
+  if (const json::object* meta = GetObject(node, "metadata")) {
+    out["metadata"] =
+        Pick(*meta, {"name", "uid", "resourceVersion", "labels", "deletionTimestamp"});
+  }
+  if (const json::object* spec = GetObject(node, "spec")) {
+    out["spec"] = Pick(*spec, {"unschedulable", "taints"});
+  }
+  if (const json::object* status = GetObject(node, "status")) {
+    json::object s = Pick(*status, {"allocatable", "capacity"});
+    if (const json::array* conditions = GetArray(*status, "conditions")) {
+      json::array kept;
+      kept.reserve(conditions->size());
+      for (const json::value& c : *conditions) {
+        if (c.is_object()) kept.push_back(Pick(c.get_object(), {"type", "status"}));
+      }
+      s["conditions"] = std::move(kept);
     }
     out["status"] = std::move(s);
   }

@@ -1,4 +1,4 @@
-#include "federation/common/member_pod_view.h"
+#include "federation/common/member_views.h"
 
 #include <gtest/gtest.h>
 
@@ -81,6 +81,66 @@ TEST(MemberPodViewTest, IsIdempotentAndTakesPartialPods) {
                              "status":{"conditions":"none"}})");
   EXPECT_EQ(MemberPodView(odd), Obj(R"({"metadata":{"name":"p"},
                                         "spec":{"containers":[{"name":"c"}]},"status":{}})"));
+}
+
+// A node as a member's kubelet registers it, with a taint and a cordon.
+json::object KubeletNode() {
+  return Obj(R"({"apiVersion":"v1","kind":"Node",
+    "metadata":{"name":"n1","uid":"u1","resourceVersion":"7",
+      "creationTimestamp":"2026-11-28T05:13:38Z",
+      "labels":{"kubernetes.io/hostname":"n1","topology.kubernetes.io/zone":"east-a",
+        "topology.kubernetes.io/region":"east"},
+      "annotations":{"node.alpha.kubernetes.io/ttl":"0"}},
+    "spec":{"podCIDR":"10.244.1.0/24","unschedulable":true,
+      "taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]},
+    "status":{"capacity":{"cpu":"4","memory":"16Gi","pods":"110"},
+      "allocatable":{"cpu":"3900m","memory":"15Gi","pods":"110"},
+      "conditions":[
+        {"type":"MemoryPressure","status":"False","reason":"KubeletHasSufficientMemory",
+         "lastHeartbeatTime":"2026-11-28T05:13:38Z","lastTransitionTime":"2026-11-28T05:13:38Z"},
+        {"type":"Ready","status":"True","reason":"KubeletReady",
+         "message":"kubelet is posting ready status",
+         "lastHeartbeatTime":"2026-11-28T05:13:38Z","lastTransitionTime":"2026-11-28T05:13:38Z"}],
+      "addresses":[{"type":"InternalIP","address":"10.0.0.2"},{"type":"Hostname","address":"n1"}],
+      "daemonEndpoints":{"kubeletEndpoint":{"Port":10250}},
+      "nodeInfo":{"kubeletVersion":"v1.32.0","osImage":"Flotilla simulated node"}}})");
+}
+
+TEST(MemberNodeViewTest, KeepsWhatTheFederationReads) {
+  json::object node = KubeletNode();
+  json::object view = MemberNodeView(node);
+  EXPECT_EQ(view, Obj(R"({"apiVersion":"v1","kind":"Node",
+    "metadata":{"name":"n1","uid":"u1","resourceVersion":"7",
+      "labels":{"kubernetes.io/hostname":"n1","topology.kubernetes.io/zone":"east-a",
+        "topology.kubernetes.io/region":"east"}},
+    "spec":{"unschedulable":true,
+      "taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule"}]},
+    "status":{"allocatable":{"cpu":"3900m","memory":"15Gi","pods":"110"},
+      "capacity":{"cpu":"4","memory":"16Gi","pods":"110"},
+      "conditions":[{"type":"MemoryPressure","status":"False"},
+                    {"type":"Ready","status":"True"}]}})"));
+  // The readers' answers are the same on the view.
+  EXPECT_EQ(api::NodeSchedulable(view), api::NodeSchedulable(node));
+  EXPECT_EQ(api::Allocatable(view).milli_cpu, 3900);
+  EXPECT_EQ(api::Allocatable(view).memory, api::Allocatable(node).memory);
+  json::object uncordoned = node;
+  uncordoned["spec"].as_object().erase("unschedulable");
+  EXPECT_TRUE(api::NodeSchedulable(MemberNodeView(uncordoned)));
+  EXPECT_LT(json::serialize(view).size(), json::serialize(node).size() / 2);
+}
+
+// A heartbeat changes only the conditions' times: the view stays the same.
+TEST(MemberNodeViewTest, HeartbeatLeavesTheViewAsItWasAndIsIdempotent) {
+  json::object node = KubeletNode();
+  json::object beat = node;
+  for (json::value& c : beat["status"].as_object()["conditions"].as_array()) {
+    c.as_object()["lastHeartbeatTime"] = "2026-11-28T05:18:38Z";
+  }
+  EXPECT_EQ(MemberNodeView(beat), MemberNodeView(node));
+  json::object view = MemberNodeView(node);
+  EXPECT_EQ(MemberNodeView(view), view);
+  EXPECT_EQ(MemberNodeView(Obj(R"({"metadata":{"name":"n"},"status":{"conditions":[1]}})")),
+            Obj(R"({"metadata":{"name":"n"},"status":{"conditions":[]}})"));
 }
 
 }  // namespace
