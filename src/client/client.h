@@ -42,6 +42,10 @@ struct ListOptions {
   std::string resource_version_match;  // "", "NotOlderThan", "Exact"
   int64_t limit = 0;
   std::string continue_token;
+  // How long the call may last, sent as timeoutSeconds (0: not sent). The
+  // transport waits that long for the answer, when its own timeout is
+  // shorter: a list of a large collection takes longer than a write.
+  int64_t timeout_seconds = 0;
 };
 
 struct ObjectList {

@@ -98,6 +98,9 @@ StatusOr<ApiRequest> BuildList(const ResourceRef& res, const std::string& ns,
   AddIfSet(req, "resourceVersionMatch", opts.resource_version_match);
   if (opts.limit > 0) req.query.emplace_back("limit", std::to_string(opts.limit));
   AddIfSet(req, "continue", opts.continue_token);
+  if (opts.timeout_seconds > 0) {
+    req.query.emplace_back("timeoutSeconds", std::to_string(opts.timeout_seconds));
+  }
   return req;
 }
 

@@ -221,7 +221,10 @@ class RestTransport : public Transport {
   std::optional<Duration> RetryDelay(const ApiRequest& req, const Attempt& result,
                                      int attempt) const;
   http::request<http::string_body> MakeHttpRequest(const ApiRequest& req) const;
-  Deadline NewDeadline() const;
+  // The transport's timeout, or a longer timeoutSeconds that a call (not a
+  // watch, whose timeout covers only its head) carries.
+  Duration TimeoutOf(const ApiRequest& req) const;
+  Deadline NewDeadline(const ApiRequest& req) const;
   // How a failure of `req` is named: `Get "https://host/path": `.
   std::string FailurePrefix(const ApiRequest& req) const;
   Status Failure(const ApiRequest& req, const Status& s) const;
@@ -243,9 +246,23 @@ class RestTransport : public Transport {
   const bool tunnelled_;  // every request over the tunnel's HTTP/2
 };
 
-Deadline RestTransport::NewDeadline() const {
-  if (opts_.timeout <= Duration::zero()) return std::nullopt;
-  return clock_.Now() + opts_.timeout;
+Duration RestTransport::TimeoutOf(const ApiRequest& req) const {
+  if (opts_.timeout <= Duration::zero()) return opts_.timeout;
+  Duration timeout = opts_.timeout;
+  bool watch = false;
+  int64_t seconds = 0;
+  for (const auto& [name, value] : req.query) {
+    if (name == "watch") watch = value == "true" || value == "1";
+    if (name == "timeoutSeconds") seconds = std::strtoll(value.c_str(), nullptr, 10);
+  }
+  if (!watch) timeout = std::max<Duration>(timeout, std::chrono::seconds(seconds));
+  return timeout;
+}
+
+Deadline RestTransport::NewDeadline(const ApiRequest& req) const {
+  Duration timeout = TimeoutOf(req);
+  if (timeout <= Duration::zero()) return std::nullopt;
+  return clock_.Now() + timeout;
 }
 
 std::string RestTransport::FailurePrefix(const ApiRequest& req) const {
@@ -301,7 +318,7 @@ H2Request RestTransport::MakeH2Request(const ApiRequest& req) const {
 std::optional<Attempt> RestTransport::OnceH2(const ApiRequest& req) {
   if (!h2_) return std::nullopt;
   auto exchange = std::make_shared<CollectExchange>(opts_.max_response_bytes);
-  if (!h2_->Start(MakeH2Request(req), exchange, opts_.timeout, true)) return std::nullopt;
+  if (!h2_->Start(MakeH2Request(req), exchange, TimeoutOf(req), true)) return std::nullopt;
   Attempt result = exchange->Wait();
   if (!result.response.ok()) result.response = Failure(req, result.response.status());
   return result;
@@ -309,7 +326,7 @@ std::optional<Attempt> RestTransport::OnceH2(const ApiRequest& req) {
 
 Attempt RestTransport::Once(const ApiRequest& req) {
   Attempt result;
-  Deadline deadline = NewDeadline();
+  Deadline deadline = NewDeadline(req);
   bool verify_failed = false;
   auto conn = pool_.Acquire(deadline, &verify_failed);
   if (!conn.ok()) {
@@ -380,7 +397,7 @@ Status RestTransport::Stream(const ApiRequest& req, StreamSink& sink) {
     return Failure(req, Status::Unavailable("a synchronous stream does not go through a tunnel"));
   }
   limiter_.Wait();
-  Deadline deadline = NewDeadline();
+  Deadline deadline = NewDeadline(req);
   bool verify_failed = false;
   auto conn = pool_.Acquire(deadline, &verify_failed);
   if (!conn.ok()) return Failure(req, conn.status());

@@ -378,6 +378,34 @@ TEST(RestRequestTest, TimeoutsAreNotRetried) {
   cv.NotifyAll();
 }
 
+// A list that says how long it may last (timeoutSeconds, as an informer's
+// do) is waited for that long, past the transport's own timeout, over
+// HTTP/2 and HTTP/1.1; a watch's timeoutSeconds does not lengthen its head's.
+TEST(RestRequestTest, AListWaitsForItsTimeoutSecondsPastTheTransportsTimeout) {
+  for (bool h2 : {true, false}) {
+    SCOPED_TRACE(h2 ? "HTTP/2" : "HTTP/1.1");
+    ScriptedServer server([&](apiserver::Request& req, apiserver::Responder& resp) {
+      // Longer than the client's own timeout of 100 ms.
+      std::this_thread::sleep_for(milliseconds(600));
+      resp.Respond(200, kJson,
+                   R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"5"},"items":[]})");
+    });
+    RestOptions opts = Fast();
+    opts.timeout = milliseconds(100);
+    opts.http2 = h2;
+    auto client = NewRestClient(server.Config(), opts).value();
+    ListOptions patient;
+    patient.timeout_seconds = 60;
+    auto listed = client->List(kConfigMaps, "d", patient);
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    ASSERT_FALSE(server.requests().empty());
+    EXPECT_TRUE(Contains(server.requests().back().target, "timeoutSeconds=60"))
+        << server.requests().back().target;
+    Status hurried = client->List(kConfigMaps, "d", {}).status();
+    EXPECT_TRUE(hurried.Is(Reason::kTimeout)) << hurried.ToString();
+  }
+}
+
 TEST(RestRequestTest, ConnectionRefused) {
   RestConfig config;
   {

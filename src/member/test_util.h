@@ -111,6 +111,7 @@ class MemberTestEnv {
   SimulationOptions& options() { return options_; }
   WorkloadDemand& demand() { return demand_; }
   runtime::ControllerManager& manager() { return *manager_; }
+  SharedInformers& informers() { return *informers_; }
   apiserver::ApiServer& api() { return *api_; }
   const api::Registry& registry() const { return registry_; }
 

@@ -227,6 +227,10 @@ bool Informer::ListAndReplace() {
   client::ListOptions opts;
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
+  // As long as a kube-apiserver lets a call last (--request-timeout): a
+  // client's own timeout is sized for writes, and the list of a member's
+  // 10,000 pods on a busy machine takes longer.
+  opts.timeout_seconds = kListTimeoutSeconds;
   auto list = client_.List(resource_, options_.ns, opts);
   if (!list.ok() && list.status().Is(Reason::kNotFound)) {
     NotServed();

@@ -88,6 +88,9 @@ struct InformerStats {
 
 class Informer {
  public:
+  // The timeoutSeconds of its lists, which the client then waits for.
+  static constexpr int64_t kListTimeoutSeconds = 60;
+
   Informer(client::Client& client, client::ResourceRef resource, Clock& clock,
            InformerOptions options = {});
   // Stops the informer.

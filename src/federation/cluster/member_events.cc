@@ -75,6 +75,25 @@ json::object EventCopy(const json::object& event, const std::string& cluster) {
   return copy;
 }
 
+json::object CompactEvent(const json::object& event) {
+  const json::object* meta = GetObject(event, "metadata");
+  if (meta == nullptr) return event;
+  if (event.size() == 2 && event.contains("event")) return event;  // compact already
+  json::object kept;
+  for (std::string_view field : {"name", "namespace", "uid", "resourceVersion"}) {
+    if (const json::value* v = meta->if_contains(field)) kept.emplace(field, *v);
+  }
+  return json::object{{"metadata", std::move(kept)},
+                      {"event", json::serialize(api::WithoutManagedFields(event))}};
+}
+
+json::object CachedEvent(const json::object& cached) {
+  const json::value* text = cached.if_contains("event");
+  if (text == nullptr || !text->is_string()) return cached;
+  StatusOr<json::object> event = ParseJsonObject(text->get_string());
+  return event.ok() ? std::move(*event) : cached;
+}
+
 bool EventCopyDiffers(const json::object& current, const json::object& desired) {
   if (FieldsDiffer(desired, current) || FieldsDiffer(current, desired)) return true;
   const json::object* now = GetObject(current, "metadata");
@@ -92,10 +111,9 @@ MemberEventsController::MemberEventsController(FederationContext& ctx, MemberEve
   controller_ =
       &ctx.manager().AddController(kName, std::max(1, options.workers),
                                    [this](const std::string& key) { return Reconcile(key); });
-  // Only the Events about pods, and none of their managedFields.
+  // Only the Events about pods, each kept as one string.
   ctx.members().SetFieldSelector(kEvents, "involvedObject.kind=Pod");
-  ctx.members().SetTransform(
-      kEvents, [](const json::object& event) { return api::WithoutManagedFields(event); });
+  ctx.members().SetTransform(kEvents, CompactEvent);
   handler_ = ctx.members().AddHandler(kEvents, [this](const std::string& cluster) {
     auto changed = [this, cluster](const runtime::ObjectPtr& event) {
       api::ObjectView view(*event);
@@ -130,7 +148,7 @@ StatusOr<runtime::Result> MemberEventsController::Reconcile(const std::string& k
     if (deleted.ok() || deleted.Is(Reason::kNotFound)) return runtime::Result{};
     return deleted;
   }
-  json::object desired = EventCopy(*event, cluster);
+  json::object desired = EventCopy(CachedEvent(*event), cluster);
   auto current = fed.Get(kEvents, ns, copy_name);
   if (!current.ok()) {
     if (!current.status().Is(Reason::kNotFound)) return current.status();

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "api/federated.h"
+#include "api/managed_fields.h"
 #include "api/validation.h"
 #include "federation/cluster/controller_fixture.h"
 
@@ -70,6 +71,24 @@ TEST(EventCopy, DiffersOnlyWhenItSaysSomethingElse) {
   json::object extra = stored;
   extra["action"] = "Pulling";
   EXPECT_TRUE(EventCopyDiffers(extra, desired));
+}
+
+// What the informers cache: the keys, and the Event as one string that
+// gives back the Event without its managedFields.
+TEST(CompactEvent, KeepsTheKeysAndTheEventAsOneString) {
+  json::object event = Parse(kStarted);
+  json::object compact = CompactEvent(event);
+  EXPECT_EQ(json::serialize(compact["metadata"]),
+            R"({"name":"web-1.17f3a2b4c5d6e7f8","namespace":"default","uid":"0c1d",)"
+            R"("resourceVersion":"812"})");
+  ASSERT_TRUE(compact["event"].is_string());
+  EXPECT_EQ(compact.size(), 2u);
+  EXPECT_EQ(CompactEvent(compact), compact);  // idempotent
+  json::object back = CachedEvent(compact);
+  EXPECT_EQ(Find(back, "metadata.managedFields"), nullptr);
+  EXPECT_EQ(back, api::WithoutManagedFields(event));
+  EXPECT_EQ(EventCopy(back, "east"), EventCopy(event, "east"));
+  EXPECT_EQ(CachedEvent(event), event);  // never compacted: as it is
 }
 
 TEST(EventCopyName, StaysAValidNameOfItsOwn) {

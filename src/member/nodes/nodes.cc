@@ -1,6 +1,7 @@
 #include "member/nodes/nodes.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "base/mutex.h"
 #include "member/nodes/node_status.h"
@@ -15,6 +16,7 @@ std::string Ipv4(uint32_t v) {
 }
 
 constexpr uint32_t kNodeNetwork = 10u << 24;  // 10.0.0.0/16
+constexpr char kInternalIpIndex[] = "internal-ip";
 
 }  // namespace
 
@@ -25,6 +27,10 @@ Nodes::Nodes(ControllerContext& ctx)
       nodes_(ctx.informers.For(kNodes)) {
   controller_ = &ctx.manager.AddController(
       "nodes", 1, [this](const std::string& name) { return Reconcile(name); });
+  nodes_.AddIndex(kInternalIpIndex, [](const json::object& node) {
+    std::string ip = InternalIp(node);
+    return ip.empty() ? std::vector<std::string>{} : std::vector<std::string>{ip};
+  });
   nodes_.AddEventHandler(controller_->EnqueueHandler());
   MutexLock lock(mu_);
   for (int i = 0; i < options_.nodes; ++i) {
@@ -92,7 +98,12 @@ Status Nodes::Create(const std::string& name) {
     lease_renewed_.erase(name);
     auto it = to_create_.find(name);
     if (it == to_create_.end()) {
-      addresses_.erase(name);  // deleted: its address is free again
+      // Deleted: its address is free again.
+      if (auto given = addresses_.find(name); given != addresses_.end()) {
+        given_.erase(given->second);
+        addresses_.erase(given);
+      }
+      next_host_ = 2;
       return Status::Ok();
     }
     index = it->second;
@@ -121,18 +132,20 @@ Status Nodes::Register(const json::object& node) {
   return Status::Ok();
 }
 
-// The lowest address of the node network that no node has and that was not
-// given out already.
+// The lowest address of the node network, from the search's cursor on,
+// that no node has and that was not given out already. A node's deletion
+// moves the cursor back to the start (Create), so its address is taken
+// again; else each address is looked at about once, not every node for
+// every new one.
 std::string Nodes::AddressFor(const std::string& name) {
-  std::set<std::string> used;
-  for (const runtime::ObjectPtr& n : nodes_.cache().List()) used.insert(InternalIp(*n));
   MutexLock lock(mu_);
   if (auto it = addresses_.find(name); it != addresses_.end()) return it->second;
-  for (const auto& [node, ip] : addresses_) used.insert(ip);
-  for (uint32_t host = 2; host < 65535; ++host) {
+  for (uint32_t host = std::max<uint32_t>(next_host_, 2); host < 65535; ++host) {
     std::string ip = Ipv4(kNodeNetwork + host);
-    if (used.contains(ip)) continue;
+    if (given_.contains(ip) || !nodes_.cache().ByIndex(kInternalIpIndex, ip).empty()) continue;
     addresses_[name] = ip;
+    given_.insert(ip);
+    next_host_ = host + 1;
     return ip;
   }
   return "";

@@ -54,6 +54,8 @@ class Nodes : public Component {
   std::map<std::string, int> to_create_ GUARDED_BY(mu_);  // name -> index
   std::map<std::string, TimePoint> lease_renewed_ GUARDED_BY(mu_);
   std::map<std::string, std::string> addresses_ GUARDED_BY(mu_);  // given out
+  std::set<std::string> given_ GUARDED_BY(mu_);                   // the addresses in addresses_
+  uint32_t next_host_ GUARDED_BY(mu_) = 2;  // where AddressFor's search starts
 };
 
 }  // namespace flotilla::member

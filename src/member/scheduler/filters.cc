@@ -260,4 +260,13 @@ std::string ClaimsPreFilter(const json::object& pod, const Lookup& claims,
   return unbound_immediate ? "pod has unbound immediate PersistentVolumeClaims" : "";
 }
 
+size_t FeasibleNodesToFind(size_t all) {
+  constexpr size_t kMinFeasibleNodes = 100;
+  constexpr size_t kMinPercentage = 5;
+  if (all < kMinFeasibleNodes) return all;
+  size_t percentage = 50 - std::min<size_t>(50, all / 125);
+  percentage = std::max(percentage, kMinPercentage);
+  return std::max(kMinFeasibleNodes, all * percentage / 100);
+}
+
 }  // namespace flotilla::member::scheduler

@@ -151,5 +151,16 @@ TEST(ScoreTest, PrefersTheLeastAllocatedNode) {
   EXPECT_GT(Score(request, Node(), {}), Score(request, Node(), busy));
 }
 
+// kube-scheduler's numFeasibleNodesToFind, percentageOfNodesToScore unset.
+TEST(FeasibleNodesToFindTest, KubeSchedulersAdaptiveShare) {
+  EXPECT_EQ(FeasibleNodesToFind(0), 0u);
+  EXPECT_EQ(FeasibleNodesToFind(99), 99u);     // under 100: every node
+  EXPECT_EQ(FeasibleNodesToFind(100), 100u);   // 50% is 50: at least 100
+  EXPECT_EQ(FeasibleNodesToFind(1000), 420u);  // 50% - 8%
+  EXPECT_EQ(FeasibleNodesToFind(5000), 500u);  // 50% - 40%
+  EXPECT_EQ(FeasibleNodesToFind(6000), 300u);  // 50% - 48% is under 5%: 5%
+  EXPECT_EQ(FeasibleNodesToFind(20000), 1000u);
+}
+
 }  // namespace
 }  // namespace flotilla::member::scheduler

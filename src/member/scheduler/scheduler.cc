@@ -1,5 +1,6 @@
 #include "member/scheduler/scheduler.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "base/log.h"
@@ -199,31 +200,47 @@ Scheduler::Choice Scheduler::Choose(const json::object& pod) {
     choice.verdicts.resize(nodes_.cache().Size());
     return choice;
   }
-  std::map<std::string, NodeUsage> usage;
-  {
-    MutexLock lock(mu_);
-    for (const auto& [node, r] : usage_) usage[node] = {r.requested, r.non_zero};
-    // Under the lock the pod events count under: an assumed pod is counted
-    // once, on its node or as assumed, however far the events have come.
-    // PruneAssumed made the same check to forget assumed pods, but under
-    // an earlier lock: a pod counted since is still assumed here.
-    for (const auto& [key, a] : assumed_) {
-      auto c = counted_.find(key);
-      if (c != counted_.end() && c->second.uid == a.uid) continue;
-      usage[a.node].requested += a.requested;
-      usage[a.node].non_zero_requested += a.non_zero;
-    }
+  std::vector<runtime::ObjectPtr> nodes = nodes_.cache().List();
+  const size_t all = nodes.size();
+  const size_t wanted = scheduler::FeasibleNodesToFind(all);
+  MutexLock lock(mu_);
+  // Under the lock the pod events count under: an assumed pod is counted
+  // once, on its node or as assumed, however far the events have come.
+  // PruneAssumed made the same check to forget assumed pods, but under an
+  // earlier lock: a pod counted since is still assumed here.
+  std::map<std::string, NodeUsage> assumed;
+  for (const auto& [key, a] : assumed_) {
+    auto c = counted_.find(key);
+    if (c != counted_.end() && c->second.uid == a.uid) continue;
+    assumed[a.node].requested += a.requested;
+    assumed[a.node].non_zero_requested += a.non_zero;
   }
+  // Every node in name order when all are looked at (ties: the first);
+  // else from where the last search ended.
+  const size_t start = wanted < all ? next_start_ % all : 0;
+  size_t processed = 0, found = 0;
   int64_t best = -1;
-  for (const runtime::ObjectPtr& node : nodes_.cache().List()) {
-    std::string name = StringAt(*node, "metadata.name");
-    NodeVerdict verdict = scheduler::Filter(pod, choice.requested, *node, usage[name]);
+  for (; processed < all && found < wanted; ++processed) {
+    const json::object& node = *nodes[(start + processed) % all];
+    std::string name = StringAt(node, "metadata.name");
+    NodeUsage usage;
+    if (auto u = usage_.find(name); u != usage_.end()) {
+      usage.requested = u->second.requested;
+      usage.non_zero_requested = u->second.non_zero;
+    }
+    if (auto a = assumed.find(name); a != assumed.end()) {
+      usage.requested += a->second.requested;
+      usage.non_zero_requested += a->second.non_zero_requested;
+    }
+    NodeVerdict verdict = scheduler::Filter(pod, choice.requested, node, usage);
     if (verdict.Fits()) {
-      int64_t score = scheduler::Score(choice.non_zero, *node, usage[name]);
-      if (score > best) best = score, choice.node = name;
+      ++found;
+      int64_t score = scheduler::Score(choice.non_zero, node, usage);
+      if (score > best) best = score, choice.node = std::move(name);
     }
     choice.verdicts.push_back(std::move(verdict));
   }
+  if (all > 0) next_start_ = (start + processed) % all;
   return choice;
 }
 

@@ -251,6 +251,33 @@ TEST_F(SchedulerTest, CountsPodsBoundElsewhereUntilTheyFinish) {
 // Pods bound one after another while the cache catches up: each node ends
 // with as many as it holds, no more (a pod counted on its node and as
 // assumed at once was found not to fit, and stayed unschedulable), no less.
+// In a cluster of 100 nodes or more a search stops at the feasible nodes it
+// wanted (100 of 150) and the next one starts where it ended, as
+// kube-scheduler's does: equal empty nodes, so each pod goes to the first
+// node of its search.
+TEST_F(SchedulerTest, ALargeClusterIsSearchedInTurnsFromWhereTheLastSearchEnded) {
+  constexpr size_t kCount = 150;
+  auto name = [](int i) {
+    std::string n = std::to_string(i);
+    return "n" + std::string(3 - n.size(), '0') + n;
+  };
+  for (size_t i = 0; i < kCount; ++i) AddNode(name(static_cast<int>(i)), "4");
+  runtime::Informer& nodes = env_.informers().For(kNodes);
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<runtime::ObjectPtr> all = nodes.cache().List();
+    return all.size() == kCount && std::all_of(all.begin(), all.end(), [](const auto& n) {
+             return Find(*n, "status.allocatable.cpu") != nullptr;
+           });
+  }));
+  // Starts at 0, then 100 (0 + 100 looked at), then 50 ((100 + 100) % 150).
+  AddPod("p0", "1");
+  ASSERT_TRUE(BoundTo("p0", "n000"));
+  AddPod("p1", "1");
+  ASSERT_TRUE(BoundTo("p1", "n100")) << NodeOf("p1");
+  AddPod("p2", "1");
+  ASSERT_TRUE(BoundTo("p2", "n050")) << NodeOf("p2");
+}
+
 TEST_F(SchedulerTest, ABurstFillsTheNodesExactly) {
   AddNode("n1", "3");
   AddNode("n2", "3");
