@@ -1081,10 +1081,11 @@ ReplicaSums SumReplicaSets(const std::vector<client::Client*>& clients) {
   return sums;
 }
 
-// Gives every thread of process `pid` the niceness `nice` (a thread made
-// later takes its maker's).
+// The large phase's member processes' niceness (Large says why).
 constexpr int kLargeMemberNice = 10;
 
+// Gives every thread of process `pid` the niceness `nice` (a thread made
+// later takes its maker's).
 void Renice(pid_t pid, int nice) {
   std::error_code ec;
   for (const auto& task :
