@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <utility>
 
 #include "base/io.h"
 #include "base/log.h"
@@ -61,6 +62,10 @@ void EventRecorder::Event(const json::object& object, std::string_view type,
 void EventRecorder::Flush() {
   MutexLock lock(mu_);
   uint64_t target = enqueued_;
+  if (finished_ < target) {
+    write_held_ = true;
+    writer_.Kick();
+  }
   ScopedBlocking blocking;
   cv_.Wait(lock, [&]() REQUIRES(mu_) { return finished_ >= target; });
 }
@@ -72,16 +77,55 @@ EventRecorderStats EventRecorder::Stats() const {
 
 void EventRecorder::WriteQueued() {
   MutexLock lock(mu_);
-  while (!queue_.empty()) {
+  for (;;) {
+    bool all = std::exchange(write_held_, false);
     std::deque<Pending> batch;
     batch.swap(queue_);
-    size_t n = batch.size();
     lock.Unlock();
-    for (const Occurrences& o : Correlate(std::move(batch))) Write(o);
+    uint64_t written = 0;
+    for (Occurrences& o : Correlate(std::move(batch))) {
+      if (Hold(o)) continue;
+      Write(o);
+      written += o.count;
+    }
+    written += WriteHeld(all);
     lock.Lock();
-    finished_ += n;
+    finished_ += written;
     cv_.NotifyAll();
+    if (queue_.empty() && !write_held_) return;
   }
+}
+
+bool EventRecorder::Hold(Occurrences& o) {
+  if (auto held = held_.find(o.key); held != held_.end()) {
+    held->second.count += o.count;
+    held->second.last = std::move(o.last);
+    return true;
+  }
+  const Seen* seen = seen_.Find(o.key);
+  if (seen == nullptr || clock_.Now() - seen->written_at >= kRepeatPace) return false;
+  held_.emplace(o.key, std::move(o));
+  return true;
+}
+
+uint64_t EventRecorder::WriteHeld(bool all) {
+  uint64_t written = 0;
+  TimePoint now = clock_.Now();
+  TimePoint next = TimePoint::max();
+  for (auto it = held_.begin(); it != held_.end();) {
+    const Seen* seen = seen_.Find(it->first);
+    TimePoint due = seen != nullptr ? seen->written_at + kRepeatPace : now;
+    if (!all && due > now) {
+      next = std::min(next, due);
+      ++it;
+      continue;
+    }
+    Write(it->second);
+    written += it->second.count;
+    it = held_.erase(it);
+  }
+  if (next != TimePoint::max()) held_due_.ArmAt(next);
+  return written;
 }
 
 std::vector<EventRecorder::Occurrences> EventRecorder::Correlate(std::deque<Pending> batch) {
@@ -142,6 +186,7 @@ void EventRecorder::Write(const Occurrences& o) {
   auto patched =
       client_.Patch(kEvents, seen.ns, seen.name, client::PatchType::kMerge, ToJson(patch));
   if (patched.ok()) {
+    seen.written_at = clock_.Now();
     seen_.Put(o.key, std::move(seen));
     MutexLock lock(mu_);
     ++stats_.patched;
@@ -186,6 +231,7 @@ void EventRecorder::CreateEvent(const Occurrences& o, Seen seen) {
     ++stats_.failed;
     return;
   }
+  seen.written_at = clock_.Now();
   seen_.Put(o.key, std::move(seen));
   MutexLock lock(mu_);
   ++stats_.created;

@@ -25,7 +25,12 @@
 // writes instead is that they are made one at a time, and what queued
 // meanwhile is written together: repeats of one event queued together are
 // one write (count += n), so a burst costs the API server a write per
-// distinct event, not per occurrence.
+// distinct event, not per occurrence. A repeat of an event written less
+// than kRepeatPace ago is held until that much has passed, and what
+// repeats meanwhile joins it: one event is written at most once per
+// kRepeatPace (a federated object written to 1,000 clusters patches its
+// combined event about once a second, not once per cluster), its count
+// exact once the hold ends. Flush writes what is held at once.
 //
 // Recording never blocks on the API server: events queue (up to
 // `max_queued`, the excess dropped and counted) and a thread of the shared
@@ -48,6 +53,7 @@
 #include "base/io.h"
 #include "base/json.h"
 #include "base/mutex.h"
+#include "base/timer.h"
 #include "client/client.h"
 #include "client/resources.h"
 
@@ -110,6 +116,7 @@ class EventRecorder {
   static constexpr size_t kCacheSize = 4096;
   static constexpr size_t kSimilarMessages = 10;
   static constexpr Duration kSimilarWindow = std::chrono::minutes(10);
+  static constexpr Duration kRepeatPace = std::chrono::seconds(1);
 
   EventRecorder(client::Client& client, Clock& clock, EventSource source, size_t max_queued = 1000);
   // Writes what is queued, then stops.
@@ -123,7 +130,7 @@ class EventRecorder {
              std::string_view message);
 
   // Blocks until every event recorded before the call has been written (or
-  // has failed).
+  // has failed), the repeats held for kRepeatPace included.
   void Flush();
   EventRecorderStats Stats() const;
 
@@ -143,6 +150,7 @@ class EventRecorder {
   struct Seen {
     std::string name, ns, first_timestamp;
     int64_t count = 0;
+    TimePoint written_at;  // the last write of it
   };
   // The distinct messages of similar events, and when the last was seen.
   struct Similar {
@@ -150,10 +158,17 @@ class EventRecorder {
     TimePoint last;
   };
 
-  // Runs on the shared client pool while events are queued.
+  // Runs on the shared client pool while events are queued, and when a
+  // held repeat is due.
   void WriteQueued();
   // The batch's occurrences by event key, in the order each key first came.
   std::vector<Occurrences> Correlate(std::deque<Pending> batch);
+  // Holds `o` when its event was written less than kRepeatPace ago (or a
+  // repeat of it is held already); true if so.
+  bool Hold(Occurrences& o);
+  // Writes the held repeats that are due (all of them when `all`) and arms
+  // the timer for the next; returns how many occurrences were written.
+  uint64_t WriteHeld(bool all);
   void Write(const Occurrences& o);
   void CreateEvent(const Occurrences& o, Seen seen);
   std::string EventName(const std::string& object_name, TimePoint at);
@@ -169,14 +184,21 @@ class EventRecorder {
   uint64_t enqueued_ GUARDED_BY(mu_) = 0;
   uint64_t finished_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
+  bool write_held_ GUARDED_BY(mu_) = false;  // a Flush waits for the held repeats
   EventRecorderStats stats_ GUARDED_BY(mu_);
 
   // Owned by the running WriteQueued.
   Lru<Seen> seen_{kCacheSize};        // by event key
   Lru<Similar> similar_{kCacheSize};  // by key without the message
+  // The repeats held, by event key, each written at its Seen's
+  // written_at + kRepeatPace.
+  std::unordered_map<std::string, Occurrences> held_;
 
-  // Last: it runs WriteQueued, which uses the members above.
+  // It runs WriteQueued, which uses the members above.
   PoolTrigger writer_{SharedClientPool(), [this] { WriteQueued(); }};
+  // Last, so that it is cancelled first: it kicks the writer when the
+  // earliest held repeat is due.
+  Timer held_due_{clock_, [this] { writer_.Kick(); }};
 };
 
 }  // namespace flotilla::runtime

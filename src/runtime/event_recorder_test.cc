@@ -7,6 +7,7 @@
 #include "base/mutex.h"
 #include "runtime/fake_client.h"
 #include "runtime/forwarding_client.h"
+#include "runtime/test_util.h"
 
 namespace flotilla::runtime {
 namespace {
@@ -92,6 +93,40 @@ TEST_F(EventRecorderTest, RepeatsPatchCountAndLastTimestamp) {
   recorder.Flush();
   EXPECT_EQ(Events().size(), 4u);
   EXPECT_EQ(recorder.Stats().created, 4u);
+  EXPECT_EQ(recorder.Stats().patched, 2u);
+}
+
+TEST_F(EventRecorderTest, RepeatsWithinThePaceAreHeldThenWrittenAsOne) {
+  EventRecorder recorder(client_, clock_, {"fed"});
+  json::object rs = ReplicaSet("web", "frontend");
+  recorder.Event(rs, kEventTypeNormal, "CreateInCluster", "created in c1");
+  recorder.Flush();
+  // Two repeats less than kRepeatPace after the write, then another
+  // event: once that one is created, the repeats before it have been seen
+  // to (a write of them would have come first), and they are held.
+  recorder.Event(rs, kEventTypeNormal, "CreateInCluster", "created in c1");
+  clock_.Advance(EventRecorder::kRepeatPace / 2);
+  recorder.Event(rs, kEventTypeNormal, "CreateInCluster", "created in c1");
+  recorder.Event(ReplicaSet("web", "other"), kEventTypeNormal, "CreateInCluster", "x");
+  ASSERT_TRUE(testing::Eventually([&] { return Writes().size() == 2; }));
+  EXPECT_EQ(Writes(), (std::vector<FakeClient::Verb>{FakeClient::Verb::kCreate,
+                                                     FakeClient::Verb::kCreate}));
+  // Once kRepeatPace has passed since the write, the timer writes them:
+  // one patch, the count exact, the last timestamp the latest repeat's.
+  TimePoint latest = clock_.Now();
+  clock_.Advance(EventRecorder::kRepeatPace / 2);
+  ASSERT_TRUE(testing::Eventually([&] { return Writes().size() == 3; }));
+  EXPECT_EQ(Writes().back(), FakeClient::Verb::kPatch);
+  for (const json::object& e : Events()) {
+    if (*Find(e, "involvedObject.name") != "frontend") continue;
+    EXPECT_EQ(e.at("count"), 3);
+    EXPECT_EQ(e.at("lastTimestamp"), json::value(FormatRfc3339(latest)));
+  }
+  EXPECT_EQ(recorder.Stats().patched, 1u);
+  // A repeat held is written at once by a Flush.
+  recorder.Event(rs, kEventTypeNormal, "CreateInCluster", "created in c1");
+  recorder.Flush();
+  EXPECT_EQ(Writes().size(), 4u);
   EXPECT_EQ(recorder.Stats().patched, 2u);
 }
 

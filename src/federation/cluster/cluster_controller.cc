@@ -177,10 +177,15 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   // the write goes to the latest object.
   bool cordoned = api::ClusterView(cached).cordoned();
   json::object desired = WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at, cordoned);
-  if (m.reported_at && m.probed_at - *m.reported_at < options_.status_report_period &&
-      SameButProbeTimes(cached.if_contains("status"), desired.if_contains("status"))) {
-    m.unwritten.reset();
-    return Status::Ok();
+  if (m.reported_at) {
+    Duration since = m.probed_at - *m.reported_at;
+    const json::value* now = cached.if_contains("status");
+    const json::value* want = desired.if_contains("status");
+    if ((since < options_.status_report_period && SameButProbeTimes(now, want)) ||
+        (since < options_.count_report_period && SameButProbeTimesAndCount(now, want))) {
+      m.unwritten.reset();
+      return Status::Ok();
+    }
   }
   auto written = fed_.UpdateStatus(kClusters, "", desired);
   // The cache may not have our last write yet: once more on the latest.

@@ -15,7 +15,10 @@
 // The status is written when a probe changes it, and otherwise every
 // `status_report_period`, to move lastProbeTime: with 1,000 members a write
 // per probe would be 100 writes a second that say nothing (Kubernetes
-// reports unchanged node status every 5 minutes for the same reason).
+// reports unchanged node status every 5 minutes for the same reason). A
+// change of status.federatedObjects alone, a count for people to read, is
+// written at most every `count_report_period`: every propagated object
+// changes it in every member it goes to.
 // After a good probe it also records status.zones and status.region from
 // the member's nodes' topology labels (legacy failure-domain.beta labels
 // too; a member that serves no nodes has none), read from the federation's
@@ -65,6 +68,10 @@ struct ClusterControllerOptions {
   // this often, and GET /version is asked as often: the kubelet's
   // nodeStatusReportFrequency for an unchanged node status.
   Duration status_report_period = std::chrono::minutes(5);
+  // A status whose federatedObjects is all that changed (besides the probe
+  // times) is written at most this often: a ConfigMap propagated to 1,000
+  // members would otherwise rewrite 1,000 Cluster statuses within a probe.
+  Duration count_report_period = std::chrono::minutes(1);
   Duration probe_timeout = std::chrono::seconds(3);
   int failure_threshold = 3;
   int success_threshold = 1;

@@ -53,6 +53,7 @@ class ClusterControllerTest : public ::testing::Test {
     // walks through several periods short.
     ClusterControllerOptions options;
     options.status_report_period = std::chrono::seconds(60);
+    options.count_report_period = std::chrono::seconds(30);
     controller_ = std::make_unique<ClusterController>(*ctx_, options);
     ASSERT_TRUE(ctx_->Start().ok());
   }
@@ -177,6 +178,29 @@ TEST_F(ClusterControllerTest, AStatusNoProbeChangedIsWrittenOncePerReportPeriod)
   EXPECT_GE(probe_times.size(), 2u);
   EXPECT_LE(probe_times.size(), 3u);
   EXPECT_EQ(Field(Condition("Ready"), "status"), "True");
+}
+
+TEST_F(ClusterControllerTest, AChangeOfTheObjectCountAloneWaitsForItsReportPeriod) {
+  ASSERT_TRUE(AdvanceUntil([&] {
+    json::object c = Cluster();
+    return Find(c, "status.nodeSummary") != nullptr && IntAt(c, "status.federatedObjects") == 0;
+  }));
+  // Just written (the caches synced): a managed object appears in the
+  // member (a pod not bound to a node, so that it takes no resources), and
+  // the probes every 10 s see it.
+  TimePoint written = clock_.Now();
+  json::object pod{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "p"}, {"labels", {{kManagedByLabel, kManagedByValue}}}}},
+      {"spec", {{"containers", json::array{json::object{{"name", "c"}, {"image", "nginx"}}}}}}};
+  ASSERT_TRUE(member_.InProcess()->Create(kPods, "default", pod).ok());
+  uint64_t probes = Health().probes;
+  ASSERT_TRUE(AdvanceUntil([&] { return IntAt(Cluster(), "status.federatedObjects") == 1; }));
+  // Not before count_report_period (30 s here) after the last write: the
+  // probes at 10 and 20 s found the new count and did not write it.
+  EXPECT_GE(clock_.Now() - written, std::chrono::seconds(30));
+  EXPECT_GE(Health().probes, probes + 3);
 }
 
 TEST_F(ClusterControllerTest, SchedulableFollowsTheCordonAsTheControllersCacheHasIt) {

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace flotilla::federation::cluster {
 namespace {
@@ -69,10 +70,21 @@ Topology TopologyOfNodes(const std::vector<runtime::ObjectPtr>& nodes) {
   return out;
 }
 
-bool SameButProbeTimes(const json::value* a, const json::value* b) {
-  auto without = [](const json::value* status) {
+namespace {
+
+// Whether statuses `a` and `b` are the same once their conditions'
+// lastProbeTime is left out, and their federatedObjects when `count_too`
+// and both have one.
+bool SameBut(const json::value* a, const json::value* b, bool count_too) {
+  constexpr std::string_view kCount = "federatedObjects";
+  auto has_count = [&](const json::value* status) {
+    return status != nullptr && status->is_object() && status->get_object().contains(kCount);
+  };
+  count_too = count_too && has_count(a) && has_count(b);
+  auto without = [&](const json::value* status) {
     json::value out = status != nullptr ? *status : json::value();
     if (!out.is_object()) return out;
+    if (count_too) out.get_object().erase(kCount);
     json::value* conditions = out.get_object().if_contains("conditions");
     if (conditions == nullptr || !conditions->is_array()) return out;
     for (json::value& c : conditions->get_array()) {
@@ -81,6 +93,16 @@ bool SameButProbeTimes(const json::value* a, const json::value* b) {
     return out;
   };
   return without(a) == without(b);
+}
+
+}  // namespace
+
+bool SameButProbeTimes(const json::value* a, const json::value* b) {
+  return SameBut(a, b, /*count_too=*/false);
+}
+
+bool SameButProbeTimesAndCount(const json::value* a, const json::value* b) {
+  return SameBut(a, b, /*count_too=*/true);
 }
 
 ResourceSummary SummarizeResources(const std::vector<runtime::ObjectPtr>& nodes,

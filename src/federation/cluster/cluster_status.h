@@ -51,5 +51,7 @@ Topology TopologyOfNodes(const std::vector<runtime::ObjectPtr>& nodes);
 // Whether two Cluster statuses (either may be null) differ in nothing but
 // their conditions' lastProbeTime.
 bool SameButProbeTimes(const json::value* a, const json::value* b);
+// The same, and in status.federatedObjects when both have one.
+bool SameButProbeTimesAndCount(const json::value* a, const json::value* b);
 
 }  // namespace flotilla::federation::cluster

@@ -61,6 +61,18 @@ TEST(SameButProbeTimesTest, OnlyTheProbeTimesMayDiffer) {
   EXPECT_FALSE(SameButProbeTimes(&a, &upgraded));
   EXPECT_FALSE(SameButProbeTimes(&a, nullptr));
   EXPECT_TRUE(SameButProbeTimes(nullptr, nullptr));
+
+  // The federated objects' count may differ too where both have one.
+  auto counted = [&](json::value v, int64_t n) {
+    v.as_object()["federatedObjects"] = n;
+    return v;
+  };
+  json::value three = counted(a, 3), four_later = counted(later, 4);
+  EXPECT_FALSE(SameButProbeTimes(&three, &four_later));
+  EXPECT_TRUE(SameButProbeTimesAndCount(&three, &four_later));
+  EXPECT_FALSE(SameButProbeTimesAndCount(&a, &four_later));  // the first count
+  json::value four_flipped = counted(flipped, 4);
+  EXPECT_FALSE(SameButProbeTimesAndCount(&three, &four_flipped));
 }
 
 TEST(ResourceSummaryTest, ReadyNodesOfferAndBoundPodsTake) {
