@@ -110,8 +110,11 @@ def test_clusters_shows_health_capacity_cordon_and_objects(fed):
 
     objects = {n: int(by_name[n]["OBJECTS"]) for n in MEMBERS}
     fed.create(configmap("settings"), "default")
+    # A change of the count alone is written once a minute has passed since
+    # the status's last write, at the probe (every 10 s) after that.
     wait_for(lambda: all(int(rows(plugin(fed, "clusters").stdout)[1][n]["OBJECTS"]) ==
-                         objects[n] + 1 for n in MEMBERS), "one more federated object each")
+                         objects[n] + 1 for n in MEMBERS), "one more federated object each",
+             timeout=100, interval=1)
 
     plugin(fed, "cordon", "b")
     wait_for(lambda: rows(plugin(fed, "clusters").stdout)[1]["b"]["SCHEDULING"] == "Cordoned",
