@@ -35,6 +35,27 @@ struct ClusterController::Observation {
 
 namespace {
 
+bool SameResources(const ResourceSummary& a, const ResourceSummary& b) {
+  auto same = [](const api::Resources& x, const api::Resources& y) {
+    return x.milli_cpu == y.milli_cpu && x.memory == y.memory &&
+           x.ephemeral_storage == y.ephemeral_storage && x.pods == y.pods;
+  };
+  return a.nodes == b.nodes && a.ready_nodes == b.ready_nodes &&
+         same(a.allocatable, b.allocatable) && same(a.allocated, b.allocated);
+}
+
+// Whether `seen` (a probe's observation) adds nothing to `known` that would
+// change the status written from it: what a probe did not learn this time
+// (a null field) leaves the status as it is.
+template <typename T, typename Same>
+bool Adds(const std::optional<T>& seen, const std::optional<T>& known, Same same) {
+  return seen && (!known || !same(*seen, *known));
+}
+
+}  // namespace
+
+namespace {
+
 std::string Trim(std::string s, size_t max) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s.size() > max ? s.substr(0, max) + "..." : s;
@@ -58,6 +79,16 @@ struct ClusterController::Member {
   TimePoint probed_at;
   std::optional<TimePoint> reported_at;  // the probe time last written
   std::optional<TimePoint> version_at;   // when GET /version was last asked
+  // What the status the federation's cache holds was judged or written
+  // from, at the Cluster's resourceVersion then: a probe that adds nothing
+  // to it, on the same object, needs no status built to compare
+  // (WriteStatus). Its null fields are those no probe has learnt.
+  struct Judged {
+    std::string resource_version;
+    bool healthy = false;
+    std::shared_ptr<const Observation> obs;
+  };
+  std::optional<Judged> judged;
   mutable Mutex mu;
   ClusterHealth health GUARDED_BY(mu);
 };
@@ -171,8 +202,49 @@ void ClusterController::Probe(const std::string& name, Member& m, TimePoint now)
   m.probed_at = now;
 }
 
+bool ClusterController::Unchanged(const json::object& cached, const Member& m) const {
+  if (!m.judged || !m.reported_at || m.judged->healthy != *m.healthy ||
+      m.probed_at - *m.reported_at >= options_.status_report_period ||
+      api::ObjectView(cached).resource_version() != m.judged->resource_version) {
+    return false;
+  }
+  const Observation& seen = *m.unwritten;
+  const Observation& known = *m.judged->obs;
+  auto equal = [](const auto& a, const auto& b) { return a == b; };
+  return seen.reachable == known.reachable && seen.ok == known.ok &&
+         seen.message == known.message && !Adds(seen.version, known.version, equal) &&
+         !Adds(seen.topology, known.topology,
+               [](const Topology& a, const Topology& b) {
+                 return a.zones == b.zones && a.region == b.region;
+               }) &&
+         !Adds(seen.resources, known.resources, SameResources) &&
+         !Adds(seen.federated_objects, known.federated_objects, equal) &&
+         !Adds(seen.unsupported, known.unsupported, equal);
+}
+
+void ClusterController::RecordJudged(Member& m, std::string_view basis,
+                                     std::string resource_version) {
+  auto obs = std::make_shared<Observation>(*m.unwritten);
+  if (m.judged && m.judged->resource_version == basis) {
+    // What this probe did not learn, the status it was judged against
+    // still says. (Against another object, what it says is not known.)
+    const Observation& known = *m.judged->obs;
+    if (!obs->version) obs->version = known.version;
+    if (!obs->topology) obs->topology = known.topology;
+    if (!obs->resources) obs->resources = known.resources;
+    if (!obs->federated_objects) obs->federated_objects = known.federated_objects;
+    if (!obs->unsupported) obs->unsupported = known.unsupported;
+  }
+  m.judged = Member::Judged{std::move(resource_version), *m.healthy, std::move(obs)};
+}
+
 Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   if (!m.unwritten) return Status::Ok();
+  // The common case at every probe of a steady member: nothing new.
+  if (Unchanged(cached, m)) {
+    m.unwritten.reset();
+    return Status::Ok();
+  }
   // As the federation's controllers see it (the shared cache), also when
   // the write goes to the latest object.
   bool cordoned = api::ClusterView(cached).cordoned();
@@ -181,19 +253,34 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
     Duration since = m.probed_at - *m.reported_at;
     const json::value* now = cached.if_contains("status");
     const json::value* want = desired.if_contains("status");
-    if ((since < options_.status_report_period && SameButProbeTimes(now, want)) ||
-        (since < options_.count_report_period && SameButProbeTimesAndCount(now, want))) {
+    if (since < options_.status_report_period && SameButProbeTimes(now, want)) {
+      std::string version(api::ObjectView(cached).resource_version());
+      RecordJudged(m, version, version);
       m.unwritten.reset();
       return Status::Ok();
     }
+    if (since < options_.count_report_period && SameButProbeTimesAndCount(now, want)) {
+      m.unwritten.reset();  // not judged: the status lacks this count
+      return Status::Ok();
+    }
   }
+  std::string basis(api::ObjectView(cached).resource_version());
   auto written = fed_.UpdateStatus(kClusters, "", desired);
   // The cache may not have our last write yet: once more on the latest.
   if (!written.ok() && written.status().Is(Reason::kConflict)) {
     auto latest = fed_.Get(kClusters, "", std::string(api::ObjectView(cached).name()));
-    if (!latest.ok()) return latest.status();
+    if (!latest.ok()) {
+      m.judged.reset();
+      return latest.status();
+    }
+    basis = std::string(api::ObjectView(*latest).resource_version());
     written = fed_.UpdateStatus(
         kClusters, "", WithStatus(*latest, *m.unwritten, *m.healthy, m.probed_at, cordoned));
+  }
+  if (written.ok()) {
+    RecordJudged(m, basis, std::string(api::ObjectView(*written).resource_version()));
+  } else {
+    m.judged.reset();
   }
   // Anything else is retried with backoff, without probing again.
   if (!written.ok() && !written.status().Is(Reason::kNotFound)) return written.status();

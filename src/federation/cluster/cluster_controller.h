@@ -128,6 +128,13 @@ class ClusterController {
   bool RefreshClients(Member& m, const json::object& cluster);
   void Probe(const std::string& name, Member& m, TimePoint now);
   Status WriteStatus(const json::object& cached, Member& m);
+  // Whether m's unwritten probe would write nothing to `cached`: the same
+  // object and health as last judged, the probe adding nothing, the report
+  // period not over.
+  bool Unchanged(const json::object& cached, const Member& m) const;
+  // Records m's unwritten probe as what the status at `resource_version`
+  // says, judged against (or written onto) the Cluster at `basis`.
+  static void RecordJudged(Member& m, std::string_view basis, std::string resource_version);
   Observation Observe(const std::string& name, Member& m, TimePoint now);
   // The resource summary and the count of managed objects, from the
   // federation's caches of the member, when they are synced.

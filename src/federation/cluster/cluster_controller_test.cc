@@ -180,6 +180,29 @@ TEST_F(ClusterControllerTest, AStatusNoProbeChangedIsWrittenOncePerReportPeriod)
   EXPECT_EQ(Field(Condition("Ready"), "status"), "True");
 }
 
+TEST_F(ClusterControllerTest, AStatusAnotherWriterChangedIsMendedAtTheNextProbe) {
+  // Settled: the probes find nothing new and write nothing but
+  // lastProbeTime, once per report period (60 s here). Just after such a
+  // write, the next is 60 s away.
+  ASSERT_TRUE(AdvanceUntil([&] { return Find(Cluster(), "status.nodeSummary") != nullptr; }));
+  std::string probed = Field(Condition("Ready"), "lastProbeTime");
+  ASSERT_TRUE(AdvanceUntil([&] { return Field(Condition("Ready"), "lastProbeTime") != probed; }));
+  // Someone else rewrites the zones: the next probes see another object,
+  // not the one their status was judged on, and write the zones back
+  // without waiting for the report period.
+  json::object c = Cluster();
+  EnsureObject(c, "status")["zones"] = json::array{"elsewhere"};
+  ASSERT_TRUE(fed_client_->UpdateStatus(kClusters, "", c).ok());
+  TimePoint changed = clock_.Now();
+  auto zones = [&] {
+    json::object now = Cluster();
+    const json::value* z = Find(now, "status.zones");
+    return z == nullptr ? std::string() : json::serialize(*z);
+  };
+  ASSERT_TRUE(AdvanceUntil([&] { return zones() == R"(["zone-a","zone-b"])"; }));
+  EXPECT_LT(clock_.Now() - changed, std::chrono::seconds(45));
+}
+
 TEST_F(ClusterControllerTest, AChangeOfTheObjectCountAloneWaitsForItsReportPeriod) {
   ASSERT_TRUE(AdvanceUntil([&] {
     json::object c = Cluster();
