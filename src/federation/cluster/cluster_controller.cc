@@ -52,10 +52,6 @@ bool Adds(const std::optional<T>& seen, const std::optional<T>& known, Same same
   return seen && (!known || !same(*seen, *known));
 }
 
-}  // namespace
-
-namespace {
-
 std::string Trim(std::string s, size_t max) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s.size() > max ? s.substr(0, max) + "..." : s;
