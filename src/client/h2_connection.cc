@@ -405,6 +405,11 @@ void H2Connection::DoSubmit(const std::shared_ptr<Call>& call) {
                   false);
   }
   call->id = id;
+  // nghttp2 copied the head's fields; from here on only the body is read,
+  // and a watch's call lives as long as the watch.
+  std::string().swap(call->req.method);
+  std::string().swap(call->req.path);
+  decltype(call->req.headers)().swap(call->req.headers);
   calls_[id] = call;
   if (call->timeout > Duration::zero()) {
     call->timer.expires_after(call->timeout);
