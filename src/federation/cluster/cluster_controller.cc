@@ -82,7 +82,7 @@ struct ClusterController::Member {
   struct Judged {
     std::string resource_version;
     bool healthy = false;
-    std::shared_ptr<const Observation> obs;
+    Observation obs;
   };
   std::optional<Judged> judged;
   mutable Mutex mu;
@@ -205,14 +205,11 @@ bool ClusterController::Unchanged(const json::object& cached, const Member& m) c
     return false;
   }
   const Observation& seen = *m.unwritten;
-  const Observation& known = *m.judged->obs;
+  const Observation& known = m.judged->obs;
   auto equal = [](const auto& a, const auto& b) { return a == b; };
   return seen.reachable == known.reachable && seen.ok == known.ok &&
          seen.message == known.message && !Adds(seen.version, known.version, equal) &&
-         !Adds(seen.topology, known.topology,
-               [](const Topology& a, const Topology& b) {
-                 return a.zones == b.zones && a.region == b.region;
-               }) &&
+         !Adds(seen.topology, known.topology, equal) &&
          !Adds(seen.resources, known.resources, SameResources) &&
          !Adds(seen.federated_objects, known.federated_objects, equal) &&
          !Adds(seen.unsupported, known.unsupported, equal);
@@ -220,16 +217,16 @@ bool ClusterController::Unchanged(const json::object& cached, const Member& m) c
 
 void ClusterController::RecordJudged(Member& m, std::string_view basis,
                                      std::string resource_version) {
-  auto obs = std::make_shared<Observation>(*m.unwritten);
+  Observation obs = *m.unwritten;
   if (m.judged && m.judged->resource_version == basis) {
     // What this probe did not learn, the status it was judged against
     // still says. (Against another object, what it says is not known.)
-    const Observation& known = *m.judged->obs;
-    if (!obs->version) obs->version = known.version;
-    if (!obs->topology) obs->topology = known.topology;
-    if (!obs->resources) obs->resources = known.resources;
-    if (!obs->federated_objects) obs->federated_objects = known.federated_objects;
-    if (!obs->unsupported) obs->unsupported = known.unsupported;
+    const Observation& known = m.judged->obs;
+    if (!obs.version) obs.version = known.version;
+    if (!obs.topology) obs.topology = known.topology;
+    if (!obs.resources) obs.resources = known.resources;
+    if (!obs.federated_objects) obs.federated_objects = known.federated_objects;
+    if (!obs.unsupported) obs.unsupported = known.unsupported;
   }
   m.judged = Member::Judged{std::move(resource_version), *m.healthy, std::move(obs)};
 }

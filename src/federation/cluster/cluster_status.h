@@ -26,6 +26,7 @@ std::string ConditionStatus(const json::array* conditions, const std::string& ty
 struct Topology {
   std::vector<std::string> zones;  // sorted, distinct
   std::string region;              // the most common one; ties go to the first by name
+  bool operator==(const Topology&) const = default;
 };
 
 // What a member offers and what its pods take, for status.nodeSummary and
