@@ -219,6 +219,9 @@ class TunnelTest : public ::testing::Test {
     StopAgent();
     fed_.Stop();
     member_.Stop();
+    // Its rechecks read through controller_client_, which is destroyed
+    // before it (members go in reverse order).
+    tunnels_.Stop();
   }
 
   AgentOptions Options() {
