@@ -12,11 +12,12 @@ namespace flotilla::apiserver::http_internal {
 // writable, on the connection's strand, and later chunks queue behind it.
 // Meanwhile the strand watches the socket for the peer's leaving.
 //
-// When the stream starts, the stream takes the TLS session over from asio's
-// stream: the session's BIOs become two memory BIOs of its own, so that a
-// chunk costs one SSL_write and one send(2) on the writer's thread, with no
-// hand-off to the loop (docs/benchmarks.md: 10,000 watches). Nothing is
-// pending in asio's stream then: its operations end with their output sent,
+// When the stream starts, the stream takes the TLS session over from the
+// connection's TlsStream: the session's BIOs become two memory BIOs of its
+// own, so that a chunk costs one SSL_write and one send(2) on the writer's
+// thread, with no hand-off to the loop (docs/benchmarks.md: 10,000
+// watches). Nothing is
+// pending in the TlsStream then: its operations end with their output sent,
 // and nothing the peer sends after the request is read (a stream ends its
 // connection). Every use of the session from then on holds mu_.
 template <typename Stream>
@@ -181,7 +182,7 @@ void AsyncStream<Stream>::EncodeLocked() {
     terminated_ = true;
   }
   if constexpr (kTls) {
-    // asio's stream lets a write stop at a record; what is left is written
+    // A write may stop at a record; what is left is written
     // on until all is.
     SSL* ssl = conn_->stream().native_handle();
     for (size_t done = 0; done < plain.size();) {

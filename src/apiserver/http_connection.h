@@ -71,8 +71,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     ++deadline_gen_;
     deadline_.cancel();
   }
-  // A stream has taken the TLS session over from asio's stream (and ends it
-  // itself): closing skips asio's shutdown.
+  // A stream has taken the TLS session over from the connection's
+  // TlsStream (and ends it itself): closing skips the stream's shutdown.
   void set_session_taken() { session_taken_ = true; }
 
   // Runs `write(ec)`, a blocking write, under the send deadline; for a

@@ -51,7 +51,7 @@ namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
-using TlsStream = ssl::stream<tcp::socket>;
+using TlsStream = flotilla::TlsStream;
 using boost::system::error_code;
 
 inline constexpr auto kAwait = net::as_tuple(net::use_awaitable);

@@ -2,8 +2,8 @@
 // connections (apiserver/http2_server.h) and the REST client's
 // (client/h2_connection.h) share. The protocol itself, frames, HPACK, flow
 // control and stream states, is nghttp2's (libnghttp2, docs/client.md says
-// why); this moves its bytes through an asio TLS stream and negotiates it
-// with ALPN, as kube-apiserver and client-go do.
+// why); this moves its bytes through a TlsStream (base/tls_stream.h) and
+// negotiates it with ALPN, as kube-apiserver and client-go do.
 #pragma once
 
 #include <nghttp2/nghttp2.h>
@@ -13,7 +13,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
@@ -24,10 +23,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/tls_stream.h"
+
 namespace flotilla::http2 {
 
 namespace net = boost::asio;
-using TlsStream = net::ssl::stream<net::ip::tcp::socket>;
+using TlsStream = flotilla::TlsStream;
 using boost::system::error_code;
 
 // Server: makes `ctx` select "h2" when the client offers it and `h2` is
@@ -90,7 +91,7 @@ struct Upgraded {
 
 // The connection's bytes, on the stream's strand: Run reads and feeds the
 // session; Flush sends what the session has to send, one write at a time,
-// while a read may be under way (an asio TLS stream takes one of each).
+// while a read may be under way (a TlsStream takes one of each).
 // Every member is for the strand only.
 class Pump {
  public:

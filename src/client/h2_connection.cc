@@ -208,7 +208,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   const Endpoint endpoint_;
   net::any_io_executor strand_;
   tcp::resolver resolver_;
-  std::optional<ssl::stream<tcp::socket>> own_stream_;  // a connection we dialled
+  std::optional<http2::TlsStream> own_stream_;  // a connection we dialled
   http2::TlsStream& stream_;
   // A connection that came to us: what keeps its stream alive, the HTTP/2
   // bytes already read, and what to call once done with it.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/io.h"
+#include "base/tls_stream.h"
 
 namespace flotilla::client {
 namespace {
@@ -90,7 +91,7 @@ class HttpsStream : public StreamCall, public std::enable_shared_from_this<Https
   const std::shared_ptr<AsyncStreamSink> sink_;
   net::strand<net::io_context::executor_type> strand_;
   tcp::resolver resolver_;
-  ssl::stream<tcp::socket> stream_;
+  TlsStream stream_;
   net::steady_timer timer_;
   boost::beast::flat_buffer buffer_;
   std::string error_body_;
