@@ -102,7 +102,9 @@ std::string Pattern(size_t size, char seed) {
 }
 
 TEST_F(TlsStreamTest, BothSidesSendMegabytesThroughSmallSocketBuffers) {
-  auto [server, client] = Pair(/*small_buffers=*/true);
+  auto pair = Pair(/*small_buffers=*/true);
+  TlsStream& server = pair.first;  // not bindings: lambdas below take them
+  TlsStream& client = pair.second;
   const std::string to_client = Pattern(3 << 20, 'a');
   const std::string to_server = Pattern(2 << 20, 'k');
   std::string got_client(to_client.size(), '\0'), got_server(to_server.size(), '\0');
@@ -130,7 +132,9 @@ TEST_F(TlsStreamTest, BothSidesSendMegabytesThroughSmallSocketBuffers) {
 }
 
 TEST_F(TlsStreamTest, SmallBuffersAreGatheredAndArriveInOrder) {
-  auto [server, client] = Pair();
+  auto pair = Pair();
+  TlsStream& server = pair.first;  // not bindings: lambdas below take them
+  TlsStream& client = pair.second;
   std::vector<std::string> parts;
   std::vector<net::const_buffer> buffers;
   std::string whole;
@@ -161,7 +165,9 @@ TEST_F(TlsStreamTest, SmallBuffersAreGatheredAndArriveInOrder) {
 }
 
 TEST_F(TlsStreamTest, ABlockingWriteWaitsForASlowReader) {
-  auto [server, client] = Pair(/*small_buffers=*/true);
+  auto pair = Pair(/*small_buffers=*/true);
+  TlsStream& server = pair.first;  // not bindings: lambdas below take them
+  TlsStream& client = pair.second;
   const std::string body = Pattern(1 << 20, 'q');
   std::string got(body.size(), '\0');
   error_code hs, wec, rec;
@@ -186,7 +192,9 @@ TEST_F(TlsStreamTest, ABlockingWriteWaitsForASlowReader) {
 }
 
 TEST_F(TlsStreamTest, ClosingTheSessionReadsAsEndOfFileAndShutdownCompletes) {
-  auto [server, client] = Pair();
+  auto pair = Pair();
+  TlsStream& server = pair.first;  // not bindings: lambdas below take them
+  TlsStream& client = pair.second;
   error_code shutdown_ec, read_ec;
   size_t read = 0;
   Run(
@@ -215,7 +223,9 @@ TEST_F(TlsStreamTest, ClosingTheSessionReadsAsEndOfFileAndShutdownCompletes) {
 }
 
 TEST_F(TlsStreamTest, APeerThatDropsTheConnectionReadsAsTruncated) {
-  auto [server, client] = Pair();
+  auto pair = Pair();
+  TlsStream& server = pair.first;  // not bindings: lambdas below take them
+  TlsStream& client = pair.second;
   error_code read_ec;
   Run(
       [&]() -> net::awaitable<void> {
@@ -232,7 +242,9 @@ TEST_F(TlsStreamTest, APeerThatDropsTheConnectionReadsAsTruncated) {
 }
 
 TEST_F(TlsStreamTest, CancellingTheSocketEndsAWaitingRead) {
-  auto [server, client] = Pair();
+  auto pair = Pair();
+  TlsStream& server = pair.first;  // not bindings: lambdas below take them
+  TlsStream& client = pair.second;
   error_code read_ec;
   Run(
       [&]() -> net::awaitable<void> {
@@ -253,7 +265,9 @@ TEST_F(TlsStreamTest, CancellingTheSocketEndsAWaitingRead) {
 }
 
 TEST_F(TlsStreamTest, AHandshakeWithSomethingElseFails) {
-  auto [server, client] = Pair();
+  auto pair = Pair();
+  TlsStream& server = pair.first;  // not bindings: lambdas below take them
+  TlsStream& client = pair.second;
   error_code hs;
   Run([&]() -> net::awaitable<void> { hs = co_await Handshake(server, ssl::stream_base::server); },
       [&]() -> net::awaitable<void> {
