@@ -116,8 +116,9 @@ TEST_F(TlsStreamTest, BothSidesSendMegabytesThroughSmallSocketBuffers) {
     ec[0] = co_await Handshake(s, t);
     net::co_spawn(
         s.get_executor(),
-        [&]() -> net::awaitable<void> {
-          auto [wec, n] = co_await net::async_write(s, net::buffer(out), kAwait);
+        // By value: the write may end after this coroutine's frame is gone.
+        [stream = &s, out = &out, ec]() -> net::awaitable<void> {
+          auto [wec, n] = co_await net::async_write(*stream, net::buffer(*out), kAwait);
           ec[1] = wec;
         },
         net::detached);
