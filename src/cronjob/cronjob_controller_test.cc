@@ -105,9 +105,13 @@ class CronJobControllerTest : public ::testing::Test {
     }
     return out;
   }
+  // Awaits an Event with `reason`: the recorder writes Events after the
+  // action they tell of, from a thread of its own.
   bool HasEvent(const std::string& reason) {
-    std::vector<std::string> r = EventReasons();
-    return std::find(r.begin(), r.end(), reason) != r.end();
+    return Eventually([&] {
+      std::vector<std::string> r = EventReasons();
+      return std::find(r.begin(), r.end(), reason) != r.end();
+    });
   }
 
   FakeClock clock_;
@@ -154,7 +158,7 @@ TEST_F(CronJobControllerTest, ForbidWaitsForTheActiveJobAndReplaceDeletesIt) {
   ASSERT_TRUE(Eventually([&] { return JobNames() == std::vector<std::string>{RunName(1)}; }));
   ASSERT_TRUE(Eventually([&] { return Find(CronJob(), "status.active") != nullptr; }));
   Advance(std::chrono::seconds(60));
-  ASSERT_TRUE(Eventually([&] { return HasEvent("JobAlreadyActive"); }));
+  ASSERT_TRUE(HasEvent("JobAlreadyActive"));
   EXPECT_EQ(JobNames(), std::vector<std::string>{RunName(1)});
   // Once it finishes, the run that waited starts (late).
   Finish(RunName(1));
