@@ -1,6 +1,7 @@
 // API server benchmark: a small HTTPS/1.1 keep-alive load client (Boost.Beast
 // over OpenSSL) run against a live `flotilla server`. Measures creates/s and
-// gets/s of small ConfigMaps, lists of 1k/2k/10k objects, watch fan-out
+// gets/s of small ConfigMaps, merge patches/s of node Leases (a kubelet's
+// renewal), lists of 1k/2k/10k objects, watch fan-out
 // latency to 1,000 watchers and server RSS with N objects stored, and prints
 // one JSON object. docs/benchmarks.md says how the published figures were
 // taken; scripts/bench-api starts a server and runs this against it.
@@ -157,6 +158,33 @@ void RunLists(const Config& cfg, ssl::context& ctx, Conn& admin,
   }
 }
 
+// Lease renewals as kubelets send them: kPatchedLeases node Leases, each
+// renewed in turn with a merge patch of its holder, duration and
+// renewTime (member/nodes/nodes.cc sends the same).
+json::object RunPatches(const Config& cfg, ssl::context& ctx, Conn& admin, const std::string& ns) {
+  constexpr int kPatchedLeases = 100;
+  const std::string path = "/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases";
+  auto spec = [](int lease, int64_t i) {
+    return R"({"spec":{"holderIdentity":"node-)" + std::to_string(lease) +
+           R"(","leaseDurationSeconds":40,"renewTime":"2026-01-01T00:00:)" +
+           std::to_string(10 + i % 50) + "." + std::to_string(100000 + i % 900000) + R"(Z"}})";
+  };
+  for (int l = 0; l < kPatchedLeases; ++l) {
+    std::string body = spec(l, 0);
+    body.insert(
+        1, R"("apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"node-)" +
+               std::to_string(l) + R"("},)");
+    auto code = admin.Do(http::verb::post, path, body);
+    if (!code.ok() || *code != 201)
+      return {{"error", "lease node-" + std::to_string(l) + " not created"}};
+  }
+  return RunLoad(cfg, ctx, cfg.concurrency, cfg.count, cfg.duration, [path, spec](int64_t i) {
+    int lease = static_cast<int>(i % kPatchedLeases);
+    return Request{http::verb::patch, path + "/node-" + std::to_string(lease), spec(lease, i + 1),
+                   200};
+  });
+}
+
 // Runs the phases named in cfg.phases in a fixed order, each in fresh namespaces.
 json::object RunAll(const Config& cfg, ssl::context& ctx) {
   json::object out{{"server", cfg.server}, {"concurrency", cfg.concurrency}};
@@ -186,6 +214,7 @@ json::object RunAll(const Config& cfg, ssl::context& ctx) {
       return Request{http::verb::get, NsPath(get_ns) + "/one", "", 200};
     });
   }
+  if (cfg.Has("patch")) out["patch"] = RunPatches(cfg, ctx, admin, ns("patch"));
   if (cfg.Has("list")) RunLists(cfg, ctx, admin, ns, out);
   memory["after_requests"] = ServerMemory(cfg);
   if (cfg.Has("watch")) out["watch"] = RunWatch(cfg, ctx, ns("watch"), g_created);
@@ -227,7 +256,7 @@ int main(int argc, char** argv) {
   app.add_option("--watch-writes", cfg.watch_writes, "Writes seen by the watchers");
   app.add_option("--watch-rate", cfg.watch_rate, "Writes per second during the watch");
   app.add_option("--watch-threads", cfg.watch_threads, "Client threads for watchers");
-  app.add_option("--phases", cfg.phases, "Subset of create,get,list,watch,fill");
+  app.add_option("--phases", cfg.phases, "Subset of create,get,patch,list,watch,fill");
   app.add_option("--list-sizes", cfg.list_sizes, "Objects per listed namespace")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   std::string rest = cfg.server.rfind("https://", 0) == 0 ? cfg.server.substr(8) : "";

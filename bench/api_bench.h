@@ -88,7 +88,10 @@ class Conn {
     req.set(http::field::host, cfg_.host + ":" + cfg_.port);
     req.set(http::field::authorization, "Bearer " + cfg_.token);
     req.set(http::field::accept, "application/json");
-    if (!body.empty()) req.set(http::field::content_type, "application/json");
+    if (!body.empty()) {
+      req.set(http::field::content_type,
+              verb == http::verb::patch ? "application/merge-patch+json" : "application/json");
+    }
     req.body() = std::move(body);
     req.prepare_payload();
     boost::system::error_code ec;
