@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/json.h"
 
@@ -15,6 +17,17 @@ namespace flotilla::api {
 // encoding/json writes for a map[string]interface{}), so that equal values
 // give equal text whatever order their fields came in.
 std::string CanonicalJson(const json::value& v);
+
+// An object's fields by name, the values not copied.
+using FieldRefs = std::vector<std::pair<std::string_view, const json::value*>>;
+
+// Appends to `out` the CanonicalJson of the object holding `fields` (in any
+// order) with every null, {} and [] member left out, at every depth, once
+// what is within it has been left out (Go's omitempty: a template written
+// back with "creationTimestamp": null reads as the one sent without it).
+// Array elements stay where they are. Returns false, `out` as it was, when
+// nothing is left of the object.
+bool AppendPrunedCanonical(FieldRefs fields, std::string& out);
 
 // 64-bit FNV-1a of `s`.
 uint64_t Fnv1a64(std::string_view s);

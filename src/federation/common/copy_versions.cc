@@ -10,30 +10,6 @@
 namespace flotilla::federation {
 namespace {
 
-// `v` without null, {} and [] anywhere (absent, as Go's omitempty writes
-// them): a template the member wrote back with "creationTimestamp": null
-// hashes as the one sent without it.
-json::value Pruned(const json::value& v) {
-  auto empty = [](const json::value& x) {
-    return x.is_null() || (x.is_object() && x.get_object().empty()) ||
-           (x.is_array() && x.get_array().empty());
-  };
-  if (v.is_object()) {
-    json::object out;
-    for (const auto& [k, x] : v.get_object()) {
-      json::value p = Pruned(x);
-      if (!empty(p)) out[k] = std::move(p);
-    }
-    return out;
-  }
-  if (v.is_array()) {
-    json::array out;
-    for (const json::value& x : v.get_array()) out.push_back(Pruned(x));
-    return out;
-  }
-  return v;
-}
-
 const json::object* MetaMap(const json::object& obj, std::string_view field) {
   const json::object* meta = GetObject(obj, "metadata");
   return meta != nullptr ? GetObject(*meta, field) : nullptr;
@@ -42,27 +18,40 @@ const json::object* MetaMap(const json::object& obj, std::string_view field) {
 }  // namespace
 
 uint64_t OwnedHash(const json::object& obj, const json::object& desired) {
-  json::object owned;
-  if (const json::object* labels = MetaMap(obj, "labels"); labels && !labels->empty()) {
-    owned["labels"] = *labels;
-  }
+  // The canonical text of {"annotations": ..., "content": ..., "labels":
+  // ...} with null, {} and [] left out, written from references into `obj`
+  // (a copy's content is most of it: a fan-out hashes every copy it
+  // writes).
+  api::FieldRefs annotations, content, labels;
   const json::object* want = MetaMap(desired, "annotations");
   const json::object* have = MetaMap(obj, "annotations");
   if (want != nullptr && have != nullptr) {
-    json::object annotations;
     for (const auto& [k, v] : *want) {
       if (k == api::kDesiredHashAnnotation) continue;
-      if (const json::value* h = have->if_contains(k)) annotations[k] = *h;
+      if (const json::value* h = have->if_contains(k)) annotations.emplace_back(k, h);
     }
-    if (!annotations.empty()) owned["annotations"] = std::move(annotations);
   }
-  json::object content;
   for (const auto& [k, v] : desired) {
     if (k == "apiVersion" || k == "kind" || k == "metadata" || k == "status") continue;
-    if (const json::value* h = obj.if_contains(k)) content[k] = *h;
+    if (const json::value* h = obj.if_contains(k)) content.emplace_back(k, h);
   }
-  owned["content"] = std::move(content);
-  return api::Fnv1a64(api::CanonicalJson(Pruned(owned)));
+  if (const json::object* l = MetaMap(obj, "labels")) {
+    for (const auto& [k, v] : *l) labels.emplace_back(k, &v);
+  }
+  std::string text = "{";
+  auto field = [&](std::string_view key, api::FieldRefs& fields) {
+    const size_t mark = text.size();
+    if (text.size() > 1) text += ',';
+    text += '"';
+    text += key;
+    text += "\":";
+    if (!api::AppendPrunedCanonical(std::move(fields), text)) text.resize(mark);
+  };
+  field("annotations", annotations);
+  field("content", content);
+  field("labels", labels);
+  text += '}';
+  return api::Fnv1a64(text);
 }
 
 std::string HashText(uint64_t hash) {

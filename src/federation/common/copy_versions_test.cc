@@ -76,5 +76,25 @@ TEST(CopyVersionsTest, RemembersPerObjectAndCluster) {
   EXPECT_EQ(v.size(), 1u);
 }
 
+// The hash is written into every copy (kDesiredHashAnnotation), so it must
+// not change from one build to the next: a federation upgraded would find
+// every copy's annotation stale and write them all again. These are the
+// values of the first build that wrote them (objects with nulls, empties,
+// escapes and fields in every order).
+TEST(CopyVersionsTest, TheHashIsTheSameFromBuildToBuild) {
+  EXPECT_EQ(HashText(OwnedHash(Obj(kDesired), Obj(kDesired))), "d3bb5a66788d1767");
+  json::object odd = Obj(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c",
+    "labels":{"z":"1","a":"2"},"annotations":{"b":"x","a":"y","gone":"q"}},
+    "data":{"k\"ey":"v\u00e9\n","e":""},"binaryData":{},
+    "extra":[null,{},[],{"a":null,"b":[{"c":{}}]}],"n":null,"num":1.5,"t":true})");
+  EXPECT_EQ(HashText(OwnedHash(odd, odd)), "a1611b8137d26577");
+  json::object have = odd;
+  have["metadata"].as_object()["annotations"].as_object().erase("gone");
+  EXPECT_EQ(HashText(OwnedHash(have, odd)), "5dbd8d41e6516867");
+  json::object bare =
+      Obj(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{}})");
+  EXPECT_EQ(HashText(OwnedHash(bare, bare)), "08f44b07b5901a25");
+}
+
 }  // namespace
 }  // namespace flotilla::federation
