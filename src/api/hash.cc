@@ -7,58 +7,12 @@
 namespace flotilla::api {
 namespace {
 
-void WriteCanonical(const json::value& v, std::string& out) {
-  if (v.is_object()) {
-    std::vector<std::pair<std::string_view, const json::value*>> fields;
-    for (const auto& [k, val] : v.get_object()) fields.emplace_back(k, &val);
-    std::sort(fields.begin(), fields.end());
-    out += '{';
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (i > 0) out += ',';
-      out += json::serialize(json::string(fields[i].first));
-      out += ':';
-      WriteCanonical(*fields[i].second, out);
-    }
-    out += '}';
-  } else if (v.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const json::value& e : v.get_array()) {
-      if (!first) out += ',';
-      first = false;
-      WriteCanonical(e, out);
-    }
-    out += ']';
-  } else {
-    out += json::serialize(v);
-  }
-}
+void WriteCanonical(const json::value& v, bool prune, std::string& out);
 
-// The pruned canonical text of `v` (AppendPrunedCanonical); "{}" for an
-// object of which nothing is left.
-void WritePrunedCanonical(const json::value& v, std::string& out) {
-  if (v.is_object()) {
-    FieldRefs fields;
-    fields.reserve(v.get_object().size());
-    for (const auto& [k, val] : v.get_object()) fields.emplace_back(k, &val);
-    if (!AppendPrunedCanonical(std::move(fields), out)) out += "{}";
-  } else if (v.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const json::value& e : v.get_array()) {
-      if (!first) out += ',';
-      first = false;
-      WritePrunedCanonical(e, out);
-    }
-    out += ']';
-  } else {
-    out += json::serialize(v);
-  }
-}
-
-}  // namespace
-
-bool AppendPrunedCanonical(FieldRefs fields, std::string& out) {
+// Writes the object holding `fields`, its keys sorted; when `prune`, its
+// members that come out as null, {} or [] are left out, and nothing at all
+// is written (false returned) when none is left.
+bool WriteObject(FieldRefs fields, bool prune, std::string& out) {
   std::sort(fields.begin(), fields.end());
   const size_t start = out.size();
   out += '{';
@@ -69,20 +23,48 @@ bool AppendPrunedCanonical(FieldRefs fields, std::string& out) {
     out += json::serialize(json::string(key));
     out += ':';
     const size_t at = out.size();
-    WritePrunedCanonical(*value, out);
+    WriteCanonical(*value, prune, out);
     std::string_view written = std::string_view(out).substr(at);
-    if (written == "null" || written == "{}" || written == "[]") {
+    if (prune && (written == "null" || written == "{}" || written == "[]")) {
       out.resize(mark);
     } else {
       any = true;
     }
   }
-  if (!any) {
+  if (prune && !any) {
     out.resize(start);
     return false;
   }
   out += '}';
   return true;
+}
+
+// The canonical text of `v`, pruned (AppendPrunedCanonical) or not; an
+// object of which nothing is left is "{}".
+void WriteCanonical(const json::value& v, bool prune, std::string& out) {
+  if (v.is_object()) {
+    FieldRefs fields;
+    fields.reserve(v.get_object().size());
+    for (const auto& [k, val] : v.get_object()) fields.emplace_back(k, &val);
+    if (!WriteObject(std::move(fields), prune, out)) out += "{}";
+  } else if (v.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const json::value& e : v.get_array()) {
+      if (!first) out += ',';
+      first = false;
+      WriteCanonical(e, prune, out);
+    }
+    out += ']';
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+bool AppendPrunedCanonical(FieldRefs fields, std::string& out) {
+  return WriteObject(std::move(fields), true, out);
 }
 
 uint64_t Fnv1a64(std::string_view s) {
@@ -96,7 +78,7 @@ uint64_t Fnv1a64(std::string_view s) {
 
 std::string CanonicalJson(const json::value& v) {
   std::string out;
-  WriteCanonical(v, out);
+  WriteCanonical(v, false, out);
   return out;
 }
 
