@@ -144,6 +144,8 @@ bool Informer::PostLocked(std::function<void()> work) {
 void Informer::RetryNotServed() {
   MutexLock lock(mu_);
   if (served_ || stopping_) return;
+  expect_served_until_ = clock_.Now() + options_.not_served_retry;
+  expect_served_tries_ = 0;
   if (waiting_not_served_) {
     waiting_not_served_ = false;
     retry_timer_.ArmAfter(Duration::zero());
@@ -199,7 +201,8 @@ void Informer::NotServed() {
 
 // Waits before the next list or watch: not at all after one failure, then
 // backoff_initial doubling up to backoff_max; not_served_retry while the
-// server does not serve the resource.
+// server does not serve the resource (backoff again for a while after
+// RetryNotServed).
 void Informer::Retry() {
   MutexLock lock(mu_);
   if (!served_) {
@@ -210,17 +213,24 @@ void Informer::Retry() {
       return;
     }
     waiting_not_served_ = true;
-    retry_timer_.ArmAfter(options_.not_served_retry);
+    if (clock_.Now() < expect_served_until_) {
+      // Told it is served now: the server has not caught up yet.
+      retry_timer_.ArmAfter(Backoff(expect_served_tries_++));
+    } else {
+      retry_timer_.ArmAfter(options_.not_served_retry);
+    }
     return;
   }
   if (failures_ <= 1) {
     PostLocked([this] { Step(); });
     return;
   }
-  Duration delay = options_.backoff_max;
-  if (failures_ - 2 < 30)
-    delay = std::min(delay, options_.backoff_initial * (1 << (failures_ - 2)));
-  if (!stopping_) retry_timer_.ArmAfter(delay);
+  if (!stopping_) retry_timer_.ArmAfter(Backoff(failures_ - 2));
+}
+
+Duration Informer::Backoff(int n) const {
+  if (n >= 30) return options_.backoff_max;
+  return std::min<Duration>(options_.backoff_max, options_.backoff_initial * (1 << n));
 }
 
 bool Informer::ListAndReplace() {

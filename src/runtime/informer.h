@@ -119,8 +119,13 @@ class Informer {
   bool Served() const;
   // While the resource is not served: lists again now instead of after
   // not_served_retry (the server was just told to serve it, e.g. a
-  // CustomResourceDefinition was established). Once served the informer
-  // tells on_synced again, after the first list that has data.
+  // CustomResourceDefinition was established). A server publishes what it
+  // was told to serve a moment later, longer on a busy machine: lists
+  // still answered NotFound are tried again with the usual backoff
+  // (backoff_initial doubling to backoff_max), for not_served_retry after
+  // this call, before the informer falls back to not_served_retry. Once
+  // served the informer tells on_synced again, after the first list that
+  // has data.
   void RetryNotServed();
   // Blocks until HasSynced() (true) or Stop() (false).
   bool WaitForSync();
@@ -143,6 +148,8 @@ class Informer {
   bool ListAndReplace();
   // The list said the server does not serve the resource.
   void NotServed();
+  // backoff_initial doubled `n` times, at most backoff_max.
+  Duration Backoff(int n) const;
   void Replace(std::vector<json::object> items) REQUIRES(deliver_mu_);
   template <typename Obj>
   ObjectPtr Cached(Obj&& obj) const;
@@ -185,6 +192,10 @@ class Informer {
   // The retry timer waits not_served_retry (no Step runs); RetryNotServed
   // during a Step makes the next one come at once.
   bool waiting_not_served_ GUARDED_BY(mu_) = false;
+  // Until when a NotFound is retried with backoff, after RetryNotServed,
+  // and how many such retries there were.
+  TimePoint expect_served_until_ GUARDED_BY(mu_){};
+  int expect_served_tries_ GUARDED_BY(mu_) = 0;
   bool retry_soon_ GUARDED_BY(mu_) = false;
   InformerStats stats_ GUARDED_BY(mu_);
   std::unique_ptr<client::Watch> watch_ GUARDED_BY(mu_);  // stopped outside it

@@ -302,6 +302,29 @@ TEST_F(InformerTest, RetryNotServedListsAtOnce) {
   EXPECT_EQ(informer.cache().List().size(), 1u);
 }
 
+// A server told to serve a resource publishes it a moment later (longer
+// on a busy machine): after RetryNotServed, a list still answered NotFound
+// is tried again with backoff, not after not_served_retry.
+TEST_F(InformerTest, AfterRetryNotServedTheServerIsGivenTimeToCatchUp) {
+  Create("ns", "a", "1");
+  client_.InjectError(FakeClient::Verb::kList,
+                      Status::NotFound("the server could not find the requested resource"), 3);
+  Informer informer(client_, kConfigMaps, clock_, {.not_served_retry = std::chrono::minutes(5)});
+  informer.Start();
+  ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 5min; }));
+  informer.RetryNotServed();
+  // Still NotFound: again after 800 ms, then 1.6 s, and the third is served.
+  ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 800ms; }));
+  EXPECT_FALSE(informer.Served());
+  clock_.Advance(800ms);
+  ASSERT_TRUE(Eventually([&] { return clock_.timers().next_deadline() == clock_.Now() + 1600ms; }));
+  EXPECT_FALSE(informer.HasSynced());
+  clock_.Advance(1600ms);
+  ASSERT_TRUE(informer.WaitForSync());
+  EXPECT_TRUE(informer.Served());
+  EXPECT_EQ(informer.cache().List().size(), 1u);
+}
+
 TEST_F(InformerTest, LabelSelectedInformerSeesObjectsLeaveTheSelector) {
   Create("ns", "a", "1", {{"app", "web"}});
   Create("ns", "b", "1", {{"app", "db"}});
