@@ -31,7 +31,7 @@ void Patch(std::span<const uint8_t> data) {
   static constexpr std::array<const char*, 3> kTypes = {"application/merge-patch+json",
                                                         "application/json-patch+json",
                                                         "application/strategic-merge-patch+json"};
-  static const json::value original = *ParseJson(kDeployment);
+  static const json::object original = ParseJson(kDeployment)->as_object();
   static const api::PatchInfoLookup lookup =
       api::SchemaSet::Builtin().PatchInfo("io.k8s.api.apps.v1.Deployment");
   if (data.empty()) return;

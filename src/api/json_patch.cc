@@ -239,7 +239,7 @@ StatusOr<Operation> DecodeOperation(const json::object& raw) {
 
 }  // namespace
 
-StatusOr<json::value> JsonPatch(const json::value& original, const json::value& patch) {
+StatusOr<json::value> JsonPatch(json::value original, const json::value& patch) {
   if (!patch.is_array()) {
     return Status::BadRequest("json patch must be a JSON array of operations, got " +
                               std::string(JsonTypeName(patch)));
@@ -256,7 +256,7 @@ StatusOr<json::value> JsonPatch(const json::value& original, const json::value& 
                                 std::string(JsonTypeName(op)));
     }
   }
-  Patcher patcher(original);
+  Patcher patcher(std::move(original));
   for (const json::value& raw : ops) {
     FLOTILLA_ASSIGN_OR_RETURN(Operation op, DecodeOperation(raw.get_object()));
     FLOTILLA_RETURN_IF_ERROR(patcher.Apply(op));

@@ -95,7 +95,7 @@ json::value MergePatch(const json::value& original, const json::value& patch) {
   return target;
 }
 
-StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::value& original,
+StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::object& original,
                                  std::string_view patch_body, const PatchInfoLookup& lookup) {
   std::string_view type = MediaType(content_type);
   bool json_patch = type == kJsonPatchContentType;
@@ -118,9 +118,15 @@ StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::valu
                               " patch must be a JSON object, got " +
                               std::string(JsonTypeName(patch)));
   }
-  StatusOr<json::value> result = json_patch  ? JsonPatch(original, patch)
-                                 : strategic ? StrategicMergePatch(original, patch, lookup)
-                                             : StatusOr<json::value>(MergePatch(original, patch));
+  // Each way copies the object once, into the result it patches.
+  auto patched = [&]() -> StatusOr<json::value> {
+    if (json_patch) return JsonPatch(json::value(original), patch);
+    if (strategic) return StrategicMergePatch(original, patch.get_object(), lookup);
+    json::object target = original;
+    MergeInto(target, patch.get_object());
+    return json::value(std::move(target));
+  };
+  StatusOr<json::value> result = patched();
   if (result.ok() && !result->is_object()) {
     return Status::Invalid("the patched object must be a JSON object, got " +
                            std::string(JsonTypeName(*result)));

@@ -66,12 +66,15 @@ json::value MergePatch(const json::value& original, const json::value& patch);
 // `status` lacks set to null.
 std::string StatusMergePatch(const json::value* old_status, const json::object& status);
 
-// RFC 6902. `patch` must be an array of operation objects.
-StatusOr<json::value> JsonPatch(const json::value& original, const json::value& patch);
+// RFC 6902. `patch` must be an array of operation objects. The operations
+// apply to `original` itself (pass a copy to keep one).
+StatusOr<json::value> JsonPatch(json::value original, const json::value& patch);
 
 // Applies a strategic merge patch object to an object. An empty `lookup`
 // treats every field as having no strategy (maps merge, lists replace).
 StatusOr<json::value> StrategicMergePatch(const json::value& original, const json::value& patch,
+                                          const PatchInfoLookup& lookup);
+StatusOr<json::value> StrategicMergePatch(const json::object& original, const json::object& patch,
                                           const PatchInfoLookup& lookup);
 
 // Whether `content_type` (parameters ignored) is server-side apply's, which
@@ -81,7 +84,7 @@ bool IsApplyPatch(std::string_view content_type);
 // Parses `patch_body` and applies it to `original` (an object) according to
 // `content_type` (parameters such as "; charset=utf-8" are ignored). The
 // result is always an object.
-StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::value& original,
+StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::object& original,
                                  std::string_view patch_body, const PatchInfoLookup& lookup);
 
 // Deep equality where numbers compare by value (1 == 1.0), as RFC 6902's

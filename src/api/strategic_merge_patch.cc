@@ -390,9 +390,13 @@ StatusOr<json::value> StrategicMergePatch(const json::value& original, const jso
     return BadRequest("strategic merge patch applies to a JSON object, got " +
                       std::string(JsonTypeName(original)));
   }
+  return StrategicMergePatch(original.get_object(), patch.get_object(), lookup);
+}
+
+StatusOr<json::value> StrategicMergePatch(const json::object& original, const json::object& patch,
+                                          const PatchInfoLookup& lookup) {
   Merger merger(lookup);
-  FLOTILLA_ASSIGN_OR_RETURN(json::object merged,
-                            merger.MergeMap(original.get_object(), patch.get_object(), Path{}));
+  FLOTILLA_ASSIGN_OR_RETURN(json::object merged, merger.MergeMap(original, patch, Path{}));
   return json::value(std::move(merged));
 }
 
