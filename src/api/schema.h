@@ -66,6 +66,8 @@ class SchemaSet {
   // FieldsV1) and fields marked x-kubernetes-preserve-unknown-fields accept
   // anything. An unknown definition name checks nothing.
   void Check(std::string_view definition_name, const json::value& obj, CheckResult* out) const;
+  // The same for an object, without copying it into a json::value.
+  void Check(std::string_view definition_name, const json::object& obj, CheckResult* out) const;
 
   // The strategic-merge lookup for objects of definition `definition_name`:
   // a path of field names from the root, list positions elided, gives that

@@ -189,6 +189,23 @@ class Checker {
     if (type == "boolean" && !v.is_bool()) TypeError(ValueKind(v), "bool", path);
   }
 
+  // Value for a whole object, which a struct's schema checks in place;
+  // any other schema gets the object as a value (a copy).
+  void Root(const json::object& schema, const json::object& obj) {
+    std::string ref;
+    const json::object* s = ResolveSchema(definitions_, schema, &ref);
+    const json::object* props = s != nullptr ? GetObject(*s, "properties") : nullptr;
+    if (props != nullptr && GetString(*s, "type").value_or("") == "object" && ref != kIntOrString &&
+        ref != kQuantity && ref != kTime && ref != kMicroTime &&
+        !s->contains("x-kubernetes-int-or-string")) {
+      ++depth_;
+      Struct(*s, *props, ref, obj, "");
+      --depth_;
+      return;
+    }
+    Value(schema, json::value(obj), "");
+  }
+
  private:
   void Object(const json::object& field, const json::object& s, const std::string& ref,
               const json::value& v, const std::string& path) {
@@ -319,6 +336,13 @@ void SchemaSet::Check(std::string_view definition_name, const json::value& obj,
   if (Definition(definition_name) == nullptr) return;
   json::object root{{"$ref", "#/definitions/" + std::string(definition_name)}};
   Checker(definitions_, out).Value(root, obj, "");
+}
+
+void SchemaSet::Check(std::string_view definition_name, const json::object& obj,
+                      CheckResult* out) const {
+  if (Definition(definition_name) == nullptr) return;
+  json::object root{{"$ref", "#/definitions/" + std::string(definition_name)}};
+  Checker(definitions_, out).Root(root, obj);
 }
 
 }  // namespace flotilla::api

@@ -251,6 +251,27 @@ TEST(SchemaCheckTest, FreeFormFieldsAcceptAnything) {
   EXPECT_THAT(none.unknown_fields, IsEmpty());
 }
 
+TEST(SchemaCheckTest, AnObjectIsCheckedAsTheSameValueWouldBe) {
+  const json::value body = Parse(R"({"apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web", "labelz": {}}, "spec": {"replicas": "3", "paused": 1,
+    "template": {"spec": {"containers": [{"name": "c", "image": "i",
+                                          "ports": [{"containerPort": "80"}]}]}}},
+    "extra": true})");
+  for (std::string_view definition :
+       {"io.k8s.api.apps.v1.Deployment", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString", "no.such.Definition"}) {
+    CheckResult as_value, as_object;
+    SchemaSet::Builtin().Check(definition, body, &as_value);
+    SchemaSet::Builtin().Check(definition, body.get_object(), &as_object);
+    EXPECT_EQ(Messages(as_object), Messages(as_value)) << definition;
+    EXPECT_EQ(as_object.unknown_fields, as_value.unknown_fields) << definition;
+  }
+  CheckResult r;
+  SchemaSet::Builtin().Check("io.k8s.api.apps.v1.Deployment", body.get_object(), &r);
+  EXPECT_THAT(r.unknown_fields, ElementsAre("metadata.labelz", "extra"));
+  EXPECT_EQ(r.type_errors.size(), 3u);
+}
+
 TEST(SchemaCheckTest, ClusterSchema) {
   CheckResult r = CheckBuiltin("io.flotilla.federation.v1beta1.Cluster", R"({
     "apiVersion": "federation/v1beta1", "kind": "Cluster", "metadata": {"name": "c1"},
