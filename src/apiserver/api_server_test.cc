@@ -9,6 +9,7 @@
 #include "api/kinds/kinds.h"
 #include "apiserver/api_server_test_util.h"
 #include "apiserver/discovery.h"
+#include "apiserver/meta.h"
 
 namespace flotilla::apiserver {
 namespace {
@@ -69,6 +70,72 @@ TEST(ApiServerTest, CreateMutationsChainAndApplyAtCreateOnly) {
   s.Do(other, "POST", "/apis/apps/v1/namespaces/default/deployments", kDeployment);
   ASSERT_EQ(other.code(), 201) << other.body();
   EXPECT_EQ(Find(other.Json(), "metadata.labels"), nullptr);
+}
+
+// A write answers with the JSON it stored where that is the object as
+// served: the same bytes a GET then returns. Elsewhere (a no-op update, a
+// dry run, a kind stored in another version) the object is serialized.
+TEST(ApiServerTest, AWritesAnswerIsTheObjectAsAGetThenReturnsIt) {
+  TestServer s;
+  auto get_body = [&s](const std::string& path) {
+    RecordingResponder r;
+    s.Do(r, "GET", path);
+    EXPECT_EQ(r.code(), 200) << r.body();
+    return r.body();
+  };
+  const std::string cm = "/api/v1/namespaces/default/configmaps/cfg";
+  RecordingResponder created;
+  s.Do(created, "POST", "/api/v1/namespaces/default/configmaps", kConfigMap);
+  ASSERT_EQ(created.code(), 201) << created.body();
+  EXPECT_EQ(created.body(), get_body(cm));
+
+  json::object obj = created.Json();
+  EnsureObject(obj, "data")["b"] = "2";
+  RecordingResponder updated;
+  s.Do(updated, "PUT", cm, json::serialize(obj));
+  ASSERT_EQ(updated.code(), 200) << updated.body();
+  EXPECT_EQ(updated.body(), get_body(cm));
+  EXPECT_EQ(*Find(updated.Json(), "data.b"), "2");
+
+  RecordingResponder patched;
+  s.Do(patched, "PATCH", cm, R"({"data":{"c":"3"}})", "application/merge-patch+json");
+  ASSERT_EQ(patched.code(), 200) << patched.body();
+  EXPECT_EQ(patched.body(), get_body(cm));
+  EXPECT_GT(ResourceVersionOf(patched.Json()), ResourceVersionOf(updated.Json()));
+
+  // Nothing changes: nothing is written, and the answer is the object.
+  RecordingResponder same;
+  s.Do(same, "PATCH", cm, R"({"data":{"c":"3"}})", "application/merge-patch+json");
+  ASSERT_EQ(same.code(), 200) << same.body();
+  EXPECT_EQ(same.Json(), patched.Json());
+
+  RecordingResponder dry;
+  s.Do(dry, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+       R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"}})");
+  ASSERT_EQ(dry.code(), 201) << dry.body();
+  EXPECT_EQ(*Find(dry.Json(), "metadata.name"), "dry");
+  EXPECT_EQ(Find(dry.Json(), "metadata.resourceVersion"), nullptr);
+
+  // A Service's cluster IP is allocated as it is stored: the answer has it.
+  RecordingResponder svc;
+  s.Do(svc, "POST", "/api/v1/namespaces/default/services",
+       R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},
+           "spec":{"ports":[{"port":80}]}})");
+  ASSERT_EQ(svc.code(), 201) << svc.body();
+  EXPECT_FALSE(Find(svc.Json(), "spec.clusterIP")->as_string().empty());
+  EXPECT_EQ(svc.body(), get_body("/api/v1/namespaces/default/services/web"));
+
+  // autoscaling/v1 is stored as v2: the answer is converted back to v1.
+  RecordingResponder hpa;
+  s.Do(hpa, "POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+       R"({"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
+           "spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
+                   "maxReplicas":3,"targetCPUUtilizationPercentage":50}})");
+  ASSERT_EQ(hpa.code(), 201) << hpa.body();
+  EXPECT_EQ(*Find(hpa.Json(), "apiVersion"), "autoscaling/v1");
+  EXPECT_EQ(*Find(hpa.Json(), "spec.targetCPUUtilizationPercentage"), 50);
+  EXPECT_EQ(hpa.Json(),
+            Get(s, "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/h"));
 }
 
 TEST(ApiServerTest, DuplicateCreateIsAlreadyExists) {

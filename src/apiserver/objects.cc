@@ -221,8 +221,18 @@ Status Objects::CheckNamespace(const api::Resource& res, const std::string& ns) 
   return Status::Ok();
 }
 
+void Objects::KeepStoredJson(const api::Resource& res, storage::KeyValue& kv, int64_t encoded,
+                             StoredJson* out) {
+  if (out == nullptr || !res.StoredAsServed() || kv.mod_revision != encoded || kv.value.empty()) {
+    return;
+  }
+  out->json = std::move(kv.value);
+  out->revision = kv.mod_revision;
+}
+
 StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std::string& ns,
-                                            json::object obj, bool dry_run) {
+                                            json::object obj, bool dry_run,
+                                            StoredJson* stored_json) {
   std::string name = MetaString(obj, "name");
   if (dry_run) {
     auto existing = store_.Get(Key(res, ns, name));
@@ -230,12 +240,13 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
       return Status::AlreadyExists(res.GroupResource() + " \"" + name + "\" already exists");
     return obj;
   }
-  json::object stored;
   const bool allocate_ip = NeedsClusterIP(res, obj);
+  int64_t encoded = 0;
+  // `obj` is left as the last call made it: what was stored.
   storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
     MetaOf(obj)["resourceVersion"] = std::to_string(rev);
     if (allocate_ip) AssignClusterIP(obj, rev);
-    stored = obj;
+    encoded = rev;
     return StatusOr<std::string>(json::serialize(obj));
   };
   auto kv = store_.Create(Key(res, ns, name), encode, TtlOf(res));
@@ -245,8 +256,9 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
     }
     return kv.status();
   }
-  MetaOf(stored)["resourceVersion"] = std::to_string(kv->mod_revision);  // see Update
-  return stored;
+  MetaOf(obj)["resourceVersion"] = std::to_string(kv->mod_revision);  // see Update
+  KeepStoredJson(res, *kv, encoded, stored_json);
+  return obj;
 }
 
 Duration Objects::TtlOf(const api::Resource& res) const {
@@ -362,12 +374,14 @@ StatusOr<json::object> Objects::CreateObject(const api::Resource& res, const std
       if (!admitted.ok()) return AdmissionRefused(res, name, admitted.status());
       quota_lock = *std::move(admitted);
     }
-    json::object to_store = obj;
+    // A generated name may be taken: the next attempt starts from `obj`.
+    const bool may_retry = generated && attempt < 8;
+    json::object to_store = may_retry ? obj : std::move(obj);
     if (res.StorageVersion() != res.version && res.convert) {
       FLOTILLA_ASSIGN_OR_RETURN(to_store, res.convert(std::move(to_store), res.StorageVersion()));
     }
-    auto stored = StoreCreate(res, ns, std::move(to_store), opts.dry_run);
-    if (!stored.ok() && generated && attempt < 8 && stored.status().Is(Reason::kAlreadyExists)) {
+    auto stored = StoreCreate(res, ns, std::move(to_store), opts.dry_run, opts.stored_json);
+    if (!stored.ok() && may_retry && stored.status().Is(Reason::kAlreadyExists)) {
       continue;
     }
     if (!stored.ok()) return stored.status();

@@ -28,6 +28,13 @@ namespace flotilla::apiserver {
 
 enum class FieldValidation { kIgnore, kWarn, kStrict };
 
+// The stored bytes of a write (WriteOptions::stored_json); revision 0:
+// none were left.
+struct StoredJson {
+  std::string json;
+  int64_t revision = 0;
+};
+
 struct WriteOptions {
   bool dry_run = false;
   // The field manager the write is recorded under in metadata.managedFields
@@ -44,6 +51,11 @@ struct WriteOptions {
   // API server's per-user admission (RBAC escalation checks) goes here.
   // Null: none.
   std::function<Status(const json::object& obj, const json::object* old)> admit;
+  // Where a create, update or patch of a kind stored as served leaves the
+  // JSON it stored (the object it returns, serialized, resourceVersion
+  // included), so that the response need not serialize it again. Null:
+  // not wanted.
+  StoredJson* stored_json = nullptr;
 };
 
 enum class Propagation { kDefault, kOrphan, kBackground, kForeground };
@@ -255,13 +267,25 @@ class Objects {
   api::FieldManagerRequest ManagerRequest(const api::Resource& res, std::string_view endpoint,
                                           const WriteOptions& opts) const;
   Status CheckNamespace(const api::Resource& res, const std::string& ns);
+  // Stores `obj` (in the storage version) as new and returns it with its
+  // resourceVersion; the stored bytes go to `stored_json` (if not null) as
+  // StoreUpdate says.
   StatusOr<json::object> StoreCreate(const api::Resource& res, const std::string& ns,
-                                     json::object obj, bool dry_run);
+                                     json::object obj, bool dry_run,
+                                     StoredJson* stored_json = nullptr);
   // Writes `obj` over the stored revision `expected_revision` of `key` (in
   // the storage version, with the written revision as its resourceVersion)
   // and returns it as served. The store's error (Conflict, NotFound) as is.
+  // For a kind stored as served, the bytes stored are left in `stored_json`
+  // (if not null) when they are the object returned.
   StatusOr<json::object> StoreUpdate(const api::Resource& res, const std::string& key,
-                                     int64_t expected_revision, json::object obj);
+                                     int64_t expected_revision, json::object obj,
+                                     StoredJson* stored_json = nullptr);
+  // Leaves `kv`'s value in `out` when it is `obj` as served: the kind is
+  // stored as served and `encoded` (the revision `obj` was serialized
+  // with) is the one written (etcd may write another).
+  static void KeepStoredJson(const api::Resource& res, storage::KeyValue& kv, int64_t encoded,
+                             StoredJson* out);
 
   const api::Registry& registry_;
   KindResolver resolve_kind_;

@@ -244,18 +244,22 @@ StatusOr<json::object> Objects::PrepareUpdate(const api::Resource& res, const js
 }
 
 StatusOr<json::object> Objects::StoreUpdate(const api::Resource& res, const std::string& key,
-                                            int64_t expected_revision, json::object obj) {
+                                            int64_t expected_revision, json::object obj,
+                                            StoredJson* stored_json) {
   if (res.StorageVersion() != res.version && res.convert) {
     FLOTILLA_ASSIGN_OR_RETURN(obj, res.convert(std::move(obj), res.StorageVersion()));
   }
+  int64_t encoded = 0;
   storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
     MetaOf(obj)["resourceVersion"] = std::to_string(rev);
+    encoded = rev;
     return StatusOr<std::string>(json::serialize(obj));
   };
   FLOTILLA_ASSIGN_OR_RETURN(storage::KeyValue written,
                             store_.Update(key, expected_revision, encode, TtlOf(res)));
   // The revision etcd gave, which may differ from the one `encode` got.
   MetaOf(obj)["resourceVersion"] = std::to_string(written.mod_revision);
+  KeepStoredJson(res, written, encoded, stored_json);
   return FromStorage(res, std::move(obj));
 }
 
@@ -285,7 +289,7 @@ StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const
       if (deleted.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
       return deleted.status();
     }
-    auto written = StoreUpdate(res, key, stored.mod_revision, updated);
+    auto written = StoreUpdate(res, key, stored.mod_revision, updated, opts.stored_json);
     if (written.ok()) return written;
     if (written.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
     if (written.status().Is(Reason::kConflict)) {

@@ -446,6 +446,12 @@ void ServeResourceRequest(ResourceContext& ctx) {
                          Status::NotFound("the server could not find the requested resource"));
   }
   std::string effective_sub = sub == "finalize" ? "" : sub;
+  // A write's answer is the JSON it stored, when that is the object as
+  // served: no second serialization (DESIGN §4).
+  StoredJson stored_json;
+  if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.Header("accept"))) {
+    wopts->stored_json = &stored_json;
+  }
   StatusOr<json::object> result = Status::Internal("unreachable");
   std::string error_name = name;  // details.name of an error
   int code = 200;
@@ -488,6 +494,11 @@ void ServeResourceRequest(ResourceContext& ctx) {
     return RespondStatus(ctx.resp, Status(Reason::kMethodNotAllowed, "method not allowed"));
   }
   if (!result.ok()) return RespondStatus(ctx.resp, result.status(), error_name, &ctx.res);
+  // The JSON left is the answer only if it is of the write answered (not
+  // of another write the request made, nor of none: a no-op update).
+  if (stored_json.revision != 0 && ResourceVersionOf(*result) == stored_json.revision) {
+    return RespondJson(ctx.resp, code, std::move(stored_json.json), warnings);
+  }
   RespondObject(ctx, code, *result, warnings);
 }
 
