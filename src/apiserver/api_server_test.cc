@@ -154,6 +154,25 @@ TEST(ApiServerTest, MissingAndTerminatingNamespaces) {
   s.Do(missing, "POST", "/api/v1/namespaces/nope/configmaps", kConfigMap);
   EXPECT_EQ(missing.code(), 404) << missing.body();
   EXPECT_EQ(*Find(missing.Json(), "message"), "namespaces \"nope\" not found");
+
+  // A Namespace held by a finalizer stays Terminating after its DELETE.
+  RecordingResponder ns;
+  s.Do(ns, "POST", "/api/v1/namespaces",
+       R"({"apiVersion":"v1","kind":"Namespace",
+           "metadata":{"name":"going","finalizers":["example.com/hold"]}})");
+  ASSERT_EQ(ns.code(), 201) << ns.body();
+  RecordingResponder before;
+  s.Do(before, "POST", "/api/v1/namespaces/going/configmaps", kConfigMap);
+  EXPECT_EQ(before.code(), 201) << before.body();
+  RecordingResponder del;
+  s.Do(del, "DELETE", "/api/v1/namespaces/going");
+  ASSERT_EQ(del.code(), 200) << del.body();
+  RecordingResponder terminating;
+  s.Do(terminating, "POST", "/apis/apps/v1/namespaces/going/deployments", kDeployment);
+  EXPECT_EQ(terminating.code(), 403) << terminating.body();
+  EXPECT_EQ(*Find(terminating.Json(), "message"),
+            "deployments.apps \"web\" is forbidden: unable to create new content in namespace "
+            "going because it is being terminated");
 }
 
 TEST(ApiServerTest, MalformedJsonAndBadNamesAreRejected) {

@@ -266,7 +266,9 @@ class Objects {
   api::FieldManager FieldManagerFor(const api::Resource& res) const;
   api::FieldManagerRequest ManagerRequest(const api::Resource& res, std::string_view endpoint,
                                           const WriteOptions& opts) const;
-  Status CheckNamespace(const api::Resource& res, const std::string& ns);
+  // A create in `ns` needs it to exist and not be going (the
+  // NamespaceLifecycle admission).
+  Status CheckNamespace(const api::Resource& res, const std::string& ns, const std::string& name);
   // Stores `obj` (in the storage version) as new and returns it with its
   // resourceVersion; the stored bytes go to `stored_json` (if not null) as
   // StoreUpdate says.

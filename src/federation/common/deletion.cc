@@ -28,10 +28,13 @@ bool DeletesMemberCopies(const json::object& obj) {
   return policy == "Background" || policy == "Foreground";
 }
 
+bool NeedsFederationFinalizer(const json::object& obj) {
+  return !api::IsBeingDeleted(obj) &&
+         !HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer);
+}
+
 bool AddFederationFinalizer(json::object& obj) {
-  if (api::IsBeingDeleted(obj) || HasFinalizer(obj, api::kDeleteFromUnderlyingClustersFinalizer)) {
-    return false;
-  }
+  if (!NeedsFederationFinalizer(obj)) return false;
   json::value& finalizers = EnsureObject(obj, "metadata")["finalizers"];
   if (!finalizers.is_array()) finalizers = json::array();
   finalizers.get_array().emplace_back(api::kDeleteFromUnderlyingClustersFinalizer);

@@ -24,6 +24,10 @@ bool HasFinalizer(const json::object& obj, std::string_view finalizer);
 // Foreground. Absent or Orphan keeps them.
 bool DeletesMemberCopies(const json::object& obj);
 
+// Whether `obj` lacks api::kDeleteFromUnderlyingClustersFinalizer and is not
+// being deleted: what AddFederationFinalizer would change.
+bool NeedsFederationFinalizer(const json::object& obj);
+
 // Adds api::kDeleteFromUnderlyingClustersFinalizer to `obj` in place unless
 // it has it or is being deleted; true when it added it. The federation's
 // admission adds it so to a new object, in the create itself.

@@ -24,10 +24,6 @@ StatusOr<json::object> SetAnnotation(client::Client& client, const client::Resou
   return SetAnnotations(client, resource, obj, {{std::string(key), std::string(value)}});
 }
 
-namespace {
-
-// Whether `obj` has each annotation of `set` with its value and none of
-// `remove`: then a write would change nothing, and no copy is made.
 bool HasAnnotations(const json::object& obj, const std::map<std::string, std::string>& set,
                     const std::vector<std::string>& remove) {
   const json::value* found = Find(obj, "metadata.annotations");
@@ -41,6 +37,8 @@ bool HasAnnotations(const json::object& obj, const std::map<std::string, std::st
   }
   return true;
 }
+
+namespace {
 
 // Sets each annotation of `set` on `obj` and removes each of `remove`.
 void ApplyAnnotations(json::object& obj, const std::map<std::string, std::string>& set,

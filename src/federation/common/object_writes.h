@@ -21,6 +21,11 @@ StatusOr<json::object> SetAnnotation(client::Client& client, const client::Resou
                                      const json::object& obj, std::string_view key,
                                      std::string_view value);
 
+// Whether `obj` has each annotation of `set` with its value and none of
+// `remove`: then a write would change nothing.
+bool HasAnnotations(const json::object& obj, const std::map<std::string, std::string>& set,
+                    const std::vector<std::string>& remove);
+
 // `obj` with each annotation of `set` set to its value and each of
 // `remove` removed: written unless nothing changes; returns the object as
 // stored afterwards.

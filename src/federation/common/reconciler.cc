@@ -495,7 +495,8 @@ Status Reconciler::RecordOverrides(Check& check) {
   } else {
     set[api::kOverridesAnnotation] = *check.overrides_annotation;
   }
-  // No write when the object says so already.
+  // No write, and no copy, when the object says so already.
+  if (HasAnnotations(check.obj, set, remove)) return Status::Ok();
   FLOTILLA_ASSIGN_OR_RETURN(json::object written, SetAnnotations(ctx_.fed(), strategy_.resource(),
                                                                  check.obj, set, remove));
   check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
@@ -576,9 +577,10 @@ StatusOr<bool> Reconciler::RecordPolicy(Check& check, bool finalize) {
     const json::value* have = api::FindAnnotation(check.obj, key);
     changed = changed || (want == nullptr) != (have == nullptr) || (want && *want != *have);
   }
+  // Most checks find both in place: the object is copied only to change it.
+  if (!changed && !(finalize && NeedsFederationFinalizer(check.obj))) return false;
   json::object updated = check.obj;
-  bool finalizer_added = finalize && AddFederationFinalizer(updated);
-  if (!changed && !finalizer_added) return false;
+  if (finalize) AddFederationFinalizer(updated);
   if (changed) {
     json::object& annotations = EnsureObject(EnsureObject(updated, "metadata"), "annotations");
     for (const std::string& key : PolicyAnnotationKeys()) annotations.erase(key);

@@ -56,11 +56,14 @@ class SyncController::KindStrategy : public Strategy {
 
   Status Plan(Check& check) override {
     if (spec_.follows_dependents) check.state = ClustersUsing(check);
-    json::object desired = DesiredCopy(spec_, check.obj);
     const CustomizationPtr& custom = check.custom;
-    if (spec_.whole && custom != nullptr &&
-        custom->Has(interpreter::Operation::kInterpretReplica) &&
-        custom->Has(interpreter::Operation::kReviseReplica)) {
+    const bool divided = spec_.whole && custom != nullptr &&
+                         custom->Has(interpreter::Operation::kInterpretReplica) &&
+                         custom->Has(interpreter::Operation::kReviseReplica);
+    // No cluster, no copy to build.
+    if (check.copies.empty() && !divided) return Status::Ok();
+    json::object desired = DesiredCopy(spec_, check.obj);
+    if (divided) {
       StatusOr<int64_t> unplaced = PlanDivided(*custom, ctx_.members(), check, desired);
       FLOTILLA_RETURN_IF_ERROR(reconciler_.Interpreted(check, unplaced.status()));
       if (*unplaced > 0) {
@@ -72,7 +75,13 @@ class SyncController::KindStrategy : public Strategy {
       }
       return Status::Ok();
     }
-    for (Copy& c : check.copies) c.desired = desired;
+    for (Copy& c : check.copies) {
+      if (&c == &check.copies.back()) {
+        c.desired = std::move(desired);
+      } else {
+        c.desired = desired;
+      }
+    }
     return Status::Ok();
   }
   bool UpToDate(const Copy& c) const override {
