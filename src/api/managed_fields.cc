@@ -32,6 +32,14 @@ const Set& ServerFields() {
   return kSet;
 }
 
+// The fields no manager owns: the server's and `ignored` (what the
+// endpoint resets); `storage` holds their union when it is needed.
+const Set& Unowned(const Set& ignored, Set& storage) {
+  if (ignored.Empty()) return ServerFields();
+  storage = ServerFields().Union(ignored);
+  return storage;
+}
+
 const json::value* ManagedFieldsOf(const json::object& obj) {
   const json::object* meta = GetObject(obj, "metadata");
   return meta != nullptr ? meta->if_contains("managedFields") : nullptr;
@@ -323,7 +331,8 @@ json::array EncodeManagedFields(std::vector<ManagedFieldsEntry> entries) {
 
 json::object FieldManager::Update(const json::object& live, json::object updated,
                                   const FieldManagerRequest& req) const {
-  Set skip = ServerFields().Union(req.ignored);
+  Set skip_storage;
+  const Set& skip = Unowned(req.ignored, skip_storage);
   Comparison cmp = typed_.Compare(live, updated, &skip);
   const json::value* stored = ManagedFieldsOf(live);
   const json::value* requested = ManagedFieldsOf(updated);
@@ -392,7 +401,8 @@ StatusOr<json::object> FieldManager::Apply(const json::object& live, const json:
   if (ManagedFieldsOf(config) != nullptr) {
     return Status::BadRequest("metadata.managedFields must be nil");
   }
-  Set skip = ServerFields().Union(req.ignored);
+  Set skip_storage;
+  const Set& skip = Unowned(req.ignored, skip_storage);
   FLOTILLA_ASSIGN_OR_RETURN(Set applied, typed_.ToFieldSet(config));
   applied = applied.RecursiveDifference(skip);
 

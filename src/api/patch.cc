@@ -71,17 +71,17 @@ bool JsonEqual(const json::value& a, const json::value& b) {
     }
     return true;
   }
-  if (a.is_object()) {
-    const json::object& x = a.get_object();
-    const json::object& y = b.get_object();
-    if (x.size() != y.size()) return false;
-    for (const auto& [key, value] : x) {
-      const json::value* other = y.if_contains(key);
-      if (other == nullptr || !JsonEqual(value, *other)) return false;
-    }
-    return true;
-  }
+  if (a.is_object()) return JsonEqual(a.get_object(), b.get_object());
   return a == b;
+}
+
+bool JsonEqual(const json::object& a, const json::object& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [key, value] : a) {
+    const json::value* other = b.if_contains(key);
+    if (other == nullptr || !JsonEqual(value, *other)) return false;
+  }
+  return true;
 }
 
 bool IsApplyPatch(std::string_view content_type) {

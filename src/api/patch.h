@@ -90,5 +90,6 @@ StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::obje
 // Deep equality where numbers compare by value (1 == 1.0), as RFC 6902's
 // `test` requires.
 bool JsonEqual(const json::value& a, const json::value& b);
+bool JsonEqual(const json::object& a, const json::object& b);
 
 }  // namespace flotilla::api

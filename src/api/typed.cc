@@ -283,11 +283,8 @@ void CompareLeaf(const json::value* lhs, const json::value* rhs, const Path& pat
   }
 }
 
-void CompareObjects(const Walker& w, const Node& n, const json::value* lhs, const json::value* rhs,
+void CompareObjects(const Walker& w, const Node& n, const json::object& l, const json::object& r,
                     const Set* skip, Path& path, Comparison* out) {
-  static const json::object kEmpty;
-  const json::object& l = lhs != nullptr && lhs->is_object() ? lhs->get_object() : kEmpty;
-  const json::object& r = rhs != nullptr && rhs->is_object() ? rhs->get_object() : kEmpty;
   auto visit = [&](std::string_view key) {
     Element e = Element::Field(key);
     bool gone = false;
@@ -360,7 +357,10 @@ void CompareAt(const Walker& w, const Node& n, const json::value* lhs, const jso
     if (rhs == nullptr) out->removed.Insert(path);
   }
   if (shape == Shape::kStruct || shape == Shape::kMap) {
-    CompareObjects(w, n, lhs, rhs, skip, path, out);
+    static const json::object kEmpty;
+    CompareObjects(w, n, lhs != nullptr && lhs->is_object() ? lhs->get_object() : kEmpty,
+                   rhs != nullptr && rhs->is_object() ? rhs->get_object() : kEmpty, skip, path,
+                   out);
   } else {
     CompareLists(w, n, shape, lhs, rhs, skip, path, out);
   }
@@ -540,6 +540,23 @@ Comparison Typed::Compare(const json::value& before, const json::value& after,
   Comparison out;
   Path path;
   CompareAt(w, w.Resolve(root_), &before, &after, false, skip, path, &out);
+  return out;
+}
+
+Comparison Typed::Compare(const json::object& before, const json::object& after,
+                          const fieldpath::Set* skip) const {
+  Comparison out;
+  if (JsonEqual(before, after)) return out;
+  Walker w(definitions_);
+  Node root = w.Resolve(root_);
+  // Only the kind of the value decides its shape here.
+  static const json::value kAnObject = json::object();
+  Shape shape = w.ShapeOf(root, kAnObject);
+  if (shape != Shape::kStruct && shape != Shape::kMap) {
+    return Compare(json::value(before), json::value(after), skip);  // a schema of its own
+  }
+  Path path;
+  CompareObjects(w, root, before, after, skip, path, &out);
   return out;
 }
 

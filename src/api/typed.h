@@ -56,6 +56,10 @@ class Typed {
   // at or below a member of `skip` (when given) are not compared.
   Comparison Compare(const json::value& before, const json::value& after,
                      const fieldpath::Set* skip = nullptr) const;
+  // The same for two objects (a kind's root), without copying them into
+  // values.
+  Comparison Compare(const json::object& before, const json::object& after,
+                     const fieldpath::Set* skip = nullptr) const;
 
   // `config` merged into `live`: structs and maps field by field, keyed
   // lists item by item (keeping live's order, the config's order for the
