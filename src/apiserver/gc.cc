@@ -56,6 +56,17 @@ void GarbageCollector::Index(const std::string& key, const std::string& value) {
   // was most of the collector's cost.
   std::optional<std::string_view> meta_text = RawMember(value, "metadata");
   if (!meta_text) return;
+  // Nor managedFields, most of the metadata's text and nothing the
+  // collector reads: its value is parsed as null.
+  std::string without_fields;
+  if (std::optional<std::string_view> fields = RawMember(*meta_text, "managedFields")) {
+    size_t at = static_cast<size_t>(fields->data() - meta_text->data());
+    without_fields.reserve(meta_text->size() - fields->size() + 4);
+    without_fields.append(meta_text->substr(0, at))
+        .append("null")
+        .append(meta_text->substr(at + fields->size()));
+    meta_text = without_fields;
+  }
   auto meta_object = ParseJsonObject(*meta_text);
   if (!meta_object.ok()) return;
   const json::object parsed{{"metadata", std::move(*meta_object)}};
