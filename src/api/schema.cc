@@ -37,8 +37,8 @@ const json::object* SkipArrays(const json::object& definitions, const json::obje
 }  // namespace
 
 const json::object* ResolveSchema(const json::object& definitions, const json::object& schema,
-                                  std::string* ref_name) {
-  if (ref_name != nullptr) ref_name->clear();
+                                  std::string_view* ref_name) {
+  if (ref_name != nullptr) *ref_name = {};
   const json::object* cur = &schema;
   for (int i = 0; i < kMaxRefHops; ++i) {
     auto ref = GetString(*cur, "$ref");
@@ -47,7 +47,7 @@ const json::object* ResolveSchema(const json::object& definitions, const json::o
     std::string_view name = ref->substr(kRefPrefix.size());
     const json::value* next = definitions.if_contains(name);
     if (next == nullptr || !next->is_object()) return nullptr;
-    if (ref_name != nullptr) ref_name->assign(name);
+    if (ref_name != nullptr) *ref_name = name;
     cur = &next->get_object();
   }
   return nullptr;

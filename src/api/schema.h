@@ -88,9 +88,9 @@ class SchemaSet {
 // Follows `schema`'s "$ref" chain through `definitions`; returns `schema`
 // itself when it has no $ref and nullptr when a $ref does not resolve.
 // `*ref_name`, when given, receives the last definition name followed
-// ("" when none).
+// ("" when none), a view into `definitions`.
 const json::object* ResolveSchema(const json::object& definitions, const json::object& schema,
-                                  std::string* ref_name = nullptr);
+                                  std::string_view* ref_name = nullptr);
 
 // The 400 kube-apiserver answers when a body for `kind` in `version` does not
 // decode: the first type error, or, when `strict` (fieldValidation=Strict)

@@ -136,7 +136,7 @@ std::optional<size_t> Base64ErrorOffset(std::string_view s) {
 // Go's reflect name of the type a schema decodes into ("int32",
 // "[]v1.Container", "map[string]string", "v1.DeploymentSpec").
 std::string GoTypeName(const json::object& definitions, const json::object& schema) {
-  std::string ref;
+  std::string_view ref;
   const json::object* s = ResolveSchema(definitions, schema, &ref);
   if (s == nullptr) return "interface {}";
   std::string_view type = GetString(*s, "type").value_or("");
@@ -148,7 +148,7 @@ std::string GoTypeName(const json::object& definitions, const json::object& sche
   if (!ref.empty() && type == "object" && GetObject(*s, "properties") != nullptr) {
     size_t last = ref.rfind('.');
     size_t pkg = last == std::string::npos ? std::string::npos : ref.rfind('.', last - 1);
-    return pkg == std::string::npos ? ref : ref.substr(pkg + 1);
+    return std::string(pkg == std::string::npos ? ref : ref.substr(pkg + 1));
   }
   if (type == "object") {
     const json::object* ap = GetObject(*s, "additionalProperties");
@@ -161,15 +161,34 @@ std::string GoTypeName(const json::object& definitions, const json::object& sche
   return "interface {}";
 }
 
+// Where a value is in the object: each level names its parent, on the
+// walk's stack, and the text ("spec.containers[0].image") is built only
+// for an error.
+struct Where {
+  static constexpr size_t kNoIndex = static_cast<size_t>(-1);
+  const Where* parent = nullptr;
+  std::string_view key;     // a member's name; or
+  size_t index = kNoIndex;  // an item's index (neither: the root)
+
+  std::string Text() const {
+    std::string out = parent != nullptr ? parent->Text() : std::string();
+    if (index != kNoIndex) return out + "[" + std::to_string(index) + "]";
+    if (key.empty() && parent == nullptr) return out;
+    if (!out.empty()) out += ".";
+    out.append(key);
+    return out;
+  }
+};
+
 class Checker {
  public:
   Checker(const json::object& definitions, CheckResult* out)
       : definitions_(definitions), out_(out) {}
 
   // Checks `v` against the field schema `schema` (which may be a $ref).
-  void Value(const json::object& schema, const json::value& v, const std::string& path) {
+  void Value(const json::object& schema, const json::value& v, const Where& path) {
     if (v.is_null() || depth_ > kMaxDepth) return;
-    std::string ref;
+    std::string_view ref;
     const json::object* s = ResolveSchema(definitions_, schema, &ref);
     if (s == nullptr) return;
     if (ref == kIntOrString || s->contains("x-kubernetes-int-or-string")) {
@@ -192,23 +211,23 @@ class Checker {
   // Value for a whole object, which a struct's schema checks in place;
   // any other schema gets the object as a value (a copy).
   void Root(const json::object& schema, const json::object& obj) {
-    std::string ref;
+    std::string_view ref;
     const json::object* s = ResolveSchema(definitions_, schema, &ref);
     const json::object* props = s != nullptr ? GetObject(*s, "properties") : nullptr;
     if (props != nullptr && GetString(*s, "type").value_or("") == "object" && ref != kIntOrString &&
         ref != kQuantity && ref != kTime && ref != kMicroTime &&
         !s->contains("x-kubernetes-int-or-string")) {
       ++depth_;
-      Struct(*s, *props, ref, obj, "");
+      Struct(*s, *props, ref, obj, Where{});
       --depth_;
       return;
     }
-    Value(schema, json::value(obj), "");
+    Value(schema, json::value(obj), Where{});
   }
 
  private:
-  void Object(const json::object& field, const json::object& s, const std::string& ref,
-              const json::value& v, const std::string& path) {
+  void Object(const json::object& field, const json::object& s, std::string_view ref,
+              const json::value& v, const Where& path) {
     const json::object* props = GetObject(s, "properties");
     const json::object* ap = GetObject(s, "additionalProperties");
     if (props == nullptr && ap == nullptr) return;  // RawExtension, FieldsV1, interface{}
@@ -218,24 +237,23 @@ class Checker {
       Struct(s, *props, ref, v.get_object(), path);
     } else {
       for (const auto& [key, member] : v.get_object()) {
-        Value(*ap, member, Join(path, key));
+        Value(*ap, member, Where{&path, key});
       }
     }
     --depth_;
   }
 
-  void Struct(const json::object& s, const json::object& props, const std::string& ref,
-              const json::object& obj, const std::string& path) {
+  void Struct(const json::object& s, const json::object& props, std::string_view ref,
+              const json::object& obj, const Where& path) {
     bool preserve = GetBool(s, "x-kubernetes-preserve-unknown-fields").value_or(false);
     // An inline object schema has no Go type name of its own here: keep the
     // enclosing struct's, as the closest the message can get.
-    std::string_view struct_name =
-        ref.empty() ? go_struct_ : std::string_view(ref).substr(ref.rfind('.') + 1);
+    std::string_view struct_name = ref.empty() ? go_struct_ : ref.substr(ref.rfind('.') + 1);
     for (const auto& [key, member] : obj) {
-      std::string child = Join(path, key);
+      Where child{&path, key};
       const json::value* prop = props.if_contains(key);
       if (prop == nullptr || !prop->is_object()) {
-        if (!preserve) out_->unknown_fields.push_back(std::move(child));
+        if (!preserve) out_->unknown_fields.push_back(child.Text());
         continue;
       }
       std::string_view saved_struct = go_struct_;
@@ -248,19 +266,19 @@ class Checker {
   }
 
   void Array(const json::object& field, const json::object& s, const json::value& v,
-             const std::string& path) {
+             const Where& path) {
     if (!v.is_array()) return TypeError(ValueKind(v), GoTypeName(definitions_, field), path);
     const json::object* items = GetObject(s, "items");
     if (items == nullptr) return;
     ++depth_;
     const json::array& a = v.get_array();
     for (size_t i = 0; i < a.size(); ++i) {
-      Value(*items, a[i], path + "[" + std::to_string(i) + "]");
+      Value(*items, a[i], Where{&path, {}, i});
     }
     --depth_;
   }
 
-  void String(const json::object& s, const json::value& v, const std::string& path) {
+  void String(const json::object& s, const json::value& v, const Where& path) {
     bool bytes = GetString(s, "format") == "byte";
     if (!v.is_string()) return TypeError(ValueKind(v), bytes ? "[]uint8" : "string", path);
     if (!bytes) return;
@@ -269,7 +287,7 @@ class Checker {
     }
   }
 
-  void Integer(const json::object& s, const json::value& v, const std::string& path) {
+  void Integer(const json::object& s, const json::value& v, const Where& path) {
     bool int64 = GetString(s, "format") == "int64";
     const char* go_type = int64 ? "int64" : "int32";
     if (!v.is_number()) return TypeError(ValueKind(v), go_type, path);
@@ -277,14 +295,14 @@ class Checker {
   }
 
   // intstr.IntOrString decodes a string as is and anything else as int32.
-  void IntOrString(const json::value& v, const std::string& path) {
+  void IntOrString(const json::value& v, const Where& path) {
     if (v.is_string()) return;
     if (!v.is_number()) return TypeError(ValueKind(v), "int32", path);
     if (!FitsInteger(v, false)) TypeError("number " + NumberText(v), "int32", path);
   }
 
   // resource.Quantity parses the string, or the number's text.
-  void Quantity(const json::value& v, const std::string& path) {
+  void Quantity(const json::value& v, const Where& path) {
     std::string text;
     if (v.is_string()) {
       std::string_view s = v.get_string();
@@ -298,8 +316,7 @@ class Checker {
   }
 
   // Go's UnmarshalTypeError, with the struct context the decoder adds.
-  void TypeError(const std::string& value_kind, const std::string& go_type,
-                 const std::string& path) {
+  void TypeError(const std::string& value_kind, const std::string& go_type, const Where& path) {
     std::string message = "json: cannot unmarshal " + value_kind + " into Go ";
     if (go_fields_.empty()) {
       message += "value";
@@ -314,12 +331,8 @@ class Checker {
     Error(message + " of type " + go_type, path);
   }
 
-  void Error(std::string message, const std::string& path) {
-    out_->type_errors.push_back({"FieldValueTypeInvalid", std::move(message), path});
-  }
-
-  static std::string Join(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  void Error(std::string message, const Where& path) {
+    out_->type_errors.push_back({"FieldValueTypeInvalid", std::move(message), path.Text()});
   }
 
   const json::object& definitions_;
@@ -335,7 +348,7 @@ void SchemaSet::Check(std::string_view definition_name, const json::value& obj,
                       CheckResult* out) const {
   if (Definition(definition_name) == nullptr) return;
   json::object root{{"$ref", "#/definitions/" + std::string(definition_name)}};
-  Checker(definitions_, out).Value(root, obj, "");
+  Checker(definitions_, out).Value(root, obj, Where{});
 }
 
 void SchemaSet::Check(std::string_view definition_name, const json::object& obj,

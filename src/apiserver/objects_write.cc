@@ -289,7 +289,7 @@ StatusOr<json::object> Objects::GuaranteedUpdate(const api::Resource& res, const
       if (deleted.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
       return deleted.status();
     }
-    auto written = StoreUpdate(res, key, stored.mod_revision, updated, opts.stored_json);
+    auto written = StoreUpdate(res, key, stored.mod_revision, std::move(updated), opts.stored_json);
     if (written.ok()) return written;
     if (written.status().Is(Reason::kConflict) && retry && attempt < kMaxRetries) continue;
     if (written.status().Is(Reason::kConflict)) {
@@ -454,7 +454,7 @@ StatusOr<json::object> Objects::Delete(const api::Resource& res, const std::stri
       return deleted.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : deleted.status();
     }
     if (SameIgnoringResourceVersion(current, marked)) return current;
-    auto written = StoreUpdate(res, key, stored.mod_revision, marked);
+    auto written = StoreUpdate(res, key, stored.mod_revision, std::move(marked));
     if (written.ok()) return written;
     if (written.status().Is(Reason::kConflict) && attempt < kMaxRetries) continue;
     return written.status().Is(Reason::kNotFound) ? NotFoundError(res, name) : written.status();
