@@ -18,9 +18,10 @@ Status DeleteExactly(client::Client& client, const client::ResourceRef& resource
                        DeleteOptionsFor(obj, std::move(policy)));
 }
 
-StatusOr<json::object> SetAnnotation(client::Client& client, const client::ResourceRef& resource,
-                                     const json::object& obj, std::string_view key,
-                                     std::string_view value) {
+StatusOr<std::optional<json::object>> SetAnnotation(client::Client& client,
+                                                    const client::ResourceRef& resource,
+                                                    const json::object& obj, std::string_view key,
+                                                    std::string_view value) {
   return SetAnnotations(client, resource, obj, {{std::string(key), std::string(value)}});
 }
 
@@ -53,14 +54,16 @@ void ApplyAnnotations(json::object& obj, const std::map<std::string, std::string
 
 }  // namespace
 
-StatusOr<json::object> SetAnnotations(client::Client& client, const client::ResourceRef& resource,
-                                      const json::object& obj,
-                                      const std::map<std::string, std::string>& set,
-                                      const std::vector<std::string>& remove) {
-  if (HasAnnotations(obj, set, remove)) return obj;
+StatusOr<std::optional<json::object>> SetAnnotations(client::Client& client,
+                                                     const client::ResourceRef& resource,
+                                                     const json::object& obj,
+                                                     const std::map<std::string, std::string>& set,
+                                                     const std::vector<std::string>& remove) {
+  if (HasAnnotations(obj, set, remove)) return std::nullopt;
   json::object updated = obj;
   ApplyAnnotations(updated, set, remove);
-  return client.Update(resource, "", updated);
+  FLOTILLA_ASSIGN_OR_RETURN(json::object stored, client.Update(resource, "", updated));
+  return stored;
 }
 
 Status WriteStatusIfChanged(client::Client& client, const client::ResourceRef& resource,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,10 +17,12 @@
 namespace flotilla::federation {
 
 // `obj` with annotation `key` set to `value`: written unless it already
-// has it; returns the object as stored afterwards.
-StatusOr<json::object> SetAnnotation(client::Client& client, const client::ResourceRef& resource,
-                                     const json::object& obj, std::string_view key,
-                                     std::string_view value);
+// has it. Returns the object as stored afterwards, nullopt when `obj` had
+// it already (nothing written, nothing copied).
+StatusOr<std::optional<json::object>> SetAnnotation(client::Client& client,
+                                                    const client::ResourceRef& resource,
+                                                    const json::object& obj, std::string_view key,
+                                                    std::string_view value);
 
 // Whether `obj` has each annotation of `set` with its value and none of
 // `remove`: then a write would change nothing.
@@ -27,12 +30,13 @@ bool HasAnnotations(const json::object& obj, const std::map<std::string, std::st
                     const std::vector<std::string>& remove);
 
 // `obj` with each annotation of `set` set to its value and each of
-// `remove` removed: written unless nothing changes; returns the object as
-// stored afterwards.
-StatusOr<json::object> SetAnnotations(client::Client& client, const client::ResourceRef& resource,
-                                      const json::object& obj,
-                                      const std::map<std::string, std::string>& set,
-                                      const std::vector<std::string>& remove = {});
+// `remove` removed: written unless nothing changes (HasAnnotations).
+// Returns the object as stored afterwards, nullopt when nothing changed.
+StatusOr<std::optional<json::object>> SetAnnotations(client::Client& client,
+                                                     const client::ResourceRef& resource,
+                                                     const json::object& obj,
+                                                     const std::map<std::string, std::string>& set,
+                                                     const std::vector<std::string>& remove = {});
 
 // Writes `status`, with each annotation of `set` set to its value and each
 // of `remove` removed, in one write through the status subresource (which

@@ -495,11 +495,10 @@ Status Reconciler::RecordOverrides(Check& check) {
   } else {
     set[api::kOverridesAnnotation] = *check.overrides_annotation;
   }
-  // No write, and no copy, when the object says so already.
-  if (HasAnnotations(check.obj, set, remove)) return Status::Ok();
-  FLOTILLA_ASSIGN_OR_RETURN(json::object written, SetAnnotations(ctx_.fed(), strategy_.resource(),
-                                                                 check.obj, set, remove));
-  check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
+  FLOTILLA_ASSIGN_OR_RETURN(
+      std::optional<json::object> written,
+      SetAnnotations(ctx_.fed(), strategy_.resource(), check.obj, set, remove));
+  if (written) check.obj = Typed(strategy_.resource(), strategy_.kind(), *std::move(written));
   return Status::Ok();
 }
 

@@ -336,13 +336,10 @@ Status JobController::Plan(Check& check) {
   // The ledger is stored before anything is written to a member: a copy
   // deleted or created for a share the federation then forgot would run
   // work twice or never.
-  std::string text = SerializeLedger(ledger);
-  if (api::AnnotationAt(check.obj, kSharesAnnotation) != text) {
-    FLOTILLA_ASSIGN_OR_RETURN(
-        json::object stored,
-        SetAnnotation(ctx_.fed(), client::kJobs, check.obj, kSharesAnnotation, text));
-    check.obj = Typed(client::kJobs, "Job", std::move(stored));
-  }
+  FLOTILLA_ASSIGN_OR_RETURN(std::optional<json::object> stored,
+                            SetAnnotation(ctx_.fed(), client::kJobs, check.obj, kSharesAnnotation,
+                                          SerializeLedger(ledger)));
+  if (stored) check.obj = Typed(client::kJobs, "Job", *std::move(stored));
   return Status::Ok();
 }
 

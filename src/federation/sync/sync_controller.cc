@@ -99,7 +99,7 @@ class SyncController::KindStrategy : public Strategy {
       // Replicas without room: their room is not an event.
       runtime::Result next;
       if (check.state.has_value()) next.requeue_after = reconciler_.options().room_recheck;
-      FLOTILLA_ASSIGN_OR_RETURN(json::object stored, GatherStatus(check));
+      FLOTILLA_ASSIGN_OR_RETURN(std::optional<json::object> stored, GatherStatus(check));
       const CustomizationPtr& custom = check.custom;
       if (!spec_.status_subresource || custom == nullptr ||
           !custom->Has(interpreter::Operation::kAggregateStatus)) {
@@ -108,8 +108,8 @@ class SyncController::KindStrategy : public Strategy {
       StatusOr<json::object> status = AggregatedStatus(*custom, check);
       FLOTILLA_RETURN_IF_ERROR(reconciler_.Interpreted(check, status.status()));
       // On the object as the annotation's write left it (its resourceVersion).
-      FLOTILLA_RETURN_IF_ERROR(
-          WriteStatusIfChanged(ctx_.fed(), spec_.resource, stored, *std::move(status)));
+      FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(
+          ctx_.fed(), spec_.resource, stored ? *stored : check.obj, *std::move(status)));
       return next;
     }
     if (spec_.resource.resource == "resourcequotas") {
@@ -211,8 +211,8 @@ class SyncController::KindStrategy : public Strategy {
   }
 
   // The status of every managed copy into the annotation (none: removed);
-  // the object as stored afterwards.
-  StatusOr<json::object> GatherStatus(const Check& check) {
+  // the object as stored afterwards, nullopt when it had them already.
+  StatusOr<std::optional<json::object>> GatherStatus(const Check& check) {
     std::map<std::string, json::value> statuses;
     for (const Copy& c : check.copies) {
       if (!c.Managed()) continue;
