@@ -39,6 +39,12 @@ void MergeInto(json::object& target, const json::object& patch) {
   }
 }
 
+// `target` with `patch` merged into it (RFC 7386).
+json::object Merged(json::object target, const json::object& patch) {
+  MergeInto(target, patch);
+  return target;
+}
+
 bool IsNumber(const json::value& v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
 
 bool NumbersEqual(const json::value& a, const json::value& b) {
@@ -90,9 +96,7 @@ bool IsApplyPatch(std::string_view content_type) {
 
 json::value MergePatch(const json::value& original, const json::value& patch) {
   if (!patch.is_object()) return patch;
-  json::object target = original.is_object() ? original.get_object() : json::object();
-  MergeInto(target, patch.get_object());
-  return target;
+  return Merged(original.is_object() ? original.get_object() : json::object(), patch.get_object());
 }
 
 StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::object& original,
@@ -122,9 +126,7 @@ StatusOr<json::value> ApplyPatch(std::string_view content_type, const json::obje
   auto patched = [&]() -> StatusOr<json::value> {
     if (json_patch) return JsonPatch(json::value(original), patch);
     if (strategic) return StrategicMergePatch(original, patch.get_object(), lookup);
-    json::object target = original;
-    MergeInto(target, patch.get_object());
-    return json::value(std::move(target));
+    return json::value(Merged(original, patch.get_object()));
   };
   StatusOr<json::value> result = patched();
   if (result.ok() && !result->is_object()) {

@@ -191,14 +191,7 @@ class Checker {
     std::string_view ref;
     const json::object* s = ResolveSchema(definitions_, schema, &ref);
     if (s == nullptr) return;
-    if (ref == kIntOrString || s->contains("x-kubernetes-int-or-string")) {
-      return IntOrString(v, path);
-    }
-    if (ref == kQuantity) return Quantity(v, path);
-    if (ref == kTime || ref == kMicroTime) {
-      if (!v.is_string()) TypeError(ValueKind(v), "string", path);
-      return;
-    }
+    if (DecodesItself(*s, ref)) return SelfDecoded(ref, v, path);
     std::string_view type = GetString(*s, "type").value_or("");
     if (type == "object") return Object(schema, *s, ref, v, path);
     if (type == "array") return Array(schema, *s, v, path);
@@ -214,9 +207,8 @@ class Checker {
     std::string_view ref;
     const json::object* s = ResolveSchema(definitions_, schema, &ref);
     const json::object* props = s != nullptr ? GetObject(*s, "properties") : nullptr;
-    if (props != nullptr && GetString(*s, "type").value_or("") == "object" && ref != kIntOrString &&
-        ref != kQuantity && ref != kTime && ref != kMicroTime &&
-        !s->contains("x-kubernetes-int-or-string")) {
+    if (props != nullptr && GetString(*s, "type").value_or("") == "object" &&
+        !DecodesItself(*s, ref)) {
       ++depth_;
       Struct(*s, *props, ref, obj, Where{});
       --depth_;
@@ -226,6 +218,22 @@ class Checker {
   }
 
  private:
+  // The types Go decodes with their own UnmarshalJSON, whatever their
+  // schema says: IntOrString (and a CRD's x-kubernetes-int-or-string),
+  // Quantity, Time and MicroTime.
+  static bool DecodesItself(const json::object& s, std::string_view ref) {
+    return ref == kIntOrString || ref == kQuantity || ref == kTime || ref == kMicroTime ||
+           s.contains("x-kubernetes-int-or-string");
+  }
+  void SelfDecoded(std::string_view ref, const json::value& v, const Where& path) {
+    if (ref == kQuantity) return Quantity(v, path);
+    if (ref == kTime || ref == kMicroTime) {
+      if (!v.is_string()) TypeError(ValueKind(v), "string", path);
+      return;
+    }
+    IntOrString(v, path);
+  }
+
   void Object(const json::object& field, const json::object& s, std::string_view ref,
               const json::value& v, const Where& path) {
     const json::object* props = GetObject(s, "properties");
