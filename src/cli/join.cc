@@ -32,12 +32,14 @@ struct JoinFlags {
   std::string provider, region;
   std::vector<std::string> zones;
   std::string secret_namespace = federation::kSystemNamespace;
+  bool rejoin = false;
 };
 
 int RunJoin(const JoinFlags& flags) {
   cluster::JoinOptions opts;
   opts.name = flags.name;
   opts.secret_namespace = flags.secret_namespace;
+  opts.rejoin = flags.rejoin;
   auto labels = cluster::ParseLabels(flags.labels);
   if (!labels.ok())
     return Fail(Status(labels.status().reason(), "--labels: " + labels.status().message()));
@@ -147,6 +149,9 @@ void AddJoinCommands(CLI::App& app) {
   cmd->add_option("--namespace", join->secret_namespace,
                   "Namespace of the federation for the Secret with the member's credentials")
       ->capture_default_str();
+  cmd->add_flag("--rejoin", join->rejoin,
+                "If the cluster is joined already, point it at this member anew (its credentials, "
+                "address, labels and location) instead of failing");
   cmd->callback([join] { ExitProcess(RunJoin(*join)); });
 
   auto unjoin = std::make_shared<UnjoinFlags>();

@@ -121,8 +121,10 @@ std::string UrlIn(const std::string& line) {
 // Runs `flotilla join` and waits for it; its output goes to `log`.
 Status Join(const std::string& self, const std::string& fed_kubeconfig, const MemberProfile& p,
             const std::string& member_kubeconfig, const std::string& log) {
+  // --rejoin: a directory of an earlier run holds the Clusters already,
+  // and the members are back on new ports.
   ChildProcess join({self, "join", p.name, "--kubeconfig", fed_kubeconfig, "--cluster-kubeconfig",
-                     member_kubeconfig, "--labels", p.labels, "--provider", p.provider},
+                     member_kubeconfig, "--labels", p.labels, "--provider", p.provider, "--rejoin"},
                     log);
   if (!join.started()) return Status::Internal("cannot run flotilla join");
   join.WaitForLine([](const std::string&) { return false; }, seconds(60));

@@ -252,3 +252,68 @@ def test_up_agents_connects_the_members_by_their_agents(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_up_runs_again_on_the_directory_of_an_earlier_run(tmp_path):
+    """`flotilla up` stopped and run again on its directory (SQLite, the
+    default): the federation and the members keep their objects, the
+    members come back on new ports and are joined again (`join --rejoin`),
+    and the federation reaches them there."""
+    directory = tmp_path / "up"
+    kubeconfig = str(directory / "kubeconfig")
+    member_kubeconfig = {m: str(directory / "members" / m / "kubeconfig")
+                         for m in ("on-prem", "cloud-east")}
+
+    def run():
+        proc = subprocess.Popen(
+            [FLOTILLA_BINARY, "up", "--dir", str(directory), "--secure-port", "0",
+             "--dns-port", "0", "--members", "2"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            preexec_fn=_die_with_parent)
+        reader = LineReader(proc.stdout)
+        line = reader.wait_for_line(
+            lambda l: UP_RE.search(l) or "exited" in l or "did not" in l or "failed" in l,
+            "the up line", timeout=180)
+        assert UP_RE.search(line), line
+        return proc
+
+    def ready_at_their_addresses():
+        items = json.loads(kubectl(kubeconfig, "get", "clusters", "-o", "json").stdout)["items"]
+        servers = {m: re.search(r'server: "?([^"\s]+)', open(k).read()).group(1)
+                   for m, k in member_kubeconfig.items()}
+        ready = {c["metadata"]["name"] for c in items
+                 if c["spec"]["serverAddressByClientCIDRs"][0]["serverAddress"]
+                 == servers.get(c["metadata"]["name"])
+                 and any(k["type"] == "Ready" and k["status"] == "True"
+                         for k in c.get("status", {}).get("conditions", []))}
+        return ready == set(member_kubeconfig)
+
+    def copies(name):
+        out = [kubectl(k, "get", "configmap", name, "-o", "jsonpath={.data.a}", check=False).stdout
+               for k in member_kubeconfig.values()]
+        return out == ["b", "b"]
+
+    procs = []
+    try:
+        procs.append(run())
+        wait_for(ready_at_their_addresses, "both members Ready", timeout=60)
+        kubectl(kubeconfig, "create", "configmap", "first", "--from-literal=a=b")
+        wait_for(lambda: copies("first"), "the first ConfigMap in both members", timeout=60)
+        procs[0].send_signal(signal.SIGINT)
+        assert procs[0].wait(timeout=120) == 0
+
+        procs.append(run())
+        wait_for(ready_at_their_addresses, "both members Ready at their new addresses",
+                 timeout=60)
+        assert kubectl(kubeconfig, "get", "configmap", "first", "-o",
+                       "jsonpath={.data.a}").stdout == "b"
+        assert copies("first"), "the members kept their objects"
+        kubectl(kubeconfig, "create", "configmap", "second", "--from-literal=a=b")
+        wait_for(lambda: copies("second"), "a new ConfigMap in both members", timeout=60)
+        procs[1].send_signal(signal.SIGINT)
+        assert procs[1].wait(timeout=120) == 0
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

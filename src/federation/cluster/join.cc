@@ -102,33 +102,6 @@ json::object ClusterObject(const JoinOptions& opts) {
           {"spec", std::move(spec)}};
 }
 
-StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
-  auto existing = fed.Get(kClusters, "", opts.name);
-  if (existing.ok()) {
-    return Status::AlreadyExists("clusters.federation \"" + opts.name + "\" already exists");
-  }
-  if (!existing.status().Is(Reason::kNotFound)) return existing.status();
-  FLOTILLA_RETURN_IF_ERROR(CheckMember(opts));
-  FLOTILLA_ASSIGN_OR_RETURN(std::string kubeconfig,
-                            SelfContainedKubeconfig(opts.name, opts.member));
-  FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(fed, opts.secret_namespace));
-  json::object secret{{"apiVersion", "v1"},
-                      {"kind", "Secret"},
-                      {"metadata",
-                       {{"name", SecretNameFor(opts.name)},
-                        {"namespace", opts.secret_namespace},
-                        {"labels", {{"federation.kubernetes.io/cluster", opts.name}}}}},
-                      {"type", "Opaque"},
-                      {"data", {{kKubeconfigKey, Base64Encode(kubeconfig)}}}};
-  FLOTILLA_RETURN_IF_ERROR(fed.Create(kSecrets, opts.secret_namespace, secret).status());
-  auto cluster = fed.Create(kClusters, "", ClusterObject(opts));
-  if (!cluster.ok()) {
-    (void)fed.Delete(kSecrets, opts.secret_namespace, SecretNameFor(opts.name));
-    return cluster.status();
-  }
-  return cluster;
-}
-
 namespace {
 
 // Reads Cluster `name`, lets `change` edit it and writes it back at the
@@ -145,6 +118,79 @@ Status UpdateCluster(client::Client& fed, const std::string& name,
   }
   return s;
 }
+
+// The Secret with the member's credentials, as Join writes it.
+json::object SecretObject(const JoinOptions& opts, const std::string& kubeconfig) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Secret"},
+          {"metadata",
+           {{"name", SecretNameFor(opts.name)},
+            {"namespace", opts.secret_namespace},
+            {"labels", {{"federation.kubernetes.io/cluster", opts.name}}}}},
+          {"type", "Opaque"},
+          {"data", {{kKubeconfigKey, Base64Encode(kubeconfig)}}}};
+}
+
+// Points the joined Cluster `name` at the member anew (JoinOptions::rejoin):
+// its Secret written over, its labels, address and location set, the rest
+// of it kept.
+StatusOr<json::object> Rejoin(client::Client& fed, const JoinOptions& opts,
+                              const json::object& secret) {
+  auto stored = fed.Get(kSecrets, opts.secret_namespace, SecretNameFor(opts.name));
+  if (stored.ok()) {
+    json::object updated = *stored;
+    updated["data"] = secret.at("data");
+    updated["type"] = "Opaque";
+    FLOTILLA_RETURN_IF_ERROR(fed.Update(kSecrets, opts.secret_namespace, updated).status());
+  } else if (stored.status().Is(Reason::kNotFound)) {
+    FLOTILLA_RETURN_IF_ERROR(fed.Create(kSecrets, opts.secret_namespace, secret).status());
+  } else {
+    return stored.status();
+  }
+  const json::object wanted = ClusterObject(opts);
+  FLOTILLA_RETURN_IF_ERROR(UpdateCluster(fed, opts.name, [&](json::object& cluster) {
+    json::value& labels = EnsureObject(cluster, "metadata")["labels"];
+    if (!labels.is_object()) labels = json::object();
+    for (const auto& [k, v] : opts.labels) labels.as_object()[k] = v;
+    json::object& spec = EnsureObject(cluster, "spec");
+    // A cluster an agent connected is dialled from now on.
+    for (const char* field : {"provider", "region", "zones", "connection"}) spec.erase(field);
+    for (const auto& [k, v] : wanted.at("spec").as_object()) spec[k] = v;
+  }));
+  return fed.Get(kClusters, "", opts.name);
+}
+
+}  // namespace
+
+StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts) {
+  auto existing = fed.Get(kClusters, "", opts.name);
+  if (existing.ok()) {
+    if (!opts.rejoin) {
+      return Status::AlreadyExists("clusters.federation \"" + opts.name + "\" already exists");
+    }
+    if (Find(*existing, "metadata.deletionTimestamp") != nullptr) {
+      return Status::Conflict("clusters.federation \"" + opts.name +
+                              "\" is being unjoined: join it again once it is gone");
+    }
+  } else if (!existing.status().Is(Reason::kNotFound)) {
+    return existing.status();
+  }
+  FLOTILLA_RETURN_IF_ERROR(CheckMember(opts));
+  FLOTILLA_ASSIGN_OR_RETURN(std::string kubeconfig,
+                            SelfContainedKubeconfig(opts.name, opts.member));
+  FLOTILLA_RETURN_IF_ERROR(EnsureNamespace(fed, opts.secret_namespace));
+  json::object secret = SecretObject(opts, kubeconfig);
+  if (existing.ok()) return Rejoin(fed, opts, secret);
+  FLOTILLA_RETURN_IF_ERROR(fed.Create(kSecrets, opts.secret_namespace, secret).status());
+  auto cluster = fed.Create(kClusters, "", ClusterObject(opts));
+  if (!cluster.ok()) {
+    (void)fed.Delete(kSecrets, opts.secret_namespace, SecretNameFor(opts.name));
+    return cluster.status();
+  }
+  return cluster;
+}
+
+namespace {
 
 // The Cluster's finalizers with kUnjoinFinalizer added or removed.
 Status SetUnjoinFinalizer(client::Client& fed, const std::string& name, bool held) {

@@ -37,6 +37,11 @@ struct JoinOptions {
   std::string secret_namespace = "flotilla-system";
   Duration timeout = std::chrono::seconds(10);  // for the check that the member answers
   Clock* io_clock = nullptr;                    // null: the real clock
+  // A Cluster of this name already joined is pointed at the member anew
+  // (its Secret's kubeconfig, its address, labels and location; its other
+  // fields, a cordon among them, kept) instead of refused: `flotilla up` on
+  // the directory of an earlier run, whose members come back on new ports.
+  bool rejoin = false;
 };
 
 // The Cluster Join creates: its name, labels, spec.secretRef (the Secret
@@ -44,10 +49,11 @@ struct JoinOptions {
 // provider, region and zones.
 json::object ClusterObject(const JoinOptions& opts);
 
-// Returns the created Cluster. AlreadyExists when the Cluster (or its
-// Secret) exists; ServiceUnavailable, naming the member's address, when the
-// member does not answer; Unauthorized/Forbidden when it refuses the
-// credentials; the federation's error otherwise.
+// Returns the created (or, with opts.rejoin, updated) Cluster.
+// AlreadyExists when the Cluster (or its Secret) exists and opts.rejoin is
+// not set; Conflict when it is being unjoined; ServiceUnavailable, naming the member's address,
+// when the member does not answer; Unauthorized/Forbidden when it refuses the credentials; the
+// federation's error otherwise.
 StatusOr<json::object> Join(client::Client& fed, const JoinOptions& opts);
 
 // Parses "k=v,k2=v2" (empty: none). BadRequest naming a bad item.

@@ -53,6 +53,61 @@ TEST_F(JoinTest, StoresSelfContainedCredentialsAndCreatesTheCluster) {
   EXPECT_TRUE(again.status().Is(Reason::kAlreadyExists)) << again.status().ToString();
 }
 
+// `flotilla up` on an earlier run's directory: the member is back
+// elsewhere, and the Cluster follows it, keeping what the user set on it.
+TEST_F(JoinTest, RejoinPointsTheJoinedClusterAtTheMemberAnew) {
+  ASSERT_TRUE(Join(*fed_client_, Options()).ok());
+  ASSERT_TRUE(fed_client_
+                  ->Patch(kClusters, "", "m1", client::PatchType::kMerge,
+                          R"({"spec":{"unschedulable":true,"zones":["z1"]}})")
+                  .ok());
+  auto before = fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig");
+  ASSERT_TRUE(before.ok());
+
+  MemberServer moved;
+  ASSERT_NE(moved.AdminConfig().server, member_.AdminConfig().server);
+  JoinOptions opts = Options();
+  opts.member = moved.AdminConfig();
+  opts.labels = {{"location", "cloud"}};
+  opts.region = "r2";
+  opts.rejoin = true;
+  auto rejoined = Join(*fed_client_, opts);
+  ASSERT_TRUE(rejoined.ok()) << rejoined.status().ToString();
+
+  auto cluster = fed_client_->Get(kClusters, "", "m1");
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_EQ(StringAt(*cluster, "metadata.labels.location"), "cloud");
+  EXPECT_EQ(StringAt(*cluster, "spec.region"), "r2");
+  EXPECT_EQ(Find(*cluster, "spec.zones"), nullptr) << "the location given replaces the old one";
+  const json::value* cordon = Find(*cluster, "spec.unschedulable");
+  EXPECT_TRUE(cordon != nullptr && cordon->is_bool() && cordon->get_bool()) << "a cordon stays";
+  const json::value& address = Find(*cluster, "spec.serverAddressByClientCIDRs")->at(0);
+  EXPECT_EQ(StringAt(address.as_object(), "serverAddress"), moved.AdminConfig().server);
+
+  auto secret = fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig");
+  ASSERT_TRUE(secret.ok());
+  EXPECT_NE(SecretVersion(*secret), SecretVersion(*before)) << "the federation builds anew";
+  auto config = RestConfigFromSecret(*secret);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->server, moved.AdminConfig().server);
+  EXPECT_EQ(config->ca_pem, moved.server().pki().ca_cert_pem);
+
+  // Without --rejoin a second join is still refused; and a rejoin does not
+  // bring back a Cluster being unjoined.
+  EXPECT_TRUE(Join(*fed_client_, Options()).status().Is(Reason::kAlreadyExists));
+  ASSERT_TRUE(fed_client_
+                  ->Patch(kClusters, "", "m1", client::PatchType::kMerge,
+                          R"({"metadata":{"finalizers":["test/hold"]}})")
+                  .ok());
+  ASSERT_TRUE(fed_client_->Delete(kClusters, "", "m1").ok());
+  auto refused = Join(*fed_client_, opts);
+  EXPECT_TRUE(refused.status().Is(Reason::kConflict)) << refused.status().ToString();
+  ASSERT_TRUE(fed_client_
+                  ->Patch(kClusters, "", "m1", client::PatchType::kMerge,
+                          R"({"metadata":{"finalizers":null}})")
+                  .ok());
+}
+
 TEST_F(JoinTest, UnreachableMemberCreatesNothing) {
   JoinOptions opts = Options();
   member_.server().Stop();
