@@ -13,8 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "base/json.h"
-
 namespace flotilla::http2 {
 struct Upgraded;
 }
@@ -57,15 +55,6 @@ class ChunkStream {
   // what is queued is dropped, the chunked body is ended and the
   // connection closed, and the stream ends.
   virtual bool Write(std::string chunk) = 0;
-  // Writes whole watch lines, `objects[i]` the i-th line's object when the
-  // server has it parsed (null otherwise; shared, never modified). A stream
-  // to a reader in this process hands the objects on (the in-process
-  // client's watches need not parse the lines); by default, Write(chunk).
-  virtual bool WriteWatchLines(std::string chunk,
-                               std::vector<std::shared_ptr<const json::object>> objects) {
-    (void)objects;
-    return Write(std::move(chunk));
-  }
   // Ends the stream once what is queued has been sent.
   virtual void End() = 0;
   // Calls `fn` once the stream has ended, for whatever reason (End, the

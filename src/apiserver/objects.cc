@@ -16,10 +16,6 @@ json::object ParseStored(const std::string& bytes) {
   return parsed.ok() ? std::move(*parsed) : json::object();
 }
 
-storage::Encoded Encode(const json::object& obj) {
-  return storage::Encoded(json::serialize(obj), std::make_shared<const json::object>(obj));
-}
-
 namespace {
 
 constexpr int kMaxConflictRetries = 16;
@@ -254,7 +250,7 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
     MetaOf(obj)["resourceVersion"] = std::to_string(rev);
     if (allocate_ip) AssignClusterIP(obj, rev);
     encoded = rev;
-    return StatusOr<storage::Encoded>(Encode(obj));
+    return StatusOr<std::string>(json::serialize(obj));
   };
   auto kv = store_.Create(Key(res, ns, name), encode, TtlOf(res));
   if (!kv.ok()) {

@@ -341,9 +341,4 @@ Status InvalidError(const api::Resource& res, std::string_view name,
 // (storage holds what the server wrote, so only a damaged store gives that).
 json::object ParseStored(const std::string& bytes);
 
-// What a write stores of `obj`: its JSON, and a copy of it for the write's
-// watchers in this process (storage::Encoded::object), which then need
-// not parse the JSON again.
-storage::Encoded Encode(const json::object& obj);
-
 }  // namespace flotilla::apiserver

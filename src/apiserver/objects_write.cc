@@ -253,7 +253,7 @@ StatusOr<json::object> Objects::StoreUpdate(const api::Resource& res, const std:
   storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
     MetaOf(obj)["resourceVersion"] = std::to_string(rev);
     encoded = rev;
-    return StatusOr<storage::Encoded>(Encode(obj));
+    return StatusOr<std::string>(json::serialize(obj));
   };
   FLOTILLA_ASSIGN_OR_RETURN(storage::KeyValue written,
                             store_.Update(key, expected_revision, encode, TtlOf(res)));

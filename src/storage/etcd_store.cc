@@ -173,8 +173,7 @@ class EtcdStore final : public Store {
   StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation, Duration ttl) override {
     FLOTILLA_ASSIGN_OR_RETURN(int64_t lease, LeaseFor(ttl));
     const int64_t guess = Guess();
-    FLOTILLA_ASSIGN_OR_RETURN(Encoded encoded, RunMutation(mutation, key, guess, std::nullopt));
-    std::string body = std::move(encoded.value);
+    FLOTILLA_ASSIGN_OR_RETURN(std::string body, RunMutation(mutation, key, guess, std::nullopt));
     pb::TxnRequest txn;
     pb::Compare* cmp = txn.add_compare();
     cmp->set_key(Full(key));
@@ -207,8 +206,7 @@ class EtcdStore final : public Store {
         return ModifiedError(key, expected_mod_revision, before.mod_revision);
       }
       const int64_t guess = current.header().revision() + 1;
-      FLOTILLA_ASSIGN_OR_RETURN(Encoded encoded, RunMutation(mutation, key, guess, before));
-      std::string body = std::move(encoded.value);
+      FLOTILLA_ASSIGN_OR_RETURN(std::string body, RunMutation(mutation, key, guess, before));
       pb::TxnRequest txn;
       pb::Compare* cmp = txn.add_compare();
       cmp->set_key(Full(key));

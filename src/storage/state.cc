@@ -30,15 +30,15 @@ Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
 
 // Mutations are our own code and return errors as values; one that throws
 // anyway must not take down the sqlite store's commit thread.
-StatusOr<Encoded> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
-                              const std::optional<KeyValue>& before) {
+StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
+                                  const std::optional<KeyValue>& before) {
   try {
-    StatusOr<Encoded> encoded = mutation(revision, before);
+    StatusOr<std::string> value = mutation(revision, before);
     // The stored value lives as long as the object and its history do:
     // without the spare capacity a growing serializer leaves (up to half
     // of the allocation).
-    if (encoded.ok()) encoded->value.shrink_to_fit();
-    return encoded;
+    if (value.ok()) value->shrink_to_fit();
+    return value;
   } catch (const std::exception& e) {
     return Status::Internal("write to key " + QuotedKey(key) + " failed: " + e.what());
   }
@@ -52,7 +52,6 @@ Event ToEvent(const HistoryEntry& entry) {
     event.kv.mod_revision = entry.revision;
   } else {
     event.kv = *entry.kv;
-    event.object = entry.object;
   }
   if (entry.prev) event.prev = *entry.prev;
   return event;
@@ -74,11 +73,15 @@ StatusOr<HistoryEntry> PrepareWrite(const WriteOp& op, int64_t revision, const R
   }
   std::optional<KeyValue> before;
   if (current) before = *current;
-  FLOTILLA_ASSIGN_OR_RETURN(Encoded encoded, RunMutation(*op.mutation, op.key, revision, before));
+  StatusOr<std::string> value = RunMutation(*op.mutation, op.key, revision, before);
+  if (!value.ok()) return value.status();
+  std::string bytes = std::move(value).value();
+  // A value built by appending can carry up to twice its size in capacity;
+  // it is kept for as long as the object lives, so give the slack back.
+  if (bytes.capacity() - bytes.size() > bytes.size() / 8) bytes.shrink_to_fit();
   entry.kv = std::make_shared<const KeyValue>(
-      KeyValue{std::string(op.key), std::move(encoded.value),
-               current ? current->create_revision : revision, revision});
-  entry.object = std::move(encoded.object);
+      KeyValue{std::string(op.key), std::move(bytes), current ? current->create_revision : revision,
+               revision});
   entry.expires = op.expires;
   return entry;
 }
@@ -152,7 +155,6 @@ void State::Apply(std::vector<HistoryEntry> entries) {
     SetLocked(e.key(), e.kv);
     revision_ = e.revision;
     history_.push_back(e);
-    history_.back().object = nullptr;  // a replay parses; only the delivery shares it
   }
   if (history_.size() > history_limit_) {
     TrimHistoryLocked(history_[history_.size() - history_limit_ - 1].revision);

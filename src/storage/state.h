@@ -47,8 +47,8 @@ TimePoint Deadline(Clock& clock, Duration ttl);
 Status CheckPrecondition(const WriteOp& op, const RecordPtr& current);
 
 // Runs `mutation`; one that throws is an InternalError naming the key.
-StatusOr<Encoded> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
-                              const std::optional<KeyValue>& before);
+StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
+                                  const std::optional<KeyValue>& before);
 
 // Checks `op` against `current` (null when the key does not exist) and
 // computes the history entry it produces at `revision`, running the mutation.

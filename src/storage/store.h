@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/json.h"
 #include "base/status.h"
 
 namespace flotilla::storage {
@@ -43,27 +42,13 @@ struct KeyValue {
   int64_t mod_revision = 0;
 };
 
-// What a mutation stores: the bytes, and, when the writer has it, the
-// object they encode.
-struct Encoded {
-  Encoded(std::string v) : value(std::move(v)) {}  // NOLINT: implicit, a value alone
-  Encoded(std::string v, std::shared_ptr<const json::object> o)
-      : value(std::move(v)), object(std::move(o)) {}
-
-  std::string value;
-  // `value` parsed, never modified: it goes with this write's events
-  // (Event::object) so that the watchers in this process need not parse
-  // the bytes again, and is never kept in the state or the history.
-  std::shared_ptr<const json::object> object;
-};
-
-// Computes the value to store given the revision the write will get and the
+// Computes the bytes to store given the revision the write will get and the
 // current value (nullopt when the key does not exist). Returning an error
 // aborts the write with that error; nothing is written. Runs under the
 // store's write lock (for sqlite, on the store's commit thread while the
 // caller waits): it must be quick and must not write to the store.
 using Mutation =
-    std::function<StatusOr<Encoded>(int64_t revision, const std::optional<KeyValue>& current)>;
+    std::function<StatusOr<std::string>(int64_t revision, const std::optional<KeyValue>& current)>;
 
 struct ListOptions {
   // Keys strictly greater than this are returned (continue tokens).
@@ -97,11 +82,6 @@ struct Event {
   KeyValue kv;
   // The value before this event (absent for a create).
   std::optional<KeyValue> prev;
-  // For a kPut delivered as it was written (not replayed from the history,
-  // not by etcd), kv.value as its writer's mutation parsed it
-  // (Encoded::object); null otherwise. Shared by every watcher of the
-  // write: read it, never modify it.
-  std::shared_ptr<const json::object> object;
 };
 
 // A stream of events for a key prefix. Events arrive in revision order, one

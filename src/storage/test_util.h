@@ -35,7 +35,7 @@ class TempDir {
 
 inline Mutation SetValue(std::string value) {
   return [value = std::move(value)](
-             int64_t, const std::optional<KeyValue>&) -> StatusOr<Encoded> { return value; };
+             int64_t, const std::optional<KeyValue>&) -> StatusOr<std::string> { return value; };
 }
 
 // Collects the batches a watcher delivers. Thread-safe.
