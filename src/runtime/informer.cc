@@ -143,7 +143,9 @@ bool Informer::PostLocked(std::function<void()> work) {
 
 void Informer::RetryNotServed() {
   MutexLock lock(mu_);
-  if (served_ || stopping_) return;
+  // Served as far as the informer knows, unless a list is under way: the
+  // server may have answered it before it served the resource.
+  if (stopping_ || (served_ && !listing_)) return;
   expect_served_until_ = clock_.Now() + options_.not_served_retry;
   expect_served_tries_ = 0;
   if (waiting_not_served_) {
@@ -164,13 +166,18 @@ void Informer::Step() {
     retry_soon_ = false;
     ended = std::move(watch_);
     need_list = need_list_;
+    listing_ = need_list;
   }
   if (ended != nullptr) ended->Stop();
   ended.reset();
   if (need_list) {
-    if (!ListAndReplace()) return Retry();
-    MutexLock lock(mu_);
-    need_list_ = false;
+    bool listed = ListAndReplace();
+    {
+      MutexLock lock(mu_);
+      listing_ = false;
+      if (listed) need_list_ = false;
+    }
+    if (!listed) return Retry();
   }
   if (!StartWatch()) Retry();
 }

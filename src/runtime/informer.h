@@ -119,8 +119,10 @@ class Informer {
   bool Served() const;
   // While the resource is not served: lists again now instead of after
   // not_served_retry (the server was just told to serve it, e.g. a
-  // CustomResourceDefinition was established). A server publishes what it
-  // was told to serve a moment later, longer on a busy machine: lists
+  // CustomResourceDefinition was established). Also during a list, which
+  // the server may have answered before it was told: if that list finds
+  // the resource not served, the next comes at once. A server publishes
+  // what it was told to serve a moment later, longer on a busy machine: lists
   // still answered NotFound are tried again with the usual backoff
   // (backoff_initial doubling to backoff_max), for not_served_retry after
   // this call, before the informer falls back to not_served_retry. Once
@@ -192,6 +194,9 @@ class Informer {
   // The retry timer waits not_served_retry (no Step runs); RetryNotServed
   // during a Step makes the next one come at once.
   bool waiting_not_served_ GUARDED_BY(mu_) = false;
+  // A Step's list is under way: RetryNotServed counts even while served_
+  // (the list may yet find the resource not served).
+  bool listing_ GUARDED_BY(mu_) = false;
   // Until when a NotFound is retried with backoff, after RetryNotServed,
   // and how many such retries there were.
   TimePoint expect_served_until_ GUARDED_BY(mu_){};

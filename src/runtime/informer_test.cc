@@ -325,6 +325,60 @@ TEST_F(InformerTest, AfterRetryNotServedTheServerIsGivenTimeToCatchUp) {
   EXPECT_EQ(informer.cache().List().size(), 1u);
 }
 
+// A FakeClient whose lists wait until the test opens the gate.
+class GatedListClient : public FakeClient {
+ public:
+  using FakeClient::FakeClient;
+
+  StatusOr<client::ObjectList> List(const client::ResourceRef& res, const std::string& ns,
+                                    const client::ListOptions& opts) override {
+    {
+      MutexLock lock(gate_mu_);
+      ++arrived_;
+      gate_cv_.Wait(lock, [&] { return open_; });
+    }
+    return FakeClient::List(res, ns, opts);
+  }
+  int Arrived() {
+    MutexLock lock(gate_mu_);
+    return arrived_;
+  }
+  void Open() {
+    MutexLock lock(gate_mu_);
+    open_ = true;
+    gate_cv_.NotifyAll();
+  }
+
+ private:
+  Mutex gate_mu_;
+  CondVar gate_cv_;
+  int arrived_ GUARDED_BY(gate_mu_) = 0;
+  bool open_ GUARDED_BY(gate_mu_) = false;
+};
+
+// A member's informer on a custom kind lists while the member is still
+// establishing the kind's definition: the server answers NotFound, and
+// the definition's Established (RetryNotServed) comes while that list is
+// under way, when the informer still holds the resource served. It counts:
+// the list that finds the resource not served is followed by another at
+// once, not after not_served_retry (the informer would wait five minutes).
+TEST_F(InformerTest, RetryNotServedDuringAListCountsIfTheListFindsItNotServed) {
+  GatedListClient gated(clock_);
+  ASSERT_TRUE(gated.Create(kConfigMaps, "ns", ConfigMap("ns", "a", "1")).ok());
+  gated.InjectError(FakeClient::Verb::kList,
+                    Status::NotFound("the server could not find the requested resource"), 1);
+  Informer informer(gated, kConfigMaps, clock_, {.not_served_retry = std::chrono::minutes(5)});
+  informer.Start();
+  ASSERT_TRUE(Eventually([&] { return gated.Arrived() == 1; }));
+  EXPECT_TRUE(informer.Served());
+  informer.RetryNotServed();
+  gated.Open();
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));  // the clock never moved
+  EXPECT_TRUE(informer.Served());
+  EXPECT_EQ(gated.Arrived(), 2);
+  EXPECT_EQ(informer.cache().List().size(), 1u);
+}
+
 TEST_F(InformerTest, LabelSelectedInformerSeesObjectsLeaveTheSelector) {
   Create("ns", "a", "1", {{"app", "web"}});
   Create("ns", "b", "1", {{"app", "db"}});
