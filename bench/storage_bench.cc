@@ -62,7 +62,7 @@ std::string Value(const std::string& key, int64_t revision) {
 }
 
 Mutation ValueFor(const std::string& key) {
-  return [&key](int64_t rev, const std::optional<KeyValue>&) -> StatusOr<std::string> {
+  return [&key](int64_t rev, const std::optional<KeyValue>&) -> StatusOr<Encoded> {
     return Value(key, rev);
   };
 }

@@ -34,7 +34,7 @@ Status GarbageCollector::Start() {
   FLOTILLA_ASSIGN_OR_RETURN(storage::ListResult all, objects_.store().List("/", {}));
   {
     MutexLock lock(mu_);
-    for (const auto& kv : all.items) Index(kv.key, kv.value);
+    for (const auto& kv : all.items) Index(kv.key, kv.value, nullptr);
     for (const auto& [key, node] : nodes_) pending_.insert(key);
   }
   FLOTILLA_ASSIGN_OR_RETURN(
@@ -49,9 +49,11 @@ void GarbageCollector::Stop() {
   worker_.Stop();
 }
 
-void GarbageCollector::Index(const std::string& key, const std::string& value) {
+void GarbageCollector::Index(const std::string& key, const std::string& value,
+                             const json::object* object) {
   std::shared_ptr<const api::Resource> res = ResourceForKey(objects_, key);
   if (res == nullptr) return;
+  if (object != nullptr) return IndexObject(key, std::move(res), *object);
   // Only the metadata counts: parsing the rest (a pod's spec and status)
   // was most of the collector's cost.
   std::optional<std::string_view> meta_text = RawMember(value, "metadata");
@@ -69,18 +71,23 @@ void GarbageCollector::Index(const std::string& key, const std::string& value) {
   }
   auto meta_object = ParseJsonObject(*meta_text);
   if (!meta_object.ok()) return;
-  const json::object parsed{{"metadata", std::move(*meta_object)}};
-  const json::object& meta = parsed.at("metadata").as_object();
+  IndexObject(key, std::move(res), json::object{{"metadata", std::move(*meta_object)}});
+}
+
+void GarbageCollector::IndexObject(const std::string& key, std::shared_ptr<const api::Resource> res,
+                                   const json::object& obj) {
+  const json::object* meta = GetObject(obj, "metadata");
+  if (meta == nullptr) return;
   Node node;
-  node.res = res;
-  node.ns = MetaString(parsed, "namespace");
-  node.name = MetaString(parsed, "name");
-  node.uid = MetaString(parsed, "uid");
-  node.deleting = api::IsBeingDeleted(parsed);
-  node.orphan = HasFinalizer(parsed, "orphan");
-  node.foreground = HasFinalizer(parsed, "foregroundDeletion");
+  node.ns = MetaString(obj, "namespace");
+  node.name = MetaString(obj, "name");
+  node.uid = MetaString(obj, "uid");
+  node.deleting = api::IsBeingDeleted(obj);
+  node.orphan = HasFinalizer(obj, "orphan");
+  node.foreground = HasFinalizer(obj, "foregroundDeletion");
   node.is_namespace = res->group.empty() && res->plural == "namespaces";
-  if (const json::array* refs = GetArray(meta, "ownerReferences")) {
+  node.res = std::move(res);
+  if (const json::array* refs = GetArray(*meta, "ownerReferences")) {
     for (const auto& ref : *refs) {
       if (!ref.is_object()) continue;
       if (auto uid = GetString(ref.as_object(), "uid")) node.owners.emplace_back(*uid);
@@ -113,7 +120,7 @@ void GarbageCollector::OnEvents(const std::vector<storage::Event>& batch) {
   MutexLock lock(mu_);
   for (const auto& ev : batch) {
     if (ev.type == storage::Event::Type::kPut) {
-      Index(ev.kv.key, ev.kv.value);
+      Index(ev.kv.key, ev.kv.value, ev.object.get());
       continue;
     }
     auto it = nodes_.find(ev.kv.key);

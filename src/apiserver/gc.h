@@ -44,7 +44,12 @@ class GarbageCollector {
   };
 
   void OnEvents(const std::vector<storage::Event>& batch);
-  void Index(const std::string& key, const std::string& value) REQUIRES(mu_);
+  // Indexes the value written to `key`: `object` when its writer shared it
+  // (storage::Event::object), else the metadata parsed from `value`.
+  void Index(const std::string& key, const std::string& value, const json::object* object)
+      REQUIRES(mu_);
+  void IndexObject(const std::string& key, std::shared_ptr<const api::Resource> res,
+                   const json::object& obj) REQUIRES(mu_);
   void Unindex(const std::string& key) REQUIRES(mu_);
   // Processes what is pending (on the server pool, kicked by OnEvents).
   void ProcessPending();

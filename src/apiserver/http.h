@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/json.h"
+
 namespace flotilla::http2 {
 struct Upgraded;
 }
@@ -55,6 +57,18 @@ class ChunkStream {
   // what is queued is dropped, the chunked body is ended and the
   // connection closed, and the stream ends.
   virtual bool Write(std::string chunk) = 0;
+  // Whether WriteWatchLines hands objects on: a stream to a reader in this
+  // process (the in-process client's watches need not parse the lines).
+  // Others take the lines alone, and a writer need not gather objects.
+  virtual bool TakesObjects() const { return false; }
+  // Writes whole watch lines, `objects[i]` the i-th line's object when the
+  // server has it parsed (null otherwise; shared, never modified); without
+  // TakesObjects, Write(chunk).
+  virtual bool WriteWatchLines(std::string chunk,
+                               std::vector<std::shared_ptr<const json::object>> objects) {
+    (void)objects;
+    return Write(std::move(chunk));
+  }
   // Ends the stream once what is queued has been sent.
   virtual void End() = 0;
   // Calls `fn` once the stream has ended, for whatever reason (End, the

@@ -16,6 +16,11 @@ json::object ParseStored(const std::string& bytes) {
   return parsed.ok() ? std::move(*parsed) : json::object();
 }
 
+storage::Encoded Encode(const json::object& obj, bool share) {
+  if (!share) return storage::Encoded(json::serialize(obj));
+  return storage::Encoded(json::serialize(obj), std::make_shared<const json::object>(obj));
+}
+
 namespace {
 
 constexpr int kMaxConflictRetries = 16;
@@ -245,14 +250,16 @@ StatusOr<json::object> Objects::StoreCreate(const api::Resource& res, const std:
   }
   const bool allocate_ip = NeedsClusterIP(res, obj);
   int64_t encoded = 0;
+  const std::string key = Key(res, ns, name);
+  const bool share = store_.SharesObjects(key);
   // `obj` is left as the last call made it: what was stored.
   storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
     MetaOf(obj)["resourceVersion"] = std::to_string(rev);
     if (allocate_ip) AssignClusterIP(obj, rev);
     encoded = rev;
-    return StatusOr<std::string>(json::serialize(obj));
+    return StatusOr<storage::Encoded>(Encode(obj, share));
   };
-  auto kv = store_.Create(Key(res, ns, name), encode, TtlOf(res));
+  auto kv = store_.Create(key, encode, TtlOf(res));
   if (!kv.ok()) {
     if (kv.status().Is(Reason::kAlreadyExists)) {
       return Status::AlreadyExists(res.GroupResource() + " \"" + name + "\" already exists");

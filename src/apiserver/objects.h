@@ -341,4 +341,10 @@ Status InvalidError(const api::Resource& res, std::string_view name,
 // (storage holds what the server wrote, so only a damaged store gives that).
 json::object ParseStored(const std::string& bytes);
 
+// What a write stores of `obj`: its JSON and, with `share` (the store
+// passes objects on: storage::Store::SharesObjects), a copy of it for the
+// write's watchers in this process (storage::Encoded::object), which then
+// need not parse the JSON again.
+storage::Encoded Encode(const json::object& obj, bool share);
+
 }  // namespace flotilla::apiserver

@@ -250,10 +250,11 @@ StatusOr<json::object> Objects::StoreUpdate(const api::Resource& res, const std:
     FLOTILLA_ASSIGN_OR_RETURN(obj, res.convert(std::move(obj), res.StorageVersion()));
   }
   int64_t encoded = 0;
+  const bool share = store_.SharesObjects(key);
   storage::Mutation encode = [&](int64_t rev, const std::optional<storage::KeyValue>&) {
     MetaOf(obj)["resourceVersion"] = std::to_string(rev);
     encoded = rev;
-    return StatusOr<std::string>(json::serialize(obj));
+    return StatusOr<storage::Encoded>(Encode(obj, share));
   };
   FLOTILLA_ASSIGN_OR_RETURN(storage::KeyValue written,
                             store_.Update(key, expected_revision, encode, TtlOf(res)));

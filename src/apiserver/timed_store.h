@@ -52,6 +52,11 @@ class TimedStore : public storage::Store {
   Status Compact(int64_t revision) override { return inner_.Compact(revision); }
   int64_t CompactedRevision() override { return inner_.CompactedRevision(); }
   StatusOr<int64_t> Count(std::string_view prefix) override { return inner_.Count(prefix); }
+  StatusOr<std::unique_ptr<storage::Watcher>> WatchWithObjects(
+      std::string_view prefix, int64_t after_revision, storage::WatchCallback callback) override {
+    return inner_.WatchWithObjects(prefix, after_revision, std::move(callback));
+  }
+  bool SharesObjects(std::string_view key) override { return inner_.SharesObjects(key); }
 
  private:
   storage::Store& inner_;

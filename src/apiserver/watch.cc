@@ -67,10 +67,19 @@ class Encoder {
   bool first_ = true;
 };
 
-json::object DecodeStored(Objects& objects, const api::Resource& res, const std::string& bytes) {
-  auto parsed = ParseJsonObject(bytes);
-  if (!parsed.ok()) return json::object();
-  auto converted = objects.FromStorage(res, std::move(*parsed));
+// The object stored as `bytes`, as served: a copy of `object` (the store
+// event's, when its writer shared it) or `bytes` parsed.
+json::object DecodeStored(Objects& objects, const api::Resource& res, const std::string& bytes,
+                          const json::object* object = nullptr) {
+  json::object stored;
+  if (object != nullptr) {
+    stored = *object;
+  } else {
+    auto parsed = ParseJsonObject(bytes);
+    if (!parsed.ok()) return json::object();
+    stored = std::move(*parsed);
+  }
+  auto converted = objects.FromStorage(res, std::move(stored));
   return converted.ok() ? std::move(*converted) : json::object();
 }
 
@@ -125,11 +134,17 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   void Start(std::shared_ptr<ChunkStream> stream, int64_t start, std::string initial,
              const std::string& rv_param, std::chrono::seconds timeout, bool bookmarks) {
     stream_ = std::move(stream);
+    takes_objects_ = stream_->TakesObjects();
     latest_ = start;
     auto self = shared_from_this();
-    auto watcher = objects_.store().Watch(
-        Objects::Prefix(res_, ns_), start,
-        [self](const std::vector<storage::Event>& batch) { self->Deliver(batch); });
+    storage::WatchCallback deliver = [self](const std::vector<storage::Event>& batch) {
+      self->Deliver(batch);
+    };
+    // A reader that takes objects asks the writers for them.
+    const std::string prefix = Objects::Prefix(res_, ns_);
+    auto watcher = takes_objects_
+                       ? objects_.store().WatchWithObjects(prefix, start, std::move(deliver))
+                       : objects_.store().Watch(prefix, start, std::move(deliver));
     if (!watcher.ok()) {
       Status s = watcher.status();
       if (s.Is(Reason::kExpired) || s.Is(Reason::kGone)) {
@@ -163,15 +178,29 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   // On a delivery thread of the store's watch hub.
   void Deliver(const std::vector<storage::Event>& batch) {
     std::string lines;
+    size_t count = 0;
+    // Each line's object, when a raw line's store event shared it (empty
+    // while none did): a reader in this process takes it as it is.
+    std::vector<std::shared_ptr<const json::object>> objects;
     for (const auto& ev : batch) {
-      if (auto line = Translate(ev)) lines += *line;
       latest_.store(ev.kv.mod_revision);
+      std::optional<std::string> line = Translate(ev);
+      if (!line) continue;
+      lines += *line;
+      bool raw = enc_.raw() && ev.type == storage::Event::Type::kPut;
+      if (takes_objects_ && raw && ev.object != nullptr) {
+        objects.resize(count);
+        objects.push_back(ev.object);
+      } else if (!objects.empty()) {
+        objects.push_back(nullptr);
+      }
+      ++count;
     }
     if (lines.empty()) return;
     MutexLock lock(mu_);
     if (!open_) {
-      held_ += lines;
-    } else if (!stream_->Write(std::move(lines)) && watcher_) {
+      held_ += lines;  // their objects are dropped: the reader parses these
+    } else if (!stream_->WriteWatchLines(std::move(lines), std::move(objects)) && watcher_) {
       watcher_->Stop();  // from the callback: returns at once, no batch follows
     }
   }
@@ -181,7 +210,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     if (enc_.raw() && ev.type == storage::Event::Type::kPut) {
       return RawLine(ev.prev ? "MODIFIED" : "ADDED", ev.kv.value);
     }
-    json::object cur = DecodeStored(objects_, res_, ev.kv.value);
+    json::object cur = DecodeStored(objects_, res_, ev.kv.value, ev.object.get());
     bool prev_match = ev.prev && filter_.Matches(DecodeStored(objects_, res_, ev.prev->value));
     if (ev.type == storage::Event::Type::kDelete) {
       if (!filter_.Matches(cur)) return std::nullopt;
@@ -231,6 +260,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   const Filter filter_;
   Encoder enc_;  // used by one delivery at a time
   std::shared_ptr<ChunkStream> stream_;
+  bool takes_objects_ = false;  // stream_->TakesObjects(), set with it
   std::atomic<int64_t> latest_{0};
   // Set by Start before the stream can end.
   TimePoint deadline_;

@@ -63,12 +63,23 @@ struct WatchOptions {
   std::string resource_version;  // "" or "0": current objects first as ADDED
   bool allow_bookmarks = true;
   int timeout_seconds = 0;  // 0 = server default
+  // The consumer takes events whose object is WatchEvent::shared: from a
+  // server in this process, an object as its writer stored it, shared with
+  // the server's other watchers, without a parse or a copy. Otherwise
+  // every event's object is WatchEvent::object.
+  bool shared_objects = false;
 };
 
 struct WatchEvent {
   enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
   Type type = Type::kAdded;
-  json::object object;  // for kError the metav1.Status
+  json::object object;  // for kError the metav1.Status; empty when `shared` is set
+  // With WatchOptions::shared_objects, the object when the server shared
+  // it (never modified: copy it to change it); null otherwise.
+  std::shared_ptr<const json::object> shared;
+
+  // The event's object, wherever it is.
+  const json::object& Object() const { return shared ? *shared : object; }
 };
 
 // An open watch. Events are delivered to the callback given to Watch, in

@@ -123,7 +123,12 @@ class LoopStream : public apiserver::ChunkStream,
     return cancelled_;
   }
 
-  bool Write(std::string chunk) override {
+  bool Write(std::string chunk) override { return WriteWatchLines(std::move(chunk), {}); }
+
+  bool TakesObjects() const override { return true; }
+
+  bool WriteWatchLines(std::string chunk,
+                       std::vector<std::shared_ptr<const json::object>> objects) override {
     MutexLock lock(mu_);
     if (ending_) return false;
     queued_bytes_ += chunk.size();
@@ -133,7 +138,7 @@ class LoopStream : public apiserver::ChunkStream,
       ScheduleLocked();
       return false;
     }
-    queue_.push_back(std::move(chunk));
+    queue_.push_back(Piece{std::move(chunk), std::move(objects)});
     ScheduleLocked();
     return true;
   }
@@ -183,7 +188,7 @@ class LoopStream : public apiserver::ChunkStream,
 
   void Drain() {
     while (true) {
-      std::deque<std::string> chunks;
+      std::deque<Piece> chunks;
       {
         MutexLock lock(mu_);
         drainer_ = std::this_thread::get_id();
@@ -196,8 +201,10 @@ class LoopStream : public apiserver::ChunkStream,
           return;
         }
       }
-      for (const std::string& chunk : chunks) {
-        if (sink_->OnData(chunk) && !Cancelled()) continue;
+      for (const Piece& chunk : chunks) {
+        bool more = chunk.objects.empty() ? sink_->OnData(chunk.data)
+                                          : sink_->OnWatchLines(chunk.data, chunk.objects);
+        if (more && !Cancelled()) continue;
         Cancel();
         break;
       }
@@ -222,9 +229,15 @@ class LoopStream : public apiserver::ChunkStream,
     done_cv_.NotifyAll();
   }
 
+  // A chunk of the body; for watch lines, their objects (WriteWatchLines).
+  struct Piece {
+    std::string data;
+    std::vector<std::shared_ptr<const json::object>> objects;
+  };
+
   const std::shared_ptr<AsyncStreamSink> sink_;
   mutable Mutex mu_;
-  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  std::deque<Piece> queue_ GUARDED_BY(mu_);
   size_t queued_bytes_ GUARDED_BY(mu_) = 0;
   bool ending_ GUARDED_BY(mu_) = false;  // no more chunks are taken
   bool cancelled_ GUARDED_BY(mu_) = false;

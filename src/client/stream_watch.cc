@@ -15,8 +15,10 @@ namespace flotilla::client {
 // The sink the transport feeds; it outlives the StreamWatch until OnEnd.
 class StreamWatch::State : public AsyncStreamSink {
  public:
-  State(WatchCallback on_event, WatchDone on_done)
-      : on_event_(std::move(on_event)), on_done_(std::move(on_done)) {}
+  State(WatchCallback on_event, WatchDone on_done, bool shared_objects)
+      : on_event_(std::move(on_event)),
+        shared_objects_(shared_objects),
+        on_done_(std::move(on_done)) {}
 
   // Blocks until the head is known; its status.
   Status WaitForHead() {
@@ -64,6 +66,18 @@ class StreamWatch::State : public AsyncStreamSink {
     if (end_status_.ok()) {
       Status s =
           decoder_.Feed(data, [this](WatchEvent event) { return Deliver(std::move(event)); });
+      if (!s.ok()) end_status_ = s;
+    }
+    return LeaveCallback() && end_status_.ok();
+  }
+
+  bool OnWatchLines(std::string_view data,
+                    std::span<const std::shared_ptr<const json::object>> objects) override {
+    if (!EnterCallback()) return false;
+    if (end_status_.ok()) {
+      Status s = decoder_.FeedShared(data, objects, shared_objects_, [this](WatchEvent event) {
+        return Deliver(std::move(event));
+      });
       if (!s.ok()) end_status_ = s;
     }
     return LeaveCallback() && end_status_.ok();
@@ -134,6 +148,7 @@ class StreamWatch::State : public AsyncStreamSink {
   }
 
   const WatchCallback on_event_;
+  const bool shared_objects_;  // WatchOptions::shared_objects
   // The transport's calls are serialized: these are used by one at a time.
   WatchDecoder decoder_;
   Status end_status_;  // why the stream ended early
@@ -153,8 +168,9 @@ StreamWatch::StreamWatch(std::shared_ptr<State> state, std::shared_ptr<StreamCal
     : state_(std::move(state)), call_(std::move(call)) {}
 
 StatusOr<std::unique_ptr<Watch>> StreamWatch::Start(Transport& transport, const ApiRequest& req,
-                                                    WatchCallback on_event, WatchDone on_done) {
-  auto state = std::make_shared<State>(std::move(on_event), std::move(on_done));
+                                                    WatchCallback on_event, WatchDone on_done,
+                                                    bool shared_objects) {
+  auto state = std::make_shared<State>(std::move(on_event), std::move(on_done), shared_objects);
   std::shared_ptr<StreamCall> call = transport.StartStream(req, state);
   Status head = state->WaitForHead();
   if (!head.ok()) {

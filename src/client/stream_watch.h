@@ -25,8 +25,10 @@ namespace flotilla::client {
 // destroyed from its `done` callback but not from an event callback.
 class StreamWatch : public Watch {
  public:
+  // `shared_objects`: WatchOptions::shared_objects.
   static StatusOr<std::unique_ptr<Watch>> Start(Transport& transport, const ApiRequest& req,
-                                                WatchCallback on_event, WatchDone on_done);
+                                                WatchCallback on_event, WatchDone on_done,
+                                                bool shared_objects = false);
   ~StreamWatch() override;
 
   void Stop() override;

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -87,6 +88,14 @@ class AsyncStreamSink {
   }
   // A piece of the body, in order. Returns false to end the stream.
   virtual bool OnData(std::string_view data) = 0;
+  // A piece of a watch's body, whole lines, from a server in this process
+  // that had their objects parsed: `objects[i]` is the i-th line's object
+  // (null: not parsed). By default, OnData(data).
+  virtual bool OnWatchLines(std::string_view data,
+                            std::span<const std::shared_ptr<const json::object>> objects) {
+    (void)objects;
+    return OnData(data);
+  }
   // Once, last: OK when the server ended the stream, the sink did or the
   // call was cancelled; the transport failure otherwise (before the head,
   // OnHead is never called).

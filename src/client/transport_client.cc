@@ -30,7 +30,8 @@ class TransportClient : public Client {
                                               const WatchOptions& opts, WatchCallback on_event,
                                               WatchDone on_done) override {
     FLOTILLA_ASSIGN_OR_RETURN(ApiRequest req, BuildWatch(res, ns, opts));
-    return StreamWatch::Start(*transport_, req, std::move(on_event), std::move(on_done));
+    return StreamWatch::Start(*transport_, req, std::move(on_event), std::move(on_done),
+                              opts.shared_objects);
   }
 
   StatusOr<json::object> Create(const ResourceRef& res, const std::string& ns,

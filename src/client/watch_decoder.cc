@@ -49,7 +49,7 @@ StatusOr<WatchEvent> DecodeWatchEvent(std::string_view line) {
 
 std::string EventResourceVersion(const WatchEvent& event) {
   if (event.type == WatchEvent::Type::kError) return "";
-  const json::object* meta = GetObject(event.object, "metadata");
+  const json::object* meta = GetObject(event.Object(), "metadata");
   if (meta == nullptr) return "";
   return std::string(GetString(*meta, "resourceVersion").value_or(""));
 }
@@ -83,6 +83,35 @@ Status WatchDecoder::Feed(std::string_view data, const Emit& emit) {
       line.append(piece);
       FLOTILLA_RETURN_IF_ERROR(Line(line, emit, &stop));
     }
+  }
+  return Status::Ok();
+}
+
+Status WatchDecoder::FeedShared(std::string_view data,
+                                std::span<const std::shared_ptr<const json::object>> objects,
+                                bool share, const Emit& emit) {
+  if (!partial_.empty()) return Feed(data, emit);
+  for (size_t i = 0; !data.empty(); ++i) {
+    size_t newline = data.find('\n');
+    if (newline == std::string_view::npos) return Feed(data, emit);
+    std::string_view line = data.substr(0, newline);
+    data.remove_prefix(newline + 1);
+    const json::object* object = i < objects.size() ? objects[i].get() : nullptr;
+    std::optional<std::string_view> type_text = RawMember(line, "type");
+    WatchEvent event;
+    if (object == nullptr || !type_text || type_text->size() < 2 ||
+        !ParseType(type_text->substr(1, type_text->size() - 2), &event.type)) {
+      bool stop = false;
+      FLOTILLA_RETURN_IF_ERROR(Line(line, emit, &stop));
+      if (stop) return Status::Ok();
+      continue;
+    }
+    if (share) {
+      event.shared = objects[i];
+    } else {
+      event.object = *object;
+    }
+    if (!emit(std::move(event))) return Status::Ok();
   }
   return Status::Ok();
 }

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -36,6 +38,14 @@ class WatchDecoder {
   // order. Errors: a malformed line (decoding stops there) or an overlong
   // one. Blank lines are skipped.
   Status Feed(std::string_view data, const Emit& emit);
+  // Feed for whole lines whose objects the server shared (a server in this
+  // process): `objects[i]` is the object of the i-th line, or null when
+  // that line is to be decoded. A line's type is read from it; its object
+  // is emitted as WatchEvent::shared when `share`, else copied into
+  // WatchEvent::object.
+  Status FeedShared(std::string_view data,
+                    std::span<const std::shared_ptr<const json::object>> objects, bool share,
+                    const Emit& emit);
   // At the end of the stream: an unterminated last line is decoded too.
   Status Finish(const Emit& emit);
 

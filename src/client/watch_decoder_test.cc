@@ -41,6 +41,47 @@ TEST(WatchDecoderTest, EventsSplitAnywhereAcrossChunks) {
   }
 }
 
+TEST(WatchDecoderTest, SharedLinesTakeTheirObjectsAndDecodeTheRest) {
+  // The objects differ from their lines' so that the test sees which was used.
+  auto added = std::make_shared<const json::object>(json::object{{"from", "server"}});
+  auto modified = std::make_shared<const json::object>(json::object{{"from", "server too"}});
+  std::string data =
+      Line("ADDED", "1") + Line("MODIFIED", "2") + Line("DELETED", "3") + Line("MODIFIED", "4");
+  std::vector<std::shared_ptr<const json::object>> objects{added, modified, nullptr, modified};
+  for (bool share : {true, false}) {
+    WatchDecoder decoder;
+    Collector c;
+    ASSERT_TRUE(decoder.FeedShared(data, objects, share, c.emit()).ok());
+    ASSERT_EQ(c.events.size(), 4u);
+    EXPECT_EQ(c.events[0].type, WatchEvent::Type::kAdded);
+    EXPECT_EQ(c.events[1].type, WatchEvent::Type::kModified);
+    EXPECT_EQ(c.events[2].type, WatchEvent::Type::kDeleted);
+    EXPECT_EQ(c.events[3].type, WatchEvent::Type::kModified);
+    EXPECT_EQ(c.events[0].Object(), *added);
+    EXPECT_EQ(c.events[1].Object(), *modified);
+    EXPECT_EQ(EventResourceVersion(c.events[2]), "3") << "no object: the line is decoded";
+    EXPECT_EQ(c.events[3].Object(), *modified);
+    EXPECT_EQ(c.events[0].shared == added, share);
+    EXPECT_EQ(c.events[0].object.empty(), share);
+    EXPECT_EQ(c.events[2].shared, nullptr);
+  }
+}
+
+TEST(WatchDecoderTest, SharedLinesAfterAPartialLineAreDecoded) {
+  WatchDecoder decoder;
+  Collector c;
+  std::string first = Line("ADDED", "1");
+  ASSERT_TRUE(decoder.Feed(std::string_view(first).substr(0, 5), c.emit()).ok());
+  auto object = std::make_shared<const json::object>(json::object{{"from", "server"}});
+  std::string rest = first.substr(5) + Line("MODIFIED", "2");
+  std::vector<std::shared_ptr<const json::object>> objects{object, object};
+  ASSERT_TRUE(decoder.FeedShared(rest, objects, true, c.emit()).ok());
+  ASSERT_EQ(c.events.size(), 2u);
+  EXPECT_EQ(EventResourceVersion(c.events[0]), "1");
+  EXPECT_EQ(EventResourceVersion(c.events[1]), "2");
+  EXPECT_EQ(c.events[1].shared, nullptr) << "lines are no longer aligned with their objects";
+}
+
 TEST(WatchDecoderTest, UnterminatedLastLineIsDecodedAtTheEnd) {
   WatchDecoder decoder;
   Collector c;

@@ -64,6 +64,63 @@ TEST_P(WatchTest, FromAResourceVersionSeesLaterEventsInOrder) {
   EXPECT_TRUE(rec.done()[0].ok());
 }
 
+// WatchOptions::shared_objects: from a server in this process, a live
+// put's object comes as its writer stored it, shared; whatever the server
+// must parse or convert (a delete, a replay from the history, a selector's
+// watch) comes as a parsed object, and so does everything over HTTPS.
+TEST_P(WatchTest, SharedObjectsAreWhatTheWriterStored) {
+  TestCluster cluster;
+  auto client = cluster.Make(GetParam());
+  const bool in_process = GetParam() == ClientKind::kInProcess;
+  auto a = client->Create(kConfigMaps, "default", LabelledConfigMap("a"));
+  ASSERT_TRUE(a.ok());
+  auto b = client->Create(kConfigMaps, "default", LabelledConfigMap("b"));
+  ASSERT_TRUE(b.ok());
+  WatchRecorder shared, parsed, selected;
+  WatchOptions opts;
+  opts.resource_version = RvOf(*a);  // b's creation is replayed from the history
+  opts.shared_objects = true;
+  auto watch = client->StartWatch(kConfigMaps, "default", opts, shared.OnEvent(), shared.OnDone());
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  WatchOptions plain = opts;
+  plain.shared_objects = false;
+  auto plain_watch =
+      client->StartWatch(kConfigMaps, "default", plain, parsed.OnEvent(), parsed.OnDone());
+  ASSERT_TRUE(plain_watch.ok()) << plain_watch.status().ToString();
+  WatchOptions by_label = opts;
+  by_label.label_selector = "app=web";
+  auto selected_watch =
+      client->StartWatch(kConfigMaps, "default", by_label, selected.OnEvent(), selected.OnDone());
+  ASSERT_TRUE(selected_watch.ok()) << selected_watch.status().ToString();
+
+  auto c = client->Create(kConfigMaps, "default", LabelledConfigMap("c"));
+  ASSERT_TRUE(c.ok());
+  auto patched =
+      client->Patch(kConfigMaps, "default", "c", PatchType::kMerge, R"({"data":{"k":"v"}})");
+  ASSERT_TRUE(patched.ok());
+  ASSERT_TRUE(client->Delete(kConfigMaps, "default", "a").ok());
+
+  for (WatchRecorder* rec : {&shared, &parsed, &selected}) {
+    ASSERT_TRUE(rec->WaitEvents(4));
+    auto events = rec->events();
+    ASSERT_EQ(events.size(), 4u);
+    EXPECT_EQ(events[0].Object(), *b);
+    EXPECT_EQ(events[1].Object(), *c);
+    EXPECT_EQ(events[2].Object(), *patched);
+    EXPECT_EQ(events[3].type, Type::kDeleted);
+    EXPECT_EQ(NameOf(events[3].Object()), "a");
+    for (size_t i = 0; i < events.size(); ++i) {
+      const bool live_put = i == 1 || i == 2;
+      const bool shares = rec == &shared && in_process && live_put;
+      EXPECT_EQ(events[i].shared != nullptr, shares) << "event " << i;
+      EXPECT_EQ(events[i].object.empty(), shares) << "event " << i;
+    }
+  }
+  // The patch's event was written after the watch's last line: the last
+  // resourceVersion reads a shared object's too.
+  EXPECT_EQ((*watch)->LastResourceVersion(), RvOf(shared.events()[3].Object()));
+}
+
 TEST_P(WatchTest, WithoutAResourceVersionCurrentObjectsComeFirst) {
   TestCluster cluster;
   auto client = cluster.Make(GetParam());

@@ -333,6 +333,7 @@ void Informer::Replace(std::vector<json::object> items) {
 
 bool Informer::StartWatch() {
   client::WatchOptions opts;
+  opts.shared_objects = true;  // the cache keeps them as they are (ObjectPtr)
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
   uint64_t generation;
@@ -376,12 +377,20 @@ void Informer::OnWatchEvent(uint64_t generation, WatchEvent event) {
   }
   watch_saw_events_ = true;
   failures_ = 0;
-  std::string rv = ResourceVersionOf(event.object);
+  std::string rv = ResourceVersionOf(event.Object());
   if (!rv.empty()) stats_.resource_version = rv;
   if (event.type == WatchEvent::Type::kBookmark) return;
   ++stats_.events;
   lock.Unlock();
-  ApplyLocked(event.type, Cached(std::move(event.object)));
+  ObjectPtr obj;
+  if (event.shared == nullptr) {
+    obj = Cached(std::move(event.object));
+  } else if (options_.transform) {
+    obj = Cached(*event.shared);
+  } else {
+    obj = std::move(event.shared);  // immutable: the cache shares it with the server's watchers
+  }
+  ApplyLocked(event.type, std::move(obj));
 }
 
 // At once, the next Step: after a clean end (the server's timeout, a

@@ -173,7 +173,8 @@ class EtcdStore final : public Store {
   StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation, Duration ttl) override {
     FLOTILLA_ASSIGN_OR_RETURN(int64_t lease, LeaseFor(ttl));
     const int64_t guess = Guess();
-    FLOTILLA_ASSIGN_OR_RETURN(std::string body, RunMutation(mutation, key, guess, std::nullopt));
+    FLOTILLA_ASSIGN_OR_RETURN(Encoded encoded, RunMutation(mutation, key, guess, std::nullopt));
+    std::string body = std::move(encoded.value);
     pb::TxnRequest txn;
     pb::Compare* cmp = txn.add_compare();
     cmp->set_key(Full(key));
@@ -206,7 +207,8 @@ class EtcdStore final : public Store {
         return ModifiedError(key, expected_mod_revision, before.mod_revision);
       }
       const int64_t guess = current.header().revision() + 1;
-      FLOTILLA_ASSIGN_OR_RETURN(std::string body, RunMutation(mutation, key, guess, before));
+      FLOTILLA_ASSIGN_OR_RETURN(Encoded encoded, RunMutation(mutation, key, guess, before));
+      std::string body = std::move(encoded.value);
       pb::TxnRequest txn;
       pb::Compare* cmp = txn.add_compare();
       cmp->set_key(Full(key));

@@ -31,7 +31,7 @@ StatusOr<std::string> SetRv(std::string_view value, int64_t revision) {
 }
 
 Mutation WriteRv() {
-  return [](int64_t rev, const std::optional<KeyValue>&) -> StatusOr<std::string> {
+  return [](int64_t rev, const std::optional<KeyValue>&) -> StatusOr<Encoded> {
     return "rv=" + std::to_string(rev);
   };
 }

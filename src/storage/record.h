@@ -25,6 +25,9 @@ struct HistoryEntry {
   RecordPtr prev;
   TimePoint expires{};
   TimePoint applied{};
+  // The put's value parsed, from its writer (Encoded::object), while the
+  // entry is on its way to the watchers; the history's copy drops it.
+  std::shared_ptr<const json::object> object;
 
   bool is_delete() const { return kv == nullptr; }
   // The key written. REQUIRES: kv or prev is set.

@@ -35,6 +35,12 @@ class RoutedStore final : public Store {
   Status Compact(int64_t revision) override { return main_->Compact(revision); }
   int64_t CompactedRevision() override { return main_->CompactedRevision(); }
   StatusOr<int64_t> Count(std::string_view prefix) override { return For(prefix).Count(prefix); }
+  StatusOr<std::unique_ptr<Watcher>> WatchWithObjects(std::string_view prefix,
+                                                      int64_t after_revision,
+                                                      WatchCallback callback) override {
+    return For(prefix).WatchWithObjects(prefix, after_revision, std::move(callback));
+  }
+  bool SharesObjects(std::string_view key) override { return For(key).SharesObjects(key); }
 
  private:
   Store& For(std::string_view key) const {

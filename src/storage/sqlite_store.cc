@@ -94,6 +94,7 @@ class SqliteStore final : public Store {
   }
 
   StatusOr<int64_t> Count(std::string_view prefix) override { return state_.Count(prefix); }
+  bool SharesObjects(std::string_view key) override { return state_.SharesObjects(key); }
 
   using Store::Create;
   StatusOr<KeyValue> Create(std::string_view key, const Mutation& mutation, Duration ttl) override {
@@ -116,6 +117,11 @@ class SqliteStore final : public Store {
   StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix, int64_t after_revision,
                                            WatchCallback callback) override {
     return state_.Watch(prefix, after_revision, std::move(callback));
+  }
+  StatusOr<std::unique_ptr<Watcher>> WatchWithObjects(std::string_view prefix,
+                                                      int64_t after_revision,
+                                                      WatchCallback callback) override {
+    return state_.Watch(prefix, after_revision, std::move(callback), true);
   }
 
   int64_t CurrentRevision() override { return state_.revision(); }

@@ -30,15 +30,15 @@ Status CheckPrecondition(const WriteOp& op, const RecordPtr& current) {
 
 // Mutations are our own code and return errors as values; one that throws
 // anyway must not take down the sqlite store's commit thread.
-StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
-                                  const std::optional<KeyValue>& before) {
+StatusOr<Encoded> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
+                              const std::optional<KeyValue>& before) {
   try {
-    StatusOr<std::string> value = mutation(revision, before);
+    StatusOr<Encoded> encoded = mutation(revision, before);
     // The stored value lives as long as the object and its history do:
     // without the spare capacity a growing serializer leaves (up to half
     // of the allocation).
-    if (value.ok()) value->shrink_to_fit();
-    return value;
+    if (encoded.ok()) encoded->value.shrink_to_fit();
+    return encoded;
   } catch (const std::exception& e) {
     return Status::Internal("write to key " + QuotedKey(key) + " failed: " + e.what());
   }
@@ -52,6 +52,7 @@ Event ToEvent(const HistoryEntry& entry) {
     event.kv.mod_revision = entry.revision;
   } else {
     event.kv = *entry.kv;
+    event.object = entry.object;
   }
   if (entry.prev) event.prev = *entry.prev;
   return event;
@@ -73,15 +74,11 @@ StatusOr<HistoryEntry> PrepareWrite(const WriteOp& op, int64_t revision, const R
   }
   std::optional<KeyValue> before;
   if (current) before = *current;
-  StatusOr<std::string> value = RunMutation(*op.mutation, op.key, revision, before);
-  if (!value.ok()) return value.status();
-  std::string bytes = std::move(value).value();
-  // A value built by appending can carry up to twice its size in capacity;
-  // it is kept for as long as the object lives, so give the slack back.
-  if (bytes.capacity() - bytes.size() > bytes.size() / 8) bytes.shrink_to_fit();
+  FLOTILLA_ASSIGN_OR_RETURN(Encoded encoded, RunMutation(*op.mutation, op.key, revision, before));
   entry.kv = std::make_shared<const KeyValue>(
-      KeyValue{std::string(op.key), std::move(bytes), current ? current->create_revision : revision,
-               revision});
+      KeyValue{std::string(op.key), std::move(encoded.value),
+               current ? current->create_revision : revision, revision});
+  entry.object = std::move(encoded.object);
   entry.expires = op.expires;
   return entry;
 }
@@ -155,6 +152,7 @@ void State::Apply(std::vector<HistoryEntry> entries) {
     SetLocked(e.key(), e.kv);
     revision_ = e.revision;
     history_.push_back(e);
+    history_.back().object = nullptr;  // a replay parses; only the delivery shares it
   }
   if (history_.size() > history_limit_) {
     TrimHistoryLocked(history_[history_.size() - history_limit_ - 1].revision);
@@ -181,7 +179,7 @@ Status State::Compact(int64_t revision) {
 }
 
 StatusOr<std::unique_ptr<Watcher>> State::Watch(std::string_view prefix, int64_t after_revision,
-                                                WatchCallback callback) {
+                                                WatchCallback callback, bool objects) {
   ReaderLock lock(mu_);
   if (after_revision != 0 && after_revision < compacted_) {
     return Status::Expired("too old resource version: " + std::to_string(after_revision) + " (" +
@@ -194,7 +192,7 @@ StatusOr<std::unique_ptr<Watcher>> State::Watch(std::string_view prefix, int64_t
   for (; it != history_.end(); ++it) {
     if (it->key().starts_with(prefix)) backlog.push_back(*it);
   }
-  return hub_.Add(std::string(prefix), from, std::move(callback), std::move(backlog));
+  return hub_.Add(std::string(prefix), from, std::move(callback), std::move(backlog), objects);
 }
 
 void State::Start(int64_t revision) {

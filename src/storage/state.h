@@ -47,8 +47,8 @@ TimePoint Deadline(Clock& clock, Duration ttl);
 Status CheckPrecondition(const WriteOp& op, const RecordPtr& current);
 
 // Runs `mutation`; one that throws is an InternalError naming the key.
-StatusOr<std::string> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
-                                  const std::optional<KeyValue>& before);
+StatusOr<Encoded> RunMutation(const Mutation& mutation, std::string_view key, int64_t revision,
+                              const std::optional<KeyValue>& before);
 
 // Checks `op` against `current` (null when the key does not exist) and
 // computes the history entry it produces at `revision`, running the mutation.
@@ -92,9 +92,11 @@ class State {
   // compacted() is a no-op; one past revision() is BadRequest.
   Status Compact(int64_t revision);
 
-  // See Store::Watch.
+  // See Store::Watch; with `objects`, Store::WatchWithObjects.
   StatusOr<std::unique_ptr<Watcher>> Watch(std::string_view prefix, int64_t after_revision,
-                                           WatchCallback callback);
+                                           WatchCallback callback, bool objects = false);
+  // See Store::SharesObjects.
+  bool SharesObjects(std::string_view key) { return hub_.WantsObjects(key); }
 
   // Loading, before the state is shared. Start(r) sets both the revision and
   // the compacted revision to r; Seed sets `key` to `kv` (null removes it)

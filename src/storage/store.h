@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/json.h"
 #include "base/status.h"
 
 namespace flotilla::storage {
@@ -42,13 +43,27 @@ struct KeyValue {
   int64_t mod_revision = 0;
 };
 
-// Computes the bytes to store given the revision the write will get and the
+// What a mutation stores: the bytes, and, when the writer has it, the
+// object they encode.
+struct Encoded {
+  Encoded(std::string v) : value(std::move(v)) {}  // NOLINT: implicit, a value alone
+  Encoded(std::string v, std::shared_ptr<const json::object> o)
+      : value(std::move(v)), object(std::move(o)) {}
+
+  std::string value;
+  // `value` parsed, never modified: it goes with this write's events
+  // (Event::object) so that the watchers in this process need not parse
+  // the bytes again, and is never kept in the state or the history.
+  std::shared_ptr<const json::object> object;
+};
+
+// Computes the value to store given the revision the write will get and the
 // current value (nullopt when the key does not exist). Returning an error
 // aborts the write with that error; nothing is written. Runs under the
 // store's write lock (for sqlite, on the store's commit thread while the
 // caller waits): it must be quick and must not write to the store.
 using Mutation =
-    std::function<StatusOr<std::string>(int64_t revision, const std::optional<KeyValue>& current)>;
+    std::function<StatusOr<Encoded>(int64_t revision, const std::optional<KeyValue>& current)>;
 
 struct ListOptions {
   // Keys strictly greater than this are returned (continue tokens).
@@ -82,6 +97,11 @@ struct Event {
   KeyValue kv;
   // The value before this event (absent for a create).
   std::optional<KeyValue> prev;
+  // For a kPut delivered as it was written (not replayed from the history,
+  // not by etcd), kv.value as its writer's mutation parsed it
+  // (Encoded::object); null otherwise. Shared by every watcher of the
+  // write: read it, never modify it.
+  std::shared_ptr<const json::object> object;
 };
 
 // A stream of events for a key prefix. Events arrive in revision order, one
@@ -156,6 +176,24 @@ class Store {
 
   // How many live keys have the prefix (apiserver_storage_objects).
   virtual StatusOr<int64_t> Count(std::string_view prefix) = 0;
+
+  // Watch, for a watcher that reads Event::object (a watch in this process
+  // whose reader takes the objects as they are): while it watches `key`,
+  // SharesObjects(key) is true. By default, Watch.
+  virtual StatusOr<std::unique_ptr<Watcher>> WatchWithObjects(std::string_view prefix,
+                                                              int64_t after_revision,
+                                                              WatchCallback callback) {
+    return Watch(prefix, after_revision, std::move(callback));
+  }
+
+  // Whether a write to `key` is worth its Encoded::object: the store
+  // passes it on with its events (Event::object) and a watcher started
+  // with WatchWithObjects watches the key. Otherwise (no such watcher;
+  // etcd, whose events come from etcd) a writer need not build one.
+  virtual bool SharesObjects(std::string_view key) {
+    (void)key;
+    return false;
+  }
 };
 
 struct StoreOptions {

@@ -167,7 +167,7 @@ TEST_P(StoreTest, MutationSeesRevisionAndCurrentValue) {
   auto created = store_->Create("/k/a", [&](int64_t rev, const std::optional<KeyValue>& cur) {
     seen_revision = rev;
     saw_current = cur.has_value();
-    return StatusOr<std::string>("rv=" + std::to_string(rev));
+    return StatusOr<Encoded>("rv=" + std::to_string(rev));
   });
   ASSERT_TRUE(created.ok());
   EXPECT_EQ(seen_revision, Rev(2));
@@ -177,7 +177,7 @@ TEST_P(StoreTest, MutationSeesRevisionAndCurrentValue) {
   std::optional<KeyValue> current;
   auto updated = store_->Update("/k/a", 0, [&](int64_t rev, const std::optional<KeyValue>& cur) {
     current = cur;
-    return StatusOr<std::string>(cur->value + ",rv=" + std::to_string(rev));
+    return StatusOr<Encoded>(cur->value + ",rv=" + std::to_string(rev));
   });
   ASSERT_TRUE(updated.ok());
   ASSERT_TRUE(current.has_value());
@@ -188,7 +188,7 @@ TEST_P(StoreTest, MutationSeesRevisionAndCurrentValue) {
 
 TEST_P(StoreTest, MutationErrorAbortsTheWrite) {
   MustCreate("/k/a", "v1");
-  auto fail = [](int64_t, const std::optional<KeyValue>&) -> StatusOr<std::string> {
+  auto fail = [](int64_t, const std::optional<KeyValue>&) -> StatusOr<Encoded> {
     return Status::Invalid("spec.replicas: must be non-negative");
   };
   Status update = store_->Update("/k/a", 0, fail).status();
@@ -202,7 +202,7 @@ TEST_P(StoreTest, MutationErrorAbortsTheWrite) {
 }
 
 TEST_P(StoreTest, ThrowingMutationIsAnInternalError) {
-  auto thrower = [](int64_t, const std::optional<KeyValue>&) -> StatusOr<std::string> {
+  auto thrower = [](int64_t, const std::optional<KeyValue>&) -> StatusOr<Encoded> {
     throw std::runtime_error("boom");
   };
   Status status = store_->Create("/k/a", thrower).status();
@@ -299,6 +299,40 @@ TEST_P(StoreTest, WatchFromPastRevisionReplaysThenFollows) {
     EXPECT_EQ(events[i].kv.mod_revision, Rev(i + 3));
     EXPECT_EQ(events[i].kv.key, "/k/" + std::to_string(i + 3));
   }
+}
+
+// Encoded::object goes with a put's live delivery to every watcher, and
+// nowhere else: a replay from the history has none, nor does etcd's stream.
+// SharesObjects tells a writer whether to build one: only while a watcher
+// that reads them (WatchWithObjects) watches the key, and never on etcd.
+TEST_P(StoreTest, AWritersObjectGoesWithItsLiveEventsOnly) {
+  auto object = std::make_shared<const json::object>(json::object{{"n", 1}});
+  auto with_object = [&](int64_t, const std::optional<KeyValue>&) -> StatusOr<Encoded> {
+    return Encoded(R"({"n":1})", object);
+  };
+  ASSERT_TRUE(store_->Create("/k/old", with_object).ok());
+  EventLog live, replayed;
+  auto plain = store_->Watch("/k/", 0, [](const std::vector<Event>&) {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(store_->SharesObjects("/k/new")) << "no watcher reads objects";
+  auto from_now = store_->WatchWithObjects("/k/", 0, live.Callback());
+  ASSERT_TRUE(from_now.ok());
+  const bool shares = GetParam() != "etcd";
+  EXPECT_EQ(store_->SharesObjects("/k/new"), shares);
+  EXPECT_FALSE(store_->SharesObjects("/other/new")) << "a key no such watcher watches";
+  ASSERT_TRUE(store_->Create("/k/new", with_object).ok());
+  ASSERT_TRUE(store_->Update("/k/new", 0, SetValue("plain")).ok());
+  ASSERT_TRUE(store_->Delete("/k/new", 0).ok());
+  std::vector<Event> events = live.WaitFor(3);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].object == object, shares);
+  EXPECT_EQ(events[1].object, nullptr) << "a mutation that gave none";
+  EXPECT_EQ(events[2].object, nullptr) << "a delete";
+  auto after_old = store_->Watch("/k/", Rev(1), replayed.Callback());
+  ASSERT_TRUE(after_old.ok());
+  events = replayed.WaitFor(3);
+  ASSERT_EQ(events.size(), 3u);
+  for (const Event& e : events) EXPECT_EQ(e.object, nullptr) << e.kv.key;
 }
 
 TEST_P(StoreTest, WatchFromCompactedRevisionIsExpired) {

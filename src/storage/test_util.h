@@ -34,8 +34,9 @@ class TempDir {
 };
 
 inline Mutation SetValue(std::string value) {
-  return [value = std::move(value)](
-             int64_t, const std::optional<KeyValue>&) -> StatusOr<std::string> { return value; };
+  return [value = std::move(value)](int64_t, const std::optional<KeyValue>&) -> StatusOr<Encoded> {
+    return value;
+  };
 }
 
 // Collects the batches a watcher delivers. Thread-safe.

@@ -12,15 +12,18 @@ namespace flotilla::storage {
 // delivery thread that set `running`, so one watcher never sees two batches at
 // once and its batches keep their order.
 struct WatchHub::Sink {
-  Sink(std::string p, int64_t after, WatchCallback cb, std::vector<HistoryEntry> backlog)
+  Sink(std::string p, int64_t after, WatchCallback cb, std::vector<HistoryEntry> backlog,
+       bool objects)
       : prefix(std::move(p)),
         after_revision(after),
+        wants_objects(objects),
         callback(std::move(cb)),
         queue(std::make_move_iterator(backlog.begin()), std::make_move_iterator(backlog.end())),
         scheduled(!queue.empty()) {}
 
   const std::string prefix;
   const int64_t after_revision;
+  const bool wants_objects;
   Mutex mu;
   CondVar idle;  // signalled when `running` turns false
   // Called only by the thread that set `running`; emptied under mu once
@@ -65,12 +68,14 @@ WatchHub::~WatchHub() {
 }
 
 std::unique_ptr<Watcher> WatchHub::Add(std::string prefix, int64_t after_revision,
-                                       WatchCallback callback, std::vector<HistoryEntry> backlog) {
+                                       WatchCallback callback, std::vector<HistoryEntry> backlog,
+                                       bool objects) {
   bool scheduled = !backlog.empty();
   auto sink = std::make_shared<Sink>(std::move(prefix), after_revision, std::move(callback),
-                                     std::move(backlog));
+                                     std::move(backlog), objects);
   MutexLock lock(mu_);
   sinks_.push_back(sink);
+  if (objects) ++object_sinks_;
   if (scheduled) ScheduleLocked(sink);
   return std::make_unique<Handle>(std::move(sink));
 }
@@ -84,6 +89,7 @@ void WatchHub::Publish(std::span<const HistoryEntry> entries) {
       // Unlocked first: this may drop the last reference, and the mutex
       // with it (ThreadSanitizer saw the unlock of a freed mutex).
       sink_lock.Unlock();
+      if (sinks_[i]->wants_objects) --object_sinks_;
       std::swap(sinks_[i], sinks_.back());
       sinks_.pop_back();
       continue;
@@ -101,6 +107,14 @@ void WatchHub::Publish(std::span<const HistoryEntry> entries) {
     }
     ++i;
   }
+}
+
+bool WatchHub::WantsObjects(std::string_view key) {
+  if (object_sinks_ == 0) return false;
+  MutexLock lock(mu_);
+  return std::any_of(sinks_.begin(), sinks_.end(), [&](const std::shared_ptr<Sink>& sink) {
+    return sink->wants_objects && key.starts_with(sink->prefix);
+  });
 }
 
 void WatchHub::Deliver(const std::shared_ptr<Sink>& sink) {

@@ -6,6 +6,7 @@
 // API servers of a member process share the pool.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -35,9 +36,14 @@ class WatchHub {
   // Registers a watcher on keys starting with `prefix` that receives
   // `backlog` first, then every published entry with a revision above
   // `after_revision`. REQUIRES: `backlog` is in revision order and matches
-  // the prefix; the caller serializes Add with Publish.
+  // the prefix; the caller serializes Add with Publish. With `objects`, the
+  // watcher reads Event::object (WantsObjects).
   std::unique_ptr<Watcher> Add(std::string prefix, int64_t after_revision, WatchCallback callback,
-                               std::vector<HistoryEntry> backlog);
+                               std::vector<HistoryEntry> backlog, bool objects = false);
+
+  // Whether a watcher added with `objects` watches `key` (a stopped one
+  // may count until the next Publish forgets it).
+  bool WantsObjects(std::string_view key);
 
   // Queues `entries` (in revision order) for every matching watcher.
   void Publish(std::span<const HistoryEntry> entries);
@@ -53,6 +59,9 @@ class WatchHub {
   Mutex mu_;
   CondVar idle_cv_;  // inflight_ reached zero
   std::vector<std::shared_ptr<Sink>> sinks_ GUARDED_BY(mu_);
+  // How many of sinks_ want objects: WantsObjects answers most writes
+  // without the lock.
+  std::atomic<int> object_sinks_{0};
   size_t inflight_ GUARDED_BY(mu_) = 0;  // deliveries posted
   bool closing_ GUARDED_BY(mu_) = false;
 };

@@ -39,6 +39,21 @@ TEST(WatchHubTest, DeliversBacklogThenLiveInBoundedOrderedBatches) {
   EXPECT_GE(log.batches(), 3u);  // at most kMaxBatch per callback
 }
 
+// Writers build an object for a key only while a watcher that reads
+// objects watches it; one stopped is forgotten by the next Publish.
+TEST(WatchHubTest, WantsObjectsWhileAWatcherThatReadsThemWatchesTheKey) {
+  WatchHub hub;
+  auto plain = hub.Add("/", 0, [](const std::vector<Event>&) {}, {});
+  EXPECT_FALSE(hub.WantsObjects("/a/x"));
+  auto reader = hub.Add(
+      "/a/", 0, [](const std::vector<Event>&) {}, {}, true);
+  EXPECT_TRUE(hub.WantsObjects("/a/x"));
+  EXPECT_FALSE(hub.WantsObjects("/b/x"));
+  reader->Stop();
+  hub.Publish(Puts("/b/x", 1, 1));
+  EXPECT_FALSE(hub.WantsObjects("/a/x"));
+}
+
 TEST(WatchHubTest, SlowWatcherDoesNotHoldUpPublishOrOthers) {
   WatchHub hub;
   std::promise<void> release;

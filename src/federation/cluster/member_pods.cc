@@ -76,8 +76,8 @@ Status MemberPodsStore::Put(const std::string& cluster, const json::object& pod)
   std::string key = KeyOf(view.ns(), view.name(), cluster);
   json::object& meta = EnsureObject(obj, "metadata");
   EnsureObject(meta, "labels")[api::kMemberClusterLabel] = cluster;
-  storage::Mutation write = [&](int64_t revision,
-                                const std::optional<storage::KeyValue>&) -> StatusOr<std::string> {
+  storage::Mutation write =
+      [&](int64_t revision, const std::optional<storage::KeyValue>&) -> StatusOr<storage::Encoded> {
     meta["resourceVersion"] = std::to_string(revision);
     return json::serialize(obj);
   };

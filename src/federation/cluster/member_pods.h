@@ -71,6 +71,11 @@ class MemberPodsStore final : public storage::Store {
   Status Compact(int64_t revision) override { return pods_->Compact(revision); }
   int64_t CompactedRevision() override { return pods_->CompactedRevision(); }
   StatusOr<int64_t> Count(std::string_view prefix) override { return pods_->Count(prefix); }
+  StatusOr<std::unique_ptr<storage::Watcher>> WatchWithObjects(
+      std::string_view prefix, int64_t after_revision, storage::WatchCallback callback) override {
+    return pods_->WatchWithObjects(prefix, after_revision, std::move(callback));
+  }
+  bool SharesObjects(std::string_view key) override { return pods_->SharesObjects(key); }
 
   // What MemberPods writes: `pod` of `cluster` as it is now (labelled with
   // its cluster, without managedFields, its resourceVersion the view's),

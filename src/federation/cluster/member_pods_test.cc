@@ -87,7 +87,7 @@ TEST(MemberPodsStoreTest, OnlyTheMembersWriteIt) {
   FakeClock clock;
   MemberPodsStore view(clock);
   ASSERT_TRUE(view.Put("a", Pod("web-1", "n")).ok());
-  auto write = [](int64_t, const std::optional<storage::KeyValue>&) -> StatusOr<std::string> {
+  auto write = [](int64_t, const std::optional<storage::KeyValue>&) -> StatusOr<storage::Encoded> {
     return std::string("{}");
   };
   for (const Status& s : {view.Create("/core/pods/default/x", write).status(),
