@@ -25,11 +25,6 @@ namespace {
 
 constexpr int kMaxConflictRetries = 16;
 
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // "Deployment.apps" as the Invalid message names kinds.
 std::string QualifiedKind(const api::Resource& res) {
   return res.group.empty() ? res.kind : res.kind + "." + res.group;

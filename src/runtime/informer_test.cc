@@ -335,7 +335,7 @@ class GatedListClient : public FakeClient {
     {
       MutexLock lock(gate_mu_);
       ++arrived_;
-      gate_cv_.Wait(lock, [&] { return open_; });
+      gate_cv_.Wait(lock, [&]() REQUIRES(gate_mu_) { return open_; });
     }
     return FakeClient::List(res, ns, opts);
   }
