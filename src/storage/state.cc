@@ -151,8 +151,12 @@ void State::Apply(std::vector<HistoryEntry> entries) {
     e.applied = now;
     SetLocked(e.key(), e.kv);
     revision_ = e.revision;
-    history_.push_back(e);
-    history_.back().object = nullptr;  // a replay parses; only the delivery shares it
+    // Without the object: a replay parses; only the delivery shares it.
+    history_.push_back(HistoryEntry{.revision = e.revision,
+                                    .kv = e.kv,
+                                    .prev = e.prev,
+                                    .expires = e.expires,
+                                    .applied = e.applied});
   }
   if (history_.size() > history_limit_) {
     TrimHistoryLocked(history_[history_.size() - history_limit_ - 1].revision);
