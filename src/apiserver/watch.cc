@@ -10,6 +10,7 @@
 #include "apiserver/resource_handler.h"
 #include "apiserver/responses.h"
 #include "apiserver/table.h"
+#include "base/due_time.h"
 #include "base/mutex.h"
 #include "base/timer.h"
 
@@ -224,10 +225,13 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   }
 
   // The next bookmark or the end of the watch, whichever is sooner, on the
-  // server's clock.
+  // server's clock. Bookmarks fall on whole seconds: those of every watch
+  // of the process due in one second go out after one wake-up.
   void ArmTimer() {
     TimePoint at = deadline_;
-    if (bookmarks_) at = std::min(at, clock_.Now() + std::chrono::seconds(kBookmarkEverySec));
+    if (bookmarks_) {
+      at = std::min(at, DueOnWholeSecond(clock_.Now(), std::chrono::seconds(kBookmarkEverySec)));
+    }
     timer_->ArmAt(at);
   }
 

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <thread>
 
+#include "base/due_time.h"
+
 namespace flotilla {
 namespace {
 
@@ -14,6 +16,18 @@ TEST(ClockTest, FormatsRfc3339) {
   TimePoint t = std::chrono::system_clock::from_time_t(1700000000);
   EXPECT_EQ(FormatRfc3339(t), "2023-11-14T22:13:20Z");
   EXPECT_EQ(FormatRfc3339Micro(t + std::chrono::microseconds(42)), "2023-11-14T22:13:20.000042Z");
+}
+
+TEST(ClockTest, PeriodsOfTwoSecondsOrMoreFallDueOnWholeSeconds) {
+  using std::chrono::milliseconds;
+  TimePoint t = std::chrono::system_clock::from_time_t(1700000000) + milliseconds(300);
+  TimePoint whole = std::chrono::system_clock::from_time_t(1700000000);
+  EXPECT_EQ(DueOnWholeSecond(t, seconds(10)), whole + seconds(10));  // 0.3 s early
+  EXPECT_EQ(DueOnWholeSecond(whole, seconds(10)), whole + seconds(10));
+  EXPECT_EQ(DueOnWholeSecond(t, seconds(2)), whole + seconds(2));
+  // Shorter periods keep their length: rounding would halve them or worse.
+  EXPECT_EQ(DueOnWholeSecond(t, seconds(1)), t + seconds(1));
+  EXPECT_EQ(DueOnWholeSecond(t, milliseconds(1999)), t + milliseconds(1999));
 }
 
 TEST(ClockTest, ParsesRfc3339) {

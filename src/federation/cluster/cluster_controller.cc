@@ -7,6 +7,7 @@
 
 #include "api/federated.h"
 #include "api/views.h"
+#include "base/due_time.h"
 #include "base/mutex.h"
 #include "client/rest_client.h"
 #include "federation/cluster/cluster_status.h"
@@ -168,7 +169,8 @@ StatusOr<runtime::Result> ClusterController::Reconcile(const std::string& name) 
   if (RefreshClients(*m, *cluster)) m->next_probe = now;
   // Our own status writes come back as updates: probe only when it is due.
   if (now >= m->next_probe) {
-    m->next_probe = now + options_.monitor_period;
+    // On a whole second: a member process's clusters are probed together.
+    m->next_probe = DueOnWholeSecond(now, options_.monitor_period);
     Probe(name, *m, now);
   }
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(*cluster, *m));
@@ -207,11 +209,16 @@ bool ClusterController::Unchanged(const json::object& cached, const Member& m) c
   const Observation& seen = *m.unwritten;
   const Observation& known = m.judged->obs;
   auto equal = [](const auto& a, const auto& b) { return a == b; };
+  // A new count alone, where the status has one, waits for its period
+  // (WriteStatus would find the status the same but for it): while a
+  // fan-out runs, every probe of every member brings one.
+  bool count_waits =
+      known.federated_objects && m.probed_at - *m.reported_at < options_.count_report_period;
   return seen.reachable == known.reachable && seen.ok == known.ok &&
          seen.message == known.message && !Adds(seen.version, known.version, equal) &&
          !Adds(seen.topology, known.topology, equal) &&
          !Adds(seen.resources, known.resources, SameResources) &&
-         !Adds(seen.federated_objects, known.federated_objects, equal) &&
+         (count_waits || !Adds(seen.federated_objects, known.federated_objects, equal)) &&
          !Adds(seen.unsupported, known.unsupported, equal);
 }
 
@@ -242,6 +249,10 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   // the write goes to the latest object.
   bool cordoned = api::ClusterView(cached).cordoned();
   json::object desired = WithStatus(cached, *m.unwritten, *m.healthy, m.probed_at, cordoned);
+  {
+    MutexLock lock(m.mu);
+    ++m.health.statuses_built;
+  }
   if (m.reported_at) {
     Duration since = m.probed_at - *m.reported_at;
     const json::value* now = cached.if_contains("status");

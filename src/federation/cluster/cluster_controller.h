@@ -100,6 +100,7 @@ struct ClusterHealth {
   uint64_t probes = 0;
   uint64_t failures = 0;           // failed probes in all
   uint64_t client_generation = 0;  // how many times its clients were built
+  uint64_t statuses_built = 0;     // desired statuses built to compare or write
 };
 
 class ClusterController {
@@ -129,8 +130,9 @@ class ClusterController {
   void Probe(const std::string& name, Member& m, TimePoint now);
   Status WriteStatus(const json::object& cached, Member& m);
   // Whether m's unwritten probe would write nothing to `cached`: the same
-  // object and health as last judged, the probe adding nothing, the report
-  // period not over.
+  // object and health as last judged, the probe adding nothing (but a new
+  // count of federated objects while `count_report_period` is not over),
+  // the report period not over.
   bool Unchanged(const json::object& cached, const Member& m) const;
   // Records m's unwritten probe as what the status at `resource_version`
   // says, judged against (or written onto) the Cluster at `basis`.

@@ -219,12 +219,15 @@ TEST_F(ClusterControllerTest, AChangeOfTheObjectCountAloneWaitsForItsReportPerio
       {"spec", {{"containers", json::array{json::object{{"name", "c"}, {"image", "nginx"}}}}}}};
   ASSERT_TRUE(member_.InProcess()->Create(kPods, "default", pod).ok());
   uint64_t probes = Health().probes;
+  uint64_t built = Health().statuses_built;
   ASSERT_TRUE(AdvanceUntil([&] { return IntAt(Cluster(), "status.federatedObjects") == 1; }));
   // Not before count_report_period (30 s here) after the last write: the
   // probes at 10 and 20 s found the new count and did not write it. (The
   // write before may have been seen a step of AdvanceUntil late: 29 s.)
   EXPECT_GE(clock_.Now() - written, std::chrono::seconds(29));
   EXPECT_GE(Health().probes, probes + 3);
+  // Nor did they build a status to compare: only the write built one.
+  EXPECT_EQ(Health().statuses_built, built + 1);
 }
 
 TEST_F(ClusterControllerTest, SchedulableFollowsTheCordonAsTheControllersCacheHasIt) {

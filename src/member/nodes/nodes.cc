@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/due_time.h"
 #include "base/mutex.h"
 #include "member/nodes/node_status.h"
 #include "member/object_util.h"
@@ -68,20 +69,24 @@ StatusOr<runtime::Result> Nodes::Reconcile(const std::string& name) {
     auto it = lease_renewed_.find(name);
     renewed = it == lease_renewed_.end() ? TimePoint::min() : it->second;
   }
-  if (renewed == TimePoint::min() || now - renewed >= LeaseRenewInterval()) {
+  // Due on whole seconds (DueOnWholeSecond): the nodes of a process due
+  // in the same second are renewed together.
+  TimePoint lease_due =
+      renewed == TimePoint::min() ? renewed : DueOnWholeSecond(renewed, LeaseRenewInterval());
+  if (now >= lease_due) {
     if (Status s = RenewLease(*node); !s.ok()) return s;
-    renewed = now;
+    lease_due = DueOnWholeSecond(now, LeaseRenewInterval());
   }
-  TimePoint beat = nodes::LastHeartbeat(*node).value_or(TimePoint::min());
-  if (beat == TimePoint::min() || now - beat >= kStatusReportInterval) {
+  std::optional<TimePoint> beat = nodes::LastHeartbeat(*node);
+  TimePoint beat_due = beat ? DueOnWholeSecond(*beat, kStatusReportInterval) : TimePoint::min();
+  if (now >= beat_due) {
     std::string patch = json::serialize(nodes::HeartbeatPatch(*node, now));
     auto patched = client_.Patch(kNodes, "", name, client::PatchType::kStrategic, patch, "status");
     if (!patched.ok()) return patched.status();
-    beat = now;
+    beat_due = DueOnWholeSecond(now, kStatusReportInterval);
   }
   // Measured now: the clock may have moved during the writes.
-  Duration next =
-      std::min(renewed + LeaseRenewInterval(), beat + kStatusReportInterval) - clock_.Now();
+  Duration next = std::min(lease_due, beat_due) - clock_.Now();
   if (next > Duration::zero()) return runtime::Result{.requeue_after = next};
   controller_->queue().Add(name);  // already due: a delay would wait for the clock to move
   return runtime::Result{};

@@ -6,6 +6,8 @@
 //   default) it renews the node's Lease in kube-node-lease (holder = node
 //   name, owned by the Node so it goes with it);
 // - every kStatusReportInterval it renews the conditions' lastHeartbeatTime.
+// Both fall due on whole seconds (DueOnWholeSecond, at most a second early), so
+// that one wake-up of a process of many clusters renews all that are due.
 // Registration only fills in what is missing (labels kubernetes.io/hostname,
 // os, arch; capacity and allocatable from the options; the MemoryPressure,
 // DiskPressure, PIDPressure and Ready conditions; nodeInfo; addresses;

@@ -159,6 +159,30 @@ TEST_F(NodesTest, LeaseRenewedEveryQuarterOfItsDuration) {
   EXPECT_TRUE(Eventually([&] { return LeaseRenewTime("east-node-0") != first_renew; }));
 }
 
+// Renewals fall due on whole seconds (at most a second early), so that a
+// process of many clusters renews all its due Leases after one wake-up.
+TEST_F(NodesTest, LeaseRenewalsFallDueOnWholeSeconds) {
+  env_.clock().Advance(std::chrono::milliseconds(300));  // between two seconds
+  Start(1);
+  ASSERT_TRUE(Registered("east-node-0"));
+  ASSERT_TRUE(Eventually([&] { return !LeaseRenewTime("east-node-0").empty(); }));
+  std::string first = LeaseRenewTime("east-node-0");
+  EXPECT_TRUE(first.ends_with(".300000Z")) << first;
+  Advance(std::chrono::milliseconds(9600));  // 9.9 s after it: not due
+  Advance(Duration::zero());                 // and nothing left running
+  EXPECT_EQ(LeaseRenewTime("east-node-0"), first);
+  Advance(std::chrono::milliseconds(100));  // the whole second before 10.3 s
+  ASSERT_TRUE(Eventually([&] { return LeaseRenewTime("east-node-0") != first; }));
+  std::string second = LeaseRenewTime("east-node-0");
+  EXPECT_TRUE(second.ends_with(".000000Z")) << second;
+  Advance(std::chrono::milliseconds(9900));  // then every 10 s on the second
+  Advance(Duration::zero());
+  EXPECT_EQ(LeaseRenewTime("east-node-0"), second);
+  Advance(std::chrono::milliseconds(100));
+  EXPECT_TRUE(Eventually([&] { return LeaseRenewTime("east-node-0") != second; }));
+  EXPECT_TRUE(LeaseRenewTime("east-node-0").ends_with(".000000Z"));
+}
+
 TEST_F(NodesTest, KeepsNodesAddedLaterWithoutOverwritingTheirAllocatable) {
   Start(1);
   json::object extra = {
