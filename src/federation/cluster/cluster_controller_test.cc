@@ -298,6 +298,30 @@ TEST_F(ClusterControllerTest, NotReadyOnlyAfterThreeFailedProbesBackAfterOneSucc
       << metrics;
 }
 
+// A probe falls due on the whole second before its period ends, so that a
+// member process's clusters are probed together.
+TEST_F(ClusterControllerTest, ProbesFallDueOnWholeSeconds) {
+  runtime::Controller* c = ctx_->manager().Find("cluster");
+  auto idle = [&] { return Eventually([&] { return c->queue().Stats().processing == 0; }); };
+  ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "status") == "True"; }));
+  ASSERT_TRUE(idle());
+  clock_.Advance(std::chrono::milliseconds(300));  // between two seconds
+  // A Secret change probes at once: 0.3 s past the whole second.
+  uint64_t probes = Health().probes;
+  auto secret = fed_client_->Get(kSecrets, kSystemNamespace, "m1-kubeconfig");
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  (*secret)["metadata"].as_object()["annotations"] = json::object{{"touched", "1"}};
+  ASSERT_TRUE(fed_client_->Update(kSecrets, kSystemNamespace, *secret).ok());
+  ASSERT_TRUE(Eventually([&] { return Health().probes == probes + 1; }));
+  ASSERT_TRUE(idle());
+  // The next one at the whole second before 10.3 s.
+  clock_.Advance(std::chrono::milliseconds(9600));  // 9.9 s: not due
+  ASSERT_TRUE(idle());
+  EXPECT_EQ(Health().probes, probes + 1);
+  clock_.Advance(std::chrono::milliseconds(100));
+  EXPECT_TRUE(Eventually([&] { return Health().probes == probes + 2; }));
+}
+
 TEST_F(ClusterControllerTest, SecretChangeRebuildsTheClients) {
   ASSERT_TRUE(Eventually([&] { return Field(Condition("Ready"), "status") == "True"; }));
   EXPECT_EQ(Health().client_generation, 1u);
