@@ -152,11 +152,9 @@ void State::Apply(std::vector<HistoryEntry> entries) {
     SetLocked(e.key(), e.kv);
     revision_ = e.revision;
     // Without the object: a replay parses; only the delivery shares it.
-    history_.push_back(HistoryEntry{.revision = e.revision,
-                                    .kv = e.kv,
-                                    .prev = e.prev,
-                                    .expires = e.expires,
-                                    .applied = e.applied});
+    std::shared_ptr<const json::object> object = std::move(e.object);
+    history_.push_back(e);
+    e.object = std::move(object);
   }
   if (history_.size() > history_limit_) {
     TrimHistoryLocked(history_[history_.size() - history_limit_ - 1].revision);
