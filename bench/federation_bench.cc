@@ -229,6 +229,10 @@ class PropagationFigures {
                          {"first_member_ms", s.first_ms},
                          {"last_member_ms", s.last_ms}});
     }
+    // Every sample's last member, in the order sent: a trend over the run
+    // (later samples slower) shows here and not in the percentiles.
+    json::array last_ms;
+    for (const Sample& s : samples_) last_ms.push_back(std::round(s.last_ms));
     return {{"members", members},
             {"samples", static_cast<int64_t>(samples_.size())},
             {"timeouts", timeouts_},
@@ -240,6 +244,7 @@ class PropagationFigures {
             {"create_p50_ms", Percentile(create_ms, 0.50)},
             {"create_p99_ms", Percentile(create_ms, 0.99)},
             {"slowest", std::move(slowest)},
+            {"last_member_ms_in_order", std::move(last_ms)},
             {"server_cpu_ms_per_sample", server_cpu * 1e3 / std::max(1, samples)},
             {"members_cpu_ms_per_sample", members_cpu * 1e3 / std::max(1, samples)},
             {"server_rss_mib", RssMiB(server_pid_)},

@@ -425,6 +425,13 @@ void AddFederationFlags(CLI::App& cmd, ServerFlags& flags) {
                     "How often a Cluster's status is written when no probe changed it (to move "
                     "lastProbeTime), and its Kubernetes version asked")
       ->group("Federation");
+  cmd.add_option("--cluster-count-report-qps", cluster.count_report_qps,
+                 "Writes per second, over all clusters, of a Cluster status whose only news is "
+                 "its count of federated objects (each such write waits a minute after the "
+                 "last anyway); 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Federation");
   cmd.add_option("--cluster-failure-threshold", cluster.failure_threshold,
                  "Consecutive failed probes before a Ready cluster becomes NotReady")
       ->check(CLI::PositiveNumber)

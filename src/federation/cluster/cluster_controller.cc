@@ -98,7 +98,9 @@ ClusterController::ClusterController(FederationContext& ctx, ClusterControllerOp
       options_(options),
       registry_(ctx.clusters()),
       clusters_(ctx.cluster_objects()),
-      secrets_(fed_, kSecrets, clock_, runtime::InformerOptions{.ns = kSystemNamespace}) {
+      secrets_(fed_, kSecrets, clock_, runtime::InformerOptions{.ns = kSystemNamespace}),
+      count_writes_(options.count_report_qps,
+                    std::max(1, static_cast<int>(options.count_report_qps)), clock_) {
   runtime::ControllerManager& manager = ctx.manager();
   controller_ = &manager.AddController("cluster", std::max(1, options_.workers),
                                        [this](const std::string& key) { return Reconcile(key); });
@@ -200,7 +202,7 @@ void ClusterController::Probe(const std::string& name, Member& m, TimePoint now)
   m.probed_at = now;
 }
 
-bool ClusterController::Unchanged(const json::object& cached, const Member& m) const {
+bool ClusterController::Unchanged(const json::object& cached, const Member& m) {
   if (!m.judged || !m.reported_at || m.judged->healthy != *m.healthy ||
       m.probed_at - *m.reported_at >= options_.status_report_period ||
       api::ObjectView(cached).resource_version() != m.judged->resource_version) {
@@ -209,17 +211,21 @@ bool ClusterController::Unchanged(const json::object& cached, const Member& m) c
   const Observation& seen = *m.unwritten;
   const Observation& known = m.judged->obs;
   auto equal = [](const auto& a, const auto& b) { return a == b; };
-  // A new count alone, where the status has one, waits for its period
-  // (WriteStatus would find the status the same but for it): while a
-  // fan-out runs, every probe of every member brings one.
-  bool count_waits =
-      known.federated_objects && m.probed_at - *m.reported_at < options_.count_report_period;
-  return seen.reachable == known.reachable && seen.ok == known.ok &&
-         seen.message == known.message && !Adds(seen.version, known.version, equal) &&
-         !Adds(seen.topology, known.topology, equal) &&
-         !Adds(seen.resources, known.resources, SameResources) &&
-         (count_waits || !Adds(seen.federated_objects, known.federated_objects, equal)) &&
-         !Adds(seen.unsupported, known.unsupported, equal);
+  if (seen.reachable != known.reachable || seen.ok != known.ok || seen.message != known.message ||
+      Adds(seen.version, known.version, equal) || Adds(seen.topology, known.topology, equal) ||
+      Adds(seen.resources, known.resources, SameResources) ||
+      Adds(seen.unsupported, known.unsupported, equal)) {
+    return false;
+  }
+  if (!Adds(seen.federated_objects, known.federated_objects, equal)) return true;
+  // The first count is written at once. A new count alone, where the status
+  // has one, waits for its period (WriteStatus would find the status the
+  // same but for it): while a fan-out runs, every probe of every member
+  // brings one. After its period it waits for a token, so that the counts
+  // of thousands of members are not written in one probe round.
+  if (!known.federated_objects) return false;
+  if (m.probed_at - *m.reported_at < options_.count_report_period) return true;
+  return count_writes_.TryTake() != Duration::zero();
 }
 
 void ClusterController::RecordJudged(Member& m, std::string_view basis,

@@ -17,8 +17,9 @@
 // per probe would be 100 writes a second that say nothing (Kubernetes
 // reports unchanged node status every 5 minutes for the same reason). A
 // change of status.federatedObjects alone, a count for people to read, is
-// written at most every `count_report_period`: every propagated object
-// changes it in every member it goes to.
+// written at most every `count_report_period`, and such writes of all the
+// clusters together at most `count_report_qps` a second: every propagated
+// object changes the count in every member it goes to, all at once.
 // After a good probe it also records status.zones and status.region from
 // the member's nodes' topology labels (legacy failure-domain.beta labels
 // too; a member that serves no nodes has none), read from the federation's
@@ -46,6 +47,7 @@
 
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "base/token_bucket.h"
 #include "client/client.h"
 #include "federation/cluster/member_access.h"
 #include "federation/common/cluster_clients.h"
@@ -72,6 +74,13 @@ struct ClusterControllerOptions {
   // times) is written at most this often: a ConfigMap propagated to 1,000
   // members would otherwise rewrite 1,000 Cluster statuses within a probe.
   Duration count_report_period = std::chrono::minutes(1);
+  // And such writes of all the clusters together at most this many a
+  // second (a burst of as many), so that they do not come all at once: a
+  // fan-out to 5,000 members changes 5,000 counts in one probe round, and
+  // each write is a durable one. Above count_report_qps ×
+  // count_report_period members (1,200) a count is older than the period
+  // while objects keep changing it. 0: no limit.
+  double count_report_qps = 20;
   Duration probe_timeout = std::chrono::seconds(3);
   int failure_threshold = 3;
   int success_threshold = 1;
@@ -131,9 +140,10 @@ class ClusterController {
   Status WriteStatus(const json::object& cached, Member& m);
   // Whether m's unwritten probe would write nothing to `cached`: the same
   // object and health as last judged, the probe adding nothing (but a new
-  // count of federated objects while `count_report_period` is not over),
-  // the report period not over.
-  bool Unchanged(const json::object& cached, const Member& m) const;
+  // count of federated objects while `count_report_period` is not over, or
+  // while count_writes_ has no token), the report period not over. A new
+  // count alone that is to be written takes a token.
+  bool Unchanged(const json::object& cached, const Member& m);
   // Records m's unwritten probe as what the status at `resource_version`
   // says, judged against (or written onto) the Cluster at `basis`.
   static void RecordJudged(Member& m, std::string_view basis, std::string resource_version);
@@ -158,6 +168,8 @@ class ClusterController {
   runtime::Informer& clusters_;
   runtime::Informer secrets_;
   runtime::Controller* controller_ = nullptr;
+  // The writes of a new count alone, across the clusters.
+  TokenBucket count_writes_;
 
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<Member>> members_ GUARDED_BY(mu_);

@@ -54,10 +54,12 @@ class ClusterControllerTest : public ::testing::Test {
     ClusterControllerOptions options;
     options.status_report_period = std::chrono::seconds(60);
     options.count_report_period = std::chrono::seconds(30);
+    Configure(options);
     controller_ = std::make_unique<ClusterController>(*ctx_, options);
     ASSERT_TRUE(ctx_->Start().ok());
   }
   void TearDown() override { ctx_->Stop(); }
+  virtual void Configure(ClusterControllerOptions&) {}
 
   void Record(const std::string& e) {
     MutexLock lock(mu_);
@@ -228,6 +230,40 @@ TEST_F(ClusterControllerTest, AChangeOfTheObjectCountAloneWaitsForItsReportPerio
   EXPECT_GE(Health().probes, probes + 3);
   // Nor did they build a status to compare: only the write built one.
   EXPECT_EQ(Health().statuses_built, built + 1);
+}
+
+// One write of a new count alone per 100 s, for all clusters together,
+// and no periodic write (which would carry the count) for 300 s.
+class ClusterControllerCountRateTest : public ClusterControllerTest {
+  void Configure(ClusterControllerOptions& options) override {
+    options.count_report_qps = 0.01;
+    options.status_report_period = std::chrono::seconds(300);
+  }
+};
+
+TEST_F(ClusterControllerCountRateTest, ANewCountAloneWaitsForATokenAfterItsPeriod) {
+  ASSERT_TRUE(AdvanceUntil([&] {
+    json::object c = Cluster();
+    return Find(c, "status.nodeSummary") != nullptr && IntAt(c, "status.federatedObjects") == 0;
+  }));
+  auto add_managed_pod = [&](const std::string& name) {
+    json::object pod{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"labels", {{kManagedByLabel, kManagedByValue}}}}},
+        {"spec", {{"containers", json::array{json::object{{"name", "c"}, {"image", "nginx"}}}}}}};
+    ASSERT_TRUE(member_.InProcess()->Create(kPods, "default", pod).ok());
+  };
+  // The bucket starts with its one token: the first new count is written
+  // once its period is over.
+  add_managed_pod("p1");
+  ASSERT_TRUE(AdvanceUntil([&] { return IntAt(Cluster(), "status.federatedObjects") == 1; }));
+  TimePoint first = clock_.Now();
+  // The next one's period (30 s) is over long before the bucket has a
+  // token again (100 s after the first write took it).
+  add_managed_pod("p2");
+  ASSERT_TRUE(AdvanceUntil([&] { return IntAt(Cluster(), "status.federatedObjects") == 2; }));
+  EXPECT_GE(clock_.Now() - first, std::chrono::seconds(95));
 }
 
 TEST_F(ClusterControllerTest, SchedulableFollowsTheCordonAsTheControllersCacheHasIt) {
