@@ -110,11 +110,7 @@ ClusterController::ClusterController(FederationContext& ctx, ClusterControllerOp
   for (const client::ResourceRef& r : {kNodes, kPods}) {
     ctx.members().AddHandler(r, [](const std::string&) { return runtime::EventHandler{}; });
   }
-  auto on_secret = [this](const runtime::ObjectPtr& s) { EnqueueClustersOf(s); };
-  secrets_.AddEventHandler(
-      {on_secret,
-       [on_secret](const runtime::ObjectPtr&, const runtime::ObjectPtr& s) { on_secret(s); },
-       on_secret});
+  secrets_.AddEventHandler(EnqueueClustersOfSecret(clusters_, controller_->queue()));
   manager.AddInformer(&secrets_);
   ctx.metrics().SetCollector("clusters", [this](metrics::TextWriter& w) { WriteMetrics(w); });
 }
@@ -122,16 +118,6 @@ ClusterController::ClusterController(FederationContext& ctx, ClusterControllerOp
 ClusterController::~ClusterController() {
   ctx_.metrics().SetCollector("clusters", nullptr);
   secrets_.Stop();
-}
-
-void ClusterController::EnqueueClustersOf(const runtime::ObjectPtr& secret) {
-  api::ObjectView changed(*secret);
-  for (const runtime::ObjectPtr& c : clusters_.lister().List()) {
-    SecretRef ref = SecretRefOf(*c);
-    if (ref.name == changed.name() && ref.ns == changed.ns()) {
-      controller_->queue().Add(runtime::ObjectKey(*c));
-    }
-  }
 }
 
 std::shared_ptr<ClusterController::Member> ClusterController::MemberFor(
@@ -337,19 +323,6 @@ StatusOr<runtime::Result> ClusterController::Unjoining(const json::object& clust
   return runtime::Result{};
 }
 
-StatusOr<runtime::ObjectPtr> ClusterController::SecretOf(const json::object& cluster) {
-  auto [ns, name] = SecretRefOf(cluster);
-  runtime::ObjectPtr secret;
-  if (ns == kSystemNamespace) {
-    secret = secrets_.lister().Get(ns, name);
-  } else {
-    FLOTILLA_ASSIGN_OR_RETURN(json::object got, fed_.Get(kSecrets, ns, name));
-    secret = std::make_shared<const json::object>(std::move(got));
-  }
-  if (!secret) return Status::NotFound("secrets \"" + name + "\" not found in namespace " + ns);
-  return secret;
-}
-
 bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   // An agent-connected cluster's client goes over its tunnel, whichever
   // connection the agent has open; a dialled one's follows its Secret.
@@ -357,7 +330,7 @@ bool ClusterController::RefreshClients(Member& m, const json::object& cluster) {
   StatusOr<runtime::ObjectPtr> secret = runtime::ObjectPtr();
   std::string version(kAgentCredentials);
   if (!via_agent) {
-    secret = SecretOf(cluster);
+    secret = SecretOf(cluster, secrets_, fed_);
     version = secret.ok() ? SecretVersion(**secret) : "error: " + secret.status().message();
   }
   if (version == m.secret_version) return false;

@@ -132,8 +132,6 @@ class ClusterController {
   // A Cluster being deleted: forgotten, its tunnel kept, its Ready
   // condition False with kUnjoiningReason.
   StatusOr<runtime::Result> Unjoining(const json::object& cluster);
-  void EnqueueClustersOf(const runtime::ObjectPtr& secret);
-  StatusOr<runtime::ObjectPtr> SecretOf(const json::object& cluster);
   // Rebuilds the member's clients when its Secret changed; true if it did.
   bool RefreshClients(Member& m, const json::object& cluster);
   void Probe(const std::string& name, Member& m, TimePoint now);

@@ -16,6 +16,36 @@ SecretRef SecretRefOf(const json::object& cluster) {
           .name = std::string(v.secret_name())};
 }
 
+StatusOr<runtime::ObjectPtr> SecretOf(const json::object& cluster,
+                                      const runtime::Informer& system_secrets,
+                                      client::Client& fed) {
+  auto [ns, name] = SecretRefOf(cluster);
+  runtime::ObjectPtr secret;
+  if (ns == kSystemNamespace) {
+    secret = system_secrets.lister().Get(ns, name);
+  } else {
+    FLOTILLA_ASSIGN_OR_RETURN(json::object got, fed.Get(kSecrets, ns, name));
+    secret = std::make_shared<const json::object>(std::move(got));
+  }
+  if (!secret) return Status::NotFound("secrets \"" + name + "\" not found in namespace " + ns);
+  return secret;
+}
+
+runtime::EventHandler EnqueueClustersOfSecret(const runtime::Informer& clusters,
+                                              runtime::WorkQueue& queue) {
+  auto enqueue = [&clusters, &queue](const runtime::ObjectPtr& secret) {
+    api::ObjectView changed(*secret);
+    for (const runtime::ObjectPtr& c : clusters.lister().List()) {
+      SecretRef ref = SecretRefOf(*c);
+      if (ref.name == changed.name() && ref.ns == changed.ns()) queue.Add(runtime::ObjectKey(*c));
+    }
+  };
+  return {.on_add = enqueue,
+          .on_update = [enqueue](const runtime::ObjectPtr&,
+                                 const runtime::ObjectPtr& s) { enqueue(s); },
+          .on_delete = enqueue};
+}
+
 StatusOr<client::RestConfig> RestConfigFromSecret(const json::object& secret) {
   const json::value* data = Find(secret, std::string("data.") + kKubeconfigKey);
   if (data == nullptr || !data->is_string()) {

@@ -27,6 +27,8 @@
 #include "client/kubeconfig.h"
 #include "client/transport.h"
 #include "federation/common/names.h"
+#include "runtime/informer.h"
+#include "runtime/work_queue.h"
 
 namespace flotilla::federation::cluster {
 
@@ -37,6 +39,18 @@ struct SecretRef {
   std::string name;
 };
 SecretRef SecretRefOf(const json::object& cluster);
+
+// The Cluster's Secret: from `system_secrets` (an informer of the Secrets
+// in the system namespace, where join puts them) when it is there, else
+// read through `fed`. A Cluster update costs no request then; only a
+// Secret kept elsewhere is read each time. NotFound when there is none.
+StatusOr<runtime::ObjectPtr> SecretOf(const json::object& cluster,
+                                      const runtime::Informer& system_secrets, client::Client& fed);
+
+// For an informer of Secrets: each event adds to `queue` the key of every
+// Cluster in `clusters` whose credentials that Secret holds.
+runtime::EventHandler EnqueueClustersOfSecret(const runtime::Informer& clusters,
+                                              runtime::WorkQueue& queue);
 
 // Reads data.kubeconfig (base64) of a v1 Secret and resolves its current
 // context. BadRequest naming what is wrong (no such key, bad base64, a

@@ -122,6 +122,10 @@ Status MemberPods::Start(client::Client& federation) {
       "member-pods", 1, [this](const std::string& name) { return Reconcile(name); });
   clusters_->AddEventHandler(controller.EnqueueHandler());
   manager_->AddInformer(clusters_.get());
+  secrets_ = std::make_unique<runtime::Informer>(federation, kSecrets, clock_,
+                                                 runtime::InformerOptions{.ns = kSystemNamespace});
+  secrets_->AddEventHandler(EnqueueClustersOfSecret(*clusters_, controller.queue()));
+  manager_->AddInformer(secrets_.get());
   return manager_->Start();
 }
 
@@ -152,12 +156,11 @@ StatusOr<runtime::Result> MemberPods::Reconcile(const std::string& name) {
   // its Secret.
   bool via_agent = api::ClusterView(*cluster).via_agent();
   if (via_agent && tunnels_ == nullptr) return runtime::Result{};
-  json::object secret;
+  runtime::ObjectPtr secret;
   std::string version(kAgentCredentials);
   if (!via_agent) {
-    SecretRef ref = SecretRefOf(*cluster);
-    FLOTILLA_ASSIGN_OR_RETURN(secret, federation_->Get(kSecrets, ref.ns, ref.name));
-    version = SecretVersion(secret);
+    FLOTILLA_ASSIGN_OR_RETURN(secret, SecretOf(*cluster, *secrets_, *federation_));
+    version = SecretVersion(*secret);
   }
   {
     MutexLock lock(mu_);
@@ -171,7 +174,7 @@ StatusOr<runtime::Result> MemberPods::Reconcile(const std::string& name) {
   if (via_agent) {
     config = AgentRestConfig(*cluster, tunnels_->For(name));
   } else {
-    FLOTILLA_ASSIGN_OR_RETURN(config, RestConfigFromSecret(secret));
+    FLOTILLA_ASSIGN_OR_RETURN(config, RestConfigFromSecret(*secret));
   }
   client::RestOptions opts;
   opts.user_agent = "flotilla-member-pods";

@@ -105,8 +105,9 @@ class MemberPods {
       : view_(std::move(view)), clock_(clock), http2_(http2), tunnels_(tunnels) {}
   ~MemberPods() { Stop(); }
 
-  // Follows the Clusters and reads their Secrets through `federation` (not
-  // owned; must outlive Stop()). Returns once the Clusters are listed.
+  // Follows the Clusters and their Secrets through `federation` (not
+  // owned; must outlive Stop()): a Secret's change restarts the watch of
+  // the clusters it holds the credentials of. Returns once both are listed.
   Status Start(client::Client& federation);
   // Stops every member's watch; the view keeps what it holds. Idempotent.
   void Stop();
@@ -132,6 +133,7 @@ class MemberPods {
   Tunnels* const tunnels_;
   client::Client* federation_ = nullptr;
   std::unique_ptr<runtime::Informer> clusters_;
+  std::unique_ptr<runtime::Informer> secrets_;  // of the system namespace (SecretOf)
   std::unique_ptr<runtime::ControllerManager> manager_;
   mutable Mutex mu_;
   std::map<std::string, Member> members_ GUARDED_BY(mu_);
