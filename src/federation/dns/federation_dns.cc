@@ -18,7 +18,16 @@ FederationDns::FederationDns(FederationContext& ctx, FederationDnsOptions option
   runtime::EventHandler stale = ::flotilla::dns::StaleOn(live_);
   services_.AddEventHandler(stale);
   ingresses_.AddEventHandler(stale);
-  ctx.cluster_objects().AddEventHandler(stale);
+  // A Cluster's own updates are mostly its probes' and counts', which the
+  // zone does not read.
+  ctx.cluster_objects().AddEventHandler(
+      {.on_add = stale.on_add,
+       .on_update =
+           [this](const runtime::ObjectPtr& a, const runtime::ObjectPtr& b) {
+             if (ClusterFactsOf(*a) != ClusterFactsOf(*b)) live_.MarkStale();
+           },
+       .on_delete = stale.on_delete,
+       .on_synced = stale.on_synced});
   for (const client::ResourceRef* r : {&kServices, &kEndpoints}) {
     ctx.members().AddHandler(*r, [stale](const std::string&) { return stale; });
   }
@@ -36,13 +45,9 @@ std::shared_ptr<const ::flotilla::dns::Zone> FederationDns::Build(uint32_t seria
       .apex = options_.names.domain, .ttl = options_.ttl, .serial = serial});
   std::vector<ClusterFacts> clusters;
   for (const runtime::ObjectPtr& c : ctx_.cluster_objects().lister().List()) {
-    api::ClusterView cluster(*c);
-    std::string name(cluster.name());
-    clusters.push_back(ClusterFacts{.name = name,
-                                    .ready = ctx_.clusters().Get(name) != nullptr,
-                                    .region = std::string(cluster.region()),
-
-                                    .zones = StringsAt(*c, "status.zones")});
+    ClusterFacts facts = ClusterFactsOf(*c);
+    facts.ready = ctx_.clusters().Get(facts.name) != nullptr;
+    clusters.push_back(std::move(facts));
   }
   std::vector<runtime::ObjectPtr> services = services_.lister().List();
   // Stateful pods' own Services (placed in one cluster): their addresses

@@ -4,7 +4,8 @@
 // Endpoints).
 // No store of its own: any change in those caches marks the zone stale and
 // the next one is built at once (dns/live_zone.h), so answers follow within
-// a build's time.
+// a build's time. Of a Cluster's updates only those that change what the
+// zone reads of it count (ClusterFactsOf), not its probes' or counts'.
 //
 // A cluster counts as Ready when the cluster controller last found it so
 // (the context's registry); its copies leave the answers at once when it

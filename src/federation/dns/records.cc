@@ -201,4 +201,11 @@ void AddServiceRecords(ZoneBuilder& zone, const DnsNames& names,
   }
 }
 
+ClusterFacts ClusterFactsOf(const json::object& cluster) {
+  api::ClusterView view(cluster);
+  return ClusterFacts{.name = std::string(view.name()),
+                      .region = std::string(view.region()),
+                      .zones = StringsAt(cluster, "status.zones")};
+}
+
 }  // namespace flotilla::federation::dns

@@ -51,7 +51,15 @@ struct ClusterFacts {
   bool ready = false;
   std::string region;
   std::vector<std::string> zones;
+
+  bool operator==(const ClusterFacts&) const = default;
 };
+
+// What the zone reads of a Cluster object: its name, status.region and
+// status.zones. `ready` is left false: the registry says it (a Cluster's
+// conditions can lag it). A Cluster update whose facts are the same (a
+// probe's times, its federated-object count) leaves the zone as it is.
+ClusterFacts ClusterFactsOf(const json::object& cluster);
 
 // A member's copy of a federated Service.
 struct CopyFacts {

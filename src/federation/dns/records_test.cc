@@ -175,5 +175,31 @@ TEST_F(RecordsTest, StatefulPodsHaveTheirOwnNamesAndSrv) {
   EXPECT_EQ(Query("etcd.default.flotilla.svc.flotilla.local", KNOT_RRTYPE_SRV).answer.size(), 2u);
 }
 
+// The zone is built again for a Cluster update only when what it reads of
+// the Cluster changed: not for a probe's times or a new count of copies.
+TEST(ClusterFactsTest, AreTheNameRegionAndZonesOfTheStatus) {
+  json::object cluster = json::parse(R"({"metadata":{"name":"a","labels":{"x":"y"}},
+    "spec":{"region":"ignored"},
+    "status":{"region":"eu","zones":["eu-1","eu-2"],"federatedObjects":3,
+      "conditions":[{"type":"Ready","status":"True","lastProbeTime":"2026-12-07T00:00:00Z"}]}})")
+                             .as_object();
+  ClusterFacts facts = ClusterFactsOf(cluster);
+  EXPECT_EQ(facts, (ClusterFacts{.name = "a", .region = "eu", .zones = {"eu-1", "eu-2"}}));
+
+  json::object probed = cluster;
+  json::object& status = probed["status"].as_object();
+  status["federatedObjects"] = 4;
+  status["conditions"].as_array()[0].as_object()["lastProbeTime"] = "2026-12-07T00:00:10Z";
+  probed["metadata"].as_object()["labels"] = json::object{};
+  EXPECT_EQ(ClusterFactsOf(probed), facts);
+
+  json::object moved = probed;
+  moved["status"].as_object()["zones"] = json::array{"eu-1"};
+  EXPECT_NE(ClusterFactsOf(moved), facts);
+  moved = probed;
+  moved["status"].as_object()["region"] = "us";
+  EXPECT_NE(ClusterFactsOf(moved), facts);
+}
+
 }  // namespace
 }  // namespace flotilla::federation::dns
