@@ -56,6 +56,7 @@ const json::object* ResolveSchema(const json::object& definitions, const json::o
 SchemaSet::SchemaSet(json::object definitions) : definitions_(std::move(definitions)) {
   for (const auto& [name, schema] : definitions_) {
     if (!schema.is_object()) continue;
+    AddNodes(schema.get_object());
     const json::array* gvks = GetArray(schema.get_object(), "x-kubernetes-group-version-kind");
     if (gvks == nullptr) continue;
     for (const json::value& gvk : *gvks) {
@@ -66,6 +67,50 @@ SchemaSet::SchemaSet(json::object definitions) : definitions_(std::move(definiti
           std::string(name));
     }
   }
+}
+
+void SchemaSet::AddNodes(const json::object& schema) {
+  if (!nodes_.emplace(&schema, MakeNode(schema)).second) return;
+  if (const json::object* props = GetObject(schema, "properties")) {
+    for (const auto& [name, field] : *props) {
+      if (field.is_object()) AddNodes(field.get_object());
+    }
+  }
+  for (std::string_view inner : {"items", "additionalProperties"}) {
+    if (const json::object* o = GetObject(schema, inner)) AddNodes(*o);
+  }
+}
+
+SchemaNode SchemaSet::MakeNode(const json::object& schema) const {
+  SchemaNode n;
+  n.resolved = ResolveSchema(definitions_, schema, &n.ref);
+  if (n.resolved == nullptr) return n;
+  const json::object& s = *n.resolved;
+  std::string_view type = GetString(s, "type").value_or("");
+  using Type = SchemaNode::Type;
+  n.type = type == "object"    ? Type::kObject
+           : type == "array"   ? Type::kArray
+           : type == "string"  ? Type::kString
+           : type == "integer" ? Type::kInteger
+           : type == "number"  ? Type::kNumber
+           : type == "boolean" ? Type::kBoolean
+                               : Type::kOther;
+  n.decodes_itself = n.ref == kIntOrStringDefinition || n.ref == kQuantityDefinition ||
+                     n.ref == kTimeDefinition || n.ref == kMicroTimeDefinition ||
+                     s.contains("x-kubernetes-int-or-string");
+  n.preserve_unknown_fields = GetBool(s, "x-kubernetes-preserve-unknown-fields").value_or(false);
+  std::string_view format = GetString(s, "format").value_or("");
+  n.format_byte = format == "byte";
+  n.format_int64 = format == "int64";
+  n.properties = GetObject(s, "properties");
+  n.additional_properties = GetObject(s, "additionalProperties");
+  n.items = GetObject(s, "items");
+  return n;
+}
+
+SchemaNode SchemaSet::Node(const json::object& schema) const {
+  auto it = nodes_.find(&schema);
+  return it != nodes_.end() ? it->second : MakeNode(schema);
 }
 
 StatusOr<SchemaSet> SchemaSet::FromJson(std::string_view definitions_json) {

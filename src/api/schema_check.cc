@@ -13,10 +13,6 @@
 namespace flotilla::api {
 namespace {
 
-constexpr std::string_view kIntOrString = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
-constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
-constexpr std::string_view kTime = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
-constexpr std::string_view kMicroTime = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 constexpr std::string_view kQuantityFormatError =
     "quantities must match the regular expression "
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -182,86 +178,92 @@ struct Where {
 
 class Checker {
  public:
-  Checker(const json::object& definitions, CheckResult* out)
-      : definitions_(definitions), out_(out) {}
+  Checker(const SchemaSet& set, CheckResult* out)
+      : set_(set), definitions_(set.Definitions()), out_(out) {}
 
   // Checks `v` against the field schema `schema` (which may be a $ref).
   void Value(const json::object& schema, const json::value& v, const Where& path) {
     if (v.is_null() || depth_ > kMaxDepth) return;
-    std::string_view ref;
-    const json::object* s = ResolveSchema(definitions_, schema, &ref);
-    if (s == nullptr) return;
-    if (DecodesItself(*s, ref)) return SelfDecoded(ref, v, path);
-    std::string_view type = GetString(*s, "type").value_or("");
-    if (type == "object") return Object(schema, *s, ref, v, path);
-    if (type == "array") return Array(schema, *s, v, path);
-    if (type == "string") return String(*s, v, path);
-    if (type == "integer") return Integer(*s, v, path);
-    if (type == "number" && !v.is_number()) TypeError(ValueKind(v), "float64", path);
-    if (type == "boolean" && !v.is_bool()) TypeError(ValueKind(v), "bool", path);
+    SchemaNode n = set_.Node(schema);
+    if (n.resolved == nullptr) return;
+    if (n.decodes_itself) return SelfDecoded(n.ref, v, path);
+    using Type = SchemaNode::Type;
+    switch (n.type) {
+      case Type::kObject:
+        return Object(schema, n, v, path);
+      case Type::kArray:
+        return Array(schema, n, v, path);
+      case Type::kString:
+        return String(n, v, path);
+      case Type::kInteger:
+        return Integer(n, v, path);
+      case Type::kNumber:
+        if (!v.is_number()) TypeError(ValueKind(v), "float64", path);
+        return;
+      case Type::kBoolean:
+        if (!v.is_bool()) TypeError(ValueKind(v), "bool", path);
+        return;
+      case Type::kOther:
+        return;
+    }
   }
 
-  // Value for a whole object, which a struct's schema checks in place;
-  // any other schema gets the object as a value (a copy).
-  void Root(const json::object& schema, const json::object& obj) {
-    std::string_view ref;
-    const json::object* s = ResolveSchema(definitions_, schema, &ref);
-    const json::object* props = s != nullptr ? GetObject(*s, "properties") : nullptr;
-    if (props != nullptr && GetString(*s, "type").value_or("") == "object" &&
-        !DecodesItself(*s, ref)) {
+  // Value for a whole object of definition `name`, which a struct's
+  // schema checks in place; any other schema gets the object as a value
+  // (a copy).
+  void Root(std::string_view name, const json::object& definition, const json::object& obj) {
+    SchemaNode n = set_.Node(definition);
+    if (n.ref.empty()) n.ref = name;
+    if (n.properties != nullptr && n.type == SchemaNode::Type::kObject && !n.decodes_itself) {
       ++depth_;
-      Struct(*s, *props, ref, obj, Where{});
+      Struct(n, obj, Where{});
       --depth_;
       return;
     }
-    Value(schema, json::value(obj), Where{});
+    Value(RefTo(name), json::value(obj), Where{});
+  }
+
+  // A schema that is only a $ref to definition `name`.
+  static json::object RefTo(std::string_view name) {
+    return json::object{{"$ref", "#/definitions/" + std::string(name)}};
   }
 
  private:
-  // The types Go decodes with their own UnmarshalJSON, whatever their
-  // schema says: IntOrString (and a CRD's x-kubernetes-int-or-string),
-  // Quantity, Time and MicroTime.
-  static bool DecodesItself(const json::object& s, std::string_view ref) {
-    return ref == kIntOrString || ref == kQuantity || ref == kTime || ref == kMicroTime ||
-           s.contains("x-kubernetes-int-or-string");
-  }
   void SelfDecoded(std::string_view ref, const json::value& v, const Where& path) {
-    if (ref == kQuantity) return Quantity(v, path);
-    if (ref == kTime || ref == kMicroTime) {
+    if (ref == kQuantityDefinition) return Quantity(v, path);
+    if (ref == kTimeDefinition || ref == kMicroTimeDefinition) {
       if (!v.is_string()) TypeError(ValueKind(v), "string", path);
       return;
     }
     IntOrString(v, path);
   }
 
-  void Object(const json::object& field, const json::object& s, std::string_view ref,
-              const json::value& v, const Where& path) {
-    const json::object* props = GetObject(s, "properties");
-    const json::object* ap = GetObject(s, "additionalProperties");
-    if (props == nullptr && ap == nullptr) return;  // RawExtension, FieldsV1, interface{}
+  void Object(const json::object& field, const SchemaNode& n, const json::value& v,
+              const Where& path) {
+    // RawExtension, FieldsV1, interface{}
+    if (n.properties == nullptr && n.additional_properties == nullptr) return;
     if (!v.is_object()) return TypeError(ValueKind(v), GoTypeName(definitions_, field), path);
     ++depth_;
-    if (props != nullptr) {
-      Struct(s, *props, ref, v.get_object(), path);
+    if (n.properties != nullptr) {
+      Struct(n, v.get_object(), path);
     } else {
       for (const auto& [key, member] : v.get_object()) {
-        Value(*ap, member, Where{&path, key});
+        Value(*n.additional_properties, member, Where{&path, key});
       }
     }
     --depth_;
   }
 
-  void Struct(const json::object& s, const json::object& props, std::string_view ref,
-              const json::object& obj, const Where& path) {
-    bool preserve = GetBool(s, "x-kubernetes-preserve-unknown-fields").value_or(false);
+  // `n` has properties.
+  void Struct(const SchemaNode& n, const json::object& obj, const Where& path) {
     // An inline object schema has no Go type name of its own here: keep the
     // enclosing struct's, as the closest the message can get.
-    std::string_view struct_name = ref.empty() ? go_struct_ : ref.substr(ref.rfind('.') + 1);
+    std::string_view struct_name = n.ref.empty() ? go_struct_ : n.ref.substr(n.ref.rfind('.') + 1);
     for (const auto& [key, member] : obj) {
       Where child{&path, key};
-      const json::value* prop = props.if_contains(key);
+      const json::value* prop = n.properties->if_contains(key);
       if (prop == nullptr || !prop->is_object()) {
-        if (!preserve) out_->unknown_fields.push_back(child.Text());
+        if (!n.preserve_unknown_fields) out_->unknown_fields.push_back(child.Text());
         continue;
       }
       std::string_view saved_struct = go_struct_;
@@ -273,10 +275,10 @@ class Checker {
     }
   }
 
-  void Array(const json::object& field, const json::object& s, const json::value& v,
+  void Array(const json::object& field, const SchemaNode& n, const json::value& v,
              const Where& path) {
     if (!v.is_array()) return TypeError(ValueKind(v), GoTypeName(definitions_, field), path);
-    const json::object* items = GetObject(s, "items");
+    const json::object* items = n.items;
     if (items == nullptr) return;
     ++depth_;
     const json::array& a = v.get_array();
@@ -286,8 +288,8 @@ class Checker {
     --depth_;
   }
 
-  void String(const json::object& s, const json::value& v, const Where& path) {
-    bool bytes = GetString(s, "format") == "byte";
+  void String(const SchemaNode& n, const json::value& v, const Where& path) {
+    bool bytes = n.format_byte;
     if (!v.is_string()) return TypeError(ValueKind(v), bytes ? "[]uint8" : "string", path);
     if (!bytes) return;
     if (auto offset = Base64ErrorOffset(v.get_string())) {
@@ -295,8 +297,8 @@ class Checker {
     }
   }
 
-  void Integer(const json::object& s, const json::value& v, const Where& path) {
-    bool int64 = GetString(s, "format") == "int64";
+  void Integer(const SchemaNode& n, const json::value& v, const Where& path) {
+    bool int64 = n.format_int64;
     const char* go_type = int64 ? "int64" : "int32";
     if (!v.is_number()) return TypeError(ValueKind(v), go_type, path);
     if (!FitsInteger(v, int64)) TypeError("number " + NumberText(v), go_type, path);
@@ -343,6 +345,7 @@ class Checker {
     out_->type_errors.push_back({"FieldValueTypeInvalid", std::move(message), path.Text()});
   }
 
+  const SchemaSet& set_;
   const json::object& definitions_;
   CheckResult* out_;
   std::vector<std::string_view> go_fields_;  // Go's error context: field names
@@ -355,15 +358,14 @@ class Checker {
 void SchemaSet::Check(std::string_view definition_name, const json::value& obj,
                       CheckResult* out) const {
   if (Definition(definition_name) == nullptr) return;
-  json::object root{{"$ref", "#/definitions/" + std::string(definition_name)}};
-  Checker(definitions_, out).Value(root, obj, Where{});
+  Checker(*this, out).Value(Checker::RefTo(definition_name), obj, Where{});
 }
 
 void SchemaSet::Check(std::string_view definition_name, const json::object& obj,
                       CheckResult* out) const {
-  if (Definition(definition_name) == nullptr) return;
-  json::object root{{"$ref", "#/definitions/" + std::string(definition_name)}};
-  Checker(definitions_, out).Root(root, obj);
+  const json::object* definition = Definition(definition_name);
+  if (definition == nullptr) return;
+  Checker(*this, out).Root(definition_name, *definition, obj);
 }
 
 }  // namespace flotilla::api

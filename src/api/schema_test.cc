@@ -157,6 +157,54 @@ TEST(SchemaCheckTest, WrongContainerShapesNameGoTypes) {
               ElementsAre("json: cannot unmarshal array into Go value of type v1.Deployment"));
 }
 
+// An object is checked in place (the API server's path) with the findings
+// a value gets, and a set that was moved (as Builtin's is) still knows its
+// schemas: the nodes found when it was built point into its definitions.
+TEST(SchemaCheckTest, AnObjectInPlaceAndAMovedSetFindTheSame) {
+  const char* text = R"({"metadata": "web", "spec": {"replicas": "3", "selector": {"x": 1},
+    "template": {"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "1e"}}}]}}},
+    "statuss": {}})";
+  CheckResult as_value = CheckBuiltin(kDeployment, text);
+  CheckResult in_place;
+  SchemaSet::Builtin().Check(kDeployment, Parse(text).as_object(), &in_place);
+  EXPECT_THAT(Messages(in_place), ::testing::ContainerEq(Messages(as_value)));
+  EXPECT_THAT(Fields(in_place), ::testing::ContainerEq(Fields(as_value)));
+  EXPECT_THAT(in_place.unknown_fields, ElementsAre("spec.selector.x", "statuss"));
+  EXPECT_THAT(Messages(in_place),
+              ElementsAre("json: cannot unmarshal string into Go struct field Deployment.metadata "
+                          "of type v1.ObjectMeta",
+                          "json: cannot unmarshal string into Go struct field "
+                          "DeploymentSpec.spec.replicas of type int32",
+                          "unable to parse quantity's suffix"));
+
+  auto set = SchemaSet::FromJson(json::serialize(SchemaSet::Builtin().Definitions()));
+  ASSERT_TRUE(set.ok());
+  SchemaSet moved = std::move(*set);
+  CheckResult again;
+  moved.Check(kDeployment, Parse(text).as_object(), &again);
+  EXPECT_THAT(Messages(again), ::testing::ContainerEq(Messages(in_place)));
+  EXPECT_THAT(again.unknown_fields, ::testing::ContainerEq(in_place.unknown_fields));
+
+  // What the walk reads of a field's schema, its $ref followed.
+  const json::object* spec = moved.Definition("io.k8s.api.apps.v1.DeploymentSpec");
+  ASSERT_NE(spec, nullptr);
+  const json::object& props = spec->at("properties").as_object();
+  SchemaNode replicas = moved.Node(props.at("replicas").as_object());
+  EXPECT_EQ(replicas.type, SchemaNode::Type::kInteger);
+  EXPECT_FALSE(replicas.format_int64);
+  SchemaNode selector = moved.Node(props.at("selector").as_object());
+  EXPECT_EQ(selector.ref, "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector");
+  EXPECT_EQ(selector.type, SchemaNode::Type::kObject);
+  EXPECT_NE(selector.properties, nullptr);
+  const json::object& container = *moved.Definition("io.k8s.api.core.v1.ResourceRequirements");
+  SchemaNode limits = moved.Node(container.at("properties").at("limits").as_object());
+  ASSERT_NE(limits.additional_properties, nullptr);
+  EXPECT_TRUE(moved.Node(*limits.additional_properties).decodes_itself);  // a Quantity
+  // A schema outside the set is described all the same.
+  json::object unresolved{{"$ref", "#/definitions/no.such.Thing"}};
+  EXPECT_EQ(moved.Node(unresolved).resolved, nullptr);
+}
+
 TEST(SchemaCheckTest, NumbersOutOfRangeOrFractional) {
   CheckResult r = CheckBuiltin(kDeployment, R"({"spec": {"replicas": 3000000000,
       "minReadySeconds": 1.5, "revisionHistoryLimit": 2.0,
