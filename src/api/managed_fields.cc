@@ -200,6 +200,20 @@ bool Touches(const json::value& fields, const Set& s) {
   return false;
 }
 
+// Whether every member of `s` is a member of the FieldsV1 tree `fields`.
+bool Covers(const json::value& fields, const Set& s) {
+  if (!fields.is_object()) return s.children().empty();
+  const json::object& o = fields.get_object();
+  for (const auto& [e, child] : s.children()) {
+    const json::value* sub = o.if_contains(e.Serialize());
+    if (sub == nullptr || !sub->is_object()) return false;
+    const json::object& node = sub->get_object();
+    if (child.member() && !node.empty() && !node.contains(".")) return false;
+    if (!Covers(*sub, child)) return false;
+  }
+  return true;
+}
+
 // The entry's sort key, as EncodeManagedFields orders entries.
 auto SortKey(const json::object& e) {
   return std::make_tuple(StringAt(e, "operation"), StringAt(e, "time"), StringAt(e, "manager"),
@@ -226,6 +240,7 @@ std::optional<json::array> FieldManager::UpdateStored(const json::value& stored,
   ManagedFieldsEntry self = EntryFor(req, kUpdate);
   std::vector<ManagedFieldsEntry> rewritten;
   std::optional<ManagedFieldsEntry> mine;
+  bool mine_kept = false;  // in `out` already, its fields as they were
   json::array out;
   size_t updaters = 0;
   for (const json::value& item : stored.get_array()) {
@@ -243,6 +258,18 @@ std::optional<json::array> FieldManager::UpdateStored(const json::value& stored,
       out.push_back(item);
       continue;
     }
+    if (is_mine && !changed.Empty() && cmp.removed.Empty() && Covers(*fields, changed)) {
+      // The writer changed only fields it owns already (a Lease renewed, a
+      // status rewritten): its entry's fields stay as they are, its time
+      // moves. Encoded as EncodeManagedFields would, without decoding them.
+      json::object kept{{"manager", header.manager},        {"operation", header.operation},
+                        {"apiVersion", header.api_version}, {"time", req.now},
+                        {"fieldsType", "FieldsV1"},         {"fieldsV1", *fields}};
+      if (!header.subresource.empty()) kept["subresource"] = header.subresource;
+      out.push_back(std::move(kept));
+      mine_kept = true;
+      continue;
+    }
     auto decoded = Set::FromFieldsV1(*fields);
     if (!decoded.ok()) return std::nullopt;
     header.fields = std::move(*decoded);
@@ -256,13 +283,15 @@ std::optional<json::array> FieldManager::UpdateStored(const json::value& stored,
     if (header.fields.Empty() && header.operation == kUpdate) --updaters;
     rewritten.push_back(std::move(header));
   }
-  if (!mine) mine = self;
-  mine->fields.Remove(cmp.removed);
-  mine->fields.Add(changed);
-  if (!changed.Empty()) mine->time = req.now;
-  if (!mine->fields.Empty()) ++updaters;
+  if (!mine_kept) {
+    if (!mine) mine = self;
+    mine->fields.Remove(cmp.removed);
+    mine->fields.Add(changed);
+    if (!changed.Empty()) mine->time = req.now;
+    if (!mine->fields.Empty()) ++updaters;
+    rewritten.push_back(std::move(*mine));
+  }
   if (updaters > kMaxUpdateManagers) return std::nullopt;  // capping decodes them all
-  rewritten.push_back(std::move(*mine));
   for (json::value& e : EncodeManagedFields(std::move(rewritten))) out.push_back(std::move(e));
   std::stable_sort(out.begin(), out.end(), [](const json::value& a, const json::value& b) {
     return SortKey(a.get_object()) < SortKey(b.get_object());

@@ -187,5 +187,51 @@ TEST(ServerSideApply, UpdateManagersAreCappedIntoAncientChanges) {
   EXPECT_EQ(owned, 13u);
 }
 
+// A writer that changes only fields it owns (a kubelet renewing its node's
+// Lease) keeps its entry's fields and moves its time; the entry reads as a
+// full decode and encode would write it, and the other entries stay.
+// Changing a field it does not own yet, or another's, moves ownership.
+TEST(ServerSideApply, AnUpdateOfOwnFieldsMovesOnlyTheTime) {
+  const json::object& definitions = SchemaSet::Builtin().Definitions();
+  const json::object* root = SchemaSet::Builtin().Definition("io.k8s.api.coordination.v1.Lease");
+  ASSERT_NE(root, nullptr);
+  FieldManager manager(Typed(&definitions, root));
+  auto lease = [](const std::string& renew, const std::string& label, int duration) {
+    return json::parse(R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",
+        "metadata":{"name":"n1","namespace":"kube-node-lease","uid":"u1","labels":{"l":")" +
+                       label + R"("}},
+        "spec":{"holderIdentity":"n1","leaseDurationSeconds":)" +
+                       std::to_string(duration) + R"(,"renewTime":")" + renew + R"("}})")
+        .as_object();
+  };
+  auto write = [&](const json::object& live, const json::object& next, const std::string& who,
+                   const std::string& now) {
+    FieldManagerRequest req{.manager = who, .api_version = "coordination.k8s.io/v1", .now = now};
+    json::object out = manager.Update(live, next, req);
+    EnsureObject(out, "metadata")["uid"] = "u1";
+    return out;
+  };
+  json::object live = write({}, lease("t0", "a", 40), "kubelet", "2026-01-01T00:00:00Z");
+  live = write(live, lease("t0", "b", 40), "labeller", "2026-01-01T00:00:01Z");
+  json::object renewed = write(live, lease("t1", "b", 40), "kubelet", "2026-01-01T00:00:02Z");
+  EXPECT_EQ(Owners(renewed), Owners(live));
+  const json::array& entries = Find(renewed, "metadata.managedFields")->as_array();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(StringAt(entries[0].as_object(), "manager"), "labeller");
+  EXPECT_EQ(StringAt(entries[1].as_object(), "manager"), "kubelet");
+  EXPECT_EQ(StringAt(entries[1].as_object(), "time"), "2026-01-01T00:00:02Z");
+  auto decoded = DecodeManagedFields(entries);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(json::serialize(entries), json::serialize(EncodeManagedFields(*decoded)));
+
+  // A field the kubelet did not own: it takes the label from the labeller,
+  // who owned nothing else and leaves.
+  json::object took = write(renewed, lease("t1", "c", 40), "kubelet", "2026-01-01T00:00:03Z");
+  EXPECT_EQ(Owners(took), (std::map<std::string, std::vector<std::string>>{
+                              {"Update kubelet",
+                               {".metadata.labels", ".metadata.labels.l", ".spec.holderIdentity",
+                                ".spec.leaseDurationSeconds", ".spec.renewTime"}}}));
+}
+
 }  // namespace
 }  // namespace flotilla::api
