@@ -188,11 +188,12 @@ void ClusterController::Probe(const std::string& name, Member& m, TimePoint now)
   m.probed_at = now;
 }
 
-bool ClusterController::Unchanged(const json::object& cached, const Member& m) {
+ClusterController::Pending ClusterController::WhatIsNew(const json::object& cached,
+                                                        const Member& m) const {
   if (!m.judged || !m.reported_at || m.judged->healthy != *m.healthy ||
       m.probed_at - *m.reported_at >= options_.status_report_period ||
       api::ObjectView(cached).resource_version() != m.judged->resource_version) {
-    return false;
+    return Pending::kMore;
   }
   const Observation& seen = *m.unwritten;
   const Observation& known = m.judged->obs;
@@ -201,17 +202,17 @@ bool ClusterController::Unchanged(const json::object& cached, const Member& m) {
       Adds(seen.version, known.version, equal) || Adds(seen.topology, known.topology, equal) ||
       Adds(seen.resources, known.resources, SameResources) ||
       Adds(seen.unsupported, known.unsupported, equal)) {
-    return false;
+    return Pending::kMore;
   }
-  if (!Adds(seen.federated_objects, known.federated_objects, equal)) return true;
+  if (!Adds(seen.federated_objects, known.federated_objects, equal)) return Pending::kNothing;
   // The first count is written at once. A new count alone, where the status
   // has one, waits for its period (WriteStatus would find the status the
   // same but for it): while a fan-out runs, every probe of every member
   // brings one. After its period it waits for a token, so that the counts
   // of thousands of members are not written in one probe round.
-  if (!known.federated_objects) return false;
-  if (m.probed_at - *m.reported_at < options_.count_report_period) return true;
-  return count_writes_.TryTake() != Duration::zero();
+  if (!known.federated_objects) return Pending::kMore;
+  if (m.probed_at - *m.reported_at < options_.count_report_period) return Pending::kNothing;
+  return Pending::kCountAlone;
 }
 
 void ClusterController::RecordJudged(Member& m, std::string_view basis,
@@ -233,7 +234,8 @@ void ClusterController::RecordJudged(Member& m, std::string_view basis,
 Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
   if (!m.unwritten) return Status::Ok();
   // The common case at every probe of a steady member: nothing new.
-  if (Unchanged(cached, m)) {
+  Pending pending = WhatIsNew(cached, m);
+  if (pending == Pending::kNothing || (pending == Pending::kCountAlone && !CountWriteAllowed())) {
     m.unwritten.reset();
     return Status::Ok();
   }
@@ -255,8 +257,13 @@ Status ClusterController::WriteStatus(const json::object& cached, Member& m) {
       m.unwritten.reset();
       return Status::Ok();
     }
-    if (since < options_.count_report_period && SameButProbeTimesAndCount(now, want)) {
-      m.unwritten.reset();  // not judged: the status lacks this count
+    // A new count alone, found here because the status was not the one
+    // judged (someone else wrote the Cluster): its period, then a token, as
+    // WhatIsNew's. Not judged: the status lacks this count.
+    if (since < options_.status_report_period && pending == Pending::kMore &&
+        SameButProbeTimesAndCount(now, want) &&
+        (since < options_.count_report_period || !CountWriteAllowed())) {
+      m.unwritten.reset();
       return Status::Ok();
     }
   }

@@ -136,12 +136,18 @@ class ClusterController {
   bool RefreshClients(Member& m, const json::object& cluster);
   void Probe(const std::string& name, Member& m, TimePoint now);
   Status WriteStatus(const json::object& cached, Member& m);
-  // Whether m's unwritten probe would write nothing to `cached`: the same
-  // object and health as last judged, the probe adding nothing (but a new
-  // count of federated objects while `count_report_period` is not over, or
-  // while count_writes_ has no token), the report period not over. A new
-  // count alone that is to be written takes a token.
-  bool Unchanged(const json::object& cached, const Member& m);
+  // What m's unwritten probe would add to `cached`, judged without building
+  // a status, when `cached` is the object last judged and the health and
+  // the report period are as they were:
+  //   kNothing    nothing (a new count of federated objects alone while
+  //               `count_report_period` is not over counts as nothing);
+  //   kCountAlone a new count alone, its period over: written when
+  //               count_writes_ gives a token;
+  //   kMore       something else, or it cannot be judged so.
+  enum class Pending { kNothing, kCountAlone, kMore };
+  Pending WhatIsNew(const json::object& cached, const Member& m) const;
+  // Whether a write of a new count alone may go now (a token taken).
+  bool CountWriteAllowed() { return count_writes_.TryTake() == Duration::zero(); }
   // Records m's unwritten probe as what the status at `resource_version`
   // says, judged against (or written onto) the Cluster at `basis`.
   static void RecordJudged(Member& m, std::string_view basis, std::string resource_version);
