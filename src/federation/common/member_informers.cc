@@ -229,15 +229,20 @@ std::vector<std::string> MemberInformers::Clusters() const {
 
 std::vector<MemberInformers::ClusterSync> MemberInformers::Synced(
     std::span<const client::ResourceRef> resources) const {
+  // Named once, not once per member: a check of a federated object asks
+  // this of every member.
+  std::vector<std::string> keys;
+  keys.reserve(resources.size());
+  for (const client::ResourceRef& r : resources) keys.push_back(Key(r));
   MutexLock lock(mu_);
   std::vector<ClusterSync> out;
   out.reserve(members_.size());
   for (const auto& [name, m] : members_) {
     ClusterSync s{.cluster = name, .synced = true};
-    for (const client::ResourceRef& r : resources) {
-      auto it = m.informers.find(Key(r));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto it = m.informers.find(keys[i]);
       bool served = it != m.informers.end() && it->second->Served();
-      if (&r == &resources.front()) s.served = served;
+      if (i == 0) s.served = served;
       s.synced = s.synced && it != m.informers.end() && (it->second->HasSynced() || !served);
     }
     out.push_back(std::move(s));
