@@ -135,6 +135,14 @@ std::vector<ObjectPtr> Cache::ByIndex(std::string_view index, const std::string&
   return out;
 }
 
+size_t Cache::CountByIndex(std::string_view index, const std::string& value) const {
+  ReaderLock lock(mu_);
+  auto idx = indexes_.find(index);
+  if (idx == indexes_.end()) return 0;
+  auto keys = idx->second.keys_by_value.find(value);
+  return keys == idx->second.keys_by_value.end() ? 0 : keys->second.size();
+}
+
 size_t Cache::Size() const {
   ReaderLock lock(mu_);
   return items_.size();

@@ -61,6 +61,8 @@ class Cache {
   // Objects whose `index` values include `value`, in key order; empty for an
   // unknown index.
   std::vector<ObjectPtr> ByIndex(std::string_view index, const std::string& value) const;
+  // How many ByIndex would return, without making the list.
+  size_t CountByIndex(std::string_view index, const std::string& value) const;
   size_t Size() const;
 
  private:

@@ -495,9 +495,13 @@ TEST_F(InformerTest, ListerReadsThroughIndexes) {
               ElementsAre("ns/child", "other/x"));
   EXPECT_THAT(keys(lister.ByOwner("owner-1")), ElementsAre("ns/child"));
   EXPECT_THAT(keys(lister.ByLabel("tier", "db")), ElementsAre("ns/plain"));
+  EXPECT_EQ(informer->cache().CountByIndex(kLabelIndex, "tier=web"), 2u);
+  EXPECT_EQ(informer->cache().CountByIndex(kLabelIndex, "tier=none"), 0u);
+  EXPECT_EQ(informer->cache().CountByIndex("no-such-index", "tier=web"), 0u);
   Delete("ns", "child");
   ASSERT_TRUE(Eventually([&] { return lister.ByOwner("owner-1").empty(); }));
   EXPECT_THAT(keys(lister.ByLabel("tier", "web")), ElementsAre("other/x"));
+  EXPECT_EQ(informer->cache().CountByIndex(kLabelIndex, "tier=web"), 1u);
 }
 
 TEST_F(InformerTest, StopEndsTheWatch) {
