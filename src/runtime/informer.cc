@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "base/io.h"
 #include "base/log.h"
@@ -356,8 +357,15 @@ bool Informer::StartWatch() {
     return false;
   }
   ++stats_.watches;
-  // When stopping, Stop() stops it once this step has returned.
-  watch_ = std::move(watch).value();
+  // When stopping, Stop() stops it once this step has returned. A watch
+  // that another step started meanwhile is replaced, and stopped outside
+  // the lock: stopping a watch may end it at once, and its end
+  // (OnWatchDone) takes mu_. Destroyed under it, the old watch deadlocked
+  // this thread on itself (seen once in a sanitizer run of
+  // federation_sync).
+  std::unique_ptr<client::Watch> replaced = std::exchange(watch_, std::move(watch).value());
+  lock.Unlock();
+  if (replaced != nullptr) replaced->Stop();
   return true;
 }
 
