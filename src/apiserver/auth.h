@@ -51,8 +51,9 @@ class Authenticator {
   // word. `peer_cert`: the TLS client certificate, already verified against
   // the CA by the TLS layer, or nullptr; a certificate with an empty CN is not
   // a credential. Returns nullopt when no valid credential was presented.
-  // Tokens are compared by SHA-256 digest against every known token in
-  // constant time, so timing reveals neither the token nor which one matched.
+  // A token is compared with every known token, each byte of each, so
+  // timing reveals neither the token nor which one matched (only whether
+  // its length is one a known token has).
   // `why`, when not null, gets the validator's reason a token was refused
   // (an expired bootstrap token), for the 401's message; else stays as it is.
   // Thread-safe.
@@ -72,7 +73,7 @@ class Authenticator {
   std::optional<UserInfo> FromBearer(std::string_view authorization, std::string* why) const;
 
   struct Entry {
-    std::string digest;  // SHA-256 of the token
+    std::string token;
     UserInfo user;
   };
   // One per distinct token; every lookup compares against all of them.

@@ -317,7 +317,22 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
     }
     if (auto& response = responder->response()) {
       Arm(opts().send_timeout_sec);
-      auto [wec, written] = co_await http::async_write(stream_, *response, kAwait);
+      error_code wec;
+      if constexpr (kTls) {
+        // Written at once where the socket takes it, as it does a small
+        // answer: no asynchronous operation and its completion's post.
+        std::string wire = Wire(*response);
+        size_t done = stream_.try_write_some(net::buffer(wire), wec);
+        while (!wec && done < wire.size()) {
+          auto [ec, n] = co_await stream_.async_write_some(
+              net::buffer(wire.data() + done, wire.size() - done), kAwait);
+          wec = ec;
+          done += n;
+        }
+      } else {
+        auto [ec, written] = co_await http::async_write(stream_, *response, kAwait);
+        wec = ec;
+      }
       Disarm();
       if (wec) responder->set_failed();
       response.reset();

@@ -82,6 +82,24 @@ inline void AppendChunk(std::string& out, std::string_view data) {
   out += "\r\n";
 }
 
+// The response as it goes on the wire, head and body in one buffer: what
+// Beast's serializer writes for it, without the serializer's operation.
+inline std::string Wire(const http::response<http::string_body>& res) {
+  std::string wire;
+  wire.reserve(128 + res.body().size());
+  wire.append(res.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  wire.append(std::to_string(res.result_int())).append(" ");
+  std::string_view reason = res.reason();
+  wire.append(reason.data(), reason.size()).append("\r\n");
+  for (const auto& field : res) {
+    std::string_view name = field.name_string(), value = field.value();
+    wire.append(name.data(), name.size()).append(": ").append(value.data(), value.size());
+    wire.append("\r\n");
+  }
+  wire.append("\r\n").append(res.body());
+  return wire;
+}
+
 inline Request MakeRequest(http::request<http::string_body>& req, X509* cert, std::string remote) {
   Request r;
   r.method = std::string(req.method_string());

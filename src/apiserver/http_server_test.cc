@@ -121,6 +121,22 @@ class TlsClient {
     return got;
   }
 
+  // Reads decrypted bytes until `size` have come (or EOF, error, timeout).
+  std::string ReadBytes(size_t size) {
+    std::string got;
+    while (got.size() < size) {
+      char buf[16384];
+      int n = SSL_read(ssl_, buf, sizeof(buf));
+      if (n > 0) {
+        got.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (SSL_get_error(ssl_, n) != SSL_ERROR_WANT_READ) break;
+      if (!Flush() || !ReadSome()) break;
+    }
+    return got;
+  }
+
  private:
   bool ReadSome() {
     char buf[16384];
@@ -388,6 +404,38 @@ TEST_F(HttpServerTest, StreamChunksOfEverySizeArriveWholeAndInOrder) {
   ASSERT_TRUE(Dechunk(std::string_view(got).substr(head_end + 4), &body));
   EXPECT_EQ(body.size(), want.size());
   EXPECT_TRUE(body == want);
+}
+
+// An answer written on the loop goes out whole whether the socket takes it
+// at once (a small one) or not (one far larger than the socket's buffers,
+// to a client with a small receive buffer: the write waits for the socket
+// and goes on), and the connection then serves the next request.
+TEST_F(HttpServerTest, AnswersOnTheLoopArriveWholeWhateverTheSocketTakes) {
+  opts_.runs_on_loop = [](const Request&) { return true; };
+  std::string large(12 * 1024 * 1024, '\0');
+  for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>('a' + (i * 7) % 26);
+  StartServerWith([&](Request& req, Responder& res) {
+    res.Respond(200, {{"Content-Type", "text/plain"}}, req.path == "/large" ? large : "small");
+  });
+  for (bool small_buffer : {false, true}) {
+    SCOPED_TRACE(small_buffer ? "small receive buffer" : "default receive buffer");
+    TlsClient client(server_->port());
+    if (small_buffer) {
+      int size = 64 * 1024;
+      ASSERT_EQ(::setsockopt(client.fd(), SOL_SOCKET, SO_RCVBUF, &size, sizeof size), 0);
+    }
+    ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+    ASSERT_TRUE(client.Write(Get("/small") + Get("/large") + Get("/small")));
+    ASSERT_TRUE(client.Flush());
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n";
+    auto answer = [&](const std::string& body) {
+      return head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    };
+    std::string want = answer("small") + answer(large) + answer("small");
+    std::string got = client.ReadBytes(want.size());
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want) << got.substr(0, 200);
+  }
 }
 
 }  // namespace

@@ -93,6 +93,17 @@ class TlsStream {
         std::forward<Token>(token));
   }
 
+  // One try at writing `b` now, never waiting: the bytes written (the
+  // session writes a buffer whole, so all of `b`), or 0 with `ec` clear
+  // when the socket is full (async_write_some of the same bytes goes on
+  // from there), or an error.
+  std::size_t try_write_some(boost::asio::const_buffer b, error_code& ec) {
+    std::size_t n = 0;
+    Step s = WriteStep(b, n);
+    ec = s.ec;
+    return n;
+  }
+
   template <typename Buffers>
   std::size_t read_some(const Buffers& buffers, error_code& ec) {
     std::size_t n = 0;
