@@ -51,15 +51,16 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   void set_abort_hook(std::function<void()> hook) { abort_hook_ = std::move(hook); }
   const Handler& handler() const { return server_.handler; }
 
-  // On the strand: shuts the socket down unless Disarm or another Arm comes
-  // first, which ends any read or write waiting on it.
+  // On the strand: shuts the socket down `seconds` from now unless Disarm
+  // or another Arm comes first, which ends any read or write waiting on it.
+  // Arming and disarming only note the deadline; the timer is set only
+  // when it would fire too late, and when it fires it sets itself again
+  // for whatever deadline is due then. So a busy connection, armed and
+  // disarmed for each request, sets its timer once per timeout, not twice
+  // per request (each set cancels a wait and posts its completion).
   void Arm(int seconds) {
-    uint64_t gen = ++deadline_gen_;
-    deadline_.expires_after(std::chrono::seconds(seconds));
-    deadline_.async_wait([self = this->shared_from_this(), gen](error_code ec) {
-      if (ec || gen != self->deadline_gen_) return;
-      self->ShutDown();
-    });
+    deadline_ns_ = SteadyNanos() + int64_t{seconds} * 1'000'000'000;
+    WakeBy(deadline_ns_);
   }
   // Not close: a handler may be polling the descriptor, whose number must
   // not be reused before the connection ends (Close).
@@ -68,8 +69,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     socket().shutdown(tcp::socket::shutdown_both, ignored);
   }
   void Disarm() {
-    ++deadline_gen_;
-    deadline_.cancel();
+    deadline_ns_ = 0;
+    watching_writes_ = false;
   }
   // A stream has taken the TLS session over from the connection's
   // TlsStream (and ends it itself): closing skips the stream's shutdown.
@@ -95,21 +96,12 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     return ec;
   }
 
-  // On the strand, while a handler runs on the pool: wakes when a blocking
-  // write that has started would pass the send timeout, and shuts the
-  // socket down if it has; Disarm ends the watch.
+  // On the strand, while a handler runs on the pool: shuts the socket down
+  // once a blocking write that has started passes the send timeout;
+  // Disarm ends the watch.
   void WatchBlockingWrites() {
-    const int64_t timeout = int64_t{opts().send_timeout_sec} * 1'000'000'000;
-    const int64_t now = SteadyNanos();
-    const int64_t since = blocking_write_since_.load(std::memory_order_relaxed);
-    if (since != 0 && now - since >= timeout) return ShutDown();
-    const int64_t wait = since == 0 ? timeout : since + timeout - now;
-    uint64_t gen = ++deadline_gen_;
-    deadline_.expires_after(std::chrono::nanoseconds(wait));
-    deadline_.async_wait([self = this->shared_from_this(), gen](error_code ec) {
-      if (ec || gen != self->deadline_gen_) return;
-      self->WatchBlockingWrites();
-    });
+    watching_writes_ = true;
+    WakeBy(SteadyNanos() + int64_t{opts().send_timeout_sec} * 1'000'000'000);
   }
 
   // Serves the connection until it closes; `self` keeps it alive.
@@ -151,10 +143,39 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   net::awaitable<void> Handle(Request& req, StreamResponder<Stream>& r);
   net::awaitable<void> Serve();
 
+  // On the strand: has the timer fire at `at` (SteadyNanos) or earlier.
+  void WakeBy(int64_t at) {
+    if (timer_at_ns_ != 0 && timer_at_ns_ <= at) return;
+    timer_at_ns_ = at;
+    deadline_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(at)));
+    deadline_.async_wait([self = this->shared_from_this(), at](error_code ec) {
+      // Else set again for an earlier time, or the connection is ending.
+      if (!ec && self->timer_at_ns_ == at) self->OnTimer();
+    });
+  }
+  // On the strand, when the timer fires: shuts the socket down if a
+  // deadline has passed, else sets the timer for the next one due.
+  void OnTimer() {
+    timer_at_ns_ = 0;
+    const int64_t now = SteadyNanos();
+    if (deadline_ns_ != 0 && now >= deadline_ns_) return ShutDown();
+    if (watching_writes_) {
+      const int64_t timeout = int64_t{opts().send_timeout_sec} * 1'000'000'000;
+      const int64_t since = blocking_write_since_.load(std::memory_order_relaxed);
+      if (since != 0 && now - since >= timeout) return ShutDown();
+      WakeBy(since == 0 ? now + timeout : since + timeout);
+    }
+    if (deadline_ns_ != 0) WakeBy(deadline_ns_);
+  }
+
   ServerContext& server_;
   Stream stream_;
   net::steady_timer deadline_;
-  uint64_t deadline_gen_ = 0;  // on the strand
+  // On the strand (SteadyNanos; 0: none): the armed deadline, and when the
+  // timer is set to fire.
+  int64_t deadline_ns_ = 0;
+  int64_t timer_at_ns_ = 0;
+  bool watching_writes_ = false;  // a handler runs on the pool (WatchBlockingWrites)
   // When the handler's blocking write in progress started (SteadyNanos);
   // 0: none.
   std::atomic<int64_t> blocking_write_since_{0};
@@ -173,10 +194,14 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 
 template <typename Stream>
 net::awaitable<void> Connection<Stream>::Serve() {
-  // Whatever way this coroutine ends, the server learns it (after on_end).
+  // Whatever way this coroutine ends, the server learns it (after on_end),
+  // and the timer lets the connection go.
   struct Finished {
     Connection* conn;
     ~Finished() {
+      conn->Disarm();
+      conn->timer_at_ns_ = 0;
+      conn->deadline_.cancel();
       if (conn->on_end_) std::exchange(conn->on_end_, nullptr)();
       conn->server_.finished(conn);
     }
@@ -316,13 +341,13 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
       co_return;
     }
     if (auto& response = responder->response()) {
-      Arm(opts().send_timeout_sec);
       error_code wec;
       if constexpr (kTls) {
         // Written at once where the socket takes it, as it does a small
         // answer: no asynchronous operation and its completion's post.
         std::string wire = Wire(*response);
         size_t done = stream_.try_write_some(net::buffer(wire), wec);
+        if (!wec && done < wire.size()) Arm(opts().send_timeout_sec);
         while (!wec && done < wire.size()) {
           auto [ec, n] = co_await stream_.async_write_some(
               net::buffer(wire.data() + done, wire.size() - done), kAwait);
@@ -330,6 +355,7 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
           done += n;
         }
       } else {
+        Arm(opts().send_timeout_sec);
         auto [ec, written] = co_await http::async_write(stream_, *response, kAwait);
         wec = ec;
       }

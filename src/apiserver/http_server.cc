@@ -97,6 +97,11 @@ class HttpServerImpl : public HttpServer {
 
   int port() const override { return port_; }
 
+  size_t open_connections() const override {
+    MutexLock lock(mu_);
+    return conns_.size();
+  }
+
   void ServeDialled(TlsStream stream, std::string received, std::function<void()> on_end) override {
     auto conn = std::make_shared<Connection<TlsStream>>(context_, std::move(stream),
                                                         std::move(received), on_end);
@@ -166,7 +171,7 @@ class HttpServerImpl : public HttpServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   ServerContext context_;
-  Mutex mu_;
+  mutable Mutex mu_;
   CondVar cv_;
   std::set<ConnectionBase*> conns_ GUARDED_BY(mu_);  // running connections
   bool accepting_ GUARDED_BY(mu_) = false;           // the accept loop runs

@@ -73,6 +73,8 @@ class HttpServer {
                                                      Handler handler);
   virtual ~HttpServer() = default;
   virtual int port() const = 0;
+  // The connections being served now (accepted and dialled).
+  virtual size_t open_connections() const = 0;
   // Serves HTTP/2 on `stream`, a TLS connection this process dialled whose
   // HTTP/1.1 exchange switched protocols (http2::Upgraded; an agent's
   // tunnel): the peer sends the requests. `received`: the HTTP/2 bytes

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <future>
 #include <string>
+#include <thread>
 
 #include "apiserver/pki.h"
 #include "base/timer.h"
@@ -435,6 +436,43 @@ TEST_F(HttpServerTest, AnswersOnTheLoopArriveWholeWhateverTheSocketTakes) {
     std::string got = client.ReadBytes(want.size());
     ASSERT_EQ(got.size(), want.size());
     EXPECT_TRUE(got == want) << got.substr(0, 200);
+  }
+}
+
+// An answer to a peer that stops reading is cut off once its write has
+// made no progress for send_timeout_sec, whether it is written on the loop
+// (after the socket took what it could at once) or blocking on the pool
+// (the loop's watch over a handler's writes), even when the connection had
+// served requests before, its idle deadline armed and disarmed each time.
+TEST_F(HttpServerTest, AnswerToAPeerThatStopsReadingIsCutAtTheSendDeadline) {
+  opts_.send_timeout_sec = 1;
+  std::string large(48 * 1024 * 1024, 'x');  // more than the sockets' buffers hold
+  for (bool on_loop : {true, false}) {
+    SCOPED_TRACE(on_loop ? "on the loop" : "on the pool");
+    opts_.runs_on_loop = [on_loop](const Request&) { return on_loop; };
+    StartServerWith([&](Request& req, Responder& res) {
+      res.Respond(200, {{"Content-Type", "text/plain"}}, req.path == "/large" ? large : "small");
+    });
+    TlsClient client(server_->port());
+    ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(client.Write(Get("/small")) && client.Flush());
+      ASSERT_NE(client.ReadUntil("small").find("small"), std::string::npos);
+    }
+    ASSERT_EQ(server_->open_connections(), 1u);
+    ASSERT_TRUE(client.Write(Get("/large")) && client.Flush());
+    // The client reads nothing more (what it would read is queued behind
+    // the answer): the server ends the connection.
+    for (int waited = 0; server_->open_connections() > 0 && waited < kWaitMillis; waited += 10) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(server_->open_connections(), 0u) << "the connection was not closed";
+    // What had been sent arrives, then the end: not the whole answer.
+    ssize_t got = BytesUntilEof(client.fd());
+    EXPECT_GE(got, 0);
+    EXPECT_LT(static_cast<size_t>(got), large.size());
+    server_->Stop();
+    server_.reset();
   }
 }
 
