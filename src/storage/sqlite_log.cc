@@ -97,6 +97,8 @@ Status Step(sqlite3* db, sqlite3_stmt* s, std::string_view what) {
 SqliteLog::SqliteLog(sqlite3* db) : db_(db) {}
 
 SqliteLog::~SqliteLog() {
+  begin_.reset();
+  commit_.reset();
   insert_.reset();
   delete_superseded_.reset();
   delete_tombstones_.reset();
@@ -165,7 +167,9 @@ Status SqliteLog::Init(const std::string& path) {
     return Status::Internal("sqlite: " + path + " has schema version " + std::to_string(version) +
                             ", this build reads version " + std::to_string(kSchemaVersion));
   }
-  for (auto [sql, stmt] : {std::pair{kInsert, &insert_},
+  for (auto [sql, stmt] : {std::pair{"BEGIN", &begin_},
+                           {"COMMIT", &commit_},
+                           {kInsert, &insert_},
                            {kDeleteSuperseded, &delete_superseded_},
                            {kDeleteTombstones, &delete_tombstones_},
                            {kSetCompacted, &set_compacted_}}) {
@@ -202,14 +206,14 @@ Status SqliteLog::Scan(const std::function<void(const Row&)>& fn) {
 Status SqliteLog::Commit(std::span<const HistoryEntry> entries, int64_t compact_to) {
   const bool compact = compact_to > compacted_;
   if (entries.empty() && !compact) return Status::Ok();
-  FLOTILLA_RETURN_IF_ERROR(Exec("BEGIN"));
+  FLOTILLA_RETURN_IF_ERROR(Step(db_, begin_->get(), "BEGIN"));
   Status status;
   for (const HistoryEntry& e : entries) {
     status = Insert(e);
     if (!status.ok()) break;
   }
   if (status.ok() && compact) status = CompactTo(compact_to);
-  if (status.ok()) status = Exec("COMMIT");
+  if (status.ok()) status = Step(db_, commit_->get(), "COMMIT");
   if (!status.ok()) {
     if (!sqlite3_get_autocommit(db_)) Exec("ROLLBACK").IgnoreError();
     return status;

@@ -70,6 +70,10 @@ class SqliteLog {
 
   sqlite3* db_;
   int64_t compacted_ = 0;
+  // Prepared once: a transaction's BEGIN and COMMIT too (sqlite3_exec
+  // would compile them again for every commit).
+  std::unique_ptr<Stmt> begin_;
+  std::unique_ptr<Stmt> commit_;
   std::unique_ptr<Stmt> insert_;
   std::unique_ptr<Stmt> delete_superseded_;
   std::unique_ptr<Stmt> delete_tombstones_;
