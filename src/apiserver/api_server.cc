@@ -98,7 +98,7 @@ class CodeRecorder : public Responder {
 // decoded, as kube-apiserver logs the decoded object; "" when it cannot be.
 std::string AuditBody(const Request& req, const AuditLog* log) {
   if (log == nullptr || req.body.empty()) return "";
-  if (!api::IsKubernetesProtobuf(req.Header("content-type"))) return req.body;
+  if (!api::IsKubernetesProtobuf(req.HeaderView("content-type"))) return req.body;
   auto env = api::ParseProtobufEnvelope(req.body);
   if (!env.ok() || !api::HasProtobufSchema(env->api_version, env->kind)) return "";
   auto obj = api::DecodeProtobufObject(env->raw, env->api_version, env->kind);
@@ -318,13 +318,13 @@ void ApiServer::Handle(Request& req, Responder& outer) {
   CodeRecorder resp(outer, audit);
   Identity id = Identify(req);
   audit.Received(id.authenticated ? &*id.authenticated : nullptr,
-                 id.impersonated ? &*id.user : nullptr, AuditBody(req, opts_.audit_log));
+                 id.impersonated ? &*id.impersonated : nullptr, AuditBody(req, opts_.audit_log));
   if (!id.impersonation.ok()) {
     RespondStatus(resp, id.impersonation);
     audit.ResponseComplete(resp.code(), resp.body());
     return;
   }
-  const std::optional<UserInfo>& user = id.user;
+  const std::optional<UserInfo>& user = id.user();
   std::unique_ptr<InflightLimiter::Slot> slot;
   if (user && !IsHealthPath(info.path) && !IsSystemMaster(*user)) {
     slot = inflight_.TryAcquire(ClassifyRequest(info));
@@ -360,20 +360,25 @@ void ApiServer::Handle(Request& req, Responder& outer) {
 ApiServer::Identity ApiServer::Identify(const Request& req) const {
   Identity id;
   if (opts_.authenticator == nullptr) {
-    id.user = id.authenticated = InProcessUser();
+    id.authenticated = InProcessUser();
     return id;
   }
-  id.user = opts_.authenticator->Authenticate(req.Header("authorization"), req.peer_cert,
-                                              &id.unauthenticated);
-  id.authenticated = id.user;
-  if (!id.user) return id;
-  StatusOr<UserInfo> effective = Impersonate(req, *id.user);
+  id.authenticated = opts_.authenticator->Authenticate(req.HeaderView("authorization"),
+                                                       req.peer_cert, &id.unauthenticated);
+  // Headers sort by name: any Impersonate-* header is at or after the prefix.
+  constexpr std::string_view kImpersonate = "impersonate-";
+  auto first = req.headers.lower_bound(kImpersonate);
+  if (!id.authenticated || first == req.headers.end() || !first->first.starts_with(kImpersonate)) {
+    return id;
+  }
+  StatusOr<UserInfo> effective = Impersonate(req, *id.authenticated);
   if (!effective.ok()) {
     id.impersonation = effective.status();
     return id;
   }
-  id.impersonated = !req.Header("impersonate-user").empty();
-  id.user = std::move(*effective);
+  // Without Impersonate-User the others are refused: `effective` is the
+  // authenticated user.
+  if (!req.HeaderView("impersonate-user").empty()) id.impersonated = std::move(*effective);
   return id;
 }
 

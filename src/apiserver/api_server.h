@@ -156,10 +156,14 @@ class ApiServer {
   // Who a request is from (authenticated) and acts as (user: the same, or
   // the impersonated user); `impersonation` says why impersonating failed.
   struct Identity {
-    std::optional<UserInfo> authenticated, user;
-    std::string unauthenticated;  // why a credential was refused, when it may be told
-    bool impersonated = false;
+    std::optional<UserInfo> authenticated;
+    std::optional<UserInfo> impersonated;  // the user Impersonate-User named
+    std::string unauthenticated;           // why a credential was refused, when it may be told
     Status impersonation = Status::Ok();
+    // Whom the request acts as.
+    const std::optional<UserInfo>& user() const {
+      return impersonated ? impersonated : authenticated;
+    }
   };
   Identity Identify(const Request& req) const;
   std::shared_ptr<const api::Resource> ResolveResource(const RequestInfo& info) const;

@@ -8,20 +8,24 @@
 namespace flotilla::apiserver {
 
 std::string Request::Query(std::string_view name) const {
-  auto it = query.find(std::string(name));
+  auto it = query.find(name);
   return it == query.end() ? "" : it->second;
 }
 
-bool Request::HasQuery(std::string_view name) const { return query.count(std::string(name)) > 0; }
+bool Request::HasQuery(std::string_view name) const { return query.find(name) != query.end(); }
 
 bool Request::QueryBool(std::string_view name) const {
-  std::string v = Query(name);
+  auto it = query.find(name);
+  if (it == query.end()) return false;
+  std::string_view v = it->second;
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
-std::string Request::Header(std::string_view name) const {
-  auto it = headers.find(std::string(name));
-  return it == headers.end() ? "" : it->second;
+std::string Request::Header(std::string_view name) const { return std::string(HeaderView(name)); }
+
+std::string_view Request::HeaderView(std::string_view name) const {
+  auto it = headers.find(name);
+  return it == headers.end() ? std::string_view() : std::string_view(it->second);
 }
 
 // A ChunkStream written by the thread that called the handler, through the

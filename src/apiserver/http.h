@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "apiserver/url.h"
 #include "base/json.h"
 
 namespace flotilla::http2 {
@@ -23,12 +24,16 @@ namespace flotilla::apiserver {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// A request's headers (names in lower case), looked up by a view without
+// building a string.
+using HeaderMap = std::map<std::string, std::string, std::less<>>;
+
 struct Request {
-  std::string method;                             // "GET", "POST", ...
-  std::string target;                             // as received, e.g. "/api/v1/namespaces?limit=5"
-  std::string path;                               // percent-decoded path without the query
-  std::multimap<std::string, std::string> query;  // percent-decoded
-  std::map<std::string, std::string> headers;     // lower-cased names
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as received, e.g. "/api/v1/namespaces?limit=5"
+  std::string path;    // percent-decoded path without the query
+  QueryParams query;
+  HeaderMap headers;
   std::string body;
   X509* peer_cert = nullptr;          // verified TLS client certificate, not owned
   std::string remote;                 // "ip:port"
@@ -42,6 +47,8 @@ struct Request {
   bool QueryBool(std::string_view name) const;
   // Header value ("" when absent); `name` lower-case.
   std::string Header(std::string_view name) const;
+  // The same, as a view into the request.
+  std::string_view HeaderView(std::string_view name) const;
 };
 
 // A chunked response that lives on after the handler returns (a watch): the

@@ -52,56 +52,65 @@ std::string VerbFor(std::string_view method, bool has_name, bool watch) {
 
 }  // namespace
 
-RequestInfo ParseRequestInfo(const Request& req) {
-  RequestInfo info;
-  info.path = req.path;
+RequestPath ParseRequestPath(const Request& req) {
+  RequestPath p;
   Segments parts = SplitPath(req.path);
-  if (parts.size == 0 || (parts.at[0] != "api" && parts.at[0] != "apis")) {
-    info.verb = LowerMethod(req.method);
-    return info;
-  }
-  info.api_prefix = parts.at[0];
+  if (parts.size == 0 || (parts.at[0] != "api" && parts.at[0] != "apis")) return p;
+  p.api_prefix = parts.at[0];
   size_t i = 1;
-  if (info.api_prefix == "apis") {
+  if (p.api_prefix == "apis") {
     if (parts.size < 2) {
-      info.is_discovery = true;
-      info.verb = LowerMethod(req.method);
-      return info;
+      p.is_discovery = true;
+      return p;
     }
-    info.group = parts.at[i++];
+    p.group = parts.at[i++];
   }
   if (parts.size <= i) {
-    info.is_discovery = true;
-    info.verb = LowerMethod(req.method);
-    return info;
+    p.is_discovery = true;
+    return p;
   }
-  info.version = parts.at[i++];
+  p.version = parts.at[i++];
   if (parts.size <= i) {
-    info.is_discovery = true;
-    info.verb = LowerMethod(req.method);
-    return info;
+    p.is_discovery = true;
+    return p;
   }
-  info.resource_request = true;
-  bool watch = false;
+  p.resource_request = true;
   if (parts.at[i] == "watch") {  // legacy /watch/ paths
-    watch = true;
+    p.watch = true;
     ++i;
   }
   std::span<const std::string_view> rest(parts.at.data() + i, parts.size - i);
   // namespaces/{ns}/{resource}/... unless the resource is namespaces itself.
   // (/namespaces/{name}/status and /finalize address the namespace itself.)
   if (rest.size() >= 3 && rest[0] == "namespaces" && rest[2] != "status" && rest[2] != "finalize") {
-    info.ns = rest[1];
+    p.ns = rest[1];
     rest = rest.subspan(2);
   }
-  if (!rest.empty()) info.resource = rest[0];
-  if (rest.size() >= 2) info.name = rest[1];
-  if (rest.size() >= 3) info.subresource = rest[2];
-  if (info.resource == "namespaces") info.ns.clear();
+  if (!rest.empty()) p.resource = rest[0];
+  if (rest.size() >= 2) p.name = rest[1];
+  if (rest.size() >= 3) p.subresource = rest[2];
+  if (p.resource == "namespaces") p.ns = {};
   // A proxy's query belongs to the request it forwards: ?watch=true there
   // is a GET of the proxy, as in kube-apiserver.
-  if (req.QueryBool("watch") && info.subresource != "proxy") watch = true;
-  info.verb = VerbFor(req.method, !info.name.empty(), watch);
+  if (req.QueryBool("watch") && p.subresource != "proxy") p.watch = true;
+  return p;
+}
+
+RequestInfo ParseRequestInfo(const Request& req) {
+  RequestPath p = ParseRequestPath(req);
+  RequestInfo info;
+  info.path = req.path;
+  info.resource_request = p.resource_request;
+  info.is_discovery = p.is_discovery;
+  info.api_prefix = p.api_prefix;
+  info.group = p.group;
+  info.version = p.version;
+  info.ns = p.ns;
+  info.resource = p.resource;
+  info.subresource = p.subresource;
+  info.name = p.name;
+  info.verb =
+      p.resource_request ? VerbFor(req.method, !p.name.empty(), p.watch) : LowerMethod(req.method);
   return info;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "apiserver/http.h"
 
@@ -22,5 +23,15 @@ struct RequestInfo {
 };
 
 RequestInfo ParseRequestInfo(const Request& req);
+
+// The same parse as views into the request's path, without the verb's
+// string: for a look at a request that builds nothing.
+struct RequestPath {
+  bool resource_request = false;
+  bool is_discovery = false;
+  bool watch = false;  // a watch: ?watch=true (not of a proxy) or a legacy /watch/ path
+  std::string_view api_prefix, group, version, ns, resource, subresource, name;
+};
+RequestPath ParseRequestPath(const Request& req);
 
 }  // namespace flotilla::apiserver

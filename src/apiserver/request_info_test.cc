@@ -61,5 +61,30 @@ TEST(RequestInfoTest, DiscoveryAndOtherPaths) {
   EXPECT_FALSE(Parsed("GET", "/").resource_request);
 }
 
+// The views agree with the strings, and say a watch is one.
+TEST(RequestInfoTest, PathViewsAgreeWithTheInfo) {
+  for (const char* target :
+       {"/api/v1/namespaces/d/configmaps/c", "/api/v1/configmaps?watch=true",
+        "/api/v1/watch/namespaces/d/pods", "/apis/apps/v1/namespaces/d/deployments/w/scale",
+        "/api/v1/namespaces/d/finalize", "/apis/apps", "/healthz",
+        "/apis/cluster.flotilla.io/v1alpha1/clusters/m1/proxy/api/v1/pods?watch=1"}) {
+    Request req;
+    req.method = "GET";
+    req.target = target;
+    SplitTarget(target, &req.path, &req.query);
+    RequestInfo info = ParseRequestInfo(req);
+    RequestPath path = ParseRequestPath(req);
+    EXPECT_EQ(path.resource_request, info.resource_request) << target;
+    EXPECT_EQ(path.is_discovery, info.is_discovery) << target;
+    EXPECT_EQ(path.group, info.group) << target;
+    EXPECT_EQ(path.version, info.version) << target;
+    EXPECT_EQ(path.ns, info.ns) << target;
+    EXPECT_EQ(path.resource, info.resource) << target;
+    EXPECT_EQ(path.name, info.name) << target;
+    EXPECT_EQ(path.subresource, info.subresource) << target;
+    EXPECT_EQ(path.watch, info.verb == "watch") << target;
+  }
+}
+
 }  // namespace
 }  // namespace flotilla::apiserver

@@ -30,7 +30,7 @@ Status OptionsInvalid(std::string_view verb, std::string field, std::string type
 // The manager a write is recorded under: fieldManager, else the product
 // name of the User-Agent ("kubectl" of "kubectl/v1.32.4 (linux/amd64)"),
 // printable characters only, at most 128 bytes; "unknown" without either.
-std::string ManagerOrUserAgent(const std::string& manager, const std::string& user_agent) {
+std::string ManagerOrUserAgent(const std::string& manager, std::string_view user_agent) {
   if (!manager.empty()) return manager;
   std::string out;
   for (char c : user_agent.substr(0, user_agent.find('/'))) {
@@ -108,7 +108,7 @@ StatusOr<WriteOptions> ParseWriteOptions(const Request& req, std::string_view ve
                                          std::vector<std::string>* warnings) {
   WriteOptions opts;
   opts.warnings = warnings;
-  const bool apply = verb == "patch" && api::IsApplyPatch(req.Header("content-type"));
+  const bool apply = verb == "patch" && api::IsApplyPatch(req.HeaderView("content-type"));
   std::string manager = req.Query("fieldManager");
   FLOTILLA_RETURN_IF_ERROR(CheckFieldManager(verb, manager));
   if (apply && manager.empty()) {
@@ -122,7 +122,7 @@ StatusOr<WriteOptions> ParseWriteOptions(const Request& req, std::string_view ve
     }
     opts.force = req.QueryBool("force");
   }
-  opts.field_manager = ManagerOrUserAgent(manager, req.Header("user-agent"));
+  opts.field_manager = ManagerOrUserAgent(manager, req.HeaderView("user-agent"));
   std::string dry = req.Query("dryRun");
   if (!dry.empty() && dry != "All") {
     return Status::BadRequest("Invalid dryRun value: \"" + dry + "\"; must be \"All\"");
@@ -217,7 +217,7 @@ void ServeList(ResourceContext& ctx) {
       return;
     }
   }
-  const bool table = WantsTable(ctx.req.Header("accept"));
+  const bool table = WantsTable(ctx.req.HeaderView("accept"));
   opts.allow_raw = !table;
   auto page = ctx.objects.List(ctx.res, ctx.info.ns, opts);
   if (!page.ok()) return RespondStatus(ctx.resp, page.status(), "", &ctx.res);
@@ -343,12 +343,12 @@ void ServeScale(ResourceContext& ctx, const std::string& verb, WriteOptions& wop
     auto body = ParseJsonObject(ctx.req.body);
     result = body.ok() ? ctx.objects.UpdateScale(ctx.res, ns, name, std::move(*body), wopts)
                        : StatusOr<json::object>(body.status());
-  } else if (verb == "patch" && api::IsApplyPatch(ctx.req.Header("content-type"))) {
+  } else if (verb == "patch" && api::IsApplyPatch(ctx.req.HeaderView("content-type"))) {
     result = ApplyScale(ctx, wopts);
   } else if (verb == "patch") {
     auto current = ctx.objects.GetScale(ctx.res, ns, name);
     if (!current.ok()) return RespondStatus(ctx.resp, current.status(), name, &ctx.res);
-    auto patched = api::ApplyPatch(ctx.req.Header("content-type"), *current, ctx.req.body,
+    auto patched = api::ApplyPatch(ctx.req.HeaderView("content-type"), *current, ctx.req.body,
                                    api::PatchInfoLookup());
     if (!patched.ok()) return RespondStatus(ctx.resp, patched.status(), name, &ctx.res);
     if (!patched->is_object()) {
@@ -449,14 +449,14 @@ void ServeResourceRequest(ResourceContext& ctx) {
   // A write's answer is the JSON it stored, when that is the object as
   // served: no second serialization (DESIGN §4).
   StoredJson stored_json;
-  if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.Header("accept"))) {
+  if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.HeaderView("accept"))) {
     wopts->stored_json = &stored_json;
   }
   StatusOr<json::object> result = Status::Internal("unreachable");
   std::string error_name = name;  // details.name of an error
   int code = 200;
   if (verb == "get") {
-    if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.Header("accept"))) {
+    if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.HeaderView("accept"))) {
       // The stored bytes are the answer (DESIGN §4).
       auto stored = ctx.objects.GetStored(ctx.res, ns, name);
       if (!stored.ok()) return RespondStatus(ctx.resp, stored.status(), name, &ctx.res);

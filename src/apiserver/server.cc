@@ -136,10 +136,11 @@ Status Server::StartHttp() {
   if (opts_.storage != "etcd" && !opts_.http_filter) {
     http_opts.runs_on_loop = [](const Request& req) {
       if (req.method != "GET" && req.method != "HEAD") return false;
-      RequestInfo info = ParseRequestInfo(req);
+      RequestPath path = ParseRequestPath(req);
       bool in_memory =
-          info.subresource.empty() || info.subresource == "status" || info.subresource == "scale";
-      return info.resource_request && in_memory && (info.verb == "get" || info.verb == "watch");
+          path.subresource.empty() || path.subresource == "status" || path.subresource == "scale";
+      // A GET of one object (verb get) or a watch; not a list.
+      return path.resource_request && in_memory && (!path.name.empty() || path.watch);
     };
   }
   ApiServer* api = api_.get();

@@ -24,12 +24,12 @@ json::value RowObject(const json::object& obj, IncludeObject include) {
 
 }  // namespace
 
-bool WantsTable(const std::string& accept) {
+bool WantsTable(std::string_view accept) {
   size_t table = accept.find("as=Table");
-  if (table == std::string::npos) return false;
+  if (table == std::string_view::npos) return false;
   // A plain application/json listed before the Table entry wins.
   size_t plain = accept.find("application/json,");
-  return plain == std::string::npos || plain > table;
+  return plain == std::string_view::npos || plain > table;
 }
 
 IncludeObject ParseIncludeObject(const std::string& value) {

@@ -14,7 +14,7 @@ namespace flotilla::apiserver {
 enum class IncludeObject { kNone, kMetadata, kObject };
 
 // True when the Accept header's first acceptable entry is a Table.
-bool WantsTable(const std::string& accept);
+bool WantsTable(std::string_view accept);
 IncludeObject ParseIncludeObject(const std::string& value);
 
 // A Table of `objects`. Column definitions are omitted when `with_columns`

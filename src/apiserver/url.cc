@@ -5,7 +5,7 @@
 namespace flotilla::apiserver {
 
 void SplitTarget(std::string_view target, std::string* path,
-                 std::multimap<std::string, std::string>* query) {
+                 QueryParams* query) {
   size_t q = target.find('?');
   *path = PercentDecode(target.substr(0, q), false);
   if (q == std::string_view::npos) return;

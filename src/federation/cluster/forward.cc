@@ -196,7 +196,7 @@ void SwitchAndSplice(apiserver::Responder& resp,
 }
 
 std::vector<std::pair<std::string, std::string>> UpgradeHeaders(
-    const std::map<std::string, std::string>& headers) {
+    const apiserver::HeaderMap& headers) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [name, value] : headers) {
     if (IsUpgradeHeader(name)) out.emplace_back(name, value);

@@ -33,7 +33,7 @@ void Forward(client::Transport& transport, client::ApiRequest request, bool stre
 // Sec-WebSocket-*, X-Stream-Protocol-Version), Origin and User-Agent; not
 // the caller's credentials nor its Impersonate-*.
 std::vector<std::pair<std::string, std::string>> UpgradeHeaders(
-    const std::map<std::string, std::string>& headers);
+    const apiserver::HeaderMap& headers);
 
 // One of two upgraded connections whose bytes go both ways between them
 // (Splice): a server's connection that switched (http2::Upgraded) or one
