@@ -107,8 +107,8 @@ inline Request MakeRequest(http::request<http::string_body>& req, X509* cert, st
   SplitTarget(r.target, &r.path, &r.query);
   for (const auto& field : req) {
     std::string name(field.name_string());
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto [it, inserted] = r.headers.emplace(name, std::string(field.value()));
+    for (auto& c : name) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    auto [it, inserted] = r.headers.emplace(std::move(name), std::string(field.value()));
     if (!inserted) it->second += "," + std::string(field.value());
   }
   r.body = std::move(req.body());
