@@ -1,6 +1,5 @@
 #include "apiserver/meta.h"
 
-#include <cstdio>
 #include <random>
 
 namespace flotilla::apiserver {
@@ -69,12 +68,16 @@ std::string NewUid() {
   uint64_t b = Rng()();
   a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
-                static_cast<unsigned>(b >> 48),
-                static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return buf;
+  // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx: a's 16 hex digits, then b's.
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(36, '-');
+  size_t at = 0;
+  for (int i = 0; i < 32; ++i) {
+    if (at == 8 || at == 13 || at == 18 || at == 23) ++at;
+    uint64_t word = i < 16 ? a : b;
+    out[at++] = kHex[(word >> (60 - 4 * (i % 16))) & 0xf];
+  }
+  return out;
 }
 
 std::string RandomSuffix(int n) {

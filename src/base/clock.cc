@@ -1,5 +1,6 @@
 #include "base/clock.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -114,11 +115,48 @@ void FakeClock::Set(TimePoint t) {
   cv_.NotifyAll();
 }
 
+namespace {
+
+// "YYYY-MM-DDTHH:MM:SS" of `t` in UTC into `out` (19 characters), from the
+// calendar arithmetic alone: no gmtime_r (which takes glibc's time zone
+// lock) nor strftime. False, writing nothing, outside 1970-9999.
+bool FormatDateTime(TimePoint t, char* out) {
+  using namespace std::chrono;
+  if (t < TimePoint{}) return false;
+  const sys_seconds secs = floor<seconds>(t);
+  const sys_days day = floor<days>(secs);
+  const year_month_day ymd(day);
+  const hh_mm_ss<seconds> hms(secs - day);
+  const int y = static_cast<int>(ymd.year());
+  if (y > 9999) return false;
+  auto put = [](char* at, unsigned value, int width) {
+    for (int i = width - 1; i >= 0; --i, value /= 10) at[i] = static_cast<char>('0' + value % 10);
+  };
+  put(out, static_cast<unsigned>(y), 4);
+  out[4] = '-';
+  put(out + 5, static_cast<unsigned>(ymd.month()), 2);
+  out[7] = '-';
+  put(out + 8, static_cast<unsigned>(ymd.day()), 2);
+  out[10] = 'T';
+  put(out + 11, static_cast<unsigned>(hms.hours().count()), 2);
+  out[13] = ':';
+  put(out + 14, static_cast<unsigned>(hms.minutes().count()), 2);
+  out[16] = ':';
+  put(out + 17, static_cast<unsigned>(hms.seconds().count()), 2);
+  return true;
+}
+
+}  // namespace
+
 std::string FormatRfc3339(TimePoint t) {
+  char buf[32];
+  if (FormatDateTime(t, buf)) {
+    buf[19] = 'Z';
+    return std::string(buf, 20);
+  }
   std::time_t secs = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
@@ -127,10 +165,16 @@ std::string FormatRfc3339Micro(TimePoint t) {
   auto since = t.time_since_epoch();
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(since);
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(since - secs).count();
+  char buf[48];
+  if (FormatDateTime(t, buf)) {
+    buf[19] = '.';
+    for (int i = 25; i >= 20; --i, micros /= 10) buf[i] = static_cast<char>('0' + micros % 10);
+    buf[26] = 'Z';
+    return std::string(buf, 27);
+  }
   std::time_t tt = secs.count();
   std::tm tm{};
   gmtime_r(&tt, &tm);
-  char buf[48];
   size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
   std::snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", static_cast<long>(micros));
   return buf;

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <ctime>
 #include <thread>
+#include <vector>
 
 #include "base/due_time.h"
 
@@ -16,6 +19,34 @@ TEST(ClockTest, FormatsRfc3339) {
   TimePoint t = std::chrono::system_clock::from_time_t(1700000000);
   EXPECT_EQ(FormatRfc3339(t), "2023-11-14T22:13:20Z");
   EXPECT_EQ(FormatRfc3339Micro(t + std::chrono::microseconds(42)), "2023-11-14T22:13:20.000042Z");
+}
+
+// The calendar arithmetic agrees with gmtime_r and strftime, leap days,
+// ends of years and of centuries included, and before 1970 too.
+TEST(ClockTest, FormatsRfc3339AsStrftimeDoes) {
+  auto strftime_of = [](std::time_t secs, long micros) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[48];
+    size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    std::string plain(buf, n);
+    std::snprintf(buf, sizeof(buf), ".%06ldZ", micros);
+    return std::pair{plain + "Z", plain + buf};
+  };
+  std::vector<std::time_t> times = {0,          59,         86399,     86400,      951782399,
+                                    951782400,  951868799,  978307199, 1709164800, 1709251199,
+                                    2147483647, 4102444800, 9214646399};  // TimePoint (ns) ends in
+                                                                          // 2262
+  for (std::time_t s = 0; s < 4102444800; s += 7919 * 3607) times.push_back(s);
+  for (std::time_t secs : times) {
+    TimePoint t = std::chrono::system_clock::from_time_t(secs) + std::chrono::microseconds(7);
+    auto [plain, micro] = strftime_of(secs, 7);
+    EXPECT_EQ(FormatRfc3339(t), plain) << secs;
+    EXPECT_EQ(FormatRfc3339Micro(t), micro) << secs;
+  }
+  // Before 1970: the former way.
+  TimePoint early = std::chrono::system_clock::from_time_t(-86400);
+  EXPECT_EQ(FormatRfc3339(early), "1969-12-31T00:00:00Z");
 }
 
 TEST(ClockTest, PeriodsOfTwoSecondsOrMoreFallDueOnWholeSeconds) {
