@@ -13,6 +13,16 @@
 
 namespace flotilla::apiserver::testing {
 
+// A request of `method` for `target` ("/api/v1/pods?watch=true"), its path
+// and query split out, no headers.
+inline Request RequestTo(const std::string& method, const std::string& target) {
+  Request req;
+  req.method = method;
+  req.target = target;
+  SplitTarget(target, &req.path, &req.query);
+  return req;
+}
+
 class RecordingResponder : public Responder {
  public:
   void Respond(int code, const Headers& headers, std::string body) override {
@@ -128,10 +138,7 @@ class TestServer {
   void Do(RecordingResponder& resp, const std::string& method, const std::string& target,
           const std::string& body = "", const std::string& content_type = "application/json",
           const std::string& accept = "application/json", const Headers& extra = {}) {
-    Request req;
-    req.method = method;
-    req.target = target;
-    SplitTarget(target, &req.path, &req.query);
+    Request req = RequestTo(method, target);
     req.body = body;
     req.headers["content-type"] = content_type;
     req.headers["accept"] = accept;

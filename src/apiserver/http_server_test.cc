@@ -108,24 +108,21 @@ class TlsClient {
 
   // Reads decrypted bytes until `want` occurs in them (or EOF, error, timeout).
   std::string ReadUntil(const std::string& want) {
-    std::string got;
-    while (got.find(want) == std::string::npos) {
-      char buf[4096];
-      int n = SSL_read(ssl_, buf, sizeof(buf));
-      if (n > 0) {
-        got.append(buf, static_cast<size_t>(n));
-        continue;
-      }
-      if (SSL_get_error(ssl_, n) != SSL_ERROR_WANT_READ) break;
-      if (!Flush() || !ReadSome()) break;
-    }
-    return got;
+    return ReadWhile([&](const std::string& got) { return got.find(want) == std::string::npos; });
   }
 
   // Reads decrypted bytes until `size` have come (or EOF, error, timeout).
   std::string ReadBytes(size_t size) {
+    return ReadWhile([&](const std::string& got) { return got.size() < size; });
+  }
+
+ private:
+  // Reads decrypted bytes while `more` says so of what came (or to EOF,
+  // an error or a timeout).
+  template <typename More>
+  std::string ReadWhile(More more) {
     std::string got;
-    while (got.size() < size) {
+    while (more(got)) {
       char buf[16384];
       int n = SSL_read(ssl_, buf, sizeof(buf));
       if (n > 0) {
@@ -138,7 +135,6 @@ class TlsClient {
     return got;
   }
 
- private:
   bool ReadSome() {
     char buf[16384];
     ssize_t n = RecvWithin(fd_, buf, sizeof(buf), kWaitMillis);

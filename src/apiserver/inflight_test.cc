@@ -21,11 +21,7 @@ namespace {
 using testing::RecordingResponder;
 
 RequestInfo Info(const std::string& method, const std::string& target) {
-  Request req;
-  req.method = method;
-  req.target = target;
-  SplitTarget(target, &req.path, &req.query);
-  return ParseRequestInfo(req);
+  return ParseRequestInfo(testing::RequestTo(method, target));
 }
 
 TEST(ClassifyRequestTest, WatchesAndStreamsAreLongRunningWritesAreMutating) {

@@ -4,17 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include "apiserver/url.h"
+#include "apiserver/api_server_test_util.h"
 
 namespace flotilla::apiserver {
 namespace {
 
+using testing::RequestTo;
+
 RequestInfo Parsed(const std::string& method, const std::string& target) {
-  Request req;
-  req.method = method;
-  req.target = target;
-  SplitTarget(target, &req.path, &req.query);
-  return ParseRequestInfo(req);
+  return ParseRequestInfo(RequestTo(method, target));
 }
 
 // "verb group/version ns resource name subresource", the fields compared.
@@ -68,10 +66,7 @@ TEST(RequestInfoTest, PathViewsAgreeWithTheInfo) {
         "/api/v1/watch/namespaces/d/pods", "/apis/apps/v1/namespaces/d/deployments/w/scale",
         "/api/v1/namespaces/d/finalize", "/apis/apps", "/healthz",
         "/apis/cluster.flotilla.io/v1alpha1/clusters/m1/proxy/api/v1/pods?watch=1"}) {
-    Request req;
-    req.method = "GET";
-    req.target = target;
-    SplitTarget(target, &req.path, &req.query);
+    Request req = RequestTo("GET", target);
     RequestInfo info = ParseRequestInfo(req);
     RequestPath path = ParseRequestPath(req);
     EXPECT_EQ(path.resource_request, info.resource_request) << target;

@@ -448,15 +448,14 @@ void ServeResourceRequest(ResourceContext& ctx) {
   std::string effective_sub = sub == "finalize" ? "" : sub;
   // A write's answer is the JSON it stored, when that is the object as
   // served: no second serialization (DESIGN §4).
+  const bool answer_stored = ctx.res.StoredAsServed() && !WantsTable(ctx.req.HeaderView("accept"));
   StoredJson stored_json;
-  if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.HeaderView("accept"))) {
-    wopts->stored_json = &stored_json;
-  }
+  if (answer_stored) wopts->stored_json = &stored_json;
   StatusOr<json::object> result = Status::Internal("unreachable");
   std::string error_name = name;  // details.name of an error
   int code = 200;
   if (verb == "get") {
-    if (ctx.res.StoredAsServed() && !WantsTable(ctx.req.HeaderView("accept"))) {
+    if (answer_stored) {
       // The stored bytes are the answer (DESIGN §4).
       auto stored = ctx.objects.GetStored(ctx.res, ns, name);
       if (!stored.ok()) return RespondStatus(ctx.resp, stored.status(), name, &ctx.res);

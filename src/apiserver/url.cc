@@ -4,8 +4,7 @@
 
 namespace flotilla::apiserver {
 
-void SplitTarget(std::string_view target, std::string* path,
-                 QueryParams* query) {
+void SplitTarget(std::string_view target, std::string* path, QueryParams* query) {
   size_t q = target.find('?');
   *path = PercentDecode(target.substr(0, q), false);
   if (q == std::string_view::npos) return;
