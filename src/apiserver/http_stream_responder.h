@@ -28,6 +28,22 @@ class StreamResponder : public Responder {
     response_->prepare_payload();
     responded_ = true;
     if (on_loop_) return;
+    if constexpr (kTls) {
+      // What the socket takes at once is written without declaring a wait
+      // (ScopedBlocking), which would hand the work this task deferred (a
+      // commit's watch deliveries) to another thread; only the rest waits.
+      std::string wire = Wire(*response_);
+      response_.reset();
+      error_code ec;
+      size_t done = conn_->stream().try_write_some(net::buffer(wire), ec);
+      if (!ec && done < wire.size()) {
+        ec = conn_->WriteBlocking([&](error_code& wec) {
+          net::write(conn_->stream(), net::buffer(wire.data() + done, wire.size() - done), wec);
+        });
+      }
+      failed_ = static_cast<bool>(ec);
+      return;
+    }
     failed_ = static_cast<bool>(conn_->WriteBlocking(
         [&](error_code& ec) { http::write(conn_->stream(), *response_, ec); }));
     response_.reset();

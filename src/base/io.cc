@@ -73,6 +73,8 @@ namespace {
 // The pool whose thread this is, and how deep its ScopedBlocking nest.
 thread_local BlockingPool* tls_pool = nullptr;
 thread_local int tls_blocking_depth = 0;
+// What the thread's current task deferred (TryDefer); set while it runs one.
+thread_local void* tls_deferred = nullptr;
 }  // namespace
 
 size_t BlockingPool::DefaultRunningTarget() {
@@ -108,7 +110,8 @@ void BlockingPool::Submit(std::function<void()> work) {
   // It waits for a running thread: the monitor watches that one finishes.
   if (!monitor_.joinable()) {
     monitor_ = std::thread([this] { Monitor(); });
-  } else if (queue_.size() == 1) {
+  } else if (monitor_asleep_) {
+    monitor_asleep_ = false;
     monitor_cv_.NotifyOne();
   }
 }
@@ -131,6 +134,34 @@ void BlockingPool::DispatchLocked() {
   }
 }
 
+bool BlockingPool::TryDefer(std::function<void()>& work) {
+  if (tls_pool != this || tls_deferred == nullptr || tls_blocking_depth > 0) return false;
+  auto& mine = *static_cast<Deferred*>(tls_deferred);
+  MutexLock lock(mu_);
+  if (closing_) return true;  // dropped, as queued work is
+  if (mine.work.empty()) mine.since_tick = ticks_;
+  mine.work.push_back(std::move(work));
+  ++defers_;
+  if (!monitor_.joinable()) {
+    monitor_ = std::thread([this] { Monitor(); });
+  } else if (monitor_asleep_) {
+    monitor_asleep_ = false;
+    monitor_cv_.NotifyOne();
+  }
+  return true;
+}
+
+void BlockingPool::SubmitNext(std::function<void()> work) {
+  if (!TryDefer(work)) Submit(std::move(work));
+}
+
+size_t BlockingPool::ReleaseLocked(Deferred& d) {
+  size_t n = d.work.size();
+  for (auto& work : d.work) queue_.push_back(std::move(work));
+  d.work.clear();
+  return n;
+}
+
 size_t BlockingPool::threads() const {
   MutexLock lock(mu_);
   return threads_;
@@ -138,7 +169,9 @@ size_t BlockingPool::threads() const {
 
 void BlockingPool::Work() {
   tls_pool = this;
+  Deferred mine;
   MutexLock lock(mu_);
+  deferred_.push_back(&mine);
   while (!closing_) {
     if (queue_.empty()) {
       --running_;
@@ -157,10 +190,22 @@ void BlockingPool::Work() {
     queue_.pop_front();
     ++started_;
     lock.Unlock();
+    tls_deferred = &mine;
     work();
     work = nullptr;
     lock.Lock();
+    // What it deferred, in order, each item free to defer more.
+    while (!mine.work.empty() && !closing_) {
+      work = std::move(mine.work.front());
+      mine.work.pop_front();
+      lock.Unlock();
+      work();
+      work = nullptr;
+      lock.Lock();
+    }
+    tls_deferred = nullptr;
   }
+  deferred_.erase(std::find(deferred_.begin(), deferred_.end(), &mine));
   --threads_;
   exited_.NotifyAll();
   tls_pool = nullptr;
@@ -169,14 +214,30 @@ void BlockingPool::Work() {
 void BlockingPool::Monitor() {
   MutexLock lock(mu_);
   uint64_t seen = started_;
+  uint64_t defers = defers_;
+  auto deferring = [&]() REQUIRES(mu_) {
+    return defers_ != defers || std::any_of(deferred_.begin(), deferred_.end(),
+                                            [](const Deferred* d) { return !d->work.empty(); });
+  };
   while (!closing_) {
-    if (queue_.empty()) {
-      monitor_cv_.Wait(lock, [&]() REQUIRES(mu_) { return closing_ || !queue_.empty(); });
+    if (queue_.empty() && !deferring()) {
+      monitor_asleep_ = true;
+      monitor_cv_.Wait(lock, [&]() REQUIRES(mu_) { return closing_ || !monitor_asleep_; });
       seen = started_;
+      defers = defers_;
       continue;
     }
+    defers = defers_;
     monitor_cv_.WaitFor(lock, starvation_check_, [&]() REQUIRES(mu_) { return closing_; });
     if (closing_) break;
+    ++ticks_;
+    // Deferred a whole tick ago, and its thread still runs on: the pool's.
+    for (Deferred* d : deferred_) {
+      if (d->work.empty() || d->since_tick + 2 > ticks_) continue;
+      for (size_t n = ReleaseLocked(*d); n > 0 && running_ < running_target_; --n) {
+        DispatchLocked();
+      }
+    }
     // Queued work and none started: whatever runs waits without saying so.
     if (!queue_.empty() && started_ == seen) DispatchLocked();
     seen = started_;
@@ -186,7 +247,12 @@ void BlockingPool::Monitor() {
 void BlockingPool::EnterBlocking() {
   MutexLock lock(mu_);
   --running_;
-  if (!queue_.empty() && running_ < running_target_) DispatchLocked();
+  // What this thread deferred would wait for the wait to end: the pool's.
+  size_t released = tls_deferred ? ReleaseLocked(*static_cast<Deferred*>(tls_deferred)) : 0;
+  for (size_t n = std::max<size_t>(1, released); n > 0 && !queue_.empty(); --n) {
+    if (running_ >= running_target_) break;
+    DispatchLocked();
+  }
 }
 
 void BlockingPool::LeaveBlocking() {
@@ -219,7 +285,7 @@ void PoolTrigger::Kick() {
     return;
   }
   posted_ = true;
-  pool_.Submit([this] { Run(); });
+  pool_.SubmitNext([this] { Run(); });
 }
 
 void PoolTrigger::Stop() {

@@ -61,6 +61,17 @@ class BlockingPool {
   ~BlockingPool();
 
   void Submit(std::function<void()> work);
+  // Work that a task hands on (a watcher's delivery after a commit, the
+  // next stage of a stream): called on one of this pool's threads, outside
+  // any ScopedBlocking, `work` runs on the same thread once the task it
+  // runs returns, in the order deferred, and wakes no thread; true. A
+  // thread that then blocks (ScopedBlocking) first gives what it deferred
+  // to the pool, and so does the monitor what waited a whole
+  // starvation_check, so a task that runs on does not hold it up for long.
+  // Anywhere else: false, and `work` is left as it was.
+  bool TryDefer(std::function<void()>& work);
+  // TryDefer, or else Submit.
+  void SubmitNext(std::function<void()> work);
   size_t threads() const;
 
   // Twice the cores, at least 4.
@@ -85,6 +96,14 @@ class BlockingPool {
     // Under the pool's mu_ (which the analysis cannot name from here).
     bool woken = false;
   };
+  // A thread's work deferred to the end of its task (on its stack; under
+  // the pool's mu_, as for Idle).
+  struct Deferred {
+    std::deque<std::function<void()>> work;
+    uint64_t since_tick = 0;  // the monitor's tick when `work` last filled
+  };
+  // Moves `d`'s work to the queue; how many items.
+  size_t ReleaseLocked(Deferred& d) REQUIRES(mu_);
 
   mutable Mutex mu_;
   CondVar exited_;      // a thread exited (the destructor waits)
@@ -96,7 +115,11 @@ class BlockingPool {
   // threads a burst started and no longer needed stay idle and time out
   // (a condition variable wakes them in turn and none would).
   std::vector<Idle*> idle_ GUARDED_BY(mu_);
-  uint64_t started_ GUARDED_BY(mu_) = 0;  // work items taken off the queue
+  uint64_t started_ GUARDED_BY(mu_) = 0;             // work items taken off the queue
+  std::vector<Deferred*> deferred_ GUARDED_BY(mu_);  // every thread's
+  uint64_t defers_ GUARDED_BY(mu_) = 0;              // TryDefer calls that deferred
+  uint64_t ticks_ GUARDED_BY(mu_) = 0;               // the monitor's
+  bool monitor_asleep_ GUARDED_BY(mu_) = false;      // until work is queued or deferred
   bool closing_ GUARDED_BY(mu_) = false;
   std::thread monitor_;  // started with the first work that has to wait
 };

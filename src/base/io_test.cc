@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "base/mutex.h"
 
@@ -173,6 +176,95 @@ TEST(BlockingPoolTest, ScopedBlockingOffAPoolThreadDoesNothing) {
   Latch ran;
   pool.Submit([&] { ran.Set(); });
   ran.Wait();
+}
+
+TEST(BlockingPoolTest, WorkATaskDefersRunsInOrderOnItsThreadOnceItReturns) {
+  BlockingPool pool(64, std::chrono::seconds(30), /*running_target=*/4, kNoMonitor);
+  Mutex mu;
+  std::vector<std::string> order;
+  std::thread::id task_thread, deferred_thread;
+  auto note = [&](std::string what) {
+    MutexLock lock(mu);
+    order.push_back(std::move(what));
+  };
+  Latch done;
+  pool.Submit([&] {
+    task_thread = std::this_thread::get_id();
+    std::function<void()> first = [&] {
+      note("first");
+      std::function<void()> third = [&] {
+        note("third");
+        done.Set();
+      };
+      EXPECT_TRUE(pool.TryDefer(third));  // deferred work defers too
+    };
+    EXPECT_TRUE(pool.TryDefer(first));
+    EXPECT_FALSE(first) << "taken";
+    pool.SubmitNext([&] {
+      deferred_thread = std::this_thread::get_id();
+      note("second");
+    });
+    note("task");
+  });
+  done.Wait();
+  MutexLock lock(mu);
+  EXPECT_EQ(order, (std::vector<std::string>{"task", "first", "second", "third"}));
+  EXPECT_EQ(deferred_thread, task_thread);
+  EXPECT_EQ(pool.threads(), 1u) << "nothing deferred woke or started a thread";
+}
+
+TEST(BlockingPoolTest, OnlyAPoolTaskOutsideAWaitDefers) {
+  BlockingPool pool(64, std::chrono::seconds(30), /*running_target=*/4, kNoMonitor);
+  BlockingPool other(64, std::chrono::seconds(30), /*running_target=*/4, kNoMonitor);
+  std::function<void()> work = [] {};
+  EXPECT_FALSE(pool.TryDefer(work)) << "off the pool's threads";
+  EXPECT_TRUE(work) << "left as it was";
+  Latch done;
+  bool in_wait = true, other_pool = true;
+  pool.Submit([&] {
+    std::function<void()> fn = [] {};
+    {
+      ScopedBlocking blocking;
+      in_wait = pool.TryDefer(fn);
+    }
+    other_pool = other.TryDefer(fn);
+    done.Set();
+  });
+  done.Wait();
+  EXPECT_FALSE(in_wait) << "inside a ScopedBlocking";
+  EXPECT_FALSE(other_pool) << "on another pool's thread";
+}
+
+TEST(BlockingPoolTest, WorkDeferredByATaskThatDeclaresAWaitRunsOnAnotherThread) {
+  BlockingPool pool(64, std::chrono::seconds(30), /*running_target=*/1, kNoMonitor);
+  Latch ran, task_done;
+  std::thread::id task_thread, deferred_thread;
+  pool.Submit([&] {
+    task_thread = std::this_thread::get_id();
+    pool.SubmitNext([&] {
+      deferred_thread = std::this_thread::get_id();
+      ran.Set();
+    });
+    // Without the hand-over at the wait, this would wait for itself.
+    ScopedBlocking blocking;
+    ran.Wait();
+    task_done.Set();
+  });
+  task_done.Wait();
+  EXPECT_NE(deferred_thread, task_thread);
+}
+
+TEST(BlockingPoolTest, TheMonitorHandsOnWorkDeferredByATaskThatRunsOn) {
+  BlockingPool pool(64, std::chrono::seconds(30), /*running_target=*/4,
+                    std::chrono::milliseconds(1));
+  Latch ran, task_done;
+  pool.Submit([&] {
+    pool.SubmitNext([&] { ran.Set(); });
+    ran.Wait();  // not declared: only the monitor hands the work on
+    task_done.Set();
+  });
+  task_done.Wait();
+  EXPECT_GE(pool.threads(), 2u);
 }
 
 TEST(PoolTriggerTest, KicksWhileItRunsMakeOneMoreRun) {

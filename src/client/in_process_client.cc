@@ -183,7 +183,11 @@ class LoopStream : public apiserver::ChunkStream,
   void ScheduleLocked() REQUIRES(mu_) {
     if (draining_ || finished_) return;
     draining_ = true;
-    boost::asio::post(SharedIoContext(), [self = shared_from_this()] { self->Drain(); });
+    // On the pool thread that wrote (a watcher's delivery) once its task
+    // returns, without waking the loop; else on the loop.
+    std::function<void()> drain = [self = shared_from_this()] { self->Drain(); };
+    if (!SharedBlockingPool().TryDefer(drain))
+      boost::asio::post(SharedIoContext(), std::move(drain));
   }
 
   void Drain() {

@@ -209,7 +209,6 @@ void SqliteStore::SubmitAll(std::span<Request> reqs) {
     r.waiter = &me;
     queue_.push_back(&r);
   }
-  ScopedBlocking blocking;  // an fsync, or the wait for another writer's
   while (me.pending > 0) {
     if (closing_ && !started_) {
       // Never started (a failed Load): nothing will commit them.
@@ -223,7 +222,10 @@ void SqliteStore::SubmitAll(std::span<Request> reqs) {
       wake.store(kAsleep, std::memory_order_relaxed);
       waiting_.push_back(&me);
       lock.Unlock();
-      while (wake.load(std::memory_order_acquire) == kAsleep) FutexWait(&me.wake, kAsleep);
+      {
+        ScopedBlocking blocking;  // the wait for another writer's commit
+        while (wake.load(std::memory_order_acquire) == kAsleep) FutexWait(&me.wake, kAsleep);
+      }
       // Done: the leader has taken it out of waiting_ and set the results.
       if (wake.load(std::memory_order_acquire) == kDone) return;
       lock.Lock();
@@ -266,7 +268,14 @@ void SqliteStore::CommitBatch(const std::vector<Request*>& batch) {
   for (const Request* r : batch) forced |= r->compact;
   int64_t compact_to = state_.compacted();
   if (!forced && compact_to - log_->compacted() < kCompactLag) compact_to = 0;
-  Status status = log_->Commit(entries, compact_to);
+  Status status;
+  {
+    // Only the fsync is declared a wait: the watch deliveries that applying
+    // the batch schedules below are deferred to the end of this thread's
+    // task (BlockingPool::TryDefer) rather than handed to another thread.
+    ScopedBlocking blocking;
+    status = log_->Commit(entries, compact_to);
+  }
   if (!status.ok()) {
     spdlog::error("storage: commit of {} writes failed: {}", entries.size(), status.ToString());
     for (Request* r : batch) {

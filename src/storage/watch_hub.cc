@@ -160,7 +160,9 @@ void WatchHub::Deliver(const std::shared_ptr<Sink>& sink) {
 
 void WatchHub::ScheduleLocked(std::shared_ptr<Sink> sink) {
   ++inflight_;
-  SharedBlockingPool().Submit([this, sink = std::move(sink)] {
+  // Deferred when a pool task publishes (a commit's leader): its thread
+  // delivers once the task returns, and no other is woken for it.
+  SharedBlockingPool().SubmitNext([this, sink = std::move(sink)] {
     bool closing;
     {
       MutexLock lock(mu_);
