@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <type_traits>
 
 #include "api/protobuf.h"
 #include "apiserver/openapi_proto.h"
@@ -38,7 +39,7 @@ class CodeRecorder : public Responder {
   void Respond(int code, const Headers& headers, std::string body) override {
     code_ = code;
     if (audit_.WantsResponseBody() || (code >= 400 && audit_.Recording())) body_ = body;
-    inner_.Respond(code, WithAuditId(headers), std::move(body));
+    WithAuditId(headers, [&](const Headers& h) { inner_.Respond(code, h, std::move(body)); });
   }
   void RespondParts(int code, const Headers& headers,
                     const std::vector<std::string_view>& parts) override {
@@ -46,20 +47,24 @@ class CodeRecorder : public Responder {
     if (audit_.WantsResponseBody()) {
       for (std::string_view p : parts) body_ += p;
     }
-    inner_.RespondParts(code, WithAuditId(headers), parts);
+    WithAuditId(headers, [&](const Headers& h) { inner_.RespondParts(code, h, parts); });
   }
   bool StartStream(int code, const Headers& headers) override {
     code_ = code;
     audit_.ResponseStarted(code);
-    return inner_.StartStream(code, WithAuditId(headers));
+    return WithAuditId(headers, [&](const Headers& h) { return inner_.StartStream(code, h); });
   }
   std::shared_ptr<ChunkStream> StartAsyncStream(int code, const Headers& headers) override {
     code_ = code;
     audit_.ResponseStarted(code);
-    return inner_.StartAsyncStream(code, WithAuditId(headers));
+    return WithAuditId(headers, [&](const Headers& h) { return inner_.StartAsyncStream(code, h); });
   }
   bool SwitchProtocols(const Headers& headers, std::function<void(http2::Upgraded)> take) override {
-    if (!inner_.SwitchProtocols(WithAuditId(headers), std::move(take))) return false;
+    if (!WithAuditId(headers, [&](const Headers& h) {
+          return inner_.SwitchProtocols(h, std::move(take));
+        })) {
+      return false;
+    }
     code_ = 101;
     audit_.ResponseStarted(101);
     return true;
@@ -81,11 +86,14 @@ class CodeRecorder : public Responder {
   const std::string& body() const { return body_; }
 
  private:
-  Headers WithAuditId(const Headers& headers) const {
-    if (audit_.audit_id().empty()) return headers;
+  // `fn` of the headers, with the Audit-ID header added for an audited
+  // request (the headers copied then only).
+  template <typename Fn>
+  std::invoke_result_t<Fn, const Headers&> WithAuditId(const Headers& headers, Fn fn) const {
+    if (audit_.audit_id().empty()) return fn(headers);
     Headers out = headers;
     out.emplace_back("Audit-ID", audit_.audit_id());
-    return out;
+    return fn(out);
   }
 
   Responder& inner_;
@@ -313,8 +321,12 @@ std::shared_ptr<const api::Resource> ApiServer::ResolveResource(const RequestInf
 void ApiServer::Handle(Request& req, Responder& outer) {
   auto start = std::chrono::steady_clock::now();
   RequestInfo info = ParseRequestInfo(req);
-  AuditRequest audit(opts_.audit_log, req.method, req.target, req.remote, req.Header("user-agent"),
-                     AttributesOf(req, info), info.version);
+  // Without an audit log, nothing of the request is copied for it.
+  AuditRequest audit =
+      opts_.audit_log == nullptr
+          ? AuditRequest()
+          : AuditRequest(opts_.audit_log, req.method, req.target, req.remote,
+                         req.Header("user-agent"), AttributesOf(req, info), info.version);
   CodeRecorder resp(outer, audit);
   Identity id = Identify(req);
   audit.Received(id.authenticated ? &*id.authenticated : nullptr,

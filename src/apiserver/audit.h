@@ -87,6 +87,8 @@ class AuditLog {
 // One request's audit events.
 class AuditRequest {
  public:
+  // Records nothing.
+  AuditRequest() : log_(nullptr) {}
   // `log` null: nothing is recorded.
   AuditRequest(AuditLog* log, const std::string& method, const std::string& target,
                const std::string& remote, const std::string& user_agent,

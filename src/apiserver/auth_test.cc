@@ -45,6 +45,26 @@ certs::X509Ptr ClientCert(const std::string& cn, const std::vector<std::string>&
   return std::move(*cert);
 }
 
+TEST(AuthenticatorTest, ATokenMatchesOnlyWholeWhateverByteDiffers) {
+  // 43 characters: five whole words of eight bytes and a tail of three.
+  const std::string token = "Qk7xP2mZ9aLr4TbW8cYd1NvE6hJs3GuF5oKi0yRqXwV";
+  ASSERT_EQ(token.size(), 43u);
+  auto auth = MakeAuthenticator(token + ",long,long-uid\nshort,short,short-uid\n");
+  ASSERT_TRUE(auth->Authenticate("Bearer " + token, nullptr).has_value());
+  for (size_t i = 0; i < token.size(); ++i) {
+    std::string other = token;
+    other[i] = other[i] == 'a' ? 'b' : 'a';
+    EXPECT_FALSE(auth->Authenticate("Bearer " + other, nullptr).has_value()) << "byte " << i;
+  }
+  EXPECT_FALSE(auth->Authenticate("Bearer " + token.substr(0, 40), nullptr).has_value());
+  EXPECT_FALSE(auth->Authenticate("Bearer " + token + "x", nullptr).has_value());
+  EXPECT_FALSE(auth->Authenticate("Bearer shor", nullptr).has_value());
+  EXPECT_FALSE(auth->Authenticate("Bearer shorts", nullptr).has_value());
+  auto user = auth->Authenticate("Bearer short", nullptr);
+  ASSERT_TRUE(user.has_value());
+  EXPECT_EQ(user->name, "short");
+}
+
 TEST(AuthenticatorTest, BearerTokensWithGroups) {
   auto auth = MakeAuthenticator();
   auto admin = auth->Authenticate("Bearer admintok", nullptr);

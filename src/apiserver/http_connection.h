@@ -340,25 +340,27 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
       co_await stream->Run();
       co_return;
     }
-    if (auto& response = responder->response()) {
-      error_code wec;
-      if constexpr (kTls) {
+    if constexpr (kTls) {
+      if (auto& wire = responder->wire()) {
         // Written at once where the socket takes it, as it does a small
         // answer: no asynchronous operation and its completion's post.
-        std::string wire = Wire(*response);
-        size_t done = stream_.try_write_some(net::buffer(wire), wec);
-        if (!wec && done < wire.size()) Arm(opts().send_timeout_sec);
-        while (!wec && done < wire.size()) {
+        error_code wec;
+        size_t done = stream_.try_write_some(net::buffer(*wire), wec);
+        if (!wec && done < wire->size()) Arm(opts().send_timeout_sec);
+        while (!wec && done < wire->size()) {
           auto [ec, n] = co_await stream_.async_write_some(
-              net::buffer(wire.data() + done, wire.size() - done), kAwait);
+              net::buffer(wire->data() + done, wire->size() - done), kAwait);
           wec = ec;
           done += n;
         }
-      } else {
-        Arm(opts().send_timeout_sec);
-        auto [ec, written] = co_await http::async_write(stream_, *response, kAwait);
-        wec = ec;
+        Disarm();
+        if (wec) responder->set_failed();
+        wire.reset();
       }
+    }
+    if (auto& response = responder->response()) {
+      Arm(opts().send_timeout_sec);
+      auto [wec, written] = co_await http::async_write(stream_, *response, kAwait);
       Disarm();
       if (wec) responder->set_failed();
       response.reset();

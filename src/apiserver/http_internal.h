@@ -82,21 +82,22 @@ inline void AppendChunk(std::string& out, std::string_view data) {
   out += "\r\n";
 }
 
-// The response as it goes on the wire, head and body in one buffer: what
-// Beast's serializer writes for it, without the serializer's operation.
-inline std::string Wire(const http::response<http::string_body>& res) {
+// An HTTP/1.1 response as it goes on the wire, head and body in one
+// buffer, as Beast's serializer writes the message a handler's answer made
+// (each header in order, then Connection: close unless the connection is
+// kept, then Content-Length, which Beast sends for every status), without
+// the message and its fields.
+inline std::string Wire(int code, const Headers& headers, bool keep_alive, std::string_view body) {
+  std::string_view reason = http::obsolete_reason(static_cast<http::status>(code));
   std::string wire;
-  wire.reserve(128 + res.body().size());
-  wire.append(res.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
-  wire.append(std::to_string(res.result_int())).append(" ");
-  std::string_view reason = res.reason();
+  wire.reserve(160 + body.size());
+  wire.append("HTTP/1.1 ").append(std::to_string(code)).append(" ");
   wire.append(reason.data(), reason.size()).append("\r\n");
-  for (const auto& field : res) {
-    std::string_view name = field.name_string(), value = field.value();
-    wire.append(name.data(), name.size()).append(": ").append(value.data(), value.size());
-    wire.append("\r\n");
-  }
-  wire.append("\r\n").append(res.body());
+  for (const auto& [name, value] : headers)
+    wire.append(name).append(": ").append(value).append("\r\n");
+  if (!keep_alive) wire.append("Connection: close\r\n");
+  wire.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n\r\n");
+  wire.append(body);
   return wire;
 }
 

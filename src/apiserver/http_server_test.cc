@@ -435,6 +435,67 @@ TEST_F(HttpServerTest, AnswersOnTheLoopArriveWholeWhateverTheSocketTakes) {
   }
 }
 
+// An answer's bytes, on the loop and on the pool, over TLS (written from
+// the handler's parts) and over plain HTTP (Beast's serializer), alike:
+// the status line with its reason, every header in order (repeated ones
+// too: one Warning each), Connection: close when the client asked for it,
+// and Content-Length, which Beast sends for every status.
+TEST_F(HttpServerTest, AnswersCarryEveryHeaderInOrderAndTheirLength) {
+  auto handler = [](Request& req, Responder& res) {
+    if (req.path == "/none") return res.Respond(204, {{"Cache-Control", "no-cache"}}, "");
+    res.Respond(201,
+                {{"Content-Type", "text/plain"},
+                 {"Warning", "299 - \"one\""},
+                 {"Warning", "299 - \"two\""}},
+                "made");
+  };
+  const std::string made =
+      "HTTP/1.1 201 Created\r\nContent-Type: text/plain\r\nWarning: 299 - \"one\"\r\n"
+      "Warning: 299 - \"two\"\r\nContent-Length: 4\r\n\r\nmade";
+  const std::string none =
+      "HTTP/1.1 204 No Content\r\nCache-Control: no-cache\r\nContent-Length: 0\r\n\r\n";
+  const std::string made_closing =
+      "HTTP/1.1 201 Created\r\nContent-Type: text/plain\r\nWarning: 299 - \"one\"\r\n"
+      "Warning: 299 - \"two\"\r\nConnection: close\r\nContent-Length: 4\r\n\r\nmade";
+  const std::string requests = Get("/made") + Get("/none") +
+                               "GET /made HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+  const std::string want = made + none + made_closing;
+  for (bool tls : {true, false}) {
+    for (bool on_loop : {true, false}) {
+      SCOPED_TRACE(std::string(tls ? "TLS" : "plain") +
+                   (on_loop ? ", on the loop" : ", on the pool"));
+      if (server_) server_->Stop();
+      if (!tls) {
+        opts_.cert_path.clear();
+        opts_.key_path.clear();
+      }
+      opts_.runs_on_loop = [on_loop](const Request&) { return on_loop; };
+      StartServerWith(handler);
+      std::string got;
+      if (tls) {
+        TlsClient client(server_->port());
+        ASSERT_TRUE(client.HandshakeHoldingLastFlight());
+        ASSERT_TRUE(client.Write(requests));
+        ASSERT_TRUE(client.Flush());
+        got = client.ReadBytes(want.size());
+      } else {
+        int fd = ConnectTcp(server_->port());
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::send(fd, requests.data(), requests.size(), 0),
+                  static_cast<ssize_t>(requests.size()));
+        char buf[4096];
+        while (got.size() < want.size()) {
+          ssize_t n = RecvWithin(fd, buf, sizeof buf, kWaitMillis);
+          if (n <= 0) break;
+          got.append(buf, static_cast<size_t>(n));
+        }
+        ::close(fd);
+      }
+      EXPECT_EQ(got, want);
+    }
+  }
+}
+
 // An answer to a peer that stops reading is cut off once its write has
 // made no progress for send_timeout_sec, whether it is written on the loop
 // (after the socket took what it could at once) or blocking on the pool

@@ -19,21 +19,17 @@ class StreamResponder : public Responder {
   // On the loop the response is written once the handler has returned, by
   // the connection's coroutine; on the pool, at once.
   void Respond(int code, const Headers& headers, std::string body) override {
-    response_.emplace();
-    response_->version(11);
-    response_->result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) response_->set(k, v);
-    response_->keep_alive(keep_alive_);
-    response_->body() = std::move(body);
-    response_->prepare_payload();
     responded_ = true;
-    if (on_loop_) return;
     if constexpr (kTls) {
+      std::string wire = Wire(code, headers, keep_alive_, body);
+      body.clear();
+      if (on_loop_) {
+        wire_ = std::move(wire);
+        return;
+      }
       // What the socket takes at once is written without declaring a wait
       // (ScopedBlocking), which would hand the work this task deferred (a
       // commit's watch deliveries) to another thread; only the rest waits.
-      std::string wire = Wire(*response_);
-      response_.reset();
       error_code ec;
       size_t done = conn_->stream().try_write_some(net::buffer(wire), ec);
       if (!ec && done < wire.size()) {
@@ -44,6 +40,14 @@ class StreamResponder : public Responder {
       failed_ = static_cast<bool>(ec);
       return;
     }
+    response_.emplace();
+    response_->version(11);
+    response_->result(static_cast<unsigned>(code));
+    for (const auto& [k, v] : headers) response_->insert(k, v);
+    response_->keep_alive(keep_alive_);
+    response_->body() = std::move(body);
+    response_->prepare_payload();
+    if (on_loop_) return;
     failed_ = static_cast<bool>(conn_->WriteBlocking(
         [&](error_code& ec) { http::write(conn_->stream(), *response_, ec); }));
     response_.reset();
@@ -157,7 +161,9 @@ class StreamResponder : public Responder {
   }
   bool keep_going() const { return responded_ && !streaming_ && !failed_ && keep_alive_; }
   std::shared_ptr<AsyncStream<Stream>> async_stream() const { return async_; }
-  // The response Respond left for the connection to write, if any.
+  // The response Respond left for the connection to write, if any: over
+  // TLS as it goes on the wire, else as a message.
+  std::optional<std::string>& wire() { return wire_; }
   std::optional<http::response<http::string_body>>& response() { return response_; }
   void set_failed() { failed_ = true; }
   // After SwitchProtocols: the 101's head ("" after TakeConnection), and
@@ -171,7 +177,7 @@ class StreamResponder : public Responder {
     http::response<http::empty_body> res;
     res.version(11);
     res.result(static_cast<unsigned>(code));
-    for (const auto& [k, v] : headers) res.set(k, v);
+    for (const auto& [k, v] : headers) res.insert(k, v);
     res.keep_alive(keep_alive);
     return res;
   }
@@ -196,6 +202,7 @@ class StreamResponder : public Responder {
   // Read by WaitClientGone, which a handler may call from a second thread.
   std::atomic<bool> failed_{false};
   std::shared_ptr<AsyncStream<Stream>> async_;
+  std::optional<std::string> wire_;
   std::optional<http::response<http::string_body>> response_;
 };
 
