@@ -96,6 +96,17 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     return ec;
   }
 
+  // Writes what the socket takes of an answer's bytes at once, as it does a
+  // small answer: without waiting, without declaring a wait (which would
+  // hand the work the thread deferred, a commit's watch deliveries, to
+  // another thread), and without an asynchronous operation and its
+  // completion's post. How many bytes (all, or none when the socket is
+  // full); the caller writes the rest as its thread may wait, going on with
+  // the same bytes (TlsStream::try_write_some). TLS only.
+  size_t WriteNow(std::string_view wire, error_code& ec) {
+    return stream_.try_write_some(net::buffer(wire.data(), wire.size()), ec);
+  }
+
   // On the strand, while a handler runs on the pool: shuts the socket down
   // once a blocking write that has started passes the send timeout;
   // Disarm ends the watch.
@@ -342,11 +353,11 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
     }
     if constexpr (kTls) {
       if (auto& wire = responder->wire()) {
-        // Written at once where the socket takes it, as it does a small
-        // answer: no asynchronous operation and its completion's post.
         error_code wec;
-        size_t done = stream_.try_write_some(net::buffer(*wire), wec);
+        size_t done = WriteNow(*wire, wec);
         if (!wec && done < wire->size()) Arm(opts().send_timeout_sec);
+        // The rest of the same bytes, whole each time (not net::async_write's
+        // slices: a TLS write that waited goes on with the buffer it began).
         while (!wec && done < wire->size()) {
           auto [ec, n] = co_await stream_.async_write_some(
               net::buffer(wire->data() + done, wire->size() - done), kAwait);

@@ -177,6 +177,7 @@ class HttpServerTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
   }
+  void ExpectAnswersWholeWhateverTheSocketTakes();
 
   std::filesystem::path dir_;
   HttpServerOptions opts_;
@@ -403,12 +404,22 @@ TEST_F(HttpServerTest, StreamChunksOfEverySizeArriveWholeAndInOrder) {
   EXPECT_TRUE(body == want);
 }
 
-// An answer written on the loop goes out whole whether the socket takes it
-// at once (a small one) or not (one far larger than the socket's buffers,
-// to a client with a small receive buffer: the write waits for the socket
-// and goes on), and the connection then serves the next request.
+// An answer written on the loop or on the pool goes out whole whether the
+// socket takes it at once (a small one) or not (one far larger than the
+// socket's buffers, to a client with a small receive buffer: the write
+// waits for the socket and goes on with the same bytes), and the
+// connection then serves the next request.
 TEST_F(HttpServerTest, AnswersOnTheLoopArriveWholeWhateverTheSocketTakes) {
   opts_.runs_on_loop = [](const Request&) { return true; };
+  ExpectAnswersWholeWhateverTheSocketTakes();
+}
+
+TEST_F(HttpServerTest, AnswersOnThePoolArriveWholeWhateverTheSocketTakes) {
+  opts_.runs_on_loop = [](const Request&) { return false; };
+  ExpectAnswersWholeWhateverTheSocketTakes();
+}
+
+void HttpServerTest::ExpectAnswersWholeWhateverTheSocketTakes() {
   std::string large(12 * 1024 * 1024, '\0');
   for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>('a' + (i * 7) % 26);
   StartServerWith([&](Request& req, Responder& res) {

@@ -27,14 +27,15 @@ class StreamResponder : public Responder {
         wire_ = std::move(wire);
         return;
       }
-      // What the socket takes at once is written without declaring a wait
-      // (ScopedBlocking), which would hand the work this task deferred (a
-      // commit's watch deliveries) to another thread; only the rest waits.
       error_code ec;
-      size_t done = conn_->stream().try_write_some(net::buffer(wire), ec);
-      if (!ec && done < wire.size()) {
+      std::string_view rest = std::string_view(wire).substr(conn_->WriteNow(wire, ec));
+      if (!ec && !rest.empty()) {
         ec = conn_->WriteBlocking([&](error_code& wec) {
-          net::write(conn_->stream(), net::buffer(wire.data() + done, wire.size() - done), wec);
+          // The same bytes whole each time, not net::write's slices: a TLS
+          // write that waited goes on with the buffer it began.
+          while (!wec && !rest.empty()) {
+            rest.remove_prefix(conn_->stream().write_some(net::buffer(rest), wec));
+          }
         });
       }
       failed_ = static_cast<bool>(ec);

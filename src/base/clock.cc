@@ -117,13 +117,13 @@ void FakeClock::Set(TimePoint t) {
 
 namespace {
 
-// "YYYY-MM-DDTHH:MM:SS" of `t` in UTC into `out` (19 characters), from the
-// calendar arithmetic alone: no gmtime_r (which takes glibc's time zone
-// lock) nor strftime. False, writing nothing, outside 1970-9999.
-bool FormatDateTime(TimePoint t, char* out) {
+// "YYYY-MM-DDTHH:MM:SS" of the whole second `secs` in UTC into `out`
+// (room for 32), from the calendar arithmetic alone: no gmtime_r (which
+// takes glibc's time zone lock) nor strftime. False, writing nothing,
+// outside 1970-9999.
+bool FormatCalendar(std::chrono::sys_seconds secs, char* out) {
   using namespace std::chrono;
-  if (t < TimePoint{}) return false;
-  const sys_seconds secs = floor<seconds>(t);
+  if (secs < sys_seconds{}) return false;
   const sys_days day = floor<days>(secs);
   const year_month_day ymd(day);
   const hh_mm_ss<seconds> hms(secs - day);
@@ -146,38 +146,34 @@ bool FormatDateTime(TimePoint t, char* out) {
   return true;
 }
 
+// The same for any second (before 1970 and after 9999 through gmtime_r);
+// its length.
+size_t FormatDateTime(std::chrono::sys_seconds secs, char* out) {
+  if (FormatCalendar(secs, out)) return 19;
+  std::time_t tt = secs.time_since_epoch().count();
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  return std::strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
 }  // namespace
 
 std::string FormatRfc3339(TimePoint t) {
-  char buf[32];
-  if (FormatDateTime(t, buf)) {
-    buf[19] = 'Z';
-    return std::string(buf, 20);
-  }
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  char buf[40];
+  size_t n = FormatDateTime(std::chrono::floor<std::chrono::seconds>(t), buf);
+  buf[n++] = 'Z';
+  return std::string(buf, n);
 }
 
 std::string FormatRfc3339Micro(TimePoint t) {
-  auto since = t.time_since_epoch();
-  auto secs = std::chrono::duration_cast<std::chrono::seconds>(since);
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(since - secs).count();
-  char buf[48];
-  if (FormatDateTime(t, buf)) {
-    buf[19] = '.';
-    for (int i = 25; i >= 20; --i, micros /= 10) buf[i] = static_cast<char>('0' + micros % 10);
-    buf[26] = 'Z';
-    return std::string(buf, 27);
-  }
-  std::time_t tt = secs.count();
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", static_cast<long>(micros));
-  return buf;
+  const auto secs = std::chrono::floor<std::chrono::seconds>(t);
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t - secs).count();
+  char buf[40];
+  size_t n = FormatDateTime(secs, buf);
+  buf[n] = '.';
+  for (size_t i = n + 6; i > n; --i, micros /= 10) buf[i] = static_cast<char>('0' + micros % 10);
+  buf[n + 7] = 'Z';
+  return std::string(buf, n + 8);
 }
 
 bool ParseRfc3339(const std::string& s, TimePoint* out) {

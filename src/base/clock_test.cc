@@ -47,6 +47,12 @@ TEST(ClockTest, FormatsRfc3339AsStrftimeDoes) {
   // Before 1970: the former way.
   TimePoint early = std::chrono::system_clock::from_time_t(-86400);
   EXPECT_EQ(FormatRfc3339(early), "1969-12-31T00:00:00Z");
+  EXPECT_EQ(FormatRfc3339Micro(early + std::chrono::microseconds(7)),
+            "1969-12-31T00:00:00.000007Z");
+  // A fraction before 1970 belongs to the second before it, as after.
+  TimePoint half = std::chrono::system_clock::from_time_t(0) - std::chrono::milliseconds(500);
+  EXPECT_EQ(FormatRfc3339(half), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(FormatRfc3339Micro(half), "1969-12-31T23:59:59.500000Z");
 }
 
 TEST(ClockTest, PeriodsOfTwoSecondsOrMoreFallDueOnWholeSeconds) {

@@ -73,9 +73,9 @@ namespace {
 // The pool whose thread this is, and how deep its ScopedBlocking nest.
 thread_local BlockingPool* tls_pool = nullptr;
 thread_local int tls_blocking_depth = 0;
-// What the thread's current task deferred (TryDefer); set while it runs one.
-thread_local void* tls_deferred = nullptr;
 }  // namespace
+
+thread_local BlockingPool::Deferred* BlockingPool::tls_deferred_ = nullptr;
 
 size_t BlockingPool::DefaultRunningTarget() {
   return std::max<size_t>(4, 2 * std::thread::hardware_concurrency());
@@ -135,8 +135,8 @@ void BlockingPool::DispatchLocked() {
 }
 
 bool BlockingPool::TryDefer(std::function<void()>& work) {
-  if (tls_pool != this || tls_deferred == nullptr || tls_blocking_depth > 0) return false;
-  auto& mine = *static_cast<Deferred*>(tls_deferred);
+  if (tls_pool != this || tls_deferred_ == nullptr || tls_blocking_depth > 0) return false;
+  Deferred& mine = *tls_deferred_;
   MutexLock lock(mu_);
   if (closing_) return true;  // dropped, as queued work is
   if (mine.work.empty()) mine.since_tick = ticks_;
@@ -190,7 +190,7 @@ void BlockingPool::Work() {
     queue_.pop_front();
     ++started_;
     lock.Unlock();
-    tls_deferred = &mine;
+    tls_deferred_ = &mine;
     work();
     work = nullptr;
     lock.Lock();
@@ -203,7 +203,7 @@ void BlockingPool::Work() {
       work = nullptr;
       lock.Lock();
     }
-    tls_deferred = nullptr;
+    tls_deferred_ = nullptr;
   }
   deferred_.erase(std::find(deferred_.begin(), deferred_.end(), &mine));
   --threads_;
@@ -248,7 +248,7 @@ void BlockingPool::EnterBlocking() {
   MutexLock lock(mu_);
   --running_;
   // What this thread deferred would wait for the wait to end: the pool's.
-  size_t released = tls_deferred ? ReleaseLocked(*static_cast<Deferred*>(tls_deferred)) : 0;
+  size_t released = tls_deferred_ ? ReleaseLocked(*tls_deferred_) : 0;
   for (size_t n = std::max<size_t>(1, released); n > 0 && !queue_.empty(); --n) {
     if (running_ >= running_target_) break;
     DispatchLocked();

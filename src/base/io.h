@@ -104,6 +104,9 @@ class BlockingPool {
   };
   // Moves `d`'s work to the queue; how many items.
   size_t ReleaseLocked(Deferred& d) REQUIRES(mu_);
+  // What the thread's current task deferred (TryDefer); set while a pool
+  // thread runs one.
+  static thread_local Deferred* tls_deferred_;
 
   mutable Mutex mu_;
   CondVar exited_;      // a thread exited (the destructor waits)
