@@ -100,9 +100,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   // small answer: without waiting, without declaring a wait (which would
   // hand the work the thread deferred, a commit's watch deliveries, to
   // another thread), and without an asynchronous operation and its
-  // completion's post. How many bytes (all, or none when the socket is
-  // full); the caller writes the rest as its thread may wait, going on with
-  // the same bytes (TlsStream::try_write_some). TLS only.
+  // completion's post. How many bytes (all, part, or none when the socket
+  // is full); the caller writes the rest as its thread may wait. TLS only.
   size_t WriteNow(std::string_view wire, error_code& ec) {
     return stream_.try_write_some(net::buffer(wire.data(), wire.size()), ec);
   }
@@ -355,16 +354,13 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
       if (auto& wire = responder->wire()) {
         error_code wec;
         size_t done = WriteNow(*wire, wec);
-        if (!wec && done < wire->size()) Arm(opts().send_timeout_sec);
-        // The rest of the same bytes, whole each time (not net::async_write's
-        // slices: a TLS write that waited goes on with the buffer it began).
-        while (!wec && done < wire->size()) {
-          auto [ec, n] = co_await stream_.async_write_some(
-              net::buffer(wire->data() + done, wire->size() - done), kAwait);
+        if (!wec && done < wire->size()) {
+          Arm(opts().send_timeout_sec);
+          auto [ec, n] = co_await net::async_write(
+              stream_, net::buffer(wire->data() + done, wire->size() - done), kAwait);
           wec = ec;
-          done += n;
+          Disarm();
         }
-        Disarm();
         if (wec) responder->set_failed();
         wire.reset();
       }

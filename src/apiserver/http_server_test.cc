@@ -407,7 +407,7 @@ TEST_F(HttpServerTest, StreamChunksOfEverySizeArriveWholeAndInOrder) {
 // An answer written on the loop or on the pool goes out whole whether the
 // socket takes it at once (a small one) or not (one far larger than the
 // socket's buffers, to a client with a small receive buffer: the write
-// waits for the socket and goes on with the same bytes), and the
+// waits for the socket and goes on with the rest), and the
 // connection then serves the next request.
 TEST_F(HttpServerTest, AnswersOnTheLoopArriveWholeWhateverTheSocketTakes) {
   opts_.runs_on_loop = [](const Request&) { return true; };

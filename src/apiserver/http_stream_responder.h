@@ -30,13 +30,8 @@ class StreamResponder : public Responder {
       error_code ec;
       std::string_view rest = std::string_view(wire).substr(conn_->WriteNow(wire, ec));
       if (!ec && !rest.empty()) {
-        ec = conn_->WriteBlocking([&](error_code& wec) {
-          // The same bytes whole each time, not net::write's slices: a TLS
-          // write that waited goes on with the buffer it began.
-          while (!wec && !rest.empty()) {
-            rest.remove_prefix(conn_->stream().write_some(net::buffer(rest), wec));
-          }
-        });
+        ec = conn_->WriteBlocking(
+            [&](error_code& wec) { net::write(conn_->stream(), net::buffer(rest), wec); });
       }
       failed_ = static_cast<bool>(ec);
       return;

@@ -74,10 +74,15 @@ SSL* TlsStream::NewSession(net::ssl::context& ctx) {
     throw boost::system::system_error(
         error_code(static_cast<int>(ERR_get_error()), net::error::get_ssl_category()), "SSL_new");
   }
-  // A write the socket takes only in part is finished from wherever its
-  // bytes are then (Gather); an idle session frees its record buffers; a
-  // read takes what the socket has, not a record header and then its body.
-  SSL_set_mode(ssl, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+  // A write ends with the records the socket took (WriteStep), so that the
+  // caller goes on with the bytes after them, in whatever slices it likes: a
+  // session that had to write a buffer whole would take back only that same
+  // buffer after the socket was full, and end the connection on any other.
+  // A record the socket took in part is finished from wherever its bytes
+  // are then (Gather); an idle session frees its record buffers; a read
+  // takes what the socket has, not a record header and then its body.
+  SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                        SSL_MODE_RELEASE_BUFFERS);
   SSL_set_read_ahead(ssl, 1);
   return ssl;
 }
@@ -176,14 +181,26 @@ TlsStream::Step TlsStream::ReadStep(net::mutable_buffer b, std::size_t& n) {
   return r == 1 ? Step{} : Classify(r);
 }
 
+// A record at a time (partial writes), until the buffer is written or the
+// socket is full: the records before a full socket count as written, and
+// the one it took in part is finished by the next write.
 TlsStream::Step TlsStream::WriteStep(net::const_buffer b, std::size_t& n) {
   n = 0;
   if (b.size() == 0) return {};
   Bind();
-  ClearErrors();
-  errno = 0;
-  int r = SSL_write_ex(ssl_, b.data(), b.size(), &n);
-  return r == 1 ? Step{} : Classify(r);
+  const char* data = static_cast<const char*>(b.data());
+  while (n < b.size()) {
+    ClearErrors();
+    errno = 0;
+    std::size_t written = 0;
+    int r = SSL_write_ex(ssl_, data + n, b.size() - n, &written);
+    if (r != 1) {
+      Step s = Classify(r);
+      return n > 0 && s.want != Want::kNothing ? Step{} : s;
+    }
+    n += written;
+  }
+  return {};
 }
 
 error_code TlsStream::Poll(Want want) {

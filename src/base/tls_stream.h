@@ -84,7 +84,8 @@ class TlsStream {
     return Async<void(error_code, std::size_t)>(
         [b](TlsStream& s, std::size_t& n) { return s.ReadStep(b, n); }, std::forward<Token>(token));
   }
-  // Writes from the buffers' start, one record's worth of small buffers
+  // Writes from the buffers' start as much as the socket takes, waiting
+  // only when it takes nothing; one record's worth of small buffers
   // gathered into one record.
   template <typename Buffers, typename Token>
   auto async_write_some(const Buffers& buffers, Token&& token) {
@@ -93,10 +94,9 @@ class TlsStream {
         std::forward<Token>(token));
   }
 
-  // One try at writing `b` now, never waiting: the bytes written (the
-  // session writes a buffer whole, so all of `b`), or 0 with `ec` clear
-  // when the socket is full (async_write_some of the same bytes goes on
-  // from there), or an error.
+  // Writes what the socket takes of `b` now, never waiting: the bytes
+  // written (all, part, or 0 with `ec` clear when the socket is full), or
+  // an error. Any write of the bytes that follow goes on from there.
   std::size_t try_write_some(boost::asio::const_buffer b, error_code& ec) {
     std::size_t n = 0;
     Step s = WriteStep(b, n);
@@ -177,9 +177,9 @@ class TlsStream {
   }
   // The first buffer, or, when it is shorter than a record and others
   // follow, up to a record's worth of them copied into this thread's
-  // scratch. A write the socket could not take yet is tried again with the
-  // same bytes, which gathering the same buffers again gives
-  // (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER lets them sit elsewhere).
+  // scratch. A record the socket took in part is finished from the bytes
+  // the next write begins with, which gathering the same buffers again
+  // gives (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER lets them sit elsewhere).
   template <typename Buffers>
   static boost::asio::const_buffer Gather(const Buffers& buffers) {
     auto it = boost::asio::buffer_sequence_begin(buffers);

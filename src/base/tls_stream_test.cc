@@ -165,6 +165,63 @@ TEST_F(TlsStreamTest, SmallBuffersAreGatheredAndArriveInOrder) {
   EXPECT_TRUE(got == whole);
 }
 
+// A write that the socket took only in part goes on in any slices of the
+// bytes after it, as a socket's does: here asio's composed writes, which
+// hand the stream 64 KiB at a time, one asynchronous and one blocking. (A
+// session that had to write a buffer whole would refuse every slice
+// shorter than what it had begun, and end the connection.)
+TEST_F(TlsStreamTest, AWriteTheSocketTookInPartGoesOnInSlices) {
+  for (bool blocking : {false, true}) {
+    SCOPED_TRACE(blocking ? "blocking" : "asynchronous");
+    auto pair = Pair(/*small_buffers=*/true);
+    TlsStream& server = pair.first;  // not bindings: lambdas below take them
+    TlsStream& client = pair.second;
+    const std::string body = Pattern(4 << 20, blocking ? 'b' : 'a');
+    std::string got(body.size(), '\0');
+    error_code hs, first_ec, wec, rec;
+    size_t first = 0, written = 0;
+    std::thread writer;
+    Run(
+        [&]() -> net::awaitable<void> {
+          hs = co_await Handshake(server, ssl::stream_base::server);
+          // Nothing reads while this runs on the loop: the socket's buffers
+          // fill, far short of the body.
+          first = server.try_write_some(net::buffer(body), first_ec);
+          net::const_buffer rest = net::buffer(body) + first;
+          // A write that fails ends the connection, so the reader ends too.
+          auto ended = [&] {
+            error_code ignored;
+            if (wec) server.next_layer().shutdown(tcp::socket::shutdown_send, ignored);
+          };
+          if (blocking) {
+            writer = std::thread([&, rest, ended] {
+              written = net::write(server, rest, wec);
+              ended();
+            });
+          } else {
+            auto [ec, n] = co_await net::async_write(server, rest, kAwait);
+            wec = ec;
+            written = n;
+            ended();
+          }
+        },
+        [&]() -> net::awaitable<void> {
+          co_await Handshake(client, ssl::stream_base::client);
+          auto [ec, n] = co_await net::async_read(client, net::buffer(got), kAwait);
+          rec = ec;
+        });
+    if (writer.joinable()) writer.join();
+    EXPECT_FALSE(hs) << hs.message();
+    EXPECT_FALSE(first_ec) << first_ec.message();
+    EXPECT_GT(first, 0u);
+    EXPECT_LT(first, body.size());
+    EXPECT_FALSE(wec) << wec.message();
+    EXPECT_EQ(first + written, body.size());
+    EXPECT_FALSE(rec) << rec.message();
+    EXPECT_TRUE(got == body);
+  }
+}
+
 TEST_F(TlsStreamTest, ABlockingWriteWaitsForASlowReader) {
   auto pair = Pair(/*small_buffers=*/true);
   TlsStream& server = pair.first;  // not bindings: lambdas below take them
