@@ -2,11 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <string_view>
 
-#include "base/allocator.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  flotilla::TuneAllocator(argv);  // may start the program again: first
   CLI::App app{"Flotilla: Kubernetes cluster federation"};
   // Run as the kubectl plugin (a kubectl-flotilla link on PATH), kubectl
   // passes what follows `kubectl flotilla`.

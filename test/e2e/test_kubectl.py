@@ -92,18 +92,6 @@ def test_raw_readyz_and_server_version(server):
     assert version["serverVersion"]["gitVersion"], version
 
 
-def test_server_runs_with_the_allocators_setting_and_its_own_arguments(server):
-    # `flotilla` starts itself again with glibc's thread cache enlarged
-    # (src/base/allocator.h): same pid, same arguments, the setting in its
-    # environment. (Sanitizer builds keep their own allocator and skip it.)
-    pid = server.proc.pid
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        env = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
-    assert b"glibc.malloc.tcache_count=128" in env.get(b"GLIBC_TUNABLES", b"").split(b":"), env
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        assert f.read().split(b"\0")[1:3] == [b"server", b"--data-dir"]
-
-
 # --- apply ---------------------------------------------------------------------
 
 def test_apply_creates_then_configures_the_same_file(server, namespace, tmp_path):
