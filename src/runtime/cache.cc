@@ -5,11 +5,14 @@
 namespace flotilla::runtime {
 namespace {
 
-std::string MetaString(const json::object& obj, std::string_view field) {
+std::string_view MetaView(const json::object& obj, std::string_view field) {
   const json::object* meta = GetObject(obj, "metadata");
-  if (meta == nullptr) return "";
-  auto v = GetString(*meta, field);
-  return v ? std::string(*v) : std::string();
+  if (meta == nullptr) return {};
+  return GetString(*meta, field).value_or(std::string_view());
+}
+
+std::string MetaString(const json::object& obj, std::string_view field) {
+  return std::string(MetaView(obj, field));
 }
 
 std::vector<std::string> NamespaceValues(const json::object& obj) {
@@ -48,11 +51,15 @@ std::string ObjectKey(std::string_view ns, std::string_view name) {
 }
 
 std::string ObjectKey(const json::object& obj) {
-  return ObjectKey(MetaString(obj, "namespace"), MetaString(obj, "name"));
+  return ObjectKey(MetaView(obj, "namespace"), MetaView(obj, "name"));
 }
 
 std::string ResourceVersionOf(const json::object& obj) {
   return MetaString(obj, "resourceVersion");
+}
+
+std::string_view ResourceVersionView(const json::object& obj) {
+  return MetaView(obj, "resourceVersion");
 }
 
 Cache::Cache() {
@@ -70,6 +77,10 @@ void Cache::AddIndex(const std::string& name, IndexFunc fn) {
 
 ObjectPtr Cache::Upsert(ObjectPtr obj) {
   std::string key = ObjectKey(*obj);
+  return Upsert(key, std::move(obj));
+}
+
+ObjectPtr Cache::Upsert(const std::string& key, ObjectPtr obj) {
   WriterLock lock(mu_);
   ObjectPtr& slot = items_[key];
   ObjectPtr old = std::move(slot);

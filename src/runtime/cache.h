@@ -31,6 +31,8 @@ std::string ObjectKey(const json::object& obj);
 std::string ObjectKey(std::string_view ns, std::string_view name);
 // metadata.resourceVersion, "" when absent.
 std::string ResourceVersionOf(const json::object& obj);
+// The same, a view into `obj`.
+std::string_view ResourceVersionView(const json::object& obj);
 
 // The values an object has in one index (empty: not in the index).
 using IndexFunc = std::function<std::vector<std::string>(const json::object& obj)>;
@@ -51,6 +53,8 @@ class Cache {
 
   // Stores `obj` under ObjectKey(*obj); returns what it replaced (or null).
   ObjectPtr Upsert(ObjectPtr obj);
+  // The same, for a caller that has the key already: `key` is ObjectKey(*obj).
+  ObjectPtr Upsert(const std::string& key, ObjectPtr obj);
   // Removes `key`; returns what was stored (or null).
   ObjectPtr Remove(const std::string& key);
 

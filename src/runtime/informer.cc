@@ -1,6 +1,7 @@
 #include "runtime/informer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <utility>
 
@@ -14,22 +15,21 @@ using client::WatchEvent;
 
 namespace {
 
-bool ParseRv(const std::string& s, int64_t* out) {
+bool ParseRv(std::string_view s, int64_t* out) {
   if (s.empty()) return false;
-  char* end = nullptr;
-  *out = std::strtoll(s.c_str(), &end, 10);
-  return *end == '\0';
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
 }
 
 // resourceVersions are opaque in general; ours (and etcd's) are integers,
 // which lets a replayed older event be recognized.
-bool IsNewer(const std::string& a, const std::string& b) {
+bool IsNewer(std::string_view a, std::string_view b) {
   int64_t x, y;
   if (ParseRv(a, &x) && ParseRv(b, &y)) return x > y;
   return a != b;
 }
 
-bool IsOlder(const std::string& a, const std::string& b) {
+bool IsOlder(std::string_view a, std::string_view b) {
   int64_t x, y;
   return ParseRv(a, &x) && ParseRv(b, &y) && x < y;
 }
@@ -315,8 +315,8 @@ void Informer::Replace(std::vector<json::object> items) {
     std::string key = ObjectKey(*obj);
     listed.insert(key);
     ObjectPtr cached = cache_.Get(key);
-    if (cached != nullptr && ResourceVersionOf(*cached) == ResourceVersionOf(*obj)) continue;
-    cache_.Upsert(obj);
+    if (cached != nullptr && ResourceVersionView(*cached) == ResourceVersionView(*obj)) continue;
+    cache_.Upsert(key, obj);
     if (cached == nullptr) {
       NotifyAdd(obj);
     } else if (UidOf(*cached) != UidOf(*obj)) {
@@ -424,13 +424,17 @@ void Informer::ApplyLocked(WatchEvent::Type type, ObjectPtr obj) {
   std::string key = ObjectKey(*obj);
   ObjectPtr cached = cache_.Get(key);
   if (type == WatchEvent::Type::kDeleted) {
-    if (cached == nullptr || IsOlder(ResourceVersionOf(*obj), ResourceVersionOf(*cached))) return;
+    if (cached == nullptr || IsOlder(ResourceVersionView(*obj), ResourceVersionView(*cached))) {
+      return;
+    }
     cache_.Remove(key);
     NotifyDelete(obj);
     return;
   }
-  if (cached != nullptr && !IsNewer(ResourceVersionOf(*obj), ResourceVersionOf(*cached))) return;
-  cache_.Upsert(obj);
+  if (cached != nullptr && !IsNewer(ResourceVersionView(*obj), ResourceVersionView(*cached))) {
+    return;
+  }
+  cache_.Upsert(key, obj);
   if (cached == nullptr) {
     NotifyAdd(obj);
   } else {
