@@ -31,6 +31,12 @@ READY_RE = re.compile(r"Flotilla API server ready at (https://[0-9.]+:(\d+))")
 START_TIMEOUT = 60  # seconds a server may take to print its ready line
 STOP_TIMEOUT = 30   # seconds a server may take to exit after SIGTERM
 WAIT_TIMEOUT = 30   # default bound for wait_for
+# kubectl before 1.34 starts reading an exec's WebSocket before it has made
+# its streams (upstream kubernetes#131189): a frame that comes first (fast
+# output, or the exit status) is dropped with this line on stderr. The
+# commands the tests exec are idempotent, so such a run is done again.
+EXEC_RACE_SIGN = "discarding message"
+EXEC_RACE_ATTEMPTS = 5
 
 
 def wait_for(predicate, what, timeout=WAIT_TIMEOUT, interval=0.05):
@@ -315,8 +321,11 @@ class FlotillaServer:
         full_env = dict(os.environ, HOME=self.data_dir, **KUBECTL_ENV)
         full_env.pop("KUBECONFIG", None)
         full_env.update(env or {})
-        result = subprocess.run(cmd, input=input, capture_output=True, text=True,
-                                env=full_env, timeout=timeout)
+        for _ in range(EXEC_RACE_ATTEMPTS):
+            result = subprocess.run(cmd, input=input, capture_output=True, text=True,
+                                    env=full_env, timeout=timeout)
+            if "exec" not in args or EXEC_RACE_SIGN not in result.stderr:
+                break
         if check and result.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)} exited {result.returncode}\n"
                         f"stdout: {result.stdout}\nstderr: {result.stderr}")
