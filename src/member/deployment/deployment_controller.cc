@@ -179,13 +179,21 @@ Status DeploymentController::ClaimReplicaSets(Sync& s, const api::LabelSelector&
   return claimed.error;
 }
 
+// The pods of the namespace that the selector matches, by the ReplicaSet that
+// controls them, as kube's deployment controller maps them; read through the
+// owner index, so a sync costs the Deployment's own pods, not a pass over
+// every pod of its namespace.
 void DeploymentController::MapPods(Sync& s, const api::LabelSelector& selector) {
-  for (const Rs& rs : s.rs_list) s.pods_by_rs[MetaAt(*rs, "uid")];
-  for (const runtime::ObjectPtr& pod : pods_.lister().List(MetaAt(s.d, "namespace"), selector)) {
-    const json::object* ref = api::ControllerRef(*pod);
-    if (ref == nullptr) continue;
-    auto it = s.pods_by_rs.find(std::string(GetString(*ref, "uid").value_or("")));
-    if (it != s.pods_by_rs.end()) it->second.push_back(pod);
+  const std::string ns = MetaAt(s.d, "namespace");
+  for (const Rs& rs : s.rs_list) {
+    const std::string uid = MetaAt(*rs, "uid");
+    std::vector<runtime::ObjectPtr>& pods = s.pods_by_rs[uid];
+    for (runtime::ObjectPtr& pod : pods_.lister().ByOwner(uid)) {
+      const json::object* ref = api::ControllerRef(*pod);
+      if (ref == nullptr || GetString(*ref, "uid").value_or("") != uid) continue;
+      if (MetaAt(*pod, "namespace") != ns || !selector.MatchesObject(*pod)) continue;
+      pods.push_back(std::move(pod));
+    }
   }
 }
 
