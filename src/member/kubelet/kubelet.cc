@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "member/kubelet/pod_dependencies.h"
 #include "member/object_util.h"
 
 namespace flotilla::member {
@@ -14,6 +15,8 @@ namespace {
 
 // Pods by spec.nodeName.
 constexpr std::string_view kNodeNameIndex = "spec.nodeName";
+// The pods by the objects they may wait for (kubelet::DependencyKeys).
+constexpr std::string_view kDependencyIndex = "kubelet.dependencies";
 
 std::string Ipv4(uint32_t v) {
   return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
@@ -64,6 +67,7 @@ Kubelet::Kubelet(ControllerContext& ctx)
     std::string node = StringAt(pod, "spec.nodeName");
     return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
   });
+  pods_.AddIndex(std::string(kDependencyIndex), kubelet::DependencyKeys);
   controller_ = &ctx.manager.AddController(
       "kubelet", 2, [this](const std::string& key) { return Reconcile(key); });
   pods_.AddEventHandler(controller_->EnqueueHandler());
@@ -77,17 +81,24 @@ Kubelet::Kubelet(ControllerContext& ctx)
       .on_update = nullptr,
       .on_delete =
           [this](const runtime::ObjectPtr& n) { EnqueuePodsOn(StringAt(*n, "metadata.name")); }});
-  runtime::EventHandler dependency{
-      .on_add = [this](const runtime::ObjectPtr& o) { EnqueueWaitingPods(o); },
-      .on_update = [this](const runtime::ObjectPtr&,
-                          const runtime::ObjectPtr& o) { EnqueueWaitingPods(o); },
-      .on_delete = nullptr};
-  for (runtime::Informer* i : {&config_maps_, &secrets_, &claims_}) i->AddEventHandler(dependency);
+  for (auto [informer, kind] : {std::pair{&config_maps_, kubelet::kConfigMapDependency},
+                                std::pair{&secrets_, kubelet::kSecretDependency},
+                                std::pair{&claims_, kubelet::kClaimDependency}}) {
+    std::string_view dependency = kind;
+    informer->AddEventHandler(runtime::EventHandler{
+        .on_add = [this,
+                   dependency](const runtime::ObjectPtr& o) { EnqueueWaitingPods(dependency, o); },
+        .on_update = [this, dependency](
+                         const runtime::ObjectPtr&,
+                         const runtime::ObjectPtr& o) { EnqueueWaitingPods(dependency, o); },
+        .on_delete = nullptr});
+  }
 }
 
-void Kubelet::EnqueueWaitingPods(const runtime::ObjectPtr& obj) {
-  for (const runtime::ObjectPtr& pod :
-       pods_.cache().ByIndex(runtime::kNamespaceIndex, StringAt(*obj, "metadata.namespace"))) {
+void Kubelet::EnqueueWaitingPods(std::string_view kind, const runtime::ObjectPtr& obj) {
+  const std::string key = kubelet::DependencyKey(StringAt(*obj, "metadata.namespace"), kind,
+                                                 StringAt(*obj, "metadata.name"));
+  for (const runtime::ObjectPtr& pod : pods_.cache().ByIndex(kDependencyIndex, key)) {
     if (StringAt(*pod, "spec.nodeName").empty() || Terminal(*pod) || Ready(*pod)) continue;
     controller_->queue().Add(runtime::ObjectKey(*pod));
   }

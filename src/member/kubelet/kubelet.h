@@ -27,6 +27,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "base/mutex.h"
 #include "member/context.h"
@@ -61,9 +62,9 @@ class Kubelet : public Component {
   void Release(const std::string& key);
   runtime::Result After(const std::string& key, std::optional<TimePoint> next);
   void EnqueuePodsOn(const std::string& node);
-  // Pods of the namespace of `obj` (a ConfigMap, Secret or claim that came
-  // or changed) that may be waiting for it.
-  void EnqueueWaitingPods(const runtime::ObjectPtr& obj);
+  // The pods that name `obj` (a ConfigMap, Secret or claim, `kind` one of
+  // pod_dependencies.h's, that came or changed) and may be waiting for it.
+  void EnqueueWaitingPods(std::string_view kind, const runtime::ObjectPtr& obj);
   // What `pod` still lacks to start (for a pod already Running, only its
   // containers still waiting for their config).
   kubelet::Dependencies Missing(const json::object& pod);

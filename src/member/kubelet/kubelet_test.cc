@@ -2,11 +2,13 @@
 // delay, graceful deletion, crash loops, pods it must leave alone.
 #include "member/kubelet/kubelet.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
 #include <thread>
 
+#include "member/kubelet/pod_dependencies.h"
 #include "member/object_util.h"
 #include "member/test_util.h"
 #include "runtime/test_util.h"
@@ -16,6 +18,8 @@ namespace {
 
 using runtime::testing::Eventually;
 
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 using testing::Parse;
 
 std::string ConditionStatus(const json::object& pod, std::string_view type) {
@@ -383,5 +387,33 @@ TEST(NormalizeImageTest, AsContainerdReportsIt) {
   EXPECT_EQ(kubelet::NormalizeImage("localhost:5000/app"), "localhost:5000/app:latest");
 }
 
+// What the kubelet indexes its pods by: every object a pod names in its
+// volumes (projected ones too) and its containers' env, init containers
+// included, optional or not, each once.
+TEST(DependencyKeysTest, NameEveryObjectAPodMayWaitFor) {
+  json::object pod = Parse(R"({"metadata":{"namespace":"shop","name":"p"},"spec":{
+    "volumes":[{"name":"a","configMap":{"name":"cfg"}},
+               {"name":"b","secret":{"secretName":"tls","optional":true}},
+               {"name":"c","persistentVolumeClaim":{"claimName":"data"}},
+               {"name":"d","projected":{"sources":[{"configMap":{"name":"extra"}},
+                                                   {"secret":{"name":"token"}},
+                                                   {"downwardAPI":{"items":[]}}]}},
+               {"name":"e","emptyDir":{}}],
+    "initContainers":[{"name":"init","envFrom":[{"secretRef":{"name":"init-env"}}]}],
+    "containers":[{"name":"web","envFrom":[{"configMapRef":{"name":"cfg"}}],
+                   "env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"keys","key":"a"}}},
+                          {"name":"B","valueFrom":{"secretKeyRef":{"name":"tls","key":"b"}}},
+                          {"name":"C","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},
+                          {"name":"D","value":"plain"}]}]}})");
+  EXPECT_THAT(kubelet::DependencyKeys(pod),
+              ElementsAre("shop/ConfigMap/cfg", "shop/ConfigMap/extra", "shop/ConfigMap/keys",
+                          "shop/PersistentVolumeClaim/data", "shop/Secret/init-env",
+                          "shop/Secret/tls", "shop/Secret/token"));
+  EXPECT_THAT(kubelet::DependencyKeys(Parse(R"({"metadata":{"name":"bare"},"spec":{
+                "containers":[{"name":"c","image":"x"}]}})")),
+              IsEmpty());
+}
+
 }  // namespace
 }  // namespace flotilla::member
+

@@ -1,5 +1,6 @@
 #include "member/kubelet/pod_dependencies.h"
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -148,6 +149,63 @@ Dependencies CheckDependencies(const json::object& pod, const Lookups& lookups) 
     }
   }
   return out;
+}
+
+std::string DependencyKey(std::string_view ns, std::string_view kind, std::string_view name) {
+  std::string key;
+  key.reserve(ns.size() + kind.size() + name.size() + 2);
+  key.append(ns).append("/").append(kind).append("/").append(name);
+  return key;
+}
+
+std::vector<std::string> DependencyKeys(const json::object& pod) {
+  const std::string ns = StringAt(pod, "metadata.namespace");
+  std::vector<std::string> keys;
+  auto add = [&](std::string_view kind, const json::object& ref, std::string_view field) {
+    std::string name = StringAt(ref, field);
+    if (!name.empty()) keys.push_back(DependencyKey(ns, kind, name));
+  };
+  for (const json::object* volume : ObjectsAt(pod, "spec.volumes")) {
+    if (const json::object* ref = GetObject(*volume, "configMap")) {
+      add(kConfigMapDependency, *ref, "name");
+    }
+    if (const json::object* ref = GetObject(*volume, "secret")) {
+      add(kSecretDependency, *ref, "secretName");
+    }
+    if (const json::object* ref = GetObject(*volume, "persistentVolumeClaim")) {
+      add(kClaimDependency, *ref, "claimName");
+    }
+    for (const json::object* source : ObjectsAt(*volume, "projected.sources")) {
+      if (const json::object* ref = GetObject(*source, "configMap")) {
+        add(kConfigMapDependency, *ref, "name");
+      }
+      if (const json::object* ref = GetObject(*source, "secret")) {
+        add(kSecretDependency, *ref, "name");
+      }
+    }
+  }
+  for (std::string_view list : {"spec.initContainers", "spec.containers"}) {
+    for (const json::object* c : ObjectsAt(pod, list)) {
+      for (const json::object* from : ObjectsAt(*c, "envFrom")) {
+        if (const json::object* ref = GetObject(*from, "configMapRef")) {
+          add(kConfigMapDependency, *ref, "name");
+        }
+        if (const json::object* ref = GetObject(*from, "secretRef")) {
+          add(kSecretDependency, *ref, "name");
+        }
+      }
+      for (const json::object* env : ObjectsAt(*c, "env")) {
+        for (auto [path, kind] : {std::pair{"valueFrom.configMapKeyRef", kConfigMapDependency},
+                                  std::pair{"valueFrom.secretKeyRef", kSecretDependency}}) {
+          const json::value* ref = Find(*env, path);
+          if (ref != nullptr && ref->is_object()) add(kind, ref->get_object(), "name");
+        }
+      }
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
 }
 
 }  // namespace flotilla::member::kubelet

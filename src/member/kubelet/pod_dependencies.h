@@ -18,6 +18,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/json.h"
 
@@ -39,5 +41,16 @@ struct Dependencies {
 };
 
 Dependencies CheckDependencies(const json::object& pod, const Lookups& lookups);
+
+// The kinds of object a pod may wait for, as DependencyKey names them.
+inline constexpr char kConfigMapDependency[] = "ConfigMap";
+inline constexpr char kSecretDependency[] = "Secret";
+inline constexpr char kClaimDependency[] = "PersistentVolumeClaim";
+// "NAMESPACE/KIND/NAME": one object a pod may wait for.
+std::string DependencyKey(std::string_view ns, std::string_view kind, std::string_view name);
+// Every object CheckDependencies may look up for `pod` (optional ones
+// too), as DependencyKeys, each once: what the kubelet indexes its pods by,
+// so that an object's arrival wakes the pods that name it and no others.
+std::vector<std::string> DependencyKeys(const json::object& pod);
 
 }  // namespace flotilla::member::kubelet
