@@ -135,6 +135,8 @@ std::string CheckContainer(const json::object& c, const std::string& ns, const L
 
 }  // namespace
 
+// DependencyKeys below names every object this looks up: keep the two in
+// step, or a pod waits for an object whose coming does not wake it.
 Dependencies CheckDependencies(const json::object& pod, const Lookups& lookups) {
   Dependencies out;
   std::string ns = StringAt(pod, "metadata.namespace");
