@@ -8,6 +8,7 @@
 #include "api/owner.h"
 #include "api/patch.h"
 #include "member/object_util.h"
+#include "member/replicaset/controller_ref.h"
 #include "member/replicaset/pod_util.h"
 #include "member/scheduler/filters.h"
 
@@ -187,13 +188,11 @@ std::string DaemonSetController::OwnerKey(const json::object& pod) const {
 
 std::map<std::string, std::vector<runtime::ObjectPtr>> DaemonSetController::PodsByNode(
     const json::object& ds) const {
-  std::string uid = MetaAt(ds, "uid");
   std::map<std::string, std::vector<runtime::ObjectPtr>> out;
-  for (const runtime::ObjectPtr& pod :
-       pods_.cache().ByIndex(runtime::kNamespaceIndex, MetaAt(ds, "namespace"))) {
-    const json::object* ref = api::ControllerRef(*pod);
-    if (ref == nullptr || GetString(*ref, "uid") != uid) continue;
-    out[TargetNode(*pod)].push_back(pod);
+  for (runtime::ObjectPtr& pod :
+       ControlledBy(pods_.lister(), MetaAt(ds, "namespace"), MetaAt(ds, "uid"))) {
+    std::string node = TargetNode(*pod);
+    out[node].push_back(std::move(pod));
   }
   for (auto& [node, pods] : out) SortOldestFirst(pods);
   return out;

@@ -188,11 +188,8 @@ void DeploymentController::MapPods(Sync& s, const api::LabelSelector& selector) 
   for (const Rs& rs : s.rs_list) {
     const std::string uid = MetaAt(*rs, "uid");
     std::vector<runtime::ObjectPtr>& pods = s.pods_by_rs[uid];
-    for (runtime::ObjectPtr& pod : pods_.lister().ByOwner(uid)) {
-      const json::object* ref = api::ControllerRef(*pod);
-      if (ref == nullptr || GetString(*ref, "uid").value_or("") != uid) continue;
-      if (MetaAt(*pod, "namespace") != ns || !selector.MatchesObject(*pod)) continue;
-      pods.push_back(std::move(pod));
+    for (runtime::ObjectPtr& pod : ControlledBy(pods_.lister(), ns, uid)) {
+      if (selector.MatchesObject(*pod)) pods.push_back(std::move(pod));
     }
   }
 }

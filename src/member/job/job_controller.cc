@@ -10,6 +10,7 @@
 #include "api/patch.h"
 #include "api/views.h"
 #include "member/object_util.h"
+#include "member/replicaset/controller_ref.h"
 #include "member/replicaset/pod_util.h"
 
 namespace flotilla::member {
@@ -135,14 +136,7 @@ std::string JobController::OwnerKey(const json::object& pod) const {
 }
 
 std::vector<runtime::ObjectPtr> JobController::PodsOf(const json::object& job) const {
-  std::string uid = MetaAt(job, "uid");
-  std::vector<runtime::ObjectPtr> out;
-  for (const runtime::ObjectPtr& pod :
-       pods_.cache().ByIndex(runtime::kNamespaceIndex, MetaAt(job, "namespace"))) {
-    const json::object* ref = api::ControllerRef(*pod);
-    if (ref != nullptr && GetString(*ref, "uid") == uid) out.push_back(pod);
-  }
-  return out;
+  return ControlledBy(pods_.lister(), MetaAt(job, "namespace"), MetaAt(job, "uid"));
 }
 
 Status JobController::CreatePod(const std::string& key, const json::object& job,

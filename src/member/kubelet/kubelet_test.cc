@@ -416,4 +416,3 @@ TEST(DependencyKeysTest, NameEveryObjectAPodMayWaitFor) {
 
 }  // namespace
 }  // namespace flotilla::member
-

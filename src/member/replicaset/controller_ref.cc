@@ -103,4 +103,16 @@ std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
   return unique;
 }
 
+std::vector<runtime::ObjectPtr> ControlledBy(const runtime::Lister& lister, std::string_view ns,
+                                             std::string_view owner_uid) {
+  std::vector<runtime::ObjectPtr> out;
+  for (runtime::ObjectPtr& obj : lister.ByOwner(owner_uid)) {
+    const json::object* ref = api::ControllerRef(*obj);
+    if (ref == nullptr || GetString(*ref, "uid").value_or("") != owner_uid) continue;
+    if (Meta(*obj, "namespace") != ns) continue;
+    out.push_back(std::move(obj));
+  }
+  return out;
+}
+
 }  // namespace flotilla::member

@@ -54,4 +54,11 @@ std::vector<std::string> ControllerlessValues(const json::object& obj);
 std::vector<runtime::ObjectPtr> ClaimCandidates(const runtime::Lister& lister,
                                                 const json::object& owner);
 
+// The objects of namespace `ns` whose controller (ownerReference with
+// controller true) is the object with uid `owner_uid`, in key order: what a
+// controller's sync reads of what it owns, through the owner index, so a
+// sync costs the owner's own objects and not a pass over its namespace.
+std::vector<runtime::ObjectPtr> ControlledBy(const runtime::Lister& lister, std::string_view ns,
+                                             std::string_view owner_uid);
+
 }  // namespace flotilla::member

@@ -92,6 +92,36 @@ TEST(ClaimCandidatesTest, APodAdoptedBetweenTheReadsIsListedOnce) {
   writer.join();
 }
 
+// What an owner's sync reads of its own: the objects of its namespace it is
+// the controller of; not those it owns without controlling, not another
+// namespace's that name its uid, not another controller's, in key order.
+TEST(ControlledByTest, TheOwnersObjectsOfItsNamespaceItControls) {
+  runtime::Cache cache;
+  json::object owner = {{"metadata", {{"name", "web"}, {"namespace", "default"}, {"uid", "u1"}}}};
+  json::object other = {{"metadata", {{"name", "api"}, {"namespace", "default"}, {"uid", "u2"}}}};
+  auto pod = [&](const std::string& ns, const std::string& name, const json::object& by,
+                 bool controller) {
+    json::value ref = api::NewControllerRef(by, "apps/v1", "ReplicaSet");
+    ref.as_object()["controller"] = controller;
+    cache.Upsert(std::make_shared<const json::object>(json::object{
+        {"metadata", {{"name", name}, {"namespace", ns}, {"ownerReferences", json::array{ref}}}}}));
+  };
+  pod("default", "web-b", owner, true);
+  pod("default", "web-a", owner, true);
+  pod("default", "owned-only", owner, false);
+  pod("elsewhere", "web-c", owner, true);
+  pod("default", "api-a", other, true);
+  cache.Upsert(std::make_shared<const json::object>(
+      json::object{{"metadata", {{"name", "orphan"}, {"namespace", "default"}}}}));
+  runtime::Lister lister(cache);
+  std::vector<std::string> keys;
+  for (const runtime::ObjectPtr& obj : ControlledBy(lister, "default", "u1")) {
+    keys.push_back(runtime::ObjectKey(*obj));
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"default/web-a", "default/web-b"}));
+  EXPECT_TRUE(ControlledBy(lister, "default", "u3").empty());
+}
+
 TEST(ReplicaSetControllerTest, CreatesPodsFromTheTemplateOwnedByTheReplicaSet) {
   MemberTestEnv env;
   env.Add<ReplicaSetController>();
