@@ -32,8 +32,63 @@ struct Source {
   const Lookup Lookups::*lookup;
 };
 
-constexpr Source kConfigMap{"configMap", "name", "configmap", "ConfigMap", &Lookups::config_maps};
-constexpr Source kSecret{"secret", "secretName", "secret", "Secret", &Lookups::secrets};
+constexpr Source kConfigMap{"configMap", "name", "configmap", kConfigMapDependency,
+                            &Lookups::config_maps};
+constexpr Source kSecret{"secret", "secretName", "secret", kSecretDependency, &Lookups::secrets};
+
+// The walks CheckDependencies and DependencyKeys share, so that the objects
+// the kubelet waits for and those whose coming wakes a pod are the same.
+// Each calls `fn` for every reference in order and stops at the first that
+// returns an error ("" goes on), which it returns.
+
+// The ConfigMaps and Secrets `volume` names, itself or as the sources of a
+// projected volume: fn(source, reference, the reference's name field).
+template <typename Fn>
+std::string EachVolumeSource(const json::object& volume, Fn fn) {
+  for (const Source* s : {&kConfigMap, &kSecret}) {
+    if (const json::object* ref = GetObject(volume, s->volume_field)) {
+      return fn(*s, *ref, s->name_field);
+    }
+  }
+  for (const json::object* source : ObjectsAt(volume, "projected.sources")) {
+    for (const Source* s : {&kConfigMap, &kSecret}) {
+      const json::object* ref = GetObject(*source, s->volume_field);
+      if (ref == nullptr) continue;
+      if (std::string e = fn(*s, *ref, "name"); !e.empty()) return e;
+    }
+  }
+  return "";
+}
+
+// The ConfigMaps and Secrets container `c` takes its environment from:
+// fn(source, reference, whether it names one key) for envFrom's
+// configMapRef/secretRef, then env's valueFrom configMapKeyRef/secretKeyRef.
+template <typename Fn>
+std::string EachEnvSource(const json::object& c, Fn fn) {
+  for (const json::object* from : ObjectsAt(c, "envFrom")) {
+    for (auto [field, source] :
+         {std::pair{"configMapRef", &kConfigMap}, std::pair{"secretRef", &kSecret}}) {
+      const json::object* ref = GetObject(*from, field);
+      if (ref == nullptr) continue;
+      if (std::string e = fn(*source, *ref, false); !e.empty()) return e;
+    }
+  }
+  for (const json::object* env : ObjectsAt(c, "env")) {
+    for (auto [path, source] : {std::pair{"valueFrom.configMapKeyRef", &kConfigMap},
+                                std::pair{"valueFrom.secretKeyRef", &kSecret}}) {
+      const json::value* ref = Find(*env, path);
+      if (ref == nullptr || !ref->is_object()) continue;
+      if (std::string e = fn(*source, ref->get_object(), true); !e.empty()) return e;
+    }
+  }
+  return "";
+}
+
+// The claim a persistentVolumeClaim volume names; "" for other volumes.
+std::string ClaimOf(const json::object& volume) {
+  const json::object* pvc = GetObject(volume, "persistentVolumeClaim");
+  return pvc == nullptr ? "" : StringAt(*pvc, "claimName");
+}
 
 std::string NotFound(const Source& s, const std::string& name) {
   return std::string(s.noun) + " \"" + name + "\" not found";
@@ -58,43 +113,26 @@ std::string CheckVolumeSource(const Source& s, const json::object& ref, std::str
 // A volume: "" when it can be mounted, else the FailedMount message.
 std::string CheckVolume(const json::object& volume, const std::string& ns, const Lookups& lookups) {
   std::string volume_name = StringAt(volume, "name");
-  auto setup_failed = [&](const std::string& e) {
-    return e.empty() ? e : "MountVolume.SetUp failed for volume \"" + volume_name + "\" : " + e;
-  };
-  for (const Source* s : {&kConfigMap, &kSecret}) {
-    if (const json::object* ref = GetObject(volume, s->volume_field)) {
-      return setup_failed(CheckVolumeSource(*s, *ref, s->name_field, lookups));
-    }
-  }
-  if (const json::object* projected = GetObject(volume, "projected")) {
-    for (const json::object* source : ObjectsAt(*projected, "sources")) {
-      for (const Source* s : {&kConfigMap, &kSecret}) {
-        const json::object* ref = GetObject(*source, s->volume_field);
-        if (ref == nullptr) continue;
-        std::string e = CheckVolumeSource(*s, *ref, "name", lookups);
-        if (!e.empty()) return setup_failed(e);
-      }
-    }
+  std::string e = EachVolumeSource(
+      volume, [&](const Source& s, const json::object& ref, std::string_view name_field) {
+        return CheckVolumeSource(s, ref, name_field, lookups);
+      });
+  if (!e.empty()) return "MountVolume.SetUp failed for volume \"" + volume_name + "\" : " + e;
+  std::string name = ClaimOf(volume);
+  if (name.empty()) return "";
+  std::shared_ptr<const json::object> claim = lookups.claims(name);
+  std::string why;
+  if (claim == nullptr) {
+    why = "failed to fetch PVC from API server: persistentvolumeclaims \"" + name + "\" not found";
+  } else if (StringAt(*claim, "spec.volumeName").empty() ||
+             StringAt(*claim, "status.phase") != "Bound") {
+    why = "PVC is not bound";
+  } else {
     return "";
   }
-  if (const json::object* pvc = GetObject(volume, "persistentVolumeClaim")) {
-    std::string name = StringAt(*pvc, "claimName");
-    std::shared_ptr<const json::object> claim = lookups.claims(name);
-    std::string why;
-    if (claim == nullptr) {
-      why =
-          "failed to fetch PVC from API server: persistentvolumeclaims \"" + name + "\" not found";
-    } else if (StringAt(*claim, "spec.volumeName").empty() ||
-               StringAt(*claim, "status.phase") != "Bound") {
-      why = "PVC is not bound";
-    } else {
-      return "";
-    }
-    return "Unable to attach or mount volumes: unmounted volumes=[" + volume_name +
-           "], unattached volumes=[], failed to process volumes=[" + volume_name +
-           "]: error processing PVC " + ns + "/" + name + ": " + why;
-  }
-  return "";
+  return "Unable to attach or mount volumes: unmounted volumes=[" + volume_name +
+         "], unattached volumes=[], failed to process volumes=[" + volume_name +
+         "]: error processing PVC " + ns + "/" + name + ": " + why;
 }
 
 // A key reference of env valueFrom: "" when it resolves.
@@ -112,31 +150,16 @@ std::string CheckKeyRef(const Source& s, const json::object& ref, const std::str
 }
 
 std::string CheckContainer(const json::object& c, const std::string& ns, const Lookups& lookups) {
-  for (const json::object* from : ObjectsAt(c, "envFrom")) {
-    for (auto [field, source] :
-         {std::pair{"configMapRef", &kConfigMap}, std::pair{"secretRef", &kSecret}}) {
-      const json::object* ref = GetObject(*from, field);
-      if (ref == nullptr || Optional(*ref)) continue;
-      std::string name = StringAt(*ref, "name");
-      if ((lookups.*source->lookup)(name) == nullptr) return NotFound(*source, name);
-    }
-  }
-  for (const json::object* env : ObjectsAt(c, "env")) {
-    for (auto [path, source] : {std::pair{"valueFrom.configMapKeyRef", &kConfigMap},
-                                std::pair{"valueFrom.secretKeyRef", &kSecret}}) {
-      const json::value* ref = Find(*env, path);
-      if (ref == nullptr || !ref->is_object()) continue;
-      if (std::string e = CheckKeyRef(*source, ref->get_object(), ns, lookups); !e.empty())
-        return e;
-    }
-  }
-  return "";
+  return EachEnvSource(c, [&](const Source& s, const json::object& ref, bool key_ref) {
+    if (key_ref) return CheckKeyRef(s, ref, ns, lookups);
+    std::string name = StringAt(ref, "name");
+    if (Optional(ref) || (lookups.*s.lookup)(name) != nullptr) return std::string();
+    return NotFound(s, name);
+  });
 }
 
 }  // namespace
 
-// DependencyKeys below names every object this looks up: keep the two in
-// step, or a pod waits for an object whose coming does not wake it.
 Dependencies CheckDependencies(const json::object& pod, const Lookups& lookups) {
   Dependencies out;
   std::string ns = StringAt(pod, "metadata.namespace");
@@ -163,46 +186,22 @@ std::string DependencyKey(std::string_view ns, std::string_view kind, std::strin
 std::vector<std::string> DependencyKeys(const json::object& pod) {
   const std::string ns = StringAt(pod, "metadata.namespace");
   std::vector<std::string> keys;
-  auto add = [&](std::string_view kind, const json::object& ref, std::string_view field) {
-    std::string name = StringAt(ref, field);
+  auto add = [&](std::string_view kind, const std::string& name) {
     if (!name.empty()) keys.push_back(DependencyKey(ns, kind, name));
   };
+  auto add_source = [&](const Source& s, const json::object& ref, std::string_view name_field) {
+    add(s.kind, StringAt(ref, name_field));
+    return std::string();
+  };
   for (const json::object* volume : ObjectsAt(pod, "spec.volumes")) {
-    if (const json::object* ref = GetObject(*volume, "configMap")) {
-      add(kConfigMapDependency, *ref, "name");
-    }
-    if (const json::object* ref = GetObject(*volume, "secret")) {
-      add(kSecretDependency, *ref, "secretName");
-    }
-    if (const json::object* ref = GetObject(*volume, "persistentVolumeClaim")) {
-      add(kClaimDependency, *ref, "claimName");
-    }
-    for (const json::object* source : ObjectsAt(*volume, "projected.sources")) {
-      if (const json::object* ref = GetObject(*source, "configMap")) {
-        add(kConfigMapDependency, *ref, "name");
-      }
-      if (const json::object* ref = GetObject(*source, "secret")) {
-        add(kSecretDependency, *ref, "name");
-      }
-    }
+    EachVolumeSource(*volume, add_source);
+    add(kClaimDependency, ClaimOf(*volume));
   }
   for (std::string_view list : {"spec.initContainers", "spec.containers"}) {
     for (const json::object* c : ObjectsAt(pod, list)) {
-      for (const json::object* from : ObjectsAt(*c, "envFrom")) {
-        if (const json::object* ref = GetObject(*from, "configMapRef")) {
-          add(kConfigMapDependency, *ref, "name");
-        }
-        if (const json::object* ref = GetObject(*from, "secretRef")) {
-          add(kSecretDependency, *ref, "name");
-        }
-      }
-      for (const json::object* env : ObjectsAt(*c, "env")) {
-        for (auto [path, kind] : {std::pair{"valueFrom.configMapKeyRef", kConfigMapDependency},
-                                  std::pair{"valueFrom.secretKeyRef", kSecretDependency}}) {
-          const json::value* ref = Find(*env, path);
-          if (ref != nullptr && ref->is_object()) add(kind, ref->get_object(), "name");
-        }
-      }
+      EachEnvSource(*c, [&](const Source& s, const json::object& ref, bool) {
+        return add_source(s, ref, "name");
+      });
     }
   }
   std::sort(keys.begin(), keys.end());
