@@ -550,8 +550,15 @@ TEST_F(ReplicaSetControllerTest, AnOverrideThatCannotApplyIsInItsPolicysStatus) 
     return f != nullptr && f->is_array() ? f->get_array() : json::array{json::value("none")};
   };
   ASSERT_TRUE(fed_client_->Create(kReplicaSets, kNs, Rs("web", 3, {})).ok());
-  ASSERT_TRUE(Eventually([&] { return failures().size() == 1 && failures()[0].is_object(); }));
-  json::object f = failures()[0].as_object();
+  // One read of the status per try: each read is a GET of its own, and the
+  // status may change between two of them.
+  json::object f;
+  ASSERT_TRUE(Eventually([&] {
+    json::array now = failures();
+    if (now.size() != 1 || !now[0].is_object()) return false;
+    f = now[0].as_object();
+    return true;
+  }));
   EXPECT_EQ(StringAt(f, "object"), "ReplicaSet default/web");
   EXPECT_EQ(StringAt(f, "cluster"), "a");
   EXPECT_NE(StringAt(f, "message").find("/spec/absent"), std::string::npos)
