@@ -309,9 +309,7 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
   auto self = this->shared_from_this();
   X509* cert = PeerCert();
   while (!server_.stopping) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(opts().max_body_bytes);
-    parser.header_limit(64 * 1024);
+    RequestReader parser(opts().max_body_bytes, 64 * 1024);
     // Covers both an idle keep-alive connection and a peer sending its
     // request too slowly.
     Arm(opts().idle_timeout_sec);
@@ -337,10 +335,10 @@ net::awaitable<void> Connection<Stream>::ServeRequests() {
       peer_dropped_ = ec == ssl::error::stream_truncated || ec == net::error::connection_reset;
       co_return;
     }
-    auto msg = parser.release();
-    Request req = MakeRequest(msg, cert, remote_);
+    bool keep_alive = parser.keep_alive();
+    Request req = parser.Take(cert, remote_);
     bool on_loop = opts().runs_on_loop && opts().runs_on_loop(req);
-    auto responder = std::make_shared<StreamResponder<Stream>>(self, msg.keep_alive(), on_loop);
+    auto responder = std::make_shared<StreamResponder<Stream>>(self, keep_alive, on_loop);
     co_await Handle(req, *responder);
     if (responder->take()) {
       co_await SwitchProtocols(responder->switch_head(), responder->take());

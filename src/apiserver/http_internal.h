@@ -101,22 +101,61 @@ inline std::string Wire(int code, const Headers& headers, bool keep_alive, std::
   return wire;
 }
 
-inline Request MakeRequest(http::request<http::string_body>& req, X509* cert, std::string remote) {
-  Request r;
-  r.method = std::string(req.method_string());
-  r.target = std::string(req.target());
-  SplitTarget(r.target, &r.path, &r.query);
-  for (const auto& field : req) {
-    std::string name(field.name_string());
-    for (auto& c : name) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    auto [it, inserted] = r.headers.emplace(std::move(name), std::string(field.value()));
-    if (!inserted) it->second += "," + std::string(field.value());
+// Reads one HTTP/1.1 request straight into a Request: Beast's parser (its
+// limits, chunked bodies, keep-alive) without Beast's message, whose fields
+// the request would otherwise copy again (an allocation or two per header
+// each way). Header names are lower-cased; a repeated header's values are
+// joined with commas, as Go's Header.Get sees the first and kube's
+// handlers the list. One reader per request, as Beast's parsers.
+class RequestReader : public http::basic_parser<true> {
+ public:
+  RequestReader(uint64_t body_limit, uint32_t header_limit) {
+    this->body_limit(body_limit);
+    this->header_limit(header_limit);
   }
-  r.body = std::move(req.body());
-  r.peer_cert = cert;
-  r.remote = std::move(remote);
-  return r;
-}
+  // Once the read has succeeded: the request, moved out.
+  Request Take(X509* cert, std::string remote) {
+    request_.peer_cert = cert;
+    request_.remote = std::move(remote);
+    return std::move(request_);
+  }
+
+ private:
+  using View = boost::beast::string_view;
+
+  void on_request_impl(http::verb, View method, View target, int, error_code&) override {
+    request_.method.assign(method.data(), method.size());
+    request_.target.assign(target.data(), target.size());
+    SplitTarget(request_.target, &request_.path, &request_.query);
+  }
+  void on_response_impl(int, View, int, error_code& ec) override {
+    ec = http::error::bad_version;  // never called: this parser reads requests
+  }
+  void on_field_impl(http::field, View name, View value, error_code&) override {
+    std::string lower(name.data(), name.size());
+    for (char& c : lower) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    auto [it, inserted] =
+        request_.headers.try_emplace(std::move(lower), value.data(), value.size());
+    if (!inserted) it->second.append(",").append(value.data(), value.size());
+  }
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<uint64_t>& length, error_code&) override {
+    // The parser refuses a declared length over the limit before this.
+    if (length) request_.body.reserve(static_cast<size_t>(*length));
+  }
+  size_t on_body_impl(View body, error_code&) override {
+    request_.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_chunk_header_impl(uint64_t, View, error_code&) override {}
+  size_t on_chunk_body_impl(uint64_t, View body, error_code&) override {
+    request_.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_finish_impl(error_code&) override {}
+
+  Request request_;
+};
 
 // What a connection needs of its server, and what the server needs of a
 // connection to stop it.

@@ -507,6 +507,90 @@ TEST_F(HttpServerTest, AnswersCarryEveryHeaderInOrderAndTheirLength) {
   }
 }
 
+// What a handler sees of an HTTP/1.1 request: the method, the target split
+// into its decoded path and query, header names in lower case with a
+// repeated header's values joined by commas, the body whether it came with
+// a length or chunked; a body over the limit gets a 413 and the connection
+// ends; a request that asked for it closes the connection after its answer.
+TEST_F(HttpServerTest, AHandlerSeesTheRequestAsSent) {
+  opts_.cert_path.clear();
+  opts_.key_path.clear();
+  opts_.max_body_bytes = 64;
+  StartServerWith([](Request& req, Responder& res) {
+    std::string seen = req.method + " " + req.target + " path=" + req.path +
+                       " q=" + req.Query("q") + " h=" + req.Header("x-two") +
+                       " ua=" + req.Header("user-agent") + " body=" + req.body;
+    res.Respond(200, {{"Content-Type", "text/plain"}}, seen);
+  });
+  // `done`: the client says it has sent everything (a server draining a
+  // body it refused then stops at once, not at its timeout).
+  auto exchange = [&](const std::string& requests, size_t answers, bool done = false) {
+    int fd = ConnectTcp(server_->port());
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::send(fd, requests.data(), requests.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(requests.size()));
+    if (done) ::shutdown(fd, SHUT_WR);
+    std::string got;
+    char buf[4096];
+    // Reads to EOF, or until `answers` whole answers have come.
+    auto complete = [&] {
+      size_t n = 0, at = 0;
+      while ((at = got.find("\r\n\r\n", at)) != std::string::npos) {
+        size_t length = got.rfind("Content-Length: ", at);
+        size_t size = std::stoul(got.substr(length + 16));
+        if (got.size() < at + 4 + size) return false;
+        at += 4 + size;
+        ++n;
+      }
+      return n >= answers;
+    };
+    while (!complete()) {
+      ssize_t n = RecvWithin(fd, buf, sizeof buf, kWaitMillis);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    bool closed = RecvWithin(fd, buf, sizeof buf, kWaitMillis) == 0;
+    ::close(fd);
+    return std::make_pair(got, closed);
+  };
+
+  auto [got, closed] = exchange(
+      "POST /a%2Fb/c?q=v%20w&z=1 HTTP/1.1\r\nHost: x\r\nX-Two: one\r\nUSER-Agent: t/1\r\n"
+      "x-two: two\r\nContent-Length: 5\r\n\r\nhello"
+      "PUT /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\n\r\n"
+      "GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      3);
+  EXPECT_NE(got.find("POST /a%2Fb/c?q=v%20w&z=1 path=/a/b/c q=v w h=one,two ua=t/1 body=hello"),
+            std::string::npos)
+      << got;
+  EXPECT_NE(got.find("PUT /chunked path=/chunked q= h= ua= body=abcdefg"), std::string::npos)
+      << got;
+  EXPECT_NE(got.find("GET /last path=/last"), std::string::npos) << got;
+  EXPECT_TRUE(closed) << "the connection stays open after Connection: close";
+
+  // HTTP/1.0 closes unless asked to keep the connection.
+  std::tie(got, closed) = exchange("GET /old HTTP/1.0\r\n\r\n", 1);
+  EXPECT_NE(got.find("GET /old path=/old"), std::string::npos) << got;
+  EXPECT_TRUE(closed);
+
+  // Over the limit, declared or chunked: 413, and nothing reaches the handler.
+  for (const std::string& big :
+       {"POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 65\r\n\r\n" + std::string(65, 'x'),
+        "POST /big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n41\r\n" +
+            std::string(65, 'x') + "\r\n0\r\n\r\n"}) {
+    std::tie(got, closed) = exchange(big, 1, true);
+    EXPECT_EQ(got.find("HTTP/1.1 413"), 0u) << got;
+    EXPECT_EQ(got.find("path=/big"), std::string::npos) << got;
+    EXPECT_TRUE(closed);
+  }
+
+  // A malformed request line ends the connection without a handler call.
+  std::tie(got, closed) = exchange("GET\r\n\r\n", 1);
+  EXPECT_EQ(got, "");
+  EXPECT_TRUE(closed);
+}
+
 // An answer to a peer that stops reading is cut off once its write has
 // made no progress for send_timeout_sec, whether it is written on the loop
 // (after the socket took what it could at once) or blocking on the pool
