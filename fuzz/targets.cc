@@ -17,6 +17,7 @@ constexpr Target kTargets[] = {
     {"annotations", &Annotations},  {"service_account_token", &ServiceAccountToken},
     {"audit_policy", &AuditPolicy}, {"apply", &Apply},
     {"http2_server", &Http2Server}, {"tunnel", &Tunnel},
+    {"http1_server", &Http1Server},
 };
 
 }  // namespace

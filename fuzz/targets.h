@@ -46,6 +46,7 @@ void TokenFile(std::span<const uint8_t> data);
 void Annotations(std::span<const uint8_t> data);
 void ServiceAccountToken(std::span<const uint8_t> data);
 void AuditPolicy(std::span<const uint8_t> data);
+void Http1Server(std::span<const uint8_t> data);
 void Http2Server(std::span<const uint8_t> data);
 void Tunnel(std::span<const uint8_t> data);
 
