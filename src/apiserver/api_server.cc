@@ -366,7 +366,8 @@ void ApiServer::Handle(Request& req, Responder& outer) {
           ? 0
           : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_.ObserveRequest(info.resource_request ? info.verb : req.method,
-                          info.resource_request ? info.resource : "", resp.code(), secs);
+                          info.resource_request ? std::string_view(info.resource) : "", resp.code(),
+                          secs);
 }
 
 ApiServer::Identity ApiServer::Identify(const Request& req) const {

@@ -673,6 +673,12 @@ TEST(ApiServerTest, MetricsCountRequestsByCodeAndTimeStorage) {
   EXPECT_NE(
       text.find(R"(apiserver_request_total{verb="create",resource="configmaps",code="409"} 1)"),
       std::string::npos);
+  // Both creates are in one latency histogram, whatever their codes.
+  EXPECT_NE(
+      text.find(
+          R"(apiserver_request_duration_seconds_count{verb="create",resource="configmaps"} 2)"),
+      std::string::npos)
+      << text;
   EXPECT_NE(text.find(R"(flotilla_storage_operation_duration_seconds_count{operation="create"})"),
             std::string::npos);
   EXPECT_NE(text.find("apiserver_registered_watchers 0"), std::string::npos);

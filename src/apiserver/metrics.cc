@@ -38,11 +38,15 @@ void Metrics::Observe(Histogram& h, double seconds) {
   ++h.count;
 }
 
-void Metrics::ObserveRequest(const std::string& verb, const std::string& resource, int code,
+void Metrics::ObserveRequest(std::string_view verb, std::string_view resource, int code,
                              double seconds) {
   MutexLock lock(mu_);
-  ++requests_[{verb, resource, code}];
-  Observe(latency_[{verb, resource}], seconds);
+  auto it = requests_.find(std::pair(verb, resource));
+  if (it == requests_.end()) {
+    it = requests_.try_emplace(std::pair(std::string(verb), std::string(resource))).first;
+  }
+  ++it->second.codes[code];
+  Observe(it->second.latency, seconds);
 }
 
 void Metrics::ObserveStorage(const std::string& operation, double seconds) {
@@ -66,14 +70,17 @@ std::string Metrics::Render() const {
       "# HELP apiserver_request_total Counter of apiserver requests by verb, resource and HTTP "
       "code.\n";
   out += "# TYPE apiserver_request_total counter\n";
-  for (const auto& [key, n] : requests_) {
-    const auto& [verb, resource, code] = key;
-    out += "apiserver_request_total{verb=\"" + verb + "\",resource=\"" + resource + "\",code=\"" +
-           std::to_string(code) + "\"} " + std::to_string(n) + "\n";
+  for (const auto& [key, series] : requests_) {
+    const auto& [verb, resource] = key;
+    for (const auto& [code, n] : series.codes) {
+      out += "apiserver_request_total{verb=\"" + verb + "\",resource=\"" + resource + "\",code=\"" +
+             std::to_string(code) + "\"} " + std::to_string(n) + "\n";
+    }
   }
   out += "# HELP apiserver_request_duration_seconds Response latency by verb and resource.\n";
   out += "# TYPE apiserver_request_duration_seconds histogram\n";
-  for (const auto& [key, h] : latency_) {
+  for (const auto& [key, series] : requests_) {
+    const Histogram& h = series.latency;
     RenderHistogram(out, "apiserver_request_duration_seconds",
                     "verb=\"" + key.first + "\",resource=\"" + key.second + "\"", h.buckets, h.sum,
                     h.count);

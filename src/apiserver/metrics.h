@@ -7,7 +7,8 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <tuple>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/mutex.h"
@@ -16,8 +17,7 @@ namespace flotilla::apiserver {
 
 class Metrics {
  public:
-  void ObserveRequest(const std::string& verb, const std::string& resource, int code,
-                      double seconds);
+  void ObserveRequest(std::string_view verb, std::string_view resource, int code, double seconds);
   void ObserveStorage(const std::string& operation, double seconds);
   void WatchStarted() { ++watchers_; }
   void WatchEnded() { --watchers_; }
@@ -38,9 +38,25 @@ class Metrics {
   };
   void Observe(Histogram& h, double seconds);
 
+  // What the requests of one verb and resource made: counts by code, and
+  // their latency.
+  struct Series {
+    std::map<int, uint64_t> codes;
+    Histogram latency;
+  };
+  // Orders (verb, resource) keys and views of them alike, so that a request
+  // finds its series without copying either.
+  struct VerbResourceLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      int c = std::string_view(a.first).compare(std::string_view(b.first));
+      return c != 0 ? c < 0 : std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+
   mutable Mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
-  std::map<std::pair<std::string, std::string>, Histogram> latency_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, Series, VerbResourceLess> requests_ GUARDED_BY(mu_);
   std::map<std::string, Histogram> storage_ GUARDED_BY(mu_);
   std::atomic<int64_t> watchers_{0};
   std::map<std::string, std::function<std::string()>> sources_ GUARDED_BY(mu_);
