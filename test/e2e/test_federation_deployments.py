@@ -159,14 +159,17 @@ def running(fed, ns, obj):
 
 class Sampler:
     """Samples every member's local Deployment until stopped. Each sample
-    reads the clusters twice; a cluster counts as updating in a sample only
-    when both reads show it on the new template and mid-update, so that a
-    cluster that finished between two reads of other clusters never looks
-    as if it overlapped with the next one."""
+    reads the clusters twice, one after the other; a cluster counts as
+    updating in a sample only when both reads show it on the new template
+    and mid-update: it was then mid-update from its first read to its
+    second, and any two such intervals of one sample overlap (each first
+    read comes before every second read). A cluster mid-update in one read
+    only is "changing": it may have started after another finished between
+    their reads, so it proves no overlap."""
 
     def __init__(self, fed, ns, new_image):
         self.fed, self.ns, self.new = fed, ns, new_image
-        self.samples = []  # [{cluster: "old" | "updating" | "done"}]
+        self.samples = []  # [{cluster: "old" | "updating" | "changing" | "done"}]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -183,6 +186,7 @@ class Sampler:
         while not self._stop.is_set():
             first, second = self._read(), self._read()
             self.samples.append({c: "updating" if first[c] == second[c] == "updating"
+                                 else "changing" if "updating" in (first[c], second[c])
                                  else second[c] for c in CLUSTERS})
 
     def stop(self):
