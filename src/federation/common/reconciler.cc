@@ -99,6 +99,16 @@ json::object Typed(const client::ResourceRef& resource, const std::string& kind,
   return obj;
 }
 
+runtime::ObjectPtr Typed(const client::ResourceRef& resource, const std::string& kind,
+                         runtime::ObjectPtr obj) {
+  auto says = [&](std::string_view field, std::string_view want) {
+    const json::value* v = obj->if_contains(field);
+    return v != nullptr && v->is_string() && v->get_string() == want;
+  };
+  if (says("kind", kind) && says("apiVersion", resource.ApiVersion())) return obj;
+  return std::make_shared<const json::object>(Typed(resource, kind, *obj));
+}
+
 Reconciler::Reconciler(FederationContext& ctx, Strategy& strategy, ReconcilerOptions options)
     : ctx_(ctx),
       strategy_(strategy),
@@ -213,21 +223,21 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
   }
   if (!strategy_.Federates(*cached)) return runtime::Result{};
   Check check;
-  check.obj = Typed(strategy_.resource(), strategy_.kind(), *cached);
-  if (api::IsBeingDeleted(check.obj)) return Delete(check.obj);
+  check.SetObj(Typed(strategy_.resource(), strategy_.kind(), cached));
+  if (api::IsBeingDeleted(check.obj())) return Delete(check.obj());
   check.key = key;
   check.custom = ctx_.customizations().For(strategy_.resource().ApiVersion(), strategy_.kind());
-  api::ObjectView view(check.obj);
+  api::ObjectView view(check.obj());
   check.ns = view.ns();
   check.name = view.name();
   check.now = ctx_.clock().Now();
 
   StatusOr<ObjectPlacement> placement =
-      ctx_.policies().PlacementOf(check.obj, strategy_.resource().ApiVersion(), strategy_.kind(),
+      ctx_.policies().PlacementOf(check.obj(), strategy_.resource().ApiVersion(), strategy_.kind(),
                                   strategy_.PreferencesAnnotation());
   if (!placement.ok()) {
     // Admission refuses these; one stored before it existed places nothing.
-    events().Event(check.obj, runtime::kEventTypeWarning, "InvalidClusterSelector",
+    events().Event(check.obj(), runtime::kEventTypeWarning, "InvalidClusterSelector",
                    Describe(placement.status()));
     return runtime::Result{};
   }
@@ -257,7 +267,7 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
       continue;
     }
     Copy c{.target = std::move(t)};
-    c.name = strategy_.CopyName(check.obj, c.cluster());
+    c.name = strategy_.CopyName(check.obj(), c.cluster());
     c.existing = Cached(check, c.cluster(), c.name);
     check.copies.push_back(std::move(c));
   }
@@ -270,7 +280,7 @@ StatusOr<runtime::Result> Reconciler::CheckKey(const std::string& key, bool& def
     return expectations_.Behind(key, c.cluster(), c.existing);
   });
   for (const Target& t : not_admitted) {
-    const std::string name = strategy_.CopyName(check.obj, t.cluster);
+    const std::string name = strategy_.CopyName(check.obj(), t.cluster);
     behind = expectations_.Behind(key, t.cluster, Cached(check, t.cluster, name)) || behind;
   }
   if (behind) {
@@ -323,7 +333,7 @@ void Reconciler::Spread(Check& check, const ClusterSelector& selector,
                         std::vector<Target>& not_admitted) {
   const api::policy::PropagationPolicy& policy = *check.policy;
   const std::string field = policy.SpreadField();
-  std::optional<Strategy::Demand> demand = strategy_.DemandOf(check.obj);
+  std::optional<Strategy::Demand> demand = strategy_.DemandOf(check.obj());
   bool duplicated = policy.scheduling.type == api::policy::ReplicaSchedulingType::kDuplicated;
   std::vector<api::policy::SpreadCandidate> candidates;
   std::set<std::string> holding;
@@ -354,7 +364,7 @@ void Reconciler::Spread(Check& check, const ClusterSelector& selector,
   if (chosen.ok()) {
     keep = std::set<std::string>(chosen->begin(), chosen->end());
   } else {
-    events().Event(check.obj, runtime::kEventTypeWarning, "SpreadConstraintsUnsatisfied",
+    events().Event(check.obj(), runtime::kEventTypeWarning, "SpreadConstraintsUnsatisfied",
                    "the spread constraints of policy(" + policy.Ref() +
                        ") cannot be met: " + chosen.status().message() +
                        (holding.empty() ? "; placed nowhere" : "; left where it is"));
@@ -396,7 +406,7 @@ void Reconciler::SeeTaints(Check& check, std::vector<Target>& ready) const {
 ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
                                                 const std::vector<Target>& ready) const {
   const auto& groups = check.policy->affinity_groups;
-  std::optional<Strategy::Demand> demand = strategy_.DemandOf(check.obj);
+  std::optional<Strategy::Demand> demand = strategy_.DemandOf(check.obj());
   bool duplicated =
       check.policy->scheduling.type == api::policy::ReplicaSchedulingType::kDuplicated;
   const api::policy::PropagationPolicy::AffinityGroup* fallback = nullptr;
@@ -412,7 +422,7 @@ ClusterSelector Reconciler::ChooseAffinityGroup(Check& check,
       if (!demand) break;
       std::optional<int64_t> free =
           RoomFor(*t.cluster_object, *demand,
-                  Cached(check, t.cluster, strategy_.CopyName(check.obj, t.cluster)));
+                  Cached(check, t.cluster, strategy_.CopyName(check.obj(), t.cluster)));
       if (!free) {
         unknown = true;
         break;
@@ -442,11 +452,11 @@ void Reconciler::ApplyOverrides(Check& check, const std::vector<bool>* new_templ
     if (!c.desired || c.target.cluster_object == nullptr) continue;
     json::object copy = *c.desired;
     std::shared_ptr<const api::policy::OverridePolicy> failed;
-    Status s = ctx_.overrides().Apply(check.obj, api_version, kind, *c.target.cluster_object, copy,
-                                      &failed);
+    Status s = ctx_.overrides().Apply(check.obj(), api_version, kind, *c.target.cluster_object,
+                                      copy, &failed);
     if (!s.ok()) {
       // Left as it is: not created, not updated.
-      events().Event(check.obj, runtime::kEventTypeWarning, "ApplyOverridePolicyFailed",
+      events().Event(check.obj(), runtime::kEventTypeWarning, "ApplyOverridePolicyFailed",
                      "cluster " + c.cluster() + ": " + s.message());
       failures[c.cluster()] = {.policy = std::move(failed), .message = s.message()};
       c.desired.reset();
@@ -497,18 +507,18 @@ Status Reconciler::RecordOverrides(Check& check) {
   }
   FLOTILLA_ASSIGN_OR_RETURN(
       std::optional<json::object> written,
-      SetAnnotations(ctx_.fed(), strategy_.resource(), check.obj, set, remove));
-  if (written) check.obj = Typed(strategy_.resource(), strategy_.kind(), *std::move(written));
+      SetAnnotations(ctx_.fed(), strategy_.resource(), check.obj(), set, remove));
+  if (written) check.SetObj(Typed(strategy_.resource(), strategy_.kind(), *std::move(written)));
   return Status::Ok();
 }
 
 json::object Reconciler::TemplateFor(const Check& check, const Copy& c,
                                      const json::object& tmpl) const {
   if (ctx_.overrides().Empty() || c.target.cluster_object == nullptr) return tmpl;
-  json::object obj = check.obj;
+  json::object obj = check.obj();
   EnsureObject(obj, "spec")["template"] = tmpl;
   if (!ctx_.overrides()
-           .Apply(check.obj, strategy_.resource().ApiVersion(), strategy_.kind(),
+           .Apply(check.obj(), strategy_.resource().ApiVersion(), strategy_.kind(),
                   *c.target.cluster_object, obj)
            .ok()) {
     return tmpl;
@@ -520,7 +530,7 @@ json::object Reconciler::TemplateFor(const Check& check, const Copy& c,
 RolloutPlan Reconciler::PlanTemplateRollout(
     const Check& check, RolloutMode mode,
     const std::function<bool(const json::object&)>& busy) const {
-  const json::object* tmpl = TemplateOf(check.obj);
+  const json::object* tmpl = TemplateOf(check.obj());
   std::vector<json::object> templates;
   if (tmpl != nullptr && !ctx_.overrides().Empty()) {
     for (const Copy& c : check.copies) templates.push_back(TemplateFor(check, c, *tmpl));
@@ -538,7 +548,7 @@ RolloutPlan Reconciler::PlanTemplateRollout(
     }
     facts.push_back(std::move(f));
   }
-  RolloutPlan plan = PlanRollout(check.obj, facts, mode);
+  RolloutPlan plan = PlanRollout(check.obj(), facts, mode);
   plan.cluster_templates = std::move(templates);
   return plan;
 }
@@ -573,12 +583,12 @@ StatusOr<bool> Reconciler::RecordPolicy(Check& check, bool finalize) {
   bool changed = false;
   for (const std::string& key : PolicyAnnotationKeys()) {
     const json::value* want = wanted.if_contains(key);
-    const json::value* have = api::FindAnnotation(check.obj, key);
+    const json::value* have = api::FindAnnotation(check.obj(), key);
     changed = changed || (want == nullptr) != (have == nullptr) || (want && *want != *have);
   }
   // Most checks find both in place: the object is copied only to change it.
-  if (!changed && !(finalize && NeedsFederationFinalizer(check.obj))) return false;
-  json::object updated = check.obj;
+  if (!changed && !(finalize && NeedsFederationFinalizer(check.obj()))) return false;
+  json::object updated = check.obj();
   if (finalize) AddFederationFinalizer(updated);
   if (changed) {
     json::object& annotations = EnsureObject(EnsureObject(updated, "metadata"), "annotations");
@@ -589,13 +599,13 @@ StatusOr<bool> Reconciler::RecordPolicy(Check& check, bool finalize) {
   FLOTILLA_ASSIGN_OR_RETURN(json::object written,
                             ctx_.fed().Update(strategy_.resource(), check.ns, updated));
   if (changed) {
-    ctx_.policy_statuses().Recorded(strategy_.kind() + " " + check.key, check.obj,
+    ctx_.policy_statuses().Recorded(strategy_.kind() + " " + check.key, check.obj(),
                                     check.policy.get());
   }
-  check.obj = Typed(strategy_.resource(), strategy_.kind(), std::move(written));
+  check.SetObj(Typed(strategy_.resource(), strategy_.kind(), std::move(written)));
   if (!changed) return false;
   if (check.policy) {
-    events().Event(check.obj, runtime::kEventTypeNormal, "ApplyPolicySucceed",
+    events().Event(check.obj(), runtime::kEventTypeNormal, "ApplyPolicySucceed",
                    "Apply policy(" + check.policy->Ref() + ") succeed");
   }
   return true;
@@ -609,7 +619,7 @@ runtime::ObjectPtr Reconciler::Cached(const Check& check, const std::string& clu
 
 Duration Reconciler::PaceMove(const Check& check, const std::vector<Target>& not_admitted) {
   bool leaving = std::any_of(not_admitted.begin(), not_admitted.end(), [&](const Target& t) {
-    runtime::ObjectPtr copy = Cached(check, t.cluster, strategy_.CopyName(check.obj, t.cluster));
+    runtime::ObjectPtr copy = Cached(check, t.cluster, strategy_.CopyName(check.obj(), t.cluster));
     return copy != nullptr && IsManaged(*copy) && !api::IsBeingDeleted(*copy);
   });
   MutexLock lock(moving_mu_);
@@ -669,7 +679,7 @@ bool Reconciler::CopyUpToDate(const Check& check, const Copy& c) {
 
 Status Reconciler::Interpreted(const Check& check, Status s) {
   if (!s.ok()) {
-    events().Event(check.obj, runtime::kEventTypeWarning, "InterpreterFailed",
+    events().Event(check.obj(), runtime::kEventTypeWarning, "InterpreterFailed",
                    std::string(s.message()));
   }
   return s;
@@ -697,12 +707,12 @@ Status Reconciler::RecordDependencies(const Check& check) {
   // built-in interpreter's, unless the policy says propagateDeps: false.
   std::optional<json::array> named;
   if (check.custom != nullptr && check.custom->Has(interpreter::Operation::kInterpretDependency)) {
-    StatusOr<json::array> custom = interpreter::GetDependencies(*check.custom, check.obj);
+    StatusOr<json::array> custom = interpreter::GetDependencies(*check.custom, check.obj());
     FLOTILLA_RETURN_IF_ERROR(Interpreted(check, custom.status()));
     named = *std::move(custom);
   } else if (check.policy == nullptr || check.policy->propagate_deps != false) {
     named = interpreter::NativeDependencies(strategy_.resource().ApiVersion(), strategy_.kind(),
-                                            check.obj);
+                                            check.obj());
   }
   if (named) {
     refs = DependencyRefs(*named, check.ns);
@@ -737,8 +747,8 @@ void Reconciler::Create(Check& check, std::vector<size_t> which) {
   writer_.ForEach(which.size(), [&](size_t w) {
     Copy& c = check.copies[which[w]];
     expectations_.Expect(check.key, c.cluster(), nullptr);
-    StatusOr<json::object> made =
-        writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired, strategy_.Detail(c));
+    StatusOr<json::object> made = writer_.Create(check.obj(), c.target, strategy_.resource(),
+                                                 *c.desired, strategy_.Detail(c));
     expectations_.Done(check.key, c.cluster(), made);
     if (made.ok()) {
       Remember(check.key, c, *made);
@@ -777,17 +787,18 @@ void Reconciler::CreateAll(Check& check) {
 StatusOr<json::object> Reconciler::Replace(Check& check, const Copy& c) {
   bool managed = IsManaged(*c.existing);
   if (!strategy_.MustReplace(c)) {
-    return writer_.Update(check.obj, c.target, strategy_.resource(),
+    return writer_.Update(check.obj(), c.target, strategy_.resource(),
                           Retained(check.custom, strategy_.Updated(c), *c.existing));
   }
   // Replaced: its dependents stay for the new object to adopt where they
   // match.
   client::DeleteOptions orphan = DeleteOptionsFor(*c.existing, "Orphan");
-  FLOTILLA_RETURN_IF_ERROR(writer_.Delete(check.obj, c.target, strategy_.resource(), check.ns,
+  FLOTILLA_RETURN_IF_ERROR(writer_.Delete(check.obj(), c.target, strategy_.resource(), check.ns,
                                           c.name, orphan,
                                           managed ? "(a field that cannot change differs; replaced)"
                                                   : "(not created by the federation; replaced)"));
-  return writer_.Create(check.obj, c.target, strategy_.resource(), *c.desired, strategy_.Detail(c));
+  return writer_.Create(check.obj(), c.target, strategy_.resource(), *c.desired,
+                        strategy_.Detail(c));
 }
 
 void Reconciler::UpdateAll(Check& check) {
@@ -803,8 +814,8 @@ void Reconciler::UpdateAll(Check& check) {
         case Unmanaged::kLeaveQuietly:
           continue;
         case Unmanaged::kWarn:
-          events().Event(check.obj, runtime::kEventTypeWarning, "NotManagedInCluster",
-                         Describe(check.obj) + " in cluster " + c.cluster() +
+          events().Event(check.obj(), runtime::kEventTypeWarning, "NotManagedInCluster",
+                         Describe(check.obj()) + " in cluster " + c.cluster() +
                              " exists and is not managed by the federation (no " +
                              api::kManagedByLabel + "=" + api::kManagedByValue +
                              " label): left alone");
@@ -823,7 +834,7 @@ void Reconciler::UpdateAll(Check& check) {
     expectations_.Expect(check.key, c.cluster(), c.existing);
     StatusOr<json::object> updated =
         managed && !strategy_.MustReplace(c)
-            ? writer_.Update(check.obj, c.target, strategy_.resource(),
+            ? writer_.Update(check.obj(), c.target, strategy_.resource(),
                              Retained(check.custom, strategy_.Updated(c), *c.existing),
                              strategy_.Detail(c))
             : Replace(check, c);
@@ -844,10 +855,10 @@ void Reconciler::UpdateAll(Check& check) {
     }
     c.written = *std::move(updated);
     if (!managed) {
-      events().Event(check.obj, runtime::kEventTypeWarning, "OverwriteInCluster",
+      events().Event(check.obj(), runtime::kEventTypeWarning, "OverwriteInCluster",
                      "A " + strategy_.kind() + " " + c.name +
                          " the federation did not create existed in cluster " + c.cluster() +
-                         "; it now follows " + Describe(check.obj) +
+                         "; it now follows " + Describe(check.obj()) +
                          " and may adopt what its selector matches");
     }
   });
@@ -866,7 +877,7 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
   const bool dependents_known = ctx_.DependentsKnown();
   for (const Target& t : not_admitted) {
     if (strategy_.KeepNotAdmitted(check, t.cluster)) continue;
-    std::string name = strategy_.CopyName(check.obj, t.cluster);
+    std::string name = strategy_.CopyName(check.obj(), t.cluster);
     runtime::ObjectPtr copy = Cached(check, t.cluster, name);
     if (!dependents_known && copy != nullptr) {
       check.retry = true;
@@ -886,7 +897,7 @@ void Reconciler::DeleteUnwanted(Check& check, const std::vector<Target>& not_adm
     client::DeleteOptions opts = DeleteOptionsFor(*u.copy, "Background");
     expectations_.Expect(check.key, u.target->cluster, u.copy);
     Status s =
-        writer_.Delete(check.obj, *u.target, strategy_.resource(), check.ns, u.name, opts, u.why);
+        writer_.Delete(check.obj(), *u.target, strategy_.resource(), check.ns, u.name, opts, u.why);
     expectations_.Done(check.key, u.target->cluster, s);
     if (IsRace(s)) {
       check.retry = true;

@@ -129,7 +129,12 @@ std::string CopyBreakdown(const std::vector<Copy>& copies,
 // One check of one federated object.
 struct Check {
   std::string key, ns, name;
-  json::object obj;  // as cached, with apiVersion and kind (and the finalizer once held)
+  // The object as cached, with apiVersion and kind (and the finalizer once
+  // held). Shared, with the cache where the cached object had both, so a
+  // check copies no object it only reads; SetObj replaces it.
+  const json::object& obj() const { return *obj_; }
+  void SetObj(runtime::ObjectPtr obj) { obj_ = std::move(obj); }
+  void SetObj(json::object obj) { obj_ = std::make_shared<const json::object>(std::move(obj)); }
   TimePoint now;
   std::vector<Copy> copies;  // the admitted ready clusters, by name
   // Ready clusters that do not serve the kind (MemberTargets::not_served),
@@ -165,6 +170,7 @@ struct Check {
   std::any state;
 
  private:
+  runtime::ObjectPtr obj_ = std::make_shared<const json::object>();
   mutable Mutex mu_;
   Status error_ GUARDED_BY(mu_);  // the first failure
 };
@@ -421,5 +427,8 @@ class Reconciler {
 // `obj` with the apiVersion and kind of `resource`/`kind` (list items and
 // watch events may lack them; events need them).
 json::object Typed(const client::ResourceRef& resource, const std::string& kind, json::object obj);
+// The same for a shared object: `obj` itself when it has both already.
+runtime::ObjectPtr Typed(const client::ResourceRef& resource, const std::string& kind,
+                         runtime::ObjectPtr obj);
 
 }  // namespace flotilla::federation

@@ -13,7 +13,7 @@ void RolloutReporter::Report(const Check& check, const RolloutPlan& plan,
     MutexLock lock(mu_);
     reported = reported_[check.key];
   }
-  std::string before = api::AnnotationAt(check.obj, breakdown_annotation_);
+  std::string before = api::AnnotationAt(check.obj(), breakdown_annotation_);
   std::map<std::string, std::string> now_reported;
   for (size_t i = 0; i < check.copies.size() && i < plan.states.size(); ++i) {
     const Copy& c = check.copies[i];
@@ -22,17 +22,17 @@ void RolloutReporter::Report(const Check& check, const RolloutPlan& plan,
     auto remembered = reported.find(c.cluster());
     std::string was =
         remembered != reported.end() ? remembered->second : PreviousRollout(before, c.cluster());
-    const json::object* tmpl = plan.TemplateFor(i, check.obj);
+    const json::object* tmpl = plan.TemplateFor(i, check.obj());
     bool started = c.written && c.existing != nullptr && tmpl != nullptr &&
                    !RunsTemplate(*c.existing, *tmpl) && plan.new_template[i];
     if (started) {
-      events_.Event(check.obj, runtime::kEventTypeNormal, "RolloutStarted",
+      events_.Event(check.obj(), runtime::kEventTypeNormal, "RolloutStarted",
                     "Rolling out revision " + revision + " to cluster " + c.cluster());
     } else if (now == ClusterRollout::kComplete && was == Name(ClusterRollout::kUpdating)) {
-      events_.Event(check.obj, runtime::kEventTypeNormal, "RolloutCompleted",
+      events_.Event(check.obj(), runtime::kEventTypeNormal, "RolloutCompleted",
                     "Cluster " + c.cluster() + " finished rolling out revision " + revision);
     } else if (now == ClusterRollout::kFailed && was != Name(ClusterRollout::kFailed)) {
-      events_.Event(check.obj, runtime::kEventTypeWarning, "RolloutFailed",
+      events_.Event(check.obj(), runtime::kEventTypeWarning, "RolloutFailed",
                     "Cluster " + c.cluster() + " did not finish rolling out revision " + revision +
                         " within its progress deadline; no further cluster is updated until "
                         "the template changes");

@@ -59,13 +59,13 @@ const WorkloadPlan& WorkloadStrategy::PlanOf(const Check& check) {
 
 bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
   check.state = plan;
-  plan->replicas = api::WorkloadView(check.obj).replicas();
+  plan->replicas = api::WorkloadView(check.obj()).replicas();
   StatusOr<planner::Preferences> prefs =
       check.policy ? StatusOr<planner::Preferences>(PolicyPreferences(check, *plan))
-                   : PreferencesOf(check.obj, preferences_annotation_);
+                   : PreferencesOf(check.obj(), preferences_annotation_);
   if (!prefs.ok()) {
     // Admission rejects these; one stored before cannot be planned.
-    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+    reconciler_->events().Event(check.obj(), runtime::kEventTypeWarning, "InvalidPreferences",
                                 Describe(prefs.status()));
     plan->invalid = true;
     return false;
@@ -84,14 +84,14 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
     clusters.push_back(std::move(w));
   }
   plan->placement = placer_.Place(check.key, plan->replicas, plan->prefs, clusters,
-                                  LastCheckOf(check.obj, breakdown_annotation_), check.now);
-  plan->hpa = HpaTargetListOf(check.obj);
+                                  LastCheckOf(check.obj(), breakdown_annotation_), check.now);
+  plan->hpa = HpaTargetListOf(check.obj());
   if (plan->hpa) {
     FollowHpa(check, *plan);
   } else if (plan->duplicated) {
     FollowDuplicated(check, *plan);
   } else if (options_.applications != nullptr) {
-    plan->coupled = options_.applications->Place(check.obj, check.now);
+    plan->coupled = options_.applications->Place(check.obj(), check.now);
     if (plan->coupled) FollowApplication(check, *plan);
   }
   return true;
@@ -100,7 +100,7 @@ bool WorkloadStrategy::Place(Check& check, std::shared_ptr<WorkloadPlan> plan) {
 planner::Preferences WorkloadStrategy::PolicyPreferences(const Check& check,
                                                          WorkloadPlan& plan) const {
   std::optional<planner::Preferences> prefs = reconciler_->PolicyDivision(
-      check, plan.replicas, api::WorkloadView(check.obj).pod_template());
+      check, plan.replicas, api::WorkloadView(check.obj()).pod_template());
   plan.duplicated = !prefs.has_value();
   // Duplicated: the placer's counts are replaced (FollowDuplicated); its
   // bookkeeping still runs on an even spread.
@@ -159,7 +159,7 @@ bool WorkloadStrategy::KeepNotAdmitted(const Check& check, const std::string& cl
   if (plan.hpa || plan.unavailable == 0) return false;
   std::shared_ptr<runtime::Informer> copies = ctx_.members().Get(cluster, resource());
   runtime::ObjectPtr copy =
-      copies ? copies->lister().Get(check.ns, CopyName(check.obj, cluster)) : nullptr;
+      copies ? copies->lister().Get(check.ns, CopyName(check.obj(), cluster)) : nullptr;
   return copy != nullptr && IsManaged(*copy) && api::WorkloadView(*copy).available_replicas() > 0;
 }
 
@@ -176,7 +176,7 @@ void WorkloadStrategy::SetAffinityCondition(const Check& check, json::object& st
                     {"message", plan.coupled->message},
                     {"lastTransitionTime", FormatRfc3339(check.now)}};
   // The time of the last change of status is kept.
-  const json::value* old = Find(check.obj, "status.conditions");
+  const json::value* old = Find(check.obj(), "status.conditions");
   for (const json::value& c : old && old->is_array() ? old->get_array() : json::array()) {
     if (c.is_object() && GetString(c.get_object(), "type") == kLocationAffinityCondition &&
         GetString(c.get_object(), "status") == GetString(cond, "status")) {
@@ -213,11 +213,11 @@ Status WorkloadStrategy::FollowLocalReplicas(Check& check) {
   if (!plan.hpa) return Status::Ok();
   int64_t sum = 0;
   for (const Copy& c : check.copies) sum += plan.placement.ReplicasFor(c.cluster());
-  if (sum == api::WorkloadView(check.obj).replicas()) return Status::Ok();
-  json::object obj = check.obj;
+  if (sum == api::WorkloadView(check.obj()).replicas()) return Status::Ok();
+  json::object obj = check.obj();
   EnsureObject(obj, "spec")["replicas"] = sum;
   FLOTILLA_ASSIGN_OR_RETURN(json::object written, ctx_.fed().Update(resource(), check.ns, obj));
-  check.obj = Typed(resource(), kind(), std::move(written));
+  check.SetObj(Typed(resource(), kind(), std::move(written)));
   return Status::Ok();
 }
 
@@ -319,7 +319,8 @@ void WorkloadStrategy::Settle(const Check& check) {
   bool by_hpa = PlanOf(check).hpa.has_value();
   std::optional<std::string> changed = placer_.Settle(check.key, PlanOf(check).placement, !by_hpa);
   if (changed && !by_hpa) {
-    reconciler_->events().Event(check.obj, runtime::kEventTypeNormal, "PlacementChanged", *changed);
+    reconciler_->events().Event(check.obj(), runtime::kEventTypeNormal, "PlacementChanged",
+                                *changed);
   }
 }
 

@@ -129,7 +129,7 @@ class WorkloadStrategy : public Strategy {
   // `status` it writes (removes it from a workload that is not).
   void SetAffinityCondition(const Check& check, json::object& status) const;
   // While a federated HPA scales the workload: spec.replicas becomes the
-  // sum of the local objects' (written when it differs; check.obj is then
+  // sum of the local objects' (written when it differs; check.obj() is then
   // the written object).
   Status FollowLocalReplicas(Check& check);
 

@@ -94,13 +94,13 @@ void DaemonSetController::Forget(const std::string& key) { rollout_events_->Forg
 Status DaemonSetController::Plan(Check& check) {
   auto state = std::make_shared<State>();
   check.state = state;
-  RolloutMode mode = StringAt(check.obj, "spec.updateStrategy.type") == "OnDelete"
+  RolloutMode mode = StringAt(check.obj(), "spec.updateStrategy.type") == "OnDelete"
                          ? RolloutMode::kAllAtOnce
                          : RolloutMode::kOneAtATime;
   state->rollout = reconciler_->PlanTemplateRollout(check, mode, MidUpdate);
   for (size_t i = 0; i < check.copies.size(); ++i) {
     Copy& c = check.copies[i];
-    json::object desired = DesiredLocal(check.obj, std::nullopt);
+    json::object desired = DesiredLocal(check.obj(), std::nullopt);
     if (!state->rollout.new_template[i] && c.Managed()) {
       if (const json::object* keep = TemplateOf(*c.existing)) {
         EnsureObject(desired, "spec")["template"] = *keep;
@@ -127,7 +127,7 @@ std::string DaemonSetController::Detail(const Copy& c) const { return "on every 
 
 StatusOr<runtime::Result> DaemonSetController::Finish(Check& check) {
   State& state = *std::any_cast<std::shared_ptr<State>&>(check.state);
-  FLOTILLA_ASSIGN_OR_RETURN(runtime::Revisions revisions, history_.Sync(check.obj));
+  FLOTILLA_ASSIGN_OR_RETURN(runtime::Revisions revisions, history_.Sync(check.obj()));
   rollout_events_->Report(check, state.rollout,
                           std::to_string(IntAt(revisions.update, "revision", 0)));
   std::vector<LocalDaemonSet> clusters;
@@ -136,7 +136,7 @@ StatusOr<runtime::Result> DaemonSetController::Finish(Check& check) {
     LocalDaemonSet l{.cluster = c.cluster(), .rollout = state.rollout.states[i]};
     l.local = c.Managed() ? c.Current() : nullptr;
     if (l.local != nullptr) {
-      const json::object* want = state.rollout.TemplateFor(i, check.obj);
+      const json::object* want = state.rollout.TemplateFor(i, check.obj());
       l.on_template = want != nullptr && RunsTemplate(*l.local, *want);
       l.observed = c.desired && reconciler_->CopyUpToDate(check, c) &&
                    IntAt(*l.local, "status.observedGeneration", 0) ==
@@ -146,9 +146,9 @@ StatusOr<runtime::Result> DaemonSetController::Finish(Check& check) {
   }
   std::string update(api::ObjectView(revisions.update).name());
   FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(
-      ctx_.fed(), kDaemonSets, check.obj, AggregateStatus(check.obj, clusters),
+      ctx_.fed(), kDaemonSets, check.obj(), AggregateStatus(check.obj(), clusters),
       {{api::kDaemonSetStatusAnnotation, BreakdownAnnotation(update, clusters)}}));
-  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(check.obj, revisions, {}));
+  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(check.obj(), revisions, {}));
   return runtime::Result{};
 }
 

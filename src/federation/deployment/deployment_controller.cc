@@ -133,7 +133,7 @@ json::object DeploymentController::DesiredCopy(const Check& check, size_t i,
   const Copy& c = check.copies[i];
   const json::object* keep = nullptr;
   if (!state.rollout.new_template[i] && c.existing != nullptr) keep = TemplateOf(*c.existing);
-  return DesiredLocalDeployment(check.obj, replicas, keep);
+  return DesiredLocalDeployment(check.obj(), replicas, keep);
 }
 
 Status DeploymentController::Plan(Check& check) {
@@ -141,7 +141,7 @@ Status DeploymentController::Plan(Check& check) {
   if (!Place(check, state)) return Status::Ok();
   // The federation's template as each cluster gets it.
   std::vector<json::object> templates;
-  if (const json::object* tmpl = TemplateOf(check.obj);
+  if (const json::object* tmpl = TemplateOf(check.obj());
       tmpl != nullptr && !ctx_.overrides().Empty()) {
     for (const Copy& c : check.copies) {
       templates.push_back(reconciler().TemplateFor(check, c, *tmpl));
@@ -157,7 +157,7 @@ Status DeploymentController::Plan(Check& check) {
                       .full = state->placement.views[i].full,
                       .tmpl = i < templates.size() ? &templates[i] : nullptr});
   }
-  state->rollout = PlanDeploymentRollout(check.obj, locals);
+  state->rollout = PlanDeploymentRollout(check.obj(), locals);
   state->rollout.cluster_templates = std::move(templates);
   SetDesired(check);
   reconciler().ApplyOverrides(check, &state->rollout.new_template);
@@ -189,7 +189,7 @@ json::object DeploymentController::Updated(const Copy& c) const {
 }
 
 Status DeploymentController::WriteStatus(Check& check, const State& state, const Shadows& shadows) {
-  const json::object* tmpl = TemplateOf(check.obj);
+  const json::object* tmpl = TemplateOf(check.obj());
   std::vector<ClusterStatus> clusters;
   for (size_t i = 0; i < check.copies.size(); ++i) {
     const Copy& c = check.copies[i];
@@ -205,7 +205,7 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
       s.estimated_capacity = cap->second;
     }
     if (s.local != nullptr) {
-      const json::object* want = state.rollout.TemplateFor(i, check.obj);
+      const json::object* want = state.rollout.TemplateFor(i, check.obj());
       s.on_template = tmpl != nullptr && want != nullptr && RunsTemplate(*s.local, *want);
       for (const auto& [t, revision] : shadows.templates) {
         if (RunsTemplate(*s.local, reconciler().TemplateFor(check, c, t))) {
@@ -222,10 +222,10 @@ Status DeploymentController::WriteStatus(Check& check, const State& state, const
   }
   // The Deployment's revision is its current shadow's; the shadow
   // annotation a rollback copies from a shadow means nothing here.
-  json::object status = AggregateStatus(check.obj, clusters, shadows.current, check.now);
+  json::object status = AggregateStatus(check.obj(), clusters, shadows.current, check.now);
   SetAffinityCondition(check, status);
   return WriteStatusIfChanged(
-      ctx_.fed(), kDeployments, check.obj, std::move(status),
+      ctx_.fed(), kDeployments, check.obj(), std::move(status),
       {{std::string(apps::kRevisionAnnotation), shadows.revision},
        {api::kDeploymentStatusAnnotation, BreakdownAnnotation(shadows.revision, clusters)}},
       {api::kShadowReplicaSetAnnotation});
@@ -238,8 +238,9 @@ StatusOr<runtime::Result> DeploymentController::Finish(Check& check) {
   FLOTILLA_RETURN_IF_ERROR(FollowLocalReplicas(check));
   // The events first: they tell of writes this check made, whatever
   // happens to the shadows next.
-  rollout_events_->Report(check, state.rollout,
-                          CurrentRevision(check.obj, ShadowsOf(check.obj, Candidates(check.obj))));
+  rollout_events_->Report(
+      check, state.rollout,
+      CurrentRevision(check.obj(), ShadowsOf(check.obj(), Candidates(check.obj()))));
   FLOTILLA_ASSIGN_OR_RETURN(Shadows shadows, SyncShadows(check, state));
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(check, state, shadows));
   return NextCheck(check);

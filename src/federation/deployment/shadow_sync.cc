@@ -29,7 +29,7 @@ std::vector<runtime::ObjectPtr> DeploymentController::Candidates(const json::obj
 
 StatusOr<DeploymentController::Shadows> DeploymentController::SyncShadows(Check& check,
                                                                           const State& state) {
-  const json::object& d = check.obj;
+  const json::object& d = check.obj();
   std::vector<runtime::ObjectPtr> shadows = ShadowsOf(d, Candidates(d));
   Shadows out;
   runtime::ObjectPtr current = CurrentShadow(d, shadows);
@@ -121,7 +121,7 @@ std::map<std::string, ShadowCounts> DeploymentController::LocalCounts(
   // Which shadow a local ReplicaSet counts for: the one of its name, else
   // the one of its template (a member that hashes templates otherwise).
   std::vector<std::pair<std::string, const json::object*>> templates;
-  templates.emplace_back(current, TemplateOf(check.obj));
+  templates.emplace_back(current, TemplateOf(check.obj()));
   for (const runtime::ObjectPtr& s : old) {
     templates.emplace_back(api::ObjectView(*s).name(), TemplateOf(*s));
   }

@@ -152,13 +152,13 @@ int64_t DisruptionBudgetController::ShareIn(const std::string& cluster,
 Status DisruptionBudgetController::Plan(Check& check) {
   std::map<std::string, int64_t> shares;
   for (const Copy& c : check.copies) {
-    int64_t share = ShareIn(c.cluster(), check.obj);
+    int64_t share = ShareIn(c.cluster(), check.obj());
     if (share > 0) shares[c.cluster()] = share;
   }
-  const json::value* spec = check.obj.if_contains("spec");
+  const json::value* spec = check.obj().if_contains("spec");
   std::map<std::string, json::object> specs = DivideSpec(
       spec != nullptr && spec->is_object() ? spec->get_object() : json::object{}, shares);
-  json::object copy = CopyOf(check.obj);
+  json::object copy = CopyOf(check.obj());
   for (Copy& c : check.copies) {
     auto it = specs.find(c.cluster());
     if (it == specs.end()) {
@@ -190,8 +190,8 @@ StatusOr<runtime::Result> DisruptionBudgetController::Finish(Check& check) {
                          .ready = Int(*copy, "status.currentHealthy")};
   });
   FLOTILLA_RETURN_IF_ERROR(
-      WriteStatusIfChanged(ctx_.fed(), kPodDisruptionBudgets, check.obj,
-                           AggregateStatus(check.obj, copies, observed, check.now),
+      WriteStatusIfChanged(ctx_.fed(), kPodDisruptionBudgets, check.obj(),
+                           AggregateStatus(check.obj(), copies, observed, check.now),
                            {{api::kDisruptionStatusAnnotation, std::move(breakdown)}}));
   return runtime::Result{};
 }

@@ -128,7 +128,7 @@ runtime::ObjectPtr HpaController::TargetOf(const json::object& hpa,
 Status HpaController::Plan(Check& check) {
   auto state = std::make_shared<State>();
   check.state = state;
-  api::HpaView federated(check.obj);
+  api::HpaView federated(check.obj());
   // A policy that places the HPA weighs the clusters for its shares, or
   // gives each the whole of minReplicas and maxReplicas (Duplicated).
   std::optional<planner::Preferences> division;
@@ -137,10 +137,10 @@ Status HpaController::Plan(Check& check) {
   }
   StatusOr<planner::Preferences> prefs =
       check.policy ? StatusOr<planner::Preferences>(division.value_or(planner::Preferences{}))
-                   : PreferencesOf(check.obj, api::kHpaPreferencesAnnotation);
+                   : PreferencesOf(check.obj(), api::kHpaPreferencesAnnotation);
   if (!prefs.ok()) {
     // Admission rejects these; one stored before cannot be partitioned.
-    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+    reconciler_->events().Event(check.obj(), runtime::kEventTypeWarning, "InvalidPreferences",
                                 federation::Describe(prefs.status()));
     state->invalid = true;
     return Status::Ok();
@@ -153,13 +153,13 @@ Status HpaController::Plan(Check& check) {
   // Where the target's controller learned that it can run nothing.
   std::map<std::string, int64_t> capacity;
   const client::ResourceRef* resource = nullptr;
-  if (runtime::ObjectPtr fed_target = TargetOf(check.obj, &resource)) {
+  if (runtime::ObjectPtr fed_target = TargetOf(check.obj(), &resource)) {
     capacity = EstimatedCapacities(*fed_target, resource->resource == "deployments"
                                                     ? api::kDeploymentStatusAnnotation
                                                     : api::kReplicaSetStatusAnnotation);
   }
   std::string kind;
-  const client::ResourceRef* target = TargetResource(check.obj, &kind);
+  const client::ResourceRef* target = TargetResource(check.obj(), &kind);
   for (const Copy& c : check.copies) {
     state->clusters.push_back(ClusterOf(check, c, target, memory, capacity));
   }
@@ -178,7 +178,7 @@ Status HpaController::Plan(Check& check) {
       c.remove = c.Managed();
       continue;
     }
-    c.desired = DesiredLocalHpa(check.obj, share->second);
+    c.desired = DesiredLocalHpa(check.obj(), share->second);
     c.create = true;
   }
   return Status::Ok();
@@ -195,7 +195,7 @@ HpaCluster HpaController::ClusterOf(const Check& check, const Copy& c,
   if (target != nullptr) {
     if (auto informer = ctx_.members().Get(c.cluster(), target->resource)) {
       runtime::ObjectPtr t =
-          informer->lister().Get(check.ns, api::HpaView(check.obj).target_name());
+          informer->lister().Get(check.ns, api::HpaView(check.obj()).target_name());
       h.runs_target = t != nullptr && IsManaged(*t) && !api::IsBeingDeleted(*t) &&
                       api::WorkloadView(*t).replicas() > 0;
     }
@@ -266,7 +266,7 @@ StatusOr<runtime::Result> HpaController::Finish(Check& check) {
   }
   if (tell_not_served) {
     reconciler_->events().Event(
-        check.obj, runtime::kEventTypeWarning, "HPAUnsupportedInCluster",
+        check.obj(), runtime::kEventTypeWarning, "HPAUnsupportedInCluster",
         "cluster(s) " + Join(check.not_served) + " do not serve " +
             kHorizontalPodAutoscalers.ApiVersion() +
             " HorizontalPodAutoscalers: they get no local HPA and no share of minReplicas and "
@@ -286,8 +286,8 @@ StatusOr<runtime::Result> HpaController::Finish(Check& check) {
                       .frozen = state.frozen[i]});
   }
   FLOTILLA_RETURN_IF_ERROR(
-      WriteStatusIfChanged(ctx_.fed(), kHorizontalPodAutoscalers, check.obj,
-                           AggregateStatus(check.obj, locals, check.now),
+      WriteStatusIfChanged(ctx_.fed(), kHorizontalPodAutoscalers, check.obj(),
+                           AggregateStatus(check.obj(), locals, check.now),
                            {{api::kHpaStatusAnnotation, BreakdownAnnotation(locals)}}));
   // A frozen cluster may give or take again once its freeze ends.
   if (state.thaw) {
@@ -303,12 +303,12 @@ void HpaController::Report(const Check& check, const State& state) {
     if (c.held) before[c.name] = *c.held;
   }
   for (const Move& m : state.partition.moves) {
-    reconciler_->events().Event(check.obj, runtime::kEventTypeNormal,
+    reconciler_->events().Event(check.obj(), runtime::kEventTypeNormal,
                                 m.min ? "MinReplicasMoved" : "MaxReplicasMoved", DescribeMove(m));
   }
   if (before != state.partition.shares) {
     reconciler_->events().Event(
-        check.obj, runtime::kEventTypeNormal, "SharesChanged",
+        check.obj(), runtime::kEventTypeNormal, "SharesChanged",
         "minReplicas/maxReplicas per cluster: " + Describe(state.partition.shares) + " (were " +
             Describe(before) + ")");
   }
@@ -316,7 +316,7 @@ void HpaController::Report(const Check& check, const State& state) {
 
 Status HpaController::PlaceTarget(const Check& check, const State& state) {
   const client::ResourceRef* resource = nullptr;
-  runtime::ObjectPtr target = TargetOf(check.obj, &resource);
+  runtime::ObjectPtr target = TargetOf(check.obj(), &resource);
   if (target == nullptr || api::IsBeingDeleted(*target) || state.partition.chosen.empty()) {
     return Status::Ok();
   }
@@ -325,7 +325,7 @@ Status HpaController::PlaceTarget(const Check& check, const State& state) {
   std::optional<HpaTargetList> have = HpaTargetListOf(*target);
   if (have == want) return Status::Ok();
   json::object typed =
-      Typed(*resource, std::string(api::HpaView(check.obj).target_kind()), *target);
+      Typed(*resource, std::string(api::HpaView(check.obj()).target_kind()), *target);
   FLOTILLA_RETURN_IF_ERROR(SetAnnotation(ctx_.fed(), *resource, typed,
                                          api::kHpaTargetClusterListAnnotation,
                                          RenderHpaTargetList(want))

@@ -96,9 +96,9 @@ bool IngressController::ServedIn(const std::string& cluster, const json::object&
 }
 
 Status IngressController::Plan(Check& check) {
-  json::object copy = CopyOf(check.obj);
+  json::object copy = CopyOf(check.obj());
   for (Copy& c : check.copies) {
-    if (!ServedIn(c.cluster(), check.obj)) {
+    if (!ServedIn(c.cluster(), check.obj())) {
       c.remove = true;  // nothing there to route to
       continue;
     }
@@ -113,7 +113,7 @@ StatusOr<runtime::Result> IngressController::Finish(Check& check) {
   for (const Copy& c : check.copies) {
     if (c.desired && c.Managed()) copies.push_back(c.Current());
   }
-  const json::value* current = Find(check.obj, "status");
+  const json::value* current = Find(check.obj(), "status");
   json::object status =
       current != nullptr && current->is_object() ? current->get_object() : json::object{};
   status["loadBalancer"] = LoadBalancerOf(copies);
@@ -123,7 +123,7 @@ StatusOr<runtime::Result> IngressController::Finish(Check& check) {
     bool addressed = lb != nullptr && lb->is_array() && !lb->get_array().empty();
     return BreakdownCell{.planned = 1, .ready = addressed ? 1 : 0};
   });
-  FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kIngresses, check.obj, status,
+  FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), kIngresses, check.obj(), status,
                                                 {{api::kIngressStatusAnnotation, breakdown}}));
   return runtime::Result{};
 }

@@ -161,8 +161,8 @@ Status JobController::Plan(Check& check) {
   auto state = std::make_shared<State>();
   check.state = state;
   Ledger& ledger = state->ledger;
-  ledger = ParseLedger(check.obj);
-  const json::object& job = check.obj;
+  ledger = ParseLedger(check.obj());
+  const json::object& job = check.obj();
   const bool indexed = Indexed(job);
   const std::optional<int64_t> completions = api::batch::OptionalIntAt(job, "spec.completions");
   const int64_t parallelism = api::batch::OptionalIntAt(job, "spec.parallelism").value_or(1);
@@ -337,9 +337,9 @@ Status JobController::Plan(Check& check) {
   // deleted or created for a share the federation then forgot would run
   // work twice or never.
   FLOTILLA_ASSIGN_OR_RETURN(std::optional<json::object> stored,
-                            SetAnnotation(ctx_.fed(), client::kJobs, check.obj, kSharesAnnotation,
+                            SetAnnotation(ctx_.fed(), client::kJobs, check.obj(), kSharesAnnotation,
                                           SerializeLedger(ledger)));
-  if (stored) check.obj = Typed(client::kJobs, "Job", *std::move(stored));
+  if (stored) check.SetObj(Typed(client::kJobs, "Job", *std::move(stored)));
   return Status::Ok();
 }
 
@@ -381,7 +381,7 @@ StatusOr<runtime::Result> JobController::Finish(Check& check) {
   auto* state_ptr = std::any_cast<std::shared_ptr<State>>(&check.state);
   if (state_ptr == nullptr) return runtime::Result{};
   Ledger& ledger = (*state_ptr)->ledger;
-  const json::object& job = check.obj;
+  const json::object& job = check.obj();
   const std::string now = FormatRfc3339(check.now);
   int64_t active = 0, ready = 0, terminating = 0;
   std::string start, finish, completed_indexes;

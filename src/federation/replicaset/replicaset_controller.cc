@@ -48,7 +48,7 @@ void ReplicaSetController::PodsOf(const std::string& cluster, const json::object
 }
 
 json::object ReplicaSetController::DesiredCopy(const Check& check, size_t, int64_t replicas) const {
-  return DesiredLocal(check.obj, replicas);
+  return DesiredLocal(check.obj(), replicas);
 }
 
 Status ReplicaSetController::Plan(Check& check) {
@@ -98,9 +98,9 @@ Status ReplicaSetController::WriteStatus(Check& check) {
     }
     locals.push_back(std::move(l));
   }
-  json::object status = AggregateStatus(check.obj, locals);
+  json::object status = AggregateStatus(check.obj(), locals);
   SetAffinityCondition(check, status);
-  return WriteStatusIfChanged(ctx_.fed(), kReplicaSets, check.obj, std::move(status),
+  return WriteStatusIfChanged(ctx_.fed(), kReplicaSets, check.obj(), std::move(status),
                               {{api::kReplicaSetStatusAnnotation, BreakdownAnnotation(locals)}});
 }
 

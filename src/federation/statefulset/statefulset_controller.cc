@@ -92,14 +92,14 @@ void StatefulSetController::EnqueueServiceOwners(const json::object& svc) {
 
 planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& state,
                                                         const planner::Preferences* prefs) {
-  std::map<std::string, int64_t> last = LastPlanned(check.obj, api::kStatefulSetStatusAnnotation);
+  std::map<std::string, int64_t> last = LastPlanned(check.obj(), api::kStatefulSetStatusAnnotation);
   {
     MutexLock lock(mu_);
     if (auto it = decided_.find(check.key); it != decided_.end()) {
       last = std::map<std::string, int64_t>(it->second.begin(), it->second.end());
     }
   }
-  int64_t replicas = api::WorkloadView(check.obj).replicas();
+  int64_t replicas = api::WorkloadView(check.obj()).replicas();
   std::vector<StatefulCluster> clusters;
   for (const runtime::ObjectPtr& cluster : ctx_.cluster_objects().lister().List()) {
     std::string name(api::ObjectView(*cluster).name());
@@ -112,7 +112,7 @@ planner::ReplicaCounts StatefulSetController::Partition(Check& check, State& sta
                    !check.selector.Matches(*cluster))) {
       continue;
     }
-    if (CopyName(check.obj, name).size() > api::kMaxStatefulSetNameLength) {
+    if (CopyName(check.obj(), name).size() > api::kMaxStatefulSetNameLength) {
       state.too_long.push_back(name);
       continue;
     }
@@ -153,14 +153,14 @@ Status StatefulSetController::Plan(Check& check) {
   // new ones go and which go first), or duplicates them.
   std::optional<planner::Preferences> prefs;
   if (check.policy) {
-    prefs = reconciler_->PolicyDivision(check, api::WorkloadView(check.obj).replicas(),
-                                        api::WorkloadView(check.obj).pod_template());
+    prefs = reconciler_->PolicyDivision(check, api::WorkloadView(check.obj()).replicas(),
+                                        api::WorkloadView(check.obj()).pod_template());
   } else {
     StatusOr<planner::Preferences> annotated =
-        PreferencesOf(check.obj, api::kStatefulSetPreferencesAnnotation);
+        PreferencesOf(check.obj(), api::kStatefulSetPreferencesAnnotation);
     if (!annotated.ok()) {
       // Admission rejects these; one stored before cannot be planned.
-      reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "InvalidPreferences",
+      reconciler_->events().Event(check.obj(), runtime::kEventTypeWarning, "InvalidPreferences",
                                   Describe(annotated.status()));
       state.invalid = true;
       return Status::Ok();
@@ -172,7 +172,7 @@ Status StatefulSetController::Plan(Check& check) {
     MutexLock lock(mu_);
     decided_[check.key] = state.shares;
   }
-  RolloutMode mode = StringAt(check.obj, "spec.updateStrategy.type") == "OnDelete"
+  RolloutMode mode = StringAt(check.obj(), "spec.updateStrategy.type") == "OnDelete"
                          ? RolloutMode::kAllAtOnce
                          : RolloutMode::kOneAtATime;
   state.rollout = reconciler_->PlanTemplateRollout(
@@ -181,7 +181,7 @@ Status StatefulSetController::Plan(Check& check) {
     Copy& c = check.copies[i];
     auto share = state.shares.find(c.cluster());
     if (share == state.shares.end()) continue;  // its name would be too long
-    json::object desired = DesiredLocal(check.obj, share->second);
+    json::object desired = DesiredLocal(check.obj(), share->second);
     EnsureObject(desired, "metadata")["name"] = c.name;
     if (!state.rollout.new_template[i] && c.Managed()) {
       if (const json::object* keep = TemplateOf(*c.existing)) {
@@ -235,9 +235,9 @@ std::vector<runtime::ObjectPtr> StatefulSetController::LoadBalancers(
 
 Status StatefulSetController::SyncServices(Check& check, const State& state) {
   std::vector<StatefulPod> pods = Pods(check.name, state.shares);
-  bool lb = api::AnnotationAt(check.obj, api::kStatefulSetLbNeededAnnotation) == "true";
+  bool lb = api::AnnotationAt(check.obj(), api::kStatefulSetLbNeededAnnotation) == "true";
   runtime::ObjectPtr governing =
-      services_.lister().Get(check.ns, api::WorkloadView(check.obj).service_name());
+      services_.lister().Get(check.ns, api::WorkloadView(check.obj()).service_name());
   if (governing != nullptr) {
     FLOTILLA_RETURN_IF_ERROR(
         SetAnnotations(ctx_.fed(), kServices, *governing,
@@ -245,9 +245,9 @@ Status StatefulSetController::SyncServices(Check& check, const State& state) {
                         {api::kStatefulReplicaListAnnotation, ReplicaList(pods)}})
             .status());
   } else if (lb) {
-    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "NoGoverningService",
+    reconciler_->events().Event(check.obj(), runtime::kEventTypeWarning, "NoGoverningService",
                                 "No Service " +
-                                    std::string(api::WorkloadView(check.obj).service_name()) +
+                                    std::string(api::WorkloadView(check.obj()).service_name()) +
                                     " on the federation: its ports are what each pod's "
                                     "LoadBalancer Service serves");
   }
@@ -256,10 +256,10 @@ Status StatefulSetController::SyncServices(Check& check, const State& state) {
     const json::value* ports = Find(*governing, "spec.ports");
     json::array list = ports != nullptr && ports->is_array() ? ports->get_array() : json::array();
     for (const StatefulPod& pod : pods) {
-      wanted[pod.name] = LoadBalancerService(check.obj, pod, list);
+      wanted[pod.name] = LoadBalancerService(check.obj(), pod, list);
     }
   }
-  for (const runtime::ObjectPtr& svc : LoadBalancers(check.obj)) {
+  for (const runtime::ObjectPtr& svc : LoadBalancers(check.obj())) {
     std::string name(api::ObjectView(*svc).name());
     auto want = wanted.find(name);
     if (want == wanted.end()) {
@@ -304,7 +304,7 @@ Status StatefulSetController::WriteStatus(Check& check, const State& state,
       s.local = c.Managed() ? c.Current() : nullptr;
       s.rollout = state.rollout.states[i];
       if (s.local != nullptr) {
-        const json::object* want = state.rollout.TemplateFor(i, check.obj);
+        const json::object* want = state.rollout.TemplateFor(i, check.obj());
         s.on_template = want != nullptr && RunsTemplate(*s.local, *want);
         s.observed = c.desired && reconciler_->CopyUpToDate(check, c) &&
                      api::WorkloadView(*s.local).Observed();
@@ -315,7 +315,8 @@ Status StatefulSetController::WriteStatus(Check& check, const State& state,
     clusters.push_back(std::move(s));
   }
   return WriteStatusIfChanged(
-      ctx_.fed(), kStatefulSets, check.obj, AggregateStatus(check.obj, clusters, update_revision),
+      ctx_.fed(), kStatefulSets, check.obj(),
+      AggregateStatus(check.obj(), clusters, update_revision),
       {{api::kStatefulSetStatusAnnotation, BreakdownAnnotation(update_revision, clusters)}});
 }
 
@@ -323,19 +324,19 @@ StatusOr<runtime::Result> StatefulSetController::Finish(Check& check) {
   State& state = StateOf(check);
   if (state.invalid) return runtime::Result{};
   for (const std::string& cluster : state.too_long) {
-    reconciler_->events().Event(check.obj, runtime::kEventTypeWarning, "NameTooLong",
+    reconciler_->events().Event(check.obj(), runtime::kEventTypeWarning, "NameTooLong",
                                 "Cluster " + cluster +
                                     " gets no replicas: its local StatefulSet would be named " +
-                                    CopyName(check.obj, cluster) + ", more than " +
+                                    CopyName(check.obj(), cluster) + ", more than " +
                                     std::to_string(api::kMaxStatefulSetNameLength) + " characters");
   }
-  FLOTILLA_ASSIGN_OR_RETURN(runtime::Revisions revisions, history_.Sync(check.obj));
+  FLOTILLA_ASSIGN_OR_RETURN(runtime::Revisions revisions, history_.Sync(check.obj()));
   std::string update(api::ObjectView(revisions.update).name());
   rollout_events_->Report(check, state.rollout,
                           std::to_string(IntAt(revisions.update, "revision")));
   FLOTILLA_RETURN_IF_ERROR(SyncServices(check, state));
   FLOTILLA_RETURN_IF_ERROR(WriteStatus(check, state, update));
-  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(check.obj, revisions, {}));
+  FLOTILLA_RETURN_IF_ERROR(history_.Truncate(check.obj(), revisions, {}));
   return runtime::Result{};
 }
 

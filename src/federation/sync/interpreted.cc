@@ -53,8 +53,8 @@ int64_t BoundPods(MemberInformers& members, const Copy& copy) {
 
 StatusOr<int64_t> PlanDivided(const interpreter::Customization& c, MemberInformers& members,
                               Check& check, const json::object& desired) {
-  FLOTILLA_ASSIGN_OR_RETURN(interpreter::Replicas asked, interpreter::GetReplicas(c, check.obj));
-  FLOTILLA_ASSIGN_OR_RETURN(planner::Preferences prefs, PreferencesOf(check.obj));
+  FLOTILLA_ASSIGN_OR_RETURN(interpreter::Replicas asked, interpreter::GetReplicas(c, check.obj()));
+  FLOTILLA_ASSIGN_OR_RETURN(planner::Preferences prefs, PreferencesOf(check.obj()));
   std::vector<std::string> clusters;
   planner::ReplicaCounts capacity;
   const json::object pod = PodOf(asked.requirements);
@@ -108,7 +108,7 @@ StatusOr<json::object> AggregatedStatus(const interpreter::Customization& c, con
     items.push_back(std::move(item));
   }
   FLOTILLA_ASSIGN_OR_RETURN(json::object aggregated,
-                            interpreter::AggregateStatus(c, check.obj, items));
+                            interpreter::AggregateStatus(c, check.obj(), items));
   const json::object* status = GetObject(aggregated, "status");
   return status != nullptr ? *status : json::object();
 }

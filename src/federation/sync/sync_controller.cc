@@ -62,13 +62,13 @@ class SyncController::KindStrategy : public Strategy {
                          custom->Has(interpreter::Operation::kReviseReplica);
     // No cluster, no copy to build.
     if (check.copies.empty() && !divided) return Status::Ok();
-    json::object desired = DesiredCopy(spec_, check.obj);
+    json::object desired = DesiredCopy(spec_, check.obj());
     if (divided) {
       StatusOr<int64_t> unplaced = PlanDivided(*custom, ctx_.members(), check, desired);
       FLOTILLA_RETURN_IF_ERROR(reconciler_.Interpreted(check, unplaced.status()));
       if (*unplaced > 0) {
         reconciler_.events().Event(
-            check.obj, runtime::kEventTypeWarning, "NotEnoughRoom",
+            check.obj(), runtime::kEventTypeWarning, "NotEnoughRoom",
             std::to_string(*unplaced) +
                 " replicas fit in no admitted cluster (their free cpu, memory and pods)");
         check.state = *unplaced;
@@ -109,12 +109,12 @@ class SyncController::KindStrategy : public Strategy {
       FLOTILLA_RETURN_IF_ERROR(reconciler_.Interpreted(check, status.status()));
       // On the object as the annotation's write left it (its resourceVersion).
       FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(
-          ctx_.fed(), spec_.resource, stored ? *stored : check.obj, *std::move(status)));
+          ctx_.fed(), spec_.resource, stored ? *stored : check.obj(), *std::move(status)));
       return next;
     }
     if (spec_.resource.resource == "resourcequotas") {
-      FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj,
-                                                    QuotaStatus(check.obj, ManagedCopies(check))));
+      FLOTILLA_RETURN_IF_ERROR(WriteStatusIfChanged(
+          ctx_.fed(), spec_.resource, check.obj(), QuotaStatus(check.obj(), ManagedCopies(check))));
       return runtime::Result{};
     }
     if (spec_.kind == "PersistentVolumeClaim") {
@@ -124,8 +124,8 @@ class SyncController::KindStrategy : public Strategy {
         return BreakdownCell{.planned = 1, .ready = bound ? 1 : 0};
       });
       FLOTILLA_RETURN_IF_ERROR(
-          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj,
-                               PersistentVolumeClaimStatus(check.obj, ManagedCopies(check)),
+          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj(),
+                               PersistentVolumeClaimStatus(check.obj(), ManagedCopies(check)),
                                {{api::kClaimStatusAnnotation, std::move(breakdown)}}));
       return runtime::Result{};
     }
@@ -138,11 +138,11 @@ class SyncController::KindStrategy : public Strategy {
       StatusOr<json::object> status = AggregatedStatus(*custom, check);
       FLOTILLA_RETURN_IF_ERROR(reconciler_.Interpreted(check, status.status()));
       FLOTILLA_RETURN_IF_ERROR(
-          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj, *std::move(status)));
+          WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj(), *std::move(status)));
       return runtime::Result{};
     }
     FLOTILLA_RETURN_IF_ERROR(
-        WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj, ServiceStatus(check)));
+        WriteStatusIfChanged(ctx_.fed(), spec_.resource, check.obj(), ServiceStatus(check)));
     return runtime::Result{};
   }
 
@@ -165,7 +165,7 @@ class SyncController::KindStrategy : public Strategy {
     json::object lb;
     if (!ingress.empty()) lb["ingress"] = std::move(ingress);
     json::object status;
-    const json::value* previous = Find(check.obj, "status");
+    const json::value* previous = Find(check.obj(), "status");
     if (previous != nullptr && previous->is_object()) status = previous->get_object();
     status["loadBalancer"] = std::move(lb);
     return status;
@@ -221,10 +221,10 @@ class SyncController::KindStrategy : public Strategy {
     }
     std::string annotation = StatusByCluster(statuses);
     if (annotation.empty()) {
-      return SetAnnotations(ctx_.fed(), spec_.resource, check.obj, {},
+      return SetAnnotations(ctx_.fed(), spec_.resource, check.obj(), {},
                             {api::kStatusByClusterAnnotation});
     }
-    return SetAnnotation(ctx_.fed(), spec_.resource, check.obj, api::kStatusByClusterAnnotation,
+    return SetAnnotation(ctx_.fed(), spec_.resource, check.obj(), api::kStatusByClusterAnnotation,
                          annotation);
   }
 
