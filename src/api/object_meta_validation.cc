@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <utility>
 
 #include "api/validation.h"
 
@@ -36,10 +37,10 @@ json::value ValueOrNull(const json::object& o, std::string_view key) {
 // Appends a FieldTypeInvalid cause when `v` is present, not null and not of
 // `kind`; returns whether `v` can be read as `kind`.
 bool CheckKind(const json::value* v, json::kind kind, std::string_view type_name,
-               const std::string& field, std::vector<StatusCause>& errs) {
+               std::string_view field, std::vector<StatusCause>& errs) {
   if (v == nullptr || v->is_null()) return false;
   if (v->kind() == kind) return true;
-  errs.push_back(FieldTypeInvalid(field, *v, type_name));
+  errs.push_back(FieldTypeInvalid(std::string(field), *v, type_name));
   return false;
 }
 
@@ -95,7 +96,7 @@ void ValidateOwnerReference(const json::object& ref, const std::string& field,
 std::vector<std::string> FinalizerNames(const json::value* finalizers, std::string_view field,
                                         std::vector<StatusCause>& errs) {
   std::vector<std::string> names;
-  if (!CheckKind(finalizers, json::kind::array, "array", std::string(field), errs)) return names;
+  if (!CheckKind(finalizers, json::kind::array, "array", field, errs)) return names;
   const json::array& list = finalizers->get_array();
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i].is_string()) {
@@ -168,8 +169,15 @@ const json::object* Metadata(const json::object& obj, std::vector<StatusCause>& 
 }
 
 void CheckStringFields(const json::object& meta, std::vector<StatusCause>& errs) {
-  for (std::string_view key : {"name", "generateName", "namespace", "resourceVersion", "uid"}) {
-    CheckKind(meta.if_contains(key), json::kind::string, "string", Child("metadata", key), errs);
+  // Each with its path spelled out: a check that passes builds no string.
+  static constexpr std::pair<std::string_view, std::string_view> kFields[] = {
+      {"name", "metadata.name"},
+      {"generateName", "metadata.generateName"},
+      {"namespace", "metadata.namespace"},
+      {"resourceVersion", "metadata.resourceVersion"},
+      {"uid", "metadata.uid"}};
+  for (const auto& [key, field] : kFields) {
+    CheckKind(meta.if_contains(key), json::kind::string, "string", field, errs);
   }
 }
 
