@@ -346,6 +346,7 @@ json::array EncodeManagedFields(std::vector<ManagedFieldsEntry> entries) {
   json::array out;
   for (const ManagedFieldsEntry& e : entries) {
     json::object o;
+    o.reserve(7);  // all its fields at once: each insert past the capacity moves the rest
     o["manager"] = e.manager;
     o["operation"] = e.operation;
     o["apiVersion"] = e.api_version;
