@@ -30,24 +30,21 @@ struct H2Server {
     opts.max_body_bytes = 64 * 1024;
     opts.max_stream_buffer_bytes = 64 * 1024;
     opts.http2_max_streams = 16;
-    auto server =
-        apiserver::HttpServer::Start(opts, [](apiserver::Request& req, apiserver::Responder& resp) {
-          if (req.path.starts_with("/watch")) {
-            auto stream = resp.StartAsyncStream(200, {{"Content-Type", "application/json"}});
-            if (stream == nullptr) return;
-            for (int i = 0; i < 3; ++i) stream->Write(std::string(2000, 'e') + "\n");
-            if (req.HasQuery("end")) stream->End();
-            return;
-          }
-          if (req.path.starts_with("/sync")) {
-            if (resp.StartStream(200, {})) resp.WriteChunk("chunk");
-            return;
-          }
-          resp.Respond(req.method == "POST" ? 201 : 200, {{"Content-Type", "text/plain"}},
-                       std::to_string(req.body.size()));
-        });
-    if (!server.ok()) Broken("starting the server", server.status().message());
-    http = std::move(*server);
+    http = StartServing(opts, [](apiserver::Request& req, apiserver::Responder& resp) {
+      if (req.path.starts_with("/watch")) {
+        auto stream = resp.StartAsyncStream(200, {{"Content-Type", "application/json"}});
+        if (stream == nullptr) return;
+        for (int i = 0; i < 3; ++i) stream->Write(std::string(2000, 'e') + "\n");
+        if (req.HasQuery("end")) stream->End();
+        return;
+      }
+      if (req.path.starts_with("/sync")) {
+        if (resp.StartStream(200, {})) resp.WriteChunk("chunk");
+        return;
+      }
+      resp.Respond(req.method == "POST" ? 201 : 200, {{"Content-Type", "text/plain"}},
+                   std::to_string(req.body.size()));
+    });
     ctx = InsecureClientContext();
   }
 

@@ -122,6 +122,13 @@ apiserver::HttpServerOptions ServingOptions(const std::string& name) {
   return opts;
 }
 
+std::unique_ptr<apiserver::HttpServer> StartServing(const apiserver::HttpServerOptions& opts,
+                                                    apiserver::Handler handler) {
+  auto server = apiserver::HttpServer::Start(opts, std::move(handler));
+  if (!server.ok()) Broken("starting the server", server.status().message());
+  return std::move(*server);
+}
+
 SSL_CTX* InsecureClientContext() {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);

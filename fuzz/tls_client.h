@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,11 @@ class TlsClient {
 // HTTPS options for a target's server: a serving certificate made in a
 // temporary directory named after `name`, removed when the process exits.
 apiserver::HttpServerOptions ServingOptions(const std::string& name);
+
+// Starts a target's server with `opts` (from ServingOptions) and `handler`;
+// Broken when it cannot.
+std::unique_ptr<apiserver::HttpServer> StartServing(const apiserver::HttpServerOptions& opts,
+                                                    apiserver::Handler handler);
 
 // An SSL_CTX for TlsClient: TLS, no verification. For the process's life.
 SSL_CTX* InsecureClientContext();

@@ -33,17 +33,13 @@ constexpr int kEndMillis = 10000;
 struct Federation {
   Federation() {
     apiserver::HttpServerOptions opts = ServingOptions("tunnel");
-    auto server =
-        apiserver::HttpServer::Start(opts, [this](apiserver::Request&, apiserver::Responder& resp) {
-          bool switched =
-              resp.SwitchProtocols({{"Upgrade", "flotilla-tunnel"}, {"Connection", "Upgrade"}},
-                                   [this](http2::Upgraded up) {
-                                     (void)tunnel->Attach(std::move(up), Duration::zero(), nullptr);
-                                   });
-          if (!switched) resp.Respond(400, {}, "");
-        });
-    if (!server.ok()) Broken("starting the server", server.status().message());
-    http = std::move(*server);
+    http = StartServing(opts, [this](apiserver::Request&, apiserver::Responder& resp) {
+      bool switched = resp.SwitchProtocols(
+          {{"Upgrade", "flotilla-tunnel"}, {"Connection", "Upgrade"}}, [this](http2::Upgraded up) {
+            (void)tunnel->Attach(std::move(up), Duration::zero(), nullptr);
+          });
+      if (!switched) resp.Respond(400, {}, "");
+    });
     client::RestConfig config;
     config.server = "https://edge.agent";
     config.tunnel = tunnel;
