@@ -105,8 +105,8 @@ inline std::string Wire(int code, const Headers& headers, bool keep_alive, std::
 // limits, chunked bodies, keep-alive) without Beast's message, whose fields
 // the request would otherwise copy again (an allocation or two per header
 // each way). Header names are lower-cased; a repeated header's values are
-// joined with commas, as Go's Header.Get sees the first and kube's
-// handlers the list. One reader per request, as Beast's parsers.
+// joined with commas into one (HTTP's list form). One reader per request,
+// as Beast's parsers.
 class RequestReader : public http::basic_parser<true> {
  public:
   RequestReader(uint64_t body_limit, uint32_t header_limit) {
