@@ -104,6 +104,12 @@ class Lru {
     }
     return it->second.first;
   }
+  void Erase(const std::string& key) {
+    auto it = map_.find(key);
+    if (it == map_.end()) return;
+    order_.erase(it->second.second);
+    map_.erase(it);
+  }
 
  private:
   size_t capacity_;

@@ -107,7 +107,7 @@ bool EventCopyDiffers(const json::object& current, const json::object& desired) 
 }
 
 MemberEventsController::MemberEventsController(FederationContext& ctx, MemberEventsOptions options)
-    : ctx_(ctx) {
+    : ctx_(ctx), written_(options.remembered) {
   controller_ =
       &ctx.manager().AddController(kName, std::max(1, options.workers),
                                    [this](const std::string& key) { return Reconcile(key); });
@@ -141,33 +141,78 @@ StatusOr<runtime::Result> MemberEventsController::Reconcile(const std::string& k
   // A cluster that is not Ready now: its copies stay until they expire.
   if (events == nullptr) return runtime::Result{};
   const std::string copy_name = EventCopyName(name, cluster);
+  const std::string copy_key = ns + "/" + copy_name;
   runtime::ObjectPtr event = events->lister().Get(ns, name);
-  client::Client& fed = ctx_.fed();
   if (event == nullptr) {
-    Status deleted = fed.Delete(kEvents, ns, copy_name);
+    {
+      MutexLock lock(written_mu_);
+      written_.Erase(copy_key);
+    }
+    Status deleted = ctx_.fed().Delete(kEvents, ns, copy_name);
     if (deleted.ok() || deleted.Is(Reason::kNotFound)) return runtime::Result{};
     return deleted;
   }
-  json::object desired = EventCopy(CachedEvent(*event), cluster);
-  auto current = fed.Get(kEvents, ns, copy_name);
+  std::string from(api::ObjectView(*event).resource_version());
+  std::string written;
+  {
+    MutexLock lock(written_mu_);
+    if (const Written* w = written_.Find(copy_key)) {
+      if (!from.empty() && w->from == from) return runtime::Result{};
+      written = w->copy;
+    }
+  }
+  StatusOr<std::string> copy = Write(EventCopy(CachedEvent(*event), cluster), written);
+  MutexLock lock(written_mu_);
+  if (!copy.ok() || copy->empty()) {
+    written_.Erase(copy_key);  // the next try reads, or creates, what is there
+  } else {
+    written_.Put(copy_key, Written{std::move(from), std::move(*copy)});
+  }
+  if (!copy.ok()) return copy.status();
+  return runtime::Result{};
+}
+
+StatusOr<std::string> MemberEventsController::Write(json::object desired,
+                                                    const std::string& written) {
+  client::Client& fed = ctx_.fed();
+  api::ObjectView view(desired);
+  const std::string ns(view.ns());
+  const std::string name(view.name());
+  auto rv = [](const json::object& o) {
+    return std::string(api::ObjectView(o).resource_version());
+  };
+  bool create = written.empty();
+  if (!create) {
+    // An update from what was written last. The copy gone (expired,
+    // deleted) is made again; written by anyone else since, it is read.
+    json::object updated = desired;
+    updated["metadata"].as_object()["resourceVersion"] = written;
+    auto put = fed.Update(kEvents, ns, updated);
+    if (put.ok()) return rv(*put);
+    create = put.status().Is(Reason::kNotFound);
+    if (!create && !put.status().Is(Reason::kConflict)) return put.status();
+  }
+  if (create) {
+    auto created = fed.Create(kEvents, ns, desired);
+    if (created.ok()) return rv(*created);
+    if (!created.status().Is(Reason::kAlreadyExists)) {
+      // No such namespace here (or it is going), or an Event the federation
+      // would not take: nothing to retry.
+      spdlog::debug("member event copy {}/{} is not written: {}", ns, name,
+                    created.status().ToString());
+      return std::string();
+    }
+  }
+  auto current = fed.Get(kEvents, ns, name);
   if (!current.ok()) {
     if (!current.status().Is(Reason::kNotFound)) return current.status();
-    auto created = fed.Create(kEvents, ns, desired);
-    if (created.ok()) return runtime::Result{};
-    // Another worker made it first: compare again.
-    if (created.status().Is(Reason::kAlreadyExists)) return created.status();
-    // No such namespace here (or it is going), or an Event the federation
-    // would not take: nothing to retry.
-    spdlog::debug("member {}'s event {}/{} is not copied: {}", cluster, ns, name,
-                  created.status().ToString());
-    return runtime::Result{};
+    // Expired or deleted since: create it again on the next try.
+    return Status::Conflict("event copy " + ns + "/" + name + " went while it was written");
   }
-  if (!EventCopyDiffers(*current, desired)) return runtime::Result{};
-  json::object updated = std::move(desired);
-  json::object& meta = updated["metadata"].as_object();
-  meta["resourceVersion"] = StringAt(*current, "metadata.resourceVersion");
-  FLOTILLA_RETURN_IF_ERROR(fed.Update(kEvents, ns, updated).status());
-  return runtime::Result{};
+  if (!EventCopyDiffers(*current, desired)) return rv(*current);
+  desired["metadata"].as_object()["resourceVersion"] = rv(*current);
+  FLOTILLA_ASSIGN_OR_RETURN(json::object updated, fed.Update(kEvents, ns, desired));
+  return rv(updated);
 }
 
 }  // namespace flotilla::federation::cluster

@@ -25,14 +25,18 @@
 #include <string>
 
 #include "base/json.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "federation/common/context.h"
 #include "runtime/controller_manager.h"
+#include "runtime/event_recorder.h"
 
 namespace flotilla::federation::cluster {
 
 struct MemberEventsOptions {
   int workers = 2;
+  // How many copies the controller remembers writing (Written below).
+  size_t remembered = 16384;
 };
 
 class MemberEventsController {
@@ -48,8 +52,24 @@ class MemberEventsController {
  private:
   // `key` is "CLUSTER/NAMESPACE/NAME" of a member's Event.
   StatusOr<runtime::Result> Reconcile(const std::string& key);
+  // Makes the copy `desired` say what it should, `written` (when known) its
+  // resourceVersion as last written here; returns its resourceVersion now,
+  // empty when it is not copied.
+  StatusOr<std::string> Write(json::object desired, const std::string& written);
+
+  // What the controller last wrote of a copy, by "NAMESPACE/COPY NAME": the
+  // member Event's resourceVersion it was made from and the copy's own. A
+  // member Event seen again unchanged (a relist, a resync) costs no read of
+  // the federation; a new occurrence updates the copy without one. A copy
+  // not remembered is created first and read only if it exists.
+  struct Written {
+    std::string from;  // the member Event's resourceVersion
+    std::string copy;  // the copy's
+  };
 
   FederationContext& ctx_;
+  Mutex written_mu_;
+  runtime::Lru<Written> written_ GUARDED_BY(written_mu_);
   runtime::Controller* controller_ = nullptr;
   MemberInformers::HandlerId handler_ = 0;
 };

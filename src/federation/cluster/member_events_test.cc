@@ -6,10 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
+#include <utility>
+
 #include "api/federated.h"
 #include "api/managed_fields.h"
 #include "api/validation.h"
 #include "federation/cluster/controller_fixture.h"
+#include "runtime/forwarding_client.h"
 
 namespace flotilla::federation::cluster {
 namespace {
@@ -167,6 +172,99 @@ TEST_F(MemberEventsTest, CopiesFollowsAndDeletesTheMembersPodEvents) {
   ASSERT_TRUE(member_clients_[0]->Delete(kEvents, kNs, "web-1.17f3a2b4c5d6e7f8").ok());
   Holds([&] { return Copy("web-1.17f3a2b4c5d6e7f8.a").empty(); });
   EXPECT_FALSE(Copy("web-1.17f3a2b4c5d6e7f8.b").empty());
+}
+
+// The federation's client, counting what the controller asks of its Events.
+class CountingClient : public runtime::testing::ForwardingClient {
+ public:
+  using ForwardingClient::ForwardingClient;
+  StatusOr<json::object> Get(const client::ResourceRef& r, const std::string& ns,
+                             const std::string& name) override {
+    if (r.resource == "events") ++gets;
+    return ForwardingClient::Get(r, ns, name);
+  }
+  StatusOr<json::object> Create(const client::ResourceRef& r, const std::string& ns,
+                                const json::object& obj) override {
+    if (r.resource == "events") ++writes;
+    return ForwardingClient::Create(r, ns, obj);
+  }
+  StatusOr<json::object> Update(const client::ResourceRef& r, const std::string& ns,
+                                const json::object& obj) override {
+    if (r.resource == "events") ++writes;
+    return ForwardingClient::Update(r, ns, obj);
+  }
+  std::atomic<int> gets{0};
+  std::atomic<int> writes{0};
+};
+
+// The controller on a client that counts its Event calls; the test reads
+// and writes through the federation's own.
+class MemberEventsCallsTest : public MemberEventsTest {
+ protected:
+  void StartCounting() {
+    auto counting = std::make_unique<CountingClient>(*fed_client_);
+    calls_ = counting.get();
+    counting_ = std::move(counting);
+    std::swap(fed_client_, counting_);  // the context is made on fed_client_
+    Start();
+    std::swap(fed_client_, counting_);
+  }
+  CountingClient* calls_ = nullptr;
+  std::unique_ptr<client::Client> counting_;  // goes before fed_client_, after TearDown
+};
+
+TEST_F(MemberEventsCallsTest, ACopyIsWrittenWithoutReadingItAndNotWrittenAgainUnchanged) {
+  StartCounting();
+  Put(0, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 1));
+  // Holds checks the Event once more after the copy is there: the member's
+  // Event unchanged, nothing is read or written again.
+  Holds([&] { return IntAt(Copy("web-1.17f3a2b4c5d6e7f8.a"), "count") == 1; });
+  EXPECT_EQ(calls_->writes, 1);
+  EXPECT_EQ(calls_->gets, 0);
+
+  // A new occurrence: one update from what was written, no read.
+  Put(0, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 2));
+  Holds([&] { return IntAt(Copy("web-1.17f3a2b4c5d6e7f8.a"), "count") == 2; });
+  EXPECT_EQ(calls_->writes, 2);
+  EXPECT_EQ(calls_->gets, 0);
+
+  // The copy changed by someone else: the next occurrence's update
+  // conflicts, and the controller reads the copy and writes what the member
+  // says.
+  json::object copy = Copy("web-1.17f3a2b4c5d6e7f8.a");
+  copy["message"] = "edited";
+  ASSERT_TRUE(fed_client_->Update(kEvents, kNs, copy).ok());
+  Put(0, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 3));
+  Holds([&] {
+    json::object now = Copy("web-1.17f3a2b4c5d6e7f8.a");
+    return IntAt(now, "count") == 3 && StringAt(now, "message") == "Started container web";
+  });
+  EXPECT_EQ(calls_->writes, 4);
+  EXPECT_EQ(calls_->gets, 1);
+
+  // Gone here (expired) while the member keeps it: a new occurrence makes
+  // it again.
+  ASSERT_TRUE(fed_client_->Delete(kEvents, kNs, "web-1.17f3a2b4c5d6e7f8.a").ok());
+  Put(0, Event("web-1.17f3a2b4c5d6e7f8", "Pod", "web-1", 4));
+  Holds([&] { return IntAt(Copy("web-1.17f3a2b4c5d6e7f8.a"), "count") == 4; });
+
+  // A copy there already that this controller did not write (another
+  // leader's, before a fail-over): created, found, read, and left alone
+  // when it says the same.
+  json::object other = EventCopy(Event("web-2.17f3a2b4c5d6e7f9", "Pod", "web-2", 1), "a");
+  auto made = fed_client_->Create(kEvents, kNs, other);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  int writes = calls_->writes, gets = calls_->gets;
+  Put(0, Event("web-2.17f3a2b4c5d6e7f9", "Pod", "web-2", 1));
+  ASSERT_TRUE(Settle([&] { return calls_->gets > gets; }));
+  ASSERT_TRUE(Settle([&] {
+    runtime::WorkQueueStats q = Controller().Metrics().queue;
+    return q.depth == 0 && q.processing == 0 && q.waiting == 0;
+  }));
+  EXPECT_EQ(calls_->writes, writes + 1);  // the create that found it
+  EXPECT_EQ(calls_->gets, gets + 1);
+  EXPECT_EQ(StringAt(Copy("web-2.17f3a2b4c5d6e7f9.a"), "metadata.resourceVersion"),
+            StringAt(*made, "metadata.resourceVersion"));
 }
 
 TEST_F(MemberEventsTest, AnEventInANamespaceTheFederationLacksIsLeftOut) {

@@ -96,7 +96,8 @@ DisruptionBudgetController::DisruptionBudgetController(FederationContext& ctx,
     : CopyStrategy(ctx, options, {kPodDisruptionBudgets, "PodDisruptionBudget", {"spec"}}) {
   StartReconciler(kName);
   // A member's workloads changing changes the shares of its namespace's
-  // budgets.
+  // budgets: their replicas or the labels their pods get (what ShareIn
+  // reads). A workload's status, which changes far more often, does not.
   for (const client::ResourceRef* workload : kWorkloads) {
     ctx.members().AddHandler(*workload, [this](const std::string&) {
       auto changed = [this](const runtime::ObjectPtr& obj) {
@@ -107,9 +108,15 @@ DisruptionBudgetController::DisruptionBudgetController(FederationContext& ctx,
           .on_add = changed,
           .on_update =
               [changed](const runtime::ObjectPtr& old_obj, const runtime::ObjectPtr& obj) {
-                const json::value* before = Find(*old_obj, "spec");
-                const json::value* after = Find(*obj, "spec");
-                if (before == nullptr || after == nullptr || *before != *after) changed(obj);
+                auto differs = [&](std::string_view path) {
+                  const json::value* before = Find(*old_obj, path);
+                  const json::value* after = Find(*obj, path);
+                  return (before == nullptr) != (after == nullptr) ||
+                         (before != nullptr && *before != *after);
+                };
+                if (differs("spec.replicas") || differs("spec.template.metadata.labels")) {
+                  changed(obj);
+                }
               },
           .on_delete = changed};
     });
