@@ -321,6 +321,63 @@ TEST(ApiServerTest, PatchTypes) {
   EXPECT_EQ(bad.code(), 415);
 }
 
+// A selector that pins the name reads only the keys that begin with it (as
+// kube-apiserver's MatchesSingle): the answers are those of a full scan.
+TEST(ApiServerTest, AListPinnedToOneNameFindsItAndOnlyIt) {
+  TestServer s;
+  for (const char* ns : {"default", "other"}) {
+    RecordingResponder r;
+    s.Do(r, "POST", "/api/v1/namespaces", std::string(R"({"metadata":{"name":")") + ns + "\"}}");
+    for (const char* name : {"web-1", "web-10", "web-1x", "web-2"}) {
+      RecordingResponder c;
+      s.Do(c, "POST", std::string("/api/v1/namespaces/") + ns + "/configmaps",
+           std::string(R"({"metadata":{"name":")") + name + R"(","labels":{"ns":")" + ns +
+               R"("}}})");
+      ASSERT_EQ(c.code(), 201) << c.body();
+    }
+  }
+  auto names = [&](const std::string& query) {
+    std::vector<std::string> out;
+    json::object list = Get(s, query);
+    for (const json::value& item : Find(list, "items")->as_array()) {
+      out.push_back(StringAt(item.as_object(), "metadata.namespace") + "/" +
+                    StringAt(item.as_object(), "metadata.name"));
+    }
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names("/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dweb-1"),
+            Names{"default/web-1"});
+  EXPECT_EQ(names("/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3D%3Dweb-1"),
+            Names{"default/web-1"});
+  EXPECT_EQ(names("/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dweb"),
+            Names{});
+  // Every namespace, or one pinned by the selector.
+  EXPECT_EQ(names("/api/v1/configmaps?fieldSelector=metadata.name%3Dweb-10"),
+            (Names{"default/web-10", "other/web-10"}));
+  EXPECT_EQ(names("/api/v1/configmaps?fieldSelector=metadata.name%3Dweb-10,"
+                  "metadata.namespace%3Dother"),
+            Names{"other/web-10"});
+  // With the other terms and a label selector still applied.
+  EXPECT_EQ(names("/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dweb-2&"
+                  "labelSelector=ns%3Ddefault"),
+            Names{});
+  EXPECT_EQ(names("/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dweb-2,"
+                  "metadata.namespace!%3Dother"),
+            Names{});
+  // A name in a namespace it is not in, and cluster-scoped kinds.
+  EXPECT_EQ(names("/api/v1/namespaces/nowhere/configmaps?fieldSelector=metadata.name%3Dweb-1"),
+            Names{});
+  EXPECT_EQ(names("/api/v1/namespaces?fieldSelector=metadata.name%3Dother"), Names{"/other"});
+  // A page at a time: the token carries on from the same keys.
+  json::object page = Get(s, "/api/v1/configmaps?fieldSelector=metadata.name%3Dweb-1&limit=1");
+  ASSERT_EQ(Find(page, "items")->as_array().size(), 1u);
+  ASSERT_NE(Find(page, "metadata.continue"), nullptr);
+  EXPECT_EQ(names("/api/v1/configmaps?fieldSelector=metadata.name%3Dweb-1&limit=1&continue=" +
+                  std::string(Find(page, "metadata.continue")->as_string())),
+            Names{"other/web-1"});
+}
+
 TEST(ApiServerTest, ListWithSelectorsAndPagination) {
   TestServer s;
   for (int i = 0; i < 5; ++i) {

@@ -61,13 +61,30 @@ std::optional<std::string> FieldValue(const json::object& obj, std::string_view 
 
 }  // namespace
 
+// The keys a list reads: the namespace's (or the kind's), or, as
+// kube-apiserver does for a selector that pins the name (MatchesSingle),
+// only those that begin with that name, so that `kubectl wait`, `rollout
+// status` and `get NAME --watch` do not read every object of the namespace.
+// The selector is still applied to each (another name may begin with it).
+namespace {
+std::string ListPrefix(const api::Resource& res, const std::string& ns,
+                       const api::FieldSelector& fields) {
+  std::optional<std::string> name = fields.RequiresExactMatch("metadata.name");
+  if (!name || name->empty()) return Objects::Prefix(res, ns);
+  if (!res.namespaced) return Objects::Key(res, "", *name);
+  std::string pinned_ns =
+      ns.empty() ? fields.RequiresExactMatch("metadata.namespace").value_or("") : ns;
+  return pinned_ns.empty() ? Objects::Prefix(res, ns) : Objects::Key(res, pinned_ns, *name);
+}
+}  // namespace
+
 StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns,
                                  const ListOptions& opts) {
   FLOTILLA_ASSIGN_OR_RETURN(api::LabelSelector labels,
                             api::LabelSelector::Parse(opts.label_selector));
   FLOTILLA_ASSIGN_OR_RETURN(api::FieldSelector fields,
                             api::FieldSelector::Parse(opts.field_selector));
-  const std::string prefix = Prefix(res, ns);
+  const std::string prefix = ListPrefix(res, ns, fields);
   storage::ListOptions page;
   if (!opts.continue_token.empty()) {
     FLOTILLA_RETURN_IF_ERROR(DecodeContinue(opts.continue_token, prefix, page));

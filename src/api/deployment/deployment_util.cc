@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <span>
 #include <sstream>
 
 #include "api/conditions.h"
@@ -32,17 +33,6 @@ json::value Normalized(const json::value& v) {
     return out;
   }
   return v;
-}
-
-json::object WithoutHash(const json::object& tmpl) {
-  json::object copy = tmpl;
-  if (json::object* meta = copy.if_contains("metadata") ? copy["metadata"].if_object() : nullptr) {
-    if (json::object* labels =
-            meta->if_contains("labels") ? (*meta)["labels"].if_object() : nullptr) {
-      labels->erase(kHashLabel);
-    }
-  }
-  return copy;
 }
 
 json::object& Annotations(json::object& obj) {
@@ -93,8 +83,76 @@ std::string ComputeHash(const json::object& pod_template, std::optional<int64_t>
   return SafeEncodeString(std::to_string(h));
 }
 
+namespace {
+
+// EqualIgnoreHash without building the normalized copies: `a` and `b`
+// compare as Normalized would leave them, the key path.back() ignored in the
+// object at the rest of `path` (which shrinks as the walk goes down it).
+using KeyPath = std::span<const std::string_view>;
+
+KeyPath Below(KeyPath path, std::string_view key) {
+  return path.size() > 1 && path.front() == key ? path.subspan(1) : KeyPath();
+}
+
+bool Ignored(KeyPath path, std::string_view key) { return path.size() == 1 && path[0] == key; }
+
+// Whether Normalized drops `v` as an object's member.
+bool NormalizesAway(const json::value& v, KeyPath path) {
+  if (v.is_null()) return true;
+  if (v.is_array()) return v.get_array().empty();
+  if (!v.is_object()) return false;
+  for (const auto& [key, member] : v.get_object()) {
+    if (!Ignored(path, key) && !NormalizesAway(member, Below(path, key))) return false;
+  }
+  return true;
+}
+
+bool NormalizedEqual(const json::value& a, const json::value& b, KeyPath path);
+
+bool NormalizedObjectsEqual(const json::object& a, const json::object& b, KeyPath path) {
+  for (const auto& [key, va] : a) {
+    if (Ignored(path, key)) continue;
+    KeyPath below = Below(path, key);
+    const json::value* vb = b.if_contains(key);
+    bool gone_a = NormalizesAway(va, below);
+    bool gone_b = vb == nullptr || NormalizesAway(*vb, below);
+    if (gone_a || gone_b) {
+      if (gone_a != gone_b) return false;
+      continue;
+    }
+    if (!NormalizedEqual(va, *vb, below)) return false;
+  }
+  for (const auto& [key, vb] : b) {
+    if (!Ignored(path, key) && !a.contains(key) && !NormalizesAway(vb, Below(path, key))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool NormalizedEqual(const json::value& a, const json::value& b, KeyPath path) {
+  if (a.is_object() && b.is_object()) {
+    return NormalizedObjectsEqual(a.get_object(), b.get_object(), path);
+  }
+  if (a.is_array() && b.is_array()) {
+    const json::array& x = a.get_array();
+    const json::array& y = b.get_array();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!NormalizedEqual(x[i], y[i], KeyPath())) return false;
+    }
+    return true;
+  }
+  if (a.is_object() || b.is_object() || a.is_array() || b.is_array()) return false;
+  return a == b;
+}
+
+constexpr std::string_view kHashLabelPath[] = {"metadata", "labels", kHashLabel};
+
+}  // namespace
+
 bool EqualIgnoreHash(const json::object& a, const json::object& b) {
-  return Normalized(WithoutHash(a)) == Normalized(WithoutHash(b));
+  return NormalizedObjectsEqual(a, b, kHashLabelPath);
 }
 
 int64_t ScaledValue(const json::value* v, int64_t total, bool round_up) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace flotilla::api::deployment {
 namespace {
 
@@ -56,6 +58,102 @@ TEST(DeploymentUtilTest, EqualIgnoreHashIgnoresTheHashLabelAndEmptyFields) {
   EXPECT_TRUE(EqualIgnoreHash(d, rs));
   rs["metadata"].as_object()["labels"].as_object()["tier"] = "x";
   EXPECT_FALSE(EqualIgnoreHash(d, rs));
+}
+
+// EqualIgnoreHash as defined: both templates without the hash label, with
+// null, {} and [] members dropped recursively, then compared as values.
+json::value Dropped(const json::value& v) {
+  if (v.is_object()) {
+    json::object out;
+    for (const auto& [k, val] : v.get_object()) {
+      json::value n = Dropped(val);
+      bool empty = n.is_null() || (n.is_object() && n.get_object().empty()) ||
+                   (n.is_array() && n.get_array().empty());
+      if (!empty) out[k] = std::move(n);
+    }
+    return out;
+  }
+  if (v.is_array()) {
+    json::array out;
+    for (const json::value& e : v.get_array()) out.push_back(Dropped(e));
+    return out;
+  }
+  return v;
+}
+
+bool EqualIgnoreHashByDefinition(json::object a, json::object b) {
+  for (json::object* t : {&a, &b}) {
+    json::value* meta = t->if_contains("metadata");
+    json::value* labels =
+        meta != nullptr && meta->is_object() ? meta->as_object().if_contains("labels") : nullptr;
+    if (labels != nullptr && labels->is_object()) labels->as_object().erase(kHashLabel);
+  }
+  return Dropped(a) == Dropped(b);
+}
+
+// A small random value over few keys and values, so that equal pairs and
+// near misses both come up often.
+json::value RandomValue(std::mt19937& rng, int depth) {
+  static constexpr const char* kKeys[] = {"labels", "metadata", "a", "b", "pod-template-hash"};
+  switch (rng() % (depth > 2 ? 4 : 7)) {
+    case 0:
+      return nullptr;
+    case 1:
+      return static_cast<int64_t>(rng() % 2);
+    case 2:
+      return rng() % 2 ? "x" : "y";
+    case 3:
+      return static_cast<bool>(rng() % 2);
+    case 4: {
+      json::array arr;
+      for (int i = rng() % 3; i > 0; --i) arr.push_back(RandomValue(rng, depth + 1));
+      return arr;
+    }
+    default: {
+      json::object obj;
+      for (int i = rng() % 4; i > 0; --i) obj[kKeys[rng() % 5]] = RandomValue(rng, depth + 1);
+      return obj;
+    }
+  }
+}
+
+json::object RandomTemplate(std::mt19937& rng) {
+  json::object t;
+  for (int i = rng() % 3; i > 0; --i) {
+    json::object labels;
+    if (rng() % 2) labels[kHashLabel] = rng() % 2 ? "abc" : "def";
+    if (rng() % 2) labels["app"] = RandomValue(rng, 3);
+    json::object meta;
+    if (rng() % 4) meta["labels"] = rng() % 5 ? json::value(labels) : RandomValue(rng, 2);
+    if (rng() % 2) meta["a"] = RandomValue(rng, 2);
+    t["metadata"] = rng() % 6 ? json::value(meta) : RandomValue(rng, 1);
+  }
+  if (rng() % 2) t["spec"] = RandomValue(rng, 1);
+  if (rng() % 3 == 0) t["b"] = RandomValue(rng, 1);
+  return t;
+}
+
+TEST(DeploymentUtilTest, EqualIgnoreHashAgreesWithItsDefinition) {
+  std::mt19937 rng(20261208);
+  int equal = 0;
+  for (int i = 0; i < 20000; ++i) {
+    json::object a = RandomTemplate(rng);
+    json::object b = rng() % 3 ? RandomTemplate(rng) : a;
+    if (rng() % 2 && b.contains("metadata") && b["metadata"].is_object()) {
+      // The same template as its ReplicaSet has it: the hash label added.
+      json::object& meta = b["metadata"].as_object();
+      if (!meta.contains("labels") || meta["labels"].is_object()) {
+        EnsureObject(meta, "labels")[kHashLabel] = "abc";
+      }
+    }
+    bool want = EqualIgnoreHashByDefinition(a, b);
+    ASSERT_EQ(EqualIgnoreHash(a, b), want) << json::serialize(a) << " vs " << json::serialize(b);
+    ASSERT_EQ(EqualIgnoreHash(b, a), want) << json::serialize(b) << " vs " << json::serialize(a);
+    equal += want;
+  }
+  // Both outcomes come up often enough to mean something.
+  EXPECT_GT(equal, 2000);
+  EXPECT_LT(equal, 18000);
 }
 
 TEST(DeploymentUtilTest, NewReplicaSetAnnotationsCarryRevisionsAndHistory) {

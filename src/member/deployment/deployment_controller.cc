@@ -266,10 +266,19 @@ StatusOr<Rs> DeploymentController::NewReplicaSet(Sync& s, const std::vector<Rs>&
     if (!create) return Rs();
     return CreateNewReplicaSet(s, old_rss, revision);
   }
-  json::object copy = *existing;
-  bool changed = deployment::SetNewReplicaSetAnnotations(s.d, copy, revision, true);
+  // The annotations first on their own: a sync rarely changes them, and the
+  // ReplicaSet is copied only to be written.
+  json::object annotations;
+  if (const json::value* a = Find(*existing, "metadata.annotations"); a && a->is_object()) {
+    annotations = a->get_object();
+  }
+  json::object probe{{"metadata", {{"annotations", std::move(annotations)}}}};
+  bool changed = deployment::SetNewReplicaSetAnnotations(s.d, probe, revision, true);
   int64_t min_ready = IntAt(s.d, "spec.minReadySeconds");
-  if (changed || IntAt(copy, "spec.minReadySeconds") != min_ready) {
+  if (changed || IntAt(*existing, "spec.minReadySeconds") != min_ready) {
+    json::object copy = *existing;
+    EnsureObject(copy, "metadata")["annotations"] =
+        std::move(probe["metadata"].as_object()["annotations"]);
     copy["spec"].as_object()["minReadySeconds"] = min_ready;
     FLOTILLA_ASSIGN_OR_RETURN(*existing, client_.Update(kReplicaSets, "", copy));
   }
