@@ -61,12 +61,13 @@ std::optional<std::string> FieldValue(const json::object& obj, std::string_view 
 
 }  // namespace
 
+namespace {
+
 // The keys a list reads: the namespace's (or the kind's), or, as
 // kube-apiserver does for a selector that pins the name (MatchesSingle),
 // only those that begin with that name, so that `kubectl wait`, `rollout
 // status` and `get NAME --watch` do not read every object of the namespace.
 // The selector is still applied to each (another name may begin with it).
-namespace {
 std::string ListPrefix(const api::Resource& res, const std::string& ns,
                        const api::FieldSelector& fields) {
   std::optional<std::string> name = fields.RequiresExactMatch("metadata.name");
@@ -76,6 +77,7 @@ std::string ListPrefix(const api::Resource& res, const std::string& ns,
       ns.empty() ? fields.RequiresExactMatch("metadata.namespace").value_or("") : ns;
   return pinned_ns.empty() ? Objects::Prefix(res, ns) : Objects::Key(res, pinned_ns, *name);
 }
+
 }  // namespace
 
 StatusOr<ListPage> Objects::List(const api::Resource& res, const std::string& ns,
